@@ -1,0 +1,146 @@
+package domain
+
+import (
+	"errors"
+	"strings"
+	"time"
+)
+
+// Kind is the closed set of error categories. The HTTP adapter maps each
+// kind to one status code in exactly one table.
+type Kind uint8
+
+// The error kinds.
+const (
+	KindInternal Kind = iota
+	KindInvalid
+	KindNotFound
+	KindConflict
+	KindPreconditionFailed
+	KindUnauthenticated
+	KindForbidden
+	KindTooMany
+)
+
+// String returns the kind's name.
+func (k Kind) String() string {
+	switch k {
+	case KindInvalid:
+		return "invalid"
+	case KindNotFound:
+		return "not found"
+	case KindConflict:
+		return "conflict"
+	case KindPreconditionFailed:
+		return "precondition failed"
+	case KindUnauthenticated:
+		return "unauthenticated"
+	case KindForbidden:
+		return "forbidden"
+	case KindTooMany:
+		return "too many"
+	default:
+		return "internal"
+	}
+}
+
+// FieldError names one invalid field and what is wrong with it.
+type FieldError struct {
+	Field   string
+	Message string
+}
+
+// Error is cachegate's one error type. Code is a stable upper-snake
+// identifier for clients; Message is safe to show to a client and never
+// carries a secret.
+type Error struct {
+	Kind    Kind
+	Code    string
+	Message string
+	// Details lists per-field problems of a validation error.
+	Details []FieldError
+	// RetryAfter tells a throttled client when to try again (KindTooMany).
+	RetryAfter time.Duration
+}
+
+// Error implements error.
+func (e *Error) Error() string { return e.Message }
+
+// Is reports whether target is an *Error with the same code, so sentinels
+// match errors that carry extra details.
+func (e *Error) Is(target error) bool {
+	t, ok := target.(*Error)
+	return ok && t.Code == e.Code
+}
+
+// Sentinel errors. Compare with errors.Is.
+var (
+	ErrCacheEntityAlreadyExists = &Error{Kind: KindConflict, Code: "CACHE_ENTITY_ALREADY_EXISTS",
+		Message: "a cache entry with this key, type and assignee already exists"}
+	ErrCacheIDTaken = &Error{Kind: KindConflict, Code: "CACHE_ID_TAKEN",
+		Message: "a cache entry with this id already exists"}
+	ErrCacheNotFound = &Error{Kind: KindNotFound, Code: "CACHE_ENTITY_NOT_FOUND",
+		Message: "cache entry not found"}
+	ErrUnknownAssignment = &Error{Kind: KindNotFound, Code: "CACHE_ASSIGNMENT_NOT_FOUND",
+		Message: "unknown cache assignment"}
+	ErrVersionMismatch = &Error{Kind: KindPreconditionFailed, Code: "CACHE_VERSION_MISMATCH",
+		Message: "the entry's version does not match the precondition"}
+	ErrEntryExists = &Error{Kind: KindPreconditionFailed, Code: "CACHE_ENTITY_EXISTS",
+		Message: "an entry with this id exists and If-None-Match: * forbids replacing it"}
+	ErrForbidden = &Error{Kind: KindForbidden, Code: "FORBIDDEN",
+		Message: "Forbidden"}
+	ErrUnauthenticated = &Error{Kind: KindUnauthenticated, Code: "UNAUTHORIZED",
+		Message: "Unauthorized"}
+	ErrAccessTokenFailedValidation = &Error{Kind: KindInvalid, Code: "ACCESS_TOKEN_FAILED_VALIDATION",
+		Message: "the access token was verified but failed further validation"}
+	ErrRefreshTokenFailedValidation = &Error{Kind: KindInvalid, Code: "REFRESH_TOKEN_FAILED_VALIDATION",
+		Message: "the refresh token was verified but failed further validation"}
+	ErrUserExists = &Error{Kind: KindConflict, Code: "USER_ALREADY_EXISTS",
+		Message: "a user with this username already exists"}
+	ErrUserNotFound = &Error{Kind: KindNotFound, Code: "USER_NOT_FOUND",
+		Message: "user not found"}
+	ErrRefreshTokenReused = &Error{Kind: KindUnauthenticated, Code: "UNAUTHORIZED",
+		Message: "Unauthorized"}
+	ErrTooManyAttempts = &Error{Kind: KindTooMany, Code: "TOO_MANY_ATTEMPTS",
+		Message: "too many failed login attempts; try again later"}
+)
+
+// CodeValidation is the code of every validation error.
+const CodeValidation = "VALIDATION_FAILED"
+
+// Invalid returns a validation error listing every field problem. It
+// returns nil when details is empty, so callers can collect problems and
+// return Invalid(problems...) unconditionally.
+func Invalid(details ...FieldError) error {
+	if len(details) == 0 {
+		return nil
+	}
+	parts := make([]string, len(details))
+	for i, d := range details {
+		parts[i] = d.Field + ": " + d.Message
+	}
+	return &Error{Kind: KindInvalid, Code: CodeValidation,
+		Message: "invalid request: " + strings.Join(parts, "; "), Details: details}
+}
+
+// InvalidField is Invalid with one field problem.
+func InvalidField(field, message string) error {
+	return Invalid(FieldError{Field: field, Message: message})
+}
+
+// KindOf returns the kind of err: the kind of the first *Error in its
+// chain, or KindInternal for anything else (including nil's absence of one).
+func KindOf(err error) Kind {
+	var e *Error
+	if errors.As(err, &e) {
+		return e.Kind
+	}
+	return KindInternal
+}
+
+// TooMany returns a throttling error telling the client when to retry.
+func TooMany(retryAfter time.Duration) error {
+	e := *ErrTooManyAttempts
+	e.RetryAfter = retryAfter
+	return &e
+}

@@ -1,0 +1,86 @@
+package domain
+
+// Policy says who may use the entries of one cache assignment.
+type Policy uint8
+
+// The access policies.
+const (
+	// PolicyOwner lets a caller see and change only entries whose assignee
+	// is the caller's own subject; others' entries are invisible.
+	PolicyOwner Policy = iota + 1
+	// PolicyAuthenticated lets any authenticated caller use every entry.
+	PolicyAuthenticated
+	// PolicyPublic lets anyone, even without a token, use every entry.
+	PolicyPublic
+)
+
+// ParsePolicy parses "owner", "authenticated" or "public".
+func ParsePolicy(s string) (Policy, bool) {
+	switch s {
+	case "owner":
+		return PolicyOwner, true
+	case "authenticated":
+		return PolicyAuthenticated, true
+	case "public":
+		return PolicyPublic, true
+	}
+	return 0, false
+}
+
+// String returns the policy's configuration name.
+func (p Policy) String() string {
+	switch p {
+	case PolicyOwner:
+		return "owner"
+	case PolicyAuthenticated:
+		return "authenticated"
+	case PolicyPublic:
+		return "public"
+	}
+	return "unknown"
+}
+
+// Actor is who performs an operation: the system itself (a trusted Go
+// caller, to whom no policy applies), an anonymous HTTP client, or an
+// authenticated principal.
+type Actor struct {
+	kind      actorKind
+	Principal Principal
+}
+
+type actorKind uint8
+
+const (
+	actorSystem actorKind = iota
+	actorAnonymous
+	actorUser
+)
+
+// System is the trusted actor of in-process Go calls; the zero Actor.
+func System() Actor { return Actor{kind: actorSystem} }
+
+// Anonymous is a caller without a valid token.
+func Anonymous() Actor { return Actor{kind: actorAnonymous} }
+
+// AsPrincipal is an authenticated caller.
+func AsPrincipal(p Principal) Actor { return Actor{kind: actorUser, Principal: p} }
+
+// IsSystem reports whether a is the trusted system actor.
+func (a Actor) IsSystem() bool { return a.kind == actorSystem }
+
+// Authenticated reports whether a carries a principal.
+func (a Actor) Authenticated() bool { return a.kind == actorUser }
+
+// Principal is an authenticated caller as the user lookup's BySubject
+// returned it.
+type Principal struct {
+	// ID is the token subject: the user's id.
+	ID       string
+	Username string
+	// Value is whatever an integrator's lookup wants handlers to see; the
+	// default lookup leaves it nil.
+	Value any
+	// FamilyID is the refresh-token family of the session the access token
+	// was issued for; empty when unknown.
+	FamilyID string
+}

@@ -1,0 +1,55 @@
+package domain
+
+import (
+	"strings"
+	"time"
+	"unicode/utf8"
+)
+
+// MaxUsernameLen bounds usernames, in characters.
+const MaxUsernameLen = 320
+
+// MaxPasswordBytes bounds passwords; bcrypt reads at most 72 bytes, and a
+// longer limit only guards the hash functions against huge inputs.
+const MaxPasswordBytes = 1024
+
+// User is a local-login account: the credentials record of SPEC.md 2.3.
+type User struct {
+	ID       string
+	Username string
+	// PasswordHash is a PHC or modular-crypt string ($2b$…, $argon2id$…).
+	PasswordHash string
+	// PasswordSalt is kept for hashes from systems that store the salt
+	// apart; bcrypt and argon2id embed theirs and leave it empty.
+	PasswordSalt string
+	Active       bool
+	DateCreated  time.Time
+	DateUpdated  time.Time
+}
+
+// NormalizeUsername returns the form usernames are compared in:
+// surrounding spaces trimmed, lower case. Usernames are unique in this form.
+func NormalizeUsername(s string) string { return strings.ToLower(strings.TrimSpace(s)) }
+
+// ValidateUsername checks a username for creation.
+func ValidateUsername(s string) error {
+	s = strings.TrimSpace(s)
+	switch {
+	case s == "":
+		return InvalidField("username", "must not be empty")
+	case !utf8.ValidString(s) || utf8.RuneCountInString(s) > MaxUsernameLen:
+		return InvalidField("username", "must be valid UTF-8 of at most 320 characters")
+	}
+	return nil
+}
+
+// ValidatePassword checks a new password.
+func ValidatePassword(p string) error {
+	switch {
+	case len(p) < 8:
+		return InvalidField("password", "must be at least 8 bytes")
+	case len(p) > MaxPasswordBytes:
+		return InvalidField("password", "must be at most 1024 bytes")
+	}
+	return nil
+}

@@ -1,0 +1,3 @@
+module github.com/cachegate/cachegate
+
+go 1.26.0

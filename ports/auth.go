@@ -1,0 +1,148 @@
+package ports
+
+import (
+	"context"
+	"time"
+
+	"github.com/cachegate/cachegate/domain"
+)
+
+// UserLookup finds users for login, the guard and refresh (SPEC.md 4.5,
+// userLookupService).
+type UserLookup interface {
+	// ByUsername returns the credentials record of the user with that
+	// username (compared case-insensitively), or domain.ErrUserNotFound.
+	ByUsername(ctx context.Context, username string) (domain.User, error)
+	// BySubject returns the principal a token subject names, or
+	// domain.ErrUserNotFound when there is no such user or it is inactive.
+	BySubject(ctx context.Context, subject string) (domain.Principal, error)
+}
+
+// UserRepository stores local users; the CLI administers them through it.
+type UserRepository interface {
+	// CreateUser stores u, or returns domain.ErrUserExists when a user has
+	// the same username case-insensitively.
+	CreateUser(ctx context.Context, u domain.User) error
+	// UserByUsername returns the user, or domain.ErrUserNotFound.
+	UserByUsername(ctx context.Context, username string) (domain.User, error)
+	// UserByID returns the user, or domain.ErrUserNotFound.
+	UserByID(ctx context.Context, id string) (domain.User, error)
+	// ListUsers returns every user ordered by username.
+	ListUsers(ctx context.Context) ([]domain.User, error)
+	// UpdateUser loads the user with id, lets fn change it and stores it
+	// atomically; domain.ErrUserNotFound when missing; fn's error as is.
+	UpdateUser(ctx context.Context, id string, fn func(*domain.User) error) (domain.User, error)
+}
+
+// LoginInput is what a client presented at login.
+type LoginInput struct {
+	Username string
+	Password string
+}
+
+// UserValidator decides whether login credentials name a valid user
+// (SPEC.md 4.5, validateUserService).
+type UserValidator interface {
+	// ValidateUser returns the user the credentials prove, or
+	// domain.ErrUnauthenticated for an unknown user or a wrong password.
+	ValidateUser(ctx context.Context, in LoginInput) (domain.User, error)
+	// IsActive reports whether u may log in.
+	IsActive(ctx context.Context, u domain.User) (bool, error)
+}
+
+// PasswordCheck is the input of PasswordValidator.Validate.
+type PasswordCheck struct {
+	Password     string
+	PasswordHash string
+	PasswordSalt string
+}
+
+// PasswordValidator compares a password with a stored hash (SPEC.md 4.5,
+// passwordValidationService).
+type PasswordValidator interface {
+	// Validate reports whether the password matches. A malformed hash is
+	// an error, not a match.
+	Validate(ctx context.Context, in PasswordCheck) (bool, error)
+	// ValidateObject is Validate against a user's stored hash and salt.
+	ValidateObject(ctx context.Context, password string, u domain.User) (bool, error)
+}
+
+// PasswordHasher makes new password hashes.
+type PasswordHasher interface {
+	// Hash returns the encoded hash and salt (empty when the hash embeds
+	// it) of password.
+	Hash(ctx context.Context, password string) (hash, salt string, err error)
+	// NeedsRehash reports whether hash is weaker than the current setting
+	// (another algorithm or lower cost), so a login re-hashes it.
+	NeedsRehash(hash string) bool
+}
+
+// TokenIssuer signs tokens (SPEC.md 4.5, issueTokenService).
+type TokenIssuer interface {
+	// AccessToken signs an access token carrying c.
+	AccessToken(ctx context.Context, c domain.Claims) (string, error)
+	// RefreshToken signs a refresh token carrying c.
+	RefreshToken(ctx context.Context, c domain.Claims) (string, error)
+}
+
+// TokenVerifier checks tokens (SPEC.md 4.5, verifyTokenService).
+type TokenVerifier interface {
+	// AccessToken returns the claims of a valid access token, or
+	// domain.ErrUnauthenticated for anything else (malformed, wrongly
+	// signed, expired, wrong issuer or audience, a refresh token).
+	AccessToken(ctx context.Context, token string) (domain.Claims, error)
+	// RefreshToken is AccessToken for refresh tokens.
+	RefreshToken(ctx context.Context, token string) (domain.Claims, error)
+}
+
+// TokenValidator runs an integrator's extra validation after a token was
+// verified (SPEC.md 4.5, validateTokenService).
+type TokenValidator interface {
+	// ValidateToken reports whether the verified claims are acceptable.
+	ValidateToken(ctx context.Context, c domain.Claims) (bool, error)
+}
+
+// RefreshStore keeps the state of issued refresh tokens, for rotation and
+// reuse detection.
+type RefreshStore interface {
+	// SaveRefresh stores a newly issued refresh token.
+	SaveRefresh(ctx context.Context, r domain.RefreshRecord) error
+	// RotateRefresh marks the token oldID used at now and stores next, in
+	// one atomic step. It returns domain.ErrRefreshTokenReused (having
+	// revoked the whole family) when oldID was already used, and
+	// domain.ErrUnauthenticated when oldID is unknown, revoked or expired.
+	// Of concurrent calls with one oldID at most one succeeds.
+	RotateRefresh(ctx context.Context, oldID string, next domain.RefreshRecord, now time.Time) error
+	// RevokeFamily revokes every token of a family.
+	RevokeFamily(ctx context.Context, familyID string, now time.Time) error
+	// RevokeUser revokes every family of a user.
+	RevokeUser(ctx context.Context, userID string, now time.Time) error
+	// PurgeRefresh removes at most limit records that expired before now
+	// and returns how many it removed.
+	PurgeRefresh(ctx context.Context, now time.Time, limit int) (int, error)
+}
+
+// KeyStore keeps token signing keys so every replica and restart agrees.
+type KeyStore interface {
+	// SigningKeys returns every stored key, newest first.
+	SigningKeys(ctx context.Context) ([]domain.SigningKey, error)
+	// AddSigningKey stores k and retires the previous current key at
+	// k.DateCreated, atomically.
+	AddSigningKey(ctx context.Context, k domain.SigningKey) error
+	// DeleteSigningKeysRetiredBefore removes keys retired before t.
+	DeleteSigningKeysRetiredBefore(ctx context.Context, t time.Time) (int, error)
+}
+
+// LoginThrottle counts failed logins per key (a username or a client
+// address) within a window.
+type LoginThrottle interface {
+	// Failures returns how many failures were recorded for key since t and
+	// when the oldest of them was.
+	Failures(ctx context.Context, key string, since time.Time) (n int, oldest time.Time, err error)
+	// RecordFailure counts one failure for key at now.
+	RecordFailure(ctx context.Context, key string, now time.Time) error
+	// Reset forgets the failures of key.
+	Reset(ctx context.Context, key string) error
+	// PurgeFailures removes failures older than t.
+	PurgeFailures(ctx context.Context, before time.Time, limit int) (int, error)
+}

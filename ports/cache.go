@@ -1,0 +1,81 @@
+package ports
+
+import (
+	"context"
+	"time"
+
+	"github.com/cachegate/cachegate/domain"
+)
+
+// SortField names a column lists may be sorted by.
+type SortField uint8
+
+// The sortable fields. The zero value sorts by creation time.
+const (
+	SortDateCreated SortField = iota
+	SortDateUpdated
+	SortKey
+	SortType
+)
+
+// ListQuery selects live entries. Empty filter strings match everything.
+// Results are ordered by Sort (then by id, so pages are stable).
+type ListQuery struct {
+	Key        string
+	Type       string
+	AssigneeID string
+	Sort       SortField
+	Desc       bool
+	// Limit is the most entries returned; the caller always sets it.
+	Limit  int
+	Offset int
+	// CountTotal asks for the number of matching entries regardless of
+	// Limit and Offset.
+	CountTotal bool
+}
+
+// ListResult is one page of a list.
+type ListResult struct {
+	Entries []domain.Entry
+	// Total is set only when the query asked for it.
+	Total int
+}
+
+// CacheRepository stores the entries of one cache entity (one table).
+// Reads take the current instant and never return an entry that is deleted
+// or expired at it.
+type CacheRepository interface {
+	// Create stores e as given (the caller set every field). It returns
+	// domain.ErrCacheEntityAlreadyExists when a live entry has e's natural
+	// key and domain.ErrCacheIDTaken when a live entry has e's id. Dead rows
+	// (deleted or expired at now) never cause a conflict.
+	Create(ctx context.Context, e domain.Entry, now time.Time) error
+	// Get returns the live entry with id, or domain.ErrCacheNotFound.
+	Get(ctx context.Context, id string, now time.Time) (domain.Entry, error)
+	// GetByKey returns the live entry with natural key k, or
+	// domain.ErrCacheNotFound.
+	GetByKey(ctx context.Context, k domain.NaturalKey, now time.Time) (domain.Entry, error)
+	// List returns the live entries matching q.
+	List(ctx context.Context, q ListQuery, now time.Time) (ListResult, error)
+	// Update loads the live entry with id, lets fn change it and stores the
+	// result with Version one higher, atomically: when another writer got
+	// there first, Update reloads and calls fn again. fn may be called more
+	// than once and must not keep the pointer. An error from fn is returned
+	// as is. Update returns domain.ErrCacheNotFound when no live entry has
+	// id and domain.ErrCacheEntityAlreadyExists when the changed natural
+	// key collides with another live entry.
+	Update(ctx context.Context, id string, now time.Time, fn func(*domain.Entry) error) (domain.Entry, error)
+	// Delete marks the live entry with id deleted at now, after fn (which
+	// may refuse with an error, returned as is) approved the current state;
+	// it returns the deleted entry, or domain.ErrCacheNotFound. Like Update
+	// it retries fn when another writer got there first.
+	Delete(ctx context.Context, id string, now time.Time, fn func(domain.Entry) error) (domain.Entry, error)
+	// DeleteByAssignee marks every live entry of assigneeID deleted at now
+	// and returns how many it marked.
+	DeleteByAssignee(ctx context.Context, assigneeID string, now time.Time) (int, error)
+	// Purge removes from storage at most limit rows that are deleted or
+	// expired at now and returns how many it removed. Several callers may
+	// purge at once (replicas) without removing a row twice or blocking
+	// each other for long.
+	Purge(ctx context.Context, now time.Time, limit int) (int, error)
+}
