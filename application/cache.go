@@ -1,0 +1,130 @@
+package application
+
+import (
+	"context"
+
+	"github.com/cachegate/cachegate/domain"
+)
+
+// CacheUseCases bundles the cache use cases the HTTP adapter drives.
+type CacheUseCases struct {
+	Stores  *CacheStores
+	Create  *CreateCache
+	Get     *GetCache
+	List    *ListCaches
+	Replace *ReplaceCache
+	Patch   *PatchCache
+	Update  *UpdateCache
+	Delete  *DeleteCache
+	Clear   *ClearCaches
+}
+
+// NewCacheUseCases builds every cache use case on the same dependencies.
+func NewCacheUseCases(d CacheDeps) (*CacheUseCases, error) {
+	if err := d.validate(); err != nil {
+		return nil, err
+	}
+	replace, err := NewReplaceCache(d)
+	if err != nil {
+		return nil, err
+	}
+	return &CacheUseCases{
+		Stores:  d.Stores,
+		Create:  replace.create,
+		Get:     &GetCache{deps: d},
+		List:    &ListCaches{deps: d},
+		Replace: replace,
+		Patch:   &PatchCache{deps: d},
+		Update:  &UpdateCache{deps: d},
+		Delete:  &DeleteCache{deps: d},
+		Clear:   &ClearCaches{deps: d},
+	}, nil
+}
+
+// QueryOption refines one cache operation of the Go API (SPEC.md 4.3's
+// queryOptions).
+type QueryOption func(*queryOptions)
+
+type queryOptions struct {
+	actor domain.Actor
+	pre   Preconditions
+}
+
+// AsActor runs the operation on behalf of actor, so the assignment's
+// access policy applies; without it the trusted system actor runs it.
+func AsActor(a domain.Actor) QueryOption { return func(o *queryOptions) { o.actor = a } }
+
+// IfVersion makes update and delete apply only to that version, failing
+// with domain.ErrVersionMismatch otherwise.
+func IfVersion(v int) QueryOption { return func(o *queryOptions) { o.pre.IfMatch = &v } }
+
+func collect(opts []QueryOption) queryOptions {
+	o := queryOptions{actor: domain.System()}
+	for _, f := range opts {
+		f(&o)
+	}
+	return o
+}
+
+// Cache is the programmatic cache interface of SPEC.md 4.3. Every method
+// takes the assignment (an assignment name or an entity key), the cache
+// argument and optional query options. Calls run as the trusted system
+// actor unless AsActor says otherwise.
+type Cache struct{ uc *CacheUseCases }
+
+// NewCache returns the Go API over the use cases.
+func NewCache(uc *CacheUseCases) *Cache { return &Cache{uc: uc} }
+
+// Create creates an entry; see CreateCache.Execute for its errors.
+func (c *Cache) Create(ctx context.Context, assignment string, in CacheInput, opts ...QueryOption) (domain.Entry, error) {
+	o := collect(opts)
+	return c.uc.Create.Execute(ctx, CreateCacheInput{Assignment: assignment, Actor: o.actor, Cache: in})
+}
+
+// Update replaces the data, and the expiry when in.ExpiresIn is set, of
+// the entry with in's key, type and assignee.
+func (c *Cache) Update(ctx context.Context, assignment string, in CacheInput, opts ...QueryOption) (domain.Entry, error) {
+	o := collect(opts)
+	return c.uc.Update.Execute(ctx, UpdateCacheInput{Assignment: assignment, Actor: o.actor, Cache: in, Pre: o.pre})
+}
+
+// Delete deletes the entry with ref's key, type and assignee.
+func (c *Cache) Delete(ctx context.Context, assignment string, ref CacheRef, opts ...QueryOption) error {
+	o := collect(opts)
+	_, err := c.uc.Delete.Execute(ctx, DeleteCacheInput{Assignment: assignment, Actor: o.actor, Ref: ref, Pre: o.pre})
+	return err
+}
+
+// Get returns the live entry with ref's key, type and assignee, or
+// domain.ErrCacheNotFound.
+func (c *Cache) Get(ctx context.Context, assignment string, ref CacheRef, opts ...QueryOption) (domain.Entry, error) {
+	o := collect(opts)
+	return c.uc.Get.Execute(ctx, GetCacheInput{Assignment: assignment, Actor: o.actor, Ref: ref})
+}
+
+// GetAssignedCaches returns every live entry of the assignee, oldest
+// first.
+func (c *Cache) GetAssignedCaches(ctx context.Context, assignment, assigneeID string, opts ...QueryOption) ([]domain.Entry, error) {
+	o := collect(opts)
+	if fe := domain.ValidateAssigneeID("assignee.id", assigneeID); fe != nil {
+		return nil, domain.Invalid(*fe)
+	}
+	all := []domain.Entry{}
+	for offset := 0; ; offset += MaxListLimit {
+		page, err := c.uc.List.Execute(ctx, ListCachesInput{Assignment: assignment, Actor: o.actor,
+			AssigneeID: assigneeID, Limit: MaxListLimit, Offset: offset})
+		if err != nil {
+			return nil, err
+		}
+		all = append(all, page.Entries...)
+		if len(page.Entries) < MaxListLimit {
+			return all, nil
+		}
+	}
+}
+
+// Clear deletes every entry of the assignee and returns how many.
+func (c *Cache) Clear(ctx context.Context, assignment, assigneeID string, opts ...QueryOption) (int, error) {
+	o := collect(opts)
+	return c.uc.Clear.Execute(ctx, ClearCachesInput{Assignment: assignment, Actor: o.actor, AssigneeID: assigneeID})
+}

@@ -1,0 +1,85 @@
+package application
+
+import (
+	"context"
+	"fmt"
+	"strings"
+	"time"
+
+	"github.com/cachegate/cachegate/domain"
+	"github.com/cachegate/cachegate/ports"
+)
+
+// CacheDeps are the ports and settings every cache use case shares.
+type CacheDeps struct {
+	Stores *CacheStores
+	Clock  ports.Clock
+	IDs    ports.IDGenerator
+	// MaxDataBytes limits an entry's data; zero means
+	// domain.DefaultMaxDataBytes.
+	MaxDataBytes int
+}
+
+func (d CacheDeps) validate() error {
+	if d.Stores == nil || d.Clock == nil || d.IDs == nil {
+		return fmt.Errorf("cache use cases need stores, a clock and an id generator")
+	}
+	return nil
+}
+
+func (d CacheDeps) maxData() int {
+	if d.MaxDataBytes > 0 {
+		return d.MaxDataBytes
+	}
+	return domain.DefaultMaxDataBytes
+}
+
+// open resolves the assignment, admits the actor and reads the clock.
+func (d CacheDeps) open(assignment string, actor domain.Actor) (*CacheStore, time.Time, error) {
+	st, err := d.Stores.Lookup(assignment)
+	if err != nil {
+		return nil, time.Time{}, err
+	}
+	if err := admit(actor, st); err != nil {
+		return nil, time.Time{}, err
+	}
+	return st, domain.Normalize(d.Clock.Now()), nil
+}
+
+// visible returns the live entry with id if actor may see it.
+func (d CacheDeps) visible(ctx context.Context, st *CacheStore, actor domain.Actor, id string, now time.Time) (domain.Entry, error) {
+	id, ok := normalizeID(id)
+	if !ok {
+		return domain.Entry{}, domain.ErrCacheNotFound
+	}
+	e, err := st.Repo.Get(ctx, id, now)
+	if err != nil {
+		return domain.Entry{}, err
+	}
+	if !canSee(actor, st, e) {
+		return domain.Entry{}, domain.ErrCacheNotFound
+	}
+	return e, nil
+}
+
+// byRef returns the live entry with a natural key if actor may see it.
+func (d CacheDeps) byRef(ctx context.Context, st *CacheStore, actor domain.Actor, ref CacheRef, now time.Time) (domain.Entry, error) {
+	var problems []domain.FieldError
+	for _, fe := range []*domain.FieldError{
+		domain.ValidateKey("key", ref.Key),
+		domain.ValidateKey("type", ref.Type),
+		domain.ValidateAssigneeID("assignee.id", ref.AssigneeID),
+	} {
+		if fe != nil {
+			problems = append(problems, *fe)
+		}
+	}
+	if err := domain.Invalid(problems...); err != nil {
+		return domain.Entry{}, err
+	}
+	k := domain.NaturalKey{Key: ref.Key, Type: ref.Type, AssigneeID: strings.ToLower(ref.AssigneeID)}
+	if err := mayAssign(actor, st, k.AssigneeID); err != nil {
+		return domain.Entry{}, domain.ErrCacheNotFound
+	}
+	return st.Repo.GetByKey(ctx, k, now)
+}

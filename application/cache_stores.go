@@ -1,0 +1,97 @@
+package application
+
+import (
+	"fmt"
+	"strings"
+	"time"
+
+	"github.com/cachegate/cachegate/domain"
+	"github.com/cachegate/cachegate/ports"
+)
+
+// CacheStore is one configured assignment: the route family
+// /cache/<Name>, backed by the repository of entity EntityKey.
+type CacheStore struct {
+	// Name is the assignment name (the route segment).
+	Name string
+	// EntityKey names the entity (table) that backs the assignment.
+	EntityKey string
+	Repo      ports.CacheRepository
+	Policy    domain.Policy
+	// DefaultExpiresIn applies to entries created or replaced with
+	// expiresIn null; zero means they never expire.
+	DefaultExpiresIn time.Duration
+}
+
+// CacheStores resolves assignment names to their stores. It is built once
+// at start-up and read-only afterwards.
+type CacheStores struct {
+	byName   map[string]*CacheStore
+	byEntity map[string]*CacheStore
+	names    []string
+}
+
+// NewCacheStores validates and indexes the configured stores.
+func NewCacheStores(stores ...CacheStore) (*CacheStores, error) {
+	s := &CacheStores{byName: map[string]*CacheStore{}, byEntity: map[string]*CacheStore{}}
+	for i := range stores {
+		st := stores[i]
+		switch {
+		case st.Name == "" || strings.ContainsAny(st.Name, "/?#% "):
+			return nil, fmt.Errorf("cache assignment %q: name must be a non-empty path segment", st.Name)
+		case st.Repo == nil:
+			return nil, fmt.Errorf("cache assignment %q: no repository", st.Name)
+		case st.DefaultExpiresIn < 0 || st.DefaultExpiresIn > domain.MaxExpiresIn:
+			return nil, fmt.Errorf("cache assignment %q: default expiry out of range", st.Name)
+		case s.byName[st.Name] != nil:
+			return nil, fmt.Errorf("cache assignment %q: configured twice", st.Name)
+		}
+		if _, ok := domain.ParsePolicy(st.Policy.String()); !ok {
+			return nil, fmt.Errorf("cache assignment %q: unknown policy", st.Name)
+		}
+		s.byName[st.Name] = &st
+		if st.EntityKey != "" && s.byEntity[st.EntityKey] == nil {
+			s.byEntity[st.EntityKey] = &st
+		}
+		s.names = append(s.names, st.Name)
+	}
+	if len(s.names) == 0 {
+		return nil, fmt.Errorf("no cache assignment configured")
+	}
+	return s, nil
+}
+
+// Names returns the assignment names in configuration order.
+func (s *CacheStores) Names() []string { return append([]string(nil), s.names...) }
+
+// Lookup returns the store of an assignment name or, failing that, of an
+// entity key (SPEC.md 4.3 lets Go callers name either). It returns
+// domain.ErrUnknownAssignment when neither matches.
+func (s *CacheStores) Lookup(name string) (*CacheStore, error) {
+	if st := s.byName[name]; st != nil {
+		return st, nil
+	}
+	if st := s.byEntity[name]; st != nil {
+		return st, nil
+	}
+	return nil, domain.ErrUnknownAssignment
+}
+
+// Repos returns one repository per entity, for the sweeper. Assignments
+// that share an entity key share its repository.
+func (s *CacheStores) Repos() []ports.CacheRepository {
+	seen := map[string]bool{}
+	var out []ports.CacheRepository
+	for _, n := range s.names {
+		st := s.byName[n]
+		key := st.EntityKey
+		if key == "" {
+			key = "assignment:" + st.Name
+		}
+		if !seen[key] {
+			seen[key] = true
+			out = append(out, st.Repo)
+		}
+	}
+	return out
+}

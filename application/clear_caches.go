@@ -1,0 +1,47 @@
+package application
+
+import (
+	"context"
+	"fmt"
+	"strings"
+
+	"github.com/cachegate/cachegate/domain"
+)
+
+// ClearCachesInput names the assignee whose entries to delete.
+type ClearCachesInput struct {
+	Assignment string
+	Actor      domain.Actor
+	AssigneeID string
+}
+
+// ClearCaches deletes every entry of one assignee (SPEC.md 4.3 clear).
+type ClearCaches struct{ deps CacheDeps }
+
+// NewClearCaches returns the use case.
+func NewClearCaches(d CacheDeps) (*ClearCaches, error) {
+	if err := d.validate(); err != nil {
+		return nil, err
+	}
+	return &ClearCaches{deps: d}, nil
+}
+
+// Execute deletes the assignee's live entries and returns how many.
+func (uc *ClearCaches) Execute(ctx context.Context, in ClearCachesInput) (int, error) {
+	st, now, err := uc.deps.open(in.Assignment, in.Actor)
+	if err != nil {
+		return 0, err
+	}
+	if fe := domain.ValidateAssigneeID("assignee.id", in.AssigneeID); fe != nil {
+		return 0, domain.Invalid(*fe)
+	}
+	a := strings.ToLower(in.AssigneeID)
+	if err := mayAssign(in.Actor, st, a); err != nil {
+		return 0, err
+	}
+	n, err := st.Repo.DeleteByAssignee(ctx, a, now)
+	if err != nil {
+		return 0, fmt.Errorf("clear cache entries: %w", err)
+	}
+	return n, nil
+}

@@ -1,0 +1,60 @@
+package application
+
+import (
+	"context"
+	"fmt"
+
+	"github.com/cachegate/cachegate/domain"
+)
+
+// CreateCacheInput asks to create one entry.
+type CreateCacheInput struct {
+	Assignment string
+	Actor      domain.Actor
+	Cache      CacheInput
+	// ID, when set, is the new entry's id (PUT to an unused id); otherwise
+	// one is generated.
+	ID string
+}
+
+// CreateCache creates an entry, unique by (key, type, assignee).
+type CreateCache struct{ deps CacheDeps }
+
+// NewCreateCache returns the use case.
+func NewCreateCache(d CacheDeps) (*CreateCache, error) {
+	if err := d.validate(); err != nil {
+		return nil, err
+	}
+	return &CreateCache{deps: d}, nil
+}
+
+// Execute creates the entry with version 1. It returns
+// domain.ErrCacheEntityAlreadyExists when a live entry has the same natural
+// key, domain.ErrForbidden when an owner-policy caller names another
+// assignee, and a validation error for bad input.
+func (uc *CreateCache) Execute(ctx context.Context, in CreateCacheInput) (domain.Entry, error) {
+	st, now, err := uc.deps.open(in.Assignment, in.Actor)
+	if err != nil {
+		return domain.Entry{}, err
+	}
+	c, err := in.Cache.validate(uc.deps.maxData())
+	if err != nil {
+		return domain.Entry{}, err
+	}
+	if err := mayAssign(in.Actor, st, c.AssigneeID); err != nil {
+		return domain.Entry{}, err
+	}
+	id := uc.deps.IDs.NewID()
+	if in.ID != "" {
+		var ok bool
+		if id, ok = normalizeID(in.ID); !ok {
+			return domain.Entry{}, domain.InvalidField("id", "must be a UUID")
+		}
+	}
+	e := domain.Entry{ID: id, Version: 1, DateCreated: now}
+	c.apply(st, &e, now)
+	if err := st.Repo.Create(ctx, e, now); err != nil {
+		return domain.Entry{}, fmt.Errorf("create cache entry: %w", err)
+	}
+	return e, nil
+}

@@ -1,0 +1,66 @@
+package application
+
+import (
+	"context"
+	"errors"
+	"fmt"
+
+	"github.com/cachegate/cachegate/domain"
+)
+
+// DeleteCacheInput names the entry to delete by id or, when ID is empty,
+// by its natural key.
+type DeleteCacheInput struct {
+	Assignment string
+	Actor      domain.Actor
+	ID         string
+	Ref        CacheRef
+	Pre        Preconditions
+}
+
+// DeleteCache marks an entry deleted: reads stop returning it at once and
+// its natural key is free again; the sweeper removes the row later.
+type DeleteCache struct{ deps CacheDeps }
+
+// NewDeleteCache returns the use case.
+func NewDeleteCache(d CacheDeps) (*DeleteCache, error) {
+	if err := d.validate(); err != nil {
+		return nil, err
+	}
+	return &DeleteCache{deps: d}, nil
+}
+
+// Execute deletes the entry and returns it as deleted. It returns
+// domain.ErrCacheNotFound when no visible live entry matches and
+// domain.ErrVersionMismatch for a stale Pre.IfMatch.
+func (uc *DeleteCache) Execute(ctx context.Context, in DeleteCacheInput) (domain.Entry, error) {
+	st, now, err := uc.deps.open(in.Assignment, in.Actor)
+	if err != nil {
+		return domain.Entry{}, err
+	}
+	id := in.ID
+	if id == "" {
+		e, err := uc.deps.byRef(ctx, st, in.Actor, in.Ref, now)
+		if err != nil {
+			return domain.Entry{}, err
+		}
+		id = e.ID
+	}
+	id, ok := normalizeID(id)
+	if !ok {
+		return domain.Entry{}, domain.ErrCacheNotFound
+	}
+	e, err := st.Repo.Delete(ctx, id, now, func(cur domain.Entry) error {
+		if !canSee(in.Actor, st, cur) {
+			return errInvisible
+		}
+		return in.Pre.check(cur)
+	})
+	switch {
+	case errors.Is(err, errInvisible):
+		return domain.Entry{}, domain.ErrCacheNotFound
+	case err != nil:
+		return domain.Entry{}, fmt.Errorf("delete cache entry: %w", err)
+	}
+	return e, nil
+}

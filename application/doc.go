@@ -1,0 +1,9 @@
+// Package application holds cachegate's use cases: the cache operations of
+// SPEC.md 4.3 and the by-id operations of the HTTP routes, login, refresh,
+// logout and authentication of bearer tokens, and the background sweeper.
+//
+// Use cases depend on package ports only. Each is a struct whose fields are
+// the ports it needs, built by a plain constructor, with one Execute method
+// taking ctx and an input struct. The caller's identity travels in the
+// input as a domain.Actor; it is never read from the context.
+package application

@@ -1,0 +1,98 @@
+package application
+
+import (
+	"context"
+	"errors"
+	"fmt"
+
+	"github.com/cachegate/cachegate/domain"
+)
+
+// ReplaceCacheInput asks to replace the entry with ID, or create it with
+// that id when none exists (HTTP PUT).
+type ReplaceCacheInput struct {
+	Assignment string
+	Actor      domain.Actor
+	ID         string
+	Cache      CacheInput
+	Pre        Preconditions
+}
+
+// ReplaceCache is create-or-replace by id.
+type ReplaceCache struct {
+	deps   CacheDeps
+	create *CreateCache
+}
+
+// NewReplaceCache returns the use case.
+func NewReplaceCache(d CacheDeps) (*ReplaceCache, error) {
+	c, err := NewCreateCache(d)
+	if err != nil {
+		return nil, err
+	}
+	return &ReplaceCache{deps: d, create: c}, nil
+}
+
+// Execute replaces every client field of the entry, moves dateUpdated,
+// recomputes the expiry from now and increments the version; created
+// reports that no entry had the id and one was created with it.
+//
+// With Pre.IfMatch it replaces only that version and returns
+// domain.ErrVersionMismatch otherwise, also when no entry exists. With
+// Pre.IfNoneMatchAny it only creates and returns domain.ErrEntryExists when
+// the entry exists. A natural key taken by another live entry is
+// domain.ErrCacheEntityAlreadyExists.
+func (uc *ReplaceCache) Execute(ctx context.Context, in ReplaceCacheInput) (e domain.Entry, created bool, err error) {
+	st, now, err := uc.deps.open(in.Assignment, in.Actor)
+	if err != nil {
+		return domain.Entry{}, false, err
+	}
+	c, err := in.Cache.validate(uc.deps.maxData())
+	if err != nil {
+		return domain.Entry{}, false, err
+	}
+	if err := mayAssign(in.Actor, st, c.AssigneeID); err != nil {
+		return domain.Entry{}, false, err
+	}
+	id, ok := normalizeID(in.ID)
+	if !ok {
+		return domain.Entry{}, false, domain.InvalidField("id", "must be a UUID")
+	}
+	createIn := CreateCacheInput{Assignment: in.Assignment, Actor: in.Actor, Cache: in.Cache, ID: id}
+	if in.Pre.IfNoneMatchAny {
+		e, err := uc.create.Execute(ctx, createIn)
+		if errors.Is(err, domain.ErrCacheIDTaken) {
+			return domain.Entry{}, false, domain.ErrEntryExists
+		}
+		return e, err == nil, err
+	}
+	// An entry created between our update and our create makes the create
+	// fail with ErrCacheIDTaken; the next round replaces it instead.
+	for range 3 {
+		e, err := st.Repo.Update(ctx, id, now, func(cur *domain.Entry) error {
+			if !canSee(in.Actor, st, *cur) {
+				return errInvisible
+			}
+			if err := in.Pre.check(*cur); err != nil {
+				return err
+			}
+			c.apply(st, cur, now)
+			return nil
+		})
+		switch {
+		case err == nil:
+			return e, false, nil
+		case errors.Is(err, errInvisible):
+			return domain.Entry{}, false, domain.ErrCacheNotFound
+		case !errors.Is(err, domain.ErrCacheNotFound):
+			return domain.Entry{}, false, fmt.Errorf("replace cache entry: %w", err)
+		case in.Pre.IfMatch != nil:
+			return domain.Entry{}, false, domain.ErrVersionMismatch
+		}
+		e, err = uc.create.Execute(ctx, createIn)
+		if !errors.Is(err, domain.ErrCacheIDTaken) {
+			return e, err == nil, err
+		}
+	}
+	return domain.Entry{}, false, fmt.Errorf("replace cache entry %s: lost the race three times", id)
+}

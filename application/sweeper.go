@@ -1,0 +1,86 @@
+package application
+
+import (
+	"context"
+	"fmt"
+	"log/slog"
+	"time"
+
+	"github.com/cachegate/cachegate/ports"
+)
+
+// Purger removes at most limit dead rows of one kind and reports how many.
+type Purger struct {
+	Name  string
+	Purge func(ctx context.Context, now time.Time, limit int) (int, error)
+}
+
+// CachePurgers returns a purger per cache repository of stores.
+func CachePurgers(stores *CacheStores) []Purger {
+	var out []Purger
+	for i, r := range stores.Repos() {
+		out = append(out, Purger{Name: fmt.Sprintf("cache#%d", i), Purge: r.Purge})
+	}
+	return out
+}
+
+// Sweeper removes expired and deleted rows in the background, in bounded
+// batches, so no sweep holds locks long enough to stall readers. Several
+// replicas may sweep one database at once; the repositories make sure no
+// row is removed twice.
+type Sweeper struct {
+	Purgers  []Purger
+	Clock    ports.Clock
+	Batch    int
+	Interval time.Duration
+	Log      *slog.Logger
+	// OnSwept, when set, learns how many rows each purger removed.
+	OnSwept func(name string, n int)
+}
+
+// SweepOnce runs every purger until it has nothing left and returns how
+// many rows were removed in all.
+func (s *Sweeper) SweepOnce(ctx context.Context) (int, error) {
+	batch := s.Batch
+	if batch <= 0 {
+		batch = 1000
+	}
+	total := 0
+	for _, p := range s.Purgers {
+		for {
+			n, err := p.Purge(ctx, s.Clock.Now(), batch)
+			if err != nil {
+				return total, fmt.Errorf("sweep %s: %w", p.Name, err)
+			}
+			total += n
+			if n > 0 && s.OnSwept != nil {
+				s.OnSwept(p.Name, n)
+			}
+			if n < batch || ctx.Err() != nil {
+				break
+			}
+		}
+	}
+	return total, ctx.Err()
+}
+
+// Run sweeps every Interval until ctx ends. Errors are logged, not fatal:
+// the next round tries again.
+func (s *Sweeper) Run(ctx context.Context) {
+	interval := s.Interval
+	if interval <= 0 {
+		interval = time.Minute
+	}
+	t := time.NewTicker(interval)
+	defer t.Stop()
+	for {
+		if _, err := s.SweepOnce(ctx); err != nil && ctx.Err() == nil && s.Log != nil {
+			s.Log.Warn("sweep failed", "err", err)
+		}
+		select {
+		case <-ctx.Done():
+			return
+		case <-t.C:
+		}
+	}
+}

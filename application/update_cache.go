@@ -1,0 +1,70 @@
+package application
+
+import (
+	"context"
+	"errors"
+	"fmt"
+
+	"github.com/cachegate/cachegate/domain"
+)
+
+// UpdateCacheInput asks to update the entry named by the natural key in
+// Cache (SPEC.md 4.3 update).
+type UpdateCacheInput struct {
+	Assignment string
+	Actor      domain.Actor
+	// Cache names the entry by key, type and assignee and carries the new
+	// data; a nil ExpiresIn keeps the current expiry.
+	Cache CacheInput
+	Pre   Preconditions
+}
+
+// UpdateCache replaces the data (and optionally the expiry) of an entry
+// found by its natural key.
+type UpdateCache struct{ deps CacheDeps }
+
+// NewUpdateCache returns the use case.
+func NewUpdateCache(d CacheDeps) (*UpdateCache, error) {
+	if err := d.validate(); err != nil {
+		return nil, err
+	}
+	return &UpdateCache{deps: d}, nil
+}
+
+// Execute updates the entry and increments its version. It returns
+// domain.ErrCacheNotFound when no visible live entry has the natural key.
+func (uc *UpdateCache) Execute(ctx context.Context, in UpdateCacheInput) (domain.Entry, error) {
+	st, now, err := uc.deps.open(in.Assignment, in.Actor)
+	if err != nil {
+		return domain.Entry{}, err
+	}
+	c, err := in.Cache.validate(uc.deps.maxData())
+	if err != nil {
+		return domain.Entry{}, err
+	}
+	ref := CacheRef{Key: c.Key, Type: c.Type, AssigneeID: c.AssigneeID}
+	cur, err := uc.deps.byRef(ctx, st, in.Actor, ref, now)
+	if err != nil {
+		return domain.Entry{}, err
+	}
+	e, err := st.Repo.Update(ctx, cur.ID, now, func(e *domain.Entry) error {
+		if e.NaturalKey() != cur.NaturalKey() {
+			// Renamed by a concurrent PATCH: the entry we were asked
+			// about is gone.
+			return domain.ErrCacheNotFound
+		}
+		if err := in.Pre.check(*e); err != nil {
+			return err
+		}
+		e.Data = append([]byte(nil), c.Data...)
+		if c.ExpiresIn != nil {
+			e.ExpiresAt = expiry(st, c.ExpiresIn, now)
+		}
+		e.DateUpdated = now
+		return nil
+	})
+	if err != nil && !errors.Is(err, domain.ErrCacheNotFound) {
+		return domain.Entry{}, fmt.Errorf("update cache entry: %w", err)
+	}
+	return e, err
+}
