@@ -1,0 +1,80 @@
+package application
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+
+	"github.com/cachegate/cachegate/domain"
+	"github.com/cachegate/cachegate/ports"
+)
+
+// RefreshDeps are the ports of Refresh. Validator is optional.
+type RefreshDeps struct {
+	Verifier  ports.TokenVerifier
+	Validator ports.TokenValidator
+	Lookup    ports.UserLookup
+	Tokens    TokenDeps
+	Log       *slog.Logger
+}
+
+// Refresh exchanges a refresh token for a new pair. Refresh tokens
+// rotate: the presented one is consumed and its successor joins the same
+// family; presenting a consumed token revokes the whole family.
+type Refresh struct{ d RefreshDeps }
+
+// NewRefresh returns the use case.
+func NewRefresh(d RefreshDeps) (*Refresh, error) {
+	if d.Verifier == nil || d.Lookup == nil {
+		return nil, errors.New("refresh needs a token verifier and a user lookup")
+	}
+	if err := d.Tokens.validate(); err != nil {
+		return nil, err
+	}
+	if d.Log == nil {
+		d.Log = slog.New(slog.DiscardHandler)
+	}
+	return &Refresh{d: d}, nil
+}
+
+// Execute returns the new pair. An invalid, expired, revoked or already
+// used token, or one whose user is gone or inactive, is
+// domain.ErrUnauthenticated; a verified token the extra validation refuses
+// is domain.ErrRefreshTokenFailedValidation.
+func (uc *Refresh) Execute(ctx context.Context, token string) (domain.TokenPair, error) {
+	c, err := uc.d.Verifier.RefreshToken(ctx, token)
+	if err != nil {
+		return domain.TokenPair{}, unauthenticated(err)
+	}
+	if err := extraValidation(ctx, uc.d.Validator, c, domain.ErrRefreshTokenFailedValidation); err != nil {
+		return domain.TokenPair{}, err
+	}
+	p, err := uc.d.Lookup.BySubject(ctx, c.Subject)
+	if errors.Is(err, domain.ErrUserNotFound) {
+		return domain.TokenPair{}, domain.ErrUnauthenticated
+	}
+	if err != nil {
+		return domain.TokenPair{}, fmt.Errorf("refresh: look up subject: %w", err)
+	}
+	family := c.FamilyID
+	if family == "" {
+		// A token from an integrator's issuer without families starts one.
+		family = uc.d.Tokens.IDs.NewID()
+	}
+	pair, rec, err := uc.d.Tokens.mint(ctx, p.ID, family)
+	if err != nil {
+		return domain.TokenPair{}, fmt.Errorf("refresh: %w", err)
+	}
+	err = uc.d.Tokens.Refresh.RotateRefresh(ctx, c.ID, rec, rec.IssuedAt)
+	switch {
+	case errors.Is(err, domain.ErrRefreshTokenReused):
+		uc.d.Log.WarnContext(ctx, "refresh token reuse detected; family revoked", "family", family, "user", p.ID)
+		return domain.TokenPair{}, domain.ErrUnauthenticated
+	case domain.KindOf(err) == domain.KindUnauthenticated:
+		return domain.TokenPair{}, domain.ErrUnauthenticated
+	case err != nil:
+		return domain.TokenPair{}, fmt.Errorf("refresh: rotate: %w", err)
+	}
+	return pair, nil
+}

@@ -1,0 +1,107 @@
+package application
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"strings"
+
+	"github.com/cachegate/cachegate/domain"
+	"github.com/cachegate/cachegate/ports"
+)
+
+// UserAdmin administers local users (the `cachegate users` commands).
+type UserAdmin struct {
+	users   ports.UserRepository
+	hasher  ports.PasswordHasher
+	refresh ports.RefreshStore
+	clock   ports.Clock
+	ids     ports.IDGenerator
+}
+
+// NewUserAdmin returns the use cases; refresh may be nil (then disabling a
+// user revokes nothing).
+func NewUserAdmin(users ports.UserRepository, hasher ports.PasswordHasher, refresh ports.RefreshStore, clock ports.Clock, ids ports.IDGenerator) (*UserAdmin, error) {
+	if users == nil || hasher == nil || clock == nil || ids == nil {
+		return nil, errors.New("user administration needs users, a hasher, a clock and ids")
+	}
+	return &UserAdmin{users: users, hasher: hasher, refresh: refresh, clock: clock, ids: ids}, nil
+}
+
+// AddUserInput describes a new user.
+type AddUserInput struct {
+	Username string
+	Password string
+	Active   bool
+}
+
+// Add creates a user and returns it. It returns domain.ErrUserExists when
+// the username is taken (case-insensitively) and a validation error for a
+// bad username or password.
+func (a *UserAdmin) Add(ctx context.Context, in AddUserInput) (domain.User, error) {
+	if err := errors.Join(domain.ValidateUsername(in.Username), domain.ValidatePassword(in.Password)); err != nil {
+		return domain.User{}, err
+	}
+	hash, salt, err := a.hasher.Hash(ctx, in.Password)
+	if err != nil {
+		return domain.User{}, fmt.Errorf("hash password: %w", err)
+	}
+	now := domain.Normalize(a.clock.Now())
+	u := domain.User{ID: a.ids.NewID(), Username: strings.TrimSpace(in.Username), PasswordHash: hash,
+		PasswordSalt: salt, Active: in.Active, DateCreated: now, DateUpdated: now}
+	if err := a.users.CreateUser(ctx, u); err != nil {
+		return domain.User{}, fmt.Errorf("add user: %w", err)
+	}
+	return u, nil
+}
+
+// List returns every user.
+func (a *UserAdmin) List(ctx context.Context) ([]domain.User, error) {
+	return a.users.ListUsers(ctx)
+}
+
+// SetActive enables or disables a user; disabling revokes every refresh
+// family of the user. It returns domain.ErrUserNotFound for an unknown
+// username.
+func (a *UserAdmin) SetActive(ctx context.Context, username string, active bool) (domain.User, error) {
+	u, err := a.update(ctx, username, func(u *domain.User) { u.Active = active })
+	if err != nil || active || a.refresh == nil {
+		return u, err
+	}
+	if err := a.refresh.RevokeUser(ctx, u.ID, a.clock.Now()); err != nil {
+		return u, fmt.Errorf("revoke the user's refresh tokens: %w", err)
+	}
+	return u, nil
+}
+
+// SetPassword replaces a user's password and revokes the user's refresh
+// families, so sessions started with the old password end.
+func (a *UserAdmin) SetPassword(ctx context.Context, username, password string) (domain.User, error) {
+	if err := domain.ValidatePassword(password); err != nil {
+		return domain.User{}, err
+	}
+	hash, salt, err := a.hasher.Hash(ctx, password)
+	if err != nil {
+		return domain.User{}, fmt.Errorf("hash password: %w", err)
+	}
+	u, err := a.update(ctx, username, func(u *domain.User) { u.PasswordHash, u.PasswordSalt = hash, salt })
+	if err != nil || a.refresh == nil {
+		return u, err
+	}
+	if err := a.refresh.RevokeUser(ctx, u.ID, a.clock.Now()); err != nil {
+		return u, fmt.Errorf("revoke the user's refresh tokens: %w", err)
+	}
+	return u, nil
+}
+
+func (a *UserAdmin) update(ctx context.Context, username string, change func(*domain.User)) (domain.User, error) {
+	u, err := a.users.UserByUsername(ctx, username)
+	if err != nil {
+		return domain.User{}, err
+	}
+	return a.users.UpdateUser(ctx, u.ID, func(cur *domain.User) error {
+		change(cur)
+		cur.DateUpdated = domain.Normalize(a.clock.Now())
+		return nil
+	})
+}
