@@ -1,0 +1,113 @@
+package josejwt_test
+
+import (
+	"context"
+	"errors"
+	"slices"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/cachegate/cachegate/domain"
+)
+
+// fakeClock is a settable ports.Clock.
+type fakeClock struct {
+	mu  sync.Mutex
+	now time.Time
+}
+
+func newClock() *fakeClock {
+	return &fakeClock{now: time.Date(2026, 3, 1, 12, 0, 0, 0, time.UTC)}
+}
+
+func (c *fakeClock) Now() time.Time {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.now
+}
+
+func (c *fakeClock) Advance(d time.Duration) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	c.now = c.now.Add(d)
+}
+
+// memKeys is an in-memory ports.KeyStore that counts its loads and can be
+// made to fail.
+type memKeys struct {
+	mu    sync.Mutex
+	keys  []domain.SigningKey // newest first
+	loads atomic.Int64
+	fail  atomic.Bool
+}
+
+var errStoreDown = errors.New("key store down")
+
+func clone(k domain.SigningKey) domain.SigningKey {
+	k.Private = slices.Clone(k.Private)
+	k.Public = slices.Clone(k.Public)
+	if k.RetiredAt != nil {
+		r := *k.RetiredAt
+		k.RetiredAt = &r
+	}
+	return k
+}
+
+func (s *memKeys) SigningKeys(context.Context) ([]domain.SigningKey, error) {
+	s.loads.Add(1)
+	if s.fail.Load() {
+		return nil, errStoreDown
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	out := make([]domain.SigningKey, len(s.keys))
+	for i, k := range s.keys {
+		out[i] = clone(k)
+	}
+	return out, nil
+}
+
+func (s *memKeys) AddSigningKey(_ context.Context, k domain.SigningKey) error {
+	if s.fail.Load() {
+		return errStoreDown
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	for i := range s.keys {
+		if s.keys[i].ID == k.ID {
+			return errors.New("duplicate key id")
+		}
+		if s.keys[i].RetiredAt == nil {
+			at := k.DateCreated
+			s.keys[i].RetiredAt = &at
+		}
+	}
+	s.keys = append([]domain.SigningKey{clone(k)}, s.keys...)
+	return nil
+}
+
+func (s *memKeys) DeleteSigningKeysRetiredBefore(_ context.Context, t time.Time) (int, error) {
+	if s.fail.Load() {
+		return 0, errStoreDown
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	n := len(s.keys)
+	s.keys = slices.DeleteFunc(s.keys, func(k domain.SigningKey) bool {
+		return k.RetiredAt != nil && k.RetiredAt.Before(t)
+	})
+	return n - len(s.keys), nil
+}
+
+// current returns the newest non-retired key.
+func (s *memKeys) current() domain.SigningKey {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	for _, k := range s.keys {
+		if k.RetiredAt == nil {
+			return clone(k)
+		}
+	}
+	return domain.SigningKey{}
+}

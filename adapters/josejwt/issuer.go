@@ -1,0 +1,97 @@
+package josejwt
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+
+	jose "github.com/go-jose/go-jose/v4"
+
+	"github.com/cachegate/cachegate/domain"
+	"github.com/cachegate/cachegate/ports"
+)
+
+var _ ports.TokenIssuer = (*Issuer)(nil)
+
+// Issuer signs tokens with the current key of its Tokens; it implements
+// ports.TokenIssuer. Get one from Tokens.Issuer.
+type Issuer struct{ t *Tokens }
+
+// payload is the JWT claims set as written.
+type payload struct {
+	Issuer   string `json:"iss"`
+	Subject  string `json:"sub"`
+	Audience string `json:"aud"`
+	Expiry   int64  `json:"exp"`
+	IssuedAt int64  `json:"iat"`
+	ID       string `json:"jti"`
+	Family   string `json:"fam,omitempty"`
+}
+
+// AccessToken signs an access token (typ "at+jwt") carrying c. c.Kind
+// must be domain.AccessToken or zero; Subject, ID, IssuedAt and a later
+// ExpiresAt are required. The times are written as whole seconds, rounded
+// down. A claims problem is a programming error and returned as such.
+func (i *Issuer) AccessToken(ctx context.Context, c domain.Claims) (string, error) {
+	return i.sign(ctx, domain.AccessToken, c)
+}
+
+// RefreshToken is AccessToken for refresh tokens (typ "refresh+jwt").
+func (i *Issuer) RefreshToken(ctx context.Context, c domain.Claims) (string, error) {
+	return i.sign(ctx, domain.RefreshToken, c)
+}
+
+func (i *Issuer) sign(ctx context.Context, kind domain.TokenKind, c domain.Claims) (string, error) {
+	if err := checkClaims(kind, c); err != nil {
+		return "", fmt.Errorf("sign %s token: %w", kind, err)
+	}
+	t := i.t
+	cur := t.keys(ctx, t.opts.Clock.Now()).current
+	s := cur.access
+	if kind == domain.RefreshToken {
+		s = cur.refresh
+	}
+	body, err := json.Marshal(payload{
+		Issuer:   t.opts.Issuer,
+		Subject:  c.Subject,
+		Audience: t.opts.Audience,
+		Expiry:   c.ExpiresAt.Unix(),
+		IssuedAt: c.IssuedAt.Unix(),
+		ID:       c.ID,
+		Family:   c.FamilyID,
+	})
+	if err != nil {
+		return "", fmt.Errorf("sign %s token: %w", kind, err)
+	}
+	return serialize(s, body, kind)
+}
+
+func serialize(s jose.Signer, body []byte, kind domain.TokenKind) (string, error) {
+	jws, err := s.Sign(body)
+	if err != nil {
+		return "", fmt.Errorf("sign %s token: %w", kind, err)
+	}
+	tok, err := jws.CompactSerialize()
+	if err != nil {
+		return "", fmt.Errorf("sign %s token: %w", kind, err)
+	}
+	return tok, nil
+}
+
+// checkClaims reports what makes c unfit to be signed as kind.
+func checkClaims(kind domain.TokenKind, c domain.Claims) error {
+	switch {
+	case c.Kind != 0 && c.Kind != kind:
+		return fmt.Errorf("claims are of kind %s", c.Kind)
+	case c.Subject == "":
+		return errors.New("claims have no subject")
+	case c.ID == "":
+		return errors.New("claims have no id")
+	case c.IssuedAt.IsZero() || c.ExpiresAt.IsZero():
+		return errors.New("claims need both IssuedAt and ExpiresAt")
+	case c.ExpiresAt.Unix() <= c.IssuedAt.Unix():
+		return errors.New("claims expire before they are issued")
+	}
+	return nil
+}

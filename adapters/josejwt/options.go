@@ -1,0 +1,113 @@
+package josejwt
+
+import (
+	"errors"
+	"fmt"
+	"log/slog"
+	"time"
+
+	"github.com/cachegate/cachegate/domain"
+	"github.com/cachegate/cachegate/ports"
+)
+
+// Defaults and limits of Options.
+const (
+	DefaultIssuer          = "cachegate"
+	DefaultAudience        = "cachegate"
+	DefaultLeeway          = 5 * time.Second
+	MaxLeeway              = 5 * time.Second
+	DefaultMaxTokenTTL     = 30 * domain.Day
+	DefaultKeyReload       = time.Minute
+	DefaultVerifyCacheSize = 10000
+	// MinHS256SecretLen is the shortest HS256 secret accepted, in bytes.
+	MinHS256SecretLen = 32
+	// MaxTokenLen bounds the tokens the verifier parses; longer input is
+	// rejected before any decoding.
+	MaxTokenLen = 8 << 10
+)
+
+// Options configures Tokens. Zero values take the defaults above.
+type Options struct {
+	// Issuer is the iss claim written and required.
+	Issuer string
+	// Audience is the aud claim written and required.
+	Audience string
+	// Leeway is the clock skew tolerated when checking exp and iat: zero
+	// means DefaultLeeway, a negative value means none. At most MaxLeeway.
+	Leeway time.Duration
+	// MaxTokenTTL is the longest lifetime the application gives a token
+	// (its refresh-token TTL). A retired key stays in the JWKS and keeps
+	// verifying for MaxTokenTTL plus Leeway after its retirement, then
+	// PruneKeys may delete it.
+	MaxTokenTTL time.Duration
+	// HS256Secret switches to HS256 signing with this secret (at least
+	// MinHS256SecretLen bytes). Keys is then not used, the JWKS is empty
+	// and Rotate fails. The kid is derived from a hash of the secret.
+	HS256Secret []byte
+	// Keys stores the EdDSA signing keys; required unless HS256Secret is
+	// set.
+	Keys ports.KeyStore
+	// Clock tells the time; required.
+	Clock ports.Clock
+	// KeyReload is how often the keys are re-read from Keys, so a rotation
+	// made by another process is picked up. The reload is lazy: the first
+	// call after the interval does it.
+	KeyReload time.Duration
+	// VerifyCacheSize bounds the cache of verified access tokens: zero
+	// means DefaultVerifyCacheSize, a negative value disables the cache.
+	VerifyCacheSize int
+	// Logger receives warnings about failed key reloads; nil discards them.
+	Logger *slog.Logger
+}
+
+// withDefaults returns o with zero values replaced by defaults, or every
+// problem found, joined.
+func (o Options) withDefaults() (Options, error) {
+	if o.Issuer == "" {
+		o.Issuer = DefaultIssuer
+	}
+	if o.Audience == "" {
+		o.Audience = DefaultAudience
+	}
+	switch {
+	case o.Leeway == 0:
+		o.Leeway = DefaultLeeway
+	case o.Leeway < 0:
+		o.Leeway = 0
+	}
+	if o.MaxTokenTTL == 0 {
+		o.MaxTokenTTL = DefaultMaxTokenTTL
+	}
+	if o.KeyReload == 0 {
+		o.KeyReload = DefaultKeyReload
+	}
+	if o.VerifyCacheSize == 0 {
+		o.VerifyCacheSize = DefaultVerifyCacheSize
+	}
+	if o.Logger == nil {
+		o.Logger = slog.New(slog.DiscardHandler)
+	}
+	var errs []error
+	if o.Leeway > MaxLeeway {
+		errs = append(errs, fmt.Errorf("token leeway %v is above the maximum of %v", o.Leeway, MaxLeeway))
+	}
+	if o.MaxTokenTTL < 0 {
+		errs = append(errs, errors.New("max token TTL must be positive"))
+	}
+	if o.KeyReload < 0 {
+		errs = append(errs, errors.New("key reload interval must be positive"))
+	}
+	if o.HS256Secret != nil && len(o.HS256Secret) < MinHS256SecretLen {
+		errs = append(errs, fmt.Errorf("HS256 secret must be at least %d bytes", MinHS256SecretLen))
+	}
+	if o.HS256Secret == nil && o.Keys == nil {
+		errs = append(errs, errors.New("a key store is required for EdDSA signing"))
+	}
+	if o.Clock == nil {
+		errs = append(errs, errors.New("a clock is required"))
+	}
+	if err := errors.Join(errs...); err != nil {
+		return Options{}, fmt.Errorf("josejwt options: %w", err)
+	}
+	return o, nil
+}

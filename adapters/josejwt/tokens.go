@@ -1,0 +1,240 @@
+package josejwt
+
+import (
+	"context"
+	"crypto/rand"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	jose "github.com/go-jose/go-jose/v4"
+)
+
+// unknownKIDReload is the shortest interval between two reloads caused by
+// tokens naming an unknown kid, so garbage tokens cannot hammer the store.
+const unknownKIDReload = time.Second
+
+// Tokens holds the signing keys and hands out the issuer and the verifier
+// that use them. It is safe for concurrent use.
+//
+// In EdDSA mode the keys live in the KeyStore: New loads them and, when no
+// key is current, generates an Ed25519 key and stores it. Two replicas
+// starting together on an empty store may both add one; the later one
+// retires the earlier, both verify, and every replica signs with the
+// newest after its next reload. Keys are cached and re-read every
+// KeyReload interval, and at most once a second when a token names an
+// unknown kid, so a rotation made by another process is picked up without
+// a restart.
+type Tokens struct {
+	opts   Options
+	alg    jose.SignatureAlgorithm
+	allow  []jose.SignatureAlgorithm
+	ring   atomic.Pointer[keyring]
+	cache  *verifyCache
+	window time.Duration // how long a retired key still verifies
+
+	reloadMu sync.Mutex
+	// nextReload is the UnixNano instant after which the keys are stale.
+	nextReload atomic.Int64
+	// lastReload is when the keys were last read; guarded by reloadMu.
+	lastReload time.Time
+
+	issuer   Issuer
+	verifier Verifier
+}
+
+// New validates o, loads (or in EdDSA mode, on an empty store, creates)
+// the signing keys and returns Tokens ready to sign and verify.
+func New(ctx context.Context, o Options) (*Tokens, error) {
+	o, err := o.withDefaults()
+	if err != nil {
+		return nil, err
+	}
+	t := &Tokens{opts: o, window: o.MaxTokenTTL + o.Leeway}
+	t.issuer.t, t.verifier.t = t, t
+	if o.VerifyCacheSize > 0 {
+		t.cache = newVerifyCache(o.VerifyCacheSize)
+	}
+	if o.HS256Secret != nil {
+		t.alg = jose.HS256
+		ring, err := hs256Ring(append([]byte(nil), o.HS256Secret...))
+		if err != nil {
+			return nil, err
+		}
+		t.ring.Store(ring)
+		t.nextReload.Store(maxNano)
+	} else {
+		t.alg = jose.EdDSA
+		t.reloadMu.Lock()
+		err := t.reloadLocked(ctx, o.Clock.Now())
+		t.reloadMu.Unlock()
+		if err != nil {
+			return nil, err
+		}
+	}
+	t.allow = []jose.SignatureAlgorithm{t.alg}
+	return t, nil
+}
+
+const maxNano = int64(^uint64(0) >> 1)
+
+// Issuer returns the ports.TokenIssuer signing with t's current key.
+func (t *Tokens) Issuer() *Issuer { return &t.issuer }
+
+// Verifier returns the ports.TokenVerifier checking tokens against t's
+// keys.
+func (t *Tokens) Verifier() *Verifier { return &t.verifier }
+
+// Reload re-reads the keys from the KeyStore now. It is a no-op in HS256
+// mode. On failure t keeps the keys it had.
+func (t *Tokens) Reload(ctx context.Context) error {
+	if t.alg != jose.EdDSA {
+		return nil
+	}
+	t.reloadMu.Lock()
+	defer t.reloadMu.Unlock()
+	return t.reloadLocked(ctx, t.opts.Clock.Now())
+}
+
+// Rotate generates a new Ed25519 key and makes it current; the store
+// retires the previous one, which keeps verifying the tokens it signed.
+// It returns the new kid. In HS256 mode it fails.
+func (t *Tokens) Rotate(ctx context.Context) (string, error) {
+	if t.alg != jose.EdDSA {
+		return "", errHS256Rotate
+	}
+	t.reloadMu.Lock()
+	defer t.reloadMu.Unlock()
+	now := t.opts.Clock.Now()
+	k, err := newEd25519Key(rand.Reader, now)
+	if err != nil {
+		return "", err
+	}
+	if err := t.opts.Keys.AddSigningKey(ctx, k); err != nil {
+		return "", fmt.Errorf("rotate signing key: %w", err)
+	}
+	if err := t.reloadLocked(ctx, now); err != nil {
+		// The key is stored; the next call reloads again.
+		t.nextReload.Store(now.UnixNano())
+		t.opts.Logger.WarnContext(ctx, "reload signing keys after rotation failed", "error", err)
+	}
+	return k.ID, nil
+}
+
+// PruneKeys deletes the keys retired longer ago than MaxTokenTTL plus
+// Leeway (no token they signed can still be valid) and returns how many it
+// deleted. Without a KeyStore it does nothing.
+func (t *Tokens) PruneKeys(ctx context.Context) (int, error) {
+	if t.opts.Keys == nil {
+		return 0, nil
+	}
+	now := t.opts.Clock.Now()
+	n, err := t.opts.Keys.DeleteSigningKeysRetiredBefore(ctx, now.Add(-t.window))
+	if err != nil {
+		return 0, fmt.Errorf("prune signing keys: %w", err)
+	}
+	if n > 0 {
+		if err := t.Reload(ctx); err != nil {
+			t.opts.Logger.WarnContext(ctx, "reload signing keys after pruning failed", "error", err)
+		}
+	}
+	return n, nil
+}
+
+// JWKS returns the JSON Web Key Set of the public keys that may verify a
+// still-valid token: the current key and those retired less than
+// MaxTokenTTL plus Leeway ago, newest first, each with kid, alg "EdDSA"
+// and use "sig". In HS256 mode the set is empty: {"keys":[]}.
+func (t *Tokens) JWKS(ctx context.Context) ([]byte, error) {
+	now := t.opts.Clock.Now()
+	ring := t.keys(ctx, now)
+	set := jose.JSONWebKeySet{Keys: []jose.JSONWebKey{}}
+	if t.alg == jose.EdDSA {
+		for _, k := range ring.ordered {
+			if k.usable(now, t.window) {
+				set.Keys = append(set.Keys, jose.JSONWebKey{Key: k.key, KeyID: k.kid, Algorithm: algEdDSA, Use: "sig"})
+			}
+		}
+	}
+	b, err := json.Marshal(set)
+	if err != nil {
+		return nil, fmt.Errorf("encode JWKS: %w", err)
+	}
+	return b, nil
+}
+
+// keys returns the current snapshot, first reloading it when it is stale.
+// The call that finds it stale reloads; concurrent callers go on with the
+// snapshot they have. A failed reload is logged and retried a second later.
+func (t *Tokens) keys(ctx context.Context, now time.Time) *keyring {
+	if now.UnixNano() >= t.nextReload.Load() && t.reloadMu.TryLock() {
+		if now.UnixNano() >= t.nextReload.Load() {
+			if err := t.reloadLocked(ctx, now); err != nil {
+				t.opts.Logger.WarnContext(ctx, "reload signing keys failed", "error", err)
+			}
+		}
+		t.reloadMu.Unlock()
+	}
+	return t.ring.Load()
+}
+
+// keysForUnknownKID reloads the keys for a token naming kid, unless kid is
+// known by now or the keys were read less than unknownKIDReload ago.
+func (t *Tokens) keysForUnknownKID(ctx context.Context, now time.Time, kid string) *keyring {
+	if t.alg != jose.EdDSA {
+		return t.ring.Load()
+	}
+	t.reloadMu.Lock()
+	defer t.reloadMu.Unlock()
+	if ring := t.ring.Load(); ring.byKID[kid] != nil || now.Sub(t.lastReload).Abs() < unknownKIDReload {
+		return ring
+	}
+	if err := t.reloadLocked(ctx, now); err != nil {
+		t.opts.Logger.WarnContext(ctx, "reload signing keys failed", "error", err)
+	}
+	return t.ring.Load()
+}
+
+// reloadLocked reads the keys from the store and swaps in the new
+// snapshot. When no key is current it generates one first. The caller
+// holds reloadMu.
+func (t *Tokens) reloadLocked(ctx context.Context, now time.Time) error {
+	t.lastReload = now
+	// Until this attempt succeeds, retry after unknownKIDReload.
+	t.nextReload.Store(now.Add(unknownKIDReload).UnixNano())
+	ring, err := t.load(ctx)
+	if err == nil && ring.current == nil {
+		key, gerr := newEd25519Key(rand.Reader, now)
+		if gerr != nil {
+			return gerr
+		}
+		if err := t.opts.Keys.AddSigningKey(ctx, key); err != nil {
+			return fmt.Errorf("store new signing key: %w", err)
+		}
+		ring, err = t.load(ctx)
+		if err == nil && ring.current == nil {
+			err = errors.New("the key store holds no current EdDSA key after adding one")
+		}
+	}
+	if err != nil {
+		return err
+	}
+	t.ring.Store(ring)
+	t.nextReload.Store(now.Add(t.opts.KeyReload).UnixNano())
+	return nil
+}
+
+func (t *Tokens) load(ctx context.Context) (*keyring, error) {
+	stored, err := t.opts.Keys.SigningKeys(ctx)
+	if err != nil {
+		return nil, fmt.Errorf("load signing keys: %w", err)
+	}
+	ring, err := eddsaRing(stored)
+	if err != nil {
+		return nil, fmt.Errorf("load signing keys: %w", err)
+	}
+	return ring, nil
+}

@@ -1,0 +1,206 @@
+package josejwt
+
+import (
+	"context"
+	"fmt"
+	"strings"
+	"time"
+
+	jose "github.com/go-jose/go-jose/v4"
+	"github.com/go-jose/go-jose/v4/jwt"
+
+	"github.com/cachegate/cachegate/domain"
+	"github.com/cachegate/cachegate/ports"
+)
+
+var _ ports.TokenVerifier = (*Verifier)(nil)
+
+// Verifier checks tokens against the keys of its Tokens; it implements
+// ports.TokenVerifier. Get one from Tokens.Verifier.
+//
+// A token is valid when it is a compact JWS of at most MaxTokenLen bytes
+// in canonical base64url, signed with the configured algorithm (no other
+// is even parsed) by a known key, with the typ header of the kind asked
+// for, the configured iss and aud, an exp not passed and an iat not in the
+// future (both with the leeway), and a non-empty sub and jti. Every other
+// input yields an error wrapping domain.ErrUnauthenticated that never
+// quotes the token.
+type Verifier struct{ t *Tokens }
+
+// The reasons a token is refused; fixed values, so a refusal allocates
+// nothing and carries no token text.
+var (
+	errMalformed  = unauthenticated("malformed token")
+	errTooLong    = unauthenticated("token too long")
+	errType       = unauthenticated("wrong token type")
+	errUnknownKey = unauthenticated("unknown signing key")
+	errSignature  = unauthenticated("invalid signature or claims")
+	errIssuer     = unauthenticated("wrong issuer")
+	errAudience   = unauthenticated("wrong audience")
+	errExpired    = unauthenticated("token expired")
+	errFuture     = unauthenticated("token issued in the future")
+	errNotYet     = unauthenticated("token not valid yet")
+	errClaims     = unauthenticated("token lacks a required claim")
+)
+
+func unauthenticated(reason string) error {
+	return fmt.Errorf("josejwt: %s: %w", reason, domain.ErrUnauthenticated)
+}
+
+// AccessToken returns the claims of a valid access token, or an error
+// wrapping domain.ErrUnauthenticated.
+func (v *Verifier) AccessToken(ctx context.Context, token string) (domain.Claims, error) {
+	return v.verify(ctx, domain.AccessToken, token)
+}
+
+// RefreshToken returns the claims of a valid refresh token, or an error
+// wrapping domain.ErrUnauthenticated. Refresh tokens are never cached.
+func (v *Verifier) RefreshToken(ctx context.Context, token string) (domain.Claims, error) {
+	return v.verify(ctx, domain.RefreshToken, token)
+}
+
+// parsedClaims is the JWT claims set as read.
+type parsedClaims struct {
+	jwt.Claims
+	Family string `json:"fam"`
+}
+
+func (v *Verifier) verify(ctx context.Context, kind domain.TokenKind, token string) (domain.Claims, error) {
+	switch {
+	case len(token) > MaxTokenLen:
+		return domain.Claims{}, errTooLong
+	case !canonical(token):
+		return domain.Claims{}, errMalformed
+	}
+	t := v.t
+	now := t.opts.Clock.Now()
+	ring := t.keys(ctx, now)
+	cache := t.cache
+	if kind != domain.AccessToken {
+		cache = nil
+	}
+	if cache != nil {
+		if e, ok := cache.get(token, now); ok && ring.lookup(e.kid, now, t.window) != nil {
+			return e.claims, nil
+		}
+	}
+	tok, err := jwt.ParseSigned(token, t.allow)
+	if err != nil || len(tok.Headers) != 1 {
+		return domain.Claims{}, errMalformed
+	}
+	h := tok.Headers[0]
+	if typ, _ := h.ExtraHeaders[jose.HeaderType].(string); !typMatches(typ, kind) {
+		return domain.Claims{}, errType
+	}
+	if h.KeyID == "" {
+		return domain.Claims{}, errUnknownKey
+	}
+	k := ring.lookup(h.KeyID, now, t.window)
+	if k == nil {
+		k = t.keysForUnknownKID(ctx, now, h.KeyID).lookup(h.KeyID, now, t.window)
+		if k == nil {
+			return domain.Claims{}, errUnknownKey
+		}
+	}
+	var pc parsedClaims
+	if err := tok.Claims(k.key, &pc); err != nil {
+		return domain.Claims{}, errSignature
+	}
+	c, err := t.validate(kind, &pc, now)
+	if err != nil {
+		return domain.Claims{}, err
+	}
+	if cache != nil {
+		cache.put(token, cacheEntry{claims: c, kid: k.kid, deadline: c.ExpiresAt.Add(t.opts.Leeway)}, now)
+	}
+	return c, nil
+}
+
+// validate checks the verified claims set at now and converts it.
+func (t *Tokens) validate(kind domain.TokenKind, pc *parsedClaims, now time.Time) (domain.Claims, error) {
+	leeway := t.opts.Leeway
+	switch {
+	case pc.Issuer != t.opts.Issuer:
+		return domain.Claims{}, errIssuer
+	case !pc.Audience.Contains(t.opts.Audience):
+		return domain.Claims{}, errAudience
+	case pc.Expiry == nil || pc.IssuedAt == nil || pc.Subject == "" || pc.ID == "":
+		return domain.Claims{}, errClaims
+	case !now.Before(pc.Expiry.Time().Add(leeway)):
+		return domain.Claims{}, errExpired
+	case pc.IssuedAt.Time().After(now.Add(leeway)):
+		return domain.Claims{}, errFuture
+	case pc.NotBefore != nil && pc.NotBefore.Time().After(now.Add(leeway)):
+		return domain.Claims{}, errNotYet
+	}
+	return domain.Claims{
+		Kind:      kind,
+		Subject:   pc.Subject,
+		ID:        pc.ID,
+		FamilyID:  pc.Family,
+		IssuedAt:  pc.IssuedAt.Time().UTC(),
+		ExpiresAt: pc.Expiry.Time().UTC(),
+	}, nil
+}
+
+// typMatches reports whether the typ header names kind, compared
+// case-insensitively and with an optional "application/" prefix (RFC 7515
+// 4.1.9).
+func typMatches(typ string, kind domain.TokenKind) bool {
+	want := typAccess
+	if kind == domain.RefreshToken {
+		want = typRefresh
+	}
+	if len(typ) > len("application/") && strings.EqualFold(typ[:len("application/")], "application/") {
+		typ = typ[len("application/"):]
+	}
+	return strings.EqualFold(typ, want)
+}
+
+// b64 maps each byte to its base64url value, or -1.
+var b64 = func() (t [256]int8) {
+	for i := range t {
+		t[i] = -1
+	}
+	const alphabet = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-_"
+	for i := 0; i < len(alphabet); i++ {
+		t[alphabet[i]] = int8(i)
+	}
+	return t
+}()
+
+// canonical reports whether s is three dot-separated segments of
+// canonical unpadded base64url: no other characters (the decoder would
+// skip newlines) and no stray bits in a segment's last character (the
+// decoder would ignore them). So each token has exactly one spelling.
+func canonical(s string) bool {
+	dots, start := 0, 0
+	for i := 0; i <= len(s); i++ {
+		if i < len(s) && s[i] != '.' {
+			if b64[s[i]] < 0 {
+				return false
+			}
+			continue
+		}
+		if seg := s[start:i]; seg != "" {
+			last := b64[seg[len(seg)-1]]
+			switch len(seg) % 4 {
+			case 1:
+				return false
+			case 2:
+				if last&0x0f != 0 {
+					return false
+				}
+			case 3:
+				if last&0x03 != 0 {
+					return false
+				}
+			}
+		}
+		if i < len(s) {
+			dots++
+		}
+		start = i + 1
+	}
+	return dots == 2
+}
