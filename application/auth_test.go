@@ -1,0 +1,398 @@
+package application_test
+
+import (
+	"context"
+	"errors"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/cachegate/cachegate/adapters/josejwt"
+	"github.com/cachegate/cachegate/adapters/memstore"
+	"github.com/cachegate/cachegate/adapters/passhash"
+	"github.com/cachegate/cachegate/application"
+	"github.com/cachegate/cachegate/domain"
+	"github.com/cachegate/cachegate/ports"
+)
+
+// authEnv wires the auth use cases on in-memory stores, the real token
+// adapter in HS256 mode and bcrypt at cost 4.
+type authEnv struct {
+	clock     *manualClock
+	users     *memstore.UserRepository
+	refresh   *memstore.RefreshStore
+	throttle  *memstore.LoginThrottle
+	hasher    *passhash.Hasher
+	admin     *application.UserAdmin
+	login     *application.Login
+	auth      *application.Authenticate
+	refresher *application.Refresh
+	logout    *application.Logout
+	tokens    application.TokenDeps
+}
+
+type authOpts struct {
+	validator ports.TokenValidator
+	limits    application.ThrottleLimits
+	lookup    ports.UserLookup
+}
+
+func newAuthEnv(t *testing.T, o authOpts) *authEnv {
+	t.Helper()
+	ctx := context.Background()
+	e := &authEnv{clock: newClock(), users: memstore.NewUserRepository(), refresh: memstore.NewRefreshStore(),
+		throttle: memstore.NewLoginThrottle()}
+	var err error
+	if e.hasher, err = passhash.New(passhash.Options{BcryptCost: 4}); err != nil {
+		t.Fatal(err)
+	}
+	tok, err := josejwt.New(ctx, josejwt.Options{HS256Secret: []byte(strings.Repeat("s", 32)), Clock: e.clock})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ids := &seqIDs{}
+	if e.admin, err = application.NewUserAdmin(e.users, e.hasher, e.refresh, e.clock, ids); err != nil {
+		t.Fatal(err)
+	}
+	lookup := o.lookup
+	if lookup == nil {
+		lookup = application.RepoUserLookup{Users: e.users}
+	}
+	validator, err := application.NewCredentialValidator(ctx, lookup, e.hasher, e.hasher)
+	if err != nil {
+		t.Fatal(err)
+	}
+	e.tokens = application.TokenDeps{Issuer: tok.Issuer(), Refresh: e.refresh, Clock: e.clock, IDs: ids}
+	limits := o.limits
+	if limits.Window == 0 {
+		limits = application.DefaultThrottleLimits
+	}
+	if e.login, err = application.NewLogin(application.LoginDeps{Validator: validator, Tokens: e.tokens,
+		Throttle: e.throttle, Limits: limits, Users: e.users, Hasher: e.hasher}); err != nil {
+		t.Fatal(err)
+	}
+	if e.auth, err = application.NewAuthenticate(tok.Verifier(), o.validator, lookup); err != nil {
+		t.Fatal(err)
+	}
+	if e.refresher, err = application.NewRefresh(application.RefreshDeps{Verifier: tok.Verifier(),
+		Validator: o.validator, Lookup: lookup, Tokens: e.tokens}); err != nil {
+		t.Fatal(err)
+	}
+	if e.logout, err = application.NewLogout(e.refresh, e.clock); err != nil {
+		t.Fatal(err)
+	}
+	return e
+}
+
+func (e *authEnv) addUser(t *testing.T, name, password string, active bool) domain.User {
+	t.Helper()
+	u, err := e.admin.Add(context.Background(), application.AddUserInput{Username: name, Password: password, Active: active})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return u
+}
+
+const pw = "correct horse battery"
+
+func TestLogin(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+
+	t.Run("right credentials give a pair whose access token authenticates", func(t *testing.T) {
+		t.Parallel()
+		e := newAuthEnv(t, authOpts{})
+		u := e.addUser(t, "Alice", pw, true)
+		pair, err := e.login.Execute(ctx, application.LoginInput{Username: "alice", Password: pw})
+		if err != nil {
+			t.Fatal(err)
+		}
+		p, err := e.auth.Execute(ctx, pair.AccessToken)
+		if err != nil || p.ID != u.ID || p.FamilyID == "" {
+			t.Fatalf("authenticate: %+v %v", p, err)
+		}
+		if _, err := e.auth.Execute(ctx, pair.RefreshToken); !errors.Is(err, domain.ErrUnauthenticated) {
+			t.Fatalf("a refresh token as bearer: %v", err)
+		}
+	})
+
+	t.Run("every wrong-credential case is the same unauthenticated error", func(t *testing.T) {
+		t.Parallel()
+		e := newAuthEnv(t, authOpts{})
+		e.addUser(t, "alice", pw, true)
+		e.addUser(t, "sleepy", pw, false)
+		for name, in := range map[string]application.LoginInput{
+			"wrong password": {Username: "alice", Password: "nope-nope"},
+			"unknown user":   {Username: "mallory", Password: pw},
+			"inactive user":  {Username: "sleepy", Password: pw},
+			"empty username": {Username: "", Password: pw},
+			"empty password": {Username: "alice", Password: ""},
+		} {
+			if _, err := e.login.Execute(ctx, in); err != domain.ErrUnauthenticated {
+				t.Errorf("%s: err = %v, want exactly ErrUnauthenticated", name, err)
+			}
+		}
+	})
+
+	t.Run("failures per username are throttled without hashing, and a success resets them", func(t *testing.T) {
+		t.Parallel()
+		e := newAuthEnv(t, authOpts{limits: application.ThrottleLimits{PerUsername: 3, PerAddress: 100, Window: time.Minute}})
+		e.addUser(t, "alice", pw, true)
+		bad := application.LoginInput{Username: "alice", Password: "wrong-wrong", ClientAddr: "10.0.0.1"}
+		for range 2 {
+			if _, err := e.login.Execute(ctx, bad); !errors.Is(err, domain.ErrUnauthenticated) {
+				t.Fatal(err)
+			}
+		}
+		if _, err := e.login.Execute(ctx, application.LoginInput{Username: "alice", Password: pw}); err != nil {
+			t.Fatalf("success before the limit: %v", err)
+		}
+		for range 3 {
+			_, _ = e.login.Execute(ctx, bad)
+		}
+		_, err := e.login.Execute(ctx, application.LoginInput{Username: "ALICE", Password: pw})
+		var de *domain.Error
+		if !errors.As(err, &de) || de.Kind != domain.KindTooMany || de.RetryAfter <= 0 || de.RetryAfter > time.Minute {
+			t.Fatalf("err = %v, want too many with a retry-after within the window", err)
+		}
+		e.clock.Advance(time.Minute + time.Second)
+		if _, err := e.login.Execute(ctx, application.LoginInput{Username: "alice", Password: pw}); err != nil {
+			t.Fatalf("after the window: %v", err)
+		}
+	})
+
+	t.Run("failures per client address are throttled across usernames", func(t *testing.T) {
+		t.Parallel()
+		e := newAuthEnv(t, authOpts{limits: application.ThrottleLimits{PerUsername: 100, PerAddress: 2, Window: time.Minute}})
+		e.addUser(t, "alice", pw, true)
+		for _, name := range []string{"x", "y"} {
+			_, _ = e.login.Execute(ctx, application.LoginInput{Username: name, Password: "whatever1", ClientAddr: "10.0.0.9"})
+		}
+		_, err := e.login.Execute(ctx, application.LoginInput{Username: "alice", Password: pw, ClientAddr: "10.0.0.9"})
+		if domain.KindOf(err) != domain.KindTooMany {
+			t.Fatalf("err = %v, want too many", err)
+		}
+		if _, err := e.login.Execute(ctx, application.LoginInput{Username: "alice", Password: pw, ClientAddr: "10.0.0.10"}); err != nil {
+			t.Fatalf("another address: %v", err)
+		}
+	})
+
+	t.Run("a weaker stored hash is upgraded at login", func(t *testing.T) {
+		t.Parallel()
+		e := newAuthEnv(t, authOpts{})
+		weak, err := passhash.New(passhash.Options{BcryptCost: 4})
+		if err != nil {
+			t.Fatal(err)
+		}
+		strong, err := passhash.New(passhash.Options{Algorithm: passhash.Argon2id})
+		if err != nil {
+			t.Fatal(err)
+		}
+		hash, _, _ := weak.Hash(ctx, pw)
+		u := domain.User{ID: "0190a000-0000-7000-8000-0000000000aa", Username: "old", PasswordHash: hash, Active: true}
+		if err := e.users.CreateUser(ctx, u); err != nil {
+			t.Fatal(err)
+		}
+		validator, _ := application.NewCredentialValidator(ctx, application.RepoUserLookup{Users: e.users}, strong, strong)
+		login, err := application.NewLogin(application.LoginDeps{Validator: validator, Tokens: e.tokens, Users: e.users, Hasher: strong})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if _, err := login.Execute(ctx, application.LoginInput{Username: "old", Password: pw}); err != nil {
+			t.Fatal(err)
+		}
+		got, _ := e.users.UserByID(ctx, u.ID)
+		if !strings.HasPrefix(got.PasswordHash, "$argon2id$") {
+			t.Fatalf("hash not upgraded: %.12s…", got.PasswordHash)
+		}
+		if _, err := login.Execute(ctx, application.LoginInput{Username: "old", Password: pw}); err != nil {
+			t.Fatalf("login with the upgraded hash: %v", err)
+		}
+	})
+}
+
+type refuseAll struct{}
+
+func (refuseAll) ValidateToken(context.Context, domain.Claims) (bool, error) { return false, nil }
+
+func TestExtraTokenValidation(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	plain := newAuthEnv(t, authOpts{})
+	plain.addUser(t, "alice", pw, true)
+	pair, err := plain.login.Execute(ctx, application.LoginInput{Username: "alice", Password: pw})
+	if err != nil {
+		t.Fatal(err)
+	}
+	strict := newAuthEnv(t, authOpts{validator: refuseAll{}})
+	strict.users = plain.users
+	auth, _ := application.NewAuthenticate(mustVerifier(t, plain), refuseAll{}, application.RepoUserLookup{Users: plain.users})
+	if _, err := auth.Execute(ctx, pair.AccessToken); !errors.Is(err, domain.ErrAccessTokenFailedValidation) {
+		t.Fatalf("access: %v", err)
+	}
+	ref, _ := application.NewRefresh(application.RefreshDeps{Verifier: mustVerifier(t, plain), Validator: refuseAll{},
+		Lookup: application.RepoUserLookup{Users: plain.users}, Tokens: plain.tokens})
+	if _, err := ref.Execute(ctx, pair.RefreshToken); !errors.Is(err, domain.ErrRefreshTokenFailedValidation) {
+		t.Fatalf("refresh: %v", err)
+	}
+	if domain.KindOf(domain.ErrAccessTokenFailedValidation) != domain.KindInvalid {
+		t.Fatal("failed extra validation must be a bad request")
+	}
+}
+
+func mustVerifier(t *testing.T, e *authEnv) ports.TokenVerifier {
+	t.Helper()
+	tok, err := josejwt.New(context.Background(), josejwt.Options{HS256Secret: []byte(strings.Repeat("s", 32)), Clock: e.clock})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return tok.Verifier()
+}
+
+func TestRefreshRotation(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+
+	t.Run("a refresh consumes the token and its successor works", func(t *testing.T) {
+		t.Parallel()
+		e := newAuthEnv(t, authOpts{})
+		e.addUser(t, "alice", pw, true)
+		first, _ := e.login.Execute(ctx, application.LoginInput{Username: "alice", Password: pw})
+		e.clock.Advance(time.Second)
+		second, err := e.refresher.Execute(ctx, first.RefreshToken)
+		if err != nil {
+			t.Fatal(err)
+		}
+		third, err := e.refresher.Execute(ctx, second.RefreshToken)
+		if err != nil || third.RefreshToken == second.RefreshToken {
+			t.Fatalf("successor: %v", err)
+		}
+	})
+
+	t.Run("reusing a consumed token revokes the whole family", func(t *testing.T) {
+		t.Parallel()
+		e := newAuthEnv(t, authOpts{})
+		e.addUser(t, "alice", pw, true)
+		first, _ := e.login.Execute(ctx, application.LoginInput{Username: "alice", Password: pw})
+		second, err := e.refresher.Execute(ctx, first.RefreshToken)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if _, err := e.refresher.Execute(ctx, first.RefreshToken); !errors.Is(err, domain.ErrUnauthenticated) {
+			t.Fatalf("reuse: %v", err)
+		}
+		if _, err := e.refresher.Execute(ctx, second.RefreshToken); !errors.Is(err, domain.ErrUnauthenticated) {
+			t.Fatalf("the thief's successor must be revoked too: %v", err)
+		}
+		other, _ := e.login.Execute(ctx, application.LoginInput{Username: "alice", Password: pw})
+		if _, err := e.refresher.Execute(ctx, other.RefreshToken); err != nil {
+			t.Fatalf("another login's family is untouched: %v", err)
+		}
+	})
+
+	t.Run("of concurrent refreshes with one token at most one succeeds", func(t *testing.T) {
+		t.Parallel()
+		e := newAuthEnv(t, authOpts{})
+		e.addUser(t, "alice", pw, true)
+		pair, _ := e.login.Execute(ctx, application.LoginInput{Username: "alice", Password: pw})
+		var wg sync.WaitGroup
+		var mu sync.Mutex
+		ok := 0
+		for range 20 {
+			wg.Go(func() {
+				_, err := e.refresher.Execute(ctx, pair.RefreshToken)
+				if err == nil {
+					mu.Lock()
+					ok++
+					mu.Unlock()
+				} else if !errors.Is(err, domain.ErrUnauthenticated) {
+					t.Errorf("unexpected error %v", err)
+				}
+			})
+		}
+		wg.Wait()
+		if ok > 1 {
+			t.Fatalf("%d refreshes succeeded with one token", ok)
+		}
+	})
+
+	t.Run("an expired refresh token is refused", func(t *testing.T) {
+		t.Parallel()
+		e := newAuthEnv(t, authOpts{})
+		e.addUser(t, "alice", pw, true)
+		pair, _ := e.login.Execute(ctx, application.LoginInput{Username: "alice", Password: pw})
+		e.clock.Advance(application.DefaultRefreshTTL + 6*time.Second)
+		if _, err := e.refresher.Execute(ctx, pair.RefreshToken); !errors.Is(err, domain.ErrUnauthenticated) {
+			t.Fatalf("err = %v", err)
+		}
+	})
+
+	t.Run("disabling a user ends refresh and authentication", func(t *testing.T) {
+		t.Parallel()
+		e := newAuthEnv(t, authOpts{})
+		e.addUser(t, "alice", pw, true)
+		pair, _ := e.login.Execute(ctx, application.LoginInput{Username: "alice", Password: pw})
+		if _, err := e.admin.SetActive(ctx, "alice", false); err != nil {
+			t.Fatal(err)
+		}
+		if _, err := e.refresher.Execute(ctx, pair.RefreshToken); !errors.Is(err, domain.ErrUnauthenticated) {
+			t.Fatalf("refresh: %v", err)
+		}
+		if _, err := e.auth.Execute(ctx, pair.AccessToken); !errors.Is(err, domain.ErrUnauthenticated) {
+			t.Fatalf("authenticate: %v", err)
+		}
+		if _, err := e.admin.SetActive(ctx, "alice", true); err != nil {
+			t.Fatal(err)
+		}
+		if _, err := e.refresher.Execute(ctx, pair.RefreshToken); !errors.Is(err, domain.ErrUnauthenticated) {
+			t.Fatalf("a family revoked at disable stays revoked: %v", err)
+		}
+	})
+
+	t.Run("logout revokes the caller's family only", func(t *testing.T) {
+		t.Parallel()
+		e := newAuthEnv(t, authOpts{})
+		e.addUser(t, "alice", pw, true)
+		a, _ := e.login.Execute(ctx, application.LoginInput{Username: "alice", Password: pw})
+		b, _ := e.login.Execute(ctx, application.LoginInput{Username: "alice", Password: pw})
+		p, err := e.auth.Execute(ctx, a.AccessToken)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := e.logout.Execute(ctx, domain.AsPrincipal(p)); err != nil {
+			t.Fatal(err)
+		}
+		if _, err := e.refresher.Execute(ctx, a.RefreshToken); !errors.Is(err, domain.ErrUnauthenticated) {
+			t.Fatalf("logged-out family: %v", err)
+		}
+		if _, err := e.refresher.Execute(ctx, b.RefreshToken); err != nil {
+			t.Fatalf("other session: %v", err)
+		}
+	})
+}
+
+func TestUserAdmin(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	e := newAuthEnv(t, authOpts{})
+	e.addUser(t, "Alice", pw, true)
+	if _, err := e.admin.Add(ctx, application.AddUserInput{Username: "alice ", Password: pw}); !errors.Is(err, domain.ErrUserExists) {
+		t.Fatalf("case-insensitive duplicate: %v", err)
+	}
+	if _, err := e.admin.Add(ctx, application.AddUserInput{Username: "bob", Password: "short"}); domain.KindOf(err) != domain.KindInvalid {
+		t.Fatalf("short password: %v", err)
+	}
+	if _, err := e.admin.SetPassword(ctx, "alice", "another password"); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := e.login.Execute(ctx, application.LoginInput{Username: "alice", Password: pw}); !errors.Is(err, domain.ErrUnauthenticated) {
+		t.Fatalf("old password still works: %v", err)
+	}
+	if _, err := e.login.Execute(ctx, application.LoginInput{Username: "alice", Password: "another password"}); err != nil {
+		t.Fatalf("new password: %v", err)
+	}
+	if _, err := e.admin.SetActive(ctx, "nobody", false); !errors.Is(err, domain.ErrUserNotFound) {
+		t.Fatalf("unknown user: %v", err)
+	}
+}
