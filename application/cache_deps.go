@@ -18,9 +18,12 @@ type CacheDeps struct {
 	// MaxDataBytes limits an entry's data; zero means
 	// domain.DefaultMaxDataBytes.
 	MaxDataBytes int
+	// Metrics is optional.
+	Metrics ports.Metrics
 }
 
-func (d CacheDeps) validate() error {
+func (d *CacheDeps) validate() error {
+	d.Metrics = metricsOrNop(d.Metrics)
 	if d.Stores == nil || d.Clock == nil || d.IDs == nil {
 		return fmt.Errorf("cache use cases need stores, a clock and an id generator")
 	}

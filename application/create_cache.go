@@ -56,5 +56,6 @@ func (uc *CreateCache) Execute(ctx context.Context, in CreateCacheInput) (domain
 	if err := st.Repo.Create(ctx, e, now); err != nil {
 		return domain.Entry{}, fmt.Errorf("create cache entry: %w", err)
 	}
+	uc.deps.Metrics.CacheEntryCreated(st.Name)
 	return e, nil
 }

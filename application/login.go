@@ -33,6 +33,7 @@ type LoginDeps struct {
 	Users     ports.UserRepository
 	Hasher    ports.PasswordHasher
 	Log       *slog.Logger
+	Metrics   ports.Metrics
 }
 
 // LoginInput is a login attempt.
@@ -58,6 +59,7 @@ func NewLogin(d LoginDeps) (*Login, error) {
 	if d.Throttle != nil && d.Limits.Window <= 0 {
 		return nil, errors.New("login throttling needs a positive window")
 	}
+	d.Metrics = metricsOrNop(d.Metrics)
 	if d.Log == nil {
 		d.Log = slog.New(slog.DiscardHandler)
 	}
@@ -86,6 +88,7 @@ func (uc *Login) Execute(ctx context.Context, in LoginInput) (domain.TokenPair, 
 	}
 	if errors.Is(err, domain.ErrUnauthenticated) {
 		uc.recordFailure(ctx, keys)
+		uc.d.Metrics.LoginOutcome("failure")
 		uc.d.Log.InfoContext(ctx, "login failed", "reason", "bad credentials")
 		return domain.TokenPair{}, domain.ErrUnauthenticated
 	}
@@ -105,6 +108,7 @@ func (uc *Login) Execute(ctx context.Context, in LoginInput) (domain.TokenPair, 
 	if err := uc.d.Tokens.Refresh.SaveRefresh(ctx, rec); err != nil {
 		return domain.TokenPair{}, fmt.Errorf("login: store refresh token: %w", err)
 	}
+	uc.d.Metrics.LoginOutcome("success")
 	return pair, nil
 }
 
@@ -141,6 +145,7 @@ func (uc *Login) checkThrottle(ctx context.Context, keys []throttleKey) error {
 				retry = time.Second
 			}
 			uc.d.Log.WarnContext(ctx, "login throttled", "retryAfter", retry.Round(time.Second).String())
+			uc.d.Metrics.LoginOutcome("throttled")
 			return domain.TooMany(retry)
 		}
 	}

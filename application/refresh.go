@@ -17,6 +17,7 @@ type RefreshDeps struct {
 	Lookup    ports.UserLookup
 	Tokens    TokenDeps
 	Log       *slog.Logger
+	Metrics   ports.Metrics
 }
 
 // Refresh exchanges a refresh token for a new pair. Refresh tokens
@@ -32,6 +33,7 @@ func NewRefresh(d RefreshDeps) (*Refresh, error) {
 	if err := d.Tokens.validate(); err != nil {
 		return nil, err
 	}
+	d.Metrics = metricsOrNop(d.Metrics)
 	if d.Log == nil {
 		d.Log = slog.New(slog.DiscardHandler)
 	}
@@ -43,6 +45,24 @@ func NewRefresh(d RefreshDeps) (*Refresh, error) {
 // domain.ErrUnauthenticated; a verified token the extra validation refuses
 // is domain.ErrRefreshTokenFailedValidation.
 func (uc *Refresh) Execute(ctx context.Context, token string) (domain.TokenPair, error) {
+	pair, err := uc.execute(ctx, token)
+	switch {
+	case err == nil:
+		uc.d.Metrics.RefreshOutcome("rotated")
+	case errors.Is(err, errReused):
+		uc.d.Metrics.RefreshOutcome("reused")
+		err = domain.ErrUnauthenticated
+	default:
+		uc.d.Metrics.RefreshOutcome("rejected")
+	}
+	return pair, err
+}
+
+// errReused marks a detected reuse inside Refresh; callers see
+// domain.ErrUnauthenticated.
+var errReused = errors.New("refresh token reused")
+
+func (uc *Refresh) execute(ctx context.Context, token string) (domain.TokenPair, error) {
 	c, err := uc.d.Verifier.RefreshToken(ctx, token)
 	if err != nil {
 		return domain.TokenPair{}, unauthenticated(err)
@@ -70,7 +90,7 @@ func (uc *Refresh) Execute(ctx context.Context, token string) (domain.TokenPair,
 	switch {
 	case errors.Is(err, domain.ErrRefreshTokenReused):
 		uc.d.Log.WarnContext(ctx, "refresh token reuse detected; family revoked", "family", family, "user", p.ID)
-		return domain.TokenPair{}, domain.ErrUnauthenticated
+		return domain.TokenPair{}, errReused
 	case domain.KindOf(err) == domain.KindUnauthenticated:
 		return domain.TokenPair{}, domain.ErrUnauthenticated
 	case err != nil:

@@ -12,3 +12,18 @@ type Clock interface {
 type IDGenerator interface {
 	NewID() string
 }
+
+// Metrics records business events for monitoring. Implementations must be
+// cheap and safe for concurrent use; they never fail.
+type Metrics interface {
+	// LoginOutcome counts one login attempt: "success", "failure" or
+	// "throttled".
+	LoginOutcome(outcome string)
+	// RefreshOutcome counts one refresh: "rotated", "reused" or
+	// "rejected".
+	RefreshOutcome(outcome string)
+	// CacheEntryCreated counts one entry created in an assignment.
+	CacheEntryCreated(assignment string)
+	// CacheRowsSwept counts rows the sweeper removed (expired or deleted).
+	CacheRowsSwept(store string, n int)
+}
