@@ -1,0 +1,264 @@
+// Package authfx is the fx module of authentication: local login, the
+// token guard, refresh and logout (SPEC.md 4.2, 4.5 and 5), registered
+// globally with ForRoot (options given directly) or ForRootAsync (options
+// built by an injected constructor).
+//
+// Every replaceable service of SPEC.md 4.5 is a port in the graph:
+// ports.UserLookup, ports.UserValidator, ports.PasswordValidator,
+// ports.PasswordHasher, ports.TokenIssuer, ports.TokenVerifier and
+// ports.TokenValidator. An integrator swaps one either through its field
+// in Options or with fx.Decorate on the port type; the others keep their
+// defaults.
+//
+// Requires: ports.UserRepository, ports.RefreshStore, ports.KeyStore,
+// ports.LoginThrottle (storefx provides them), ports.Clock,
+// ports.IDGenerator and *slog.Logger; ports.Metrics when present.
+// Provides: the ports above, *application.Login, *application.Authenticate,
+// *application.Refresh, *application.Logout, *application.UserAdmin and a
+// KeySet (JWKS, key rotation).
+package authfx
+
+import (
+	"context"
+	"fmt"
+	"log/slog"
+	"time"
+
+	"go.uber.org/fx"
+
+	"github.com/cachegate/cachegate/adapters/josejwt"
+	"github.com/cachegate/cachegate/adapters/passhash"
+	"github.com/cachegate/cachegate/application"
+	"github.com/cachegate/cachegate/ports"
+)
+
+// Options configure authentication. Zero values take the defaults of
+// CONTRACT.md section 4.
+type Options struct {
+	AccessTTL  time.Duration
+	RefreshTTL time.Duration
+	Issuer     string
+	Audience   string
+	// HS256Secret switches token signing from the stored EdDSA keys to
+	// HS256 with this secret (at least 32 bytes).
+	HS256Secret []byte
+	// PasswordAlgorithm is "bcrypt" (default) or "argon2id".
+	PasswordAlgorithm string
+	// BcryptCost is bcrypt's cost (default 10; tests use 4).
+	BcryptCost int
+	// Throttle bounds failed logins; the zero value means the defaults,
+	// DisableThrottle turns throttling off.
+	Throttle        application.ThrottleLimits
+	DisableThrottle bool
+
+	// Replaceable services (SPEC.md 4.5); nil keeps the default.
+	UserLookup        ports.UserLookup
+	UserValidator     ports.UserValidator
+	PasswordValidator ports.PasswordValidator
+	TokenIssuer       ports.TokenIssuer
+	TokenVerifier     ports.TokenVerifier
+	TokenValidator    ports.TokenValidator
+}
+
+// KeySet publishes and rotates the signing keys.
+type KeySet interface {
+	// JWKS returns the JSON Web Key Set of the keys that can verify
+	// tokens still in circulation.
+	JWKS(ctx context.Context) ([]byte, error)
+	// Rotate makes a new key current and returns its id.
+	Rotate(ctx context.Context) (string, error)
+	// PruneKeys deletes keys no token can still carry.
+	PruneKeys(ctx context.Context) (int, error)
+}
+
+// ForRoot registers authentication with options given directly.
+func ForRoot(o Options) fx.Option {
+	return module(fx.Supply(fx.Private, o))
+}
+
+// ForRootAsync registers authentication with options built by build,
+// whose parameter D fx injects.
+func ForRootAsync[D any](build func(D) (Options, error)) fx.Option {
+	return module(fx.Provide(fx.Private, build))
+}
+
+func module(options fx.Option) fx.Option {
+	return fx.Module("auth",
+		options,
+		fx.Provide(
+			newPasswords,
+			newTokens,
+			newUserLookup,
+			newUserValidator,
+			newLogin,
+			newAuthenticate,
+			newRefresh,
+			application.NewLogout,
+			newUserAdmin,
+		),
+	)
+}
+
+type passwords struct {
+	fx.Out
+	Hasher    ports.PasswordHasher
+	Validator ports.PasswordValidator
+}
+
+func newPasswords(o Options) (passwords, error) {
+	h, err := passhash.New(passhash.Options{Algorithm: passhash.Algorithm(o.PasswordAlgorithm), BcryptCost: o.BcryptCost})
+	if err != nil {
+		return passwords{}, fmt.Errorf("auth: passwords: %w", err)
+	}
+	out := passwords{Hasher: h, Validator: h}
+	if o.PasswordValidator != nil {
+		out.Validator = o.PasswordValidator
+	}
+	return out, nil
+}
+
+type tokens struct {
+	fx.Out
+	Issuer    ports.TokenIssuer
+	Verifier  ports.TokenVerifier
+	Validator ports.TokenValidator
+	Keys      KeySet
+}
+
+// keyPruneEvery is how often retired signing keys are pruned.
+const keyPruneEvery = time.Hour
+
+func newTokens(lc fx.Lifecycle, o Options, keys ports.KeyStore, clock ports.Clock, log *slog.Logger) (tokens, error) {
+	maxTTL := o.RefreshTTL
+	if maxTTL == 0 {
+		maxTTL = application.DefaultRefreshTTL
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	t, err := josejwt.New(ctx, josejwt.Options{Issuer: o.Issuer, Audience: o.Audience, MaxTokenTTL: maxTTL,
+		HS256Secret: o.HS256Secret, Keys: keys, Clock: clock, Logger: log})
+	if err != nil {
+		return tokens{}, fmt.Errorf("auth: tokens: %w", err)
+	}
+	out := tokens{Issuer: t.Issuer(), Verifier: t.Verifier(), Validator: o.TokenValidator, Keys: t}
+	if o.TokenIssuer != nil {
+		out.Issuer = o.TokenIssuer
+	}
+	if o.TokenVerifier != nil {
+		out.Verifier = o.TokenVerifier
+	}
+	if o.HS256Secret == nil {
+		stop := make(chan struct{})
+		done := make(chan struct{})
+		lc.Append(fx.Hook{
+			OnStart: func(context.Context) error {
+				go pruneKeys(t, log, stop, done)
+				return nil
+			},
+			OnStop: func(context.Context) error {
+				close(stop)
+				<-done
+				return nil
+			},
+		})
+	}
+	return out, nil
+}
+
+func pruneKeys(t *josejwt.Tokens, log *slog.Logger, stop, done chan struct{}) {
+	defer close(done)
+	tick := time.NewTicker(keyPruneEvery)
+	defer tick.Stop()
+	for {
+		select {
+		case <-stop:
+			return
+		case <-tick.C:
+			ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+			if _, err := t.PruneKeys(ctx); err != nil {
+				log.Warn("prune signing keys", "err", err)
+			}
+			cancel()
+		}
+	}
+}
+
+func newUserLookup(o Options, users ports.UserRepository) ports.UserLookup {
+	if o.UserLookup != nil {
+		return o.UserLookup
+	}
+	return application.RepoUserLookup{Users: users}
+}
+
+func newUserValidator(o Options, lookup ports.UserLookup, pv ports.PasswordValidator, h ports.PasswordHasher) (ports.UserValidator, error) {
+	if o.UserValidator != nil {
+		return o.UserValidator, nil
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	return application.NewCredentialValidator(ctx, lookup, pv, h)
+}
+
+type mintDeps struct {
+	fx.In
+	Options Options
+	Issuer  ports.TokenIssuer
+	Refresh ports.RefreshStore
+	Clock   ports.Clock
+	IDs     ports.IDGenerator
+	Log     *slog.Logger
+	Metrics ports.Metrics `optional:"true"`
+}
+
+func (d mintDeps) tokens() application.TokenDeps {
+	return application.TokenDeps{Issuer: d.Issuer, Refresh: d.Refresh, Clock: d.Clock, IDs: d.IDs,
+		AccessTTL: d.Options.AccessTTL, RefreshTTL: d.Options.RefreshTTL}
+}
+
+type loginDeps struct {
+	fx.In
+	mintDeps
+	Validator ports.UserValidator
+	Throttle  ports.LoginThrottle
+	Users     ports.UserRepository
+	Hasher    ports.PasswordHasher
+}
+
+func newLogin(d loginDeps) (*application.Login, error) {
+	limits := d.Options.Throttle
+	if limits == (application.ThrottleLimits{}) {
+		limits = application.DefaultThrottleLimits
+	}
+	var throttle ports.LoginThrottle = d.Throttle
+	if d.Options.DisableThrottle {
+		throttle = nil
+	}
+	return application.NewLogin(application.LoginDeps{Validator: d.Validator, Tokens: d.tokens(),
+		Throttle: throttle, Limits: limits, Users: d.Users, Hasher: d.Hasher, Log: d.Log, Metrics: d.Metrics})
+}
+
+type verifyDeps struct {
+	fx.In
+	Verifier  ports.TokenVerifier
+	Validator ports.TokenValidator `optional:"true"`
+	Lookup    ports.UserLookup
+}
+
+func newAuthenticate(d verifyDeps) (*application.Authenticate, error) {
+	return application.NewAuthenticate(d.Verifier, d.Validator, d.Lookup)
+}
+
+type refreshDeps struct {
+	fx.In
+	mintDeps
+	verifyDeps
+}
+
+func newRefresh(d refreshDeps) (*application.Refresh, error) {
+	return application.NewRefresh(application.RefreshDeps{Verifier: d.Verifier, Validator: d.Validator,
+		Lookup: d.Lookup, Tokens: d.tokens(), Log: d.Log, Metrics: d.Metrics})
+}
+
+func newUserAdmin(users ports.UserRepository, h ports.PasswordHasher, r ports.RefreshStore, c ports.Clock, ids ports.IDGenerator) (*application.UserAdmin, error) {
+	return application.NewUserAdmin(users, h, r, c, ids)
+}

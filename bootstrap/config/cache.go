@@ -1,0 +1,153 @@
+package config
+
+import (
+	"fmt"
+	"regexp"
+	"slices"
+	"strings"
+	"unicode"
+
+	"github.com/cachegate/cachegate/domain"
+)
+
+var (
+	// tablePattern is what a table name must match: a lower-case SQL
+	// identifier both SQLite and PostgreSQL accept unquoted (63 bytes at
+	// most, PostgreSQL's limit).
+	tablePattern = regexp.MustCompile(`^[a-z_][a-z0-9_]{0,62}$`)
+	// reservedTables are cachegate's own tables (bunstore's authentication
+	// tables and migration history); a cache table of the same name would
+	// collide with them.
+	reservedTables = map[string]bool{
+		"users": true, "refresh_tokens": true, "signing_keys": true, "login_failures": true,
+		"cachegate_migrations": true, "cachegate_migration_locks": true,
+	}
+	// assignmentPattern is what an assignment name, a URL path segment,
+	// must match.
+	assignmentPattern = regexp.MustCompile(`^[A-Za-z0-9_-]{1,64}$`)
+)
+
+// applyCache puts the file's cache maps into c. Absent maps keep their
+// defaults, except that entities without userCache and no assignments
+// leave no assignment (an error), rather than a default assignment to an
+// entity that does not exist.
+func applyCache(c *Config, fv file) []error {
+	var errs []error
+	if fv.entities != nil {
+		c.Cache.Entities = make(map[string]Entity, len(fv.entities))
+		for name, e := range fv.entities {
+			t := SnakeCase(name)
+			if e.table.set {
+				t = e.table.text
+			}
+			c.Cache.Entities[name] = Entity{Table: t}
+		}
+	}
+	if fv.assignments != nil {
+		c.Cache.Settings.Assignments = make(map[string]Assignment, len(fv.assignments))
+		for _, name := range sortedKeys(fv.assignments) {
+			a := fv.assignments[name]
+			out := Assignment{Policy: domain.PolicyOwner}
+			if a.entityKey.set {
+				out.EntityKey = a.entityKey.text
+			}
+			if a.policy.set {
+				if p, ok := domain.ParsePolicy(a.policy.text); ok {
+					out.Policy = p
+				} else {
+					errs = append(errs, fmt.Errorf("%s.%s.policy: %q must be owner, authenticated or public (config line %d)",
+						assignmentsKey, name, a.policy.text, a.policy.line))
+				}
+			}
+			c.Cache.Settings.Assignments[name] = out
+		}
+	} else if _, ok := c.Cache.Entities[DefaultEntityKey]; !ok {
+		c.Cache.Settings.Assignments = map[string]Assignment{}
+	}
+	return append(errs, c.checkCache()...)
+}
+
+// checkCache checks the cache maps: valid and distinct tables, valid
+// assignment names, each assignment's entity and policy, and at least one
+// assignment.
+func (c Config) checkCache() []error {
+	var errs []error
+	tables := map[string]string{}
+	for _, name := range sortedKeys(c.Cache.Entities) {
+		path := entitiesKey + "." + name
+		if strings.TrimSpace(name) == "" {
+			errs = append(errs, fmt.Errorf("%s: %q is not a valid entity key: it must not be blank", entitiesKey, name))
+		}
+		t := c.Cache.Entities[name].Table
+		switch other, dup := tables[t]; {
+		case !tablePattern.MatchString(t):
+			errs = append(errs, fmt.Errorf("%s.table: %q must match %s", path, t, tablePattern))
+		case reservedTables[t]:
+			errs = append(errs, fmt.Errorf("%s.table: %q is one of cachegate's own tables", path, t))
+		case dup:
+			errs = append(errs, fmt.Errorf("%s.table: %q is also the table of %s.%s", path, t, entitiesKey, other))
+		default:
+			tables[t] = name
+		}
+	}
+	if len(c.Cache.Settings.Assignments) == 0 {
+		errs = append(errs, fmt.Errorf("%s: at least one assignment is required", assignmentsKey))
+	}
+	for _, name := range sortedKeys(c.Cache.Settings.Assignments) {
+		a := c.Cache.Settings.Assignments[name]
+		path := assignmentsKey + "." + name
+		if !assignmentPattern.MatchString(name) {
+			errs = append(errs, fmt.Errorf("%s: %q is not a valid assignment name: it must match %s", assignmentsKey, name, assignmentPattern))
+		}
+		if _, ok := c.Cache.Entities[a.EntityKey]; !ok {
+			if a.EntityKey == "" {
+				errs = append(errs, fmt.Errorf("%s.entityKey: must name a key of %s", path, entitiesKey))
+			} else {
+				errs = append(errs, fmt.Errorf("%s.entityKey: %q is not a key of %s", path, a.EntityKey, entitiesKey))
+			}
+		}
+		if _, ok := domain.ParsePolicy(a.Policy.String()); !ok {
+			errs = append(errs, fmt.Errorf("%s.policy: must be owner, authenticated or public", path))
+		}
+	}
+	return errs
+}
+
+// SnakeCase returns the default table of an entity key: its snake_case
+// form, with dashes, dots and spaces as underscores (userCache → user_cache,
+// HTTPCache → http_cache, org-cache → org_cache).
+func SnakeCase(key string) string {
+	rs := []rune(key)
+	var b strings.Builder
+	under := func() {
+		if b.Len() > 0 && !strings.HasSuffix(b.String(), "_") {
+			b.WriteByte('_')
+		}
+	}
+	for i, r := range rs {
+		switch {
+		case unicode.IsUpper(r):
+			if i > 0 && (unicode.IsLower(rs[i-1]) || unicode.IsDigit(rs[i-1]) ||
+				unicode.IsUpper(rs[i-1]) && i+1 < len(rs) && unicode.IsLower(rs[i+1])) {
+				under()
+			}
+			b.WriteRune(unicode.ToLower(r))
+		case r == '-' || r == '.' || r == ' ':
+			under()
+		default:
+			b.WriteRune(r)
+		}
+	}
+	return b.String()
+}
+
+// sortedKeys returns m's keys in order, so problems are reported in a
+// stable order.
+func sortedKeys[V any](m map[string]V) []string {
+	ks := make([]string, 0, len(m))
+	for k := range m {
+		ks = append(ks, k)
+	}
+	slices.Sort(ks)
+	return ks
+}

@@ -1,0 +1,214 @@
+package config
+
+import (
+	"log/slog"
+	"time"
+
+	"github.com/cachegate/cachegate/domain"
+)
+
+// Config is the whole configuration of the binary. Load returns it fully
+// defaulted and validated; Default returns the defaults alone.
+type Config struct {
+	// Addr is the HTTP listen address (host:port).
+	Addr string
+	// Database is the database URL: "sqlite:PATH", "sqlite::memory:",
+	// "postgres://…" or "postgresql://…", as bunstore.Open takes it. It
+	// may hold a password: log RedactedDatabase instead.
+	Database string
+	// MetricsAddr is a separate listen address for GET /metrics; empty
+	// serves /metrics, guarded, on Addr.
+	MetricsAddr string
+	// AccessTokenTTL is the lifetime of access tokens.
+	AccessTokenTTL time.Duration
+	// RefreshTokenTTL is the lifetime of refresh tokens.
+	RefreshTokenTTL time.Duration
+	// ShutdownTimeout bounds how long in-flight requests may finish after
+	// SIGTERM/SIGINT.
+	ShutdownTimeout time.Duration
+	// ConfigFile is the YAML file that was loaded; empty when none.
+	ConfigFile string
+
+	Cache  Cache
+	Auth   Auth
+	Limits Limits
+	Log    Log
+	Sweep  Sweep
+}
+
+// Cache is the cache part of CONTRACT.md section 1 (SPEC.md 2.2).
+type Cache struct {
+	// Entities maps an entity key to its storage; each entity is its own
+	// table.
+	Entities map[string]Entity
+	Settings CacheSettings
+}
+
+// Entity is one cache store.
+type Entity struct {
+	// Table is the entity's table; it defaults to the snake_case form of
+	// the entity key (userCache → user_cache) and matches
+	// ^[a-z_][a-z0-9_]{0,62}$.
+	Table string
+}
+
+// CacheSettings holds the assignments and the default expiration.
+type CacheSettings struct {
+	// ExpiresIn is the expiration of entries created with expiresIn null;
+	// nil means such entries never expire.
+	ExpiresIn *time.Duration
+	// Assignments maps an assignment name, the route segment of
+	// /cache/<name>, to its entity and access policy. Names match
+	// ^[A-Za-z0-9_-]{1,64}$.
+	Assignments map[string]Assignment
+}
+
+// Assignment routes /cache/<name> to an entity under an access policy.
+type Assignment struct {
+	// EntityKey is a key of Cache.Entities.
+	EntityKey string
+	// Policy defaults to domain.PolicyOwner.
+	Policy domain.Policy
+}
+
+// PasswordAlgorithm names the hash new passwords get.
+type PasswordAlgorithm string
+
+// The password algorithms.
+const (
+	Bcrypt   PasswordAlgorithm = "bcrypt"
+	Argon2id PasswordAlgorithm = "argon2id"
+)
+
+// TokenLocation is where in a request a token is read from.
+type TokenLocation string
+
+// The token locations.
+const (
+	InBody   TokenLocation = "body"
+	InHeader TokenLocation = "header"
+	InCookie TokenLocation = "cookie"
+	InQuery  TokenLocation = "query"
+)
+
+// TokenSource names where the refresh token is read from: a JSON body
+// field, a header, a cookie or a query parameter. It is written "IN:NAME",
+// for example "body:refreshToken" (the default) or "header:X-Refresh-Token".
+type TokenSource struct {
+	In   TokenLocation
+	Name string
+}
+
+// String returns the "IN:NAME" form.
+func (s TokenSource) String() string { return string(s.In) + ":" + s.Name }
+
+// Auth configures login, tokens and guards.
+type Auth struct {
+	// EnableGuards guards every non-public route with the access-token
+	// guard (SPEC.md settings.enableGuards).
+	EnableGuards bool
+	// Issuer and Audience are the iss and aud claims issued and required.
+	Issuer   string
+	Audience string
+	// HS256Secret, when set, is an HMAC key of at least 32 bytes kept for
+	// compatibility; EdDSA keys stored in the database are used otherwise.
+	HS256Secret Secret
+	// HS256SecretFile is the file HS256Secret was read from (trailing
+	// newlines removed); empty when the secret came from elsewhere.
+	HS256SecretFile string
+	// UsernameField and PasswordField name the login body's fields.
+	UsernameField string
+	PasswordField string
+	// RefreshFrom is where POST /auth/refresh reads the refresh token.
+	RefreshFrom TokenSource
+	// PasswordAlgorithm is the hash of new and upgraded passwords.
+	PasswordAlgorithm PasswordAlgorithm
+	// BcryptCost is bcrypt's cost (4..31).
+	BcryptCost int
+	// RefreshReuseGrace lets a just-used refresh token be presented again
+	// within this window without revoking its family (for clients that
+	// retry); 0 turns it off.
+	RefreshReuseGrace time.Duration
+	Throttle          Throttle
+}
+
+// Throttle bounds failed logins within a sliding window. A limit of 0
+// disables that counter.
+type Throttle struct {
+	UsernameLimit int
+	AddressLimit  int
+	Window        time.Duration
+}
+
+// Limits bounds request and answer sizes.
+type Limits struct {
+	// BodyBytes bounds a request body (413 beyond it).
+	BodyBytes int64
+	// DataBytes bounds an entry's data, as JSON text; at most BodyBytes.
+	DataBytes int64
+	// ListMax is the largest accepted limit= of a list; ListDefault the
+	// limit when none is given (at most ListMax).
+	ListMax     int
+	ListDefault int
+}
+
+// LogFormat is the log encoding.
+type LogFormat string
+
+// The log formats.
+const (
+	LogText LogFormat = "text"
+	LogJSON LogFormat = "json"
+)
+
+// Log configures the slog handler of the binary.
+type Log struct {
+	Format LogFormat
+	// Level is one of slog.LevelDebug, LevelInfo, LevelWarn, LevelError.
+	Level slog.Level
+}
+
+// Sweep configures the background removal of expired entries.
+type Sweep struct {
+	Interval time.Duration
+	// Batch is how many expired entries one sweep statement removes.
+	Batch int
+}
+
+// DefaultEntityKey and DefaultAssignment make up the cache configuration
+// used when the YAML file names neither entities nor assignments.
+const (
+	DefaultEntityKey  = "userCache"
+	DefaultAssignment = "user"
+)
+
+// Default returns the configuration with every setting at its default.
+func Default() Config {
+	return Config{
+		Addr:            "127.0.0.1:8080",
+		Database:        "sqlite:cachegate.db",
+		AccessTokenTTL:  15 * time.Minute,
+		RefreshTokenTTL: 30 * domain.Day,
+		ShutdownTimeout: 15 * time.Second,
+		Cache: Cache{
+			Entities: map[string]Entity{DefaultEntityKey: {Table: "user_cache"}},
+			Settings: CacheSettings{Assignments: map[string]Assignment{
+				DefaultAssignment: {EntityKey: DefaultEntityKey, Policy: domain.PolicyOwner},
+			}},
+		},
+		Auth: Auth{
+			EnableGuards:      true,
+			Issuer:            "cachegate",
+			Audience:          "cachegate",
+			UsernameField:     "username",
+			PasswordField:     "password",
+			RefreshFrom:       TokenSource{In: InBody, Name: "refreshToken"},
+			PasswordAlgorithm: Bcrypt,
+			BcryptCost:        10,
+			Throttle:          Throttle{UsernameLimit: 10, AddressLimit: 100, Window: 15 * time.Minute},
+		},
+		Limits: Limits{BodyBytes: 1 << 20, DataBytes: 256 << 10, ListMax: 1000, ListDefault: 100},
+		Log:    Log{Format: LogText, Level: slog.LevelInfo},
+		Sweep:  Sweep{Interval: time.Minute, Batch: 1000},
+	}
+}

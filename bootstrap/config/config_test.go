@@ -1,0 +1,359 @@
+package config_test
+
+import (
+	"log/slog"
+	"reflect"
+	"testing"
+	"time"
+
+	"github.com/cachegate/cachegate/bootstrap/config"
+	"github.com/cachegate/cachegate/domain"
+)
+
+func TestDefaults(t *testing.T) {
+	t.Parallel()
+	c := mustLoad(t, input{})
+	if !reflect.DeepEqual(c, config.Default()) {
+		t.Fatalf("Load without input = %+v, want Default() %+v", c, config.Default())
+	}
+	checks := []struct {
+		name      string
+		got, want any
+	}{
+		{"addr", c.Addr, "127.0.0.1:8080"},
+		{"database", c.Database, "sqlite:cachegate.db"},
+		{"metricsAddr", c.MetricsAddr, ""},
+		{"accessTokenTTL", c.AccessTokenTTL, 15 * time.Minute},
+		{"refreshTokenTTL", c.RefreshTokenTTL, 30 * 24 * time.Hour},
+		{"shutdownTimeout", c.ShutdownTimeout, 15 * time.Second},
+		{"entities", c.Cache.Entities, map[string]config.Entity{"userCache": {Table: "user_cache"}}},
+		{"assignments", c.Cache.Settings.Assignments, map[string]config.Assignment{
+			"user": {EntityKey: "userCache", Policy: domain.PolicyOwner}}},
+		{"expiresIn", c.Cache.Settings.ExpiresIn, (*time.Duration)(nil)},
+		{"enableGuards", c.Auth.EnableGuards, true},
+		{"issuer", c.Auth.Issuer, "cachegate"},
+		{"audience", c.Auth.Audience, "cachegate"},
+		{"hs256Secret", c.Auth.HS256Secret.IsSet(), false},
+		{"usernameField", c.Auth.UsernameField, "username"},
+		{"passwordField", c.Auth.PasswordField, "password"},
+		{"refreshFrom", c.Auth.RefreshFrom, config.TokenSource{In: config.InBody, Name: "refreshToken"}},
+		{"passwordAlgorithm", c.Auth.PasswordAlgorithm, config.Bcrypt},
+		{"bcryptCost", c.Auth.BcryptCost, 10},
+		{"refreshReuseGrace", c.Auth.RefreshReuseGrace, time.Duration(0)},
+		{"throttle", c.Auth.Throttle, config.Throttle{UsernameLimit: 10, AddressLimit: 100, Window: 15 * time.Minute}},
+		{"limits", c.Limits, config.Limits{BodyBytes: 1 << 20, DataBytes: 256 << 10, ListMax: 1000, ListDefault: 100}},
+		{"log", c.Log, config.Log{Format: config.LogText, Level: slog.LevelInfo}},
+		{"sweep", c.Sweep, config.Sweep{Interval: time.Minute, Batch: 1000}},
+	}
+	for _, ch := range checks {
+		if !reflect.DeepEqual(ch.got, ch.want) {
+			t.Errorf("%s = %v, want %v", ch.name, ch.got, ch.want)
+		}
+	}
+	if d, dsn := c.DatabaseDSN(); d != config.SQLite || dsn != "cachegate.db" {
+		t.Errorf("DatabaseDSN() = %q, %q, want sqlite, cachegate.db", d, dsn)
+	}
+	if err := config.Default().Validate(); err != nil {
+		t.Errorf("Default().Validate() = %v", err)
+	}
+}
+
+func TestPrecedence(t *testing.T) {
+	t.Parallel()
+	type layer struct{ flag, env, yaml string }
+	settings := []struct {
+		name   string
+		flag   string // flag name; the env var and YAML key follow
+		env    string
+		yamlAt func(v string) string
+		values layer
+		get    func(config.Config) any
+		def    any
+	}{
+		{name: "addr", flag: "addr", env: "CACHEGATE_ADDR",
+			yamlAt: func(v string) string { return "addr: " + v },
+			values: layer{":9001", ":9002", ":9003"},
+			get:    func(c config.Config) any { return c.Addr }, def: "127.0.0.1:8080"},
+		{name: "access token lifetime", flag: "access-token-ttl", env: "CACHEGATE_ACCESS_TOKEN_TTL",
+			yamlAt: func(v string) string { return "accessTokenTTL: " + v },
+			values: layer{"1m", "2h", "3d"},
+			get:    func(c config.Config) any { return c.AccessTokenTTL }, def: 15 * time.Minute},
+		{name: "bcrypt cost", flag: "bcrypt-cost", env: "CACHEGATE_BCRYPT_COST",
+			yamlAt: func(v string) string { return "auth:\n  bcryptCost: " + v },
+			values: layer{"11", "12", "13"},
+			get:    func(c config.Config) any { return c.Auth.BcryptCost }, def: 10},
+		{name: "guards", flag: "enable-guards", env: "CACHEGATE_ENABLE_GUARDS",
+			yamlAt: func(v string) string { return "auth:\n  enableGuards: " + v },
+			values: layer{"false", "true", "false"},
+			get:    func(c config.Config) any { return c.Auth.EnableGuards }, def: true},
+		{name: "log level", flag: "log-level", env: "CACHEGATE_LOG_LEVEL",
+			yamlAt: func(v string) string { return "log:\n  level: " + v },
+			values: layer{"debug", "warn", "error"},
+			get:    func(c config.Config) any { return c.Log.Level.String() }, def: "INFO"},
+		{name: "default expiration", flag: "cache-expires-in", env: "CACHEGATE_CACHE_EXPIRES_IN",
+			yamlAt: func(v string) string { return "cache:\n  settings:\n    expiresIn: " + v },
+			values: layer{"1h", "2d", "3w"},
+			get: func(c config.Config) any {
+				if c.Cache.Settings.ExpiresIn == nil {
+					return "none"
+				}
+				return c.Cache.Settings.ExpiresIn.String()
+			}, def: "none"},
+	}
+	for _, s := range settings {
+		t.Run(s.name, func(t *testing.T) {
+			t.Parallel()
+			in := func(flag, env, yaml bool) input {
+				var i input
+				if flag {
+					i.args = []string{"--" + s.flag + "=" + s.values.flag}
+				}
+				if env {
+					i.env = map[string]string{s.env: s.values.env}
+				}
+				if yaml {
+					i.yaml = s.yamlAt(s.values.yaml) + "\n"
+				}
+				return i
+			}
+			fromFlag := s.get(mustLoad(t, in(true, false, false)))
+			fromEnv := s.get(mustLoad(t, in(false, true, false)))
+			fromYAML := s.get(mustLoad(t, in(false, false, true)))
+			// Each layer must differ from the one below it, or a case
+			// below could pass with the wrong layer winning.
+			if fromYAML == s.def || fromEnv == fromYAML || fromFlag == fromEnv {
+				t.Fatalf("layers do not differ: default %v, yaml %v, env %v, flag %v", s.def, fromYAML, fromEnv, fromFlag)
+			}
+			cases := []struct {
+				name            string
+				flag, env, yaml bool
+				want            any
+			}{
+				{"the default applies when no layer sets it", false, false, false, s.def},
+				{"YAML beats the default", false, false, true, fromYAML},
+				{"env beats YAML", false, true, true, fromEnv},
+				{"a flag beats env and YAML", true, true, true, fromFlag},
+				{"a flag beats env", true, true, false, fromFlag},
+			}
+			for _, c := range cases {
+				if got := s.get(mustLoad(t, in(c.flag, c.env, c.yaml))); got != c.want {
+					t.Errorf("%s: got %v, want %v", c.name, got, c.want)
+				}
+			}
+		})
+	}
+}
+
+func TestAnEmptyEnvironmentVariableCountsAsUnset(t *testing.T) {
+	t.Parallel()
+	c := mustLoad(t, input{env: map[string]string{"CACHEGATE_ADDR": ""}, yaml: "addr: :7000\n"})
+	if c.Addr != ":7000" {
+		t.Fatalf("addr = %q, want the YAML value :7000", c.Addr)
+	}
+}
+
+func TestTheConfigFlagBeatsTheConfigEnvironmentVariable(t *testing.T) {
+	t.Parallel()
+	byFlag := writeFile(t, "flag.yaml", "addr: :7001\n")
+	byEnv := writeFile(t, "env.yaml", "addr: :7002\n")
+	c := mustLoad(t, input{args: []string{"--config", byFlag}, env: map[string]string{"CACHEGATE_CONFIG": byEnv}})
+	if c.Addr != ":7001" || c.ConfigFile != byFlag {
+		t.Fatalf("addr %q from %q, want :7001 from %q", c.Addr, c.ConfigFile, byFlag)
+	}
+}
+
+func TestContractExampleParses(t *testing.T) {
+	t.Parallel()
+	const example = `addr: 127.0.0.1:8080
+database: sqlite:cachegate.db
+cache:
+  entities:                 # entity key -> its table (table optional)
+    userCache: {table: user_cache}
+    orgCache: {}
+  settings:
+    expiresIn: null         # default expiration for entries created without one
+    assignments:            # route /cache/<name> -> entity, access policy
+      user: {entityKey: userCache, policy: owner}
+      org:  {entityKey: orgCache, policy: authenticated}
+auth:                       # names of the auth keys are the project's to choose
+  enableGuards: true
+`
+	c := mustLoad(t, input{yaml: example})
+	want := config.Default()
+	want.ConfigFile = c.ConfigFile
+	want.Cache = config.Cache{
+		Entities: map[string]config.Entity{
+			"userCache": {Table: "user_cache"},
+			"orgCache":  {Table: "org_cache"},
+		},
+		Settings: config.CacheSettings{Assignments: map[string]config.Assignment{
+			"user": {EntityKey: "userCache", Policy: domain.PolicyOwner},
+			"org":  {EntityKey: "orgCache", Policy: domain.PolicyAuthenticated},
+		}},
+	}
+	if !reflect.DeepEqual(c, want) {
+		t.Fatalf("got  %+v\nwant %+v", c, want)
+	}
+}
+
+func TestFullFileParses(t *testing.T) {
+	t.Parallel()
+	secretFile := writeFile(t, "hs256", "0123456789abcdef0123456789abcdef\n")
+	c := mustLoad(t, input{yaml: `
+addr: 0.0.0.0:80
+database: postgres://app:pw@db:5432/cache?sslmode=disable
+metricsAddr: 127.0.0.1:9090
+accessTokenTTL: 5m
+refreshTokenTTL: 1w
+shutdownTimeout: 30s
+cache:
+  entities:
+    orgCache:
+  settings:
+    expiresIn: 1h30m
+    assignments:
+      org: {entityKey: orgCache}
+auth:
+  enableGuards: false
+  issuer: https://auth.example
+  audience: api
+  hs256SecretFile: ` + secretFile + `
+  usernameField: email
+  passwordField: pass
+  refreshFrom: cookie:refresh
+  passwordAlgorithm: argon2id
+  bcryptCost: 12
+  refreshReuseGrace: 10s
+  throttle: {usernameLimit: 5, addressLimit: 0, window: 1h}
+limits: {bodyBytes: 2MiB, dataBytes: 1048576, listMax: 500, listDefault: 50}
+log: {format: json, level: debug}
+sweep: {interval: 30s, batch: 200}
+`})
+	hour30 := 90 * time.Minute
+	want := config.Config{
+		Addr: "0.0.0.0:80", Database: "postgres://app:pw@db:5432/cache?sslmode=disable",
+		MetricsAddr: "127.0.0.1:9090", AccessTokenTTL: 5 * time.Minute, RefreshTokenTTL: 7 * 24 * time.Hour,
+		ShutdownTimeout: 30 * time.Second, ConfigFile: c.ConfigFile,
+		Cache: config.Cache{
+			Entities: map[string]config.Entity{"orgCache": {Table: "org_cache"}},
+			Settings: config.CacheSettings{ExpiresIn: &hour30, Assignments: map[string]config.Assignment{
+				"org": {EntityKey: "orgCache", Policy: domain.PolicyOwner}}},
+		},
+		Auth: config.Auth{
+			Issuer: "https://auth.example", Audience: "api",
+			HS256Secret:     config.NewSecret("0123456789abcdef0123456789abcdef"),
+			HS256SecretFile: secretFile, UsernameField: "email", PasswordField: "pass",
+			RefreshFrom:       config.TokenSource{In: config.InCookie, Name: "refresh"},
+			PasswordAlgorithm: config.Argon2id, BcryptCost: 12, RefreshReuseGrace: 10 * time.Second,
+			Throttle: config.Throttle{UsernameLimit: 5, AddressLimit: 0, Window: time.Hour},
+		},
+		Limits: config.Limits{BodyBytes: 2 << 20, DataBytes: 1 << 20, ListMax: 500, ListDefault: 50},
+		Log:    config.Log{Format: config.LogJSON, Level: slog.LevelDebug},
+		Sweep:  config.Sweep{Interval: 30 * time.Second, Batch: 200},
+	}
+	if !reflect.DeepEqual(c, want) {
+		t.Fatalf("got  %+v\nwant %+v", c, want)
+	}
+	if c.Auth.HS256Secret.Reveal() != "0123456789abcdef0123456789abcdef" {
+		t.Fatal("the secret file's trailing newline was kept or the secret lost")
+	}
+	if d, dsn := c.DatabaseDSN(); d != config.Postgres || dsn != c.Database {
+		t.Errorf("DatabaseDSN() = %q, <dsn>; want postgres and the URL", d)
+	}
+}
+
+func TestCacheDefaults(t *testing.T) {
+	t.Parallel()
+	cases := []struct {
+		name        string
+		yaml        string
+		entities    map[string]config.Entity
+		assignments map[string]config.Assignment
+	}{
+		{"a cache section with only expiresIn keeps the default assignment",
+			"cache:\n  settings:\n    expiresIn: 2h\n",
+			map[string]config.Entity{"userCache": {Table: "user_cache"}},
+			map[string]config.Assignment{"user": {EntityKey: "userCache", Policy: domain.PolicyOwner}}},
+		{"assignments alone may use the default entity",
+			"cache:\n  settings:\n    assignments:\n      me: {entityKey: userCache, policy: public}\n",
+			map[string]config.Entity{"userCache": {Table: "user_cache"}},
+			map[string]config.Assignment{"me": {EntityKey: "userCache", Policy: domain.PolicyPublic}}},
+		{"entities alone keep the default assignment when they define userCache",
+			"cache:\n  entities:\n    userCache: {table: my_cache}\n",
+			map[string]config.Entity{"userCache": {Table: "my_cache"}},
+			map[string]config.Assignment{"user": {EntityKey: "userCache", Policy: domain.PolicyOwner}}},
+		{"a table defaults to the snake case of its key",
+			"cache:\n  entities:\n    HTTPSessionCache2:\n  settings:\n    assignments:\n      s: {entityKey: HTTPSessionCache2}\n",
+			map[string]config.Entity{"HTTPSessionCache2": {Table: "http_session_cache2"}},
+			map[string]config.Assignment{"s": {EntityKey: "HTTPSessionCache2", Policy: domain.PolicyOwner}}},
+		{"two assignments may share an entity",
+			"cache:\n  settings:\n    assignments:\n      mine: {entityKey: userCache}\n      all: {entityKey: userCache, policy: authenticated}\n",
+			map[string]config.Entity{"userCache": {Table: "user_cache"}},
+			map[string]config.Assignment{
+				"mine": {EntityKey: "userCache", Policy: domain.PolicyOwner},
+				"all":  {EntityKey: "userCache", Policy: domain.PolicyAuthenticated}}},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			t.Parallel()
+			c := mustLoad(t, input{yaml: tc.yaml})
+			if !reflect.DeepEqual(c.Cache.Entities, tc.entities) {
+				t.Errorf("entities = %v, want %v", c.Cache.Entities, tc.entities)
+			}
+			if !reflect.DeepEqual(c.Cache.Settings.Assignments, tc.assignments) {
+				t.Errorf("assignments = %v, want %v", c.Cache.Settings.Assignments, tc.assignments)
+			}
+		})
+	}
+}
+
+func TestDurations(t *testing.T) {
+	t.Parallel()
+	cases := []struct {
+		text string
+		want time.Duration // 0: rejected
+	}{
+		{"30d", 30 * 24 * time.Hour},
+		{"1h30m", 90 * time.Minute},
+		{"15m", 15 * time.Minute},
+		{"2 days", 48 * time.Hour},
+		{"1h0m0s", time.Hour},
+		{"250us", 250 * time.Microsecond},
+		{"10", 0},
+		{"0", 0},
+		{"-1h", 0},
+		{"soon", 0},
+		{"", 0},
+	}
+	for _, tc := range cases {
+		t.Run(tc.text, func(t *testing.T) {
+			t.Parallel()
+			c, err := load(t, input{args: []string{"--refresh-token-ttl=" + tc.text}})
+			switch {
+			case tc.want == 0 && err == nil:
+				t.Fatalf("%q accepted as %v", tc.text, c.RefreshTokenTTL)
+			case tc.want == 0:
+				want := `refresh-token-ttl: "` + tc.text + `" must be a duration such as 15m or 30d`
+				if got := lines(err); len(got) != 1 || got[0] != want {
+					t.Fatalf("error %q, want %q", got, want)
+				}
+			case err != nil:
+				t.Fatalf("%q rejected: %v", tc.text, err)
+			case c.RefreshTokenTTL != tc.want:
+				t.Fatalf("%q = %v, want %v", tc.text, c.RefreshTokenTTL, tc.want)
+			}
+		})
+	}
+}
+
+func TestRefreshReuseGraceAcceptsZero(t *testing.T) {
+	t.Parallel()
+	c := mustLoad(t, input{args: []string{"--refresh-reuse-grace", "5s"}, env: map[string]string{"CACHEGATE_REFRESH_REUSE_GRACE": "0"}})
+	if c.Auth.RefreshReuseGrace != 5*time.Second {
+		t.Fatalf("grace = %v, want 5s", c.Auth.RefreshReuseGrace)
+	}
+	c = mustLoad(t, input{env: map[string]string{"CACHEGATE_REFRESH_REUSE_GRACE": "0"}})
+	if c.Auth.RefreshReuseGrace != 0 {
+		t.Fatalf("grace = %v, want 0", c.Auth.RefreshReuseGrace)
+	}
+}

@@ -1,0 +1,84 @@
+package config
+
+import (
+	"errors"
+	"net/url"
+	"strings"
+)
+
+// Dialect is the database family of a database URL.
+type Dialect string
+
+// The dialects.
+const (
+	SQLite   Dialect = "sqlite"
+	Postgres Dialect = "postgres"
+)
+
+// sqlitePrefix starts a SQLite database URL.
+const sqlitePrefix = "sqlite:"
+
+// DatabaseDSN splits c.Database into its dialect and the driver's data
+// source name: for SQLite the file path (or ":memory:"), for PostgreSQL the
+// URL unchanged. The DSN may hold a password; never log it. (bunstore.Open
+// takes c.Database itself.)
+func (c Config) DatabaseDSN() (Dialect, string) {
+	d, dsn, _ := parseDatabase(c.Database)
+	return d, dsn
+}
+
+// RedactedDatabase returns c.Database with any password replaced by
+// "REDACTED", fit for logs.
+func (c Config) RedactedDatabase() string { return RedactDatabaseURL(c.Database) }
+
+// RedactDatabaseURL returns raw with the password of its user info and any
+// password or sslpassword query parameter replaced by "REDACTED". A URL
+// that does not parse is reduced to its scheme, since it cannot be told
+// where a password would sit.
+func RedactDatabaseURL(raw string) string {
+	if strings.HasPrefix(raw, sqlitePrefix) {
+		return raw
+	}
+	u, err := url.Parse(raw)
+	if err != nil {
+		if i := strings.Index(raw, "://"); i > 0 && !strings.ContainsAny(raw[:i], "@:/") {
+			return raw[:i] + "://" + redacted
+		}
+		return redacted
+	}
+	if _, has := u.User.Password(); has {
+		u.User = url.UserPassword(u.User.Username(), redacted)
+	}
+	if q := u.Query(); q.Has("password") || q.Has("sslpassword") {
+		for _, k := range []string{"password", "sslpassword"} {
+			if q.Has(k) {
+				q.Set(k, redacted)
+			}
+		}
+		u.RawQuery = q.Encode()
+	}
+	return u.String()
+}
+
+// errDatabaseScheme is the problem of a URL of no supported dialect.
+var errDatabaseScheme = errors.New(`must be "sqlite:PATH", "sqlite::memory:", "postgres://…" or "postgresql://…"`)
+
+// parseDatabase checks a database URL. A SQLite URL is "sqlite:" followed
+// by a path, taken verbatim (as bunstore.Open takes it). Errors never quote
+// the URL, which may hold a password.
+func parseDatabase(raw string) (Dialect, string, error) {
+	switch {
+	case strings.HasPrefix(raw, sqlitePrefix):
+		path := strings.TrimPrefix(raw, sqlitePrefix)
+		if path == "" {
+			return "", "", errors.New("must name a file after sqlite:, or :memory:")
+		}
+		return SQLite, path, nil
+	case strings.HasPrefix(raw, "postgres://"), strings.HasPrefix(raw, "postgresql://"):
+		if _, err := url.Parse(raw); err != nil {
+			return "", "", errors.New("is not a valid PostgreSQL URL")
+		}
+		return Postgres, raw, nil
+	}
+	return "", "", errDatabaseScheme
+}

@@ -1,0 +1,68 @@
+package config
+
+import "flag"
+
+// Flags is the handle Register returns: the flag values Load reads back.
+type Flags struct {
+	values map[string]*flagValue
+}
+
+// flagValue keeps a flag's text; Load parses it, so every problem is
+// reported together and in the same words as for the environment and YAML.
+type flagValue struct {
+	text   string
+	isBool bool
+}
+
+// String returns the flag's text.
+func (v *flagValue) String() string {
+	if v == nil {
+		return ""
+	}
+	return v.text
+}
+
+// Set records the flag's text.
+func (v *flagValue) Set(s string) error { v.text = s; return nil }
+
+// IsBoolFlag lets a boolean flag be given bare (--enable-guards).
+func (v *flagValue) IsBoolFlag() bool { return v.isBool }
+
+// Register defines every setting's flag, and --config, on fs. The usage
+// text names each flag's environment variable and YAML key. Call it once
+// per flag set, before fs.Parse.
+func Register(fs *flag.FlagSet) *Flags {
+	f := &Flags{values: map[string]*flagValue{}}
+	define := func(name, def, usage string, isBool bool) {
+		v := &flagValue{text: def, isBool: isBool}
+		f.values[name] = v
+		fs.Var(v, name, usage)
+	}
+	define(configFlag, "", "YAML configuration `file` (env "+envName(configFlag)+")", false)
+	for _, s := range settings() {
+		if s.noFlag {
+			continue
+		}
+		arg := ""
+		if s.arg != "" {
+			arg = "`" + s.arg + "`; "
+		}
+		define(s.flag, s.def, s.usage+" ("+arg+"env "+s.env()+", YAML "+s.key+")", s.isBool)
+	}
+	return f
+}
+
+// set returns the text of every flag of f that was given on fs's command
+// line, by name.
+func (f *Flags) set(fs *flag.FlagSet) map[string]string {
+	out := map[string]string{}
+	if f == nil || fs == nil {
+		return out
+	}
+	fs.Visit(func(fl *flag.Flag) {
+		if v, ok := f.values[fl.Name]; ok && fl.Value == v {
+			out[fl.Name] = v.text
+		}
+	})
+	return out
+}

@@ -1,0 +1,102 @@
+package config
+
+import (
+	"encoding/json"
+	"fmt"
+	"log/slog"
+	"strings"
+)
+
+// LogValue implements slog.LogValuer: the whole configuration as a group,
+// with the database password and the HS256 secret redacted, so it can be
+// logged at start-up.
+func (c Config) LogValue() slog.Value {
+	str := slog.String
+	expires := "none"
+	if p := c.Cache.Settings.ExpiresIn; p != nil {
+		expires = durationText(*p)
+	}
+	secret := "unset"
+	if c.Auth.HS256Secret.IsSet() {
+		secret = redacted
+	}
+	return slog.GroupValue(
+		str("addr", c.Addr),
+		str("database", c.RedactedDatabase()),
+		str("metricsAddr", c.MetricsAddr),
+		str("accessTokenTTL", durationText(c.AccessTokenTTL)),
+		str("refreshTokenTTL", durationText(c.RefreshTokenTTL)),
+		str("shutdownTimeout", durationText(c.ShutdownTimeout)),
+		str("configFile", c.ConfigFile),
+		slog.Group("cache",
+			str("entities", c.entitiesText()),
+			str("assignments", c.assignmentsText()),
+			str("expiresIn", expires)),
+		slog.Group("auth",
+			slog.Bool("enableGuards", c.Auth.EnableGuards),
+			str("issuer", c.Auth.Issuer),
+			str("audience", c.Auth.Audience),
+			str("hs256Secret", secret),
+			str("hs256SecretFile", c.Auth.HS256SecretFile),
+			str("usernameField", c.Auth.UsernameField),
+			str("passwordField", c.Auth.PasswordField),
+			str("refreshFrom", c.Auth.RefreshFrom.String()),
+			str("passwordAlgorithm", string(c.Auth.PasswordAlgorithm)),
+			slog.Int("bcryptCost", c.Auth.BcryptCost),
+			str("refreshReuseGrace", durationText(c.Auth.RefreshReuseGrace)),
+			slog.Group("throttle",
+				slog.Int("usernameLimit", c.Auth.Throttle.UsernameLimit),
+				slog.Int("addressLimit", c.Auth.Throttle.AddressLimit),
+				str("window", durationText(c.Auth.Throttle.Window)))),
+		slog.Group("limits",
+			slog.Int64("bodyBytes", c.Limits.BodyBytes),
+			slog.Int64("dataBytes", c.Limits.DataBytes),
+			slog.Int("listMax", c.Limits.ListMax),
+			slog.Int("listDefault", c.Limits.ListDefault)),
+		slog.Group("log",
+			str("format", string(c.Log.Format)),
+			str("level", c.Log.Level.String())),
+		slog.Group("sweep",
+			str("interval", durationText(c.Sweep.Interval)),
+			slog.Int("batch", c.Sweep.Batch)),
+	)
+}
+
+// entitiesText lists the entities as "key=table", sorted.
+func (c Config) entitiesText() string {
+	var parts []string
+	for _, k := range sortedKeys(c.Cache.Entities) {
+		parts = append(parts, k+"="+c.Cache.Entities[k].Table)
+	}
+	return strings.Join(parts, " ")
+}
+
+// assignmentsText lists the assignments as "name=entityKey/policy", sorted.
+func (c Config) assignmentsText() string {
+	var parts []string
+	for _, k := range sortedKeys(c.Cache.Settings.Assignments) {
+		a := c.Cache.Settings.Assignments[k]
+		parts = append(parts, k+"="+a.EntityKey+"/"+a.Policy.String())
+	}
+	return strings.Join(parts, " ")
+}
+
+// plain is Config without its methods, so Format can print the fields.
+type plain Config
+
+// Format prints c as fmt would, with any verb, but with the database
+// password redacted (the HS256 secret redacts itself), so %v, %+v and %#v
+// of a Config are safe to log.
+func (c Config) Format(f fmt.State, verb rune) {
+	p := plain(c)
+	p.Database = c.RedactedDatabase()
+	_, _ = fmt.Fprintf(f, fmt.FormatString(f, verb), p)
+}
+
+// MarshalJSON encodes c with the database password redacted (the HS256
+// secret redacts itself).
+func (c Config) MarshalJSON() ([]byte, error) {
+	p := plain(c)
+	p.Database = c.RedactedDatabase()
+	return json.Marshal(p)
+}

@@ -1,0 +1,139 @@
+package config_test
+
+import (
+	"bytes"
+	"flag"
+	"strings"
+	"testing"
+
+	"github.com/cachegate/cachegate/bootstrap/config"
+)
+
+func TestSnakeCase(t *testing.T) {
+	t.Parallel()
+	cases := map[string]string{
+		"userCache":  "user_cache",
+		"orgCache":   "org_cache",
+		"HTTPCache":  "http_cache",
+		"cache2Go":   "cache2_go",
+		"org-cache":  "org_cache",
+		"user_Cache": "user_cache",
+		"plain":      "plain",
+	}
+	for in, want := range cases {
+		if got := config.SnakeCase(in); got != want {
+			t.Errorf("SnakeCase(%q) = %q, want %q", in, got, want)
+		}
+	}
+}
+
+func TestDatabaseDSN(t *testing.T) {
+	t.Parallel()
+	cases := []struct {
+		url     string
+		dialect config.Dialect
+		dsn     string
+	}{
+		{"sqlite:cachegate.db", config.SQLite, "cachegate.db"},
+		{"sqlite::memory:", config.SQLite, ":memory:"},
+		{"sqlite:/var/lib/cachegate.db", config.SQLite, "/var/lib/cachegate.db"},
+		{"postgres://u@h/db", config.Postgres, "postgres://u@h/db"},
+		{"postgresql://u@h/db", config.Postgres, "postgresql://u@h/db"},
+	}
+	for _, tc := range cases {
+		c := mustLoad(t, input{args: []string{"--database", tc.url}})
+		if d, dsn := c.DatabaseDSN(); d != tc.dialect || dsn != tc.dsn {
+			t.Errorf("%s: DatabaseDSN() = %q, %q; want %q, %q", tc.url, d, dsn, tc.dialect, tc.dsn)
+		}
+	}
+}
+
+func TestFlags(t *testing.T) {
+	t.Parallel()
+	t.Run("a bare boolean flag sets it and =false clears it", func(t *testing.T) {
+		t.Parallel()
+		c := mustLoad(t, input{args: []string{"--enable-guards=false"}})
+		if c.Auth.EnableGuards {
+			t.Fatal("--enable-guards=false left guards on")
+		}
+		c = mustLoad(t, input{args: []string{"--enable-guards"}, env: map[string]string{"CACHEGATE_ENABLE_GUARDS": "false"}})
+		if !c.Auth.EnableGuards {
+			t.Fatal("--enable-guards did not beat the environment")
+		}
+	})
+	t.Run("the secret itself has no flag", func(t *testing.T) {
+		t.Parallel()
+		fs := flag.NewFlagSet("x", flag.ContinueOnError)
+		config.Register(fs)
+		if fs.Lookup("hs256-secret") != nil {
+			t.Fatal("--hs256-secret exists")
+		}
+		for _, name := range []string{"addr", "database", "config", "access-token-ttl", "refresh-token-ttl",
+			"metrics-addr", "log-format", "log-level", "enable-guards", "bcrypt-cost", "hs256-secret-file", "body-bytes"} {
+			if fs.Lookup(name) == nil {
+				t.Errorf("--%s is missing", name)
+			}
+		}
+	})
+	t.Run("help names each flag's environment variable and YAML key and default", func(t *testing.T) {
+		t.Parallel()
+		fs := flag.NewFlagSet("x", flag.ContinueOnError)
+		var out bytes.Buffer
+		fs.SetOutput(&out)
+		config.Register(fs)
+		fs.PrintDefaults()
+		for _, want := range []string{"CACHEGATE_ACCESS_TOKEN_TTL", "accessTokenTTL", "-access-token-ttl duration", "(default 15m)", "auth.throttle.window"} {
+			if !strings.Contains(out.String(), want) {
+				t.Errorf("help lacks %q:\n%s", want, out.String())
+			}
+		}
+	})
+	t.Run("flags of another flag set are ignored", func(t *testing.T) {
+		t.Parallel()
+		fs := flag.NewFlagSet("x", flag.ContinueOnError)
+		f := config.Register(fs)
+		other := flag.NewFlagSet("y", flag.ContinueOnError)
+		config.Register(other)
+		if err := other.Parse([]string{"--addr", ":1"}); err != nil {
+			t.Fatal(err)
+		}
+		c, err := config.Load(other, f, nil)
+		if err != nil || c.Addr != "127.0.0.1:8080" {
+			t.Fatalf("addr %q, err %v; want the default", c.Addr, err)
+		}
+	})
+}
+
+func TestSettingsNameEverySettingThreeWays(t *testing.T) {
+	t.Parallel()
+	seen := map[string]bool{}
+	for _, s := range config.Settings() {
+		if s.Env == "" || s.Usage == "" {
+			t.Errorf("%+v lacks a name or usage", s)
+		}
+		if s.Flag != "" && s.Env != "CACHEGATE_"+strings.ToUpper(strings.ReplaceAll(s.Flag, "-", "_")) {
+			t.Errorf("%s: env %s does not follow the flag name", s.Flag, s.Env)
+		}
+		if seen[s.Key] && s.Key != "" {
+			t.Errorf("YAML key %s listed twice", s.Key)
+		}
+		seen[s.Key] = true
+	}
+}
+
+func TestValidateChecksACodeBuiltConfig(t *testing.T) {
+	t.Parallel()
+	c := config.Default()
+	c.Auth.BcryptCost = 40
+	c.Auth.HS256Secret = config.NewSecret("too short")
+	c.Cache.Settings.Assignments = map[string]config.Assignment{"user": {EntityKey: "userCache"}}
+	got := lines(c.Validate())
+	want := []string{
+		"auth.hs256Secret: must be at least 32 bytes",
+		"auth.bcryptCost: 40 must be between 4 and 31",
+		"cache.settings.assignments.user.policy: must be owner, authenticated or public",
+	}
+	if strings.Join(got, "\n") != strings.Join(want, "\n") {
+		t.Fatalf("Validate:\n%s\nwant:\n%s", strings.Join(got, "\n"), strings.Join(want, "\n"))
+	}
+}

@@ -1,0 +1,339 @@
+package config
+
+import (
+	"errors"
+	"fmt"
+	"io"
+	"log/slog"
+	"os"
+	"strings"
+	"time"
+)
+
+// Setting describes one scalar setting by its three names, for help texts
+// and documentation.
+type Setting struct {
+	// Flag is the flag name without dashes; empty for a setting that has
+	// no flag (the HS256 secret).
+	Flag string
+	// Env is the environment variable.
+	Env string
+	// Key is the dotted YAML path; empty for --config itself.
+	Key string
+	// Default is the default in the syntax the setting accepts; empty
+	// when unset by default.
+	Default string
+	// Usage says what the setting does.
+	Usage string
+}
+
+// setting is one scalar setting: its names, how its text becomes a value
+// of Config (parse: syntax only) and how that value is checked (check:
+// ranges, on the typed value, so Validate can run it too).
+type setting struct {
+	flag, key, def, usage string
+	arg                   string // the value's name in -help
+	noFlag, isBool        bool
+	parse                 func(c *Config, v string) error
+	check                 func(c Config) error
+}
+
+// env returns the setting's environment variable.
+func (s setting) env() string { return envName(s.flag) }
+
+// envName turns a flag name into its environment variable.
+func envName(flag string) string {
+	return "CACHEGATE_" + strings.ToUpper(strings.ReplaceAll(flag, "-", "_"))
+}
+
+// configFlag names the YAML file to load; it has no YAML key of its own.
+const configFlag = "config"
+
+// hs256 secret settings are two ways to give one value; see Load.
+const (
+	secretFlag     = "hs256-secret"
+	secretFileFlag = "hs256-secret-file"
+)
+
+// minSecretBytes is the shortest HS256 secret accepted (RFC 7518 3.2).
+const minSecretBytes = 32
+
+// maxSecretFileBytes bounds the secret file read.
+const maxSecretFileBytes = 64 << 10
+
+// Settings lists every scalar setting, --config first.
+func Settings() []Setting {
+	out := []Setting{{Flag: configFlag, Env: envName(configFlag),
+		Usage: "YAML configuration file"}}
+	for _, s := range settings() {
+		f := s.flag
+		if s.noFlag {
+			f = ""
+		}
+		out = append(out, Setting{Flag: f, Env: s.env(), Key: s.key, Default: s.def, Usage: s.usage})
+	}
+	return out
+}
+
+// settings returns the table of scalar settings. Its defaults agree with
+// Default, which a test pins.
+func settings() []setting {
+	return []setting{
+		{flag: "addr", arg: "host:port", key: "addr", def: "127.0.0.1:8080", usage: "HTTP listen address",
+			parse: func(c *Config, v string) error { c.Addr = v; return nil },
+			check: func(c Config) error { return checkAddr(c.Addr) }},
+		{flag: "database", arg: "url", key: "database", def: "sqlite:cachegate.db",
+			usage: "database URL: sqlite:PATH, sqlite::memory: or postgres://user:pass@host:port/db",
+			parse: func(c *Config, v string) error { c.Database = v; return nil },
+			check: func(c Config) error { _, _, err := parseDatabase(c.Database); return err }},
+		{flag: "metrics-addr", arg: "host:port", key: "metricsAddr",
+			usage: "separate listen address for /metrics (empty: /metrics guarded on addr)",
+			parse: func(c *Config, v string) error { c.MetricsAddr = v; return nil },
+			check: func(c Config) error {
+				if c.MetricsAddr == "" {
+					return nil
+				}
+				return checkAddr(c.MetricsAddr)
+			}},
+		{flag: "access-token-ttl", arg: "duration", key: "accessTokenTTL", def: "15m", usage: "access token lifetime",
+			parse: durationInto(func(c *Config) *time.Duration { return &c.AccessTokenTTL }),
+			check: func(c Config) error { return checkPositive(c.AccessTokenTTL) }},
+		{flag: "refresh-token-ttl", arg: "duration", key: "refreshTokenTTL", def: "30d", usage: "refresh token lifetime",
+			parse: durationInto(func(c *Config) *time.Duration { return &c.RefreshTokenTTL }),
+			check: func(c Config) error { return checkPositive(c.RefreshTokenTTL) }},
+		{flag: "shutdown-timeout", arg: "duration", key: "shutdownTimeout", def: "15s",
+			usage: "how long in-flight requests may finish on shutdown",
+			parse: durationInto(func(c *Config) *time.Duration { return &c.ShutdownTimeout }),
+			check: func(c Config) error { return checkPositive(c.ShutdownTimeout) }},
+		{flag: "cache-expires-in", arg: "duration", key: "cache.settings.expiresIn", def: "none",
+			usage: "expiration of entries created with expiresIn null (none: never)",
+			parse: func(c *Config, v string) error {
+				if strings.EqualFold(strings.TrimSpace(v), "none") {
+					c.Cache.Settings.ExpiresIn = nil
+					return nil
+				}
+				d, err := parseDuration(v)
+				if err != nil {
+					return fmt.Errorf(`%q must be "none" or a duration such as 1h or 7d`, v)
+				}
+				c.Cache.Settings.ExpiresIn = &d
+				return nil
+			},
+			check: func(c Config) error {
+				if p := c.Cache.Settings.ExpiresIn; p != nil {
+					return checkPositive(*p)
+				}
+				return nil
+			}},
+		{flag: "enable-guards", key: "auth.enableGuards", def: "true", isBool: true,
+			usage: "guard every non-public route with the access-token guard",
+			parse: func(c *Config, v string) (err error) { c.Auth.EnableGuards, err = parseBool(v); return err }},
+		{flag: "issuer", arg: "string", key: "auth.issuer", def: "cachegate", usage: "iss claim of issued tokens",
+			parse: func(c *Config, v string) error { c.Auth.Issuer = v; return nil },
+			check: func(c Config) error { return checkNonEmpty(c.Auth.Issuer) }},
+		{flag: "audience", arg: "string", key: "auth.audience", def: "cachegate", usage: "aud claim of issued tokens",
+			parse: func(c *Config, v string) error { c.Auth.Audience = v; return nil },
+			check: func(c Config) error { return checkNonEmpty(c.Auth.Audience) }},
+		{flag: secretFlag, key: "auth.hs256Secret", noFlag: true,
+			usage: "HS256 signing secret, at least 32 bytes (environment or YAML only)",
+			parse: func(c *Config, v string) error { c.Auth.HS256Secret = NewSecret(v); return nil },
+			check: checkSecret},
+		{flag: secretFileFlag, arg: "file", key: "auth.hs256SecretFile",
+			usage: "file holding the HS256 signing secret",
+			parse: readSecretFile,
+			check: checkSecret},
+		{flag: "username-field", arg: "name", key: "auth.usernameField", def: "username", usage: "login body field of the username",
+			parse: func(c *Config, v string) error { c.Auth.UsernameField = v; return nil },
+			check: func(c Config) error { return checkNonEmpty(c.Auth.UsernameField) }},
+		{flag: "password-field", arg: "name", key: "auth.passwordField", def: "password", usage: "login body field of the password",
+			parse: func(c *Config, v string) error { c.Auth.PasswordField = v; return nil },
+			check: func(c Config) error { return checkNonEmpty(c.Auth.PasswordField) }},
+		{flag: "refresh-from", arg: "in:name", key: "auth.refreshFrom", def: "body:refreshToken",
+			usage: "where the refresh token is read: body:FIELD, header:NAME, cookie:NAME or query:NAME",
+			parse: parseRefreshFrom,
+			check: func(c Config) error { return checkTokenSource(c.Auth.RefreshFrom) }},
+		{flag: "password-algorithm", arg: "name", key: "auth.passwordAlgorithm", def: "bcrypt",
+			usage: "hash of new passwords: bcrypt or argon2id",
+			parse: func(c *Config, v string) error { c.Auth.PasswordAlgorithm = PasswordAlgorithm(v); return nil },
+			check: func(c Config) error {
+				if a := c.Auth.PasswordAlgorithm; a != Bcrypt && a != Argon2id {
+					return fmt.Errorf("%q must be bcrypt or argon2id", a)
+				}
+				return nil
+			}},
+		{flag: "bcrypt-cost", arg: "n", key: "auth.bcryptCost", def: "10", usage: "bcrypt cost, 4 to 31",
+			parse: intInto(func(c *Config) *int { return &c.Auth.BcryptCost }),
+			check: func(c Config) error { return checkRange(int64(c.Auth.BcryptCost), 4, 31) }},
+		{flag: "refresh-reuse-grace", arg: "duration", key: "auth.refreshReuseGrace", def: "0",
+			usage: "window in which a just-used refresh token may be presented again without revoking its family (0: off)",
+			parse: func(c *Config, v string) (err error) {
+				c.Auth.RefreshReuseGrace, err = parseDurationOrZero(v)
+				return err
+			},
+			check: func(c Config) error {
+				if c.Auth.RefreshReuseGrace < 0 {
+					return fmt.Errorf("%s must not be negative", c.Auth.RefreshReuseGrace)
+				}
+				return nil
+			}},
+		{flag: "throttle-username-limit", arg: "n", key: "auth.throttle.usernameLimit", def: "10",
+			usage: "failed logins of one username within the window before 429 (0: no limit)",
+			parse: intInto(func(c *Config) *int { return &c.Auth.Throttle.UsernameLimit }),
+			check: func(c Config) error { return checkRange(int64(c.Auth.Throttle.UsernameLimit), 0, 1_000_000) }},
+		{flag: "throttle-address-limit", arg: "n", key: "auth.throttle.addressLimit", def: "100",
+			usage: "failed logins from one client address within the window before 429 (0: no limit)",
+			parse: intInto(func(c *Config) *int { return &c.Auth.Throttle.AddressLimit }),
+			check: func(c Config) error { return checkRange(int64(c.Auth.Throttle.AddressLimit), 0, 1_000_000) }},
+		{flag: "throttle-window", arg: "duration", key: "auth.throttle.window", def: "15m", usage: "window of the failed-login limits",
+			parse: durationInto(func(c *Config) *time.Duration { return &c.Auth.Throttle.Window }),
+			check: func(c Config) error { return checkPositive(c.Auth.Throttle.Window) }},
+		{flag: "body-bytes", arg: "size", key: "limits.bodyBytes", def: "1MiB", usage: "largest request body (413 beyond)",
+			parse: sizeInto(func(c *Config) *int64 { return &c.Limits.BodyBytes }),
+			check: func(c Config) error { return checkRange(c.Limits.BodyBytes, 1<<10, maxSize) }},
+		{flag: "data-bytes", arg: "size", key: "limits.dataBytes", def: "256KiB", usage: "largest entry data, as JSON text",
+			parse: sizeInto(func(c *Config) *int64 { return &c.Limits.DataBytes }),
+			check: func(c Config) error { return checkRange(c.Limits.DataBytes, 1, maxSize) }},
+		{flag: "list-max", arg: "n", key: "limits.listMax", def: "1000", usage: "largest limit= of a list",
+			parse: intInto(func(c *Config) *int { return &c.Limits.ListMax }),
+			check: func(c Config) error { return checkRange(int64(c.Limits.ListMax), 1, 100_000) }},
+		{flag: "list-default", arg: "n", key: "limits.listDefault", def: "100", usage: "limit of a list without limit=",
+			parse: intInto(func(c *Config) *int { return &c.Limits.ListDefault }),
+			check: func(c Config) error { return checkRange(int64(c.Limits.ListDefault), 1, 100_000) }},
+		{flag: "log-format", arg: "format", key: "log.format", def: "text", usage: "log format: text or json",
+			parse: func(c *Config, v string) error { c.Log.Format = LogFormat(strings.ToLower(v)); return nil },
+			check: func(c Config) error {
+				if f := c.Log.Format; f != LogText && f != LogJSON {
+					return fmt.Errorf("%q must be text or json", f)
+				}
+				return nil
+			}},
+		{flag: "log-level", arg: "level", key: "log.level", def: "info", usage: "log level: debug, info, warn or error",
+			parse: parseLogLevel,
+			check: func(c Config) error {
+				switch c.Log.Level {
+				case slog.LevelDebug, slog.LevelInfo, slog.LevelWarn, slog.LevelError:
+					return nil
+				}
+				return fmt.Errorf("%s must be DEBUG, INFO, WARN or ERROR", c.Log.Level)
+			}},
+		{flag: "sweep-interval", arg: "duration", key: "sweep.interval", def: "1m", usage: "pause between sweeps of expired entries",
+			parse: durationInto(func(c *Config) *time.Duration { return &c.Sweep.Interval }),
+			check: func(c Config) error { return checkPositive(c.Sweep.Interval) }},
+		{flag: "sweep-batch", arg: "n", key: "sweep.batch", def: "1000", usage: "expired entries removed per sweep statement",
+			parse: intInto(func(c *Config) *int { return &c.Sweep.Batch }),
+			check: func(c Config) error { return checkRange(int64(c.Sweep.Batch), 1, 100_000) }},
+	}
+}
+
+// durationInto returns a parse function storing a positive duration.
+func durationInto(field func(*Config) *time.Duration) func(*Config, string) error {
+	return func(c *Config, v string) (err error) {
+		*field(c), err = parseDuration(v)
+		return err
+	}
+}
+
+// intInto returns a parse function storing a whole number.
+func intInto(field func(*Config) *int) func(*Config, string) error {
+	return func(c *Config, v string) (err error) {
+		*field(c), err = parseInt(v)
+		return err
+	}
+}
+
+// sizeInto returns a parse function storing a byte size.
+func sizeInto(field func(*Config) *int64) func(*Config, string) error {
+	return func(c *Config, v string) (err error) {
+		*field(c), err = parseSize(v)
+		return err
+	}
+}
+
+func checkPositive(d time.Duration) error {
+	if d <= 0 {
+		return fmt.Errorf("%s must be positive", d)
+	}
+	return nil
+}
+
+func checkNonEmpty(s string) error {
+	if strings.TrimSpace(s) == "" {
+		return errors.New("must not be empty")
+	}
+	return nil
+}
+
+// checkSecret never quotes the secret, only its length.
+func checkSecret(c Config) error {
+	if s := c.Auth.HS256Secret; s.IsSet() && s.Len() < minSecretBytes {
+		return fmt.Errorf("must be at least %d bytes", minSecretBytes)
+	}
+	return nil
+}
+
+// readSecretFile reads the HS256 secret from a file. Trailing line breaks
+// are dropped, since editors and `echo` add one.
+func readSecretFile(c *Config, path string) error {
+	f, err := os.Open(path)
+	if err != nil {
+		return err
+	}
+	defer f.Close()
+	b, err := io.ReadAll(io.LimitReader(f, maxSecretFileBytes+1))
+	if err != nil {
+		return err
+	}
+	if len(b) > maxSecretFileBytes {
+		return fmt.Errorf("%s: larger than %d bytes", path, maxSecretFileBytes)
+	}
+	c.Auth.HS256Secret = NewSecret(strings.TrimRight(string(b), "\r\n"))
+	c.Auth.HS256SecretFile = path
+	if !c.Auth.HS256Secret.IsSet() {
+		return fmt.Errorf("%s: is empty", path)
+	}
+	return nil
+}
+
+// parseRefreshFrom parses "IN:NAME".
+func parseRefreshFrom(c *Config, v string) error {
+	in, name, ok := strings.Cut(v, ":")
+	if !ok {
+		return fmt.Errorf("%q must be body:FIELD, header:NAME, cookie:NAME or query:NAME", v)
+	}
+	c.Auth.RefreshFrom = TokenSource{In: TokenLocation(strings.ToLower(in)), Name: name}
+	return nil
+}
+
+// checkTokenSource checks a TokenSource's location and name. Header
+// names are HTTP tokens; the other names must be non-empty and printable.
+func checkTokenSource(s TokenSource) error {
+	switch s.In {
+	case InBody, InHeader, InCookie, InQuery:
+	default:
+		return fmt.Errorf("%q must be body:FIELD, header:NAME, cookie:NAME or query:NAME", s.String())
+	}
+	if s.Name == "" || strings.ContainsFunc(s.Name, func(r rune) bool {
+		return r <= ' ' || r == 0x7f || s.In == InHeader && strings.ContainsRune(`"(),/:;<=>?@[\]{}`, r)
+	}) {
+		return fmt.Errorf("%q must name a field, header, cookie or query parameter after the colon", s.String())
+	}
+	return nil
+}
+
+// parseLogLevel accepts debug, info, warn (or warning) and error, in any
+// case.
+func parseLogLevel(c *Config, v string) error {
+	switch strings.ToLower(strings.TrimSpace(v)) {
+	case "debug":
+		c.Log.Level = slog.LevelDebug
+	case "info":
+		c.Log.Level = slog.LevelInfo
+	case "warn", "warning":
+		c.Log.Level = slog.LevelWarn
+	case "error":
+		c.Log.Level = slog.LevelError
+	default:
+		return fmt.Errorf("%q must be debug, info, warn or error", v)
+	}
+	return nil
+}

@@ -1,0 +1,142 @@
+// Package storefx is the fx module of storage: it opens the database
+// (SQLite or PostgreSQL, through adapters/bunstore), migrates its schema and
+// provides every storage port; Memory provides the in-memory adapters
+// instead, for tests and embedders who need no persistence.
+//
+// Provides: *bun.DB (SQL only), cachefx.RepoFactory, ports.UserRepository,
+// ports.RefreshStore, ports.KeyStore, ports.LoginThrottle, a Pinger for
+// readiness, and purgers in the value group "purgers" for the sweeper.
+package storefx
+
+import (
+	"context"
+	"fmt"
+	"time"
+
+	"github.com/uptrace/bun"
+	"go.uber.org/fx"
+
+	"github.com/cachegate/cachegate/adapters/bunstore"
+	"github.com/cachegate/cachegate/adapters/memstore"
+	"github.com/cachegate/cachegate/application"
+	"github.com/cachegate/cachegate/bootstrap/cachefx"
+	"github.com/cachegate/cachegate/ports"
+)
+
+// Options configure the SQL store.
+type Options struct {
+	// Database is "sqlite:PATH", "sqlite::memory:" or "postgres://…".
+	Database string
+	// Tables are the cache tables to migrate.
+	Tables []string
+	// Migrate applies pending migrations when the database is opened.
+	Migrate bool
+}
+
+// Pinger answers whether storage is reachable.
+type Pinger interface {
+	Ping(ctx context.Context) error
+}
+
+// Open opens and, when asked, migrates the database: the plain constructor
+// behind the module.
+func Open(ctx context.Context, o Options) (*bun.DB, error) {
+	db, err := bunstore.Open(ctx, o.Database)
+	if err != nil {
+		return nil, fmt.Errorf("database: %w", err)
+	}
+	if o.Migrate {
+		if err := bunstore.Migrate(ctx, db, o.Tables); err != nil {
+			_ = db.Close()
+			return nil, fmt.Errorf("database: migrate: %w", err)
+		}
+	}
+	return db, nil
+}
+
+// openTimeout bounds opening and migrating at start-up.
+const openTimeout = 60 * time.Second
+
+// SQL provides the storage ports on the database o names.
+func SQL(o Options) fx.Option {
+	return fx.Module("store",
+		fx.Supply(fx.Private, o),
+		fx.Provide(
+			func(lc fx.Lifecycle, o Options) (*bun.DB, error) {
+				ctx, cancel := context.WithTimeout(context.Background(), openTimeout)
+				defer cancel()
+				db, err := Open(ctx, o)
+				if err != nil {
+					return nil, err
+				}
+				lc.Append(fx.StopHook(db.Close))
+				return db, nil
+			},
+			func(db *bun.DB) cachefx.RepoFactory {
+				return func(table string) (ports.CacheRepository, error) {
+					if err := bunstore.ValidateTableName(table); err != nil {
+						return nil, err
+					}
+					return bunstore.NewCacheRepository(db, table), nil
+				}
+			},
+			fx.Annotate(bunstore.NewUserRepository, fx.As(new(ports.UserRepository))),
+			fx.Annotate(bunstore.NewRefreshStore, fx.As(new(ports.RefreshStore))),
+			fx.Annotate(bunstore.NewKeyStore, fx.As(new(ports.KeyStore))),
+			fx.Annotate(bunstore.NewLoginThrottle, fx.As(new(ports.LoginThrottle))),
+			func(db *bun.DB) Pinger { return sqlPinger{db} },
+			purgers,
+		),
+	)
+}
+
+// Memory provides the storage ports in memory.
+func Memory() fx.Option {
+	return fx.Module("store",
+		fx.Provide(
+			func() cachefx.RepoFactory {
+				repos := map[string]*memstore.CacheRepository{}
+				return func(table string) (ports.CacheRepository, error) {
+					if repos[table] == nil {
+						repos[table] = memstore.NewCacheRepository()
+					}
+					return repos[table], nil
+				}
+			},
+			fx.Annotate(memstore.NewUserRepository, fx.As(new(ports.UserRepository))),
+			fx.Annotate(memstore.NewRefreshStore, fx.As(new(ports.RefreshStore))),
+			fx.Annotate(memstore.NewKeyStore, fx.As(new(ports.KeyStore))),
+			fx.Annotate(memstore.NewLoginThrottle, fx.As(new(ports.LoginThrottle))),
+			func() Pinger { return alwaysReady{} },
+			purgers,
+		),
+	)
+}
+
+type sqlPinger struct{ db *bun.DB }
+
+func (p sqlPinger) Ping(ctx context.Context) error { return p.db.PingContext(ctx) }
+
+type alwaysReady struct{}
+
+func (alwaysReady) Ping(context.Context) error { return nil }
+
+// Purgers are the sweeper's jobs besides the cache tables.
+type Purgers struct {
+	fx.Out
+	Refresh  application.Purger `group:"purgers"`
+	Failures application.Purger `group:"purgers"`
+}
+
+// failureRetention keeps failed logins long enough for any throttle
+// window one would configure.
+const failureRetention = 24 * time.Hour
+
+func purgers(r ports.RefreshStore, t ports.LoginThrottle) Purgers {
+	return Purgers{
+		Refresh: application.Purger{Name: "refresh_tokens", Purge: r.PurgeRefresh},
+		Failures: application.Purger{Name: "login_failures", Purge: func(ctx context.Context, now time.Time, limit int) (int, error) {
+			return t.PurgeFailures(ctx, now.Add(-failureRetention), limit)
+		}},
+	}
+}
