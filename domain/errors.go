@@ -99,7 +99,9 @@ var (
 		Message: "a user with this username already exists"}
 	ErrUserNotFound = &Error{Kind: KindNotFound, Code: "USER_NOT_FOUND",
 		Message: "user not found"}
-	ErrRefreshTokenReused = &Error{Kind: KindUnauthenticated, Code: "UNAUTHORIZED",
+	// ErrRefreshTokenReused has a code of its own so errors.Is tells it from
+	// ErrUnauthenticated; use cases answer clients with the latter.
+	ErrRefreshTokenReused = &Error{Kind: KindUnauthenticated, Code: "REFRESH_TOKEN_REUSED",
 		Message: "Unauthorized"}
 	ErrTooManyAttempts = &Error{Kind: KindTooMany, Code: "TOO_MANY_ATTEMPTS",
 		Message: "too many failed login attempts; try again later"}

@@ -1,7 +1,137 @@
 package bunstore
 
-import "github.com/uptrace/bun/migrate"
+import (
+	"context"
+	"fmt"
+
+	"github.com/uptrace/bun"
+	"github.com/uptrace/bun/migrate"
+)
+
+// The authentication tables:
+//
+//   - users: local accounts. username keeps the name as given;
+//     username_norm (domain.NormalizeUsername) is unique and is what
+//     lookups and ListUsers' order use.
+//   - refresh_tokens: one row per issued refresh token (id is the jti).
+//     No foreign key to users: subjects may come from an integrator's
+//     UserLookup rather than this table.
+//   - signing_keys: token signing keys; private holds the key material in
+//     clear, so the database must be protected like the secret it holds.
+//   - login_failures: one row per failed login, by throttle key.
+//
+// Times use the dialect's time column (dialect.go); text that is compared
+// or ordered uses textColumnType, so both stores order bytes alike.
+
+// authTables lists the tables the authentication migrations create; no
+// cache table may take one of these names.
+func authTables() []string {
+	return []string{"users", "refresh_tokens", "signing_keys", "login_failures"}
+}
 
 // authMigrations returns the schema migrations of the authentication
-// tables, in order.
-func authMigrations() []migrate.Migration { return nil }
+// tables, in order. Their names sort after the cache tables' migrations
+// (20261125000100_cache_…), so Migrate runs them last.
+func authMigrations() []migrate.Migration {
+	return []migrate.Migration{{
+		Name: "20261125000200_auth_tables",
+		Up:   authMigration(authTablesDDL),
+		Down: authMigration(func(bun.IDB) []string { return authDropDDL }),
+	}}
+}
+
+// authMigration returns a migration step running the statements ddl
+// makes for the database at hand, in one transaction. Every statement is
+// idempotent, so processes racing on one SQLite file may both run it.
+func authMigration(ddl func(bun.IDB) []string) func(context.Context, *migrate.Migrator, *migrate.Migration) error {
+	return func(ctx context.Context, m *migrate.Migrator, _ *migrate.Migration) error {
+		return m.DB().RunInTx(ctx, nil, func(ctx context.Context, tx bun.Tx) error {
+			for _, stmt := range ddl(tx) {
+				if _, err := tx.ExecContext(ctx, stmt); err != nil {
+					return fmt.Errorf("bunstore: create the authentication tables: %w", err)
+				}
+			}
+			return nil
+		})
+	}
+}
+
+// authTablesDDL returns the statements creating the authentication tables.
+func authTablesDDL(db bun.IDB) []string {
+	text, tm, bytes := textColumnType(db), timeColumnType(db), "BLOB"
+	serial := "INTEGER PRIMARY KEY"
+	if isPostgres(db) {
+		bytes = "bytea"
+		serial = "bigint GENERATED ALWAYS AS IDENTITY PRIMARY KEY"
+	}
+	return []string{
+		`CREATE TABLE IF NOT EXISTS users (
+			id ` + text + ` NOT NULL,
+			username ` + text + ` NOT NULL,
+			username_norm ` + text + ` NOT NULL,
+			password_hash ` + text + ` NOT NULL,
+			password_salt ` + text + ` NOT NULL,
+			active BOOLEAN NOT NULL,
+			date_created ` + tm + ` NOT NULL,
+			date_updated ` + tm + ` NOT NULL,
+			CONSTRAINT users_pkey PRIMARY KEY (id),
+			CONSTRAINT users_username_norm_key UNIQUE (username_norm)
+		)`,
+		`CREATE TABLE IF NOT EXISTS refresh_tokens (
+			id ` + text + ` NOT NULL,
+			family_id ` + text + ` NOT NULL,
+			user_id ` + text + ` NOT NULL,
+			issued_at ` + tm + ` NOT NULL,
+			expires_at ` + tm + ` NOT NULL,
+			used_at ` + tm + `,
+			revoked_at ` + tm + `,
+			CONSTRAINT refresh_tokens_pkey PRIMARY KEY (id)
+		)`,
+		`CREATE INDEX IF NOT EXISTS refresh_tokens_family_id_idx ON refresh_tokens (family_id)`,
+		`CREATE INDEX IF NOT EXISTS refresh_tokens_user_id_idx ON refresh_tokens (user_id)`,
+		`CREATE INDEX IF NOT EXISTS refresh_tokens_expires_at_idx ON refresh_tokens (expires_at)`,
+		`CREATE TABLE IF NOT EXISTS signing_keys (
+			id ` + text + ` NOT NULL,
+			algorithm ` + text + ` NOT NULL,
+			"private" ` + bytes + ` NOT NULL,
+			"public" ` + bytes + ` NOT NULL,
+			date_created ` + tm + ` NOT NULL,
+			retired_at ` + tm + `,
+			CONSTRAINT signing_keys_pkey PRIMARY KEY (id)
+		)`,
+		`CREATE TABLE IF NOT EXISTS login_failures (
+			id ` + serial + `,
+			"key" ` + text + ` NOT NULL,
+			"at" ` + tm + ` NOT NULL
+		)`,
+		`CREATE INDEX IF NOT EXISTS login_failures_key_at_idx ON login_failures ("key", "at")`,
+		`CREATE INDEX IF NOT EXISTS login_failures_at_idx ON login_failures ("at")`,
+	}
+}
+
+// authDropDDL undoes authTablesDDL.
+var authDropDDL = []string{
+	`DROP TABLE IF EXISTS login_failures`,
+	`DROP TABLE IF EXISTS signing_keys`,
+	`DROP TABLE IF EXISTS refresh_tokens`,
+	`DROP TABLE IF EXISTS users`,
+}
+
+// authInTx runs fn in a transaction and commits when fn returns nil. fn's
+// error comes back as is; failing to begin or commit is wrapped naming op.
+// On SQLite the transaction is IMMEDIATE (see Open), so it holds the write
+// lock from the start and never meets a stale snapshot.
+func authInTx(ctx context.Context, db *bun.DB, op string, fn func(ctx context.Context, tx bun.Tx) error) error {
+	tx, err := db.BeginTx(ctx, nil)
+	if err != nil {
+		return dbError(op, err)
+	}
+	if err := fn(ctx, tx); err != nil {
+		_ = tx.Rollback()
+		return err
+	}
+	if err := tx.Commit(); err != nil {
+		return dbError(op, err)
+	}
+	return nil
+}

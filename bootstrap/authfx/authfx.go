@@ -199,7 +199,8 @@ func newUserValidator(o Options, lookup ports.UserLookup, pv ports.PasswordValid
 	return application.NewCredentialValidator(ctx, lookup, pv, h)
 }
 
-type mintDeps struct {
+// MintParams are what minting token pairs needs from the graph.
+type MintParams struct {
 	fx.In
 	Options Options
 	Issuer  ports.TokenIssuer
@@ -210,14 +211,14 @@ type mintDeps struct {
 	Metrics ports.Metrics `optional:"true"`
 }
 
-func (d mintDeps) tokens() application.TokenDeps {
+func (d MintParams) tokens() application.TokenDeps {
 	return application.TokenDeps{Issuer: d.Issuer, Refresh: d.Refresh, Clock: d.Clock, IDs: d.IDs,
 		AccessTTL: d.Options.AccessTTL, RefreshTTL: d.Options.RefreshTTL}
 }
 
 type loginDeps struct {
 	fx.In
-	mintDeps
+	MintParams
 	Validator ports.UserValidator
 	Throttle  ports.LoginThrottle
 	Users     ports.UserRepository
@@ -237,21 +238,22 @@ func newLogin(d loginDeps) (*application.Login, error) {
 		Throttle: throttle, Limits: limits, Users: d.Users, Hasher: d.Hasher, Log: d.Log, Metrics: d.Metrics})
 }
 
-type verifyDeps struct {
+// VerifyParams are what verifying tokens needs from the graph.
+type VerifyParams struct {
 	fx.In
 	Verifier  ports.TokenVerifier
 	Validator ports.TokenValidator `optional:"true"`
 	Lookup    ports.UserLookup
 }
 
-func newAuthenticate(d verifyDeps) (*application.Authenticate, error) {
+func newAuthenticate(d VerifyParams) (*application.Authenticate, error) {
 	return application.NewAuthenticate(d.Verifier, d.Validator, d.Lookup)
 }
 
 type refreshDeps struct {
 	fx.In
-	mintDeps
-	verifyDeps
+	MintParams
+	VerifyParams
 }
 
 func newRefresh(d refreshDeps) (*application.Refresh, error) {

@@ -1,0 +1,86 @@
+package bunstore_test
+
+import (
+	"errors"
+	"testing"
+	"time"
+
+	"github.com/uptrace/bun"
+
+	"github.com/cachegate/cachegate/adapters/bunstore"
+	"github.com/cachegate/cachegate/domain"
+	"github.com/cachegate/cachegate/ports"
+	"github.com/cachegate/cachegate/test/contract"
+	"github.com/cachegate/cachegate/test/pgtest"
+)
+
+func TestAuthRefreshStore(t *testing.T) {
+	t.Parallel()
+	authForEachEngine(t, func(t *testing.T, newDB func(*testing.T) *bun.DB) {
+		contract.RefreshStore(t, func(t *testing.T) ports.RefreshStore { return bunstore.NewRefreshStore(newDB(t)) })
+	})
+}
+
+// TestAuthRevokeFamilyCatchesConcurrentSuccessor pins the PostgreSQL race
+// revoke guards against: a rotation holding the old token's row commits a
+// successor while RevokeFamily's UPDATE waits for that row. The UPDATE's
+// snapshot never saw the successor; the successor must be revoked anyway.
+func TestAuthRevokeFamilyCatchesConcurrentSuccessor(t *testing.T) {
+	t.Parallel()
+	ctx := t.Context()
+	db := authOpen(t, pgtest.New(t))
+	s := bunstore.NewRefreshStore(db)
+	now := time.Date(2030, 1, 2, 3, 4, 5, 0, time.UTC)
+	rec := func(id string) domain.RefreshRecord {
+		return domain.RefreshRecord{ID: id, FamilyID: "f1", UserID: "u1", IssuedAt: now, ExpiresAt: now.Add(time.Hour)}
+	}
+	if err := s.SaveRefresh(ctx, rec("t1")); err != nil {
+		t.Fatalf("SaveRefresh: %v", err)
+	}
+
+	// A rotation of t1 to t2, caught before its commit.
+	tx, err := db.BeginTx(ctx, nil)
+	if err != nil {
+		t.Fatalf("begin: %v", err)
+	}
+	defer func() { _ = tx.Rollback() }()
+	if _, err := tx.ExecContext(ctx, "UPDATE refresh_tokens SET used_at = issued_at WHERE id = 't1'"); err != nil {
+		t.Fatalf("mark t1 used: %v", err)
+	}
+	if _, err := tx.ExecContext(ctx, `INSERT INTO refresh_tokens (id, family_id, user_id, issued_at, expires_at)
+		SELECT 't2', family_id, user_id, issued_at, expires_at FROM refresh_tokens WHERE id = 't1'`); err != nil {
+		t.Fatalf("insert t2: %v", err)
+	}
+
+	revoked := make(chan error, 1)
+	go func() { revoked <- s.RevokeFamily(ctx, "f1", now) }()
+	authAwaitLockWait(t, db)
+	if err := tx.Commit(); err != nil {
+		t.Fatalf("commit the rotation: %v", err)
+	}
+	if err := <-revoked; err != nil {
+		t.Fatalf("RevokeFamily: %v", err)
+	}
+	next := rec("t3")
+	if err := s.RotateRefresh(ctx, "t2", next, now); !errors.Is(err, domain.ErrUnauthenticated) {
+		t.Errorf("rotating the successor after RevokeFamily = %v, want ErrUnauthenticated", err)
+	}
+}
+
+// authAwaitLockWait returns once a session of db's database waits for a
+// lock.
+func authAwaitLockWait(t *testing.T, db *bun.DB) {
+	t.Helper()
+	for {
+		var n int
+		err := db.QueryRowContext(t.Context(), `SELECT count(*) FROM pg_stat_activity
+			WHERE datname = current_database() AND wait_event_type = 'Lock'`).Scan(&n)
+		if err != nil {
+			t.Fatalf("read pg_stat_activity: %v", err)
+		}
+		if n > 0 {
+			return
+		}
+		time.Sleep(5 * time.Millisecond)
+	}
+}

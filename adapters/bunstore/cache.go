@@ -1,0 +1,275 @@
+package bunstore
+
+import (
+	"context"
+	"database/sql"
+	"errors"
+	"fmt"
+	"time"
+
+	"github.com/uptrace/bun"
+
+	"github.com/cachegate/cachegate/domain"
+	"github.com/cachegate/cachegate/ports"
+)
+
+// maxUpdateTries bounds how often Update and Delete reload an entry that
+// other writers keep changing under them.
+const maxUpdateTries = 50
+
+// maxCreateTries bounds how often Create clears dead rows out of its way.
+const maxCreateTries = 3
+
+// CacheRepository stores the entries of one cache entity in one table, on
+// SQLite or PostgreSQL. Every write is a single statement: Create is one
+// INSERT, and Update and Delete are optimistic (read, apply fn, UPDATE …
+// WHERE version matches, reload on a miss), so no transaction outlives a
+// statement and both databases behave alike.
+//
+// Rows are soft-deleted and expire by time; they stay in the table, dead,
+// until Purge removes them or a Create needs their id or natural key.
+// Deleting leaves an entry's version and DateUpdated as they were and sets
+// DateDeleted.
+type CacheRepository struct {
+	db    bun.IDB
+	table bun.Ident
+}
+
+var _ ports.CacheRepository = (*CacheRepository)(nil)
+
+// NewCacheRepository returns the repository of table, which Migrate
+// created.
+func NewCacheRepository(db *bun.DB, table string) *CacheRepository {
+	return &CacheRepository{db: db, table: bun.Ident(table)}
+}
+
+const cacheColumns = "id, key, type, assignee_id, data, version, date_created, date_updated, date_deleted, expires_at"
+
+// liveAt is the condition of rows visible at a time given as its one
+// argument.
+const liveAt = "date_deleted IS NULL AND (expires_at IS NULL OR expires_at > ?)"
+
+// deadAt is the condition of rows deleted, or expired at its one argument.
+const deadAt = "(date_deleted IS NOT NULL OR expires_at <= ?)"
+
+// Create implements ports.CacheRepository. When a live entry has both e's
+// id and e's natural key, either error may be returned.
+func (r *CacheRepository) Create(ctx context.Context, e domain.Entry, now time.Time) error {
+	e = normalizeEntry(e)
+	for try := 1; ; try++ {
+		err := withRetry(ctx, func() error {
+			_, err := r.db.ExecContext(ctx, "INSERT INTO ? ("+cacheColumns+") VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+				r.table, e.ID, e.Key, e.Type, e.AssigneeID, string(e.Data), e.Version,
+				timeArg(e.DateCreated), timeArg(e.DateUpdated), nullTimeArg(e.DateDeleted), nullTimeArg(e.ExpiresAt))
+			return err
+		})
+		if err == nil {
+			return nil
+		}
+		uv, ok := asUniqueViolation(err)
+		if !ok {
+			return dbError("create entry", err)
+		}
+		removed := int64(0)
+		if try < maxCreateTries {
+			// Only dead rows may stand in the way: clear them and try again.
+			removed, err = r.exec(ctx, "DELETE FROM ? WHERE (id = ? OR (key = ? AND type = ? AND assignee_id = ? AND date_deleted IS NULL)) AND "+deadAt,
+				r.table, e.ID, e.Key, e.Type, e.AssigneeID, timeArg(now))
+			if err != nil {
+				return dbError("clear dead entries", err)
+			}
+		}
+		if removed == 0 {
+			if uv.primaryKey {
+				return domain.ErrCacheIDTaken
+			}
+			return domain.ErrCacheEntityAlreadyExists
+		}
+	}
+}
+
+// Get implements ports.CacheRepository.
+func (r *CacheRepository) Get(ctx context.Context, id string, now time.Time) (domain.Entry, error) {
+	return r.getOne(ctx, "SELECT "+cacheColumns+" FROM ? WHERE id = ? AND "+liveAt, r.table, id, timeArg(now))
+}
+
+// GetByKey implements ports.CacheRepository.
+func (r *CacheRepository) GetByKey(ctx context.Context, k domain.NaturalKey, now time.Time) (domain.Entry, error) {
+	return r.getOne(ctx, "SELECT "+cacheColumns+" FROM ? WHERE key = ? AND type = ? AND assignee_id = ? AND "+liveAt,
+		r.table, k.Key, k.Type, k.AssigneeID, timeArg(now))
+}
+
+func (r *CacheRepository) getOne(ctx context.Context, query string, args ...any) (domain.Entry, error) {
+	var e domain.Entry
+	err := withRetry(ctx, func() error {
+		var err error
+		e, err = scanEntry(r.db.QueryRowContext(ctx, query, args...))
+		return err
+	})
+	switch {
+	case errors.Is(err, sql.ErrNoRows):
+		return domain.Entry{}, domain.ErrCacheNotFound
+	case err != nil:
+		return domain.Entry{}, dbError("read entry", err)
+	}
+	return e, nil
+}
+
+// Update implements ports.CacheRepository. Only Version is set by the
+// repository; every other field, DateUpdated included, is what fn left
+// (the id excepted, which fn cannot change).
+func (r *CacheRepository) Update(ctx context.Context, id string, now time.Time, fn func(*domain.Entry) error) (domain.Entry, error) {
+	for try := 0; try < maxUpdateTries; try++ {
+		cur, err := r.Get(ctx, id, now)
+		if err != nil {
+			return domain.Entry{}, err
+		}
+		next := cur
+		if err := fn(&next); err != nil {
+			return domain.Entry{}, err
+		}
+		next.ID, next.Version = cur.ID, cur.Version+1
+		next = normalizeEntry(next)
+		n, err := r.replace(ctx, cur, next, now)
+		if err != nil {
+			return domain.Entry{}, err
+		}
+		if n == 1 {
+			return next, nil
+		}
+	}
+	return domain.Entry{}, fmt.Errorf("bunstore: update entry: changed by others %d times in a row", maxUpdateTries)
+}
+
+// replace writes next over cur when the row still holds cur's version, and
+// reports how many rows it changed. A natural-key collision with a dead row
+// clears that row; with a live one it is ErrCacheEntityAlreadyExists.
+func (r *CacheRepository) replace(ctx context.Context, cur, next domain.Entry, now time.Time) (int64, error) {
+	for try := 1; ; try++ {
+		n, err := r.exec(ctx, "UPDATE ? SET key = ?, type = ?, assignee_id = ?, data = ?, version = ?, "+
+			"date_created = ?, date_updated = ?, date_deleted = ?, expires_at = ? "+
+			"WHERE id = ? AND version = ? AND date_created = ? AND date_deleted IS NULL",
+			r.table, next.Key, next.Type, next.AssigneeID, string(next.Data), next.Version,
+			timeArg(next.DateCreated), timeArg(next.DateUpdated), nullTimeArg(next.DateDeleted), nullTimeArg(next.ExpiresAt),
+			cur.ID, cur.Version, timeArg(cur.DateCreated))
+		if err == nil {
+			return n, nil
+		}
+		if _, ok := asUniqueViolation(err); !ok {
+			return 0, dbError("update entry", err)
+		}
+		removed := int64(0)
+		if try < maxCreateTries {
+			removed, err = r.exec(ctx, "DELETE FROM ? WHERE key = ? AND type = ? AND assignee_id = ? AND date_deleted IS NULL AND id <> ? AND "+deadAt,
+				r.table, next.Key, next.Type, next.AssigneeID, next.ID, timeArg(now))
+			if err != nil {
+				return 0, dbError("clear dead entries", err)
+			}
+		}
+		if removed == 0 {
+			return 0, domain.ErrCacheEntityAlreadyExists
+		}
+	}
+}
+
+// Delete implements ports.CacheRepository.
+func (r *CacheRepository) Delete(ctx context.Context, id string, now time.Time, fn func(domain.Entry) error) (domain.Entry, error) {
+	now = domain.Normalize(now)
+	for try := 0; try < maxUpdateTries; try++ {
+		cur, err := r.Get(ctx, id, now)
+		if err != nil {
+			return domain.Entry{}, err
+		}
+		if err := fn(cur); err != nil {
+			return domain.Entry{}, err
+		}
+		n, err := r.exec(ctx, "UPDATE ? SET date_deleted = ? WHERE id = ? AND version = ? AND date_created = ? AND date_deleted IS NULL",
+			r.table, timeArg(now), cur.ID, cur.Version, timeArg(cur.DateCreated))
+		if err != nil {
+			return domain.Entry{}, dbError("delete entry", err)
+		}
+		if n == 1 {
+			cur.DateDeleted = &now
+			return cur, nil
+		}
+	}
+	return domain.Entry{}, fmt.Errorf("bunstore: delete entry: changed by others %d times in a row", maxUpdateTries)
+}
+
+// DeleteByAssignee implements ports.CacheRepository.
+func (r *CacheRepository) DeleteByAssignee(ctx context.Context, assigneeID string, now time.Time) (int, error) {
+	n, err := r.exec(ctx, "UPDATE ? SET date_deleted = ? WHERE assignee_id = ? AND "+liveAt,
+		r.table, timeArg(now), assigneeID, timeArg(now))
+	if err != nil {
+		return 0, dbError("delete the assignee's entries", err)
+	}
+	return int(n), nil
+}
+
+// Purge implements ports.CacheRepository. On PostgreSQL the batch is
+// chosen FOR UPDATE SKIP LOCKED, so purgers running at once take disjoint
+// rows and never wait for each other.
+func (r *CacheRepository) Purge(ctx context.Context, now time.Time, limit int) (int, error) {
+	if limit <= 0 {
+		return 0, nil
+	}
+	n, err := r.exec(ctx, "DELETE FROM ? WHERE id IN (SELECT id FROM ? WHERE "+deadAt+" LIMIT ?"+skipLocked(r.db)+")",
+		r.table, r.table, timeArg(now), limit)
+	if err != nil {
+		return 0, dbError("purge entries", err)
+	}
+	return int(n), nil
+}
+
+// exec runs one writing statement, retrying transient failures, and
+// returns how many rows it changed.
+func (r *CacheRepository) exec(ctx context.Context, query string, args ...any) (int64, error) {
+	var n int64
+	err := withRetry(ctx, func() error {
+		res, err := r.db.ExecContext(ctx, query, args...)
+		if err != nil {
+			return err
+		}
+		n, err = res.RowsAffected()
+		return err
+	})
+	return n, err
+}
+
+// rowScanner is *sql.Row or *sql.Rows.
+type rowScanner interface {
+	Scan(dest ...any) error
+}
+
+// scanEntry converts one row of cacheColumns to an entry.
+func scanEntry(s rowScanner) (domain.Entry, error) {
+	var (
+		e                          domain.Entry
+		created, updated, del, exp nullTime
+	)
+	if err := s.Scan(&e.ID, &e.Key, &e.Type, &e.AssigneeID, &e.Data, &e.Version,
+		&created, &updated, &del, &exp); err != nil {
+		return domain.Entry{}, err
+	}
+	e.DateCreated, e.DateUpdated = created.Time, updated.Time
+	e.DateDeleted, e.ExpiresAt = del.Ptr(), exp.Ptr()
+	return e, nil
+}
+
+// normalizeEntry puts e's times in the form every store round-trips: UTC,
+// truncated to the microsecond.
+func normalizeEntry(e domain.Entry) domain.Entry {
+	e.DateCreated = domain.Normalize(e.DateCreated)
+	e.DateUpdated = domain.Normalize(e.DateUpdated)
+	e.DateDeleted = normalizePtr(e.DateDeleted)
+	e.ExpiresAt = normalizePtr(e.ExpiresAt)
+	return e
+}
+
+func normalizePtr(t *time.Time) *time.Time {
+	if t == nil {
+		return nil
+	}
+	n := domain.Normalize(*t)
+	return &n
+}

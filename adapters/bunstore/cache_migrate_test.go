@@ -1,0 +1,195 @@
+package bunstore
+
+import (
+	"context"
+	"errors"
+	"path/filepath"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/uptrace/bun"
+
+	"github.com/cachegate/cachegate/domain"
+	"github.com/cachegate/cachegate/test/pgtest"
+)
+
+func TestMigrateRejectsUnsafeOrCollidingTableNames(t *testing.T) {
+	t.Parallel()
+	db := openTestDB(t, "sqlite::memory:")
+	for _, tables := range [][]string{
+		{""},
+		{"User_cache"},
+		{"1cache"},
+		{"user-cache"},
+		{`cache"; DROP TABLE x; --`},
+		{"é"},
+		{strings.Repeat("a", 64)},
+		{"cachegate_migrations"},
+		{"cache", "cache"},
+		{"cache", "cache_natural_key"},
+	} {
+		if err := Migrate(t.Context(), db, tables); err == nil {
+			t.Errorf("Migrate(%q) succeeded, want an error", tables)
+		}
+	}
+	var n int
+	if err := db.NewRaw("SELECT count(*) FROM sqlite_master WHERE type = 'table'").Scan(t.Context(), &n); err != nil || n != 0 {
+		t.Errorf("a refused Migrate left %d tables (%v)", n, err)
+	}
+	long := strings.Repeat("a", 63)
+	if err := Migrate(t.Context(), db, []string{"_", "user_cache", long, long[:60]}); err != nil {
+		t.Errorf("Migrate of valid names = %v", err)
+	}
+}
+
+func TestMigrateAppliesEachTableOnceAndAddsNewOnes(t *testing.T) {
+	t.Parallel()
+	db := openTestDB(t, "sqlite:"+filepath.Join(t.TempDir(), "m.db"))
+	for _, tables := range [][]string{{"a_cache"}, {"a_cache"}, {"a_cache", "b_cache"}} {
+		if err := Migrate(t.Context(), db, tables); err != nil {
+			t.Fatalf("Migrate(%q) = %v", tables, err)
+		}
+	}
+	var names []string
+	if err := db.NewRaw("SELECT name FROM cachegate_migrations WHERE name LIKE '%cache%' ORDER BY id").Scan(t.Context(), &names); err != nil {
+		t.Fatalf("read the migration history: %v", err)
+	}
+	want := "20261125000100_cache_a_cache 20261125000100_cache_b_cache"
+	if got := strings.Join(names, " "); got != want {
+		t.Errorf("migration history = %s, want %s", got, want)
+	}
+	for _, table := range []string{"a_cache", "b_cache"} {
+		if err := NewCacheRepository(db, table).Create(t.Context(), testEntry(1), testNow); err != nil {
+			t.Errorf("Create in %s = %v", table, err)
+		}
+	}
+}
+
+// migrateConcurrently runs Migrate on every db at once and fails t unless
+// all succeed.
+func migrateConcurrently(t *testing.T, dbs []*bun.DB, tables []string) {
+	t.Helper()
+	var wg sync.WaitGroup
+	errs := make([]error, len(dbs))
+	for i, db := range dbs {
+		wg.Go(func() { errs[i] = Migrate(t.Context(), db, tables) })
+	}
+	wg.Wait()
+	if err := errors.Join(errs...); err != nil {
+		t.Fatalf("concurrent Migrate: %v", err)
+	}
+	for _, db := range dbs {
+		for _, table := range tables {
+			repo := NewCacheRepository(db, table)
+			if _, err := repo.Get(t.Context(), "x", testNow); !errors.Is(err, domain.ErrCacheNotFound) {
+				t.Errorf("Get on %s after Migrate = %v, want ErrCacheNotFound", table, err)
+			}
+		}
+	}
+}
+
+func TestMigrateConcurrentlyOnPostgres(t *testing.T) {
+	t.Parallel()
+	dsn := pgtest.New(t)
+	dbs := make([]*bun.DB, 4)
+	for i := range dbs {
+		dbs[i] = openTestDB(t, dsn)
+	}
+	migrateConcurrently(t, dbs, []string{"user_cache", "org_cache"})
+	migrateConcurrently(t, dbs, []string{"user_cache", "org_cache", "team_cache"})
+}
+
+func TestMigrateConcurrentlyOnOneSQLiteFile(t *testing.T) {
+	t.Parallel()
+	dsn := "sqlite:" + filepath.Join(t.TempDir(), "m.db")
+	dbs := []*bun.DB{openTestDB(t, dsn), openTestDB(t, dsn), openTestDB(t, dsn)}
+	migrateConcurrently(t, dbs, []string{"user_cache", "org_cache"})
+}
+
+func TestPurgeByTwoReplicasOnPostgresRemovesEachRowOnce(t *testing.T) {
+	t.Parallel()
+	dsn := pgtest.New(t)
+	a, b := openTestDB(t, dsn), openTestDB(t, dsn)
+	repo := migrateTable(t, a, "user_cache")
+	const dead, live = 600, 10
+	seed(t, a, "user_cache", dead, testNow.Add(-time.Second))
+	for i := range live {
+		if err := repo.Create(t.Context(), testEntry(dead+i), testNow); err != nil {
+			t.Fatal(err)
+		}
+	}
+	var wg sync.WaitGroup
+	counts := make([]int, 2)
+	for i, db := range []*bun.DB{a, b} {
+		r := NewCacheRepository(db, "user_cache")
+		wg.Go(func() {
+			for {
+				n, err := r.Purge(t.Context(), testNow, 25)
+				if err != nil {
+					t.Errorf("replica %d: Purge = %v", i, err)
+					return
+				}
+				if n == 0 {
+					return
+				}
+				counts[i] += n
+			}
+		})
+	}
+	wg.Wait()
+	if counts[0]+counts[1] != dead {
+		t.Errorf("replicas purged %d + %d rows, want %d in all", counts[0], counts[1], dead)
+	}
+	var n int
+	if err := a.NewRaw("SELECT count(*) FROM user_cache").Scan(t.Context(), &n); err != nil || n != live {
+		t.Errorf("%d rows left (%v), want %d", n, err, live)
+	}
+}
+
+func TestOpenConfiguresSQLite(t *testing.T) {
+	t.Parallel()
+	db := openTestDB(t, "sqlite:"+filepath.Join(t.TempDir(), "p.db"))
+	for pragma, want := range map[string]string{
+		"journal_mode": "wal", "synchronous": "1", "busy_timeout": "5000", "foreign_keys": "1",
+	} {
+		var got string
+		if err := db.NewRaw("PRAGMA "+pragma).Scan(t.Context(), &got); err != nil || got != want {
+			t.Errorf("PRAGMA %s = %q (%v), want %q", pragma, got, err, want)
+		}
+	}
+}
+
+func TestOpenGivesEachMemoryDatabaseItsOwnData(t *testing.T) {
+	t.Parallel()
+	a := migrateTable(t, openTestDB(t, "sqlite::memory:"), "c")
+	b := migrateTable(t, openTestDB(t, "sqlite::memory:"), "c")
+	if err := a.Create(t.Context(), testEntry(1), testNow); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := b.Get(t.Context(), testEntry(1).ID, testNow); !errors.Is(err, domain.ErrCacheNotFound) {
+		t.Errorf("another sqlite::memory: database sees the entry: %v", err)
+	}
+}
+
+func TestOpenRejectsBadURLsWithoutRepeatingThem(t *testing.T) {
+	t.Parallel()
+	ctx, cancel := context.WithTimeout(t.Context(), 10*time.Second)
+	defer cancel()
+	for _, dsn := range []string{
+		"", "mysql://u:s3cretpw@h/db", "sqlite:", "s3cretpw",
+		"postgres://u:s3cretpw@127.0.0.1:1/db?sslmode=disable&connect_timeout=2",
+		"postgres://u:s3cretpw@[bad",
+	} {
+		db, err := Open(ctx, dsn)
+		if err == nil {
+			_ = db.Close()
+			t.Errorf("Open(%q) succeeded", dsn)
+			continue
+		}
+		if strings.Contains(err.Error(), "s3cretpw") {
+			t.Errorf("Open's error repeats the password: %v", err)
+		}
+	}
+}

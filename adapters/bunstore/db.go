@@ -1,0 +1,142 @@
+package bunstore
+
+import (
+	"context"
+	"database/sql"
+	"errors"
+	"fmt"
+	"runtime"
+	"strings"
+	"time"
+
+	"github.com/jackc/pgx/v5"
+	"github.com/jackc/pgx/v5/stdlib"
+	"github.com/uptrace/bun"
+	"github.com/uptrace/bun/dialect/pgdialect"
+	"github.com/uptrace/bun/dialect/sqlitedialect"
+
+	// The pure-Go SQLite driver registers itself as "sqlite"; docs/storage.md
+	// has the measurements behind choosing it over mattn/go-sqlite3.
+	_ "modernc.org/sqlite"
+)
+
+// Option tunes Open.
+type Option func(*openConfig)
+
+type openConfig struct {
+	maxOpenConns int
+	// sqliteDriver is the database/sql driver name SQLite is opened with;
+	// benchmarks set it to compare drivers.
+	sqliteDriver string
+}
+
+// WithMaxOpenConns sets the size of the connection pool, overriding the
+// default of the database kind (see Open). It is ignored for sqlite::memory:,
+// which must use one connection.
+func WithMaxOpenConns(n int) Option {
+	return func(c *openConfig) { c.maxOpenConns = n }
+}
+
+// sqliteBusyTimeout is how long an SQLite write waits for the writer before
+// it fails with SQLITE_BUSY.
+const sqliteBusyTimeout = 5 * time.Second
+
+// Open connects to the database named by dsn and returns it ready for
+// Migrate and the repositories. The forms accepted are:
+//
+//   - sqlite:PATH — an SQLite file, created when missing, in WAL mode with
+//     synchronous=NORMAL, a 5 s busy timeout and foreign keys on. WAL lets
+//     readers run in parallel with the one writer, so the pool holds
+//     max(4, 2×GOMAXPROCS) connections; writes queue in SQLite's busy
+//     handler (docs/storage.md has the measurements).
+//   - sqlite::memory: — a private in-memory SQLite database. It lives in one
+//     connection, so the pool is that one connection, never recycled, and
+//     callers queue for it.
+//   - postgres://… or postgresql://… — PostgreSQL through pgx's
+//     database/sql driver, with a pool of 4×GOMAXPROCS connections (8 on two
+//     cores: enough to keep the server's cores busy without making it
+//     juggle idle backends).
+//
+// Errors never repeat dsn, which may hold a password.
+func Open(ctx context.Context, dsn string, opts ...Option) (*bun.DB, error) {
+	cfg := openConfig{sqliteDriver: "sqlite"}
+	for _, o := range opts {
+		o(&cfg)
+	}
+	var (
+		db  *bun.DB
+		err error
+	)
+	switch {
+	case strings.HasPrefix(dsn, "postgres://"), strings.HasPrefix(dsn, "postgresql://"):
+		db, err = openPostgres(dsn, cfg)
+	case dsn == "sqlite::memory:":
+		db, err = openSQLite("file::memory:?_busy_timeout=5000&_foreign_keys=1&_txlock=immediate", true, cfg)
+	case strings.HasPrefix(dsn, "sqlite:"):
+		db, err = openSQLiteFile(strings.TrimPrefix(dsn, "sqlite:"), cfg)
+	default:
+		return nil, errors.New("bunstore: unsupported database URL: want sqlite:PATH, sqlite::memory: or postgres://…")
+	}
+	if err != nil {
+		return nil, err
+	}
+	if err := db.PingContext(ctx); err != nil {
+		_ = db.Close()
+		return nil, fmt.Errorf("bunstore: connect to the database: %w", err)
+	}
+	return db, nil
+}
+
+func openSQLiteFile(path string, cfg openConfig) (*bun.DB, error) {
+	if path == "" {
+		return nil, errors.New("bunstore: sqlite: needs a file path, as in sqlite:cachegate.db")
+	}
+	// The path goes into an SQLite URI, where these three bytes are syntax.
+	path = strings.NewReplacer("%", "%25", "?", "%3f", "#", "%23").Replace(path)
+	return openSQLite("file:"+path+"?_busy_timeout=5000&_journal_mode=WAL&_synchronous=NORMAL"+
+		"&_foreign_keys=1&_txlock=immediate", false, cfg)
+}
+
+func openSQLite(uri string, memory bool, cfg openConfig) (*bun.DB, error) {
+	sqldb, err := sql.Open(cfg.sqliteDriver, uri)
+	if err != nil {
+		return nil, fmt.Errorf("bunstore: open SQLite: %w", err)
+	}
+	switch {
+	case memory:
+		sqldb.SetMaxOpenConns(1)
+		sqldb.SetMaxIdleConns(1)
+		sqldb.SetConnMaxLifetime(0)
+		sqldb.SetConnMaxIdleTime(0)
+	default:
+		n := cfg.maxOpenConns
+		if n <= 0 {
+			n = max(4, 2*runtime.GOMAXPROCS(0))
+		}
+		sqldb.SetMaxOpenConns(n)
+		sqldb.SetMaxIdleConns(n)
+	}
+	return bun.NewDB(sqldb, sqlitedialect.New()), nil
+}
+
+func openPostgres(dsn string, cfg openConfig) (*bun.DB, error) {
+	pgcfg, err := pgx.ParseConfig(dsn)
+	if err != nil {
+		// pgx redacts the password in its parse errors.
+		return nil, fmt.Errorf("bunstore: invalid PostgreSQL URL: %w", err)
+	}
+	// Bun writes the arguments into the query text, so every query text is
+	// new: the default statement cache would prepare (one more round trip)
+	// and evict on every query. Exec mode sends each in one round trip.
+	pgcfg.DefaultQueryExecMode = pgx.QueryExecModeExec
+	sqldb := stdlib.OpenDB(*pgcfg)
+	n := cfg.maxOpenConns
+	if n <= 0 {
+		n = 4 * runtime.GOMAXPROCS(0)
+	}
+	sqldb.SetMaxOpenConns(n)
+	sqldb.SetMaxIdleConns(n)
+	sqldb.SetConnMaxIdleTime(5 * time.Minute)
+	sqldb.SetConnMaxLifetime(time.Hour)
+	return bun.NewDB(sqldb, pgdialect.New()), nil
+}

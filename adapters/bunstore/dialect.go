@@ -1,0 +1,119 @@
+package bunstore
+
+import (
+	"fmt"
+	"strconv"
+	"time"
+
+	"github.com/uptrace/bun"
+	"github.com/uptrace/bun/dialect"
+	"github.com/uptrace/bun/schema"
+)
+
+// The differences between SQLite and PostgreSQL, all of them, are here:
+//
+//   - Times. PostgreSQL stores them as timestamptz. SQLite stores them as
+//     INTEGER microseconds since the Unix epoch (UTC): an integer compares
+//     correctly, indexes well and round-trips exactly the microsecond
+//     precision domain.Normalize keeps, which text would only do at a fixed
+//     width. Queries pass times as sqlTime and scan them into nullTime,
+//     which write and read the form of the database at hand.
+//   - Text ordering. PostgreSQL text columns are declared COLLATE "C", so
+//     ORDER BY and the indexes compare bytes, as SQLite's BINARY collation
+//     and Go's string comparison do; lists sort the same on every store.
+//   - Errors. Unique violations, busy and serialization errors come as
+//     different types and codes; errors.go reads both.
+//   - Purge batches. PostgreSQL picks them with FOR UPDATE SKIP LOCKED so
+//     replicas purging together take disjoint rows; SQLite has one writer
+//     at a time and needs nothing.
+//   - Migration lock. PostgreSQL takes an advisory lock; SQLite's single
+//     writer and idempotent DDL suffice (migrate.go).
+//   - Connection pools (db.go).
+
+// isPostgres reports whether db speaks PostgreSQL; the other dialect this
+// package supports is SQLite.
+func isPostgres(db bun.IDB) bool { return db.Dialect().Name() == dialect.PG }
+
+// timeColumnType is the column type that holds a time.
+func timeColumnType(db bun.IDB) string {
+	if isPostgres(db) {
+		return "timestamptz"
+	}
+	return "INTEGER"
+}
+
+// textColumnType is the column type of text compared byte by byte.
+func textColumnType(db bun.IDB) string {
+	if isPostgres(db) {
+		return `text COLLATE "C"`
+	}
+	return "TEXT"
+}
+
+// skipLocked is the clause that makes a batch-selecting subquery skip rows
+// another transaction holds.
+func skipLocked(db bun.IDB) string {
+	if isPostgres(db) {
+		return " FOR UPDATE SKIP LOCKED"
+	}
+	return ""
+}
+
+// sqlTime is a time as a query argument, written in the form the dialect
+// of the query stores times in. Its precision is the microsecond.
+type sqlTime time.Time
+
+var _ schema.QueryAppender = sqlTime{}
+
+// AppendQuery implements schema.QueryAppender.
+func (t sqlTime) AppendQuery(gen schema.QueryGen, b []byte) ([]byte, error) {
+	tm := time.Time(t).UTC()
+	if gen.Dialect().Name() == dialect.PG {
+		b = append(b, '\'')
+		b = tm.AppendFormat(b, "2006-01-02 15:04:05.999999-07:00")
+		return append(b, "'::timestamptz"...), nil
+	}
+	return strconv.AppendInt(b, tm.UnixMicro(), 10), nil
+}
+
+// timeArg returns t as a query argument.
+func timeArg(t time.Time) any { return sqlTime(t) }
+
+// nullTimeArg returns t as a query argument: NULL when t is nil.
+func nullTimeArg(t *time.Time) any {
+	if t == nil {
+		return nil
+	}
+	return sqlTime(*t)
+}
+
+// nullTime scans a time column of either dialect, NULL included. Times come
+// back in UTC, truncated to the microsecond.
+type nullTime struct {
+	Time  time.Time
+	Valid bool
+}
+
+// Scan implements sql.Scanner.
+func (n *nullTime) Scan(v any) error {
+	switch v := v.(type) {
+	case nil:
+		*n = nullTime{}
+	case int64:
+		*n = nullTime{Time: time.UnixMicro(v).UTC(), Valid: true}
+	case time.Time:
+		*n = nullTime{Time: v.UTC().Truncate(time.Microsecond), Valid: true}
+	default:
+		return fmt.Errorf("bunstore: cannot scan %T as a time", v)
+	}
+	return nil
+}
+
+// Ptr returns the time, or nil for NULL.
+func (n nullTime) Ptr() *time.Time {
+	if !n.Valid {
+		return nil
+	}
+	t := n.Time
+	return &t
+}

@@ -1,0 +1,110 @@
+package bunstore
+
+import (
+	"context"
+	"time"
+
+	"github.com/uptrace/bun"
+
+	"github.com/cachegate/cachegate/domain"
+	"github.com/cachegate/cachegate/ports"
+)
+
+// KeyStore is the ports.KeyStore of the signing_keys table.
+type KeyStore struct{ db *bun.DB }
+
+var _ ports.KeyStore = (*KeyStore)(nil)
+
+// NewKeyStore returns the store over db, which must come from Open and
+// have been migrated.
+func NewKeyStore(db *bun.DB) *KeyStore { return &KeyStore{db: db} }
+
+// signingKeyRow is a row of signing_keys as read.
+type signingKeyRow struct {
+	ID          string   `bun:"id"`
+	Algorithm   string   `bun:"algorithm"`
+	Private     []byte   `bun:"private"`
+	Public      []byte   `bun:"public"`
+	DateCreated nullTime `bun:"date_created"`
+	RetiredAt   nullTime `bun:"retired_at"`
+}
+
+// toDomainSigningKey converts a row to the domain type.
+func toDomainSigningKey(r signingKeyRow) domain.SigningKey {
+	return domain.SigningKey{
+		ID:          r.ID,
+		Algorithm:   r.Algorithm,
+		Private:     r.Private,
+		Public:      r.Public,
+		DateCreated: r.DateCreated.Time,
+		RetiredAt:   r.RetiredAt.Ptr(),
+	}
+}
+
+// SigningKeys returns every stored key, newest DateCreated first (ties by
+// descending id, so the order is total).
+func (s *KeyStore) SigningKeys(ctx context.Context) ([]domain.SigningKey, error) {
+	var rows []signingKeyRow
+	err := s.db.NewRaw(`SELECT id, algorithm, "private", "public", date_created, retired_at
+		FROM signing_keys ORDER BY date_created DESC, id DESC`).Scan(ctx, &rows)
+	if err != nil {
+		return nil, dbError("read signing keys", err)
+	}
+	keys := make([]domain.SigningKey, len(rows))
+	for i, row := range rows {
+		keys[i] = toDomainSigningKey(row)
+	}
+	return keys, nil
+}
+
+// AddSigningKey stores k and retires every key not yet retired at
+// k.DateCreated, in one transaction; afterwards k is the one current key
+// (unless it came retired). Concurrent additions queue (a table lock on
+// PostgreSQL, the write lock on SQLite), so replicas generating a key at
+// the same start never leave two current keys: the last to commit wins. A
+// key id already stored is an internal error and changes nothing.
+func (s *KeyStore) AddSigningKey(ctx context.Context, k domain.SigningKey) error {
+	return authInTx(ctx, s.db, "add signing key", func(ctx context.Context, tx bun.Tx) error {
+		if isPostgres(tx) {
+			// SHARE ROW EXCLUSIVE conflicts with itself and with writers,
+			// not with readers: SigningKeys goes on.
+			if _, err := tx.ExecContext(ctx, "LOCK TABLE signing_keys IN SHARE ROW EXCLUSIVE MODE"); err != nil {
+				return dbError("lock signing keys", err)
+			}
+		}
+		if _, err := tx.ExecContext(ctx, "UPDATE signing_keys SET retired_at = ? WHERE retired_at IS NULL",
+			timeArg(k.DateCreated)); err != nil {
+			return dbError("retire signing keys", err)
+		}
+		_, err := tx.ExecContext(ctx, `INSERT INTO signing_keys
+			(id, algorithm, "private", "public", date_created, retired_at) VALUES (?, ?, ?, ?, ?, ?)`,
+			k.ID, k.Algorithm, authBytes(k.Private), authBytes(k.Public), timeArg(k.DateCreated), nullTimeArg(k.RetiredAt))
+		if err != nil {
+			return dbError("add signing key", err)
+		}
+		return nil
+	})
+}
+
+// DeleteSigningKeysRetiredBefore removes the keys retired before t and
+// returns how many it removed. Current keys are never removed.
+func (s *KeyStore) DeleteSigningKeysRetiredBefore(ctx context.Context, t time.Time) (int, error) {
+	res, err := s.db.ExecContext(ctx, "DELETE FROM signing_keys WHERE retired_at IS NOT NULL AND retired_at < ?", timeArg(t))
+	if err != nil {
+		return 0, dbError("delete retired signing keys", err)
+	}
+	n, err := res.RowsAffected()
+	if err != nil {
+		return 0, dbError("delete retired signing keys", err)
+	}
+	return int(n), nil
+}
+
+// authBytes returns b, or an empty slice for nil: Bun writes a nil slice
+// as NULL, and the key columns hold bytes, possibly none.
+func authBytes(b []byte) []byte {
+	if b == nil {
+		return []byte{}
+	}
+	return b
+}

@@ -1,0 +1,135 @@
+package bunstore
+
+import (
+	"context"
+	"database/sql/driver"
+	"errors"
+	"fmt"
+	"regexp"
+
+	"github.com/uptrace/bun"
+	"github.com/uptrace/bun/migrate"
+)
+
+// Migration bookkeeping tables, named after the project so a database
+// shared with another Bun application keeps the two histories apart.
+const (
+	migrationsTable     = "cachegate_migrations"
+	migrationLocksTable = "cachegate_migration_locks"
+)
+
+// migrationLockKey is the PostgreSQL advisory lock key Migrate holds; the
+// bytes spell "cachegat".
+const migrationLockKey int64 = 0x63616368_65676174
+
+var tableNameRE = regexp.MustCompile(`^[a-z_][a-z0-9_]{0,62}$`)
+
+// ValidateTableName checks that name can be a cache table: lower-case
+// letters, digits and underscores, not starting with a digit, at most 63
+// bytes (PostgreSQL's identifier limit), and not one of the tables Migrate
+// keeps for itself.
+func ValidateTableName(name string) error {
+	switch {
+	case !tableNameRE.MatchString(name):
+		return fmt.Errorf("bunstore: table name %q must match %s", name, tableNameRE)
+	case name == migrationsTable || name == migrationLocksTable:
+		return fmt.Errorf("bunstore: table name %q is reserved for migrations", name)
+	}
+	return nil
+}
+
+// Migrate brings the schema up to date: one cache table per name in tables
+// (each its own migration, "20261125000100_cache_<table>", so configuring a
+// new entity later adds one), then the authentication tables. Migrations
+// already applied are skipped; the history lives in cachegate_migrations.
+//
+// Several replicas may call Migrate at once. On PostgreSQL they queue on an
+// advisory lock, held on a connection of its own while the migrations run on
+// others (so the pool needs at least two). On SQLite each migration is one
+// IMMEDIATE transaction of idempotent DDL (IF NOT EXISTS) and marking a
+// migration applied is an upsert, so processes racing on one file apply
+// the same DDL twice, harmlessly.
+func Migrate(ctx context.Context, db *bun.DB, tables []string) error {
+	if err := validateTables(tables); err != nil {
+		return err
+	}
+	ms := migrate.NewMigrations()
+	for _, t := range tables {
+		ms.Add(cacheTableMigration(t))
+	}
+	for _, m := range authMigrations() {
+		ms.Add(m)
+	}
+	if len(ms.Sorted()) == 0 {
+		return nil
+	}
+	unlock, err := lockMigrations(ctx, db)
+	if err != nil {
+		return err
+	}
+	defer unlock()
+
+	m := migrate.NewMigrator(db, ms,
+		migrate.WithTableName(migrationsTable),
+		migrate.WithLocksTableName(migrationLocksTable),
+		migrate.WithMarkAppliedOnSuccess(true),
+		migrate.WithUpsert(true))
+	if err := m.Init(ctx); err != nil {
+		return dbError("create the migrations table", err)
+	}
+	if _, err := m.Migrate(ctx); err != nil {
+		return dbError("migrate", err)
+	}
+	return nil
+}
+
+// validateTables checks every name and that no two cache tables, nor a
+// table and another table's index, share a name.
+func validateTables(tables []string) error {
+	var errs []error
+	seen := make(map[string]bool, len(tables))
+	objects := make(map[string]string)
+	for _, t := range tables {
+		if err := ValidateTableName(t); err != nil {
+			errs = append(errs, err)
+			continue
+		}
+		if seen[t] {
+			errs = append(errs, fmt.Errorf("bunstore: table %q is configured twice", t))
+		}
+		seen[t] = true
+		for _, o := range cacheTableObjects(t) {
+			objects[o] = t
+		}
+	}
+	for t := range seen {
+		if owner, ok := objects[t]; ok {
+			errs = append(errs, fmt.Errorf("bunstore: table name %q is taken by an index of table %q", t, owner))
+		}
+	}
+	return errors.Join(errs...)
+}
+
+// lockMigrations takes the PostgreSQL advisory lock; on SQLite it does
+// nothing. The returned function releases the lock.
+func lockMigrations(ctx context.Context, db *bun.DB) (func(), error) {
+	if !isPostgres(db) {
+		return func() {}, nil
+	}
+	conn, err := db.Conn(ctx)
+	if err != nil {
+		return nil, dbError("reserve a connection for the migration lock", err)
+	}
+	if _, err := conn.ExecContext(ctx, "SELECT pg_advisory_lock(?)", migrationLockKey); err != nil {
+		_ = conn.Close()
+		return nil, dbError("take the migration lock", err)
+	}
+	return func() {
+		// Closing the connection would return it to the pool still holding
+		// the lock; unlock first, and discard the connection if that fails.
+		if _, err := conn.ExecContext(context.WithoutCancel(ctx), "SELECT pg_advisory_unlock(?)", migrationLockKey); err != nil {
+			_ = conn.Raw(func(any) error { return driver.ErrBadConn })
+		}
+		_ = conn.Close()
+	}, nil
+}

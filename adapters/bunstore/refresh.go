@@ -1,0 +1,178 @@
+package bunstore
+
+import (
+	"context"
+	"database/sql"
+	"errors"
+	"fmt"
+	"time"
+
+	"github.com/uptrace/bun"
+
+	"github.com/cachegate/cachegate/domain"
+	"github.com/cachegate/cachegate/ports"
+)
+
+// RefreshStore is the ports.RefreshStore of the refresh_tokens table.
+type RefreshStore struct{ db *bun.DB }
+
+var _ ports.RefreshStore = (*RefreshStore)(nil)
+
+// NewRefreshStore returns the store over db, which must come from Open and
+// have been migrated.
+func NewRefreshStore(db *bun.DB) *RefreshStore { return &RefreshStore{db: db} }
+
+// refreshState is what a refused rotation reads of the old token.
+type refreshState struct {
+	FamilyID  string   `bun:"family_id"`
+	ExpiresAt nullTime `bun:"expires_at"`
+	UsedAt    nullTime `bun:"used_at"`
+	RevokedAt nullTime `bun:"revoked_at"`
+}
+
+// errNotRotated tells RotateRefresh's transaction found no usable old
+// token; it never leaves this file.
+var errNotRotated = errors.New("bunstore: refresh token not rotated")
+
+// maxRevokePasses bounds the statements one revocation runs; see revoke.
+const maxRevokePasses = 16
+
+// SaveRefresh stores a newly issued refresh token; an id already stored
+// is an internal error.
+func (s *RefreshStore) SaveRefresh(ctx context.Context, r domain.RefreshRecord) error {
+	if err := insertRefresh(ctx, s.db, r); err != nil {
+		return dbError("save refresh token", err)
+	}
+	return nil
+}
+
+// RotateRefresh marks the token oldID used at now and stores next, in one
+// transaction whose first statement is the conditional
+//
+//	UPDATE … SET used_at = now WHERE id = oldID AND used_at IS NULL
+//	AND revoked_at IS NULL AND expires_at > now
+//
+// Concurrent rotations of one token queue on its row (PostgreSQL) or on
+// the database (SQLite); the first sets used_at, and every later one then
+// matches no row, so at most one succeeds. When no row matched, the token
+// is read: unknown, revoked or expired (ExpiresAt not after now) is
+// domain.ErrUnauthenticated; used is domain.ErrRefreshTokenReused, after
+// the whole family was revoked at now. The successor must belong to the
+// family and user of oldID and have a new id; otherwise RotateRefresh
+// fails with an internal error and changes nothing.
+func (s *RefreshStore) RotateRefresh(ctx context.Context, oldID string, next domain.RefreshRecord, now time.Time) error {
+	err := authInTx(ctx, s.db, "rotate refresh token", func(ctx context.Context, tx bun.Tx) error {
+		var family, user string
+		err := tx.QueryRowContext(ctx, `UPDATE refresh_tokens SET used_at = ?
+			WHERE id = ? AND used_at IS NULL AND revoked_at IS NULL AND expires_at > ?
+			RETURNING family_id, user_id`, timeArg(now), oldID, timeArg(now)).Scan(&family, &user)
+		switch {
+		case errors.Is(err, sql.ErrNoRows):
+			return errNotRotated
+		case err != nil:
+			return dbError("rotate refresh token", err)
+		case family != next.FamilyID || user != next.UserID:
+			return fmt.Errorf("bunstore: rotate refresh token: the successor must keep the family and user of the token it replaces")
+		}
+		if err := insertRefresh(ctx, tx, next); err != nil {
+			return dbError("store the successor refresh token", err)
+		}
+		return nil
+	})
+	if errors.Is(err, errNotRotated) {
+		return s.refuse(ctx, oldID, now)
+	}
+	return err
+}
+
+// refuse tells why oldID could not rotate, revoking its family when it
+// was used before.
+func (s *RefreshStore) refuse(ctx context.Context, oldID string, now time.Time) error {
+	var st refreshState
+	err := s.db.NewRaw(`SELECT family_id, expires_at, used_at, revoked_at FROM refresh_tokens WHERE id = ?`, oldID).Scan(ctx, &st)
+	switch {
+	case errors.Is(err, sql.ErrNoRows):
+		return domain.ErrUnauthenticated
+	case err != nil:
+		return dbError("read refresh token", err)
+	case st.RevokedAt.Valid, !st.ExpiresAt.Time.After(authStoredTime(now)):
+		return domain.ErrUnauthenticated
+	case st.UsedAt.Valid:
+		if err := s.revoke(ctx, "family_id", st.FamilyID, now); err != nil {
+			return err
+		}
+		return domain.ErrRefreshTokenReused
+	default:
+		// Unused, live and unrevoked, yet the update matched nothing: the
+		// row changed in between. Refusing is the safe answer.
+		return domain.ErrUnauthenticated
+	}
+}
+
+// RevokeFamily revokes every token of a family at now; tokens already
+// revoked keep their time. An unknown family is no error.
+func (s *RefreshStore) RevokeFamily(ctx context.Context, familyID string, now time.Time) error {
+	return s.revoke(ctx, "family_id", familyID, now)
+}
+
+// RevokeUser revokes every token of every family of a user at now.
+func (s *RefreshStore) RevokeUser(ctx context.Context, userID string, now time.Time) error {
+	return s.revoke(ctx, "user_id", userID, now)
+}
+
+// revoke sets revoked_at on every unrevoked token whose column equals
+// value. A rotation that committed while the UPDATE ran may have inserted
+// a successor the statement's snapshot did not see (PostgreSQL, READ
+// COMMITTED); the statement waited for that rotation because it locked a
+// row of the set. So the UPDATE is repeated until it matches nothing: then
+// every token of the set is revoked and no rotation can add another.
+func (s *RefreshStore) revoke(ctx context.Context, column, value string, now time.Time) error {
+	for range maxRevokePasses {
+		var n int64
+		err := withRetry(ctx, func() error {
+			res, err := s.db.ExecContext(ctx, `UPDATE refresh_tokens SET revoked_at = ? WHERE ? = ? AND revoked_at IS NULL`,
+				timeArg(now), bun.Ident(column), value)
+			if err != nil {
+				return err
+			}
+			n, err = res.RowsAffected()
+			return err
+		})
+		if err != nil {
+			return dbError("revoke refresh tokens", err)
+		}
+		if n == 0 {
+			return nil
+		}
+	}
+	return fmt.Errorf("bunstore: revoke refresh tokens: still finding unrevoked tokens after %d passes", maxRevokePasses)
+}
+
+// PurgeRefresh removes at most limit records that expired before now,
+// earliest expiry first, and returns how many it removed. A limit below 1
+// removes nothing. On PostgreSQL replicas purging together take disjoint
+// batches (SKIP LOCKED).
+func (s *RefreshStore) PurgeRefresh(ctx context.Context, now time.Time, limit int) (int, error) {
+	if limit < 1 {
+		return 0, nil
+	}
+	res, err := s.db.ExecContext(ctx, `DELETE FROM refresh_tokens WHERE id IN (
+		SELECT id FROM refresh_tokens WHERE expires_at < ? ORDER BY expires_at LIMIT ?`+skipLocked(s.db)+`)`,
+		timeArg(now), limit)
+	if err != nil {
+		return 0, dbError("purge refresh tokens", err)
+	}
+	n, err := res.RowsAffected()
+	if err != nil {
+		return 0, dbError("purge refresh tokens", err)
+	}
+	return int(n), nil
+}
+
+// insertRefresh inserts one token row.
+func insertRefresh(ctx context.Context, db bun.IDB, r domain.RefreshRecord) error {
+	_, err := db.ExecContext(ctx, `INSERT INTO refresh_tokens
+		(id, family_id, user_id, issued_at, expires_at, used_at, revoked_at) VALUES (?, ?, ?, ?, ?, ?, ?)`,
+		r.ID, r.FamilyID, r.UserID, timeArg(r.IssuedAt), timeArg(r.ExpiresAt), nullTimeArg(r.UsedAt), nullTimeArg(r.RevokedAt))
+	return err
+}

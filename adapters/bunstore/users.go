@@ -1,0 +1,153 @@
+package bunstore
+
+import (
+	"context"
+	"database/sql"
+	"errors"
+	"time"
+
+	"github.com/uptrace/bun"
+
+	"github.com/cachegate/cachegate/domain"
+	"github.com/cachegate/cachegate/ports"
+)
+
+// UserRepository is the ports.UserRepository of the users table.
+type UserRepository struct{ db *bun.DB }
+
+var _ ports.UserRepository = (*UserRepository)(nil)
+
+// NewUserRepository returns the repository over db, which must come from
+// Open and have been migrated.
+func NewUserRepository(db *bun.DB) *UserRepository { return &UserRepository{db: db} }
+
+// userRow is a row of users as read.
+type userRow struct {
+	ID           string   `bun:"id"`
+	Username     string   `bun:"username"`
+	PasswordHash string   `bun:"password_hash"`
+	PasswordSalt string   `bun:"password_salt"`
+	Active       bool     `bun:"active"`
+	DateCreated  nullTime `bun:"date_created"`
+	DateUpdated  nullTime `bun:"date_updated"`
+}
+
+const userColumns = "id, username, password_hash, password_salt, active, date_created, date_updated"
+
+// toDomainUser converts a row to the domain type.
+func toDomainUser(r userRow) domain.User {
+	return domain.User{
+		ID:           r.ID,
+		Username:     r.Username,
+		PasswordHash: r.PasswordHash,
+		PasswordSalt: r.PasswordSalt,
+		Active:       r.Active,
+		DateCreated:  r.DateCreated.Time,
+		DateUpdated:  r.DateUpdated.Time,
+	}
+}
+
+// CreateUser stores u, or returns domain.ErrUserExists when a user has the
+// same username case-insensitively (the unique index on username_norm).
+// An id already stored is an internal error.
+func (r *UserRepository) CreateUser(ctx context.Context, u domain.User) error {
+	_, err := r.db.ExecContext(ctx, `INSERT INTO users
+		(id, username, username_norm, password_hash, password_salt, active, date_created, date_updated)
+		VALUES (?, ?, ?, ?, ?, ?, ?, ?)`,
+		u.ID, u.Username, domain.NormalizeUsername(u.Username), u.PasswordHash, u.PasswordSalt,
+		u.Active, timeArg(u.DateCreated), timeArg(u.DateUpdated))
+	if v, ok := asUniqueViolation(err); ok && !v.primaryKey {
+		return domain.ErrUserExists
+	}
+	if err != nil {
+		return dbError("create user", err)
+	}
+	return nil
+}
+
+// UserByUsername returns the user whose username equals username after
+// domain.NormalizeUsername, or domain.ErrUserNotFound.
+func (r *UserRepository) UserByUsername(ctx context.Context, username string) (domain.User, error) {
+	return r.userWhere(ctx, r.db, "username_norm", domain.NormalizeUsername(username), false)
+}
+
+// UserByID returns the user, or domain.ErrUserNotFound.
+func (r *UserRepository) UserByID(ctx context.Context, id string) (domain.User, error) {
+	return r.userWhere(ctx, r.db, "id", id, false)
+}
+
+// ListUsers returns every user ordered by normalized username, compared
+// byte by byte.
+func (r *UserRepository) ListUsers(ctx context.Context) ([]domain.User, error) {
+	var rows []userRow
+	if err := r.db.NewRaw("SELECT "+userColumns+" FROM users ORDER BY username_norm, id").Scan(ctx, &rows); err != nil {
+		return nil, dbError("list users", err)
+	}
+	users := make([]domain.User, len(rows))
+	for i, row := range rows {
+		users[i] = toDomainUser(row)
+	}
+	return users, nil
+}
+
+// UpdateUser loads the user with id, lets fn change it and stores it in
+// one transaction that holds the user's row (FOR UPDATE on PostgreSQL, the
+// write lock on SQLite), so concurrent updates queue and none is lost. It
+// returns domain.ErrUserNotFound when the user is missing (fn is not
+// called), fn's error as is (nothing is stored), and domain.ErrUserExists
+// when fn renamed the user onto a taken username. fn cannot change the id.
+// The store sets no field itself; fn keeps DateUpdated current. The user
+// returned is as stored: times in UTC, truncated to the microsecond.
+func (r *UserRepository) UpdateUser(ctx context.Context, id string, fn func(*domain.User) error) (domain.User, error) {
+	var out domain.User
+	err := authInTx(ctx, r.db, "update user", func(ctx context.Context, tx bun.Tx) error {
+		u, err := r.userWhere(ctx, tx, "id", id, true)
+		if err != nil {
+			return err
+		}
+		if err := fn(&u); err != nil {
+			return err
+		}
+		u.ID = id
+		u.DateCreated, u.DateUpdated = authStoredTime(u.DateCreated), authStoredTime(u.DateUpdated)
+		_, err = tx.ExecContext(ctx, `UPDATE users SET username = ?, username_norm = ?, password_hash = ?,
+			password_salt = ?, active = ?, date_created = ?, date_updated = ? WHERE id = ?`,
+			u.Username, domain.NormalizeUsername(u.Username), u.PasswordHash, u.PasswordSalt,
+			u.Active, timeArg(u.DateCreated), timeArg(u.DateUpdated), id)
+		if v, ok := asUniqueViolation(err); ok && !v.primaryKey {
+			return domain.ErrUserExists
+		}
+		if err != nil {
+			return dbError("update user", err)
+		}
+		out = u
+		return nil
+	})
+	if err != nil {
+		return domain.User{}, err
+	}
+	return out, nil
+}
+
+// userWhere reads the user whose column equals value; forUpdate locks the
+// row on PostgreSQL (SQLite's IMMEDIATE transactions already hold the
+// database).
+func (r *UserRepository) userWhere(ctx context.Context, db bun.IDB, column, value string, forUpdate bool) (domain.User, error) {
+	query := "SELECT " + userColumns + " FROM users WHERE ? = ?"
+	if forUpdate && isPostgres(db) {
+		query += " FOR UPDATE"
+	}
+	var row userRow
+	err := db.NewRaw(query, bun.Ident(column), value).Scan(ctx, &row)
+	if errors.Is(err, sql.ErrNoRows) {
+		return domain.User{}, domain.ErrUserNotFound
+	}
+	if err != nil {
+		return domain.User{}, dbError("read user", err)
+	}
+	return toDomainUser(row), nil
+}
+
+// authStoredTime returns t as the database gives it back: UTC, truncated to
+// the microsecond.
+func authStoredTime(t time.Time) time.Time { return t.UTC().Truncate(time.Microsecond) }

@@ -1,0 +1,287 @@
+package ginhttp
+
+import (
+	"errors"
+	"net/http"
+
+	"github.com/gin-gonic/gin"
+
+	"github.com/cachegate/cachegate/application"
+	"github.com/cachegate/cachegate/domain"
+)
+
+// cacheRoutes serves /cache/:assignment and /cache/:assignment/:id.
+type cacheRoutes struct {
+	s  *Server
+	uc *application.CacheUseCases
+	// public tells, per assignment name served over HTTP, whether its
+	// policy is public. Entity keys, which the Go API also accepts, are
+	// not routes.
+	public map[string]bool
+}
+
+func newCacheRoutes(s *Server, uc *application.CacheUseCases) (*cacheRoutes, error) {
+	r := &cacheRoutes{s: s, uc: uc, public: map[string]bool{}}
+	for _, name := range uc.Stores.Names() {
+		st, err := uc.Stores.Lookup(name)
+		if err != nil {
+			return nil, err
+		}
+		r.public[name] = st.Policy == domain.PolicyPublic
+	}
+	return r, nil
+}
+
+func (r *cacheRoutes) register() error {
+	const coll, item = "/cache/:assignment", "/cache/:assignment/:id"
+	for _, rt := range []struct {
+		method, path string
+		h            gin.HandlerFunc
+	}{
+		{http.MethodPost, coll, r.create},
+		{http.MethodGet, coll, r.list},
+		{http.MethodGet, item, r.get},
+		{http.MethodPut, item, r.replace},
+		{http.MethodPatch, item, r.patch},
+		{http.MethodDelete, item, r.delete},
+	} {
+		if err := r.s.handle(rt.method, rt.path, r.isPublic, rt.h); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// isPublic is the guard's access rule for cache routes: public
+// assignments need no token. An unknown assignment also passes the guard,
+// so it answers 404 like any unknown route, whoever asks.
+func (r *cacheRoutes) isPublic(c *gin.Context) bool {
+	pub, known := r.public[c.Param("assignment")]
+	return pub || !known
+}
+
+// assignment returns the route's assignment, or answers 404.
+func (r *cacheRoutes) assignment(c *gin.Context) (string, bool) {
+	a := c.Param("assignment")
+	if _, ok := r.public[a]; !ok {
+		r.s.writeError(c, domain.ErrUnknownAssignment)
+		return "", false
+	}
+	return a, true
+}
+
+func (r *cacheRoutes) create(c *gin.Context) {
+	a, ok := r.assignment(c)
+	if !ok {
+		return
+	}
+	in, err := r.cacheInput(c)
+	if err != nil {
+		r.s.writeError(c, err)
+		return
+	}
+	e, err := r.uc.Create.Execute(c.Request.Context(), application.CreateCacheInput{
+		Assignment: a, Actor: actorFrom(c), Cache: in})
+	if err != nil {
+		r.s.writeError(c, err)
+		return
+	}
+	c.Writer.Header()["Location"] = []string{c.Request.URL.EscapedPath() + "/" + e.ID}
+	writeEntry(c, http.StatusCreated, &e)
+}
+
+func (r *cacheRoutes) list(c *gin.Context) {
+	a, ok := r.assignment(c)
+	if !ok {
+		return
+	}
+	q, err := toListInput(c.Request.URL.RawQuery)
+	if err != nil {
+		r.s.writeError(c, err)
+		return
+	}
+	in := q.in
+	in.Assignment, in.Actor = a, actorFrom(c)
+	out, err := r.uc.List.Execute(c.Request.Context(), in)
+	if err != nil {
+		r.s.writeError(c, err)
+		return
+	}
+	if q.empty {
+		out.Entries, out.Total = nil, 0
+	}
+	bp := getBuf()
+	if q.paged {
+		*bp = appendPage(*bp, toPage(q, out))
+	} else {
+		*bp = appendEntries(*bp, out.Entries)
+	}
+	writeJSON(c, http.StatusOK, *bp)
+	putBuf(bp)
+}
+
+func (r *cacheRoutes) get(c *gin.Context) {
+	a, ok := r.assignment(c)
+	if !ok {
+		return
+	}
+	e, err := r.uc.Get.Execute(c.Request.Context(), application.GetCacheInput{
+		Assignment: a, Actor: actorFrom(c), ID: c.Param("id")})
+	if err != nil {
+		r.s.writeError(c, err)
+		return
+	}
+	if inm := parseEntityTags(c.Request.Header, "If-None-Match"); inm.present && inm.matchesWeak(e.Version) {
+		c.Writer.Header()["Etag"] = []string{etag(e.Version)}
+		c.Status(http.StatusNotModified)
+		return
+	}
+	writeEntry(c, http.StatusOK, &e)
+}
+
+func (r *cacheRoutes) replace(c *gin.Context) {
+	a, ok := r.assignment(c)
+	if !ok {
+		return
+	}
+	in, err := r.cacheInput(c)
+	if err != nil {
+		r.s.writeError(c, err)
+		return
+	}
+	pre, err := r.preconditions(c, a)
+	if err != nil {
+		r.s.writeError(c, err)
+		return
+	}
+	e, created, err := r.uc.Replace.Execute(c.Request.Context(), application.ReplaceCacheInput{
+		Assignment: a, Actor: actorFrom(c), ID: c.Param("id"), Cache: in, Pre: pre})
+	if err != nil {
+		r.s.writeError(c, err)
+		return
+	}
+	status := http.StatusOK
+	if created {
+		status = http.StatusCreated
+	}
+	writeEntry(c, status, &e)
+}
+
+func (r *cacheRoutes) patch(c *gin.Context) {
+	a, ok := r.assignment(c)
+	if !ok {
+		return
+	}
+	body, err := r.s.readBody(c)
+	if err != nil {
+		r.s.writeError(c, err)
+		return
+	}
+	dto, err := decodeCacheBody(body)
+	if err != nil {
+		r.s.writeError(c, err)
+		return
+	}
+	p, err := toCachePatch(dto)
+	if err != nil {
+		r.s.writeError(c, err)
+		return
+	}
+	pre, err := r.preconditions(c, a)
+	if err != nil {
+		r.s.writeError(c, err)
+		return
+	}
+	e, err := r.uc.Patch.Execute(c.Request.Context(), application.PatchCacheInput{
+		Assignment: a, Actor: actorFrom(c), ID: c.Param("id"), Patch: p, Pre: pre})
+	if err != nil {
+		r.s.writeError(c, err)
+		return
+	}
+	writeEntry(c, http.StatusOK, &e)
+}
+
+// delete answers 200 with the entry as deleted (dateDeleted set), so a
+// client learns what it removed, as the CRUD modules do.
+func (r *cacheRoutes) delete(c *gin.Context) {
+	a, ok := r.assignment(c)
+	if !ok {
+		return
+	}
+	pre, err := r.preconditions(c, a)
+	if err != nil {
+		r.s.writeError(c, err)
+		return
+	}
+	e, err := r.uc.Delete.Execute(c.Request.Context(), application.DeleteCacheInput{
+		Assignment: a, Actor: actorFrom(c), ID: c.Param("id"), Pre: pre})
+	if err != nil {
+		r.s.writeError(c, err)
+		return
+	}
+	writeEntry(c, http.StatusOK, &e)
+}
+
+// cacheInput reads and converts the POST and PUT body.
+func (r *cacheRoutes) cacheInput(c *gin.Context) (application.CacheInput, error) {
+	body, err := r.s.readBody(c)
+	if err != nil {
+		return application.CacheInput{}, err
+	}
+	dto, err := decodeCacheBody(body)
+	if err != nil {
+		return application.CacheInput{}, err
+	}
+	return toCacheInput(dto)
+}
+
+// preconditions converts If-Match and If-None-Match into the use case's
+// preconditions.
+//
+// If-Match with one strong tag "<n>" is checked atomically by the use
+// case. "*" or a list of tags is resolved by reading the current version
+// first and then requiring exactly that version, so a concurrent change
+// still fails with 412. Weak and malformed tags never match (If-Match uses
+// the strong comparison), so such a header alone is answered 412 at once.
+// If-None-Match is honoured only as "*" on PUT (create only); anything else
+// is a 400, never silently ignored.
+func (r *cacheRoutes) preconditions(c *gin.Context, a string) (application.Preconditions, error) {
+	var pre application.Preconditions
+	method := c.Request.Method
+	im := parseEntityTags(c.Request.Header, "If-Match")
+	if inm := parseEntityTags(c.Request.Header, "If-None-Match"); inm.present {
+		if method != http.MethodPut || !inm.any || len(inm.strong)+len(inm.weak) > 0 {
+			return pre, errIfNoneMatch(method)
+		}
+		if im.present {
+			// "exists with this version" and "does not exist" cannot
+			// both hold.
+			return pre, domain.ErrVersionMismatch
+		}
+		pre.IfNoneMatchAny = true
+		return pre, nil
+	}
+	if !im.present {
+		return pre, nil
+	}
+	if v, ok := im.single(); ok {
+		pre.IfMatch = &v
+		return pre, nil
+	}
+	if !im.any && len(im.strong) == 0 {
+		return pre, domain.ErrVersionMismatch
+	}
+	cur, err := r.uc.Get.Execute(c.Request.Context(), application.GetCacheInput{
+		Assignment: a, Actor: actorFrom(c), ID: c.Param("id")})
+	switch {
+	case errors.Is(err, domain.ErrCacheNotFound) && method == http.MethodPut:
+		// As with a single tag, PUT with If-Match never creates.
+		return pre, domain.ErrVersionMismatch
+	case err != nil:
+		return pre, err
+	case !im.matchesStrong(cur.Version):
+		return pre, domain.ErrVersionMismatch
+	}
+	pre.IfMatch = &cur.Version
+	return pre, nil
+}

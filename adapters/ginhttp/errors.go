@@ -1,0 +1,161 @@
+package ginhttp
+
+import (
+	"errors"
+	"log/slog"
+	"net/http"
+	"strconv"
+	"time"
+
+	"github.com/gin-gonic/gin"
+
+	"github.com/cachegate/cachegate/domain"
+)
+
+// statusOf is THE table from domain error kinds to HTTP statuses. No other
+// place in cachegate decides a status for a domain error.
+func statusOf(k domain.Kind) int {
+	switch k {
+	case domain.KindInvalid:
+		return http.StatusBadRequest
+	case domain.KindNotFound:
+		return http.StatusNotFound
+	case domain.KindConflict:
+		return http.StatusConflict
+	case domain.KindPreconditionFailed:
+		return http.StatusPreconditionFailed
+	case domain.KindUnauthenticated:
+		return http.StatusUnauthorized
+	case domain.KindForbidden:
+		return http.StatusForbidden
+	case domain.KindTooMany:
+		return http.StatusTooManyRequests
+	default:
+		return http.StatusInternalServerError
+	}
+}
+
+// httpError is a failure of the HTTP protocol itself (no such route, wrong
+// method, media type or size) that has no domain kind. It carries its own
+// status; it is written through the same envelope as domain errors.
+type httpError struct {
+	status  int
+	code    string
+	message string
+}
+
+func (e *httpError) Error() string { return e.message }
+
+// Protocol errors.
+var (
+	errRouteNotFound        = &httpError{http.StatusNotFound, "NOT_FOUND", "Not Found"}
+	errMethodNotAllowed     = &httpError{http.StatusMethodNotAllowed, "METHOD_NOT_ALLOWED", "Method Not Allowed"}
+	errUnsupportedMediaType = &httpError{http.StatusUnsupportedMediaType, "UNSUPPORTED_MEDIA_TYPE",
+		"the request body must be JSON sent with Content-Type: application/json"}
+	errNotReady = &httpError{http.StatusServiceUnavailable, "NOT_READY", "Service Unavailable"}
+)
+
+func payloadTooLarge(limit int64) *httpError {
+	return &httpError{http.StatusRequestEntityTooLarge, "PAYLOAD_TOO_LARGE",
+		"the request body is larger than the limit of " + strconv.FormatInt(limit, 10) + " bytes"}
+}
+
+// Generic answers for internal failures: their text never reaches clients.
+const (
+	codeInternal    = "INTERNAL"
+	messageInternal = "Internal Server Error"
+)
+
+// writeError answers err with the error envelope
+// {"statusCode","message","errorCode"[,"details"]}. A *domain.Error gets the
+// status of its kind; an *httpError its own; anything else is an internal
+// failure: logged once here, with the request id, and answered with a
+// generic 500 that never carries the error's text.
+func (s *Server) writeError(c *gin.Context, err error) {
+	var (
+		de *domain.Error
+		he *httpError
+	)
+	switch {
+	case errors.As(err, &de):
+		status := statusOf(de.Kind)
+		msg := de.Message
+		switch de.Kind {
+		case domain.KindUnauthenticated:
+			msg = "Unauthorized"
+			c.Header("WWW-Authenticate", "Bearer")
+		case domain.KindTooMany:
+			c.Header("Retry-After", strconv.FormatInt(retryAfterSeconds(de.RetryAfter), 10))
+		case domain.KindInternal:
+			s.logInternal(c, err)
+		}
+		s.writeEnvelope(c, status, msg, de.Code, de.Details)
+	case errors.As(err, &he):
+		s.writeEnvelope(c, he.status, he.message, he.code, nil)
+	default:
+		s.logInternal(c, err)
+		s.writeEnvelope(c, http.StatusInternalServerError, messageInternal, codeInternal, nil)
+	}
+}
+
+// retryAfterSeconds rounds d up to whole seconds, at least one.
+func retryAfterSeconds(d time.Duration) int64 {
+	secs := int64((d + time.Second - 1) / time.Second)
+	if secs < 1 {
+		secs = 1
+	}
+	return secs
+}
+
+func (s *Server) logInternal(c *gin.Context, err error) {
+	s.log.LogAttrs(c.Request.Context(), slog.LevelError, "request failed",
+		slog.String("request_id", requestID(c)),
+		slog.String("method", c.Request.Method),
+		slog.String("route", routeOf(c)),
+		slog.String("err", err.Error()))
+}
+
+// writeEnvelope writes the error body. When a response was already started
+// (a handler failed mid-stream) nothing more can be said to the client.
+func (s *Server) writeEnvelope(c *gin.Context, status int, msg, code string, details []domain.FieldError) {
+	if c.Writer.Written() {
+		return
+	}
+	b := make([]byte, 0, 96+len(msg)+64*len(details))
+	b = append(b, `{"statusCode":`...)
+	b = strconv.AppendInt(b, int64(status), 10)
+	b = append(b, `,"message":`...)
+	b = appendString(b, msg)
+	b = append(b, `,"errorCode":`...)
+	b = appendString(b, code)
+	if len(details) > 0 {
+		b = append(b, `,"details":[`...)
+		for i, d := range details {
+			if i > 0 {
+				b = append(b, ',')
+			}
+			b = append(b, `{"field":`...)
+			b = appendString(b, d.Field)
+			b = append(b, `,"message":`...)
+			b = appendString(b, d.Message)
+			b = append(b, '}')
+		}
+		b = append(b, ']')
+	}
+	b = append(b, '}')
+	writeJSON(c, status, b)
+	c.Abort()
+}
+
+var jsonContentType = []string{"application/json; charset=utf-8"}
+
+// writeJSON writes b, which is already JSON, with its length.
+func writeJSON(c *gin.Context, status int, b []byte) {
+	h := c.Writer.Header()
+	h["Content-Type"] = jsonContentType
+	h["Content-Length"] = []string{strconv.Itoa(len(b))}
+	c.Writer.WriteHeader(status)
+	if c.Request.Method != http.MethodHead {
+		_, _ = c.Writer.Write(b)
+	}
+}

@@ -1,0 +1,156 @@
+package ginhttp_test
+
+import (
+	"bytes"
+	"context"
+	"log/slog"
+	"net/http"
+	"net/http/httptest"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/cachegate/cachegate/adapters/ginhttp"
+	"github.com/cachegate/cachegate/adapters/memstore"
+	"github.com/cachegate/cachegate/adapters/system"
+	"github.com/cachegate/cachegate/application"
+	"github.com/cachegate/cachegate/domain"
+)
+
+// fakeClock is a clock the tests move by hand.
+type fakeClock struct {
+	mu  sync.Mutex
+	now time.Time
+}
+
+func newFakeClock() *fakeClock {
+	return &fakeClock{now: time.Date(2026, 11, 25, 10, 0, 0, 123456000, time.UTC)}
+}
+
+func (c *fakeClock) Now() time.Time {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.now
+}
+
+func (c *fakeClock) Advance(d time.Duration) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	c.now = c.now.Add(d)
+}
+
+// lockedBuffer collects log output from concurrent requests.
+type lockedBuffer struct {
+	mu  sync.Mutex
+	buf bytes.Buffer
+}
+
+func (b *lockedBuffer) Write(p []byte) (int, error) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return b.buf.Write(p)
+}
+
+func (b *lockedBuffer) String() string {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return b.buf.String()
+}
+
+// fixture is one server over memstore with three assignments: user and
+// org (public) and mine (owner).
+type fixture struct {
+	clock  *fakeClock
+	cache  *application.CacheUseCases
+	server *ginhttp.Server
+	logs   *lockedBuffer
+}
+
+// newFixture builds the use cases and the server; tweak adjusts the
+// options before New.
+func newFixture(t testing.TB, tweak func(*ginhttp.Options)) *fixture {
+	t.Helper()
+	clock := newFakeClock()
+	stores, err := application.NewCacheStores(
+		application.CacheStore{Name: "user", EntityKey: "userCache", Repo: memstore.NewCacheRepository(), Policy: domain.PolicyPublic},
+		application.CacheStore{Name: "org", EntityKey: "orgCache", Repo: memstore.NewCacheRepository(), Policy: domain.PolicyPublic},
+		application.CacheStore{Name: "mine", EntityKey: "mineCache", Repo: memstore.NewCacheRepository(), Policy: domain.PolicyOwner},
+	)
+	if err != nil {
+		t.Fatal(err)
+	}
+	uc, err := application.NewCacheUseCases(application.CacheDeps{Stores: stores, Clock: clock, IDs: system.UUIDv7{}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	logs := &lockedBuffer{}
+	opts := ginhttp.Options{
+		Cache:  uc,
+		Logger: slog.New(slog.NewJSONHandler(logs, nil)),
+	}
+	if tweak != nil {
+		tweak(&opts)
+	}
+	srv, err := ginhttp.New(opts)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return &fixture{clock: clock, cache: uc, server: srv, logs: logs}
+}
+
+// listen serves the fixture on a real loopback listener.
+func (f *fixture) listen(t *testing.T) string {
+	t.Helper()
+	ts := httptest.NewServer(f.server.Handler())
+	t.Cleanup(ts.Close)
+	return ts.URL
+}
+
+// pinger is a readiness check with a chosen answer.
+type pinger struct {
+	err   error
+	block bool
+}
+
+func (p pinger) Ping(ctx context.Context) error {
+	if p.block {
+		<-ctx.Done()
+		return ctx.Err()
+	}
+	return p.err
+}
+
+// do sends one request to base and returns status, headers and body.
+func do(t *testing.T, method, url string, body string, hdr ...string) (int, http.Header, string) {
+	t.Helper()
+	var rd *bytes.Reader
+	if body != "" {
+		rd = bytes.NewReader([]byte(body))
+	}
+	var req *http.Request
+	var err error
+	if rd != nil {
+		req, err = http.NewRequest(method, url, rd)
+	} else {
+		req, err = http.NewRequest(method, url, nil)
+	}
+	if err != nil {
+		t.Fatal(err)
+	}
+	if body != "" {
+		req.Header.Set("Content-Type", "application/json")
+	}
+	for i := 0; i+1 < len(hdr); i += 2 {
+		req.Header.Set(hdr[i], hdr[i+1])
+	}
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	var b bytes.Buffer
+	if _, err := b.ReadFrom(resp.Body); err != nil {
+		t.Fatal(err)
+	}
+	return resp.StatusCode, resp.Header, b.String()
+}

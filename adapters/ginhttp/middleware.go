@@ -1,0 +1,150 @@
+package ginhttp
+
+import (
+	"crypto/rand"
+	"encoding/hex"
+	"log/slog"
+	"net/http"
+	"runtime/debug"
+	"strconv"
+	"sync/atomic"
+	"time"
+
+	"github.com/gin-gonic/gin"
+)
+
+// HeaderRequestID carries the request id, taken from the request when it
+// is sane and echoed on every response.
+const HeaderRequestID = "X-Request-Id"
+
+// maxRequestIDLen bounds a client-chosen request id.
+const maxRequestIDLen = 128
+
+// A generated request id is a random per-process prefix and a counter:
+// unique within the process, unlikely to collide across replicas, and
+// free of system calls on the hot path.
+var (
+	requestIDPrefix = newRequestIDPrefix()
+	requestIDSeq    atomic.Uint64
+)
+
+func newRequestIDPrefix() string {
+	var b [8]byte
+	_, _ = rand.Read(b[:]) // crypto/rand.Read never fails on supported platforms
+	return hex.EncodeToString(b[:]) + "-"
+}
+
+func newRequestID() string {
+	var a [40]byte
+	b := append(a[:0], requestIDPrefix...)
+	b = strconv.AppendUint(b, requestIDSeq.Add(1), 36)
+	return string(b)
+}
+
+// saneRequestID accepts 1..128 characters of [A-Za-z0-9._-], so a client's
+// id can be logged and echoed without escaping or log injection.
+func saneRequestID(id string) bool {
+	if id == "" || len(id) > maxRequestIDLen {
+		return false
+	}
+	for i := 0; i < len(id); i++ {
+		c := id[i]
+		if !(c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' || c >= '0' && c <= '9' || c == '.' || c == '_' || c == '-') {
+			return false
+		}
+	}
+	return true
+}
+
+// requestIDMiddleware takes X-Request-Id from the request when sane, else
+// generates one, and sets it on the response before anything is written.
+func requestIDMiddleware(c *gin.Context) {
+	id := c.Request.Header.Get(HeaderRequestID)
+	if !saneRequestID(id) {
+		id = newRequestID()
+	}
+	c.Writer.Header()[HeaderRequestID] = []string{id}
+}
+
+// requestID returns the id requestIDMiddleware set.
+func requestID(c *gin.Context) string {
+	if v := c.Writer.Header()[HeaderRequestID]; len(v) > 0 {
+		return v[0]
+	}
+	return ""
+}
+
+// routeOf is the matched route template, never the raw path, so that logs
+// and metrics carry no ids and stay of bounded cardinality.
+func routeOf(c *gin.Context) string {
+	if r := c.FullPath(); r != "" {
+		return r
+	}
+	return "(unmatched)"
+}
+
+// recovery turns a panic below it into a generic 500, logged once with the
+// request id and the stack. http.ErrAbortHandler keeps its meaning (abort
+// the response silently) and is re-raised for net/http.
+func (s *Server) recovery(c *gin.Context) {
+	defer func() {
+		rec := recover()
+		if rec == nil {
+			return
+		}
+		if rec == http.ErrAbortHandler {
+			panic(rec)
+		}
+		s.log.LogAttrs(c.Request.Context(), slog.LevelError, "panic serving request",
+			slog.String("request_id", requestID(c)),
+			slog.String("method", c.Request.Method),
+			slog.String("route", routeOf(c)),
+			slog.Any("panic", rec),
+			slog.String("stack", string(debug.Stack())))
+		s.writeEnvelope(c, http.StatusInternalServerError, messageInternal, codeInternal, nil)
+		c.Abort()
+	}()
+	c.Next()
+}
+
+// accessLog writes one line per request: method, route template, status,
+// duration, request id and client address. It never logs headers, bodies
+// or query strings, which may carry tokens, passwords or personal data.
+// A request that panics is logged with status 500, the answer recovery
+// gives it.
+func (s *Server) accessLog(c *gin.Context) {
+	if !s.log.Enabled(c.Request.Context(), slog.LevelInfo) {
+		c.Next()
+		return
+	}
+	start := time.Now()
+	finished := false
+	defer func() {
+		status := c.Writer.Status()
+		if !finished && !c.Writer.Written() {
+			status = http.StatusInternalServerError
+		}
+		s.log.LogAttrs(c.Request.Context(), slog.LevelInfo, "request",
+			slog.String("method", c.Request.Method),
+			slog.String("route", routeOf(c)),
+			slog.Int("status", status),
+			slog.Duration("duration", time.Since(start)),
+			slog.String("request_id", requestID(c)),
+			slog.String("client_ip", c.ClientIP()))
+	}()
+	c.Next()
+	finished = true
+}
+
+// limitBody refuses bodies over the limit: at once when Content-Length says
+// so, and otherwise when reading passes it (readBody answers 413 then).
+func (s *Server) limitBody(c *gin.Context) {
+	r := c.Request
+	if r.ContentLength > s.bodyLimit {
+		s.writeError(c, payloadTooLarge(s.bodyLimit))
+		return
+	}
+	if r.Body != nil && r.Body != http.NoBody {
+		r.Body = http.MaxBytesReader(c.Writer, r.Body, s.bodyLimit)
+	}
+}

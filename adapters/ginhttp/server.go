@@ -1,0 +1,181 @@
+package ginhttp
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"net/http"
+	"strings"
+	"sync"
+
+	"github.com/gin-gonic/gin"
+
+	"github.com/cachegate/cachegate/application"
+)
+
+// DefaultBodyLimit is the largest request body accepted when
+// Options.BodyLimit is zero.
+const DefaultBodyLimit = 1 << 20
+
+// Pinger reports whether a dependency the service needs (the database)
+// answers. Ping must honour ctx's deadline.
+type Pinger interface {
+	Ping(ctx context.Context) error
+}
+
+// Route is an integrator's extra route: a plain http.Handler mounted on
+// the same engine, behind the same middleware and guard. Inside it,
+// CurrentUser(r) returns the authenticated caller.
+type Route struct {
+	// Method is an HTTP method such as http.MethodGet.
+	Method string
+	// Path is a Gin path pattern: "/reports" or "/reports/:id" (read
+	// parameters from r.URL.Path; they are not passed on).
+	Path    string
+	Handler http.Handler
+	// Public marks the route as reachable without a token when guards are
+	// enabled (the SPEC's public marker). To mark a whole group, set it on
+	// every route of the group.
+	Public bool
+}
+
+// Options configure the HTTP adapter.
+type Options struct {
+	// Cache serves /cache/<assignment> for every assignment of
+	// Cache.Stores; nil serves no cache routes.
+	Cache *application.CacheUseCases
+	// Logger receives the access log and internal errors; nil discards.
+	Logger *slog.Logger
+	// BodyLimit is the largest request body in bytes; zero means
+	// DefaultBodyLimit. Larger bodies are answered 413.
+	BodyLimit int64
+	// Authenticator verifies bearer tokens; nil means no authentication at
+	// all: every caller is domain.Anonymous() and Authorization headers
+	// are not read.
+	Authenticator Authenticator
+	// EnableGuards makes every route not marked public answer 401 without
+	// a valid token. It requires an Authenticator.
+	EnableGuards bool
+	// Ready is checked by GET /readyz; nil means always ready.
+	Ready Pinger
+	// TrustedProxies lists the proxy addresses or CIDRs whose
+	// X-Forwarded-For is believed for the logged client address; none by
+	// default, so a client cannot choose the address it is logged under.
+	TrustedProxies []string
+	// Routes are mounted at construction, as if passed to Server.Handle.
+	Routes []Route
+}
+
+// Server is the HTTP adapter: a Gin engine with cachegate's middleware and
+// routes. Register extra routes before serving; afterwards it is safe for
+// concurrent use.
+type Server struct {
+	engine    *gin.Engine
+	log       *slog.Logger
+	auth      Authenticator
+	guards    bool
+	bodyLimit int64
+	ready     Pinger
+}
+
+// ginMode is set once: Gin keeps its mode in a process-wide variable, and
+// setting it from every New would race with servers already serving (and
+// with parallel tests). Release mode silences Gin's debug route printing.
+var ginMode sync.Once
+
+// New builds the server. It fails when the options contradict each other
+// (guards without an Authenticator, a negative body limit, an untrusted
+// proxy list that does not parse, a route that clashes with another).
+func New(opts Options) (*Server, error) {
+	ginMode.Do(func() { gin.SetMode(gin.ReleaseMode) })
+	switch {
+	case opts.EnableGuards && opts.Authenticator == nil:
+		return nil, errors.New("ginhttp: EnableGuards needs an Authenticator")
+	case opts.BodyLimit < 0:
+		return nil, errors.New("ginhttp: BodyLimit must not be negative")
+	}
+	s := &Server{
+		engine:    gin.New(),
+		log:       opts.Logger,
+		auth:      opts.Authenticator,
+		guards:    opts.EnableGuards,
+		bodyLimit: opts.BodyLimit,
+		ready:     opts.Ready,
+	}
+	if s.log == nil {
+		s.log = slog.New(slog.DiscardHandler)
+	}
+	if s.bodyLimit == 0 {
+		s.bodyLimit = DefaultBodyLimit
+	}
+	e := s.engine
+	e.RedirectTrailingSlash = false
+	e.RedirectFixedPath = false
+	e.HandleMethodNotAllowed = true
+	if err := e.SetTrustedProxies(opts.TrustedProxies); err != nil {
+		return nil, fmt.Errorf("ginhttp: trusted proxies: %w", err)
+	}
+	e.Use(requestIDMiddleware, s.recovery, s.accessLog, s.limitBody)
+	e.NoRoute(func(c *gin.Context) { s.writeError(c, errRouteNotFound) })
+	e.NoMethod(func(c *gin.Context) { s.writeError(c, errMethodNotAllowed) })
+
+	if err := s.handle(http.MethodGet, "/healthz", alwaysPublic, s.healthz); err != nil {
+		return nil, err
+	}
+	if err := s.handle(http.MethodGet, "/readyz", alwaysPublic, s.readyz); err != nil {
+		return nil, err
+	}
+	if opts.Cache != nil {
+		if opts.Cache.Stores == nil {
+			return nil, errors.New("ginhttp: Cache has no Stores")
+		}
+		r, err := newCacheRoutes(s, opts.Cache)
+		if err != nil {
+			return nil, fmt.Errorf("ginhttp: %w", err)
+		}
+		if err := r.register(); err != nil {
+			return nil, err
+		}
+	}
+	for _, rt := range opts.Routes {
+		if err := s.Handle(rt); err != nil {
+			return nil, err
+		}
+	}
+	return s, nil
+}
+
+// Handler returns the server as an http.Handler.
+func (s *Server) Handler() http.Handler { return s.engine }
+
+// Handle mounts an integrator's route. It must be called before the server
+// serves requests. It fails for an empty method, a path not starting with
+// "/", a nil handler, or a path that clashes with a route already mounted.
+func (s *Server) Handle(rt Route) error {
+	switch {
+	case rt.Method == "" || strings.ContainsAny(rt.Method, " /"):
+		return fmt.Errorf("ginhttp: route %q: bad method %q", rt.Path, rt.Method)
+	case !strings.HasPrefix(rt.Path, "/"):
+		return fmt.Errorf("ginhttp: route %q: path must start with /", rt.Path)
+	case rt.Handler == nil:
+		return fmt.Errorf("ginhttp: route %s %s: nil handler", rt.Method, rt.Path)
+	}
+	return s.handle(rt.Method, rt.Path, publicRule(rt.Public), gin.WrapH(rt.Handler))
+}
+
+// handle mounts h behind the guard (when there is an Authenticator).
+// Gin panics on clashing routes; that becomes an error here.
+func (s *Server) handle(method, path string, public accessRule, h gin.HandlerFunc) (err error) {
+	defer func() {
+		if r := recover(); r != nil {
+			err = fmt.Errorf("ginhttp: route %s %s: %v", method, path, r)
+		}
+	}()
+	if s.auth == nil {
+		s.engine.Handle(method, path, h)
+	} else {
+		s.engine.Handle(method, path, s.guard(public), h)
+	}
+	return nil
+}

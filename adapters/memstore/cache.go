@@ -1,0 +1,270 @@
+package memstore
+
+import (
+	"bytes"
+	"context"
+	"fmt"
+	"slices"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/cachegate/cachegate/domain"
+	"github.com/cachegate/cachegate/ports"
+)
+
+// maxCacheUpdateTries bounds how often Update and Delete call fn again
+// because another writer changed the entry meanwhile.
+const maxCacheUpdateTries = 50
+
+// CacheRepository is an in-memory ports.CacheRepository. It behaves as the
+// database store does, dead rows included: deleted and expired entries stay
+// until Purge removes them or a Create or Update needs their id or natural
+// key. fn runs outside the lock (so it may call the repository), and
+// Update and Delete store its result only if the entry did not change
+// meanwhile, calling fn again otherwise. Deleting leaves an entry's
+// version and DateUpdated as they were and sets DateDeleted.
+type CacheRepository struct {
+	mu   sync.Mutex
+	rows map[string]domain.Entry // by id, live and dead
+}
+
+var _ ports.CacheRepository = (*CacheRepository)(nil)
+
+// NewCacheRepository returns an empty repository.
+func NewCacheRepository() *CacheRepository {
+	return &CacheRepository{rows: make(map[string]domain.Entry)}
+}
+
+// Create implements ports.CacheRepository. When a live entry has e's id and
+// another e's natural key, ErrCacheIDTaken is returned.
+func (r *CacheRepository) Create(_ context.Context, e domain.Entry, now time.Time) error {
+	e = cacheCopy(e)
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if old, ok := r.rows[e.ID]; ok {
+		if old.Live(now) {
+			return domain.ErrCacheIDTaken
+		}
+		delete(r.rows, e.ID)
+	}
+	if err := r.claimKeyLocked(e.NaturalKey(), e.ID, now); err != nil {
+		return err
+	}
+	r.rows[e.ID] = e
+	return nil
+}
+
+// claimKeyLocked makes way for an entry with natural key k and id: a live
+// holder of k is a conflict, an expired one is removed, as the database
+// removes the rows its unique index reports.
+func (r *CacheRepository) claimKeyLocked(k domain.NaturalKey, id string, now time.Time) error {
+	for oid, o := range r.rows {
+		if oid == id || o.DateDeleted != nil || o.NaturalKey() != k {
+			continue
+		}
+		if o.Live(now) {
+			return domain.ErrCacheEntityAlreadyExists
+		}
+		delete(r.rows, oid)
+	}
+	return nil
+}
+
+// Get implements ports.CacheRepository.
+func (r *CacheRepository) Get(_ context.Context, id string, now time.Time) (domain.Entry, error) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	e, ok := r.rows[id]
+	if !ok || !e.Live(now) {
+		return domain.Entry{}, domain.ErrCacheNotFound
+	}
+	return cacheCopy(e), nil
+}
+
+// GetByKey implements ports.CacheRepository.
+func (r *CacheRepository) GetByKey(_ context.Context, k domain.NaturalKey, now time.Time) (domain.Entry, error) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	for _, e := range r.rows {
+		if e.NaturalKey() == k && e.Live(now) {
+			return cacheCopy(e), nil
+		}
+	}
+	return domain.Entry{}, domain.ErrCacheNotFound
+}
+
+// List implements ports.CacheRepository, with the same conventions as the
+// database store: ties broken by id in the sort's direction, strings
+// compared byte by byte, a Limit of zero or less returning no entries.
+func (r *CacheRepository) List(_ context.Context, q ports.ListQuery, now time.Time) (ports.ListResult, error) {
+	cmp, ok := cacheSorts[q.Sort]
+	if !ok {
+		return ports.ListResult{}, fmt.Errorf("memstore: list entries: unknown sort field %d", q.Sort)
+	}
+	r.mu.Lock()
+	var match []domain.Entry
+	for _, e := range r.rows {
+		if e.Live(now) && (q.Key == "" || e.Key == q.Key) && (q.Type == "" || e.Type == q.Type) &&
+			(q.AssigneeID == "" || e.AssigneeID == q.AssigneeID) {
+			match = append(match, e)
+		}
+	}
+	r.mu.Unlock()
+	slices.SortFunc(match, func(a, b domain.Entry) int {
+		c := cmp(a, b)
+		if c == 0 {
+			c = strings.Compare(a.ID, b.ID)
+		}
+		if q.Desc {
+			return -c
+		}
+		return c
+	})
+	res := ports.ListResult{Entries: []domain.Entry{}}
+	if q.CountTotal {
+		res.Total = len(match)
+	}
+	if q.Limit <= 0 {
+		return res, nil
+	}
+	from := min(max(q.Offset, 0), len(match))
+	to := min(from+q.Limit, len(match))
+	for _, e := range match[from:to] {
+		res.Entries = append(res.Entries, cacheCopy(e))
+	}
+	return res, nil
+}
+
+var cacheSorts = map[ports.SortField]func(a, b domain.Entry) int{
+	ports.SortDateCreated: func(a, b domain.Entry) int { return a.DateCreated.Compare(b.DateCreated) },
+	ports.SortDateUpdated: func(a, b domain.Entry) int { return a.DateUpdated.Compare(b.DateUpdated) },
+	ports.SortKey:         func(a, b domain.Entry) int { return strings.Compare(a.Key, b.Key) },
+	ports.SortType:        func(a, b domain.Entry) int { return strings.Compare(a.Type, b.Type) },
+}
+
+// Update implements ports.CacheRepository. Only Version is set by the
+// repository; every other field, DateUpdated included, is what fn left
+// (the id excepted, which fn cannot change).
+func (r *CacheRepository) Update(ctx context.Context, id string, now time.Time, fn func(*domain.Entry) error) (domain.Entry, error) {
+	for range maxCacheUpdateTries {
+		cur, err := r.Get(ctx, id, now)
+		if err != nil {
+			return domain.Entry{}, err
+		}
+		next := cacheCopy(cur)
+		if err := fn(&next); err != nil {
+			return domain.Entry{}, err
+		}
+		next = cacheCopy(next)
+		next.ID, next.Version = cur.ID, cur.Version+1
+		stored, err := r.swap(cur, next, now)
+		if err != nil {
+			return domain.Entry{}, err
+		}
+		if stored {
+			return cacheCopy(next), nil
+		}
+	}
+	return domain.Entry{}, fmt.Errorf("memstore: update entry: changed by others %d times in a row", maxCacheUpdateTries)
+}
+
+// swap stores next in place of cur if the entry still is cur.
+func (r *CacheRepository) swap(cur, next domain.Entry, now time.Time) (bool, error) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if !r.unchangedLocked(cur) {
+		return false, nil
+	}
+	if next.DateDeleted == nil && next.NaturalKey() != cur.NaturalKey() {
+		if err := r.claimKeyLocked(next.NaturalKey(), next.ID, now); err != nil {
+			return false, err
+		}
+	}
+	r.rows[next.ID] = next
+	return true, nil
+}
+
+// unchangedLocked reports whether the row with cur's id is still cur.
+func (r *CacheRepository) unchangedLocked(cur domain.Entry) bool {
+	e, ok := r.rows[cur.ID]
+	return ok && e.DateDeleted == nil && e.Version == cur.Version && e.DateCreated.Equal(cur.DateCreated)
+}
+
+// Delete implements ports.CacheRepository.
+func (r *CacheRepository) Delete(ctx context.Context, id string, now time.Time, fn func(domain.Entry) error) (domain.Entry, error) {
+	at := domain.Normalize(now)
+	for range maxCacheUpdateTries {
+		cur, err := r.Get(ctx, id, now)
+		if err != nil {
+			return domain.Entry{}, err
+		}
+		if err := fn(cacheCopy(cur)); err != nil {
+			return domain.Entry{}, err
+		}
+		r.mu.Lock()
+		ok := r.unchangedLocked(cur)
+		if ok {
+			cur.DateDeleted = &at
+			r.rows[id] = cur
+		}
+		r.mu.Unlock()
+		if ok {
+			return cacheCopy(cur), nil
+		}
+	}
+	return domain.Entry{}, fmt.Errorf("memstore: delete entry: changed by others %d times in a row", maxCacheUpdateTries)
+}
+
+// DeleteByAssignee implements ports.CacheRepository.
+func (r *CacheRepository) DeleteByAssignee(_ context.Context, assigneeID string, now time.Time) (int, error) {
+	at := domain.Normalize(now)
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	n := 0
+	for id, e := range r.rows {
+		if e.AssigneeID == assigneeID && e.Live(now) {
+			e.DateDeleted = &at
+			r.rows[id] = e
+			n++
+		}
+	}
+	return n, nil
+}
+
+// Purge implements ports.CacheRepository.
+func (r *CacheRepository) Purge(_ context.Context, now time.Time, limit int) (int, error) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	n := 0
+	for id, e := range r.rows {
+		if n >= limit {
+			break
+		}
+		if !e.Live(now) {
+			delete(r.rows, id)
+			n++
+		}
+	}
+	return n, nil
+}
+
+// cacheCopy returns e with its own Data and times normalized as the
+// database stores them, so neither the caller nor the repository can
+// change the other's copy.
+func cacheCopy(e domain.Entry) domain.Entry {
+	e.Data = bytes.Clone(e.Data)
+	e.DateCreated = domain.Normalize(e.DateCreated)
+	e.DateUpdated = domain.Normalize(e.DateUpdated)
+	e.DateDeleted = cacheTimePtr(e.DateDeleted)
+	e.ExpiresAt = cacheTimePtr(e.ExpiresAt)
+	return e
+}
+
+func cacheTimePtr(t *time.Time) *time.Time {
+	if t == nil {
+		return nil
+	}
+	n := domain.Normalize(*t)
+	return &n
+}

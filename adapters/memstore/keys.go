@@ -1,0 +1,89 @@
+package memstore
+
+import (
+	"cmp"
+	"context"
+	"fmt"
+	"slices"
+	"sync"
+	"time"
+
+	"github.com/cachegate/cachegate/domain"
+	"github.com/cachegate/cachegate/ports"
+)
+
+// KeyStore is an in-memory ports.KeyStore, safe for concurrent use. Times
+// are kept and compared at microsecond precision in UTC, as the database
+// stores do.
+type KeyStore struct {
+	mu   sync.Mutex
+	keys []domain.SigningKey
+}
+
+var _ ports.KeyStore = (*KeyStore)(nil)
+
+// NewKeyStore returns an empty store.
+func NewKeyStore() *KeyStore { return &KeyStore{} }
+
+// SigningKeys returns copies of every stored key, newest DateCreated
+// first (ties by descending id, so the order is total).
+func (s *KeyStore) SigningKeys(context.Context) ([]domain.SigningKey, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	out := make([]domain.SigningKey, len(s.keys))
+	for i, k := range s.keys {
+		out[i] = authKey(k)
+	}
+	slices.SortFunc(out, func(a, b domain.SigningKey) int {
+		if c := b.DateCreated.Compare(a.DateCreated); c != 0 {
+			return c
+		}
+		return cmp.Compare(b.ID, a.ID)
+	})
+	return out, nil
+}
+
+// AddSigningKey stores k and retires every key not yet retired at
+// k.DateCreated, atomically; afterwards k is the one current key (unless
+// it came retired). A key id already stored is an error and changes
+// nothing.
+func (s *KeyStore) AddSigningKey(_ context.Context, k domain.SigningKey) error {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	for _, have := range s.keys {
+		if have.ID == k.ID {
+			return fmt.Errorf("memstore: add signing key: id %q is already stored", k.ID)
+		}
+	}
+	at := authTime(k.DateCreated)
+	for i := range s.keys {
+		if s.keys[i].RetiredAt == nil {
+			s.keys[i].RetiredAt = &at
+		}
+	}
+	s.keys = append(s.keys, authKey(k))
+	return nil
+}
+
+// DeleteSigningKeysRetiredBefore removes the keys retired before t and
+// returns how many it removed. Current keys are never removed.
+func (s *KeyStore) DeleteSigningKeysRetiredBefore(_ context.Context, t time.Time) (int, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	t = authTime(t)
+	n := len(s.keys)
+	s.keys = slices.DeleteFunc(s.keys, func(k domain.SigningKey) bool {
+		return k.RetiredAt != nil && k.RetiredAt.Before(t)
+	})
+	return n - len(s.keys), nil
+}
+
+// authKey returns a copy of k sharing no memory with it, times as a
+// database returns them.
+func authKey(k domain.SigningKey) domain.SigningKey {
+	k.Private = slices.Clone(k.Private)
+	k.Public = slices.Clone(k.Public)
+	k.DateCreated = authTime(k.DateCreated)
+	k.RetiredAt = authTimePtr(k.RetiredAt)
+	return k
+}

@@ -1,0 +1,138 @@
+package memstore
+
+import (
+	"cmp"
+	"context"
+	"fmt"
+	"slices"
+	"sync"
+	"time"
+
+	"github.com/cachegate/cachegate/domain"
+	"github.com/cachegate/cachegate/ports"
+)
+
+// UserRepository is an in-memory ports.UserRepository, safe for
+// concurrent use. Like the database stores it keeps times in UTC at
+// microsecond precision, so both answer alike.
+type UserRepository struct {
+	mu     sync.Mutex
+	byID   map[string]domain.User
+	byName map[string]string // normalized username → id
+}
+
+var _ ports.UserRepository = (*UserRepository)(nil)
+
+// NewUserRepository returns an empty repository.
+func NewUserRepository() *UserRepository {
+	return &UserRepository{byID: map[string]domain.User{}, byName: map[string]string{}}
+}
+
+// CreateUser stores u, or returns domain.ErrUserExists when a user has the
+// same username case-insensitively. A second user with an id already
+// stored is an error too (ids are the caller's to make unique).
+func (r *UserRepository) CreateUser(_ context.Context, u domain.User) error {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	norm := domain.NormalizeUsername(u.Username)
+	if _, taken := r.byName[norm]; taken {
+		return domain.ErrUserExists
+	}
+	if _, taken := r.byID[u.ID]; taken {
+		return fmt.Errorf("memstore: create user: id %q is already stored", u.ID)
+	}
+	r.byID[u.ID] = authUser(u)
+	r.byName[norm] = u.ID
+	return nil
+}
+
+// UserByUsername returns the user whose username equals username after
+// domain.NormalizeUsername, or domain.ErrUserNotFound.
+func (r *UserRepository) UserByUsername(_ context.Context, username string) (domain.User, error) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	id, ok := r.byName[domain.NormalizeUsername(username)]
+	if !ok {
+		return domain.User{}, domain.ErrUserNotFound
+	}
+	return r.byID[id], nil
+}
+
+// UserByID returns the user, or domain.ErrUserNotFound.
+func (r *UserRepository) UserByID(_ context.Context, id string) (domain.User, error) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	u, ok := r.byID[id]
+	if !ok {
+		return domain.User{}, domain.ErrUserNotFound
+	}
+	return u, nil
+}
+
+// ListUsers returns every user ordered by normalized username, compared
+// byte by byte (as the database stores do).
+func (r *UserRepository) ListUsers(context.Context) ([]domain.User, error) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	out := make([]domain.User, 0, len(r.byID))
+	for _, u := range r.byID {
+		out = append(out, u)
+	}
+	slices.SortFunc(out, func(a, b domain.User) int {
+		return cmp.Compare(domain.NormalizeUsername(a.Username), domain.NormalizeUsername(b.Username))
+	})
+	return out, nil
+}
+
+// UpdateUser loads the user with id, lets fn change it and stores it, all
+// under the repository's lock, so concurrent updates never lose one
+// another's changes. It returns domain.ErrUserNotFound when the user is
+// missing (fn is not called), fn's error as is (nothing is stored), and
+// domain.ErrUserExists when fn renamed the user onto a taken username.
+// fn cannot change the id: the user stays under id. The store sets no
+// field itself; fn keeps DateUpdated current.
+func (r *UserRepository) UpdateUser(_ context.Context, id string, fn func(*domain.User) error) (domain.User, error) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	old, ok := r.byID[id]
+	if !ok {
+		return domain.User{}, domain.ErrUserNotFound
+	}
+	u := old
+	if err := fn(&u); err != nil {
+		return domain.User{}, err
+	}
+	u.ID = id
+	u = authUser(u)
+	oldNorm, newNorm := domain.NormalizeUsername(old.Username), domain.NormalizeUsername(u.Username)
+	if newNorm != oldNorm {
+		if _, taken := r.byName[newNorm]; taken {
+			return domain.User{}, domain.ErrUserExists
+		}
+		delete(r.byName, oldNorm)
+		r.byName[newNorm] = id
+	}
+	r.byID[id] = u
+	return u, nil
+}
+
+// authUser returns u with its times as a database returns them.
+func authUser(u domain.User) domain.User {
+	u.DateCreated = authTime(u.DateCreated)
+	u.DateUpdated = authTime(u.DateUpdated)
+	return u
+}
+
+// authTime returns t as the database stores keep it: UTC, truncated to the
+// microsecond.
+func authTime(t time.Time) time.Time { return t.UTC().Truncate(time.Microsecond) }
+
+// authTimePtr is authTime for optional times; it copies, so stored records
+// share no memory with callers.
+func authTimePtr(t *time.Time) *time.Time {
+	if t == nil {
+		return nil
+	}
+	c := authTime(*t)
+	return &c
+}

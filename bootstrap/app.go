@@ -1,0 +1,146 @@
+package bootstrap
+
+import (
+	"context"
+	"io"
+	"log/slog"
+	"sort"
+	"time"
+
+	"go.uber.org/fx"
+	"go.uber.org/fx/fxevent"
+
+	"github.com/cachegate/cachegate/adapters/system"
+	"github.com/cachegate/cachegate/application"
+	"github.com/cachegate/cachegate/bootstrap/authfx"
+	"github.com/cachegate/cachegate/bootstrap/cachefx"
+	"github.com/cachegate/cachegate/bootstrap/config"
+	"github.com/cachegate/cachegate/bootstrap/httpfx"
+	"github.com/cachegate/cachegate/bootstrap/storefx"
+	"github.com/cachegate/cachegate/ports"
+)
+
+// App is the whole service built from cfg: storage, cache, auth, the
+// sweeper and the HTTP server. extra options come last, so an embedder can
+// fx.Decorate or fx.Replace any port.
+func App(cfg config.Config, logOut io.Writer, extra ...fx.Option) fx.Option {
+	return fx.Options(
+		Core(cfg, logOut),
+		Sweeper(cfg.Sweep),
+		httpfx.Module(HTTPOptions(cfg)),
+		fx.Options(extra...),
+	)
+}
+
+// Core is everything but the HTTP server and the sweeper: what the
+// administrative commands need.
+func Core(cfg config.Config, logOut io.Writer) fx.Option {
+	cache := CacheOptions(cfg)
+	return fx.Options(
+		fx.WithLogger(func() fxevent.Logger { return fxevent.NopLogger }),
+		fx.Supply(NewLogger(cfg.Log, logOut)),
+		System(),
+		storefx.SQL(storefx.Options{Database: cfg.Database, Tables: cache.Tables(), Migrate: true}),
+		cachefx.ForRoot(cache),
+		authfx.ForRoot(AuthOptions(cfg)),
+	)
+}
+
+// System provides the real clock and UUIDv7 ids.
+func System() fx.Option {
+	return fx.Provide(
+		func() ports.Clock { return system.Clock{} },
+		func() ports.IDGenerator { return system.UUIDv7{} },
+	)
+}
+
+// NewLogger returns the slog logger the configuration asks for.
+func NewLogger(c config.Log, out io.Writer) *slog.Logger {
+	opts := &slog.HandlerOptions{Level: c.Level}
+	if c.Format == config.LogJSON {
+		return slog.New(slog.NewJSONHandler(out, opts))
+	}
+	return slog.New(slog.NewTextHandler(out, opts))
+}
+
+// CacheOptions converts the cache part of the configuration.
+func CacheOptions(cfg config.Config) cachefx.Options {
+	names := make([]string, 0, len(cfg.Cache.Settings.Assignments))
+	for n := range cfg.Cache.Settings.Assignments {
+		names = append(names, n)
+	}
+	sort.Strings(names)
+	var def time.Duration
+	if cfg.Cache.Settings.ExpiresIn != nil {
+		def = *cfg.Cache.Settings.ExpiresIn
+	}
+	o := cachefx.Options{MaxDataBytes: int(cfg.Limits.DataBytes)}
+	for _, n := range names {
+		a := cfg.Cache.Settings.Assignments[n]
+		o.Assignments = append(o.Assignments, cachefx.Assignment{Name: n, EntityKey: a.EntityKey,
+			Table: cfg.Cache.Entities[a.EntityKey].Table, Policy: a.Policy, DefaultExpiresIn: def})
+	}
+	return o
+}
+
+// AuthOptions converts the auth part of the configuration.
+func AuthOptions(cfg config.Config) authfx.Options {
+	a := cfg.Auth
+	o := authfx.Options{
+		AccessTTL: cfg.AccessTokenTTL, RefreshTTL: cfg.RefreshTokenTTL,
+		Issuer: a.Issuer, Audience: a.Audience,
+		PasswordAlgorithm: string(a.PasswordAlgorithm), BcryptCost: a.BcryptCost,
+		Throttle: application.ThrottleLimits{PerUsername: a.Throttle.UsernameLimit,
+			PerAddress: a.Throttle.AddressLimit, Window: a.Throttle.Window},
+	}
+	o.DisableThrottle = a.Throttle.UsernameLimit == 0 && a.Throttle.AddressLimit == 0
+	if a.HS256Secret.IsSet() {
+		o.HS256Secret = a.HS256Secret.Bytes()
+	}
+	return o
+}
+
+// HTTPOptions converts the HTTP part of the configuration.
+func HTTPOptions(cfg config.Config) httpfx.Options {
+	return httpfx.Options{Addr: cfg.Addr, BodyLimit: cfg.Limits.BodyBytes,
+		EnableGuards: cfg.Auth.EnableGuards, ShutdownTimeout: cfg.ShutdownTimeout}
+}
+
+// SweeperDeps are the sweeper's inputs.
+type SweeperDeps struct {
+	fx.In
+	Cache   *application.CacheUseCases
+	Purgers []application.Purger `group:"purgers"`
+	Clock   ports.Clock
+	Log     *slog.Logger
+	Metrics ports.Metrics `optional:"true"`
+}
+
+// Sweeper runs the background sweeper for the app's lifetime.
+func Sweeper(c config.Sweep) fx.Option {
+	return fx.Module("sweeper", fx.Invoke(func(lc fx.Lifecycle, d SweeperDeps) {
+		s := &application.Sweeper{
+			Purgers:  append(application.CachePurgers(d.Cache.Stores), d.Purgers...),
+			Clock:    d.Clock,
+			Batch:    c.Batch,
+			Interval: c.Interval,
+			Log:      d.Log,
+		}
+		if d.Metrics != nil {
+			s.OnSwept = d.Metrics.CacheRowsSwept
+		}
+		ctx, cancel := context.WithCancel(context.Background())
+		done := make(chan struct{})
+		lc.Append(fx.Hook{
+			OnStart: func(context.Context) error {
+				go func() { defer close(done); s.Run(ctx) }()
+				return nil
+			},
+			OnStop: func(context.Context) error {
+				cancel()
+				<-done
+				return nil
+			},
+		})
+	}))
+}

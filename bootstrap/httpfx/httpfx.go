@@ -1,0 +1,134 @@
+// Package httpfx is the fx module of the HTTP server: it builds the
+// ginhttp adapter from the use cases in the graph and serves it for the
+// app's lifetime, shutting down gracefully.
+//
+// Requires: *application.CacheUseCases (optional), the auth use cases
+// (optional: without *application.Authenticate no route is guarded),
+// storefx.Pinger (optional), *slog.Logger. Provides: *ginhttp.Server and
+// the bound listen address (Addr).
+package httpfx
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"net"
+	"net/http"
+	"time"
+
+	"go.uber.org/fx"
+
+	"github.com/cachegate/cachegate/adapters/ginhttp"
+	"github.com/cachegate/cachegate/application"
+	"github.com/cachegate/cachegate/bootstrap/storefx"
+	"github.com/cachegate/cachegate/domain"
+)
+
+// Options configure the server.
+type Options struct {
+	// Addr is the listen address; port 0 picks a free one (see Addr).
+	Addr         string
+	BodyLimit    int64
+	EnableGuards bool
+	// ShutdownTimeout bounds how long in-flight requests may finish.
+	ShutdownTimeout time.Duration
+	// Routes are an integrator's extra routes.
+	Routes []ginhttp.Route
+}
+
+// Addr is the address the server listens on once the app started.
+type Addr struct{ addr chan string }
+
+// Get returns the bound address; it blocks until the server listens.
+func (a Addr) Get() string {
+	v := <-a.addr
+	a.addr <- v
+	return v
+}
+
+// Deps are what the server needs from the graph.
+type Deps struct {
+	fx.In
+	Options      Options
+	Log          *slog.Logger
+	Cache        *application.CacheUseCases `optional:"true"`
+	Authenticate *application.Authenticate  `optional:"true"`
+	Ready        storefx.Pinger              `optional:"true"`
+}
+
+// New builds the ginhttp server: the plain constructor behind Module.
+func New(d Deps) (*ginhttp.Server, error) {
+	var auth ginhttp.Authenticator
+	if d.Authenticate != nil {
+		auth = authenticator{d.Authenticate}
+	}
+	return ginhttp.New(ginhttp.Options{
+		Cache:         d.Cache,
+		Logger:        d.Log,
+		BodyLimit:     d.Options.BodyLimit,
+		Authenticator: auth,
+		EnableGuards:  d.Options.EnableGuards && auth != nil,
+		Ready:         d.Ready,
+		Routes:        d.Options.Routes,
+	})
+}
+
+type authenticator struct{ uc *application.Authenticate }
+
+func (a authenticator) Authenticate(ctx context.Context, token string) (domain.Principal, error) {
+	return a.uc.Execute(ctx, token)
+}
+
+// Module serves HTTP with options given directly.
+func Module(o Options) fx.Option {
+	return fx.Module("http",
+		fx.Supply(fx.Private, o),
+		fx.Provide(New, newAddr),
+		fx.Invoke(serve),
+	)
+}
+
+func newAddr() Addr { return Addr{addr: make(chan string, 1)} }
+
+func serve(lc fx.Lifecycle, o Options, s *ginhttp.Server, addr Addr, log *slog.Logger) {
+	srv := &http.Server{
+		Handler:           s.Handler(),
+		ReadHeaderTimeout: 10 * time.Second,
+		ReadTimeout:       60 * time.Second,
+		IdleTimeout:       120 * time.Second,
+		ErrorLog:          slog.NewLogLogger(log.Handler(), slog.LevelWarn),
+	}
+	done := make(chan struct{})
+	lc.Append(fx.Hook{
+		OnStart: func(ctx context.Context) error {
+			ln, err := (&net.ListenConfig{}).Listen(ctx, "tcp", o.Addr)
+			if err != nil {
+				return fmt.Errorf("addr: listen on %s: %w", o.Addr, err)
+			}
+			addr.addr <- ln.Addr().String()
+			log.Info("listening", "addr", ln.Addr().String())
+			go func() {
+				defer close(done)
+				if err := srv.Serve(ln); err != nil && !errors.Is(err, http.ErrServerClosed) {
+					log.Error("http server stopped", "err", err)
+				}
+			}()
+			return nil
+		},
+		OnStop: func(ctx context.Context) error {
+			timeout := o.ShutdownTimeout
+			if timeout <= 0 {
+				timeout = 15 * time.Second
+			}
+			ctx, cancel := context.WithTimeout(ctx, timeout)
+			defer cancel()
+			err := srv.Shutdown(ctx)
+			<-done
+			if err != nil {
+				return fmt.Errorf("http shutdown: %w", err)
+			}
+			return nil
+		},
+	})
+}

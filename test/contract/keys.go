@@ -1,0 +1,204 @@
+package contract
+
+import (
+	"bytes"
+	"fmt"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/cachegate/cachegate/domain"
+	"github.com/cachegate/cachegate/ports"
+)
+
+// KeyStore runs the contract of ports.KeyStore. newStore must return an
+// empty store of its own on every call; subtests run in parallel.
+func KeyStore(t *testing.T, newStore func(t *testing.T) ports.KeyStore) {
+	t.Helper()
+
+	t.Run("an empty store has no keys", func(t *testing.T) {
+		t.Parallel()
+		keys, err := newStore(t).SigningKeys(t.Context())
+		if err != nil || len(keys) != 0 {
+			t.Errorf("SigningKeys = %d keys, %v; want none", len(keys), err)
+		}
+	})
+
+	t.Run("a stored key reads back field for field", func(t *testing.T) {
+		t.Parallel()
+		s := newStore(t)
+		want := authKey("k1", authT0)
+		want.Algorithm = "HS256"
+		want.Public = nil
+		authAddKey(t, s, want)
+		authWantKeys(t, s, want)
+	})
+
+	t.Run("key times come back in UTC, truncated to the microsecond", func(t *testing.T) {
+		t.Parallel()
+		s := newStore(t)
+		zone := time.FixedZone("UTC-5", -5*60*60)
+		retired := time.Date(2030, 1, 1, 0, 0, 0, 999, zone)
+		k := authKey("k1", time.Date(2029, 12, 31, 19, 0, 0, 1001, zone))
+		k.RetiredAt = &retired
+		authAddKey(t, s, k)
+		wantRetired := time.Date(2030, 1, 1, 5, 0, 0, 0, time.UTC)
+		want := authKey("k1", time.Date(2030, 1, 1, 0, 0, 0, 1000, time.UTC))
+		want.RetiredAt = &wantRetired
+		authWantKeys(t, s, want)
+	})
+
+	t.Run("adding a key retires the current one at the new key's creation, newest first", func(t *testing.T) {
+		t.Parallel()
+		s := newStore(t)
+		t1, t2, t3 := authT0, authT0.Add(time.Hour), authT0.Add(2*time.Hour)
+		authAddKey(t, s, authKey("k1", t1))
+		authAddKey(t, s, authKey("k2", t2))
+		authAddKey(t, s, authKey("k3", t3))
+		k1, k2, k3 := authKey("k1", t1), authKey("k2", t2), authKey("k3", t3)
+		k1.RetiredAt, k2.RetiredAt = &t2, &t3 // k1 keeps the time it was first retired at
+		authWantKeys(t, s, k3, k2, k1)
+	})
+
+	t.Run("newest first follows creation time, not insertion order", func(t *testing.T) {
+		t.Parallel()
+		s := newStore(t)
+		late, early := authKey("late", authT0.Add(time.Hour)), authKey("early", authT0)
+		early.RetiredAt = &authT0
+		authAddKey(t, s, late)
+		authAddKey(t, s, early)
+		retiredLate := authKey("late", authT0.Add(time.Hour))
+		retiredLate.RetiredAt = &authT0
+		authWantKeys(t, s, retiredLate, early)
+	})
+
+	t.Run("deleting removes only keys retired before the time", func(t *testing.T) {
+		t.Parallel()
+		s := newStore(t)
+		t1, t2, t3 := authT0, authT0.Add(time.Hour), authT0.Add(2*time.Hour)
+		authAddKey(t, s, authKey("k1", t1))
+		authAddKey(t, s, authKey("k2", t2))
+		authAddKey(t, s, authKey("k3", t3))
+		for _, tc := range []struct {
+			before time.Time
+			want   int
+		}{{t2, 0}, {t2.Add(time.Microsecond), 1}, {t3.Add(time.Hour), 1}, {t3.Add(time.Hour), 0}} {
+			n, err := s.DeleteSigningKeysRetiredBefore(t.Context(), tc.before)
+			if err != nil || n != tc.want {
+				t.Errorf("DeleteSigningKeysRetiredBefore(%v) = %d, %v; want %d", tc.before, n, err, tc.want)
+			}
+		}
+		authWantKeys(t, s, authKey("k3", t3))
+	})
+
+	t.Run("adding a key id twice fails and changes nothing", func(t *testing.T) {
+		t.Parallel()
+		s := newStore(t)
+		authAddKey(t, s, authKey("k1", authT0))
+		if err := s.AddSigningKey(t.Context(), authKey("k1", authT0.Add(time.Hour))); err == nil {
+			t.Error("AddSigningKey of a stored id = nil, want an error")
+		}
+		authWantKeys(t, s, authKey("k1", authT0))
+	})
+
+	t.Run("keys added concurrently leave exactly one current key", func(t *testing.T) {
+		t.Parallel()
+		s := newStore(t)
+		const n = 8
+		var wg sync.WaitGroup
+		errs := make([]error, n)
+		for i := range n {
+			wg.Go(func() {
+				errs[i] = s.AddSigningKey(t.Context(), authKey(fmt.Sprintf("k%d", i), authT0.Add(time.Duration(i)*time.Second)))
+			})
+		}
+		wg.Wait()
+		for i, err := range errs {
+			if err != nil {
+				t.Errorf("AddSigningKey(k%d): %v", i, err)
+			}
+		}
+		keys, err := s.SigningKeys(t.Context())
+		if err != nil {
+			t.Fatalf("SigningKeys: %v", err)
+		}
+		current := 0
+		for _, k := range keys {
+			if k.RetiredAt == nil {
+				current++
+			}
+		}
+		if len(keys) != n || current != 1 {
+			t.Errorf("%d keys of which %d current, want %d and 1", len(keys), current, n)
+		}
+	})
+
+	t.Run("keys read back do not share memory with the store", func(t *testing.T) {
+		t.Parallel()
+		s := newStore(t)
+		k := authKey("k1", authT0)
+		authAddKey(t, s, k)
+		k.Private[0] ^= 0xff
+		keys, err := s.SigningKeys(t.Context())
+		if err != nil || len(keys) != 1 {
+			t.Fatalf("SigningKeys = %d keys, %v", len(keys), err)
+		}
+		keys[0].Public[0] ^= 0xff
+		authWantKeys(t, s, authKey("k1", authT0))
+	})
+}
+
+// authKey returns a current EdDSA key with distinct key material.
+func authKey(id string, created time.Time) domain.SigningKey {
+	return domain.SigningKey{
+		ID:          id,
+		Algorithm:   "EdDSA",
+		Private:     bytes.Repeat([]byte{0, 1, 0xfe, 0xff}, 8),
+		Public:      []byte(strings.Repeat("p", 32) + "\x00"),
+		DateCreated: created,
+	}
+}
+
+// authAddKey adds k or fails t.
+func authAddKey(t *testing.T, s ports.KeyStore, k domain.SigningKey) {
+	t.Helper()
+	if err := s.AddSigningKey(t.Context(), k); err != nil {
+		t.Fatalf("AddSigningKey(%s): %v", k.ID, err)
+	}
+}
+
+// authWantKeys fails t unless the store holds exactly want, in order.
+func authWantKeys(t *testing.T, s ports.KeyStore, want ...domain.SigningKey) {
+	t.Helper()
+	got, err := s.SigningKeys(t.Context())
+	if err != nil {
+		t.Fatalf("SigningKeys: %v", err)
+	}
+	if len(got) != len(want) {
+		t.Fatalf("SigningKeys = %d keys, want %d", len(got), len(want))
+	}
+	for i := range got {
+		g, w := got[i], want[i]
+		authWantUTC(t, "DateCreated", g.DateCreated)
+		if g.RetiredAt != nil {
+			authWantUTC(t, "RetiredAt", *g.RetiredAt)
+		}
+		if g.ID != w.ID || g.Algorithm != w.Algorithm || !bytes.Equal(g.Private, w.Private) ||
+			!bytes.Equal(g.Public, w.Public) || !g.DateCreated.Equal(w.DateCreated) ||
+			(g.RetiredAt == nil) != (w.RetiredAt == nil) ||
+			(g.RetiredAt != nil && !g.RetiredAt.Equal(*w.RetiredAt)) {
+			// Key material stays out of the output.
+			t.Errorf("key %d = %s %s created %v retired %v, want %s %s created %v retired %v (or its bytes differ)",
+				i, g.ID, g.Algorithm, g.DateCreated, authFmt(g.RetiredAt), w.ID, w.Algorithm, w.DateCreated, authFmt(w.RetiredAt))
+		}
+	}
+}
+
+// authFmt formats an optional time.
+func authFmt(t *time.Time) string {
+	if t == nil {
+		return "never"
+	}
+	return t.String()
+}

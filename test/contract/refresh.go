@@ -1,0 +1,272 @@
+package contract
+
+import (
+	"errors"
+	"fmt"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/cachegate/cachegate/domain"
+	"github.com/cachegate/cachegate/ports"
+)
+
+// RefreshStore runs the contract of ports.RefreshStore. newStore must
+// return an empty store of its own on every call; subtests run in
+// parallel. The port has no getter, so the suite observes a token's state
+// through what rotating it answers.
+func RefreshStore(t *testing.T, newStore func(t *testing.T) ports.RefreshStore) {
+	t.Helper()
+	now := authT0.Add(time.Hour)
+
+	t.Run("a fresh token rotates, and so does its successor", func(t *testing.T) {
+		t.Parallel()
+		s := newStore(t)
+		authSave(t, s, authToken("t1", "f1", "u1"))
+		authRotate(t, s, "t1", authToken("t2", "f1", "u1"), now, nil)
+		authRotate(t, s, "t2", authToken("t3", "f1", "u1"), now.Add(time.Minute), nil)
+	})
+
+	t.Run("rotating a used token is reuse and revokes the whole family", func(t *testing.T) {
+		t.Parallel()
+		s := newStore(t)
+		authSave(t, s, authToken("t1", "f1", "u1"))
+		authSave(t, s, authToken("other", "f2", "u1"))
+		authRotate(t, s, "t1", authToken("t2", "f1", "u1"), now, nil)
+		authRotate(t, s, "t1", authToken("t2b", "f1", "u1"), now, domain.ErrRefreshTokenReused)
+		// The successor the legitimate client holds is revoked with its family.
+		authRotate(t, s, "t2", authToken("t3", "f1", "u1"), now, domain.ErrUnauthenticated)
+		// The reused token now reads as revoked, and the attempt stored nothing.
+		authRotate(t, s, "t1", authToken("t2c", "f1", "u1"), now, domain.ErrUnauthenticated)
+		authRotate(t, s, "t2b", authToken("t4", "f1", "u1"), now, domain.ErrUnauthenticated)
+		// Another family of the same user is untouched.
+		authRotate(t, s, "other", authToken("other2", "f2", "u1"), now, nil)
+	})
+
+	t.Run("tokens that cannot rotate are unauthenticated", func(t *testing.T) {
+		t.Parallel()
+		revoked := now.Add(-time.Minute)
+		for _, tc := range []struct {
+			name   string
+			stored domain.RefreshRecord
+		}{
+			{"an unknown token", authToken("someone-else", "f1", "u1")},
+			{"a token that expired before now", authTokenExpiring("t1", now.Add(-time.Microsecond))},
+			{"a token expiring exactly now", authTokenExpiring("t1", now)},
+			{"a token saved revoked", func() domain.RefreshRecord {
+				r := authToken("t1", "f1", "u1")
+				r.RevokedAt = &revoked
+				return r
+			}()},
+		} {
+			t.Run(tc.name, func(t *testing.T) {
+				t.Parallel()
+				s := newStore(t)
+				authSave(t, s, tc.stored)
+				authRotate(t, s, "t1", authToken("t2", "f1", "u1"), now, domain.ErrUnauthenticated)
+				// Nothing was stored: the successor id is still free to rotate from nothing.
+				authRotate(t, s, "t2", authToken("t3", "f1", "u1"), now, domain.ErrUnauthenticated)
+			})
+		}
+	})
+
+	t.Run("a token expiring one microsecond after now still rotates", func(t *testing.T) {
+		t.Parallel()
+		s := newStore(t)
+		authSave(t, s, authTokenExpiring("t1", now.Add(time.Microsecond)))
+		authRotate(t, s, "t1", authToken("t2", "f1", "u1"), now, nil)
+	})
+
+	t.Run("a used token that has since expired is unauthenticated, not reuse", func(t *testing.T) {
+		t.Parallel()
+		s := newStore(t)
+		authSave(t, s, authTokenExpiring("t1", now.Add(time.Minute)))
+		authRotate(t, s, "t1", authToken("t2", "f1", "u1"), now, nil)
+		authRotate(t, s, "t1", authToken("t3", "f1", "u1"), now.Add(time.Hour), domain.ErrUnauthenticated)
+		authRotate(t, s, "t2", authToken("t4", "f1", "u1"), now.Add(time.Hour), nil)
+	})
+
+	t.Run("a token saved as used is reuse at its first rotation", func(t *testing.T) {
+		t.Parallel()
+		s := newStore(t)
+		used := now.Add(-time.Minute)
+		r := authToken("t1", "f1", "u1")
+		r.UsedAt = &used
+		authSave(t, s, r)
+		authSave(t, s, authToken("t2", "f1", "u1"))
+		authRotate(t, s, "t1", authToken("t3", "f1", "u1"), now, domain.ErrRefreshTokenReused)
+		authRotate(t, s, "t2", authToken("t4", "f1", "u1"), now, domain.ErrUnauthenticated)
+	})
+
+	t.Run("a revoked family's tokens, successors included, are unauthenticated", func(t *testing.T) {
+		t.Parallel()
+		s := newStore(t)
+		authSave(t, s, authToken("t1", "f1", "u1"))
+		authSave(t, s, authToken("other", "f2", "u1"))
+		authRotate(t, s, "t1", authToken("t2", "f1", "u1"), now, nil)
+		if err := s.RevokeFamily(t.Context(), "f1", now); err != nil {
+			t.Fatalf("RevokeFamily: %v", err)
+		}
+		authRotate(t, s, "t2", authToken("t3", "f1", "u1"), now, domain.ErrUnauthenticated)
+		authRotate(t, s, "t1", authToken("t3", "f1", "u1"), now, domain.ErrUnauthenticated)
+		authRotate(t, s, "other", authToken("other2", "f2", "u1"), now, nil)
+		if err := s.RevokeFamily(t.Context(), "no-such-family", now); err != nil {
+			t.Errorf("RevokeFamily(unknown) = %v, want nil", err)
+		}
+	})
+
+	t.Run("revoking a user revokes all its families and no one else's", func(t *testing.T) {
+		t.Parallel()
+		s := newStore(t)
+		authSave(t, s, authToken("a1", "fa", "u1"))
+		authSave(t, s, authToken("b1", "fb", "u1"))
+		authSave(t, s, authToken("c1", "fc", "u2"))
+		authRotate(t, s, "a1", authToken("a2", "fa", "u1"), now, nil)
+		if err := s.RevokeUser(t.Context(), "u1", now); err != nil {
+			t.Fatalf("RevokeUser: %v", err)
+		}
+		authRotate(t, s, "a2", authToken("a3", "fa", "u1"), now, domain.ErrUnauthenticated)
+		authRotate(t, s, "b1", authToken("b2", "fb", "u1"), now, domain.ErrUnauthenticated)
+		authRotate(t, s, "c1", authToken("c2", "fc", "u2"), now, nil)
+	})
+
+	t.Run("a successor outside the old token's family or user is refused and changes nothing", func(t *testing.T) {
+		t.Parallel()
+		s := newStore(t)
+		authSave(t, s, authToken("t1", "f1", "u1"))
+		for _, next := range []domain.RefreshRecord{authToken("t2", "f2", "u1"), authToken("t2", "f1", "u2")} {
+			if err := s.RotateRefresh(t.Context(), "t1", next, now); err == nil || domain.KindOf(err) == domain.KindUnauthenticated {
+				t.Errorf("RotateRefresh into family %s of user %s = %v, want an internal error", next.FamilyID, next.UserID, err)
+			}
+		}
+		authRotate(t, s, "t1", authToken("t2", "f1", "u1"), now, nil)
+	})
+
+	t.Run("a successor id already stored fails the rotation and leaves the old token usable", func(t *testing.T) {
+		t.Parallel()
+		s := newStore(t)
+		authSave(t, s, authToken("t1", "f1", "u1"))
+		authSave(t, s, authToken("taken", "f1", "u1"))
+		if err := s.RotateRefresh(t.Context(), "t1", authToken("taken", "f1", "u1"), now); err == nil || domain.KindOf(err) == domain.KindUnauthenticated {
+			t.Errorf("RotateRefresh into a taken id = %v, want an internal error", err)
+		}
+		authRotate(t, s, "t1", authToken("t2", "f1", "u1"), now, nil)
+	})
+
+	t.Run("saving a token id twice fails", func(t *testing.T) {
+		t.Parallel()
+		s := newStore(t)
+		authSave(t, s, authToken("t1", "f1", "u1"))
+		if err := s.SaveRefresh(t.Context(), authToken("t1", "f2", "u2")); err == nil {
+			t.Error("SaveRefresh of a stored id = nil, want an error")
+		}
+		authRotate(t, s, "t1", authToken("t2", "f1", "u1"), now, nil)
+	})
+
+	t.Run("of twenty concurrent rotations of one token exactly one succeeds", func(t *testing.T) {
+		t.Parallel()
+		s := newStore(t)
+		authSave(t, s, authToken("t1", "f1", "u1"))
+		const n = 20
+		errs := make([]error, n)
+		var wg sync.WaitGroup
+		for i := range n {
+			wg.Go(func() {
+				errs[i] = s.RotateRefresh(t.Context(), "t1", authToken(fmt.Sprintf("next%d", i), "f1", "u1"), now)
+			})
+		}
+		wg.Wait()
+		winner := -1
+		for i, err := range errs {
+			switch {
+			case err == nil && winner >= 0:
+				t.Errorf("rotations %d and %d both succeeded", winner, i)
+			case err == nil:
+				winner = i
+			case !authIs(err, domain.ErrRefreshTokenReused) && !authIs(err, domain.ErrUnauthenticated):
+				t.Errorf("rotation %d = %v, want ErrRefreshTokenReused or ErrUnauthenticated", i, err)
+			}
+		}
+		if winner < 0 {
+			t.Fatal("no rotation succeeded")
+		}
+		// The losers presented a used token: the family, the winner's successor included, is revoked.
+		authRotate(t, s, fmt.Sprintf("next%d", winner), authToken("after", "f1", "u1"), now, domain.ErrUnauthenticated)
+	})
+
+	t.Run("purging removes only expired tokens, at most limit at a time", func(t *testing.T) {
+		t.Parallel()
+		s := newStore(t)
+		for i := range 5 {
+			authSave(t, s, authTokenExpiring(fmt.Sprintf("old%d", i), now.Add(-time.Duration(i+1)*time.Minute)))
+		}
+		authSave(t, s, authTokenExpiring("at-now", now))
+		authSave(t, s, authTokenExpiring("live", now.Add(time.Minute)))
+		for _, tc := range []struct {
+			limit, want int
+		}{{0, 0}, {3, 3}, {3, 2}, {3, 0}} {
+			n, err := s.PurgeRefresh(t.Context(), now, tc.limit)
+			if err != nil || n != tc.want {
+				t.Errorf("PurgeRefresh(limit %d) = %d, %v; want %d", tc.limit, n, err, tc.want)
+			}
+		}
+		authRotate(t, s, "live", authToken("live2", "f1", "u1"), now, nil)
+		// Purged ids are free again: saving one works.
+		authSave(t, s, authToken("old0", "f9", "u9"))
+		if n, err := s.PurgeRefresh(t.Context(), now.Add(time.Microsecond), 10); err != nil || n != 1 {
+			t.Errorf("PurgeRefresh just after at-now expired = %d, %v; want 1", n, err)
+		}
+	})
+}
+
+// authToken returns a refresh record issued at authT0, valid for a day.
+func authToken(id, family, user string) domain.RefreshRecord {
+	return domain.RefreshRecord{ID: id, FamilyID: family, UserID: user,
+		IssuedAt: authT0, ExpiresAt: authT0.Add(24 * time.Hour)}
+}
+
+// authTokenExpiring returns a token of family f1 and user u1 expiring at exp.
+func authTokenExpiring(id string, exp time.Time) domain.RefreshRecord {
+	r := authToken(id, "f1", "u1")
+	r.ExpiresAt = exp
+	return r
+}
+
+// authSave stores r or fails t.
+func authSave(t *testing.T, s ports.RefreshStore, r domain.RefreshRecord) {
+	t.Helper()
+	if err := s.SaveRefresh(t.Context(), r); err != nil {
+		t.Fatalf("SaveRefresh(%s): %v", r.ID, err)
+	}
+}
+
+// authRotate rotates oldID into next and fails t unless the answer is the
+// sentinel want (nil for success).
+func authRotate(t *testing.T, s ports.RefreshStore, oldID string, next domain.RefreshRecord, now time.Time, want error) {
+	t.Helper()
+	err := s.RotateRefresh(t.Context(), oldID, next, now)
+	if (want == nil && err != nil) || (want != nil && !authIs(err, want)) {
+		t.Errorf("RotateRefresh(%s → %s) = %v, want %s", oldID, next.ID, err, authName(want))
+	}
+}
+
+// authName names a sentinel of the refresh contract.
+func authName(err error) string {
+	switch err {
+	case nil:
+		return "success"
+	case domain.ErrRefreshTokenReused:
+		return "ErrRefreshTokenReused"
+	case domain.ErrUnauthenticated:
+		return "ErrUnauthenticated"
+	}
+	return err.Error()
+}
+
+// authIs reports whether the first domain error in err's chain is the
+// sentinel target itself. errors.Is cannot tell ErrRefreshTokenReused from
+// ErrUnauthenticated: they share the code UNAUTHORIZED.
+func authIs(err, target error) bool {
+	var e *domain.Error
+	return errors.As(err, &e) && error(e) == target
+}
