@@ -54,7 +54,7 @@ type Deps struct {
 	Log          *slog.Logger
 	Cache        *application.CacheUseCases `optional:"true"`
 	Authenticate *application.Authenticate  `optional:"true"`
-	Ready        storefx.Pinger              `optional:"true"`
+	Ready        storefx.Pinger             `optional:"true"`
 }
 
 // New builds the ginhttp server: the plain constructor behind Module.
