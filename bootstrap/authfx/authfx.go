@@ -50,6 +50,11 @@ type Options struct {
 	// DisableThrottle turns throttling off.
 	Throttle        application.ThrottleLimits
 	DisableThrottle bool
+	// SubjectCacheTTL is how long the guard remembers the principal of a
+	// token subject (default 1s; negative disables): a disabled user's
+	// access tokens stop working within it. Login and refresh always ask
+	// the lookup.
+	SubjectCacheTTL time.Duration
 
 	// Replaceable services (SPEC.md 4.5); nil keeps the default.
 	UserLookup        ports.UserLookup
@@ -246,8 +251,15 @@ type VerifyParams struct {
 	Lookup    ports.UserLookup
 }
 
-func newAuthenticate(d VerifyParams) (*application.Authenticate, error) {
-	return application.NewAuthenticate(d.Verifier, d.Validator, d.Lookup)
+// DefaultSubjectCacheTTL is the default of Options.SubjectCacheTTL.
+const DefaultSubjectCacheTTL = time.Second
+
+func newAuthenticate(o Options, d VerifyParams, clock ports.Clock) (*application.Authenticate, error) {
+	ttl := o.SubjectCacheTTL
+	if ttl == 0 {
+		ttl = DefaultSubjectCacheTTL
+	}
+	return application.NewAuthenticate(d.Verifier, d.Validator, application.NewSubjectCache(d.Lookup, ttl, 0, clock))
 }
 
 type refreshDeps struct {
