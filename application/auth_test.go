@@ -38,7 +38,7 @@ type authOpts struct {
 	lookup    ports.UserLookup
 }
 
-func newAuthEnv(t *testing.T, o authOpts) *authEnv {
+func newAuthEnv(t testing.TB, o authOpts) *authEnv {
 	t.Helper()
 	ctx := context.Background()
 	e := &authEnv{clock: newClock(), users: memstore.NewUserRepository(), refresh: memstore.NewRefreshStore(),

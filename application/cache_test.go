@@ -23,7 +23,7 @@ type cacheEnv struct {
 	clock *manualClock
 }
 
-func newCacheEnv(t *testing.T, policy domain.Policy, defaultTTL time.Duration) cacheEnv {
+func newCacheEnv(t testing.TB, policy domain.Policy, defaultTTL time.Duration) cacheEnv {
 	t.Helper()
 	stores, err := application.NewCacheStores(
 		application.CacheStore{Name: "user", EntityKey: "userCache", Repo: memstore.NewCacheRepository(),
