@@ -71,7 +71,8 @@ func NewLogin(d LoginDeps) (*Login, error) {
 // alike; a throttled attempt is a domain.KindTooMany error carrying
 // RetryAfter and costs no password hashing.
 func (uc *Login) Execute(ctx context.Context, in LoginInput) (domain.TokenPair, error) {
-	if in.Username == "" || in.Password == "" || len(in.Password) > domain.MaxPasswordBytes {
+	if in.Username == "" || in.Password == "" || len(in.Password) > domain.MaxPasswordBytes ||
+		domain.ValidateUsername(in.Username) != nil {
 		return domain.TokenPair{}, domain.ErrUnauthenticated
 	}
 	keys := uc.throttleKeys(in)

@@ -10,6 +10,7 @@ import (
 	"go.uber.org/fx"
 	"go.uber.org/fx/fxevent"
 
+	"github.com/cachegate/cachegate/adapters/ginhttp"
 	"github.com/cachegate/cachegate/adapters/system"
 	"github.com/cachegate/cachegate/application"
 	"github.com/cachegate/cachegate/bootstrap/authfx"
@@ -103,7 +104,9 @@ func AuthOptions(cfg config.Config) authfx.Options {
 // HTTPOptions converts the HTTP part of the configuration.
 func HTTPOptions(cfg config.Config) httpfx.Options {
 	return httpfx.Options{Addr: cfg.Addr, BodyLimit: cfg.Limits.BodyBytes,
-		EnableGuards: cfg.Auth.EnableGuards, ShutdownTimeout: cfg.ShutdownTimeout}
+		EnableGuards: cfg.Auth.EnableGuards, ShutdownTimeout: cfg.ShutdownTimeout,
+		UsernameField: cfg.Auth.UsernameField, PasswordField: cfg.Auth.PasswordField,
+		RefreshFrom: ginhttp.TokenLocation(cfg.Auth.RefreshFrom.In), RefreshName: cfg.Auth.RefreshFrom.Name}
 }
 
 // SweeperDeps are the sweeper's inputs.

@@ -3,6 +3,7 @@ package domain
 import (
 	"encoding/json"
 	"strconv"
+	"strings"
 	"time"
 	"unicode/utf8"
 )
@@ -60,6 +61,9 @@ func ValidateKey(field, v string) *FieldError {
 		return &FieldError{Field: field, Message: "must be a non-empty string"}
 	case !utf8.ValidString(v):
 		return &FieldError{Field: field, Message: "must be valid UTF-8"}
+	case strings.IndexByte(v, 0) >= 0:
+		// No SQL text column keeps a NUL.
+		return &FieldError{Field: field, Message: "must not contain the NUL character"}
 	case utf8.RuneCountInString(v) > MaxKeyLen:
 		return &FieldError{Field: field, Message: "must be at most 255 characters"}
 	}

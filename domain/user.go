@@ -37,8 +37,8 @@ func ValidateUsername(s string) error {
 	switch {
 	case s == "":
 		return InvalidField("username", "must not be empty")
-	case !utf8.ValidString(s) || utf8.RuneCountInString(s) > MaxUsernameLen:
-		return InvalidField("username", "must be valid UTF-8 of at most 320 characters")
+	case !utf8.ValidString(s) || utf8.RuneCountInString(s) > MaxUsernameLen || strings.IndexByte(s, 0) >= 0:
+		return InvalidField("username", "must be valid UTF-8 of at most 320 characters, without NUL")
 	}
 	return nil
 }

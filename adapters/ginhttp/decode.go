@@ -41,7 +41,7 @@ func bodyError(err error) error {
 // readBody reads a request body that must be JSON: the Content-Type must be
 // application/json (parameters allowed; a charset other than UTF-8 is not),
 // the body must fit the limit the body-limit middleware set (413 otherwise),
-// be non-empty and valid UTF-8. A body without a Content-Type is refused
+// and be non-empty. A body without a Content-Type is refused
 // with 415 too, unless it is empty (then 400: the body is required).
 func (s *Server) readBody(c *gin.Context) ([]byte, error) {
 	r := c.Request
@@ -83,8 +83,6 @@ func (s *Server) readBody(c *gin.Context) ([]byte, error) {
 		return nil, errUnsupportedMediaType
 	case isBlank(buf):
 		return nil, domain.InvalidField("body", "is required: send one JSON object")
-	case !utf8.Valid(buf):
-		return nil, domain.InvalidField("body", "must be UTF-8 encoded")
 	}
 	return buf, nil
 }
@@ -136,7 +134,7 @@ type cacheBody struct {
 	ExpiresIn    *string
 }
 
-// decodeCacheBody decodes a cache body strictly: exactly one JSON object;
+// decodeCacheBody decodes a cache body strictly: UTF-8, exactly one JSON object;
 // members key, type (strings), data (any JSON value but null), assignee
 // (an object with the string member id) and expiresIn (a string or null).
 // Unknown and repeated members, wrong types and trailing data are 400s
@@ -148,6 +146,9 @@ func decodeCacheBody(b []byte) (cacheBody, error) {
 		errs problems
 		sc   = scanner{b: b}
 	)
+	if !utf8.Valid(b) {
+		return dto, domain.InvalidField("body", "must be UTF-8 encoded")
+	}
 	if c := sc.peek(); c != '{' {
 		if c == 0 {
 			return dto, domain.InvalidField("body", "is required: send one JSON object")

@@ -66,12 +66,28 @@ const (
 	messageInternal = "Internal Server Error"
 )
 
-// writeError answers err with the error envelope
-// {"statusCode","message","errorCode"[,"details"]}. A *domain.Error gets the
-// status of its kind; an *httpError its own; anything else is an internal
-// failure: logged once here, with the request id, and answered with a
-// generic 500 that never carries the error's text.
+// writeError answers err in the error envelope and stops the handler
+// chain; see respondError.
 func (s *Server) writeError(c *gin.Context, err error) {
+	s.respondError(c.Writer, c.Request, routeOf(c), err)
+	c.Abort()
+}
+
+// WriteError answers err in cachegate's error envelope, through the same
+// status table as the built-in routes, for integrators' handlers
+// registered with Handle: a *domain.Error gets the status of its kind
+// (401 adds WWW-Authenticate: Bearer, 429 adds Retry-After); anything else
+// is logged with the request id and answered as a generic 500.
+func (s *Server) WriteError(w http.ResponseWriter, r *http.Request, err error) {
+	s.respondError(w, r, "", err)
+}
+
+// respondError writes the envelope
+// {"statusCode","message","errorCode"[,"details"]}. A *domain.Error gets
+// the status of its kind; an *httpError its own; anything else is an
+// internal failure: logged once here, with the request id, and answered
+// with a generic 500 that never carries the error's text.
+func (s *Server) respondError(w http.ResponseWriter, r *http.Request, route string, err error) {
 	var (
 		de *domain.Error
 		he *httpError
@@ -83,18 +99,18 @@ func (s *Server) writeError(c *gin.Context, err error) {
 		switch de.Kind {
 		case domain.KindUnauthenticated:
 			msg = "Unauthorized"
-			c.Header("WWW-Authenticate", "Bearer")
+			w.Header().Set("WWW-Authenticate", "Bearer")
 		case domain.KindTooMany:
-			c.Header("Retry-After", strconv.FormatInt(retryAfterSeconds(de.RetryAfter), 10))
+			w.Header().Set("Retry-After", strconv.FormatInt(retryAfterSeconds(de.RetryAfter), 10))
 		case domain.KindInternal:
-			s.logInternal(c, err)
+			s.logInternal(w, r, route, err)
 		}
-		s.writeEnvelope(c, status, msg, de.Code, de.Details)
+		s.writeEnvelope(w, r, status, msg, de.Code, de.Details)
 	case errors.As(err, &he):
-		s.writeEnvelope(c, he.status, he.message, he.code, nil)
+		s.writeEnvelope(w, r, he.status, he.message, he.code, nil)
 	default:
-		s.logInternal(c, err)
-		s.writeEnvelope(c, http.StatusInternalServerError, messageInternal, codeInternal, nil)
+		s.logInternal(w, r, route, err)
+		s.writeEnvelope(w, r, http.StatusInternalServerError, messageInternal, codeInternal, nil)
 	}
 }
 
@@ -107,18 +123,22 @@ func retryAfterSeconds(d time.Duration) int64 {
 	return secs
 }
 
-func (s *Server) logInternal(c *gin.Context, err error) {
-	s.log.LogAttrs(c.Request.Context(), slog.LevelError, "request failed",
-		slog.String("request_id", requestID(c)),
-		slog.String("method", c.Request.Method),
-		slog.String("route", routeOf(c)),
-		slog.String("err", err.Error()))
+func (s *Server) logInternal(w http.ResponseWriter, r *http.Request, route string, err error) {
+	attrs := []slog.Attr{
+		slog.String("request_id", headerRequestID(w)),
+		slog.String("method", r.Method),
+		slog.String("err", err.Error()),
+	}
+	if route != "" {
+		attrs = append(attrs, slog.String("route", route))
+	}
+	s.log.LogAttrs(r.Context(), slog.LevelError, "request failed", attrs...)
 }
 
 // writeEnvelope writes the error body. When a response was already started
 // (a handler failed mid-stream) nothing more can be said to the client.
-func (s *Server) writeEnvelope(c *gin.Context, status int, msg, code string, details []domain.FieldError) {
-	if c.Writer.Written() {
+func (s *Server) writeEnvelope(w http.ResponseWriter, r *http.Request, status int, msg, code string, details []domain.FieldError) {
+	if ww, ok := w.(interface{ Written() bool }); ok && ww.Written() {
 		return
 	}
 	b := make([]byte, 0, 96+len(msg)+64*len(details))
@@ -143,19 +163,20 @@ func (s *Server) writeEnvelope(c *gin.Context, status int, msg, code string, det
 		b = append(b, ']')
 	}
 	b = append(b, '}')
-	writeJSON(c, status, b)
-	c.Abort()
+	writeJSONTo(w, r, status, b)
 }
 
 var jsonContentType = []string{"application/json; charset=utf-8"}
 
 // writeJSON writes b, which is already JSON, with its length.
-func writeJSON(c *gin.Context, status int, b []byte) {
-	h := c.Writer.Header()
+func writeJSON(c *gin.Context, status int, b []byte) { writeJSONTo(c.Writer, c.Request, status, b) }
+
+func writeJSONTo(w http.ResponseWriter, r *http.Request, status int, b []byte) {
+	h := w.Header()
 	h["Content-Type"] = jsonContentType
 	h["Content-Length"] = []string{strconv.Itoa(len(b))}
-	c.Writer.WriteHeader(status)
-	if c.Request.Method != http.MethodHead {
-		_, _ = c.Writer.Write(b)
+	w.WriteHeader(status)
+	if r.Method != http.MethodHead {
+		_, _ = w.Write(b)
 	}
 }

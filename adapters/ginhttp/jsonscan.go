@@ -78,7 +78,7 @@ func (s *scanner) object(field func(name string) error) error {
 		if s.peek() != '"' {
 			return s.fail("invalid character, want a member name")
 		}
-		name, err := s.str()
+		name, err := s.memberName()
 		if err != nil {
 			return err
 		}
@@ -98,6 +98,30 @@ func (s *scanner) object(field func(name string) error) error {
 			return s.fail("invalid character, want ',' or '}'")
 		}
 	}
+}
+
+// knownNames are the member names the decoders expect; returning these
+// constants instead of fresh strings keeps decoding allocation-light.
+var knownNames = [...]string{"key", "type", "data", "assignee", "id", "expiresIn"}
+
+// memberName reads a member name like str, without allocating for the
+// names the decoders know.
+func (s *scanner) memberName() (string, error) {
+	start := s.i + 1
+	end, escaped, err := s.scanString()
+	if err != nil {
+		return "", err
+	}
+	raw := s.b[start : end-1]
+	if escaped {
+		return unescape(raw), nil
+	}
+	for _, n := range knownNames {
+		if string(raw) == n {
+			return n, nil
+		}
+	}
+	return string(raw), nil
 }
 
 // str reads a string whose opening quote is next and returns it unescaped.

@@ -67,8 +67,10 @@ func requestIDMiddleware(c *gin.Context) {
 }
 
 // requestID returns the id requestIDMiddleware set.
-func requestID(c *gin.Context) string {
-	if v := c.Writer.Header()[HeaderRequestID]; len(v) > 0 {
+func requestID(c *gin.Context) string { return headerRequestID(c.Writer) }
+
+func headerRequestID(w http.ResponseWriter) string {
+	if v := w.Header()[HeaderRequestID]; len(v) > 0 {
 		return v[0]
 	}
 	return ""
@@ -101,7 +103,7 @@ func (s *Server) recovery(c *gin.Context) {
 			slog.String("route", routeOf(c)),
 			slog.Any("panic", rec),
 			slog.String("stack", string(debug.Stack())))
-		s.writeEnvelope(c, http.StatusInternalServerError, messageInternal, codeInternal, nil)
+		s.writeEnvelope(c.Writer, c.Request, http.StatusInternalServerError, messageInternal, codeInternal, nil)
 		c.Abort()
 	}()
 	c.Next()

@@ -65,6 +65,8 @@ type Options struct {
 	TrustedProxies []string
 	// Routes are mounted at construction, as if passed to Server.Handle.
 	Routes []Route
+	// Auth mounts the authentication routes; nil leaves them out.
+	Auth *AuthOptions
 }
 
 // Server is the HTTP adapter: a Gin engine with cachegate's middleware and
@@ -135,6 +137,15 @@ func New(opts Options) (*Server, error) {
 			return nil, fmt.Errorf("ginhttp: %w", err)
 		}
 		if err := r.register(); err != nil {
+			return nil, err
+		}
+	}
+	if opts.Auth != nil {
+		o, err := opts.Auth.withDefaults()
+		if err != nil {
+			return nil, err
+		}
+		if err := (&authRoutes{s: s, o: o}).register(); err != nil {
 			return nil, err
 		}
 	}

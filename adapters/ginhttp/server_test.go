@@ -8,9 +8,9 @@ import (
 	"net/http"
 	"strings"
 	"testing"
-	"time"
 
 	"github.com/cachegate/cachegate/adapters/ginhttp"
+	"github.com/cachegate/cachegate/adapters/system"
 	"github.com/cachegate/cachegate/application"
 	"github.com/cachegate/cachegate/domain"
 	"github.com/cachegate/cachegate/test/contract"
@@ -38,7 +38,7 @@ func TestCacheHTTPContractOnTheRealClock(t *testing.T) {
 		f := newFixture(t, nil)
 		stores, _ := application.NewCacheStores(application.CacheStore{Name: "user",
 			Repo: f.cache.Stores.Repos()[0], Policy: domain.PolicyPublic})
-		uc, err := application.NewCacheUseCases(application.CacheDeps{Stores: stores, Clock: realClock{}, IDs: idSeq()})
+		uc, err := application.NewCacheUseCases(application.CacheDeps{Stores: stores, Clock: system.Clock{}, IDs: system.UUIDv7{}})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -49,25 +49,6 @@ func TestCacheHTTPContractOnTheRealClock(t *testing.T) {
 		f.server = srv
 		return contract.CacheHTTPTarget{BaseURL: f.listen(t), Assignments: []string{"user"}}
 	})
-}
-
-type realClock struct{}
-
-func (realClock) Now() time.Time { return time.Now() }
-
-// idSeq is a deterministic UUIDv7-shaped id generator.
-type idSeqGen struct{ n chan int }
-
-func idSeq() idSeqGen {
-	g := idSeqGen{n: make(chan int, 1)}
-	g.n <- 0
-	return g
-}
-
-func (g idSeqGen) NewID() string {
-	n := <-g.n + 1
-	g.n <- n
-	return fmt.Sprintf("0190a5c0-0000-7000-8000-%012d", n)
 }
 
 // fakeAuth accepts "good-<id>" tokens as the principal <id>, answers

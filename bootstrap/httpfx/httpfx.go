@@ -21,6 +21,7 @@ import (
 
 	"github.com/cachegate/cachegate/adapters/ginhttp"
 	"github.com/cachegate/cachegate/application"
+	"github.com/cachegate/cachegate/bootstrap/authfx"
 	"github.com/cachegate/cachegate/bootstrap/storefx"
 	"github.com/cachegate/cachegate/domain"
 )
@@ -35,6 +36,12 @@ type Options struct {
 	ShutdownTimeout time.Duration
 	// Routes are an integrator's extra routes.
 	Routes []ginhttp.Route
+	// UsernameField, PasswordField, RefreshFrom and RefreshName shape the
+	// authentication routes (see ginhttp.AuthOptions).
+	UsernameField string
+	PasswordField string
+	RefreshFrom   ginhttp.TokenLocation
+	RefreshName   string
 }
 
 // Addr is the address the server listens on once the app started.
@@ -55,6 +62,10 @@ type Deps struct {
 	Cache        *application.CacheUseCases `optional:"true"`
 	Authenticate *application.Authenticate  `optional:"true"`
 	Ready        storefx.Pinger             `optional:"true"`
+	Login        *application.Login         `optional:"true"`
+	Refresh      *application.Refresh       `optional:"true"`
+	Logout       *application.Logout        `optional:"true"`
+	Keys         authfx.KeySet              `optional:"true"`
 }
 
 // New builds the ginhttp server: the plain constructor behind Module.
@@ -63,7 +74,17 @@ func New(d Deps) (*ginhttp.Server, error) {
 	if d.Authenticate != nil {
 		auth = authenticator{d.Authenticate}
 	}
+	var authRoutes *ginhttp.AuthOptions
+	if d.Login != nil || d.Refresh != nil {
+		authRoutes = &ginhttp.AuthOptions{Login: d.Login, Refresh: d.Refresh, Logout: d.Logout,
+			UsernameField: d.Options.UsernameField, PasswordField: d.Options.PasswordField,
+			RefreshFrom: d.Options.RefreshFrom, RefreshName: d.Options.RefreshName}
+		if d.Keys != nil {
+			authRoutes.Keys = d.Keys
+		}
+	}
 	return ginhttp.New(ginhttp.Options{
+		Auth:          authRoutes,
 		Cache:         d.Cache,
 		Logger:        d.Log,
 		BodyLimit:     d.Options.BodyLimit,

@@ -18,9 +18,8 @@ import (
 // CacheHTTPTarget is one running cachegate the HTTP cache suite talks to.
 //
 // The service must serve at least one assignment with policy public and no
-// default expiry; the suite sends no token. It may be shared with nothing
-// else while the suite runs only if the clock is advanced by the suite
-// alone (see Advance).
+// default expiry; the suite sends no token. Other tests may use the same
+// service meanwhile, as long as nothing but the suite moves its clock.
 type CacheHTTPTarget struct {
 	// BaseURL is the service's root, e.g. "http://127.0.0.1:8080", without
 	// a trailing slash.

@@ -1,7 +1,6 @@
 package contract
 
 import (
-	"encoding/json"
 	"fmt"
 	"net/http"
 	"strings"
@@ -154,94 +153,6 @@ func webCreateTests(t *testing.T, s *webSuite) {
 	}
 }
 
-func webValidationTests(t *testing.T, s *webSuite) {
-	t.Run("each invalid field is a 400 naming it", func(t *testing.T) {
-		t.Parallel()
-		who := webUUID()
-		long := strings.Repeat("é", 256)
-		for _, c := range []struct {
-			name, body string
-			fields     []string
-		}{
-			{"key missing", `{"type":"t","data":1,"assignee":{"id":"` + who + `"},"expiresIn":null}`, []string{"key"}},
-			{"key empty", `{"key":"","type":"t","data":1,"assignee":{"id":"` + who + `"},"expiresIn":null}`, []string{"key"}},
-			{"key too long", `{"key":"` + long + `","type":"t","data":1,"assignee":{"id":"` + who + `"},"expiresIn":null}`, []string{"key"}},
-			{"key a number", `{"key":5,"type":"t","data":1,"assignee":{"id":"` + who + `"},"expiresIn":null}`, []string{"key"}},
-			{"key null", `{"key":null,"type":"t","data":1,"assignee":{"id":"` + who + `"},"expiresIn":null}`, []string{"key"}},
-			{"type missing", `{"key":"k","data":1,"assignee":{"id":"` + who + `"},"expiresIn":null}`, []string{"type"}},
-			{"type too long", `{"key":"k","type":"` + long + `","data":1,"assignee":{"id":"` + who + `"},"expiresIn":null}`, []string{"type"}},
-			{"type an object", `{"key":"k","type":{},"data":1,"assignee":{"id":"` + who + `"},"expiresIn":null}`, []string{"type"}},
-			{"data missing", `{"key":"k","type":"t","assignee":{"id":"` + who + `"},"expiresIn":null}`, []string{"data"}},
-			{"data null", `{"key":"k","type":"t","data":null,"assignee":{"id":"` + who + `"},"expiresIn":null}`, []string{"data"}},
-			{"assignee missing", `{"key":"k","type":"t","data":1,"expiresIn":null}`, []string{"assignee"}},
-			{"assignee a string", `{"key":"k","type":"t","data":1,"assignee":"` + who + `","expiresIn":null}`, []string{"assignee"}},
-			{"assignee.id missing", `{"key":"k","type":"t","data":1,"assignee":{},"expiresIn":null}`, []string{"assignee.id"}},
-			{"assignee.id not a UUID", `{"key":"k","type":"t","data":1,"assignee":{"id":"bob"},"expiresIn":null}`, []string{"assignee.id"}},
-			{"assignee.id a number", `{"key":"k","type":"t","data":1,"assignee":{"id":7},"expiresIn":null}`, []string{"assignee.id"}},
-			{"expiresIn missing", `{"key":"k","type":"t","data":1,"assignee":{"id":"` + who + `"}}`, []string{"expiresIn"}},
-			{"an unknown field", `{"key":"k","type":"t","data":1,"assignee":{"id":"` + who + `"},"expiresIn":null,"colour":"red"}`, []string{"colour"}},
-			{"an unknown nested field", `{"key":"k","type":"t","data":1,"assignee":{"id":"` + who + `","name":"x"},"expiresIn":null}`, []string{"assignee.name"}},
-			{"a server field sent back", `{"id":"` + who + `","key":"k","type":"t","data":1,"assignee":{"id":"` + who + `"},"expiresIn":null}`, []string{"id"}},
-			{"a repeated field", `{"key":"k","key":"k2","type":"t","data":1,"assignee":{"id":"` + who + `"},"expiresIn":null}`, []string{"key"}},
-			{"several problems at once", `{"key":1,"type":2,"data":1,"assignee":{"id":"` + who + `"},"expiresIn":null}`, []string{"key", "type"}},
-		} {
-			r := s.do(t, http.MethodPost, s.coll(), []byte(c.body))
-			env := r.fail(t, http.StatusBadRequest, "", c.fields...)
-			if t.Failed() {
-				t.Logf("case %q", c.name)
-			}
-			if env.Message == "" {
-				t.Errorf("%s: empty message", c.name)
-			}
-		}
-		// 255 characters (not bytes) is the limit, inclusive.
-		s.create(t, strings.Repeat("é", 255), strings.Repeat("t", 255), who, `1`, `null`)
-	})
-
-	t.Run("data over the data limit is a 400 naming data", func(t *testing.T) {
-		t.Parallel()
-		limit := s.target.MaxDataBytes
-		if limit == 0 {
-			limit = 256 << 10
-		}
-		body := webBody("big", "t", webUUID(), `"`+strings.Repeat("x", limit)+`"`, `null`)
-		if int64(len(body)) >= s.bodyLimit() {
-			t.Skip("the body limit is below the data limit")
-		}
-		s.do(t, http.MethodPost, s.coll(), body).fail(t, http.StatusBadRequest, "", "data")
-		s.create(t, "fits", "t", webUUID(), `"`+strings.Repeat("x", limit-2)+`"`, `null`)
-	})
-
-	t.Run("malformed JSON bodies are 400", func(t *testing.T) {
-		t.Parallel()
-		who := webUUID()
-		good := string(webBody("k", "t", who, `1`, `null`))
-		for _, body := range []string{
-			`{`, `{"key":}`, `{"key":"k",}`, `{"key" "k"}`, `{'key':'k'}`, `[]`, `"str"`, `null`, `42`,
-			good + ` {"x":1}`, good + `x`, good + `}`, ` `, "\xef\xbb\xbf" + good,
-		} {
-			s.do(t, http.MethodPost, s.coll(), []byte(body)).fail(t, http.StatusBadRequest, "")
-		}
-		// Complete bodies whose data alone is not JSON.
-		for _, data := range []string{
-			`01`, `1.`, `.5`, `-`, `1e`, `+1`, `"\x"`, `"\u12"`, `tru`, `nul`, `NaN`, `Infinity`, `[1,]`, `{"a":1,}`,
-			`{"a" 1}`, `{a:1}`, "\"tab\tinside\"", "\"\xff\xfe\"", `"unterminated`, `[`,
-			strings.Repeat("[", 10000) + strings.Repeat("]", 10000),
-		} {
-			s.do(t, http.MethodPost, s.coll(), webBody("k", "t", who, data, `null`)).fail(t, http.StatusBadRequest, "")
-		}
-		s.do(t, http.MethodPost, s.coll(), []byte(good)).entry(t, http.StatusCreated)
-		s.do(t, http.MethodPost, s.coll(), []byte{}).fail(t, http.StatusBadRequest, "")
-	})
-}
-
-func (s *webSuite) bodyLimit() int64 {
-	if s.target.BodyLimit > 0 {
-		return s.target.BodyLimit
-	}
-	return 1 << 20
-}
-
 func webReadWriteTests(t *testing.T, s *webSuite) {
 	t.Run("GET of a missing, malformed or foreign id is 404", func(t *testing.T) {
 		t.Parallel()
@@ -385,80 +296,5 @@ func webReadWriteTests(t *testing.T, s *webSuite) {
 			t.Errorf("recreated entry %+v, want a new id and version 1", again)
 		}
 		s.do(t, http.MethodDelete, s.item("nope"), nil).fail(t, http.StatusNotFound, "")
-	})
-}
-
-func webConditionalTests(t *testing.T, s *webSuite) {
-	t.Run("PUT with If-Match replaces only the matching version", func(t *testing.T) {
-		t.Parallel()
-		who := webUUID()
-		e := s.create(t, "k", "t", who, `1`, `null`)
-		body := webBody("k", "t", who, `2`, `null`)
-		s.do(t, http.MethodPut, s.item(e.ID), body, "If-Match", `"1"`).entry(t, http.StatusOK)
-		for _, im := range []string{`"1"`, `W/"2"`, `2`, `"two"`, `"2`, `garbage`} {
-			s.do(t, http.MethodPut, s.item(e.ID), body, "If-Match", im).fail(t, http.StatusPreconditionFailed, "")
-		}
-		s.do(t, http.MethodPut, s.item(e.ID), body, "If-Match", `"2"`).entry(t, http.StatusOK)
-		s.do(t, http.MethodPut, s.item(e.ID), body, "If-Match", `"1", "3"`).entry(t, http.StatusOK)
-		s.do(t, http.MethodPut, s.item(e.ID), body, "If-Match", `*`).entry(t, http.StatusOK)
-		if got := s.do(t, http.MethodGet, s.item(e.ID), nil).entry(t, http.StatusOK); got.Version != 5 {
-			t.Errorf("version %d after four conditional replaces, want 5", got.Version)
-		}
-	})
-
-	t.Run("PUT with If-Match never creates: 412 when no entry exists", func(t *testing.T) {
-		t.Parallel()
-		id := webUUID()
-		for _, im := range []string{`"1"`, `*`} {
-			s.do(t, http.MethodPut, s.item(id), webBody("k", "t", webUUID(), `1`, `null`), "If-Match", im).
-				fail(t, http.StatusPreconditionFailed, "")
-		}
-		s.do(t, http.MethodGet, s.item(id), nil).fail(t, http.StatusNotFound, "")
-	})
-
-	t.Run("PUT with If-None-Match: * only creates", func(t *testing.T) {
-		t.Parallel()
-		id, who := webUUID(), webUUID()
-		s.do(t, http.MethodPut, s.item(id), webBody("k", "t", who, `1`, `null`), "If-None-Match", "*").entry(t, http.StatusCreated)
-		s.do(t, http.MethodPut, s.item(id), webBody("k", "t", who, `2`, `null`), "If-None-Match", "*").
-			fail(t, http.StatusPreconditionFailed, "")
-		if got := s.do(t, http.MethodGet, s.item(id), nil).entry(t, http.StatusOK); string(got.Data) != `1` {
-			t.Errorf("If-None-Match: * replaced the entry: data %s", got.Data)
-		}
-	})
-
-	t.Run("PATCH and DELETE honour If-Match", func(t *testing.T) {
-		t.Parallel()
-		e := s.create(t, "k", "t", webUUID(), `1`, `null`)
-		s.do(t, http.MethodPatch, s.item(e.ID), []byte(`{"data":2}`), "If-Match", `"9"`).
-			fail(t, http.StatusPreconditionFailed, "CACHE_VERSION_MISMATCH")
-		s.do(t, http.MethodPatch, s.item(e.ID), []byte(`{"data":2}`), "If-Match", `"1"`).entry(t, http.StatusOK)
-		s.do(t, http.MethodDelete, s.item(e.ID), nil, "If-Match", `"1"`).
-			fail(t, http.StatusPreconditionFailed, "CACHE_VERSION_MISMATCH")
-		s.do(t, http.MethodGet, s.item(e.ID), nil).entry(t, http.StatusOK)
-		if r := s.do(t, http.MethodDelete, s.item(e.ID), nil, "If-Match", `"2"`); r.Status != http.StatusOK {
-			t.Errorf("DELETE with the current version answered %d: %s", r.Status, webShort(r.Body))
-		}
-		s.do(t, http.MethodGet, s.item(e.ID), nil).fail(t, http.StatusNotFound, "")
-	})
-
-	t.Run("every answer carrying an entry has its version as ETag", func(t *testing.T) {
-		t.Parallel()
-		who := webUUID()
-		e := s.create(t, "k", "t", who, `1`, `null`)
-		s.do(t, http.MethodPut, s.item(e.ID), webBody("k", "t", who, `2`, `null`)).entry(t, http.StatusOK)
-		s.do(t, http.MethodPatch, s.item(e.ID), []byte(`{"data":3}`)).entry(t, http.StatusOK)
-		r := s.do(t, http.MethodGet, s.item(e.ID), nil)
-		if got := r.entry(t, http.StatusOK); got.Version != 3 {
-			t.Errorf("version %d, want 3", got.Version)
-		}
-		if et := r.Header.Get("ETag"); et != `"3"` {
-			t.Errorf("ETag %q, want \"3\"", et)
-		}
-		var raw map[string]json.RawMessage
-		_ = json.Unmarshal(r.Body, &raw)
-		if string(raw["version"]) != "3" {
-			t.Errorf("version is %s in the body, want the number 3", raw["version"])
-		}
 	})
 }

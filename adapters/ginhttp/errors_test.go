@@ -1,0 +1,87 @@
+package ginhttp
+
+import (
+	"encoding/json"
+	"errors"
+	"fmt"
+	"log/slog"
+	"net/http"
+	"net/http/httptest"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/cachegate/cachegate/domain"
+)
+
+func TestStatusTable(t *testing.T) {
+	t.Parallel()
+	for k, want := range map[domain.Kind]int{
+		domain.KindInvalid: 400, domain.KindNotFound: 404, domain.KindConflict: 409,
+		domain.KindPreconditionFailed: 412, domain.KindUnauthenticated: 401, domain.KindForbidden: 403,
+		domain.KindTooMany: 429, domain.KindInternal: 500, domain.Kind(200): 500,
+	} {
+		if got := statusOf(k); got != want {
+			t.Errorf("%v: %d, want %d", k, got, want)
+		}
+	}
+}
+
+func TestWriteError(t *testing.T) {
+	t.Parallel()
+	var logs strings.Builder
+	s, err := New(Options{Logger: slog.New(slog.NewTextHandler(&logs, nil))})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, c := range []struct {
+		name    string
+		err     error
+		status  int
+		body    string
+		headers map[string]string
+	}{
+		{"a validation error lists its fields", domain.InvalidField("key", "must be a string"), 400,
+			`{"statusCode":400,"message":"invalid request: key: must be a string","errorCode":"VALIDATION_FAILED","details":[{"field":"key","message":"must be a string"}]}`, nil},
+		{"a wrapped sentinel keeps its code", fmt.Errorf("create: %w", domain.ErrCacheEntityAlreadyExists), 409,
+			`{"statusCode":409,"message":"a cache entry with this key, type and assignee already exists","errorCode":"CACHE_ENTITY_ALREADY_EXISTS"}`, nil},
+		{"unauthenticated says Unauthorized and asks for a bearer token", domain.ErrUnauthenticated, 401,
+			`{"statusCode":401,"message":"Unauthorized","errorCode":"UNAUTHORIZED"}`, map[string]string{"WWW-Authenticate": "Bearer"}},
+		{"throttling tells when to retry, rounded up", domain.TooMany(1500 * time.Millisecond), 429, "",
+			map[string]string{"Retry-After": "2"}},
+		{"throttling without a delay still says one second", domain.TooMany(0), 429, "", map[string]string{"Retry-After": "1"}},
+		{"any other error is a generic 500", errors.New("pq: password authentication failed for hunter2"), 500,
+			`{"statusCode":500,"message":"Internal Server Error","errorCode":"INTERNAL"}`, nil},
+		{"a protocol error has its own status", payloadTooLarge(10), 413,
+			`{"statusCode":413,"message":"the request body is larger than the limit of 10 bytes","errorCode":"PAYLOAD_TOO_LARGE"}`, nil},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			t.Parallel()
+			w := httptest.NewRecorder()
+			w.Header().Set(HeaderRequestID, "rid-1")
+			s.WriteError(w, httptest.NewRequest(http.MethodGet, "/x", nil), c.err)
+			if w.Code != c.status {
+				t.Errorf("status %d, want %d", w.Code, c.status)
+			}
+			if c.body != "" && w.Body.String() != c.body {
+				t.Errorf("body %s\nwant %s", w.Body, c.body)
+			}
+			if !json.Valid(w.Body.Bytes()) || w.Header().Get("Content-Type") != "application/json; charset=utf-8" {
+				t.Errorf("not a JSON answer: %q %s", w.Header().Get("Content-Type"), w.Body)
+			}
+			for k, v := range c.headers {
+				if got := w.Header().Get(k); got != v {
+					t.Errorf("%s %q, want %q", k, got, v)
+				}
+			}
+		})
+	}
+	t.Cleanup(func() {
+		if n := strings.Count(logs.String(), "hunter2"); n != 1 {
+			t.Errorf("the internal error was logged %d times, want once: %s", n, logs.String())
+		}
+		if !strings.Contains(logs.String(), "request_id=rid-1") {
+			t.Errorf("the log line lacks the request id: %s", logs.String())
+		}
+	})
+}
