@@ -17,6 +17,7 @@ import (
 	"github.com/cachegate/cachegate/bootstrap/cachefx"
 	"github.com/cachegate/cachegate/bootstrap/config"
 	"github.com/cachegate/cachegate/bootstrap/httpfx"
+	"github.com/cachegate/cachegate/bootstrap/metricsfx"
 	"github.com/cachegate/cachegate/bootstrap/storefx"
 	"github.com/cachegate/cachegate/ports"
 )
@@ -28,6 +29,7 @@ func App(cfg config.Config, logOut io.Writer, extra ...fx.Option) fx.Option {
 	return fx.Options(
 		Core(cfg, logOut),
 		Sweeper(cfg.Sweep),
+		metricsfx.Module(cfg.MetricsAddr),
 		httpfx.Module(HTTPOptions(cfg)),
 		fx.Options(extra...),
 	)

@@ -85,7 +85,7 @@ func ValidateData(field string, data []byte, maxBytes int) *FieldError {
 		return &FieldError{Field: field, Message: "is required"}
 	case maxBytes > 0 && len(data) > maxBytes:
 		return &FieldError{Field: field, Message: "is larger than the limit of " + strconv.Itoa(maxBytes) + " bytes"}
-	case !json.Valid(data):
+	case !utf8.Valid(data) || !json.Valid(data):
 		return &FieldError{Field: field, Message: "must be a JSON value"}
 	}
 	return nil

@@ -52,8 +52,8 @@ const liveAt = "date_deleted IS NULL AND (expires_at IS NULL OR expires_at > ?)"
 // deadAt is the condition of rows deleted, or expired at its one argument.
 const deadAt = "(date_deleted IS NOT NULL OR expires_at <= ?)"
 
-// Create implements ports.CacheRepository. When a live entry has both e's
-// id and e's natural key, either error may be returned.
+// Create implements ports.CacheRepository. When live entries hold both e's
+// id and e's natural key, the id wins: ErrCacheIDTaken, as the port says.
 func (r *CacheRepository) Create(ctx context.Context, e domain.Entry, now time.Time) error {
 	e = normalizeEntry(e)
 	for try := 1; ; try++ {
@@ -81,6 +81,15 @@ func (r *CacheRepository) Create(ctx context.Context, e domain.Entry, now time.T
 		}
 		if removed == 0 {
 			if uv.primaryKey {
+				return domain.ErrCacheIDTaken
+			}
+			// SQLite names only the first constraint it trips over; ask
+			// whether the id is taken too.
+			n, err := r.db.NewSelect().TableExpr("?", r.table).Where("id = ?", e.ID).Count(ctx)
+			if err != nil {
+				return dbError("check entry id", err)
+			}
+			if n > 0 {
 				return domain.ErrCacheIDTaken
 			}
 			return domain.ErrCacheEntityAlreadyExists
@@ -206,15 +215,14 @@ func (r *CacheRepository) DeleteByAssignee(ctx context.Context, assigneeID strin
 	return int(n), nil
 }
 
-// Purge implements ports.CacheRepository. On PostgreSQL the batch is
-// chosen FOR UPDATE SKIP LOCKED, so purgers running at once take disjoint
-// rows and never wait for each other.
+// Purge implements ports.CacheRepository. Purgers running at once remove
+// disjoint rows (see purgeStatement).
 func (r *CacheRepository) Purge(ctx context.Context, now time.Time, limit int) (int, error) {
 	if limit <= 0 {
 		return 0, nil
 	}
-	n, err := r.exec(ctx, "DELETE FROM ? WHERE id IN (SELECT id FROM ? WHERE "+deadAt+" LIMIT ?"+skipLocked(r.db)+")",
-		r.table, r.table, timeArg(now), limit)
+	query, args := purgeStatement(r.db, r.table, now, limit)
+	n, err := r.exec(ctx, query, args...)
 	if err != nil {
 		return 0, dbError("purge entries", err)
 	}

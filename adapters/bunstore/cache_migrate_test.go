@@ -27,6 +27,7 @@ func TestMigrateRejectsUnsafeOrCollidingTableNames(t *testing.T) {
 		{"é"},
 		{strings.Repeat("a", 64)},
 		{"cachegate_migrations"},
+		{"users"},
 		{"cache", "cache"},
 		{"cache", "cache_natural_key"},
 	} {

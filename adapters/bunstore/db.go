@@ -37,9 +37,17 @@ func WithMaxOpenConns(n int) Option {
 	return func(c *openConfig) { c.maxOpenConns = n }
 }
 
-// sqliteBusyTimeout is how long an SQLite write waits for the writer before
-// it fails with SQLITE_BUSY.
-const sqliteBusyTimeout = 5 * time.Second
+// sqliteParams are the connection settings of every SQLite connection: a
+// write waits up to 5 s for the writer before it fails with SQLITE_BUSY,
+// foreign keys are enforced, and transactions take the write lock when they
+// begin (BEGIN IMMEDIATE), so a transaction never fails half-way upgrading
+// from reader to writer. The driver applies them to each new connection.
+const sqliteParams = "_busy_timeout=5000&_foreign_keys=1&_txlock=immediate"
+
+// sqliteFileParams are added for files: WAL lets readers run beside the
+// writer, and synchronous=NORMAL is durable at every checkpoint and never
+// corrupts (a power cut may lose the last commits).
+const sqliteFileParams = "&_journal_mode=WAL&_synchronous=NORMAL"
 
 // Open connects to the database named by dsn and returns it ready for
 // Migrate and the repositories. The forms accepted are:
@@ -71,7 +79,7 @@ func Open(ctx context.Context, dsn string, opts ...Option) (*bun.DB, error) {
 	case strings.HasPrefix(dsn, "postgres://"), strings.HasPrefix(dsn, "postgresql://"):
 		db, err = openPostgres(dsn, cfg)
 	case dsn == "sqlite::memory:":
-		db, err = openSQLite("file::memory:?_busy_timeout=5000&_foreign_keys=1&_txlock=immediate", true, cfg)
+		db, err = openSQLite("file::memory:?"+sqliteParams, true, cfg)
 	case strings.HasPrefix(dsn, "sqlite:"):
 		db, err = openSQLiteFile(strings.TrimPrefix(dsn, "sqlite:"), cfg)
 	default:
@@ -93,8 +101,7 @@ func openSQLiteFile(path string, cfg openConfig) (*bun.DB, error) {
 	}
 	// The path goes into an SQLite URI, where these three bytes are syntax.
 	path = strings.NewReplacer("%", "%25", "?", "%3f", "#", "%23").Replace(path)
-	return openSQLite("file:"+path+"?_busy_timeout=5000&_journal_mode=WAL&_synchronous=NORMAL"+
-		"&_foreign_keys=1&_txlock=immediate", false, cfg)
+	return openSQLite("file:"+path+"?"+sqliteParams+sqliteFileParams, false, cfg)
 }
 
 func openSQLite(uri string, memory bool, cfg openConfig) (*bun.DB, error) {

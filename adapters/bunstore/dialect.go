@@ -23,9 +23,9 @@ import (
 //     and Go's string comparison do; lists sort the same on every store.
 //   - Errors. Unique violations, busy and serialization errors come as
 //     different types and codes; errors.go reads both.
-//   - Purge batches. PostgreSQL picks them with FOR UPDATE SKIP LOCKED so
-//     replicas purging together take disjoint rows; SQLite has one writer
-//     at a time and needs nothing.
+//   - Purge batches (purgeStatement): FOR UPDATE SKIP LOCKED on
+//     PostgreSQL, so replicas purging together take disjoint rows; a UNION
+//     ALL on SQLite, whose planner would scan the table for the OR.
 //   - Migration lock. PostgreSQL takes an advisory lock; SQLite's single
 //     writer and idempotent DDL suffice (migrate.go).
 //   - Connection pools (db.go).
@@ -51,12 +51,29 @@ func textColumnType(db bun.IDB) string {
 }
 
 // skipLocked is the clause that makes a batch-selecting subquery skip rows
-// another transaction holds.
+// another transaction holds: FOR UPDATE SKIP LOCKED on PostgreSQL, nothing
+// on SQLite, whose one writer needs no row locks.
 func skipLocked(db bun.IDB) string {
 	if isPostgres(db) {
 		return " FOR UPDATE SKIP LOCKED"
 	}
 	return ""
+}
+
+// purgeStatement returns the statement that deletes at most limit rows of
+// table that are deleted or expired at now, with its arguments. On
+// PostgreSQL the batch is chosen FOR UPDATE SKIP LOCKED, so purgers running
+// at once take disjoint rows and never wait for each other; the OR is
+// served by a BitmapOr of the two partial indexes. SQLite plans that OR as
+// a full scan, held under the write lock, so there the batch is a UNION
+// ALL of two index searches; its one writer needs no row locks.
+func purgeStatement(db bun.IDB, table bun.Ident, now time.Time, limit int) (string, []any) {
+	if isPostgres(db) {
+		return "DELETE FROM ? WHERE id IN (SELECT id FROM ? WHERE date_deleted IS NOT NULL OR expires_at <= ? " +
+			"LIMIT ? FOR UPDATE SKIP LOCKED)", []any{table, table, timeArg(now), limit}
+	}
+	return "DELETE FROM ? WHERE id IN (SELECT id FROM ? WHERE date_deleted IS NOT NULL " +
+		"UNION ALL SELECT id FROM ? WHERE date_deleted IS NULL AND expires_at <= ? LIMIT ?)", []any{table, table, table, timeArg(now), limit}
 }
 
 // sqlTime is a time as a query argument, written in the form the dialect

@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"regexp"
+	"slices"
 
 	"github.com/uptrace/bun"
 	"github.com/uptrace/bun/migrate"
@@ -26,14 +27,14 @@ var tableNameRE = regexp.MustCompile(`^[a-z_][a-z0-9_]{0,62}$`)
 
 // ValidateTableName checks that name can be a cache table: lower-case
 // letters, digits and underscores, not starting with a digit, at most 63
-// bytes (PostgreSQL's identifier limit), and not one of the tables Migrate
-// keeps for itself.
+// bytes (PostgreSQL's identifier limit), and not one of the tables of
+// migrations or authentication.
 func ValidateTableName(name string) error {
 	switch {
 	case !tableNameRE.MatchString(name):
 		return fmt.Errorf("bunstore: table name %q must match %s", name, tableNameRE)
-	case name == migrationsTable || name == migrationLocksTable:
-		return fmt.Errorf("bunstore: table name %q is reserved for migrations", name)
+	case name == migrationsTable || name == migrationLocksTable || slices.Contains(authTables(), name):
+		return fmt.Errorf("bunstore: table name %q is reserved for cachegate's own tables", name)
 	}
 	return nil
 }
@@ -115,6 +116,9 @@ func validateTables(tables []string) error {
 func lockMigrations(ctx context.Context, db *bun.DB) (func(), error) {
 	if !isPostgres(db) {
 		return func() {}, nil
+	}
+	if db.Stats().MaxOpenConnections == 1 {
+		return nil, errors.New("bunstore: Migrate on PostgreSQL needs a pool of at least two connections")
 	}
 	conn, err := db.Conn(ctx)
 	if err != nil {

@@ -115,7 +115,8 @@ func (s *Server) recovery(c *gin.Context) {
 // A request that panics is logged with status 500, the answer recovery
 // gives it.
 func (s *Server) accessLog(c *gin.Context) {
-	if !s.log.Enabled(c.Request.Context(), slog.LevelInfo) {
+	logging := s.log.Enabled(c.Request.Context(), slog.LevelInfo)
+	if !logging && s.observer == nil {
 		c.Next()
 		return
 	}
@@ -126,11 +127,18 @@ func (s *Server) accessLog(c *gin.Context) {
 		if !finished && !c.Writer.Written() {
 			status = http.StatusInternalServerError
 		}
+		took := time.Since(start)
+		if s.observer != nil {
+			s.observer.ObserveRequest(c.Request.Method, c.FullPath(), status, took)
+		}
+		if !logging {
+			return
+		}
 		s.log.LogAttrs(c.Request.Context(), slog.LevelInfo, "request",
 			slog.String("method", c.Request.Method),
 			slog.String("route", routeOf(c)),
 			slog.Int("status", status),
-			slog.Duration("duration", time.Since(start)),
+			slog.Duration("duration", took),
 			slog.String("request_id", requestID(c)),
 			slog.String("client_ip", c.ClientIP()))
 	}()

@@ -8,6 +8,7 @@ import (
 	"net/http"
 	"strings"
 	"sync"
+	"time"
 
 	"github.com/gin-gonic/gin"
 
@@ -67,6 +68,15 @@ type Options struct {
 	Routes []Route
 	// Auth mounts the authentication routes; nil leaves them out.
 	Auth *AuthOptions
+	// Observer learns every request's method, route template ("" when no
+	// route matched), status and duration, for metrics; nil is none.
+	Observer RequestObserver
+}
+
+// RequestObserver records finished requests; it must be cheap and safe
+// for concurrent use.
+type RequestObserver interface {
+	ObserveRequest(method, route string, status int, d time.Duration)
 }
 
 // Server is the HTTP adapter: a Gin engine with cachegate's middleware and
@@ -79,6 +89,7 @@ type Server struct {
 	guards    bool
 	bodyLimit int64
 	ready     Pinger
+	observer  RequestObserver
 }
 
 // ginMode is set once: Gin keeps its mode in a process-wide variable, and
@@ -104,6 +115,7 @@ func New(opts Options) (*Server, error) {
 		guards:    opts.EnableGuards,
 		bodyLimit: opts.BodyLimit,
 		ready:     opts.Ready,
+		observer:  opts.Observer,
 	}
 	if s.log == nil {
 		s.log = slog.New(slog.DiscardHandler)

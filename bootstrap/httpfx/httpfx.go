@@ -66,6 +66,9 @@ type Deps struct {
 	Refresh      *application.Refresh       `optional:"true"`
 	Logout       *application.Logout        `optional:"true"`
 	Keys         authfx.KeySet              `optional:"true"`
+	Observer     ginhttp.RequestObserver    `optional:"true"`
+	// Routes are extra routes other modules contribute (metrics).
+	Routes []ginhttp.Route `group:"routes"`
 }
 
 // New builds the ginhttp server: the plain constructor behind Module.
@@ -91,7 +94,8 @@ func New(d Deps) (*ginhttp.Server, error) {
 		Authenticator: auth,
 		EnableGuards:  d.Options.EnableGuards && auth != nil,
 		Ready:         d.Ready,
-		Routes:        d.Options.Routes,
+		Routes:        append(append([]ginhttp.Route(nil), d.Options.Routes...), d.Routes...),
+		Observer:      d.Observer,
 	})
 }
 

@@ -87,6 +87,9 @@ func SQL(o Options) fx.Option {
 			func(db *bun.DB) Pinger { return sqlPinger{db} },
 			purgers,
 		),
+		// Open (and migrate) the database at start-up even when nothing
+		// else asks for it, as `cachegate migrate` does not.
+		fx.Invoke(func(*bun.DB) {}),
 	)
 }
 

@@ -41,8 +41,18 @@ func (e cmdEnv) parse(name string, args []string, extra func(*flag.FlagSet)) (co
 	if extra != nil {
 		extra(fs)
 	}
-	if err := fs.Parse(args); err != nil {
-		return config.Config{}, nil, false
+	// Flags may come before or after positional arguments
+	// ("users disable NAME --database X"), as CONTRACT.md writes them.
+	var positional []string
+	for {
+		if err := fs.Parse(args); err != nil {
+			return config.Config{}, nil, false
+		}
+		if fs.NArg() == 0 {
+			break
+		}
+		positional = append(positional, fs.Arg(0))
+		args = fs.Args()[1:]
 	}
 	cfg, err := config.Load(fs, f, e.getenv)
 	if err != nil {
@@ -51,7 +61,7 @@ func (e cmdEnv) parse(name string, args []string, extra func(*flag.FlagSet)) (co
 		}
 		return config.Config{}, nil, false
 	}
-	return cfg, fs.Args(), true
+	return cfg, positional, true
 }
 
 func (e cmdEnv) fail(err error) int {

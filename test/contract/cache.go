@@ -141,6 +141,14 @@ func cacheConflictTests(t *testing.T, newRepo func(t *testing.T) ports.CacheRepo
 		}
 	})
 
+	t.Run("when both the id and the natural key are taken, the id wins", func(t *testing.T) {
+		t.Parallel()
+		repo := newRepo(t)
+		first := cacheEntry(1)
+		cacheCreate(t, repo, first, cacheT0)
+		cacheWantErr(t, "Create of the very same entry again", repo.Create(t.Context(), first, cacheT0), domain.ErrCacheIDTaken)
+	})
+
 	t.Run("an expired entry holds its natural key and id until it expires and frees them from then on", func(t *testing.T) {
 		t.Parallel()
 		repo := newRepo(t)

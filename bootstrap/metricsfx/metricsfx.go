@@ -1,0 +1,91 @@
+// Package metricsfx is the fx module of Prometheus metrics: it provides
+// the prom adapter as ports.Metrics (business events) and as the HTTP
+// server's request observer, watches the database pool, and serves
+// GET /metrics — on its own listen address when one is configured, else
+// as a guarded route of the main server.
+//
+// Provides: *prom.Metrics, ports.Metrics, ginhttp.RequestObserver and,
+// without an address of its own, a ginhttp.Route in the group "routes".
+package metricsfx
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"net"
+	"net/http"
+	"time"
+
+	"github.com/uptrace/bun"
+	"go.uber.org/fx"
+
+	"github.com/cachegate/cachegate/adapters/ginhttp"
+	"github.com/cachegate/cachegate/adapters/prom"
+	"github.com/cachegate/cachegate/ports"
+)
+
+// Module serves metrics; addr is the separate listen address, or "" to
+// serve /metrics behind the guard on the main server.
+func Module(addr string) fx.Option {
+	opts := []fx.Option{
+		fx.Provide(
+			func(log *slog.Logger) (*prom.Metrics, error) { return prom.New(prom.Options{Logger: log}) },
+			func(m *prom.Metrics) ports.Metrics { return m },
+			func(m *prom.Metrics) ginhttp.RequestObserver { return m },
+		),
+		fx.Invoke(watchDB),
+	}
+	if addr == "" {
+		opts = append(opts, fx.Provide(fx.Annotate(
+			func(m *prom.Metrics) ginhttp.Route {
+				return ginhttp.Route{Method: http.MethodGet, Path: "/metrics", Handler: m.Handler()}
+			},
+			fx.ResultTags(`group:"routes"`))))
+	} else {
+		opts = append(opts, fx.Invoke(func(lc fx.Lifecycle, m *prom.Metrics, log *slog.Logger) {
+			serve(lc, addr, m.Handler(), log)
+		}))
+	}
+	return fx.Module("metrics", opts...)
+}
+
+type dbParams struct {
+	fx.In
+	DB *bun.DB `optional:"true"`
+	M  *prom.Metrics
+}
+
+func watchDB(p dbParams) {
+	if p.DB != nil {
+		p.M.WatchDB("main", p.DB.Stats)
+	}
+}
+
+func serve(lc fx.Lifecycle, addr string, h http.Handler, log *slog.Logger) {
+	mux := http.NewServeMux()
+	mux.Handle("GET /metrics", h)
+	srv := &http.Server{Handler: mux, ReadHeaderTimeout: 10 * time.Second}
+	done := make(chan struct{})
+	lc.Append(fx.Hook{
+		OnStart: func(ctx context.Context) error {
+			ln, err := (&net.ListenConfig{}).Listen(ctx, "tcp", addr)
+			if err != nil {
+				return fmt.Errorf("metrics-addr: listen on %s: %w", addr, err)
+			}
+			log.Info("metrics listening", "addr", ln.Addr().String())
+			go func() {
+				defer close(done)
+				if err := srv.Serve(ln); err != nil && !errors.Is(err, http.ErrServerClosed) {
+					log.Error("metrics server stopped", "err", err)
+				}
+			}()
+			return nil
+		},
+		OnStop: func(ctx context.Context) error {
+			err := srv.Shutdown(ctx)
+			<-done
+			return err
+		},
+	})
+}

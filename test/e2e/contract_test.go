@@ -1,0 +1,36 @@
+package e2e
+
+import (
+	"path/filepath"
+	"testing"
+
+	"github.com/cachegate/cachegate/test/contract"
+	"github.com/cachegate/cachegate/test/pgtest"
+)
+
+// The HTTP contract of the cache routes, against the real binary on each
+// database it supports. The service runs on the real clock, so the suite
+// waits for its one-second expiry.
+func TestCacheHTTPContractOnTheBinary(t *testing.T) {
+	t.Parallel()
+	for _, tc := range []struct {
+		name     string
+		database func(t *testing.T, dir string) string
+	}{
+		{"on a SQLite file", func(_ *testing.T, dir string) string {
+			return "sqlite:" + filepath.Join(dir, "contract.db")
+		}},
+		{"on PostgreSQL", func(t *testing.T, _ string) string { return pgtest.New(t) }},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			t.Parallel()
+			contract.CacheHTTP(t, func(t *testing.T) contract.CacheHTTPTarget {
+				dir := t.TempDir()
+				s := startServer(t, serverConfig{Dir: dir, YAML: publicYAML,
+					Args: []string{"--database", tc.database(t, dir)}})
+				return contract.CacheHTTPTarget{BaseURL: s.URL, Assignments: []string{"user", "org"},
+					Client: newClient()}
+			})
+		})
+	}
+}
