@@ -317,6 +317,33 @@ func TestRefreshRotation(t *testing.T) {
 		}
 	})
 
+	t.Run("a configured grace window forgives a quick retry, not a late one", func(t *testing.T) {
+		t.Parallel()
+		e := newAuthEnv(t, authOpts{})
+		e.addUser(t, "alice", pw, true)
+		graceful, err := application.NewRefresh(application.RefreshDeps{Verifier: mustVerifier(t, e),
+			Lookup: application.RepoUserLookup{Users: e.users}, Tokens: e.tokens, ReuseGrace: 10 * time.Second})
+		if err != nil {
+			t.Fatal(err)
+		}
+		first, _ := e.login.Execute(ctx, application.LoginInput{Username: "alice", Password: pw})
+		if _, err := graceful.Execute(ctx, first.RefreshToken); err != nil {
+			t.Fatal(err)
+		}
+		e.clock.Advance(5 * time.Second)
+		retried, err := graceful.Execute(ctx, first.RefreshToken)
+		if err != nil {
+			t.Fatalf("a retry within the grace window: %v", err)
+		}
+		e.clock.Advance(6 * time.Second)
+		if _, err := graceful.Execute(ctx, first.RefreshToken); !errors.Is(err, domain.ErrUnauthenticated) {
+			t.Fatalf("a reuse after the window: %v", err)
+		}
+		if _, err := graceful.Execute(ctx, retried.RefreshToken); !errors.Is(err, domain.ErrUnauthenticated) {
+			t.Fatalf("the late reuse must revoke the family: %v", err)
+		}
+	})
+
 	t.Run("an expired refresh token is refused", func(t *testing.T) {
 		t.Parallel()
 		e := newAuthEnv(t, authOpts{})

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"time"
 
 	"github.com/cachegate/cachegate/domain"
 	"github.com/cachegate/cachegate/ports"
@@ -18,6 +19,10 @@ type RefreshDeps struct {
 	Tokens    TokenDeps
 	Log       *slog.Logger
 	Metrics   ports.Metrics
+	// ReuseGrace forgives presenting a just-used refresh token again
+	// within this window (a client retrying after a lost answer); zero,
+	// the default, revokes the family on any reuse.
+	ReuseGrace time.Duration
 }
 
 // Refresh exchanges a refresh token for a new pair. Refresh tokens
@@ -86,7 +91,7 @@ func (uc *Refresh) execute(ctx context.Context, token string) (domain.TokenPair,
 	if err != nil {
 		return domain.TokenPair{}, fmt.Errorf("refresh: %w", err)
 	}
-	err = uc.d.Tokens.Refresh.RotateRefresh(ctx, c.ID, rec, rec.IssuedAt)
+	err = uc.d.Tokens.Refresh.RotateRefresh(ctx, c.ID, rec, rec.IssuedAt, uc.d.ReuseGrace)
 	switch {
 	case errors.Is(err, domain.ErrRefreshTokenReused):
 		uc.d.Log.WarnContext(ctx, "refresh token reuse detected; family revoked", "family", family, "user", p.ID)

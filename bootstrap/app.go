@@ -96,6 +96,7 @@ func AuthOptions(cfg config.Config) authfx.Options {
 		Throttle: application.ThrottleLimits{PerUsername: a.Throttle.UsernameLimit,
 			PerAddress: a.Throttle.AddressLimit, Window: a.Throttle.Window},
 	}
+	o.RefreshReuseGrace = a.RefreshReuseGrace
 	o.DisableThrottle = a.Throttle.UsernameLimit == 0 && a.Throttle.AddressLimit == 0
 	if a.HS256Secret.IsSet() {
 		o.HS256Secret = a.HS256Secret.Bytes()

@@ -112,7 +112,12 @@ type RefreshStore interface {
 	// revoked the whole family) when oldID was already used, and
 	// domain.ErrUnauthenticated when oldID is unknown, revoked or expired.
 	// Of concurrent calls with one oldID at most one succeeds.
-	RotateRefresh(ctx context.Context, oldID string, next domain.RefreshRecord, now time.Time) error
+	//
+	// A positive grace forgives reuse within grace of the first use (a
+	// client retrying after a lost answer): next is stored as another
+	// successor and nothing is revoked. With grace zero, every reuse
+	// revokes.
+	RotateRefresh(ctx context.Context, oldID string, next domain.RefreshRecord, now time.Time, grace time.Duration) error
 	// RevokeFamily revokes every token of a family.
 	RevokeFamily(ctx context.Context, familyID string, now time.Time) error
 	// RevokeUser revokes every family of a user.

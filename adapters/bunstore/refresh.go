@@ -57,15 +57,24 @@ func (s *RefreshStore) SaveRefresh(ctx context.Context, r domain.RefreshRecord) 
 // matches no row, so at most one succeeds. When no row matched, the token
 // is read: unknown, revoked or expired (ExpiresAt not after now) is
 // domain.ErrUnauthenticated; used is domain.ErrRefreshTokenReused, after
-// the whole family was revoked at now. The successor must belong to the
+// the whole family was revoked at now — unless grace is positive and the
+// first use was less than grace ago: then next is stored as another
+// successor and nothing is revoked. The successor must belong to the
 // family and user of oldID and have a new id; otherwise RotateRefresh
 // fails with an internal error and changes nothing.
-func (s *RefreshStore) RotateRefresh(ctx context.Context, oldID string, next domain.RefreshRecord, now time.Time) error {
+func (s *RefreshStore) RotateRefresh(ctx context.Context, oldID string, next domain.RefreshRecord, now time.Time, grace time.Duration) error {
+	unused, args := "used_at IS NULL", []any{timeArg(now), oldID, timeArg(now)}
+	if grace > 0 {
+		// A reuse within grace of the first use is forgiven; used_at keeps
+		// the first use, so retries cannot stretch the window.
+		unused = "(used_at IS NULL OR used_at > ?)"
+		args = append(args, timeArg(now.Add(-grace)))
+	}
 	err := authInTx(ctx, s.db, "rotate refresh token", func(ctx context.Context, tx bun.Tx) error {
 		var family, user string
-		err := tx.QueryRowContext(ctx, `UPDATE refresh_tokens SET used_at = ?
-			WHERE id = ? AND used_at IS NULL AND revoked_at IS NULL AND expires_at > ?
-			RETURNING family_id, user_id`, timeArg(now), oldID, timeArg(now)).Scan(&family, &user)
+		err := tx.QueryRowContext(ctx, `UPDATE refresh_tokens SET used_at = COALESCE(used_at, ?)
+			WHERE id = ? AND revoked_at IS NULL AND expires_at > ? AND `+unused+`
+			RETURNING family_id, user_id`, args...).Scan(&family, &user)
 		switch {
 		case errors.Is(err, sql.ErrNoRows):
 			return errNotRotated

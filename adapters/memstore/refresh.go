@@ -40,9 +40,10 @@ func (s *RefreshStore) SaveRefresh(_ context.Context, r domain.RefreshRecord) er
 // expired (ExpiresAt not after now), and domain.ErrRefreshTokenReused,
 // having revoked oldID's whole family at now, when oldID was already used
 // and is otherwise still valid. The successor must belong to the family
-// and user of oldID, and its id must be new; otherwise RotateRefresh fails
+// and user of oldID, and its id must be new; a reuse within grace of the
+// first use stores next as another successor and revokes nothing; otherwise RotateRefresh fails
 // with an internal error and changes nothing.
-func (s *RefreshStore) RotateRefresh(_ context.Context, oldID string, next domain.RefreshRecord, now time.Time) error {
+func (s *RefreshStore) RotateRefresh(_ context.Context, oldID string, next domain.RefreshRecord, now time.Time, grace time.Duration) error {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	now = authTime(now)
@@ -50,7 +51,7 @@ func (s *RefreshStore) RotateRefresh(_ context.Context, oldID string, next domai
 	switch {
 	case !ok, old.RevokedAt != nil, !old.ExpiresAt.After(now):
 		return domain.ErrUnauthenticated
-	case old.UsedAt != nil:
+	case old.UsedAt != nil && (grace <= 0 || !old.UsedAt.After(now.Add(-grace))):
 		s.revoke(now, func(r domain.RefreshRecord) bool { return r.FamilyID == old.FamilyID })
 		return domain.ErrRefreshTokenReused
 	case next.FamilyID != old.FamilyID || next.UserID != old.UserID:
@@ -59,8 +60,10 @@ func (s *RefreshStore) RotateRefresh(_ context.Context, oldID string, next domai
 	if err := s.insert(next); err != nil {
 		return err
 	}
-	old.UsedAt = authTimePtr(&now)
-	s.tokens[oldID] = old
+	if old.UsedAt == nil {
+		old.UsedAt = authTimePtr(&now)
+		s.tokens[oldID] = old
+	}
 	return nil
 }
 

@@ -55,6 +55,9 @@ type Options struct {
 	// access tokens stop working within it. Login and refresh always ask
 	// the lookup.
 	SubjectCacheTTL time.Duration
+	// RefreshReuseGrace forgives a refresh token presented again within
+	// this window after its first use; zero (the default) is off.
+	RefreshReuseGrace time.Duration
 
 	// Replaceable services (SPEC.md 4.5); nil keeps the default.
 	UserLookup        ports.UserLookup
@@ -270,7 +273,8 @@ type refreshDeps struct {
 
 func newRefresh(d refreshDeps) (*application.Refresh, error) {
 	return application.NewRefresh(application.RefreshDeps{Verifier: d.Verifier, Validator: d.Validator,
-		Lookup: d.Lookup, Tokens: d.tokens(), Log: d.Log, Metrics: d.Metrics})
+		Lookup: d.Lookup, Tokens: d.tokens(), Log: d.Log, Metrics: d.Metrics,
+		ReuseGrace: d.Options.RefreshReuseGrace})
 }
 
 func newUserAdmin(users ports.UserRepository, h ports.PasswordHasher, r ports.RefreshStore, c ports.Clock, ids ports.IDGenerator) (*application.UserAdmin, error) {

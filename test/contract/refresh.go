@@ -98,6 +98,25 @@ func RefreshStore(t *testing.T, newStore func(t *testing.T) ports.RefreshStore) 
 		authRotate(t, s, "t2", authToken("t4", "f1", "u1"), now, domain.ErrUnauthenticated)
 	})
 
+	t.Run("a reuse within the grace window is forgiven, and after it revokes", func(t *testing.T) {
+		t.Parallel()
+		s := newStore(t)
+		authSave(t, s, authToken("t1", "f1", "u1"))
+		if err := s.RotateRefresh(t.Context(), "t1", authToken("t2", "f1", "u1"), now, time.Minute); err != nil {
+			t.Fatalf("first use: %v", err)
+		}
+		retry := now.Add(30 * time.Second)
+		if err := s.RotateRefresh(t.Context(), "t1", authToken("t2b", "f1", "u1"), retry, time.Minute); err != nil {
+			t.Fatalf("a retry within the grace window = %v, want success", err)
+		}
+		authRotate(t, s, "t2", authToken("t3", "f1", "u1"), retry, nil)
+		late := now.Add(time.Minute + time.Second)
+		if err := s.RotateRefresh(t.Context(), "t1", authToken("t2c", "f1", "u1"), late, time.Minute); !authIs(err, domain.ErrRefreshTokenReused) {
+			t.Fatalf("a reuse after the grace window = %v, want ErrRefreshTokenReused", err)
+		}
+		authRotate(t, s, "t2b", authToken("t4", "f1", "u1"), late, domain.ErrUnauthenticated)
+	})
+
 	t.Run("a revoked family's tokens, successors included, are unauthenticated", func(t *testing.T) {
 		t.Parallel()
 		s := newStore(t)
@@ -135,7 +154,7 @@ func RefreshStore(t *testing.T, newStore func(t *testing.T) ports.RefreshStore) 
 		s := newStore(t)
 		authSave(t, s, authToken("t1", "f1", "u1"))
 		for _, next := range []domain.RefreshRecord{authToken("t2", "f2", "u1"), authToken("t2", "f1", "u2")} {
-			if err := s.RotateRefresh(t.Context(), "t1", next, now); err == nil || domain.KindOf(err) == domain.KindUnauthenticated {
+			if err := s.RotateRefresh(t.Context(), "t1", next, now, 0); err == nil || domain.KindOf(err) == domain.KindUnauthenticated {
 				t.Errorf("RotateRefresh into family %s of user %s = %v, want an internal error", next.FamilyID, next.UserID, err)
 			}
 		}
@@ -147,7 +166,7 @@ func RefreshStore(t *testing.T, newStore func(t *testing.T) ports.RefreshStore) 
 		s := newStore(t)
 		authSave(t, s, authToken("t1", "f1", "u1"))
 		authSave(t, s, authToken("taken", "f1", "u1"))
-		if err := s.RotateRefresh(t.Context(), "t1", authToken("taken", "f1", "u1"), now); err == nil || domain.KindOf(err) == domain.KindUnauthenticated {
+		if err := s.RotateRefresh(t.Context(), "t1", authToken("taken", "f1", "u1"), now, 0); err == nil || domain.KindOf(err) == domain.KindUnauthenticated {
 			t.Errorf("RotateRefresh into a taken id = %v, want an internal error", err)
 		}
 		authRotate(t, s, "t1", authToken("t2", "f1", "u1"), now, nil)
@@ -172,7 +191,7 @@ func RefreshStore(t *testing.T, newStore func(t *testing.T) ports.RefreshStore) 
 		var wg sync.WaitGroup
 		for i := range n {
 			wg.Go(func() {
-				errs[i] = s.RotateRefresh(t.Context(), "t1", authToken(fmt.Sprintf("next%d", i), "f1", "u1"), now)
+				errs[i] = s.RotateRefresh(t.Context(), "t1", authToken(fmt.Sprintf("next%d", i), "f1", "u1"), now, 0)
 			})
 		}
 		wg.Wait()
@@ -244,7 +263,7 @@ func authSave(t *testing.T, s ports.RefreshStore, r domain.RefreshRecord) {
 // sentinel want (nil for success).
 func authRotate(t *testing.T, s ports.RefreshStore, oldID string, next domain.RefreshRecord, now time.Time, want error) {
 	t.Helper()
-	err := s.RotateRefresh(t.Context(), oldID, next, now)
+	err := s.RotateRefresh(t.Context(), oldID, next, now, 0)
 	if (want == nil && err != nil) || (want != nil && !authIs(err, want)) {
 		t.Errorf("RotateRefresh(%s → %s) = %v, want %s", oldID, next.ID, err, authName(want))
 	}
