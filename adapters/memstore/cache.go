@@ -27,13 +27,16 @@ const maxCacheUpdateTries = 50
 type CacheRepository struct {
 	mu   sync.Mutex
 	rows map[string]domain.Entry // by id, live and dead
+	// keys indexes the rows not deleted by natural key, as the database's
+	// partial unique index does, so a create costs no scan.
+	keys map[domain.NaturalKey]string
 }
 
 var _ ports.CacheRepository = (*CacheRepository)(nil)
 
 // NewCacheRepository returns an empty repository.
 func NewCacheRepository() *CacheRepository {
-	return &CacheRepository{rows: make(map[string]domain.Entry)}
+	return &CacheRepository{rows: make(map[string]domain.Entry), keys: make(map[domain.NaturalKey]string)}
 }
 
 // Create implements ports.CacheRepository. When a live entry has e's id and
@@ -46,12 +49,13 @@ func (r *CacheRepository) Create(_ context.Context, e domain.Entry, now time.Tim
 		if old.Live(now) {
 			return domain.ErrCacheIDTaken
 		}
-		delete(r.rows, e.ID)
+		r.dropLocked(e.ID)
 	}
 	if err := r.claimKeyLocked(e.NaturalKey(), e.ID, now); err != nil {
 		return err
 	}
 	r.rows[e.ID] = e
+	r.keys[e.NaturalKey()] = e.ID
 	return nil
 }
 
@@ -59,16 +63,28 @@ func (r *CacheRepository) Create(_ context.Context, e domain.Entry, now time.Tim
 // holder of k is a conflict, an expired one is removed, as the database
 // removes the rows its unique index reports.
 func (r *CacheRepository) claimKeyLocked(k domain.NaturalKey, id string, now time.Time) error {
-	for oid, o := range r.rows {
-		if oid == id || o.DateDeleted != nil || o.NaturalKey() != k {
-			continue
-		}
-		if o.Live(now) {
-			return domain.ErrCacheEntityAlreadyExists
-		}
-		delete(r.rows, oid)
+	oid, ok := r.keys[k]
+	if !ok || oid == id {
+		return nil
 	}
+	if r.rows[oid].Live(now) {
+		return domain.ErrCacheEntityAlreadyExists
+	}
+	r.dropLocked(oid)
 	return nil
+}
+
+// dropLocked removes the row with id and its natural-key index entry.
+func (r *CacheRepository) dropLocked(id string) {
+	r.unindexLocked(r.rows[id])
+	delete(r.rows, id)
+}
+
+// unindexLocked forgets e's natural key if it points at e.
+func (r *CacheRepository) unindexLocked(e domain.Entry) {
+	if r.keys[e.NaturalKey()] == e.ID {
+		delete(r.keys, e.NaturalKey())
+	}
 }
 
 // Get implements ports.CacheRepository.
@@ -181,7 +197,11 @@ func (r *CacheRepository) swap(cur, next domain.Entry, now time.Time) (bool, err
 			return false, err
 		}
 	}
+	r.unindexLocked(cur)
 	r.rows[next.ID] = next
+	if next.DateDeleted == nil {
+		r.keys[next.NaturalKey()] = next.ID
+	}
 	return true, nil
 }
 
@@ -205,6 +225,7 @@ func (r *CacheRepository) Delete(ctx context.Context, id string, now time.Time, 
 		r.mu.Lock()
 		ok := r.unchangedLocked(cur)
 		if ok {
+			r.unindexLocked(cur)
 			cur.DateDeleted = &at
 			r.rows[id] = cur
 		}
@@ -224,6 +245,7 @@ func (r *CacheRepository) DeleteByAssignee(_ context.Context, assigneeID string,
 	n := 0
 	for id, e := range r.rows {
 		if e.AssigneeID == assigneeID && e.Live(now) {
+			r.unindexLocked(e)
 			e.DateDeleted = &at
 			r.rows[id] = e
 			n++
@@ -242,7 +264,7 @@ func (r *CacheRepository) Purge(_ context.Context, now time.Time, limit int) (in
 			break
 		}
 		if !e.Live(now) {
-			delete(r.rows, id)
+			r.dropLocked(id)
 			n++
 		}
 	}
