@@ -110,14 +110,15 @@ func (c *Cache) GetAssignedCaches(ctx context.Context, assignment, assigneeID st
 		return nil, domain.Invalid(*fe)
 	}
 	all := []domain.Entry{}
-	for offset := 0; ; offset += MaxListLimit {
+	_, size := c.uc.List.Limits()
+	for offset := 0; ; offset += size {
 		page, err := c.uc.List.Execute(ctx, ListCachesInput{Assignment: assignment, Actor: o.actor,
-			AssigneeID: assigneeID, Limit: MaxListLimit, Offset: offset})
+			AssigneeID: assigneeID, Limit: size, Offset: offset})
 		if err != nil {
 			return nil, err
 		}
 		all = append(all, page.Entries...)
-		if len(page.Entries) < MaxListLimit {
+		if len(page.Entries) < size {
 			return all, nil
 		}
 	}

@@ -20,10 +20,20 @@ type CacheDeps struct {
 	MaxDataBytes int
 	// Metrics is optional.
 	Metrics ports.Metrics
+	// ListDefault and ListMax are the default and largest page size of
+	// lists; zero means DefaultListLimit and MaxListLimit.
+	ListDefault int
+	ListMax     int
 }
 
 func (d *CacheDeps) validate() error {
 	d.Metrics = metricsOrNop(d.Metrics)
+	if d.ListMax <= 0 {
+		d.ListMax = MaxListLimit
+	}
+	if d.ListDefault <= 0 || d.ListDefault > d.ListMax {
+		d.ListDefault = min(DefaultListLimit, d.ListMax)
+	}
 	if d.Stores == nil || d.Clock == nil || d.IDs == nil {
 		return fmt.Errorf("cache use cases need stores, a clock and an id generator")
 	}

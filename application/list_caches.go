@@ -25,7 +25,8 @@ type ListCachesInput struct {
 	AssigneeID string
 	Sort       ports.SortField
 	Desc       bool
-	// Limit is 1..MaxListLimit; zero means DefaultListLimit.
+	// Limit is 1..the configured maximum (MaxListLimit unless set); zero
+	// means the configured default.
 	Limit      int
 	Offset     int
 	CountTotal bool
@@ -50,6 +51,9 @@ func NewListCaches(d CacheDeps) (*ListCaches, error) {
 	return &ListCaches{deps: d}, nil
 }
 
+// Limits returns the default and the largest page size.
+func (uc *ListCaches) Limits() (def, max int) { return uc.deps.ListDefault, uc.deps.ListMax }
+
 // Execute returns the matching page.
 func (uc *ListCaches) Execute(ctx context.Context, in ListCachesInput) (ListCachesOutput, error) {
 	st, now, err := uc.deps.open(in.Assignment, in.Actor)
@@ -58,9 +62,9 @@ func (uc *ListCaches) Execute(ctx context.Context, in ListCachesInput) (ListCach
 	}
 	switch {
 	case in.Limit == 0:
-		in.Limit = DefaultListLimit
-	case in.Limit < 1 || in.Limit > MaxListLimit:
-		return ListCachesOutput{}, domain.InvalidField("limit", fmt.Sprintf("must be between 1 and %d", MaxListLimit))
+		in.Limit = uc.deps.ListDefault
+	case in.Limit < 1 || in.Limit > uc.deps.ListMax:
+		return ListCachesOutput{}, domain.InvalidField("limit", fmt.Sprintf("must be between 1 and %d", uc.deps.ListMax))
 	}
 	if in.Offset < 0 {
 		return ListCachesOutput{}, domain.InvalidField("offset", "must not be negative")

@@ -77,7 +77,8 @@ func CacheOptions(cfg config.Config) cachefx.Options {
 	if cfg.Cache.Settings.ExpiresIn != nil {
 		def = *cfg.Cache.Settings.ExpiresIn
 	}
-	o := cachefx.Options{MaxDataBytes: int(cfg.Limits.DataBytes)}
+	o := cachefx.Options{MaxDataBytes: int(cfg.Limits.DataBytes),
+		ListDefault: cfg.Limits.ListDefault, ListMax: cfg.Limits.ListMax}
 	for _, n := range names {
 		a := cfg.Cache.Settings.Assignments[n]
 		o.Assignments = append(o.Assignments, cachefx.Assignment{Name: n, EntityKey: a.EntityKey,

@@ -94,11 +94,11 @@ const maxOffset = 1 << 30
 // filter=<field>||$eq||<value> (repeatable). Giving one field two different
 // values matches nothing. sort=<field>[,ASC|DESC] (direction defaults to
 // ASC, case-insensitive) with field dateCreated, dateUpdated, key or type.
-// limit is 1..1000 (default 100). page (from 1) or offset (from 0), not
+// limit is 1..maxLimit (default defLimit; 1000 and 100 unless configured). page (from 1) or offset (from 0), not
 // both, ask for the paged answer. The parameter cache (the CRUD modules'
 // cache buster) is accepted and ignored; any other parameter is a 400, so a
 // typo never silently widens a query.
-func toListInput(rawQuery string) (listQuery, error) {
+func toListInput(rawQuery string, defLimit, maxLimit int) (listQuery, error) {
 	var (
 		q    listQuery
 		errs problems
@@ -161,7 +161,7 @@ func toListInput(rawQuery string) (listQuery, error) {
 				errs.add("sort", "direction must be ASC or DESC")
 			}
 		case "limit":
-			limit = intParam(&errs, name, vs, 1, application.MaxListLimit)
+			limit = intParam(&errs, name, vs, 1, maxLimit)
 		case "offset":
 			offset = intParam(&errs, name, vs, 0, maxOffset)
 		case "page":
@@ -178,7 +178,7 @@ func toListInput(rawQuery string) (listQuery, error) {
 		return listQuery{}, domain.Invalid(errs...)
 	}
 	q.in.Key, q.in.Type, q.in.AssigneeID = filters["key"], filters["type"], filters["assignee.id"]
-	q.in.Limit = application.DefaultListLimit
+	q.in.Limit = defLimit
 	if limit != nil {
 		q.in.Limit = *limit
 	}

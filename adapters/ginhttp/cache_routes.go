@@ -95,7 +95,8 @@ func (r *cacheRoutes) list(c *gin.Context) {
 	if !ok {
 		return
 	}
-	q, err := toListInput(c.Request.URL.RawQuery)
+	def, max := r.uc.List.Limits()
+	q, err := toListInput(c.Request.URL.RawQuery, def, max)
 	if err != nil {
 		r.s.writeError(c, err)
 		return

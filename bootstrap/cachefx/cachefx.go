@@ -44,6 +44,10 @@ type Options struct {
 	Assignments []Assignment
 	// MaxDataBytes bounds an entry's data (default 256 KiB).
 	MaxDataBytes int
+	// ListDefault and ListMax are the default and largest page size of
+	// lists (defaults 100 and 1000).
+	ListDefault int
+	ListMax     int
 }
 
 // Validate reports every problem of o at once.
@@ -118,7 +122,7 @@ func New(o Options, d Deps) (*application.CacheUseCases, error) {
 		return nil, err
 	}
 	return application.NewCacheUseCases(application.CacheDeps{Stores: s, Clock: d.Clock, IDs: d.IDs,
-		MaxDataBytes: o.MaxDataBytes, Metrics: d.Metrics})
+		MaxDataBytes: o.MaxDataBytes, Metrics: d.Metrics, ListDefault: o.ListDefault, ListMax: o.ListMax})
 }
 
 // ForRoot registers the app-wide cache with options given directly.
