@@ -140,6 +140,9 @@ func New(opts Options) (*Server, error) {
 	if err := s.handle(http.MethodGet, "/readyz", alwaysPublic, s.readyz); err != nil {
 		return nil, err
 	}
+	if err := s.handle(http.MethodGet, "/openapi.json", alwaysPublic, s.openAPI); err != nil {
+		return nil, err
+	}
 	if opts.Cache != nil {
 		if opts.Cache.Stores == nil {
 			return nil, errors.New("ginhttp: Cache has no Stores")

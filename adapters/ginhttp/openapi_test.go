@@ -1,0 +1,664 @@
+package ginhttp
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"net/http"
+	"net/http/httptest"
+	"slices"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/getkin/kin-openapi/openapi3"
+	"github.com/getkin/kin-openapi/openapi3filter"
+	"github.com/getkin/kin-openapi/routers"
+	"github.com/getkin/kin-openapi/routers/legacy"
+
+	"github.com/cachegate/cachegate/adapters/josejwt"
+	"github.com/cachegate/cachegate/adapters/memstore"
+	"github.com/cachegate/cachegate/adapters/passhash"
+	"github.com/cachegate/cachegate/adapters/prom"
+	"github.com/cachegate/cachegate/adapters/system"
+	"github.com/cachegate/cachegate/application"
+	"github.com/cachegate/cachegate/domain"
+)
+
+// oasLoad parses the embedded document.
+func oasLoad(t *testing.T) *openapi3.T {
+	t.Helper()
+	doc, err := openapi3.NewLoader().LoadFromData(OpenAPIDocument())
+	if err != nil {
+		t.Fatalf("load the OpenAPI document: %v", err)
+	}
+	return doc
+}
+
+// oasDocumentedRoutes lists the document's operations as routeSpecs, sorted
+// like mountedRoutes.
+func oasDocumentedRoutes(doc *openapi3.T) []routeSpec {
+	var out []routeSpec
+	for path, item := range doc.Paths.Map() {
+		for method := range item.Operations() {
+			out = append(out, routeSpec{Method: method, Path: path})
+		}
+	}
+	slices.SortFunc(out, func(a, b routeSpec) int {
+		if c := strings.Compare(a.Path, b.Path); c != 0 {
+			return c
+		}
+		return strings.Compare(a.Method, b.Method)
+	})
+	return out
+}
+
+func TestOpenAPIDocumentIsAValidOpenAPI3Document(t *testing.T) {
+	t.Parallel()
+	doc := oasLoad(t)
+	if err := doc.Validate(context.Background()); err != nil {
+		t.Fatalf("the document does not validate: %v", err)
+	}
+	if doc.OpenAPI != "3.0.3" {
+		t.Errorf("openapi = %q, want 3.0.3", doc.OpenAPI)
+	}
+	errorSchema := doc.Components.Schemas["Error"].Value
+	ids := map[string]string{}
+	for _, r := range oasDocumentedRoutes(doc) {
+		op := doc.Paths.Value(r.Path).GetOperation(r.Method)
+		name := r.Method + " " + r.Path
+		t.Run(name+" is documented completely", func(t *testing.T) {
+			t.Parallel()
+			if op.Responses.Status(http.StatusInternalServerError) == nil {
+				t.Error("no 500 answer: any route may fail internally")
+			}
+			if op.Responses.Default() != nil {
+				t.Error("a default answer would hide undocumented statuses")
+			}
+			for code, ref := range op.Responses.Map() {
+				resp := ref.Value
+				if resp.Headers["X-Request-Id"] == nil {
+					t.Errorf("answer %s does not document X-Request-Id", code)
+				}
+				if code[0] != '4' && code[0] != '5' {
+					continue
+				}
+				mt := resp.Content.Get("application/json")
+				if mt == nil || mt.Schema == nil || mt.Schema.Value != errorSchema {
+					t.Errorf("error answer %s is not the Error envelope", code)
+				}
+				if code == "401" && resp.Headers["WWW-Authenticate"] == nil {
+					t.Error("401 does not document WWW-Authenticate")
+				}
+				if code == "429" && resp.Headers["Retry-After"] == nil {
+					t.Error("429 does not document Retry-After")
+				}
+			}
+		})
+		if prev, dup := ids[op.OperationID]; dup || op.OperationID == "" {
+			t.Errorf("%s: operationId %q is empty or also used by %s", name, op.OperationID, prev)
+		}
+		ids[op.OperationID] = name
+	}
+}
+
+// oasAuth wraps the Authenticate use case as the guard's Authenticator.
+type oasAuth struct{ uc *application.Authenticate }
+
+func (a oasAuth) Authenticate(ctx context.Context, tok string) (domain.Principal, error) {
+	return a.uc.Execute(ctx, tok)
+}
+
+// oasPinger is a readiness check with a fixed answer.
+type oasPinger struct{ err error }
+
+func (p oasPinger) Ping(context.Context) error { return p.err }
+
+// The credentials of the test user; never printed.
+const (
+	oasUsername = "alice"
+	oasPassword = "correct horse battery staple"
+)
+
+// oasStack is a server with every option on: cache use cases on memstore
+// (assignment "user", owner policy, and "open", public), the real auth use
+// cases (josejwt EdDSA, bcrypt at its lowest cost, memstore), guards,
+// readiness, metrics as an extra guarded route and a small body limit.
+type oasStack struct {
+	server *Server
+	userID string
+}
+
+func newOASStack(t *testing.T, ready Pinger) *oasStack {
+	t.Helper()
+	ctx := context.Background()
+	clock, ids := system.Clock{}, system.UUIDv7{}
+	stores, err := application.NewCacheStores(
+		application.CacheStore{Name: "user", EntityKey: "userCache", Repo: memstore.NewCacheRepository(), Policy: domain.PolicyOwner},
+		application.CacheStore{Name: "open", EntityKey: "openCache", Repo: memstore.NewCacheRepository(), Policy: domain.PolicyPublic},
+	)
+	if err != nil {
+		t.Fatal(err)
+	}
+	cache, err := application.NewCacheUseCases(application.CacheDeps{Stores: stores, Clock: clock, IDs: ids})
+	if err != nil {
+		t.Fatal(err)
+	}
+	users, refreshStore := memstore.NewUserRepository(), memstore.NewRefreshStore()
+	hasher, err := passhash.New(passhash.Options{BcryptCost: passhash.MinBcryptCost})
+	if err != nil {
+		t.Fatal(err)
+	}
+	tokens, err := josejwt.New(ctx, josejwt.Options{Keys: memstore.NewKeyStore(), Clock: clock})
+	if err != nil {
+		t.Fatal(err)
+	}
+	lookup := application.RepoUserLookup{Users: users}
+	validator, err := application.NewCredentialValidator(ctx, lookup, hasher, hasher)
+	if err != nil {
+		t.Fatal(err)
+	}
+	mint := application.TokenDeps{Issuer: tokens.Issuer(), Refresh: refreshStore, Clock: clock, IDs: ids}
+	login, err := application.NewLogin(application.LoginDeps{Validator: validator, Tokens: mint,
+		Throttle: memstore.NewLoginThrottle(), Limits: application.ThrottleLimits{PerUsername: 2, PerAddress: 1000, Window: time.Hour},
+		Users: users, Hasher: hasher})
+	if err != nil {
+		t.Fatal(err)
+	}
+	refresh, err := application.NewRefresh(application.RefreshDeps{Verifier: tokens.Verifier(), Lookup: lookup, Tokens: mint})
+	if err != nil {
+		t.Fatal(err)
+	}
+	logout, err := application.NewLogout(refreshStore, clock)
+	if err != nil {
+		t.Fatal(err)
+	}
+	authn, err := application.NewAuthenticate(tokens.Verifier(), nil, lookup)
+	if err != nil {
+		t.Fatal(err)
+	}
+	admin, err := application.NewUserAdmin(users, hasher, refreshStore, clock, ids)
+	if err != nil {
+		t.Fatal(err)
+	}
+	u, err := admin.Add(ctx, application.AddUserInput{Username: oasUsername, Password: oasPassword, Active: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	metrics, err := prom.New(prom.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	srv, err := New(Options{
+		Cache:         cache,
+		BodyLimit:     4 << 10,
+		Authenticator: oasAuth{authn},
+		EnableGuards:  true,
+		Ready:         ready,
+		Observer:      metrics,
+		Routes:        []Route{{Method: http.MethodGet, Path: "/metrics", Handler: metrics.Handler()}},
+		Auth:          &AuthOptions{Login: login, Refresh: refresh, Logout: logout, Keys: tokens},
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return &oasStack{server: srv, userID: u.ID}
+}
+
+func TestOpenAPIDocumentListsExactlyTheMountedRoutes(t *testing.T) {
+	t.Parallel()
+	documented := oasDocumentedRoutes(oasLoad(t))
+	bare, err := New(Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, tc := range []struct {
+		name   string
+		server *Server
+		// exact requires documented == mounted; otherwise mounted must
+		// be a part of documented.
+		exact bool
+	}{
+		{"a server with every option on mounts every documented route and no other", newOASStack(t, nil).server, true},
+		{"a server without options mounts only documented routes", bare, false},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			t.Parallel()
+			mounted := tc.server.mountedRoutes()
+			for _, r := range mounted {
+				if !slices.Contains(documented, r) {
+					t.Errorf("%s %s is served but not documented", r.Method, r.Path)
+				}
+			}
+			if !tc.exact {
+				return
+			}
+			for _, r := range documented {
+				if !slices.Contains(mounted, r) {
+					t.Errorf("%s %s is documented but not served", r.Method, r.Path)
+				}
+			}
+		})
+	}
+}
+
+func TestMountedRoutesUseOpenAPIPathTemplates(t *testing.T) {
+	t.Parallel()
+	srv, err := New(Options{Routes: []Route{{Method: http.MethodGet, Path: "/reports/:year/:id",
+		Handler: http.NotFoundHandler()}}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := routeSpec{Method: http.MethodGet, Path: "/reports/{year}/{id}"}
+	if got := srv.mountedRoutes(); !slices.Contains(got, want) {
+		t.Errorf("mountedRoutes() = %v, want it to hold %v", got, want)
+	}
+}
+
+// oasChecker validates real exchanges against the document.
+type oasChecker struct {
+	router routers.Router
+	opts   *openapi3filter.Options
+}
+
+func newOASChecker(t *testing.T) *oasChecker {
+	t.Helper()
+	doc := oasLoad(t)
+	// Match paths only: the test servers listen on random ports, not on the
+	// documented server address.
+	doc.Servers = nil
+	router, err := legacy.NewRouter(doc)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return &oasChecker{router: router, opts: &openapi3filter.Options{
+		IncludeResponseStatus: true,
+		MultiError:            true,
+		AuthenticationFunc:    openapi3filter.NoopAuthenticationFunc,
+		SchemaValidationOptions: []openapi3.SchemaValidationOption{
+			// Values may be tokens: keep them out of failure messages.
+			openapi3.DisableSchemaErrorDetails(),
+			openapi3.WithStringFormatValidator("uuid",
+				openapi3.NewRegexpFormatValidator(openapi3.FormatOfStringForUUIDOfRFC9562)),
+		},
+	}}
+}
+
+// oasExchange is one request and its answer.
+type oasExchange struct {
+	reqBody []byte
+	req     *http.Request
+	status  int
+	header  http.Header
+	body    []byte
+}
+
+// send performs a request. body, when not nil, is sent with contentType.
+func oasSend(t *testing.T, method, url, contentType string, body []byte, hdr ...string) oasExchange {
+	t.Helper()
+	var rd io.Reader
+	if body != nil {
+		rd = bytes.NewReader(body)
+	}
+	req, err := http.NewRequest(method, url, rd)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if body != nil && contentType != "" {
+		req.Header.Set("Content-Type", contentType)
+	}
+	for i := 0; i+1 < len(hdr); i += 2 {
+		req.Header.Set(hdr[i], hdr[i+1])
+	}
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	b, err := io.ReadAll(resp.Body)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return oasExchange{reqBody: body, req: req, status: resp.StatusCode, header: resp.Header, body: b}
+}
+
+// checkResponse validates the answer of x against the document.
+func (c *oasChecker) checkResponse(t *testing.T, x oasExchange) {
+	t.Helper()
+	route, params, err := c.router.FindRoute(x.req)
+	if err != nil {
+		t.Fatalf("%s %s is not in the document: %v", x.req.Method, x.req.URL.Path, err)
+	}
+	in := &openapi3filter.ResponseValidationInput{
+		RequestValidationInput: &openapi3filter.RequestValidationInput{Request: x.req, PathParams: params, Route: route, Options: c.opts},
+		Status:                 x.status,
+		Header:                 x.header,
+		Options:                c.opts,
+	}
+	if err := openapi3filter.ValidateResponse(context.Background(), in.SetBodyBytes(x.body)); err != nil {
+		t.Errorf("%s %s answered %d not as documented: %v", x.req.Method, x.req.URL.Path, x.status, err)
+	}
+}
+
+// checkRequest validates the request of x against the document, for
+// requests that are meant to be valid.
+func (c *oasChecker) checkRequest(t *testing.T, x oasExchange) {
+	t.Helper()
+	req := x.req.Clone(context.Background())
+	req.Body = io.NopCloser(bytes.NewReader(x.reqBody))
+	route, params, err := c.router.FindRoute(req)
+	if err != nil {
+		t.Fatalf("%s %s is not in the document: %v", req.Method, req.URL.Path, err)
+	}
+	in := &openapi3filter.RequestValidationInput{Request: req, PathParams: params, Route: route, Options: c.opts}
+	if err := openapi3filter.ValidateRequest(context.Background(), in); err != nil {
+		t.Errorf("%s %s is a valid request the document refuses: %v", req.Method, req.URL.Path, err)
+	}
+}
+
+// oasStep is one request of the walk through the API.
+type oasStep struct {
+	name   string
+	method string
+	// path is a function of the walk's state so far.
+	path func(*oasWalk) string
+	// body is sent as application/json unless contentType says otherwise.
+	body        func(*oasWalk) string
+	contentType string
+	// hdr lists header name/value pairs; "{token}" is the access token.
+	hdr    []string
+	status int
+	// validRequest also validates the request against the document.
+	validRequest bool
+	// then inspects the answer and updates the walk.
+	then func(t *testing.T, w *oasWalk, x oasExchange)
+}
+
+// oasWalk is the state carried from step to step.
+type oasWalk struct {
+	userID          string
+	access, refresh string
+	id, putID       string
+}
+
+func oasFixed(s string) func(*oasWalk) string { return func(*oasWalk) string { return s } }
+
+func oasEntryBody(assignee, key string) func(*oasWalk) string {
+	return func(w *oasWalk) string {
+		if assignee == "" {
+			assignee = w.userID
+		}
+		return `{"key":"` + key + `","type":"t","data":{"n":1,"s":"x"},"assignee":{"id":"` + assignee + `"},"expiresIn":"1h"}`
+	}
+}
+
+func oasEntryPath(w *oasWalk) string { return "/cache/user/" + w.id }
+
+// decodeInto decodes an answer the step expects, failing without showing
+// it (it may hold tokens).
+func oasDecode(t *testing.T, x oasExchange, v any) {
+	t.Helper()
+	if err := json.Unmarshal(x.body, v); err != nil {
+		t.Fatalf("answer is not the expected JSON: %v", err)
+	}
+}
+
+func TestRealResponsesMatchTheOpenAPIDocument(t *testing.T) {
+	t.Parallel()
+	check := newOASChecker(t)
+	st := newOASStack(t, nil)
+	ts := httptest.NewServer(st.server.Handler())
+	t.Cleanup(ts.Close)
+	w := &oasWalk{userID: st.userID}
+	const otherUser = "0c8b9c0e-2f4a-4d6b-9a1e-5f3c2b1a0d9e"
+	login := func(password string) func(*oasWalk) string {
+		return func(*oasWalk) string {
+			b, _ := json.Marshal(map[string]string{"username": oasUsername, "password": password})
+			return string(b)
+		}
+	}
+	steps := []oasStep{
+		{name: "health is documented", method: "GET", path: oasFixed("/healthz"), status: 200, validRequest: true},
+		{name: "readiness is documented", method: "GET", path: oasFixed("/readyz"), status: 200, validRequest: true},
+		{name: "the document serves itself", method: "GET", path: oasFixed("/openapi.json"), status: 200, validRequest: true,
+			then: func(t *testing.T, _ *oasWalk, x oasExchange) {
+				if !bytes.Equal(x.body, OpenAPIDocument()) {
+					t.Error("GET /openapi.json does not answer the embedded document")
+				}
+				if got := x.header.Get("Cache-Control"); got != OpenAPICacheControl {
+					t.Errorf("Cache-Control = %q, want %q", got, OpenAPICacheControl)
+				}
+			}},
+		{name: "the key set is documented", method: "GET", path: oasFixed("/.well-known/jwks.json"), status: 200, validRequest: true,
+			then: func(t *testing.T, _ *oasWalk, x oasExchange) {
+				var set struct{ Keys []map[string]any }
+				oasDecode(t, x, &set)
+				if len(set.Keys) == 0 {
+					t.Error("the key set is empty; the walk meant to check a real key")
+				}
+			}},
+		{name: "a login is 201 with a token pair", method: "POST", path: oasFixed("/auth/login"), body: login(oasPassword), status: 201, validRequest: true,
+			then: func(t *testing.T, w *oasWalk, x oasExchange) {
+				var p struct{ AccessToken, RefreshToken string }
+				oasDecode(t, x, &p)
+				w.access, w.refresh = p.AccessToken, p.RefreshToken
+			}},
+		{name: "a wrong password is 401", method: "POST", path: oasFixed("/auth/login"), body: login("not the password"), status: 401, validRequest: true},
+		{name: "a login with a number for a username is 400", method: "POST", path: oasFixed("/auth/login"), body: oasFixed(`{"username":5,"password":"x"}`), status: 400},
+		{name: "a login sent as text is 415", method: "POST", path: oasFixed("/auth/login"), body: login(oasPassword), contentType: "text/plain", status: 415},
+		{name: "a login over the body limit is 413", method: "POST", path: oasFixed("/auth/login"),
+			body: oasFixed(`{"username":"` + strings.Repeat("a", 5<<10) + `"}`), status: 413},
+		{name: "a bad refresh token is 401", method: "POST", path: oasFixed("/auth/refresh"), body: oasFixed(`{"refreshToken":"not-a-token"}`), status: 401, validRequest: true},
+		{name: "a refresh is 201 with a new pair", method: "POST", path: oasFixed("/auth/refresh"), status: 201, validRequest: true,
+			body: func(w *oasWalk) string { return `{"refreshToken":"` + w.refresh + `"}` },
+			then: func(t *testing.T, w *oasWalk, x oasExchange) {
+				var p struct{ AccessToken, RefreshToken string }
+				oasDecode(t, x, &p)
+				w.access, w.refresh = p.AccessToken, p.RefreshToken
+			}},
+		{name: "a refresh with an unknown member is 400", method: "POST", path: oasFixed("/auth/refresh"), body: oasFixed(`{"token":"x"}`), status: 400},
+		{name: "metrics with a token are 200", method: "GET", path: oasFixed("/metrics"), hdr: []string{"Authorization", "Bearer {token}"}, status: 200, validRequest: true},
+		{name: "metrics without a token are 401", method: "GET", path: oasFixed("/metrics"), status: 401},
+		{name: "creating an entry is 201", method: "POST", path: oasFixed("/cache/user"), body: oasEntryBody("", "k"),
+			hdr: []string{"Authorization", "Bearer {token}"}, status: 201, validRequest: true,
+			then: func(t *testing.T, w *oasWalk, x oasExchange) {
+				var e struct{ ID string }
+				oasDecode(t, x, &e)
+				w.id = e.ID
+			}},
+		{name: "creating it again is 409", method: "POST", path: oasFixed("/cache/user"), body: oasEntryBody("", "k"),
+			hdr: []string{"Authorization", "Bearer {token}"}, status: 409, validRequest: true},
+		{name: "creating without a token is 401", method: "POST", path: oasFixed("/cache/user"), body: oasEntryBody("", "k2"), status: 401},
+		{name: "creating for another assignee is 403", method: "POST", path: oasFixed("/cache/user"), body: oasEntryBody(otherUser, "k2"),
+			hdr: []string{"Authorization", "Bearer {token}"}, status: 403, validRequest: true},
+		{name: "creating with bad members is 400 with details", method: "POST", path: oasFixed("/cache/user"), body: oasFixed(`{"key":1,"typo":true}`),
+			hdr: []string{"Authorization", "Bearer {token}"}, status: 400,
+			then: func(t *testing.T, _ *oasWalk, x oasExchange) {
+				var e struct{ Details []struct{ Field string } }
+				oasDecode(t, x, &e)
+				if len(e.Details) < 2 {
+					t.Errorf("details = %+v, want one per bad member", e.Details)
+				}
+			}},
+		{name: "creating with a text body is 415", method: "POST", path: oasFixed("/cache/user"), body: oasEntryBody("", "k2"), contentType: "text/plain",
+			hdr: []string{"Authorization", "Bearer {token}"}, status: 415},
+		{name: "creating in an unknown assignment is 404", method: "POST", path: oasFixed("/cache/nope"), body: oasEntryBody("", "k2"), status: 404},
+		{name: "creating in a public assignment needs no token", method: "POST", path: oasFixed("/cache/open"), body: oasEntryBody(otherUser, "k"),
+			status: 201, validRequest: true},
+		{name: "reading the entry is 200", method: "GET", path: oasEntryPath, hdr: []string{"Authorization", "Bearer {token}"}, status: 200, validRequest: true},
+		{name: "reading it with its ETag is 304", method: "GET", path: oasEntryPath, hdr: []string{"Authorization", "Bearer {token}", "If-None-Match", `"1"`},
+			status: 304, validRequest: true,
+			then: func(t *testing.T, _ *oasWalk, x oasExchange) {
+				if x.header.Get("ETag") != `"1"` || len(x.body) != 0 {
+					t.Errorf("304 with ETag %q and %d body bytes, want \"1\" and none", x.header.Get("ETag"), len(x.body))
+				}
+			}},
+		{name: "reading an unknown id is 404", method: "GET", path: oasFixed("/cache/user/" + otherUser),
+			hdr: []string{"Authorization", "Bearer {token}"}, status: 404, validRequest: true},
+		{name: "listing bare is an array", method: "GET", path: oasFixed("/cache/user"), hdr: []string{"Authorization", "Bearer {token}"}, status: 200, validRequest: true,
+			then: func(t *testing.T, _ *oasWalk, x oasExchange) {
+				var es []json.RawMessage
+				oasDecode(t, x, &es)
+				if len(es) != 1 {
+					t.Errorf("listed %d entries, want 1", len(es))
+				}
+			}},
+		{name: "listing with page is a page", method: "GET", hdr: []string{"Authorization", "Bearer {token}"}, status: 200, validRequest: true,
+			path: oasFixed("/cache/user?page=1&limit=10&sort=dateCreated,DESC&filter=type||$eq||t&filter=key||$eq||k&cache=123"),
+			then: func(t *testing.T, _ *oasWalk, x oasExchange) {
+				var p struct{ Total, Count, Page, PageCount int }
+				oasDecode(t, x, &p)
+				if p.Total != 1 || p.Count != 1 || p.Page != 1 || p.PageCount != 1 {
+					t.Errorf("page = %+v, want one entry on one page", p)
+				}
+			}},
+		{name: "listing with offset and simple filters is a page", method: "GET", hdr: []string{"Authorization", "Bearer {token}"}, status: 200, validRequest: true,
+			path: func(w *oasWalk) string { return "/cache/user?offset=0&key=k&type=t&assignee.id=" + w.userID }},
+		{name: "listing with an unknown parameter is 400", method: "GET", path: oasFixed("/cache/user?bogus=1"), hdr: []string{"Authorization", "Bearer {token}"}, status: 400},
+		{name: "listing without a token is 401", method: "GET", path: oasFixed("/cache/user"), status: 401},
+		{name: "replacing the current version is 200", method: "PUT", path: oasEntryPath, body: oasEntryBody("", "k"),
+			hdr: []string{"Authorization", "Bearer {token}", "If-Match", `"1"`}, status: 200, validRequest: true},
+		{name: "replacing a stale version is 412", method: "PUT", path: oasEntryPath, body: oasEntryBody("", "k"),
+			hdr: []string{"Authorization", "Bearer {token}", "If-Match", `"1"`}, status: 412, validRequest: true},
+		{name: "create-only on an existing entry is 412", method: "PUT", path: oasEntryPath, body: oasEntryBody("", "k"),
+			hdr: []string{"Authorization", "Bearer {token}", "If-None-Match", "*"}, status: 412, validRequest: true},
+		{name: "putting a new id is 201", method: "PUT", body: oasEntryBody("", "k3"), hdr: []string{"Authorization", "Bearer {token}"}, status: 201, validRequest: true,
+			path: func(w *oasWalk) string {
+				w.putID = "0193a000-0000-7000-8000-000000000001"
+				return "/cache/user/" + w.putID
+			}},
+		{name: "putting onto another entry's key is 409", method: "PUT", path: oasEntryPath, body: oasEntryBody("", "k3"),
+			hdr: []string{"Authorization", "Bearer {token}"}, status: 409, validRequest: true},
+		{name: "putting a malformed id is 400", method: "PUT", path: oasFixed("/cache/user/not-a-uuid"), body: oasEntryBody("", "k4"),
+			hdr: []string{"Authorization", "Bearer {token}"}, status: 400},
+		{name: "patching is 200", method: "PATCH", path: oasEntryPath, body: oasFixed(`{"data":[1,2,3],"expiresIn":null}`),
+			hdr: []string{"Authorization", "Bearer {token}"}, status: 200, validRequest: true},
+		{name: "patching a stale version is 412", method: "PATCH", path: oasEntryPath, body: oasFixed(`{"data":"x"}`),
+			hdr: []string{"Authorization", "Bearer {token}", "If-Match", `"99"`}, status: 412, validRequest: true},
+		{name: "patching to another assignee is 403", method: "PATCH", path: oasEntryPath, body: oasFixed(`{"assignee":{"id":"` + otherUser + `"}}`),
+			hdr: []string{"Authorization", "Bearer {token}"}, status: 403, validRequest: true},
+		{name: "patching onto another entry's key is 409", method: "PATCH", path: oasEntryPath, body: oasFixed(`{"key":"k3"}`),
+			hdr: []string{"Authorization", "Bearer {token}"}, status: 409, validRequest: true},
+		{name: "patching with a body over the limit is 413", method: "PATCH", path: oasEntryPath,
+			body: oasFixed(`{"data":"` + strings.Repeat("x", 5<<10) + `"}`), hdr: []string{"Authorization", "Bearer {token}"}, status: 413},
+		{name: "deleting with If-None-Match is 400", method: "DELETE", path: oasEntryPath,
+			hdr: []string{"Authorization", "Bearer {token}", "If-None-Match", "*"}, status: 400},
+		{name: "deleting a stale version is 412", method: "DELETE", path: oasEntryPath,
+			hdr: []string{"Authorization", "Bearer {token}", "If-Match", `"1"`}, status: 412, validRequest: true},
+		{name: "deleting is 200 with the entry as deleted", method: "DELETE", path: oasEntryPath,
+			hdr: []string{"Authorization", "Bearer {token}"}, status: 200, validRequest: true,
+			then: func(t *testing.T, _ *oasWalk, x oasExchange) {
+				var e struct{ DateDeleted *string }
+				oasDecode(t, x, &e)
+				if e.DateDeleted == nil {
+					t.Error("dateDeleted is null in the answer of DELETE")
+				}
+			}},
+		{name: "reading a deleted entry is 404", method: "GET", path: oasEntryPath, hdr: []string{"Authorization", "Bearer {token}"}, status: 404, validRequest: true},
+		{name: "deleting a deleted entry is 404", method: "DELETE", path: oasEntryPath, hdr: []string{"Authorization", "Bearer {token}"}, status: 404, validRequest: true},
+		{name: "a malformed bearer header is 401", method: "GET", path: oasFixed("/cache/user"), hdr: []string{"Authorization", "Bearer a b"}, status: 401},
+		{name: "logging out is 204", method: "POST", path: oasFixed("/auth/logout"), hdr: []string{"Authorization", "Bearer {token}"}, status: 204, validRequest: true},
+		{name: "logging out without a token is 401", method: "POST", path: oasFixed("/auth/logout"), status: 401},
+		{name: "refreshing after logout is 401", method: "POST", path: oasFixed("/auth/refresh"), status: 401,
+			body: func(w *oasWalk) string { return `{"refreshToken":"` + w.refresh + `"}` }},
+	}
+	for _, s := range steps {
+		ok := t.Run(s.name, func(t *testing.T) {
+			var body []byte
+			ct := ""
+			if s.body != nil {
+				body, ct = []byte(s.body(w)), "application/json"
+				if s.contentType != "" {
+					ct = s.contentType
+				}
+			}
+			hdr := slices.Clone(s.hdr)
+			for i := range hdr {
+				hdr[i] = strings.ReplaceAll(hdr[i], "{token}", w.access)
+			}
+			x := oasSend(t, s.method, ts.URL+s.path(w), ct, body, hdr...)
+			if x.status != s.status {
+				msg := ""
+				if x.status >= 400 {
+					msg = string(x.body)
+				}
+				t.Fatalf("status %d, want %d %s", x.status, s.status, msg)
+			}
+			check.checkResponse(t, x)
+			if s.validRequest {
+				check.checkRequest(t, x)
+			}
+			if s.then != nil {
+				s.then(t, w, x)
+			}
+		})
+		if !ok {
+			// Later steps build on this one.
+			return
+		}
+	}
+
+	t.Run("repeated failed logins are 429 with Retry-After", func(t *testing.T) {
+		body := []byte(`{"username":"mallory","password":"guess"}`)
+		var x oasExchange
+		for range 10 {
+			x = oasSend(t, "POST", ts.URL+"/auth/login", "application/json", body)
+			check.checkResponse(t, x)
+			if x.status != http.StatusUnauthorized {
+				break
+			}
+		}
+		if x.status != http.StatusTooManyRequests {
+			t.Fatalf("status %d after repeated failures, want 429", x.status)
+		}
+	})
+}
+
+func TestUnreadyAnswersMatchTheOpenAPIDocument(t *testing.T) {
+	t.Parallel()
+	check := newOASChecker(t)
+	st := newOASStack(t, oasPinger{err: errors.New("database down")})
+	ts := httptest.NewServer(st.server.Handler())
+	t.Cleanup(ts.Close)
+	x := oasSend(t, "GET", ts.URL+"/readyz", "", nil)
+	if x.status != http.StatusServiceUnavailable {
+		t.Fatalf("status %d, want 503", x.status)
+	}
+	check.checkResponse(t, x)
+}
+
+// TestDocumentedSecurityMatchesTheGuard sends every operation without a
+// token to a server with guards on: an operation documented as public
+// (security: []) must never answer 401, and one documented as needing a
+// bearer token only must answer 401. Cache operations, whose need depends
+// on the assignment's policy, are documented with an optional token and
+// skipped.
+func TestDocumentedSecurityMatchesTheGuard(t *testing.T) {
+	t.Parallel()
+	doc := oasLoad(t)
+	st := newOASStack(t, nil)
+	ts := httptest.NewServer(st.server.Handler())
+	t.Cleanup(ts.Close)
+	for _, r := range oasDocumentedRoutes(doc) {
+		op := doc.Paths.Value(r.Path).GetOperation(r.Method)
+		sec := doc.Security
+		if op.Security != nil {
+			sec = *op.Security
+		}
+		public := len(sec) == 0
+		optional := slices.ContainsFunc(sec, func(req openapi3.SecurityRequirement) bool { return len(req) == 0 })
+		if optional && !public {
+			continue
+		}
+		t.Run(fmt.Sprintf("%s %s is public: %v", r.Method, r.Path, public), func(t *testing.T) {
+			t.Parallel()
+			x := oasSend(t, r.Method, ts.URL+r.Path, "", nil)
+			if got := x.status == http.StatusUnauthorized; got == public {
+				t.Errorf("answered %d without a token", x.status)
+			}
+		})
+	}
+}
