@@ -232,7 +232,8 @@ func decodeStringObject(b []byte, names ...string) ([]string, error) {
 	if err != nil {
 		return nil, bodyError(err)
 	}
-	if sc.peek() != 0 {
+	// Not peek() != 0: peek also answers 0 for a NUL byte.
+	if sc.skipSpace(); sc.i < len(sc.b) {
 		return nil, domain.InvalidField("body", "unexpected data after the JSON object at byte "+strconv.Itoa(sc.i))
 	}
 	if len(errs) > 0 {

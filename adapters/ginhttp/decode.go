@@ -230,7 +230,8 @@ func decodeCacheBody(b []byte) (cacheBody, error) {
 	if err != nil {
 		return cacheBody{}, bodyError(err)
 	}
-	if sc.peek() != 0 {
+	// peek answers 0 for a NUL byte as for the end, so compare lengths.
+	if sc.skipSpace(); sc.i < len(sc.b) {
 		return cacheBody{}, domain.InvalidField("body", "unexpected data after the JSON object at byte "+strconv.Itoa(sc.i))
 	}
 	if len(errs) > 0 {

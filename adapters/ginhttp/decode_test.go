@@ -28,6 +28,18 @@ func TestDecodeCacheBody(t *testing.T) {
 		}
 	})
 
+	t.Run("anything after the object, a NUL byte included, is refused", func(t *testing.T) {
+		t.Parallel()
+		for _, tail := range []string{"\x00", " {}", "x", " \x00 "} {
+			if _, err := decodeCacheBody([]byte(goodBody + tail)); err == nil {
+				t.Errorf("body followed by %q was accepted", tail)
+			}
+		}
+		if _, err := decodeCacheBody([]byte(goodBody + " \n\t")); err != nil {
+			t.Errorf("trailing white space refused: %v", err)
+		}
+	})
+
 	t.Run("escapes in strings are decoded as encoding/json does", func(t *testing.T) {
 		t.Parallel()
 		for raw, want := range map[string]string{
