@@ -190,6 +190,33 @@ func (s *Server) Handle(rt Route) error {
 	return s.handle(rt.Method, rt.Path, publicRule(rt.Public), gin.WrapH(rt.Handler))
 }
 
+// Group is a set of integrator routes under one path prefix that share
+// one public marker (SPEC.md 5 rule 3: a controller marked public).
+type Group struct {
+	// Prefix is prepended to every route's path, e.g. "/reports".
+	Prefix string
+	// Public marks every route of the group public; a route's own Public
+	// field can only add publicness, never take it away.
+	Public bool
+	Routes []Route
+}
+
+// HandleGroup mounts every route of g as Handle would, with g's prefix and
+// public marker. It stops at the first route that fails.
+func (s *Server) HandleGroup(g Group) error {
+	if g.Prefix != "" && (!strings.HasPrefix(g.Prefix, "/") || strings.HasSuffix(g.Prefix, "/")) {
+		return fmt.Errorf("ginhttp: group prefix %q must start and not end with /", g.Prefix)
+	}
+	for _, rt := range g.Routes {
+		rt.Path = g.Prefix + rt.Path
+		rt.Public = rt.Public || g.Public
+		if err := s.Handle(rt); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
 // handle mounts h behind the guard (when there is an Authenticator).
 // Gin panics on clashing routes; that becomes an error here.
 func (s *Server) handle(method, path string, public accessRule, h gin.HandlerFunc) (err error) {

@@ -270,3 +270,29 @@ func wantEnvelope(t *testing.T, body string, status int, message, code string) {
 		t.Errorf("envelope %s, want %d %q %q", body, status, message, code)
 	}
 }
+
+func TestGroupsShareOnePublicMarker(t *testing.T) {
+	t.Parallel()
+	f := newFixture(t, func(o *ginhttp.Options) { o.Authenticator, o.EnableGuards = fakeAuth{}, true })
+	err := f.server.HandleGroup(ginhttp.Group{Prefix: "/reports", Public: true, Routes: []ginhttp.Route{
+		{Method: http.MethodGet, Path: "/daily", Handler: whoAmI},
+		{Method: http.MethodGet, Path: "/weekly", Handler: whoAmI},
+	}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := f.server.HandleGroup(ginhttp.Group{Prefix: "/admin", Routes: []ginhttp.Route{
+		{Method: http.MethodGet, Path: "/stats", Handler: whoAmI},
+	}}); err != nil {
+		t.Fatal(err)
+	}
+	if err := f.server.HandleGroup(ginhttp.Group{Prefix: "nope/"}); err == nil {
+		t.Error("a prefix without a leading slash must be refused")
+	}
+	base := f.listen(t)
+	for path, want := range map[string]int{"/reports/daily": 200, "/reports/weekly": 200, "/admin/stats": 401} {
+		if status, _, b := do(t, http.MethodGet, base+path, ""); status != want {
+			t.Errorf("GET %s without a token: %d, want %d: %s", path, status, want, b)
+		}
+	}
+}

@@ -1,0 +1,69 @@
+package application_test
+
+import (
+	"context"
+	"errors"
+	"testing"
+	"time"
+
+	"github.com/cachegate/cachegate/application"
+	"github.com/cachegate/cachegate/domain"
+)
+
+func TestSweeper(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+
+	t.Run("every dead row is removed, in batches no larger than asked", func(t *testing.T) {
+		t.Parallel()
+		env := newCacheEnv(t, domain.PolicyOwner, 0)
+		for i := range 25 {
+			in := input("k"+string(rune('a'+i)), alice)
+			in.ExpiresIn = str("1s")
+			if _, err := env.api.Create(ctx, "user", in); err != nil {
+				t.Fatal(err)
+			}
+		}
+		if _, err := env.api.Create(ctx, "user", input("keep", alice)); err != nil {
+			t.Fatal(err)
+		}
+		env.clock.Advance(2 * time.Second)
+		var batches []int
+		s := &application.Sweeper{Purgers: application.CachePurgers(env.uc.Stores), Clock: env.clock, Batch: 10,
+			OnSwept: func(_ string, n int) { batches = append(batches, n) }}
+		n, err := s.SweepOnce(ctx)
+		if err != nil || n != 25 {
+			t.Fatalf("swept %d, %v; want 25", n, err)
+		}
+		for _, b := range batches {
+			if b > 10 {
+				t.Fatalf("a batch removed %d rows, more than 10", b)
+			}
+		}
+		if n, _ := s.SweepOnce(ctx); n != 0 {
+			t.Fatalf("a second sweep removed %d", n)
+		}
+		if left, _ := env.api.GetAssignedCaches(ctx, "user", alice); len(left) != 1 {
+			t.Fatalf("%d live entries left, want 1", len(left))
+		}
+	})
+
+	t.Run("a failing purger is reported and Run keeps going until cancelled", func(t *testing.T) {
+		t.Parallel()
+		calls := 0
+		boom := application.Purger{Name: "boom", Purge: func(context.Context, time.Time, int) (int, error) {
+			calls++
+			return 0, errors.New("database gone")
+		}}
+		s := &application.Sweeper{Purgers: []application.Purger{boom}, Clock: newClock(), Interval: time.Millisecond}
+		if _, err := s.SweepOnce(ctx); err == nil {
+			t.Fatal("the purger's error was lost")
+		}
+		runCtx, cancel := context.WithTimeout(ctx, 50*time.Millisecond)
+		defer cancel()
+		s.Run(runCtx)
+		if calls < 3 {
+			t.Fatalf("Run tried %d times in 50 ms at a 1 ms interval", calls)
+		}
+	})
+}

@@ -1,0 +1,75 @@
+package e2e
+
+import (
+	"io"
+	"net/http"
+	"strings"
+	"testing"
+)
+
+// TestMetricsCountWhatHappened scrapes the separate metrics listener
+// after a login, a failed login, a create and a refresh.
+func TestMetricsCountWhatHappened(t *testing.T) {
+	t.Parallel()
+	dir := t.TempDir()
+	db := "sqlite:" + dir + "/metrics.db"
+	add := runCLI(t, dir, "a fine password\n", nil, "users", "add", "--username", "m", "--password-stdin", "--database", db)
+	if add.Code != 0 {
+		t.Fatalf("users add: %s", add.Stderr)
+	}
+	id := strings.TrimSpace(add.Stdout)
+	metricsAddr := freeAddr(t)
+	s := startServer(t, serverConfig{Dir: dir, Args: []string{"--database", db, "--metrics-addr", metricsAddr}})
+
+	call := func(path, auth, body string) string {
+		t.Helper()
+		req, _ := http.NewRequest(http.MethodPost, s.URL+path, strings.NewReader(body))
+		req.Header.Set("Content-Type", "application/json")
+		if auth != "" {
+			req.Header.Set("Authorization", "Bearer "+auth)
+		}
+		res, err := http.DefaultClient.Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer res.Body.Close()
+		b, _ := io.ReadAll(res.Body)
+		return string(b)
+	}
+	field := func(body, name string) string {
+		_, rest, _ := strings.Cut(body, `"`+name+`":"`)
+		v, _, _ := strings.Cut(rest, `"`)
+		return v
+	}
+	pair := call("/auth/login", "", `{"username":"m","password":"a fine password"}`)
+	call("/auth/login", "", `{"username":"m","password":"wrong password"}`)
+	call("/cache/user", field(pair, "accessToken"), `{"key":"k","type":"t","data":1,"assignee":{"id":"`+id+`"},"expiresIn":"1h"}`)
+	call("/auth/refresh", "", `{"refreshToken":"`+field(pair, "refreshToken")+`"}`)
+
+	res, err := http.Get("http://" + metricsAddr + "/metrics")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer res.Body.Close()
+	b, _ := io.ReadAll(res.Body)
+	text := string(b)
+	for _, want := range []string{
+		`cachegate_logins_total{outcome="success"} 1`,
+		`cachegate_logins_total{outcome="failure"} 1`,
+		`cachegate_refreshes_total{outcome="rotated"} 1`,
+		`cachegate_cache_entries_created_total{assignment="user"} 1`,
+		`cachegate_http_requests_total{method="POST",route="/cache/:assignment",status="201"} 1`,
+		`cachegate_http_request_duration_seconds_count{method="POST",route="/auth/login"} 2`,
+		`cachegate_db_max_open_connections{db="main"}`,
+	} {
+		if !strings.Contains(text, want) {
+			t.Errorf("/metrics lacks %s", want)
+		}
+	}
+	if res, err := http.Get(s.URL + "/metrics"); err == nil {
+		res.Body.Close()
+		if res.StatusCode != http.StatusNotFound {
+			t.Errorf("with a metrics address, the main listener's /metrics answers %d, want 404", res.StatusCode)
+		}
+	}
+}
