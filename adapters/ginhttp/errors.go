@@ -108,11 +108,21 @@ func (s *Server) respondError(w http.ResponseWriter, r *http.Request, route stri
 		s.writeEnvelope(w, r, status, msg, de.Code, de.Details)
 	case errors.As(err, &he):
 		s.writeEnvelope(w, r, he.status, he.message, he.code, nil)
+	case r.Context().Err() != nil && errors.Is(err, r.Context().Err()):
+		// The client went away (or the server is past its shutdown
+		// bound): nobody reads the answer and nothing failed here.
+		s.log.LogAttrs(r.Context(), slog.LevelDebug, "request abandoned",
+			slog.String("request_id", headerRequestID(w)), slog.String("method", r.Method))
+		s.writeEnvelope(w, r, statusClientClosed, "Client Closed Request", "CLIENT_CLOSED_REQUEST", nil)
 	default:
 		s.logInternal(w, r, route, err)
 		s.writeEnvelope(w, r, http.StatusInternalServerError, messageInternal, codeInternal, nil)
 	}
 }
+
+// statusClientClosed is nginx's 499, recorded (in the access log and the
+// metrics) for requests whose client left before the answer.
+const statusClientClosed = 499
 
 // retryAfterSeconds rounds d up to whole seconds, at least one.
 func retryAfterSeconds(d time.Duration) int64 {

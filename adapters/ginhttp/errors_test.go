@@ -1,6 +1,7 @@
 package ginhttp
 
 import (
+	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -84,4 +85,28 @@ func TestWriteError(t *testing.T) {
 			t.Errorf("the log line lacks the request id: %s", logs.String())
 		}
 	})
+}
+
+func TestAbandonedRequestIsNotAnError(t *testing.T) {
+	t.Parallel()
+	var logs strings.Builder
+	s, err := New(Options{Logger: slog.New(slog.NewTextHandler(&logs, nil))})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	cancel()
+	w := httptest.NewRecorder()
+	s.WriteError(w, httptest.NewRequest(http.MethodGet, "/x", nil).WithContext(ctx), fmt.Errorf("query: %w", context.Canceled))
+	if w.Code != statusClientClosed {
+		t.Errorf("status %d, want %d", w.Code, statusClientClosed)
+	}
+	if strings.Contains(logs.String(), "level=ERROR") {
+		t.Errorf("a request its client abandoned was logged as an error:\n%s", logs.String())
+	}
+	w = httptest.NewRecorder()
+	s.WriteError(w, httptest.NewRequest(http.MethodGet, "/x", nil), fmt.Errorf("query: %w", context.Canceled))
+	if w.Code != http.StatusInternalServerError {
+		t.Errorf("a cancellation the client did not cause answered %d, want 500", w.Code)
+	}
 }
