@@ -59,3 +59,12 @@ func FuzzParseDuration(f *testing.F) {
 		}
 	})
 }
+
+func BenchmarkParseDuration(b *testing.B) {
+	b.ReportAllocs()
+	for b.Loop() {
+		if _, err := domain.ParseDuration("1h30m"); err != nil {
+			b.Fatal(err)
+		}
+	}
+}
