@@ -57,7 +57,8 @@ func TestMigrateAppliesEachTableOnceAndAddsNewOnes(t *testing.T) {
 	if err := db.NewRaw("SELECT name FROM cachegate_migrations WHERE name LIKE '%cache%' ORDER BY id").Scan(t.Context(), &names); err != nil {
 		t.Fatalf("read the migration history: %v", err)
 	}
-	want := "20261125000100_cache_a_cache 20261125000100_cache_b_cache"
+	want := "20261125000100_cache_a_cache 20261125000300_cache_a_cache_list " +
+		"20261125000100_cache_b_cache 20261125000300_cache_b_cache_list"
 	if got := strings.Join(names, " "); got != want {
 		t.Errorf("migration history = %s, want %s", got, want)
 	}
@@ -191,6 +192,31 @@ func TestOpenRejectsBadURLsWithoutRepeatingThem(t *testing.T) {
 		}
 		if strings.Contains(err.Error(), "s3cretpw") {
 			t.Errorf("Open's error repeats the password: %v", err)
+		}
+	}
+}
+
+func TestListsReadAPageInIndexOrder(t *testing.T) {
+	t.Parallel()
+	db := openTestDB(t, "sqlite:"+filepath.Join(t.TempDir(), "plan.db"))
+	if err := Migrate(t.Context(), db, []string{"plan_cache"}); err != nil {
+		t.Fatal(err)
+	}
+	// The query of List, with its liveness condition, as it reads a page.
+	for _, filter := range []string{" AND assignee_id = 'a'", ""} {
+		var plan []struct {
+			ID, Parent, Notused int
+			Detail              string
+		}
+		q := "EXPLAIN QUERY PLAN SELECT id FROM plan_cache WHERE " + strings.ReplaceAll(liveAt, "?", "0") + filter +
+			" ORDER BY date_created ASC, id ASC LIMIT 100 OFFSET 0"
+		if err := db.NewRaw(q).Scan(t.Context(), &plan); err != nil {
+			t.Fatal(err)
+		}
+		for _, p := range plan {
+			if strings.Contains(p.Detail, "TEMP B-TREE") {
+				t.Errorf("%q sorts every matching row: %s", q, p.Detail)
+			}
 		}
 	}
 }

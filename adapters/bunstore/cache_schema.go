@@ -10,8 +10,12 @@ import (
 	"github.com/uptrace/bun/schema"
 )
 
-// cacheMigrationVersion prefixes the migration that creates a cache table.
-const cacheMigrationVersion = "20261125000100"
+// cacheMigrationVersion prefixes the migration that creates a cache table;
+// cacheListMigrationVersion the one that adds its list indexes.
+const (
+	cacheMigrationVersion     = "20261125000100"
+	cacheListMigrationVersion = "20261125000300"
+)
 
 // cacheTableMigration returns the migration that creates one cache table
 // with its indexes.
@@ -35,6 +39,51 @@ func cacheTableMigration(table string) migrate.Migration {
 	}
 }
 
+// cacheListMigration returns the migration that lets lists read a page in
+// index order instead of sorting every matching row: by assignee then
+// creation (the default sort of an owner's list) and by creation alone
+// (lists across assignees). The first replaces the plain assignee index,
+// which it covers.
+func cacheListMigration(table string) migrate.Migration {
+	return migrate.Migration{
+		Name: cacheListMigrationVersion + "_cache_" + table + "_list",
+		Up: func(ctx context.Context, m *migrate.Migrator, _ *migrate.Migration) error {
+			return m.DB().RunInTx(ctx, nil, func(ctx context.Context, tx bun.Tx) error {
+				for _, stmt := range cacheListDDL(tx, table) {
+					if _, err := tx.ExecContext(ctx, stmt); err != nil {
+						return err
+					}
+				}
+				return nil
+			})
+		},
+		Down: func(ctx context.Context, m *migrate.Migrator, _ *migrate.Migration) error {
+			n := cacheNamesOf(table)
+			for _, idx := range []string{n.assigneeCreated, n.created} {
+				if _, err := m.DB().ExecContext(ctx, "DROP INDEX IF EXISTS ?", bun.Ident(idx)); err != nil {
+					return err
+				}
+			}
+			_, err := m.DB().ExecContext(ctx, "CREATE INDEX IF NOT EXISTS ? ON ? (assignee_id) WHERE date_deleted IS NULL",
+				bun.Ident(n.assignee), bun.Ident(table))
+			return err
+		},
+	}
+}
+
+func cacheListDDL(db bun.IDB, table string) []string {
+	n := cacheNamesOf(table)
+	gen := schema.NewQueryGen(db.Dialect())
+	ident := func(s string) string { return string(gen.AppendIdent(nil, s)) }
+	t := ident(table)
+	return []string{
+		"CREATE INDEX IF NOT EXISTS " + ident(n.assigneeCreated) + " ON " + t +
+			" (assignee_id, date_created, id) WHERE date_deleted IS NULL",
+		"CREATE INDEX IF NOT EXISTS " + ident(n.created) + " ON " + t + " (date_created, id) WHERE date_deleted IS NULL",
+		"DROP INDEX IF EXISTS " + ident(n.assignee),
+	}
+}
+
 // cacheNames are the names of a cache table's constraints and indexes.
 type cacheNames struct {
 	pkey       string // the primary key (id); must end in _pkey, see errors.go
@@ -42,6 +91,9 @@ type cacheNames struct {
 	assignee   string // live rows by assignee_id: lists and clears
 	expires    string // rows with an expiry: purge
 	deleted    string // deleted rows: purge
+	// assigneeCreated and created serve lists in their default order.
+	assigneeCreated string
+	created         string
 }
 
 func cacheNamesOf(table string) cacheNames {
@@ -51,6 +103,9 @@ func cacheNamesOf(table string) cacheNames {
 		assignee:   objectName(table, "assignee"),
 		expires:    objectName(table, "expires"),
 		deleted:    objectName(table, "deleted"),
+
+		assigneeCreated: objectName(table, "assignee_created"),
+		created:         objectName(table, "created"),
 	}
 }
 
@@ -58,7 +113,7 @@ func cacheNamesOf(table string) cacheNames {
 // the table's own.
 func cacheTableObjects(table string) []string {
 	n := cacheNamesOf(table)
-	return []string{n.pkey, n.naturalKey, n.assignee, n.expires, n.deleted}
+	return []string{n.pkey, n.naturalKey, n.assignee, n.expires, n.deleted, n.assigneeCreated, n.created}
 }
 
 // objectName returns "<table>_<suffix>", shortened with a hash of table

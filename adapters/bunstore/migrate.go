@@ -57,6 +57,7 @@ func Migrate(ctx context.Context, db *bun.DB, tables []string) error {
 	ms := migrate.NewMigrations()
 	for _, t := range tables {
 		ms.Add(cacheTableMigration(t))
+		ms.Add(cacheListMigration(t))
 	}
 	for _, m := range authMigrations() {
 		ms.Add(m)
