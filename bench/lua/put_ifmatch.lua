@@ -6,9 +6,10 @@
 -- keeps a pool of entries instead of one per connection: request() takes
 -- one out, response() puts it back with its new version, read from the
 -- ETag header (or the body's "version") and the body's id. The pool starts
--- with the thread's share of the first PUT_ENTRIES lines of ENTRIES_FILE
--- (`id key`, seeded at version 1); it must hold more entries than the
--- thread has connections. An entry whose request failed is lost to the
+-- with the thread's share of PUT_ENTRIES lines of ENTRIES_FILE (`id key`,
+-- seeded at version 1) after the first PUT_SKIP (so a repeated run takes
+-- fresh entries); it must hold more entries than the thread has
+-- connections. An entry whose request failed is lost to the
 -- pool; should the pool run dry, a request goes without If-Match for a
 -- random entry of the share (and its answer refills the pool).
 package.path = (os.getenv("BENCH_LUA_DIR") or ".") .. "/?.lua;" .. package.path
@@ -26,7 +27,8 @@ done = report.done
 init = function(args)
   report.seed(tid)
   local limit = tonumber(os.getenv("PUT_ENTRIES") or "256")
-  for _, line in ipairs(report.lines("ENTRIES_FILE", tid, limit)) do
+  local skip = tonumber(os.getenv("PUT_SKIP") or "0")
+  for _, line in ipairs(report.lines("ENTRIES_FILE", tid, limit, skip)) do
     local id, key = line:match("^(%S+)%s+(%S+)")
     keys[id] = key
     share[#share + 1] = id

@@ -15,20 +15,23 @@ function M.nthreads()
   return tonumber(os.getenv("NTHREADS") or "1")
 end
 
--- lines returns the non-empty lines of the file named by env var name,
--- keeping those whose 1-based index i has (i - 1) % nthreads == tid - 1
--- when tid is given (each thread gets its own share), all otherwise, at
--- most limit of them when limit is given.
-function M.lines(name, tid, limit)
+-- lines returns the non-empty lines of the file named by env var name:
+-- after skipping the first skip lines (when given), at most limit lines
+-- (when given), of which each thread keeps those whose 1-based index i has
+-- (i - 1) % nthreads == tid - 1 when tid is given (its own share).
+function M.lines(name, tid, limit, skip)
   local path = os.getenv(name)
   if not path then error(name .. " is not set") end
-  local out, i = {}, 0
+  local out, i, seen = {}, 0, 0
   local n = M.nthreads()
   for line in io.lines(path) do
     if #line > 0 then
-      i = i + 1
-      if limit and i > limit then break end
-      if not tid or (i - 1) % n == tid - 1 then out[#out + 1] = line end
+      seen = seen + 1
+      if not skip or seen > skip then
+        i = i + 1
+        if limit and i > limit then break end
+        if not tid or (i - 1) % n == tid - 1 then out[#out + 1] = line end
+      end
     end
   end
   return out
