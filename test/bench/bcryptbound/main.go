@@ -1,6 +1,6 @@
 // Command bcryptbound measures how many bcrypt password checks per second
 // this machine does at a cost, with one checker per core (GOMAXPROCS): the
-// upper bound of the login rate, which bench/run compares login against.
+// upper bound of the login rate, which test/bench/run compares login against.
 // It checks through adapters/passhash, the hasher the service uses.
 //
 //	bcryptbound [--cost 10] [--duration 3s]

@@ -1,4 +1,4 @@
-// Command seed prepares databases for the load benchmark (bench/run). It
+// Command seed prepares databases for the load benchmark (test/bench/run). It
 // is a tool, not part of the service:
 //
 //	seed entries --database URL --assignee ID [--rows N] [--table user_cache] [--ids-out FILE] [--ids-max N]

@@ -1,5 +1,5 @@
--- Shared by the bench/lua scripts: thread numbering, file reading and the
--- one RESULT line bench/run parses.
+-- Shared by the test/bench/lua scripts: thread numbering, file reading and the
+-- one RESULT line test/bench/run parses.
 local M = {}
 
 local created = 0
@@ -10,7 +10,7 @@ function M.setup(thread)
   thread:set("tid", created)
 end
 
--- nthreads is the thread count bench/run passes (wrk does not tell scripts).
+-- nthreads is the thread count test/bench/run passes (wrk does not tell scripts).
 function M.nthreads()
   return tonumber(os.getenv("NTHREADS") or "1")
 end
