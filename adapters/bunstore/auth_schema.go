@@ -58,12 +58,7 @@ func authMigration(ddl func(bun.IDB) []string) func(context.Context, *migrate.Mi
 
 // authTablesDDL returns the statements creating the authentication tables.
 func authTablesDDL(db bun.IDB) []string {
-	text, tm, bytes := textColumnType(db), timeColumnType(db), "BLOB"
-	serial := "INTEGER PRIMARY KEY"
-	if isPostgres(db) {
-		bytes = "bytea"
-		serial = "bigint GENERATED ALWAYS AS IDENTITY PRIMARY KEY"
-	}
+	text, tm, bytes, serial := textColumnType(db), timeColumnType(db), bytesColumnType(db), serialPrimaryKey(db)
 	return []string{
 		`CREATE TABLE IF NOT EXISTS users (
 			id ` + text + ` NOT NULL,

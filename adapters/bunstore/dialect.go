@@ -1,6 +1,7 @@
 package bunstore
 
 import (
+	"context"
 	"fmt"
 	"strconv"
 	"time"
@@ -28,6 +29,11 @@ import (
 //     ALL on SQLite, whose planner would scan the table for the OR.
 //   - Migration lock. PostgreSQL takes an advisory lock; SQLite's single
 //     writer and idempotent DDL suffice (migrate.go).
+//   - Row and table locks (forUpdate, lockTableForWriters): PostgreSQL
+//     locks what a transaction reads or guards; SQLite's IMMEDIATE
+//     transactions already hold the whole database.
+//   - Column types of bytes and self-numbered keys (bytesColumnType,
+//     serialPrimaryKey).
 //   - Connection pools (db.go).
 
 // isPostgres reports whether db speaks PostgreSQL; the other dialect this
@@ -48,6 +54,45 @@ func textColumnType(db bun.IDB) string {
 		return `text COLLATE "C"`
 	}
 	return "TEXT"
+}
+
+// bytesColumnType is the column type of raw bytes.
+func bytesColumnType(db bun.IDB) string {
+	if isPostgres(db) {
+		return "bytea"
+	}
+	return "BLOB"
+}
+
+// serialPrimaryKey is the column definition of an integer key the
+// database numbers itself.
+func serialPrimaryKey(db bun.IDB) string {
+	if isPostgres(db) {
+		return "bigint GENERATED ALWAYS AS IDENTITY PRIMARY KEY"
+	}
+	return "INTEGER PRIMARY KEY"
+}
+
+// forUpdate is the clause that locks the rows a SELECT reads until the
+// transaction ends: FOR UPDATE on PostgreSQL, nothing on SQLite, whose
+// IMMEDIATE transactions already hold the database.
+func forUpdate(db bun.IDB) string {
+	if isPostgres(db) {
+		return " FOR UPDATE"
+	}
+	return ""
+}
+
+// lockTableForWriters makes concurrent writers of table queue behind this
+// transaction while readers go on: SHARE ROW EXCLUSIVE on PostgreSQL (it
+// conflicts with itself and with writers, not with readers); nothing on
+// SQLite, where the IMMEDIATE transaction is the one writer already.
+func lockTableForWriters(ctx context.Context, tx bun.Tx, table string) error {
+	if !isPostgres(tx) {
+		return nil
+	}
+	_, err := tx.ExecContext(ctx, "LOCK TABLE ? IN SHARE ROW EXCLUSIVE MODE", bun.Ident(table))
+	return err
 }
 
 // skipLocked is the clause that makes a batch-selecting subquery skip rows

@@ -65,12 +65,8 @@ func (s *KeyStore) SigningKeys(ctx context.Context) ([]domain.SigningKey, error)
 // key id already stored is an internal error and changes nothing.
 func (s *KeyStore) AddSigningKey(ctx context.Context, k domain.SigningKey) error {
 	return authInTx(ctx, s.db, "add signing key", func(ctx context.Context, tx bun.Tx) error {
-		if isPostgres(tx) {
-			// SHARE ROW EXCLUSIVE conflicts with itself and with writers,
-			// not with readers: SigningKeys goes on.
-			if _, err := tx.ExecContext(ctx, "LOCK TABLE signing_keys IN SHARE ROW EXCLUSIVE MODE"); err != nil {
-				return dbError("lock signing keys", err)
-			}
+		if err := lockTableForWriters(ctx, tx, "signing_keys"); err != nil {
+			return dbError("lock signing keys", err)
 		}
 		if _, err := tx.ExecContext(ctx, "UPDATE signing_keys SET retired_at = ? WHERE retired_at IS NULL",
 			timeArg(k.DateCreated)); err != nil {

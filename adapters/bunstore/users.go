@@ -129,13 +129,13 @@ func (r *UserRepository) UpdateUser(ctx context.Context, id string, fn func(*dom
 	return out, nil
 }
 
-// userWhere reads the user whose column equals value; forUpdate locks the
+// userWhere reads the user whose column equals value; lock locks the
 // row on PostgreSQL (SQLite's IMMEDIATE transactions already hold the
 // database).
-func (r *UserRepository) userWhere(ctx context.Context, db bun.IDB, column, value string, forUpdate bool) (domain.User, error) {
+func (r *UserRepository) userWhere(ctx context.Context, db bun.IDB, column, value string, lock bool) (domain.User, error) {
 	query := "SELECT " + userColumns + " FROM users WHERE ? = ?"
-	if forUpdate && isPostgres(db) {
-		query += " FOR UPDATE"
+	if lock {
+		query += forUpdate(db)
 	}
 	var row userRow
 	err := db.NewRaw(query, bun.Ident(column), value).Scan(ctx, &row)
