@@ -56,7 +56,9 @@ func (uc *ReplaceCache) Execute(ctx context.Context, in ReplaceCacheInput) (e do
 	}
 	id, ok := normalizeID(in.ID)
 	if !ok {
-		return domain.Entry{}, false, domain.InvalidField("id", "must be a UUID")
+		// CONTRACT.md: a malformed id is an unknown id, 404; no entry can
+		// be created with it.
+		return domain.Entry{}, false, domain.ErrCacheNotFound
 	}
 	createIn := CreateCacheInput{Assignment: in.Assignment, Actor: in.Actor, Cache: in.Cache, ID: id}
 	if in.Pre.IfNoneMatchAny {
