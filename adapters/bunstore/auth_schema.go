@@ -117,6 +117,11 @@ var authDropDDL = []string{
 // On SQLite the transaction is IMMEDIATE (see Open), so it holds the write
 // lock from the start and never meets a stale snapshot.
 func authInTx(ctx context.Context, db *bun.DB, op string, fn func(ctx context.Context, tx bun.Tx) error) error {
+	leave, err := enterWriter(ctx, writeGate(db))
+	if err != nil {
+		return dbError(op, err)
+	}
+	defer leave()
 	tx, err := db.BeginTx(ctx, nil)
 	if err != nil {
 		return dbError(op, err)
