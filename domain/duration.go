@@ -35,9 +35,23 @@ var unitTable = map[string]time.Duration{
 // string costs nothing.
 const maxDurationInput = 64
 
-// ErrBadDuration is returned (wrapped) by ParseDuration for any text that is
-// not a duration of the grammar.
+// ErrBadDuration is what every ParseDuration error is (errors.Is): text
+// that is not a duration of the grammar. The error's own message says
+// what is wrong, for a client to act on.
 var ErrBadDuration = errors.New(`must be a positive duration such as "30s", "15m", "1.5h", "7d" or "1h30m"`)
+
+// durationError is an ErrBadDuration with a more precise message.
+type durationError string
+
+func (e durationError) Error() string        { return string(e) }
+func (e durationError) Is(target error) bool { return target == ErrBadDuration }
+
+var (
+	errBareNumber   = durationError(`needs a unit, such as "30s", "15m" or "2d": a bare number is not accepted`)
+	errOverMax      = durationError("must be at most 100 years")
+	errNotPositive  = durationError("must be more than zero")
+	errNegativeSign = durationError("must be positive, without a sign")
+)
 
 // ParseDuration parses an expiry such as "1h", "2 days", "1.5h" or "1h30m":
 // one or more terms, each a number (integer or decimal) followed by a unit,
@@ -59,6 +73,9 @@ func ParseDuration(s string) (time.Duration, error) {
 			i++
 		}
 		num := s[:i]
+		if num == "" && (s[0] == '-' || s[0] == '+') {
+			return 0, errNegativeSign
+		}
 		if num == "" || num == "." || strings.Count(num, ".") > 1 || num[len(num)-1] == '.' {
 			return 0, ErrBadDuration
 		}
@@ -69,6 +86,9 @@ func ParseDuration(s string) (time.Duration, error) {
 		}
 		unit, ok := unitTable[s[:j]]
 		if !ok {
+			if j == 0 && s == "" && total == 0 {
+				return 0, errBareNumber
+			}
 			return 0, ErrBadDuration
 		}
 		s = strings.TrimLeft(s[j:], " ")
@@ -78,12 +98,12 @@ func ParseDuration(s string) (time.Duration, error) {
 		}
 		total += v * float64(unit)
 		if total > float64(MaxExpiresIn) || math.IsNaN(total) {
-			return 0, ErrBadDuration
+			return 0, errOverMax
 		}
 	}
 	d := time.Duration(math.Round(total))
 	if d <= 0 {
-		return 0, ErrBadDuration
+		return 0, errNotPositive
 	}
 	return d, nil
 }

@@ -2,6 +2,7 @@ package domain_test
 
 import (
 	"errors"
+	"strings"
 	"testing"
 	"time"
 
@@ -41,6 +42,22 @@ func TestParseDuration(t *testing.T) {
 	for _, in := range bad {
 		if got, err := domain.ParseDuration(in); !errors.Is(err, domain.ErrBadDuration) {
 			t.Errorf("ParseDuration(%q) = %v, %v; want ErrBadDuration", in, got, err)
+		}
+	}
+}
+
+func TestParseDurationSaysWhatIsWrong(t *testing.T) {
+	t.Parallel()
+	for in, want := range map[string]string{
+		"10":          "bare number",
+		"-1h":         "positive",
+		"0s":          "more than zero",
+		"101y":        "100 years",
+		"1 fortnight": "such as",
+	} {
+		_, err := domain.ParseDuration(in)
+		if err == nil || !strings.Contains(err.Error(), want) {
+			t.Errorf("ParseDuration(%q) = %v, want a message about %q", in, err, want)
 		}
 	}
 }
