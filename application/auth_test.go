@@ -11,6 +11,7 @@ import (
 	"github.com/cachegate/cachegate/adapters/josejwt"
 	"github.com/cachegate/cachegate/adapters/memstore"
 	"github.com/cachegate/cachegate/adapters/passhash"
+	"github.com/cachegate/cachegate/adapters/system"
 	"github.com/cachegate/cachegate/application"
 	"github.com/cachegate/cachegate/domain"
 	"github.com/cachegate/cachegate/ports"
@@ -19,7 +20,7 @@ import (
 // authEnv wires the auth use cases on in-memory stores, the real token
 // adapter in HS256 mode and bcrypt at cost 4.
 type authEnv struct {
-	clock     *manualClock
+	clock     *system.ManualClock
 	users     *memstore.UserRepository
 	refresh   *memstore.RefreshStore
 	throttle  *memstore.LoginThrottle

@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/cachegate/cachegate/adapters/memstore"
+	"github.com/cachegate/cachegate/adapters/system"
 	"github.com/cachegate/cachegate/application"
 	"github.com/cachegate/cachegate/domain"
 	"github.com/cachegate/cachegate/ports"
@@ -20,7 +21,7 @@ const (
 type cacheEnv struct {
 	uc    *application.CacheUseCases
 	api   *application.Cache
-	clock *manualClock
+	clock *system.ManualClock
 }
 
 func newCacheEnv(t testing.TB, policy domain.Policy, defaultTTL time.Duration) cacheEnv {

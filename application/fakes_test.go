@@ -2,31 +2,14 @@ package application_test
 
 import (
 	"fmt"
-	"sync"
 	"sync/atomic"
 	"time"
+
+	"github.com/cachegate/cachegate/adapters/system"
 )
 
-// manualClock is a clock tests move by hand.
-type manualClock struct {
-	mu  sync.Mutex
-	now time.Time
-}
-
-func newClock() *manualClock {
-	return &manualClock{now: time.Date(2026, 11, 25, 10, 0, 0, 0, time.UTC)}
-}
-
-func (c *manualClock) Now() time.Time {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	return c.now
-}
-
-func (c *manualClock) Advance(d time.Duration) {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	c.now = c.now.Add(d)
+func newClock() *system.ManualClock {
+	return system.NewManualClock(time.Date(2026, 11, 25, 10, 0, 0, 0, time.UTC))
 }
 
 // seqIDs makes deterministic, ordered UUIDs.

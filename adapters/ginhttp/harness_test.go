@@ -17,26 +17,8 @@ import (
 	"github.com/cachegate/cachegate/domain"
 )
 
-// fakeClock is a clock the tests move by hand.
-type fakeClock struct {
-	mu  sync.Mutex
-	now time.Time
-}
-
-func newFakeClock() *fakeClock {
-	return &fakeClock{now: time.Date(2026, 11, 25, 10, 0, 0, 123456000, time.UTC)}
-}
-
-func (c *fakeClock) Now() time.Time {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	return c.now
-}
-
-func (c *fakeClock) Advance(d time.Duration) {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	c.now = c.now.Add(d)
+func newFakeClock() *system.ManualClock {
+	return system.NewManualClock(time.Date(2026, 11, 25, 10, 0, 0, 123456000, time.UTC))
 }
 
 // lockedBuffer collects log output from concurrent requests.
@@ -60,7 +42,7 @@ func (b *lockedBuffer) String() string {
 // fixture is one server over memstore with three assignments: user and
 // org (public) and mine (owner).
 type fixture struct {
-	clock  *fakeClock
+	clock  *system.ManualClock
 	cache  *application.CacheUseCases
 	server *ginhttp.Server
 	logs   *lockedBuffer

@@ -98,3 +98,16 @@ func BenchmarkNewID(b *testing.B) {
 		_ = g.NewID()
 	}
 }
+
+func TestManualClockMovesOnlyWhenTold(t *testing.T) {
+	t.Parallel()
+	start := time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
+	c := NewManualClock(start)
+	if !c.Now().Equal(start) || !c.Now().Equal(start) {
+		t.Fatal("the clock moved by itself")
+	}
+	c.Advance(time.Minute)
+	if got := c.Now(); !got.Equal(start.Add(time.Minute)) {
+		t.Fatalf("after Advance: %v", got)
+	}
+}
