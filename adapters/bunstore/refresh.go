@@ -14,13 +14,32 @@ import (
 )
 
 // RefreshStore is the ports.RefreshStore of the refresh_tokens table.
-type RefreshStore struct{ db *bun.DB }
+type RefreshStore struct {
+	db *bun.DB
+	// rotation holds the statements of RotateRefresh: mark used, mark
+	// used within a grace window, insert the successor.
+	rotation *preparedSet
+}
 
 var _ ports.RefreshStore = (*RefreshStore)(nil)
 
 // NewRefreshStore returns the store over db, which must come from Open and
 // have been migrated.
-func NewRefreshStore(db *bun.DB) *RefreshStore { return &RefreshStore{db: db} }
+func NewRefreshStore(db *bun.DB) *RefreshStore {
+	return &RefreshStore{db: db, rotation: &preparedSet{db: db, queries: []string{
+		rotateUse + "used_at IS NULL" + rotateReturning,
+		rotateUse + "(used_at IS NULL OR used_at > ?)" + rotateReturning,
+		insertRefreshQuery,
+	}}}
+}
+
+const (
+	rotateUse = `UPDATE refresh_tokens SET used_at = COALESCE(used_at, ?)
+		WHERE id = ? AND revoked_at IS NULL AND expires_at > ? AND `
+	rotateReturning    = ` RETURNING family_id, user_id`
+	insertRefreshQuery = `INSERT INTO refresh_tokens
+		(id, family_id, user_id, issued_at, expires_at, used_at, revoked_at) VALUES (?, ?, ?, ?, ?, ?, ?)`
+)
 
 // refreshState is what a refused rotation reads of the old token.
 type refreshState struct {
@@ -63,18 +82,20 @@ func (s *RefreshStore) SaveRefresh(ctx context.Context, r domain.RefreshRecord) 
 // family and user of oldID and have a new id; otherwise RotateRefresh
 // fails with an internal error and changes nothing.
 func (s *RefreshStore) RotateRefresh(ctx context.Context, oldID string, next domain.RefreshRecord, now time.Time, grace time.Duration) error {
-	unused, args := "used_at IS NULL", []any{timeArg(now), oldID, timeArg(now)}
+	stmts, err := s.rotation.get(ctx)
+	if err != nil {
+		return dbError("prepare refresh rotation", err)
+	}
+	use, args := stmts[0], []any{driverTime(s.db, now), oldID, driverTime(s.db, now)}
 	if grace > 0 {
 		// A reuse within grace of the first use is forgiven; used_at keeps
 		// the first use, so retries cannot stretch the window.
-		unused = "(used_at IS NULL OR used_at > ?)"
-		args = append(args, timeArg(now.Add(-grace)))
+		use = stmts[1]
+		args = append(args, driverTime(s.db, now.Add(-grace)))
 	}
-	err := authInTx(ctx, s.db, "rotate refresh token", func(ctx context.Context, tx bun.Tx) error {
+	err = authInTx(ctx, s.db, "rotate refresh token", func(ctx context.Context, tx bun.Tx) error {
 		var family, user string
-		err := tx.QueryRowContext(ctx, `UPDATE refresh_tokens SET used_at = COALESCE(used_at, ?)
-			WHERE id = ? AND revoked_at IS NULL AND expires_at > ? AND `+unused+`
-			RETURNING family_id, user_id`, args...).Scan(&family, &user)
+		err := tx.StmtContext(ctx, use).QueryRowContext(ctx, args...).Scan(&family, &user)
 		switch {
 		case errors.Is(err, sql.ErrNoRows):
 			return errNotRotated
@@ -83,7 +104,9 @@ func (s *RefreshStore) RotateRefresh(ctx context.Context, oldID string, next dom
 		case family != next.FamilyID || user != next.UserID:
 			return fmt.Errorf("bunstore: rotate refresh token: the successor must keep the family and user of the token it replaces")
 		}
-		if err := insertRefresh(ctx, tx, next); err != nil {
+		if _, err := tx.StmtContext(ctx, stmts[2]).ExecContext(ctx, next.ID, next.FamilyID, next.UserID,
+			driverTime(s.db, next.IssuedAt), driverTime(s.db, next.ExpiresAt),
+			driverNullTime(s.db, next.UsedAt), driverNullTime(s.db, next.RevokedAt)); err != nil {
 			return dbError("store the successor refresh token", err)
 		}
 		return nil
@@ -180,8 +203,7 @@ func (s *RefreshStore) PurgeRefresh(ctx context.Context, now time.Time, limit in
 
 // insertRefresh inserts one token row.
 func insertRefresh(ctx context.Context, db bun.IDB, r domain.RefreshRecord) error {
-	_, err := db.ExecContext(ctx, `INSERT INTO refresh_tokens
-		(id, family_id, user_id, issued_at, expires_at, used_at, revoked_at) VALUES (?, ?, ?, ?, ?, ?, ?)`,
+	_, err := db.ExecContext(ctx, insertRefreshQuery,
 		r.ID, r.FamilyID, r.UserID, timeArg(r.IssuedAt), timeArg(r.ExpiresAt), nullTimeArg(r.UsedAt), nullTimeArg(r.RevokedAt))
 	return err
 }
