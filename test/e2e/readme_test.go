@@ -47,11 +47,18 @@ func TestREADMEWalkthroughWorksAsWritten(t *testing.T) {
 	script = "trap 'kill $(jobs -p) 2>/dev/null || true' EXIT\n" + script
 	cmd := exec.CommandContext(ctx, "bash", "-euo", "pipefail", "-c", script)
 	cmd.WaitDelay = 5 * time.Second
+	cmd.SysProcAttr = groupAttr()
 	cmd.Dir = dir
 	cmd.Env = append(baseEnv(), "CACHEGATE_ADDR="+addr)
 	var out bytes.Buffer
 	cmd.Stdout, cmd.Stderr = &out, &out
-	err = cmd.Run()
+	err = cmd.Start()
+	if err == nil {
+		// Even if bash itself is killed (timeout), the server it started
+		// in the background goes with its process group.
+		defer killGroup(cmd.Process.Pid)
+		err = cmd.Wait()
+	}
 	// The output holds tokens only inside answers the script prints;
 	// show it on failure without them.
 	shown := regexp.MustCompile(`eyJ[A-Za-z0-9_.-]+`).ReplaceAllString(out.String(), "<token>")
