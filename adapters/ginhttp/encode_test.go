@@ -8,24 +8,12 @@ import (
 	"time"
 
 	"github.com/cachegate/cachegate/domain"
+	"github.com/cachegate/cachegate/test/contract"
 )
 
 // stdEntry is the entry DTO as encoding/json would write it: the yardstick
 // of the hand-written encoder.
-type stdEntry struct {
-	ID          string          `json:"id"`
-	DateCreated string          `json:"dateCreated"`
-	DateUpdated string          `json:"dateUpdated"`
-	DateDeleted *string         `json:"dateDeleted"`
-	Version     int             `json:"version"`
-	Key         string          `json:"key"`
-	Type        string          `json:"type"`
-	Data        json.RawMessage `json:"data"`
-	Assignee    struct {
-		ID string `json:"id"`
-	} `json:"assignee"`
-	ExpirationDate *string `json:"expirationDate"`
-}
+type stdEntry = contract.Entry
 
 const stdLayout = "2006-01-02T15:04:05.000Z07:00"
 

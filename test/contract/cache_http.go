@@ -144,8 +144,12 @@ func webShort(b []byte) string {
 func (s *webSuite) coll() string          { return "/cache/" + s.a }
 func (s *webSuite) item(id string) string { return "/cache/" + s.a + "/" + id }
 
-// webEntry is an entry as the service returns it.
-type webEntry struct {
+// webEntry is the suite's short name for Entry.
+type webEntry = Entry
+
+// Entry is a cache entry as the HTTP API returns it (CONTRACT.md section
+// 3), for tests that read answers.
+type Entry struct {
 	ID          string          `json:"id"`
 	DateCreated string          `json:"dateCreated"`
 	DateUpdated string          `json:"dateUpdated"`

@@ -11,6 +11,8 @@ import (
 	"slices"
 	"testing"
 	"time"
+
+	"github.com/cachegate/cachegate/test/contract"
 )
 
 // newClient returns a client that keeps enough idle connections for the
@@ -86,18 +88,7 @@ func short(b []byte) string {
 }
 
 // entry is an entry as the service returns it.
-type entry struct {
-	ID             string              `json:"id"`
-	DateCreated    string              `json:"dateCreated"`
-	DateUpdated    string              `json:"dateUpdated"`
-	DateDeleted    *string             `json:"dateDeleted"`
-	Version        int                 `json:"version"`
-	Key            string              `json:"key"`
-	Type           string              `json:"type"`
-	Data           json.RawMessage     `json:"data"`
-	Assignee       struct{ ID string } `json:"assignee"`
-	ExpirationDate *string             `json:"expirationDate"`
-}
+type entry = contract.Entry
 
 // entry decodes r's body as an entry.
 func (r reply) entry(t *testing.T) entry {
