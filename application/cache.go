@@ -6,21 +6,22 @@ import (
 	"github.com/cachegate/cachegate/domain"
 )
 
-// CacheUseCases bundles the cache use cases the HTTP adapter drives.
-type CacheUseCases struct {
-	Stores  *CacheStores
-	Create  *CreateCache
-	Get     *GetCache
-	List    *ListCaches
-	Replace *ReplaceCache
-	Patch   *PatchCache
-	Update  *UpdateCache
-	Delete  *DeleteCache
-	Clear   *ClearCaches
+// CacheOperations bundles one use case per cache operation; the HTTP adapter
+// drives them, and the Go API Cache wraps them.
+type CacheOperations struct {
+	Assignments *Assignments
+	Create      *CreateCache
+	Get         *GetCache
+	List        *ListCaches
+	Replace     *ReplaceCache
+	Patch       *PatchCache
+	Update      *UpdateCacheByKey
+	Delete      *DeleteCache
+	Clear       *ClearCaches
 }
 
-// NewCacheUseCases builds every cache use case on the same dependencies.
-func NewCacheUseCases(d CacheDeps) (*CacheUseCases, error) {
+// NewCacheOperations builds every cache use case on the same dependencies.
+func NewCacheOperations(d CacheConfig) (*CacheOperations, error) {
 	if err := d.validate(); err != nil {
 		return nil, err
 	}
@@ -28,16 +29,16 @@ func NewCacheUseCases(d CacheDeps) (*CacheUseCases, error) {
 	if err != nil {
 		return nil, err
 	}
-	return &CacheUseCases{
-		Stores:  d.Stores,
-		Create:  replace.create,
-		Get:     &GetCache{deps: d},
-		List:    &ListCaches{deps: d},
-		Replace: replace,
-		Patch:   &PatchCache{deps: d},
-		Update:  &UpdateCache{deps: d},
-		Delete:  &DeleteCache{deps: d},
-		Clear:   &ClearCaches{deps: d},
+	return &CacheOperations{
+		Assignments: d.Assignments,
+		Create:      replace.create,
+		Get:         &GetCache{deps: d},
+		List:        &ListCaches{deps: d},
+		Replace:     replace,
+		Patch:       &PatchCache{deps: d},
+		Update:      &UpdateCacheByKey{deps: d},
+		Delete:      &DeleteCache{deps: d},
+		Clear:       &ClearCaches{deps: d},
 	}, nil
 }
 
@@ -70,10 +71,10 @@ func collect(opts []QueryOption) queryOptions {
 // takes the assignment (an assignment name or an entity key), the cache
 // argument and optional query options. Calls run as the trusted system
 // actor unless AsActor says otherwise.
-type Cache struct{ uc *CacheUseCases }
+type Cache struct{ uc *CacheOperations }
 
 // NewCache returns the Go API over the use cases.
-func NewCache(uc *CacheUseCases) *Cache { return &Cache{uc: uc} }
+func NewCache(uc *CacheOperations) *Cache { return &Cache{uc: uc} }
 
 // Create creates an entry; see CreateCache.Execute for its errors.
 func (c *Cache) Create(ctx context.Context, assignment string, in CacheInput, opts ...QueryOption) (domain.Entry, error) {
@@ -85,7 +86,7 @@ func (c *Cache) Create(ctx context.Context, assignment string, in CacheInput, op
 // the entry with in's key, type and assignee.
 func (c *Cache) Update(ctx context.Context, assignment string, in CacheInput, opts ...QueryOption) (domain.Entry, error) {
 	o := collect(opts)
-	return c.uc.Update.Execute(ctx, UpdateCacheInput{Assignment: assignment, Actor: o.actor, Cache: in, Pre: o.pre})
+	return c.uc.Update.Execute(ctx, UpdateCacheByKeyInput{Assignment: assignment, Actor: o.actor, Cache: in, Pre: o.pre})
 }
 
 // Delete deletes the entry with ref's key, type and assignee.

@@ -75,7 +75,7 @@ func (in CacheInput) validate(maxData int) (CacheInput, error) {
 
 // expiry returns the expiry instant for expiresIn given at now; a nil
 // expiresIn takes the store's default. expiresIn must have been validated.
-func expiry(st *CacheStore, expiresIn *string, now time.Time) *time.Time {
+func expiry(st *Assignment, expiresIn *string, now time.Time) *time.Time {
 	d := st.DefaultExpiresIn
 	if expiresIn != nil {
 		d, _ = domain.ParseDuration(*expiresIn)
@@ -88,7 +88,7 @@ func expiry(st *CacheStore, expiresIn *string, now time.Time) *time.Time {
 }
 
 // apply writes in onto e as of now.
-func (in CacheInput) apply(st *CacheStore, e *domain.Entry, now time.Time) {
+func (in CacheInput) apply(st *Assignment, e *domain.Entry, now time.Time) {
 	e.Key, e.Type, e.AssigneeID = in.Key, in.Type, in.AssigneeID
 	e.Data = append([]byte(nil), in.Data...)
 	e.ExpiresAt = expiry(st, in.ExpiresIn, now)

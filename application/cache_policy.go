@@ -12,7 +12,7 @@ import (
 var errInvisible = errors.New("entry invisible to the caller")
 
 // admit checks that actor may use store at all.
-func admit(actor domain.Actor, st *CacheStore) error {
+func admit(actor domain.Actor, st *Assignment) error {
 	if actor.IsSystem() || st.Policy == domain.PolicyPublic {
 		return nil
 	}
@@ -24,7 +24,7 @@ func admit(actor domain.Actor, st *CacheStore) error {
 
 // ownerFilter returns the assignee an owner-policy actor is confined to, or
 // "" when the actor may see every assignee.
-func ownerFilter(actor domain.Actor, st *CacheStore) string {
+func ownerFilter(actor domain.Actor, st *Assignment) string {
 	if st.Policy == domain.PolicyOwner && actor.Authenticated() {
 		return strings.ToLower(actor.Principal.ID)
 	}
@@ -32,13 +32,13 @@ func ownerFilter(actor domain.Actor, st *CacheStore) string {
 }
 
 // canSee reports whether actor may see e.
-func canSee(actor domain.Actor, st *CacheStore, e domain.Entry) bool {
+func canSee(actor domain.Actor, st *Assignment, e domain.Entry) bool {
 	owner := ownerFilter(actor, st)
 	return owner == "" || owner == e.AssigneeID
 }
 
 // mayAssign checks that actor may write an entry for assigneeID.
-func mayAssign(actor domain.Actor, st *CacheStore, assigneeID string) error {
+func mayAssign(actor domain.Actor, st *Assignment, assigneeID string) error {
 	owner := ownerFilter(actor, st)
 	if owner != "" && owner != assigneeID {
 		return domain.ErrForbidden

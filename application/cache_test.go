@@ -19,22 +19,22 @@ const (
 )
 
 type cacheEnv struct {
-	uc    *application.CacheUseCases
+	uc    *application.CacheOperations
 	api   *application.Cache
 	clock *system.ManualClock
 }
 
 func newCacheEnv(t testing.TB, policy domain.Policy, defaultTTL time.Duration) cacheEnv {
 	t.Helper()
-	stores, err := application.NewCacheStores(
-		application.CacheStore{Name: "user", EntityKey: "userCache", Repo: memstore.NewCacheRepository(),
+	stores, err := application.NewAssignments(
+		application.Assignment{Name: "user", EntityKey: "userCache", Repo: memstore.NewCacheRepository(),
 			Policy: policy, DefaultExpiresIn: defaultTTL},
 	)
 	if err != nil {
 		t.Fatal(err)
 	}
 	clock := newClock()
-	uc, err := application.NewCacheUseCases(application.CacheDeps{Stores: stores, Clock: clock, IDs: &seqIDs{}})
+	uc, err := application.NewCacheOperations(application.CacheConfig{Assignments: stores, Clock: clock, IDs: &seqIDs{}})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -16,10 +16,10 @@ type ClearCachesInput struct {
 }
 
 // ClearCaches deletes every entry of one assignee (SPEC.md 4.3 clear).
-type ClearCaches struct{ deps CacheDeps }
+type ClearCaches struct{ deps CacheConfig }
 
 // NewClearCaches returns the use case.
-func NewClearCaches(d CacheDeps) (*ClearCaches, error) {
+func NewClearCaches(d CacheConfig) (*ClearCaches, error) {
 	if err := d.validate(); err != nil {
 		return nil, err
 	}

@@ -18,10 +18,10 @@ type CreateCacheInput struct {
 }
 
 // CreateCache creates an entry, unique by (key, type, assignee).
-type CreateCache struct{ deps CacheDeps }
+type CreateCache struct{ deps CacheConfig }
 
 // NewCreateCache returns the use case.
-func NewCreateCache(d CacheDeps) (*CreateCache, error) {
+func NewCreateCache(d CacheConfig) (*CreateCache, error) {
 	if err := d.validate(); err != nil {
 		return nil, err
 	}

@@ -20,10 +20,10 @@ type DeleteCacheInput struct {
 
 // DeleteCache marks an entry deleted: reads stop returning it at once and
 // its natural key is free again; the sweeper removes the row later.
-type DeleteCache struct{ deps CacheDeps }
+type DeleteCache struct{ deps CacheConfig }
 
 // NewDeleteCache returns the use case.
-func NewDeleteCache(d CacheDeps) (*DeleteCache, error) {
+func NewDeleteCache(d CacheConfig) (*DeleteCache, error) {
 	if err := d.validate(); err != nil {
 		return nil, err
 	}

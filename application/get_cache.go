@@ -16,10 +16,10 @@ type GetCacheInput struct {
 }
 
 // GetCache reads one live entry.
-type GetCache struct{ deps CacheDeps }
+type GetCache struct{ deps CacheConfig }
 
 // NewGetCache returns the use case.
-func NewGetCache(d CacheDeps) (*GetCache, error) {
+func NewGetCache(d CacheConfig) (*GetCache, error) {
 	if err := d.validate(); err != nil {
 		return nil, err
 	}

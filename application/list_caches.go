@@ -41,10 +41,10 @@ type ListCachesOutput struct {
 }
 
 // ListCaches lists entries; an owner-policy caller sees only its own.
-type ListCaches struct{ deps CacheDeps }
+type ListCaches struct{ deps CacheConfig }
 
 // NewListCaches returns the use case.
-func NewListCaches(d CacheDeps) (*ListCaches, error) {
+func NewListCaches(d CacheConfig) (*ListCaches, error) {
 	if err := d.validate(); err != nil {
 		return nil, err
 	}

@@ -31,10 +31,10 @@ type PatchCacheInput struct {
 }
 
 // PatchCache updates part of an entry.
-type PatchCache struct{ deps CacheDeps }
+type PatchCache struct{ deps CacheConfig }
 
 // NewPatchCache returns the use case.
-func NewPatchCache(d CacheDeps) (*PatchCache, error) {
+func NewPatchCache(d CacheConfig) (*PatchCache, error) {
 	if err := d.validate(); err != nil {
 		return nil, err
 	}

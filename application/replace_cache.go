@@ -20,12 +20,12 @@ type ReplaceCacheInput struct {
 
 // ReplaceCache is create-or-replace by id.
 type ReplaceCache struct {
-	deps   CacheDeps
+	deps   CacheConfig
 	create *CreateCache
 }
 
 // NewReplaceCache returns the use case.
-func NewReplaceCache(d CacheDeps) (*ReplaceCache, error) {
+func NewReplaceCache(d CacheConfig) (*ReplaceCache, error) {
 	c, err := NewCreateCache(d)
 	if err != nil {
 		return nil, err

@@ -16,7 +16,7 @@ type Purger struct {
 }
 
 // CachePurgers returns a purger per cache repository of stores.
-func CachePurgers(stores *CacheStores) []Purger {
+func CachePurgers(stores *Assignments) []Purger {
 	var out []Purger
 	for i, r := range stores.Repos() {
 		out = append(out, Purger{Name: fmt.Sprintf("cache#%d", i), Purge: r.Purge})

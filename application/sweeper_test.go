@@ -29,7 +29,7 @@ func TestSweeper(t *testing.T) {
 		}
 		env.clock.Advance(2 * time.Second)
 		var batches []int
-		s := &application.Sweeper{Purgers: application.CachePurgers(env.uc.Stores), Clock: env.clock, Batch: 10,
+		s := &application.Sweeper{Purgers: application.CachePurgers(env.uc.Assignments), Clock: env.clock, Batch: 10,
 			OnSwept: func(_ string, n int) { batches = append(batches, n) }}
 		n, err := s.SweepOnce(ctx)
 		if err != nil || n != 25 {

@@ -116,7 +116,7 @@ func HTTPOptions(cfg config.Config) httpfx.Options {
 // SweeperDeps are the sweeper's inputs.
 type SweeperDeps struct {
 	fx.In
-	Cache   *application.CacheUseCases
+	Cache   *application.CacheOperations
 	Purgers []application.Purger `group:"purgers"`
 	Clock   ports.Clock
 	Log     *slog.Logger
@@ -127,7 +127,7 @@ type SweeperDeps struct {
 func Sweeper(c config.Sweep) fx.Option {
 	return fx.Module("sweeper", fx.Invoke(func(lc fx.Lifecycle, d SweeperDeps) {
 		s := &application.Sweeper{
-			Purgers:  append(application.CachePurgers(d.Cache.Stores), d.Purgers...),
+			Purgers:  append(application.CachePurgers(d.Cache.Assignments), d.Purgers...),
 			Clock:    d.Clock,
 			Batch:    c.Batch,
 			Interval: c.Interval,

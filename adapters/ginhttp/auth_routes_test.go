@@ -82,10 +82,10 @@ func newAuthStack(t *testing.T, c authSetup) *authStack {
 	must(t, err)
 	st.admin, err = application.NewUserAdmin(users, hasher, refresh, clock, ids)
 	must(t, err)
-	stores, err := application.NewCacheStores(application.CacheStore{Name: "user", EntityKey: "userCache",
+	stores, err := application.NewAssignments(application.Assignment{Name: "user", EntityKey: "userCache",
 		Repo: memstore.NewCacheRepository(), Policy: domain.PolicyOwner})
 	must(t, err)
-	cache, err := application.NewCacheUseCases(application.CacheDeps{Stores: stores, Clock: clock, IDs: ids})
+	cache, err := application.NewCacheOperations(application.CacheConfig{Assignments: stores, Clock: clock, IDs: ids})
 	must(t, err)
 	srv, err := ginhttp.New(ginhttp.Options{
 		Cache:         cache,

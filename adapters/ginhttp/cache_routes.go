@@ -13,17 +13,17 @@ import (
 // cacheRoutes serves /cache/:assignment and /cache/:assignment/:id.
 type cacheRoutes struct {
 	s  *Server
-	uc *application.CacheUseCases
+	uc *application.CacheOperations
 	// public tells, per assignment name served over HTTP, whether its
 	// policy is public. Entity keys, which the Go API also accepts, are
 	// not routes.
 	public map[string]bool
 }
 
-func newCacheRoutes(s *Server, uc *application.CacheUseCases) (*cacheRoutes, error) {
+func newCacheRoutes(s *Server, uc *application.CacheOperations) (*cacheRoutes, error) {
 	r := &cacheRoutes{s: s, uc: uc, public: map[string]bool{}}
-	for _, name := range uc.Stores.Names() {
-		st, err := uc.Stores.Lookup(name)
+	for _, name := range uc.Assignments.Names() {
+		st, err := uc.Assignments.Lookup(name)
 		if err != nil {
 			return nil, err
 		}

@@ -43,7 +43,7 @@ func (b *lockedBuffer) String() string {
 // org (public) and mine (owner).
 type fixture struct {
 	clock  *system.ManualClock
-	cache  *application.CacheUseCases
+	cache  *application.CacheOperations
 	server *ginhttp.Server
 	logs   *lockedBuffer
 }
@@ -53,15 +53,15 @@ type fixture struct {
 func newFixture(t testing.TB, tweak func(*ginhttp.Options)) *fixture {
 	t.Helper()
 	clock := newFakeClock()
-	stores, err := application.NewCacheStores(
-		application.CacheStore{Name: "user", EntityKey: "userCache", Repo: memstore.NewCacheRepository(), Policy: domain.PolicyPublic},
-		application.CacheStore{Name: "org", EntityKey: "orgCache", Repo: memstore.NewCacheRepository(), Policy: domain.PolicyPublic},
-		application.CacheStore{Name: "mine", EntityKey: "mineCache", Repo: memstore.NewCacheRepository(), Policy: domain.PolicyOwner},
+	stores, err := application.NewAssignments(
+		application.Assignment{Name: "user", EntityKey: "userCache", Repo: memstore.NewCacheRepository(), Policy: domain.PolicyPublic},
+		application.Assignment{Name: "org", EntityKey: "orgCache", Repo: memstore.NewCacheRepository(), Policy: domain.PolicyPublic},
+		application.Assignment{Name: "mine", EntityKey: "mineCache", Repo: memstore.NewCacheRepository(), Policy: domain.PolicyOwner},
 	)
 	if err != nil {
 		t.Fatal(err)
 	}
-	uc, err := application.NewCacheUseCases(application.CacheDeps{Stores: stores, Clock: clock, IDs: system.UUIDv7{}})
+	uc, err := application.NewCacheOperations(application.CacheConfig{Assignments: stores, Clock: clock, IDs: system.UUIDv7{}})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -136,14 +136,14 @@ func newOASStack(t *testing.T, ready Pinger) *oasStack {
 	t.Helper()
 	ctx := context.Background()
 	clock, ids := system.Clock{}, system.UUIDv7{}
-	stores, err := application.NewCacheStores(
-		application.CacheStore{Name: "user", EntityKey: "userCache", Repo: memstore.NewCacheRepository(), Policy: domain.PolicyOwner},
-		application.CacheStore{Name: "open", EntityKey: "openCache", Repo: memstore.NewCacheRepository(), Policy: domain.PolicyPublic},
+	stores, err := application.NewAssignments(
+		application.Assignment{Name: "user", EntityKey: "userCache", Repo: memstore.NewCacheRepository(), Policy: domain.PolicyOwner},
+		application.Assignment{Name: "open", EntityKey: "openCache", Repo: memstore.NewCacheRepository(), Policy: domain.PolicyPublic},
 	)
 	if err != nil {
 		t.Fatal(err)
 	}
-	cache, err := application.NewCacheUseCases(application.CacheDeps{Stores: stores, Clock: clock, IDs: ids})
+	cache, err := application.NewCacheOperations(application.CacheConfig{Assignments: stores, Clock: clock, IDs: ids})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -44,8 +44,8 @@ type Route struct {
 // Options configure the HTTP adapter.
 type Options struct {
 	// Cache serves /cache/<assignment> for every assignment of
-	// Cache.Stores; nil serves no cache routes.
-	Cache *application.CacheUseCases
+	// Cache.Assignments; nil serves no cache routes.
+	Cache *application.CacheOperations
 	// Logger receives the access log and internal errors; nil discards.
 	Logger *slog.Logger
 	// BodyLimit is the largest request body in bytes; zero means
@@ -144,7 +144,7 @@ func New(opts Options) (*Server, error) {
 		return nil, err
 	}
 	if opts.Cache != nil {
-		if opts.Cache.Stores == nil {
+		if opts.Cache.Assignments == nil {
 			return nil, errors.New("ginhttp: Cache has no Stores")
 		}
 		r, err := newCacheRoutes(s, opts.Cache)

@@ -36,9 +36,9 @@ func TestCacheHTTPContractOnTheRealClock(t *testing.T) {
 	t.Parallel()
 	contract.CacheHTTP(t, func(t *testing.T) contract.CacheHTTPTarget {
 		f := newFixture(t, nil)
-		stores, _ := application.NewCacheStores(application.CacheStore{Name: "user",
-			Repo: f.cache.Stores.Repos()[0], Policy: domain.PolicyPublic})
-		uc, err := application.NewCacheUseCases(application.CacheDeps{Stores: stores, Clock: system.Clock{}, IDs: system.UUIDv7{}})
+		stores, _ := application.NewAssignments(application.Assignment{Name: "user",
+			Repo: f.cache.Assignments.Repos()[0], Policy: domain.PolicyPublic})
+		uc, err := application.NewCacheOperations(application.CacheConfig{Assignments: stores, Clock: system.Clock{}, IDs: system.UUIDv7{}})
 		if err != nil {
 			t.Fatal(err)
 		}

@@ -2,7 +2,7 @@
 // and 4.4).
 //
 // ForRoot and ForRootAsync register the app-wide cache: they provide
-// *application.CacheUseCases (which the HTTP module serves) and the Go API
+// *application.CacheOperations (which the HTTP module serves) and the Go API
 // *application.Cache. Register and RegisterAsync register a named feature
 // instance whose internals are private to its module, so several can live
 // in one app; each provides its *application.Cache under the name tag
@@ -99,12 +99,12 @@ type Deps struct {
 
 // New builds the use cases from options and dependencies; it is the plain
 // constructor the modules call, usable without fx.
-func New(o Options, d Deps) (*application.CacheUseCases, error) {
+func New(o Options, d Deps) (*application.CacheOperations, error) {
 	if err := o.Validate(); err != nil {
 		return nil, err
 	}
 	repos := map[string]ports.CacheRepository{}
-	var stores []application.CacheStore
+	var stores []application.Assignment
 	for _, a := range o.Assignments {
 		r, ok := repos[a.Table]
 		if !ok {
@@ -114,14 +114,14 @@ func New(o Options, d Deps) (*application.CacheUseCases, error) {
 			}
 			repos[a.Table] = r
 		}
-		stores = append(stores, application.CacheStore{Name: a.Name, EntityKey: a.EntityKey, Repo: r,
+		stores = append(stores, application.Assignment{Name: a.Name, EntityKey: a.EntityKey, Repo: r,
 			Policy: a.Policy, DefaultExpiresIn: a.DefaultExpiresIn})
 	}
-	s, err := application.NewCacheStores(stores...)
+	s, err := application.NewAssignments(stores...)
 	if err != nil {
 		return nil, err
 	}
-	return application.NewCacheUseCases(application.CacheDeps{Stores: s, Clock: d.Clock, IDs: d.IDs,
+	return application.NewCacheOperations(application.CacheConfig{Assignments: s, Clock: d.Clock, IDs: d.IDs,
 		MaxDataBytes: o.MaxDataBytes, Metrics: d.Metrics, ListDefault: o.ListDefault, ListMax: o.ListMax})
 }
 
@@ -168,7 +168,7 @@ func feature(name string, options fx.Option) fx.Option {
 		fx.Provide(fx.Private, New),
 		fx.Provide(
 			fx.Annotate(application.NewCache, fx.ResultTags(`name:"cache.`+name+`"`)),
-			fx.Annotate(func(uc *application.CacheUseCases) *application.CacheUseCases { return uc },
+			fx.Annotate(func(uc *application.CacheOperations) *application.CacheOperations { return uc },
 				fx.ResultTags(`group:"cache_features"`)),
 		),
 	)

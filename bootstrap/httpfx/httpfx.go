@@ -2,7 +2,7 @@
 // ginhttp adapter from the use cases in the graph and serves it for the
 // app's lifetime, shutting down gracefully.
 //
-// Requires: *application.CacheUseCases (optional), the auth use cases
+// Requires: *application.CacheOperations (optional), the auth use cases
 // (optional: without *application.Authenticate no route is guarded),
 // storefx.Pinger (optional), *slog.Logger. Provides: *ginhttp.Server and
 // the bound listen address (Addr).
@@ -59,14 +59,14 @@ type Deps struct {
 	fx.In
 	Options      Options
 	Log          *slog.Logger
-	Cache        *application.CacheUseCases `optional:"true"`
-	Authenticate *application.Authenticate  `optional:"true"`
-	Ready        storefx.Pinger             `optional:"true"`
-	Login        *application.Login         `optional:"true"`
-	Refresh      *application.Refresh       `optional:"true"`
-	Logout       *application.Logout        `optional:"true"`
-	Keys         authfx.KeySet              `optional:"true"`
-	Observer     ginhttp.RequestObserver    `optional:"true"`
+	Cache        *application.CacheOperations `optional:"true"`
+	Authenticate *application.Authenticate    `optional:"true"`
+	Ready        storefx.Pinger               `optional:"true"`
+	Login        *application.Login           `optional:"true"`
+	Refresh      *application.Refresh         `optional:"true"`
+	Logout       *application.Logout          `optional:"true"`
+	Keys         authfx.KeySet                `optional:"true"`
+	Observer     ginhttp.RequestObserver      `optional:"true"`
 	// Routes are extra routes other modules contribute (metrics).
 	Routes []ginhttp.Route `group:"routes"`
 }

@@ -8,9 +8,9 @@ import (
 	"github.com/cachegate/cachegate/domain"
 )
 
-// UpdateCacheInput asks to update the entry named by the natural key in
+// UpdateCacheByKeyInput asks to update the entry named by the natural key in
 // Cache (SPEC.md 4.3 update).
-type UpdateCacheInput struct {
+type UpdateCacheByKeyInput struct {
 	Assignment string
 	Actor      domain.Actor
 	// Cache names the entry by key, type and assignee and carries the new
@@ -19,21 +19,21 @@ type UpdateCacheInput struct {
 	Pre   Preconditions
 }
 
-// UpdateCache replaces the data (and optionally the expiry) of an entry
+// UpdateCacheByKey replaces the data (and optionally the expiry) of an entry
 // found by its natural key.
-type UpdateCache struct{ deps CacheDeps }
+type UpdateCacheByKey struct{ deps CacheConfig }
 
-// NewUpdateCache returns the use case.
-func NewUpdateCache(d CacheDeps) (*UpdateCache, error) {
+// NewUpdateCacheByKey returns the use case.
+func NewUpdateCacheByKey(d CacheConfig) (*UpdateCacheByKey, error) {
 	if err := d.validate(); err != nil {
 		return nil, err
 	}
-	return &UpdateCache{deps: d}, nil
+	return &UpdateCacheByKey{deps: d}, nil
 }
 
 // Execute updates the entry and increments its version. It returns
 // domain.ErrCacheNotFound when no visible live entry has the natural key.
-func (uc *UpdateCache) Execute(ctx context.Context, in UpdateCacheInput) (domain.Entry, error) {
+func (uc *UpdateCacheByKey) Execute(ctx context.Context, in UpdateCacheByKeyInput) (domain.Entry, error) {
 	st, now, err := uc.deps.open(in.Assignment, in.Actor)
 	if err != nil {
 		return domain.Entry{}, err

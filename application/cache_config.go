@@ -10,11 +10,12 @@ import (
 	"github.com/cachegate/cachegate/ports"
 )
 
-// CacheDeps are the ports and settings every cache use case shares.
-type CacheDeps struct {
-	Stores *CacheStores
-	Clock  ports.Clock
-	IDs    ports.IDGenerator
+// CacheConfig is what every cache use case is built from: the assignments,
+// the clock and ids, the limits and the metrics.
+type CacheConfig struct {
+	Assignments *Assignments
+	Clock       ports.Clock
+	IDs         ports.IDGenerator
 	// MaxDataBytes limits an entry's data; zero means
 	// domain.DefaultMaxDataBytes.
 	MaxDataBytes int
@@ -26,7 +27,7 @@ type CacheDeps struct {
 	ListMax     int
 }
 
-func (d *CacheDeps) validate() error {
+func (d *CacheConfig) validate() error {
 	d.Metrics = metricsOrNop(d.Metrics)
 	if d.ListMax <= 0 {
 		d.ListMax = MaxListLimit
@@ -34,13 +35,13 @@ func (d *CacheDeps) validate() error {
 	if d.ListDefault <= 0 || d.ListDefault > d.ListMax {
 		d.ListDefault = min(DefaultListLimit, d.ListMax)
 	}
-	if d.Stores == nil || d.Clock == nil || d.IDs == nil {
+	if d.Assignments == nil || d.Clock == nil || d.IDs == nil {
 		return fmt.Errorf("cache use cases need stores, a clock and an id generator")
 	}
 	return nil
 }
 
-func (d CacheDeps) maxData() int {
+func (d CacheConfig) maxData() int {
 	if d.MaxDataBytes > 0 {
 		return d.MaxDataBytes
 	}
@@ -48,8 +49,8 @@ func (d CacheDeps) maxData() int {
 }
 
 // open resolves the assignment, admits the actor and reads the clock.
-func (d CacheDeps) open(assignment string, actor domain.Actor) (*CacheStore, time.Time, error) {
-	st, err := d.Stores.Lookup(assignment)
+func (d CacheConfig) open(assignment string, actor domain.Actor) (*Assignment, time.Time, error) {
+	st, err := d.Assignments.Lookup(assignment)
 	if err != nil {
 		return nil, time.Time{}, err
 	}
@@ -60,7 +61,7 @@ func (d CacheDeps) open(assignment string, actor domain.Actor) (*CacheStore, tim
 }
 
 // visible returns the live entry with id if actor may see it.
-func (d CacheDeps) visible(ctx context.Context, st *CacheStore, actor domain.Actor, id string, now time.Time) (domain.Entry, error) {
+func (d CacheConfig) visible(ctx context.Context, st *Assignment, actor domain.Actor, id string, now time.Time) (domain.Entry, error) {
 	id, ok := normalizeID(id)
 	if !ok {
 		return domain.Entry{}, domain.ErrCacheNotFound
@@ -76,7 +77,7 @@ func (d CacheDeps) visible(ctx context.Context, st *CacheStore, actor domain.Act
 }
 
 // byRef returns the live entry with a natural key if actor may see it.
-func (d CacheDeps) byRef(ctx context.Context, st *CacheStore, actor domain.Actor, ref CacheRef, now time.Time) (domain.Entry, error) {
+func (d CacheConfig) byRef(ctx context.Context, st *Assignment, actor domain.Actor, ref CacheRef, now time.Time) (domain.Entry, error) {
 	var problems []domain.FieldError
 	for _, fe := range []*domain.FieldError{
 		domain.ValidateKey("key", ref.Key),

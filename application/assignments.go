@@ -9,9 +9,9 @@ import (
 	"github.com/cachegate/cachegate/ports"
 )
 
-// CacheStore is one configured assignment: the route family
+// Assignment is one configured route family
 // /cache/<Name>, backed by the repository of entity EntityKey.
-type CacheStore struct {
+type Assignment struct {
 	// Name is the assignment name (the route segment).
 	Name string
 	// EntityKey names the entity (table) that backs the assignment.
@@ -23,17 +23,17 @@ type CacheStore struct {
 	DefaultExpiresIn time.Duration
 }
 
-// CacheStores resolves assignment names to their stores. It is built once
+// Assignments resolves assignment names (or entity keys) to assignments. It is built once
 // at start-up and read-only afterwards.
-type CacheStores struct {
-	byName   map[string]*CacheStore
-	byEntity map[string]*CacheStore
+type Assignments struct {
+	byName   map[string]*Assignment
+	byEntity map[string]*Assignment
 	names    []string
 }
 
-// NewCacheStores validates and indexes the configured stores.
-func NewCacheStores(stores ...CacheStore) (*CacheStores, error) {
-	s := &CacheStores{byName: map[string]*CacheStore{}, byEntity: map[string]*CacheStore{}}
+// NewAssignments validates and indexes the configured assignments.
+func NewAssignments(stores ...Assignment) (*Assignments, error) {
+	s := &Assignments{byName: map[string]*Assignment{}, byEntity: map[string]*Assignment{}}
 	for i := range stores {
 		st := stores[i]
 		switch {
@@ -62,12 +62,12 @@ func NewCacheStores(stores ...CacheStore) (*CacheStores, error) {
 }
 
 // Names returns the assignment names in configuration order.
-func (s *CacheStores) Names() []string { return append([]string(nil), s.names...) }
+func (s *Assignments) Names() []string { return append([]string(nil), s.names...) }
 
 // Lookup returns the store of an assignment name or, failing that, of an
 // entity key (SPEC.md 4.3 lets Go callers name either). It returns
 // domain.ErrUnknownAssignment when neither matches.
-func (s *CacheStores) Lookup(name string) (*CacheStore, error) {
+func (s *Assignments) Lookup(name string) (*Assignment, error) {
 	if st := s.byName[name]; st != nil {
 		return st, nil
 	}
@@ -79,7 +79,7 @@ func (s *CacheStores) Lookup(name string) (*CacheStore, error) {
 
 // Repos returns one repository per entity, for the sweeper. Assignments
 // that share an entity key share its repository.
-func (s *CacheStores) Repos() []ports.CacheRepository {
+func (s *Assignments) Repos() []ports.CacheRepository {
 	seen := map[string]bool{}
 	var out []ports.CacheRepository
 	for _, n := range s.names {
