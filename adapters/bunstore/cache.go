@@ -55,7 +55,7 @@ const deadAt = "(date_deleted IS NOT NULL OR expires_at <= ?)"
 // Create implements ports.CacheRepository. When live entries hold both e's
 // id and e's natural key, the id wins: ErrCacheIDTaken, as the port says.
 func (r *CacheRepository) Create(ctx context.Context, e domain.Entry, now time.Time) error {
-	e = normalizeEntry(e)
+	e = e.Normalized()
 	for try := 1; ; try++ {
 		err := withRetry(ctx, func() error {
 			_, err := r.db.ExecContext(ctx, "INSERT INTO ? ("+cacheColumns+") VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
@@ -138,7 +138,7 @@ func (r *CacheRepository) Update(ctx context.Context, id string, now time.Time, 
 			return domain.Entry{}, err
 		}
 		next.ID, next.Version = cur.ID, cur.Version+1
-		next = normalizeEntry(next)
+		next = next.Normalized()
 		n, err := r.replace(ctx, cur, next, now)
 		if err != nil {
 			return domain.Entry{}, err
@@ -262,22 +262,4 @@ func scanEntry(s rowScanner) (domain.Entry, error) {
 	e.DateCreated, e.DateUpdated = created.Time, updated.Time
 	e.DateDeleted, e.ExpiresAt = del.Ptr(), exp.Ptr()
 	return e, nil
-}
-
-// normalizeEntry puts e's times in the form every store round-trips: UTC,
-// truncated to the microsecond.
-func normalizeEntry(e domain.Entry) domain.Entry {
-	e.DateCreated = domain.Normalize(e.DateCreated)
-	e.DateUpdated = domain.Normalize(e.DateUpdated)
-	e.DateDeleted = normalizePtr(e.DateDeleted)
-	e.ExpiresAt = normalizePtr(e.ExpiresAt)
-	return e
-}
-
-func normalizePtr(t *time.Time) *time.Time {
-	if t == nil {
-		return nil
-	}
-	n := domain.Normalize(*t)
-	return &n
 }
