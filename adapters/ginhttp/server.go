@@ -57,7 +57,9 @@ type Options struct {
 	// EnableGuards makes every route not marked public answer 401 without
 	// a valid token. It requires an Authenticator.
 	EnableGuards bool
-	// Ready is checked by GET /readyz; nil means always ready.
+	// Ready is checked by GET /readyz; nil means always ready. A
+	// *domain.Error it returns (database unavailable, storage full) gives
+	// its code to the 503.
 	Ready Pinger
 	// TrustedProxies lists the proxy addresses or CIDRs whose
 	// X-Forwarded-For is believed for the logged client address; none by
@@ -89,6 +91,8 @@ type Server struct {
 	bodyLimit int64
 	ready     Pinger
 	observer  RequestObserver
+	// outages limits the log lines of repeated database failures.
+	outages *logLimiter
 }
 
 // New builds the server. It fails when the options contradict each other
@@ -111,6 +115,7 @@ func New(opts Options) (*Server, error) {
 		bodyLimit: opts.BodyLimit,
 		ready:     opts.Ready,
 		observer:  opts.Observer,
+		outages:   newLogLimiter(outageLogInterval),
 	}
 	if s.log == nil {
 		s.log = slog.New(slog.DiscardHandler)
