@@ -73,7 +73,14 @@ func newAuthStack(t *testing.T, c authSetup) *authStack {
 		Throttle: memstore.NewLoginThrottle(), Users: users, Hasher: hasher,
 		Limits: application.ThrottleLimits{PerUsername: c.UsernameLimit, PerAddress: c.AddressLimit, Window: c.ThrottleWindow}})
 	must(t, err)
-	refreshUC, err := application.NewRefresh(application.RefreshDeps{Verifier: st.tokens.Verifier(), Lookup: lookup, Tokens: mint})
+	grace := c.ReuseGrace
+	switch {
+	case grace == 0:
+		grace = 10 * time.Second // the configuration's default
+	case grace < 0:
+		grace = 0
+	}
+	refreshUC, err := application.NewRefresh(application.RefreshDeps{Verifier: st.tokens.Verifier(), Lookup: lookup, Tokens: mint, ReuseGrace: grace})
 	must(t, err)
 	logout, err := application.NewLogout(refresh, clock)
 	must(t, err)
@@ -182,7 +189,7 @@ func (st *authStack) login(t *testing.T, body string) (access, refresh string) {
 	return pair.AccessToken, pair.RefreshToken
 }
 
-var testLimits = contract.AuthHTTPConfig{UsernameLimit: 10, AddressLimit: 100, ThrottleWindow: time.Minute}
+var testLimits = contract.AuthHTTPConfig{UsernameLimit: 10, AddressLimit: 100, ThrottleWindow: time.Minute, ReuseGrace: -1}
 
 func TestRefreshTokenLocations(t *testing.T) {
 	t.Parallel()
