@@ -123,7 +123,7 @@ func (s *RefreshStore) RotateRefresh(ctx context.Context, oldID string, next dom
 		return domain.RefreshRecord{}, err
 	}
 	next.IssuedAt, next.ExpiresAt = authStoredTime(next.IssuedAt), authStoredTime(next.ExpiresAt)
-	next.UsedAt, next.RevokedAt = authStoredTimePtr(next.UsedAt), authStoredTimePtr(next.RevokedAt)
+	next.UsedAt, next.RevokedAt = domain.NormalizePtr(next.UsedAt), domain.NormalizePtr(next.RevokedAt)
 	return next, nil
 }
 

@@ -165,13 +165,4 @@ func (r *UserRepository) userWhere(ctx context.Context, db bun.IDB, column, valu
 
 // authStoredTime returns t as the database gives it back: UTC, truncated to
 // the microsecond.
-func authStoredTime(t time.Time) time.Time { return t.UTC().Truncate(time.Microsecond) }
-
-// authStoredTimePtr is authStoredTime for an optional time.
-func authStoredTimePtr(t *time.Time) *time.Time {
-	if t == nil {
-		return nil
-	}
-	s := authStoredTime(*t)
-	return &s
-}
+func authStoredTime(t time.Time) time.Time { return domain.Normalize(t) }
