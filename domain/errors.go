@@ -105,6 +105,8 @@ var (
 		Message: "Unauthorized"}
 	ErrTooManyAttempts = &Error{Kind: KindTooMany, Code: "TOO_MANY_ATTEMPTS",
 		Message: "too many failed login attempts; try again later"}
+	ErrSigningKeyNotFound = &Error{Kind: KindNotFound, Code: "SIGNING_KEY_NOT_FOUND",
+		Message: "no signing key has this id"}
 )
 
 // CodeValidation is the code of every validation error.
