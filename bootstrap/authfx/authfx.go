@@ -18,8 +18,9 @@
 // their session).
 // Provides: the ports above, *application.Login, *application.Authenticate,
 // *application.Refresh, *application.Logout, *application.UserAdmin,
-// *application.RevokedSessions (polled while the app runs) and a KeySet
-// (JWKS, key rotation, listing and revocation).
+// *application.RevokedSessions (polled while the app runs),
+// *application.KeyAdmin and a KeySet (JWKS, key rotation, listing and
+// revocation).
 package authfx
 
 import (
@@ -127,6 +128,7 @@ func module(options fx.Option) fx.Option {
 			newAuthenticate,
 			newRefresh,
 			newRevokedSessions,
+			newKeyAdmin,
 			application.NewLogout,
 			newUserAdmin,
 		),
@@ -348,6 +350,10 @@ func newRevokedSessions(lc fx.Lifecycle, d revokedDeps) (*application.RevokedSes
 		},
 	})
 	return r, nil
+}
+
+func newKeyAdmin(keys KeySet, log *slog.Logger) (*application.KeyAdmin, error) {
+	return application.NewKeyAdmin(keys, log)
 }
 
 func newUserAdmin(users ports.UserRepository, h ports.PasswordHasher, r ports.RefreshStore, c ports.Clock, ids ports.IDGenerator) (*application.UserAdmin, error) {
