@@ -79,7 +79,7 @@ func TestSigningKeysAtRest(t *testing.T) {
 				t.Fatal(err)
 			}
 			for name, extra := range map[string][]string{
-				"without the secret": nil,
+				"without the secret":  nil,
 				"with another secret": {"--key-encryption-secret-file", wrongFile},
 			} {
 				serve := append([]string{"serve", "--addr", "127.0.0.1:0"}, authArgs(b.dbURL, cfg)...)
