@@ -58,7 +58,9 @@ type Options struct {
 	// EnableGuards makes every route not marked public answer 401 without
 	// a valid token. It requires an Authenticator.
 	EnableGuards bool
-	// Ready is checked by GET /readyz; nil means always ready.
+	// Ready is checked by GET /readyz; nil means always ready. A
+	// *domain.Error it returns (database unavailable, storage full) gives
+	// its code to the 503.
 	Ready Pinger
 	// TrustedProxies lists the proxy addresses or CIDRs whose
 	// X-Forwarded-For is believed for the logged client address; none by
@@ -90,6 +92,8 @@ type Server struct {
 	bodyLimit int64
 	ready     Pinger
 	observer  RequestObserver
+	// outages limits the log lines of repeated database failures.
+	outages *logLimiter
 }
 
 // ginMode is set once: Gin keeps its mode in a process-wide variable, and
@@ -116,6 +120,7 @@ func New(opts Options) (*Server, error) {
 		bodyLimit: opts.BodyLimit,
 		ready:     opts.Ready,
 		observer:  opts.Observer,
+		outages:   newLogLimiter(outageLogInterval),
 	}
 	if s.log == nil {
 		s.log = slog.New(slog.DiscardHandler)
