@@ -181,7 +181,9 @@ func LoginThrottle(t *testing.T, newThrottle func(t *testing.T) ports.LoginThrot
 }
 
 // throttleKey is a throttle key with its limit.
-func throttleKey(key string, limit int) ports.ThrottleKey { return ports.ThrottleKey{Key: key, Limit: limit} }
+func throttleKey(key string, limit int) ports.ThrottleKey {
+	return ports.ThrottleKey{Key: key, Limit: limit}
+}
 
 // authReserve fails t unless Reserve answers ok and oldest.
 func authReserve(t *testing.T, l ports.LoginThrottle, now time.Time, ok bool, oldest time.Time, keys ...ports.ThrottleKey) {
