@@ -108,6 +108,7 @@ func AuthOptions(cfg config.Config) authfx.Options {
 // HTTPOptions converts the HTTP part of the configuration.
 func HTTPOptions(cfg config.Config) httpfx.Options {
 	return httpfx.Options{Addr: cfg.Addr, BodyLimit: cfg.Limits.BodyBytes,
+		MaxHeaderBytes: int(cfg.Limits.HeaderBytes), TrustedProxies: cfg.TrustedProxies,
 		EnableGuards: cfg.Auth.EnableGuards, ShutdownTimeout: cfg.ShutdownTimeout,
 		UsernameField: cfg.Auth.UsernameField, PasswordField: cfg.Auth.PasswordField,
 		RefreshFrom: ginhttp.TokenLocation(cfg.Auth.RefreshFrom.In), RefreshName: cfg.Auth.RefreshFrom.Name}

@@ -140,7 +140,7 @@ func (s *Server) accessLog(c *gin.Context) {
 			slog.Int("status", status),
 			slog.Duration("duration", took),
 			slog.String("request_id", requestID(c)),
-			slog.String("client_ip", c.ClientIP()))
+			slog.String("client_ip", s.proxies.clientAddr(c.Request)))
 	}()
 	c.Next()
 	finished = true
