@@ -37,8 +37,7 @@ func (s *Server) readyz(c *gin.Context) {
 		err = ctx.Err()
 	}
 	if err != nil {
-		s.log.LogAttrs(c.Request.Context(), slog.LevelWarn, "not ready",
-			slog.String("request_id", requestID(c)), slog.String("err", err.Error()))
+		s.log.LogAttrs(c.Request.Context(), slog.LevelWarn, "not ready", slog.String("err", err.Error()))
 		s.writeError(c, errNotReady)
 		return
 	}

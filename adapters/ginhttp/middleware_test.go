@@ -191,7 +191,7 @@ func TestAccessLogClientAddressBehindTrustedProxies(t *testing.T) {
 			f := newFixture(t, func(o *ginhttp.Options) { o.TrustedProxies = tc.proxies })
 			base := f.listen(t)
 			do(t, http.MethodGet, base+"/healthz", "", "X-Forwarded-For", "198.51.100.1, 203.0.113.5", "X-Request-Id", "xff-1")
-			if !strings.Contains(f.logs.String(), `"request_id":"xff-1","client_ip":"`+tc.want+`"`) {
+			if !strings.Contains(f.logs.String(), `"client_ip":"`+tc.want+`","request_id":"xff-1"`) {
 				t.Errorf("access log %s, want client_ip %s", f.logs.String(), tc.want)
 			}
 		})

@@ -13,6 +13,7 @@ import (
 	"github.com/gin-gonic/gin"
 
 	"github.com/cachegate/cachegate/application"
+	"github.com/cachegate/cachegate/ports"
 )
 
 // DefaultBodyLimit is the largest request body accepted when
@@ -152,6 +153,7 @@ func New(opts Options) (*Server, error) {
 	if s.log == nil {
 		s.log = slog.New(slog.DiscardHandler)
 	}
+	s.log = slog.New(ports.LogRequestIDs(s.log.Handler()))
 	if s.bodyLimit == 0 {
 		s.bodyLimit = DefaultBodyLimit
 	}
