@@ -24,7 +24,8 @@ import (
 type Option func(*openConfig)
 
 type openConfig struct {
-	maxOpenConns int
+	maxOpenConns   int
+	connectTimeout time.Duration
 	// sqliteDriver is the database/sql driver name SQLite is opened with;
 	// benchmarks set it to compare drivers.
 	sqliteDriver string
@@ -35,6 +36,13 @@ type openConfig struct {
 // which must use one connection.
 func WithMaxOpenConns(n int) Option {
 	return func(c *openConfig) { c.maxOpenConns = n }
+}
+
+// WithConnectTimeout bounds each attempt to connect to PostgreSQL, per
+// host of a multi-host URL, when the URL sets no connect_timeout; zero or
+// less means DefaultTimeout. SQLite opens files and ignores it.
+func WithConnectTimeout(d time.Duration) Option {
+	return func(c *openConfig) { c.connectTimeout = d }
 }
 
 // sqliteParams are the connection settings of every SQLite connection: a
@@ -136,6 +144,12 @@ func openPostgres(dsn string, cfg openConfig) (*bun.DB, error) {
 	// new: the default statement cache would prepare (one more round trip)
 	// and evict on every query. Exec mode sends each in one round trip.
 	pgcfg.DefaultQueryExecMode = pgx.QueryExecModeExec
+	if pgcfg.ConnectTimeout <= 0 {
+		pgcfg.ConnectTimeout = cfg.connectTimeout
+		if pgcfg.ConnectTimeout <= 0 {
+			pgcfg.ConnectTimeout = DefaultTimeout
+		}
+	}
 	sqldb := stdlib.OpenDB(*pgcfg)
 	n := cfg.maxOpenConns
 	if n <= 0 {

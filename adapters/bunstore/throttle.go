@@ -21,13 +21,18 @@ import (
 // READ COMMITTED count after the lock sees every attempt the previous
 // holder committed. On SQLite the IMMEDIATE transaction holds the
 // database already.
-type LoginThrottle struct{ db *bun.DB }
+type LoginThrottle struct {
+	db     *bun.DB
+	bounds bounds
+}
 
 var _ ports.LoginThrottle = (*LoginThrottle)(nil)
 
 // NewLoginThrottle returns the throttle over db, which must come from Open
 // and have been migrated.
-func NewLoginThrottle(db *bun.DB) *LoginThrottle { return &LoginThrottle{db: db} }
+func NewLoginThrottle(db *bun.DB, opts ...RepoOption) *LoginThrottle {
+	return &LoginThrottle{db: db, bounds: newBounds(opts)}
+}
 
 // throttleLockClass is the first half of the two-key advisory locks of
 // Reserve ("thrt"); the two-key space never meets Migrate's one-key lock.
@@ -35,12 +40,14 @@ const throttleLockClass int32 = 0x74687274
 
 // Reserve counts one attempt at now under every key, unless one already
 // holds its limit of attempts at or after since.
-func (l *LoginThrottle) Reserve(ctx context.Context, keys []ports.ThrottleKey, now, since time.Time) (bool, time.Time, error) {
+func (l *LoginThrottle) Reserve(ctx context.Context, keys []ports.ThrottleKey, now, since time.Time) (_ bool, _ time.Time, err error) {
+	ctx, done := l.bounds.enter(ctx)
+	defer done(&err)
 	var (
 		ok     bool
 		oldest time.Time
 	)
-	err := authInTx(ctx, l.db, "reserve a login attempt", func(ctx context.Context, tx bun.Tx) error {
+	err = authInTx(ctx, l.db, "reserve a login attempt", func(ctx context.Context, tx bun.Tx) error {
 		ok, oldest = false, time.Time{}
 		if isPostgres(tx) {
 			names := make([]string, 0, len(keys))
@@ -84,8 +91,10 @@ func (l *LoginThrottle) Reserve(ctx context.Context, keys []ports.ThrottleKey, n
 }
 
 // Release forgets one attempt counted under key at at.
-func (l *LoginThrottle) Release(ctx context.Context, key string, at time.Time) error {
-	_, err := l.db.ExecContext(ctx, `DELETE FROM login_failures WHERE id IN (
+func (l *LoginThrottle) Release(ctx context.Context, key string, at time.Time) (err error) {
+	ctx, done := l.bounds.enter(ctx)
+	defer done(&err)
+	_, err = l.db.ExecContext(ctx, `DELETE FROM login_failures WHERE id IN (
 		SELECT id FROM login_failures WHERE "key" = ? AND "at" = ? LIMIT 1)`, key, timeArg(at))
 	if err != nil {
 		return dbError("release a login attempt", err)
@@ -95,12 +104,14 @@ func (l *LoginThrottle) Release(ctx context.Context, key string, at time.Time) e
 
 // Failures returns how many failures were recorded for key at or after
 // since, and the time of the oldest of them (the zero time when none).
-func (l *LoginThrottle) Failures(ctx context.Context, key string, since time.Time) (int, time.Time, error) {
+func (l *LoginThrottle) Failures(ctx context.Context, key string, since time.Time) (_ int, _ time.Time, err error) {
+	ctx, done := l.bounds.enter(ctx)
+	defer done(&err)
 	var (
 		n      int
 		oldest nullTime
 	)
-	err := l.db.QueryRowContext(ctx, `SELECT count(*), min("at") FROM login_failures WHERE "key" = ? AND "at" >= ?`,
+	err = l.db.QueryRowContext(ctx, `SELECT count(*), min("at") FROM login_failures WHERE "key" = ? AND "at" >= ?`,
 		key, timeArg(since)).Scan(&n, &oldest)
 	if err != nil {
 		return 0, time.Time{}, dbError("count login failures", err)
@@ -109,7 +120,9 @@ func (l *LoginThrottle) Failures(ctx context.Context, key string, since time.Tim
 }
 
 // RecordFailure counts one failure for key at now.
-func (l *LoginThrottle) RecordFailure(ctx context.Context, key string, now time.Time) error {
+func (l *LoginThrottle) RecordFailure(ctx context.Context, key string, now time.Time) (err error) {
+	ctx, done := l.bounds.enter(ctx)
+	defer done(&err)
 	if _, err := l.db.ExecContext(ctx, `INSERT INTO login_failures ("key", "at") VALUES (?, ?)`, key, timeArg(now)); err != nil {
 		return dbError("record login failure", err)
 	}
@@ -117,7 +130,9 @@ func (l *LoginThrottle) RecordFailure(ctx context.Context, key string, now time.
 }
 
 // Reset forgets the failures of key.
-func (l *LoginThrottle) Reset(ctx context.Context, key string) error {
+func (l *LoginThrottle) Reset(ctx context.Context, key string) (err error) {
+	ctx, done := l.bounds.enter(ctx)
+	defer done(&err)
 	if _, err := l.db.ExecContext(ctx, `DELETE FROM login_failures WHERE "key" = ?`, key); err != nil {
 		return dbError("reset login failures", err)
 	}
@@ -128,7 +143,9 @@ func (l *LoginThrottle) Reset(ctx context.Context, key string) error {
 // first, and returns how many it removed. A limit below 1 removes nothing.
 // On PostgreSQL replicas purging together take disjoint batches (SKIP
 // LOCKED).
-func (l *LoginThrottle) PurgeFailures(ctx context.Context, before time.Time, limit int) (int, error) {
+func (l *LoginThrottle) PurgeFailures(ctx context.Context, before time.Time, limit int) (_ int, err error) {
+	ctx, done := l.bounds.enter(ctx)
+	defer done(&err)
 	if limit < 1 {
 		return 0, nil
 	}

@@ -59,7 +59,9 @@ type Options struct {
 	// EnableGuards makes every route not marked public answer 401 without
 	// a valid token. It requires an Authenticator.
 	EnableGuards bool
-	// Ready is checked by GET /readyz; nil means always ready.
+	// Ready is checked by GET /readyz; nil means always ready. A
+	// *domain.Error it returns (database unavailable, storage full) gives
+	// its code to the 503.
 	Ready Pinger
 	// TrustedProxies lists the proxy addresses or CIDRs whose
 	// X-Forwarded-For is believed: when the TCP peer is one of them, the
@@ -99,6 +101,8 @@ type Server struct {
 	observer  RequestObserver
 	proxies   proxies
 	maxHeader int
+	// outages limits the log lines of repeated database failures.
+	outages *logLimiter
 }
 
 // DefaultMaxHeaderBytes is the header limit when Options.MaxHeaderBytes is
@@ -146,6 +150,7 @@ func New(opts Options) (*Server, error) {
 		observer:  opts.Observer,
 		proxies:   trusted,
 		maxHeader: opts.MaxHeaderBytes,
+		outages:   newLogLimiter(outageLogInterval),
 	}
 	if s.maxHeader == 0 {
 		s.maxHeader = DefaultMaxHeaderBytes
