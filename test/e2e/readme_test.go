@@ -30,7 +30,7 @@ func TestREADMEWalkthroughWorksAsWritten(t *testing.T) {
 	script := string(block[1])
 	addr := freeAddr(t)
 	for old, repl := range map[string]string{
-		"BASE=http://127.0.0.1:8080":            "BASE=http://" + addr,
+		"BASE=http://127.0.0.1:8080":                            "BASE=http://" + addr,
 		"go build -tags nomsgpack -o cachegate ./cmd/cachegate": "cp " + binary + " cachegate",
 	} {
 		if !strings.Contains(script, old) {
