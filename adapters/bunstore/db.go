@@ -105,6 +105,7 @@ func openSQLiteFile(path string, cfg openConfig) (*bun.DB, error) {
 }
 
 func openSQLite(uri string, memory bool, cfg openConfig) (*bun.DB, error) {
+	registerSQLiteFold()
 	sqldb, err := sql.Open(cfg.sqliteDriver, uri)
 	if err != nil {
 		return nil, fmt.Errorf("bunstore: open SQLite: %w", err)
