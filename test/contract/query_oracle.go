@@ -28,8 +28,8 @@ type qnode struct {
 }
 
 func qc(field, op string, vals ...string) qnode { return qnode{field: field, op: op, vals: vals} }
-func qand(ns ...qnode) qnode                     { return qnode{and: true, subs: ns} }
-func qor(ns ...qnode) qnode                      { return qnode{or: true, subs: ns} }
+func qand(ns ...qnode) qnode                    { return qnode{and: true, subs: ns} }
+func qor(ns ...qnode) qnode                     { return qnode{or: true, subs: ns} }
 
 // String renders n for failure messages.
 func (n qnode) String() string {
