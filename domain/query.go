@@ -241,7 +241,11 @@ func parseQueryValue(kind FieldKind, field QueryField, s string) (QueryValue, er
 		if err != nil {
 			return QueryValue{}, queryValueError(strconv.Quote(clipQuery(s)) + " is not an RFC 3339 date-time")
 		}
-		return QueryValue{Time: Normalize(t)}, nil
+		t = Normalize(t)
+		if y := t.Year(); y < 1 || y > 9999 {
+			return QueryValue{}, queryValueError(strconv.Quote(clipQuery(s)) + " is outside the years 0001 to 9999 (UTC)")
+		}
+		return QueryValue{Time: t}, nil
 	}
 	if !utf8.ValidString(s) || strings.IndexByte(s, 0) >= 0 {
 		return QueryValue{}, queryValueError("values must be valid UTF-8 without NUL characters")
