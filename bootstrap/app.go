@@ -43,7 +43,8 @@ func Core(cfg config.Config, logOut io.Writer) fx.Option {
 		fx.WithLogger(func() fxevent.Logger { return fxevent.NopLogger }),
 		fx.Supply(NewLogger(cfg.Log, logOut)),
 		System(),
-		storefx.SQL(storefx.Options{Database: cfg.Database, Tables: cache.Tables(), Migrate: true}),
+		storefx.SQL(storefx.Options{Database: cfg.Database, Timeout: cfg.DatabaseTimeout,
+			Tables: cache.Tables(), Migrate: true}),
 		cachefx.ForRoot(cache),
 		authfx.ForRoot(AuthOptions(cfg)),
 	)
@@ -98,6 +99,10 @@ func AuthOptions(cfg config.Config) authfx.Options {
 			PerAddress: a.Throttle.AddressLimit, Window: a.Throttle.Window},
 	}
 	o.RefreshReuseGrace = a.RefreshReuseGrace
+	o.SessionMax = a.SessionMax
+	if a.KeyEncryptionSecret.IsSet() {
+		o.KeyEncryptionSecret = a.KeyEncryptionSecret.Bytes()
+	}
 	o.DisableThrottle = a.Throttle.UsernameLimit == 0 && a.Throttle.AddressLimit == 0
 	if a.HS256Secret.IsSet() {
 		o.HS256Secret = a.HS256Secret.Bytes()

@@ -31,8 +31,13 @@ var queryColumns = map[domain.QueryField]string{
 // whole, and the connection stays taken until the last row is yielded. A
 // transient failure is retried only before the first row. The page and
 // the total are two statements, so a write between them can make them
-// disagree by that write.
-func (r *CacheRepository) List(ctx context.Context, q ports.ListQuery, now time.Time, yield func(domain.Entry) error) (ports.ListResult, error) {
+// disagree by that write. The repository's time bound covers the
+// database's share of the call only: its clock stops while yield runs, so
+// a client slow to read a long list never makes the database look
+// unavailable.
+func (r *CacheRepository) List(ctx context.Context, q ports.ListQuery, now time.Time, yield func(domain.Entry) error) (_ ports.ListResult, err error) {
+	ctx, pause, done := r.bounds.enterPausable(ctx)
+	defer done(&err)
 	cond, args, err := listWhere(r.db, r.table, q, now)
 	if err != nil {
 		return ports.ListResult{}, err
@@ -71,7 +76,10 @@ func (r *CacheRepository) List(ctx context.Context, q ports.ListQuery, now time.
 				return err
 			}
 			yielded++
-			if yieldErr = yield(e); yieldErr != nil {
+			resume := pause()
+			yieldErr = yield(e)
+			resume()
+			if yieldErr != nil {
 				return nil
 			}
 		}
@@ -88,6 +96,32 @@ func (r *CacheRepository) List(ctx context.Context, q ports.ListQuery, now time.
 		return ports.ListResult{}, dbError("list entries", err)
 	}
 	return res, nil
+}
+
+// enterPausable is bounds.enter for a call that hands rows to its caller
+// as it reads them: pause stops the bound's clock until the function it
+// returns is called.
+func (b bounds) enterPausable(parent context.Context) (context.Context, func() func(), func(*error)) {
+	ctx, cancel := context.WithCancelCause(parent)
+	left, start := b.timeout, time.Now()
+	timer := time.AfterFunc(left, func() { cancel(errPastBound) })
+	pause := func() func() {
+		if timer.Stop() {
+			left -= time.Since(start)
+		}
+		return func() {
+			start = time.Now()
+			timer.Reset(max(left, 0))
+		}
+	}
+	done := func(errp *error) {
+		timer.Stop()
+		if *errp != nil {
+			*errp = translate(ctx, *errp)
+		}
+		cancel(nil)
+	}
+	return ctx, pause, done
 }
 
 // permanent hides a transient error from withRetry.

@@ -5,6 +5,8 @@ import (
 	"database/sql"
 	"errors"
 	"fmt"
+	"io/fs"
+	"os"
 	"runtime"
 	"strings"
 	"time"
@@ -15,19 +17,17 @@ import (
 	"github.com/uptrace/bun/dialect/pgdialect"
 	"github.com/uptrace/bun/dialect/sqlitedialect"
 
-	// The pure-Go SQLite driver registers itself as "sqlite"; docs/storage.md
-	// has the measurements behind choosing it over mattn/go-sqlite3.
-	_ "modernc.org/sqlite"
+	// The pure-Go SQLite driver; docs/storage.md has the measurements
+	// behind choosing it over mattn/go-sqlite3.
+	"modernc.org/sqlite"
 )
 
 // Option tunes Open.
 type Option func(*openConfig)
 
 type openConfig struct {
-	maxOpenConns int
-	// sqliteDriver is the database/sql driver name SQLite is opened with;
-	// benchmarks set it to compare drivers.
-	sqliteDriver string
+	maxOpenConns   int
+	connectTimeout time.Duration
 }
 
 // WithMaxOpenConns sets the size of the connection pool, overriding the
@@ -35,6 +35,13 @@ type openConfig struct {
 // which must use one connection.
 func WithMaxOpenConns(n int) Option {
 	return func(c *openConfig) { c.maxOpenConns = n }
+}
+
+// WithConnectTimeout bounds each attempt to connect to PostgreSQL, per
+// host of a multi-host URL, when the URL sets no connect_timeout; zero or
+// less means DefaultTimeout. SQLite opens files and ignores it.
+func WithConnectTimeout(d time.Duration) Option {
+	return func(c *openConfig) { c.connectTimeout = d }
 }
 
 // sqliteParams are the connection settings of every SQLite connection: a
@@ -67,7 +74,7 @@ const sqliteFileParams = "&_journal_mode=WAL&_synchronous=NORMAL"
 //
 // Errors never repeat dsn, which may hold a password.
 func Open(ctx context.Context, dsn string, opts ...Option) (*bun.DB, error) {
-	cfg := openConfig{sqliteDriver: "sqlite"}
+	var cfg openConfig
 	for _, o := range opts {
 		o(&cfg)
 	}
@@ -99,17 +106,37 @@ func openSQLiteFile(path string, cfg openConfig) (*bun.DB, error) {
 	if path == "" {
 		return nil, errors.New("bunstore: sqlite: needs a file path, as in sqlite:cachegate.db")
 	}
+	if err := createPrivate(path); err != nil {
+		return nil, err
+	}
 	// The path goes into an SQLite URI, where these three bytes are syntax.
 	path = strings.NewReplacer("%", "%25", "?", "%3f", "#", "%23").Replace(path)
 	return openSQLite("file:"+path+"?"+sqliteParams+sqliteFileParams, false, cfg)
 }
 
+// createPrivate creates the database file readable by its owner only
+// (0600), unless it exists: it holds password hashes and signing keys.
+// SQLite gives the -wal and -shm files it creates beside it the main
+// file's mode. An existing file keeps the mode it has (README says how to
+// tighten it).
+func createPrivate(path string) error {
+	f, err := os.OpenFile(path, os.O_RDWR|os.O_CREATE|os.O_EXCL, 0o600)
+	switch {
+	case errors.Is(err, fs.ErrExist):
+		return nil
+	case err != nil:
+		return fmt.Errorf("bunstore: create the SQLite file: %w", err)
+	}
+	return f.Close()
+}
+
 func openSQLite(uri string, memory bool, cfg openConfig) (*bun.DB, error) {
 	registerSQLiteFold()
-	sqldb, err := sql.Open(cfg.sqliteDriver, uri)
+	conn, err := sqlite.NewConnector(uri)
 	if err != nil {
 		return nil, fmt.Errorf("bunstore: open SQLite: %w", err)
 	}
+	sqldb := sql.OpenDB(withWriteGate(conn))
 	switch {
 	case memory:
 		sqldb.SetMaxOpenConns(1)
@@ -137,6 +164,12 @@ func openPostgres(dsn string, cfg openConfig) (*bun.DB, error) {
 	// new: the default statement cache would prepare (one more round trip)
 	// and evict on every query. Exec mode sends each in one round trip.
 	pgcfg.DefaultQueryExecMode = pgx.QueryExecModeExec
+	if pgcfg.ConnectTimeout <= 0 {
+		pgcfg.ConnectTimeout = cfg.connectTimeout
+		if pgcfg.ConnectTimeout <= 0 {
+			pgcfg.ConnectTimeout = DefaultTimeout
+		}
+	}
 	sqldb := stdlib.OpenDB(*pgcfg)
 	n := cfg.maxOpenConns
 	if n <= 0 {

@@ -15,18 +15,22 @@ import (
 
 // RefreshStore is the ports.RefreshStore of the refresh_tokens table.
 type RefreshStore struct {
-	db *bun.DB
+	db     *bun.DB
+	bounds bounds
 	// rotation holds the statements of RotateRefresh: mark used, mark
 	// used within a grace window, insert the successor.
 	rotation *preparedSet
 }
 
-var _ ports.RefreshStore = (*RefreshStore)(nil)
+var (
+	_ ports.RefreshStore   = (*RefreshStore)(nil)
+	_ ports.RevocationFeed = (*RefreshStore)(nil)
+)
 
 // NewRefreshStore returns the store over db, which must come from Open and
 // have been migrated.
-func NewRefreshStore(db *bun.DB) *RefreshStore {
-	return &RefreshStore{db: db, rotation: &preparedSet{db: db, queries: []string{
+func NewRefreshStore(db *bun.DB, opts ...RepoOption) *RefreshStore {
+	return &RefreshStore{db: db, bounds: newBounds(opts), rotation: &preparedSet{db: db, queries: []string{
 		rotateUse + "used_at IS NULL" + rotateReturning,
 		rotateUse + "(used_at IS NULL OR used_at > ?)" + rotateReturning,
 		insertRefreshQuery,
@@ -58,7 +62,9 @@ const maxRevokePasses = 16
 
 // SaveRefresh stores a newly issued refresh token; an id already stored
 // is an internal error.
-func (s *RefreshStore) SaveRefresh(ctx context.Context, r domain.RefreshRecord) error {
+func (s *RefreshStore) SaveRefresh(ctx context.Context, r domain.RefreshRecord) (err error) {
+	ctx, done := s.bounds.enter(ctx)
+	defer done(&err)
 	if err := insertRefresh(ctx, s.db, r); err != nil {
 		return dbError("save refresh token", err)
 	}
@@ -81,7 +87,9 @@ func (s *RefreshStore) SaveRefresh(ctx context.Context, r domain.RefreshRecord) 
 // successor and nothing is revoked. The successor must belong to the
 // family and user of oldID and have a new id; otherwise RotateRefresh
 // fails with an internal error and changes nothing.
-func (s *RefreshStore) RotateRefresh(ctx context.Context, oldID string, next domain.RefreshRecord, now time.Time, grace time.Duration) error {
+func (s *RefreshStore) RotateRefresh(ctx context.Context, oldID string, next domain.RefreshRecord, now time.Time, grace time.Duration) (err error) {
+	ctx, done := s.bounds.enter(ctx)
+	defer done(&err)
 	stmts, err := s.rotation.get(ctx)
 	if err != nil {
 		return dbError("prepare refresh rotation", err)
@@ -143,12 +151,16 @@ func (s *RefreshStore) refuse(ctx context.Context, oldID string, now time.Time) 
 
 // RevokeFamily revokes every token of a family at now; tokens already
 // revoked keep their time. An unknown family is no error.
-func (s *RefreshStore) RevokeFamily(ctx context.Context, familyID string, now time.Time) error {
+func (s *RefreshStore) RevokeFamily(ctx context.Context, familyID string, now time.Time) (err error) {
+	ctx, done := s.bounds.enter(ctx)
+	defer done(&err)
 	return s.revoke(ctx, "family_id", familyID, now)
 }
 
 // RevokeUser revokes every token of every family of a user at now.
-func (s *RefreshStore) RevokeUser(ctx context.Context, userID string, now time.Time) error {
+func (s *RefreshStore) RevokeUser(ctx context.Context, userID string, now time.Time) (err error) {
+	ctx, done := s.bounds.enter(ctx)
+	defer done(&err)
 	return s.revoke(ctx, "user_id", userID, now)
 }
 
@@ -180,11 +192,28 @@ func (s *RefreshStore) revoke(ctx context.Context, column, value string, now tim
 	return fmt.Errorf("bunstore: revoke refresh tokens: still finding unrevoked tokens after %d passes", maxRevokePasses)
 }
 
+// RevokedFamilies returns, each once and sorted, the families with a
+// token revoked at or after since: one query over the partial index
+// refresh_tokens_revoked_at_idx, which holds revoked tokens only.
+func (s *RefreshStore) RevokedFamilies(ctx context.Context, since time.Time) (_ []string, err error) {
+	ctx, done := s.bounds.enter(ctx)
+	defer done(&err)
+	var families []string
+	err = s.db.NewRaw(`SELECT DISTINCT family_id FROM refresh_tokens
+		WHERE revoked_at IS NOT NULL AND revoked_at >= ? ORDER BY family_id`, timeArg(since)).Scan(ctx, &families)
+	if err != nil {
+		return nil, dbError("read revoked families", err)
+	}
+	return families, nil
+}
+
 // PurgeRefresh removes at most limit records that expired before now,
 // earliest expiry first, and returns how many it removed. A limit below 1
 // removes nothing. On PostgreSQL replicas purging together take disjoint
 // batches (SKIP LOCKED).
-func (s *RefreshStore) PurgeRefresh(ctx context.Context, now time.Time, limit int) (int, error) {
+func (s *RefreshStore) PurgeRefresh(ctx context.Context, now time.Time, limit int) (_ int, err error) {
+	ctx, done := s.bounds.enter(ctx)
+	defer done(&err)
 	if limit < 1 {
 		return 0, nil
 	}

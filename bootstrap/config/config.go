@@ -16,6 +16,10 @@ type Config struct {
 	// "postgres://…" or "postgresql://…", as bunstore.Open takes it. It
 	// may hold a password: log RedactedDatabase instead.
 	Database string
+	// DatabaseTimeout bounds each call to the database, from waiting for
+	// a pooled connection to the last row (and each connection attempt):
+	// past it the request answers 503 DATABASE_UNAVAILABLE.
+	DatabaseTimeout time.Duration
 	// MetricsAddr is a separate listen address for GET /metrics; empty
 	// serves /metrics, guarded, on Addr.
 	MetricsAddr string
@@ -129,7 +133,16 @@ type Auth struct {
 	// within this window without revoking its family (for clients that
 	// retry); 0 turns it off.
 	RefreshReuseGrace time.Duration
-	Throttle          Throttle
+	// SessionMax bounds a refresh family's life from its login, however
+	// often it refreshes.
+	SessionMax time.Duration
+	// KeyEncryptionSecret, when set (at least 32 bytes), encrypts the
+	// private halves of the stored signing keys.
+	KeyEncryptionSecret Secret
+	// KeyEncryptionSecretFile is the file KeyEncryptionSecret was read
+	// from (surrounding whitespace removed).
+	KeyEncryptionSecretFile string
+	Throttle                Throttle
 }
 
 // Throttle bounds failed logins within a sliding window. A limit of 0
@@ -187,6 +200,7 @@ func Default() Config {
 	return Config{
 		Addr:            "127.0.0.1:8080",
 		Database:        "sqlite:cachegate.db",
+		DatabaseTimeout: 5 * time.Second,
 		AccessTokenTTL:  15 * time.Minute,
 		RefreshTokenTTL: 30 * domain.Day,
 		ShutdownTimeout: 15 * time.Second,
@@ -205,6 +219,7 @@ func Default() Config {
 			RefreshFrom:       TokenSource{In: InBody, Name: "refreshToken"},
 			PasswordAlgorithm: Bcrypt,
 			BcryptCost:        10,
+			SessionMax:        90 * domain.Day,
 			Throttle:          Throttle{UsernameLimit: 10, AddressLimit: 100, Window: 15 * time.Minute},
 		},
 		Limits: Limits{BodyBytes: 1 << 20, DataBytes: 256 << 10, ListMax: 1000, ListDefault: 100},

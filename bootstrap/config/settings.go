@@ -86,6 +86,15 @@ func settings() []setting {
 			usage: "database URL: sqlite:PATH, sqlite::memory: or postgres://user:pass@host:port/db",
 			parse: func(c *Config, v string) error { c.Database = v; return nil },
 			check: func(c Config) error { _, _, err := parseDatabase(c.Database); return err }},
+		{flag: "database-timeout", arg: "duration", key: "databaseTimeout", def: "5s",
+			usage: "longest wait for the database per call (connection, statement, rows); past it 503 DATABASE_UNAVAILABLE",
+			parse: durationInto(func(c *Config) *time.Duration { return &c.DatabaseTimeout }),
+			check: func(c Config) error {
+				if c.DatabaseTimeout <= 0 || c.DatabaseTimeout > 10*time.Minute {
+					return fmt.Errorf("%s must be positive and at most 10m", c.DatabaseTimeout)
+				}
+				return nil
+			}},
 		{flag: "metrics-addr", arg: "host:port", key: "metricsAddr",
 			usage: "separate listen address for /metrics (empty: /metrics guarded on addr)",
 			parse: func(c *Config, v string) error { c.MetricsAddr = v; return nil },
@@ -173,6 +182,19 @@ func settings() []setting {
 			check: func(c Config) error {
 				if c.Auth.RefreshReuseGrace < 0 {
 					return fmt.Errorf("%s must not be negative", c.Auth.RefreshReuseGrace)
+				}
+				return nil
+			}},
+		{flag: "session-max", arg: "duration", key: "auth.sessionMax", def: "90d",
+			usage: "longest life of a session (refresh family) from its login, however often it refreshes",
+			parse: durationInto(func(c *Config) *time.Duration { return &c.Auth.SessionMax }),
+			check: func(c Config) error { return checkPositive(c.Auth.SessionMax) }},
+		{flag: "key-encryption-secret-file", arg: "file", key: "auth.keyEncryptionSecretFile",
+			usage: "file holding a secret of at least 32 bytes that encrypts the stored signing keys",
+			parse: readKeyEncryptionSecretFile,
+			check: func(c Config) error {
+				if s := c.Auth.KeyEncryptionSecret; s.IsSet() && s.Len() < minSecretBytes {
+					return fmt.Errorf("the secret must be at least %d bytes", minSecretBytes)
 				}
 				return nil
 			}},
@@ -292,6 +314,38 @@ func readSecretFile(c *Config, path string) error {
 		return fmt.Errorf("%s: is empty", path)
 	}
 	return nil
+}
+
+// readKeyEncryptionSecretFile reads the key encryption secret; the
+// whitespace around it is ignored.
+func readKeyEncryptionSecretFile(c *Config, path string) error {
+	b, err := readSmallFile(path)
+	if err != nil {
+		return err
+	}
+	c.Auth.KeyEncryptionSecret = NewSecret(strings.TrimSpace(string(b)))
+	c.Auth.KeyEncryptionSecretFile = path
+	if !c.Auth.KeyEncryptionSecret.IsSet() {
+		return fmt.Errorf("%s: is empty", path)
+	}
+	return nil
+}
+
+// readSmallFile reads a secret file of at most maxSecretFileBytes.
+func readSmallFile(path string) ([]byte, error) {
+	f, err := os.Open(path)
+	if err != nil {
+		return nil, err
+	}
+	defer f.Close()
+	b, err := io.ReadAll(io.LimitReader(f, maxSecretFileBytes+1))
+	if err != nil {
+		return nil, err
+	}
+	if len(b) > maxSecretFileBytes {
+		return nil, fmt.Errorf("%s: larger than %d bytes", path, maxSecretFileBytes)
+	}
+	return b, nil
 }
 
 // parseRefreshFrom parses "IN:NAME".
