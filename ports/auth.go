@@ -108,16 +108,21 @@ type RefreshStore interface {
 	// SaveRefresh stores a newly issued refresh token.
 	SaveRefresh(ctx context.Context, r domain.RefreshRecord) error
 	// RotateRefresh marks the token oldID used at now and stores next, in
-	// one atomic step. It returns domain.ErrRefreshTokenReused (having
-	// revoked the whole family) when oldID was already used, and
-	// domain.ErrUnauthenticated when oldID is unknown, revoked or expired.
-	// Of concurrent calls with one oldID at most one succeeds.
+	// one atomic step, and returns next. It returns
+	// domain.ErrRefreshTokenReused (having revoked the whole family) when
+	// oldID was already used, and domain.ErrUnauthenticated when oldID is
+	// unknown, revoked or expired. Of concurrent calls with one oldID at
+	// most one stores its next.
 	//
-	// A positive grace forgives reuse within grace of the first use (a
-	// client retrying after a lost answer): next is stored as another
-	// successor and nothing is revoked. With grace zero, every reuse
-	// revokes.
-	RotateRefresh(ctx context.Context, oldID string, next domain.RefreshRecord, now time.Time, grace time.Duration) error
+	// A positive grace forgives a reuse within grace of the first use (a
+	// client that refreshed twice at once, or retried after a lost
+	// answer): next is NOT stored, nothing is revoked, and the family's
+	// one live token (unused, unrevoked, unexpired: the successor the
+	// first use stored, or its own successor since) is returned for the
+	// caller to issue again. So a family never has two live tokens. When
+	// the family has no live token left, the answer is
+	// domain.ErrUnauthenticated. With grace zero, every reuse revokes.
+	RotateRefresh(ctx context.Context, oldID string, next domain.RefreshRecord, now time.Time, grace time.Duration) (domain.RefreshRecord, error)
 	// RevokeFamily revokes every token of a family.
 	RevokeFamily(ctx context.Context, familyID string, now time.Time) error
 	// RevokeUser revokes every family of a user.

@@ -130,8 +130,10 @@ type Auth struct {
 	// BcryptCost is bcrypt's cost (4..31).
 	BcryptCost int
 	// RefreshReuseGrace lets a just-used refresh token be presented again
-	// within this window without revoking its family (for clients that
-	// retry); 0 turns it off.
+	// within this window of its first use without revoking its family
+	// (for clients that refresh twice at once or retry): the answer holds
+	// the family's one live refresh token again. Default 10s (CONTRACT.md
+	// section 6); 0 turns it off.
 	RefreshReuseGrace time.Duration
 	// SessionMax bounds a refresh family's life from its login, however
 	// often it refreshes.
@@ -219,6 +221,7 @@ func Default() Config {
 			RefreshFrom:       TokenSource{In: InBody, Name: "refreshToken"},
 			PasswordAlgorithm: Bcrypt,
 			BcryptCost:        10,
+			RefreshReuseGrace: 10 * time.Second,
 			SessionMax:        90 * domain.Day,
 			Throttle:          Throttle{UsernameLimit: 10, AddressLimit: 100, Window: 15 * time.Minute},
 		},

@@ -39,7 +39,7 @@ func TestDefaults(t *testing.T) {
 		{"refreshFrom", c.Auth.RefreshFrom, config.TokenSource{In: config.InBody, Name: "refreshToken"}},
 		{"passwordAlgorithm", c.Auth.PasswordAlgorithm, config.Bcrypt},
 		{"bcryptCost", c.Auth.BcryptCost, 10},
-		{"refreshReuseGrace", c.Auth.RefreshReuseGrace, time.Duration(0)},
+		{"refreshReuseGrace", c.Auth.RefreshReuseGrace, 10 * time.Second},
 		{"throttle", c.Auth.Throttle, config.Throttle{UsernameLimit: 10, AddressLimit: 100, Window: 15 * time.Minute}},
 		{"limits", c.Limits, config.Limits{BodyBytes: 1 << 20, DataBytes: 256 << 10, ListMax: 1000, ListDefault: 100}},
 		{"log", c.Log, config.Log{Format: config.LogText, Level: slog.LevelInfo}},
@@ -225,7 +225,7 @@ auth:
   refreshFrom: cookie:refresh
   passwordAlgorithm: argon2id
   bcryptCost: 12
-  refreshReuseGrace: 10s
+  refreshReuseGrace: 3s
   sessionMax: 7d
   keyEncryptionSecretFile: ` + keySecretFile + `
   throttle: {usernameLimit: 5, addressLimit: 0, window: 1h}
@@ -248,7 +248,7 @@ sweep: {interval: 30s, batch: 200}
 			HS256Secret:     config.NewSecret("0123456789abcdef0123456789abcdef"),
 			HS256SecretFile: secretFile, UsernameField: "email", PasswordField: "pass",
 			RefreshFrom:       config.TokenSource{In: config.InCookie, Name: "refresh"},
-			PasswordAlgorithm: config.Argon2id, BcryptCost: 12, RefreshReuseGrace: 10 * time.Second,
+			PasswordAlgorithm: config.Argon2id, BcryptCost: 12, RefreshReuseGrace: 3 * time.Second,
 			SessionMax:              7 * 24 * time.Hour,
 			KeyEncryptionSecret:     config.NewSecret("key-encryption-secret-of-32-bytes!!"),
 			KeyEncryptionSecretFile: keySecretFile,
@@ -362,5 +362,9 @@ func TestRefreshReuseGraceAcceptsZero(t *testing.T) {
 	c = mustLoad(t, input{env: map[string]string{"CACHEGATE_REFRESH_REUSE_GRACE": "0"}})
 	if c.Auth.RefreshReuseGrace != 0 {
 		t.Fatalf("grace = %v, want 0", c.Auth.RefreshReuseGrace)
+	}
+	c = mustLoad(t, input{yaml: "auth:\n  refreshReuseGrace: 0\n"})
+	if c.Auth.RefreshReuseGrace != 0 {
+		t.Fatalf("grace from YAML 0 = %v, want 0 (off), not the 10s default", c.Auth.RefreshReuseGrace)
 	}
 }

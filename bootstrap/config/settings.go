@@ -173,8 +173,8 @@ func settings() []setting {
 		{flag: "bcrypt-cost", arg: "n", key: "auth.bcryptCost", def: "10", usage: "bcrypt cost, 4 to 31",
 			parse: intInto(func(c *Config) *int { return &c.Auth.BcryptCost }),
 			check: func(c Config) error { return checkRange(int64(c.Auth.BcryptCost), 4, 31) }},
-		{flag: "refresh-reuse-grace", arg: "duration", key: "auth.refreshReuseGrace", def: "0",
-			usage: "window in which a just-used refresh token may be presented again without revoking its family (0: off)",
+		{flag: "refresh-reuse-grace", arg: "duration", key: "auth.refreshReuseGrace", def: "10s",
+			usage: "window after its first use in which a refresh token presented again gets the family's live refresh token instead of revoking the family (0: off)",
 			parse: func(c *Config, v string) (err error) {
 				c.Auth.RefreshReuseGrace, err = parseDurationOrZero(v)
 				return err
