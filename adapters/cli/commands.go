@@ -12,6 +12,9 @@ func Commands() []Command {
 		usersEnableCommand,
 		usersSetPasswordCommand,
 		keysRotateCommand,
+		exportCommand,
+		importCommand,
+		backupCommand,
 		versionCommand,
 	}
 }
