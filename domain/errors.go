@@ -2,6 +2,7 @@ package domain
 
 import (
 	"errors"
+	"log/slog"
 	"strings"
 	"time"
 )
@@ -74,8 +75,31 @@ type Error struct {
 	RetryAfter time.Duration
 }
 
-// Error implements error.
+// Error implements error. It is the client-safe message alone, which is
+// what the command line prints; String and LogValue add the code.
 func (e *Error) Error() string { return e.Message }
+
+// String returns "CODE: message".
+func (e *Error) String() string { return e.Code + ": " + e.Message }
+
+// LogValue makes slog print the error as a group of its code, kind and
+// message (and the throttle delay and invalid fields when set), so a log
+// line can be searched by code.
+func (e *Error) LogValue() slog.Value {
+	attrs := []slog.Attr{slog.String("code", e.Code), slog.String("kind", e.Kind.String()),
+		slog.String("message", e.Message)}
+	if e.RetryAfter > 0 {
+		attrs = append(attrs, slog.Duration("retry_after", e.RetryAfter))
+	}
+	if len(e.Details) > 0 {
+		fields := make([]string, len(e.Details))
+		for i, d := range e.Details {
+			fields[i] = d.Field
+		}
+		attrs = append(attrs, slog.String("fields", strings.Join(fields, ",")))
+	}
+	return slog.GroupValue(attrs...)
+}
 
 // Is reports whether target is an *Error with the same code, so sentinels
 // match errors that carry extra details.

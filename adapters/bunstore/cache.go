@@ -58,7 +58,7 @@ const deadAt = "(date_deleted IS NOT NULL OR expires_at <= ?)"
 func (r *CacheRepository) Create(ctx context.Context, e domain.Entry, now time.Time) (err error) {
 	ctx, done := r.bounds.enter(ctx)
 	defer done(&err)
-	e = normalizeEntry(e)
+	e = e.Normalized()
 	for try := 1; ; try++ {
 		err := withRetry(ctx, func() error {
 			_, err := r.db.ExecContext(ctx, "INSERT INTO ? ("+cacheColumns+") VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
@@ -147,7 +147,7 @@ func (r *CacheRepository) Update(ctx context.Context, id string, now time.Time, 
 			return domain.Entry{}, err
 		}
 		next.ID, next.Version = cur.ID, cur.Version+1
-		next = normalizeEntry(next)
+		next = next.Normalized()
 		n, err := r.replace(ctx, cur, next, now)
 		if err != nil {
 			return domain.Entry{}, err
@@ -277,22 +277,4 @@ func scanEntry(s rowScanner) (domain.Entry, error) {
 	e.DateCreated, e.DateUpdated = created.Time, updated.Time
 	e.DateDeleted, e.ExpiresAt = del.Ptr(), exp.Ptr()
 	return e, nil
-}
-
-// normalizeEntry puts e's times in the form every store round-trips: UTC,
-// truncated to the microsecond.
-func normalizeEntry(e domain.Entry) domain.Entry {
-	e.DateCreated = domain.Normalize(e.DateCreated)
-	e.DateUpdated = domain.Normalize(e.DateUpdated)
-	e.DateDeleted = normalizePtr(e.DateDeleted)
-	e.ExpiresAt = normalizePtr(e.ExpiresAt)
-	return e
-}
-
-func normalizePtr(t *time.Time) *time.Time {
-	if t == nil {
-		return nil
-	}
-	n := domain.Normalize(*t)
-	return &n
 }

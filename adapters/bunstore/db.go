@@ -15,9 +15,9 @@ import (
 	"github.com/uptrace/bun/dialect/pgdialect"
 	"github.com/uptrace/bun/dialect/sqlitedialect"
 
-	// The pure-Go SQLite driver registers itself as "sqlite"; docs/storage.md
-	// has the measurements behind choosing it over mattn/go-sqlite3.
-	_ "modernc.org/sqlite"
+	// The pure-Go SQLite driver; docs/storage.md has the measurements
+	// behind choosing it over mattn/go-sqlite3.
+	"modernc.org/sqlite"
 )
 
 // Option tunes Open.
@@ -26,9 +26,6 @@ type Option func(*openConfig)
 type openConfig struct {
 	maxOpenConns   int
 	connectTimeout time.Duration
-	// sqliteDriver is the database/sql driver name SQLite is opened with;
-	// benchmarks set it to compare drivers.
-	sqliteDriver string
 }
 
 // WithMaxOpenConns sets the size of the connection pool, overriding the
@@ -75,7 +72,7 @@ const sqliteFileParams = "&_journal_mode=WAL&_synchronous=NORMAL"
 //
 // Errors never repeat dsn, which may hold a password.
 func Open(ctx context.Context, dsn string, opts ...Option) (*bun.DB, error) {
-	cfg := openConfig{sqliteDriver: "sqlite"}
+	var cfg openConfig
 	for _, o := range opts {
 		o(&cfg)
 	}
@@ -113,10 +110,11 @@ func openSQLiteFile(path string, cfg openConfig) (*bun.DB, error) {
 }
 
 func openSQLite(uri string, memory bool, cfg openConfig) (*bun.DB, error) {
-	sqldb, err := sql.Open(cfg.sqliteDriver, uri)
+	conn, err := sqlite.NewConnector(uri)
 	if err != nil {
 		return nil, fmt.Errorf("bunstore: open SQLite: %w", err)
 	}
+	sqldb := sql.OpenDB(withWriteGate(conn))
 	switch {
 	case memory:
 		sqldb.SetMaxOpenConns(1)

@@ -165,4 +165,4 @@ func (r *UserRepository) userWhere(ctx context.Context, db bun.IDB, column, valu
 
 // authStoredTime returns t as the database gives it back: UTC, truncated to
 // the microsecond.
-func authStoredTime(t time.Time) time.Time { return t.UTC().Truncate(time.Microsecond) }
+func authStoredTime(t time.Time) time.Time { return domain.Normalize(t) }

@@ -7,7 +7,6 @@ import (
 	"log/slog"
 	"net/http"
 	"strings"
-	"sync"
 	"time"
 
 	"github.com/gin-gonic/gin"
@@ -96,16 +95,12 @@ type Server struct {
 	outages *logLimiter
 }
 
-// ginMode is set once: Gin keeps its mode in a process-wide variable, and
-// setting it from every New would race with servers already serving (and
-// with parallel tests). Release mode silences Gin's debug route printing.
-var ginMode sync.Once
-
 // New builds the server. It fails when the options contradict each other
 // (guards without an Authenticator, a negative body limit, an untrusted
 // proxy list that does not parse, a route that clashes with another).
+// Gin's mode is process-wide and left to the caller: bootstrap sets release
+// mode, which silences Gin's debug route printing.
 func New(opts Options) (*Server, error) {
-	ginMode.Do(func() { gin.SetMode(gin.ReleaseMode) })
 	switch {
 	case opts.EnableGuards && opts.Authenticator == nil:
 		return nil, errors.New("ginhttp: EnableGuards needs an Authenticator")
