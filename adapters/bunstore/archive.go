@@ -259,7 +259,7 @@ func (l *archiveLoad) AddEntries(ctx context.Context, table string, es []domain.
 	}
 	args := make([]any, 0, 10*len(es))
 	for _, e := range es {
-		e = normalizeEntry(e)
+		e = e.Normalized()
 		args = append(args, e.ID, e.Key, e.Type, e.AssigneeID, string(e.Data), e.Version,
 			timeArg(e.DateCreated), timeArg(e.DateUpdated), nullTimeArg(e.DateDeleted), nullTimeArg(e.ExpiresAt))
 	}
