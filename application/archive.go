@@ -37,8 +37,8 @@ type ArchiveRecord struct {
 }
 
 // ArchiveCounts says how many records of each kind went through, and how
-// many were left behind (expired or revoked by the time of the import, or
-// already stored when merging).
+// many were left behind (expired by the time of the import, or already
+// stored when merging).
 type ArchiveCounts struct {
 	Users, SigningKeys, Refresh, Entries int
 	Skipped                              int
@@ -48,9 +48,10 @@ type ArchiveCounts struct {
 func (c ArchiveCounts) Total() int { return c.Users + c.SigningKeys + c.Refresh + c.Entries }
 
 // Export calls emit for every record worth moving, in this order: users,
-// signing keys, refresh records of live families, then the live entries
+// signing keys, unexpired refresh records (revoked ones included: they
+// keep the access tokens of ended sessions refused), then the live entries
 // of each entity (entities by key). Deleted and expired entries and
-// revoked or expired refresh records stay behind. emit's error stops the
+// expired refresh records stay behind. emit's error stops the
 // export and is returned as is.
 func (a *Archive) Export(ctx context.Context, emit func(ArchiveRecord) error) (ArchiveCounts, error) {
 	var c ArchiveCounts
@@ -116,7 +117,7 @@ const (
 
 // Import loads records into the target in one transaction, in batches: on
 // any error nothing of the import stays. Entries deleted or expired, and
-// refresh records revoked or expired, by now are skipped. A record of an
+// refresh records expired, by now are skipped. A record of an
 // entity the target does not configure is an error.
 func (a *Archive) Import(ctx context.Context, in ImportInput) (ArchiveCounts, error) {
 	var c ArchiveCounts
@@ -162,7 +163,7 @@ func (a *Archive) Import(ctx context.Context, in ImportInput) (ArchiveCounts, er
 				err = b.flushKeys(ctx)
 			}
 		case r.Refresh != nil:
-			if r.Refresh.RevokedAt != nil || !r.Refresh.ExpiresAt.After(now) {
+			if !r.Refresh.ExpiresAt.After(now) {
 				c.Skipped++
 				continue
 			}

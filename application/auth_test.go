@@ -31,12 +31,16 @@ type authEnv struct {
 	refresher *application.Refresh
 	logout    *application.Logout
 	tokens    application.TokenDeps
+	revoked   *application.RevokedSessions
+	verifier  ports.TokenVerifier
 }
 
 type authOpts struct {
-	validator ports.TokenValidator
-	limits    application.ThrottleLimits
-	lookup    ports.UserLookup
+	validator  ports.TokenValidator
+	limits     application.ThrottleLimits
+	lookup     ports.UserLookup
+	sessionMax time.Duration
+	refreshTTL time.Duration
 }
 
 func newAuthEnv(t testing.TB, o authOpts) *authEnv {
@@ -64,7 +68,12 @@ func newAuthEnv(t testing.TB, o authOpts) *authEnv {
 	if err != nil {
 		t.Fatal(err)
 	}
-	e.tokens = application.TokenDeps{Issuer: tok.Issuer(), Refresh: e.refresh, Clock: e.clock, IDs: ids}
+	e.tokens = application.TokenDeps{Issuer: tok.Issuer(), Refresh: e.refresh, Clock: e.clock, IDs: ids,
+		SessionMax: o.sessionMax, RefreshTTL: o.refreshTTL}
+	e.verifier = tok.Verifier()
+	if e.revoked, err = application.NewRevokedSessions(application.RevokedSessionsOptions{Feed: e.refresh, Clock: e.clock}); err != nil {
+		t.Fatal(err)
+	}
 	limits := o.limits
 	if limits.Window == 0 {
 		limits = application.DefaultThrottleLimits
@@ -73,14 +82,14 @@ func newAuthEnv(t testing.TB, o authOpts) *authEnv {
 		Throttle: e.throttle, Limits: limits, Users: e.users, Hasher: e.hasher}); err != nil {
 		t.Fatal(err)
 	}
-	if e.auth, err = application.NewAuthenticate(tok.Verifier(), o.validator, lookup); err != nil {
+	if e.auth, err = application.NewAuthenticate(tok.Verifier(), o.validator, lookup, e.revoked); err != nil {
 		t.Fatal(err)
 	}
 	if e.refresher, err = application.NewRefresh(application.RefreshDeps{Verifier: tok.Verifier(),
-		Validator: o.validator, Lookup: lookup, Tokens: e.tokens}); err != nil {
+		Validator: o.validator, Lookup: lookup, Tokens: e.tokens, Revoked: e.revoked}); err != nil {
 		t.Fatal(err)
 	}
-	if e.logout, err = application.NewLogout(e.refresh, e.clock); err != nil {
+	if e.logout, err = application.NewLogout(e.refresh, e.clock, e.revoked); err != nil {
 		t.Fatal(err)
 	}
 	return e
@@ -228,7 +237,7 @@ func TestExtraTokenValidation(t *testing.T) {
 	}
 	strict := newAuthEnv(t, authOpts{validator: refuseAll{}})
 	strict.users = plain.users
-	auth, _ := application.NewAuthenticate(mustVerifier(t, plain), refuseAll{}, application.RepoUserLookup{Users: plain.users})
+	auth, _ := application.NewAuthenticate(mustVerifier(t, plain), refuseAll{}, application.RepoUserLookup{Users: plain.users}, nil)
 	if _, err := auth.Execute(ctx, pair.AccessToken); !errors.Is(err, domain.ErrAccessTokenFailedValidation) {
 		t.Fatalf("access: %v", err)
 	}

@@ -19,6 +19,9 @@ type RefreshDeps struct {
 	Tokens    TokenDeps
 	Log       *slog.Logger
 	Metrics   ports.Metrics
+	// Revoked, when set, learns at once of a family this process revokes
+	// on reuse.
+	Revoked *RevokedSessions
 	// ReuseGrace forgives presenting a just-used refresh token again
 	// within this window (a client retrying after a lost answer); zero,
 	// the default, revokes the family on any reuse.
@@ -87,14 +90,24 @@ func (uc *Refresh) execute(ctx context.Context, token string) (domain.TokenPair,
 		// A token from an integrator's issuer without families starts one.
 		family = uc.d.Tokens.IDs.NewID()
 	}
-	pair, rec, err := uc.d.Tokens.mint(ctx, p.ID, family)
+	start := c.SessionStart
+	if start.IsZero() {
+		// A token minted before sessions carried their start (or by an
+		// integrator's issuer): its own issue time is the earliest known.
+		start = c.IssuedAt
+	}
+	pair, rec, err := uc.d.Tokens.mint(ctx, p.ID, family, start)
+	if errors.Is(err, errSessionOver) {
+		uc.sessionExpired(ctx, p, family)
+		return domain.TokenPair{}, domain.ErrUnauthenticated
+	}
 	if err != nil {
 		return domain.TokenPair{}, fmt.Errorf("refresh: %w", err)
 	}
 	err = uc.d.Tokens.Refresh.RotateRefresh(ctx, c.ID, rec, rec.IssuedAt, uc.d.ReuseGrace)
 	switch {
 	case errors.Is(err, domain.ErrRefreshTokenReused):
-		uc.d.Log.WarnContext(ctx, "refresh token reuse detected; family revoked", "family", family, "user", p.ID)
+		uc.reused(ctx, p, family)
 		return domain.TokenPair{}, errReused
 	case domain.KindOf(err) == domain.KindUnauthenticated:
 		return domain.TokenPair{}, domain.ErrUnauthenticated
@@ -102,4 +115,20 @@ func (uc *Refresh) execute(ctx context.Context, token string) (domain.TokenPair,
 		return domain.TokenPair{}, fmt.Errorf("refresh: rotate: %w", err)
 	}
 	return pair, nil
+}
+
+// reused is where a detected refresh-token reuse is reported, after the
+// store revoked the family (the audit trail's "refresh.reused" event
+// belongs here).
+func (uc *Refresh) reused(ctx context.Context, p domain.Principal, family string) {
+	if uc.d.Revoked != nil {
+		uc.d.Revoked.Add(family)
+	}
+	uc.d.Log.WarnContext(ctx, "refresh token reuse detected; family revoked", "family", family, "user", p.ID)
+}
+
+// sessionExpired is where a refresh refused by the session maximum is
+// reported (the audit trail's "session.expired" event belongs here).
+func (uc *Refresh) sessionExpired(ctx context.Context, p domain.Principal, family string) {
+	uc.d.Log.InfoContext(ctx, "refresh refused: the session reached its maximum lifetime", "family", family, "user", p.ID)
 }

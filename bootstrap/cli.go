@@ -16,7 +16,6 @@ import (
 	"github.com/cachegate/cachegate/adapters/cli"
 	"github.com/cachegate/cachegate/adapters/system"
 	"github.com/cachegate/cachegate/application"
-	"github.com/cachegate/cachegate/bootstrap/authfx"
 	"github.com/cachegate/cachegate/bootstrap/config"
 	"github.com/cachegate/cachegate/bootstrap/storefx"
 )
@@ -64,7 +63,7 @@ type cliRuntime struct {
 type cliServices struct {
 	fx.In
 	Users *application.UserAdmin
-	Keys  authfx.KeySet
+	Keys  *application.KeyAdmin
 }
 
 // JSONLogs reports whether the logs are JSON.

@@ -16,9 +16,10 @@ type ArchiveReader interface {
 	EachUser(ctx context.Context, fn func(domain.User) error) error
 	// EachSigningKey calls fn for every stored signing key, in id order.
 	EachSigningKey(ctx context.Context, fn func(domain.SigningKey) error) error
-	// EachRefresh calls fn for every refresh record not revoked and not
-	// expired at now, in id order: the live families, used tokens included
-	// (so reuse detection survives the move).
+	// EachRefresh calls fn for every refresh record not expired at now, in
+	// id order: the live families, used tokens included (so reuse detection
+	// survives the move), and revoked ones (so the access tokens of a
+	// session ended before the move stay refused after it).
 	EachRefresh(ctx context.Context, now time.Time, fn func(domain.RefreshRecord) error) error
 	// EachEntry calls fn for every entry of table live at now, in id order.
 	EachEntry(ctx context.Context, table string, now time.Time, fn func(domain.Entry) error) error

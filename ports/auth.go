@@ -127,13 +127,32 @@ type RefreshStore interface {
 	PurgeRefresh(ctx context.Context, now time.Time, limit int) (int, error)
 }
 
+// RevocationFeed tells which refresh families were revoked lately, so
+// every replica's guard refuses their access tokens without asking the
+// store on each request (application.RevokedSessions polls it).
+type RevocationFeed interface {
+	// RevokedFamilies returns, each once, the families with a token
+	// revoked at or after since. It must be cheap when few are: one
+	// indexed query.
+	RevokedFamilies(ctx context.Context, since time.Time) ([]string, error)
+}
+
 // KeyStore keeps token signing keys so every replica and restart agrees.
 type KeyStore interface {
 	// SigningKeys returns every stored key, newest first.
 	SigningKeys(ctx context.Context) ([]domain.SigningKey, error)
 	// AddSigningKey stores k and retires the previous current key at
-	// k.DateCreated, atomically.
+	// k.DateCreated, erasing the private half of every retired key,
+	// atomically.
 	AddSigningKey(ctx context.Context, k domain.SigningKey) error
+	// RevokeSigningKey marks the key kid revoked at now (a key revoked
+	// before keeps its time) and erases its private half; it returns
+	// domain.ErrSigningKeyNotFound for an unknown kid.
+	RevokeSigningKey(ctx context.Context, kid string, now time.Time) error
+	// SetSigningKeyPrivate replaces the stored private half of kid (to
+	// encrypt a key stored in clear); domain.ErrSigningKeyNotFound for an
+	// unknown kid.
+	SetSigningKeyPrivate(ctx context.Context, kid string, private []byte) error
 	// DeleteSigningKeysRetiredBefore removes keys retired before t.
 	DeleteSigningKeysRetiredBefore(ctx context.Context, t time.Time) (int, error)
 }

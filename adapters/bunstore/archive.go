@@ -93,11 +93,11 @@ func (a *Archive) EachUser(ctx context.Context, fn func(domain.User) error) erro
 
 // EachSigningKey implements ports.ArchiveReader.
 func (a *Archive) EachSigningKey(ctx context.Context, fn func(domain.SigningKey) error) error {
-	return a.eachPage(ctx, "export signing keys", `SELECT id, algorithm, "private", "public", date_created, retired_at
+	return a.eachPage(ctx, "export signing keys", `SELECT id, algorithm, "private", "public", date_created, retired_at, revoked_at
 		FROM signing_keys WHERE id > ? ORDER BY id LIMIT ?`, nil,
 		func(rows *sql.Rows) (string, error) {
 			var r signingKeyRow
-			if err := rows.Scan(&r.ID, &r.Algorithm, &r.Private, &r.Public, &r.DateCreated, &r.RetiredAt); err != nil {
+			if err := rows.Scan(&r.ID, &r.Algorithm, &r.Private, &r.Public, &r.DateCreated, &r.RetiredAt, &r.RevokedAt); err != nil {
 				return "", dbError("export signing keys", err)
 			}
 			return r.ID, fn(toDomainSigningKey(r))
@@ -107,7 +107,7 @@ func (a *Archive) EachSigningKey(ctx context.Context, fn func(domain.SigningKey)
 // EachRefresh implements ports.ArchiveReader.
 func (a *Archive) EachRefresh(ctx context.Context, now time.Time, fn func(domain.RefreshRecord) error) error {
 	return a.eachPage(ctx, "export refresh tokens", `SELECT id, family_id, user_id, issued_at, expires_at, used_at, revoked_at
-		FROM refresh_tokens WHERE revoked_at IS NULL AND expires_at > ? AND id > ? ORDER BY id LIMIT ?`, []any{timeArg(now)},
+		FROM refresh_tokens WHERE expires_at > ? AND id > ? ORDER BY id LIMIT ?`, []any{timeArg(now)},
 		func(rows *sql.Rows) (string, error) {
 			var (
 				r                                domain.RefreshRecord
@@ -235,12 +235,13 @@ func (l *archiveLoad) AddUsers(ctx context.Context, us []domain.User) (int, erro
 }
 
 func (l *archiveLoad) AddSigningKeys(ctx context.Context, ks []domain.SigningKey) (int, error) {
-	args := make([]any, 0, 6*len(ks))
+	args := make([]any, 0, 7*len(ks))
 	for _, k := range ks {
-		args = append(args, k.ID, k.Algorithm, k.Private, k.Public, timeArg(k.DateCreated), nullTimeArg(k.RetiredAt))
+		args = append(args, k.ID, k.Algorithm, authBytes(k.Private), authBytes(k.Public), timeArg(k.DateCreated),
+			nullTimeArg(k.RetiredAt), nullTimeArg(k.RevokedAt))
 	}
 	return l.insert(ctx, "import signing keys", `INSERT INTO signing_keys
-		(id, algorithm, "private", "public", date_created, retired_at)`, 6, len(ks), args)
+		(id, algorithm, "private", "public", date_created, retired_at, revoked_at)`, 7, len(ks), args)
 }
 
 func (l *archiveLoad) AddRefresh(ctx context.Context, rs []domain.RefreshRecord) (int, error) {

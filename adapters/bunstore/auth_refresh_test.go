@@ -21,6 +21,13 @@ func TestAuthRefreshStore(t *testing.T) {
 	})
 }
 
+func TestAuthRevocationFeed(t *testing.T) {
+	t.Parallel()
+	authForEachEngine(t, func(t *testing.T, newDB func(*testing.T) *bun.DB) {
+		contract.RevocationFeed(t, func(t *testing.T) contract.RevocationStore { return bunstore.NewRefreshStore(newDB(t)) })
+	})
+}
+
 // TestAuthRevokeFamilyCatchesConcurrentSuccessor pins the PostgreSQL race
 // revoke guards against: a rotation holding the old token's row commits a
 // successor while RevokeFamily's UPDATE waits for that row. The UPDATE's

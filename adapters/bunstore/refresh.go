@@ -22,7 +22,10 @@ type RefreshStore struct {
 	rotation *preparedSet
 }
 
-var _ ports.RefreshStore = (*RefreshStore)(nil)
+var (
+	_ ports.RefreshStore   = (*RefreshStore)(nil)
+	_ ports.RevocationFeed = (*RefreshStore)(nil)
+)
 
 // NewRefreshStore returns the store over db, which must come from Open and
 // have been migrated.
@@ -187,6 +190,21 @@ func (s *RefreshStore) revoke(ctx context.Context, column, value string, now tim
 		}
 	}
 	return fmt.Errorf("bunstore: revoke refresh tokens: still finding unrevoked tokens after %d passes", maxRevokePasses)
+}
+
+// RevokedFamilies returns, each once and sorted, the families with a
+// token revoked at or after since: one query over the partial index
+// refresh_tokens_revoked_at_idx, which holds revoked tokens only.
+func (s *RefreshStore) RevokedFamilies(ctx context.Context, since time.Time) (_ []string, err error) {
+	ctx, done := s.bounds.enter(ctx)
+	defer done(&err)
+	var families []string
+	err = s.db.NewRaw(`SELECT DISTINCT family_id FROM refresh_tokens
+		WHERE revoked_at IS NOT NULL AND revoked_at >= ? ORDER BY family_id`, timeArg(since)).Scan(ctx, &families)
+	if err != nil {
+		return nil, dbError("read revoked families", err)
+	}
+	return families, nil
 }
 
 // PurgeRefresh removes at most limit records that expired before now,

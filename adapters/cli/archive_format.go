@@ -20,7 +20,7 @@ import (
 //
 //	{"format":"cachegate-export","version":1,"exportedAt":"…"}
 //	{"kind":"user","id":…,"username":…,"passwordHash":…,"passwordSalt":…,"active":true,"dateCreated":…,"dateUpdated":…}
-//	{"kind":"signingKey","id":…,"algorithm":"EdDSA","private":"<base64>","public":"<base64>","dateCreated":…,"retiredAt":null}
+//	{"kind":"signingKey","id":…,"algorithm":"EdDSA","private":"<base64>","public":"<base64>","dateCreated":…,"retiredAt":null,"revokedAt":null}
 //	{"kind":"refresh","id":…,"familyId":…,"userId":…,"issuedAt":…,"expiresAt":…,"usedAt":null,"revokedAt":null}
 //	{"kind":"entry","entity":"userCache","id":…,"key":…,"type":…,"assigneeId":…,"data":<JSON>,"version":1,"dateCreated":…,"dateUpdated":…,"expiresAt":null}
 //	{"kind":"end","records":4}
@@ -65,6 +65,7 @@ type archiveKey struct {
 	Public      []byte     `json:"public"`
 	DateCreated time.Time  `json:"dateCreated"`
 	RetiredAt   *time.Time `json:"retiredAt"`
+	RevokedAt   *time.Time `json:"revokedAt"`
 }
 
 type archiveRefresh struct {
@@ -132,7 +133,7 @@ func (a *archiveWriter) record(r application.ArchiveRecord) error {
 	case r.Key != nil:
 		k := r.Key
 		return a.line(archiveKey{Kind: "signingKey", ID: k.ID, Algorithm: k.Algorithm, Private: k.Private, Public: k.Public,
-			DateCreated: k.DateCreated.UTC(), RetiredAt: utcPtr(k.RetiredAt)})
+			DateCreated: k.DateCreated.UTC(), RetiredAt: utcPtr(k.RetiredAt), RevokedAt: utcPtr(k.RevokedAt)})
 	case r.Refresh != nil:
 		f := r.Refresh
 		return a.line(archiveRefresh{Kind: "refresh", ID: f.ID, FamilyID: f.FamilyID, UserID: f.UserID,
@@ -281,11 +282,11 @@ func (a *archiveReader) decode(b []byte) (*application.ArchiveRecord, error) {
 		if err := required("signingKey", sk.ID, sk.Algorithm); err != nil {
 			return nil, err
 		}
-		if len(sk.Private) == 0 {
-			return nil, errors.New("signingKey: private is empty")
+		if len(sk.Private) == 0 && sk.RetiredAt == nil && sk.RevokedAt == nil {
+			return nil, errors.New("signingKey: the current key has no private half")
 		}
 		return &application.ArchiveRecord{Key: &domain.SigningKey{ID: sk.ID, Algorithm: sk.Algorithm, Private: sk.Private,
-			Public: sk.Public, DateCreated: sk.DateCreated, RetiredAt: sk.RetiredAt}}, nil
+			Public: sk.Public, DateCreated: sk.DateCreated, RetiredAt: sk.RetiredAt, RevokedAt: sk.RevokedAt}}, nil
 	case "refresh":
 		var f archiveRefresh
 		if err := strictJSON(b, &f); err != nil {

@@ -172,11 +172,11 @@ func newOASStack(t *testing.T, ready Pinger) *oasStack {
 	if err != nil {
 		t.Fatal(err)
 	}
-	logout, err := application.NewLogout(refreshStore, clock)
+	logout, err := application.NewLogout(refreshStore, clock, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
-	authn, err := application.NewAuthenticate(tokens.Verifier(), nil, lookup)
+	authn, err := application.NewAuthenticate(tokens.Verifier(), nil, lookup, nil)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -20,7 +20,10 @@ type RefreshStore struct {
 	tokens map[string]domain.RefreshRecord
 }
 
-var _ ports.RefreshStore = (*RefreshStore)(nil)
+var (
+	_ ports.RefreshStore   = (*RefreshStore)(nil)
+	_ ports.RevocationFeed = (*RefreshStore)(nil)
+)
 
 // NewRefreshStore returns an empty store.
 func NewRefreshStore() *RefreshStore {
@@ -82,6 +85,26 @@ func (s *RefreshStore) RevokeUser(_ context.Context, userID string, now time.Tim
 	defer s.mu.Unlock()
 	s.revoke(now, func(r domain.RefreshRecord) bool { return r.UserID == userID })
 	return nil
+}
+
+// RevokedFamilies returns, each once and sorted, the families with a
+// token revoked at or after since.
+func (s *RefreshStore) RevokedFamilies(_ context.Context, since time.Time) ([]string, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	since = authTime(since)
+	seen := map[string]bool{}
+	for _, r := range s.tokens {
+		if r.RevokedAt != nil && !r.RevokedAt.Before(since) {
+			seen[r.FamilyID] = true
+		}
+	}
+	out := make([]string, 0, len(seen))
+	for f := range seen {
+		out = append(out, f)
+	}
+	slices.Sort(out)
+	return out, nil
 }
 
 // PurgeRefresh removes at most limit records that expired before now,

@@ -199,6 +199,7 @@ auth:                       # names of the auth keys are the project's to choose
 func TestFullFileParses(t *testing.T) {
 	t.Parallel()
 	secretFile := writeFile(t, "hs256", "0123456789abcdef0123456789abcdef\n")
+	keySecretFile := writeFile(t, "kek", "  \tkey-encryption-secret-of-32-bytes!!\n\n")
 	c := mustLoad(t, input{yaml: `
 addr: 0.0.0.0:80
 database: postgres://app:pw@db:5432/cache?sslmode=disable
@@ -225,6 +226,8 @@ auth:
   passwordAlgorithm: argon2id
   bcryptCost: 12
   refreshReuseGrace: 10s
+  sessionMax: 7d
+  keyEncryptionSecretFile: ` + keySecretFile + `
   throttle: {usernameLimit: 5, addressLimit: 0, window: 1h}
 limits: {bodyBytes: 2MiB, dataBytes: 1048576, listMax: 500, listDefault: 50}
 log: {format: json, level: debug}
@@ -246,7 +249,10 @@ sweep: {interval: 30s, batch: 200}
 			HS256SecretFile: secretFile, UsernameField: "email", PasswordField: "pass",
 			RefreshFrom:       config.TokenSource{In: config.InCookie, Name: "refresh"},
 			PasswordAlgorithm: config.Argon2id, BcryptCost: 12, RefreshReuseGrace: 10 * time.Second,
-			Throttle: config.Throttle{UsernameLimit: 5, AddressLimit: 0, Window: time.Hour},
+			SessionMax:              7 * 24 * time.Hour,
+			KeyEncryptionSecret:     config.NewSecret("key-encryption-secret-of-32-bytes!!"),
+			KeyEncryptionSecretFile: keySecretFile,
+			Throttle:                config.Throttle{UsernameLimit: 5, AddressLimit: 0, Window: time.Hour},
 		},
 		Limits: config.Limits{BodyBytes: 2 << 20, DataBytes: 1 << 20, ListMax: 500, ListDefault: 50},
 		Log:    config.Log{Format: config.LogJSON, Level: slog.LevelDebug},

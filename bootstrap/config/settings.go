@@ -185,6 +185,19 @@ func settings() []setting {
 				}
 				return nil
 			}},
+		{flag: "session-max", arg: "duration", key: "auth.sessionMax", def: "90d",
+			usage: "longest life of a session (refresh family) from its login, however often it refreshes",
+			parse: durationInto(func(c *Config) *time.Duration { return &c.Auth.SessionMax }),
+			check: func(c Config) error { return checkPositive(c.Auth.SessionMax) }},
+		{flag: "key-encryption-secret-file", arg: "file", key: "auth.keyEncryptionSecretFile",
+			usage: "file holding a secret of at least 32 bytes that encrypts the stored signing keys",
+			parse: readKeyEncryptionSecretFile,
+			check: func(c Config) error {
+				if s := c.Auth.KeyEncryptionSecret; s.IsSet() && s.Len() < minSecretBytes {
+					return fmt.Errorf("the secret must be at least %d bytes", minSecretBytes)
+				}
+				return nil
+			}},
 		{flag: "throttle-username-limit", arg: "n", key: "auth.throttle.usernameLimit", def: "10",
 			usage: "failed logins of one username within the window before 429 (0: no limit)",
 			parse: intInto(func(c *Config) *int { return &c.Auth.Throttle.UsernameLimit }),
@@ -301,6 +314,38 @@ func readSecretFile(c *Config, path string) error {
 		return fmt.Errorf("%s: is empty", path)
 	}
 	return nil
+}
+
+// readKeyEncryptionSecretFile reads the key encryption secret; the
+// whitespace around it is ignored.
+func readKeyEncryptionSecretFile(c *Config, path string) error {
+	b, err := readSmallFile(path)
+	if err != nil {
+		return err
+	}
+	c.Auth.KeyEncryptionSecret = NewSecret(strings.TrimSpace(string(b)))
+	c.Auth.KeyEncryptionSecretFile = path
+	if !c.Auth.KeyEncryptionSecret.IsSet() {
+		return fmt.Errorf("%s: is empty", path)
+	}
+	return nil
+}
+
+// readSmallFile reads a secret file of at most maxSecretFileBytes.
+func readSmallFile(path string) ([]byte, error) {
+	f, err := os.Open(path)
+	if err != nil {
+		return nil, err
+	}
+	defer f.Close()
+	b, err := io.ReadAll(io.LimitReader(f, maxSecretFileBytes+1))
+	if err != nil {
+		return nil, err
+	}
+	if len(b) > maxSecretFileBytes {
+		return nil, fmt.Errorf("%s: larger than %d bytes", path, maxSecretFileBytes)
+	}
+	return b, nil
 }
 
 // parseRefreshFrom parses "IN:NAME".

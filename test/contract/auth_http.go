@@ -45,6 +45,9 @@ type AuthHTTPTarget struct {
 	AddUser func(t *testing.T, username, password string, active bool) (id string)
 	// DisableUser disables a user as `cachegate users disable` does.
 	DisableUser func(t *testing.T, username string)
+	// SetPassword changes a user's password as `cachegate users
+	// set-password` does. Nil skips the test of sessions ending with it.
+	SetPassword func(t *testing.T, username, password string)
 	// SubjectCacheTTL is how long the guard may still let a disabled
 	// user's access token in; zero means one second.
 	SubjectCacheTTL time.Duration
