@@ -18,8 +18,11 @@ import (
 // between SQLite and PostgreSQL without logging anyone out.
 
 // archiveYAML has an owner-guarded entity and an authenticated one, so
-// entries of two tables move, and tokens are needed to read them.
-const archiveYAML = `cache:
+// entries of two tables move, and tokens are needed to read them; reuse
+// of a refresh token is never forgiven, so reuse detection shows.
+const archiveYAML = `auth:
+  refreshReuseGrace: "0"
+cache:
   entities:
     userCache: {}
     orgCache: {table: org_entries}
