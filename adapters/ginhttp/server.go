@@ -71,6 +71,8 @@ type Options struct {
 	// Observer learns every request's method, route template ("" when no
 	// route matched), status and duration, for metrics; nil is none.
 	Observer RequestObserver
+	// Stream configures the change feed's event streams.
+	Stream StreamOptions
 }
 
 // RequestObserver records finished requests; it must be cheap and safe
@@ -90,6 +92,11 @@ type Server struct {
 	bodyLimit int64
 	ready     Pinger
 	observer  RequestObserver
+	stream    StreamOptions
+	// streams ends when the server shuts down (CloseStreams), ending every
+	// open event stream.
+	streams      context.Context
+	closeStreams context.CancelFunc
 }
 
 // ginMode is set once: Gin keeps its mode in a process-wide variable, and
@@ -116,6 +123,11 @@ func New(opts Options) (*Server, error) {
 		bodyLimit: opts.BodyLimit,
 		ready:     opts.Ready,
 		observer:  opts.Observer,
+		stream:    opts.Stream,
+	}
+	s.streams, s.closeStreams = context.WithCancel(context.Background())
+	if s.stream.Heartbeat <= 0 {
+		s.stream.Heartbeat = DefaultHeartbeat
 	}
 	if s.log == nil {
 		s.log = slog.New(slog.DiscardHandler)
@@ -171,6 +183,11 @@ func New(opts Options) (*Server, error) {
 	}
 	return s, nil
 }
+
+// CloseStreams ends every open event stream (each gets its end event);
+// call it when shutdown begins (http.Server.RegisterOnShutdown), as
+// http.Server.Shutdown waits for streams, which never end on their own.
+func (s *Server) CloseStreams() { s.closeStreams() }
 
 // Handler returns the server as an http.Handler.
 func (s *Server) Handler() http.Handler { return s.engine }
@@ -229,6 +246,22 @@ func (s *Server) handle(method, path string, public accessRule, h gin.HandlerFun
 		s.engine.Handle(method, path, h)
 	} else {
 		s.engine.Handle(method, path, s.guard(public), h)
+	}
+	return nil
+}
+
+// handleStream mounts an event stream's route: as handle, except that the
+// token may come from the access_token parameter (bearerFromQuery).
+func (s *Server) handleStream(method, path string, public accessRule, h gin.HandlerFunc) (err error) {
+	defer func() {
+		if r := recover(); r != nil {
+			err = fmt.Errorf("ginhttp: route %s %s: %v", method, path, r)
+		}
+	}()
+	if s.auth == nil {
+		s.engine.Handle(method, path, h)
+	} else {
+		s.engine.Handle(method, path, bearerFromQuery, s.guard(public), h)
 	}
 	return nil
 }

@@ -42,6 +42,8 @@ type Options struct {
 	PasswordField string
 	RefreshFrom   ginhttp.TokenLocation
 	RefreshName   string
+	// Heartbeat is the event streams' keep-alive interval (default 15s).
+	Heartbeat time.Duration
 }
 
 // Addr is the address the server listens on once the app started.
@@ -96,6 +98,7 @@ func New(d Deps) (*ginhttp.Server, error) {
 		Ready:         d.Ready,
 		Routes:        append(append([]ginhttp.Route(nil), d.Options.Routes...), d.Routes...),
 		Observer:      d.Observer,
+		Stream:        ginhttp.StreamOptions{Heartbeat: d.Options.Heartbeat},
 	})
 }
 
@@ -124,6 +127,9 @@ func serve(lc fx.Lifecycle, o Options, s *ginhttp.Server, addr Addr, log *slog.L
 		IdleTimeout:       120 * time.Second,
 		ErrorLog:          slog.NewLogLogger(log.Handler(), slog.LevelWarn),
 	}
+	// Event streams never end on their own: end them when shutdown
+	// begins, so Shutdown does not wait for them.
+	srv.RegisterOnShutdown(s.CloseStreams)
 	done := make(chan struct{})
 	lc.Append(fx.Hook{
 		OnStart: func(ctx context.Context) error {
