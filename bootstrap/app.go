@@ -45,7 +45,8 @@ func Core(cfg config.Config, logOut io.Writer) fx.Option {
 		fx.WithLogger(func() fxevent.Logger { return fxevent.NopLogger }),
 		fx.Supply(NewLogger(cfg.Log, logOut)),
 		System(),
-		storefx.SQL(storefx.Options{Database: cfg.Database, Tables: cache.Tables(), Migrate: true}),
+		storefx.SQL(storefx.Options{Database: cfg.Database, Timeout: cfg.DatabaseTimeout,
+			Tables: cache.Tables(), Migrate: true}),
 		cachefx.ForRoot(cache),
 		authfx.ForRoot(AuthOptions(cfg)),
 	)

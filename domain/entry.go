@@ -51,8 +51,28 @@ func (e Entry) NaturalKey() NaturalKey {
 }
 
 // Normalize returns t in UTC truncated to microseconds, the precision every
-// store round-trips identically.
+// store round-trips identically. It is the one place that rule lives:
+// stores call it (or NormalizePtr, Entry.Normalized) rather than repeat it.
 func Normalize(t time.Time) time.Time { return t.UTC().Truncate(time.Microsecond) }
+
+// NormalizePtr is Normalize for an optional time; it returns a new pointer
+// (nil for nil), so the caller's time is never shared.
+func NormalizePtr(t *time.Time) *time.Time {
+	if t == nil {
+		return nil
+	}
+	n := Normalize(*t)
+	return &n
+}
+
+// Normalized returns e with every time normalized (see Normalize).
+func (e Entry) Normalized() Entry {
+	e.DateCreated = Normalize(e.DateCreated)
+	e.DateUpdated = Normalize(e.DateUpdated)
+	e.DateDeleted = NormalizePtr(e.DateDeleted)
+	e.ExpiresAt = NormalizePtr(e.ExpiresAt)
+	return e
+}
 
 // ValidateKey checks a key or type value; field names it in the error.
 func ValidateKey(field, v string) *FieldError {

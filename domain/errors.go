@@ -2,6 +2,7 @@ package domain
 
 import (
 	"errors"
+	"log/slog"
 	"strings"
 	"time"
 )
@@ -20,6 +21,12 @@ const (
 	KindUnauthenticated
 	KindForbidden
 	KindTooMany
+	// KindUnavailable is a dependency (the database) that does not answer
+	// now; the same request may succeed later.
+	KindUnavailable
+	// KindStorageFull is storage that has no room for a write; reads still
+	// work.
+	KindStorageFull
 )
 
 // String returns the kind's name.
@@ -39,6 +46,10 @@ func (k Kind) String() string {
 		return "forbidden"
 	case KindTooMany:
 		return "too many"
+	case KindUnavailable:
+		return "unavailable"
+	case KindStorageFull:
+		return "storage full"
 	default:
 		return "internal"
 	}
@@ -59,12 +70,36 @@ type Error struct {
 	Message string
 	// Details lists per-field problems of a validation error.
 	Details []FieldError
-	// RetryAfter tells a throttled client when to try again (KindTooMany).
+	// RetryAfter tells a client when to try again (KindTooMany,
+	// KindUnavailable).
 	RetryAfter time.Duration
 }
 
-// Error implements error.
+// Error implements error. It is the client-safe message alone, which is
+// what the command line prints; String and LogValue add the code.
 func (e *Error) Error() string { return e.Message }
+
+// String returns "CODE: message".
+func (e *Error) String() string { return e.Code + ": " + e.Message }
+
+// LogValue makes slog print the error as a group of its code, kind and
+// message (and the throttle delay and invalid fields when set), so a log
+// line can be searched by code.
+func (e *Error) LogValue() slog.Value {
+	attrs := []slog.Attr{slog.String("code", e.Code), slog.String("kind", e.Kind.String()),
+		slog.String("message", e.Message)}
+	if e.RetryAfter > 0 {
+		attrs = append(attrs, slog.Duration("retry_after", e.RetryAfter))
+	}
+	if len(e.Details) > 0 {
+		fields := make([]string, len(e.Details))
+		for i, d := range e.Details {
+			fields[i] = d.Field
+		}
+		attrs = append(attrs, slog.String("fields", strings.Join(fields, ",")))
+	}
+	return slog.GroupValue(attrs...)
+}
 
 // Is reports whether target is an *Error with the same code, so sentinels
 // match errors that carry extra details.
@@ -105,7 +140,19 @@ var (
 		Message: "Unauthorized"}
 	ErrTooManyAttempts = &Error{Kind: KindTooMany, Code: "TOO_MANY_ATTEMPTS",
 		Message: "too many failed login attempts; try again later"}
+	// ErrDatabaseUnavailable is a database that did not answer within the
+	// configured bound, refused the connection or lost it. Stores wrap it
+	// around the driver's error, which stays in the chain for logs.
+	ErrDatabaseUnavailable = &Error{Kind: KindUnavailable, Code: "DATABASE_UNAVAILABLE",
+		Message: "the database is unavailable; try again later", RetryAfter: DatabaseRetryAfter}
+	// ErrStorageFull is a write refused because the database's disk is full.
+	ErrStorageFull = &Error{Kind: KindStorageFull, Code: "STORAGE_FULL",
+		Message: "the database's storage is full; reads still work, writes fail until space is freed"}
 )
+
+// DatabaseRetryAfter is the pause ErrDatabaseUnavailable suggests: short,
+// since a restarted or promoted database answers within seconds.
+const DatabaseRetryAfter = 2 * time.Second
 
 // CodeValidation is the code of every validation error.
 const CodeValidation = "VALIDATION_FAILED"

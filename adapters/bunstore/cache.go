@@ -31,16 +31,17 @@ const maxCreateTries = 3
 // Deleting leaves an entry's version and DateUpdated as they were and sets
 // DateDeleted.
 type CacheRepository struct {
-	db    bun.IDB
-	table bun.Ident
+	db     bun.IDB
+	table  bun.Ident
+	bounds bounds
 }
 
 var _ ports.CacheRepository = (*CacheRepository)(nil)
 
 // NewCacheRepository returns the repository of table, which Migrate
 // created.
-func NewCacheRepository(db *bun.DB, table string) *CacheRepository {
-	return &CacheRepository{db: db, table: bun.Ident(table)}
+func NewCacheRepository(db *bun.DB, table string, opts ...RepoOption) *CacheRepository {
+	return &CacheRepository{db: db, table: bun.Ident(table), bounds: newBounds(opts)}
 }
 
 const cacheColumns = "id, key, type, assignee_id, data, version, date_created, date_updated, date_deleted, expires_at"
@@ -54,8 +55,10 @@ const deadAt = "(date_deleted IS NOT NULL OR expires_at <= ?)"
 
 // Create implements ports.CacheRepository. When live entries hold both e's
 // id and e's natural key, the id wins: ErrCacheIDTaken, as the port says.
-func (r *CacheRepository) Create(ctx context.Context, e domain.Entry, now time.Time) error {
-	e = normalizeEntry(e)
+func (r *CacheRepository) Create(ctx context.Context, e domain.Entry, now time.Time) (err error) {
+	ctx, done := r.bounds.enter(ctx)
+	defer done(&err)
+	e = e.Normalized()
 	for try := 1; ; try++ {
 		err := withRetry(ctx, func() error {
 			_, err := r.db.ExecContext(ctx, "INSERT INTO ? ("+cacheColumns+") VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
@@ -98,12 +101,16 @@ func (r *CacheRepository) Create(ctx context.Context, e domain.Entry, now time.T
 }
 
 // Get implements ports.CacheRepository.
-func (r *CacheRepository) Get(ctx context.Context, id string, now time.Time) (domain.Entry, error) {
+func (r *CacheRepository) Get(ctx context.Context, id string, now time.Time) (_ domain.Entry, err error) {
+	ctx, done := r.bounds.enter(ctx)
+	defer done(&err)
 	return r.getOne(ctx, "SELECT "+cacheColumns+" FROM ? WHERE id = ? AND "+liveAt, r.table, id, timeArg(now))
 }
 
 // GetByKey implements ports.CacheRepository.
-func (r *CacheRepository) GetByKey(ctx context.Context, k domain.NaturalKey, now time.Time) (domain.Entry, error) {
+func (r *CacheRepository) GetByKey(ctx context.Context, k domain.NaturalKey, now time.Time) (_ domain.Entry, err error) {
+	ctx, done := r.bounds.enter(ctx)
+	defer done(&err)
 	return r.getOne(ctx, "SELECT "+cacheColumns+" FROM ? WHERE key = ? AND type = ? AND assignee_id = ? AND "+liveAt,
 		r.table, k.Key, k.Type, k.AssigneeID, timeArg(now))
 }
@@ -127,7 +134,9 @@ func (r *CacheRepository) getOne(ctx context.Context, query string, args ...any)
 // Update implements ports.CacheRepository. Only Version is set by the
 // repository; every other field, DateUpdated included, is what fn left
 // (the id excepted, which fn cannot change).
-func (r *CacheRepository) Update(ctx context.Context, id string, now time.Time, fn func(*domain.Entry) error) (domain.Entry, error) {
+func (r *CacheRepository) Update(ctx context.Context, id string, now time.Time, fn func(*domain.Entry) error) (_ domain.Entry, err error) {
+	ctx, done := r.bounds.enter(ctx)
+	defer done(&err)
 	for try := 0; try < maxUpdateTries; try++ {
 		cur, err := r.Get(ctx, id, now)
 		if err != nil {
@@ -138,7 +147,7 @@ func (r *CacheRepository) Update(ctx context.Context, id string, now time.Time, 
 			return domain.Entry{}, err
 		}
 		next.ID, next.Version = cur.ID, cur.Version+1
-		next = normalizeEntry(next)
+		next = next.Normalized()
 		n, err := r.replace(ctx, cur, next, now)
 		if err != nil {
 			return domain.Entry{}, err
@@ -182,7 +191,9 @@ func (r *CacheRepository) replace(ctx context.Context, cur, next domain.Entry, n
 }
 
 // Delete implements ports.CacheRepository.
-func (r *CacheRepository) Delete(ctx context.Context, id string, now time.Time, fn func(domain.Entry) error) (domain.Entry, error) {
+func (r *CacheRepository) Delete(ctx context.Context, id string, now time.Time, fn func(domain.Entry) error) (_ domain.Entry, err error) {
+	ctx, done := r.bounds.enter(ctx)
+	defer done(&err)
 	now = domain.Normalize(now)
 	for try := 0; try < maxUpdateTries; try++ {
 		cur, err := r.Get(ctx, id, now)
@@ -206,7 +217,9 @@ func (r *CacheRepository) Delete(ctx context.Context, id string, now time.Time, 
 }
 
 // DeleteByAssignee implements ports.CacheRepository.
-func (r *CacheRepository) DeleteByAssignee(ctx context.Context, assigneeID string, now time.Time) (int, error) {
+func (r *CacheRepository) DeleteByAssignee(ctx context.Context, assigneeID string, now time.Time) (_ int, err error) {
+	ctx, done := r.bounds.enter(ctx)
+	defer done(&err)
 	n, err := r.exec(ctx, "UPDATE ? SET date_deleted = ? WHERE assignee_id = ? AND "+liveAt,
 		r.table, timeArg(now), assigneeID, timeArg(now))
 	if err != nil {
@@ -217,7 +230,9 @@ func (r *CacheRepository) DeleteByAssignee(ctx context.Context, assigneeID strin
 
 // Purge implements ports.CacheRepository. Purgers running at once remove
 // disjoint rows (see purgeStatement).
-func (r *CacheRepository) Purge(ctx context.Context, now time.Time, limit int) (int, error) {
+func (r *CacheRepository) Purge(ctx context.Context, now time.Time, limit int) (_ int, err error) {
+	ctx, done := r.bounds.enter(ctx)
+	defer done(&err)
 	if limit <= 0 {
 		return 0, nil
 	}
@@ -262,22 +277,4 @@ func scanEntry(s rowScanner) (domain.Entry, error) {
 	e.DateCreated, e.DateUpdated = created.Time, updated.Time
 	e.DateDeleted, e.ExpiresAt = del.Ptr(), exp.Ptr()
 	return e, nil
-}
-
-// normalizeEntry puts e's times in the form every store round-trips: UTC,
-// truncated to the microsecond.
-func normalizeEntry(e domain.Entry) domain.Entry {
-	e.DateCreated = domain.Normalize(e.DateCreated)
-	e.DateUpdated = domain.Normalize(e.DateUpdated)
-	e.DateDeleted = normalizePtr(e.DateDeleted)
-	e.ExpiresAt = normalizePtr(e.ExpiresAt)
-	return e
-}
-
-func normalizePtr(t *time.Time) *time.Time {
-	if t == nil {
-		return nil
-	}
-	n := domain.Normalize(*t)
-	return &n
 }

@@ -15,14 +15,15 @@ import (
 	"github.com/cachegate/cachegate/test/pgtest"
 )
 
-// The benchmarks run on SQLite (a file, with the driver Open uses, plus
-// mattn/go-sqlite3 when built with -tags sqlitecompare) and, when
+// The benchmarks run on SQLite (a file, with the driver Open uses) and, when
 // CACHEGATE_TEST_POSTGRES is set, on PostgreSQL. CACHEGATE_BENCH_ROWS sets
 // how many rows BenchmarkGetByID reads among (default 10000; 1000000 takes
 // a while to seed), CACHEGATE_BENCH_CONNS the pool size (default: Open's).
 //
 //	go test -run '^$' -bench . -benchmem ./adapters/bunstore/
-//	go test -tags sqlitecompare -run '^$' -bench . -benchmem ./adapters/bunstore/
+//
+// test/bench/sqlitedrivers compares the two SQLite drivers, in a module of
+// its own so that mattn/go-sqlite3 stays out of this one.
 
 type benchBackend struct {
 	name string
@@ -34,16 +35,9 @@ func benchBackends(b *testing.B) []benchBackend {
 	if n, err := strconv.Atoi(os.Getenv("CACHEGATE_BENCH_CONNS")); err == nil {
 		opts = append(opts, WithMaxOpenConns(n))
 	}
-	sqlite := func(driver string) func(b *testing.B) *bun.DB {
-		return func(b *testing.B) *bun.DB {
-			o := append(opts, func(c *openConfig) { c.sqliteDriver = driver })
-			return benchOpen(b, "sqlite:"+filepath.Join(b.TempDir(), "bench.db"), o...)
-		}
-	}
-	backends := []benchBackend{{"sqlite-modernc", sqlite("sqlite")}}
-	for _, d := range extraSQLiteDrivers {
-		backends = append(backends, benchBackend{"sqlite-" + d.name, sqlite(d.driver)})
-	}
+	backends := []benchBackend{{"sqlite-modernc", func(b *testing.B) *bun.DB {
+		return benchOpen(b, "sqlite:"+filepath.Join(b.TempDir(), "bench.db"), opts...)
+	}}}
 	if os.Getenv(pgtest.EnvVar) != "" {
 		backends = append(backends, benchBackend{"postgres", func(b *testing.B) *bun.DB {
 			return benchOpen(b, pgtest.New(b), opts...)

@@ -23,7 +23,9 @@ var sortColumns = map[ports.SortField]string{
 // (with the total, when asked: a count-only query); a negative Offset counts
 // as zero. The page and the total are two statements, so a write between
 // them can make them disagree by that write.
-func (r *CacheRepository) List(ctx context.Context, q ports.ListQuery, now time.Time) (ports.ListResult, error) {
+func (r *CacheRepository) List(ctx context.Context, q ports.ListQuery, now time.Time) (_ ports.ListResult, err error) {
+	ctx, done := r.bounds.enter(ctx)
+	defer done(&err)
 	col, ok := sortColumns[q.Sort]
 	if !ok {
 		return ports.ListResult{}, fmt.Errorf("bunstore: list entries: unknown sort field %d", q.Sort)
@@ -57,7 +59,7 @@ func (r *CacheRepository) List(ctx context.Context, q ports.ListQuery, now time.
 	query := "SELECT " + cacheColumns + " FROM ? WHERE " + cond +
 		" ORDER BY " + col + dir + ", id" + dir + " LIMIT ? OFFSET ?"
 	args = append(args, q.Limit, max(q.Offset, 0))
-	err := withRetry(ctx, func() error {
+	err = withRetry(ctx, func() error {
 		res.Entries = res.Entries[:0]
 		rows, err := r.db.QueryContext(ctx, query, args...)
 		if err != nil {

@@ -15,19 +15,17 @@ import (
 	"github.com/uptrace/bun/dialect/pgdialect"
 	"github.com/uptrace/bun/dialect/sqlitedialect"
 
-	// The pure-Go SQLite driver registers itself as "sqlite"; docs/storage.md
-	// has the measurements behind choosing it over mattn/go-sqlite3.
-	_ "modernc.org/sqlite"
+	// The pure-Go SQLite driver; docs/storage.md has the measurements
+	// behind choosing it over mattn/go-sqlite3.
+	"modernc.org/sqlite"
 )
 
 // Option tunes Open.
 type Option func(*openConfig)
 
 type openConfig struct {
-	maxOpenConns int
-	// sqliteDriver is the database/sql driver name SQLite is opened with;
-	// benchmarks set it to compare drivers.
-	sqliteDriver string
+	maxOpenConns   int
+	connectTimeout time.Duration
 }
 
 // WithMaxOpenConns sets the size of the connection pool, overriding the
@@ -35,6 +33,13 @@ type openConfig struct {
 // which must use one connection.
 func WithMaxOpenConns(n int) Option {
 	return func(c *openConfig) { c.maxOpenConns = n }
+}
+
+// WithConnectTimeout bounds each attempt to connect to PostgreSQL, per
+// host of a multi-host URL, when the URL sets no connect_timeout; zero or
+// less means DefaultTimeout. SQLite opens files and ignores it.
+func WithConnectTimeout(d time.Duration) Option {
+	return func(c *openConfig) { c.connectTimeout = d }
 }
 
 // sqliteParams are the connection settings of every SQLite connection: a
@@ -67,7 +72,7 @@ const sqliteFileParams = "&_journal_mode=WAL&_synchronous=NORMAL"
 //
 // Errors never repeat dsn, which may hold a password.
 func Open(ctx context.Context, dsn string, opts ...Option) (*bun.DB, error) {
-	cfg := openConfig{sqliteDriver: "sqlite"}
+	var cfg openConfig
 	for _, o := range opts {
 		o(&cfg)
 	}
@@ -105,10 +110,11 @@ func openSQLiteFile(path string, cfg openConfig) (*bun.DB, error) {
 }
 
 func openSQLite(uri string, memory bool, cfg openConfig) (*bun.DB, error) {
-	sqldb, err := sql.Open(cfg.sqliteDriver, uri)
+	conn, err := sqlite.NewConnector(uri)
 	if err != nil {
 		return nil, fmt.Errorf("bunstore: open SQLite: %w", err)
 	}
+	sqldb := sql.OpenDB(withWriteGate(conn))
 	switch {
 	case memory:
 		sqldb.SetMaxOpenConns(1)
@@ -136,6 +142,12 @@ func openPostgres(dsn string, cfg openConfig) (*bun.DB, error) {
 	// new: the default statement cache would prepare (one more round trip)
 	// and evict on every query. Exec mode sends each in one round trip.
 	pgcfg.DefaultQueryExecMode = pgx.QueryExecModeExec
+	if pgcfg.ConnectTimeout <= 0 {
+		pgcfg.ConnectTimeout = cfg.connectTimeout
+		if pgcfg.ConnectTimeout <= 0 {
+			pgcfg.ConnectTimeout = DefaultTimeout
+		}
+	}
 	sqldb := stdlib.OpenDB(*pgcfg)
 	n := cfg.maxOpenConns
 	if n <= 0 {

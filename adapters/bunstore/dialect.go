@@ -9,6 +9,8 @@ import (
 	"github.com/uptrace/bun"
 	"github.com/uptrace/bun/dialect"
 	"github.com/uptrace/bun/schema"
+
+	"github.com/cachegate/cachegate/domain"
 )
 
 // The differences between SQLite and PostgreSQL, all of them, are here:
@@ -164,7 +166,7 @@ func (n *nullTime) Scan(v any) error {
 	case int64:
 		*n = nullTime{Time: time.UnixMicro(v).UTC(), Valid: true}
 	case time.Time:
-		*n = nullTime{Time: v.UTC().Truncate(time.Microsecond), Valid: true}
+		*n = nullTime{Time: domain.Normalize(v), Valid: true}
 	default:
 		return fmt.Errorf("bunstore: cannot scan %T as a time", v)
 	}

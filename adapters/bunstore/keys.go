@@ -11,13 +11,18 @@ import (
 )
 
 // KeyStore is the ports.KeyStore of the signing_keys table.
-type KeyStore struct{ db *bun.DB }
+type KeyStore struct {
+	db     *bun.DB
+	bounds bounds
+}
 
 var _ ports.KeyStore = (*KeyStore)(nil)
 
 // NewKeyStore returns the store over db, which must come from Open and
 // have been migrated.
-func NewKeyStore(db *bun.DB) *KeyStore { return &KeyStore{db: db} }
+func NewKeyStore(db *bun.DB, opts ...RepoOption) *KeyStore {
+	return &KeyStore{db: db, bounds: newBounds(opts)}
+}
 
 // signingKeyRow is a row of signing_keys as read.
 type signingKeyRow struct {
@@ -43,9 +48,11 @@ func toDomainSigningKey(r signingKeyRow) domain.SigningKey {
 
 // SigningKeys returns every stored key, newest DateCreated first (ties by
 // descending id, so the order is total).
-func (s *KeyStore) SigningKeys(ctx context.Context) ([]domain.SigningKey, error) {
+func (s *KeyStore) SigningKeys(ctx context.Context) (_ []domain.SigningKey, err error) {
+	ctx, done := s.bounds.enter(ctx)
+	defer done(&err)
 	var rows []signingKeyRow
-	err := s.db.NewRaw(`SELECT id, algorithm, "private", "public", date_created, retired_at
+	err = s.db.NewRaw(`SELECT id, algorithm, "private", "public", date_created, retired_at
 		FROM signing_keys ORDER BY date_created DESC, id DESC`).Scan(ctx, &rows)
 	if err != nil {
 		return nil, dbError("read signing keys", err)
@@ -63,7 +70,9 @@ func (s *KeyStore) SigningKeys(ctx context.Context) ([]domain.SigningKey, error)
 // PostgreSQL, the write lock on SQLite), so replicas generating a key at
 // the same start never leave two current keys: the last to commit wins. A
 // key id already stored is an internal error and changes nothing.
-func (s *KeyStore) AddSigningKey(ctx context.Context, k domain.SigningKey) error {
+func (s *KeyStore) AddSigningKey(ctx context.Context, k domain.SigningKey) (err error) {
+	ctx, done := s.bounds.enter(ctx)
+	defer done(&err)
 	return authInTx(ctx, s.db, "add signing key", func(ctx context.Context, tx bun.Tx) error {
 		if err := lockTableForWriters(ctx, tx, "signing_keys"); err != nil {
 			return dbError("lock signing keys", err)
@@ -84,7 +93,9 @@ func (s *KeyStore) AddSigningKey(ctx context.Context, k domain.SigningKey) error
 
 // DeleteSigningKeysRetiredBefore removes the keys retired before t and
 // returns how many it removed. Current keys are never removed.
-func (s *KeyStore) DeleteSigningKeysRetiredBefore(ctx context.Context, t time.Time) (int, error) {
+func (s *KeyStore) DeleteSigningKeysRetiredBefore(ctx context.Context, t time.Time) (_ int, err error) {
+	ctx, done := s.bounds.enter(ctx)
+	defer done(&err)
 	res, err := s.db.ExecContext(ctx, "DELETE FROM signing_keys WHERE retired_at IS NOT NULL AND retired_at < ?", timeArg(t))
 	if err != nil {
 		return 0, dbError("delete retired signing keys", err)

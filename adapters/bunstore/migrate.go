@@ -33,7 +33,8 @@ func ValidateTableName(name string) error {
 	switch {
 	case !tableNameRE.MatchString(name):
 		return fmt.Errorf("bunstore: table name %q must match %s", name, tableNameRE)
-	case name == migrationsTable || name == migrationLocksTable || slices.Contains(authTables(), name) || slices.Contains(changesTables(), name):
+	case name == migrationsTable || name == migrationLocksTable || name == probeTable || slices.Contains(authTables(), name) ||
+		slices.Contains(changesTables(), name):
 		return fmt.Errorf("bunstore: table name %q is reserved for cachegate's own tables", name)
 	}
 	return nil

@@ -9,6 +9,8 @@ import (
 	"time"
 
 	"github.com/uptrace/bun"
+
+	"github.com/cachegate/cachegate/domain"
 )
 
 // Bun writes a query's arguments into its text, so SQLite prepares every
@@ -73,7 +75,7 @@ func placeholders(db bun.IDB, q string) string {
 // driverTime is t as a database/sql argument in the column form of db's
 // dialect (see sqlTime).
 func driverTime(db bun.IDB, t time.Time) any {
-	t = t.UTC().Truncate(time.Microsecond)
+	t = domain.Normalize(t)
 	if isPostgres(db) {
 		return t
 	}

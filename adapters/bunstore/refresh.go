@@ -15,7 +15,8 @@ import (
 
 // RefreshStore is the ports.RefreshStore of the refresh_tokens table.
 type RefreshStore struct {
-	db *bun.DB
+	db     *bun.DB
+	bounds bounds
 	// rotation holds the statements of RotateRefresh: mark used, mark
 	// used within a grace window, insert the successor.
 	rotation *preparedSet
@@ -25,8 +26,8 @@ var _ ports.RefreshStore = (*RefreshStore)(nil)
 
 // NewRefreshStore returns the store over db, which must come from Open and
 // have been migrated.
-func NewRefreshStore(db *bun.DB) *RefreshStore {
-	return &RefreshStore{db: db, rotation: &preparedSet{db: db, queries: []string{
+func NewRefreshStore(db *bun.DB, opts ...RepoOption) *RefreshStore {
+	return &RefreshStore{db: db, bounds: newBounds(opts), rotation: &preparedSet{db: db, queries: []string{
 		rotateUse + "used_at IS NULL" + rotateReturning,
 		rotateUse + "(used_at IS NULL OR used_at > ?)" + rotateReturning,
 		insertRefreshQuery,
@@ -58,7 +59,9 @@ const maxRevokePasses = 16
 
 // SaveRefresh stores a newly issued refresh token; an id already stored
 // is an internal error.
-func (s *RefreshStore) SaveRefresh(ctx context.Context, r domain.RefreshRecord) error {
+func (s *RefreshStore) SaveRefresh(ctx context.Context, r domain.RefreshRecord) (err error) {
+	ctx, done := s.bounds.enter(ctx)
+	defer done(&err)
 	if err := insertRefresh(ctx, s.db, r); err != nil {
 		return dbError("save refresh token", err)
 	}
@@ -81,7 +84,9 @@ func (s *RefreshStore) SaveRefresh(ctx context.Context, r domain.RefreshRecord) 
 // successor and nothing is revoked. The successor must belong to the
 // family and user of oldID and have a new id; otherwise RotateRefresh
 // fails with an internal error and changes nothing.
-func (s *RefreshStore) RotateRefresh(ctx context.Context, oldID string, next domain.RefreshRecord, now time.Time, grace time.Duration) error {
+func (s *RefreshStore) RotateRefresh(ctx context.Context, oldID string, next domain.RefreshRecord, now time.Time, grace time.Duration) (err error) {
+	ctx, done := s.bounds.enter(ctx)
+	defer done(&err)
 	stmts, err := s.rotation.get(ctx)
 	if err != nil {
 		return dbError("prepare refresh rotation", err)
@@ -143,12 +148,16 @@ func (s *RefreshStore) refuse(ctx context.Context, oldID string, now time.Time) 
 
 // RevokeFamily revokes every token of a family at now; tokens already
 // revoked keep their time. An unknown family is no error.
-func (s *RefreshStore) RevokeFamily(ctx context.Context, familyID string, now time.Time) error {
+func (s *RefreshStore) RevokeFamily(ctx context.Context, familyID string, now time.Time) (err error) {
+	ctx, done := s.bounds.enter(ctx)
+	defer done(&err)
 	return s.revoke(ctx, "family_id", familyID, now)
 }
 
 // RevokeUser revokes every token of every family of a user at now.
-func (s *RefreshStore) RevokeUser(ctx context.Context, userID string, now time.Time) error {
+func (s *RefreshStore) RevokeUser(ctx context.Context, userID string, now time.Time) (err error) {
+	ctx, done := s.bounds.enter(ctx)
+	defer done(&err)
 	return s.revoke(ctx, "user_id", userID, now)
 }
 
@@ -184,7 +193,9 @@ func (s *RefreshStore) revoke(ctx context.Context, column, value string, now tim
 // earliest expiry first, and returns how many it removed. A limit below 1
 // removes nothing. On PostgreSQL replicas purging together take disjoint
 // batches (SKIP LOCKED).
-func (s *RefreshStore) PurgeRefresh(ctx context.Context, now time.Time, limit int) (int, error) {
+func (s *RefreshStore) PurgeRefresh(ctx context.Context, now time.Time, limit int) (_ int, err error) {
+	ctx, done := s.bounds.enter(ctx)
+	defer done(&err)
 	if limit < 1 {
 		return 0, nil
 	}

@@ -13,13 +13,18 @@ import (
 )
 
 // UserRepository is the ports.UserRepository of the users table.
-type UserRepository struct{ db *bun.DB }
+type UserRepository struct {
+	db     *bun.DB
+	bounds bounds
+}
 
 var _ ports.UserRepository = (*UserRepository)(nil)
 
 // NewUserRepository returns the repository over db, which must come from
 // Open and have been migrated.
-func NewUserRepository(db *bun.DB) *UserRepository { return &UserRepository{db: db} }
+func NewUserRepository(db *bun.DB, opts ...RepoOption) *UserRepository {
+	return &UserRepository{db: db, bounds: newBounds(opts)}
+}
 
 // userRow is a row of users as read.
 type userRow struct {
@@ -50,8 +55,10 @@ func toDomainUser(r userRow) domain.User {
 // CreateUser stores u, or returns domain.ErrUserExists when a user has the
 // same username case-insensitively (the unique index on username_norm).
 // An id already stored is an internal error.
-func (r *UserRepository) CreateUser(ctx context.Context, u domain.User) error {
-	_, err := r.db.ExecContext(ctx, `INSERT INTO users
+func (r *UserRepository) CreateUser(ctx context.Context, u domain.User) (err error) {
+	ctx, done := r.bounds.enter(ctx)
+	defer done(&err)
+	_, err = r.db.ExecContext(ctx, `INSERT INTO users
 		(id, username, username_norm, password_hash, password_salt, active, date_created, date_updated)
 		VALUES (?, ?, ?, ?, ?, ?, ?, ?)`,
 		u.ID, u.Username, domain.NormalizeUsername(u.Username), u.PasswordHash, u.PasswordSalt,
@@ -67,18 +74,24 @@ func (r *UserRepository) CreateUser(ctx context.Context, u domain.User) error {
 
 // UserByUsername returns the user whose username equals username after
 // domain.NormalizeUsername, or domain.ErrUserNotFound.
-func (r *UserRepository) UserByUsername(ctx context.Context, username string) (domain.User, error) {
+func (r *UserRepository) UserByUsername(ctx context.Context, username string) (_ domain.User, err error) {
+	ctx, done := r.bounds.enter(ctx)
+	defer done(&err)
 	return r.userWhere(ctx, r.db, "username_norm", domain.NormalizeUsername(username), false)
 }
 
 // UserByID returns the user, or domain.ErrUserNotFound.
-func (r *UserRepository) UserByID(ctx context.Context, id string) (domain.User, error) {
+func (r *UserRepository) UserByID(ctx context.Context, id string) (_ domain.User, err error) {
+	ctx, done := r.bounds.enter(ctx)
+	defer done(&err)
 	return r.userWhere(ctx, r.db, "id", id, false)
 }
 
 // ListUsers returns every user ordered by normalized username, compared
 // byte by byte.
-func (r *UserRepository) ListUsers(ctx context.Context) ([]domain.User, error) {
+func (r *UserRepository) ListUsers(ctx context.Context) (_ []domain.User, err error) {
+	ctx, done := r.bounds.enter(ctx)
+	defer done(&err)
 	var rows []userRow
 	if err := r.db.NewRaw("SELECT "+userColumns+" FROM users ORDER BY username_norm, id").Scan(ctx, &rows); err != nil {
 		return nil, dbError("list users", err)
@@ -98,9 +111,11 @@ func (r *UserRepository) ListUsers(ctx context.Context) ([]domain.User, error) {
 // when fn renamed the user onto a taken username. fn cannot change the id.
 // The store sets no field itself; fn keeps DateUpdated current. The user
 // returned is as stored: times in UTC, truncated to the microsecond.
-func (r *UserRepository) UpdateUser(ctx context.Context, id string, fn func(*domain.User) error) (domain.User, error) {
+func (r *UserRepository) UpdateUser(ctx context.Context, id string, fn func(*domain.User) error) (_ domain.User, err error) {
+	ctx, done := r.bounds.enter(ctx)
+	defer done(&err)
 	var out domain.User
-	err := authInTx(ctx, r.db, "update user", func(ctx context.Context, tx bun.Tx) error {
+	err = authInTx(ctx, r.db, "update user", func(ctx context.Context, tx bun.Tx) error {
 		u, err := r.userWhere(ctx, tx, "id", id, true)
 		if err != nil {
 			return err
@@ -150,4 +165,4 @@ func (r *UserRepository) userWhere(ctx context.Context, db bun.IDB, column, valu
 
 // authStoredTime returns t as the database gives it back: UTC, truncated to
 // the microsecond.
-func authStoredTime(t time.Time) time.Time { return t.UTC().Truncate(time.Microsecond) }
+func authStoredTime(t time.Time) time.Time { return domain.Normalize(t) }

@@ -2,9 +2,7 @@ package bunstore
 
 import (
 	"context"
-	"runtime"
-	"sync"
-	"weak"
+	"database/sql/driver"
 
 	"github.com/uptrace/bun"
 )
@@ -26,26 +24,41 @@ import (
 // of the ceiling against 1.04 in back-to-back runs), because the gate also
 // serialises the statement's preparation, which SQLite runs outside its
 // lock.
+//
+// The gate belongs to the database handle: Open builds each SQLite handle
+// on a connector whose driver value carries the handle's gate, so every
+// store made from one *bun.DB finds the same gate through db.Driver(), and
+// the gate lives and dies with the handle. No package-level state.
 
-// writeGates maps each open SQLite database to its gate. The key is weak
-// and a cleanup removes the entry, so a closed and forgotten database does
-// not stay reachable through this map.
-var writeGates sync.Map // weak.Pointer[bun.DB] → chan struct{}
+// gatedConnector is the SQLite connector Open uses: the driver's own, with
+// a Driver that carries the write gate.
+type gatedConnector struct {
+	driver.Connector
+	driver gatedDriver
+}
 
-// writeGate returns db's gate, or nil when db needs none.
+// Driver returns the driver with the gate.
+func (c gatedConnector) Driver() driver.Driver { return c.driver }
+
+// gatedDriver is an SQLite driver plus the write gate of the one database
+// handle it belongs to.
+type gatedDriver struct {
+	driver.Driver
+	writers chan struct{}
+}
+
+// withWriteGate returns c with a new write gate.
+func withWriteGate(c driver.Connector) driver.Connector {
+	return gatedConnector{Connector: c, driver: gatedDriver{Driver: c.Driver(), writers: make(chan struct{}, 1)}}
+}
+
+// writeGate returns db's gate, or nil when db has none (PostgreSQL, or a
+// handle not made by Open).
 func writeGate(db *bun.DB) chan struct{} {
-	if isPostgres(db) {
-		return nil
+	if d, ok := db.Driver().(gatedDriver); ok {
+		return d.writers
 	}
-	key := weak.Make(db)
-	if g, ok := writeGates.Load(key); ok {
-		return g.(chan struct{})
-	}
-	g, loaded := writeGates.LoadOrStore(key, make(chan struct{}, 1))
-	if !loaded {
-		runtime.AddCleanup(db, func(k weak.Pointer[bun.DB]) { writeGates.Delete(k) }, key)
-	}
-	return g.(chan struct{})
+	return nil
 }
 
 // enterWriter waits for the gate, or for ctx to end, and returns the

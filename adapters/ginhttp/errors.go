@@ -30,6 +30,10 @@ func statusOf(k domain.Kind) int {
 		return http.StatusForbidden
 	case domain.KindTooMany:
 		return http.StatusTooManyRequests
+	case domain.KindUnavailable:
+		return http.StatusServiceUnavailable
+	case domain.KindStorageFull:
+		return http.StatusInsufficientStorage
 	default:
 		return http.StatusInternalServerError
 	}
@@ -76,7 +80,7 @@ func (s *Server) writeError(c *gin.Context, err error) {
 // WriteError answers err in cachegate's error envelope, through the same
 // status table as the built-in routes, for integrators' handlers
 // registered with Handle: a *domain.Error gets the status of its kind
-// (401 adds WWW-Authenticate: Bearer, 429 adds Retry-After); anything else
+// (401 adds WWW-Authenticate: Bearer, 429 and 503 add Retry-After); anything else
 // is logged with the request id and answered as a generic 500.
 func (s *Server) WriteError(w http.ResponseWriter, r *http.Request, err error) {
 	s.respondError(w, r, "", err)
@@ -102,6 +106,11 @@ func (s *Server) respondError(w http.ResponseWriter, r *http.Request, route stri
 			w.Header().Set("WWW-Authenticate", "Bearer")
 		case domain.KindTooMany:
 			w.Header().Set("Retry-After", strconv.FormatInt(retryAfterSeconds(de.RetryAfter), 10))
+		case domain.KindUnavailable:
+			w.Header().Set("Retry-After", strconv.FormatInt(retryAfterSeconds(de.RetryAfter), 10))
+			s.logOutage(r, route, de.Code, err)
+		case domain.KindStorageFull:
+			s.logOutage(r, route, de.Code, err)
 		case domain.KindInternal:
 			s.logInternal(w, r, route, err)
 		}
@@ -143,6 +152,27 @@ func (s *Server) logInternal(w http.ResponseWriter, r *http.Request, route strin
 		attrs = append(attrs, slog.String("route", route))
 	}
 	s.log.LogAttrs(r.Context(), slog.LevelError, "request failed", attrs...)
+}
+
+// logOutage logs a failure of the database (unavailable, storage full).
+// During an outage every request meets the same failure, so identical
+// failures are logged once per outageLogInterval, with the count of those
+// left out since the last line, instead of once per request; the access
+// log still has one line per request.
+func (s *Server) logOutage(r *http.Request, route, code string, err error) {
+	msg := err.Error()
+	n, ok := s.outages.admit(code+"\x00"+msg, time.Now())
+	if !ok {
+		return
+	}
+	attrs := []slog.Attr{slog.String("code", code), slog.String("err", msg)}
+	if route != "" {
+		attrs = append(attrs, slog.String("route", route))
+	}
+	if n > 0 {
+		attrs = append(attrs, slog.Int64("repeated", n), slog.Duration("over", outageLogInterval))
+	}
+	s.log.LogAttrs(r.Context(), slog.LevelError, "database failure", attrs...)
 }
 
 // writeEnvelope writes the error body. When a response was already started

@@ -20,7 +20,8 @@ func TestStatusTable(t *testing.T) {
 	for k, want := range map[domain.Kind]int{
 		domain.KindInvalid: 400, domain.KindNotFound: 404, domain.KindConflict: 409,
 		domain.KindPreconditionFailed: 412, domain.KindUnauthenticated: 401, domain.KindForbidden: 403,
-		domain.KindTooMany: 429, domain.KindInternal: 500, domain.Kind(200): 500,
+		domain.KindTooMany: 429, domain.KindUnavailable: 503, domain.KindStorageFull: 507,
+		domain.KindInternal: 500, domain.Kind(200): 500,
 	} {
 		if got := statusOf(k); got != want {
 			t.Errorf("%v: %d, want %d", k, got, want)
@@ -51,6 +52,12 @@ func TestWriteError(t *testing.T) {
 		{"throttling tells when to retry, rounded up", domain.TooMany(1500 * time.Millisecond), 429, "",
 			map[string]string{"Retry-After": "2"}},
 		{"throttling without a delay still says one second", domain.TooMany(0), 429, "", map[string]string{"Retry-After": "1"}},
+		{"a database that does not answer is 503 with a pause to retry after",
+			fmt.Errorf("get: %w", domain.ErrDatabaseUnavailable), 503,
+			`{"statusCode":503,"message":"the database is unavailable; try again later","errorCode":"DATABASE_UNAVAILABLE"}`,
+			map[string]string{"Retry-After": "2"}},
+		{"a full disk is 507", domain.ErrStorageFull, 507,
+			`{"statusCode":507,"message":"the database's storage is full; reads still work, writes fail until space is freed","errorCode":"STORAGE_FULL"}`, nil},
 		{"any other error is a generic 500", errors.New("pq: password authentication failed for hunter2"), 500,
 			`{"statusCode":500,"message":"Internal Server Error","errorCode":"INTERNAL"}`, nil},
 		{"a protocol error has its own status", payloadTooLarge(10), 413,
@@ -108,5 +115,51 @@ func TestAbandonedRequestIsNotAnError(t *testing.T) {
 	s.WriteError(w, httptest.NewRequest(http.MethodGet, "/x", nil), fmt.Errorf("query: %w", context.Canceled))
 	if w.Code != http.StatusInternalServerError {
 		t.Errorf("a cancellation the client did not cause answered %d, want 500", w.Code)
+	}
+}
+
+func TestRepeatedDatabaseFailuresAreLoggedOncePerIntervalWithACount(t *testing.T) {
+	t.Parallel()
+	var logs strings.Builder
+	s, err := New(Options{Logger: slog.New(slog.NewTextHandler(&logs, nil))})
+	if err != nil {
+		t.Fatal(err)
+	}
+	outage := fmt.Errorf("bunstore: %w: dial tcp: connection refused", domain.ErrDatabaseUnavailable)
+	for range 1000 {
+		s.WriteError(httptest.NewRecorder(), httptest.NewRequest(http.MethodGet, "/x", nil), outage)
+	}
+	s.WriteError(httptest.NewRecorder(), httptest.NewRequest(http.MethodGet, "/x", nil), domain.ErrStorageFull)
+	if n := strings.Count(logs.String(), "connection refused"); n != 1 {
+		t.Fatalf("1000 identical failures logged %d times, want once:\n%s", n, logs.String())
+	}
+	if n := strings.Count(logs.String(), "STORAGE_FULL"); n != 1 {
+		t.Fatalf("a different failure was logged %d times, want once:\n%s", n, logs.String())
+	}
+}
+
+func TestLogLimiterCountsWhatItLeftOut(t *testing.T) {
+	t.Parallel()
+	l := newLogLimiter(10 * time.Second)
+	t0 := time.Date(2030, 1, 1, 0, 0, 0, 0, time.UTC)
+	steps := []struct {
+		at    time.Duration
+		key   string
+		ok    bool
+		count int64
+	}{
+		{0, "a", true, 0},
+		{time.Second, "a", false, 0},
+		{2 * time.Second, "a", false, 0},
+		{3 * time.Second, "b", true, 0},
+		{11 * time.Second, "a", true, 2},
+		{12 * time.Second, "a", false, 0},
+		{30 * time.Second, "a", true, 1},
+	}
+	for _, st := range steps {
+		n, ok := l.admit(st.key, t0.Add(st.at))
+		if ok != st.ok || n != st.count {
+			t.Fatalf("at %s key %s: admit = %d, %v; want %d, %v", st.at, st.key, n, ok, st.count, st.ok)
+		}
 	}
 }

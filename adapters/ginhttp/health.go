@@ -2,11 +2,14 @@ package ginhttp
 
 import (
 	"context"
+	"errors"
 	"log/slog"
 	"net/http"
 	"time"
 
 	"github.com/gin-gonic/gin"
+
+	"github.com/cachegate/cachegate/domain"
 )
 
 // ReadyTimeout bounds how long GET /readyz waits for Options.Ready.
@@ -18,7 +21,10 @@ var statusOK = []byte(`{"status":"ok"}`)
 func (s *Server) healthz(c *gin.Context) { writeJSON(c, http.StatusOK, statusOK) }
 
 // readyz answers 200 when the readiness check answers within ReadyTimeout,
-// else 503 in the error envelope. The check's error is logged (at Warn),
+// else 503 in the error envelope. The errorCode says why when the check
+// knows (DATABASE_UNAVAILABLE, STORAGE_FULL: a balancer should send no
+// traffic to a replica whose writes fail), else NOT_READY. The check's
+// error is logged at Warn, repeated ones once per outageLogInterval, and
 // never sent. A check that ignores its context is abandoned at the
 // deadline rather than holding the request.
 func (s *Server) readyz(c *gin.Context) {
@@ -37,9 +43,19 @@ func (s *Server) readyz(c *gin.Context) {
 		err = ctx.Err()
 	}
 	if err != nil {
-		s.log.LogAttrs(c.Request.Context(), slog.LevelWarn, "not ready",
-			slog.String("request_id", requestID(c)), slog.String("err", err.Error()))
-		s.writeError(c, errNotReady)
+		if n, ok := s.outages.admit("readyz\x00"+err.Error(), time.Now()); ok {
+			attrs := []slog.Attr{slog.String("request_id", requestID(c)), slog.String("err", err.Error())}
+			if n > 0 {
+				attrs = append(attrs, slog.Int64("repeated", n), slog.Duration("over", outageLogInterval))
+			}
+			s.log.LogAttrs(c.Request.Context(), slog.LevelWarn, "not ready", attrs...)
+		}
+		notReady := errNotReady
+		var de *domain.Error
+		if errors.As(err, &de) && (de.Kind == domain.KindUnavailable || de.Kind == domain.KindStorageFull) {
+			notReady = &httpError{http.StatusServiceUnavailable, de.Code, de.Message}
+		}
+		s.writeError(c, notReady)
 		return
 	}
 	writeJSON(c, http.StatusOK, statusOK)

@@ -3,6 +3,7 @@ package ginhttp_test
 import (
 	"encoding/json"
 	"errors"
+	"fmt"
 	"io"
 	"net/http"
 	"strings"
@@ -90,11 +91,15 @@ func TestReadiness(t *testing.T) {
 	for name, c := range map[string]struct {
 		ready  ginhttp.Pinger
 		status int
+		code   string
 	}{
-		"without a check the service is ready":               {nil, 200},
-		"a healthy database makes it ready":                  {pinger{}, 200},
-		"a failing database makes it unready":                {pinger{err: errors.New("connection refused")}, 503},
-		"a database that does not answer in time is unready": {pinger{block: true}, 503},
+		"without a check the service is ready":               {nil, 200, ""},
+		"a healthy database makes it ready":                  {pinger{}, 200, ""},
+		"a failing database makes it unready":                {pinger{err: errors.New("connection refused")}, 503, "NOT_READY"},
+		"a database that does not answer in time is unready": {pinger{block: true}, 503, "NOT_READY"},
+		"an unavailable database says so": {pinger{err: fmt.Errorf("bunstore: %w: connection refused",
+			domain.ErrDatabaseUnavailable)}, 503, "DATABASE_UNAVAILABLE"},
+		"a full disk says so": {pinger{err: domain.ErrStorageFull}, 503, "STORAGE_FULL"},
 	} {
 		t.Run(name, func(t *testing.T) {
 			t.Parallel()
@@ -110,8 +115,13 @@ func TestReadiness(t *testing.T) {
 			if c.status == 200 && b != `{"status":"ok"}` {
 				t.Errorf("body %s", b)
 			}
-			if c.status == 503 {
+			if c.code == "NOT_READY" {
 				wantEnvelope(t, b, 503, "Service Unavailable", "NOT_READY")
+			}
+			if c.status == 503 {
+				if !strings.Contains(b, `"errorCode":"`+c.code+`"`) {
+					t.Errorf("body %s, want errorCode %s", b, c.code)
+				}
 				if strings.Contains(b, "refused") {
 					t.Errorf("the check's error reached the client: %s", b)
 				}

@@ -7,7 +7,6 @@ import (
 	"log/slog"
 	"net/http"
 	"strings"
-	"sync"
 	"time"
 
 	"github.com/gin-gonic/gin"
@@ -58,7 +57,9 @@ type Options struct {
 	// EnableGuards makes every route not marked public answer 401 without
 	// a valid token. It requires an Authenticator.
 	EnableGuards bool
-	// Ready is checked by GET /readyz; nil means always ready.
+	// Ready is checked by GET /readyz; nil means always ready. A
+	// *domain.Error it returns (database unavailable, storage full) gives
+	// its code to the 503.
 	Ready Pinger
 	// TrustedProxies lists the proxy addresses or CIDRs whose
 	// X-Forwarded-For is believed for the logged client address; none by
@@ -92,23 +93,21 @@ type Server struct {
 	bodyLimit int64
 	ready     Pinger
 	observer  RequestObserver
-	stream    StreamOptions
+	// outages limits the log lines of repeated database failures.
+	outages *logLimiter
+	stream  StreamOptions
 	// streams ends when the server shuts down (CloseStreams), ending every
 	// open event stream.
 	streams      context.Context
 	closeStreams context.CancelFunc
 }
 
-// ginMode is set once: Gin keeps its mode in a process-wide variable, and
-// setting it from every New would race with servers already serving (and
-// with parallel tests). Release mode silences Gin's debug route printing.
-var ginMode sync.Once
-
 // New builds the server. It fails when the options contradict each other
 // (guards without an Authenticator, a negative body limit, an untrusted
 // proxy list that does not parse, a route that clashes with another).
+// Gin's mode is process-wide and left to the caller: bootstrap sets release
+// mode, which silences Gin's debug route printing.
 func New(opts Options) (*Server, error) {
-	ginMode.Do(func() { gin.SetMode(gin.ReleaseMode) })
 	switch {
 	case opts.EnableGuards && opts.Authenticator == nil:
 		return nil, errors.New("ginhttp: EnableGuards needs an Authenticator")
@@ -123,6 +122,7 @@ func New(opts Options) (*Server, error) {
 		bodyLimit: opts.BodyLimit,
 		ready:     opts.Ready,
 		observer:  opts.Observer,
+		outages:   newLogLimiter(outageLogInterval),
 		stream:    opts.Stream,
 	}
 	s.streams, s.closeStreams = context.WithCancel(context.Background())

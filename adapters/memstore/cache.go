@@ -304,18 +304,7 @@ func (r *CacheRepository) Purge(_ context.Context, now time.Time, limit int) (in
 // database stores them, so neither the caller nor the repository can
 // change the other's copy.
 func cacheCopy(e domain.Entry) domain.Entry {
+	e = e.Normalized()
 	e.Data = bytes.Clone(e.Data)
-	e.DateCreated = domain.Normalize(e.DateCreated)
-	e.DateUpdated = domain.Normalize(e.DateUpdated)
-	e.DateDeleted = cacheTimePtr(e.DateDeleted)
-	e.ExpiresAt = cacheTimePtr(e.ExpiresAt)
 	return e
-}
-
-func cacheTimePtr(t *time.Time) *time.Time {
-	if t == nil {
-		return nil
-	}
-	n := domain.Normalize(*t)
-	return &n
 }

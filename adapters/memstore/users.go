@@ -123,16 +123,9 @@ func authUser(u domain.User) domain.User {
 	return u
 }
 
-// authTime returns t as the database stores keep it: UTC, truncated to the
-// microsecond.
-func authTime(t time.Time) time.Time { return t.UTC().Truncate(time.Microsecond) }
+// authTime returns t as the database stores keep it (domain.Normalize).
+func authTime(t time.Time) time.Time { return domain.Normalize(t) }
 
 // authTimePtr is authTime for optional times; it copies, so stored records
-// share no memory with callers.
-func authTimePtr(t *time.Time) *time.Time {
-	if t == nil {
-		return nil
-	}
-	c := authTime(*t)
-	return &c
-}
+// never share a time with the caller.
+func authTimePtr(t *time.Time) *time.Time { return domain.NormalizePtr(t) }

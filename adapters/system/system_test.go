@@ -1,7 +1,6 @@
 package system
 
 import (
-	"errors"
 	"sync"
 	"testing"
 	"time"
@@ -54,15 +53,6 @@ func TestUUIDv7IDsAreUniqueValidAndInCreationOrder(t *testing.T) {
 	t.Parallel()
 	// Ids from other goroutines may interleave: the order is process-wide.
 	checkIDs(t, UUIDv7{}.NewID, 10_000)
-}
-
-type failingReader struct{}
-
-func (failingReader) Read([]byte) (int, error) { return 0, errors.New("entropy source broken") }
-
-func TestUUIDv7FallsBackWhenTheRandomSourceFails(t *testing.T) {
-	t.Parallel()
-	checkIDs(t, func() string { return newV7(failingReader{}) }, 1_000)
 }
 
 func TestUUIDv7IsSafeForConcurrentUse(t *testing.T) {

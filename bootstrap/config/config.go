@@ -16,6 +16,10 @@ type Config struct {
 	// "postgres://…" or "postgresql://…", as bunstore.Open takes it. It
 	// may hold a password: log RedactedDatabase instead.
 	Database string
+	// DatabaseTimeout bounds each call to the database, from waiting for
+	// a pooled connection to the last row (and each connection attempt):
+	// past it the request answers 503 DATABASE_UNAVAILABLE.
+	DatabaseTimeout time.Duration
 	// MetricsAddr is a separate listen address for GET /metrics; empty
 	// serves /metrics, guarded, on Addr.
 	MetricsAddr string
@@ -197,6 +201,7 @@ func Default() Config {
 	return Config{
 		Addr:            "127.0.0.1:8080",
 		Database:        "sqlite:cachegate.db",
+		DatabaseTimeout: 5 * time.Second,
 		AccessTokenTTL:  15 * time.Minute,
 		RefreshTokenTTL: 30 * domain.Day,
 		ShutdownTimeout: 15 * time.Second,

@@ -203,6 +203,7 @@ func TestFullFileParses(t *testing.T) {
 	c := mustLoad(t, input{yaml: `
 addr: 0.0.0.0:80
 database: postgres://app:pw@db:5432/cache?sslmode=disable
+databaseTimeout: 2s
 metricsAddr: 127.0.0.1:9090
 accessTokenTTL: 5m
 refreshTokenTTL: 1w
@@ -233,7 +234,7 @@ events: {retention: 2h, heartbeat: 5s}
 `})
 	hour30 := 90 * time.Minute
 	want := config.Config{
-		Addr: "0.0.0.0:80", Database: "postgres://app:pw@db:5432/cache?sslmode=disable",
+		Addr: "0.0.0.0:80", Database: "postgres://app:pw@db:5432/cache?sslmode=disable", DatabaseTimeout: 2 * time.Second,
 		MetricsAddr: "127.0.0.1:9090", AccessTokenTTL: 5 * time.Minute, RefreshTokenTTL: 7 * 24 * time.Hour,
 		ShutdownTimeout: 30 * time.Second, ConfigFile: c.ConfigFile,
 		Cache: config.Cache{

@@ -3,13 +3,13 @@
 // environment variables and an optional YAML file, in that order of
 // precedence, over built-in defaults.
 //
-// Nothing outside bootstrap reads the environment: cmd/cachegate calls
-// Register on each subcommand's flag set, parses the arguments, and then
-// calls Load with os.Getenv. Tests pass their own getenv.
+// Nothing outside bootstrap reads the environment: bootstrap.Main has the
+// CLI adapter call Register on each command's flag set, parse the
+// arguments, and then Load with os.Getenv. Tests pass their own getenv.
 //
 // # Names
 //
-// Every scalar setting has three names, listed by Settings and in -help:
+// Every scalar setting has three names, listed by Settings and in --help:
 //
 //   - a flag, in kebab case: --access-token-ttl;
 //   - an environment variable: CACHEGATE_ followed by the flag name in

@@ -86,6 +86,15 @@ func settings() []setting {
 			usage: "database URL: sqlite:PATH, sqlite::memory: or postgres://user:pass@host:port/db",
 			parse: func(c *Config, v string) error { c.Database = v; return nil },
 			check: func(c Config) error { _, _, err := parseDatabase(c.Database); return err }},
+		{flag: "database-timeout", arg: "duration", key: "databaseTimeout", def: "5s",
+			usage: "longest wait for the database per call (connection, statement, rows); past it 503 DATABASE_UNAVAILABLE",
+			parse: durationInto(func(c *Config) *time.Duration { return &c.DatabaseTimeout }),
+			check: func(c Config) error {
+				if c.DatabaseTimeout <= 0 || c.DatabaseTimeout > 10*time.Minute {
+					return fmt.Errorf("%s must be positive and at most 10m", c.DatabaseTimeout)
+				}
+				return nil
+			}},
 		{flag: "metrics-addr", arg: "host:port", key: "metricsAddr",
 			usage: "separate listen address for /metrics (empty: /metrics guarded on addr)",
 			parse: func(c *Config, v string) error { c.MetricsAddr = v; return nil },

@@ -10,13 +10,11 @@ package httpfx
 
 import (
 	"context"
-	"errors"
-	"fmt"
 	"log/slog"
-	"net"
 	"net/http"
 	"time"
 
+	"github.com/gin-gonic/gin"
 	"go.uber.org/fx"
 
 	"github.com/cachegate/cachegate/adapters/ginhttp"
@@ -75,6 +73,11 @@ type Deps struct {
 
 // New builds the ginhttp server: the plain constructor behind Module.
 func New(d Deps) (*ginhttp.Server, error) {
+	// Gin keeps its mode in a process-wide variable (atomic, so setting it
+	// again while another server serves is harmless). The composition root
+	// owns process-wide settings; release mode silences Gin's debug route
+	// printing.
+	gin.SetMode(gin.ReleaseMode)
 	var auth ginhttp.Authenticator
 	if d.Authenticate != nil {
 		auth = authenticator{d.Authenticate}
@@ -130,36 +133,10 @@ func serve(lc fx.Lifecycle, o Options, s *ginhttp.Server, addr Addr, log *slog.L
 	// Event streams never end on their own: end them when shutdown
 	// begins, so Shutdown does not wait for them.
 	srv.RegisterOnShutdown(s.CloseStreams)
-	done := make(chan struct{})
-	lc.Append(fx.Hook{
-		OnStart: func(ctx context.Context) error {
-			ln, err := (&net.ListenConfig{}).Listen(ctx, "tcp", o.Addr)
-			if err != nil {
-				return fmt.Errorf("addr: listen on %s: %w", o.Addr, err)
-			}
-			addr.addr <- ln.Addr().String()
-			log.Info("listening", "addr", ln.Addr().String())
-			go func() {
-				defer close(done)
-				if err := srv.Serve(ln); err != nil && !errors.Is(err, http.ErrServerClosed) {
-					log.Error("http server stopped", "err", err)
-				}
-			}()
-			return nil
-		},
-		OnStop: func(ctx context.Context) error {
-			timeout := o.ShutdownTimeout
-			if timeout <= 0 {
-				timeout = 15 * time.Second
-			}
-			ctx, cancel := context.WithTimeout(ctx, timeout)
-			defer cancel()
-			err := srv.Shutdown(ctx)
-			<-done
-			if err != nil {
-				return fmt.Errorf("http shutdown: %w", err)
-			}
-			return nil
-		},
-	})
+	timeout := o.ShutdownTimeout
+	if timeout <= 0 {
+		timeout = 15 * time.Second
+	}
+	lc.Append(ServerHook(srv, Listen{Addr: o.Addr, Setting: "addr", ShutdownTimeout: timeout, Log: log,
+		Bound: func(a string) { addr.addr <- a }}))
 }

@@ -9,11 +9,7 @@
 package metricsfx
 
 import (
-	"context"
-	"errors"
-	"fmt"
 	"log/slog"
-	"net"
 	"net/http"
 	"time"
 
@@ -22,6 +18,7 @@ import (
 
 	"github.com/cachegate/cachegate/adapters/ginhttp"
 	"github.com/cachegate/cachegate/adapters/prom"
+	"github.com/cachegate/cachegate/bootstrap/httpfx"
 	"github.com/cachegate/cachegate/ports"
 )
 
@@ -63,30 +60,12 @@ func watchDB(p dbParams) {
 	}
 }
 
+// serve runs the metrics server on its own address. Its stop is bounded
+// only by the app's stop timeout: a scrape is short.
 func serve(lc fx.Lifecycle, addr string, h http.Handler, log *slog.Logger) {
 	mux := http.NewServeMux()
 	mux.Handle("GET /metrics", h)
 	srv := &http.Server{Handler: mux, ReadHeaderTimeout: 10 * time.Second}
-	done := make(chan struct{})
-	lc.Append(fx.Hook{
-		OnStart: func(ctx context.Context) error {
-			ln, err := (&net.ListenConfig{}).Listen(ctx, "tcp", addr)
-			if err != nil {
-				return fmt.Errorf("metrics-addr: listen on %s: %w", addr, err)
-			}
-			log.Info("metrics listening", "addr", ln.Addr().String())
-			go func() {
-				defer close(done)
-				if err := srv.Serve(ln); err != nil && !errors.Is(err, http.ErrServerClosed) {
-					log.Error("metrics server stopped", "err", err)
-				}
-			}()
-			return nil
-		},
-		OnStop: func(ctx context.Context) error {
-			err := srv.Shutdown(ctx)
-			<-done
-			return err
-		},
-	})
+	lc.Append(httpfx.ServerHook(srv, httpfx.Listen{Addr: addr, Setting: "metrics-addr",
+		Log: log.With("server", "metrics")}))
 }

@@ -28,6 +28,9 @@ import (
 type Options struct {
 	// Database is "sqlite:PATH", "sqlite::memory:" or "postgres://…".
 	Database string
+	// Timeout bounds each call to the database and each connection
+	// attempt (bunstore.WithTimeout); zero means bunstore.DefaultTimeout.
+	Timeout time.Duration
 	// Tables are the cache tables to migrate.
 	Tables []string
 	// Migrate applies pending migrations when the database is opened.
@@ -42,7 +45,7 @@ type Pinger interface {
 // Open opens and, when asked, migrates the database: the plain constructor
 // behind the module.
 func Open(ctx context.Context, o Options) (*bun.DB, error) {
-	db, err := bunstore.Open(ctx, o.Database)
+	db, err := bunstore.Open(ctx, o.Database, bunstore.WithConnectTimeout(o.Timeout))
 	if err != nil {
 		return nil, fmt.Errorf("database: %w", err)
 	}
@@ -74,18 +77,26 @@ func SQL(o Options) fx.Option {
 				return db, nil
 			},
 			func(db *bun.DB) ports.ChangeLog { return bunstore.NewChangeLog(db) },
-			func(db *bun.DB) cachefx.RepoFactory {
+			func(db *bun.DB, o Options) cachefx.RepoFactory {
 				return func(table string) (ports.CacheRepository, error) {
 					if err := bunstore.ValidateTableName(table); err != nil {
 						return nil, err
 					}
-					return bunstore.NewCacheRepository(db, table), nil
+					return bunstore.NewCacheRepository(db, table, bunstore.WithTimeout(o.Timeout)), nil
 				}
 			},
-			fx.Annotate(bunstore.NewUserRepository, fx.As(new(ports.UserRepository))),
-			fx.Annotate(bunstore.NewRefreshStore, fx.As(new(ports.RefreshStore))),
-			fx.Annotate(bunstore.NewKeyStore, fx.As(new(ports.KeyStore))),
-			fx.Annotate(bunstore.NewLoginThrottle, fx.As(new(ports.LoginThrottle))),
+			func(db *bun.DB, o Options) ports.UserRepository {
+				return bunstore.NewUserRepository(db, bunstore.WithTimeout(o.Timeout))
+			},
+			func(db *bun.DB, o Options) ports.RefreshStore {
+				return bunstore.NewRefreshStore(db, bunstore.WithTimeout(o.Timeout))
+			},
+			func(db *bun.DB, o Options) ports.KeyStore {
+				return bunstore.NewKeyStore(db, bunstore.WithTimeout(o.Timeout))
+			},
+			func(db *bun.DB, o Options) ports.LoginThrottle {
+				return bunstore.NewLoginThrottle(db, bunstore.WithTimeout(o.Timeout))
+			},
 			func(db *bun.DB) Pinger { return sqlPinger{db} },
 			purgers,
 		),
@@ -122,7 +133,9 @@ func Memory() fx.Option {
 
 type sqlPinger struct{ db *bun.DB }
 
-func (p sqlPinger) Ping(ctx context.Context) error { return p.db.PingContext(ctx) }
+// Ping reports whether the database serves reads and writes, as a
+// *domain.Error when it knows why not (bunstore.Check).
+func (p sqlPinger) Ping(ctx context.Context) error { return bunstore.Check(ctx, p.db) }
 
 type alwaysReady struct{}
 

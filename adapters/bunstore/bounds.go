@@ -1,0 +1,115 @@
+package bunstore
+
+import (
+	"context"
+	"errors"
+	"time"
+
+	"github.com/uptrace/bun"
+
+	"github.com/cachegate/cachegate/domain"
+)
+
+// DefaultTimeout bounds each repository call when no WithTimeout is given:
+// waiting for a pooled connection, every statement and reading the rows.
+const DefaultTimeout = 5 * time.Second
+
+// RepoOption tunes a repository (NewCacheRepository, NewUserRepository,
+// NewRefreshStore, NewKeyStore, NewLoginThrottle).
+type RepoOption func(*bounds)
+
+// WithTimeout bounds each call of the repository to d, from asking the pool
+// for a connection to the last row read. Past it the call fails with an
+// error wrapping domain.ErrDatabaseUnavailable. A database that is frozen,
+// unreachable or failing over therefore never holds a request longer than
+// d. Zero or less means DefaultTimeout.
+func WithTimeout(d time.Duration) RepoOption {
+	return func(b *bounds) { b.timeout = d }
+}
+
+// bounds is what every repository keeps of its options.
+type bounds struct {
+	timeout time.Duration
+}
+
+func newBounds(opts []RepoOption) bounds {
+	var b bounds
+	for _, o := range opts {
+		o(&b)
+	}
+	if b.timeout <= 0 {
+		b.timeout = DefaultTimeout
+	}
+	return b
+}
+
+// errPastBound is the cause of the contexts bounds.enter makes.
+var errPastBound = errors.New("bunstore: the database did not answer within the configured timeout")
+
+// enter starts one bounded repository call: it returns the context the
+// call must use and the function to defer with the address of the call's
+// error, which ends the context and translates a failure of the database
+// (past the bound, unreachable, full) into a domain error at this
+// boundary. Calls nest: an inner call keeps the outer deadline when it is
+// sooner.
+func (b bounds) enter(ctx context.Context) (context.Context, func(*error)) {
+	ctx, cancel := context.WithTimeoutCause(ctx, b.timeout, errPastBound)
+	return ctx, func(errp *error) {
+		if *errp != nil {
+			*errp = translate(ctx, *errp)
+		}
+		cancel()
+	}
+}
+
+// probeTable is the SQLite table Check writes to; it is always empty.
+const probeTable = "cachegate_probe"
+
+// probeBytes is how much Check writes: more than an entry of typical size
+// needs, so that when writes of entries fail for want of space, so does
+// the check.
+const probeBytes = 64 << 10
+
+// Check reports whether db serves reads and writes now, for readiness
+// probes. It fails with an error wrapping domain.ErrDatabaseUnavailable
+// when the database does not answer within ctx's deadline (or
+// DefaultTimeout), cannot be reached, or is a read-only PostgreSQL standby;
+// with one wrapping domain.ErrStorageFull when an SQLite file cannot grow.
+//
+// On SQLite the check writes: one transaction inserts probeBytes into
+// cachegate_probe (created on first use) and deletes them again. A full
+// disk fails it (a one-page write can still fit in the WAL file's slack
+// while the inserts of entries fail), and it passes again once there is
+// room, so readiness recovers by itself. On PostgreSQL it asks whether the
+// session is read-only.
+func Check(ctx context.Context, db *bun.DB) (err error) {
+	ctx, done := bounds{timeout: DefaultTimeout}.enter(ctx)
+	defer done(&err)
+	defer func() {
+		if err != nil && errors.Is(err, context.DeadlineExceeded) {
+			err = &outage{kind: domain.ErrDatabaseUnavailable, cause: err}
+		}
+	}()
+	if isPostgres(db) {
+		var readOnly string
+		if err := db.QueryRowContext(ctx, "SELECT current_setting('transaction_read_only')").Scan(&readOnly); err != nil {
+			return dbError("check the database", err)
+		}
+		if readOnly == "on" {
+			return &outage{kind: domain.ErrDatabaseUnavailable, cause: errors.New("the server is a read-only standby")}
+		}
+		return nil
+	}
+	if _, err := db.ExecContext(ctx, "CREATE TABLE IF NOT EXISTS "+probeTable+" (filler BLOB)"); err != nil {
+		return dbError("check the database", err)
+	}
+	return authInTx(ctx, db, "check the database can write", func(ctx context.Context, tx bun.Tx) error {
+		if _, err := tx.ExecContext(ctx, "INSERT INTO "+probeTable+" VALUES (zeroblob(?))", probeBytes); err != nil {
+			return dbError("check the database can write", err)
+		}
+		if _, err := tx.ExecContext(ctx, "DELETE FROM "+probeTable); err != nil {
+			return dbError("check the database can write", err)
+		}
+		return nil
+	})
+}

@@ -1,0 +1,301 @@
+package cli
+
+import (
+	"context"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"strings"
+
+	"github.com/cachegate/cachegate/application"
+)
+
+// Exit statuses of Run.
+const (
+	ExitOK      = 0
+	ExitFailure = 1
+	ExitUsage   = 2
+)
+
+// Command is one command of the table (commands.go).
+type Command struct {
+	// Name is the command's words after "cachegate": "serve", "users add".
+	Name string
+	// Synopsis is what follows the name in the usage line, as the README
+	// writes it: "--username NAME --password-stdin [--inactive]", "NAME".
+	Synopsis string
+	// Summary says in a few words what the command does.
+	Summary string
+	// Args is the number of operands (NAME …) the command takes exactly.
+	Args int
+	// NoConfig marks a command without the configuration flags (version).
+	NoConfig bool
+	// Setup defines the command's own flags on fs and returns the function
+	// that runs it once the flags are parsed. Setup may be nil when the
+	// command has no flag of its own; then Run is used.
+	Setup func(fs *flag.FlagSet) RunFunc
+	// Run runs a command without flags of its own.
+	Run RunFunc
+}
+
+// RunFunc runs a command. An error that wraps ErrUsage exits with status 2,
+// any other with status 1.
+type RunFunc func(ctx context.Context, env *Env) error
+
+// ErrUsage marks an error as the command line's fault (exit status 2).
+var ErrUsage = errors.New("usage")
+
+// usageErrorf returns an error wrapping ErrUsage.
+func usageErrorf(format string, a ...any) error {
+	return fmt.Errorf("%w: "+format, append([]any{ErrUsage}, a...)...)
+}
+
+// Services are the use cases the administrative commands call. Bootstrap
+// fills them in from the running core.
+type Services struct {
+	Users *application.UserAdmin
+	Keys  KeyRotator
+}
+
+// KeyRotator rotates the token signing keys.
+type KeyRotator interface {
+	// Rotate makes a new key current and returns its id.
+	Rotate(ctx context.Context) (string, error)
+}
+
+// Host is the composition root as the CLI sees it.
+type Host interface {
+	// ConfigFlags defines the configuration flags on fs. After fs.Parse,
+	// the function it returns loads the configuration and returns its
+	// Runtime, or an error listing every problem (one per line).
+	ConfigFlags(fs *flag.FlagSet) func() (Runtime, error)
+}
+
+// Runtime runs the service for one loaded configuration.
+type Runtime interface {
+	// Serve runs the HTTP service until ctx is done or the service stops
+	// by itself, then shuts it down gracefully.
+	Serve(ctx context.Context) error
+	// Start starts the core (storage migrated, use cases ready, no HTTP
+	// server) with its log quiet, and returns its use cases.
+	Start(ctx context.Context) (Services, error)
+	// Stop stops what Start started.
+	Stop(ctx context.Context) error
+	// JSONLogs reports whether the configuration asks for JSON logs; fatal
+	// errors are then printed as one JSON object.
+	JSONLogs() bool
+}
+
+// Env is what a running command sees.
+type Env struct {
+	Stdin          io.Reader
+	Stdout, Stderr io.Writer
+	// Args are the command's operands, flags removed.
+	Args []string
+	// Runtime is nil for a NoConfig command.
+	Runtime Runtime
+	// Version is the version main was built with (may be empty).
+	Version string
+
+	started  bool
+	services Services
+}
+
+// Services starts the core on first use and returns its use cases; Run
+// stops it when the command returns.
+func (e *Env) Services(ctx context.Context) (Services, error) {
+	if e.started {
+		return e.services, nil
+	}
+	s, err := e.Runtime.Start(ctx)
+	if err != nil {
+		return Services{}, err
+	}
+	e.started, e.services = true, s
+	return s, nil
+}
+
+// CLI runs command lines against a Host.
+type CLI struct {
+	Host     Host
+	Commands []Command
+	Version  string
+	Stdin    io.Reader
+	Stdout   io.Writer
+	Stderr   io.Writer
+}
+
+// New returns the CLI with the table of commands (commands.go).
+func New(host Host, version string, stdin io.Reader, stdout, stderr io.Writer) *CLI {
+	return &CLI{Host: host, Commands: Commands(), Version: version, Stdin: stdin, Stdout: stdout, Stderr: stderr}
+}
+
+// Run runs one command line (without the program name) and returns the
+// exit status.
+func (c *CLI) Run(ctx context.Context, args []string) int {
+	if len(args) == 0 {
+		fmt.Fprint(c.Stderr, c.usage(""))
+		return ExitUsage
+	}
+	switch args[0] {
+	case "-h", "--help", "-help":
+		fmt.Fprint(c.Stdout, c.usage(""))
+		return ExitOK
+	case "help":
+		return c.help(args[1:])
+	case "--version", "-version":
+		args = append([]string{"version"}, args[1:]...)
+	}
+	cmd, rest, group := c.find(args)
+	if cmd == nil {
+		if group != "" && (len(rest) == 0 || !isHelp(rest[0])) {
+			if len(rest) == 0 {
+				fmt.Fprintf(c.Stderr, "cachegate: %s needs a command\n\n%s", group, c.usage(group))
+			} else {
+				fmt.Fprintf(c.Stderr, "cachegate: unknown command \"%s %s\"\n\n%s", group, rest[0], c.usage(group))
+			}
+			return ExitUsage
+		}
+		if group != "" {
+			fmt.Fprint(c.Stdout, c.usage(group))
+			return ExitOK
+		}
+		fmt.Fprintf(c.Stderr, "cachegate: unknown command %q\n\n%s", args[0], c.usage(""))
+		return ExitUsage
+	}
+	return c.run(ctx, cmd, rest)
+}
+
+func isHelp(arg string) bool { return arg == "-h" || arg == "--help" || arg == "-help" }
+
+// find returns the command the arguments name and the arguments after its
+// name; when none matches but args[0] is a group of subcommands, it
+// returns that group's name.
+func (c *CLI) find(args []string) (*Command, []string, string) {
+	for i := range c.Commands {
+		words := strings.Fields(c.Commands[i].Name)
+		if len(args) >= len(words) && equalWords(words, args[:len(words)]) {
+			return &c.Commands[i], args[len(words):], ""
+		}
+	}
+	for _, cmd := range c.Commands {
+		if words := strings.Fields(cmd.Name); len(words) > 1 && words[0] == args[0] {
+			return nil, args[1:], words[0]
+		}
+	}
+	return nil, nil, ""
+}
+
+func equalWords(a, b []string) bool {
+	for i := range a {
+		if a[i] != b[i] {
+			return false
+		}
+	}
+	return true
+}
+
+// help answers `cachegate help [command…]`.
+func (c *CLI) help(args []string) int {
+	if len(args) == 0 {
+		fmt.Fprint(c.Stdout, c.usage(""))
+		return ExitOK
+	}
+	if cmd, rest, group := c.find(args); cmd != nil && len(rest) == 0 {
+		fmt.Fprint(c.Stdout, c.commandUsage(cmd, c.flagSet(cmd)))
+		return ExitOK
+	} else if group != "" && len(rest) == 0 {
+		fmt.Fprint(c.Stdout, c.usage(group))
+		return ExitOK
+	}
+	fmt.Fprintf(c.Stderr, "cachegate: unknown command %q\n\n%s", strings.Join(args, " "), c.usage(""))
+	return ExitUsage
+}
+
+// parsed is a command's flag set once built.
+type parsed struct {
+	fs     *flag.FlagSet
+	load   func() (Runtime, error)
+	run    RunFunc
+	config map[string]bool // names of the configuration flags
+}
+
+func (c *CLI) flagSet(cmd *Command) parsed {
+	fs := flag.NewFlagSet("cachegate "+cmd.Name, flag.ContinueOnError)
+	// Run prints the problem and the usage itself, with --double-dash
+	// flags, and on stdout for --help.
+	fs.SetOutput(io.Discard)
+	fs.Usage = func() {}
+	p := parsed{fs: fs, run: cmd.Run, config: map[string]bool{}}
+	if !cmd.NoConfig {
+		p.load = c.Host.ConfigFlags(fs)
+		fs.VisitAll(func(f *flag.Flag) { p.config[f.Name] = true })
+	}
+	if cmd.Setup != nil {
+		p.run = cmd.Setup(fs)
+	}
+	return p
+}
+
+func (c *CLI) run(ctx context.Context, cmd *Command, args []string) int {
+	p := c.flagSet(cmd)
+	// Flags may come before or after operands ("users disable NAME
+	// --database X"), as CONTRACT.md writes them.
+	var operands []string
+	for {
+		if err := p.fs.Parse(args); err != nil {
+			if errors.Is(err, flag.ErrHelp) {
+				fmt.Fprint(c.Stdout, c.commandUsage(cmd, p))
+				return ExitOK
+			}
+			msg := strings.Replace(err.Error(), ": -", ": --", 1)
+			fmt.Fprintf(c.Stderr, "cachegate: %s: %s\nusage: cachegate %s (see cachegate %s --help)\n",
+				cmd.Name, msg, c.line(cmd), cmd.Name)
+			return ExitUsage
+		}
+		if p.fs.NArg() == 0 {
+			break
+		}
+		operands = append(operands, p.fs.Arg(0))
+		args = p.fs.Args()[1:]
+	}
+	if len(operands) != cmd.Args {
+		if cmd.Args == 0 {
+			fmt.Fprintf(c.Stderr, "cachegate: %s takes no operand, got %q\n", cmd.Name, operands[0])
+		} else {
+			fmt.Fprintf(c.Stderr, "cachegate: %s takes %d operand(s), got %d: usage: cachegate %s\n",
+				cmd.Name, cmd.Args, len(operands), c.line(cmd))
+		}
+		return ExitUsage
+	}
+	env := &Env{Stdin: c.Stdin, Stdout: c.Stdout, Stderr: c.Stderr, Args: operands, Version: c.Version}
+	if p.load != nil {
+		rt, err := p.load()
+		if err != nil {
+			for _, line := range strings.Split(err.Error(), "\n") {
+				fmt.Fprintf(c.Stderr, "cachegate: configuration: %s\n", line)
+			}
+			return ExitUsage
+		}
+		env.Runtime = rt
+	}
+	err := p.run(ctx, env)
+	if env.started {
+		stopCtx, cancel := context.WithTimeout(context.WithoutCancel(ctx), stopTimeout)
+		if stopErr := env.Runtime.Stop(stopCtx); err == nil {
+			err = stopErr
+		}
+		cancel()
+	}
+	if err == nil {
+		return ExitOK
+	}
+	json := env.Runtime != nil && env.Runtime.JSONLogs()
+	if errors.Is(err, ErrUsage) {
+		printError(c.Stderr, json, strings.TrimPrefix(err.Error(), ErrUsage.Error()+": "))
+		return ExitUsage
+	}
+	printError(c.Stderr, json, err.Error())
+	return ExitFailure
+}

@@ -1,0 +1,23 @@
+package cli
+
+import (
+	"context"
+	"fmt"
+)
+
+var keysRotateCommand = Command{
+	Name:    "keys rotate",
+	Summary: "make a new token signing key current",
+	Run: func(ctx context.Context, env *Env) error {
+		s, err := env.Services(ctx)
+		if err != nil {
+			return err
+		}
+		kid, err := s.Keys.Rotate(ctx)
+		if err != nil {
+			return err
+		}
+		fmt.Fprintf(env.Stdout, "new signing key %s is current; tokens signed by the previous key verify until they expire\n", kid)
+		return nil
+	},
+}

@@ -1,0 +1,29 @@
+package cli
+
+import (
+	"context"
+	"fmt"
+	"text/tabwriter"
+	"time"
+)
+
+var usersListCommand = Command{
+	Name:    "users list",
+	Summary: "list the users",
+	Run: func(ctx context.Context, env *Env) error {
+		s, err := env.Services(ctx)
+		if err != nil {
+			return err
+		}
+		users, err := s.Users.List(ctx)
+		if err != nil {
+			return err
+		}
+		w := tabwriter.NewWriter(env.Stdout, 0, 4, 2, ' ', 0)
+		fmt.Fprintln(w, "ID\tUSERNAME\tACTIVE\tCREATED")
+		for _, u := range users {
+			fmt.Fprintf(w, "%s\t%s\t%t\t%s\n", u.ID, u.Username, u.Active, u.DateCreated.Format(time.RFC3339))
+		}
+		return w.Flush()
+	},
+}

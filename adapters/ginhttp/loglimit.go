@@ -1,0 +1,54 @@
+package ginhttp
+
+import (
+	"sync"
+	"time"
+)
+
+// outageLogInterval is how often one repeated failure is logged.
+const outageLogInterval = 10 * time.Second
+
+// maxLimitedKeys bounds the distinct failures a logLimiter remembers; past
+// it the memory is cleared, which at worst logs a line more.
+const maxLimitedKeys = 256
+
+// logLimiter decides which of many identical log lines to write: the first
+// of each key, then at most one per interval, each with the count of those
+// suppressed since the last one written. It is safe for concurrent use.
+type logLimiter struct {
+	interval time.Duration
+
+	mu   sync.Mutex
+	seen map[string]*limitedKey
+}
+
+type limitedKey struct {
+	last       time.Time
+	suppressed int64
+}
+
+func newLogLimiter(interval time.Duration) *logLimiter {
+	return &logLimiter{interval: interval, seen: make(map[string]*limitedKey)}
+}
+
+// admit reports whether the line of key should be written at now, and how
+// many lines of key were suppressed since the last one written.
+func (l *logLimiter) admit(key string, now time.Time) (suppressed int64, ok bool) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	k := l.seen[key]
+	if k == nil {
+		if len(l.seen) >= maxLimitedKeys {
+			clear(l.seen)
+		}
+		l.seen[key] = &limitedKey{last: now}
+		return 0, true
+	}
+	if now.Sub(k.last) < l.interval {
+		k.suppressed++
+		return 0, false
+	}
+	n := k.suppressed
+	k.last, k.suppressed = now, 0
+	return n, true
+}

@@ -1,0 +1,71 @@
+package httpfx
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"net"
+	"net/http"
+	"time"
+
+	"go.uber.org/fx"
+)
+
+// Listen is one HTTP server's place in an app's lifecycle; ServerHook
+// turns it into the hook. The main server and the metrics server both run
+// through it and differ only in these fields.
+type Listen struct {
+	// Addr is the listen address; port 0 picks a free one.
+	Addr string
+	// Setting names Addr's configuration setting in a listen error
+	// ("addr", "metrics-addr").
+	Setting string
+	// ShutdownTimeout bounds how long in-flight requests may finish; zero
+	// leaves only the stop context's own deadline.
+	ShutdownTimeout time.Duration
+	// Log receives "listening addr=…" and an unexpected stop of Serve.
+	Log *slog.Logger
+	// Bound, if set, is told the bound address once listening.
+	Bound func(addr string)
+}
+
+// ServerHook returns the hook that serves srv for the app's lifetime:
+// OnStart listens (an error names the setting) and serves in the
+// background; OnStop shuts srv down gracefully, within the shutdown
+// timeout, and returns once Serve has returned.
+func ServerHook(srv *http.Server, l Listen) fx.Hook {
+	done := make(chan struct{})
+	return fx.Hook{
+		OnStart: func(ctx context.Context) error {
+			ln, err := (&net.ListenConfig{}).Listen(ctx, "tcp", l.Addr)
+			if err != nil {
+				return fmt.Errorf("%s: listen on %s: %w", l.Setting, l.Addr, err)
+			}
+			if l.Bound != nil {
+				l.Bound(ln.Addr().String())
+			}
+			l.Log.Info("listening", "addr", ln.Addr().String())
+			go func() {
+				defer close(done)
+				if err := srv.Serve(ln); err != nil && !errors.Is(err, http.ErrServerClosed) {
+					l.Log.Error("http server stopped", "err", err)
+				}
+			}()
+			return nil
+		},
+		OnStop: func(ctx context.Context) error {
+			if l.ShutdownTimeout > 0 {
+				var cancel context.CancelFunc
+				ctx, cancel = context.WithTimeout(ctx, l.ShutdownTimeout)
+				defer cancel()
+			}
+			err := srv.Shutdown(ctx)
+			<-done
+			if err != nil {
+				return fmt.Errorf("%s: shutdown: %w", l.Setting, err)
+			}
+			return nil
+		},
+	}
+}

@@ -1,0 +1,168 @@
+package e2e
+
+import (
+	"os"
+	"path/filepath"
+	"regexp"
+	"slices"
+	"strings"
+	"testing"
+)
+
+// helpCommands returns the command lines `cachegate --help` lists, each as
+// "cachegate NAME SYNOPSIS" without the summary.
+func helpCommands(t *testing.T) []string {
+	t.Helper()
+	r := runCLI(t, t.TempDir(), "", nil, "--help")
+	if r.Code != 0 || r.Stderr != "" {
+		t.Fatalf("cachegate --help: status %d, stderr %q; want 0 and nothing on stderr", r.Code, r.Stderr)
+	}
+	var lines []string
+	for _, l := range strings.Split(r.Stdout, "\n") {
+		if strings.HasPrefix(l, "  cachegate ") {
+			lines = append(lines, regexp.MustCompile(`\s{2,}`).Split(strings.TrimSpace(l), 2)[0])
+		}
+	}
+	if len(lines) == 0 {
+		t.Fatalf("cachegate --help lists no command:\n%s", r.Stdout)
+	}
+	return lines
+}
+
+// commandName is the words of a help line before its first operand or flag.
+func commandName(line string) []string {
+	var words []string
+	for _, w := range strings.Fields(strings.TrimPrefix(line, "cachegate ")) {
+		if strings.HasPrefix(w, "-") || strings.HasPrefix(w, "[") || strings.ToUpper(w) == w {
+			break
+		}
+		words = append(words, w)
+	}
+	return words
+}
+
+func TestEveryCommandAnswersHelpWithItsUsageAndStatus0(t *testing.T) {
+	t.Parallel()
+	singleDash := regexp.MustCompile(`(?m)^\s+-[A-Za-z]`)
+	groups := map[string]bool{}
+	for _, line := range helpCommands(t) {
+		name := commandName(line)
+		if len(name) > 1 {
+			groups[name[0]] = true
+		}
+		for _, flag := range []string{"-h", "--help"} {
+			args := append(slices.Clone(name), flag)
+			r := runCLI(t, t.TempDir(), "", nil, args...)
+			want := "usage: " + line
+			if r.Code != 0 || !strings.HasPrefix(r.Stdout, want) || r.Stderr != "" {
+				t.Errorf("cachegate %s: status %d, stdout %q, stderr %q; want 0 and usage starting %q",
+					strings.Join(args, " "), r.Code, r.Stdout, r.Stderr, want)
+			}
+			if singleDash.MatchString(r.Stdout) {
+				t.Errorf("cachegate %s writes a flag with a single dash:\n%s", strings.Join(args, " "), r.Stdout)
+			}
+			if name[0] != "version" && !strings.Contains(r.Stdout, "\n  --database ") {
+				t.Errorf("cachegate %s does not list the configuration flags (--database):\n%s", strings.Join(args, " "), r.Stdout)
+			}
+		}
+	}
+	if !groups["users"] {
+		t.Fatalf("no users subcommand in cachegate --help")
+	}
+	for g := range groups {
+		for _, flag := range []string{"-h", "--help"} {
+			r := runCLI(t, t.TempDir(), "", nil, g, flag)
+			if r.Code != 0 || !strings.HasPrefix(r.Stdout, "usage: cachegate "+g+" <command>") ||
+				!strings.Contains(r.Stdout, "cachegate "+g+" ") || r.Stderr != "" {
+				t.Errorf("cachegate %s %s: status %d, stdout %q, stderr %q; want 0 and the list of its subcommands",
+					g, flag, r.Code, r.Stdout, r.Stderr)
+			}
+		}
+	}
+	for _, args := range [][]string{{"help"}, {"-h"}, {"help", "users"}, {"help", "users", "add"}} {
+		if r := runCLI(t, t.TempDir(), "", nil, args...); r.Code != 0 || !strings.HasPrefix(r.Stdout, "usage: cachegate") {
+			t.Errorf("cachegate %s: status %d, stdout %q; want 0 and usage", strings.Join(args, " "), r.Code, r.Stdout)
+		}
+	}
+}
+
+func TestBadCommandLinesExitWithStatus2AndSayWhy(t *testing.T) {
+	t.Parallel()
+	for _, tc := range []struct {
+		args []string
+		say  string
+	}{
+		{nil, "usage: cachegate <command>"},
+		{[]string{"frobnicate"}, `unknown command "frobnicate"`},
+		{[]string{"users"}, "users needs a command"},
+		{[]string{"users", "frobnicate"}, `unknown command "users frobnicate"`},
+		{[]string{"keys"}, "keys needs a command"},
+		{[]string{"help", "frobnicate"}, `unknown command "frobnicate"`},
+		{[]string{"serve", "--no-such-flag"}, "--no-such-flag"},
+		{[]string{"serve", "extra"}, "takes no operand"},
+		{[]string{"users", "disable"}, "users disable NAME"},
+		{[]string{"users", "enable", "a", "b"}, "users enable NAME"},
+		{[]string{"users", "add", "--username", "x"}, "--password-stdin"},
+		{[]string{"users", "set-password", "x"}, "--password-stdin"},
+		{[]string{"migrate", "--log-level", "loud"}, "log-level"},
+	} {
+		r := runCLI(t, t.TempDir(), "", nil, tc.args...)
+		if r.Code != 2 || r.Stdout != "" || !strings.Contains(r.Stderr, tc.say) {
+			t.Errorf("cachegate %s: status %d, stdout %q, stderr %q; want 2, nothing on stdout and %q on stderr",
+				strings.Join(tc.args, " "), r.Code, r.Stdout, r.Stderr, tc.say)
+		}
+	}
+}
+
+// A failure once the configuration is loaded follows --log-format: with
+// json it is one JSON object on standard error.
+func TestAFatalStartUpErrorFollowsTheLogFormat(t *testing.T) {
+	t.Parallel()
+	db := "sqlite:" + filepath.Join(t.TempDir(), "missing", "dir", "x.db")
+	r := runCLI(t, t.TempDir(), "", nil, "serve", "--addr", "127.0.0.1:0", "--database", db, "--log-format", "json")
+	lines := strings.Split(strings.TrimRight(r.Stderr, "\n"), "\n")
+	last := lines[len(lines)-1]
+	if r.Code != 1 || !regexp.MustCompile(`^\{"time":"[^"]+","level":"ERROR","msg":"[^"]+","error":"[^"]*database`).MatchString(last) {
+		t.Errorf("status %d, last line %q; want 1 and a JSON error object naming the database", r.Code, last)
+	}
+	for _, l := range lines {
+		if !strings.HasPrefix(l, "{") {
+			t.Errorf("a line that is not JSON with --log-format json: %q", l)
+		}
+	}
+	r = runCLI(t, t.TempDir(), "", nil, "serve", "--addr", "127.0.0.1:0", "--database", db)
+	if !strings.HasPrefix(r.Stderr[strings.LastIndex(strings.TrimRight(r.Stderr, "\n"), "\n")+1:], "cachegate: database") || r.Code != 1 {
+		t.Errorf("text logs: status %d, stderr %q; want 1 and a last line \"cachegate: database…\"", r.Code, r.Stderr)
+	}
+}
+
+// The README's command list is the real one: every line of its Commands
+// block is a line of `cachegate --help`, and the other way round.
+func TestTheREADMECommandListMatchesTheHelp(t *testing.T) {
+	t.Parallel()
+	readme, err := os.ReadFile(filepath.Join("..", "..", "README.md"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	block := regexp.MustCompile("(?s)\n## Commands\n+```sh\n(.*?)```").FindSubmatch(readme)
+	if block == nil {
+		t.Fatal("README.md has no ```sh block right under \"## Commands\"")
+	}
+	var documented []string
+	for _, l := range strings.Split(string(block[1]), "\n") {
+		if l, _, _ = strings.Cut(l, "#"); strings.TrimSpace(l) != "" {
+			documented = append(documented, strings.Join(strings.Fields(l), " "))
+		}
+	}
+	help := helpCommands(t)
+	for _, l := range documented {
+		if !slices.Contains(help, l) {
+			t.Errorf("README lists %q, which cachegate --help does not", l)
+		}
+	}
+	for _, l := range help {
+		if !slices.Contains(documented, l) {
+			t.Errorf("cachegate --help lists %q, which README's Commands block does not", l)
+		}
+	}
+}
