@@ -44,7 +44,8 @@ import (
 //     xid would not do, as a transaction with a lower xid can draw a
 //     higher revision.
 type ChangeLog struct {
-	db *bun.DB
+	db     *bun.DB
+	bounds bounds
 	pg *pgWatermark // nil on SQLite
 	// wake receives after a write of this process (WriteHook), so a
 	// reader need not wait for its next poll.
@@ -53,9 +54,10 @@ type ChangeLog struct {
 
 var _ ports.ChangeLog = (*ChangeLog)(nil)
 
-// NewChangeLog returns the log of db, which Migrate prepared.
-func NewChangeLog(db *bun.DB) *ChangeLog {
-	l := &ChangeLog{db: db, wake: make(chan struct{}, 1)}
+// NewChangeLog returns the log of db, which Migrate prepared. Each call is
+// bounded as the repositories' are (WithTimeout).
+func NewChangeLog(db *bun.DB, opts ...RepoOption) *ChangeLog {
+	l := &ChangeLog{db: db, bounds: newBounds(opts), wake: make(chan struct{}, 1)}
 	if isPostgres(db) {
 		l.pg = &pgWatermark{}
 	}
@@ -77,7 +79,9 @@ func (l *ChangeLog) Poke() {
 const changeSelect = "SELECT rev, " + changeColumns + ", at FROM " + changesTable
 
 // Changes implements ports.ChangeLog.
-func (l *ChangeLog) Changes(ctx context.Context, after int64, limit int) ([]domain.Change, error) {
+func (l *ChangeLog) Changes(ctx context.Context, after int64, limit int) (_ []domain.Change, err error) {
+	ctx, done := l.bounds.enter(ctx)
+	defer done(&err)
 	if limit <= 0 {
 		return nil, nil
 	}
@@ -93,7 +97,7 @@ func (l *ChangeLog) Changes(ctx context.Context, after int64, limit int) ([]doma
 		q, args = changeSelect+" WHERE rev > ? AND rev <= ? ORDER BY rev LIMIT ?", []any{after, head, limit}
 	}
 	var out []domain.Change
-	err := withRetry(ctx, func() error {
+	err = withRetry(ctx, func() error {
 		out = out[:0]
 		rows, err := l.db.QueryContext(ctx, q, args...)
 		if err != nil {
@@ -137,12 +141,14 @@ func scanChange(s rowScanner) (domain.Change, error) {
 }
 
 // Head implements ports.ChangeLog.
-func (l *ChangeLog) Head(ctx context.Context) (int64, error) {
+func (l *ChangeLog) Head(ctx context.Context) (_ int64, err error) {
+	ctx, done := l.bounds.enter(ctx)
+	defer done(&err)
 	if l.pg != nil {
 		return l.pg.head(ctx, l.db)
 	}
 	var head int64
-	err := withRetry(ctx, func() error {
+	err = withRetry(ctx, func() error {
 		return l.db.QueryRowContext(ctx, "SELECT COALESCE(MAX(rev), 0) FROM "+changesTable).Scan(&head)
 	})
 	if err != nil {
@@ -156,9 +162,11 @@ func (l *ChangeLog) Head(ctx context.Context) (int64, error) {
 }
 
 // Horizon implements ports.ChangeLog.
-func (l *ChangeLog) Horizon(ctx context.Context) (int64, error) {
+func (l *ChangeLog) Horizon(ctx context.Context) (_ int64, err error) {
+	ctx, done := l.bounds.enter(ctx)
+	defer done(&err)
 	var h int64
-	err := withRetry(ctx, func() error {
+	err = withRetry(ctx, func() error {
 		return l.db.QueryRowContext(ctx, "SELECT pruned FROM "+changesStateTable+" WHERE id = 1").Scan(&h)
 	})
 	if err != nil {
@@ -170,7 +178,9 @@ func (l *ChangeLog) Horizon(ctx context.Context) (int64, error) {
 // Prune implements ports.ChangeLog. One pruner at a time holds the state
 // row (replicas prune in turn); it deletes the prefix of the log, up to the
 // head, recorded before t.
-func (l *ChangeLog) Prune(ctx context.Context, before time.Time, limit int) (int, error) {
+func (l *ChangeLog) Prune(ctx context.Context, before time.Time, limit int) (_ int, err error) {
+	ctx, done := l.bounds.enter(ctx)
+	defer done(&err)
 	if limit <= 0 {
 		return 0, nil
 	}

@@ -76,7 +76,9 @@ func SQL(o Options) fx.Option {
 				lc.Append(fx.StopHook(db.Close))
 				return db, nil
 			},
-			func(db *bun.DB) ports.ChangeLog { return bunstore.NewChangeLog(db) },
+			func(db *bun.DB, o Options) ports.ChangeLog {
+				return bunstore.NewChangeLog(db, bunstore.WithTimeout(o.Timeout))
+			},
 			func(db *bun.DB, o Options) cachefx.RepoFactory {
 				return func(table string) (ports.CacheRepository, error) {
 					if err := bunstore.ValidateTableName(table); err != nil {
