@@ -261,7 +261,7 @@ func TestEventsOwnerPolicyTokensAndShutdown(t *testing.T) {
 		}
 		ids[name] = strings.TrimSpace(r.Stdout)
 	}
-	s := startServer(t, serverConfig{Dir: dir, Args: []string{"--database", db, "--access-token-ttl", "4s",
+	s := startServer(t, serverConfig{Dir: dir, Args: []string{"--database", db, "--access-token-ttl", "6s",
 		"--events-heartbeat", "200ms"}})
 	client := newClient()
 	alice := loginAt(t, client, s.URL, "alice", password)
@@ -301,12 +301,30 @@ func TestEventsOwnerPolicyTokensAndShutdown(t *testing.T) {
 		t.Fatalf("the access token appears in the log: %d lines", len(lines))
 	}
 
-	// The token expires 4 s after login: the stream ends with end.
+	// The token expires 6 s after login: the stream ends with end.
 	ev := byHeader.next(t)
 	if ev.Event != "end" || !strings.Contains(ev.Data, "token expired") {
 		t.Fatalf("after expiry: %s %s, want end (token expired)", ev.Event, ev.Data)
 	}
 	byHeader.waitClosed(t)
+
+	// Logging out ends the session's streams, not the other sessions'.
+	session := loginAt(t, client, s.URL, "alice", password)
+	other := loginAt(t, client, s.URL, "alice", password)
+	ending := openStream(t, events, "Authorization", "Bearer "+session.Access)
+	staying := openStream(t, events, "Authorization", "Bearer "+other.Access)
+	ending.nextComment(t, "stream open")
+	staying.nextComment(t, "stream open")
+	mustSend(t, client, http.MethodPost, s.URL+"/auth/logout", nil, "Authorization", "Bearer "+session.Access).
+		want(t, http.StatusNoContent)
+	if ev := ending.next(t); ev.Event != "end" || !strings.Contains(ev.Data, "session ended") {
+		t.Fatalf("after logout: %s %s, want end (session ended)", ev.Event, ev.Data)
+	}
+	ending.waitClosed(t)
+	still := post(t, other, "alice", "still")
+	if ev := staying.next(t); ev.entry(t).ID != still.ID {
+		t.Fatalf("the other session's stream got %s %s, want %s", ev.Event, ev.Data, still.ID)
+	}
 
 	// Shutdown ends open streams with end, and the server exits in time.
 	fresh := loginAt(t, client, s.URL, "bob", password)
