@@ -46,10 +46,7 @@ import (
 type ChangeLog struct {
 	db     *bun.DB
 	bounds bounds
-	pg *pgWatermark // nil on SQLite
-	// wake receives after a write of this process (WriteHook), so a
-	// reader need not wait for its next poll.
-	wake chan struct{}
+	pg     *pgWatermark // nil on SQLite
 }
 
 var _ ports.ChangeLog = (*ChangeLog)(nil)
@@ -57,24 +54,17 @@ var _ ports.ChangeLog = (*ChangeLog)(nil)
 // NewChangeLog returns the log of db, which Migrate prepared. Each call is
 // bounded as the repositories' are (WithTimeout).
 func NewChangeLog(db *bun.DB, opts ...RepoOption) *ChangeLog {
-	l := &ChangeLog{db: db, bounds: newBounds(opts), wake: make(chan struct{}, 1)}
+	l := &ChangeLog{db: db, bounds: newBounds(opts)}
 	if isPostgres(db) {
 		l.pg = &pgWatermark{}
 	}
 	return l
 }
 
-// Wake implements ports.ChangeLog.
-func (l *ChangeLog) Wake() <-chan struct{} { return l.wake }
-
-// Poke tells the log's reader that a change may have been recorded; the
-// repositories of this process call it after each write.
-func (l *ChangeLog) Poke() {
-	select {
-	case l.wake <- struct{}{}:
-	default:
-	}
-}
+// Wake implements ports.ChangeLog: the database does not tell. Writes of
+// this process wake the reader through application.Feed.Observe; those of
+// other processes are read by its periodic catch-up.
+func (l *ChangeLog) Wake() <-chan struct{} { return nil }
 
 const changeSelect = "SELECT rev, " + changeColumns + ", at FROM " + changesTable
 
