@@ -14,26 +14,32 @@ type Authenticate struct {
 	verifier  ports.TokenVerifier
 	validator ports.TokenValidator
 	lookup    ports.UserLookup
+	revoked   *RevokedSessions
 }
 
 // NewAuthenticate returns the use case; validator may be nil (extra
-// validation then passes).
-func NewAuthenticate(verifier ports.TokenVerifier, validator ports.TokenValidator, lookup ports.UserLookup) (*Authenticate, error) {
+// validation then passes), and so may revoked (then an access token stays
+// valid until it expires, whatever happens to its session).
+func NewAuthenticate(verifier ports.TokenVerifier, validator ports.TokenValidator, lookup ports.UserLookup, revoked *RevokedSessions) (*Authenticate, error) {
 	if verifier == nil || lookup == nil {
 		return nil, errors.New("authenticate needs a token verifier and a user lookup")
 	}
-	return &Authenticate{verifier: verifier, validator: validator, lookup: lookup}, nil
+	return &Authenticate{verifier: verifier, validator: validator, lookup: lookup, revoked: revoked}, nil
 }
 
 // Execute returns the principal of a valid access token, with its refresh
 // family. It returns domain.ErrUnauthenticated for an invalid token or a
 // subject that names no active user, and
 // domain.ErrAccessTokenFailedValidation when the extra validation refuses
-// a verified token.
+// a verified token. A token of a revoked family (its sid) is
+// domain.ErrUnauthenticated too.
 func (uc *Authenticate) Execute(ctx context.Context, token string) (domain.Principal, error) {
 	c, err := uc.verifier.AccessToken(ctx, token)
 	if err != nil {
 		return domain.Principal{}, unauthenticated(err)
+	}
+	if uc.revoked != nil && uc.revoked.Revoked(ctx, c.FamilyID) {
+		return domain.Principal{}, domain.ErrUnauthenticated
 	}
 	if err := extraValidation(ctx, uc.validator, c, domain.ErrAccessTokenFailedValidation); err != nil {
 		return domain.Principal{}, err

@@ -102,7 +102,7 @@ func (uc *Login) Execute(ctx context.Context, in LoginInput) (domain.TokenPair, 
 		}
 	}
 	uc.upgradeHash(ctx, u, in.Password)
-	pair, rec, err := uc.d.Tokens.mint(ctx, u.ID, uc.d.Tokens.IDs.NewID())
+	pair, rec, err := uc.d.Tokens.mint(ctx, u.ID, uc.d.Tokens.IDs.NewID(), domain.Normalize(uc.d.Tokens.Clock.Now()))
 	if err != nil {
 		return domain.TokenPair{}, fmt.Errorf("login: %w", err)
 	}

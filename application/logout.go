@@ -13,28 +13,40 @@ import (
 type Logout struct {
 	refresh ports.RefreshStore
 	clock   ports.Clock
+	revoked *RevokedSessions
 }
 
-// NewLogout returns the use case.
-func NewLogout(refresh ports.RefreshStore, clock ports.Clock) (*Logout, error) {
+// NewLogout returns the use case; revoked may be nil (then this process
+// learns of the logout at its next poll, like every other).
+func NewLogout(refresh ports.RefreshStore, clock ports.Clock, revoked *RevokedSessions) (*Logout, error) {
 	if refresh == nil || clock == nil {
 		return nil, errors.New("logout needs a refresh store and a clock")
 	}
-	return &Logout{refresh: refresh, clock: clock}, nil
+	return &Logout{refresh: refresh, clock: clock, revoked: revoked}, nil
 }
 
 // Execute revokes p's family; a principal without one (an integrator's
-// token) has nothing to revoke. The access token itself stays valid until
-// it expires.
+// token) has nothing to revoke. The access tokens of the family stop
+// working at once in this process and within a second in every other
+// (RevokedSessions).
 func (uc *Logout) Execute(ctx context.Context, actor domain.Actor) error {
 	if !actor.Authenticated() {
 		return domain.ErrUnauthenticated
 	}
-	if actor.Principal.FamilyID == "" {
+	family := actor.Principal.FamilyID
+	if family == "" {
 		return nil
 	}
-	if err := uc.refresh.RevokeFamily(ctx, actor.Principal.FamilyID, uc.clock.Now()); err != nil {
+	if err := uc.refresh.RevokeFamily(ctx, family, uc.clock.Now()); err != nil {
 		return fmt.Errorf("logout: %w", err)
 	}
+	if uc.revoked != nil {
+		uc.revoked.Add(family)
+	}
+	uc.loggedOut(ctx, actor.Principal)
 	return nil
 }
+
+// loggedOut is where a completed logout is reported (the audit trail's
+// "logout" event belongs here).
+func (uc *Logout) loggedOut(context.Context, domain.Principal) {}

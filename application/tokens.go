@@ -14,6 +14,9 @@ import (
 const (
 	DefaultAccessTTL  = 15 * time.Minute
 	DefaultRefreshTTL = 30 * domain.Day
+	// DefaultSessionMax bounds a refresh family's life from its login
+	// (CONTRACT.md section 7, auth.sessionMax).
+	DefaultSessionMax = 90 * domain.Day
 )
 
 // TokenDeps are what login and refresh need to mint a token pair.
@@ -24,6 +27,10 @@ type TokenDeps struct {
 	IDs        ports.IDGenerator
 	AccessTTL  time.Duration
 	RefreshTTL time.Duration
+	// SessionMax bounds a family's life from its login, however often it
+	// refreshes: no token of the family expires later than the login
+	// instant plus SessionMax. Zero means DefaultSessionMax.
+	SessionMax time.Duration
 }
 
 func (d *TokenDeps) validate() error {
@@ -36,20 +43,39 @@ func (d *TokenDeps) validate() error {
 	if d.RefreshTTL == 0 {
 		d.RefreshTTL = DefaultRefreshTTL
 	}
-	if d.AccessTTL < 0 || d.RefreshTTL < 0 {
+	if d.SessionMax == 0 {
+		d.SessionMax = DefaultSessionMax
+	}
+	if d.AccessTTL < 0 || d.RefreshTTL < 0 || d.SessionMax < 0 {
 		return errors.New("token lifetimes must be positive")
 	}
 	return nil
 }
 
-// mint signs a pair for userID in familyID and returns the refresh
-// token's record for the caller to store.
-func (d TokenDeps) mint(ctx context.Context, userID, familyID string) (domain.TokenPair, domain.RefreshRecord, error) {
+// errSessionOver tells mint that the family's session maximum has passed.
+var errSessionOver = errors.New("the session reached its maximum lifetime")
+
+// mint signs a pair for userID in familyID, whose login happened at
+// start, and returns the refresh token's record for the caller to store.
+// Both tokens expire at the latest at start plus SessionMax; when less
+// than a second of the session is left it returns errSessionOver (token
+// times are whole seconds).
+func (d TokenDeps) mint(ctx context.Context, userID, familyID string, start time.Time) (domain.TokenPair, domain.RefreshRecord, error) {
 	now := domain.Normalize(d.Clock.Now())
+	end := start.Add(d.SessionMax)
+	if end.Unix() <= now.Unix() {
+		return domain.TokenPair{}, domain.RefreshRecord{}, errSessionOver
+	}
+	capped := func(ttl time.Duration) time.Time {
+		if exp := now.Add(ttl); exp.Before(end) {
+			return exp
+		}
+		return end
+	}
 	access := domain.Claims{Kind: domain.AccessToken, Subject: userID, ID: d.IDs.NewID(),
-		FamilyID: familyID, IssuedAt: now, ExpiresAt: now.Add(d.AccessTTL)}
+		FamilyID: familyID, IssuedAt: now, ExpiresAt: capped(d.AccessTTL), SessionStart: start}
 	refresh := domain.Claims{Kind: domain.RefreshToken, Subject: userID, ID: d.IDs.NewID(),
-		FamilyID: familyID, IssuedAt: now, ExpiresAt: now.Add(d.RefreshTTL)}
+		FamilyID: familyID, IssuedAt: now, ExpiresAt: capped(d.RefreshTTL), SessionStart: start}
 	at, err := d.Issuer.AccessToken(ctx, access)
 	if err != nil {
 		return domain.TokenPair{}, domain.RefreshRecord{}, fmt.Errorf("sign access token: %w", err)

@@ -101,6 +101,10 @@ func AuthOptions(cfg config.Config) authfx.Options {
 			PerAddress: a.Throttle.AddressLimit, Window: a.Throttle.Window},
 	}
 	o.RefreshReuseGrace = a.RefreshReuseGrace
+	o.SessionMax = a.SessionMax
+	if a.KeyEncryptionSecret.IsSet() {
+		o.KeyEncryptionSecret = a.KeyEncryptionSecret.Bytes()
+	}
 	o.DisableThrottle = a.Throttle.UsernameLimit == 0 && a.Throttle.AddressLimit == 0
 	if a.HS256Secret.IsSet() {
 		o.HS256Secret = a.HS256Secret.Bytes()

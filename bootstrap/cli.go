@@ -13,7 +13,6 @@ import (
 
 	"github.com/cachegate/cachegate/adapters/cli"
 	"github.com/cachegate/cachegate/application"
-	"github.com/cachegate/cachegate/bootstrap/authfx"
 	"github.com/cachegate/cachegate/bootstrap/config"
 )
 
@@ -59,7 +58,7 @@ type cliRuntime struct {
 type cliServices struct {
 	fx.In
 	Users *application.UserAdmin
-	Keys  authfx.KeySet
+	Keys  *application.KeyAdmin
 }
 
 // JSONLogs reports whether the logs are JSON.

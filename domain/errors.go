@@ -140,6 +140,8 @@ var (
 		Message: "Unauthorized"}
 	ErrTooManyAttempts = &Error{Kind: KindTooMany, Code: "TOO_MANY_ATTEMPTS",
 		Message: "too many failed login attempts; try again later"}
+	ErrSigningKeyNotFound = &Error{Kind: KindNotFound, Code: "SIGNING_KEY_NOT_FOUND",
+		Message: "no signing key has this id"}
 	// ErrDatabaseUnavailable is a database that did not answer within the
 	// configured bound, refused the connection or lost it. Stores wrap it
 	// around the driver's error, which stays in the chain for logs.

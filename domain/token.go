@@ -32,6 +32,10 @@ type Claims struct {
 	FamilyID  string
 	IssuedAt  time.Time
 	ExpiresAt time.Time
+	// SessionStart is when the login that started the family happened
+	// (the auth_time claim); zero when the token does not say. A family
+	// cannot be refreshed past SessionStart plus the session maximum.
+	SessionStart time.Time
 }
 
 // TokenPair is the answer of login and refresh.
@@ -62,6 +66,28 @@ type SigningKey struct {
 	Public      []byte
 	DateCreated time.Time
 	// RetiredAt is set when another key became current; the key still
-	// verifies tokens until they can no longer be valid.
+	// verifies tokens until they can no longer be valid. A retired key's
+	// Private is erased (empty).
 	RetiredAt *time.Time
+	// RevokedAt is set when the key was revoked: it verifies nothing any
+	// more.
+	RevokedAt *time.Time
+}
+
+// The states of a signing key, as `cachegate keys list` shows them.
+const (
+	KeyCurrent = "current"
+	KeyRetired = "retired"
+	KeyRevoked = "revoked"
+)
+
+// State returns KeyRevoked, KeyRetired or KeyCurrent.
+func (k SigningKey) State() string {
+	switch {
+	case k.RevokedAt != nil:
+		return KeyRevoked
+	case k.RetiredAt != nil:
+		return KeyRetired
+	}
+	return KeyCurrent
 }

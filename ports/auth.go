@@ -108,16 +108,21 @@ type RefreshStore interface {
 	// SaveRefresh stores a newly issued refresh token.
 	SaveRefresh(ctx context.Context, r domain.RefreshRecord) error
 	// RotateRefresh marks the token oldID used at now and stores next, in
-	// one atomic step. It returns domain.ErrRefreshTokenReused (having
-	// revoked the whole family) when oldID was already used, and
-	// domain.ErrUnauthenticated when oldID is unknown, revoked or expired.
-	// Of concurrent calls with one oldID at most one succeeds.
+	// one atomic step, and returns next. It returns
+	// domain.ErrRefreshTokenReused (having revoked the whole family) when
+	// oldID was already used, and domain.ErrUnauthenticated when oldID is
+	// unknown, revoked or expired. Of concurrent calls with one oldID at
+	// most one stores its next.
 	//
-	// A positive grace forgives reuse within grace of the first use (a
-	// client retrying after a lost answer): next is stored as another
-	// successor and nothing is revoked. With grace zero, every reuse
-	// revokes.
-	RotateRefresh(ctx context.Context, oldID string, next domain.RefreshRecord, now time.Time, grace time.Duration) error
+	// A positive grace forgives a reuse within grace of the first use (a
+	// client that refreshed twice at once, or retried after a lost
+	// answer): next is NOT stored, nothing is revoked, and the family's
+	// one live token (unused, unrevoked, unexpired: the successor the
+	// first use stored, or its own successor since) is returned for the
+	// caller to issue again. So a family never has two live tokens. When
+	// the family has no live token left, the answer is
+	// domain.ErrUnauthenticated. With grace zero, every reuse revokes.
+	RotateRefresh(ctx context.Context, oldID string, next domain.RefreshRecord, now time.Time, grace time.Duration) (domain.RefreshRecord, error)
 	// RevokeFamily revokes every token of a family.
 	RevokeFamily(ctx context.Context, familyID string, now time.Time) error
 	// RevokeUser revokes every family of a user.
@@ -127,13 +132,32 @@ type RefreshStore interface {
 	PurgeRefresh(ctx context.Context, now time.Time, limit int) (int, error)
 }
 
+// RevocationFeed tells which refresh families were revoked lately, so
+// every replica's guard refuses their access tokens without asking the
+// store on each request (application.RevokedSessions polls it).
+type RevocationFeed interface {
+	// RevokedFamilies returns, each once, the families with a token
+	// revoked at or after since. It must be cheap when few are: one
+	// indexed query.
+	RevokedFamilies(ctx context.Context, since time.Time) ([]string, error)
+}
+
 // KeyStore keeps token signing keys so every replica and restart agrees.
 type KeyStore interface {
 	// SigningKeys returns every stored key, newest first.
 	SigningKeys(ctx context.Context) ([]domain.SigningKey, error)
 	// AddSigningKey stores k and retires the previous current key at
-	// k.DateCreated, atomically.
+	// k.DateCreated, erasing the private half of every retired key,
+	// atomically.
 	AddSigningKey(ctx context.Context, k domain.SigningKey) error
+	// RevokeSigningKey marks the key kid revoked at now (a key revoked
+	// before keeps its time) and erases its private half; it returns
+	// domain.ErrSigningKeyNotFound for an unknown kid.
+	RevokeSigningKey(ctx context.Context, kid string, now time.Time) error
+	// SetSigningKeyPrivate replaces the stored private half of kid (to
+	// encrypt a key stored in clear); domain.ErrSigningKeyNotFound for an
+	// unknown kid.
+	SetSigningKeyPrivate(ctx context.Context, kid string, private []byte) error
 	// DeleteSigningKeysRetiredBefore removes keys retired before t.
 	DeleteSigningKeysRetiredBefore(ctx context.Context, t time.Time) (int, error)
 }

@@ -21,6 +21,13 @@ func TestAuthRefreshStore(t *testing.T) {
 	})
 }
 
+func TestAuthRevocationFeed(t *testing.T) {
+	t.Parallel()
+	authForEachEngine(t, func(t *testing.T, newDB func(*testing.T) *bun.DB) {
+		contract.RevocationFeed(t, func(t *testing.T) contract.RevocationStore { return bunstore.NewRefreshStore(newDB(t)) })
+	})
+}
+
 // TestAuthRevokeFamilyCatchesConcurrentSuccessor pins the PostgreSQL race
 // revoke guards against: a rotation holding the old token's row commits a
 // successor while RevokeFamily's UPDATE waits for that row. The UPDATE's
@@ -62,7 +69,7 @@ func TestAuthRevokeFamilyCatchesConcurrentSuccessor(t *testing.T) {
 		t.Fatalf("RevokeFamily: %v", err)
 	}
 	next := rec("t3")
-	if err := s.RotateRefresh(ctx, "t2", next, now, 0); !errors.Is(err, domain.ErrUnauthenticated) {
+	if _, err := s.RotateRefresh(ctx, "t2", next, now, 0); !errors.Is(err, domain.ErrUnauthenticated) {
 		t.Errorf("rotating the successor after RevokeFamily = %v, want ErrUnauthenticated", err)
 	}
 }

@@ -16,8 +16,9 @@ import (
 //   - refresh_tokens: one row per issued refresh token (id is the jti).
 //     No foreign key to users: subjects may come from an integrator's
 //     UserLookup rather than this table.
-//   - signing_keys: token signing keys; private holds the key material in
-//     clear, so the database must be protected like the secret it holds.
+//   - signing_keys: token signing keys; private holds the key material,
+//     sealed when a key encryption secret is configured (josejwt), empty
+//     once the key is retired or revoked.
 //   - login_failures: one row per failed login, by throttle key.
 //
 // Times use the dialect's time column (dialect.go); text that is compared
@@ -37,7 +38,51 @@ func authMigrations() []migrate.Migration {
 		Name: "20261125000200_auth_tables",
 		Up:   authMigration(authTablesDDL),
 		Down: authMigration(func(bun.IDB) []string { return authDropDDL }),
+	}, {
+		Name: "20261126000200_auth_sessions_keys",
+		Up:   sessionsKeysMigration,
+		Down: func(context.Context, *migrate.Migrator, *migrate.Migration) error { return nil },
 	}}
+}
+
+// sessionsKeysMigration adds what sessions that end everywhere and key
+// revocation need (CONTRACT.md section 7): an index of revoked refresh
+// tokens by revocation time (RevokedFamilies reads it twice a second on
+// every replica), signing_keys.revoked_at, and erases the private halves
+// of keys already retired. Each step is idempotent: SQLite has no ADD
+// COLUMN IF NOT EXISTS, so the column is looked for first.
+func sessionsKeysMigration(ctx context.Context, m *migrate.Migrator, _ *migrate.Migration) error {
+	return m.DB().RunInTx(ctx, nil, func(ctx context.Context, tx bun.Tx) error {
+		if err := addColumnIfMissing(ctx, tx, "signing_keys", "revoked_at", timeColumnType(tx)); err != nil {
+			return fmt.Errorf("bunstore: add signing_keys.revoked_at: %w", err)
+		}
+		if _, err := tx.ExecContext(ctx, `CREATE INDEX IF NOT EXISTS refresh_tokens_revoked_at_idx
+			ON refresh_tokens (revoked_at) WHERE revoked_at IS NOT NULL`); err != nil {
+			return fmt.Errorf("bunstore: index revoked refresh tokens: %w", err)
+		}
+		if _, err := tx.ExecContext(ctx, `UPDATE signing_keys SET "private" = ?
+			WHERE retired_at IS NOT NULL OR revoked_at IS NOT NULL`, []byte{}); err != nil {
+			return fmt.Errorf("bunstore: erase retired private keys: %w", err)
+		}
+		return nil
+	})
+}
+
+// addColumnIfMissing adds column to table unless it is there.
+func addColumnIfMissing(ctx context.Context, tx bun.Tx, table, column, typ string) error {
+	if isPostgres(tx) {
+		_, err := tx.ExecContext(ctx, "ALTER TABLE ? ADD COLUMN IF NOT EXISTS ? "+typ, bun.Ident(table), bun.Ident(column))
+		return err
+	}
+	var n int
+	if err := tx.QueryRowContext(ctx, "SELECT count(*) FROM pragma_table_info(?) WHERE name = ?", table, column).Scan(&n); err != nil {
+		return err
+	}
+	if n > 0 {
+		return nil
+	}
+	_, err := tx.ExecContext(ctx, "ALTER TABLE ? ADD COLUMN ? "+typ, bun.Ident(table), bun.Ident(column))
+	return err
 }
 
 // authMigration returns a migration step running the statements ddl

@@ -5,6 +5,8 @@ import (
 	"database/sql"
 	"errors"
 	"fmt"
+	"io/fs"
+	"os"
 	"runtime"
 	"strings"
 	"time"
@@ -104,9 +106,28 @@ func openSQLiteFile(path string, cfg openConfig) (*bun.DB, error) {
 	if path == "" {
 		return nil, errors.New("bunstore: sqlite: needs a file path, as in sqlite:cachegate.db")
 	}
+	if err := createPrivate(path); err != nil {
+		return nil, err
+	}
 	// The path goes into an SQLite URI, where these three bytes are syntax.
 	path = strings.NewReplacer("%", "%25", "?", "%3f", "#", "%23").Replace(path)
 	return openSQLite("file:"+path+"?"+sqliteParams+sqliteFileParams, false, cfg)
+}
+
+// createPrivate creates the database file readable by its owner only
+// (0600), unless it exists: it holds password hashes and signing keys.
+// SQLite gives the -wal and -shm files it creates beside it the main
+// file's mode. An existing file keeps the mode it has (README says how to
+// tighten it).
+func createPrivate(path string) error {
+	f, err := os.OpenFile(path, os.O_RDWR|os.O_CREATE|os.O_EXCL, 0o600)
+	switch {
+	case errors.Is(err, fs.ErrExist):
+		return nil
+	case err != nil:
+		return fmt.Errorf("bunstore: create the SQLite file: %w", err)
+	}
+	return f.Close()
 }
 
 func openSQLite(uri string, memory bool, cfg openConfig) (*bun.DB, error) {

@@ -32,6 +32,7 @@ type signingKeyRow struct {
 	Public      []byte   `bun:"public"`
 	DateCreated nullTime `bun:"date_created"`
 	RetiredAt   nullTime `bun:"retired_at"`
+	RevokedAt   nullTime `bun:"revoked_at"`
 }
 
 // toDomainSigningKey converts a row to the domain type.
@@ -43,6 +44,7 @@ func toDomainSigningKey(r signingKeyRow) domain.SigningKey {
 		Public:      r.Public,
 		DateCreated: r.DateCreated.Time,
 		RetiredAt:   r.RetiredAt.Ptr(),
+		RevokedAt:   r.RevokedAt.Ptr(),
 	}
 }
 
@@ -52,7 +54,7 @@ func (s *KeyStore) SigningKeys(ctx context.Context) (_ []domain.SigningKey, err 
 	ctx, done := s.bounds.enter(ctx)
 	defer done(&err)
 	var rows []signingKeyRow
-	err = s.db.NewRaw(`SELECT id, algorithm, "private", "public", date_created, retired_at
+	err = s.db.NewRaw(`SELECT id, algorithm, "private", "public", date_created, retired_at, revoked_at
 		FROM signing_keys ORDER BY date_created DESC, id DESC`).Scan(ctx, &rows)
 	if err != nil {
 		return nil, dbError("read signing keys", err)
@@ -65,7 +67,8 @@ func (s *KeyStore) SigningKeys(ctx context.Context) (_ []domain.SigningKey, err 
 }
 
 // AddSigningKey stores k and retires every key not yet retired at
-// k.DateCreated, in one transaction; afterwards k is the one current key
+// k.DateCreated, erasing the private half of every retired key, in one
+// transaction; afterwards k is the one current key
 // (unless it came retired). Concurrent additions queue (a table lock on
 // PostgreSQL, the write lock on SQLite), so replicas generating a key at
 // the same start never leave two current keys: the last to commit wins. A
@@ -77,18 +80,61 @@ func (s *KeyStore) AddSigningKey(ctx context.Context, k domain.SigningKey) (err 
 		if err := lockTableForWriters(ctx, tx, "signing_keys"); err != nil {
 			return dbError("lock signing keys", err)
 		}
-		if _, err := tx.ExecContext(ctx, "UPDATE signing_keys SET retired_at = ? WHERE retired_at IS NULL",
-			timeArg(k.DateCreated)); err != nil {
+		if _, err := tx.ExecContext(ctx, `UPDATE signing_keys SET retired_at = COALESCE(retired_at, ?), "private" = ?
+			WHERE retired_at IS NULL OR length("private") > 0`, timeArg(k.DateCreated), []byte{}); err != nil {
 			return dbError("retire signing keys", err)
 		}
+		private := k.Private
+		if k.RetiredAt != nil || k.RevokedAt != nil {
+			private = nil
+		}
 		_, err := tx.ExecContext(ctx, `INSERT INTO signing_keys
-			(id, algorithm, "private", "public", date_created, retired_at) VALUES (?, ?, ?, ?, ?, ?)`,
-			k.ID, k.Algorithm, authBytes(k.Private), authBytes(k.Public), timeArg(k.DateCreated), nullTimeArg(k.RetiredAt))
+			(id, algorithm, "private", "public", date_created, retired_at, revoked_at) VALUES (?, ?, ?, ?, ?, ?, ?)`,
+			k.ID, k.Algorithm, authBytes(private), authBytes(k.Public), timeArg(k.DateCreated),
+			nullTimeArg(k.RetiredAt), nullTimeArg(k.RevokedAt))
 		if err != nil {
 			return dbError("add signing key", err)
 		}
 		return nil
 	})
+}
+
+// RevokeSigningKey marks kid revoked at now (a key revoked before keeps
+// its time) and erases its private half; domain.ErrSigningKeyNotFound for
+// an unknown kid.
+func (s *KeyStore) RevokeSigningKey(ctx context.Context, kid string, now time.Time) error {
+	return s.updateKey(ctx, "revoke signing key", `UPDATE signing_keys
+		SET revoked_at = COALESCE(revoked_at, ?), "private" = ? WHERE id = ?`, timeArg(now), []byte{}, kid)
+}
+
+// SetSigningKeyPrivate replaces the private half of kid;
+// domain.ErrSigningKeyNotFound for an unknown kid.
+func (s *KeyStore) SetSigningKeyPrivate(ctx context.Context, kid string, private []byte) error {
+	return s.updateKey(ctx, "replace signing key", `UPDATE signing_keys SET "private" = ? WHERE id = ?`,
+		authBytes(private), kid)
+}
+
+// updateKey runs an UPDATE of one key; no row matched is
+// domain.ErrSigningKeyNotFound.
+func (s *KeyStore) updateKey(ctx context.Context, op, query string, args ...any) (err error) {
+	ctx, done := s.bounds.enter(ctx)
+	defer done(&err)
+	var n int64
+	err = withRetry(ctx, func() error {
+		res, err := s.db.ExecContext(ctx, query, args...)
+		if err != nil {
+			return err
+		}
+		n, err = res.RowsAffected()
+		return err
+	})
+	switch {
+	case err != nil:
+		return dbError(op, err)
+	case n == 0:
+		return domain.ErrSigningKeyNotFound
+	}
+	return nil
 }
 
 // DeleteSigningKeysRetiredBefore removes the keys retired before t and

@@ -17,27 +17,34 @@ import (
 type RefreshStore struct {
 	db     *bun.DB
 	bounds bounds
-	// rotation holds the statements of RotateRefresh: mark used, mark
-	// used within a grace window, insert the successor.
+	// rotation holds the statements of RotateRefresh: mark used, insert
+	// the successor.
 	rotation *preparedSet
 }
 
-var _ ports.RefreshStore = (*RefreshStore)(nil)
+var (
+	_ ports.RefreshStore   = (*RefreshStore)(nil)
+	_ ports.RevocationFeed = (*RefreshStore)(nil)
+)
 
 // NewRefreshStore returns the store over db, which must come from Open and
 // have been migrated.
 func NewRefreshStore(db *bun.DB, opts ...RepoOption) *RefreshStore {
 	return &RefreshStore{db: db, bounds: newBounds(opts), rotation: &preparedSet{db: db, queries: []string{
-		rotateUse + "used_at IS NULL" + rotateReturning,
-		rotateUse + "(used_at IS NULL OR used_at > ?)" + rotateReturning,
+		rotateUseQuery,
 		insertRefreshQuery,
 	}}}
 }
 
 const (
-	rotateUse = `UPDATE refresh_tokens SET used_at = COALESCE(used_at, ?)
-		WHERE id = ? AND revoked_at IS NULL AND expires_at > ? AND `
-	rotateReturning    = ` RETURNING family_id, user_id`
+	rotateUseQuery = `UPDATE refresh_tokens SET used_at = ?
+		WHERE id = ? AND revoked_at IS NULL AND expires_at > ? AND used_at IS NULL
+		RETURNING family_id, user_id`
+	// liveRefreshQuery reads a family's live token; the rotation rule
+	// keeps it to one row, the order picks the newest should there be more.
+	liveRefreshQuery = `SELECT id, family_id, user_id, issued_at, expires_at FROM refresh_tokens
+		WHERE family_id = ? AND used_at IS NULL AND revoked_at IS NULL AND expires_at > ?
+		ORDER BY issued_at DESC, id DESC LIMIT 1`
 	insertRefreshQuery = `INSERT INTO refresh_tokens
 		(id, family_id, user_id, issued_at, expires_at, used_at, revoked_at) VALUES (?, ?, ?, ?, ?, ?, ?)`
 )
@@ -68,39 +75,35 @@ func (s *RefreshStore) SaveRefresh(ctx context.Context, r domain.RefreshRecord) 
 	return nil
 }
 
-// RotateRefresh marks the token oldID used at now and stores next, in one
-// transaction whose first statement is the conditional
+// RotateRefresh marks the token oldID used at now, stores next and
+// returns it, in one transaction whose first statement is the conditional
 //
 //	UPDATE … SET used_at = now WHERE id = oldID AND used_at IS NULL
 //	AND revoked_at IS NULL AND expires_at > now
 //
 // Concurrent rotations of one token queue on its row (PostgreSQL) or on
 // the database (SQLite); the first sets used_at, and every later one then
-// matches no row, so at most one succeeds. When no row matched, the token
-// is read: unknown, revoked or expired (ExpiresAt not after now) is
-// domain.ErrUnauthenticated; used is domain.ErrRefreshTokenReused, after
-// the whole family was revoked at now — unless grace is positive and the
-// first use was less than grace ago: then next is stored as another
-// successor and nothing is revoked. The successor must belong to the
-// family and user of oldID and have a new id; otherwise RotateRefresh
-// fails with an internal error and changes nothing.
-func (s *RefreshStore) RotateRefresh(ctx context.Context, oldID string, next domain.RefreshRecord, now time.Time, grace time.Duration) (err error) {
+// matches no row, so at most one stores a successor. When no row matched,
+// the token is read: unknown, revoked or expired (ExpiresAt not after now)
+// is domain.ErrUnauthenticated. Used less than grace ago (grace positive)
+// is forgiven: the family's live token is read and returned, and nothing
+// is stored or revoked; the read is a statement of its own, so on
+// PostgreSQL it sees the successor the first use committed. Used earlier
+// is domain.ErrRefreshTokenReused, after the whole family was revoked at
+// now. The successor must belong to the family and user of oldID and have
+// a new id; otherwise RotateRefresh fails with an internal error and
+// changes nothing.
+func (s *RefreshStore) RotateRefresh(ctx context.Context, oldID string, next domain.RefreshRecord, now time.Time, grace time.Duration) (_ domain.RefreshRecord, err error) {
 	ctx, done := s.bounds.enter(ctx)
 	defer done(&err)
 	stmts, err := s.rotation.get(ctx)
 	if err != nil {
-		return dbError("prepare refresh rotation", err)
-	}
-	use, args := stmts[0], []any{driverTime(s.db, now), oldID, driverTime(s.db, now)}
-	if grace > 0 {
-		// A reuse within grace of the first use is forgiven; used_at keeps
-		// the first use, so retries cannot stretch the window.
-		use = stmts[1]
-		args = append(args, driverTime(s.db, now.Add(-grace)))
+		return domain.RefreshRecord{}, dbError("prepare refresh rotation", err)
 	}
 	err = authInTx(ctx, s.db, "rotate refresh token", func(ctx context.Context, tx bun.Tx) error {
 		var family, user string
-		err := tx.StmtContext(ctx, use).QueryRowContext(ctx, args...).Scan(&family, &user)
+		err := tx.StmtContext(ctx, stmts[0]).QueryRowContext(ctx,
+			driverTime(s.db, now), oldID, driverTime(s.db, now)).Scan(&family, &user)
 		switch {
 		case errors.Is(err, sql.ErrNoRows):
 			return errNotRotated
@@ -109,41 +112,70 @@ func (s *RefreshStore) RotateRefresh(ctx context.Context, oldID string, next dom
 		case family != next.FamilyID || user != next.UserID:
 			return fmt.Errorf("bunstore: rotate refresh token: the successor must keep the family and user of the token it replaces")
 		}
-		if _, err := tx.StmtContext(ctx, stmts[2]).ExecContext(ctx, next.ID, next.FamilyID, next.UserID,
+		if _, err := tx.StmtContext(ctx, stmts[1]).ExecContext(ctx, next.ID, next.FamilyID, next.UserID,
 			driverTime(s.db, next.IssuedAt), driverTime(s.db, next.ExpiresAt),
 			driverNullTime(s.db, next.UsedAt), driverNullTime(s.db, next.RevokedAt)); err != nil {
 			return dbError("store the successor refresh token", err)
 		}
 		return nil
 	})
-	if errors.Is(err, errNotRotated) {
-		return s.refuse(ctx, oldID, now)
+	switch {
+	case errors.Is(err, errNotRotated):
+		return s.refuse(ctx, oldID, now, grace)
+	case err != nil:
+		return domain.RefreshRecord{}, err
 	}
-	return err
+	next.IssuedAt, next.ExpiresAt = authStoredTime(next.IssuedAt), authStoredTime(next.ExpiresAt)
+	next.UsedAt, next.RevokedAt = domain.NormalizePtr(next.UsedAt), domain.NormalizePtr(next.RevokedAt)
+	return next, nil
 }
 
-// refuse tells why oldID could not rotate, revoking its family when it
-// was used before.
-func (s *RefreshStore) refuse(ctx context.Context, oldID string, now time.Time) error {
+// refuse tells why oldID could not rotate: within grace of its first use
+// it returns the family's live token; otherwise it fails, revoking the
+// family when oldID was used before.
+func (s *RefreshStore) refuse(ctx context.Context, oldID string, now time.Time, grace time.Duration) (domain.RefreshRecord, error) {
 	var st refreshState
 	err := s.db.NewRaw(`SELECT family_id, expires_at, used_at, revoked_at FROM refresh_tokens WHERE id = ?`, oldID).Scan(ctx, &st)
 	switch {
 	case errors.Is(err, sql.ErrNoRows):
-		return domain.ErrUnauthenticated
+		return domain.RefreshRecord{}, domain.ErrUnauthenticated
 	case err != nil:
-		return dbError("read refresh token", err)
+		return domain.RefreshRecord{}, dbError("read refresh token", err)
 	case st.RevokedAt.Valid, !st.ExpiresAt.Time.After(authStoredTime(now)):
-		return domain.ErrUnauthenticated
+		return domain.RefreshRecord{}, domain.ErrUnauthenticated
+	case st.UsedAt.Valid && grace > 0 && st.UsedAt.Time.After(authStoredTime(now.Add(-grace))):
+		return s.live(ctx, st.FamilyID, now)
 	case st.UsedAt.Valid:
 		if err := s.revoke(ctx, "family_id", st.FamilyID, now); err != nil {
-			return err
+			return domain.RefreshRecord{}, err
 		}
-		return domain.ErrRefreshTokenReused
+		return domain.RefreshRecord{}, domain.ErrRefreshTokenReused
 	default:
 		// Unused, live and unrevoked, yet the update matched nothing: the
 		// row changed in between. Refusing is the safe answer.
-		return domain.ErrUnauthenticated
+		return domain.RefreshRecord{}, domain.ErrUnauthenticated
 	}
+}
+
+// live returns the family's live token at now; domain.ErrUnauthenticated
+// when it has none (revoked, expired).
+func (s *RefreshStore) live(ctx context.Context, familyID string, now time.Time) (domain.RefreshRecord, error) {
+	var row struct {
+		ID        string   `bun:"id"`
+		FamilyID  string   `bun:"family_id"`
+		UserID    string   `bun:"user_id"`
+		IssuedAt  nullTime `bun:"issued_at"`
+		ExpiresAt nullTime `bun:"expires_at"`
+	}
+	err := s.db.NewRaw(liveRefreshQuery, familyID, timeArg(now)).Scan(ctx, &row)
+	switch {
+	case errors.Is(err, sql.ErrNoRows):
+		return domain.RefreshRecord{}, domain.ErrUnauthenticated
+	case err != nil:
+		return domain.RefreshRecord{}, dbError("read the live refresh token", err)
+	}
+	return domain.RefreshRecord{ID: row.ID, FamilyID: row.FamilyID, UserID: row.UserID,
+		IssuedAt: row.IssuedAt.Time, ExpiresAt: row.ExpiresAt.Time}, nil
 }
 
 // RevokeFamily revokes every token of a family at now; tokens already
@@ -187,6 +219,21 @@ func (s *RefreshStore) revoke(ctx context.Context, column, value string, now tim
 		}
 	}
 	return fmt.Errorf("bunstore: revoke refresh tokens: still finding unrevoked tokens after %d passes", maxRevokePasses)
+}
+
+// RevokedFamilies returns, each once and sorted, the families with a
+// token revoked at or after since: one query over the partial index
+// refresh_tokens_revoked_at_idx, which holds revoked tokens only.
+func (s *RefreshStore) RevokedFamilies(ctx context.Context, since time.Time) (_ []string, err error) {
+	ctx, done := s.bounds.enter(ctx)
+	defer done(&err)
+	var families []string
+	err = s.db.NewRaw(`SELECT DISTINCT family_id FROM refresh_tokens
+		WHERE revoked_at IS NOT NULL AND revoked_at >= ? ORDER BY family_id`, timeArg(since)).Scan(ctx, &families)
+	if err != nil {
+		return nil, dbError("read revoked families", err)
+	}
+	return families, nil
 }
 
 // PurgeRefresh removes at most limit records that expired before now,

@@ -55,13 +55,7 @@ func usageErrorf(format string, a ...any) error {
 // fills them in from the running core.
 type Services struct {
 	Users *application.UserAdmin
-	Keys  KeyRotator
-}
-
-// KeyRotator rotates the token signing keys.
-type KeyRotator interface {
-	// Rotate makes a new key current and returns its id.
-	Rotate(ctx context.Context) (string, error)
+	Keys  *application.KeyAdmin
 }
 
 // Host is the composition root as the CLI sees it.

@@ -12,6 +12,8 @@ func Commands() []Command {
 		usersEnableCommand,
 		usersSetPasswordCommand,
 		keysRotateCommand,
+		keysListCommand,
+		keysRevokeCommand,
 		versionCommand,
 	}
 }

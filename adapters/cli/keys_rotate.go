@@ -17,7 +17,7 @@ var keysRotateCommand = Command{
 		if err != nil {
 			return err
 		}
-		fmt.Fprintf(env.Stdout, "new signing key %s is current; tokens signed by the previous key verify until they expire\n", kid)
+		fmt.Fprintf(env.Stdout, "new signing key %s is current; the previous key verifies access tokens for their lifetime and refresh tokens for theirs\n", kid)
 		return nil
 	},
 }

@@ -73,12 +73,24 @@ func newAuthStack(t *testing.T, c authSetup) *authStack {
 		Throttle: memstore.NewLoginThrottle(), Users: users, Hasher: hasher,
 		Limits: application.ThrottleLimits{PerUsername: c.UsernameLimit, PerAddress: c.AddressLimit, Window: c.ThrottleWindow}})
 	must(t, err)
-	refreshUC, err := application.NewRefresh(application.RefreshDeps{Verifier: st.tokens.Verifier(), Lookup: lookup, Tokens: mint})
+	revoked, err := application.NewRevokedSessions(application.RevokedSessionsOptions{Feed: refresh, Clock: clock,
+		AccessTTL: c.AccessTTL, Poll: 100 * time.Millisecond})
 	must(t, err)
-	logout, err := application.NewLogout(refresh, clock)
+	grace := c.ReuseGrace
+	switch {
+	case grace == 0:
+		grace = 10 * time.Second // the configuration's default
+	case grace < 0:
+		grace = 0
+	}
+	must(t, err)
+	refreshUC, err := application.NewRefresh(application.RefreshDeps{Verifier: st.tokens.Verifier(), Lookup: lookup,
+		Tokens: mint, Revoked: revoked, ReuseGrace: grace})
+	must(t, err)
+	logout, err := application.NewLogout(refresh, clock, revoked)
 	must(t, err)
 	authn, err := application.NewAuthenticate(st.tokens.Verifier(), nil,
-		application.NewSubjectCache(lookup, time.Second, 0, clock))
+		application.NewSubjectCache(lookup, time.Second, 0, clock), revoked)
 	must(t, err)
 	st.admin, err = application.NewUserAdmin(users, hasher, refresh, clock, ids)
 	must(t, err)
@@ -124,6 +136,10 @@ func (st *authStack) target() contract.AuthHTTPTarget {
 		AddUser: st.addUser,
 		DisableUser: func(t *testing.T, username string) {
 			_, err := st.admin.SetActive(context.Background(), username, false)
+			must(t, err)
+		},
+		SetPassword: func(t *testing.T, username, password string) {
+			_, err := st.admin.SetPassword(context.Background(), username, password)
 			must(t, err)
 		},
 		SubjectCacheTTL: time.Second,
@@ -182,7 +198,7 @@ func (st *authStack) login(t *testing.T, body string) (access, refresh string) {
 	return pair.AccessToken, pair.RefreshToken
 }
 
-var testLimits = contract.AuthHTTPConfig{UsernameLimit: 10, AddressLimit: 100, ThrottleWindow: time.Minute}
+var testLimits = contract.AuthHTTPConfig{UsernameLimit: 10, AddressLimit: 100, ThrottleWindow: time.Minute, ReuseGrace: -1}
 
 func TestRefreshTokenLocations(t *testing.T) {
 	t.Parallel()

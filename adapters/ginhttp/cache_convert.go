@@ -14,8 +14,9 @@ import (
 )
 
 // toCacheInput converts a POST or PUT body into the use-case input. Every
-// member is required; expiresIn must be present but may be null. Whether
-// the values are valid is the use case's business.
+// member but expiresIn is required; a missing expiresIn is null, the
+// configured default (CONTRACT.md section 6: Rockets' settings storage
+// sends none). Whether the values are valid is the use case's business.
 func toCacheInput(b cacheBody) (application.CacheInput, error) {
 	var errs problems
 	if !b.HasKey {
@@ -32,9 +33,6 @@ func toCacheInput(b cacheBody) (application.CacheInput, error) {
 		errs.add("assignee", "is required: an object with the assignee's id")
 	case !b.HasAssigneeID:
 		errs.add("assignee.id", "is required")
-	}
-	if !b.HasExpiresIn {
-		errs.add("expiresIn", "is required (null allowed)")
 	}
 	if len(errs) > 0 {
 		return application.CacheInput{}, domain.Invalid(errs...)

@@ -174,11 +174,11 @@ func newOASStack(t *testing.T, ready Pinger) *oasStack {
 	if err != nil {
 		t.Fatal(err)
 	}
-	logout, err := application.NewLogout(refreshStore, clock)
+	logout, err := application.NewLogout(refreshStore, clock, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
-	authn, err := application.NewAuthenticate(tokens.Verifier(), nil, lookup)
+	authn, err := application.NewAuthenticate(tokens.Verifier(), nil, lookup, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -462,6 +462,14 @@ func TestRealResponsesMatchTheOpenAPIDocument(t *testing.T) {
 				w.access, w.refresh = p.AccessToken, p.RefreshToken
 			}},
 		{name: "a refresh with an unknown member is 400", method: "POST", path: oasFixed("/auth/refresh"), body: oasFixed(`{"token":"x"}`), status: 400},
+		{name: "a refresh at /token/refresh is 201 with a new pair", method: "POST", path: oasFixed("/token/refresh"), status: 201, validRequest: true,
+			body: func(w *oasWalk) string { return `{"refreshToken":"` + w.refresh + `"}` },
+			then: func(t *testing.T, w *oasWalk, x oasExchange) {
+				var p struct{ AccessToken, RefreshToken string }
+				oasDecode(t, x, &p)
+				w.access, w.refresh = p.AccessToken, p.RefreshToken
+			}},
+		{name: "a bad refresh token at /token/refresh is 401", method: "POST", path: oasFixed("/token/refresh"), body: oasFixed(`{"refreshToken":"not-a-token"}`), status: 401, validRequest: true},
 		{name: "metrics with a token are 200", method: "GET", path: oasFixed("/metrics"), hdr: []string{"Authorization", "Bearer {token}"}, status: 200, validRequest: true},
 		{name: "metrics without a token are 401", method: "GET", path: oasFixed("/metrics"), status: 401},
 		{name: "creating an entry is 201", method: "POST", path: oasFixed("/cache/user"), body: oasEntryBody("", "k"),

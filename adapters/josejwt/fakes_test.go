@@ -51,7 +51,39 @@ func clone(k domain.SigningKey) domain.SigningKey {
 		r := *k.RetiredAt
 		k.RetiredAt = &r
 	}
+	if k.RevokedAt != nil {
+		r := *k.RevokedAt
+		k.RevokedAt = &r
+	}
 	return k
+}
+
+func (s *memKeys) RevokeSigningKey(_ context.Context, kid string, now time.Time) error {
+	return s.change(kid, func(k *domain.SigningKey) {
+		if k.RevokedAt == nil {
+			k.RevokedAt = &now
+		}
+		k.Private = nil
+	})
+}
+
+func (s *memKeys) SetSigningKeyPrivate(_ context.Context, kid string, private []byte) error {
+	return s.change(kid, func(k *domain.SigningKey) { k.Private = slices.Clone(private) })
+}
+
+func (s *memKeys) change(kid string, fn func(*domain.SigningKey)) error {
+	if s.fail.Load() {
+		return errStoreDown
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	for i := range s.keys {
+		if s.keys[i].ID == kid {
+			fn(&s.keys[i])
+			return nil
+		}
+	}
+	return domain.ErrSigningKeyNotFound
 }
 
 func (s *memKeys) SigningKeys(context.Context) ([]domain.SigningKey, error) {
@@ -82,6 +114,7 @@ func (s *memKeys) AddSigningKey(_ context.Context, k domain.SigningKey) error {
 			at := k.DateCreated
 			s.keys[i].RetiredAt = &at
 		}
+		s.keys[i].Private = nil
 	}
 	s.keys = append([]domain.SigningKey{clone(k)}, s.keys...)
 	return nil
@@ -105,7 +138,7 @@ func (s *memKeys) current() domain.SigningKey {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	for _, k := range s.keys {
-		if k.RetiredAt == nil {
+		if k.RetiredAt == nil && k.RevokedAt == nil {
 			return clone(k)
 		}
 	}

@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"time"
 
 	jose "github.com/go-jose/go-jose/v4"
 
@@ -26,7 +27,11 @@ type payload struct {
 	Expiry   int64  `json:"exp"`
 	IssuedAt int64  `json:"iat"`
 	ID       string `json:"jti"`
-	Family   string `json:"fam,omitempty"`
+	// Session is the refresh family (CONTRACT.md section 7: sid).
+	Session string `json:"sid,omitempty"`
+	// AuthTime is when the family's login happened (OpenID Connect's
+	// auth_time), in Unix seconds.
+	AuthTime int64 `json:"auth_time,omitempty"`
 }
 
 // AccessToken signs an access token (typ "at+jwt") carrying c. c.Kind
@@ -59,7 +64,8 @@ func (i *Issuer) sign(ctx context.Context, kind domain.TokenKind, c domain.Claim
 		Expiry:   c.ExpiresAt.Unix(),
 		IssuedAt: c.IssuedAt.Unix(),
 		ID:       c.ID,
-		Family:   c.FamilyID,
+		Session:  c.FamilyID,
+		AuthTime: unixOrZero(c.SessionStart),
 	})
 	if err != nil {
 		return "", fmt.Errorf("sign %s token: %w", kind, err)
@@ -94,4 +100,12 @@ func checkClaims(kind domain.TokenKind, c domain.Claims) error {
 		return errors.New("claims expire before they are issued")
 	}
 	return nil
+}
+
+// unixOrZero returns t in Unix seconds, or 0 for the zero time.
+func unixOrZero(t time.Time) int64 {
+	if t.IsZero() {
+		return 0
+	}
+	return t.Unix()
 }

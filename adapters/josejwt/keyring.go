@@ -49,6 +49,12 @@ type signer struct {
 // snapshots on reload, so readers never lock.
 type keyring struct {
 	byKID map[string]*verifyKey
+	// revoked names the revoked keys: they verify nothing, and a token
+	// naming one causes no reload.
+	revoked map[string]bool
+	// plainCurrent is set when the current key's private half is stored
+	// in clear although a key encryption secret is configured.
+	plainCurrent bool
 	// ordered lists the keys newest first, for the JWKS.
 	ordered []*verifyKey
 	current *signer
@@ -80,13 +86,18 @@ func hs256Ring(secret []byte) (*keyring, error) {
 	return &keyring{byKID: map[string]*verifyKey{kid: k}, ordered: []*verifyKey{k}, current: s}, nil
 }
 
-// eddsaRing builds a ring from stored keys (newest first). Keys of other
+// eddsaRing builds a ring from stored keys (newest first), opening the
+// current key's private half with seal when it is sealed. Keys of other
 // algorithms are ignored: only EdDSA is accepted in this mode. It returns
 // a ring without a current signer when no EdDSA key is current.
-func eddsaRing(stored []domain.SigningKey) (*keyring, error) {
-	r := &keyring{byKID: make(map[string]*verifyKey, len(stored))}
+func eddsaRing(stored []domain.SigningKey, seal *sealer) (*keyring, error) {
+	r := &keyring{byKID: make(map[string]*verifyKey, len(stored)), revoked: map[string]bool{}}
 	for _, sk := range stored {
 		if sk.Algorithm != algEdDSA {
+			continue
+		}
+		if sk.RevokedAt != nil {
+			r.revoked[sk.ID] = true
 			continue
 		}
 		if sk.ID == "" || len(sk.Public) != ed25519.PublicKeySize {
@@ -104,10 +115,11 @@ func eddsaRing(stored []domain.SigningKey) (*keyring, error) {
 		if r.current != nil || sk.RetiredAt != nil {
 			continue
 		}
-		priv, err := privateKey(sk)
+		priv, err := privateKey(sk, seal)
 		if err != nil {
 			return nil, err
 		}
+		r.plainCurrent = seal != nil && !isSealed(sk.Private)
 		if r.current, err = newSigner(jose.EdDSA, sk.ID, priv); err != nil {
 			return nil, err
 		}
@@ -115,13 +127,24 @@ func eddsaRing(stored []domain.SigningKey) (*keyring, error) {
 	return r, nil
 }
 
-// privateKey rebuilds the Ed25519 private key of sk from its seed and
-// checks that it matches the stored public key.
-func privateKey(sk domain.SigningKey) (ed25519.PrivateKey, error) {
-	if len(sk.Private) != ed25519.SeedSize {
+// privateKey rebuilds the Ed25519 private key of sk from its seed,
+// opening it with seal when it is sealed, and checks that it matches the
+// stored public key. A sealed seed without seal is an error.
+func privateKey(sk domain.SigningKey, seal *sealer) (ed25519.PrivateKey, error) {
+	seed := sk.Private
+	if isSealed(seed) {
+		if seal == nil {
+			return nil, fmt.Errorf("stored signing key %q is encrypted: configure the key encryption secret (--key-encryption-secret-file)", sk.ID)
+		}
+		var err error
+		if seed, err = seal.open(sk.ID, seed); err != nil {
+			return nil, fmt.Errorf("stored signing key %q: %w", sk.ID, err)
+		}
+	}
+	if len(seed) != ed25519.SeedSize {
 		return nil, fmt.Errorf("stored signing key %q has no valid private seed", sk.ID)
 	}
-	priv := ed25519.NewKeyFromSeed(sk.Private)
+	priv := ed25519.NewKeyFromSeed(seed)
 	if !bytes.Equal(priv.Public().(ed25519.PublicKey), sk.Public) {
 		return nil, fmt.Errorf("stored signing key %q: private and public keys do not match", sk.ID)
 	}

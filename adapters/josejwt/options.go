@@ -12,12 +12,16 @@ import (
 
 // Defaults and limits of Options.
 const (
-	DefaultIssuer          = "cachegate"
-	DefaultAudience        = "cachegate"
-	DefaultLeeway          = 5 * time.Second
-	MaxLeeway              = 5 * time.Second
-	DefaultMaxTokenTTL     = 30 * domain.Day
-	DefaultKeyReload       = time.Minute
+	DefaultIssuer         = "cachegate"
+	DefaultAudience       = "cachegate"
+	DefaultLeeway         = 5 * time.Second
+	MaxLeeway             = 5 * time.Second
+	DefaultMaxTokenTTL    = 30 * domain.Day
+	DefaultAccessTokenTTL = 15 * time.Minute
+	// DefaultKeyReload is short enough that a key revoked by
+	// `cachegate keys revoke` is refused everywhere within a minute
+	// (CONTRACT.md section 7).
+	DefaultKeyReload       = 30 * time.Second
 	DefaultVerifyCacheSize = 10000
 	// MinHS256SecretLen is the shortest HS256 secret accepted, in bytes.
 	MinHS256SecretLen = 32
@@ -36,10 +40,20 @@ type Options struct {
 	// means DefaultLeeway, a negative value means none. At most MaxLeeway.
 	Leeway time.Duration
 	// MaxTokenTTL is the longest lifetime the application gives a token
-	// (its refresh-token TTL). A retired key stays in the JWKS and keeps
-	// verifying for MaxTokenTTL plus Leeway after its retirement, then
-	// PruneKeys may delete it.
+	// (its refresh-token TTL). A retired key keeps verifying refresh
+	// tokens for MaxTokenTTL plus Leeway after its retirement (so
+	// sessions survive a rotation), then PruneKeys may delete it.
 	MaxTokenTTL time.Duration
+	// AccessTokenTTL is the lifetime of access tokens: a retired key
+	// verifies access tokens, and stays in the JWKS, only for
+	// AccessTokenTTL plus Leeway after its retirement.
+	AccessTokenTTL time.Duration
+	// KeyEncryptionSecret, when set (at least MinKeyEncryptionSecretLen
+	// bytes), seals the private halves of stored keys with AES-256-GCM
+	// under a key derived by HKDF-SHA256 (sealing.go has the layout). A
+	// current key stored in clear is sealed when loaded; a sealed key
+	// without the secret, or with another, fails New.
+	KeyEncryptionSecret []byte
 	// HS256Secret switches to HS256 signing with this secret (at least
 	// MinHS256SecretLen bytes). Keys is then not used, the JWKS is empty
 	// and Rotate fails. The kid is derived from a hash of the secret.
@@ -78,6 +92,9 @@ func (o Options) withDefaults() (Options, error) {
 	if o.MaxTokenTTL == 0 {
 		o.MaxTokenTTL = DefaultMaxTokenTTL
 	}
+	if o.AccessTokenTTL == 0 {
+		o.AccessTokenTTL = DefaultAccessTokenTTL
+	}
 	if o.KeyReload == 0 {
 		o.KeyReload = DefaultKeyReload
 	}
@@ -99,6 +116,12 @@ func (o Options) withDefaults() (Options, error) {
 	}
 	if o.HS256Secret != nil && len(o.HS256Secret) < MinHS256SecretLen {
 		errs = append(errs, fmt.Errorf("HS256 secret must be at least %d bytes", MinHS256SecretLen))
+	}
+	if o.KeyEncryptionSecret != nil && len(o.KeyEncryptionSecret) < MinKeyEncryptionSecretLen {
+		errs = append(errs, fmt.Errorf("key encryption secret must be at least %d bytes", MinKeyEncryptionSecretLen))
+	}
+	if o.AccessTokenTTL < 0 {
+		errs = append(errs, errors.New("access token TTL must be positive"))
 	}
 	if o.HS256Secret == nil && o.Keys == nil {
 		errs = append(errs, errors.New("a key store is required for EdDSA signing"))

@@ -71,7 +71,7 @@ func TestRotation(t *testing.T) {
 func TestRetiredKeysLeave(t *testing.T) {
 	t.Parallel()
 	ctx := context.Background()
-	e := newEdDSA(t, func(o *josejwt.Options) { o.MaxTokenTTL = time.Hour })
+	e := newEdDSA(t, func(o *josejwt.Options) { o.MaxTokenTTL, o.AccessTokenTTL = time.Hour, time.Hour })
 	old := e.kid
 	kid, err := e.tok.Rotate(ctx)
 	if err != nil {
@@ -155,11 +155,11 @@ func TestReplicas(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		a.clock.Advance(30 * time.Second)
+		a.clock.Advance(josejwt.DefaultKeyReload / 2)
 		if got := header(t, b.issue(t, b.claims(domain.AccessToken, time.Minute)))["kid"]; got == kid {
 			t.Fatal("replica reloaded before the interval")
 		}
-		a.clock.Advance(30 * time.Second)
+		a.clock.Advance(josejwt.DefaultKeyReload / 2)
 		if got := header(t, b.issue(t, b.claims(domain.AccessToken, time.Minute)))["kid"]; got != kid {
 			t.Fatalf("replica signs with %v, want %s", got, kid)
 		}

@@ -6,11 +6,14 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"slices"
 	"sync"
 	"sync/atomic"
 	"time"
 
 	jose "github.com/go-jose/go-jose/v4"
+
+	"github.com/cachegate/cachegate/domain"
 )
 
 // unknownKIDReload is the shortest interval between two reloads caused by
@@ -29,12 +32,17 @@ const unknownKIDReload = time.Second
 // unknown kid, so a rotation made by another process is picked up without
 // a restart.
 type Tokens struct {
-	opts   Options
-	alg    jose.SignatureAlgorithm
-	allow  []jose.SignatureAlgorithm
-	ring   atomic.Pointer[keyring]
-	cache  *verifyCache
-	window time.Duration // how long a retired key still verifies
+	opts  Options
+	alg   jose.SignatureAlgorithm
+	allow []jose.SignatureAlgorithm
+	ring  atomic.Pointer[keyring]
+	cache *verifyCache
+	// window is how long a retired key still verifies refresh tokens
+	// (MaxTokenTTL plus Leeway); accessWindow how long it still verifies
+	// access tokens (AccessTokenTTL plus Leeway).
+	window       time.Duration
+	accessWindow time.Duration
+	seal         *sealer
 
 	reloadMu sync.Mutex
 	// nextReload is the UnixNano instant after which the keys are stale.
@@ -53,8 +61,11 @@ func New(ctx context.Context, o Options) (*Tokens, error) {
 	if err != nil {
 		return nil, err
 	}
-	t := &Tokens{opts: o, window: o.MaxTokenTTL + o.Leeway}
+	t := &Tokens{opts: o, window: o.MaxTokenTTL + o.Leeway, accessWindow: min(o.AccessTokenTTL, o.MaxTokenTTL) + o.Leeway}
 	t.issuer.t, t.verifier.t = t, t
+	if o.KeyEncryptionSecret != nil {
+		t.seal = &sealer{secret: append([]byte(nil), o.KeyEncryptionSecret...), random: rand.Reader}
+	}
 	if o.VerifyCacheSize > 0 {
 		t.cache = newVerifyCache(o.VerifyCacheSize)
 	}
@@ -109,7 +120,7 @@ func (t *Tokens) Rotate(ctx context.Context) (string, error) {
 	t.reloadMu.Lock()
 	defer t.reloadMu.Unlock()
 	now := t.opts.Clock.Now()
-	k, err := newEd25519Key(rand.Reader, now)
+	k, err := t.newKey(now)
 	if err != nil {
 		return "", err
 	}
@@ -145,8 +156,8 @@ func (t *Tokens) PruneKeys(ctx context.Context) (int, error) {
 }
 
 // JWKS returns the JSON Web Key Set of the public keys that may verify a
-// still-valid token: the current key and those retired less than
-// MaxTokenTTL plus Leeway ago, newest first, each with kid, alg "EdDSA"
+// still-valid access token: the current key and those retired less than
+// AccessTokenTTL plus Leeway ago (never a revoked one), newest first, each with kid, alg "EdDSA"
 // and use "sig". In HS256 mode the set is empty: {"keys":[]}.
 func (t *Tokens) JWKS(ctx context.Context) ([]byte, error) {
 	now := t.opts.Clock.Now()
@@ -154,7 +165,7 @@ func (t *Tokens) JWKS(ctx context.Context) ([]byte, error) {
 	set := jose.JSONWebKeySet{Keys: []jose.JSONWebKey{}}
 	if t.alg == jose.EdDSA {
 		for _, k := range ring.ordered {
-			if k.usable(now, t.window) {
+			if k.usable(now, t.accessWindow) {
 				set.Keys = append(set.Keys, jose.JSONWebKey{Key: k.key, KeyID: k.kid, Algorithm: algEdDSA, Use: "sig"})
 			}
 		}
@@ -189,7 +200,7 @@ func (t *Tokens) keysForUnknownKID(ctx context.Context, now time.Time, kid strin
 	}
 	t.reloadMu.Lock()
 	defer t.reloadMu.Unlock()
-	if ring := t.ring.Load(); ring.byKID[kid] != nil || now.Sub(t.lastReload).Abs() < unknownKIDReload {
+	if ring := t.ring.Load(); ring.byKID[kid] != nil || ring.revoked[kid] || now.Sub(t.lastReload).Abs() < unknownKIDReload {
 		return ring
 	}
 	if err := t.reloadLocked(ctx, now); err != nil {
@@ -207,7 +218,7 @@ func (t *Tokens) reloadLocked(ctx context.Context, now time.Time) error {
 	t.nextReload.Store(now.Add(unknownKIDReload).UnixNano())
 	ring, err := t.load(ctx)
 	if err == nil && ring.current == nil {
-		key, gerr := newEd25519Key(rand.Reader, now)
+		key, gerr := t.newKey(now)
 		if gerr != nil {
 			return gerr
 		}
@@ -222,8 +233,104 @@ func (t *Tokens) reloadLocked(ctx context.Context, now time.Time) error {
 	if err != nil {
 		return err
 	}
+	if ring.plainCurrent {
+		if err := t.sealCurrent(ctx, ring); err != nil {
+			return err
+		}
+	}
 	t.ring.Store(ring)
 	t.nextReload.Store(now.Add(t.opts.KeyReload).UnixNano())
+	return nil
+}
+
+// newKey generates a key created at now, its private half sealed when a
+// key encryption secret is configured.
+func (t *Tokens) newKey(now time.Time) (domain.SigningKey, error) {
+	k, err := newEd25519Key(rand.Reader, now)
+	if err != nil || t.seal == nil {
+		return k, err
+	}
+	if k.Private, err = t.seal.seal(k.ID, k.Private); err != nil {
+		return domain.SigningKey{}, err
+	}
+	return k, nil
+}
+
+// sealCurrent stores the current key's private half sealed: the key was
+// stored before a key encryption secret was configured.
+func (t *Tokens) sealCurrent(ctx context.Context, ring *keyring) error {
+	stored, err := t.opts.Keys.SigningKeys(ctx)
+	if err != nil {
+		return fmt.Errorf("encrypt the stored signing key: %w", err)
+	}
+	for _, sk := range stored {
+		if sk.ID != ring.current.kid || isSealed(sk.Private) {
+			continue
+		}
+		sealed, err := t.seal.seal(sk.ID, sk.Private)
+		if err != nil {
+			return err
+		}
+		if err := t.opts.Keys.SetSigningKeyPrivate(ctx, sk.ID, sealed); err != nil {
+			return fmt.Errorf("encrypt the stored signing key: %w", err)
+		}
+		t.opts.Logger.InfoContext(ctx, "signing key encrypted at rest", "kid", sk.ID)
+	}
+	ring.plainCurrent = false
+	return nil
+}
+
+// List returns every stored key, newest first, without private halves.
+// In HS256 mode it returns none.
+func (t *Tokens) List(ctx context.Context) ([]domain.SigningKey, error) {
+	if t.alg != jose.EdDSA {
+		return nil, nil
+	}
+	keys, err := t.opts.Keys.SigningKeys(ctx)
+	if err != nil {
+		return nil, fmt.Errorf("list signing keys: %w", err)
+	}
+	for i := range keys {
+		keys[i].Private = nil
+	}
+	return keys, nil
+}
+
+// Revoke revokes the key kid: no process accepts a token it signed once
+// its keys are reloaded (every KeyReload). When kid is current a new key
+// is made current first. domain.ErrSigningKeyNotFound for an unknown kid;
+// in HS256 mode it fails.
+func (t *Tokens) Revoke(ctx context.Context, kid string) error {
+	if t.alg != jose.EdDSA {
+		return errHS256Rotate
+	}
+	t.reloadMu.Lock()
+	defer t.reloadMu.Unlock()
+	now := t.opts.Clock.Now()
+	stored, err := t.opts.Keys.SigningKeys(ctx)
+	if err != nil {
+		return fmt.Errorf("revoke signing key: %w", err)
+	}
+	i := slices.IndexFunc(stored, func(k domain.SigningKey) bool { return k.ID == kid })
+	if i < 0 {
+		return domain.ErrSigningKeyNotFound
+	}
+	if stored[i].State() == domain.KeyCurrent {
+		k, err := t.newKey(now)
+		if err != nil {
+			return err
+		}
+		if err := t.opts.Keys.AddSigningKey(ctx, k); err != nil {
+			return fmt.Errorf("revoke signing key: make a new key current: %w", err)
+		}
+	}
+	if err := t.opts.Keys.RevokeSigningKey(ctx, kid, now); err != nil {
+		return fmt.Errorf("revoke signing key: %w", err)
+	}
+	if err := t.reloadLocked(ctx, now); err != nil {
+		t.nextReload.Store(now.UnixNano())
+		t.opts.Logger.WarnContext(ctx, "reload signing keys after revocation failed", "error", err)
+	}
 	return nil
 }
 
@@ -232,7 +339,7 @@ func (t *Tokens) load(ctx context.Context) (*keyring, error) {
 	if err != nil {
 		return nil, fmt.Errorf("load signing keys: %w", err)
 	}
-	ring, err := eddsaRing(stored)
+	ring, err := eddsaRing(stored, t.seal)
 	if err != nil {
 		return nil, fmt.Errorf("load signing keys: %w", err)
 	}

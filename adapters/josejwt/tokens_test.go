@@ -35,7 +35,7 @@ func TestRoundTrip(t *testing.T) {
 					t.Errorf("header = %v, want typ %q, kid %q, alg %q", h, wantTyp, e.kid, e.alg)
 				}
 				p := segment(t, tok, 1)
-				for _, k := range []string{"sub", "iat", "exp", "iss", "aud", "jti", "fam"} {
+				for _, k := range []string{"sub", "iat", "exp", "iss", "aud", "jti", "sid"} {
 					if _, ok := p[k]; !ok {
 						t.Errorf("payload lacks %q: %v", k, p)
 					}

@@ -62,7 +62,10 @@ func (v *Verifier) RefreshToken(ctx context.Context, token string) (domain.Claim
 // parsedClaims is the JWT claims set as read.
 type parsedClaims struct {
 	jwt.Claims
-	Family string `json:"fam"`
+	Session string `json:"sid"`
+	// Family is where tokens signed before sid was introduced carry it.
+	Family   string           `json:"fam"`
+	AuthTime *jwt.NumericDate `json:"auth_time"`
 }
 
 func (v *Verifier) verify(ctx context.Context, kind domain.TokenKind, token string) (domain.Claims, error) {
@@ -75,12 +78,15 @@ func (v *Verifier) verify(ctx context.Context, kind domain.TokenKind, token stri
 	t := v.t
 	now := t.opts.Clock.Now()
 	ring := t.keys(ctx, now)
-	cache := t.cache
+	cache, window := t.cache, t.accessWindow
 	if kind != domain.AccessToken {
-		cache = nil
+		// Refresh tokens of a retired key keep working for their whole
+		// life, so sessions survive a rotation; access tokens only for
+		// the access lifetime (CONTRACT.md section 7).
+		cache, window = nil, t.window
 	}
 	if cache != nil {
-		if e, ok := cache.get(token, now); ok && ring.lookup(e.kid, now, t.window) != nil {
+		if e, ok := cache.get(token, now); ok && ring.lookup(e.kid, now, window) != nil {
 			return e.claims, nil
 		}
 	}
@@ -95,12 +101,12 @@ func (v *Verifier) verify(ctx context.Context, kind domain.TokenKind, token stri
 	if h.KeyID == "" {
 		return domain.Claims{}, errUnknownKey
 	}
-	k := ring.lookup(h.KeyID, now, t.window)
+	k := ring.lookup(h.KeyID, now, window)
+	if k == nil && ring.byKID[h.KeyID] == nil {
+		k = t.keysForUnknownKID(ctx, now, h.KeyID).lookup(h.KeyID, now, window)
+	}
 	if k == nil {
-		k = t.keysForUnknownKID(ctx, now, h.KeyID).lookup(h.KeyID, now, t.window)
-		if k == nil {
-			return domain.Claims{}, errUnknownKey
-		}
+		return domain.Claims{}, errUnknownKey
 	}
 	var pc parsedClaims
 	if err := tok.Claims(k.key, &pc); err != nil {
@@ -133,14 +139,21 @@ func (t *Tokens) validate(kind domain.TokenKind, pc *parsedClaims, now time.Time
 	case pc.NotBefore != nil && pc.NotBefore.Time().After(now.Add(leeway)):
 		return domain.Claims{}, errNotYet
 	}
-	return domain.Claims{
+	c := domain.Claims{
 		Kind:      kind,
 		Subject:   pc.Subject,
 		ID:        pc.ID,
-		FamilyID:  pc.Family,
+		FamilyID:  pc.Session,
 		IssuedAt:  pc.IssuedAt.Time().UTC(),
 		ExpiresAt: pc.Expiry.Time().UTC(),
-	}, nil
+	}
+	if c.FamilyID == "" {
+		c.FamilyID = pc.Family
+	}
+	if pc.AuthTime != nil {
+		c.SessionStart = pc.AuthTime.Time().UTC()
+	}
+	return c, nil
 }
 
 // typMatches reports whether the typ header names kind, compared

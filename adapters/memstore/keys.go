@@ -44,9 +44,9 @@ func (s *KeyStore) SigningKeys(context.Context) ([]domain.SigningKey, error) {
 }
 
 // AddSigningKey stores k and retires every key not yet retired at
-// k.DateCreated, atomically; afterwards k is the one current key (unless
-// it came retired). A key id already stored is an error and changes
-// nothing.
+// k.DateCreated, erasing the private half of every retired key,
+// atomically; afterwards k is the one current key (unless it came
+// retired). A key id already stored is an error and changes nothing.
 func (s *KeyStore) AddSigningKey(_ context.Context, k domain.SigningKey) error {
 	s.mu.Lock()
 	defer s.mu.Unlock()
@@ -60,8 +60,44 @@ func (s *KeyStore) AddSigningKey(_ context.Context, k domain.SigningKey) error {
 		if s.keys[i].RetiredAt == nil {
 			s.keys[i].RetiredAt = &at
 		}
+		s.keys[i].Private = []byte{}
 	}
-	s.keys = append(s.keys, authKey(k))
+	k = authKey(k)
+	if k.RetiredAt != nil || k.RevokedAt != nil {
+		k.Private = []byte{}
+	}
+	s.keys = append(s.keys, k)
+	return nil
+}
+
+// RevokeSigningKey marks kid revoked at now (a key revoked before keeps
+// its time) and erases its private half; domain.ErrSigningKeyNotFound for
+// an unknown kid.
+func (s *KeyStore) RevokeSigningKey(_ context.Context, kid string, now time.Time) error {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	i := slices.IndexFunc(s.keys, func(k domain.SigningKey) bool { return k.ID == kid })
+	if i < 0 {
+		return domain.ErrSigningKeyNotFound
+	}
+	if s.keys[i].RevokedAt == nil {
+		at := authTime(now)
+		s.keys[i].RevokedAt = &at
+	}
+	s.keys[i].Private = []byte{}
+	return nil
+}
+
+// SetSigningKeyPrivate replaces the private half of kid;
+// domain.ErrSigningKeyNotFound for an unknown kid.
+func (s *KeyStore) SetSigningKeyPrivate(_ context.Context, kid string, private []byte) error {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	i := slices.IndexFunc(s.keys, func(k domain.SigningKey) bool { return k.ID == kid })
+	if i < 0 {
+		return domain.ErrSigningKeyNotFound
+	}
+	s.keys[i].Private = slices.Clone(private)
 	return nil
 }
 
@@ -85,5 +121,6 @@ func authKey(k domain.SigningKey) domain.SigningKey {
 	k.Public = slices.Clone(k.Public)
 	k.DateCreated = authTime(k.DateCreated)
 	k.RetiredAt = authTimePtr(k.RetiredAt)
+	k.RevokedAt = authTimePtr(k.RevokedAt)
 	return k
 }

@@ -12,3 +12,8 @@ func TestRefreshStore(t *testing.T) {
 	t.Parallel()
 	contract.RefreshStore(t, func(*testing.T) ports.RefreshStore { return memstore.NewRefreshStore() })
 }
+
+func TestRevocationFeed(t *testing.T) {
+	t.Parallel()
+	contract.RevocationFeed(t, func(*testing.T) contract.RevocationStore { return memstore.NewRefreshStore() })
+}

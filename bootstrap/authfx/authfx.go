@@ -12,10 +12,15 @@
 //
 // Requires: ports.UserRepository, ports.RefreshStore, ports.KeyStore,
 // ports.LoginThrottle (storefx provides them), ports.Clock,
-// ports.IDGenerator and *slog.Logger; ports.Metrics when present.
+// ports.IDGenerator and *slog.Logger; ports.Metrics and
+// ports.RevocationFeed when present (else the refresh store serves as the
+// feed when it is one; without a feed, access tokens outlive the end of
+// their session).
 // Provides: the ports above, *application.Login, *application.Authenticate,
-// *application.Refresh, *application.Logout, *application.UserAdmin and a
-// KeySet (JWKS, key rotation).
+// *application.Refresh, *application.Logout, *application.UserAdmin,
+// *application.RevokedSessions (polled while the app runs),
+// *application.KeyAdmin and a KeySet (JWKS, key rotation, listing and
+// revocation).
 package authfx
 
 import (
@@ -29,6 +34,7 @@ import (
 	"github.com/cachegate/cachegate/adapters/josejwt"
 	"github.com/cachegate/cachegate/adapters/passhash"
 	"github.com/cachegate/cachegate/application"
+	"github.com/cachegate/cachegate/domain"
 	"github.com/cachegate/cachegate/ports"
 )
 
@@ -56,8 +62,24 @@ type Options struct {
 	// the lookup.
 	SubjectCacheTTL time.Duration
 	// RefreshReuseGrace forgives a refresh token presented again within
-	// this window after its first use; zero (the default) is off.
+	// this window after its first use (see application.RefreshDeps);
+	// zero is off. The configuration's default is 10s; a module built
+	// from Options directly gets only what it sets.
 	RefreshReuseGrace time.Duration
+	// SessionMax bounds a refresh family's life from its login (default
+	// 90 days).
+	SessionMax time.Duration
+	// RevocationPoll is how often the revoked sessions are read from the
+	// store (default application.DefaultRevocationPoll); negative turns
+	// the check off, so access tokens then outlive their session.
+	RevocationPoll time.Duration
+	// KeyEncryptionSecret, when set (at least 32 bytes), seals the private
+	// halves of stored signing keys (josejwt.Options.KeyEncryptionSecret).
+	KeyEncryptionSecret []byte
+	// KeyReload is how often the signing keys are re-read, so a rotation
+	// or a revocation made elsewhere is picked up (default
+	// josejwt.DefaultKeyReload).
+	KeyReload time.Duration
 
 	// Replaceable services (SPEC.md 4.5); nil keeps the default.
 	UserLookup        ports.UserLookup
@@ -77,6 +99,12 @@ type KeySet interface {
 	Rotate(ctx context.Context) (string, error)
 	// PruneKeys deletes keys no token can still carry.
 	PruneKeys(ctx context.Context) (int, error)
+	// List returns every stored key, newest first, without private
+	// halves.
+	List(ctx context.Context) ([]domain.SigningKey, error)
+	// Revoke stops every process accepting tokens of kid (within its key
+	// reload period), making a new key current first when kid is current.
+	Revoke(ctx context.Context, kid string) error
 }
 
 // ForRoot registers authentication with options given directly.
@@ -101,6 +129,8 @@ func module(options fx.Option) fx.Option {
 			newLogin,
 			newAuthenticate,
 			newRefresh,
+			newRevokedSessions,
+			newKeyAdmin,
 			application.NewLogout,
 			newUserAdmin,
 		),
@@ -144,7 +174,8 @@ func newTokens(lc fx.Lifecycle, o Options, keys ports.KeyStore, clock ports.Cloc
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
 	t, err := josejwt.New(ctx, josejwt.Options{Issuer: o.Issuer, Audience: o.Audience, MaxTokenTTL: maxTTL,
-		HS256Secret: o.HS256Secret, Keys: keys, Clock: clock, Logger: log})
+		AccessTokenTTL: o.AccessTTL, HS256Secret: o.HS256Secret, Keys: keys, Clock: clock, Logger: log,
+		KeyEncryptionSecret: o.KeyEncryptionSecret, KeyReload: o.KeyReload})
 	if err != nil {
 		return tokens{}, fmt.Errorf("auth: tokens: %w", err)
 	}
@@ -221,7 +252,7 @@ type MintParams struct {
 
 func (d MintParams) tokens() application.TokenDeps {
 	return application.TokenDeps{Issuer: d.Issuer, Refresh: d.Refresh, Clock: d.Clock, IDs: d.IDs,
-		AccessTTL: d.Options.AccessTTL, RefreshTTL: d.Options.RefreshTTL}
+		AccessTTL: d.Options.AccessTTL, RefreshTTL: d.Options.RefreshTTL, SessionMax: d.Options.SessionMax}
 }
 
 type loginDeps struct {
@@ -257,24 +288,74 @@ type VerifyParams struct {
 // DefaultSubjectCacheTTL is the default of Options.SubjectCacheTTL.
 const DefaultSubjectCacheTTL = time.Second
 
-func newAuthenticate(o Options, d VerifyParams, clock ports.Clock) (*application.Authenticate, error) {
+func newAuthenticate(o Options, d VerifyParams, clock ports.Clock, revoked *application.RevokedSessions) (*application.Authenticate, error) {
 	ttl := o.SubjectCacheTTL
 	if ttl == 0 {
 		ttl = DefaultSubjectCacheTTL
 	}
-	return application.NewAuthenticate(d.Verifier, d.Validator, application.NewSubjectCache(d.Lookup, ttl, 0, clock))
+	return application.NewAuthenticate(d.Verifier, d.Validator, application.NewSubjectCache(d.Lookup, ttl, 0, clock), revoked)
 }
 
 type refreshDeps struct {
 	fx.In
 	MintParams
 	VerifyParams
+	Revoked *application.RevokedSessions
 }
 
 func newRefresh(d refreshDeps) (*application.Refresh, error) {
 	return application.NewRefresh(application.RefreshDeps{Verifier: d.Verifier, Validator: d.Validator,
 		Lookup: d.Lookup, Tokens: d.tokens(), Log: d.Log, Metrics: d.Metrics,
-		ReuseGrace: d.Options.RefreshReuseGrace})
+		ReuseGrace: d.Options.RefreshReuseGrace, Revoked: d.Revoked})
+}
+
+type revokedDeps struct {
+	fx.In
+	Options Options
+	Refresh ports.RefreshStore
+	Feed    ports.RevocationFeed `optional:"true"`
+	Clock   ports.Clock
+	Log     *slog.Logger
+}
+
+// newRevokedSessions returns the set of revoked sessions, polled while the
+// app runs. The feed is ports.RevocationFeed when the graph has one, else
+// the refresh store when it is one (bunstore's and memstore's are); nil
+// (no check) without a feed or with a negative poll.
+func newRevokedSessions(lc fx.Lifecycle, d revokedDeps) (*application.RevokedSessions, error) {
+	feed := d.Feed
+	if feed == nil {
+		feed, _ = d.Refresh.(ports.RevocationFeed)
+	}
+	if feed == nil || d.Options.RevocationPoll < 0 {
+		return nil, nil
+	}
+	r, err := application.NewRevokedSessions(application.RevokedSessionsOptions{Feed: feed, Clock: d.Clock,
+		AccessTTL: d.Options.AccessTTL, Leeway: josejwt.DefaultLeeway, Poll: d.Options.RevocationPoll, Log: d.Log})
+	if err != nil {
+		return nil, fmt.Errorf("auth: revoked sessions: %w", err)
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan struct{})
+	lc.Append(fx.Hook{
+		OnStart: func(context.Context) error {
+			go func() {
+				defer close(done)
+				r.Run(ctx)
+			}()
+			return nil
+		},
+		OnStop: func(context.Context) error {
+			cancel()
+			<-done
+			return nil
+		},
+	})
+	return r, nil
+}
+
+func newKeyAdmin(keys KeySet, log *slog.Logger) (*application.KeyAdmin, error) {
+	return application.NewKeyAdmin(keys, log)
 }
 
 func newUserAdmin(users ports.UserRepository, h ports.PasswordHasher, r ports.RefreshStore, c ports.Clock, ids ports.IDGenerator) (*application.UserAdmin, error) {

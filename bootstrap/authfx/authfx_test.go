@@ -2,6 +2,8 @@ package authfx_test
 
 import (
 	"context"
+	"encoding/base64"
+	"encoding/json"
 	"errors"
 	"io"
 	"log/slog"
@@ -255,4 +257,48 @@ func TestBadOptionsFailStart(t *testing.T) {
 	if app.Err() == nil {
 		t.Fatal("bcrypt cost 99 must fail start-up")
 	}
+}
+
+func TestLogoutEndsTheAccessTokenAndSessionMaxIsPassedOn(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	var logout *application.Logout
+	var revoked *application.RevokedSessions
+	h := start(t, authfx.ForRoot(fast(authfx.Options{SessionMax: time.Hour, RefreshTTL: 2 * time.Hour})),
+		fx.Populate(&logout, &revoked))
+	if revoked == nil {
+		t.Fatal("the module provides no revoked sessions over the in-memory refresh store")
+	}
+	h.addAlice(t)
+	pair, err := h.login.Execute(ctx, application.LoginInput{Username: "alice", Password: password})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if exp := jwtExp(t, pair.RefreshToken); time.Until(exp) > time.Hour {
+		t.Errorf("refresh token expires in %v, past the session maximum of an hour", time.Until(exp))
+	}
+	p, err := h.auth.Execute(ctx, pair.AccessToken)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := logout.Execute(ctx, domain.AsPrincipal(p)); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := h.auth.Execute(ctx, pair.AccessToken); !errors.Is(err, domain.ErrUnauthenticated) {
+		t.Fatalf("the access token after logout: %v, want unauthenticated", err)
+	}
+}
+
+// jwtExp reads a token's exp, unverified.
+func jwtExp(t *testing.T, tok string) time.Time {
+	t.Helper()
+	parts := strings.Split(tok, ".")
+	b, err := base64.RawURLEncoding.DecodeString(parts[1])
+	var c struct {
+		Exp int64 `json:"exp"`
+	}
+	if err != nil || json.Unmarshal(b, &c) != nil {
+		t.Fatal("unreadable token payload")
+	}
+	return time.Unix(c.Exp, 0)
 }

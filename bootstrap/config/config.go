@@ -131,10 +131,21 @@ type Auth struct {
 	// BcryptCost is bcrypt's cost (4..31).
 	BcryptCost int
 	// RefreshReuseGrace lets a just-used refresh token be presented again
-	// within this window without revoking its family (for clients that
-	// retry); 0 turns it off.
+	// within this window of its first use without revoking its family
+	// (for clients that refresh twice at once or retry): the answer holds
+	// the family's one live refresh token again. Default 10s (CONTRACT.md
+	// section 6); 0 turns it off.
 	RefreshReuseGrace time.Duration
-	Throttle          Throttle
+	// SessionMax bounds a refresh family's life from its login, however
+	// often it refreshes.
+	SessionMax time.Duration
+	// KeyEncryptionSecret, when set (at least 32 bytes), encrypts the
+	// private halves of the stored signing keys.
+	KeyEncryptionSecret Secret
+	// KeyEncryptionSecretFile is the file KeyEncryptionSecret was read
+	// from (surrounding whitespace removed).
+	KeyEncryptionSecretFile string
+	Throttle                Throttle
 }
 
 // Throttle bounds failed logins within a sliding window. A limit of 0
@@ -220,6 +231,8 @@ func Default() Config {
 			RefreshFrom:       TokenSource{In: InBody, Name: "refreshToken"},
 			PasswordAlgorithm: Bcrypt,
 			BcryptCost:        10,
+			RefreshReuseGrace: 10 * time.Second,
+			SessionMax:        90 * domain.Day,
 			Throttle:          Throttle{UsernameLimit: 10, AddressLimit: 100, Window: 15 * time.Minute},
 		},
 		Limits: Limits{BodyBytes: 1 << 20, DataBytes: 256 << 10, ListMax: 1000, ListDefault: 100},

@@ -39,7 +39,7 @@ func TestDefaults(t *testing.T) {
 		{"refreshFrom", c.Auth.RefreshFrom, config.TokenSource{In: config.InBody, Name: "refreshToken"}},
 		{"passwordAlgorithm", c.Auth.PasswordAlgorithm, config.Bcrypt},
 		{"bcryptCost", c.Auth.BcryptCost, 10},
-		{"refreshReuseGrace", c.Auth.RefreshReuseGrace, time.Duration(0)},
+		{"refreshReuseGrace", c.Auth.RefreshReuseGrace, 10 * time.Second},
 		{"throttle", c.Auth.Throttle, config.Throttle{UsernameLimit: 10, AddressLimit: 100, Window: 15 * time.Minute}},
 		{"limits", c.Limits, config.Limits{BodyBytes: 1 << 20, DataBytes: 256 << 10, ListMax: 1000, ListDefault: 100}},
 		{"log", c.Log, config.Log{Format: config.LogText, Level: slog.LevelInfo}},
@@ -200,6 +200,7 @@ auth:                       # names of the auth keys are the project's to choose
 func TestFullFileParses(t *testing.T) {
 	t.Parallel()
 	secretFile := writeFile(t, "hs256", "0123456789abcdef0123456789abcdef\n")
+	keySecretFile := writeFile(t, "kek", "  \tkey-encryption-secret-of-32-bytes!!\n\n")
 	c := mustLoad(t, input{yaml: `
 addr: 0.0.0.0:80
 database: postgres://app:pw@db:5432/cache?sslmode=disable
@@ -225,7 +226,9 @@ auth:
   refreshFrom: cookie:refresh
   passwordAlgorithm: argon2id
   bcryptCost: 12
-  refreshReuseGrace: 10s
+  refreshReuseGrace: 3s
+  sessionMax: 7d
+  keyEncryptionSecretFile: ` + keySecretFile + `
   throttle: {usernameLimit: 5, addressLimit: 0, window: 1h}
 limits: {bodyBytes: 2MiB, dataBytes: 1048576, listMax: 500, listDefault: 50}
 log: {format: json, level: debug}
@@ -247,8 +250,11 @@ events: {retention: 2h, heartbeat: 5s}
 			HS256Secret:     config.NewSecret("0123456789abcdef0123456789abcdef"),
 			HS256SecretFile: secretFile, UsernameField: "email", PasswordField: "pass",
 			RefreshFrom:       config.TokenSource{In: config.InCookie, Name: "refresh"},
-			PasswordAlgorithm: config.Argon2id, BcryptCost: 12, RefreshReuseGrace: 10 * time.Second,
-			Throttle: config.Throttle{UsernameLimit: 5, AddressLimit: 0, Window: time.Hour},
+			PasswordAlgorithm: config.Argon2id, BcryptCost: 12, RefreshReuseGrace: 3 * time.Second,
+			SessionMax:              7 * 24 * time.Hour,
+			KeyEncryptionSecret:     config.NewSecret("key-encryption-secret-of-32-bytes!!"),
+			KeyEncryptionSecretFile: keySecretFile,
+			Throttle:                config.Throttle{UsernameLimit: 5, AddressLimit: 0, Window: time.Hour},
 		},
 		Limits: config.Limits{BodyBytes: 2 << 20, DataBytes: 1 << 20, ListMax: 500, ListDefault: 50},
 		Log:    config.Log{Format: config.LogJSON, Level: slog.LevelDebug},
@@ -359,5 +365,9 @@ func TestRefreshReuseGraceAcceptsZero(t *testing.T) {
 	c = mustLoad(t, input{env: map[string]string{"CACHEGATE_REFRESH_REUSE_GRACE": "0"}})
 	if c.Auth.RefreshReuseGrace != 0 {
 		t.Fatalf("grace = %v, want 0", c.Auth.RefreshReuseGrace)
+	}
+	c = mustLoad(t, input{yaml: "auth:\n  refreshReuseGrace: 0\n"})
+	if c.Auth.RefreshReuseGrace != 0 {
+		t.Fatalf("grace from YAML 0 = %v, want 0 (off), not the 10s default", c.Auth.RefreshReuseGrace)
 	}
 }

@@ -173,8 +173,8 @@ func settings() []setting {
 		{flag: "bcrypt-cost", arg: "n", key: "auth.bcryptCost", def: "10", usage: "bcrypt cost, 4 to 31",
 			parse: intInto(func(c *Config) *int { return &c.Auth.BcryptCost }),
 			check: func(c Config) error { return checkRange(int64(c.Auth.BcryptCost), 4, 31) }},
-		{flag: "refresh-reuse-grace", arg: "duration", key: "auth.refreshReuseGrace", def: "0",
-			usage: "window in which a just-used refresh token may be presented again without revoking its family (0: off)",
+		{flag: "refresh-reuse-grace", arg: "duration", key: "auth.refreshReuseGrace", def: "10s",
+			usage: "window after its first use in which a refresh token presented again gets the family's live refresh token instead of revoking the family (0: off)",
 			parse: func(c *Config, v string) (err error) {
 				c.Auth.RefreshReuseGrace, err = parseDurationOrZero(v)
 				return err
@@ -182,6 +182,19 @@ func settings() []setting {
 			check: func(c Config) error {
 				if c.Auth.RefreshReuseGrace < 0 {
 					return fmt.Errorf("%s must not be negative", c.Auth.RefreshReuseGrace)
+				}
+				return nil
+			}},
+		{flag: "session-max", arg: "duration", key: "auth.sessionMax", def: "90d",
+			usage: "longest life of a session (refresh family) from its login, however often it refreshes",
+			parse: durationInto(func(c *Config) *time.Duration { return &c.Auth.SessionMax }),
+			check: func(c Config) error { return checkPositive(c.Auth.SessionMax) }},
+		{flag: "key-encryption-secret-file", arg: "file", key: "auth.keyEncryptionSecretFile",
+			usage: "file holding a secret of at least 32 bytes that encrypts the stored signing keys",
+			parse: readKeyEncryptionSecretFile,
+			check: func(c Config) error {
+				if s := c.Auth.KeyEncryptionSecret; s.IsSet() && s.Len() < minSecretBytes {
+					return fmt.Errorf("the secret must be at least %d bytes", minSecretBytes)
 				}
 				return nil
 			}},
@@ -309,6 +322,38 @@ func readSecretFile(c *Config, path string) error {
 		return fmt.Errorf("%s: is empty", path)
 	}
 	return nil
+}
+
+// readKeyEncryptionSecretFile reads the key encryption secret; the
+// whitespace around it is ignored.
+func readKeyEncryptionSecretFile(c *Config, path string) error {
+	b, err := readSmallFile(path)
+	if err != nil {
+		return err
+	}
+	c.Auth.KeyEncryptionSecret = NewSecret(strings.TrimSpace(string(b)))
+	c.Auth.KeyEncryptionSecretFile = path
+	if !c.Auth.KeyEncryptionSecret.IsSet() {
+		return fmt.Errorf("%s: is empty", path)
+	}
+	return nil
+}
+
+// readSmallFile reads a secret file of at most maxSecretFileBytes.
+func readSmallFile(path string) ([]byte, error) {
+	f, err := os.Open(path)
+	if err != nil {
+		return nil, err
+	}
+	defer f.Close()
+	b, err := io.ReadAll(io.LimitReader(f, maxSecretFileBytes+1))
+	if err != nil {
+		return nil, err
+	}
+	if len(b) > maxSecretFileBytes {
+		return nil, fmt.Errorf("%s: larger than %d bytes", path, maxSecretFileBytes)
+	}
+	return b, nil
 }
 
 // parseRefreshFrom parses "IN:NAME".

@@ -35,6 +35,10 @@ func ahRefreshTests(t *testing.T, s *ahSuite) {
 		other := s.login(t, u) // another family of the same user
 		q := s.refresh(t, p.Refresh, u.ID)
 		ahWantUnauthorized(t, s.tryRefresh(t, p.Refresh), false)
+		ended := time.Now()
+		s.wantEnded(t, ended, p.Access, "the first access token of a family revoked on reuse")
+		s.wantEnded(t, ended, q.Access, "the latest access token of a family revoked on reuse")
+		s.wantAccepted(t, other.Access, "the access token of another family")
 		if r := s.tryRefresh(t, q.Refresh); r.Status != http.StatusUnauthorized {
 			t.Errorf("the successor of a reused token answered %d, want 401: the family was not revoked", r.Status)
 		}
@@ -121,8 +125,10 @@ func ahRefreshTests(t *testing.T, s *ahSuite) {
 		p := s.login(t, u)
 		s.wantAccepted(t, p.Access, "the access token before disabling")
 		s.target.DisableUser(t, u.Name)
+		ended := time.Now()
 		ahWantUnauthorized(t, s.tryRefresh(t, p.Refresh), false)
 		ahWantUnauthorized(t, s.tryLogin(t, u.Name, u.Password), false)
+		s.wantEnded(t, ended, p.Access, "a disabled user's access token")
 		// The guard may remember the user for SubjectCacheTTL; the bound
 		// only stops a hang.
 		deadline := time.Now().Add(s.target.SubjectCacheTTL + 10*time.Second)
@@ -149,15 +155,38 @@ func ahLogoutTests(t *testing.T, s *ahSuite) {
 		p := s.login(t, u)
 		other := s.login(t, u)
 		q := s.refresh(t, p.Refresh, u.ID) // q is of p's family
-		for i := range 2 {
-			r := s.web.do(t, http.MethodPost, "/auth/logout", nil, "Authorization", "Bearer "+p.Access)
-			if r.Status != http.StatusNoContent || len(r.Body) != 0 {
-				t.Fatalf("logout %d: status %d with %d bytes, want 204 and no body", i+1, r.Status, len(r.Body))
-			}
+		r := s.web.do(t, http.MethodPost, "/auth/logout", nil, "Authorization", "Bearer "+p.Access)
+		if r.Status != http.StatusNoContent || len(r.Body) != 0 {
+			t.Fatalf("logout: status %d with %d bytes, want 204 and no body", r.Status, len(r.Body))
 		}
+		ended := time.Now()
 		ahWantUnauthorized(t, s.tryRefresh(t, q.Refresh), false)
 		ahWantUnauthorized(t, s.tryRefresh(t, p.Refresh), false)
+		// The session's access tokens end with it (CONTRACT.md section 7),
+		// so logging out again with one is 401.
+		s.wantEnded(t, ended, p.Access, "the access token that logged out")
+		s.wantEnded(t, ended, q.Access, "another access token of the logged-out family")
+		r = s.web.do(t, http.MethodPost, "/auth/logout", nil, "Authorization", "Bearer "+p.Access)
+		ahWantUnauthorized(t, r, true)
+		s.wantAccepted(t, other.Access, "the access token of another session")
 		s.refresh(t, other.Refresh, u.ID)
+	})
+
+	t.Run("a password change ends every session of the user", func(t *testing.T) {
+		if s.target.SetPassword == nil {
+			t.Skip("the target cannot change passwords")
+		}
+		t.Parallel()
+		u := s.user(t, true)
+		p, other := s.login(t, u), s.login(t, u)
+		v := s.user(t, true)
+		bystander := s.login(t, v)
+		s.target.SetPassword(t, u.Name, u.Password+" changed")
+		ended := time.Now()
+		s.wantEnded(t, ended, p.Access, "an access token from before the password change")
+		s.wantEnded(t, ended, other.Access, "another session's access token from before the password change")
+		ahWantUnauthorized(t, s.tryRefresh(t, p.Refresh), false)
+		s.wantAccepted(t, bystander.Access, "another user's access token")
 	})
 
 	t.Run("logout with a refresh token as the bearer is 401 and revokes nothing", func(t *testing.T) {
@@ -245,4 +274,26 @@ func ahPost(c *http.Client, url string, body []byte) (int, []byte, error) {
 		return 0, nil, fmt.Errorf("reading the answer: %w", err)
 	}
 	return resp.StatusCode, b, nil
+}
+
+// sessionEndBound is how soon after a session ends its access tokens must
+// be refused: CONTRACT.md section 7 allows one second, and the test's own
+// requests get half a second more.
+const sessionEndBound = 1500 * time.Millisecond
+
+// wantEnded fails t unless token is refused (401 with WWW-Authenticate)
+// within sessionEndBound of ended.
+func (s *ahSuite) wantEnded(t *testing.T, ended time.Time, token, what string) {
+	t.Helper()
+	for {
+		r := s.probe(t, token)
+		if r.Status == http.StatusUnauthorized {
+			ahWantUnauthorized(t, r, true)
+			return
+		}
+		if time.Since(ended) > sessionEndBound {
+			t.Fatalf("%s still answers %d %v after its session ended", what, r.Status, sessionEndBound)
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
 }

@@ -134,6 +134,67 @@ func KeyStore(t *testing.T, newStore func(t *testing.T) ports.KeyStore) {
 		}
 	})
 
+	t.Run("retiring a key erases its private half", func(t *testing.T) {
+		t.Parallel()
+		s := newStore(t)
+		authAddKey(t, s, authKey("k1", authT0))
+		authAddKey(t, s, authKey("k2", authT0.Add(time.Hour)))
+		keys, err := s.SigningKeys(t.Context())
+		if err != nil || len(keys) != 2 {
+			t.Fatalf("SigningKeys = %d keys, %v", len(keys), err)
+		}
+		if len(keys[1].Private) != 0 || len(keys[0].Private) == 0 {
+			t.Errorf("private halves: retired %d bytes, current %d bytes; want 0 and some", len(keys[1].Private), len(keys[0].Private))
+		}
+	})
+
+	t.Run("revoking a key marks it, erases its private half and keeps the first time", func(t *testing.T) {
+		t.Parallel()
+		s := newStore(t)
+		authAddKey(t, s, authKey("k1", authT0))
+		authAddKey(t, s, authKey("k2", authT0.Add(time.Hour)))
+		at := authT0.Add(2 * time.Hour)
+		for _, kid := range []string{"k2", "k1", "k2"} {
+			if err := s.RevokeSigningKey(t.Context(), kid, at); err != nil {
+				t.Fatalf("RevokeSigningKey(%s): %v", kid, err)
+			}
+			at = at.Add(time.Hour)
+		}
+		k1, k2 := authKey("k1", authT0), authKey("k2", authT0.Add(time.Hour))
+		r1, r2 := authT0.Add(3*time.Hour), authT0.Add(2*time.Hour)
+		k1.RetiredAt, k1.RevokedAt, k2.RevokedAt = &k2.DateCreated, &r1, &r2
+		authWantKeys(t, s, k2, k1)
+		if got := k2.State(); got != domain.KeyRevoked {
+			t.Errorf("State of a revoked key = %q", got)
+		}
+	})
+
+	t.Run("revoking or replacing an unknown key is not found", func(t *testing.T) {
+		t.Parallel()
+		s := newStore(t)
+		authAddKey(t, s, authKey("k1", authT0))
+		if err := s.RevokeSigningKey(t.Context(), "nope", authT0); !authIs(err, domain.ErrSigningKeyNotFound) {
+			t.Errorf("RevokeSigningKey(unknown) = %v, want ErrSigningKeyNotFound", err)
+		}
+		if err := s.SetSigningKeyPrivate(t.Context(), "nope", []byte("x")); !authIs(err, domain.ErrSigningKeyNotFound) {
+			t.Errorf("SetSigningKeyPrivate(unknown) = %v, want ErrSigningKeyNotFound", err)
+		}
+		authWantKeys(t, s, authKey("k1", authT0))
+	})
+
+	t.Run("the private half can be replaced", func(t *testing.T) {
+		t.Parallel()
+		s := newStore(t)
+		authAddKey(t, s, authKey("k1", authT0))
+		sealed := bytes.Repeat([]byte{0, 0xff, 'c'}, 27)
+		if err := s.SetSigningKeyPrivate(t.Context(), "k1", sealed); err != nil {
+			t.Fatalf("SetSigningKeyPrivate: %v", err)
+		}
+		want := authKey("k1", authT0)
+		want.Private = sealed
+		authWantKeys(t, s, want)
+	})
+
 	t.Run("keys read back do not share memory with the store", func(t *testing.T) {
 		t.Parallel()
 		s := newStore(t)
@@ -184,15 +245,26 @@ func authWantKeys(t *testing.T, s ports.KeyStore, want ...domain.SigningKey) {
 		if g.RetiredAt != nil {
 			authWantUTC(t, "RetiredAt", *g.RetiredAt)
 		}
+		if g.RevokedAt != nil {
+			authWantUTC(t, "RevokedAt", *g.RevokedAt)
+		}
+		if w.RetiredAt != nil || w.RevokedAt != nil {
+			// A retired or revoked key's private half is erased.
+			w.Private = nil
+		}
 		if g.ID != w.ID || g.Algorithm != w.Algorithm || !bytes.Equal(g.Private, w.Private) ||
 			!bytes.Equal(g.Public, w.Public) || !g.DateCreated.Equal(w.DateCreated) ||
-			(g.RetiredAt == nil) != (w.RetiredAt == nil) ||
-			(g.RetiredAt != nil && !g.RetiredAt.Equal(*w.RetiredAt)) {
+			!authSameTime(g.RetiredAt, w.RetiredAt) || !authSameTime(g.RevokedAt, w.RevokedAt) {
 			// Key material stays out of the output.
 			t.Errorf("key %d = %s %s created %v retired %v, want %s %s created %v retired %v (or its bytes differ)",
 				i, g.ID, g.Algorithm, g.DateCreated, authFmt(g.RetiredAt), w.ID, w.Algorithm, w.DateCreated, authFmt(w.RetiredAt))
 		}
 	}
+}
+
+// authSameTime reports whether two optional times are both unset or equal.
+func authSameTime(a, b *time.Time) bool {
+	return (a == nil) == (b == nil) && (a == nil || a.Equal(*b))
 }
 
 // authFmt formats an optional time.

@@ -81,6 +81,12 @@ func authArgs(dbURL string, c contract.AuthHTTPConfig) []string {
 	if c.AccessTTL > 0 {
 		args = append(args, "--access-token-ttl", seconds(c.AccessTTL))
 	}
+	switch {
+	case c.ReuseGrace < 0:
+		args = append(args, "--refresh-reuse-grace", "0")
+	case c.ReuseGrace > 0:
+		args = append(args, "--refresh-reuse-grace", seconds(c.ReuseGrace))
+	}
 	if c.UsernameField != "" {
 		args = append(args, "--username-field", c.UsernameField)
 	}
@@ -121,6 +127,13 @@ func (b *authBinary) disableUser(t *testing.T, username string) {
 	t.Helper()
 	if r := b.cli(t, "", "users", "disable", username); r.Code != 0 {
 		t.Fatalf("users disable: status %d, stderr %q", r.Code, r.Stderr)
+	}
+}
+
+func (b *authBinary) setPassword(t *testing.T, username, password string) {
+	t.Helper()
+	if r := b.cli(t, password+"\n", "users", "set-password", username, "--password-stdin"); r.Code != 0 {
+		t.Fatalf("users set-password: status %d, stderr %q", r.Code, r.Stderr)
 	}
 }
 
@@ -180,7 +193,7 @@ func (b *authBinary) signingKey(t *testing.T) domain.SigningKey {
 	defer cancel()
 	k := domain.SigningKey{}
 	err = db.QueryRowContext(ctx, `SELECT id, algorithm, "private" FROM signing_keys
-		WHERE retired_at IS NULL ORDER BY date_created DESC, id DESC`).Scan(&k.ID, &k.Algorithm, &k.Private)
+		WHERE retired_at IS NULL AND revoked_at IS NULL ORDER BY date_created DESC, id DESC`).Scan(&k.ID, &k.Algorithm, &k.Private)
 	if err != nil {
 		t.Fatalf("read the current signing key: %v", err)
 	}
@@ -193,6 +206,7 @@ func (b *authBinary) target() contract.AuthHTTPTarget {
 		BaseURL:         b.srv.URL,
 		AddUser:         b.addUser,
 		DisableUser:     b.disableUser,
+		SetPassword:     b.setPassword,
 		SubjectCacheTTL: time.Second,
 		Rotate:          b.rotateAndReload,
 		SigningKey:      b.signingKey,

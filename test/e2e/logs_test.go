@@ -22,7 +22,7 @@ func TestLogsNeverHoldSecrets(t *testing.T) {
 		t.Fatalf("users add: exit %d: %s", add.Code, add.Stderr)
 	}
 	id := strings.TrimSpace(add.Stdout)
-	s := startServer(t, serverConfig{Dir: dir, Args: []string{"--database", db, "--log-level", "debug"}})
+	s := startServer(t, serverConfig{Dir: dir, Args: []string{"--database", db, "--log-level", "debug", "--refresh-reuse-grace", "0"}})
 
 	post := func(path, auth, body string) (int, []byte) {
 		t.Helper()

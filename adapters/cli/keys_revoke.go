@@ -1,0 +1,25 @@
+package cli
+
+import (
+	"context"
+	"fmt"
+)
+
+var keysRevokeCommand = Command{
+	Name:     "keys revoke",
+	Synopsis: "KID",
+	Summary:  "revoke a signing key: every server refuses its tokens within a minute (a new key is made current first when KID is current)",
+	Args:     1,
+	Run: func(ctx context.Context, env *Env) error {
+		s, err := env.Services(ctx)
+		if err != nil {
+			return err
+		}
+		kid := env.Args[0]
+		if err := s.Keys.Revoke(ctx, kid); err != nil {
+			return err
+		}
+		fmt.Fprintf(env.Stdout, "signing key %s revoked; servers refuse its tokens within a minute\n", kid)
+		return nil
+	},
+}
