@@ -47,11 +47,3 @@ type FeedMetrics interface {
 	// delivery.
 	FeedDeliveryLag(d time.Duration)
 }
-
-// SessionChecker tells whether a session, a refresh family, has ended
-// (logout, or reuse detection revoked it). Long-lived streams ask it at
-// each heartbeat.
-type SessionChecker interface {
-	// FamilyRevoked reports whether a token of the family was revoked.
-	FamilyRevoked(ctx context.Context, familyID string) (bool, error)
-}

@@ -22,7 +22,6 @@ import (
 	"github.com/cachegate/cachegate/bootstrap/authfx"
 	"github.com/cachegate/cachegate/bootstrap/storefx"
 	"github.com/cachegate/cachegate/domain"
-	"github.com/cachegate/cachegate/ports"
 )
 
 // Options configure the server.
@@ -68,9 +67,9 @@ type Deps struct {
 	Logout       *application.Logout          `optional:"true"`
 	Keys         authfx.KeySet                `optional:"true"`
 	Observer     ginhttp.RequestObserver      `optional:"true"`
-	// Sessions ends event streams whose session was logged out; without
-	// it they end at the token's expiry only.
-	Sessions ports.SessionChecker `optional:"true"`
+	// Revoked ends event streams whose session was logged out (or
+	// otherwise revoked); without it they end at the token's expiry only.
+	Revoked *application.RevokedSessions `optional:"true"`
 	// Routes are extra routes other modules contribute (metrics).
 	Routes []ginhttp.Route `group:"routes"`
 }
@@ -105,26 +104,18 @@ func New(d Deps) (*ginhttp.Server, error) {
 		Ready:         d.Ready,
 		Routes:        append(append([]ginhttp.Route(nil), d.Options.Routes...), d.Routes...),
 		Observer:      d.Observer,
-		Stream:        ginhttp.StreamOptions{Heartbeat: d.Options.Heartbeat, SessionEnded: sessionEnded(d.Sessions, d.Log)},
+		Stream:        ginhttp.StreamOptions{Heartbeat: d.Options.Heartbeat, SessionEnded: sessionEnded(d.Revoked)},
 	})
 }
 
-// sessionEnded asks sessions whether p's refresh family was revoked. A
-// failure to ask keeps the stream open: its token's expiry still ends it.
-func sessionEnded(sessions ports.SessionChecker, log *slog.Logger) func(context.Context, domain.Principal) bool {
-	if sessions == nil {
+// sessionEnded asks the process's set of revoked sessions (no database
+// query: authfx keeps it polled) whether p's refresh family was revoked.
+func sessionEnded(revoked *application.RevokedSessions) func(context.Context, domain.Principal) bool {
+	if revoked == nil {
 		return nil
 	}
 	return func(ctx context.Context, p domain.Principal) bool {
-		if p.FamilyID == "" {
-			return false
-		}
-		revoked, err := sessions.FamilyRevoked(ctx, p.FamilyID)
-		if err != nil {
-			log.WarnContext(ctx, "event stream: cannot check the session", "err", err)
-			return false
-		}
-		return revoked
+		return p.FamilyID != "" && revoked.Revoked(ctx, p.FamilyID)
 	}
 }
 

@@ -99,7 +99,6 @@ func SQL(o Options) fx.Option {
 			func(db *bun.DB, o Options) ports.LoginThrottle {
 				return bunstore.NewLoginThrottle(db, bunstore.WithTimeout(o.Timeout))
 			},
-			sessionChecker,
 			func(db *bun.DB) Pinger { return sqlPinger{db} },
 			purgers,
 		),
@@ -128,7 +127,6 @@ func Memory() fx.Option {
 			fx.Annotate(memstore.NewRefreshStore, fx.As(new(ports.RefreshStore))),
 			fx.Annotate(memstore.NewKeyStore, fx.As(new(ports.KeyStore))),
 			fx.Annotate(memstore.NewLoginThrottle, fx.As(new(ports.LoginThrottle))),
-			sessionChecker,
 			func() Pinger { return alwaysReady{} },
 			purgers,
 		),
@@ -164,17 +162,3 @@ func purgers(r ports.RefreshStore, t ports.LoginThrottle) Purgers {
 		}},
 	}
 }
-
-// sessionChecker is the refresh store as a ports.SessionChecker, which
-// both stores here are. A replacement store that is not one ends event
-// streams at their token's expiry only.
-func sessionChecker(r ports.RefreshStore) ports.SessionChecker {
-	if c, ok := r.(ports.SessionChecker); ok {
-		return c
-	}
-	return noSessions{}
-}
-
-type noSessions struct{}
-
-func (noSessions) FamilyRevoked(context.Context, string) (bool, error) { return false, nil }
