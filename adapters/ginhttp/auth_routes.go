@@ -122,7 +122,7 @@ func (r *authRoutes) login(c *gin.Context) {
 		return
 	}
 	pair, err := r.o.Login.Execute(c.Request.Context(), application.LoginInput{
-		Username: fields[0], Password: fields[1], ClientAddr: c.ClientIP()})
+		Username: fields[0], Password: fields[1], ClientAddr: r.s.proxies.clientAddr(c.Request)})
 	if err != nil {
 		r.s.writeError(c, err)
 		return

@@ -30,6 +30,10 @@ type Config struct {
 	// ShutdownTimeout bounds how long in-flight requests may finish after
 	// SIGTERM/SIGINT.
 	ShutdownTimeout time.Duration
+	// TrustedProxies are the addresses and CIDRs of proxies whose
+	// X-Forwarded-For is believed (CONTRACT.md section 7); none by
+	// default.
+	TrustedProxies []string
 	// ConfigFile is the YAML file that was loaded; empty when none.
 	ConfigFile string
 
@@ -160,6 +164,8 @@ type Throttle struct {
 type Limits struct {
 	// BodyBytes bounds a request body (413 beyond it).
 	BodyBytes int64
+	// HeaderBytes bounds a request's header (431 beyond it).
+	HeaderBytes int64
 	// DataBytes bounds an entry's data, as JSON text; at most BodyBytes.
 	DataBytes int64
 	// ListMax is the largest accepted limit= of a list; ListDefault the
@@ -235,7 +241,7 @@ func Default() Config {
 			SessionMax:        90 * domain.Day,
 			Throttle:          Throttle{UsernameLimit: 10, AddressLimit: 100, Window: 15 * time.Minute},
 		},
-		Limits: Limits{BodyBytes: 1 << 20, DataBytes: 256 << 10, ListMax: 1000, ListDefault: 100},
+		Limits: Limits{BodyBytes: 1 << 20, HeaderBytes: 64 << 10, DataBytes: 256 << 10, ListMax: 1000, ListDefault: 100},
 		Log:    Log{Format: LogText, Level: slog.LevelInfo},
 		Sweep:  Sweep{Interval: time.Minute, Batch: 1000},
 		Events: Events{Retention: time.Hour, Heartbeat: 15 * time.Second},

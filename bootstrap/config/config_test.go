@@ -41,7 +41,8 @@ func TestDefaults(t *testing.T) {
 		{"bcryptCost", c.Auth.BcryptCost, 10},
 		{"refreshReuseGrace", c.Auth.RefreshReuseGrace, 10 * time.Second},
 		{"throttle", c.Auth.Throttle, config.Throttle{UsernameLimit: 10, AddressLimit: 100, Window: 15 * time.Minute}},
-		{"limits", c.Limits, config.Limits{BodyBytes: 1 << 20, DataBytes: 256 << 10, ListMax: 1000, ListDefault: 100}},
+		{"trustedProxies", c.TrustedProxies, []string(nil)},
+		{"limits", c.Limits, config.Limits{BodyBytes: 1 << 20, HeaderBytes: 64 << 10, DataBytes: 256 << 10, ListMax: 1000, ListDefault: 100}},
 		{"log", c.Log, config.Log{Format: config.LogText, Level: slog.LevelInfo}},
 		{"sweep", c.Sweep, config.Sweep{Interval: time.Minute, Batch: 1000}},
 		{"events", c.Events, config.Events{Retention: time.Hour, Heartbeat: 15 * time.Second}},
@@ -209,6 +210,7 @@ metricsAddr: 127.0.0.1:9090
 accessTokenTTL: 5m
 refreshTokenTTL: 1w
 shutdownTimeout: 30s
+trustedProxies: [10.0.0.0/8, 192.0.2.7]
 cache:
   entities:
     orgCache:
@@ -230,7 +232,7 @@ auth:
   sessionMax: 7d
   keyEncryptionSecretFile: ` + keySecretFile + `
   throttle: {usernameLimit: 5, addressLimit: 0, window: 1h}
-limits: {bodyBytes: 2MiB, dataBytes: 1048576, listMax: 500, listDefault: 50}
+limits: {bodyBytes: 2MiB, headerBytes: 32KiB, dataBytes: 1048576, listMax: 500, listDefault: 50}
 log: {format: json, level: debug}
 sweep: {interval: 30s, batch: 200}
 events: {retention: 2h, heartbeat: 5s}
@@ -240,6 +242,7 @@ events: {retention: 2h, heartbeat: 5s}
 		Addr: "0.0.0.0:80", Database: "postgres://app:pw@db:5432/cache?sslmode=disable", DatabaseTimeout: 2 * time.Second,
 		MetricsAddr: "127.0.0.1:9090", AccessTokenTTL: 5 * time.Minute, RefreshTokenTTL: 7 * 24 * time.Hour,
 		ShutdownTimeout: 30 * time.Second, ConfigFile: c.ConfigFile,
+		TrustedProxies: []string{"10.0.0.0/8", "192.0.2.7"},
 		Cache: config.Cache{
 			Entities: map[string]config.Entity{"orgCache": {Table: "org_cache"}},
 			Settings: config.CacheSettings{ExpiresIn: &hour30, Assignments: map[string]config.Assignment{
@@ -256,7 +259,7 @@ events: {retention: 2h, heartbeat: 5s}
 			KeyEncryptionSecretFile: keySecretFile,
 			Throttle:                config.Throttle{UsernameLimit: 5, AddressLimit: 0, Window: time.Hour},
 		},
-		Limits: config.Limits{BodyBytes: 2 << 20, DataBytes: 1 << 20, ListMax: 500, ListDefault: 50},
+		Limits: config.Limits{BodyBytes: 2 << 20, HeaderBytes: 32 << 10, DataBytes: 1 << 20, ListMax: 500, ListDefault: 50},
 		Log:    config.Log{Format: config.LogJSON, Level: slog.LevelDebug},
 		Sweep:  config.Sweep{Interval: 30 * time.Second, Batch: 200},
 		Events: config.Events{Retention: 2 * time.Hour, Heartbeat: 5 * time.Second},
