@@ -117,7 +117,11 @@ func AuthOptions(cfg config.Config) authfx.Options {
 
 // HTTPOptions converts the HTTP part of the configuration.
 func HTTPOptions(cfg config.Config) httpfx.Options {
-	return httpfx.Options{Addr: cfg.Addr, BodyLimit: cfg.Limits.BodyBytes,
+	var cors *ginhttp.CORSOptions
+	if cfg.CORS.Enabled() {
+		cors = &ginhttp.CORSOptions{Origins: cfg.CORS.Origins, Credentials: cfg.CORS.Credentials}
+	}
+	return httpfx.Options{Addr: cfg.Addr, BodyLimit: cfg.Limits.BodyBytes, CORS: cors,
 		MaxHeaderBytes: int(cfg.Limits.HeaderBytes), TrustedProxies: cfg.TrustedProxies,
 		EnableGuards: cfg.Auth.EnableGuards, ShutdownTimeout: cfg.ShutdownTimeout,
 		UsernameField: cfg.Auth.UsernameField, PasswordField: cfg.Auth.PasswordField,
