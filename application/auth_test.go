@@ -327,17 +327,14 @@ func TestRefreshRotation(t *testing.T) {
 		}
 	})
 
-	t.Run("a configured grace window forgives a quick retry, not a late one", func(t *testing.T) {
+	t.Run("within the grace window a retry gets the same refresh token again; after it, reuse revokes", func(t *testing.T) {
 		t.Parallel()
 		e := newAuthEnv(t, authOpts{})
 		e.addUser(t, "alice", pw, true)
-		graceful, err := application.NewRefresh(application.RefreshDeps{Verifier: mustVerifier(t, e),
-			Lookup: application.RepoUserLookup{Users: e.users}, Tokens: e.tokens, ReuseGrace: 10 * time.Second})
-		if err != nil {
-			t.Fatal(err)
-		}
+		graceful := e.graceful(t, 10*time.Second)
 		first, _ := e.login.Execute(ctx, application.LoginInput{Username: "alice", Password: pw})
-		if _, err := graceful.Execute(ctx, first.RefreshToken); err != nil {
+		rotated, err := graceful.Execute(ctx, first.RefreshToken)
+		if err != nil {
 			t.Fatal(err)
 		}
 		e.clock.Advance(5 * time.Second)
@@ -345,12 +342,72 @@ func TestRefreshRotation(t *testing.T) {
 		if err != nil {
 			t.Fatalf("a retry within the grace window: %v", err)
 		}
+		if jti(t, e, retried.RefreshToken) != jti(t, e, rotated.RefreshToken) {
+			t.Fatal("the retry got a second live refresh token: two branches in one family")
+		}
+		if _, err := e.auth.Execute(ctx, retried.AccessToken); err != nil {
+			t.Fatalf("the retry's access token: %v", err)
+		}
 		e.clock.Advance(6 * time.Second)
 		if _, err := graceful.Execute(ctx, first.RefreshToken); !errors.Is(err, domain.ErrUnauthenticated) {
 			t.Fatalf("a reuse after the window: %v", err)
 		}
 		if _, err := graceful.Execute(ctx, retried.RefreshToken); !errors.Is(err, domain.ErrUnauthenticated) {
 			t.Fatalf("the late reuse must revoke the family: %v", err)
+		}
+	})
+
+	t.Run("twenty concurrent refreshes with one token within grace all succeed with one live refresh token", func(t *testing.T) {
+		t.Parallel()
+		e := newAuthEnv(t, authOpts{})
+		e.addUser(t, "alice", pw, true)
+		graceful := e.graceful(t, 10*time.Second)
+		pair, _ := e.login.Execute(ctx, application.LoginInput{Username: "alice", Password: pw})
+		const n = 20
+		got := make([]domain.TokenPair, n)
+		errs := make([]error, n)
+		var wg sync.WaitGroup
+		for i := range n {
+			wg.Go(func() { got[i], errs[i] = graceful.Execute(ctx, pair.RefreshToken) })
+		}
+		wg.Wait()
+		ids := map[string]bool{}
+		for i := range n {
+			if errs[i] != nil {
+				t.Fatalf("refresh %d: %v", i, errs[i])
+			}
+			ids[jti(t, e, got[i].RefreshToken)] = true
+		}
+		if len(ids) != 1 {
+			t.Fatalf("%d distinct refresh tokens were handed out, want 1", len(ids))
+		}
+		e.clock.Advance(11 * time.Second)
+		if _, err := graceful.Execute(ctx, got[n-1].RefreshToken); err != nil {
+			t.Fatalf("the one live refresh token after the window: %v", err)
+		}
+		if _, err := graceful.Execute(ctx, pair.RefreshToken); !errors.Is(err, domain.ErrUnauthenticated) {
+			t.Fatalf("the first token after the window must be reuse: %v", err)
+		}
+		if _, err := graceful.Execute(ctx, got[0].RefreshToken); !errors.Is(err, domain.ErrUnauthenticated) {
+			t.Fatalf("the reuse must revoke the family: %v", err)
+		}
+	})
+
+	t.Run("without grace a retry is reuse at once", func(t *testing.T) {
+		t.Parallel()
+		e := newAuthEnv(t, authOpts{})
+		e.addUser(t, "alice", pw, true)
+		strict := e.graceful(t, 0)
+		first, _ := e.login.Execute(ctx, application.LoginInput{Username: "alice", Password: pw})
+		second, err := strict.Execute(ctx, first.RefreshToken)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if _, err := strict.Execute(ctx, first.RefreshToken); !errors.Is(err, domain.ErrUnauthenticated) {
+			t.Fatalf("an immediate retry without grace: %v", err)
+		}
+		if _, err := strict.Execute(ctx, second.RefreshToken); !errors.Is(err, domain.ErrUnauthenticated) {
+			t.Fatalf("the reuse must revoke the family: %v", err)
 		}
 	})
 
@@ -432,4 +489,25 @@ func TestUserAdmin(t *testing.T) {
 	if _, err := e.admin.SetActive(ctx, "nobody", false); !errors.Is(err, domain.ErrUserNotFound) {
 		t.Fatalf("unknown user: %v", err)
 	}
+}
+
+// graceful returns a Refresh of e's stores with the given reuse grace.
+func (e *authEnv) graceful(t *testing.T, grace time.Duration) *application.Refresh {
+	t.Helper()
+	r, err := application.NewRefresh(application.RefreshDeps{Verifier: mustVerifier(t, e),
+		Lookup: application.RepoUserLookup{Users: e.users}, Tokens: e.tokens, ReuseGrace: grace})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return r
+}
+
+// jti returns the id of a refresh token e issued.
+func jti(t *testing.T, e *authEnv, token string) string {
+	t.Helper()
+	c, err := mustVerifier(t, e).RefreshToken(context.Background(), token)
+	if err != nil {
+		t.Fatalf("verify refresh token: %v", err)
+	}
+	return c.ID
 }

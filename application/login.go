@@ -76,7 +76,8 @@ func (uc *Login) Execute(ctx context.Context, in LoginInput) (domain.TokenPair, 
 		return domain.TokenPair{}, domain.ErrUnauthenticated
 	}
 	keys := uc.throttleKeys(in)
-	if err := uc.checkThrottle(ctx, keys); err != nil {
+	at, err := uc.reserve(ctx, keys)
+	if err != nil {
 		return domain.TokenPair{}, err
 	}
 	u, err := uc.d.Validator.ValidateUser(ctx, ports.LoginInput{Username: in.Username, Password: in.Password})
@@ -88,7 +89,6 @@ func (uc *Login) Execute(ctx context.Context, in LoginInput) (domain.TokenPair, 
 		}
 	}
 	if errors.Is(err, domain.ErrUnauthenticated) {
-		uc.recordFailure(ctx, keys)
 		uc.d.Metrics.LoginOutcome("failure")
 		uc.d.Log.InfoContext(ctx, "login failed", "reason", "bad credentials")
 		return domain.TokenPair{}, domain.ErrUnauthenticated
@@ -96,11 +96,7 @@ func (uc *Login) Execute(ctx context.Context, in LoginInput) (domain.TokenPair, 
 	if err != nil {
 		return domain.TokenPair{}, fmt.Errorf("login: %w", err)
 	}
-	if uc.d.Throttle != nil && keys[0].limit > 0 {
-		if err := uc.d.Throttle.Reset(ctx, keys[0].key); err != nil {
-			uc.d.Log.WarnContext(ctx, "reset login failures", "err", err)
-		}
-	}
+	uc.giveBack(ctx, keys, usernameThrottleKey(in.Username), at)
 	uc.upgradeHash(ctx, u, in.Password)
 	pair, rec, err := uc.d.Tokens.mint(ctx, u.ID, uc.d.Tokens.IDs.NewID(), domain.Normalize(uc.d.Tokens.Clock.Now()))
 	if err != nil {
@@ -113,57 +109,66 @@ func (uc *Login) Execute(ctx context.Context, in LoginInput) (domain.TokenPair, 
 	return pair, nil
 }
 
-type throttleKey struct {
-	key   string
-	limit int
-}
-
-func (uc *Login) throttleKeys(in LoginInput) []throttleKey {
-	keys := []throttleKey{{key: "u:" + domain.NormalizeUsername(in.Username), limit: uc.d.Limits.PerUsername}}
-	if in.ClientAddr != "" {
-		keys = append(keys, throttleKey{key: "ip:" + in.ClientAddr, limit: uc.d.Limits.PerAddress})
+// throttleKeys returns the counters an attempt is reserved under: the
+// username in the form logins compare it (domain.NormalizeUsername), so
+// "Alice " and "alice" share one count, then the client address. Keys
+// whose limit is off are left out.
+func (uc *Login) throttleKeys(in LoginInput) []ports.ThrottleKey {
+	if uc.d.Throttle == nil {
+		return nil
+	}
+	keys := make([]ports.ThrottleKey, 0, 2)
+	if l := uc.d.Limits.PerUsername; l > 0 {
+		keys = append(keys, ports.ThrottleKey{Key: usernameThrottleKey(in.Username), Limit: l})
+	}
+	if l := uc.d.Limits.PerAddress; l > 0 && in.ClientAddr != "" {
+		keys = append(keys, ports.ThrottleKey{Key: "ip:" + in.ClientAddr, Limit: l})
 	}
 	return keys
 }
 
-func (uc *Login) checkThrottle(ctx context.Context, keys []throttleKey) error {
-	if uc.d.Throttle == nil {
-		return nil
-	}
+// usernameThrottleKey is the throttle key of a username.
+func usernameThrottleKey(username string) string { return "u:" + domain.NormalizeUsername(username) }
+
+// reserve counts the attempt under every key before any password is
+// checked, atomically in the store, and returns when it was counted. An
+// attempt over a limit is refused with a domain.KindTooMany error and
+// costs nothing more.
+func (uc *Login) reserve(ctx context.Context, keys []ports.ThrottleKey) (time.Time, error) {
 	now := uc.d.Tokens.Clock.Now()
-	since := now.Add(-uc.d.Limits.Window)
-	for _, k := range keys {
-		if k.limit <= 0 {
-			continue
-		}
-		n, oldest, err := uc.d.Throttle.Failures(ctx, k.key, since)
-		if err != nil {
-			return fmt.Errorf("login: count failures: %w", err)
-		}
-		if n >= k.limit {
-			retry := oldest.Add(uc.d.Limits.Window).Sub(now)
-			if retry < time.Second {
-				retry = time.Second
-			}
-			uc.d.Log.WarnContext(ctx, "login throttled", "retryAfter", retry.Round(time.Second).String())
-			uc.d.Metrics.LoginOutcome("throttled")
-			return domain.TooMany(retry)
-		}
+	if len(keys) == 0 {
+		return now, nil
 	}
-	return nil
+	ok, oldest, err := uc.d.Throttle.Reserve(ctx, keys, now, now.Add(-uc.d.Limits.Window))
+	if err != nil {
+		return now, fmt.Errorf("login: reserve an attempt: %w", err)
+	}
+	if ok {
+		return now, nil
+	}
+	retry := oldest.Add(uc.d.Limits.Window).Sub(now)
+	if retry < time.Second {
+		retry = time.Second
+	}
+	uc.d.Log.WarnContext(ctx, "login throttled", "retryAfter", retry.Round(time.Second).String())
+	uc.d.Metrics.LoginOutcome("throttled")
+	return now, domain.TooMany(retry)
 }
 
-func (uc *Login) recordFailure(ctx context.Context, keys []throttleKey) {
-	if uc.d.Throttle == nil {
-		return
-	}
-	now := uc.d.Tokens.Clock.Now()
+// giveBack undoes a successful login's counting: the username's count
+// starts again from zero (CONTRACT.md section 4) and the address gives
+// back the one attempt it reserved, so a busy address is limited by its
+// failures only. Failure here only leaves the counts higher.
+func (uc *Login) giveBack(ctx context.Context, keys []ports.ThrottleKey, userKey string, at time.Time) {
 	for _, k := range keys {
-		if k.limit <= 0 {
-			continue
+		var err error
+		if k.Key == userKey {
+			err = uc.d.Throttle.Reset(ctx, k.Key)
+		} else {
+			err = uc.d.Throttle.Release(ctx, k.Key, at)
 		}
-		if err := uc.d.Throttle.RecordFailure(ctx, k.key, now); err != nil {
-			uc.d.Log.WarnContext(ctx, "record login failure", "err", err)
+		if err != nil {
+			uc.d.Log.WarnContext(ctx, "give back a login attempt", "err", err)
 		}
 	}
 }

@@ -2,6 +2,8 @@ package application_test
 
 import (
 	"context"
+	"errors"
+	"slices"
 	"sync/atomic"
 	"testing"
 	"time"
@@ -70,4 +72,82 @@ func TestLoginCost(t *testing.T) {
 			t.Fatalf("a throttled attempt ran %d password checks", got)
 		}
 	})
+}
+
+// TestLoginTimeIsEqualForUnknownUsersWhateverTheStoredCosts stores a hash
+// at bcrypt cost 4, then logs in with the setting raised to 6 (the test's
+// stand-in for 10 and 12, four times cheaper): the median cost of an
+// unknown user's login and of a wrong password's must be within 20 %.
+// Without the padding of passhash (equaltime.go) they differ fourfold. A
+// benchmark-style test: medians of interleaved samples, a generous bound.
+// The cost measured is the CPU time of the thread running the login (on
+// Linux; wall time elsewhere): the shared test machines' load makes wall
+// time of a 10 ms computation vary by more than the bound, while the work
+// done is what the attacker's clock measures on an idle server.
+func TestLoginTimeIsEqualForUnknownUsersWhateverTheStoredCosts(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	e := newAuthEnv(t, authOpts{})
+	old, err := passhash.New(passhash.Options{BcryptCost: 4})
+	if err != nil {
+		t.Fatal(err)
+	}
+	hash, _, err := old.Hash(ctx, pw)
+	if err != nil {
+		t.Fatal(err)
+	}
+	u := e.addUser(t, "alice", pw, true)
+	if _, err := e.users.UpdateUser(ctx, u.ID, func(cur *domain.User) error {
+		cur.PasswordHash, cur.PasswordSalt = hash, ""
+		return nil
+	}); err != nil {
+		t.Fatal(err)
+	}
+	current, err := passhash.New(passhash.Options{BcryptCost: 6})
+	if err != nil {
+		t.Fatal(err)
+	}
+	validator, err := application.NewCredentialValidator(ctx, application.RepoUserLookup{Users: e.users}, current, current)
+	if err != nil {
+		t.Fatal(err)
+	}
+	login, err := application.NewLogin(application.LoginDeps{Validator: validator, Tokens: e.tokens})
+	if err != nil {
+		t.Fatal(err)
+	}
+	timeLogin := func(username string) time.Duration {
+		var err error
+		d := threadCPU(func() {
+			_, err = login.Execute(ctx, application.LoginInput{Username: username, Password: "wrong password"})
+		})
+		if !errors.Is(err, domain.ErrUnauthenticated) {
+			t.Fatalf("login %s: %v, want unauthenticated", username, err)
+		}
+		return d
+	}
+	timeLogin("nobody") // warm up
+	const samples = 16
+	var unknown, wrong []time.Duration
+	for i := range samples {
+		// Alternating which goes first, so a drift of the machine's load
+		// weighs on both alike.
+		if i%2 == 0 {
+			unknown = append(unknown, timeLogin("nobody"))
+			wrong = append(wrong, timeLogin("alice"))
+		} else {
+			wrong = append(wrong, timeLogin("alice"))
+			unknown = append(unknown, timeLogin("nobody"))
+		}
+	}
+	mu, mw := median(unknown), median(wrong)
+	if ratio := float64(mw) / float64(mu); ratio < 0.8 || ratio > 1.2 {
+		t.Errorf("median login cost: unknown user %v, wrong password (older, cheaper hash) %v: ratio %.2f, want within 20 %%", mu, mw, ratio)
+	}
+	t.Logf("median login cost: unknown user %v, wrong password %v", mu, mw)
+}
+
+func median(ds []time.Duration) time.Duration {
+	s := slices.Clone(ds)
+	slices.Sort(s)
+	return s[len(s)/2]
 }

@@ -23,14 +23,19 @@ type RefreshDeps struct {
 	// on reuse.
 	Revoked *RevokedSessions
 	// ReuseGrace forgives presenting a just-used refresh token again
-	// within this window (a client retrying after a lost answer); zero,
-	// the default, revokes the family on any reuse.
+	// within this window of its first use (a client refreshing twice at
+	// once, or retrying after a lost answer): the answer is a fresh access
+	// token and the family's one live refresh token issued again, never a
+	// second live branch. Zero revokes the family on any reuse. The
+	// configuration defaults it to 10s (CONTRACT.md section 6); this zero
+	// value is the strict behaviour for embedders.
 	ReuseGrace time.Duration
 }
 
 // Refresh exchanges a refresh token for a new pair. Refresh tokens
 // rotate: the presented one is consumed and its successor joins the same
-// family; presenting a consumed token revokes the whole family.
+// family; presenting a consumed token revokes the whole family, unless it
+// is within the reuse grace (see RefreshDeps.ReuseGrace).
 type Refresh struct{ d RefreshDeps }
 
 // NewRefresh returns the use case.
@@ -57,6 +62,9 @@ func (uc *Refresh) Execute(ctx context.Context, token string) (domain.TokenPair,
 	switch {
 	case err == nil:
 		uc.d.Metrics.RefreshOutcome("rotated")
+	case errors.Is(err, errReissued):
+		uc.d.Metrics.RefreshOutcome("reissued")
+		err = nil
 	case errors.Is(err, errReused):
 		uc.d.Metrics.RefreshOutcome("reused")
 		err = domain.ErrUnauthenticated
@@ -67,8 +75,12 @@ func (uc *Refresh) Execute(ctx context.Context, token string) (domain.TokenPair,
 }
 
 // errReused marks a detected reuse inside Refresh; callers see
-// domain.ErrUnauthenticated.
-var errReused = errors.New("refresh token reused")
+// domain.ErrUnauthenticated. errReissued marks a reuse forgiven within the
+// grace window; callers see success.
+var (
+	errReused   = errors.New("refresh token reused")
+	errReissued = errors.New("refresh token issued again")
+)
 
 func (uc *Refresh) execute(ctx context.Context, token string) (domain.TokenPair, error) {
 	c, err := uc.d.Verifier.RefreshToken(ctx, token)
@@ -104,7 +116,7 @@ func (uc *Refresh) execute(ctx context.Context, token string) (domain.TokenPair,
 	if err != nil {
 		return domain.TokenPair{}, fmt.Errorf("refresh: %w", err)
 	}
-	err = uc.d.Tokens.Refresh.RotateRefresh(ctx, c.ID, rec, rec.IssuedAt, uc.d.ReuseGrace)
+	live, err := uc.d.Tokens.Refresh.RotateRefresh(ctx, c.ID, rec, rec.IssuedAt, uc.d.ReuseGrace)
 	switch {
 	case errors.Is(err, domain.ErrRefreshTokenReused):
 		uc.reused(ctx, p, family)
@@ -113,6 +125,18 @@ func (uc *Refresh) execute(ctx context.Context, token string) (domain.TokenPair,
 		return domain.TokenPair{}, domain.ErrUnauthenticated
 	case err != nil:
 		return domain.TokenPair{}, fmt.Errorf("refresh: rotate: %w", err)
+	case live.ID != rec.ID:
+		// A reuse within the grace window: the family keeps its one live
+		// token, issued again, so every concurrent answer holds the same
+		// refresh token.
+		pair.RefreshToken, err = uc.d.Tokens.Issuer.RefreshToken(ctx, domain.Claims{Kind: domain.RefreshToken,
+			Subject: live.UserID, ID: live.ID, FamilyID: live.FamilyID, IssuedAt: live.IssuedAt, ExpiresAt: live.ExpiresAt,
+			SessionStart: start})
+		if err != nil {
+			return domain.TokenPair{}, fmt.Errorf("refresh: sign the live refresh token again: %w", err)
+		}
+		uc.d.Log.InfoContext(ctx, "refresh token presented again within the reuse grace; live token issued again", "family", family, "user", p.ID)
+		return pair, errReissued
 	}
 	return pair, nil
 }

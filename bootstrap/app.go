@@ -58,13 +58,16 @@ func System() fx.Option {
 	)
 }
 
-// NewLogger returns the slog logger the configuration asks for.
+// NewLogger returns the slog logger the configuration asks for. Lines
+// logged with a request's context carry its request id
+// (ports.LogRequestIDs), whichever layer logs them.
 func NewLogger(c config.Log, out io.Writer) *slog.Logger {
 	opts := &slog.HandlerOptions{Level: c.Level}
+	var h slog.Handler = slog.NewTextHandler(out, opts)
 	if c.Format == config.LogJSON {
-		return slog.New(slog.NewJSONHandler(out, opts))
+		h = slog.NewJSONHandler(out, opts)
 	}
-	return slog.New(slog.NewTextHandler(out, opts))
+	return slog.New(ports.LogRequestIDs(h))
 }
 
 // CacheOptions converts the cache part of the configuration.
@@ -113,6 +116,7 @@ func AuthOptions(cfg config.Config) authfx.Options {
 // HTTPOptions converts the HTTP part of the configuration.
 func HTTPOptions(cfg config.Config) httpfx.Options {
 	return httpfx.Options{Addr: cfg.Addr, BodyLimit: cfg.Limits.BodyBytes,
+		MaxHeaderBytes: int(cfg.Limits.HeaderBytes), TrustedProxies: cfg.TrustedProxies,
 		EnableGuards: cfg.Auth.EnableGuards, ShutdownTimeout: cfg.ShutdownTimeout,
 		UsernameField: cfg.Auth.UsernameField, PasswordField: cfg.Auth.PasswordField,
 		RefreshFrom: ginhttp.TokenLocation(cfg.Auth.RefreshFrom.In), RefreshName: cfg.Auth.RefreshFrom.Name}

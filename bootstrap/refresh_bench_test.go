@@ -21,9 +21,11 @@ import (
 // file, reuse grace as configured by default), 64 sessions refreshed by
 // as many goroutines, each presenting the token its previous refresh
 // returned, as test/bench/run's refresh path does. It reports the CPU time
-// per refresh (cpu-ns/op) beside the wall time. For a CPU profile:
+// per refresh (cpu-ns/op) beside the wall time. A fixed count keeps a
+// loaded machine from stopping the benchmark at a tiny b.N. For a CPU
+// profile:
 //
-//	go test -run '^$' -bench RefreshSQLite -cpuprofile cpu.out ./bootstrap/
+//	go test -run '^$' -bench RefreshSQLite -benchtime 3000x -count 6 -cpuprofile cpu.out ./bootstrap/
 //	go tool pprof -top -cum bootstrap.test cpu.out
 func BenchmarkRefreshSQLite(b *testing.B) {
 	cfg := config.Default()
@@ -56,6 +58,7 @@ func BenchmarkRefreshSQLite(b *testing.B) {
 	b.ReportAllocs()
 	b.SetParallelism(sessions / 2) // GOMAXPROCS is 2 here: 64 goroutines
 	var once sync.Once
+	b.ResetTimer()
 	cpu0 := cpuTime(b)
 	b.RunParallel(func(pb *testing.PB) {
 		for pb.Next() {

@@ -108,16 +108,21 @@ type RefreshStore interface {
 	// SaveRefresh stores a newly issued refresh token.
 	SaveRefresh(ctx context.Context, r domain.RefreshRecord) error
 	// RotateRefresh marks the token oldID used at now and stores next, in
-	// one atomic step. It returns domain.ErrRefreshTokenReused (having
-	// revoked the whole family) when oldID was already used, and
-	// domain.ErrUnauthenticated when oldID is unknown, revoked or expired.
-	// Of concurrent calls with one oldID at most one succeeds.
+	// one atomic step, and returns next. It returns
+	// domain.ErrRefreshTokenReused (having revoked the whole family) when
+	// oldID was already used, and domain.ErrUnauthenticated when oldID is
+	// unknown, revoked or expired. Of concurrent calls with one oldID at
+	// most one stores its next.
 	//
-	// A positive grace forgives reuse within grace of the first use (a
-	// client retrying after a lost answer): next is stored as another
-	// successor and nothing is revoked. With grace zero, every reuse
-	// revokes.
-	RotateRefresh(ctx context.Context, oldID string, next domain.RefreshRecord, now time.Time, grace time.Duration) error
+	// A positive grace forgives a reuse within grace of the first use (a
+	// client that refreshed twice at once, or retried after a lost
+	// answer): next is NOT stored, nothing is revoked, and the family's
+	// one live token (unused, unrevoked, unexpired: the successor the
+	// first use stored, or its own successor since) is returned for the
+	// caller to issue again. So a family never has two live tokens. When
+	// the family has no live token left, the answer is
+	// domain.ErrUnauthenticated. With grace zero, every reuse revokes.
+	RotateRefresh(ctx context.Context, oldID string, next domain.RefreshRecord, now time.Time, grace time.Duration) (domain.RefreshRecord, error)
 	// RevokeFamily revokes every token of a family.
 	RevokeFamily(ctx context.Context, familyID string, now time.Time) error
 	// RevokeUser revokes every family of a user.
@@ -157,16 +162,39 @@ type KeyStore interface {
 	DeleteSigningKeysRetiredBefore(ctx context.Context, t time.Time) (int, error)
 }
 
-// LoginThrottle counts failed logins per key (a username or a client
-// address) within a window.
+// ThrottleKey is one counter a login attempt is counted under (a
+// normalised username or a client address) and the most attempts it may
+// hold within the window. Limit is positive.
+type ThrottleKey struct {
+	Key   string
+	Limit int
+}
+
+// LoginThrottle counts login attempts per key (a username or a client
+// address) within a window. An attempt is counted before its password is
+// checked and stays counted when it fails; a successful login gives its
+// count back (Reset, Release). So parallel attempts cannot pass a limit
+// together, and a refused attempt costs no password check.
 type LoginThrottle interface {
-	// Failures returns how many failures were recorded for key since t and
+	// Reserve counts one attempt at now under every key, atomically: when
+	// some key already holds Limit or more attempts at or after since,
+	// nothing is counted and Reserve returns false with the time of the
+	// oldest of that key's attempts since then (the first such key, in the
+	// order given). Of concurrent calls, on every replica sharing the
+	// store, at most Limit - n succeed for a key holding n attempts.
+	Reserve(ctx context.Context, keys []ThrottleKey, now, since time.Time) (ok bool, oldest time.Time, err error)
+	// Release forgets one attempt counted under key at at; when there is
+	// none it does nothing.
+	Release(ctx context.Context, key string, at time.Time) error
+	// Failures returns how many attempts were counted for key since t and
 	// when the oldest of them was.
 	Failures(ctx context.Context, key string, since time.Time) (n int, oldest time.Time, err error)
-	// RecordFailure counts one failure for key at now.
+	// RecordFailure counts one attempt for key at now, whatever the count
+	// (imports, tests).
 	RecordFailure(ctx context.Context, key string, now time.Time) error
-	// Reset forgets the failures of key.
+	// Reset forgets every attempt of key.
 	Reset(ctx context.Context, key string) error
-	// PurgeFailures removes failures older than t.
+	// PurgeFailures removes at most limit attempts counted before t and
+	// returns how many it removed.
 	PurgeFailures(ctx context.Context, before time.Time, limit int) (int, error)
 }

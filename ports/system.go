@@ -19,7 +19,7 @@ type Metrics interface {
 	// LoginOutcome counts one login attempt: "success", "failure" or
 	// "throttled".
 	LoginOutcome(outcome string)
-	// RefreshOutcome counts one refresh: "rotated", "reused" or
+	// RefreshOutcome counts one refresh: "rotated", "reissued", "reused" or
 	// "rejected".
 	RefreshOutcome(outcome string)
 	// CacheEntryCreated counts one entry created in an assignment.

@@ -69,7 +69,7 @@ func TestAuthRevokeFamilyCatchesConcurrentSuccessor(t *testing.T) {
 		t.Fatalf("RevokeFamily: %v", err)
 	}
 	next := rec("t3")
-	if err := s.RotateRefresh(ctx, "t2", next, now, 0); !errors.Is(err, domain.ErrUnauthenticated) {
+	if _, err := s.RotateRefresh(ctx, "t2", next, now, 0); !errors.Is(err, domain.ErrUnauthenticated) {
 		t.Errorf("rotating the successor after RevokeFamily = %v, want ErrUnauthenticated", err)
 	}
 }

@@ -17,8 +17,8 @@ import (
 type RefreshStore struct {
 	db     *bun.DB
 	bounds bounds
-	// rotation holds the statements of RotateRefresh: mark used, mark
-	// used within a grace window, insert the successor.
+	// rotation holds the statements of RotateRefresh: mark used, insert
+	// the successor.
 	rotation *preparedSet
 	// group batches concurrent rotations on SQLite (rotation_group.go).
 	group rotationGroup
@@ -33,16 +33,20 @@ var (
 // have been migrated.
 func NewRefreshStore(db *bun.DB, opts ...RepoOption) *RefreshStore {
 	return &RefreshStore{db: db, bounds: newBounds(opts), rotation: &preparedSet{db: db, queries: []string{
-		rotateUse + "used_at IS NULL" + rotateReturning,
-		rotateUse + "(used_at IS NULL OR used_at > ?)" + rotateReturning,
+		rotateUseQuery,
 		insertRefreshQuery,
 	}}}
 }
 
 const (
-	rotateUse = `UPDATE refresh_tokens SET used_at = COALESCE(used_at, ?)
-		WHERE id = ? AND revoked_at IS NULL AND expires_at > ? AND `
-	rotateReturning    = ` RETURNING family_id, user_id`
+	rotateUseQuery = `UPDATE refresh_tokens SET used_at = ?
+		WHERE id = ? AND revoked_at IS NULL AND expires_at > ? AND used_at IS NULL
+		RETURNING family_id, user_id`
+	// liveRefreshQuery reads a family's live token; the rotation rule
+	// keeps it to one row, the order picks the newest should there be more.
+	liveRefreshQuery = `SELECT id, family_id, user_id, issued_at, expires_at FROM refresh_tokens
+		WHERE family_id = ? AND used_at IS NULL AND revoked_at IS NULL AND expires_at > ?
+		ORDER BY issued_at DESC, id DESC LIMIT 1`
 	insertRefreshQuery = `INSERT INTO refresh_tokens
 		(id, family_id, user_id, issued_at, expires_at, used_at, revoked_at) VALUES (?, ?, ?, ?, ?, ?, ?)`
 )
@@ -73,30 +77,32 @@ func (s *RefreshStore) SaveRefresh(ctx context.Context, r domain.RefreshRecord) 
 	return nil
 }
 
-// RotateRefresh marks the token oldID used at now and stores next, in one
-// transaction whose first statement is the conditional
+// RotateRefresh marks the token oldID used at now, stores next and
+// returns it, in one transaction whose first statement is the conditional
 //
 //	UPDATE … SET used_at = now WHERE id = oldID AND used_at IS NULL
 //	AND revoked_at IS NULL AND expires_at > now
 //
 // Concurrent rotations of one token queue on its row (PostgreSQL) or on
 // the database (SQLite); the first sets used_at, and every later one then
-// matches no row, so at most one succeeds. When no row matched, the token
-// is read: unknown, revoked or expired (ExpiresAt not after now) is
-// domain.ErrUnauthenticated; used is domain.ErrRefreshTokenReused, after
-// the whole family was revoked at now — unless grace is positive and the
-// first use was less than grace ago: then next is stored as another
-// successor and nothing is revoked. The successor must belong to the
-// family and user of oldID and have a new id; otherwise RotateRefresh
-// fails with an internal error and changes nothing.
-func (s *RefreshStore) RotateRefresh(ctx context.Context, oldID string, next domain.RefreshRecord, now time.Time, grace time.Duration) (err error) {
+// matches no row, so at most one stores a successor. When no row matched,
+// the token is read: unknown, revoked or expired (ExpiresAt not after now)
+// is domain.ErrUnauthenticated. Used less than grace ago (grace positive)
+// is forgiven: the family's live token is read and returned, and nothing
+// is stored or revoked; the read is a statement of its own, so on
+// PostgreSQL it sees the successor the first use committed. Used earlier
+// is domain.ErrRefreshTokenReused, after the whole family was revoked at
+// now. The successor must belong to the family and user of oldID and have
+// a new id; otherwise RotateRefresh fails with an internal error and
+// changes nothing.
+func (s *RefreshStore) RotateRefresh(ctx context.Context, oldID string, next domain.RefreshRecord, now time.Time, grace time.Duration) (_ domain.RefreshRecord, err error) {
 	ctx, done := s.bounds.enter(ctx)
 	defer done(&err)
 	stmts, err := s.rotation.get(ctx)
 	if err != nil {
-		return dbError("prepare refresh rotation", err)
+		return domain.RefreshRecord{}, dbError("prepare refresh rotation", err)
 	}
-	r := &rotation{ctx: ctx, oldID: oldID, next: next, now: now, grace: grace}
+	r := &rotation{ctx: ctx, oldID: oldID, next: next, now: now}
 	if gate := writeGate(s.db); gate != nil {
 		err = s.group.rotate(ctx, gate, r, func(ctx context.Context, batch []*rotation) { s.commitGroup(ctx, stmts, batch) })
 	} else {
@@ -104,25 +110,24 @@ func (s *RefreshStore) RotateRefresh(ctx context.Context, oldID string, next dom
 			return s.rotateIn(ctx, tx, stmts, r)
 		})
 	}
-	if errors.Is(err, errNotRotated) {
-		return s.refuse(ctx, oldID, now)
+	switch {
+	case errors.Is(err, errNotRotated):
+		return s.refuse(ctx, oldID, now, grace)
+	case err != nil:
+		return domain.RefreshRecord{}, err
 	}
-	return err
+	next.IssuedAt, next.ExpiresAt = authStoredTime(next.IssuedAt), authStoredTime(next.ExpiresAt)
+	next.UsedAt, next.RevokedAt = domain.NormalizePtr(next.UsedAt), domain.NormalizePtr(next.RevokedAt)
+	return next, nil
 }
 
 // rotateIn runs one rotation's statements in tx: errNotRotated when the
 // old token matched nothing (nothing was written), another error when the
 // transaction must roll back.
 func (s *RefreshStore) rotateIn(ctx context.Context, tx bun.Tx, stmts []*sql.Stmt, r *rotation) error {
-	use, args := stmts[0], []any{driverTime(s.db, r.now), r.oldID, driverTime(s.db, r.now)}
-	if r.grace > 0 {
-		// A reuse within grace of the first use is forgiven; used_at keeps
-		// the first use, so retries cannot stretch the window.
-		use = stmts[1]
-		args = append(args, driverTime(s.db, r.now.Add(-r.grace)))
-	}
 	var family, user string
-	err := tx.StmtContext(ctx, use).QueryRowContext(ctx, args...).Scan(&family, &user)
+	err := tx.StmtContext(ctx, stmts[0]).QueryRowContext(ctx,
+		driverTime(s.db, r.now), r.oldID, driverTime(s.db, r.now)).Scan(&family, &user)
 	switch {
 	case errors.Is(err, sql.ErrNoRows):
 		return errNotRotated
@@ -132,7 +137,7 @@ func (s *RefreshStore) rotateIn(ctx context.Context, tx bun.Tx, stmts []*sql.Stm
 		return fmt.Errorf("bunstore: rotate refresh token: the successor must keep the family and user of the token it replaces")
 	}
 	next := r.next
-	if _, err := tx.StmtContext(ctx, stmts[2]).ExecContext(ctx, next.ID, next.FamilyID, next.UserID,
+	if _, err := tx.StmtContext(ctx, stmts[1]).ExecContext(ctx, next.ID, next.FamilyID, next.UserID,
 		driverTime(s.db, next.IssuedAt), driverTime(s.db, next.ExpiresAt),
 		driverNullTime(s.db, next.UsedAt), driverNullTime(s.db, next.RevokedAt)); err != nil {
 		return dbError("store the successor refresh token", err)
@@ -178,28 +183,52 @@ func (s *RefreshStore) commitGroup(ctx context.Context, stmts []*sql.Stmt, batch
 	}
 }
 
-// refuse tells why oldID could not rotate, revoking its family when it
-// was used before.
-func (s *RefreshStore) refuse(ctx context.Context, oldID string, now time.Time) error {
+// refuse tells why oldID could not rotate: within grace of its first use
+// it returns the family's live token; otherwise it fails, revoking the
+// family when oldID was used before.
+func (s *RefreshStore) refuse(ctx context.Context, oldID string, now time.Time, grace time.Duration) (domain.RefreshRecord, error) {
 	var st refreshState
 	err := s.db.NewRaw(`SELECT family_id, expires_at, used_at, revoked_at FROM refresh_tokens WHERE id = ?`, oldID).Scan(ctx, &st)
 	switch {
 	case errors.Is(err, sql.ErrNoRows):
-		return domain.ErrUnauthenticated
+		return domain.RefreshRecord{}, domain.ErrUnauthenticated
 	case err != nil:
-		return dbError("read refresh token", err)
+		return domain.RefreshRecord{}, dbError("read refresh token", err)
 	case st.RevokedAt.Valid, !st.ExpiresAt.Time.After(authStoredTime(now)):
-		return domain.ErrUnauthenticated
+		return domain.RefreshRecord{}, domain.ErrUnauthenticated
+	case st.UsedAt.Valid && grace > 0 && st.UsedAt.Time.After(authStoredTime(now.Add(-grace))):
+		return s.live(ctx, st.FamilyID, now)
 	case st.UsedAt.Valid:
 		if err := s.revoke(ctx, "family_id", st.FamilyID, now); err != nil {
-			return err
+			return domain.RefreshRecord{}, err
 		}
-		return domain.ErrRefreshTokenReused
+		return domain.RefreshRecord{}, domain.ErrRefreshTokenReused
 	default:
 		// Unused, live and unrevoked, yet the update matched nothing: the
 		// row changed in between. Refusing is the safe answer.
-		return domain.ErrUnauthenticated
+		return domain.RefreshRecord{}, domain.ErrUnauthenticated
 	}
+}
+
+// live returns the family's live token at now; domain.ErrUnauthenticated
+// when it has none (revoked, expired).
+func (s *RefreshStore) live(ctx context.Context, familyID string, now time.Time) (domain.RefreshRecord, error) {
+	var row struct {
+		ID        string   `bun:"id"`
+		FamilyID  string   `bun:"family_id"`
+		UserID    string   `bun:"user_id"`
+		IssuedAt  nullTime `bun:"issued_at"`
+		ExpiresAt nullTime `bun:"expires_at"`
+	}
+	err := s.db.NewRaw(liveRefreshQuery, familyID, timeArg(now)).Scan(ctx, &row)
+	switch {
+	case errors.Is(err, sql.ErrNoRows):
+		return domain.RefreshRecord{}, domain.ErrUnauthenticated
+	case err != nil:
+		return domain.RefreshRecord{}, dbError("read the live refresh token", err)
+	}
+	return domain.RefreshRecord{ID: row.ID, FamilyID: row.FamilyID, UserID: row.UserID,
+		IssuedAt: row.IssuedAt.Time, ExpiresAt: row.ExpiresAt.Time}, nil
 }
 
 // RevokeFamily revokes every token of a family at now; tokens already

@@ -23,7 +23,9 @@ import (
 // rotation of the group run again alone (RefreshStore.commitGroup), so
 // reuse detection and the grace window see exactly what they would see
 // one by one: rotations of one group run in arrival order in one
-// transaction, as consecutive transactions would.
+// transaction, as consecutive transactions would, and a refused rotation
+// is explained (and its family revoked, or its grace applied) by its
+// caller after the group committed, as before.
 //
 // docs/benchmarks.md has the measurements.
 
@@ -37,7 +39,6 @@ type rotation struct {
 	oldID string
 	next  domain.RefreshRecord
 	now   time.Time
-	grace time.Duration
 	// done receives the rotation's result, once.
 	done chan error
 }

@@ -49,7 +49,7 @@ func TestRotationGroup(t *testing.T) {
 			if i == bad {
 				next.ID = "taken"
 			}
-			errs[i] = s.RotateRefresh(t.Context(), fmt.Sprintf("t%d", i), next, now, 0)
+			_, errs[i] = s.RotateRefresh(t.Context(), fmt.Sprintf("t%d", i), next, now, 0)
 		})
 	}
 	for deadline := time.Now().Add(10 * time.Second); ; {
@@ -79,12 +79,12 @@ func TestRotationGroup(t *testing.T) {
 	// The failed rotation left t7 unused; the others used theirs.
 	next := rec("t7-again")
 	next.FamilyID = "f-t7"
-	if err := s.RotateRefresh(t.Context(), "t7", next, now, 0); err != nil {
+	if _, err := s.RotateRefresh(t.Context(), "t7", next, now, 0); err != nil {
 		t.Errorf("rotating the token of the failed rotation: %v", err)
 	}
 	next = rec("t3-again")
 	next.FamilyID = "f-t3"
-	if err := s.RotateRefresh(t.Context(), "t3", next, now, 0); !errors.Is(err, domain.ErrRefreshTokenReused) {
+	if _, err := s.RotateRefresh(t.Context(), "t3", next, now, 0); !errors.Is(err, domain.ErrRefreshTokenReused) {
 		t.Errorf("rotating a token its group used = %v, want ErrRefreshTokenReused", err)
 	}
 }

@@ -2,6 +2,7 @@ package bunstore
 
 import (
 	"context"
+	"slices"
 	"time"
 
 	"github.com/uptrace/bun"
@@ -10,7 +11,16 @@ import (
 )
 
 // LoginThrottle is the ports.LoginThrottle of the login_failures table:
-// one row per failure, so concurrent failures never overwrite a count.
+// one row per counted attempt (a failed login, or one whose password is
+// being checked), so concurrent attempts never overwrite a count.
+//
+// Reserve is one transaction: on PostgreSQL it first takes a
+// transaction-scoped advisory lock per key (in key order, so two
+// transactions never wait for each other crosswise), then counts and
+// inserts; replicas sharing the database queue on the same locks, and a
+// READ COMMITTED count after the lock sees every attempt the previous
+// holder committed. On SQLite the IMMEDIATE transaction holds the
+// database already.
 type LoginThrottle struct {
 	db     *bun.DB
 	bounds bounds
@@ -22,6 +32,74 @@ var _ ports.LoginThrottle = (*LoginThrottle)(nil)
 // and have been migrated.
 func NewLoginThrottle(db *bun.DB, opts ...RepoOption) *LoginThrottle {
 	return &LoginThrottle{db: db, bounds: newBounds(opts)}
+}
+
+// throttleLockClass is the first half of the two-key advisory locks of
+// Reserve ("thrt"); the two-key space never meets Migrate's one-key lock.
+const throttleLockClass int32 = 0x74687274
+
+// Reserve counts one attempt at now under every key, unless one already
+// holds its limit of attempts at or after since.
+func (l *LoginThrottle) Reserve(ctx context.Context, keys []ports.ThrottleKey, now, since time.Time) (_ bool, _ time.Time, err error) {
+	ctx, done := l.bounds.enter(ctx)
+	defer done(&err)
+	var (
+		ok     bool
+		oldest time.Time
+	)
+	err = authInTx(ctx, l.db, "reserve a login attempt", func(ctx context.Context, tx bun.Tx) error {
+		ok, oldest = false, time.Time{}
+		if isPostgres(tx) {
+			names := make([]string, 0, len(keys))
+			for _, k := range keys {
+				names = append(names, k.Key)
+			}
+			slices.Sort(names)
+			for _, name := range slices.Compact(names) {
+				if _, err := tx.ExecContext(ctx, "SELECT pg_advisory_xact_lock(?, hashtext(?))", throttleLockClass, name); err != nil {
+					return dbError("lock a login throttle key", err)
+				}
+			}
+		}
+		for _, k := range keys {
+			var (
+				n   int
+				old nullTime
+			)
+			err := tx.QueryRowContext(ctx, `SELECT count(*), min("at") FROM login_failures WHERE "key" = ? AND "at" >= ?`,
+				k.Key, timeArg(since)).Scan(&n, &old)
+			if err != nil {
+				return dbError("count login attempts", err)
+			}
+			if n >= k.Limit {
+				oldest = old.Time
+				return nil
+			}
+		}
+		for _, k := range keys {
+			if _, err := tx.ExecContext(ctx, `INSERT INTO login_failures ("key", "at") VALUES (?, ?)`, k.Key, timeArg(now)); err != nil {
+				return dbError("count a login attempt", err)
+			}
+		}
+		ok = true
+		return nil
+	})
+	if err != nil {
+		return false, time.Time{}, err
+	}
+	return ok, oldest, nil
+}
+
+// Release forgets one attempt counted under key at at.
+func (l *LoginThrottle) Release(ctx context.Context, key string, at time.Time) (err error) {
+	ctx, done := l.bounds.enter(ctx)
+	defer done(&err)
+	_, err = l.db.ExecContext(ctx, `DELETE FROM login_failures WHERE id IN (
+		SELECT id FROM login_failures WHERE "key" = ? AND "at" = ? LIMIT 1)`, key, timeArg(at))
+	if err != nil {
+		return dbError("release a login attempt", err)
+	}
+	return nil
 }
 
 // Failures returns how many failures were recorded for key at or after

@@ -31,7 +31,8 @@ const (
 )
 
 // AuthOptions mount the authentication routes: POST /auth/login,
-// POST /auth/refresh, POST /auth/logout and GET /.well-known/jwks.json.
+// POST /auth/refresh (also as POST /token/refresh, the route Rockets
+// serves), POST /auth/logout and GET /.well-known/jwks.json.
 // A nil use case leaves its route out.
 type AuthOptions struct {
 	Login   *application.Login
@@ -91,6 +92,8 @@ func (r *authRoutes) register() error {
 	for _, rt := range []route{
 		{http.MethodPost, "/auth/login", alwaysPublic, r.login, r.o.Login != nil},
 		{http.MethodPost, "/auth/refresh", alwaysPublic, r.refresh, r.o.Refresh != nil},
+		// The route Rockets serves and its frontends call (CONTRACT.md 6).
+		{http.MethodPost, "/token/refresh", alwaysPublic, r.refresh, r.o.Refresh != nil},
 		{http.MethodPost, "/auth/logout", neverPublic, r.logout, r.o.Logout != nil},
 		{http.MethodGet, "/.well-known/jwks.json", alwaysPublic, r.jwks, r.o.Keys != nil},
 	} {
@@ -119,7 +122,7 @@ func (r *authRoutes) login(c *gin.Context) {
 		return
 	}
 	pair, err := r.o.Login.Execute(c.Request.Context(), application.LoginInput{
-		Username: fields[0], Password: fields[1], ClientAddr: c.ClientIP()})
+		Username: fields[0], Password: fields[1], ClientAddr: r.s.proxies.clientAddr(c.Request)})
 	if err != nil {
 		r.s.writeError(c, err)
 		return

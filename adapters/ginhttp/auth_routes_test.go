@@ -76,8 +76,16 @@ func newAuthStack(t *testing.T, c authSetup) *authStack {
 	revoked, err := application.NewRevokedSessions(application.RevokedSessionsOptions{Feed: refresh, Clock: clock,
 		AccessTTL: c.AccessTTL, Poll: 100 * time.Millisecond})
 	must(t, err)
+	grace := c.ReuseGrace
+	switch {
+	case grace == 0:
+		grace = 10 * time.Second // the configuration's default
+	case grace < 0:
+		grace = 0
+	}
+	must(t, err)
 	refreshUC, err := application.NewRefresh(application.RefreshDeps{Verifier: st.tokens.Verifier(), Lookup: lookup,
-		Tokens: mint, Revoked: revoked})
+		Tokens: mint, Revoked: revoked, ReuseGrace: grace})
 	must(t, err)
 	logout, err := application.NewLogout(refresh, clock, revoked)
 	must(t, err)
@@ -190,7 +198,7 @@ func (st *authStack) login(t *testing.T, body string) (access, refresh string) {
 	return pair.AccessToken, pair.RefreshToken
 }
 
-var testLimits = contract.AuthHTTPConfig{UsernameLimit: 10, AddressLimit: 100, ThrottleWindow: time.Minute}
+var testLimits = contract.AuthHTTPConfig{UsernameLimit: 10, AddressLimit: 100, ThrottleWindow: time.Minute, ReuseGrace: -1}
 
 func TestRefreshTokenLocations(t *testing.T) {
 	t.Parallel()

@@ -1,6 +1,7 @@
 package ginhttp
 
 import (
+	"context"
 	"errors"
 	"log/slog"
 	"net/http"
@@ -10,6 +11,7 @@ import (
 	"github.com/gin-gonic/gin"
 
 	"github.com/cachegate/cachegate/domain"
+	"github.com/cachegate/cachegate/ports"
 )
 
 // statusOf is THE table from domain error kinds to HTTP statuses. No other
@@ -120,8 +122,7 @@ func (s *Server) respondError(w http.ResponseWriter, r *http.Request, route stri
 	case r.Context().Err() != nil && errors.Is(err, r.Context().Err()):
 		// The client went away (or the server is past its shutdown
 		// bound): nobody reads the answer and nothing failed here.
-		s.log.LogAttrs(r.Context(), slog.LevelDebug, "request abandoned",
-			slog.String("request_id", headerRequestID(w)), slog.String("method", r.Method))
+		s.log.LogAttrs(logContext(w, r), slog.LevelDebug, "request abandoned", slog.String("method", r.Method))
 		s.writeEnvelope(w, r, statusClientClosed, "Client Closed Request", "CLIENT_CLOSED_REQUEST", nil)
 	default:
 		s.logInternal(w, r, route, err)
@@ -144,14 +145,13 @@ func retryAfterSeconds(d time.Duration) int64 {
 
 func (s *Server) logInternal(w http.ResponseWriter, r *http.Request, route string, err error) {
 	attrs := []slog.Attr{
-		slog.String("request_id", headerRequestID(w)),
 		slog.String("method", r.Method),
 		slog.String("err", err.Error()),
 	}
 	if route != "" {
 		attrs = append(attrs, slog.String("route", route))
 	}
-	s.log.LogAttrs(r.Context(), slog.LevelError, "request failed", attrs...)
+	s.log.LogAttrs(logContext(w, r), slog.LevelError, "request failed", attrs...)
 }
 
 // logOutage logs a failure of the database (unavailable, storage full).
@@ -219,4 +219,17 @@ func writeJSONTo(w http.ResponseWriter, r *http.Request, status int, b []byte) {
 	if r.Method != http.MethodHead {
 		_, _ = w.Write(b)
 	}
+}
+
+// logContext is r's context with the request id, taken from the answer's
+// header when r did not come through requestIDMiddleware (an integrator
+// calling WriteError from a handler of its own).
+func logContext(w http.ResponseWriter, r *http.Request) context.Context {
+	ctx := r.Context()
+	if ports.RequestID(ctx) == "" {
+		if id := headerRequestID(w); id != "" {
+			ctx = ports.WithRequestID(ctx, id)
+		}
+	}
+	return ctx
 }

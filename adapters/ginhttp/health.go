@@ -44,7 +44,7 @@ func (s *Server) readyz(c *gin.Context) {
 	}
 	if err != nil {
 		if n, ok := s.outages.admit("readyz\x00"+err.Error(), time.Now()); ok {
-			attrs := []slog.Attr{slog.String("request_id", requestID(c)), slog.String("err", err.Error())}
+			attrs := []slog.Attr{slog.String("err", err.Error())}
 			if n > 0 {
 				attrs = append(attrs, slog.Int64("repeated", n), slog.Duration("over", outageLogInterval))
 			}

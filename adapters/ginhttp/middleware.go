@@ -11,6 +11,8 @@ import (
 	"time"
 
 	"github.com/gin-gonic/gin"
+
+	"github.com/cachegate/cachegate/ports"
 )
 
 // HeaderRequestID carries the request id, taken from the request when it
@@ -57,13 +59,16 @@ func saneRequestID(id string) bool {
 }
 
 // requestIDMiddleware takes X-Request-Id from the request when sane, else
-// generates one, and sets it on the response before anything is written.
+// generates one, sets it on the response before anything is written, and
+// puts it in the request's context (ports.WithRequestID), where the
+// server's logger (ports.LogRequestIDs) and every layer below find it.
 func requestIDMiddleware(c *gin.Context) {
 	id := c.Request.Header.Get(HeaderRequestID)
 	if !saneRequestID(id) {
 		id = newRequestID()
 	}
 	c.Writer.Header()[HeaderRequestID] = []string{id}
+	c.Request = c.Request.WithContext(ports.WithRequestID(c.Request.Context(), id))
 }
 
 // requestID returns the id requestIDMiddleware set.
@@ -98,7 +103,6 @@ func (s *Server) recovery(c *gin.Context) {
 			panic(rec)
 		}
 		s.log.LogAttrs(c.Request.Context(), slog.LevelError, "panic serving request",
-			slog.String("request_id", requestID(c)),
 			slog.String("method", c.Request.Method),
 			slog.String("route", routeOf(c)),
 			slog.Any("panic", rec),
@@ -139,8 +143,7 @@ func (s *Server) accessLog(c *gin.Context) {
 			slog.String("route", routeOf(c)),
 			slog.Int("status", status),
 			slog.Duration("duration", took),
-			slog.String("request_id", requestID(c)),
-			slog.String("client_ip", c.ClientIP()))
+			slog.String("client_ip", s.proxies.clientAddr(c.Request)))
 	}()
 	c.Next()
 	finished = true

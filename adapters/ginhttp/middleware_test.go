@@ -185,3 +185,25 @@ func TestRouting(t *testing.T) {
 		}
 	})
 }
+
+func TestAccessLogClientAddressBehindTrustedProxies(t *testing.T) {
+	t.Parallel()
+	for _, tc := range []struct {
+		name    string
+		proxies []string
+		want    string
+	}{
+		{"a loopback balancer that is trusted forwards the client address", []string{"127.0.0.0/8"}, "203.0.113.5"},
+		{"an untrusted peer is logged as itself", nil, "127.0.0.1"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			t.Parallel()
+			f := newFixture(t, func(o *ginhttp.Options) { o.TrustedProxies = tc.proxies })
+			base := f.listen(t)
+			do(t, http.MethodGet, base+"/healthz", "", "X-Forwarded-For", "198.51.100.1, 203.0.113.5", "X-Request-Id", "xff-1")
+			if !strings.Contains(f.logs.String(), `"client_ip":"`+tc.want+`","request_id":"xff-1"`) {
+				t.Errorf("access log %s, want client_ip %s", f.logs.String(), tc.want)
+			}
+		})
+	}
+}

@@ -9,6 +9,7 @@ import (
 	"io"
 	"net/http"
 	"net/http/httptest"
+	"net/url"
 	"slices"
 	"strings"
 	"testing"
@@ -460,6 +461,14 @@ func TestRealResponsesMatchTheOpenAPIDocument(t *testing.T) {
 				w.access, w.refresh = p.AccessToken, p.RefreshToken
 			}},
 		{name: "a refresh with an unknown member is 400", method: "POST", path: oasFixed("/auth/refresh"), body: oasFixed(`{"token":"x"}`), status: 400},
+		{name: "a refresh at /token/refresh is 201 with a new pair", method: "POST", path: oasFixed("/token/refresh"), status: 201, validRequest: true,
+			body: func(w *oasWalk) string { return `{"refreshToken":"` + w.refresh + `"}` },
+			then: func(t *testing.T, w *oasWalk, x oasExchange) {
+				var p struct{ AccessToken, RefreshToken string }
+				oasDecode(t, x, &p)
+				w.access, w.refresh = p.AccessToken, p.RefreshToken
+			}},
+		{name: "a bad refresh token at /token/refresh is 401", method: "POST", path: oasFixed("/token/refresh"), body: oasFixed(`{"refreshToken":"not-a-token"}`), status: 401, validRequest: true},
 		{name: "metrics with a token are 200", method: "GET", path: oasFixed("/metrics"), hdr: []string{"Authorization", "Bearer {token}"}, status: 200, validRequest: true},
 		{name: "metrics without a token are 401", method: "GET", path: oasFixed("/metrics"), status: 401},
 		{name: "creating an entry is 201", method: "POST", path: oasFixed("/cache/user"), body: oasEntryBody("", "k"),
@@ -517,6 +526,19 @@ func TestRealResponsesMatchTheOpenAPIDocument(t *testing.T) {
 			}},
 		{name: "listing with offset and simple filters is a page", method: "GET", hdr: []string{"Authorization", "Bearer {token}"}, status: 200, validRequest: true,
 			path: func(w *oasWalk) string { return "/cache/user?offset=0&key=k&type=t&assignee.id=" + w.userID }},
+		{name: "listing with the query language, trimmed by fields, is an array", method: "GET", hdr: []string{"Authorization", "Bearer {token}"}, status: 200, validRequest: true,
+			path: oasFixed("/cache/user?filter[]=key||$contL||K&filter=version||$gte||1&or[]=type||$in||t,u&or=expirationDate||$isnull&sort[]=version,DESC&sort=key,ASC&fields=key,type&per_page=5"),
+			then: func(t *testing.T, _ *oasWalk, x oasExchange) {
+				var es []map[string]any
+				oasDecode(t, x, &es)
+				if len(es) != 1 || len(es[0]) != 3 {
+					t.Errorf("listed %v, want one entry with id, key and type", es)
+				}
+			}},
+		{name: "listing with a search is a page", method: "GET", hdr: []string{"Authorization", "Bearer {token}"}, status: 200, validRequest: true,
+			path: oasFixed("/cache/user?page=1&select=data&s=" + url.QueryEscape(`{"$or":[{"key":{"$startsL":"K"}},{"version":{"$gt":1,"$lt":5}}]}`))},
+		{name: "listing with a join is 400", method: "GET", path: oasFixed("/cache/user?join=profile"), hdr: []string{"Authorization", "Bearer {token}"}, status: 400},
+		{name: "listing with a malformed condition is 400", method: "GET", path: oasFixed("/cache/user?filter=key||$like||k"), hdr: []string{"Authorization", "Bearer {token}"}, status: 400},
 		{name: "listing with an unknown parameter is 400", method: "GET", path: oasFixed("/cache/user?bogus=1"), hdr: []string{"Authorization", "Bearer {token}"}, status: 400},
 		{name: "listing without a token is 401", method: "GET", path: oasFixed("/cache/user"), status: 401},
 		{name: "replacing the current version is 200", method: "PUT", path: oasEntryPath, body: oasEntryBody("", "k"),

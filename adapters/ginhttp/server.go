@@ -12,6 +12,7 @@ import (
 	"github.com/gin-gonic/gin"
 
 	"github.com/cachegate/cachegate/application"
+	"github.com/cachegate/cachegate/ports"
 )
 
 // DefaultBodyLimit is the largest request body accepted when
@@ -62,9 +63,15 @@ type Options struct {
 	// its code to the 503.
 	Ready Pinger
 	// TrustedProxies lists the proxy addresses or CIDRs whose
-	// X-Forwarded-For is believed for the logged client address; none by
-	// default, so a client cannot choose the address it is logged under.
+	// X-Forwarded-For is believed: when the TCP peer is one of them, the
+	// client address (logged, and throttled by login) is the rightmost
+	// hop of X-Forwarded-For that is not. None by default, so a client
+	// cannot choose its address.
 	TrustedProxies []string
+	// MaxHeaderBytes bounds a request's header (431 beyond); zero means
+	// DefaultMaxHeaderBytes. It is for the http.Server serving Handler
+	// (see MaxHeaderBytes).
+	MaxHeaderBytes int
 	// Routes are mounted at construction, as if passed to Server.Handle.
 	Routes []Route
 	// Auth mounts the authentication routes; nil leaves them out.
@@ -91,9 +98,24 @@ type Server struct {
 	bodyLimit int64
 	ready     Pinger
 	observer  RequestObserver
+	proxies   proxies
+	maxHeader int
 	// outages limits the log lines of repeated database failures.
 	outages *logLimiter
 }
+
+// DefaultMaxHeaderBytes is the header limit when Options.MaxHeaderBytes is
+// zero (CONTRACT.md section 7).
+const DefaultMaxHeaderBytes = 64 << 10
+
+// MaxHeaderBytes is the value for http.Server.MaxHeaderBytes. net/http
+// answers 431 Request Header Fields Too Large to a longer header (it reads
+// up to 4 KiB more than this before deciding).
+func (s *Server) MaxHeaderBytes() int { return s.maxHeader }
+
+// ClientAddr returns the client address of r as the server sees it (see
+// Options.TrustedProxies).
+func (s *Server) ClientAddr(r *http.Request) string { return s.proxies.clientAddr(r) }
 
 // New builds the server. It fails when the options contradict each other
 // (guards without an Authenticator, a negative body limit, an untrusted
@@ -106,6 +128,12 @@ func New(opts Options) (*Server, error) {
 		return nil, errors.New("ginhttp: EnableGuards needs an Authenticator")
 	case opts.BodyLimit < 0:
 		return nil, errors.New("ginhttp: BodyLimit must not be negative")
+	case opts.MaxHeaderBytes < 0:
+		return nil, errors.New("ginhttp: MaxHeaderBytes must not be negative")
+	}
+	trusted, err := parseProxies(opts.TrustedProxies)
+	if err != nil {
+		return nil, fmt.Errorf("ginhttp: trusted proxies: %w", err)
 	}
 	s := &Server{
 		engine:    gin.New(),
@@ -115,11 +143,17 @@ func New(opts Options) (*Server, error) {
 		bodyLimit: opts.BodyLimit,
 		ready:     opts.Ready,
 		observer:  opts.Observer,
+		proxies:   trusted,
+		maxHeader: opts.MaxHeaderBytes,
 		outages:   newLogLimiter(outageLogInterval),
+	}
+	if s.maxHeader == 0 {
+		s.maxHeader = DefaultMaxHeaderBytes
 	}
 	if s.log == nil {
 		s.log = slog.New(slog.DiscardHandler)
 	}
+	s.log = slog.New(ports.LogRequestIDs(s.log.Handler()))
 	if s.bodyLimit == 0 {
 		s.bodyLimit = DefaultBodyLimit
 	}
@@ -127,9 +161,12 @@ func New(opts Options) (*Server, error) {
 	e.RedirectTrailingSlash = false
 	e.RedirectFixedPath = false
 	e.HandleMethodNotAllowed = true
-	if err := e.SetTrustedProxies(opts.TrustedProxies); err != nil {
+	// Gin's own client-IP logic is off: it reads only the first
+	// X-Forwarded-For line. clientAddr decides instead.
+	if err := e.SetTrustedProxies(nil); err != nil {
 		return nil, fmt.Errorf("ginhttp: trusted proxies: %w", err)
 	}
+	e.ForwardedByClientIP = false
 	e.Use(requestIDMiddleware, s.recovery, s.accessLog, s.limitBody)
 	e.NoRoute(func(c *gin.Context) { s.writeError(c, errRouteNotFound) })
 	e.NoMethod(func(c *gin.Context) { s.writeError(c, errMethodNotAllowed) })

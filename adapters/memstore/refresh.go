@@ -38,36 +38,57 @@ func (s *RefreshStore) SaveRefresh(_ context.Context, r domain.RefreshRecord) er
 	return s.insert(r)
 }
 
-// RotateRefresh marks the token oldID used at now and stores next. It
-// returns domain.ErrUnauthenticated when oldID is unknown, revoked or
-// expired (ExpiresAt not after now), and domain.ErrRefreshTokenReused,
-// having revoked oldID's whole family at now, when oldID was already used
-// and is otherwise still valid. The successor must belong to the family
-// and user of oldID, and its id must be new; a reuse within grace of the
-// first use stores next as another successor and revokes nothing; otherwise RotateRefresh fails
-// with an internal error and changes nothing.
-func (s *RefreshStore) RotateRefresh(_ context.Context, oldID string, next domain.RefreshRecord, now time.Time, grace time.Duration) error {
+// RotateRefresh marks the token oldID used at now, stores next and
+// returns it. It returns domain.ErrUnauthenticated when oldID is unknown,
+// revoked or expired (ExpiresAt not after now), and
+// domain.ErrRefreshTokenReused, having revoked oldID's whole family at
+// now, when oldID was already used and is otherwise still valid. A reuse
+// within grace of the first use stores nothing, revokes nothing and
+// returns the family's live token (ErrUnauthenticated when it has none).
+// The successor must belong to the family and user of oldID, and its id
+// must be new; otherwise RotateRefresh fails with an internal error and
+// changes nothing.
+func (s *RefreshStore) RotateRefresh(_ context.Context, oldID string, next domain.RefreshRecord, now time.Time, grace time.Duration) (domain.RefreshRecord, error) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	now = authTime(now)
 	old, ok := s.tokens[oldID]
 	switch {
 	case !ok, old.RevokedAt != nil, !old.ExpiresAt.After(now):
-		return domain.ErrUnauthenticated
-	case old.UsedAt != nil && (grace <= 0 || !old.UsedAt.After(now.Add(-grace))):
+		return domain.RefreshRecord{}, domain.ErrUnauthenticated
+	case old.UsedAt != nil && grace > 0 && old.UsedAt.After(now.Add(-grace)):
+		return s.live(old.FamilyID, now)
+	case old.UsedAt != nil:
 		s.revoke(now, func(r domain.RefreshRecord) bool { return r.FamilyID == old.FamilyID })
-		return domain.ErrRefreshTokenReused
+		return domain.RefreshRecord{}, domain.ErrRefreshTokenReused
 	case next.FamilyID != old.FamilyID || next.UserID != old.UserID:
-		return fmt.Errorf("memstore: rotate refresh token: the successor must keep the family and user of the token it replaces")
+		return domain.RefreshRecord{}, fmt.Errorf("memstore: rotate refresh token: the successor must keep the family and user of the token it replaces")
 	}
 	if err := s.insert(next); err != nil {
-		return err
+		return domain.RefreshRecord{}, err
 	}
-	if old.UsedAt == nil {
-		old.UsedAt = authTimePtr(&now)
-		s.tokens[oldID] = old
+	old.UsedAt = authTimePtr(&now)
+	s.tokens[oldID] = old
+	return s.tokens[next.ID], nil
+}
+
+// live returns the family's live token: unused, unrevoked and unexpired
+// at now; the newest when (against the rule) there are several.
+func (s *RefreshStore) live(familyID string, now time.Time) (domain.RefreshRecord, error) {
+	var head domain.RefreshRecord
+	found := false
+	for _, r := range s.tokens {
+		if r.FamilyID != familyID || r.UsedAt != nil || r.RevokedAt != nil || !r.ExpiresAt.After(now) {
+			continue
+		}
+		if !found || r.IssuedAt.After(head.IssuedAt) || (r.IssuedAt.Equal(head.IssuedAt) && r.ID > head.ID) {
+			head, found = r, true
+		}
 	}
-	return nil
+	if !found {
+		return domain.RefreshRecord{}, domain.ErrUnauthenticated
+	}
+	return head, nil
 }
 
 // RevokeFamily revokes every token of a family at now; tokens already

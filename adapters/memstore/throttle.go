@@ -25,16 +25,54 @@ func NewLoginThrottle() *LoginThrottle {
 	return &LoginThrottle{failures: map[string][]time.Time{}}
 }
 
+// Reserve counts one attempt at now under every key, unless one of them
+// already holds its limit of attempts at or after since; then it counts
+// nothing and returns false with the oldest of that key's attempts.
+func (l *LoginThrottle) Reserve(_ context.Context, keys []ports.ThrottleKey, now, since time.Time) (bool, time.Time, error) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	since = authTime(since)
+	for _, k := range keys {
+		if n, oldest := l.count(k.Key, since); n >= k.Limit {
+			return false, oldest, nil
+		}
+	}
+	now = authTime(now)
+	for _, k := range keys {
+		l.failures[k.Key] = append(l.failures[k.Key], now)
+	}
+	return true, time.Time{}, nil
+}
+
+// Release forgets one attempt counted under key at at.
+func (l *LoginThrottle) Release(_ context.Context, key string, at time.Time) error {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	at = authTime(at)
+	ats := l.failures[key]
+	if i := slices.IndexFunc(ats, at.Equal); i >= 0 {
+		ats = slices.Delete(ats, i, i+1)
+		if len(ats) == 0 {
+			delete(l.failures, key)
+		} else {
+			l.failures[key] = ats
+		}
+	}
+	return nil
+}
+
 // Failures returns how many failures were recorded for key at or after
 // since, and the time of the oldest of them (the zero time when none).
 func (l *LoginThrottle) Failures(_ context.Context, key string, since time.Time) (int, time.Time, error) {
 	l.mu.Lock()
 	defer l.mu.Unlock()
-	since = authTime(since)
-	var (
-		n      int
-		oldest time.Time
-	)
+	n, oldest := l.count(key, authTime(since))
+	return n, oldest, nil
+}
+
+// count returns how many attempts key holds at or after since and the
+// oldest of them. The caller holds mu.
+func (l *LoginThrottle) count(key string, since time.Time) (n int, oldest time.Time) {
 	for _, at := range l.failures[key] {
 		if at.Before(since) {
 			continue
@@ -44,7 +82,7 @@ func (l *LoginThrottle) Failures(_ context.Context, key string, since time.Time)
 		}
 		n++
 	}
-	return n, oldest, nil
+	return n, oldest
 }
 
 // RecordFailure counts one failure for key at now.

@@ -12,3 +12,8 @@ func TestLoginThrottle(t *testing.T) {
 	t.Parallel()
 	contract.LoginThrottle(t, func(*testing.T) ports.LoginThrottle { return memstore.NewLoginThrottle() })
 }
+
+func TestLoginBurst(t *testing.T) {
+	t.Parallel()
+	contract.LoginBurst(t, func(*testing.T) []ports.LoginThrottle { return []ports.LoginThrottle{memstore.NewLoginThrottle()} })
+}

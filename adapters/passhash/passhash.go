@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"time"
 
 	"github.com/cachegate/cachegate/domain"
 	"github.com/cachegate/cachegate/ports"
@@ -49,6 +50,7 @@ type Hasher struct {
 	alg        Algorithm
 	bcryptCost int
 	argon2     Argon2Params
+	timing     timing
 }
 
 var (
@@ -99,6 +101,7 @@ func (h *Hasher) Hash(ctx context.Context, password string) (hash, salt string, 
 	if len(password) > domain.MaxPasswordBytes {
 		return "", "", domain.InvalidField("password", "must be at most 1024 bytes")
 	}
+	start := time.Now()
 	switch h.alg {
 	case Argon2id:
 		hash, err = hashArgon2id(password, h.argon2)
@@ -111,6 +114,7 @@ func (h *Hasher) Hash(ctx context.Context, password string) (hash, salt string, 
 	if err != nil {
 		return "", "", fmt.Errorf("hash password: %w", err)
 	}
+	h.timing.observe(time.Since(start))
 	return hash, "", nil
 }
 
@@ -135,12 +139,12 @@ func (h *Hasher) Validate(ctx context.Context, in ports.PasswordCheck) (bool, er
 		return false, fmt.Errorf("validate password: %w", err)
 	}
 	var (
-		ok  bool
-		err error
+		ok    bool
+		err   error
+		start = time.Now()
 	)
 	switch detect(in.PasswordHash) {
-	case "":
-		return false, nil
+	case "": // matches nothing, in the time of a failed check
 	case Bcrypt:
 		ok, err = verifyBcrypt(in.PasswordHash, in.Password, h.bcryptVerifyLimit())
 	case Argon2id:
@@ -150,6 +154,14 @@ func (h *Hasher) Validate(ctx context.Context, in ports.PasswordCheck) (bool, er
 	}
 	if err != nil {
 		return false, fmt.Errorf("validate password: %w", err)
+	}
+	switch elapsed := time.Since(start); h.strength(in.PasswordHash) {
+	case 0:
+		h.timing.observe(elapsed)
+	case -1:
+		if !ok {
+			h.padFailure(ctx, in.PasswordHash, in.Password, elapsed) // equaltime.go
+		}
 	}
 	return ok, nil
 }

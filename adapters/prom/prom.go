@@ -38,7 +38,7 @@ var loginOutcomes = []string{"success", "failure", "throttled"}
 
 // Refresh outcomes counted by RefreshOutcome; anything else counts as
 // Other.
-var refreshOutcomes = []string{"rotated", "reused", "rejected"}
+var refreshOutcomes = []string{"rotated", "reissued", "reused", "rejected"}
 
 // Options configures New. The zero value is ready to use.
 type Options struct {
@@ -135,7 +135,7 @@ func New(o Options) (*Metrics, error) {
 	}, []string{"outcome"})
 	refreshes := prometheus.NewCounterVec(prometheus.CounterOpts{
 		Namespace: Namespace, Name: "refreshes_total",
-		Help: "Refresh-token uses, by outcome (rotated, reused, rejected, other).",
+		Help: "Refresh-token uses, by outcome (rotated, reissued, reused, rejected, other).",
 	}, []string{"outcome"})
 	m.logins = children(logins, loginOutcomes)
 	m.refreshes = children(refreshes, refreshOutcomes)
@@ -193,8 +193,9 @@ func (m *Metrics) Handler() http.Handler { return m.handler }
 // "failure" or "throttled"; any other value counts as "other".
 func (m *Metrics) LoginOutcome(outcome string) { count(m.logins, outcome) }
 
-// RefreshOutcome counts one refresh under outcome "rotated", "reused" or
-// "rejected"; any other value counts as "other".
+// RefreshOutcome counts one refresh under outcome "rotated", "reissued"
+// (a reuse forgiven within the grace window), "reused" or "rejected"; any
+// other value counts as "other".
 func (m *Metrics) RefreshOutcome(outcome string) { count(m.refreshes, outcome) }
 
 // count increments the child of outcome, or of Other when outcome is not

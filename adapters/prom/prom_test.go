@@ -85,6 +85,7 @@ func TestOutcomesAreCountedUnderBoundedLabels(t *testing.T) {
 		{"an unknown login outcome counts as other", login, "cachegate_logins_total", "exploded", "other"},
 		{"an empty login outcome counts as other", login, "cachegate_logins_total", "", "other"},
 		{"a rotated refresh counts as rotated", refresh, "cachegate_refreshes_total", "rotated", "rotated"},
+		{"a refresh forgiven within the grace window counts as reissued", refresh, "cachegate_refreshes_total", "reissued", "reissued"},
 		{"a reused refresh counts as reused", refresh, "cachegate_refreshes_total", "reused", "reused"},
 		{"a rejected refresh counts as rejected", refresh, "cachegate_refreshes_total", "rejected", "rejected"},
 		{"an unknown refresh outcome counts as other", refresh, "cachegate_refreshes_total", "Rotated", "other"},
@@ -111,7 +112,7 @@ func TestKnownOutcomesAreExportedAsZeroFromTheStart(t *testing.T) {
 	m := newMetrics(t)
 	for family, outcomes := range map[string][]string{
 		"cachegate_logins_total":    {"success", "failure", "throttled", "other"},
-		"cachegate_refreshes_total": {"rotated", "reused", "rejected", "other"},
+		"cachegate_refreshes_total": {"rotated", "reissued", "reused", "rejected", "other"},
 	} {
 		for _, o := range outcomes {
 			if got := value(t, m, family, map[string]string{"outcome": o}); got != 0 {

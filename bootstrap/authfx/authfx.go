@@ -62,7 +62,9 @@ type Options struct {
 	// the lookup.
 	SubjectCacheTTL time.Duration
 	// RefreshReuseGrace forgives a refresh token presented again within
-	// this window after its first use; zero (the default) is off.
+	// this window after its first use (see application.RefreshDeps);
+	// zero is off. The configuration's default is 10s; a module built
+	// from Options directly gets only what it sets.
 	RefreshReuseGrace time.Duration
 	// SessionMax bounds a refresh family's life from its login (default
 	// 90 days).

@@ -30,6 +30,10 @@ type Config struct {
 	// ShutdownTimeout bounds how long in-flight requests may finish after
 	// SIGTERM/SIGINT.
 	ShutdownTimeout time.Duration
+	// TrustedProxies are the addresses and CIDRs of proxies whose
+	// X-Forwarded-For is believed (CONTRACT.md section 7); none by
+	// default.
+	TrustedProxies []string
 	// ConfigFile is the YAML file that was loaded; empty when none.
 	ConfigFile string
 
@@ -130,8 +134,10 @@ type Auth struct {
 	// BcryptCost is bcrypt's cost (4..31).
 	BcryptCost int
 	// RefreshReuseGrace lets a just-used refresh token be presented again
-	// within this window without revoking its family (for clients that
-	// retry); 0 turns it off.
+	// within this window of its first use without revoking its family
+	// (for clients that refresh twice at once or retry): the answer holds
+	// the family's one live refresh token again. Default 10s (CONTRACT.md
+	// section 6); 0 turns it off.
 	RefreshReuseGrace time.Duration
 	// SessionMax bounds a refresh family's life from its login, however
 	// often it refreshes.
@@ -157,6 +163,8 @@ type Throttle struct {
 type Limits struct {
 	// BodyBytes bounds a request body (413 beyond it).
 	BodyBytes int64
+	// HeaderBytes bounds a request's header (431 beyond it).
+	HeaderBytes int64
 	// DataBytes bounds an entry's data, as JSON text; at most BodyBytes.
 	DataBytes int64
 	// ListMax is the largest accepted limit= of a list; ListDefault the
@@ -219,10 +227,11 @@ func Default() Config {
 			RefreshFrom:       TokenSource{In: InBody, Name: "refreshToken"},
 			PasswordAlgorithm: Bcrypt,
 			BcryptCost:        10,
+			RefreshReuseGrace: 10 * time.Second,
 			SessionMax:        90 * domain.Day,
 			Throttle:          Throttle{UsernameLimit: 10, AddressLimit: 100, Window: 15 * time.Minute},
 		},
-		Limits: Limits{BodyBytes: 1 << 20, DataBytes: 256 << 10, ListMax: 1000, ListDefault: 100},
+		Limits: Limits{BodyBytes: 1 << 20, HeaderBytes: 64 << 10, DataBytes: 256 << 10, ListMax: 1000, ListDefault: 100},
 		Log:    Log{Format: LogText, Level: slog.LevelInfo},
 		Sweep:  Sweep{Interval: time.Minute, Batch: 1000},
 	}

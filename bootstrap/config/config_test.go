@@ -39,9 +39,10 @@ func TestDefaults(t *testing.T) {
 		{"refreshFrom", c.Auth.RefreshFrom, config.TokenSource{In: config.InBody, Name: "refreshToken"}},
 		{"passwordAlgorithm", c.Auth.PasswordAlgorithm, config.Bcrypt},
 		{"bcryptCost", c.Auth.BcryptCost, 10},
-		{"refreshReuseGrace", c.Auth.RefreshReuseGrace, time.Duration(0)},
+		{"refreshReuseGrace", c.Auth.RefreshReuseGrace, 10 * time.Second},
 		{"throttle", c.Auth.Throttle, config.Throttle{UsernameLimit: 10, AddressLimit: 100, Window: 15 * time.Minute}},
-		{"limits", c.Limits, config.Limits{BodyBytes: 1 << 20, DataBytes: 256 << 10, ListMax: 1000, ListDefault: 100}},
+		{"trustedProxies", c.TrustedProxies, []string(nil)},
+		{"limits", c.Limits, config.Limits{BodyBytes: 1 << 20, HeaderBytes: 64 << 10, DataBytes: 256 << 10, ListMax: 1000, ListDefault: 100}},
 		{"log", c.Log, config.Log{Format: config.LogText, Level: slog.LevelInfo}},
 		{"sweep", c.Sweep, config.Sweep{Interval: time.Minute, Batch: 1000}},
 	}
@@ -208,6 +209,7 @@ metricsAddr: 127.0.0.1:9090
 accessTokenTTL: 5m
 refreshTokenTTL: 1w
 shutdownTimeout: 30s
+trustedProxies: [10.0.0.0/8, 192.0.2.7]
 cache:
   entities:
     orgCache:
@@ -225,11 +227,11 @@ auth:
   refreshFrom: cookie:refresh
   passwordAlgorithm: argon2id
   bcryptCost: 12
-  refreshReuseGrace: 10s
+  refreshReuseGrace: 3s
   sessionMax: 7d
   keyEncryptionSecretFile: ` + keySecretFile + `
   throttle: {usernameLimit: 5, addressLimit: 0, window: 1h}
-limits: {bodyBytes: 2MiB, dataBytes: 1048576, listMax: 500, listDefault: 50}
+limits: {bodyBytes: 2MiB, headerBytes: 32KiB, dataBytes: 1048576, listMax: 500, listDefault: 50}
 log: {format: json, level: debug}
 sweep: {interval: 30s, batch: 200}
 `})
@@ -238,6 +240,7 @@ sweep: {interval: 30s, batch: 200}
 		Addr: "0.0.0.0:80", Database: "postgres://app:pw@db:5432/cache?sslmode=disable", DatabaseTimeout: 2 * time.Second,
 		MetricsAddr: "127.0.0.1:9090", AccessTokenTTL: 5 * time.Minute, RefreshTokenTTL: 7 * 24 * time.Hour,
 		ShutdownTimeout: 30 * time.Second, ConfigFile: c.ConfigFile,
+		TrustedProxies: []string{"10.0.0.0/8", "192.0.2.7"},
 		Cache: config.Cache{
 			Entities: map[string]config.Entity{"orgCache": {Table: "org_cache"}},
 			Settings: config.CacheSettings{ExpiresIn: &hour30, Assignments: map[string]config.Assignment{
@@ -248,13 +251,13 @@ sweep: {interval: 30s, batch: 200}
 			HS256Secret:     config.NewSecret("0123456789abcdef0123456789abcdef"),
 			HS256SecretFile: secretFile, UsernameField: "email", PasswordField: "pass",
 			RefreshFrom:       config.TokenSource{In: config.InCookie, Name: "refresh"},
-			PasswordAlgorithm: config.Argon2id, BcryptCost: 12, RefreshReuseGrace: 10 * time.Second,
+			PasswordAlgorithm: config.Argon2id, BcryptCost: 12, RefreshReuseGrace: 3 * time.Second,
 			SessionMax:              7 * 24 * time.Hour,
 			KeyEncryptionSecret:     config.NewSecret("key-encryption-secret-of-32-bytes!!"),
 			KeyEncryptionSecretFile: keySecretFile,
 			Throttle:                config.Throttle{UsernameLimit: 5, AddressLimit: 0, Window: time.Hour},
 		},
-		Limits: config.Limits{BodyBytes: 2 << 20, DataBytes: 1 << 20, ListMax: 500, ListDefault: 50},
+		Limits: config.Limits{BodyBytes: 2 << 20, HeaderBytes: 32 << 10, DataBytes: 1 << 20, ListMax: 500, ListDefault: 50},
 		Log:    config.Log{Format: config.LogJSON, Level: slog.LevelDebug},
 		Sweep:  config.Sweep{Interval: 30 * time.Second, Batch: 200},
 	}
@@ -362,5 +365,9 @@ func TestRefreshReuseGraceAcceptsZero(t *testing.T) {
 	c = mustLoad(t, input{env: map[string]string{"CACHEGATE_REFRESH_REUSE_GRACE": "0"}})
 	if c.Auth.RefreshReuseGrace != 0 {
 		t.Fatalf("grace = %v, want 0", c.Auth.RefreshReuseGrace)
+	}
+	c = mustLoad(t, input{yaml: "auth:\n  refreshReuseGrace: 0\n"})
+	if c.Auth.RefreshReuseGrace != 0 {
+		t.Fatalf("grace from YAML 0 = %v, want 0 (off), not the 10s default", c.Auth.RefreshReuseGrace)
 	}
 }

@@ -5,7 +5,9 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
+	"net/netip"
 	"os"
+	"strconv"
 	"strings"
 	"time"
 )
@@ -34,6 +36,7 @@ type setting struct {
 	flag, key, def, usage string
 	arg                   string // the value's name in -help
 	noFlag, isBool        bool
+	isList                bool // YAML may give a list; flags and env a comma-separated text
 	parse                 func(c *Config, v string) error
 	check                 func(c Config) error
 }
@@ -104,6 +107,10 @@ func settings() []setting {
 				}
 				return checkAddr(c.MetricsAddr)
 			}},
+		{flag: "trusted-proxies", arg: "cidrs", key: "trustedProxies", isList: true,
+			usage: "comma-separated addresses or CIDRs of proxies whose X-Forwarded-For is believed (default none)",
+			parse: parseTrustedProxies,
+			check: func(c Config) error { return checkTrustedProxies(c.TrustedProxies) }},
 		{flag: "access-token-ttl", arg: "duration", key: "accessTokenTTL", def: "15m", usage: "access token lifetime",
 			parse: durationInto(func(c *Config) *time.Duration { return &c.AccessTokenTTL }),
 			check: func(c Config) error { return checkPositive(c.AccessTokenTTL) }},
@@ -173,8 +180,8 @@ func settings() []setting {
 		{flag: "bcrypt-cost", arg: "n", key: "auth.bcryptCost", def: "10", usage: "bcrypt cost, 4 to 31",
 			parse: intInto(func(c *Config) *int { return &c.Auth.BcryptCost }),
 			check: func(c Config) error { return checkRange(int64(c.Auth.BcryptCost), 4, 31) }},
-		{flag: "refresh-reuse-grace", arg: "duration", key: "auth.refreshReuseGrace", def: "0",
-			usage: "window in which a just-used refresh token may be presented again without revoking its family (0: off)",
+		{flag: "refresh-reuse-grace", arg: "duration", key: "auth.refreshReuseGrace", def: "10s",
+			usage: "window after its first use in which a refresh token presented again gets the family's live refresh token instead of revoking the family (0: off)",
 			parse: func(c *Config, v string) (err error) {
 				c.Auth.RefreshReuseGrace, err = parseDurationOrZero(v)
 				return err
@@ -212,6 +219,10 @@ func settings() []setting {
 		{flag: "body-bytes", arg: "size", key: "limits.bodyBytes", def: "1MiB", usage: "largest request body (413 beyond)",
 			parse: sizeInto(func(c *Config) *int64 { return &c.Limits.BodyBytes }),
 			check: func(c Config) error { return checkRange(c.Limits.BodyBytes, 1<<10, maxSize) }},
+		{flag: "max-header-bytes", arg: "size", key: "limits.headerBytes", def: "64KiB",
+			usage: "largest request header (431 beyond)",
+			parse: sizeInto(func(c *Config) *int64 { return &c.Limits.HeaderBytes }),
+			check: func(c Config) error { return checkRange(c.Limits.HeaderBytes, 4<<10, 16<<20) }},
 		{flag: "data-bytes", arg: "size", key: "limits.dataBytes", def: "256KiB", usage: "largest entry data, as JSON text",
 			parse: sizeInto(func(c *Config) *int64 { return &c.Limits.DataBytes }),
 			check: func(c Config) error { return checkRange(c.Limits.DataBytes, 1, maxSize) }},
@@ -388,6 +399,35 @@ func parseLogLevel(c *Config, v string) error {
 		c.Log.Level = slog.LevelError
 	default:
 		return fmt.Errorf("%q must be debug, info, warn or error", v)
+	}
+	return nil
+}
+
+// parseTrustedProxies reads a comma-separated list; empty items are
+// skipped, so "" is none.
+func parseTrustedProxies(c *Config, v string) error {
+	c.TrustedProxies = nil
+	for _, item := range strings.Split(v, ",") {
+		if item = strings.TrimSpace(item); item != "" {
+			c.TrustedProxies = append(c.TrustedProxies, item)
+		}
+	}
+	return nil
+}
+
+// checkTrustedProxies accepts IP addresses and CIDRs.
+func checkTrustedProxies(list []string) error {
+	var bad []string
+	for _, item := range list {
+		if _, err := netip.ParsePrefix(item); err == nil {
+			continue
+		}
+		if _, err := netip.ParseAddr(item); err != nil {
+			bad = append(bad, strconv.Quote(item))
+		}
+	}
+	if len(bad) > 0 {
+		return fmt.Errorf("%s: must be IP addresses or CIDRs such as 10.0.0.0/8", strings.Join(bad, ", "))
 	}
 	return nil
 }

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"strings"
 
 	"go.yaml.in/yaml/v3"
 )
@@ -177,6 +178,10 @@ func (p *parser) walk(m *yaml.Node, prefix string) {
 			if p.mapping(path, v) {
 				p.assignments(v)
 			}
+		case p.known[path] && lists[path] && v.Kind == yaml.SequenceNode:
+			if l, ok := p.list(path, v); ok {
+				p.out.leaves[path] = l
+			}
 		case p.known[path]:
 			if l, ok := p.scalar(path, v); ok {
 				p.out.leaves[path] = l
@@ -207,6 +212,32 @@ func (p *parser) scalar(path string, v *yaml.Node) (leaf, bool) {
 		return leaf{}, false
 	}
 	return leaf{text: v.Value, line: v.Line, set: !isNull(v)}, true
+}
+
+// lists are the YAML keys that may hold a list of scalars.
+var lists = func() map[string]bool {
+	m := map[string]bool{}
+	for _, s := range settings() {
+		if s.isList {
+			m[s.key] = true
+		}
+	}
+	return m
+}()
+
+// list reads a list of single values as their comma-separated text, the
+// form the setting's flag takes.
+func (p *parser) list(path string, v *yaml.Node) (leaf, bool) {
+	items := make([]string, 0, len(v.Content))
+	for _, it := range v.Content {
+		it = resolve(it)
+		if it.Kind != yaml.ScalarNode || isNull(it) {
+			p.fail(path, it, "must be a list of single values")
+			return leaf{}, false
+		}
+		items = append(items, it.Value)
+	}
+	return leaf{text: strings.Join(items, ","), line: v.Line, set: true}, true
 }
 
 // entities reads cache.entities: name → {table}. A null entry is an entity

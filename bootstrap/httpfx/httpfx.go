@@ -30,6 +30,11 @@ type Options struct {
 	Addr         string
 	BodyLimit    int64
 	EnableGuards bool
+	// MaxHeaderBytes bounds a request's header (431 beyond); zero means
+	// ginhttp.DefaultMaxHeaderBytes.
+	MaxHeaderBytes int
+	// TrustedProxies are the proxies whose X-Forwarded-For is believed.
+	TrustedProxies []string
 	// ShutdownTimeout bounds how long in-flight requests may finish.
 	ShutdownTimeout time.Duration
 	// Routes are an integrator's extra routes.
@@ -90,15 +95,17 @@ func New(d Deps) (*ginhttp.Server, error) {
 		}
 	}
 	return ginhttp.New(ginhttp.Options{
-		Auth:          authRoutes,
-		Cache:         d.Cache,
-		Logger:        d.Log,
-		BodyLimit:     d.Options.BodyLimit,
-		Authenticator: auth,
-		EnableGuards:  d.Options.EnableGuards && auth != nil,
-		Ready:         d.Ready,
-		Routes:        append(append([]ginhttp.Route(nil), d.Options.Routes...), d.Routes...),
-		Observer:      d.Observer,
+		Auth:           authRoutes,
+		Cache:          d.Cache,
+		Logger:         d.Log,
+		BodyLimit:      d.Options.BodyLimit,
+		MaxHeaderBytes: d.Options.MaxHeaderBytes,
+		TrustedProxies: d.Options.TrustedProxies,
+		Authenticator:  auth,
+		EnableGuards:   d.Options.EnableGuards && auth != nil,
+		Ready:          d.Ready,
+		Routes:         append(append([]ginhttp.Route(nil), d.Options.Routes...), d.Routes...),
+		Observer:       d.Observer,
 	})
 }
 
@@ -123,6 +130,7 @@ func serve(lc fx.Lifecycle, o Options, s *ginhttp.Server, addr Addr, log *slog.L
 	srv := &http.Server{
 		Handler:           s.Handler(),
 		ReadHeaderTimeout: 10 * time.Second,
+		MaxHeaderBytes:    s.MaxHeaderBytes(),
 		ReadTimeout:       60 * time.Second,
 		IdleTimeout:       120 * time.Second,
 		ErrorLog:          slog.NewLogLogger(log.Handler(), slog.LevelWarn),

@@ -32,6 +32,9 @@ type AuthHTTPConfig struct {
 	// AccessTTL is the access token lifetime; zero means the default of
 	// 15 minutes.
 	AccessTTL time.Duration
+	// ReuseGrace is auth.refreshReuseGrace: zero means the service's
+	// default (10 s, CONTRACT.md section 6), negative turns grace off (0).
+	ReuseGrace time.Duration
 }
 
 // AuthHTTPTarget is one running service the authentication suite talks to.
@@ -97,6 +100,7 @@ func AuthHTTP(t *testing.T, h AuthHTTPHarness) {
 		ahClaimsTests(t, s)
 		ahOwnerTests(t, s)
 		ahRefreshTests(t, s)
+		ahReuseGraceTests(t, h)
 		ahLogoutTests(t, s)
 		ahThrottleTests(t, s)
 		ahConfiguredServiceTests(t, h)
@@ -107,8 +111,10 @@ func AuthHTTP(t *testing.T, h AuthHTTPHarness) {
 }
 
 // ahMainConfig is the configuration of the suite's main service: three
-// failures per username, and an address limit no subtest reaches.
-var ahMainConfig = AuthHTTPConfig{UsernameLimit: 3, AddressLimit: 10000, ThrottleWindow: 15 * time.Minute}
+// failures per username, an address limit no subtest reaches, and no reuse
+// grace, so that any reuse revokes at once (ahReuseGraceTests run
+// services with grace).
+var ahMainConfig = AuthHTTPConfig{UsernameLimit: 3, AddressLimit: 10000, ThrottleWindow: 15 * time.Minute, ReuseGrace: -1}
 
 // ahSuite is one service under test.
 type ahSuite struct {
@@ -189,8 +195,15 @@ func (s *ahSuite) login(t *testing.T, u ahUser) ahPair {
 // tryRefresh posts a refresh with the token in the body.
 func (s *ahSuite) tryRefresh(t *testing.T, token string) webReply {
 	t.Helper()
+	return s.tryRefreshAt(t, "/auth/refresh", token)
+}
+
+// tryRefreshAt posts a refresh with the token in the body to path, one of
+// the two refresh routes.
+func (s *ahSuite) tryRefreshAt(t *testing.T, path, token string) webReply {
+	t.Helper()
 	b, _ := json.Marshal(map[string]string{"refreshToken": token})
-	return s.web.do(t, http.MethodPost, "/auth/refresh", b)
+	return s.web.do(t, http.MethodPost, path, b)
 }
 
 // refresh exchanges a refresh token of the user with id sub for a new pair.

@@ -213,8 +213,41 @@ func webReadWriteTests(t *testing.T, s *webSuite) {
 		t.Parallel()
 		s.do(t, http.MethodPut, s.item("not-a-uuid"), webBody("k", "t", webUUID(), `1`, `null`)).
 			fail(t, http.StatusNotFound, "CACHE_ENTITY_NOT_FOUND")
-		s.do(t, http.MethodPut, s.item(webUUID()), []byte(`{"key":"k"}`)).
-			fail(t, http.StatusBadRequest, "", "type", "data", "assignee", "expiresIn")
+		r := s.do(t, http.MethodPut, s.item(webUUID()), []byte(`{"key":"k"}`))
+		env := r.fail(t, http.StatusBadRequest, "", "type", "data", "assignee")
+		for _, d := range env.Details {
+			if d.Field == "expiresIn" {
+				t.Errorf("a PUT without expiresIn names it as a problem: %+v", d)
+			}
+		}
+	})
+
+	t.Run("expiresIn may be left out of POST and PUT: it means null, the configured default", func(t *testing.T) {
+		t.Parallel()
+		who := webUUID()
+		noExpiry := func(key string) []byte {
+			return []byte(`{"key":"` + key + `","type":"t","data":"d","assignee":{"id":"` + who + `"}}`)
+		}
+		// The suite's services have no default expiration: null is "never".
+		e := s.do(t, http.MethodPost, s.coll(), noExpiry("post")).entry(t, http.StatusCreated)
+		if e.ExpirationDate != nil || e.Key != "post" || e.Version != 1 {
+			t.Errorf("a POST without expiresIn: %+v, want an entry without expiry", e)
+		}
+		id := webUUID()
+		e = s.do(t, http.MethodPut, s.item(id), noExpiry("put")).entry(t, http.StatusCreated)
+		if e.ID != id || e.ExpirationDate != nil {
+			t.Errorf("a creating PUT without expiresIn: %+v", e)
+		}
+		x := s.create(t, "expiring", "t", who, `1`, `"1h"`)
+		e = s.do(t, http.MethodPut, s.item(x.ID), noExpiry("expiring")).entry(t, http.StatusOK)
+		if e.ExpirationDate != nil || e.Version != 2 {
+			t.Errorf("a replacing PUT without expiresIn must recompute the expiry from the default (none): %+v", e)
+		}
+		x = s.create(t, "patched", "t", who, `1`, `"1h"`)
+		e = s.do(t, http.MethodPatch, s.item(x.ID), []byte(`{"data":"new"}`)).entry(t, http.StatusOK)
+		if e.ExpirationDate == nil || *e.ExpirationDate != *x.ExpirationDate {
+			t.Errorf("a PATCH without expiresIn must leave the expiry as it was (%v): %+v", x.ExpirationDate, e)
+		}
 	})
 
 	t.Run("PATCH changes only the fields given and increments the version", func(t *testing.T) {

@@ -98,23 +98,66 @@ func RefreshStore(t *testing.T, newStore func(t *testing.T) ports.RefreshStore) 
 		authRotate(t, s, "t2", authToken("t4", "f1", "u1"), now, domain.ErrUnauthenticated)
 	})
 
-	t.Run("a reuse within the grace window is forgiven, and after it revokes", func(t *testing.T) {
+	t.Run("a reuse within the grace window returns the first successor, stores nothing, and after it revokes", func(t *testing.T) {
 		t.Parallel()
 		s := newStore(t)
 		authSave(t, s, authToken("t1", "f1", "u1"))
-		if err := s.RotateRefresh(t.Context(), "t1", authToken("t2", "f1", "u1"), now, time.Minute); err != nil {
-			t.Fatalf("first use: %v", err)
-		}
+		authRotateGrace(t, s, "t1", authToken("t2", "f1", "u1"), now, time.Minute, "t2")
 		retry := now.Add(30 * time.Second)
-		if err := s.RotateRefresh(t.Context(), "t1", authToken("t2b", "f1", "u1"), retry, time.Minute); err != nil {
-			t.Fatalf("a retry within the grace window = %v, want success", err)
-		}
+		authRotateGrace(t, s, "t1", authToken("t2b", "f1", "u1"), retry, time.Minute, "t2")
+		// t2b was not stored: it cannot rotate, and the family keeps t2 alone.
+		authRotate(t, s, "t2b", authToken("t3b", "f1", "u1"), retry, domain.ErrUnauthenticated)
 		authRotate(t, s, "t2", authToken("t3", "f1", "u1"), retry, nil)
 		late := now.Add(time.Minute + time.Second)
-		if err := s.RotateRefresh(t.Context(), "t1", authToken("t2c", "f1", "u1"), late, time.Minute); !authIs(err, domain.ErrRefreshTokenReused) {
+		if _, err := s.RotateRefresh(t.Context(), "t1", authToken("t2c", "f1", "u1"), late, time.Minute); !authIs(err, domain.ErrRefreshTokenReused) {
 			t.Fatalf("a reuse after the grace window = %v, want ErrRefreshTokenReused", err)
 		}
-		authRotate(t, s, "t2b", authToken("t4", "f1", "u1"), late, domain.ErrUnauthenticated)
+		authRotate(t, s, "t3", authToken("t4", "f1", "u1"), late, domain.ErrUnauthenticated)
+	})
+
+	t.Run("the grace window counts from the first use, not from the retries", func(t *testing.T) {
+		t.Parallel()
+		s := newStore(t)
+		authSave(t, s, authToken("t1", "f1", "u1"))
+		authRotateGrace(t, s, "t1", authToken("t2", "f1", "u1"), now, 10*time.Second, "t2")
+		authRotateGrace(t, s, "t1", authToken("x1", "f1", "u1"), now.Add(9*time.Second), 10*time.Second, "t2")
+		if _, err := s.RotateRefresh(t.Context(), "t1", authToken("x2", "f1", "u1"), now.Add(10*time.Second), 10*time.Second); !authIs(err, domain.ErrRefreshTokenReused) {
+			t.Fatalf("a reuse exactly at the end of the window = %v, want ErrRefreshTokenReused", err)
+		}
+	})
+
+	t.Run("within grace after the successor rotated too, the family's newest live token is returned", func(t *testing.T) {
+		t.Parallel()
+		s := newStore(t)
+		authSave(t, s, authToken("t1", "f1", "u1"))
+		authRotateGrace(t, s, "t1", authToken("t2", "f1", "u1"), now, time.Minute, "t2")
+		authRotateGrace(t, s, "t2", authToken("t3", "f1", "u1"), now.Add(time.Second), time.Minute, "t3")
+		authRotateGrace(t, s, "t1", authToken("t9", "f1", "u1"), now.Add(2*time.Second), time.Minute, "t3")
+		authRotateGrace(t, s, "t2", authToken("t9", "f1", "u1"), now.Add(2*time.Second), time.Minute, "t3")
+		authRotate(t, s, "t3", authToken("t4", "f1", "u1"), now.Add(3*time.Second), nil)
+	})
+
+	t.Run("grace forgives nothing in a revoked family", func(t *testing.T) {
+		t.Parallel()
+		s := newStore(t)
+		authSave(t, s, authToken("t1", "f1", "u1"))
+		authRotateGrace(t, s, "t1", authToken("t2", "f1", "u1"), now, time.Minute, "t2")
+		if err := s.RevokeFamily(t.Context(), "f1", now); err != nil {
+			t.Fatalf("RevokeFamily: %v", err)
+		}
+		if _, err := s.RotateRefresh(t.Context(), "t1", authToken("t2b", "f1", "u1"), now.Add(time.Second), time.Minute); !authIs(err, domain.ErrUnauthenticated) {
+			t.Fatalf("a retry within grace after logout = %v, want ErrUnauthenticated", err)
+		}
+	})
+
+	t.Run("within grace, a family whose live token expired answers unauthenticated", func(t *testing.T) {
+		t.Parallel()
+		s := newStore(t)
+		authSave(t, s, authToken("t1", "f1", "u1"))
+		authRotateGrace(t, s, "t1", authTokenExpiring("t2", now.Add(time.Second)), now, time.Minute, "t2")
+		if _, err := s.RotateRefresh(t.Context(), "t1", authToken("t2b", "f1", "u1"), now.Add(2*time.Second), time.Minute); !authIs(err, domain.ErrUnauthenticated) {
+			t.Fatalf("a retry within grace with no live token = %v, want ErrUnauthenticated", err)
+		}
 	})
 
 	t.Run("a revoked family's tokens, successors included, are unauthenticated", func(t *testing.T) {
@@ -154,7 +197,7 @@ func RefreshStore(t *testing.T, newStore func(t *testing.T) ports.RefreshStore) 
 		s := newStore(t)
 		authSave(t, s, authToken("t1", "f1", "u1"))
 		for _, next := range []domain.RefreshRecord{authToken("t2", "f2", "u1"), authToken("t2", "f1", "u2")} {
-			if err := s.RotateRefresh(t.Context(), "t1", next, now, 0); err == nil || domain.KindOf(err) == domain.KindUnauthenticated {
+			if _, err := s.RotateRefresh(t.Context(), "t1", next, now, 0); err == nil || domain.KindOf(err) == domain.KindUnauthenticated {
 				t.Errorf("RotateRefresh into family %s of user %s = %v, want an internal error", next.FamilyID, next.UserID, err)
 			}
 		}
@@ -166,7 +209,7 @@ func RefreshStore(t *testing.T, newStore func(t *testing.T) ports.RefreshStore) 
 		s := newStore(t)
 		authSave(t, s, authToken("t1", "f1", "u1"))
 		authSave(t, s, authToken("taken", "f1", "u1"))
-		if err := s.RotateRefresh(t.Context(), "t1", authToken("taken", "f1", "u1"), now, 0); err == nil || domain.KindOf(err) == domain.KindUnauthenticated {
+		if _, err := s.RotateRefresh(t.Context(), "t1", authToken("taken", "f1", "u1"), now, 0); err == nil || domain.KindOf(err) == domain.KindUnauthenticated {
 			t.Errorf("RotateRefresh into a taken id = %v, want an internal error", err)
 		}
 		authRotate(t, s, "t1", authToken("t2", "f1", "u1"), now, nil)
@@ -191,7 +234,7 @@ func RefreshStore(t *testing.T, newStore func(t *testing.T) ports.RefreshStore) 
 		var wg sync.WaitGroup
 		for i := range n {
 			wg.Go(func() {
-				errs[i] = s.RotateRefresh(t.Context(), "t1", authToken(fmt.Sprintf("next%d", i), "f1", "u1"), now, 0)
+				_, errs[i] = s.RotateRefresh(t.Context(), "t1", authToken(fmt.Sprintf("next%d", i), "f1", "u1"), now, 0)
 			})
 		}
 		wg.Wait()
@@ -211,6 +254,44 @@ func RefreshStore(t *testing.T, newStore func(t *testing.T) ports.RefreshStore) 
 		}
 		// The losers presented a used token: the family, the winner's successor included, is revoked.
 		authRotate(t, s, fmt.Sprintf("next%d", winner), authToken("after", "f1", "u1"), now, domain.ErrUnauthenticated)
+	})
+
+	t.Run("of twenty concurrent rotations of one token within grace, all get the one successor stored", func(t *testing.T) {
+		t.Parallel()
+		s := newStore(t)
+		authSave(t, s, authToken("t1", "f1", "u1"))
+		const n = 20
+		got := make([]domain.RefreshRecord, n)
+		errs := make([]error, n)
+		var wg sync.WaitGroup
+		for i := range n {
+			wg.Go(func() {
+				got[i], errs[i] = s.RotateRefresh(t.Context(), "t1", authToken(fmt.Sprintf("next%d", i), "f1", "u1"), now, 10*time.Second)
+			})
+		}
+		wg.Wait()
+		live := ""
+		for i := range n {
+			switch {
+			case errs[i] != nil:
+				t.Errorf("rotation %d within grace = %v, want success", i, errs[i])
+			case live == "":
+				live = got[i].ID
+			case got[i].ID != live:
+				t.Errorf("rotation %d returned %s, another %s: two live branches", i, got[i].ID, live)
+			}
+		}
+		if live == "" {
+			t.Fatal("no rotation succeeded")
+		}
+		// Exactly one token of the family works: the one every answer named.
+		for i := range n {
+			id := fmt.Sprintf("next%d", i)
+			if id != live {
+				authRotate(t, s, id, authToken("after-"+id, "f1", "u1"), now, domain.ErrUnauthenticated)
+			}
+		}
+		authRotate(t, s, live, authToken("after", "f1", "u1"), now, nil)
 	})
 
 	t.Run("purging removes only expired tokens, at most limit at a time", func(t *testing.T) {
@@ -259,13 +340,33 @@ func authSave(t *testing.T, s ports.RefreshStore, r domain.RefreshRecord) {
 	}
 }
 
-// authRotate rotates oldID into next and fails t unless the answer is the
-// sentinel want (nil for success).
+// authRotate rotates oldID into next without grace and fails t unless
+// the answer is the sentinel want (nil for success, which returns next).
 func authRotate(t *testing.T, s ports.RefreshStore, oldID string, next domain.RefreshRecord, now time.Time, want error) {
 	t.Helper()
-	err := s.RotateRefresh(t.Context(), oldID, next, now, 0)
-	if (want == nil && err != nil) || (want != nil && !authIs(err, want)) {
+	got, err := s.RotateRefresh(t.Context(), oldID, next, now, 0)
+	switch {
+	case (want == nil && err != nil) || (want != nil && !authIs(err, want)):
 		t.Errorf("RotateRefresh(%s → %s) = %v, want %s", oldID, next.ID, err, authName(want))
+	case want == nil && (got.ID != next.ID || got.FamilyID != next.FamilyID || got.UserID != next.UserID ||
+		!got.ExpiresAt.Equal(next.ExpiresAt) || !got.IssuedAt.Equal(next.IssuedAt)):
+		t.Errorf("RotateRefresh(%s → %s) returned %+v, want the successor", oldID, next.ID, got)
+	}
+}
+
+// authRotateGrace rotates oldID into next with grace and fails t unless it
+// succeeds returning the live token wantLive (next.ID when oldID was
+// unused), with the family, user and times that token was stored with.
+func authRotateGrace(t *testing.T, s ports.RefreshStore, oldID string, next domain.RefreshRecord, now time.Time, grace time.Duration, wantLive string) {
+	t.Helper()
+	got, err := s.RotateRefresh(t.Context(), oldID, next, now, grace)
+	switch {
+	case err != nil:
+		t.Fatalf("RotateRefresh(%s → %s) within grace = %v, want success", oldID, next.ID, err)
+	case got.ID != wantLive || got.FamilyID != next.FamilyID || got.UserID != next.UserID:
+		t.Fatalf("RotateRefresh(%s → %s) within grace returned %s (family %s, user %s), want %s", oldID, next.ID, got.ID, got.FamilyID, got.UserID, wantLive)
+	case !got.IssuedAt.Equal(authT0) || got.ExpiresAt.IsZero() || got.UsedAt != nil || got.RevokedAt != nil:
+		t.Fatalf("RotateRefresh(%s → %s) within grace returned %+v, want the stored, live record", oldID, next.ID, got)
 	}
 }
 

@@ -2,6 +2,7 @@ package contract
 
 import (
 	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -98,6 +99,70 @@ func LoginThrottle(t *testing.T, newThrottle func(t *testing.T) ports.LoginThrot
 		authWantFailures(t, l, "u:bob", time.Time{}, 0, time.Time{})
 	})
 
+	t.Run("a reservation counts the attempt under every key", func(t *testing.T) {
+		t.Parallel()
+		l := newThrottle(t)
+		authReserve(t, l, now, true, time.Time{}, throttleKey("u:alice", 2), throttleKey("ip:192.0.2.1", 5))
+		authWantFailures(t, l, "u:alice", authT0, 1, now)
+		authWantFailures(t, l, "ip:192.0.2.1", authT0, 1, now)
+	})
+
+	t.Run("a key at its limit refuses and nothing is counted", func(t *testing.T) {
+		t.Parallel()
+		l := newThrottle(t)
+		authRecord(t, l, "u:alice", now.Add(-20*time.Minute)) // before the window
+		authRecord(t, l, "u:alice", now.Add(-10*time.Minute))
+		authRecord(t, l, "u:alice", now.Add(-5*time.Minute))
+		authReserve(t, l, now, false, now.Add(-10*time.Minute), throttleKey("ip:192.0.2.1", 5), throttleKey("u:alice", 2))
+		authWantFailures(t, l, "ip:192.0.2.1", authT0, 0, time.Time{})
+		authWantFailures(t, l, "u:alice", authT0, 3, now.Add(-20*time.Minute))
+		authReserve(t, l, now, true, time.Time{}, throttleKey("ip:192.0.2.1", 5), throttleKey("u:alice", 3))
+	})
+
+	t.Run("release forgets one attempt of one key", func(t *testing.T) {
+		t.Parallel()
+		l := newThrottle(t)
+		authReserve(t, l, now, true, time.Time{}, throttleKey("u:alice", 5), throttleKey("ip:192.0.2.1", 5))
+		authReserve(t, l, now, true, time.Time{}, throttleKey("ip:192.0.2.1", 5))
+		if err := l.Release(t.Context(), "ip:192.0.2.1", now); err != nil {
+			t.Fatalf("Release: %v", err)
+		}
+		if err := l.Release(t.Context(), "ip:192.0.2.9", now); err != nil {
+			t.Errorf("Release(nothing counted) = %v, want nil", err)
+		}
+		authWantFailures(t, l, "ip:192.0.2.1", authT0, 1, now)
+		authWantFailures(t, l, "u:alice", authT0, 1, now)
+	})
+
+	t.Run("parallel reservations never pass the limit", func(t *testing.T) {
+		t.Parallel()
+		l := newThrottle(t)
+		const tries, limit = 30, 10
+		var (
+			wg sync.WaitGroup
+			ok atomic.Int32
+		)
+		for i := range tries {
+			wg.Go(func() {
+				// Two usernames from one address: the shared key is the one that limits.
+				user := []string{"u:alice", "u:bob"}[i%2]
+				got, _, err := l.Reserve(t.Context(), []ports.ThrottleKey{throttleKey(user, tries), throttleKey("ip:192.0.2.1", limit)},
+					now, now.Add(-time.Hour))
+				if err != nil {
+					t.Errorf("Reserve: %v", err)
+				}
+				if got {
+					ok.Add(1)
+				}
+			})
+		}
+		wg.Wait()
+		if got := ok.Load(); got != limit {
+			t.Errorf("%d of %d parallel reservations succeeded at limit %d, want exactly %d", got, tries, limit, limit)
+		}
+		authWantFailures(t, l, "ip:192.0.2.1", authT0, limit, now)
+	})
+
 	t.Run("concurrent failures are all counted", func(t *testing.T) {
 		t.Parallel()
 		l := newThrottle(t)
@@ -113,6 +178,23 @@ func LoginThrottle(t *testing.T, newThrottle func(t *testing.T) ports.LoginThrot
 		wg.Wait()
 		authWantFailures(t, l, "ip:192.0.2.1", now, n, now)
 	})
+}
+
+// throttleKey is a throttle key with its limit.
+func throttleKey(key string, limit int) ports.ThrottleKey {
+	return ports.ThrottleKey{Key: key, Limit: limit}
+}
+
+// authReserve fails t unless Reserve answers ok and oldest.
+func authReserve(t *testing.T, l ports.LoginThrottle, now time.Time, ok bool, oldest time.Time, keys ...ports.ThrottleKey) {
+	t.Helper()
+	gotOK, gotOldest, err := l.Reserve(t.Context(), keys, now, now.Add(-15*time.Minute))
+	if err != nil {
+		t.Fatalf("Reserve(%v): %v", keys, err)
+	}
+	if gotOK != ok || !gotOldest.Equal(oldest) {
+		t.Errorf("Reserve(%v) = %v, %v; want %v, %v", keys, gotOK, gotOldest, ok, oldest)
+	}
 }
 
 // authRecord records a failure or fails t.

@@ -81,6 +81,12 @@ func authArgs(dbURL string, c contract.AuthHTTPConfig) []string {
 	if c.AccessTTL > 0 {
 		args = append(args, "--access-token-ttl", seconds(c.AccessTTL))
 	}
+	switch {
+	case c.ReuseGrace < 0:
+		args = append(args, "--refresh-reuse-grace", "0")
+	case c.ReuseGrace > 0:
+		args = append(args, "--refresh-reuse-grace", seconds(c.ReuseGrace))
+	}
 	if c.UsernameField != "" {
 		args = append(args, "--username-field", c.UsernameField)
 	}

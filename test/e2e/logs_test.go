@@ -22,7 +22,7 @@ func TestLogsNeverHoldSecrets(t *testing.T) {
 		t.Fatalf("users add: exit %d: %s", add.Code, add.Stderr)
 	}
 	id := strings.TrimSpace(add.Stdout)
-	s := startServer(t, serverConfig{Dir: dir, Args: []string{"--database", db, "--log-level", "debug"}})
+	s := startServer(t, serverConfig{Dir: dir, Args: []string{"--database", db, "--log-level", "debug", "--refresh-reuse-grace", "0"}})
 
 	post := func(path, auth, body string) (int, []byte) {
 		t.Helper()
@@ -77,5 +77,30 @@ func TestLogsNeverHoldSecrets(t *testing.T) {
 	}
 	if strings.Contains(strings.ToLower(log), "bearer ey") {
 		t.Error("the server log holds an Authorization header")
+	}
+}
+
+// TestLogLinesOfARequestCarryItsID checks that the lines the use cases log
+// (not only the access line) carry the request's id: "login failed" and
+// "login throttled" come from application.Login, far below the HTTP layer.
+func TestLogLinesOfARequestCarryItsID(t *testing.T) {
+	t.Parallel()
+	dir := t.TempDir()
+	s := startServer(t, serverConfig{Dir: dir, Args: []string{"--database", "sqlite:" + dir + "/ids.db",
+		"--throttle-username-limit", "1"}})
+	c := newClient()
+	for _, id := range []string{"rid-login-1", "rid-login-2"} {
+		mustSend(t, c, http.MethodPost, s.URL+"/auth/login", []byte(`{"username":"ghost","password":"wrong password"}`),
+			"X-Request-Id", id)
+	}
+	for _, want := range [][]string{
+		{"msg=\"login failed\"", "request_id=rid-login-1"},
+		{"msg=request", "request_id=rid-login-1"},
+		{"msg=\"login throttled\"", "request_id=rid-login-2"},
+	} {
+		s.waitLog(t, want...)
+		if len(s.log.lines(want...)) != 1 {
+			t.Errorf("want one line with %q in:\n%s", want, s.log.String())
+		}
 	}
 }

@@ -24,7 +24,7 @@ func TestSessionsEndOnEveryReplica(t *testing.T) {
 	for _, db := range authDatabases {
 		t.Run(db.name, func(t *testing.T) {
 			t.Parallel()
-			cfg := contract.AuthHTTPConfig{UsernameLimit: 10, AddressLimit: 100}
+			cfg := contract.AuthHTTPConfig{UsernameLimit: 10, AddressLimit: 100, ReuseGrace: -1} // reuse revokes at once
 			a := newAuthBinary(t, db, cfg)
 			b := startServer(t, serverConfig{Dir: a.dir, Args: authArgs(a.dbURL, cfg)})
 			replicas := []string{a.srv.URL, b.URL}

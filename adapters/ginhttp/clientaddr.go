@@ -1,0 +1,94 @@
+package ginhttp
+
+import (
+	"fmt"
+	"net"
+	"net/http"
+	"net/netip"
+	"strings"
+)
+
+// headerForwardedFor is the only header a trusted proxy's client address
+// is read from.
+const headerForwardedFor = "X-Forwarded-For"
+
+// proxies are the networks whose X-Forwarded-For is believed
+// (CONTRACT.md section 7, trusted proxies).
+type proxies []netip.Prefix
+
+// parseProxies reads addresses ("10.0.0.7") and CIDRs ("10.0.0.0/8").
+func parseProxies(list []string) (proxies, error) {
+	var out proxies
+	for _, s := range list {
+		s = strings.TrimSpace(s)
+		if p, err := netip.ParsePrefix(s); err == nil {
+			out = append(out, p.Masked())
+			continue
+		}
+		a, err := netip.ParseAddr(s)
+		if err != nil {
+			return nil, fmt.Errorf("%q is neither an IP address nor a CIDR", s)
+		}
+		out = append(out, netip.PrefixFrom(a.Unmap(), a.Unmap().BitLen()))
+	}
+	return out, nil
+}
+
+func (ps proxies) trusted(a netip.Addr) bool {
+	for _, p := range ps {
+		if p.Contains(a) {
+			return true
+		}
+	}
+	return false
+}
+
+// clientAddr is the address a request is throttled and logged under. It
+// is the TCP peer's, unless the peer is a trusted proxy: then it is the
+// rightmost hop of X-Forwarded-For that is not a trusted proxy, walking
+// from the peer towards the client, so that only hops added by trusted
+// proxies are believed and a client cannot choose its address by sending
+// the header itself. Every X-Forwarded-For line counts, in order (some
+// proxies add a line rather than extend the last one). When every hop is
+// trusted the leftmost is the client; when a hop does not parse, the
+// nearest trusted hop before it is used.
+func (ps proxies) clientAddr(r *http.Request) string {
+	peer, ok := parseHop(r.RemoteAddr)
+	if !ok {
+		return r.RemoteAddr
+	}
+	if len(ps) == 0 || !ps.trusted(peer) {
+		return peer.String()
+	}
+	hops := strings.Split(strings.Join(r.Header.Values(headerForwardedFor), ","), ",")
+	client := peer
+	for i := len(hops) - 1; i >= 0; i-- {
+		hop, ok := parseHop(hops[i])
+		if !ok {
+			break
+		}
+		client = hop
+		if !ps.trusted(hop) {
+			break
+		}
+	}
+	return client.String()
+}
+
+// parseHop reads "ip", "ip:port" or "[ipv6]:port", IPv4-mapped IPv6
+// addresses as IPv4.
+func parseHop(s string) (netip.Addr, bool) {
+	s = strings.TrimSpace(s)
+	if a, err := netip.ParseAddr(s); err == nil {
+		return a.Unmap().WithZone(""), true
+	}
+	host, _, err := net.SplitHostPort(s)
+	if err != nil {
+		return netip.Addr{}, false
+	}
+	a, err := netip.ParseAddr(host)
+	if err != nil {
+		return netip.Addr{}, false
+	}
+	return a.Unmap().WithZone(""), true
+}

@@ -1,0 +1,114 @@
+package passhash
+
+import (
+	"context"
+	"sync/atomic"
+	"time"
+
+	"golang.org/x/crypto/bcrypt"
+)
+
+// Equal time for unknown users (CONTRACT.md sections 4 and 7).
+//
+// A login for an unknown user checks the password against a dummy hash
+// made with the current setting, so it costs what checking a hash at the
+// current setting costs. A wrong password for a user whose stored hash is
+// older and cheaper (stored at bcrypt cost 10, the setting raised to 12)
+// would cost less, and the difference tells an attacker which usernames
+// exist. So a failed check of a hash weaker than the setting is padded to
+// the cost of a check at the setting:
+//
+//   - bcrypt stored at cost s, setting cost S > s: the check did 2^s
+//     rounds; bcrypt runs at costs s, s+1, …, S-1 add 2^S - 2^s more, so
+//     the failure does the same work as a check at S. Work, not sleep: it
+//     slows down exactly as a real check does when the machine is loaded,
+//     so the two stay equal under any load.
+//   - any other weaker hash (argon2id with smaller parameters, another
+//     algorithm than the setting's, an empty hash): sleep until the time
+//     of a check at the setting, a moving average of the checks and hashes
+//     actually run at the setting. Less exact under changing load, and
+//     nothing is padded before the first measurement.
+//
+// Successful checks are not padded (the caller knows the password
+// anyway), and neither is a check of a hash stronger than the setting (the
+// setting was lowered): knowingly, since padding every check to the
+// strongest stored hash would make every login pay for the slowest one.
+// Upgrading hashes at login makes weaker hashes rarer with time. The
+// login throttle bounds how many padded checks one client can cause.
+
+// ewmaShift weighs a new measurement 1/8 in the moving average.
+const ewmaShift = 3
+
+// timing is the reference duration of a check at the current setting.
+type timing struct{ ref atomic.Int64 } // nanoseconds; 0 until measured
+
+// observe adds a measured check (or hash) at the current setting.
+func (t *timing) observe(d time.Duration) {
+	for {
+		old := t.ref.Load()
+		next := int64(d)
+		if old != 0 {
+			next = old + (int64(d)-old)>>ewmaShift
+		}
+		if t.ref.CompareAndSwap(old, next) {
+			return
+		}
+	}
+}
+
+// pad sleeps until elapsed reaches the reference, or ctx ends.
+func (t *timing) pad(ctx context.Context, elapsed time.Duration) {
+	rest := time.Duration(t.ref.Load()) - elapsed
+	if rest <= 0 {
+		return
+	}
+	timer := time.NewTimer(rest)
+	defer timer.Stop()
+	select {
+	case <-timer.C:
+	case <-ctx.Done():
+	}
+}
+
+// strength compares a stored hash with the current setting: -1 weaker
+// (or another algorithm), 0 the setting itself, +1 stronger. A hash that
+// does not parse is -1; it fails before any work.
+func (h *Hasher) strength(hash string) int {
+	if h.NeedsRehash(hash) {
+		return -1
+	}
+	switch h.alg {
+	case Argon2id:
+		a, err := parseArgon2id(hash)
+		if err != nil {
+			return -1
+		}
+		if h.argon2.weakerThan(a.params) || a.params.Parallelism != h.argon2.Parallelism {
+			return 1
+		}
+	default:
+		cost, err := parseBcrypt(hash, h.bcryptVerifyLimit())
+		if err != nil {
+			return -1
+		}
+		if cost > h.bcryptCost {
+			return 1
+		}
+	}
+	return 0
+}
+
+// padFailure brings a failed check of hash, which took elapsed, to the
+// cost of a check at the setting.
+func (h *Hasher) padFailure(ctx context.Context, hash, password string, elapsed time.Duration) {
+	if h.alg == Bcrypt && detect(hash) == Bcrypt {
+		cost, err := parseBcrypt(hash, h.bcryptVerifyLimit())
+		if err == nil {
+			for c := cost; c < h.bcryptCost && ctx.Err() == nil; c++ {
+				_, _ = bcrypt.GenerateFromPassword([]byte(password[:min(len(password), maxBcryptPasswordBytes)]), c)
+			}
+			return
+		}
+	}
+	h.timing.pad(ctx, elapsed)
+}

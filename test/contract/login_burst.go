@@ -1,0 +1,197 @@
+package contract
+
+import (
+	"context"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/cachegate/cachegate/adapters/josejwt"
+	"github.com/cachegate/cachegate/adapters/memstore"
+	"github.com/cachegate/cachegate/adapters/passhash"
+	"github.com/cachegate/cachegate/adapters/system"
+	"github.com/cachegate/cachegate/application"
+	"github.com/cachegate/cachegate/domain"
+	"github.com/cachegate/cachegate/ports"
+)
+
+// LoginBurst runs bursts of parallel logins through application.Login
+// over the throttles newReplicas returns: one per replica, all sharing one
+// store (two handles on one PostgreSQL database are two replicas). It
+// counts password verifications with a counting hasher (CONTRACT.md
+// section 7, "throttling is atomic"): N parallel wrong attempts at limit L
+// cost at most L verifications, and no attempt past the limit succeeds,
+// not even with the right password.
+func LoginBurst(t *testing.T, newReplicas func(t *testing.T) []ports.LoginThrottle) {
+	t.Helper()
+	const limit, tries = 10, 30
+
+	t.Run("30 parallel wrong logins at limit 10 cost at most 10 password checks", func(t *testing.T) {
+		t.Parallel()
+		b := newBurst(t, newReplicas(t), limit, 0)
+		statuses := b.fire(t, tries, func(int) string { return "wrong password!" })
+		if got := b.checks.Load(); got > limit {
+			t.Errorf("%d password checks for %d parallel wrong logins at limit %d, want at most %d", got, tries, limit, limit)
+		}
+		if statuses[domain.KindUnauthenticated] > limit || statuses[domain.KindTooMany] < tries-limit {
+			t.Errorf("outcomes %v, want at most %d unauthenticated and the rest throttled", statuses, limit)
+		}
+	})
+
+	t.Run("the right password past the limit is refused while the first attempts are being checked", func(t *testing.T) {
+		t.Parallel()
+		// The first `limit` attempts are held inside their password check,
+		// so their failures are not known yet; every attempt fired meanwhile
+		// must already be throttled.
+		b := newBurst(t, newReplicas(t), limit, limit)
+		held := make(chan map[domain.Kind]int, 1)
+		go func() { held <- b.fire(t, limit, func(int) string { return "wrong password!" }) }()
+		b.waitHeld(t)
+		statuses := b.fire(t, tries-limit, func(i int) string {
+			if i == (tries-limit)/2 {
+				return burstPassword
+			}
+			return "wrong password!"
+		})
+		close(b.release)
+		if statuses[domain.KindTooMany] != tries-limit {
+			t.Errorf("attempts past the limit: %v, want all %d throttled (the right password among them)", statuses, tries-limit)
+		}
+		if first := <-held; first[domain.KindUnauthenticated] != limit {
+			t.Errorf("the first %d attempts: %v, want all unauthenticated", limit, first)
+		}
+		if got := b.checks.Load(); got != limit {
+			t.Errorf("%d password checks, want %d", got, limit)
+		}
+	})
+}
+
+// burstSucceeded is the outcome key of a successful login.
+const burstSucceeded domain.Kind = 255
+
+// burstPassword is the password of the burst's user.
+const burstPassword = "correct horse battery"
+
+// burst is a user "alice" and one application.Login per replica.
+type burst struct {
+	logins  []*application.Login
+	checks  atomic.Int32
+	hold    int32         // how many first checks wait for release
+	release chan struct{} // closed to let held checks finish
+}
+
+func newBurst(t *testing.T, throttles []ports.LoginThrottle, limit int, hold int32) *burst {
+	t.Helper()
+	ctx := context.Background()
+	b := &burst{hold: hold, release: make(chan struct{})}
+	t.Cleanup(func() {
+		select {
+		case <-b.release:
+		default:
+			close(b.release)
+		}
+	})
+	h, err := passhash.New(passhash.Options{BcryptCost: passhash.MinBcryptCost})
+	if err != nil {
+		t.Fatal(err)
+	}
+	users, refresh, clock, ids := memstore.NewUserRepository(), memstore.NewRefreshStore(), system.Clock{}, system.UUIDv7{}
+	admin, err := application.NewUserAdmin(users, h, refresh, clock, ids)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := admin.Add(ctx, application.AddUserInput{Username: "alice", Password: burstPassword, Active: true}); err != nil {
+		t.Fatal(err)
+	}
+	tok, err := josejwt.New(ctx, josejwt.Options{HS256Secret: []byte(strings.Repeat("s", 32)), Clock: clock})
+	if err != nil {
+		t.Fatal(err)
+	}
+	validator, err := application.NewCredentialValidator(ctx, application.RepoUserLookup{Users: users}, countingPasswords{h, b}, h)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, th := range throttles {
+		login, err := application.NewLogin(application.LoginDeps{Validator: validator,
+			Tokens:   application.TokenDeps{Issuer: tok.Issuer(), Refresh: refresh, Clock: clock, IDs: ids},
+			Throttle: th, Limits: application.ThrottleLimits{PerUsername: limit, PerAddress: 1000, Window: time.Hour}})
+		if err != nil {
+			t.Fatal(err)
+		}
+		b.logins = append(b.logins, login)
+	}
+	return b
+}
+
+// fire runs n logins of " Alice" (the username in another case and with
+// spaces, as clients send it) at once, spread over the replicas, and
+// counts the outcomes by error kind; a success counts under
+// burstSucceeded.
+func (b *burst) fire(t *testing.T, n int, password func(i int) string) map[domain.Kind]int {
+	var (
+		mu  sync.Mutex
+		out = map[domain.Kind]int{}
+		wg  sync.WaitGroup
+	)
+	start := make(chan struct{})
+	for i := range n {
+		wg.Go(func() {
+			<-start
+			_, err := b.logins[i%len(b.logins)].Execute(context.Background(),
+				application.LoginInput{Username: []string{" Alice", "alice", "ALICE "}[i%3], Password: password(i), ClientAddr: "192.0.2.1"})
+			kind := burstSucceeded
+			if err != nil {
+				kind = domain.KindOf(err)
+				if kind != domain.KindUnauthenticated && kind != domain.KindTooMany {
+					t.Errorf("login: %v", err)
+				}
+			}
+			mu.Lock()
+			out[kind]++
+			mu.Unlock()
+		})
+	}
+	close(start)
+	wg.Wait()
+	return out
+}
+
+// waitHeld waits until the held checks have all started.
+func (b *burst) waitHeld(t *testing.T) {
+	t.Helper()
+	deadline := time.Now().Add(10 * time.Second)
+	for b.checks.Load() < b.hold {
+		if time.Now().After(deadline) {
+			t.Fatalf("only %d of %d password checks started", b.checks.Load(), b.hold)
+		}
+		time.Sleep(time.Millisecond)
+	}
+}
+
+// countingPasswords is the real hasher, counting password checks and
+// holding the first b.hold of them until b.release closes.
+type countingPasswords struct {
+	*passhash.Hasher
+	b *burst
+}
+
+func (c countingPasswords) check() {
+	if c.b.checks.Add(1) <= c.b.hold {
+		select {
+		case <-c.b.release:
+		case <-time.After(20 * time.Second):
+		}
+	}
+}
+
+func (c countingPasswords) Validate(ctx context.Context, in ports.PasswordCheck) (bool, error) {
+	c.check()
+	return c.Hasher.Validate(ctx, in)
+}
+
+func (c countingPasswords) ValidateObject(ctx context.Context, pw string, u domain.User) (bool, error) {
+	c.check()
+	return c.Hasher.ValidateObject(ctx, pw, u)
+}
