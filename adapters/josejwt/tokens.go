@@ -157,8 +157,9 @@ func (t *Tokens) PruneKeys(ctx context.Context) (int, error) {
 
 // JWKS returns the JSON Web Key Set of the public keys that may verify a
 // still-valid access token: the current key and those retired less than
-// AccessTokenTTL plus Leeway ago (never a revoked one), newest first, each with kid, alg "EdDSA"
-// and use "sig". In HS256 mode the set is empty: {"keys":[]}.
+// AccessTokenTTL plus Leeway ago (never a revoked one), newest first, each
+// with kid, alg "EdDSA" and use "sig". In HS256 mode the set is empty:
+// {"keys":[]}.
 func (t *Tokens) JWKS(ctx context.Context) ([]byte, error) {
 	now := t.opts.Clock.Now()
 	ring := t.keys(ctx, now)
