@@ -25,7 +25,7 @@ func NewCacheOperations(d CacheConfig) (*CacheOperations, error) {
 	if err := d.validate(); err != nil {
 		return nil, err
 	}
-	replace, err := NewReplaceCache(d)
+	replace, err := newReplaceCache(d)
 	if err != nil {
 		return nil, err
 	}

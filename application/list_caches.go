@@ -47,14 +47,6 @@ type ListCachesOutput struct {
 // ListCaches lists entries; an owner-policy caller sees only its own.
 type ListCaches struct{ deps CacheConfig }
 
-// NewListCaches returns the use case.
-func NewListCaches(d CacheConfig) (*ListCaches, error) {
-	if err := d.validate(); err != nil {
-		return nil, err
-	}
-	return &ListCaches{deps: d}, nil
-}
-
 // Limits returns the default and the largest page size.
 func (uc *ListCaches) Limits() (def, max int) { return uc.deps.ListDefault, uc.deps.ListMax }
 

@@ -115,15 +115,19 @@ func AuthOptions(cfg config.Config) authfx.Options {
 
 // HTTPOptions converts the HTTP part of the configuration.
 func HTTPOptions(cfg config.Config) httpfx.Options {
-	return httpfx.Options{Addr: cfg.Addr, BodyLimit: cfg.Limits.BodyBytes,
+	var cors *ginhttp.CORSOptions
+	if cfg.CORS.Enabled() {
+		cors = &ginhttp.CORSOptions{Origins: cfg.CORS.Origins, Credentials: cfg.CORS.Credentials}
+	}
+	return httpfx.Options{Addr: cfg.Addr, BodyLimit: cfg.Limits.BodyBytes, CORS: cors,
 		MaxHeaderBytes: int(cfg.Limits.HeaderBytes), TrustedProxies: cfg.TrustedProxies,
 		EnableGuards: cfg.Auth.EnableGuards, ShutdownTimeout: cfg.ShutdownTimeout,
 		UsernameField: cfg.Auth.UsernameField, PasswordField: cfg.Auth.PasswordField,
 		RefreshFrom: ginhttp.TokenLocation(cfg.Auth.RefreshFrom.In), RefreshName: cfg.Auth.RefreshFrom.Name}
 }
 
-// SweeperDeps are the sweeper's inputs.
-type SweeperDeps struct {
+// sweeperDeps are the sweeper's inputs.
+type sweeperDeps struct {
 	fx.In
 	Cache   *application.CacheOperations
 	Purgers []application.Purger `group:"purgers"`
@@ -134,7 +138,7 @@ type SweeperDeps struct {
 
 // Sweeper runs the background sweeper for the app's lifetime.
 func Sweeper(c config.Sweep) fx.Option {
-	return fx.Module("sweeper", fx.Invoke(func(lc fx.Lifecycle, d SweeperDeps) {
+	return fx.Module("sweeper", fx.Invoke(func(lc fx.Lifecycle, d sweeperDeps) {
 		s := &application.Sweeper{
 			Purgers:  append(application.CachePurgers(d.Cache.Assignments), d.Purgers...),
 			Clock:    d.Clock,

@@ -14,6 +14,9 @@ func Commands() []Command {
 		keysRotateCommand,
 		keysListCommand,
 		keysRevokeCommand,
+		exportCommand,
+		importCommand,
+		backupCommand,
 		versionCommand,
 	}
 }

@@ -76,6 +76,9 @@ type Options struct {
 	Routes []Route
 	// Auth mounts the authentication routes; nil leaves them out.
 	Auth *AuthOptions
+	// CORS answers cross-origin requests of browser apps; nil sends no
+	// CORS headers.
+	CORS *CORSOptions
 	// Observer learns every request's method, route template ("" when no
 	// route matched), status and duration, for metrics; nil is none.
 	Observer RequestObserver
@@ -167,7 +170,16 @@ func New(opts Options) (*Server, error) {
 		return nil, fmt.Errorf("ginhttp: trusted proxies: %w", err)
 	}
 	e.ForwardedByClientIP = false
-	e.Use(requestIDMiddleware, s.recovery, s.accessLog, s.limitBody)
+	e.Use(requestIDMiddleware, s.recovery, s.accessLog)
+	cors, err := corsMiddleware(opts.CORS)
+	if err != nil {
+		return nil, err
+	}
+	if cors != nil {
+		// Before routing and the guard: a preflight carries no token.
+		e.Use(cors)
+	}
+	e.Use(s.limitBody)
 	e.NoRoute(func(c *gin.Context) { s.writeError(c, errRouteNotFound) })
 	e.NoMethod(func(c *gin.Context) { s.writeError(c, errMethodNotAllowed) })
 

@@ -303,7 +303,7 @@ func (t *Tokens) List(ctx context.Context) ([]domain.SigningKey, error) {
 // in HS256 mode it fails.
 func (t *Tokens) Revoke(ctx context.Context, kid string) error {
 	if t.alg != jose.EdDSA {
-		return errHS256Rotate
+		return errHS256Revoke
 	}
 	t.reloadMu.Lock()
 	defer t.reloadMu.Unlock()

@@ -37,6 +37,9 @@ type Config struct {
 	// ConfigFile is the YAML file that was loaded; empty when none.
 	ConfigFile string
 
+	// CORS lets browser apps on other origins call the API.
+	CORS CORS
+
 	Cache  Cache
 	Auth   Auth
 	Limits Limits

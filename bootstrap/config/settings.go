@@ -111,6 +111,19 @@ func settings() []setting {
 			usage: "comma-separated addresses or CIDRs of proxies whose X-Forwarded-For is believed (default none)",
 			parse: parseTrustedProxies,
 			check: func(c Config) error { return checkTrustedProxies(c.TrustedProxies) }},
+		{flag: "cors-origins", arg: "origins", key: "cors.origins", isList: true,
+			usage: "comma-separated origins (scheme://host[:port]) whose browser apps may call the API, or * for any (default none: no CORS headers)",
+			parse: parseCORSOrigins,
+			check: func(c Config) error { return checkCORSOrigins(c.CORS) }},
+		{flag: "cors-credentials", key: "cors.credentials", def: "false", isBool: true,
+			usage: "let the CORS origins send credentials (cookies); not with --cors-origins *",
+			parse: func(c *Config, v string) (err error) { c.CORS.Credentials, err = parseBool(v); return err },
+			check: func(c Config) error {
+				if c.CORS.Credentials && c.CORS.AnyOrigin() {
+					return errors.New("cannot be used with the origin *: browsers refuse credentials with a wildcard origin; list the origins")
+				}
+				return nil
+			}},
 		{flag: "access-token-ttl", arg: "duration", key: "accessTokenTTL", def: "15m", usage: "access token lifetime",
 			parse: durationInto(func(c *Config) *time.Duration { return &c.AccessTokenTTL }),
 			check: func(c Config) error { return checkPositive(c.AccessTokenTTL) }},

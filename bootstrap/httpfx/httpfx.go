@@ -35,6 +35,8 @@ type Options struct {
 	MaxHeaderBytes int
 	// TrustedProxies are the proxies whose X-Forwarded-For is believed.
 	TrustedProxies []string
+	// CORS lets browser apps on other origins call the API; nil is none.
+	CORS *ginhttp.CORSOptions
 	// ShutdownTimeout bounds how long in-flight requests may finish.
 	ShutdownTimeout time.Duration
 	// Routes are an integrator's extra routes.
@@ -101,6 +103,7 @@ func New(d Deps) (*ginhttp.Server, error) {
 		BodyLimit:      d.Options.BodyLimit,
 		MaxHeaderBytes: d.Options.MaxHeaderBytes,
 		TrustedProxies: d.Options.TrustedProxies,
+		CORS:           d.Options.CORS,
 		Authenticator:  auth,
 		EnableGuards:   d.Options.EnableGuards && auth != nil,
 		Ready:          d.Ready,
