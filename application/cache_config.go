@@ -28,10 +28,16 @@ type CacheConfig struct {
 	// Feed, when set, serves Watch; without it Watch answers
 	// ErrFeedUnavailable.
 	Feed *Feed
+	// Tracer, when set, wraps each use case in a span; nil traces
+	// nothing (ports.NopTracer).
+	Tracer ports.Tracer
 }
 
 func (d *CacheConfig) validate() error {
 	d.Metrics = metricsOrNop(d.Metrics)
+	if d.Tracer == nil {
+		d.Tracer = ports.NopTracer{}
+	}
 	if d.ListMax <= 0 {
 		d.ListMax = MaxListLimit
 	}

@@ -20,6 +20,14 @@ type ClearCaches struct{ deps CacheConfig }
 
 // Execute deletes the assignee's live entries and returns how many.
 func (uc *ClearCaches) Execute(ctx context.Context, in ClearCachesInput) (int, error) {
+	ctx, span := uc.deps.Tracer.Start(ctx, "ClearCaches")
+	n, err := uc.execute(ctx, in)
+	span.End(err)
+	return n, err
+}
+
+// execute is Execute inside its span.
+func (uc *ClearCaches) execute(ctx context.Context, in ClearCachesInput) (int, error) {
 	st, now, err := uc.deps.open(in.Assignment, in.Actor)
 	if err != nil {
 		return 0, err

@@ -33,6 +33,14 @@ func newCreateCache(d CacheConfig) (*CreateCache, error) {
 // key, domain.ErrForbidden when an owner-policy caller names another
 // assignee, and a validation error for bad input.
 func (uc *CreateCache) Execute(ctx context.Context, in CreateCacheInput) (domain.Entry, error) {
+	ctx, span := uc.deps.Tracer.Start(ctx, "CreateCache")
+	e, err := uc.execute(ctx, in)
+	span.End(err)
+	return e, err
+}
+
+// execute is Execute inside its span.
+func (uc *CreateCache) execute(ctx context.Context, in CreateCacheInput) (domain.Entry, error) {
 	st, now, err := uc.deps.open(in.Assignment, in.Actor)
 	if err != nil {
 		return domain.Entry{}, err

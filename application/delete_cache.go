@@ -26,6 +26,14 @@ type DeleteCache struct{ deps CacheConfig }
 // domain.ErrCacheNotFound when no visible live entry matches and
 // domain.ErrVersionMismatch for a stale Pre.IfMatch.
 func (uc *DeleteCache) Execute(ctx context.Context, in DeleteCacheInput) (domain.Entry, error) {
+	ctx, span := uc.deps.Tracer.Start(ctx, "DeleteCache")
+	e, err := uc.execute(ctx, in)
+	span.End(err)
+	return e, err
+}
+
+// execute is Execute inside its span.
+func (uc *DeleteCache) execute(ctx context.Context, in DeleteCacheInput) (domain.Entry, error) {
 	st, now, err := uc.deps.open(in.Assignment, in.Actor)
 	if err != nil {
 		return domain.Entry{}, err

@@ -21,6 +21,14 @@ type GetCache struct{ deps CacheConfig }
 // Execute returns the entry, or domain.ErrCacheNotFound when it is missing,
 // deleted, expired, malformed or invisible to the actor.
 func (uc *GetCache) Execute(ctx context.Context, in GetCacheInput) (domain.Entry, error) {
+	ctx, span := uc.deps.Tracer.Start(ctx, "GetCache")
+	e, err := uc.execute(ctx, in)
+	span.End(err)
+	return e, err
+}
+
+// execute is Execute inside its span.
+func (uc *GetCache) execute(ctx context.Context, in GetCacheInput) (domain.Entry, error) {
 	st, now, err := uc.deps.open(in.Assignment, in.Actor)
 	if err != nil {
 		return domain.Entry{}, err

@@ -69,6 +69,14 @@ func (uc *ListCaches) Execute(ctx context.Context, in ListCachesInput) (ListCach
 // check (assignment, access, limits, filter) is made before the first
 // entry; an error from yield stops the list and is returned wrapped.
 func (uc *ListCaches) Stream(ctx context.Context, in ListCachesInput, yield func(domain.Entry) error) (ListCachesOutput, error) {
+	ctx, span := uc.deps.Tracer.Start(ctx, "ListCaches")
+	out, err := uc.stream(ctx, in, yield)
+	span.End(err)
+	return out, err
+}
+
+// stream is Stream inside its span.
+func (uc *ListCaches) stream(ctx context.Context, in ListCachesInput, yield func(domain.Entry) error) (ListCachesOutput, error) {
 	st, now, err := uc.deps.open(in.Assignment, in.Actor)
 	if err != nil {
 		return ListCachesOutput{}, err

@@ -66,6 +66,14 @@ func (p CachePatch) validate(maxData int) error {
 // when an owner-policy caller moves the entry to another assignee, and
 // domain.ErrCacheEntityAlreadyExists when the new natural key is taken.
 func (uc *PatchCache) Execute(ctx context.Context, in PatchCacheInput) (domain.Entry, error) {
+	ctx, span := uc.deps.Tracer.Start(ctx, "PatchCache")
+	e, err := uc.execute(ctx, in)
+	span.End(err)
+	return e, err
+}
+
+// execute is Execute inside its span.
+func (uc *PatchCache) execute(ctx context.Context, in PatchCacheInput) (domain.Entry, error) {
 	st, now, err := uc.deps.open(in.Assignment, in.Actor)
 	if err != nil {
 		return domain.Entry{}, err

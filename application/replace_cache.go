@@ -44,6 +44,14 @@ func newReplaceCache(d CacheConfig) (*ReplaceCache, error) {
 // the entry exists. A natural key taken by another live entry is
 // domain.ErrCacheEntityAlreadyExists.
 func (uc *ReplaceCache) Execute(ctx context.Context, in ReplaceCacheInput) (e domain.Entry, created bool, err error) {
+	ctx, span := uc.deps.Tracer.Start(ctx, "ReplaceCache")
+	e, created, err = uc.execute(ctx, in)
+	span.End(err)
+	return e, created, err
+}
+
+// execute is Execute inside its span.
+func (uc *ReplaceCache) execute(ctx context.Context, in ReplaceCacheInput) (e domain.Entry, created bool, err error) {
 	st, now, err := uc.deps.open(in.Assignment, in.Actor)
 	if err != nil {
 		return domain.Entry{}, false, err

@@ -26,6 +26,14 @@ type UpdateCacheByKey struct{ deps CacheConfig }
 // Execute updates the entry and increments its version. It returns
 // domain.ErrCacheNotFound when no visible live entry has the natural key.
 func (uc *UpdateCacheByKey) Execute(ctx context.Context, in UpdateCacheByKeyInput) (domain.Entry, error) {
+	ctx, span := uc.deps.Tracer.Start(ctx, "UpdateCacheByKey")
+	e, err := uc.execute(ctx, in)
+	span.End(err)
+	return e, err
+}
+
+// execute is Execute inside its span.
+func (uc *UpdateCacheByKey) execute(ctx context.Context, in UpdateCacheByKeyInput) (domain.Entry, error) {
 	st, now, err := uc.deps.open(in.Assignment, in.Actor)
 	if err != nil {
 		return domain.Entry{}, err

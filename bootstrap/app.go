@@ -20,6 +20,7 @@ import (
 	"github.com/cachegate/cachegate/bootstrap/httpfx"
 	"github.com/cachegate/cachegate/bootstrap/metricsfx"
 	"github.com/cachegate/cachegate/bootstrap/storefx"
+	"github.com/cachegate/cachegate/bootstrap/tracefx"
 	"github.com/cachegate/cachegate/ports"
 )
 
@@ -45,6 +46,7 @@ func Core(cfg config.Config, logOut io.Writer) fx.Option {
 		fx.WithLogger(func() fxevent.Logger { return fxevent.NopLogger }),
 		fx.Supply(NewLogger(cfg.Log, logOut)),
 		System(),
+		tracefx.Module(),
 		storefx.SQL(storefx.Options{Database: cfg.Database, Timeout: cfg.DatabaseTimeout,
 			Tables: cache.Tables(), Migrate: true}),
 		cachefx.ForRoot(cache),

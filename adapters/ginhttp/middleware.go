@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/gin-gonic/gin"
+	"go.opentelemetry.io/otel/trace"
 
 	"github.com/cachegate/cachegate/ports"
 )
@@ -138,12 +139,23 @@ func (s *Server) accessLog(c *gin.Context) {
 		if !logging {
 			return
 		}
-		s.log.LogAttrs(c.Request.Context(), slog.LevelInfo, "request",
+		ctx := c.Request.Context()
+		attrs := [...]slog.Attr{
 			slog.String("method", c.Request.Method),
 			slog.String("route", routeOf(c)),
 			slog.Int("status", status),
 			slog.Duration("duration", took),
-			slog.String("client_ip", s.proxies.clientAddr(c.Request)))
+			slog.String("client_ip", s.proxies.clientAddr(c.Request)),
+			{},
+		}
+		n := len(attrs) - 1
+		// With tracing on (Options.TracerProvider), the line names the
+		// request's trace, so a log line leads to its spans.
+		if sc := trace.SpanContextFromContext(ctx); sc.IsValid() {
+			attrs[n] = slog.String("trace_id", sc.TraceID().String())
+			n++
+		}
+		s.log.LogAttrs(ctx, slog.LevelInfo, "request", attrs[:n]...)
 	}()
 	c.Next()
 	finished = true

@@ -10,6 +10,9 @@ import (
 	"time"
 
 	"github.com/gin-gonic/gin"
+	"go.opentelemetry.io/contrib/instrumentation/github.com/gin-gonic/gin/otelgin"
+	"go.opentelemetry.io/otel/propagation"
+	"go.opentelemetry.io/otel/trace"
 
 	"github.com/cachegate/cachegate/application"
 	"github.com/cachegate/cachegate/ports"
@@ -82,6 +85,11 @@ type Options struct {
 	// Observer learns every request's method, route template ("" when no
 	// route matched), status and duration, for metrics; nil is none.
 	Observer RequestObserver
+	// TracerProvider, when set, gives each request a server span
+	// (otelgin, W3C trace context propagation) that the use case and SQL
+	// spans nest under, and the request log line its trace_id. Nil traces
+	// nothing and adds no middleware.
+	TracerProvider trace.TracerProvider
 	// Stream configures the change feed's event streams.
 	Stream StreamOptions
 }
@@ -182,6 +190,12 @@ func New(opts Options) (*Server, error) {
 		return nil, fmt.Errorf("ginhttp: trusted proxies: %w", err)
 	}
 	e.ForwardedByClientIP = false
+	if opts.TracerProvider != nil {
+		// First, so the span covers every other middleware and is still in
+		// the context when the access log writes its line.
+		e.Use(otelgin.Middleware("cachegate", otelgin.WithTracerProvider(opts.TracerProvider),
+			otelgin.WithPropagators(propagation.TraceContext{})))
+	}
 	e.Use(requestIDMiddleware, s.recovery, s.accessLog)
 	cors, err := corsMiddleware(opts.CORS)
 	if err != nil {

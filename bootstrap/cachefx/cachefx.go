@@ -20,7 +20,9 @@ import (
 
 	"go.uber.org/fx"
 
+	"github.com/cachegate/cachegate/adapters/oteltrace"
 	"github.com/cachegate/cachegate/application"
+	"github.com/cachegate/cachegate/bootstrap/tracefx"
 	"github.com/cachegate/cachegate/domain"
 	"github.com/cachegate/cachegate/ports"
 )
@@ -99,6 +101,8 @@ type Deps struct {
 	// Feed, when present, serves Watch and sees this feature's writes at
 	// once (feedfx provides it).
 	Feed *application.Feed `optional:"true"`
+	// Tracing, when its Provider is set, wraps each use case in a span.
+	Tracing tracefx.Tracing `optional:"true"`
 }
 
 // New builds the use cases from options and dependencies; it is the plain
@@ -128,8 +132,13 @@ func New(o Options, d Deps) (*application.CacheOperations, error) {
 	if err != nil {
 		return nil, err
 	}
+	var tracer ports.Tracer
+	if d.Tracing.Provider != nil {
+		tracer = oteltrace.NewTracer(d.Tracing.Provider)
+	}
 	return application.NewCacheOperations(application.CacheConfig{Assignments: s, Clock: d.Clock, IDs: d.IDs,
-		MaxDataBytes: o.MaxDataBytes, Metrics: d.Metrics, ListDefault: o.ListDefault, ListMax: o.ListMax, Feed: d.Feed})
+		MaxDataBytes: o.MaxDataBytes, Metrics: d.Metrics, ListDefault: o.ListDefault, ListMax: o.ListMax, Feed: d.Feed,
+		Tracer: tracer})
 }
 
 // ForRoot registers the app-wide cache with options given directly.

@@ -21,6 +21,7 @@ import (
 	"github.com/cachegate/cachegate/application"
 	"github.com/cachegate/cachegate/bootstrap/authfx"
 	"github.com/cachegate/cachegate/bootstrap/storefx"
+	"github.com/cachegate/cachegate/bootstrap/tracefx"
 	"github.com/cachegate/cachegate/domain"
 )
 
@@ -79,6 +80,8 @@ type Deps struct {
 	Revoked *application.RevokedSessions `optional:"true"`
 	// Routes are extra routes other modules contribute (metrics).
 	Routes []ginhttp.Route `group:"routes"`
+	// Tracing, when its Provider is set, gives each request a span.
+	Tracing tracefx.Tracing `optional:"true"`
 }
 
 // New builds the ginhttp server: the plain constructor behind Module.
@@ -114,6 +117,7 @@ func New(d Deps) (*ginhttp.Server, error) {
 		Ready:          d.Ready,
 		Routes:         append(append([]ginhttp.Route(nil), d.Options.Routes...), d.Routes...),
 		Observer:       d.Observer,
+		TracerProvider: d.Tracing.Provider,
 		Stream:         ginhttp.StreamOptions{Heartbeat: d.Options.Heartbeat, SessionEnded: sessionEnded(d.Revoked)},
 	})
 }

@@ -15,12 +15,15 @@ import (
 	"time"
 
 	"github.com/uptrace/bun"
+	"github.com/uptrace/bun/extra/bunotel"
+	"go.opentelemetry.io/otel/trace"
 	"go.uber.org/fx"
 
 	"github.com/cachegate/cachegate/adapters/bunstore"
 	"github.com/cachegate/cachegate/adapters/memstore"
 	"github.com/cachegate/cachegate/application"
 	"github.com/cachegate/cachegate/bootstrap/cachefx"
+	"github.com/cachegate/cachegate/bootstrap/tracefx"
 	"github.com/cachegate/cachegate/ports"
 )
 
@@ -58,6 +61,31 @@ func Open(ctx context.Context, o Options) (*bun.DB, error) {
 	return db, nil
 }
 
+// tracing is the optional tracer provider (tracefx).
+type tracing struct {
+	fx.In
+	Tracing tracefx.Tracing `optional:"true"`
+}
+
+// parentedHook traces only the statements run inside a span (a request's,
+// a use case's): the background loops (the feed's catch-up four times a
+// second, the revocation poll, the key reload, the sweeper) would
+// otherwise make a root trace of every poll.
+type parentedHook struct{ h *bunotel.QueryHook }
+
+func (p parentedHook) BeforeQuery(ctx context.Context, e *bun.QueryEvent) context.Context {
+	if !trace.SpanContextFromContext(ctx).IsValid() {
+		return ctx
+	}
+	return p.h.BeforeQuery(ctx, e)
+}
+
+func (p parentedHook) AfterQuery(ctx context.Context, e *bun.QueryEvent) {
+	if trace.SpanContextFromContext(ctx).IsValid() {
+		p.h.AfterQuery(ctx, e)
+	}
+}
+
 // openTimeout bounds opening and migrating at start-up.
 const openTimeout = 60 * time.Second
 
@@ -66,12 +94,18 @@ func SQL(o Options) fx.Option {
 	return fx.Module("store",
 		fx.Supply(fx.Private, o),
 		fx.Provide(
-			func(lc fx.Lifecycle, o Options) (*bun.DB, error) {
+			func(lc fx.Lifecycle, o Options, t tracing) (*bun.DB, error) {
 				ctx, cancel := context.WithTimeout(context.Background(), openTimeout)
 				defer cancel()
 				db, err := Open(ctx, o)
 				if err != nil {
 					return nil, err
+				}
+				if t.Tracing.Provider != nil {
+					// A span per SQL statement, with the statement's text
+					// as bun writes it before binding (placeholders, no
+					// values).
+					db.AddQueryHook(parentedHook{bunotel.NewQueryHook(bunotel.WithTracerProvider(t.Tracing.Provider))})
 				}
 				lc.Append(fx.StopHook(db.Close))
 				return db, nil
