@@ -53,6 +53,13 @@ type fixture struct {
 // options before New.
 func newFixture(t testing.TB, tweak func(*ginhttp.Options)) *fixture {
 	t.Helper()
+	return newTracedFixture(t, nil, tweak)
+}
+
+// newTracedFixture is newFixture with the use cases traced by tracer
+// (nil: not traced).
+func newTracedFixture(t testing.TB, tracer ports.Tracer, tweak func(*ginhttp.Options)) *fixture {
+	t.Helper()
 	clock := newFakeClock()
 	feed, repo := newTestFeed(t, clock)
 	stores, err := application.NewAssignments(
@@ -64,7 +71,7 @@ func newFixture(t testing.TB, tweak func(*ginhttp.Options)) *fixture {
 		t.Fatal(err)
 	}
 	uc, err := application.NewCacheOperations(application.CacheConfig{Assignments: stores, Clock: clock, IDs: system.UUIDv7{},
-		Feed: feed})
+		Feed: feed, Tracer: tracer})
 	if err != nil {
 		t.Fatal(err)
 	}
