@@ -45,6 +45,9 @@ type Options struct {
 	PasswordField string
 	RefreshFrom   ginhttp.TokenLocation
 	RefreshName   string
+	// Origins are the browser origins allowed to call the API (the CORS
+	// origins); a cookie refresh from any other site is refused.
+	Origins []string
 }
 
 // Addr is the address the server listens on once the app started.
@@ -89,7 +92,8 @@ func New(d Deps) (*ginhttp.Server, error) {
 	if d.Login != nil || d.Refresh != nil {
 		authRoutes = &ginhttp.AuthOptions{Login: d.Login, Refresh: d.Refresh, Logout: d.Logout,
 			UsernameField: d.Options.UsernameField, PasswordField: d.Options.PasswordField,
-			RefreshFrom: d.Options.RefreshFrom, RefreshName: d.Options.RefreshName}
+			RefreshFrom: d.Options.RefreshFrom, RefreshName: d.Options.RefreshName,
+			Origins: d.Options.Origins}
 		if d.Keys != nil {
 			authRoutes.Keys = d.Keys
 		}
