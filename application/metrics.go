@@ -17,6 +17,9 @@ func (NopMetrics) CacheEntryCreated(string) {}
 // CacheRowsSwept implements ports.Metrics.
 func (NopMetrics) CacheRowsSwept(string, int) {}
 
+// AuditEvent implements ports.Metrics.
+func (NopMetrics) AuditEvent(string) {}
+
 func metricsOrNop(m ports.Metrics) ports.Metrics {
 	if m == nil {
 		return NopMetrics{}

@@ -44,7 +44,7 @@ func Core(cfg config.Config, logOut io.Writer) fx.Option {
 		fx.Supply(NewLogger(cfg.Log, logOut)),
 		System(),
 		storefx.SQL(storefx.Options{Database: cfg.Database, Timeout: cfg.DatabaseTimeout,
-			Tables: cache.Tables(), Migrate: true}),
+			Tables: cache.Tables(), Migrate: true, AuditRetention: cfg.AuditRetention}),
 		cachefx.ForRoot(cache),
 		authfx.ForRoot(AuthOptions(cfg)),
 	)

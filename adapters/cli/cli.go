@@ -56,6 +56,7 @@ func usageErrorf(format string, a ...any) error {
 type Services struct {
 	Users *application.UserAdmin
 	Keys  *application.KeyAdmin
+	Audit *application.AuditTrail
 }
 
 // Host is the composition root as the CLI sees it.

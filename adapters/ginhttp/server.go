@@ -167,7 +167,7 @@ func New(opts Options) (*Server, error) {
 		return nil, fmt.Errorf("ginhttp: trusted proxies: %w", err)
 	}
 	e.ForwardedByClientIP = false
-	e.Use(requestIDMiddleware, s.recovery, s.accessLog, s.limitBody)
+	e.Use(s.requestIDMiddleware, s.recovery, s.accessLog, s.limitBody)
 	e.NoRoute(func(c *gin.Context) { s.writeError(c, errRouteNotFound) })
 	e.NoMethod(func(c *gin.Context) { s.writeError(c, errMethodNotAllowed) })
 
