@@ -48,6 +48,30 @@ func BenchmarkAuthenticate(b *testing.B) {
 	}
 }
 
+// BenchmarkAuthenticateWithRevokedSessions is BenchmarkAuthenticate with
+// 10 000 families in the set of revoked sessions: the check the guard adds
+// (CONTRACT.md section 7) is one concurrent-map lookup.
+func BenchmarkAuthenticateWithRevokedSessions(b *testing.B) {
+	e := newAuthEnv(b, authOpts{})
+	ctx := context.Background()
+	if _, err := e.admin.Add(ctx, application.AddUserInput{Username: "alice", Password: pw, Active: true}); err != nil {
+		b.Fatal(err)
+	}
+	pair, err := e.login.Execute(ctx, application.LoginInput{Username: "alice", Password: pw})
+	if err != nil {
+		b.Fatal(err)
+	}
+	for i := range 10000 {
+		e.revoked.Add("revoked-family-" + strconv.Itoa(i))
+	}
+	b.ReportAllocs()
+	for b.Loop() {
+		if _, err := e.auth.Execute(ctx, pair.AccessToken); err != nil {
+			b.Fatal(err)
+		}
+	}
+}
+
 // BenchmarkCreateCache measures the create use case on the in-memory
 // repository: validation, id, expiry and the insert.
 func BenchmarkCreateCache(b *testing.B) {

@@ -25,7 +25,7 @@ func NewCacheOperations(d CacheConfig) (*CacheOperations, error) {
 	if err := d.validate(); err != nil {
 		return nil, err
 	}
-	replace, err := NewReplaceCache(d)
+	replace, err := newReplaceCache(d)
 	if err != nil {
 		return nil, err
 	}
@@ -120,6 +120,31 @@ func (c *Cache) GetAssignedCaches(ctx context.Context, assignment, assigneeID st
 		}
 		all = append(all, page.Entries...)
 		if len(page.Entries) < size {
+			return all, nil
+		}
+	}
+}
+
+// Find returns every live entry of the assignment that matches f (the
+// query language of CONTRACT.md section 6, built with domain.NewCondition,
+// domain.AllOf and domain.AnyOf), ordered by sort and then by id. The
+// actor's access policy applies on top of f.
+func (c *Cache) Find(ctx context.Context, assignment string, f domain.Filter, sort []domain.SortKey, opts ...QueryOption) ([]domain.Entry, error) {
+	o := collect(opts)
+	all := []domain.Entry{}
+	_, size := c.uc.List.Limits()
+	for offset := 0; ; offset += size {
+		n := 0
+		_, err := c.uc.List.Stream(ctx, ListCachesInput{Assignment: assignment, Actor: o.actor,
+			Filter: f, Sort: sort, Limit: size, Offset: offset}, func(e domain.Entry) error {
+			all = append(all, e)
+			n++
+			return nil
+		})
+		if err != nil {
+			return nil, err
+		}
+		if n < size {
 			return all, nil
 		}
 	}

@@ -10,7 +10,6 @@ import (
 	"github.com/cachegate/cachegate/adapters/system"
 	"github.com/cachegate/cachegate/application"
 	"github.com/cachegate/cachegate/domain"
-	"github.com/cachegate/cachegate/ports"
 )
 
 const (
@@ -389,11 +388,35 @@ func TestListCachesOwnerSeesOnlyOwnEntries(t *testing.T) {
 	if err != nil || len(out.Entries) != 0 {
 		t.Fatalf("alice filtering for bob: %v %v", out.Entries, err)
 	}
-	out, err = env.uc.List.Execute(ctx, application.ListCachesInput{Assignment: "user", Sort: ports.SortDateCreated, Desc: true, Limit: 1})
+	out, err = env.uc.List.Execute(ctx, application.ListCachesInput{Assignment: "user", Sort: []domain.SortKey{{Field: domain.FieldDateCreated, Desc: true}}, Limit: 1})
 	if err != nil || len(out.Entries) != 1 || out.Entries[0].AssigneeID != bob {
 		t.Fatalf("system list newest first: %v %v", out.Entries, err)
 	}
 	if _, err := env.uc.List.Execute(ctx, application.ListCachesInput{Assignment: "user", Limit: 1001}); domain.KindOf(err) != domain.KindInvalid {
 		t.Fatalf("limit 1001: %v", err)
+	}
+	// The policy is ANDed outside the caller's filter: an OR naming bob, or
+	// a $ne that would match everybody else, never reaches bob's entries.
+	ne, err := domain.NewCondition("filter", domain.FieldAssigneeID, domain.OpNe, false, []string{alice})
+	if err != nil {
+		t.Fatal(err)
+	}
+	is, err := domain.NewCondition("or", domain.FieldAssigneeID, domain.OpEq, false, []string{bob})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, f := range []domain.Filter{domain.Where(ne), domain.AnyOf(domain.Where(is), domain.Where(ne))} {
+		out, err = env.uc.List.Execute(ctx, application.ListCachesInput{Assignment: "user", Actor: user(alice), Filter: f})
+		if err != nil || len(out.Entries) != 0 {
+			t.Fatalf("alice widening with %+v: %v %v", f, out.Entries, err)
+		}
+	}
+	found, err := env.api.Find(ctx, "user", domain.AnyOf(domain.Where(is)), nil, application.AsActor(user(alice)))
+	if err != nil || len(found) != 0 {
+		t.Fatalf("Find as alice for bob: %v %v", found, err)
+	}
+	found, err = env.api.Find(ctx, "user", domain.AnyOf(domain.Where(is)), nil)
+	if err != nil || len(found) != 1 {
+		t.Fatalf("Find as the system for bob: %v %v", found, err)
 	}
 }

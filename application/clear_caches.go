@@ -18,14 +18,6 @@ type ClearCachesInput struct {
 // ClearCaches deletes every entry of one assignee (SPEC.md 4.3 clear).
 type ClearCaches struct{ deps CacheConfig }
 
-// NewClearCaches returns the use case.
-func NewClearCaches(d CacheConfig) (*ClearCaches, error) {
-	if err := d.validate(); err != nil {
-		return nil, err
-	}
-	return &ClearCaches{deps: d}, nil
-}
-
 // Execute deletes the assignee's live entries and returns how many.
 func (uc *ClearCaches) Execute(ctx context.Context, in ClearCachesInput) (int, error) {
 	st, now, err := uc.deps.open(in.Assignment, in.Actor)

@@ -20,8 +20,8 @@ type CreateCacheInput struct {
 // CreateCache creates an entry, unique by (key, type, assignee).
 type CreateCache struct{ deps CacheConfig }
 
-// NewCreateCache returns the use case.
-func NewCreateCache(d CacheConfig) (*CreateCache, error) {
+// newCreateCache returns the use case.
+func newCreateCache(d CacheConfig) (*CreateCache, error) {
 	if err := d.validate(); err != nil {
 		return nil, err
 	}

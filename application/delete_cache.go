@@ -22,14 +22,6 @@ type DeleteCacheInput struct {
 // its natural key is free again; the sweeper removes the row later.
 type DeleteCache struct{ deps CacheConfig }
 
-// NewDeleteCache returns the use case.
-func NewDeleteCache(d CacheConfig) (*DeleteCache, error) {
-	if err := d.validate(); err != nil {
-		return nil, err
-	}
-	return &DeleteCache{deps: d}, nil
-}
-
 // Execute deletes the entry and returns it as deleted. It returns
 // domain.ErrCacheNotFound when no visible live entry matches and
 // domain.ErrVersionMismatch for a stale Pre.IfMatch.

@@ -18,14 +18,6 @@ type GetCacheInput struct {
 // GetCache reads one live entry.
 type GetCache struct{ deps CacheConfig }
 
-// NewGetCache returns the use case.
-func NewGetCache(d CacheConfig) (*GetCache, error) {
-	if err := d.validate(); err != nil {
-		return nil, err
-	}
-	return &GetCache{deps: d}, nil
-}
-
 // Execute returns the entry, or domain.ErrCacheNotFound when it is missing,
 // deleted, expired, malformed or invisible to the actor.
 func (uc *GetCache) Execute(ctx context.Context, in GetCacheInput) (domain.Entry, error) {

@@ -15,16 +15,19 @@ const (
 	MaxListLimit     = 1000
 )
 
-// ListCachesInput selects live entries of one assignment. Empty filters
-// match everything.
+// ListCachesInput selects live entries of one assignment: those matching
+// Filter and the optional Key, Type and AssigneeID (each an exact match,
+// ANDed with Filter). The access policy is applied on top of all of it.
 type ListCachesInput struct {
 	Assignment string
 	Actor      domain.Actor
 	Key        string
 	Type       string
 	AssigneeID string
-	Sort       ports.SortField
-	Desc       bool
+	Filter     domain.Filter
+	// Sort orders the list; id ascending breaks every tie. Empty sorts by
+	// dateCreated.
+	Sort []domain.SortKey
 	// Limit is 1..the configured maximum (MaxListLimit unless set); zero
 	// means the configured default.
 	Limit      int
@@ -34,6 +37,7 @@ type ListCachesInput struct {
 
 // ListCachesOutput is one page of entries.
 type ListCachesOutput struct {
+	// Entries is set by Execute; Stream hands them to its callback instead.
 	Entries []domain.Entry
 	// Total counts every match when the input asked for it.
 	Total int
@@ -43,19 +47,28 @@ type ListCachesOutput struct {
 // ListCaches lists entries; an owner-policy caller sees only its own.
 type ListCaches struct{ deps CacheConfig }
 
-// NewListCaches returns the use case.
-func NewListCaches(d CacheConfig) (*ListCaches, error) {
-	if err := d.validate(); err != nil {
-		return nil, err
-	}
-	return &ListCaches{deps: d}, nil
-}
-
 // Limits returns the default and the largest page size.
 func (uc *ListCaches) Limits() (def, max int) { return uc.deps.ListDefault, uc.deps.ListMax }
 
-// Execute returns the matching page.
+// Execute returns the matching page, whole.
 func (uc *ListCaches) Execute(ctx context.Context, in ListCachesInput) (ListCachesOutput, error) {
+	entries := []domain.Entry{}
+	out, err := uc.Stream(ctx, in, func(e domain.Entry) error {
+		entries = append(entries, e)
+		return nil
+	})
+	if err != nil {
+		return ListCachesOutput{}, err
+	}
+	out.Entries = entries
+	return out, nil
+}
+
+// Stream calls yield with each entry of the matching page, in order, as
+// the store produces it, so a page is never held whole in memory. Every
+// check (assignment, access, limits, filter) is made before the first
+// entry; an error from yield stops the list and is returned wrapped.
+func (uc *ListCaches) Stream(ctx context.Context, in ListCachesInput, yield func(domain.Entry) error) (ListCachesOutput, error) {
 	st, now, err := uc.deps.open(in.Assignment, in.Actor)
 	if err != nil {
 		return ListCachesOutput{}, err
@@ -69,20 +82,52 @@ func (uc *ListCaches) Execute(ctx context.Context, in ListCachesInput) (ListCach
 	if in.Offset < 0 {
 		return ListCachesOutput{}, domain.InvalidField("offset", "must not be negative")
 	}
-	q := ports.ListQuery{Key: in.Key, Type: in.Type, AssigneeID: strings.ToLower(in.AssigneeID),
-		Sort: in.Sort, Desc: in.Desc, Limit: in.Limit, Offset: in.Offset, CountTotal: in.CountTotal}
-	if owner := ownerFilter(in.Actor, st); owner != "" {
-		if q.AssigneeID != "" && q.AssigneeID != owner {
-			return ListCachesOutput{Entries: []domain.Entry{}, Limit: in.Limit}, nil
-		}
-		q.AssigneeID = owner
+	filter, err := listFilter(in)
+	if err != nil {
+		return ListCachesOutput{}, err
 	}
-	res, err := st.Repo.List(ctx, q, now)
+	q := ports.ListQuery{Filter: filter, Sort: in.Sort, Limit: in.Limit, Offset: in.Offset, CountTotal: in.CountTotal,
+		// The policy is the store's outermost AND: whatever the filter
+		// says, an owner sees only its own entries.
+		Owner: ownerFilter(in.Actor, st)}
+	res, err := st.Repo.List(ctx, q, now, yield)
 	if err != nil {
 		return ListCachesOutput{}, fmt.Errorf("list cache entries: %w", err)
 	}
-	if res.Entries == nil {
-		res.Entries = []domain.Entry{}
+	return ListCachesOutput{Total: res.Total, Limit: in.Limit}, nil
+}
+
+// listFilter ANDs the input's exact-match fields with its filter and
+// checks the limits.
+func listFilter(in ListCachesInput) (domain.Filter, error) {
+	var all []domain.Filter
+	for _, f := range []struct {
+		field domain.QueryField
+		v     string
+	}{{domain.FieldKey, in.Key}, {domain.FieldType, in.Type}, {domain.FieldAssigneeID, strings.ToLower(in.AssigneeID)}} {
+		if f.v == "" {
+			continue
+		}
+		c, err := domain.NewCondition(f.field.String(), f.field, domain.OpEq, false, []string{f.v})
+		if err != nil {
+			return domain.Filter{}, err
+		}
+		all = append(all, domain.Where(c))
 	}
-	return ListCachesOutput{Entries: res.Entries, Total: res.Total, Limit: in.Limit}, nil
+	f := in.Filter
+	if len(all) > 0 {
+		if !f.IsAll() {
+			all = append(all, f)
+		}
+		f = domain.AllOf(all...)
+	}
+	if err := domain.ValidateFilter("filter", f); err != nil {
+		return domain.Filter{}, err
+	}
+	for _, k := range in.Sort {
+		if k.Field.String() == "" {
+			return domain.Filter{}, domain.InvalidField("sort", "unknown field")
+		}
+	}
+	return f, nil
 }

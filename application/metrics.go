@@ -2,27 +2,27 @@ package application
 
 import "github.com/cachegate/cachegate/ports"
 
-// NopMetrics records nothing; use cases use it when given no metrics.
-type NopMetrics struct{}
+// nopMetrics records nothing; use cases use it when given no metrics.
+type nopMetrics struct{}
 
 // LoginOutcome implements ports.Metrics.
-func (NopMetrics) LoginOutcome(string) {}
+func (nopMetrics) LoginOutcome(string) {}
 
 // RefreshOutcome implements ports.Metrics.
-func (NopMetrics) RefreshOutcome(string) {}
+func (nopMetrics) RefreshOutcome(string) {}
 
 // CacheEntryCreated implements ports.Metrics.
-func (NopMetrics) CacheEntryCreated(string) {}
+func (nopMetrics) CacheEntryCreated(string) {}
 
 // CacheRowsSwept implements ports.Metrics.
-func (NopMetrics) CacheRowsSwept(string, int) {}
+func (nopMetrics) CacheRowsSwept(string, int) {}
 
 // AuditEvent implements ports.Metrics.
 func (NopMetrics) AuditEvent(string) {}
 
 func metricsOrNop(m ports.Metrics) ports.Metrics {
 	if m == nil {
-		return NopMetrics{}
+		return nopMetrics{}
 	}
 	return m
 }

@@ -33,14 +33,6 @@ type PatchCacheInput struct {
 // PatchCache updates part of an entry.
 type PatchCache struct{ deps CacheConfig }
 
-// NewPatchCache returns the use case.
-func NewPatchCache(d CacheConfig) (*PatchCache, error) {
-	if err := d.validate(); err != nil {
-		return nil, err
-	}
-	return &PatchCache{deps: d}, nil
-}
-
 func (p CachePatch) validate(maxData int) error {
 	var problems []domain.FieldError
 	add := func(fe *domain.FieldError) {

@@ -24,9 +24,10 @@ type ReplaceCache struct {
 	create *CreateCache
 }
 
-// NewReplaceCache returns the use case.
-func NewReplaceCache(d CacheConfig) (*ReplaceCache, error) {
-	c, err := NewCreateCache(d)
+// newReplaceCache returns the use case and the create use case it
+// falls back on when no entry has the id.
+func newReplaceCache(d CacheConfig) (*ReplaceCache, error) {
+	c, err := newCreateCache(d)
 	if err != nil {
 		return nil, err
 	}

@@ -23,14 +23,6 @@ type UpdateCacheByKeyInput struct {
 // found by its natural key.
 type UpdateCacheByKey struct{ deps CacheConfig }
 
-// NewUpdateCacheByKey returns the use case.
-func NewUpdateCacheByKey(d CacheConfig) (*UpdateCacheByKey, error) {
-	if err := d.validate(); err != nil {
-		return nil, err
-	}
-	return &UpdateCacheByKey{deps: d}, nil
-}
-
 // Execute updates the entry and increments its version. It returns
 // domain.ErrCacheNotFound when no visible live entry has the natural key.
 func (uc *UpdateCacheByKey) Execute(ctx context.Context, in UpdateCacheByKeyInput) (domain.Entry, error) {

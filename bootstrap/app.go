@@ -122,8 +122,8 @@ func HTTPOptions(cfg config.Config) httpfx.Options {
 		RefreshFrom: ginhttp.TokenLocation(cfg.Auth.RefreshFrom.In), RefreshName: cfg.Auth.RefreshFrom.Name}
 }
 
-// SweeperDeps are the sweeper's inputs.
-type SweeperDeps struct {
+// sweeperDeps are the sweeper's inputs.
+type sweeperDeps struct {
 	fx.In
 	Cache   *application.CacheOperations
 	Purgers []application.Purger `group:"purgers"`
@@ -134,7 +134,7 @@ type SweeperDeps struct {
 
 // Sweeper runs the background sweeper for the app's lifetime.
 func Sweeper(c config.Sweep) fx.Option {
-	return fx.Module("sweeper", fx.Invoke(func(lc fx.Lifecycle, d SweeperDeps) {
+	return fx.Module("sweeper", fx.Invoke(func(lc fx.Lifecycle, d sweeperDeps) {
 		s := &application.Sweeper{
 			Purgers:  append(application.CachePurgers(d.Cache.Assignments), d.Purgers...),
 			Clock:    d.Clock,

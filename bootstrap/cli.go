@@ -115,5 +115,5 @@ func (r *cliRuntime) Stop(ctx context.Context) error {
 	}
 	app := r.app
 	r.app = nil
-	return RootCause(app.Stop(ctx))
+	return rootCause(app.Stop(ctx))
 }

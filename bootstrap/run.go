@@ -16,12 +16,12 @@ const startTimeout = 90 * time.Second
 func Start(opts ...fx.Option) (*fx.App, error) {
 	app := fx.New(append(opts, fx.StartTimeout(startTimeout))...)
 	if err := app.Err(); err != nil {
-		return nil, RootCause(err)
+		return nil, rootCause(err)
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), startTimeout)
 	defer cancel()
 	if err := app.Start(ctx); err != nil {
-		return nil, RootCause(err)
+		return nil, rootCause(err)
 	}
 	return app, nil
 }
@@ -30,11 +30,11 @@ func Start(opts ...fx.Option) (*fx.App, error) {
 func Stop(app *fx.App, timeout time.Duration) error {
 	ctx, cancel := context.WithTimeout(context.Background(), timeout)
 	defer cancel()
-	return RootCause(app.Stop(ctx))
+	return rootCause(app.Stop(ctx))
 }
 
-// RootCause strips fx's and dig's wrapping from err.
-func RootCause(err error) error {
+// rootCause strips fx's and dig's wrapping from err.
+func rootCause(err error) error {
 	if err == nil {
 		return nil
 	}

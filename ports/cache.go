@@ -7,25 +7,14 @@ import (
 	"github.com/cachegate/cachegate/domain"
 )
 
-// SortField names a column lists may be sorted by.
-type SortField uint8
-
-// The sortable fields. The zero value sorts by creation time.
-const (
-	SortDateCreated SortField = iota
-	SortDateUpdated
-	SortKey
-	SortType
-)
-
-// ListQuery selects live entries. Empty filter strings match everything.
-// Results are ordered by Sort (then by id, so pages are stable).
+// ListQuery selects live entries: those of Owner (when set) that match
+// Filter. Owner is the access policy's confinement and is ANDed outside
+// Filter, so nothing in Filter can widen it. Results are ordered by Sort,
+// then by id ascending (so pages are stable); without Sort by dateCreated.
 type ListQuery struct {
-	Key        string
-	Type       string
-	AssigneeID string
-	Sort       SortField
-	Desc       bool
+	Owner  string
+	Filter domain.Filter
+	Sort   []domain.SortKey
 	// Limit is the most entries returned; the caller always sets it.
 	Limit  int
 	Offset int
@@ -34,9 +23,8 @@ type ListQuery struct {
 	CountTotal bool
 }
 
-// ListResult is one page of a list.
+// ListResult is what a list reports besides its entries.
 type ListResult struct {
-	Entries []domain.Entry
 	// Total is set only when the query asked for it.
 	Total int
 }
@@ -55,8 +43,13 @@ type CacheRepository interface {
 	// GetByKey returns the live entry with natural key k, or
 	// domain.ErrCacheNotFound.
 	GetByKey(ctx context.Context, k domain.NaturalKey, now time.Time) (domain.Entry, error)
-	// List returns the live entries matching q.
-	List(ctx context.Context, q ListQuery, now time.Time) (ListResult, error)
+	// List calls yield with each live entry matching q, in order, one at
+	// a time, without holding the whole page in memory; the entry is the
+	// callee's to keep. The total, when asked for, is counted before the
+	// first entry is yielded. An error from yield stops the list and is
+	// returned as is; other errors are the store's. A Limit of zero or less
+	// yields nothing.
+	List(ctx context.Context, q ListQuery, now time.Time, yield func(domain.Entry) error) (ListResult, error)
 	// Update loads the live entry with id, lets fn change it and stores the
 	// result with Version one higher, atomically: when another writer got
 	// there first, Update reloads and calls fn again. fn may be called more

@@ -3,44 +3,46 @@ package bunstore
 import (
 	"context"
 	"fmt"
+	"strconv"
 	"strings"
 	"time"
+	"unicode/utf8"
+
+	"github.com/uptrace/bun"
 
 	"github.com/cachegate/cachegate/domain"
 	"github.com/cachegate/cachegate/ports"
 )
 
-// sortColumns maps each ports.SortField to its column.
-var sortColumns = map[ports.SortField]string{
-	ports.SortDateCreated: "date_created",
-	ports.SortDateUpdated: "date_updated",
-	ports.SortKey:         "key",
-	ports.SortType:        "type",
+// queryColumns maps each query field to its column.
+var queryColumns = map[domain.QueryField]string{
+	domain.FieldID:             "id",
+	domain.FieldKey:            "key",
+	domain.FieldType:           "type",
+	domain.FieldAssigneeID:     "assignee_id",
+	domain.FieldVersion:        "version",
+	domain.FieldDateCreated:    "date_created",
+	domain.FieldDateUpdated:    "date_updated",
+	domain.FieldExpirationDate: "expires_at",
 }
 
-// List implements ports.CacheRepository. Ties in the sort column are broken
-// by id in the same direction. A Limit of zero or less returns no entries
-// (with the total, when asked: a count-only query); a negative Offset counts
-// as zero. The page and the total are two statements, so a write between
-// them can make them disagree by that write.
-func (r *CacheRepository) List(ctx context.Context, q ports.ListQuery, now time.Time) (_ ports.ListResult, err error) {
-	ctx, done := r.bounds.enter(ctx)
+// List implements ports.CacheRepository. The rows are read and yielded one
+// at a time as the driver delivers them: the page is never in memory
+// whole, and the connection stays taken until the last row is yielded. A
+// transient failure is retried only before the first row. The page and
+// the total are two statements, so a write between them can make them
+// disagree by that write. The repository's time bound covers the
+// database's share of the call only: its clock stops while yield runs, so
+// a client slow to read a long list never makes the database look
+// unavailable.
+func (r *CacheRepository) List(ctx context.Context, q ports.ListQuery, now time.Time, yield func(domain.Entry) error) (_ ports.ListResult, err error) {
+	ctx, pause, done := r.bounds.enterPausable(ctx)
 	defer done(&err)
-	col, ok := sortColumns[q.Sort]
-	if !ok {
-		return ports.ListResult{}, fmt.Errorf("bunstore: list entries: unknown sort field %d", q.Sort)
+	cond, args, err := listWhere(r.db, r.table, q, now)
+	if err != nil {
+		return ports.ListResult{}, err
 	}
-	where := []string{liveAt}
-	args := []any{r.table, timeArg(now)}
-	for _, f := range []struct{ col, val string }{{"key", q.Key}, {"type", q.Type}, {"assignee_id", q.AssigneeID}} {
-		if f.val != "" {
-			where = append(where, f.col+" = ?")
-			args = append(args, f.val)
-		}
-	}
-	cond := strings.Join(where, " AND ")
-
-	res := ports.ListResult{Entries: []domain.Entry{}}
+	var res ports.ListResult
 	if q.CountTotal {
 		err := withRetry(ctx, func() error {
 			return r.db.QueryRowContext(ctx, "SELECT count(*) FROM ? WHERE "+cond, args...).Scan(&res.Total)
@@ -52,15 +54,17 @@ func (r *CacheRepository) List(ctx context.Context, q ports.ListQuery, now time.
 	if q.Limit <= 0 {
 		return res, nil
 	}
-	dir := " ASC"
-	if q.Desc {
-		dir = " DESC"
+	order, err := listOrder(q.Sort)
+	if err != nil {
+		return ports.ListResult{}, err
 	}
-	query := "SELECT " + cacheColumns + " FROM ? WHERE " + cond +
-		" ORDER BY " + col + dir + ", id" + dir + " LIMIT ? OFFSET ?"
+	query := "SELECT " + cacheColumns + " FROM ? WHERE " + cond + " ORDER BY " + order + " LIMIT ? OFFSET ?"
 	args = append(args, q.Limit, max(q.Offset, 0))
+	var (
+		yielded  int
+		yieldErr error
+	)
 	err = withRetry(ctx, func() error {
-		res.Entries = res.Entries[:0]
 		rows, err := r.db.QueryContext(ctx, query, args...)
 		if err != nil {
 			return err
@@ -71,12 +75,228 @@ func (r *CacheRepository) List(ctx context.Context, q ports.ListQuery, now time.
 			if err != nil {
 				return err
 			}
-			res.Entries = append(res.Entries, e)
+			yielded++
+			resume := pause()
+			yieldErr = yield(e)
+			resume()
+			if yieldErr != nil {
+				return nil
+			}
+		}
+		if err := rows.Err(); err != nil && yielded > 0 {
+			// Rows already went to the caller: never start again.
+			return fmt.Errorf("after %d rows: %w", yielded, permanent{err})
 		}
 		return rows.Err()
 	})
-	if err != nil {
+	switch {
+	case yieldErr != nil:
+		return ports.ListResult{}, yieldErr
+	case err != nil:
 		return ports.ListResult{}, dbError("list entries", err)
 	}
 	return res, nil
+}
+
+// enterPausable is bounds.enter for a call that hands rows to its caller
+// as it reads them: pause stops the bound's clock until the function it
+// returns is called.
+func (b bounds) enterPausable(parent context.Context) (context.Context, func() func(), func(*error)) {
+	ctx, cancel := context.WithCancelCause(parent)
+	left, start := b.timeout, time.Now()
+	timer := time.AfterFunc(left, func() { cancel(errPastBound) })
+	pause := func() func() {
+		if timer.Stop() {
+			left -= time.Since(start)
+		}
+		return func() {
+			start = time.Now()
+			timer.Reset(max(left, 0))
+		}
+	}
+	done := func(errp *error) {
+		timer.Stop()
+		if *errp != nil {
+			*errp = translate(ctx, *errp)
+		}
+		cancel(nil)
+	}
+	return ctx, pause, done
+}
+
+// permanent hides a transient error from withRetry.
+type permanent struct{ err error }
+
+func (p permanent) Error() string { return p.err.Error() }
+
+// listWhere returns the WHERE condition of q, with its arguments (the
+// first is the table, for the FROM clause the caller writes before it).
+// The access policy's owner and the liveness test come first and the
+// caller's filter is ANDed after them, in parentheses: nothing in the
+// filter can widen them. Every value is an argument, never SQL text.
+func listWhere(db bun.IDB, table bun.Ident, q ports.ListQuery, now time.Time) (string, []any, error) {
+	var b strings.Builder
+	args := []any{table, timeArg(now)}
+	b.WriteString(liveAt)
+	if q.Owner != "" {
+		b.WriteString(" AND assignee_id = ?")
+		args = append(args, q.Owner)
+	}
+	if !q.Filter.IsAll() {
+		b.WriteString(" AND (")
+		var err error
+		if args, err = appendFilter(&b, args, db, q.Filter); err != nil {
+			return "", nil, err
+		}
+		b.WriteString(")")
+	}
+	return b.String(), args, nil
+}
+
+// appendFilter writes f as SQL to b and returns args with f's values.
+func appendFilter(b *strings.Builder, args []any, db bun.IDB, f domain.Filter) ([]any, error) {
+	switch f.Kind {
+	case domain.FilterCond:
+		return appendCondition(b, args, db, &f.Cond)
+	case domain.FilterAll, domain.FilterAny:
+		if len(f.Subs) == 0 {
+			if f.Kind == domain.FilterAll {
+				b.WriteString("1 = 1")
+			} else {
+				b.WriteString("1 = 0")
+			}
+			return args, nil
+		}
+		sep := " AND "
+		if f.Kind == domain.FilterAny {
+			sep = " OR "
+		}
+		for i, s := range f.Subs {
+			if i > 0 {
+				b.WriteString(sep)
+			}
+			b.WriteString("(")
+			var err error
+			if args, err = appendFilter(b, args, db, s); err != nil {
+				return nil, err
+			}
+			b.WriteString(")")
+		}
+		return args, nil
+	}
+	return nil, fmt.Errorf("bunstore: unknown filter kind %d", f.Kind)
+}
+
+// appendCondition writes one condition. Text operators never use LIKE,
+// whose case rules differ between the databases (SQLite's ignores ASCII
+// case) and whose wildcards would need escaping: $starts and $ends compare
+// a substr() of the column, $cont and $excl find the value with instr()
+// (SQLite) or strpos() (PostgreSQL). Character positions count the same
+// on both. The L forms compare foldFunction of the column with the value
+// folded in Go by the same mapping.
+func appendCondition(b *strings.Builder, args []any, db bun.IDB, c *domain.Condition) ([]any, error) {
+	col, ok := queryColumns[c.Field]
+	if !ok {
+		return nil, fmt.Errorf("bunstore: unknown query field %d", c.Field)
+	}
+	if c.Fold {
+		col = foldFunction + "(" + col + ")"
+	}
+	val := func(i int) any {
+		v := c.Values[i]
+		switch c.Field.Kind() {
+		case domain.KindInteger:
+			return v.Int
+		case domain.KindTime:
+			return timeArg(v.Time)
+		}
+		if c.Fold {
+			return domain.FoldCase(v.Text)
+		}
+		return v.Text
+	}
+	position := "instr"
+	if isPostgres(db) {
+		position = "strpos"
+	}
+	switch c.Op {
+	case domain.OpEq, domain.OpNe, domain.OpGt, domain.OpLt, domain.OpGte, domain.OpLte:
+		b.WriteString(col + comparators[c.Op] + "?")
+		args = append(args, val(0))
+	case domain.OpBetween:
+		b.WriteString(col + " BETWEEN ? AND ?")
+		args = append(args, val(0), val(1))
+	case domain.OpIn, domain.OpNotIn:
+		b.WriteString(col)
+		if c.Op == domain.OpNotIn {
+			b.WriteString(" NOT")
+		}
+		b.WriteString(" IN (")
+		for i := range c.Values {
+			if i > 0 {
+				b.WriteString(", ")
+			}
+			b.WriteString("?")
+			args = append(args, val(i))
+		}
+		b.WriteString(")")
+	case domain.OpStarts:
+		v := val(0).(string)
+		b.WriteString("substr(" + col + ", 1, ?) = ?")
+		args = append(args, utf8.RuneCountInString(v), v)
+	case domain.OpEnds:
+		v := val(0).(string)
+		n := utf8.RuneCountInString(v)
+		// substr() with a start below 1 means different things on the
+		// two databases; the length test keeps the start at 1 or more.
+		b.WriteString("length(" + col + ") >= ? AND substr(" + col + ", length(" + col + ") - ? + 1) = ?")
+		args = append(args, n, n, v)
+	case domain.OpCont:
+		b.WriteString(position + "(" + col + ", ?) > 0")
+		args = append(args, val(0))
+	case domain.OpExcl:
+		b.WriteString(position + "(" + col + ", ?) = 0")
+		args = append(args, val(0))
+	case domain.OpIsNull:
+		b.WriteString(col + " IS NULL")
+	case domain.OpNotNull:
+		b.WriteString(col + " IS NOT NULL")
+	default:
+		return nil, fmt.Errorf("bunstore: unknown query operator %d", c.Op)
+	}
+	return args, nil
+}
+
+var comparators = map[domain.QueryOp]string{
+	domain.OpEq: " = ", domain.OpNe: " <> ", domain.OpGt: " > ", domain.OpLt: " < ", domain.OpGte: " >= ", domain.OpLte: " <= ",
+}
+
+// listOrder returns the ORDER BY list of keys (dateCreated when empty),
+// ending with id ascending. A NULL expiry sorts after every date, so last
+// ascending and first descending, on both databases.
+func listOrder(keys []domain.SortKey) (string, error) {
+	if len(keys) == 0 {
+		keys = []domain.SortKey{{Field: domain.FieldDateCreated}}
+	}
+	var b strings.Builder
+	for _, k := range keys {
+		col, ok := queryColumns[k.Field]
+		if !ok {
+			return "", fmt.Errorf("bunstore: list entries: unknown sort field %s", strconv.Itoa(int(k.Field)))
+		}
+		b.WriteString(col)
+		switch {
+		case k.Desc && k.Field.Nullable():
+			b.WriteString(" DESC NULLS FIRST")
+		case k.Desc:
+			b.WriteString(" DESC")
+		case k.Field.Nullable():
+			b.WriteString(" ASC NULLS LAST")
+		default:
+			b.WriteString(" ASC")
+		}
+		b.WriteString(", ")
+	}
+	b.WriteString("id ASC")
+	return b.String(), nil
 }

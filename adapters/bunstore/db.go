@@ -131,6 +131,7 @@ func createPrivate(path string) error {
 }
 
 func openSQLite(uri string, memory bool, cfg openConfig) (*bun.DB, error) {
+	registerSQLiteFold()
 	conn, err := sqlite.NewConnector(uri)
 	if err != nil {
 		return nil, fmt.Errorf("bunstore: open SQLite: %w", err)

@@ -82,7 +82,7 @@ func Migrate(ctx context.Context, db *bun.DB, tables []string) error {
 	if _, err := m.Migrate(ctx); err != nil {
 		return dbError("migrate", err)
 	}
-	return nil
+	return definePostgresFold(ctx, db)
 }
 
 // validateTables checks every name and that no two cache tables, nor a

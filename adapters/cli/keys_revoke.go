@@ -8,8 +8,9 @@ import (
 var keysRevokeCommand = Command{
 	Name:     "keys revoke",
 	Synopsis: "KID",
-	Summary:  "revoke a signing key: every server refuses its tokens within a minute (a new key is made current first when KID is current)",
-	Args:     1,
+	Summary: "revoke a signing key: every server refuses its tokens within a minute (a new key is made current first when KID is current); " +
+		`a KID starting with "-" follows "--"`,
+	Args: 1,
 	Run: func(ctx context.Context, env *Env) error {
 		s, err := env.Services(ctx)
 		if err != nil {

@@ -90,6 +90,7 @@ func (r *cacheRoutes) create(c *gin.Context) {
 	writeEntry(c, http.StatusCreated, &e)
 }
 
+// list streams the matching entries (see listStream).
 func (r *cacheRoutes) list(c *gin.Context) {
 	a, ok := r.assignment(c)
 	if !ok {
@@ -103,22 +104,15 @@ func (r *cacheRoutes) list(c *gin.Context) {
 	}
 	in := q.in
 	in.Assignment, in.Actor = a, actorFrom(c)
-	out, err := r.uc.List.Execute(c.Request.Context(), in)
+	bp := getBuf()
+	defer putBuf(bp)
+	w := &listStream{c: c, buf: bp, paged: q.paged, fields: q.fields}
+	out, err := r.uc.List.Stream(c.Request.Context(), in, w.entry)
 	if err != nil {
-		r.s.writeError(c, err)
+		r.failList(w, err)
 		return
 	}
-	if q.empty {
-		out.Entries, out.Total = nil, 0
-	}
-	bp := getBuf()
-	if q.paged {
-		*bp = appendPage(*bp, toPage(q, out))
-	} else {
-		*bp = appendEntries(*bp, out.Entries)
-	}
-	writeJSON(c, http.StatusOK, *bp)
-	putBuf(bp)
+	w.finish(out.Total, q.page, out.Limit)
 }
 
 func (r *cacheRoutes) get(c *gin.Context) {

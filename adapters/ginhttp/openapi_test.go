@@ -9,6 +9,7 @@ import (
 	"io"
 	"net/http"
 	"net/http/httptest"
+	"net/url"
 	"slices"
 	"strings"
 	"testing"
@@ -525,6 +526,19 @@ func TestRealResponsesMatchTheOpenAPIDocument(t *testing.T) {
 			}},
 		{name: "listing with offset and simple filters is a page", method: "GET", hdr: []string{"Authorization", "Bearer {token}"}, status: 200, validRequest: true,
 			path: func(w *oasWalk) string { return "/cache/user?offset=0&key=k&type=t&assignee.id=" + w.userID }},
+		{name: "listing with the query language, trimmed by fields, is an array", method: "GET", hdr: []string{"Authorization", "Bearer {token}"}, status: 200, validRequest: true,
+			path: oasFixed("/cache/user?filter[]=key||$contL||K&filter=version||$gte||1&or[]=type||$in||t,u&or=expirationDate||$isnull&sort[]=version,DESC&sort=key,ASC&fields=key,type&per_page=5"),
+			then: func(t *testing.T, _ *oasWalk, x oasExchange) {
+				var es []map[string]any
+				oasDecode(t, x, &es)
+				if len(es) != 1 || len(es[0]) != 3 {
+					t.Errorf("listed %v, want one entry with id, key and type", es)
+				}
+			}},
+		{name: "listing with a search is a page", method: "GET", hdr: []string{"Authorization", "Bearer {token}"}, status: 200, validRequest: true,
+			path: oasFixed("/cache/user?page=1&select=data&s=" + url.QueryEscape(`{"$or":[{"key":{"$startsL":"K"}},{"version":{"$gt":1,"$lt":5}}]}`))},
+		{name: "listing with a join is 400", method: "GET", path: oasFixed("/cache/user?join=profile"), hdr: []string{"Authorization", "Bearer {token}"}, status: 400},
+		{name: "listing with a malformed condition is 400", method: "GET", path: oasFixed("/cache/user?filter=key||$like||k"), hdr: []string{"Authorization", "Bearer {token}"}, status: 400},
 		{name: "listing with an unknown parameter is 400", method: "GET", path: oasFixed("/cache/user?bogus=1"), hdr: []string{"Authorization", "Bearer {token}"}, status: 400},
 		{name: "listing without a token is 401", method: "GET", path: oasFixed("/cache/user"), status: 401},
 		{name: "replacing the current version is 200", method: "PUT", path: oasEntryPath, body: oasEntryBody("", "k"),

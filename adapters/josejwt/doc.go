@@ -4,10 +4,16 @@
 // Tokens are compact JWS objects signed with EdDSA (Ed25519) by default,
 // with keys kept in a ports.KeyStore so every replica and every restart
 // agrees, or with HS256 and a configured secret for compatibility. Each
-// token carries sub, iat, exp, iss, aud, jti and the private claim "fam"
-// (the refresh family), and a "kid" and a "typ" header: "at+jwt" for
-// access tokens, "refresh+jwt" for refresh tokens. Verification demands
-// the typ of the kind asked for, so neither kind stands in for the other.
+// token carries sub, iat, exp, iss, aud, jti, "sid" (the refresh family;
+// tokens signed before it read "fam") and "auth_time" (the family's login),
+// and a "kid" and a "typ" header: "at+jwt" for access tokens,
+// "refresh+jwt" for refresh tokens. Verification demands the typ of the
+// kind asked for, so neither kind stands in for the other.
+//
+// A retired key verifies access tokens for AccessTokenTTL plus the leeway
+// after its retirement and refresh tokens for MaxTokenTTL plus the leeway;
+// a revoked key verifies nothing. Stored private keys may be sealed with a
+// key encryption secret (sealing.go).
 //
 // The application decides lifetimes: it passes domain.Claims with IssuedAt
 // and ExpiresAt set, and the issuer signs exactly those (as whole seconds,

@@ -190,5 +190,9 @@ func newEd25519Key(random io.Reader, now time.Time) (domain.SigningKey, error) {
 	}, nil
 }
 
-// errHS256Rotate is returned by Rotate in HS256 mode.
-var errHS256Rotate = errors.New("josejwt: an HS256 secret is configured, not a stored key; change the secret to rotate")
+// errHS256Rotate is returned by Rotate in HS256 mode, errHS256Revoke by
+// Revoke.
+var (
+	errHS256Rotate = errors.New("josejwt: an HS256 secret is configured, not a stored key; change the secret to rotate")
+	errHS256Revoke = errors.New("josejwt: an HS256 secret is configured, not a stored key; change the secret to revoke it")
+)

@@ -157,8 +157,9 @@ func (t *Tokens) PruneKeys(ctx context.Context) (int, error) {
 
 // JWKS returns the JSON Web Key Set of the public keys that may verify a
 // still-valid access token: the current key and those retired less than
-// AccessTokenTTL plus Leeway ago (never a revoked one), newest first, each with kid, alg "EdDSA"
-// and use "sig". In HS256 mode the set is empty: {"keys":[]}.
+// AccessTokenTTL plus Leeway ago (never a revoked one), newest first, each
+// with kid, alg "EdDSA" and use "sig". In HS256 mode the set is empty:
+// {"keys":[]}.
 func (t *Tokens) JWKS(ctx context.Context) ([]byte, error) {
 	now := t.opts.Clock.Now()
 	ring := t.keys(ctx, now)
@@ -302,7 +303,7 @@ func (t *Tokens) List(ctx context.Context) ([]domain.SigningKey, error) {
 // in HS256 mode it fails.
 func (t *Tokens) Revoke(ctx context.Context, kid string) error {
 	if t.alg != jose.EdDSA {
-		return errHS256Rotate
+		return errHS256Revoke
 	}
 	t.reloadMu.Lock()
 	defer t.reloadMu.Unlock()

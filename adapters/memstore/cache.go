@@ -5,7 +5,6 @@ import (
 	"context"
 	"fmt"
 	"slices"
-	"strings"
 	"sync"
 	"time"
 
@@ -111,33 +110,23 @@ func (r *CacheRepository) GetByKey(_ context.Context, k domain.NaturalKey, now t
 }
 
 // List implements ports.CacheRepository, with the same conventions as the
-// database store: ties broken by id in the sort's direction, strings
-// compared byte by byte, a Limit of zero or less returning no entries.
-func (r *CacheRepository) List(_ context.Context, q ports.ListQuery, now time.Time) (ports.ListResult, error) {
-	cmp, ok := cacheSorts[q.Sort]
-	if !ok {
-		return ports.ListResult{}, fmt.Errorf("memstore: list entries: unknown sort field %d", q.Sort)
+// database store (see query.go). Matching entries are chosen and sorted
+// under the lock; each is copied only when it is yielded, outside it.
+func (r *CacheRepository) List(_ context.Context, q ports.ListQuery, now time.Time, yield func(domain.Entry) error) (ports.ListResult, error) {
+	keys := q.Sort
+	if len(keys) == 0 {
+		keys = defaultSort
 	}
 	r.mu.Lock()
 	var match []domain.Entry
 	for _, e := range r.rows {
-		if e.Live(now) && (q.Key == "" || e.Key == q.Key) && (q.Type == "" || e.Type == q.Type) &&
-			(q.AssigneeID == "" || e.AssigneeID == q.AssigneeID) {
+		if e.Live(now) && (q.Owner == "" || e.AssigneeID == q.Owner) && matches(q.Filter, &e) {
 			match = append(match, e)
 		}
 	}
 	r.mu.Unlock()
-	slices.SortFunc(match, func(a, b domain.Entry) int {
-		c := cmp(a, b)
-		if c == 0 {
-			c = strings.Compare(a.ID, b.ID)
-		}
-		if q.Desc {
-			return -c
-		}
-		return c
-	})
-	res := ports.ListResult{Entries: []domain.Entry{}}
+	slices.SortFunc(match, func(a, b domain.Entry) int { return compareBy(keys, &a, &b) })
+	var res ports.ListResult
 	if q.CountTotal {
 		res.Total = len(match)
 	}
@@ -147,16 +136,11 @@ func (r *CacheRepository) List(_ context.Context, q ports.ListQuery, now time.Ti
 	from := min(max(q.Offset, 0), len(match))
 	to := min(from+q.Limit, len(match))
 	for _, e := range match[from:to] {
-		res.Entries = append(res.Entries, cacheCopy(e))
+		if err := yield(cacheCopy(e)); err != nil {
+			return ports.ListResult{}, err
+		}
 	}
 	return res, nil
-}
-
-var cacheSorts = map[ports.SortField]func(a, b domain.Entry) int{
-	ports.SortDateCreated: func(a, b domain.Entry) int { return a.DateCreated.Compare(b.DateCreated) },
-	ports.SortDateUpdated: func(a, b domain.Entry) int { return a.DateUpdated.Compare(b.DateUpdated) },
-	ports.SortKey:         func(a, b domain.Entry) int { return strings.Compare(a.Key, b.Key) },
-	ports.SortType:        func(a, b domain.Entry) int { return strings.Compare(a.Type, b.Type) },
 }
 
 // Update implements ports.CacheRepository. Only Version is set by the

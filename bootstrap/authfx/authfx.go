@@ -341,10 +341,12 @@ func newRevokedSessions(lc fx.Lifecycle, d revokedDeps) (*application.RevokedSes
 	if err != nil {
 		return nil, fmt.Errorf("auth: revoked sessions: %w", err)
 	}
-	ctx, cancel := context.WithCancel(context.Background())
+	var cancel context.CancelFunc
 	done := make(chan struct{})
 	lc.Append(fx.Hook{
 		OnStart: func(context.Context) error {
+			var ctx context.Context
+			ctx, cancel = context.WithCancel(context.Background())
 			go func() {
 				defer close(done)
 				r.Run(ctx)

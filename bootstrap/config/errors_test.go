@@ -9,6 +9,8 @@ import (
 func TestConfigurationErrors(t *testing.T) {
 	t.Parallel()
 	const short = "short-SECRET-value"
+	shortKeySecret := writeFile(t, "short-kek", "   "+short+strings.Repeat(" ", 40)+"\n")
+	blankKeySecret := writeFile(t, "blank-kek", " \n\t\n")
 	cases := []struct {
 		name string
 		in   input
@@ -41,6 +43,15 @@ func TestConfigurationErrors(t *testing.T) {
 		{"an unreadable secret file",
 			input{args: []string{"--hs256-secret-file", "/nonexistent/hs256"}},
 			[]string{`hs256-secret-file: open /nonexistent/hs256: no such file or directory`}},
+		{"a short key encryption secret, whatever whitespace pads it",
+			input{args: []string{"--key-encryption-secret-file", shortKeySecret}},
+			[]string{`key-encryption-secret-file: the secret must be at least 32 bytes`}},
+		{"an empty key encryption secret file",
+			input{env: map[string]string{"CACHEGATE_KEY_ENCRYPTION_SECRET_FILE": blankKeySecret}},
+			[]string{`CACHEGATE_KEY_ENCRYPTION_SECRET_FILE: ` + blankKeySecret + `: is empty`}},
+		{"a session maximum of zero",
+			input{yaml: "auth:\n  sessionMax: 0s\n"},
+			[]string{`auth.sessionMax: "0s" must be a duration such as 15m or 30d (config line 2)`}},
 		{"a missing configuration file",
 			input{args: []string{"--config", "/nonexistent/x.yaml"}},
 			[]string{`config: open /nonexistent/x.yaml: no such file or directory`}},

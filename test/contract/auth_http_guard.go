@@ -3,6 +3,7 @@ package contract
 import (
 	"encoding/base64"
 	"net/http"
+	"net/url"
 	"strings"
 	"testing"
 )
@@ -135,10 +136,37 @@ func ahOwnerTests(t *testing.T, s *ahSuite) {
 		e := s.web.do(t, http.MethodPost, s.web.coll(), webBody("secret", "t", a.ID, `"a's"`, `null`), asA...).entry(t, http.StatusCreated)
 
 		s.web.do(t, http.MethodGet, s.web.item(e.ID), nil, asB...).fail(t, http.StatusNotFound, "")
-		for _, q := range []string{"", "?assignee.id=" + a.ID, "?key=secret", "?filter=assignee.id||$eq||" + a.ID, "?page=1&limit=10"} {
+		mine := s.web.do(t, http.MethodPost, s.web.coll(), webBody("mine", "t", b.ID, `"b's own"`, `null`), asB...).entry(t, http.StatusCreated)
+		// Nothing in the query language widens the owner policy: ors,
+		// searches, negations and lists naming A, in every syntax.
+		esc := url.QueryEscape
+		for _, q := range []string{"", "?assignee.id=" + a.ID, "?key=secret", "?filter=assignee.id||$eq||" + a.ID, "?page=1&limit=10",
+			"?or=assignee.id||$eq||" + a.ID,
+			"?or=assignee.id||$eq||" + a.ID + "&or=key||$eq||secret",
+			"?filter=key||$eq||nothing&or=assignee.id||$eq||" + a.ID,
+			"?filter[]=key||$eq||nothing&or[]=assignee.id||$eq||" + a.ID,
+			"?filter=assignee.id||$ne||" + b.ID,
+			"?or=assignee.id||$ne||" + b.ID,
+			"?filter=assignee.id||$in||" + a.ID + "," + b.ID,
+			"?filter=assignee.id||$notin||" + b.ID,
+			"?filter=assignee.id||$neL||" + strings.ToUpper(b.ID),
+			"?filter=key||$ne||x&or=key||$eq||secret",
+			"?s=" + esc(`{"$or":[{"assignee.id":"`+a.ID+`"},{"key":"secret"}]}`),
+			"?s=" + esc(`{"assignee.id":{"$ne":"`+b.ID+`"}}`),
+			"?s=" + esc(`{"$or":[{"$and":[{"key":"secret"},{"assignee.id":{"$in":["`+a.ID+`"]}}]},{"version":{"$gte":0}}]}`),
+			"?s=" + esc(`{"assignee.id":{"$or":{"$eq":"`+a.ID+`","$ne":"x"}}}`) + "&page=1",
+		} {
 			r := s.web.do(t, http.MethodGet, s.web.coll()+q, nil, asB...)
 			if r.Status != http.StatusOK || strings.Contains(string(r.Body), e.ID) || strings.Contains(string(r.Body), `"a's"`) {
 				t.Errorf("B's list %q answered %d and shows A's entry: %v", q, r.Status, strings.Contains(string(r.Body), e.ID))
+			}
+		}
+		// The same queries still find what B may see.
+		for _, q := range []string{"?filter=assignee.id||$in||" + a.ID + "," + b.ID, "?filter=assignee.id||$ne||" + a.ID,
+			"?or=assignee.id||$eq||" + a.ID + "&or=key||$eq||mine", "?s=" + esc(`{"$or":[{"assignee.id":"`+a.ID+`"},{"key":"mine"}]}`)} {
+			r := s.web.do(t, http.MethodGet, s.web.coll()+q, nil, asB...)
+			if r.Status != http.StatusOK || !strings.Contains(string(r.Body), mine.ID) {
+				t.Errorf("B's list %q answered %d without B's own entry: %s", q, r.Status, ahShow(r))
 			}
 		}
 		ahWantStatus(t, s.web.do(t, http.MethodPut, s.web.item(e.ID), webBody("secret", "t", a.ID, `"b's"`, `null`), asB...),

@@ -21,6 +21,7 @@ func CacheRepository(t *testing.T, newRepo func(t *testing.T) ports.CacheReposit
 	cacheUpdateTests(t, newRepo)
 	cacheDeleteTests(t, newRepo)
 	cacheListTests(t, newRepo)
+	CacheQuery(t, newRepo)
 	cachePurgeTests(t, newRepo)
 }
 
@@ -89,13 +90,13 @@ func cacheReadTests(t *testing.T, newRepo func(t *testing.T) ports.CacheReposito
 		if _, err := repo.GetByKey(t.Context(), e.NaturalKey(), before); err != nil {
 			t.Errorf("GetByKey a microsecond before expiry = %v", err)
 		}
-		res, err := repo.List(t.Context(), ports.ListQuery{Limit: 10, CountTotal: true}, before)
+		res, err := ListAll(t.Context(), repo, ports.ListQuery{Limit: 10, CountTotal: true}, before)
 		if err != nil || res.Total != 1 || len(res.Entries) != 1 {
 			t.Errorf("List a microsecond before expiry = %d entries, total %d, %v; want 1, 1", len(res.Entries), res.Total, err)
 		}
 		for _, now := range []time.Time{exp, exp.Add(time.Nanosecond), exp.Add(time.Hour)} {
 			cacheWantGone(t, repo, e, now)
-			res, err := repo.List(t.Context(), ports.ListQuery{Limit: 10, CountTotal: true}, now)
+			res, err := ListAll(t.Context(), repo, ports.ListQuery{Limit: 10, CountTotal: true}, now)
 			if err != nil || res.Total != 0 || len(res.Entries) != 0 {
 				t.Errorf("List at %v = %d entries, total %d, %v; want none", now, len(res.Entries), res.Total, err)
 			}

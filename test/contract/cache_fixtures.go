@@ -2,6 +2,7 @@ package contract
 
 import (
 	"bytes"
+	"context"
 	"errors"
 	"fmt"
 	"slices"
@@ -69,7 +70,7 @@ func cacheWantGone(t *testing.T, r ports.CacheRepository, e domain.Entry, now ti
 	if _, err := r.GetByKey(t.Context(), e.NaturalKey(), now); !errors.Is(err, domain.ErrCacheNotFound) {
 		t.Errorf("GetByKey(%v) at %v = %v, want ErrCacheNotFound", e.NaturalKey(), now, err)
 	}
-	res, err := r.List(t.Context(), ports.ListQuery{AssigneeID: e.AssigneeID, Limit: 1000}, now)
+	res, err := ListAll(t.Context(), r, ports.ListQuery{Owner: e.AssigneeID, Limit: 1000}, now)
 	if err != nil {
 		t.Fatalf("List: %v", err)
 	}
@@ -152,4 +153,21 @@ func cacheWantIDs(t *testing.T, what string, entries []domain.Entry, want []stri
 	if got := cacheIDs(entries); !slices.Equal(got, want) {
 		t.Errorf("%s ids:\n got %s\nwant %s", what, strings.Join(got, " "), strings.Join(want, " "))
 	}
+}
+
+// Listed is a whole list: its entries and what the store reported.
+type Listed struct {
+	Entries []domain.Entry
+	Total   int
+}
+
+// ListAll runs r.List and gathers what it yields.
+func ListAll(ctx context.Context, r ports.CacheRepository, q ports.ListQuery, now time.Time) (Listed, error) {
+	out := Listed{Entries: []domain.Entry{}}
+	res, err := r.List(ctx, q, now, func(e domain.Entry) error {
+		out.Entries = append(out.Entries, e)
+		return nil
+	})
+	out.Total = res.Total
+	return out, err
 }

@@ -71,6 +71,7 @@ func CacheHTTP(t *testing.T, h CacheHTTPHarness) {
 	webReadWriteTests(t, s)
 	webConditionalTests(t, s)
 	webListTests(t, s)
+	webQueryTests(t, s)
 	webRobustnessTests(t, s)
 }
 

@@ -155,7 +155,12 @@ func webListTests(t *testing.T, s *webSuite) {
 			"?limit=0": "limit", "?limit=1001": "limit", "?limit=abc": "limit", "?limit=-1": "limit",
 			"?limit=99999999999999999999": "limit", "?page=0": "page", "?page=x": "page", "?offset=-1": "offset",
 			"?offset=1.5": "offset", "?sort=bogus,ASC": "sort", "?sort=key,UP": "sort", "?sort=data,ASC": "sort",
-			"?filter=data||$eq||x": "filter", "?filter=key||$ne||x": "filter", "?filter=key": "filter",
+			"?filter=data||$eq||x": "filter", "?filter=key||$nope||x": "filter",
+			"?filter[]=version||$gt||x": "filter", "?or=dateCreated||$gte||yesterday": "or", "?filter=key||$gtL||a": "filter",
+			"?filter=version||$cont||1": "filter", "?s=[1]": "s", "?s={\"key\":": "s", "?s={\"$or\":[]}": "s",
+			"?s={\"data\":1}": "s", "?s={\"version\":\"x\"}": "s", "?fields=key,nope": "fields", "?select=bogus": "select",
+			"?join=profile": "join", "?join[]=profile": "join", "?per_page=0": "per_page", "?limit=1&per_page=1": "per_page",
+			"?filter=key||$between||a": "filter", "?filter=key||$in": "filter", "?filter[x]=key||$eq||a": "filter[x]", "?filter=key": "filter",
 			"?filter=key||$eq": "filter", "?kye=a": "kye", "?page=1&offset=0": "page",
 		} {
 			s.do(t, http.MethodGet, s.coll()+query, nil).fail(t, http.StatusBadRequest, "", field)

@@ -43,36 +43,46 @@ func cacheListSeed() []domain.Entry {
 	return seed
 }
 
-// cacheSorted returns the ids of entries sorted as ports.ListQuery
-// describes: by field, ties by id, strings compared byte by byte.
-func cacheSorted(entries []domain.Entry, field ports.SortField, desc bool) []string {
+// cacheSorted returns the ids of entries sorted by one field, ties by id
+// ascending whatever the direction, strings compared byte by byte.
+func cacheSorted(entries []domain.Entry, field domain.QueryField, desc bool) []string {
 	s := slices.Clone(entries)
 	slices.SortFunc(s, func(a, b domain.Entry) int {
 		var c int
 		switch field {
-		case ports.SortDateCreated:
+		case domain.FieldDateCreated:
 			c = a.DateCreated.Compare(b.DateCreated)
-		case ports.SortDateUpdated:
+		case domain.FieldDateUpdated:
 			c = a.DateUpdated.Compare(b.DateUpdated)
-		case ports.SortKey:
+		case domain.FieldKey:
 			c = strings.Compare(a.Key, b.Key)
-		case ports.SortType:
+		case domain.FieldType:
 			c = strings.Compare(a.Type, b.Type)
-		}
-		if c == 0 {
-			c = strings.Compare(a.ID, b.ID)
 		}
 		if desc {
 			c = -c
+		}
+		if c == 0 {
+			c = strings.Compare(a.ID, b.ID)
 		}
 		return c
 	})
 	return cacheIDs(s)
 }
 
-func cacheList(t *testing.T, r ports.CacheRepository, q ports.ListQuery, now time.Time) ports.ListResult {
+// cacheEq is the filter field = v.
+func cacheEq(t *testing.T, field domain.QueryField, v string) domain.Filter {
 	t.Helper()
-	res, err := r.List(t.Context(), q, now)
+	c, err := domain.NewCondition("test", field, domain.OpEq, false, []string{v})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return domain.Where(c)
+}
+
+func cacheList(t *testing.T, r ports.CacheRepository, q ports.ListQuery, now time.Time) Listed {
+	t.Helper()
+	res, err := ListAll(t.Context(), r, q, now)
 	if err != nil {
 		t.Fatalf("List(%+v) = %v", q, err)
 	}
@@ -87,32 +97,42 @@ func cacheListTests(t *testing.T, newRepo func(t *testing.T) ports.CacheReposito
 		for _, e := range seed {
 			cacheCreate(t, repo, e, cacheT0)
 		}
-		for _, q := range []ports.ListQuery{
+		type exact struct{ key, typ, assignee string }
+		for _, x := range []exact{
 			{},
-			{Key: "a"},
-			{Type: "t1"},
-			{Type: "T1"},
-			{AssigneeID: cacheAssignee(1)},
-			{Key: "a", Type: "t1"},
-			{Key: "a", Type: "t1", AssigneeID: cacheAssignee(0)},
-			{Key: "A"},
-			{AssigneeID: cacheAssignee(7)},
+			{key: "a"},
+			{typ: "t1"},
+			{typ: "T1"},
+			{assignee: cacheAssignee(1)},
+			{key: "a", typ: "t1"},
+			{key: "a", typ: "t1", assignee: cacheAssignee(0)},
+			{key: "A"},
+			{assignee: cacheAssignee(7)},
 		} {
 			var match []domain.Entry
 			for _, e := range seed {
-				if (q.Key == "" || e.Key == q.Key) && (q.Type == "" || e.Type == q.Type) &&
-					(q.AssigneeID == "" || e.AssigneeID == q.AssigneeID) {
+				if (x.key == "" || e.Key == x.key) && (x.typ == "" || e.Type == x.typ) &&
+					(x.assignee == "" || e.AssigneeID == x.assignee) {
 					match = append(match, e)
 				}
 			}
-			q.Limit, q.CountTotal = 100, true
+			var all []domain.Filter
+			for _, f := range []struct {
+				field domain.QueryField
+				v     string
+			}{{domain.FieldKey, x.key}, {domain.FieldType, x.typ}, {domain.FieldAssigneeID, x.assignee}} {
+				if f.v != "" {
+					all = append(all, cacheEq(t, f.field, f.v))
+				}
+			}
+			q := ports.ListQuery{Filter: domain.AllOf(all...), Limit: 100, CountTotal: true}
 			res := cacheList(t, repo, q, cacheT0)
-			cacheWantIDs(t, "List(key "+q.Key+", type "+q.Type+", assignee "+q.AssigneeID+")", res.Entries, cacheSorted(match, ports.SortDateCreated, false))
+			cacheWantIDs(t, "List(key "+x.key+", type "+x.typ+", assignee "+x.assignee+")", res.Entries, cacheSorted(match, domain.FieldDateCreated, false))
 			if res.Total != len(match) {
-				t.Errorf("List(%+v) total = %d, want %d", q, res.Total, len(match))
+				t.Errorf("List(%+v) total = %d, want %d", x, res.Total, len(match))
 			}
 		}
-		res := cacheList(t, repo, ports.ListQuery{Key: "a", Limit: 10}, cacheT0)
+		res := cacheList(t, repo, ports.ListQuery{Filter: cacheEq(t, domain.FieldKey, "a"), Limit: 10}, cacheT0)
 		for _, got := range res.Entries {
 			for _, want := range seed {
 				if want.ID == got.ID {
@@ -122,17 +142,17 @@ func cacheListTests(t *testing.T, newRepo func(t *testing.T) ports.CacheReposito
 		}
 	})
 
-	t.Run("list sorts by every field in both directions, comparing bytes and breaking ties by id", func(t *testing.T) {
+	t.Run("list sorts by every field in both directions, comparing bytes and breaking ties by id ascending", func(t *testing.T) {
 		t.Parallel()
 		repo := newRepo(t)
 		seed := cacheListSeed()
 		for _, e := range seed {
 			cacheCreate(t, repo, e, cacheT0)
 		}
-		for _, field := range []ports.SortField{ports.SortDateCreated, ports.SortDateUpdated, ports.SortKey, ports.SortType} {
+		for _, field := range []domain.QueryField{domain.FieldDateCreated, domain.FieldDateUpdated, domain.FieldKey, domain.FieldType} {
 			for _, desc := range []bool{false, true} {
-				res := cacheList(t, repo, ports.ListQuery{Sort: field, Desc: desc, Limit: 100}, cacheT0)
-				what := []string{"created", "updated", "key", "type"}[field]
+				res := cacheList(t, repo, ports.ListQuery{Sort: []domain.SortKey{{Field: field, Desc: desc}}, Limit: 100}, cacheT0)
+				what := field.String()
 				if desc {
 					what += " desc"
 				}
@@ -148,9 +168,9 @@ func cacheListTests(t *testing.T, newRepo func(t *testing.T) ports.CacheReposito
 		for _, e := range seed {
 			cacheCreate(t, repo, e, cacheT0)
 		}
-		all := cacheSorted(seed, ports.SortKey, false)
+		all := cacheSorted(seed, domain.FieldKey, false)
 		for _, p := range []struct{ limit, offset int }{{3, 0}, {3, 3}, {3, 6}, {3, 8}, {3, 100}, {100, 0}, {1, 7}, {0, 0}, {0, 2}} {
-			q := ports.ListQuery{Sort: ports.SortKey, Limit: p.limit, Offset: p.offset}
+			q := ports.ListQuery{Sort: []domain.SortKey{{Field: domain.FieldKey}}, Limit: p.limit, Offset: p.offset}
 			from, to := min(p.offset, len(all)), min(p.offset+p.limit, len(all))
 			res := cacheList(t, repo, q, cacheT0)
 			cacheWantIDs(t, "a page", res.Entries, all[from:to])

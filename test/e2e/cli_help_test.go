@@ -2,6 +2,7 @@ package e2e
 
 import (
 	"os"
+	"os/exec"
 	"path/filepath"
 	"regexp"
 	"slices"
@@ -164,5 +165,21 @@ func TestTheREADMECommandListMatchesTheHelp(t *testing.T) {
 		if !slices.Contains(documented, l) {
 			t.Errorf("cachegate --help lists %q, which README's Commands block does not", l)
 		}
+	}
+}
+
+// The binary is built with the nomsgpack tag, as the README says, so Gin's
+// MessagePack codec (9 MB) is not in it (docs/binary-size.md).
+func TestTheBinaryLinksNoMessagePackCodec(t *testing.T) {
+	t.Parallel()
+	out, err := exec.Command("go", "version", "-m", binary).CombinedOutput()
+	if err != nil {
+		t.Fatalf("go version -m: %v\n%s", err, out)
+	}
+	if !strings.Contains(string(out), "github.com/gin-gonic/gin") {
+		t.Fatalf("go version -m does not list gin; cannot judge:\n%s", out)
+	}
+	if strings.Contains(string(out), "github.com/ugorji/go/codec") {
+		t.Errorf("the binary links github.com/ugorji/go/codec: build it with -tags nomsgpack")
 	}
 }

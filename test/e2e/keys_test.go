@@ -127,7 +127,7 @@ func TestKeysListAndRevoke(t *testing.T) {
 			if r := a.cli(t, "", "keys", "revoke", "no-such-kid"); r.Code != 1 || !strings.Contains(r.Stderr, "no signing key") {
 				t.Errorf("keys revoke of an unknown kid: status %d, stderr %q; want 1 and a clear error", r.Code, r.Stderr)
 			}
-			if r := a.cli(t, "", "keys", "revoke", leaked.ID); r.Code != 0 {
+			if r := a.cli(t, "", "keys", "revoke", "--", leaked.ID); r.Code != 0 {
 				t.Fatalf("keys revoke: status %d, stderr %q", r.Code, r.Stderr)
 			}
 			revoked := time.Now()
@@ -143,8 +143,9 @@ func TestKeysListAndRevoke(t *testing.T) {
 				}
 			}
 			refreshAt(t, a.client, a.srv.URL, p.Refresh, http.StatusUnauthorized)
-			// Revoking the current key makes a new one current first.
-			if r := a.cli(t, "", "keys", "revoke", next); r.Code != 0 {
+			// Revoking the current key makes a new one current first. (A
+			// kid is base64url and may start with "-": "--" ends the flags.)
+			if r := a.cli(t, "", "keys", "revoke", "--", next); r.Code != 0 {
 				t.Fatalf("keys revoke of the current key: status %d, stderr %q", r.Code, r.Stderr)
 			}
 			lines := keysList(t, a)

@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/cachegate/cachegate/adapters/bunstore"
+	"github.com/cachegate/cachegate/domain"
 	"github.com/cachegate/cachegate/ports"
 )
 
@@ -37,7 +38,7 @@ func TestSeedEntries(t *testing.T) {
 	}
 
 	repo := bunstore.NewCacheRepository(db, "user_cache")
-	res, err := repo.List(ctx, ports.ListQuery{AssigneeID: testAssignee, Limit: 100, CountTotal: true}, time.Now())
+	res, err := repo.List(ctx, ports.ListQuery{Owner: testAssignee, Limit: 100, CountTotal: true}, time.Now(), func(domain.Entry) error { return nil })
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -1,0 +1,5 @@
+package bunstore
+
+// RevokedFamiliesQuery is the query of RefreshStore.RevokedFamilies, for
+// the query-plan test.
+const RevokedFamiliesQuery = revokedFamiliesQuery

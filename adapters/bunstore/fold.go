@@ -1,0 +1,90 @@
+package bunstore
+
+import (
+	"context"
+	"database/sql/driver"
+	"fmt"
+	"strings"
+	"sync"
+	"unicode"
+
+	"github.com/uptrace/bun"
+	"modernc.org/sqlite"
+
+	"github.com/cachegate/cachegate/domain"
+)
+
+// Case folding for the L operators ($contL, $eqL, …) must give the same
+// answers on SQLite, on PostgreSQL and in memstore. Neither database's
+// own lower() will do: SQLite's folds ASCII only, and PostgreSQL's follows
+// the collation (ASCII only for our COLLATE "C" columns, a locale's rules
+// otherwise, which differ between servers). So both databases call
+// foldFunction, which applies domain.FoldCase's mapping (Go's
+// unicode.ToLower, character by character) and nothing else:
+//
+//   - on SQLite it is that Go function itself, registered with the
+//     driver (modernc.org/sqlite) as a deterministic scalar function;
+//   - on PostgreSQL it is an SQL function that Migrate (re)defines at every
+//     start, under the migration lock: lower() in the "C" collation for
+//     ASCII, then translate() over every non-ASCII character that
+//     unicode.ToLower changes, a table generated from the Go tables of the
+//     running binary, so it is the same mapping character for character.
+//     ASCII-only text (the common case) skips the translate().
+//
+// Nothing extra is stored; folded comparisons cannot use an index, which
+// the assignee index (the policy's filter) makes up for.
+const foldFunction = "cachegate_fold"
+
+var registerFoldOnce sync.Once
+
+// registerSQLiteFold registers foldFunction with the SQLite driver, once
+// per process, before the first connection opens.
+func registerSQLiteFold() {
+	registerFoldOnce.Do(func() {
+		sqlite.MustRegisterDeterministicScalarFunction(foldFunction, 1,
+			func(_ *sqlite.FunctionContext, args []driver.Value) (driver.Value, error) {
+				switch v := args[0].(type) {
+				case nil:
+					return nil, nil
+				case string:
+					return domain.FoldCase(v), nil
+				case []byte:
+					return domain.FoldCase(string(v)), nil
+				default:
+					return v, nil
+				}
+			})
+	})
+}
+
+// foldTable returns the non-ASCII characters that unicode.ToLower changes,
+// and what it changes them to, in the same order.
+func foldTable() (from, to string) {
+	var f, t strings.Builder
+	for r := rune(utf8RuneSelf); r <= unicode.MaxRune; r++ {
+		if l := unicode.ToLower(r); l != r {
+			f.WriteRune(r)
+			t.WriteRune(l)
+		}
+	}
+	return f.String(), t.String()
+}
+
+const utf8RuneSelf = 0x80
+
+// definePostgresFold (re)creates foldFunction on PostgreSQL; on SQLite it
+// does nothing. Migrate calls it under the migration lock, so replicas
+// starting together do not redefine it at once.
+func definePostgresFold(ctx context.Context, db bun.IDB) error {
+	if !isPostgres(db) {
+		return nil
+	}
+	from, to := foldTable()
+	_, err := db.ExecContext(ctx, "CREATE OR REPLACE FUNCTION "+foldFunction+"(text) RETURNS text "+
+		"LANGUAGE sql IMMUTABLE STRICT PARALLEL SAFE AS $fold$ SELECT CASE WHEN octet_length($1) = length($1) "+
+		`THEN lower($1 COLLATE "C") ELSE translate(lower($1 COLLATE "C"), ?, ?) END $fold$`, from, to)
+	if err != nil {
+		return fmt.Errorf("bunstore: define %s: %w", foldFunction, err)
+	}
+	return nil
+}

@@ -1,0 +1,519 @@
+package ginhttp
+
+import (
+	"encoding/json"
+	"errors"
+	"io"
+	"net/url"
+	"strconv"
+	"strings"
+	"unicode/utf8"
+
+	"github.com/cachegate/cachegate/application"
+	"github.com/cachegate/cachegate/domain"
+)
+
+// The list endpoint's query string: the CRUD query language of CONTRACT.md
+// section 6 (the syntax of @nestjsx/crud 5), parsed here, once, into the
+// core's query value (domain.Filter, domain.SortKey); every rule about
+// what a condition means lives in domain, every translation in the stores.
+
+// listQuery is the list endpoint's query, parsed.
+type listQuery struct {
+	in    application.ListCachesInput
+	paged bool
+	page  int
+	// fields is the set of entry members to write; zero writes all.
+	fields entryFields
+}
+
+// maxOffset bounds offsets (and page*limit) far beyond any real table, so
+// arithmetic on them cannot overflow.
+const maxOffset = 1 << 30
+
+// maxQueryBytes bounds the raw query string of a list.
+const maxQueryBytes = 4 << 10
+
+// ParseListQuery parses the query string of GET /cache/<assignment> into
+// the use case's input (without assignment and actor), as the route does;
+// embedders and tests may use it to build the same queries. defLimit is
+// the page size of a paged list without limit, maxLimit the largest
+// limit and the size of a bare list without one. Refusals are
+// domain.KindInvalid errors naming the parameter.
+func ParseListQuery(rawQuery string, defLimit, maxLimit int) (application.ListCachesInput, error) {
+	q, err := toListInput(rawQuery, defLimit, maxLimit)
+	return q.in, err
+}
+
+// toListInput converts the list endpoint's query string.
+//
+//   - key=, type=, assignee.id=: exact matches, ANDed with the rest.
+//   - filter=<field>||<op>||<value> and or=…, repeatable, also as filter[]=,
+//     or[]= (axios) and filter[0]= (qs): several filters are ANDed; with
+//     ors, (filters ANDed) OR (ors ANDed), and ors alone are ORed. The
+//     value of $in, $notin and $between is comma-separated; $isnull and
+//     $notnull take none ("expirationDate||$isnull").
+//   - s=<JSON>: search; when present it replaces filter and or (which are
+//     still checked).
+//   - sort=<field>[,ASC|DESC], repeatable (sort[]=): the first key wins
+//     ties; id ascending ends every order.
+//   - fields= or select=: comma-separated entry members to return (id is
+//     always returned).
+//   - limit= or per_page= (1..maxLimit), page= (from 1) or offset= (from 0),
+//     not both: page or offset ask for the paged answer. A paged list
+//     without limit holds defLimit entries, a bare one maxLimit.
+//   - cache= is accepted and ignored (the CRUD clients' cache buster);
+//     join= is refused (entries have no relations); any other parameter
+//     is a 400, so a typo never silently widens a query.
+//
+// At most 4 KiB of query and domain.MaxQueryConditions conditions.
+func toListInput(rawQuery string, defLimit, maxLimit int) (listQuery, error) {
+	var (
+		q    listQuery
+		errs problems
+	)
+	if len(rawQuery) > maxQueryBytes {
+		return q, domain.InvalidField("query", "is longer than 4 KiB")
+	}
+	params, err := splitQuery(rawQuery)
+	if err != nil {
+		return q, err
+	}
+	var (
+		filters, ors, exact []domain.Filter
+		search              *domain.Filter
+		offset, page, limit *int
+	)
+	for _, p := range params {
+		name := arrayBase(p.name)
+		if name != p.name && !arrayForms[name] {
+			errs.add(clip(p.name), "is not a known query parameter")
+			continue
+		}
+		switch name {
+		case "key", "type", "assignee.id":
+			f, _ := domain.ParseQueryField(name, name)
+			c, err := domain.NewCondition(name, f, domain.OpEq, false, []string{p.value})
+			if err != nil {
+				errs.addErr(err)
+				continue
+			}
+			exact = append(exact, domain.Where(c))
+		case "filter", "or":
+			c, err := parseCondition(name, p.value)
+			if err != nil {
+				errs.addErr(err)
+				continue
+			}
+			if name == "filter" {
+				filters = append(filters, domain.Where(c))
+			} else {
+				ors = append(ors, domain.Where(c))
+			}
+		case "s":
+			if search != nil {
+				errs.add("s", "may be given once")
+				continue
+			}
+			f, err := parseSearch(p.value)
+			if err != nil {
+				errs.addErr(err)
+				continue
+			}
+			search = &f
+		case "sort":
+			k, err := parseSort(p.value)
+			if err != nil {
+				errs.addErr(err)
+				continue
+			}
+			q.in.Sort = append(q.in.Sort, k)
+		case "fields", "select":
+			fs, err := parseFields(name, p.value)
+			if err != nil {
+				errs.addErr(err)
+				continue
+			}
+			q.fields |= fs | fieldID
+		case "limit", "per_page":
+			if limit != nil {
+				errs.add(name, "may be given once (limit and per_page are the same)")
+				continue
+			}
+			limit = intParam(&errs, name, p.value, 1, maxLimit)
+		case "offset":
+			offset = onceInt(&errs, offset, name, p.value, 0, maxOffset)
+		case "page":
+			page = onceInt(&errs, page, name, p.value, 1, maxOffset)
+		case "cache":
+		case "join":
+			errs.add("join", "is not supported: cache entries have no relations")
+		default:
+			errs.add(clip(name), "is not a known query parameter")
+		}
+	}
+	if offset != nil && page != nil {
+		errs.add("page", "cannot be combined with offset")
+	}
+	if len(errs) > 0 {
+		return listQuery{}, domain.Invalid(errs...)
+	}
+	f := combine(filters, ors)
+	if search != nil {
+		f = *search
+	}
+	if len(exact) > 0 {
+		if !f.IsAll() {
+			exact = append(exact, f)
+		}
+		f = domain.AllOf(exact...)
+	}
+	if err := domain.ValidateFilter("query", f); err != nil {
+		return listQuery{}, err
+	}
+	q.in.Filter = f
+	q.in.Limit = maxLimit
+	if page != nil || offset != nil {
+		q.in.Limit = defLimit
+	}
+	if limit != nil {
+		q.in.Limit = *limit
+	}
+	switch {
+	case page != nil:
+		if (*page-1)*q.in.Limit > maxOffset {
+			return listQuery{}, domain.InvalidField("page", "is too large")
+		}
+		q.paged, q.in.Offset = true, (*page-1)*q.in.Limit
+	case offset != nil:
+		q.paged, q.in.Offset = true, *offset
+	}
+	q.in.CountTotal = q.paged
+	q.page = q.in.Offset/q.in.Limit + 1
+	return q, nil
+}
+
+// arrayForms are the parameters that may be written name[] or name[N].
+var arrayForms = map[string]bool{"filter": true, "or": true, "sort": true, "fields": true, "select": true, "join": true}
+
+// arrayBase returns name without a trailing "[]" or "[N]".
+func arrayBase(name string) string {
+	i := strings.IndexByte(name, '[')
+	if i < 0 || !strings.HasSuffix(name, "]") {
+		return name
+	}
+	idx := name[i+1 : len(name)-1]
+	for _, c := range idx {
+		if c < '0' || c > '9' {
+			return name
+		}
+	}
+	if len(idx) > 6 {
+		return name
+	}
+	return name[:i]
+}
+
+type queryParam struct{ name, value string }
+
+// splitQuery splits a raw query into its parameters in order (the order
+// of sort keys matters), decoding each name and value.
+func splitQuery(raw string) ([]queryParam, error) {
+	var out []queryParam
+	for part := range strings.SplitSeq(raw, "&") {
+		if part == "" {
+			continue
+		}
+		k, v, _ := strings.Cut(part, "=")
+		name, err1 := url.QueryUnescape(k)
+		value, err2 := url.QueryUnescape(v)
+		if err1 != nil || err2 != nil || strings.Contains(k, ";") {
+			return nil, domain.InvalidField("query", "is not a valid URL query string")
+		}
+		if !utf8.ValidString(name) || !utf8.ValidString(value) {
+			return nil, domain.InvalidField("query", "must be valid UTF-8")
+		}
+		out = append(out, queryParam{name, value})
+	}
+	return out, nil
+}
+
+// combine applies the CRUD rules to filter and or conditions: filters are
+// ANDed; ors alone are ORed; both give (filters ANDed) OR (ors ANDed),
+// which for one of each is filter OR or.
+func combine(filters, ors []domain.Filter) domain.Filter {
+	and := func(fs []domain.Filter) domain.Filter {
+		if len(fs) == 1 {
+			return fs[0]
+		}
+		return domain.AllOf(fs...)
+	}
+	switch {
+	case len(filters) == 0 && len(ors) == 0:
+		return domain.Filter{}
+	case len(ors) == 0:
+		return and(filters)
+	case len(filters) == 0:
+		if len(ors) == 1 {
+			return ors[0]
+		}
+		return domain.AnyOf(ors...)
+	}
+	return domain.AnyOf(and(filters), and(ors))
+}
+
+// parseCondition parses <field>||<op>[||<value>]; where is "filter" or "or".
+func parseCondition(where, s string) (domain.Condition, error) {
+	name, rest, ok := strings.Cut(s, "||")
+	if !ok {
+		return domain.Condition{}, domain.InvalidField(where, strconv.Quote(clip(s))+" is not <field>||<operator>||<value>")
+	}
+	opName, value, hasValue := strings.Cut(rest, "||")
+	field, err := domain.ParseQueryField(where, name)
+	if err != nil {
+		return domain.Condition{}, err
+	}
+	op, fold, err := domain.ParseQueryOp(where, opName)
+	if err != nil {
+		return domain.Condition{}, err
+	}
+	var values []string
+	switch op {
+	case domain.OpIsNull, domain.OpNotNull:
+	case domain.OpIn, domain.OpNotIn, domain.OpBetween:
+		if hasValue {
+			values = strings.Split(value, ",")
+		}
+	default:
+		if hasValue {
+			values = []string{value}
+		}
+	}
+	return domain.NewCondition(where, field, op, fold, values)
+}
+
+// parseSort parses <field>[,ASC|DESC].
+func parseSort(s string) (domain.SortKey, error) {
+	name, dir, _ := strings.Cut(s, ",")
+	f, err := domain.ParseQueryField("sort", name)
+	if err != nil {
+		return domain.SortKey{}, err
+	}
+	k := domain.SortKey{Field: f}
+	switch {
+	case dir == "" || strings.EqualFold(dir, "ASC"):
+	case strings.EqualFold(dir, "DESC"):
+		k.Desc = true
+	default:
+		return domain.SortKey{}, domain.InvalidField("sort", "direction must be ASC or DESC")
+	}
+	return k, nil
+}
+
+// parseSearch parses the s parameter: a JSON object whose members are
+// ANDed. A member is "$and" or "$or" with a non-empty array of such
+// objects, or a field with a value (compared with $eq; null means
+// $isnull) or an object of operators ({"$gt": 1, "$lt": 5}, ANDed; "$or"
+// and "$and" there take an object of operators). Operator values are
+// JSON strings (numbers for version), arrays for $in, $notin and
+// $between.
+func parseSearch(s string) (domain.Filter, error) {
+	dec := json.NewDecoder(strings.NewReader(s))
+	dec.UseNumber()
+	var v any
+	if err := dec.Decode(&v); err != nil || dec.More() {
+		return domain.Filter{}, domain.InvalidField("s", "is not valid JSON")
+	}
+	if _, err := dec.Token(); err != io.EOF {
+		return domain.Filter{}, domain.InvalidField("s", "is not valid JSON")
+	}
+	return searchObject(v, 1)
+}
+
+func searchObject(v any, depth int) (domain.Filter, error) {
+	if depth > domain.MaxQueryDepth {
+		return domain.Filter{}, domain.InvalidField("s", "nests too deep; at most "+strconv.Itoa(domain.MaxQueryDepth)+" levels")
+	}
+	obj, ok := v.(map[string]any)
+	if !ok {
+		return domain.Filter{}, domain.InvalidField("s", "must be a JSON object")
+	}
+	var all []domain.Filter
+	for _, name := range sortedKeys(obj) {
+		val := obj[name]
+		switch name {
+		case "$and", "$or":
+			arr, ok := val.([]any)
+			if !ok || len(arr) == 0 {
+				return domain.Filter{}, domain.InvalidField("s", name+" must be a non-empty array of objects")
+			}
+			subs := make([]domain.Filter, len(arr))
+			for i, x := range arr {
+				f, err := searchObject(x, depth+1)
+				if err != nil {
+					return domain.Filter{}, err
+				}
+				subs[i] = f
+			}
+			if name == "$and" {
+				all = append(all, domain.AllOf(subs...))
+			} else {
+				all = append(all, domain.AnyOf(subs...))
+			}
+		default:
+			field, err := domain.ParseQueryField("s", name)
+			if err != nil {
+				return domain.Filter{}, err
+			}
+			f, err := searchField(field, val, depth)
+			if err != nil {
+				return domain.Filter{}, err
+			}
+			all = append(all, f)
+		}
+	}
+	if len(all) == 1 {
+		return all[0], nil
+	}
+	return domain.AllOf(all...), nil
+}
+
+// searchField converts one field's value in s.
+func searchField(field domain.QueryField, val any, depth int) (domain.Filter, error) {
+	where := "s"
+	ops, ok := val.(map[string]any)
+	if !ok {
+		if val == nil {
+			c, err := domain.NewCondition(where, field, domain.OpIsNull, false, nil)
+			return domain.Where(c), err
+		}
+		raw, err := searchScalar(where, field, val)
+		if err != nil {
+			return domain.Filter{}, err
+		}
+		c, err := domain.NewCondition(where, field, domain.OpEq, false, []string{raw})
+		return domain.Where(c), err
+	}
+	if len(ops) == 0 {
+		return domain.Filter{}, domain.InvalidField(where, "names no operator")
+	}
+	if depth+1 > domain.MaxQueryDepth {
+		return domain.Filter{}, domain.InvalidField("s", "nests too deep; at most "+strconv.Itoa(domain.MaxQueryDepth)+" levels")
+	}
+	var subs []domain.Filter
+	for _, opName := range sortedKeys(ops) {
+		arg := ops[opName]
+		if opName == "$or" || opName == "$and" {
+			f, err := searchField(field, arg, depth+1)
+			if err != nil {
+				return domain.Filter{}, err
+			}
+			if _, isObj := arg.(map[string]any); !isObj {
+				return domain.Filter{}, domain.InvalidField(where, opName+" must be an object of operators")
+			}
+			if opName == "$or" && f.Kind == domain.FilterAll {
+				f.Kind = domain.FilterAny
+			}
+			subs = append(subs, f)
+			continue
+		}
+		op, fold, err := domain.ParseQueryOp(where, opName)
+		if err != nil {
+			return domain.Filter{}, err
+		}
+		var raw []string
+		switch op {
+		case domain.OpIsNull, domain.OpNotNull:
+		case domain.OpIn, domain.OpNotIn, domain.OpBetween:
+			arr, ok := arg.([]any)
+			if !ok {
+				return domain.Filter{}, domain.InvalidField(where, op.String()+" takes an array")
+			}
+			for _, x := range arr {
+				s, err := searchScalar(where, field, x)
+				if err != nil {
+					return domain.Filter{}, err
+				}
+				raw = append(raw, s)
+			}
+		default:
+			s, err := searchScalar(where, field, arg)
+			if err != nil {
+				return domain.Filter{}, err
+			}
+			raw = []string{s}
+		}
+		c, err := domain.NewCondition(where, field, op, fold, raw)
+		if err != nil {
+			return domain.Filter{}, err
+		}
+		subs = append(subs, domain.Where(c))
+	}
+	if len(subs) == 1 {
+		return subs[0], nil
+	}
+	return domain.AllOf(subs...), nil
+}
+
+// searchScalar returns a JSON value of s as the text NewCondition parses:
+// a string, or for version a number.
+func searchScalar(where string, field domain.QueryField, v any) (string, error) {
+	switch v := v.(type) {
+	case string:
+		return v, nil
+	case json.Number:
+		if field.Kind() == domain.KindInteger {
+			return v.String(), nil
+		}
+	}
+	want := "a string"
+	if field.Kind() == domain.KindInteger {
+		want = "an integer"
+	}
+	return "", domain.InvalidField(where, "value must be "+want)
+}
+
+func sortedKeys(m map[string]any) []string {
+	keys := make([]string, 0, len(m))
+	for k := range m {
+		keys = append(keys, k)
+	}
+	// Sorted so that errors and the tree do not depend on map order.
+	for i := 1; i < len(keys); i++ {
+		for j := i; j > 0 && keys[j] < keys[j-1]; j-- {
+			keys[j], keys[j-1] = keys[j-1], keys[j]
+		}
+	}
+	return keys
+}
+
+// intParam parses an integer parameter within [lo, hi].
+func intParam(errs *problems, name, v string, lo, hi int) *int {
+	n, err := strconv.Atoi(v)
+	if err != nil || n < lo || n > hi {
+		errs.add(name, "must be an integer from "+strconv.Itoa(lo)+" to "+strconv.Itoa(hi))
+		return nil
+	}
+	return &n
+}
+
+// onceInt is intParam for a parameter that may be given once.
+func onceInt(errs *problems, prev *int, name, v string, lo, hi int) *int {
+	if prev != nil {
+		errs.add(name, "may be given once")
+		return prev
+	}
+	return intParam(errs, name, v, lo, hi)
+}
+
+// addErr adds the details of a validation error.
+func (p *problems) addErr(err error) {
+	var de *domain.Error
+	if errors.As(err, &de) && len(de.Details) > 0 {
+		for _, d := range de.Details {
+			p.add(d.Field, d.Message)
+		}
+		return
+	}
+	p.add("query", err.Error())
+}

@@ -1,0 +1,207 @@
+package ginhttp
+
+import (
+	"errors"
+	"log/slog"
+	"net/http"
+	"strconv"
+	"strings"
+
+	"github.com/gin-gonic/gin"
+
+	"github.com/cachegate/cachegate/domain"
+)
+
+// entryFields is a set of an entry's JSON members, for fields= and select=.
+type entryFields uint16
+
+const (
+	fieldID entryFields = 1 << iota
+	fieldDateCreated
+	fieldDateUpdated
+	fieldDateDeleted
+	fieldVersion
+	fieldKey
+	fieldType
+	fieldData
+	fieldAssignee
+	fieldExpirationDate
+)
+
+var entryFieldNames = map[string]entryFields{
+	"id": fieldID, "dateCreated": fieldDateCreated, "dateUpdated": fieldDateUpdated, "dateDeleted": fieldDateDeleted,
+	"version": fieldVersion, "key": fieldKey, "type": fieldType, "data": fieldData,
+	"assignee": fieldAssignee, "assignee.id": fieldAssignee, "expirationDate": fieldExpirationDate,
+}
+
+// parseFields parses a comma-separated list of entry members.
+func parseFields(name, v string) (entryFields, error) {
+	var fs entryFields
+	for n := range strings.SplitSeq(v, ",") {
+		f, ok := entryFieldNames[n]
+		if !ok {
+			return 0, domain.InvalidField(name, "unknown field "+strconv.Quote(clip(n))+
+				"; use id, dateCreated, dateUpdated, dateDeleted, version, key, type, data, assignee or expirationDate")
+		}
+		fs |= f
+	}
+	return fs, nil
+}
+
+// appendEntryFields appends e with only the members in fs (all when fs is
+// zero), in the order of the full entry.
+func appendEntryFields(b []byte, e *domain.Entry, fs entryFields) []byte {
+	if fs == 0 {
+		return appendEntry(b, e)
+	}
+	sep := byte('{')
+	member := func(name string) {
+		b = append(b, sep, '"')
+		b = append(b, name...)
+		b = append(b, '"', ':')
+		sep = ','
+	}
+	if fs&fieldID != 0 {
+		member("id")
+		b = appendString(b, e.ID)
+	}
+	if fs&fieldDateCreated != 0 {
+		member("dateCreated")
+		b = appendTime(b, e.DateCreated)
+	}
+	if fs&fieldDateUpdated != 0 {
+		member("dateUpdated")
+		b = appendTime(b, e.DateUpdated)
+	}
+	if fs&fieldDateDeleted != 0 {
+		member("dateDeleted")
+		b = appendTimePtr(b, e.DateDeleted)
+	}
+	if fs&fieldVersion != 0 {
+		member("version")
+		b = strconv.AppendInt(b, int64(e.Version), 10)
+	}
+	if fs&fieldKey != 0 {
+		member("key")
+		b = appendString(b, e.Key)
+	}
+	if fs&fieldType != 0 {
+		member("type")
+		b = appendString(b, e.Type)
+	}
+	if fs&fieldData != 0 {
+		member("data")
+		if len(e.Data) == 0 {
+			b = append(b, "null"...)
+		} else {
+			b = append(b, e.Data...)
+		}
+	}
+	if fs&fieldAssignee != 0 {
+		member("assignee")
+		b = append(b, `{"id":`...)
+		b = appendString(b, e.AssigneeID)
+		b = append(b, '}')
+	}
+	if fs&fieldExpirationDate != 0 {
+		member("expirationDate")
+		b = appendTimePtr(b, e.ExpiresAt)
+	}
+	return append(b, '}')
+}
+
+// streamFlushBytes is how much a list response gathers before writing it
+// to the connection.
+const streamFlushBytes = 32 << 10
+
+// listStream writes a list response as the entries arrive: the status
+// and the opening are written with the first entry (or at the end), so an
+// error found before any entry still gets its proper status; at most
+// about one entry plus streamFlushBytes is held at a time.
+type listStream struct {
+	c       *gin.Context
+	buf     *[]byte
+	paged   bool
+	fields  entryFields
+	started bool
+	n       int
+	werr    error
+}
+
+// errClientWrite marks a failure to write to the client.
+var errClientWrite = errors.New("writing the list response")
+
+func (w *listStream) begin() {
+	w.started = true
+	h := w.c.Writer.Header()
+	h["Content-Type"] = jsonContentType
+	w.c.Writer.WriteHeader(http.StatusOK)
+	if w.paged {
+		*w.buf = append(*w.buf, `{"data":[`...)
+	} else {
+		*w.buf = append(*w.buf, '[')
+	}
+}
+
+// entry writes one entry; it is the callback of the list use case.
+func (w *listStream) entry(e domain.Entry) error {
+	if !w.started {
+		w.begin()
+	}
+	if w.n > 0 {
+		*w.buf = append(*w.buf, ',')
+	}
+	*w.buf = appendEntryFields(*w.buf, &e, w.fields)
+	w.n++
+	if len(*w.buf) >= streamFlushBytes {
+		w.flush()
+	}
+	return w.werr
+}
+
+func (w *listStream) flush() {
+	if w.werr != nil || len(*w.buf) == 0 {
+		return
+	}
+	if _, err := w.c.Writer.Write(*w.buf); err != nil {
+		w.werr = errClientWrite
+	}
+	*w.buf = (*w.buf)[:0]
+}
+
+// finish closes the response; for a paged list it adds the counts.
+func (w *listStream) finish(total, page, limit int) {
+	if !w.started {
+		w.begin()
+	}
+	*w.buf = append(*w.buf, ']')
+	if w.paged {
+		*w.buf = append(*w.buf, `,"count":`...)
+		*w.buf = strconv.AppendInt(*w.buf, int64(w.n), 10)
+		*w.buf = append(*w.buf, `,"total":`...)
+		*w.buf = strconv.AppendInt(*w.buf, int64(total), 10)
+		*w.buf = append(*w.buf, `,"page":`...)
+		*w.buf = strconv.AppendInt(*w.buf, int64(page), 10)
+		*w.buf = append(*w.buf, `,"pageCount":`...)
+		*w.buf = strconv.AppendInt(*w.buf, int64((total+limit-1)/limit), 10)
+		*w.buf = append(*w.buf, '}')
+	}
+	w.flush()
+}
+
+// fail ends a list that failed. Before the first entry the error is
+// answered as any other; after it, the status is gone, so the connection
+// is aborted (the client sees a broken response, never a short list that
+// looks whole) and the error is logged once, unless the client itself
+// went away.
+func (r *cacheRoutes) failList(w *listStream, err error) {
+	if !w.started {
+		r.s.writeError(w.c, err)
+		return
+	}
+	if !errors.Is(err, errClientWrite) {
+		r.s.log.LogAttrs(w.c.Request.Context(), slog.LevelError, "list failed while streaming",
+			slog.String("request_id", requestID(w.c)), slog.Int("entries_written", w.n), slog.Any("error", err))
+	}
+	panic(http.ErrAbortHandler)
+}

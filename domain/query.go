@@ -1,0 +1,363 @@
+package domain
+
+import (
+	"strconv"
+	"strings"
+	"time"
+	"unicode"
+	"unicode/utf8"
+)
+
+// The list query language (CONTRACT.md section 6) in the core's terms: a
+// small tree of conditions on an entry's fields, and sort keys. The HTTP
+// adapter parses the wire syntax into these values; every store translates
+// them (SQL with bound parameters, or a Go evaluator). A Condition or a
+// Filter that exists is valid: its field, operator and values agree.
+
+// QueryField names a field of an entry that lists filter and sort on.
+type QueryField uint8
+
+// The query fields. The zero value is no field.
+const (
+	FieldID QueryField = iota + 1
+	FieldKey
+	FieldType
+	FieldAssigneeID
+	FieldVersion
+	FieldDateCreated
+	FieldDateUpdated
+	FieldExpirationDate
+)
+
+var queryFieldNames = [...]string{"", "id", "key", "type", "assignee.id", "version", "dateCreated", "dateUpdated", "expirationDate"}
+
+// QueryFields lists every query field, in the order of the contract.
+func QueryFields() []QueryField {
+	return []QueryField{FieldID, FieldKey, FieldType, FieldAssigneeID, FieldVersion, FieldDateCreated, FieldDateUpdated, FieldExpirationDate}
+}
+
+// String returns the field's name on the wire ("assignee.id").
+func (f QueryField) String() string {
+	if int(f) < len(queryFieldNames) {
+		return queryFieldNames[f]
+	}
+	return ""
+}
+
+// ParseQueryField returns the field named name, or an Invalid error naming
+// it (what names "where" in the error: "filter", "sort", …).
+func ParseQueryField(where, name string) (QueryField, error) {
+	for _, f := range QueryFields() {
+		if f.String() == name {
+			return f, nil
+		}
+	}
+	if name == "data" {
+		return 0, InvalidField(where, "cannot filter or sort on data: it is an opaque JSON value")
+	}
+	return 0, InvalidField(where, "unknown field "+strconv.Quote(clipQuery(name))+
+		"; use id, key, type, assignee.id, version, dateCreated, dateUpdated or expirationDate")
+}
+
+// FieldKind is the type of a query field's values.
+type FieldKind uint8
+
+// The field kinds.
+const (
+	KindText FieldKind = iota + 1
+	KindInteger
+	KindTime
+)
+
+// Kind returns the type of f's values.
+func (f QueryField) Kind() FieldKind {
+	switch f {
+	case FieldVersion:
+		return KindInteger
+	case FieldDateCreated, FieldDateUpdated, FieldExpirationDate:
+		return KindTime
+	default:
+		return KindText
+	}
+}
+
+// Nullable reports whether f may have no value: only expirationDate (an
+// entry that never expires).
+func (f QueryField) Nullable() bool { return f == FieldExpirationDate }
+
+// QueryOp is a comparison operator.
+type QueryOp uint8
+
+// The operators. Text-only operators are Starts, Ends, Cont and Excl.
+const (
+	OpEq QueryOp = iota + 1
+	OpNe
+	OpGt
+	OpLt
+	OpGte
+	OpLte
+	OpStarts
+	OpEnds
+	OpCont
+	OpExcl
+	OpIn
+	OpNotIn
+	OpIsNull
+	OpNotNull
+	OpBetween
+)
+
+var queryOpNames = [...]string{"", "eq", "ne", "gt", "lt", "gte", "lte", "starts", "ends", "cont", "excl", "in", "notin", "isnull", "notnull", "between"}
+
+// String returns the operator's name with its "$" ("$cont").
+func (o QueryOp) String() string {
+	if o == 0 || int(o) >= len(queryOpNames) {
+		return ""
+	}
+	return "$" + queryOpNames[o]
+}
+
+// Foldable reports whether o has a case-insensitive "L" form.
+func (o QueryOp) Foldable() bool {
+	switch o {
+	case OpEq, OpNe, OpStarts, OpEnds, OpCont, OpExcl, OpIn, OpNotIn:
+		return true
+	}
+	return false
+}
+
+// textOnly reports whether o applies to text fields only.
+func (o QueryOp) textOnly() bool {
+	switch o {
+	case OpStarts, OpEnds, OpCont, OpExcl:
+		return true
+	}
+	return false
+}
+
+// ParseQueryOp returns the operator named name: "$cont", its old name
+// without "$" ("cont"), or an L form ("$contL", case-insensitive: fold is
+// then true). Names are case-sensitive, as in @nestjsx/crud.
+func ParseQueryOp(where, name string) (op QueryOp, fold bool, err error) {
+	base, dollar := strings.CutPrefix(name, "$")
+	if dollar {
+		if b, ok := strings.CutSuffix(base, "L"); ok {
+			base, fold = b, true
+		}
+	}
+	for i, n := range queryOpNames {
+		if i > 0 && n == base && (!fold || QueryOp(i).Foldable()) {
+			return QueryOp(i), fold, nil
+		}
+	}
+	return 0, false, InvalidField(where, "unknown operator "+strconv.Quote(clipQuery(name))+
+		"; use $eq $ne $gt $lt $gte $lte $starts $ends $cont $excl $in $notin $isnull $notnull $between or an L form ($eqL $neL $startsL $endsL $contL $exclL $inL $notinL)")
+}
+
+// QueryValue is one operand of a condition; the field's kind says which
+// member holds it.
+type QueryValue struct {
+	Text string
+	Int  int64
+	Time time.Time
+}
+
+// Condition compares one field with its values. Fold (the L forms)
+// compares the field and the values case-folded (FoldCase).
+type Condition struct {
+	Field  QueryField
+	Op     QueryOp
+	Fold   bool
+	Values []QueryValue
+}
+
+// NewCondition checks and converts a condition whose values are given as
+// text: integers in decimal, times in RFC 3339 (kept to the microsecond,
+// in UTC, as entries keep theirs). $in and $notin take one value or more,
+// $between two, $isnull and $notnull none (values given are ignored),
+// the others one. Text operators and L forms apply to text fields only.
+// Values of id and assignee.id, which are UUIDs, compare in lower case, as
+// the store keeps them. where names the condition in errors.
+func NewCondition(where string, field QueryField, op QueryOp, fold bool, raw []string) (Condition, error) {
+	c := Condition{Field: field, Op: op, Fold: fold}
+	if field.String() == "" || op.String() == "" {
+		return Condition{}, InvalidField(where, "unknown field or operator")
+	}
+	kind := field.Kind()
+	if (op.textOnly() || fold) && kind != KindText {
+		name := op.String()
+		if fold {
+			name += "L"
+		}
+		return Condition{}, InvalidField(where, name+" applies to text fields only (id, key, type, assignee.id), not "+field.String())
+	}
+	if fold && !op.Foldable() {
+		return Condition{}, InvalidField(where, op.String()+" has no L form")
+	}
+	want := "one value"
+	switch op {
+	case OpIsNull, OpNotNull:
+		return c, nil
+	case OpIn, OpNotIn:
+		want = "one value or more"
+		if len(raw) == 0 {
+			return Condition{}, InvalidField(where, field.String()+" "+op.String()+" needs "+want)
+		}
+	case OpBetween:
+		want = "two values"
+		if len(raw) != 2 {
+			return Condition{}, InvalidField(where, field.String()+" "+op.String()+" needs "+want)
+		}
+	default:
+		if len(raw) != 1 {
+			return Condition{}, InvalidField(where, field.String()+" "+op.String()+" needs "+want)
+		}
+	}
+	c.Values = make([]QueryValue, len(raw))
+	for i, s := range raw {
+		v, err := parseQueryValue(kind, field, s)
+		if err != nil {
+			return Condition{}, InvalidField(where, field.String()+": "+err.Error())
+		}
+		c.Values[i] = v
+	}
+	return c, nil
+}
+
+type queryValueError string
+
+func (e queryValueError) Error() string { return string(e) }
+
+func parseQueryValue(kind FieldKind, field QueryField, s string) (QueryValue, error) {
+	switch kind {
+	case KindInteger:
+		n, err := strconv.ParseInt(s, 10, 64)
+		if err != nil {
+			return QueryValue{}, queryValueError(strconv.Quote(clipQuery(s)) + " is not an integer")
+		}
+		return QueryValue{Int: n}, nil
+	case KindTime:
+		t, err := time.Parse(time.RFC3339Nano, s)
+		if err != nil {
+			return QueryValue{}, queryValueError(strconv.Quote(clipQuery(s)) + " is not an RFC 3339 date-time")
+		}
+		t = Normalize(t)
+		if y := t.Year(); y < 1 || y > 9999 {
+			return QueryValue{}, queryValueError(strconv.Quote(clipQuery(s)) + " is outside the years 0001 to 9999 (UTC)")
+		}
+		return QueryValue{Time: t}, nil
+	}
+	if !utf8.ValidString(s) || strings.IndexByte(s, 0) >= 0 {
+		return QueryValue{}, queryValueError("values must be valid UTF-8 without NUL characters")
+	}
+	if field == FieldID || field == FieldAssigneeID {
+		s = strings.ToLower(s)
+	}
+	return QueryValue{Text: s}, nil
+}
+
+// FoldCase returns s case-folded the way every store folds for the L
+// operators: each character mapped by unicode.ToLower (Unicode's simple
+// lower-case mapping, one character to one, without context), so "ÄPFEL"
+// and "äpfel" fold alike. Every store applies exactly this mapping, PostgreSQL
+// included (see the bunstore adapter), never a locale's.
+func FoldCase(s string) string { return strings.Map(unicode.ToLower, s) }
+
+// FilterKind tells what a Filter node is.
+type FilterKind uint8
+
+// The filter kinds. The zero value, an All with no members, matches every
+// entry; an Any with no members matches none.
+const (
+	FilterAll FilterKind = iota
+	FilterAny
+	FilterCond
+)
+
+// Filter is a tree of conditions: a Condition, or All (AND) or Any (OR) of
+// sub-filters. The zero Filter matches everything. A condition on a field
+// without a value (expirationDate NULL) is false for every operator but
+// $isnull, as in SQL; since the tree has no negation, that is all there is
+// to NULL.
+type Filter struct {
+	Kind FilterKind
+	Cond Condition
+	Subs []Filter
+}
+
+// Where returns the filter of one condition.
+func Where(c Condition) Filter { return Filter{Kind: FilterCond, Cond: c} }
+
+// AllOf returns the filter matching what every f matches.
+func AllOf(fs ...Filter) Filter { return Filter{Kind: FilterAll, Subs: fs} }
+
+// AnyOf returns the filter matching what any f matches.
+func AnyOf(fs ...Filter) Filter { return Filter{Kind: FilterAny, Subs: fs} }
+
+// IsAll reports whether f matches everything by construction (an All
+// with no members).
+func (f Filter) IsAll() bool { return f.Kind == FilterAll && len(f.Subs) == 0 }
+
+// Conditions returns how many conditions f holds.
+func (f Filter) Conditions() int {
+	if f.Kind == FilterCond {
+		return 1
+	}
+	n := 0
+	for _, s := range f.Subs {
+		n += s.Conditions()
+	}
+	return n
+}
+
+// Depth returns how deeply f nests (a condition is 1).
+func (f Filter) Depth() int {
+	if f.Kind == FilterCond {
+		return 1
+	}
+	d := 0
+	for _, s := range f.Subs {
+		d = max(d, s.Depth())
+	}
+	return d + 1
+}
+
+// Limits of one list query, so that no query is costly to translate or
+// run: at most MaxQueryConditions conditions, nested at most
+// MaxQueryDepth deep.
+const (
+	MaxQueryConditions = 50
+	MaxQueryDepth      = 8
+)
+
+// ValidateFilter checks f against the limits.
+func ValidateFilter(where string, f Filter) error {
+	if n := f.Conditions(); n > MaxQueryConditions {
+		return InvalidField(where, "has "+strconv.Itoa(n)+" conditions; at most "+strconv.Itoa(MaxQueryConditions)+" are allowed")
+	}
+	if d := f.Depth(); d > MaxQueryDepth {
+		return InvalidField(where, "nests "+strconv.Itoa(d)+" levels deep; at most "+strconv.Itoa(MaxQueryDepth)+" are allowed")
+	}
+	return nil
+}
+
+// SortKey orders a list by one field. Lists always end their order with
+// id ascending, so equal keys keep a stable order. An entry without an
+// expirationDate sorts as if it expired after every dated one.
+type SortKey struct {
+	Field QueryField
+	Desc  bool
+}
+
+// clipQuery shortens s for an error message.
+func clipQuery(s string) string {
+	const n = 40
+	if len(s) <= n {
+		return s
+	}
+	i := n
+	for i > 0 && !utf8.RuneStart(s[i]) {
+		i--
+	}
+	return s[:i] + "…"
+}
