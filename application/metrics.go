@@ -18,7 +18,7 @@ func (nopMetrics) CacheEntryCreated(string) {}
 func (nopMetrics) CacheRowsSwept(string, int) {}
 
 // AuditEvent implements ports.Metrics.
-func (NopMetrics) AuditEvent(string) {}
+func (nopMetrics) AuditEvent(string) {}
 
 func metricsOrNop(m ports.Metrics) ports.Metrics {
 	if m == nil {
