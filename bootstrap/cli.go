@@ -9,11 +9,15 @@ import (
 	"runtime/debug"
 	"time"
 
+	"github.com/uptrace/bun"
 	"go.uber.org/fx"
 
+	"github.com/cachegate/cachegate/adapters/bunstore"
 	"github.com/cachegate/cachegate/adapters/cli"
+	"github.com/cachegate/cachegate/adapters/system"
 	"github.com/cachegate/cachegate/application"
 	"github.com/cachegate/cachegate/bootstrap/config"
+	"github.com/cachegate/cachegate/bootstrap/storefx"
 )
 
 // Main runs the cachegate command line args (without the program name)
@@ -52,6 +56,7 @@ type cliRuntime struct {
 	cfg  config.Config
 	host cliHost
 	app  *fx.App
+	db   *bun.DB // opened by StartStorage
 }
 
 // cliServices are the use cases the administrative commands call.
@@ -108,8 +113,36 @@ func (r *cliRuntime) Start(context.Context) (cli.Services, error) {
 	return cli.Services{Users: s.Users, Keys: s.Keys, Audit: s.Audit}, nil
 }
 
-// Stop stops the core.
+// StartStorage opens and migrates the database alone.
+func (r *cliRuntime) StartStorage(ctx context.Context) (cli.Storage, error) {
+	if r.app != nil || r.db != nil {
+		return cli.Storage{}, errors.New("the core is already started")
+	}
+	opts := storefx.Options{Database: r.cfg.Database, Timeout: r.cfg.DatabaseTimeout,
+		Tables: CacheOptions(r.cfg).Tables(), Migrate: true}
+	db, err := storefx.Open(ctx, opts)
+	if err != nil {
+		return cli.Storage{}, err
+	}
+	r.db = db
+	entities := make(map[string]string, len(r.cfg.Cache.Entities))
+	for key, e := range r.cfg.Cache.Entities {
+		entities[key] = e.Table
+	}
+	archive := bunstore.NewArchive(db, bunstore.WithTimeout(r.cfg.DatabaseTimeout))
+	return cli.Storage{
+		Archive: &application.Archive{Reader: archive, Writer: archive, Clock: system.Clock{}, Entities: entities},
+		Backup:  func(ctx context.Context, path string) error { return bunstore.Backup(ctx, db, path) },
+	}, nil
+}
+
+// Stop stops the core, or closes the database StartStorage opened.
 func (r *cliRuntime) Stop(ctx context.Context) error {
+	if r.db != nil {
+		db := r.db
+		r.db = nil
+		return db.Close()
+	}
 	if r.app == nil {
 		return nil
 	}

@@ -59,6 +59,16 @@ type Services struct {
 	Audit *application.AuditTrail
 }
 
+// Storage is what the data-moving commands (export, import, backup) use:
+// the database alone, without the authentication module, which would
+// generate a signing key in an empty database.
+type Storage struct {
+	Archive *application.Archive
+	// Backup writes a consistent copy of a running SQLite database to a
+	// new file at path; other databases refuse.
+	Backup func(ctx context.Context, path string) error
+}
+
 // Host is the composition root as the CLI sees it.
 type Host interface {
 	// ConfigFlags defines the configuration flags on fs. After fs.Parse,
@@ -75,7 +85,10 @@ type Runtime interface {
 	// Start starts the core (storage migrated, use cases ready, no HTTP
 	// server) with its log quiet, and returns its use cases.
 	Start(ctx context.Context) (Services, error)
-	// Stop stops what Start started.
+	// StartStorage opens (and migrates) the database alone, with its log
+	// quiet, and returns what export, import and backup need.
+	StartStorage(ctx context.Context) (Storage, error)
+	// Stop stops what Start or StartStorage started.
 	Stop(ctx context.Context) error
 	// JSONLogs reports whether the configuration asks for JSON logs; fatal
 	// errors are then printed as one JSON object.
@@ -95,6 +108,21 @@ type Env struct {
 
 	started  bool
 	services Services
+	storage  Storage
+}
+
+// Storage opens the database on first use and returns it; Run closes it
+// when the command returns. A command uses Storage or Services, not both.
+func (e *Env) Storage(ctx context.Context) (Storage, error) {
+	if e.started {
+		return e.storage, nil
+	}
+	s, err := e.Runtime.StartStorage(ctx)
+	if err != nil {
+		return Storage{}, err
+	}
+	e.started, e.storage = true, s
+	return s, nil
 }
 
 // Services starts the core on first use and returns its use cases; Run

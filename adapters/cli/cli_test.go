@@ -39,6 +39,10 @@ func (r *fakeRuntime) Start(context.Context) (cli.Services, error) {
 	r.starts++
 	return cli.Services{}, r.startErr
 }
+func (r *fakeRuntime) StartStorage(context.Context) (cli.Storage, error) {
+	r.starts++
+	return cli.Storage{}, r.startErr
+}
 func (r *fakeRuntime) Stop(context.Context) error { r.stops++; return r.stopE }
 func (r *fakeRuntime) JSONLogs() bool             { return r.json }
 

@@ -15,6 +15,9 @@ func Commands() []Command {
 		keysListCommand,
 		keysRevokeCommand,
 		auditCommand,
+		exportCommand,
+		importCommand,
+		backupCommand,
 		versionCommand,
 	}
 }

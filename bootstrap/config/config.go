@@ -40,11 +40,15 @@ type Config struct {
 	// ConfigFile is the YAML file that was loaded; empty when none.
 	ConfigFile string
 
+	// CORS lets browser apps on other origins call the API.
+	CORS CORS
+
 	Cache  Cache
 	Auth   Auth
 	Limits Limits
 	Log    Log
 	Sweep  Sweep
+	Events Events
 }
 
 // Cache is the cache part of CONTRACT.md section 1 (SPEC.md 2.2).
@@ -199,6 +203,15 @@ type Sweep struct {
 	Batch int
 }
 
+// Events configures the change feed (CONTRACT.md section 8).
+type Events struct {
+	// Retention is how long changes are kept for resuming subscribers.
+	Retention time.Duration
+	// Heartbeat is the interval of the keep-alive comment on event
+	// streams.
+	Heartbeat time.Duration
+}
+
 // DefaultEntityKey and DefaultAssignment make up the cache configuration
 // used when the YAML file names neither entities nor assignments.
 const (
@@ -239,5 +252,6 @@ func Default() Config {
 		Sweep:  Sweep{Interval: time.Minute, Batch: 1000},
 
 		AuditRetention: 90 * domain.Day,
+		Events:         Events{Retention: time.Hour, Heartbeat: 15 * time.Second},
 	}
 }

@@ -30,6 +30,9 @@ func (c Config) LogValue() slog.Value {
 		str("configFile", c.ConfigFile),
 		str("trustedProxies", strings.Join(c.TrustedProxies, ",")),
 		str("auditRetention", durationText(c.AuditRetention)),
+		slog.Group("cors",
+			str("origins", strings.Join(c.CORS.Origins, ",")),
+			slog.Bool("credentials", c.CORS.Credentials)),
 		slog.Group("cache",
 			str("entities", c.entitiesText()),
 			str("assignments", c.assignmentsText()),
@@ -62,6 +65,9 @@ func (c Config) LogValue() slog.Value {
 		slog.Group("sweep",
 			str("interval", durationText(c.Sweep.Interval)),
 			slog.Int("batch", c.Sweep.Batch)),
+		slog.Group("events",
+			str("retention", durationText(c.Events.Retention)),
+			str("heartbeat", durationText(c.Events.Heartbeat))),
 	)
 }
 

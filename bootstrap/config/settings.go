@@ -111,6 +111,19 @@ func settings() []setting {
 			usage: "comma-separated addresses or CIDRs of proxies whose X-Forwarded-For is believed (default none)",
 			parse: parseTrustedProxies,
 			check: func(c Config) error { return checkTrustedProxies(c.TrustedProxies) }},
+		{flag: "cors-origins", arg: "origins", key: "cors.origins", isList: true,
+			usage: "comma-separated origins (scheme://host[:port]) whose browser apps may call the API, or * for any (default none: no CORS headers)",
+			parse: parseCORSOrigins,
+			check: func(c Config) error { return checkCORSOrigins(c.CORS) }},
+		{flag: "cors-credentials", key: "cors.credentials", def: "false", isBool: true,
+			usage: "let the CORS origins send credentials (cookies); not with --cors-origins *",
+			parse: func(c *Config, v string) (err error) { c.CORS.Credentials, err = parseBool(v); return err },
+			check: func(c Config) error {
+				if c.CORS.Credentials && c.CORS.AnyOrigin() {
+					return errors.New("cannot be used with the origin *: browsers refuse credentials with a wildcard origin; list the origins")
+				}
+				return nil
+			}},
 		{flag: "access-token-ttl", arg: "duration", key: "accessTokenTTL", def: "15m", usage: "access token lifetime",
 			parse: durationInto(func(c *Config) *time.Duration { return &c.AccessTokenTTL }),
 			check: func(c Config) error { return checkPositive(c.AccessTokenTTL) }},
@@ -259,6 +272,14 @@ func settings() []setting {
 		{flag: "sweep-batch", arg: "n", key: "sweep.batch", def: "1000", usage: "expired entries removed per sweep statement",
 			parse: intInto(func(c *Config) *int { return &c.Sweep.Batch }),
 			check: func(c Config) error { return checkRange(int64(c.Sweep.Batch), 1, 100_000) }},
+		{flag: "events-retention", arg: "duration", key: "events.retention", def: "1h",
+			usage: "how long the change feed keeps changes for subscribers resuming with Last-Event-ID",
+			parse: durationInto(func(c *Config) *time.Duration { return &c.Events.Retention }),
+			check: func(c Config) error { return checkPositive(c.Events.Retention) }},
+		{flag: "events-heartbeat", arg: "duration", key: "events.heartbeat", def: "15s",
+			usage: "interval of the keep-alive comment on change-feed streams",
+			parse: durationInto(func(c *Config) *time.Duration { return &c.Events.Heartbeat }),
+			check: func(c Config) error { return checkPositive(c.Events.Heartbeat) }},
 	}
 }
 

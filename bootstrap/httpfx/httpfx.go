@@ -35,6 +35,8 @@ type Options struct {
 	MaxHeaderBytes int
 	// TrustedProxies are the proxies whose X-Forwarded-For is believed.
 	TrustedProxies []string
+	// CORS lets browser apps on other origins call the API; nil is none.
+	CORS *ginhttp.CORSOptions
 	// ShutdownTimeout bounds how long in-flight requests may finish.
 	ShutdownTimeout time.Duration
 	// Routes are an integrator's extra routes.
@@ -45,9 +47,8 @@ type Options struct {
 	PasswordField string
 	RefreshFrom   ginhttp.TokenLocation
 	RefreshName   string
-	// Origins are the browser origins allowed to call the API (the CORS
-	// origins); a cookie refresh from any other site is refused.
-	Origins []string
+	// Heartbeat is the event streams' keep-alive interval (default 15s).
+	Heartbeat time.Duration
 }
 
 // Addr is the address the server listens on once the app started.
@@ -73,6 +74,9 @@ type Deps struct {
 	Logout       *application.Logout          `optional:"true"`
 	Keys         authfx.KeySet                `optional:"true"`
 	Observer     ginhttp.RequestObserver      `optional:"true"`
+	// Revoked ends event streams whose session was logged out (or
+	// otherwise revoked); without it they end at the token's expiry only.
+	Revoked *application.RevokedSessions `optional:"true"`
 	// Routes are extra routes other modules contribute (metrics).
 	Routes []ginhttp.Route `group:"routes"`
 }
@@ -93,7 +97,7 @@ func New(d Deps) (*ginhttp.Server, error) {
 		authRoutes = &ginhttp.AuthOptions{Login: d.Login, Refresh: d.Refresh, Logout: d.Logout,
 			UsernameField: d.Options.UsernameField, PasswordField: d.Options.PasswordField,
 			RefreshFrom: d.Options.RefreshFrom, RefreshName: d.Options.RefreshName,
-			Origins: d.Options.Origins}
+			Origins: corsOrigins(d.Options.CORS)}
 		if d.Keys != nil {
 			authRoutes.Keys = d.Keys
 		}
@@ -105,12 +109,25 @@ func New(d Deps) (*ginhttp.Server, error) {
 		BodyLimit:      d.Options.BodyLimit,
 		MaxHeaderBytes: d.Options.MaxHeaderBytes,
 		TrustedProxies: d.Options.TrustedProxies,
+		CORS:           d.Options.CORS,
 		Authenticator:  auth,
 		EnableGuards:   d.Options.EnableGuards && auth != nil,
 		Ready:          d.Ready,
 		Routes:         append(append([]ginhttp.Route(nil), d.Options.Routes...), d.Routes...),
 		Observer:       d.Observer,
+		Stream:         ginhttp.StreamOptions{Heartbeat: d.Options.Heartbeat, SessionEnded: sessionEnded(d.Revoked)},
 	})
+}
+
+// sessionEnded asks the process's set of revoked sessions (no database
+// query: authfx keeps it polled) whether p's refresh family was revoked.
+func sessionEnded(revoked *application.RevokedSessions) func(context.Context, domain.Principal) bool {
+	if revoked == nil {
+		return nil
+	}
+	return func(ctx context.Context, p domain.Principal) bool {
+		return p.FamilyID != "" && revoked.Revoked(ctx, p.FamilyID)
+	}
 }
 
 type authenticator struct{ uc *application.Authenticate }
@@ -139,10 +156,22 @@ func serve(lc fx.Lifecycle, o Options, s *ginhttp.Server, addr Addr, log *slog.L
 		IdleTimeout:       120 * time.Second,
 		ErrorLog:          slog.NewLogLogger(log.Handler(), slog.LevelWarn),
 	}
+	// Event streams never end on their own: end them when shutdown
+	// begins, so Shutdown does not wait for them.
+	srv.RegisterOnShutdown(s.CloseStreams)
 	timeout := o.ShutdownTimeout
 	if timeout <= 0 {
 		timeout = 15 * time.Second
 	}
 	lc.Append(ServerHook(srv, Listen{Addr: o.Addr, Setting: "addr", ShutdownTimeout: timeout, Log: log,
 		Bound: func(a string) { addr.addr <- a }}))
+}
+
+// corsOrigins are the origins a cookie refresh is accepted from besides
+// the API's own: the CORS origins.
+func corsOrigins(c *ginhttp.CORSOptions) []string {
+	if c == nil {
+		return nil
+	}
+	return c.Origins
 }

@@ -1,0 +1,290 @@
+package bunstore
+
+import (
+	"context"
+	"database/sql"
+	"strings"
+	"time"
+
+	"github.com/uptrace/bun"
+
+	"github.com/cachegate/cachegate/domain"
+	"github.com/cachegate/cachegate/ports"
+)
+
+// Archive reads and loads whole databases for `cachegate export` and
+// `cachegate import`. Reads are pages in primary-key order (keyset, never
+// OFFSET), each page its own bounded statement, so memory stays flat and
+// a running service is not held up; loads are multi-row INSERTs in one
+// transaction, so an import is all or nothing.
+//
+// Writes go straight to the tables, not through the repositories: a row
+// keeps the id, version and dates it had, which no use case would let a
+// caller choose, and a batch of rows is one statement.
+type Archive struct {
+	db     *bun.DB
+	bounds bounds
+}
+
+var (
+	_ ports.ArchiveReader = (*Archive)(nil)
+	_ ports.ArchiveWriter = (*Archive)(nil)
+)
+
+// NewArchive returns the archive of db, which must come from Open and have
+// been migrated. Each page read or batch written is bounded by the
+// repository timeout (WithTimeout).
+func NewArchive(db *bun.DB, opts ...RepoOption) *Archive {
+	return &Archive{db: db, bounds: newBounds(opts)}
+}
+
+// archivePage is how many rows one read fetches.
+const archivePage = 1000
+
+// eachPage runs query (which must select id first among its columns and
+// take, as its last two arguments, the id to start after and the page
+// size) page after page, calling scan for each row.
+func (a *Archive) eachPage(ctx context.Context, op, query string, args []any, scan func(*sql.Rows) (string, error)) error {
+	after := ""
+	for {
+		n, last, err := a.page(ctx, op, query, append(append([]any(nil), args...), after, archivePage), scan)
+		if err != nil {
+			return err
+		}
+		if n < archivePage {
+			return nil
+		}
+		after = last
+	}
+}
+
+func (a *Archive) page(ctx context.Context, op, query string, args []any, scan func(*sql.Rows) (string, error)) (n int, last string, err error) {
+	ctx, done := a.bounds.enter(ctx)
+	defer done(&err)
+	rows, err := a.db.QueryContext(ctx, query, args...)
+	if err != nil {
+		return 0, "", dbError(op, err)
+	}
+	defer rows.Close()
+	for rows.Next() {
+		id, err := scan(rows)
+		if err != nil {
+			return n, last, err
+		}
+		n, last = n+1, id
+	}
+	if err := rows.Err(); err != nil {
+		return n, last, dbError(op, err)
+	}
+	return n, last, nil
+}
+
+// EachUser implements ports.ArchiveReader.
+func (a *Archive) EachUser(ctx context.Context, fn func(domain.User) error) error {
+	return a.eachPage(ctx, "export users", "SELECT "+userColumns+" FROM users WHERE id > ? ORDER BY id LIMIT ?", nil,
+		func(rows *sql.Rows) (string, error) {
+			var r userRow
+			if err := rows.Scan(&r.ID, &r.Username, &r.PasswordHash, &r.PasswordSalt, &r.Active, &r.DateCreated, &r.DateUpdated); err != nil {
+				return "", dbError("export users", err)
+			}
+			return r.ID, fn(toDomainUser(r))
+		})
+}
+
+// EachSigningKey implements ports.ArchiveReader.
+func (a *Archive) EachSigningKey(ctx context.Context, fn func(domain.SigningKey) error) error {
+	return a.eachPage(ctx, "export signing keys", `SELECT id, algorithm, "private", "public", date_created, retired_at, revoked_at
+		FROM signing_keys WHERE id > ? ORDER BY id LIMIT ?`, nil,
+		func(rows *sql.Rows) (string, error) {
+			var r signingKeyRow
+			if err := rows.Scan(&r.ID, &r.Algorithm, &r.Private, &r.Public, &r.DateCreated, &r.RetiredAt, &r.RevokedAt); err != nil {
+				return "", dbError("export signing keys", err)
+			}
+			return r.ID, fn(toDomainSigningKey(r))
+		})
+}
+
+// EachRefresh implements ports.ArchiveReader.
+func (a *Archive) EachRefresh(ctx context.Context, now time.Time, fn func(domain.RefreshRecord) error) error {
+	return a.eachPage(ctx, "export refresh tokens", `SELECT id, family_id, user_id, issued_at, expires_at, used_at, revoked_at
+		FROM refresh_tokens WHERE expires_at > ? AND id > ? ORDER BY id LIMIT ?`, []any{timeArg(now)},
+		func(rows *sql.Rows) (string, error) {
+			var (
+				r                                domain.RefreshRecord
+				issued, expires, used, revokedAt nullTime
+			)
+			if err := rows.Scan(&r.ID, &r.FamilyID, &r.UserID, &issued, &expires, &used, &revokedAt); err != nil {
+				return "", dbError("export refresh tokens", err)
+			}
+			r.IssuedAt, r.ExpiresAt, r.UsedAt, r.RevokedAt = issued.Time, expires.Time, used.Ptr(), revokedAt.Ptr()
+			return r.ID, fn(r)
+		})
+}
+
+// EachEntry implements ports.ArchiveReader.
+func (a *Archive) EachEntry(ctx context.Context, table string, now time.Time, fn func(domain.Entry) error) error {
+	if err := ValidateTableName(table); err != nil {
+		return err
+	}
+	return a.eachPage(ctx, "export entries", "SELECT "+cacheColumns+" FROM ? WHERE "+liveAt+" AND id > ? ORDER BY id LIMIT ?",
+		[]any{bun.Ident(table), timeArg(now)},
+		func(rows *sql.Rows) (string, error) {
+			e, err := scanEntry(rows)
+			if err != nil {
+				return "", dbError("export entries", err)
+			}
+			return e.ID, fn(e)
+		})
+}
+
+// Holds implements ports.ArchiveWriter.
+func (a *Archive) Holds(ctx context.Context, tables []string) (_ bool, err error) {
+	ctx, done := a.bounds.enter(ctx)
+	defer done(&err)
+	for _, t := range append([]string{"users", "signing_keys", "refresh_tokens"}, tables...) {
+		if err := ValidateTableName(t); err != nil && !isAuthTable(t) {
+			return false, err
+		}
+		var one int
+		err := a.db.QueryRowContext(ctx, "SELECT 1 FROM ? LIMIT 1", bun.Ident(t)).Scan(&one)
+		switch {
+		case err == nil:
+			return true, nil
+		case err != sql.ErrNoRows:
+			return false, dbError("look into "+t, err)
+		}
+	}
+	return false, nil
+}
+
+func isAuthTable(t string) bool {
+	for _, a := range authTables() {
+		if a == t {
+			return true
+		}
+	}
+	return false
+}
+
+// BeginLoad implements ports.ArchiveWriter. The transaction is not bounded
+// by the repository timeout (a load of millions of rows takes longer);
+// each batch is.
+func (a *Archive) BeginLoad(ctx context.Context, merge bool) (ports.ArchiveLoad, error) {
+	leave, err := enterWriter(ctx, writeGate(a.db))
+	if err != nil {
+		return nil, dbError("begin the import", err)
+	}
+	tx, err := a.db.BeginTx(ctx, nil)
+	if err != nil {
+		leave()
+		return nil, translate(ctx, dbError("begin the import", err))
+	}
+	return &archiveLoad{tx: tx, merge: merge, bounds: a.bounds, leave: leave}, nil
+}
+
+// archiveLoad is one import's transaction.
+type archiveLoad struct {
+	tx     bun.Tx
+	merge  bool
+	bounds bounds
+	leave  func()
+	ended  bool
+}
+
+// insert runs one multi-row INSERT of n rows of width columns, whose
+// values args holds row after row; with merge, rows in conflict with one
+// already stored are skipped. It returns how many rows it inserted.
+func (l *archiveLoad) insert(ctx context.Context, op, head string, width, n int, args []any) (inserted int, err error) {
+	if n == 0 {
+		return 0, nil
+	}
+	ctx, done := l.bounds.enter(ctx)
+	defer done(&err)
+	row := "(" + strings.TrimSuffix(strings.Repeat("?, ", width), ", ") + ")"
+	var b strings.Builder
+	b.WriteString(head)
+	b.WriteString(" VALUES ")
+	for i := range n {
+		if i > 0 {
+			b.WriteString(", ")
+		}
+		b.WriteString(row)
+	}
+	if l.merge {
+		b.WriteString(" ON CONFLICT DO NOTHING")
+	}
+	res, err := l.tx.ExecContext(ctx, b.String(), args...)
+	if err != nil {
+		if _, ok := asUniqueViolation(err); ok {
+			return 0, dbError(op+": a row of this batch is already stored (use --merge to keep the stored one)", err)
+		}
+		return 0, dbError(op, err)
+	}
+	m, err := res.RowsAffected()
+	return int(m), err
+}
+
+func (l *archiveLoad) AddUsers(ctx context.Context, us []domain.User) (int, error) {
+	args := make([]any, 0, 8*len(us))
+	for _, u := range us {
+		args = append(args, u.ID, u.Username, domain.NormalizeUsername(u.Username), u.PasswordHash, u.PasswordSalt,
+			u.Active, timeArg(u.DateCreated), timeArg(u.DateUpdated))
+	}
+	return l.insert(ctx, "import users", `INSERT INTO users
+		(id, username, username_norm, password_hash, password_salt, active, date_created, date_updated)`, 8, len(us), args)
+}
+
+func (l *archiveLoad) AddSigningKeys(ctx context.Context, ks []domain.SigningKey) (int, error) {
+	args := make([]any, 0, 7*len(ks))
+	for _, k := range ks {
+		args = append(args, k.ID, k.Algorithm, authBytes(k.Private), authBytes(k.Public), timeArg(k.DateCreated),
+			nullTimeArg(k.RetiredAt), nullTimeArg(k.RevokedAt))
+	}
+	return l.insert(ctx, "import signing keys", `INSERT INTO signing_keys
+		(id, algorithm, "private", "public", date_created, retired_at, revoked_at)`, 7, len(ks), args)
+}
+
+func (l *archiveLoad) AddRefresh(ctx context.Context, rs []domain.RefreshRecord) (int, error) {
+	args := make([]any, 0, 7*len(rs))
+	for _, r := range rs {
+		args = append(args, r.ID, r.FamilyID, r.UserID, timeArg(r.IssuedAt), timeArg(r.ExpiresAt),
+			nullTimeArg(r.UsedAt), nullTimeArg(r.RevokedAt))
+	}
+	return l.insert(ctx, "import refresh tokens", `INSERT INTO refresh_tokens
+		(id, family_id, user_id, issued_at, expires_at, used_at, revoked_at)`, 7, len(rs), args)
+}
+
+func (l *archiveLoad) AddEntries(ctx context.Context, table string, es []domain.Entry) (int, error) {
+	if err := ValidateTableName(table); err != nil {
+		return 0, err
+	}
+	args := make([]any, 0, 10*len(es))
+	for _, e := range es {
+		e = e.Normalized()
+		args = append(args, e.ID, e.Key, e.Type, e.AssigneeID, string(e.Data), e.Version,
+			timeArg(e.DateCreated), timeArg(e.DateUpdated), nullTimeArg(e.DateDeleted), nullTimeArg(e.ExpiresAt))
+	}
+	// The name passed ValidateTableName: quoting it is enough.
+	return l.insert(ctx, "import entries", `INSERT INTO "`+table+`" (`+cacheColumns+`)`, 10, len(es), args)
+}
+
+func (l *archiveLoad) Commit() error {
+	if l.ended {
+		return nil
+	}
+	l.ended = true
+	defer l.leave()
+	if err := l.tx.Commit(); err != nil {
+		return translate(context.Background(), dbError("commit the import", err))
+	}
+	return nil
+}
+
+func (l *archiveLoad) Rollback() error {
+	if l.ended {
+		return nil
+	}
+	l.ended = true
+	defer l.leave()
+	return l.tx.Rollback()
+}

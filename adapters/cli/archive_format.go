@@ -1,0 +1,362 @@
+package cli
+
+import (
+	"bufio"
+	"bytes"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"time"
+
+	"github.com/cachegate/cachegate/application"
+	"github.com/cachegate/cachegate/domain"
+)
+
+// The export file (CONTRACT.md section 9) is JSON Lines: a header line
+// naming the format and its version, one line per record, and an end line
+// with the number of records, so a truncated file is told from a whole
+// one. Every line is one JSON object with a "kind":
+//
+//	{"format":"cachegate-export","version":1,"exportedAt":"…"}
+//	{"kind":"user","id":…,"username":…,"passwordHash":…,"passwordSalt":…,"active":true,"dateCreated":…,"dateUpdated":…}
+//	{"kind":"signingKey","id":…,"algorithm":"EdDSA","private":"<base64>","public":"<base64>","dateCreated":…,"retiredAt":null,"revokedAt":null}
+//	{"kind":"refresh","id":…,"familyId":…,"userId":…,"issuedAt":…,"expiresAt":…,"usedAt":null,"revokedAt":null}
+//	{"kind":"entry","entity":"userCache","id":…,"key":…,"type":…,"assigneeId":…,"data":<JSON>,"version":1,"dateCreated":…,"dateUpdated":…,"expiresAt":null}
+//	{"kind":"end","records":4}
+//
+// Times are RFC 3339 in UTC with microseconds. Unknown fields are refused:
+// a file of a later version says so in its header.
+
+const (
+	archiveFormat  = "cachegate-export"
+	archiveVersion = 1
+	// maxArchiveLine bounds one line: the largest entry data cachegate can
+	// be configured to accept is 256 MiB; far more than any default.
+	maxArchiveLine = 300 << 20
+)
+
+type archiveHeader struct {
+	Format     string    `json:"format"`
+	Version    int       `json:"version"`
+	ExportedAt time.Time `json:"exportedAt"`
+}
+
+type archiveKind struct {
+	Kind string `json:"kind"`
+}
+
+type archiveUser struct {
+	Kind         string    `json:"kind"`
+	ID           string    `json:"id"`
+	Username     string    `json:"username"`
+	PasswordHash string    `json:"passwordHash"`
+	PasswordSalt string    `json:"passwordSalt"`
+	Active       bool      `json:"active"`
+	DateCreated  time.Time `json:"dateCreated"`
+	DateUpdated  time.Time `json:"dateUpdated"`
+}
+
+type archiveKey struct {
+	Kind        string     `json:"kind"`
+	ID          string     `json:"id"`
+	Algorithm   string     `json:"algorithm"`
+	Private     []byte     `json:"private"`
+	Public      []byte     `json:"public"`
+	DateCreated time.Time  `json:"dateCreated"`
+	RetiredAt   *time.Time `json:"retiredAt"`
+	RevokedAt   *time.Time `json:"revokedAt"`
+}
+
+type archiveRefresh struct {
+	Kind      string     `json:"kind"`
+	ID        string     `json:"id"`
+	FamilyID  string     `json:"familyId"`
+	UserID    string     `json:"userId"`
+	IssuedAt  time.Time  `json:"issuedAt"`
+	ExpiresAt time.Time  `json:"expiresAt"`
+	UsedAt    *time.Time `json:"usedAt"`
+	RevokedAt *time.Time `json:"revokedAt"`
+}
+
+type archiveEntry struct {
+	Kind       string          `json:"kind"`
+	Entity     string          `json:"entity"`
+	ID         string          `json:"id"`
+	Key        string          `json:"key"`
+	Type       string          `json:"type"`
+	AssigneeID string          `json:"assigneeId"`
+	Data       json.RawMessage `json:"data,omitempty"`
+	// DataText carries data whose JSON text holds a line break (between
+	// tokens), which one line cannot hold as it is: the text as a string.
+	DataText    *string    `json:"dataText,omitempty"`
+	Version     int        `json:"version"`
+	DateCreated time.Time  `json:"dateCreated"`
+	DateUpdated time.Time  `json:"dateUpdated"`
+	ExpiresAt   *time.Time `json:"expiresAt"`
+}
+
+type archiveEnd struct {
+	Kind    string `json:"kind"`
+	Records int    `json:"records"`
+}
+
+// archiveWriter writes the file, line by line, through a buffer.
+type archiveWriter struct {
+	w *bufio.Writer
+	n int
+}
+
+func newArchiveWriter(w io.Writer, now time.Time) (*archiveWriter, error) {
+	a := &archiveWriter{w: bufio.NewWriterSize(w, 256<<10)}
+	return a, a.line(archiveHeader{Format: archiveFormat, Version: archiveVersion, ExportedAt: now.UTC()})
+}
+
+func (a *archiveWriter) line(v any) error {
+	b, err := json.Marshal(v)
+	if err != nil {
+		return err
+	}
+	b = append(b, '\n')
+	_, err = a.w.Write(b)
+	return err
+}
+
+// record writes one record.
+func (a *archiveWriter) record(r application.ArchiveRecord) error {
+	a.n++
+	switch {
+	case r.User != nil:
+		u := r.User
+		return a.line(archiveUser{Kind: "user", ID: u.ID, Username: u.Username, PasswordHash: u.PasswordHash,
+			PasswordSalt: u.PasswordSalt, Active: u.Active, DateCreated: u.DateCreated.UTC(), DateUpdated: u.DateUpdated.UTC()})
+	case r.Key != nil:
+		k := r.Key
+		return a.line(archiveKey{Kind: "signingKey", ID: k.ID, Algorithm: k.Algorithm, Private: k.Private, Public: k.Public,
+			DateCreated: k.DateCreated.UTC(), RetiredAt: utcPtr(k.RetiredAt), RevokedAt: utcPtr(k.RevokedAt)})
+	case r.Refresh != nil:
+		f := r.Refresh
+		return a.line(archiveRefresh{Kind: "refresh", ID: f.ID, FamilyID: f.FamilyID, UserID: f.UserID,
+			IssuedAt: f.IssuedAt.UTC(), ExpiresAt: f.ExpiresAt.UTC(), UsedAt: utcPtr(f.UsedAt), RevokedAt: utcPtr(f.RevokedAt)})
+	case r.Entry != nil:
+		return a.entry(r.Entity, r.Entry)
+	}
+	return errors.New("export: an empty record")
+}
+
+// entry writes an entry's line. Its data is written as the bytes stored
+// (json.Marshal would compact and re-escape them), so it comes back byte
+// for byte; data holding a line break goes as a string in dataText.
+func (a *archiveWriter) entry(entity string, e *domain.Entry) error {
+	dto := archiveEntry{Kind: "entry", Entity: entity, ID: e.ID, Key: e.Key, Type: e.Type, AssigneeID: e.AssigneeID,
+		Version: e.Version, DateCreated: e.DateCreated.UTC(), DateUpdated: e.DateUpdated.UTC(), ExpiresAt: utcPtr(e.ExpiresAt)}
+	raw := bytes.ContainsAny(e.Data, "\r\n")
+	if raw {
+		text := string(e.Data)
+		dto.DataText = &text
+	}
+	b, err := json.Marshal(dto)
+	if err != nil {
+		return err
+	}
+	if !raw {
+		b = append(append(append(b[:len(b)-1], `,"data":`...), e.Data...), '}')
+	}
+	b = append(b, '\n')
+	_, err = a.w.Write(b)
+	return err
+}
+
+// end writes the end line and flushes.
+func (a *archiveWriter) end() error {
+	if err := a.line(archiveEnd{Kind: "end", Records: a.n}); err != nil {
+		return err
+	}
+	return a.w.Flush()
+}
+
+func utcPtr(t *time.Time) *time.Time {
+	if t == nil {
+		return nil
+	}
+	u := t.UTC()
+	return &u
+}
+
+// archiveReader reads the file record by record; every error names the
+// line it is about.
+type archiveReader struct {
+	s       *bufio.Scanner
+	line    int
+	records int
+	ended   bool
+}
+
+// lineError is a problem of one line of the file.
+func lineError(line int, format string, a ...any) error {
+	return fmt.Errorf("line %d: "+format, append([]any{line}, a...)...)
+}
+
+func newArchiveReader(r io.Reader) (*archiveReader, error) {
+	s := bufio.NewScanner(r)
+	s.Buffer(make([]byte, 0, 1<<20), maxArchiveLine)
+	a := &archiveReader{s: s}
+	b, err := a.next()
+	if errors.Is(err, io.EOF) {
+		return nil, errors.New("line 1: the file is empty; want a cachegate export")
+	}
+	if err != nil {
+		return nil, err
+	}
+	var h archiveHeader
+	if err := strictJSON(b, &h); err != nil || h.Format != archiveFormat {
+		return nil, lineError(1, "not a cachegate export: the first line must be the header {\"format\":%q,…}", archiveFormat)
+	}
+	if h.Version != archiveVersion {
+		return nil, lineError(1, "format version %d; this cachegate reads version %d", h.Version, archiveVersion)
+	}
+	return a, nil
+}
+
+// next returns the next line's bytes, valid until the following call.
+func (a *archiveReader) next() ([]byte, error) {
+	if !a.s.Scan() {
+		if err := a.s.Err(); err != nil {
+			return nil, lineError(a.line+1, "%v", err)
+		}
+		return nil, io.EOF
+	}
+	a.line++
+	return a.s.Bytes(), nil
+}
+
+// Next returns the next record, or io.EOF after the end line.
+func (a *archiveReader) Next() (application.ArchiveRecord, error) {
+	b, err := a.next()
+	if errors.Is(err, io.EOF) {
+		if !a.ended {
+			return application.ArchiveRecord{}, lineError(a.line+1, "the file ends without its end line: it is truncated")
+		}
+		return application.ArchiveRecord{}, io.EOF
+	}
+	if err != nil {
+		return application.ArchiveRecord{}, err
+	}
+	if a.ended {
+		return application.ArchiveRecord{}, lineError(a.line, "a line after the end line")
+	}
+	r, err := a.decode(b)
+	if err != nil {
+		return application.ArchiveRecord{}, lineError(a.line, "%v", err)
+	}
+	if r == nil {
+		return a.Next() // the end line, checked
+	}
+	r.Line = a.line
+	a.records++
+	return *r, nil
+}
+
+// decode decodes one line; it returns nil for the end line.
+func (a *archiveReader) decode(b []byte) (*application.ArchiveRecord, error) {
+	var k archiveKind
+	if err := json.Unmarshal(b, &k); err != nil {
+		return nil, fmt.Errorf("not a JSON object: %v", err)
+	}
+	switch k.Kind {
+	case "user":
+		var u archiveUser
+		if err := strictJSON(b, &u); err != nil {
+			return nil, err
+		}
+		if err := required("user", u.ID, u.Username, u.PasswordHash); err != nil {
+			return nil, err
+		}
+		return &application.ArchiveRecord{User: &domain.User{ID: u.ID, Username: u.Username, PasswordHash: u.PasswordHash,
+			PasswordSalt: u.PasswordSalt, Active: u.Active, DateCreated: u.DateCreated, DateUpdated: u.DateUpdated}}, nil
+	case "signingKey":
+		var sk archiveKey
+		if err := strictJSON(b, &sk); err != nil {
+			return nil, err
+		}
+		if err := required("signingKey", sk.ID, sk.Algorithm); err != nil {
+			return nil, err
+		}
+		if len(sk.Private) == 0 && sk.RetiredAt == nil && sk.RevokedAt == nil {
+			return nil, errors.New("signingKey: the current key has no private half")
+		}
+		return &application.ArchiveRecord{Key: &domain.SigningKey{ID: sk.ID, Algorithm: sk.Algorithm, Private: sk.Private,
+			Public: sk.Public, DateCreated: sk.DateCreated, RetiredAt: sk.RetiredAt, RevokedAt: sk.RevokedAt}}, nil
+	case "refresh":
+		var f archiveRefresh
+		if err := strictJSON(b, &f); err != nil {
+			return nil, err
+		}
+		if err := required("refresh", f.ID, f.FamilyID, f.UserID); err != nil {
+			return nil, err
+		}
+		return &application.ArchiveRecord{Refresh: &domain.RefreshRecord{ID: f.ID, FamilyID: f.FamilyID, UserID: f.UserID,
+			IssuedAt: f.IssuedAt, ExpiresAt: f.ExpiresAt, UsedAt: f.UsedAt, RevokedAt: f.RevokedAt}}, nil
+	case "entry":
+		var e archiveEntry
+		if err := strictJSON(b, &e); err != nil {
+			return nil, err
+		}
+		if err := required("entry", e.Entity, e.ID, e.Key, e.Type, e.AssigneeID); err != nil {
+			return nil, err
+		}
+		data := []byte(e.Data)
+		if e.DataText != nil {
+			if len(e.Data) > 0 || !json.Valid([]byte(*e.DataText)) {
+				return nil, errors.New("entry: dataText must be JSON text, and alone")
+			}
+			data = []byte(*e.DataText)
+		}
+		if len(bytes.TrimSpace(data)) == 0 || bytes.Equal(bytes.TrimSpace(data), []byte("null")) {
+			return nil, errors.New("entry: data is missing")
+		}
+		if e.Version < 1 || e.DateCreated.IsZero() || e.DateUpdated.IsZero() {
+			return nil, errors.New("entry: version and dates are required")
+		}
+		return &application.ArchiveRecord{Entity: e.Entity, Entry: &domain.Entry{ID: e.ID, Key: e.Key, Type: e.Type,
+			AssigneeID: e.AssigneeID, Data: bytes.Clone(data), Version: e.Version, DateCreated: e.DateCreated,
+			DateUpdated: e.DateUpdated, ExpiresAt: e.ExpiresAt}}, nil
+	case "end":
+		var end archiveEnd
+		if err := strictJSON(b, &end); err != nil {
+			return nil, err
+		}
+		if end.Records != a.records {
+			return nil, fmt.Errorf("the end line counts %d records, the file holds %d", end.Records, a.records)
+		}
+		a.ended = true
+		return nil, nil
+	case "":
+		return nil, errors.New(`a record without "kind"`)
+	default:
+		return nil, fmt.Errorf("unknown kind %q", k.Kind)
+	}
+}
+
+// strictJSON decodes b into v, refusing unknown fields and trailing data.
+func strictJSON(b []byte, v any) error {
+	d := json.NewDecoder(bytes.NewReader(b))
+	d.DisallowUnknownFields()
+	if err := d.Decode(v); err != nil {
+		return err
+	}
+	if d.More() {
+		return errors.New("more than one JSON value on the line")
+	}
+	return nil
+}
+
+// required fails when any of the values is empty.
+func required(kind string, values ...string) error {
+	for _, v := range values {
+		if v == "" {
+			return fmt.Errorf("%s: a required field is empty", kind)
+		}
+	}
+	return nil
+}

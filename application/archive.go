@@ -1,0 +1,309 @@
+package application
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"slices"
+
+	"github.com/cachegate/cachegate/domain"
+	"github.com/cachegate/cachegate/ports"
+)
+
+// Archive is the use case behind `cachegate export` and `cachegate import`
+// (CONTRACT.md section 9): everything users need to keep their sessions
+// and their data, moved between databases of either kind.
+type Archive struct {
+	Reader ports.ArchiveReader
+	Writer ports.ArchiveWriter
+	Clock  ports.Clock
+	// Entities maps each configured entity key to its table.
+	Entities map[string]string
+}
+
+// ArchiveRecord is one record of an archive; exactly one of User, Key,
+// Refresh and Entry is set.
+type ArchiveRecord struct {
+	User    *domain.User
+	Key     *domain.SigningKey
+	Refresh *domain.RefreshRecord
+	Entry   *domain.Entry
+	// Entity is the entity key Entry belongs to.
+	Entity string
+	// Line is where the record was read (import), for error messages; 0
+	// when unknown.
+	Line int
+}
+
+// ArchiveCounts says how many records of each kind went through, and how
+// many were left behind (expired by the time of the import, or already
+// stored when merging).
+type ArchiveCounts struct {
+	Users, SigningKeys, Refresh, Entries int
+	Skipped                              int
+}
+
+// Total is the number of records that went through.
+func (c ArchiveCounts) Total() int { return c.Users + c.SigningKeys + c.Refresh + c.Entries }
+
+// Export calls emit for every record worth moving, in this order: users,
+// signing keys, unexpired refresh records (revoked ones included: they
+// keep the access tokens of ended sessions refused), then the live entries
+// of each entity (entities by key). Deleted and expired entries and
+// expired refresh records stay behind. emit's error stops the
+// export and is returned as is.
+func (a *Archive) Export(ctx context.Context, emit func(ArchiveRecord) error) (ArchiveCounts, error) {
+	var c ArchiveCounts
+	now := a.Clock.Now()
+	if err := a.Reader.EachUser(ctx, func(u domain.User) error {
+		c.Users++
+		return emit(ArchiveRecord{User: &u})
+	}); err != nil {
+		return c, fmt.Errorf("export users: %w", err)
+	}
+	if err := a.Reader.EachSigningKey(ctx, func(k domain.SigningKey) error {
+		c.SigningKeys++
+		return emit(ArchiveRecord{Key: &k})
+	}); err != nil {
+		return c, fmt.Errorf("export signing keys: %w", err)
+	}
+	if err := a.Reader.EachRefresh(ctx, now, func(r domain.RefreshRecord) error {
+		c.Refresh++
+		return emit(ArchiveRecord{Refresh: &r})
+	}); err != nil {
+		return c, fmt.Errorf("export refresh tokens: %w", err)
+	}
+	for _, entity := range a.entityKeys() {
+		if err := a.Reader.EachEntry(ctx, a.Entities[entity], now, func(e domain.Entry) error {
+			c.Entries++
+			return emit(ArchiveRecord{Entry: &e, Entity: entity})
+		}); err != nil {
+			return c, fmt.Errorf("export entries of %s: %w", entity, err)
+		}
+	}
+	return c, nil
+}
+
+func (a *Archive) entityKeys() []string {
+	keys := make([]string, 0, len(a.Entities))
+	for k := range a.Entities {
+		keys = append(keys, k)
+	}
+	slices.Sort(keys)
+	return keys
+}
+
+// ErrTargetNotEmpty refuses an import into a database that already holds
+// users, keys, sessions or entries, unless merging.
+var ErrTargetNotEmpty = errors.New("the target database is not empty; import into an empty database, or pass --merge to add to it (rows already stored win)")
+
+// ImportInput is what Import loads.
+type ImportInput struct {
+	// Next returns the next record, or io.EOF after the last one. Its
+	// other errors stop the import, which then leaves the target as it
+	// was.
+	Next func() (ArchiveRecord, error)
+	// Merge allows a target that is not empty; rows already stored win.
+	Merge bool
+}
+
+// Import batch limits: a batch is flushed at importBatchRows rows or when
+// its entries' data reach importBatchBytes.
+const (
+	importBatchRows  = 500
+	importBatchBytes = 4 << 20
+)
+
+// Import loads records into the target in one transaction, in batches: on
+// any error nothing of the import stays. Entries deleted or expired, and
+// refresh records expired, by now are skipped. A record of an
+// entity the target does not configure is an error.
+func (a *Archive) Import(ctx context.Context, in ImportInput) (ArchiveCounts, error) {
+	var c ArchiveCounts
+	if !in.Merge {
+		tables := make([]string, 0, len(a.Entities))
+		for _, k := range a.entityKeys() {
+			tables = append(tables, a.Entities[k])
+		}
+		holds, err := a.Writer.Holds(ctx, tables)
+		if err != nil {
+			return c, fmt.Errorf("import: %w", err)
+		}
+		if holds {
+			return c, ErrTargetNotEmpty
+		}
+	}
+	load, err := a.Writer.BeginLoad(ctx, in.Merge)
+	if err != nil {
+		return c, fmt.Errorf("import: %w", err)
+	}
+	defer func() { _ = load.Rollback() }()
+	b := importBatches{load: load, counts: &c, entries: map[string]*entryBatch{}}
+	now := a.Clock.Now()
+	for {
+		r, err := in.Next()
+		if errors.Is(err, io.EOF) {
+			break
+		}
+		if err != nil {
+			return c, err
+		}
+		switch {
+		case r.User != nil:
+			b.users = append(b.users, *r.User)
+			b.noteLine(&b.usersFrom, r.Line)
+			if len(b.users) >= importBatchRows {
+				err = b.flushUsers(ctx)
+			}
+		case r.Key != nil:
+			b.keys = append(b.keys, *r.Key)
+			b.noteLine(&b.keysFrom, r.Line)
+			if len(b.keys) >= importBatchRows {
+				err = b.flushKeys(ctx)
+			}
+		case r.Refresh != nil:
+			if !r.Refresh.ExpiresAt.After(now) {
+				c.Skipped++
+				continue
+			}
+			b.refresh = append(b.refresh, *r.Refresh)
+			b.noteLine(&b.refreshFrom, r.Line)
+			if len(b.refresh) >= importBatchRows {
+				err = b.flushRefresh(ctx)
+			}
+		case r.Entry != nil:
+			if !r.Entry.Live(now) {
+				c.Skipped++
+				continue
+			}
+			table, ok := a.Entities[r.Entity]
+			if !ok {
+				return c, fmt.Errorf("line %d: entity %q is not configured in this service (configure it, with the same table or another, before importing)", r.Line, r.Entity)
+			}
+			eb := b.entries[table]
+			if eb == nil {
+				eb = &entryBatch{}
+				b.entries[table] = eb
+			}
+			eb.rows = append(eb.rows, *r.Entry)
+			eb.bytes += len(r.Entry.Data)
+			b.noteLine(&eb.from, r.Line)
+			if len(eb.rows) >= importBatchRows || eb.bytes >= importBatchBytes {
+				err = b.flushEntries(ctx, table, eb)
+			}
+		default:
+			return c, fmt.Errorf("line %d: an empty record", r.Line)
+		}
+		if err != nil {
+			return c, err
+		}
+	}
+	if err := b.flushAll(ctx); err != nil {
+		return c, err
+	}
+	if err := load.Commit(); err != nil {
+		return c, fmt.Errorf("import: %w", err)
+	}
+	return c, nil
+}
+
+// importBatches holds the rows read and not yet written, per kind, and the
+// line of the first of them, for error messages.
+type importBatches struct {
+	load   ports.ArchiveLoad
+	counts *ArchiveCounts
+
+	users                            []domain.User
+	keys                             []domain.SigningKey
+	refresh                          []domain.RefreshRecord
+	entries                          map[string]*entryBatch
+	usersFrom, keysFrom, refreshFrom int
+}
+
+type entryBatch struct {
+	rows  []domain.Entry
+	bytes int
+	from  int
+}
+
+func (b *importBatches) noteLine(from *int, line int) {
+	if *from == 0 {
+		*from = line
+	}
+}
+
+// batchError names the lines of a batch that failed to load.
+func batchError(what string, from int, err error) error {
+	if from > 0 {
+		return fmt.Errorf("import %s of the batch starting at line %d: %w", what, from, err)
+	}
+	return fmt.Errorf("import %s: %w", what, err)
+}
+
+func (b *importBatches) flushUsers(ctx context.Context) error {
+	n, err := b.load.AddUsers(ctx, b.users)
+	if err != nil {
+		return batchError("users", b.usersFrom, err)
+	}
+	b.counts.Users += n
+	b.counts.Skipped += len(b.users) - n
+	b.users, b.usersFrom = b.users[:0], 0
+	return nil
+}
+
+func (b *importBatches) flushKeys(ctx context.Context) error {
+	n, err := b.load.AddSigningKeys(ctx, b.keys)
+	if err != nil {
+		return batchError("signing keys", b.keysFrom, err)
+	}
+	b.counts.SigningKeys += n
+	b.counts.Skipped += len(b.keys) - n
+	b.keys, b.keysFrom = b.keys[:0], 0
+	return nil
+}
+
+func (b *importBatches) flushRefresh(ctx context.Context) error {
+	n, err := b.load.AddRefresh(ctx, b.refresh)
+	if err != nil {
+		return batchError("refresh tokens", b.refreshFrom, err)
+	}
+	b.counts.Refresh += n
+	b.counts.Skipped += len(b.refresh) - n
+	b.refresh, b.refreshFrom = b.refresh[:0], 0
+	return nil
+}
+
+func (b *importBatches) flushEntries(ctx context.Context, table string, eb *entryBatch) error {
+	n, err := b.load.AddEntries(ctx, table, eb.rows)
+	if err != nil {
+		return batchError("entries", eb.from, err)
+	}
+	b.counts.Entries += n
+	b.counts.Skipped += len(eb.rows) - n
+	eb.rows, eb.bytes, eb.from = eb.rows[:0], 0, 0
+	return nil
+}
+
+func (b *importBatches) flushAll(ctx context.Context) error {
+	if err := b.flushUsers(ctx); err != nil {
+		return err
+	}
+	if err := b.flushKeys(ctx); err != nil {
+		return err
+	}
+	if err := b.flushRefresh(ctx); err != nil {
+		return err
+	}
+	tables := make([]string, 0, len(b.entries))
+	for t := range b.entries {
+		tables = append(tables, t)
+	}
+	slices.Sort(tables)
+	for _, t := range tables {
+		if err := b.flushEntries(ctx, t, b.entries[t]); err != nil {
+			return err
+		}
+	}
+	return nil
+}

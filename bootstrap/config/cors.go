@@ -1,0 +1,85 @@
+package config
+
+import (
+	"fmt"
+	"net/url"
+	"slices"
+	"strconv"
+	"strings"
+)
+
+// CORS is cross-origin resource sharing for browser apps served from
+// other origins (CONTRACT.md section 6): flags --cors-origins and
+// --cors-credentials, YAML cors.origins and cors.credentials.
+type CORS struct {
+	// Origins are the allowed origins in the form browsers send in the
+	// Origin header ("https://app.example", "http://localhost:5173"):
+	// scheme and host lowercased, no path, no trailing slash. The single
+	// entry "*" allows any origin. Empty (the default) sends no CORS
+	// headers at all.
+	Origins []string
+	// Credentials lets the allowed origins send credentials (cookies,
+	// Access-Control-Allow-Credentials: true). It is refused with "*".
+	Credentials bool
+}
+
+// Enabled reports whether any origin is allowed.
+func (c CORS) Enabled() bool { return len(c.Origins) > 0 }
+
+// AnyOrigin reports whether every origin is allowed ("*").
+func (c CORS) AnyOrigin() bool { return slices.Contains(c.Origins, "*") }
+
+// Allows reports whether a request's Origin header names an allowed
+// origin; an empty or "null" Origin is never allowed, not even by "*".
+// The comparison ignores the case of scheme and host, as origins do.
+func (c CORS) Allows(origin string) bool {
+	if origin == "" || origin == "null" {
+		return false
+	}
+	if c.AnyOrigin() {
+		return true
+	}
+	return slices.Contains(c.Origins, strings.ToLower(origin))
+}
+
+// parseCORSOrigins reads a comma-separated list; empty items are skipped,
+// so "" is none. Origins are normalised (see CORS.Origins); checking is
+// checkCORSOrigins's business.
+func parseCORSOrigins(c *Config, v string) error {
+	c.CORS.Origins = nil
+	for _, item := range strings.Split(v, ",") {
+		if item = strings.TrimSpace(item); item != "" && !slices.Contains(c.CORS.Origins, normalOrigin(item)) {
+			c.CORS.Origins = append(c.CORS.Origins, normalOrigin(item))
+		}
+	}
+	return nil
+}
+
+// normalOrigin lowercases an origin and drops one trailing slash, so
+// "https://App.example/" reads as the browser's "https://app.example".
+func normalOrigin(s string) string {
+	return strings.TrimSuffix(strings.ToLower(s), "/")
+}
+
+// checkCORSOrigins accepts "*" alone, or origins scheme://host[:port]
+// with scheme http or https and nothing after the host.
+func checkCORSOrigins(c CORS) error {
+	if c.AnyOrigin() {
+		if len(c.Origins) > 1 {
+			return fmt.Errorf("* allows every origin and must be given alone")
+		}
+		return nil
+	}
+	var bad []string
+	for _, o := range c.Origins {
+		u, err := url.Parse(o)
+		if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" || u.User != nil ||
+			u.Path != "" || u.RawQuery != "" || u.Fragment != "" || u.Opaque != "" || strings.HasSuffix(o, "?") || strings.HasSuffix(o, "#") {
+			bad = append(bad, strconv.Quote(o))
+		}
+	}
+	if len(bad) > 0 {
+		return fmt.Errorf("%s: must be origins such as https://app.example or http://localhost:5173 (scheme, host and port only), or *", strings.Join(bad, ", "))
+	}
+	return nil
+}
