@@ -97,14 +97,13 @@ func (s *RefreshStore) SaveRefresh(ctx context.Context, r domain.RefreshRecord) 
 func (s *RefreshStore) RotateRefresh(ctx context.Context, oldID string, next domain.RefreshRecord, now time.Time, grace time.Duration) (_ domain.RefreshRecord, err error) {
 	ctx, done := s.bounds.enter(ctx)
 	defer done(&err)
-	stmts, err := s.rotation.get(ctx)
-	if err != nil {
-		return domain.RefreshRecord{}, dbError("prepare refresh rotation", err)
-	}
 	err = authInTx(ctx, s.db, "rotate refresh token", func(ctx context.Context, tx bun.Tx) error {
 		var family, user string
-		err := tx.StmtContext(ctx, stmts[0]).QueryRowContext(ctx,
-			driverTime(s.db, now), oldID, driverTime(s.db, now)).Scan(&family, &user)
+		row, err := s.rotation.queryRow(ctx, tx, 0, driverTime(s.db, now), oldID, driverTime(s.db, now))
+		if err != nil {
+			return dbError("prepare refresh rotation", err)
+		}
+		err = row.Scan(&family, &user)
 		switch {
 		case errors.Is(err, sql.ErrNoRows):
 			return errNotRotated
@@ -113,7 +112,7 @@ func (s *RefreshStore) RotateRefresh(ctx context.Context, oldID string, next dom
 		case family != next.FamilyID || user != next.UserID:
 			return fmt.Errorf("bunstore: rotate refresh token: the successor must keep the family and user of the token it replaces")
 		}
-		if _, err := tx.StmtContext(ctx, stmts[1]).ExecContext(ctx, next.ID, next.FamilyID, next.UserID,
+		if _, err := s.rotation.exec(ctx, tx, 1, next.ID, next.FamilyID, next.UserID,
 			driverTime(s.db, next.IssuedAt), driverTime(s.db, next.ExpiresAt),
 			driverNullTime(s.db, next.UsedAt), driverNullTime(s.db, next.RevokedAt)); err != nil {
 			return dbError("store the successor refresh token", err)
