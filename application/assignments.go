@@ -16,8 +16,11 @@ type Assignment struct {
 	Name string
 	// EntityKey names the entity (table) that backs the assignment.
 	EntityKey string
-	Repo      ports.CacheRepository
-	Policy    domain.Policy
+	// Table is the entity's table: the entity its changes are logged
+	// under. The change feed needs it.
+	Table  string
+	Repo   ports.CacheRepository
+	Policy domain.Policy
 	// DefaultExpiresIn applies to entries created or replaced with
 	// expiresIn null; zero means they never expire.
 	DefaultExpiresIn time.Duration

@@ -51,7 +51,7 @@ func (uc *Authenticate) Execute(ctx context.Context, token string) (domain.Princ
 	if err != nil {
 		return domain.Principal{}, fmt.Errorf("authenticate: look up subject: %w", err)
 	}
-	p.FamilyID = c.FamilyID
+	p.FamilyID, p.ExpiresAt = c.FamilyID, c.ExpiresAt
 	return p, nil
 }
 

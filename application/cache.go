@@ -2,6 +2,7 @@ package application
 
 import (
 	"context"
+	"iter"
 
 	"github.com/cachegate/cachegate/domain"
 )
@@ -18,6 +19,7 @@ type CacheOperations struct {
 	Update      *UpdateCacheByKey
 	Delete      *DeleteCache
 	Clear       *ClearCaches
+	Watch       *WatchCaches
 }
 
 // NewCacheOperations builds every cache use case on the same dependencies.
@@ -39,6 +41,7 @@ func NewCacheOperations(d CacheConfig) (*CacheOperations, error) {
 		Update:      &UpdateCacheByKey{deps: d},
 		Delete:      &DeleteCache{deps: d},
 		Clear:       &ClearCaches{deps: d},
+		Watch:       &WatchCaches{deps: d, feed: d.Feed},
 	}, nil
 }
 
@@ -154,4 +157,30 @@ func (c *Cache) Find(ctx context.Context, assignment string, f domain.Filter, so
 func (c *Cache) Clear(ctx context.Context, assignment, assigneeID string, opts ...QueryOption) (int, error) {
 	o := collect(opts)
 	return c.uc.Clear.Execute(ctx, ClearCachesInput{Assignment: assignment, Actor: o.actor, AssigneeID: assigneeID})
+}
+
+// WatchFilter selects the changes Watch reports; see WatchCachesInput.
+type WatchFilter struct {
+	// Since resumes after that revision; nil starts with the next change.
+	Since                 *int64
+	Key, Type, AssigneeID string
+}
+
+// Watch reports the changes of an assignment's entries, as the HTTP feed
+// does (CONTRACT.md section 8): in revision order, resumable with
+// w.Since, under the assignment's policy when called with AsActor. The
+// iterator ends when ctx does, or with one error: ErrFeedLagging when the
+// loop body falls too far behind (resume from the last revision seen),
+// ErrFeedClosed on shutdown, or the error that kept it from starting.
+func (c *Cache) Watch(ctx context.Context, assignment string, w WatchFilter, opts ...QueryOption) iter.Seq2[FeedEvent, error] {
+	o := collect(opts)
+	return func(yield func(FeedEvent, error) bool) {
+		s, err := c.uc.Watch.Execute(ctx, WatchCachesInput{Assignment: assignment, Actor: o.actor, Since: w.Since,
+			Key: w.Key, Type: w.Type, AssigneeID: w.AssigneeID})
+		if err != nil {
+			yield(FeedEvent{}, err)
+			return
+		}
+		s.events(ctx)(yield)
+	}
 }

@@ -25,6 +25,9 @@ type CacheConfig struct {
 	// lists; zero means DefaultListLimit and MaxListLimit.
 	ListDefault int
 	ListMax     int
+	// Feed, when set, serves Watch; without it Watch answers
+	// ErrFeedUnavailable.
+	Feed *Feed
 }
 
 func (d *CacheConfig) validate() error {

@@ -16,6 +16,7 @@ import (
 	"github.com/cachegate/cachegate/bootstrap/authfx"
 	"github.com/cachegate/cachegate/bootstrap/cachefx"
 	"github.com/cachegate/cachegate/bootstrap/config"
+	"github.com/cachegate/cachegate/bootstrap/feedfx"
 	"github.com/cachegate/cachegate/bootstrap/httpfx"
 	"github.com/cachegate/cachegate/bootstrap/metricsfx"
 	"github.com/cachegate/cachegate/bootstrap/storefx"
@@ -30,6 +31,7 @@ func App(cfg config.Config, logOut io.Writer, extra ...fx.Option) fx.Option {
 		Core(cfg, logOut),
 		Sweeper(cfg.Sweep),
 		metricsfx.Module(cfg.MetricsAddr),
+		feedfx.Module(feedfx.Options{Retention: cfg.Events.Retention}),
 		httpfx.Module(HTTPOptions(cfg)),
 		fx.Options(extra...),
 	)
@@ -123,7 +125,8 @@ func HTTPOptions(cfg config.Config) httpfx.Options {
 		MaxHeaderBytes: int(cfg.Limits.HeaderBytes), TrustedProxies: cfg.TrustedProxies,
 		EnableGuards: cfg.Auth.EnableGuards, ShutdownTimeout: cfg.ShutdownTimeout,
 		UsernameField: cfg.Auth.UsernameField, PasswordField: cfg.Auth.PasswordField,
-		RefreshFrom: ginhttp.TokenLocation(cfg.Auth.RefreshFrom.In), RefreshName: cfg.Auth.RefreshFrom.Name}
+		RefreshFrom: ginhttp.TokenLocation(cfg.Auth.RefreshFrom.In), RefreshName: cfg.Auth.RefreshFrom.Name,
+		Heartbeat: cfg.Events.Heartbeat}
 }
 
 // sweeperDeps are the sweeper's inputs.

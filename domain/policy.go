@@ -1,5 +1,7 @@
 package domain
 
+import "time"
+
 // Policy says who may use the entries of one cache assignment.
 type Policy uint8
 
@@ -83,4 +85,7 @@ type Principal struct {
 	// FamilyID is the refresh-token family of the session the access token
 	// was issued for; empty when unknown.
 	FamilyID string
+	// ExpiresAt is when the access token the principal came from expires
+	// (zero when unknown); long-lived streams end then.
+	ExpiresAt time.Time
 }

@@ -167,6 +167,12 @@ func authInTx(ctx context.Context, db *bun.DB, op string, fn func(ctx context.Co
 		return dbError(op, err)
 	}
 	defer leave()
+	return inTx(ctx, db, op, fn)
+}
+
+// inTx is authInTx for a caller that already holds the write gate (or
+// needs none).
+func inTx(ctx context.Context, db *bun.DB, op string, fn func(ctx context.Context, tx bun.Tx) error) error {
 	tx, err := db.BeginTx(ctx, nil)
 	if err != nil {
 		return dbError(op, err)

@@ -31,10 +31,11 @@ var queryColumns = map[domain.QueryField]string{
 // whole, and the connection stays taken until the last row is yielded. A
 // transient failure is retried only before the first row. The page and
 // the total are two statements, so a write between them can make them
-// disagree by that write. The repository's time bound covers the
-// database's share of the call only: its clock stops while yield runs, so
-// a client slow to read a long list never makes the database look
-// unavailable.
+// disagree by that write. The repository's time bound applies to each
+// wait for the database (the statements, then each row) and its clock
+// stops while yield runs: a long list to a slow client never makes the
+// database look unavailable, while a database that stops answering still
+// fails the call within the bound.
 func (r *CacheRepository) List(ctx context.Context, q ports.ListQuery, now time.Time, yield func(domain.Entry) error) (_ ports.ListResult, err error) {
 	ctx, pause, done := r.bounds.enterPausable(ctx)
 	defer done(&err)
@@ -100,19 +101,14 @@ func (r *CacheRepository) List(ctx context.Context, q ports.ListQuery, now time.
 
 // enterPausable is bounds.enter for a call that hands rows to its caller
 // as it reads them: pause stops the bound's clock until the function it
-// returns is called.
+// returns is called, which starts it afresh, so the bound applies to each
+// wait for the database rather than to the whole call.
 func (b bounds) enterPausable(parent context.Context) (context.Context, func() func(), func(*error)) {
 	ctx, cancel := context.WithCancelCause(parent)
-	left, start := b.timeout, time.Now()
-	timer := time.AfterFunc(left, func() { cancel(errPastBound) })
+	timer := time.AfterFunc(b.timeout, func() { cancel(errPastBound) })
 	pause := func() func() {
-		if timer.Stop() {
-			left -= time.Since(start)
-		}
-		return func() {
-			start = time.Now()
-			timer.Reset(max(left, 0))
-		}
+		timer.Stop()
+		return func() { timer.Reset(b.timeout) }
 	}
 	done := func(errp *error) {
 		timer.Stop()

@@ -58,7 +58,8 @@ func TestMigrateAppliesEachTableOnceAndAddsNewOnes(t *testing.T) {
 		t.Fatalf("read the migration history: %v", err)
 	}
 	want := "20261125000100_cache_a_cache 20261125000300_cache_a_cache_list " +
-		"20261125000100_cache_b_cache 20261125000300_cache_b_cache_list"
+		"20261126000100_cache_changes 20261126000200_cache_a_cache_changes " +
+		"20261125000100_cache_b_cache 20261125000300_cache_b_cache_list 20261126000200_cache_b_cache_changes"
 	if got := strings.Join(names, " "); got != want {
 		t.Errorf("migration history = %s, want %s", got, want)
 	}

@@ -32,7 +32,8 @@ func ValidateTableName(name string) error {
 	switch {
 	case !tableNameRE.MatchString(name):
 		return fmt.Errorf("bunstore: table name %q must match %s", name, tableNameRE)
-	case name == migrationsTable || name == migrationLocksTable || name == probeTable || slices.Contains(authTables(), name):
+	case name == migrationsTable || name == migrationLocksTable || name == probeTable || slices.Contains(authTables(), name) ||
+		slices.Contains(changesTables(), name):
 		return fmt.Errorf("bunstore: table name %q is reserved for cachegate's own tables", name)
 	}
 	return nil
@@ -54,9 +55,13 @@ func Migrate(ctx context.Context, db *bun.DB, tables []string) error {
 		return err
 	}
 	ms := migrate.NewMigrations()
+	if len(tables) > 0 {
+		ms.Add(changesLogMigration())
+	}
 	for _, t := range tables {
 		ms.Add(cacheTableMigration(t))
 		ms.Add(cacheListMigration(t))
+		ms.Add(changesTriggerMigration(t))
 	}
 	for _, m := range authMigrations() {
 		ms.Add(m)

@@ -21,6 +21,8 @@ type RefreshStore struct {
 	// rotation holds the statements of RotateRefresh: mark used, insert
 	// the successor.
 	rotation *preparedSet
+	// group batches concurrent rotations on SQLite (rotation_group.go).
+	group rotationGroup
 }
 
 var (
@@ -97,28 +99,14 @@ func (s *RefreshStore) SaveRefresh(ctx context.Context, r domain.RefreshRecord) 
 func (s *RefreshStore) RotateRefresh(ctx context.Context, oldID string, next domain.RefreshRecord, now time.Time, grace time.Duration) (_ domain.RefreshRecord, err error) {
 	ctx, done := s.bounds.enter(ctx)
 	defer done(&err)
-	err = authInTx(ctx, s.db, "rotate refresh token", func(ctx context.Context, tx bun.Tx) error {
-		var family, user string
-		row, err := s.rotation.queryRow(ctx, tx, 0, driverTime(s.db, now), oldID, driverTime(s.db, now))
-		if err != nil {
-			return dbError("prepare refresh rotation", err)
-		}
-		err = row.Scan(&family, &user)
-		switch {
-		case errors.Is(err, sql.ErrNoRows):
-			return errNotRotated
-		case err != nil:
-			return dbError("rotate refresh token", err)
-		case family != next.FamilyID || user != next.UserID:
-			return fmt.Errorf("bunstore: rotate refresh token: the successor must keep the family and user of the token it replaces")
-		}
-		if _, err := s.rotation.exec(ctx, tx, 1, next.ID, next.FamilyID, next.UserID,
-			driverTime(s.db, next.IssuedAt), driverTime(s.db, next.ExpiresAt),
-			driverNullTime(s.db, next.UsedAt), driverNullTime(s.db, next.RevokedAt)); err != nil {
-			return dbError("store the successor refresh token", err)
-		}
-		return nil
-	})
+	r := &rotation{ctx: ctx, oldID: oldID, next: next, now: now}
+	if gate := writeGate(s.db); gate != nil {
+		err = s.group.rotate(ctx, gate, r, func(ctx context.Context, batch []*rotation) { s.commitGroup(ctx, batch) })
+	} else {
+		err = authInTx(ctx, s.db, "rotate refresh token", func(ctx context.Context, tx bun.Tx) error {
+			return s.rotateIn(ctx, tx, r)
+		})
+	}
 	switch {
 	case errors.Is(err, errNotRotated):
 		return s.refuse(ctx, oldID, now, grace)
@@ -128,6 +116,71 @@ func (s *RefreshStore) RotateRefresh(ctx context.Context, oldID string, next dom
 	next.IssuedAt, next.ExpiresAt = authStoredTime(next.IssuedAt), authStoredTime(next.ExpiresAt)
 	next.UsedAt, next.RevokedAt = domain.NormalizePtr(next.UsedAt), domain.NormalizePtr(next.RevokedAt)
 	return next, nil
+}
+
+// rotateIn runs one rotation's statements in tx: errNotRotated when the
+// old token matched nothing (nothing was written), another error when the
+// transaction must roll back.
+func (s *RefreshStore) rotateIn(ctx context.Context, tx bun.Tx, r *rotation) error {
+	var family, user string
+	row, err := s.rotation.queryRow(ctx, tx, 0, driverTime(s.db, r.now), r.oldID, driverTime(s.db, r.now))
+	if err != nil {
+		return dbError("prepare refresh rotation", err)
+	}
+	err = row.Scan(&family, &user)
+	switch {
+	case errors.Is(err, sql.ErrNoRows):
+		return errNotRotated
+	case err != nil:
+		return dbError("rotate refresh token", err)
+	case family != r.next.FamilyID || user != r.next.UserID:
+		return fmt.Errorf("bunstore: rotate refresh token: the successor must keep the family and user of the token it replaces")
+	}
+	next := r.next
+	if _, err := s.rotation.exec(ctx, tx, 1, next.ID, next.FamilyID, next.UserID,
+		driverTime(s.db, next.IssuedAt), driverTime(s.db, next.ExpiresAt),
+		driverNullTime(s.db, next.UsedAt), driverNullTime(s.db, next.RevokedAt)); err != nil {
+		return dbError("store the successor refresh token", err)
+	}
+	return nil
+}
+
+// commitGroup runs the rotations of batch in one transaction and hands
+// each its result. Rotations whose old token matched nothing write
+// nothing and do not disturb the others. Any other failure rolls the
+// whole group back, and each rotation is then run again in a transaction
+// of its own, so one bad rotation never decides the fate of another.
+// The caller holds the write gate.
+func (s *RefreshStore) commitGroup(ctx context.Context, batch []*rotation) {
+	results := make([]error, len(batch))
+	err := inTx(ctx, s.db, "rotate refresh tokens", func(ctx context.Context, tx bun.Tx) error {
+		for i, r := range batch {
+			if err := r.ctx.Err(); err != nil {
+				results[i] = dbError("rotate refresh token", err)
+				continue
+			}
+			err := s.rotateIn(ctx, tx, r)
+			if err != nil && !errors.Is(err, errNotRotated) {
+				return err
+			}
+			results[i] = err
+		}
+		return nil
+	})
+	if err != nil {
+		for i, r := range batch {
+			if len(batch) == 1 {
+				results[i] = err
+				break
+			}
+			results[i] = inTx(r.ctx, s.db, "rotate refresh token", func(ctx context.Context, tx bun.Tx) error {
+				return s.rotateIn(ctx, tx, r)
+			})
+		}
+	}
+	for i, r := range batch {
+		r.done <- results[i]
+	}
 }
 
 // refuse tells why oldID could not rotate: within grace of its first use

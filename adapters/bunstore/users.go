@@ -16,6 +16,11 @@ import (
 type UserRepository struct {
 	db     *bun.DB
 	bounds bounds
+	// byID is UserByID's statement on SQLite, prepared once: every
+	// refresh reads its user by id, and SQLite's prepare was a large share
+	// of that read (see prepared.go, docs/benchmarks.md). PostgreSQL keeps
+	// the one-round-trip query Bun writes.
+	byID *preparedSet
 }
 
 var _ ports.UserRepository = (*UserRepository)(nil)
@@ -23,7 +28,8 @@ var _ ports.UserRepository = (*UserRepository)(nil)
 // NewUserRepository returns the repository over db, which must come from
 // Open and have been migrated.
 func NewUserRepository(db *bun.DB, opts ...RepoOption) *UserRepository {
-	return &UserRepository{db: db, bounds: newBounds(opts)}
+	return &UserRepository{db: db, bounds: newBounds(opts),
+		byID: &preparedSet{db: db, queries: []string{"SELECT " + userColumns + " FROM users WHERE id = ?"}}}
 }
 
 // userRow is a row of users as read.
@@ -84,7 +90,23 @@ func (r *UserRepository) UserByUsername(ctx context.Context, username string) (_
 func (r *UserRepository) UserByID(ctx context.Context, id string) (_ domain.User, err error) {
 	ctx, done := r.bounds.enter(ctx)
 	defer done(&err)
-	return r.userWhere(ctx, r.db, "id", id, false)
+	if isPostgres(r.db) {
+		return r.userWhere(ctx, r.db, "id", id, false)
+	}
+	stmts, err := r.byID.get(ctx)
+	if err != nil {
+		return domain.User{}, dbError("prepare the user read", err)
+	}
+	var row userRow
+	err = stmts[0].QueryRowContext(ctx, id).Scan(&row.ID, &row.Username, &row.PasswordHash, &row.PasswordSalt,
+		&row.Active, &row.DateCreated, &row.DateUpdated)
+	switch {
+	case errors.Is(err, sql.ErrNoRows):
+		return domain.User{}, domain.ErrUserNotFound
+	case err != nil:
+		return domain.User{}, dbError("read user", err)
+	}
+	return toDomainUser(row), nil
 }
 
 // ListUsers returns every user ordered by normalized username, compared

@@ -23,7 +23,8 @@ import (
 // gating them halved POST's p99 but cost 15–20 % of its throughput (0.81
 // of the ceiling against 1.04 in back-to-back runs), because the gate also
 // serialises the statement's preparation, which SQLite runs outside its
-// lock.
+// lock. Refresh rotations waiting at the gate are committed together by
+// whichever of them gets it (rotation_group.go).
 //
 // The gate belongs to the database handle: Open builds each SQLite handle
 // on a connector whose driver value carries the handle's gate, so every

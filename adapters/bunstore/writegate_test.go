@@ -2,10 +2,14 @@ package bunstore
 
 import (
 	"context"
+	"database/sql"
 	"errors"
 	"path/filepath"
 	"testing"
 	"time"
+
+	"github.com/uptrace/bun"
+	"github.com/uptrace/bun/dialect/sqlitedialect"
 )
 
 func TestWriteGate(t *testing.T) {
@@ -42,5 +46,26 @@ func TestWriteGate(t *testing.T) {
 		t.Fatal(err)
 	} else {
 		leave()
+	}
+}
+
+// The gate belongs to the handle Open made: a second handle on the same
+// file has its own, and a handle made elsewhere has none (it waits in
+// SQLite's busy handler, as any other process does).
+func TestWriteGateBelongsToTheHandle(t *testing.T) {
+	t.Parallel()
+	path := "sqlite:" + filepath.Join(t.TempDir(), "a.db")
+	first, second := openTestDB(t, path), openTestDB(t, path)
+	if writeGate(first) == nil || writeGate(first) == writeGate(second) {
+		t.Error("two handles from Open must each have a gate of their own")
+	}
+	raw, err := sql.Open("sqlite", "file:"+filepath.Join(t.TempDir(), "raw.db"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	db := bun.NewDB(raw, sqlitedialect.New())
+	t.Cleanup(func() { _ = db.Close() })
+	if writeGate(db) != nil {
+		t.Error("a handle not made by Open has a gate")
 	}
 }

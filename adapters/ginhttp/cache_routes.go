@@ -49,7 +49,10 @@ func (r *cacheRoutes) register() error {
 			return err
 		}
 	}
-	return nil
+	if r.uc.Watch == nil || !r.uc.Watch.Available() {
+		return nil
+	}
+	return r.s.handleStream(http.MethodGet, coll+"/events", r.isPublic, r.events)
 }
 
 // isPublic is the guard's access rule for cache routes: public

@@ -15,6 +15,7 @@ import (
 	"github.com/cachegate/cachegate/adapters/system"
 	"github.com/cachegate/cachegate/application"
 	"github.com/cachegate/cachegate/domain"
+	"github.com/cachegate/cachegate/ports"
 )
 
 func newFakeClock() *system.ManualClock {
@@ -53,15 +54,17 @@ type fixture struct {
 func newFixture(t testing.TB, tweak func(*ginhttp.Options)) *fixture {
 	t.Helper()
 	clock := newFakeClock()
+	feed, repo := newTestFeed(t, clock)
 	stores, err := application.NewAssignments(
-		application.Assignment{Name: "user", EntityKey: "userCache", Repo: memstore.NewCacheRepository(), Policy: domain.PolicyPublic},
-		application.Assignment{Name: "org", EntityKey: "orgCache", Repo: memstore.NewCacheRepository(), Policy: domain.PolicyPublic},
-		application.Assignment{Name: "mine", EntityKey: "mineCache", Repo: memstore.NewCacheRepository(), Policy: domain.PolicyOwner},
+		application.Assignment{Name: "user", EntityKey: "userCache", Table: "user_cache", Repo: repo("user_cache"), Policy: domain.PolicyPublic},
+		application.Assignment{Name: "org", EntityKey: "orgCache", Table: "org_cache", Repo: repo("org_cache"), Policy: domain.PolicyPublic},
+		application.Assignment{Name: "mine", EntityKey: "mineCache", Table: "mine_cache", Repo: repo("mine_cache"), Policy: domain.PolicyOwner},
 	)
 	if err != nil {
 		t.Fatal(err)
 	}
-	uc, err := application.NewCacheOperations(application.CacheConfig{Assignments: stores, Clock: clock, IDs: system.UUIDv7{}})
+	uc, err := application.NewCacheOperations(application.CacheConfig{Assignments: stores, Clock: clock, IDs: system.UUIDv7{},
+		Feed: feed})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -135,4 +138,21 @@ func do(t *testing.T, method, url string, body string, hdr ...string) (int, http
 		t.Fatal(err)
 	}
 	return resp.StatusCode, resp.Header, b.String()
+}
+
+// newTestFeed runs a change feed over an in-memory log for the test's
+// lifetime and returns it with a constructor of repositories that record
+// into it, by table.
+func newTestFeed(t testing.TB, clock ports.Clock) (*application.Feed, func(table string) ports.CacheRepository) {
+	t.Helper()
+	log := memstore.NewChangeLog()
+	feed, err := application.NewFeed(application.FeedConfig{Log: log, Clock: clock})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx, stop := context.WithCancel(context.Background())
+	done := make(chan struct{})
+	go func() { defer close(done); _ = feed.Run(ctx) }()
+	t.Cleanup(func() { stop(); <-done })
+	return feed, func(table string) ports.CacheRepository { return feed.Observe(log.Repository(table)) }
 }

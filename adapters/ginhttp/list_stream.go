@@ -6,6 +6,7 @@ import (
 	"net/http"
 	"strconv"
 	"strings"
+	"time"
 
 	"github.com/gin-gonic/gin"
 
@@ -110,6 +111,12 @@ func appendEntryFields(b []byte, e *domain.Entry, fs entryFields) []byte {
 	return append(b, '}')
 }
 
+// listWriteTimeout bounds each write of a list to the client. While a list
+// streams, it holds a database connection; a client that stops reading
+// would hold it for good, so past this the connection is cut and the
+// database connection released.
+const listWriteTimeout = 30 * time.Second
+
 // streamFlushBytes is how much a list response gathers before writing it
 // to the connection.
 const streamFlushBytes = 32 << 10
@@ -163,6 +170,10 @@ func (w *listStream) flush() {
 	if w.werr != nil || len(*w.buf) == 0 {
 		return
 	}
+	rc := http.NewResponseController(w.c.Writer)
+	// Not every writer supports deadlines (tests' recorders); then the
+	// server's own timeouts are all there is.
+	_ = rc.SetWriteDeadline(time.Now().Add(listWriteTimeout))
 	if _, err := w.c.Writer.Write(*w.buf); err != nil {
 		w.werr = errClientWrite
 	}
@@ -174,6 +185,7 @@ func (w *listStream) finish(total, page, limit int) {
 	if !w.started {
 		w.begin()
 	}
+	defer func() { _ = http.NewResponseController(w.c.Writer).SetWriteDeadline(time.Time{}) }()
 	*w.buf = append(*w.buf, ']')
 	if w.paged {
 		*w.buf = append(*w.buf, `,"count":`...)

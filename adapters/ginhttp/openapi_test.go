@@ -27,6 +27,7 @@ import (
 	"github.com/cachegate/cachegate/adapters/system"
 	"github.com/cachegate/cachegate/application"
 	"github.com/cachegate/cachegate/domain"
+	"github.com/cachegate/cachegate/ports"
 )
 
 // oasLoad parses the embedded document.
@@ -137,14 +138,15 @@ func newOASStack(t *testing.T, ready Pinger) *oasStack {
 	t.Helper()
 	ctx := context.Background()
 	clock, ids := system.Clock{}, system.UUIDv7{}
+	feed, repo := oasFeed(t, clock)
 	stores, err := application.NewAssignments(
-		application.Assignment{Name: "user", EntityKey: "userCache", Repo: memstore.NewCacheRepository(), Policy: domain.PolicyOwner},
-		application.Assignment{Name: "open", EntityKey: "openCache", Repo: memstore.NewCacheRepository(), Policy: domain.PolicyPublic},
+		application.Assignment{Name: "user", EntityKey: "userCache", Table: "user_cache", Repo: repo("user_cache"), Policy: domain.PolicyOwner},
+		application.Assignment{Name: "open", EntityKey: "openCache", Table: "open_cache", Repo: repo("open_cache"), Policy: domain.PolicyPublic},
 	)
 	if err != nil {
 		t.Fatal(err)
 	}
-	cache, err := application.NewCacheOperations(application.CacheConfig{Assignments: stores, Clock: clock, IDs: ids})
+	cache, err := application.NewCacheOperations(application.CacheConfig{Assignments: stores, Clock: clock, IDs: ids, Feed: feed})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -683,4 +685,20 @@ func TestDocumentedSecurityMatchesTheGuard(t *testing.T) {
 			}
 		})
 	}
+}
+
+// oasFeed runs a change feed over an in-memory log for the test's lifetime
+// and returns it with a constructor of repositories recording into it.
+func oasFeed(t *testing.T, clock ports.Clock) (*application.Feed, func(table string) ports.CacheRepository) {
+	t.Helper()
+	log := memstore.NewChangeLog()
+	feed, err := application.NewFeed(application.FeedConfig{Log: log, Clock: clock})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx, stop := context.WithCancel(context.Background())
+	done := make(chan struct{})
+	go func() { defer close(done); _ = feed.Run(ctx) }()
+	t.Cleanup(func() { stop(); <-done })
+	return feed, func(table string) ports.CacheRepository { return feed.Observe(log.Repository(table)) }
 }

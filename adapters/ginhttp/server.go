@@ -82,6 +82,8 @@ type Options struct {
 	// Observer learns every request's method, route template ("" when no
 	// route matched), status and duration, for metrics; nil is none.
 	Observer RequestObserver
+	// Stream configures the change feed's event streams.
+	Stream StreamOptions
 }
 
 // RequestObserver records finished requests; it must be cheap and safe
@@ -105,6 +107,11 @@ type Server struct {
 	maxHeader int
 	// outages limits the log lines of repeated database failures.
 	outages *logLimiter
+	stream  StreamOptions
+	// streams ends when the server shuts down (CloseStreams), ending every
+	// open event stream.
+	streams      context.Context
+	closeStreams context.CancelFunc
 }
 
 // DefaultMaxHeaderBytes is the header limit when Options.MaxHeaderBytes is
@@ -149,6 +156,11 @@ func New(opts Options) (*Server, error) {
 		proxies:   trusted,
 		maxHeader: opts.MaxHeaderBytes,
 		outages:   newLogLimiter(outageLogInterval),
+		stream:    opts.Stream,
+	}
+	s.streams, s.closeStreams = context.WithCancel(context.Background())
+	if s.stream.Heartbeat <= 0 {
+		s.stream.Heartbeat = DefaultHeartbeat
 	}
 	if s.maxHeader == 0 {
 		s.maxHeader = DefaultMaxHeaderBytes
@@ -221,6 +233,11 @@ func New(opts Options) (*Server, error) {
 	return s, nil
 }
 
+// CloseStreams ends every open event stream (each gets its end event);
+// call it when shutdown begins (http.Server.RegisterOnShutdown), as
+// http.Server.Shutdown waits for streams, which never end on their own.
+func (s *Server) CloseStreams() { s.closeStreams() }
+
 // Handler returns the server as an http.Handler.
 func (s *Server) Handler() http.Handler { return s.engine }
 
@@ -278,6 +295,22 @@ func (s *Server) handle(method, path string, public accessRule, h gin.HandlerFun
 		s.engine.Handle(method, path, h)
 	} else {
 		s.engine.Handle(method, path, s.guard(public), h)
+	}
+	return nil
+}
+
+// handleStream mounts an event stream's route: as handle, except that the
+// token may come from the access_token parameter (bearerFromQuery).
+func (s *Server) handleStream(method, path string, public accessRule, h gin.HandlerFunc) (err error) {
+	defer func() {
+		if r := recover(); r != nil {
+			err = fmt.Errorf("ginhttp: route %s %s: %v", method, path, r)
+		}
+	}()
+	if s.auth == nil {
+		s.engine.Handle(method, path, h)
+	} else {
+		s.engine.Handle(method, path, bearerFromQuery, s.guard(public), h)
 	}
 	return nil
 }

@@ -29,6 +29,9 @@ type CacheRepository struct {
 	// keys indexes the rows not deleted by natural key, as the database's
 	// partial unique index does, so a create costs no scan.
 	keys map[domain.NaturalKey]string
+	// log, when set, records every change as entity (ChangeLog.Repository).
+	log    *ChangeLog
+	entity string
 }
 
 var _ ports.CacheRepository = (*CacheRepository)(nil)
@@ -48,13 +51,14 @@ func (r *CacheRepository) Create(_ context.Context, e domain.Entry, now time.Tim
 		if old.Live(now) {
 			return domain.ErrCacheIDTaken
 		}
-		r.dropLocked(e.ID)
+		r.dropLocked(e.ID, now)
 	}
 	if err := r.claimKeyLocked(e.NaturalKey(), e.ID, now); err != nil {
 		return err
 	}
 	r.rows[e.ID] = e
 	r.keys[e.NaturalKey()] = e.ID
+	r.recordLocked(domain.ChangeCreated, e, now)
 	return nil
 }
 
@@ -69,14 +73,33 @@ func (r *CacheRepository) claimKeyLocked(k domain.NaturalKey, id string, now tim
 	if r.rows[oid].Live(now) {
 		return domain.ErrCacheEntityAlreadyExists
 	}
-	r.dropLocked(oid)
+	r.dropLocked(oid, now)
 	return nil
 }
 
-// dropLocked removes the row with id and its natural-key index entry.
-func (r *CacheRepository) dropLocked(id string) {
-	r.unindexLocked(r.rows[id])
+// dropLocked removes the row with id and its natural-key index entry. A
+// row not deleted before is an expired entry reclaimed: recorded as such.
+func (r *CacheRepository) dropLocked(id string, now time.Time) {
+	e := r.rows[id]
+	r.unindexLocked(e)
 	delete(r.rows, id)
+	if e.DateDeleted == nil {
+		gone := e
+		if e.ExpiresAt != nil {
+			gone.DateDeleted = e.ExpiresAt
+			r.recordLocked(domain.ChangeExpired, gone, now)
+		} else {
+			gone.DateDeleted = &now
+			r.recordLocked(domain.ChangeDeleted, gone, now)
+		}
+	}
+}
+
+// recordLocked records a change of e when the repository has a log.
+func (r *CacheRepository) recordLocked(kind domain.ChangeKind, e domain.Entry, now time.Time) {
+	if r.log != nil {
+		r.log.record(r.entity, kind, e, now)
+	}
 }
 
 // unindexLocked forgets e's natural key if it points at e.
@@ -183,9 +206,13 @@ func (r *CacheRepository) swap(cur, next domain.Entry, now time.Time) (bool, err
 	}
 	r.unindexLocked(cur)
 	r.rows[next.ID] = next
+	kind := domain.ChangeUpdated
 	if next.DateDeleted == nil {
 		r.keys[next.NaturalKey()] = next.ID
+	} else {
+		kind = domain.ChangeDeleted
 	}
+	r.recordLocked(kind, next, now)
 	return true, nil
 }
 
@@ -212,6 +239,7 @@ func (r *CacheRepository) Delete(ctx context.Context, id string, now time.Time, 
 			r.unindexLocked(cur)
 			cur.DateDeleted = &at
 			r.rows[id] = cur
+			r.recordLocked(domain.ChangeDeleted, cur, at)
 		}
 		r.mu.Unlock()
 		if ok {
@@ -232,6 +260,7 @@ func (r *CacheRepository) DeleteByAssignee(_ context.Context, assigneeID string,
 			r.unindexLocked(e)
 			e.DateDeleted = &at
 			r.rows[id] = e
+			r.recordLocked(domain.ChangeDeleted, e, at)
 			n++
 		}
 	}
@@ -248,7 +277,7 @@ func (r *CacheRepository) Purge(_ context.Context, now time.Time, limit int) (in
 			break
 		}
 		if !e.Live(now) {
-			r.dropLocked(id)
+			r.dropLocked(id, now)
 			n++
 		}
 	}

@@ -91,6 +91,8 @@ type Metrics struct {
 	swept     *prometheus.CounterVec
 
 	dbs *dbCollector
+
+	feed feedMetrics
 }
 
 var _ ports.Metrics = (*Metrics)(nil)
@@ -129,6 +131,7 @@ func New(o Options) (*Metrics, error) {
 		dbs: newDBCollector(),
 	}
 	m.series.Store(&map[requestKey]requestSeries{})
+	m.feed = newFeedMetrics()
 	logins := prometheus.NewCounterVec(prometheus.CounterOpts{
 		Namespace: Namespace, Name: "logins_total",
 		Help: "Login attempts, by outcome (success, failure, throttled, other).",
@@ -150,6 +153,7 @@ func New(o Options) (*Metrics, error) {
 		m.registry.Register(m.created),
 		m.registry.Register(m.swept),
 		m.registry.Register(m.dbs),
+		m.feed.register(m.registry),
 	)
 	if err != nil {
 		// Unreachable with a fresh registry and fixed, distinct names.

@@ -9,7 +9,8 @@
 // `name:"cache.<name>"`.
 //
 // Every mode requires a RepoFactory (storefx provides one), a ports.Clock
-// and a ports.IDGenerator; a ports.Metrics is used when present.
+// and a ports.IDGenerator; a ports.Metrics and an *application.Feed are used
+// when present.
 package cachefx
 
 import (
@@ -95,6 +96,9 @@ type Deps struct {
 	Clock   ports.Clock
 	IDs     ports.IDGenerator
 	Metrics ports.Metrics `optional:"true"`
+	// Feed, when present, serves Watch and sees this feature's writes at
+	// once (feedfx provides it).
+	Feed *application.Feed `optional:"true"`
 }
 
 // New builds the use cases from options and dependencies; it is the plain
@@ -112,9 +116,12 @@ func New(o Options, d Deps) (*application.CacheOperations, error) {
 			if r, err = d.Repos(a.Table); err != nil {
 				return nil, fmt.Errorf("cache assignment %q: %w", a.Name, err)
 			}
+			if d.Feed != nil {
+				r = d.Feed.Observe(r)
+			}
 			repos[a.Table] = r
 		}
-		stores = append(stores, application.Assignment{Name: a.Name, EntityKey: a.EntityKey, Repo: r,
+		stores = append(stores, application.Assignment{Name: a.Name, EntityKey: a.EntityKey, Table: a.Table, Repo: r,
 			Policy: a.Policy, DefaultExpiresIn: a.DefaultExpiresIn})
 	}
 	s, err := application.NewAssignments(stores...)
@@ -122,7 +129,7 @@ func New(o Options, d Deps) (*application.CacheOperations, error) {
 		return nil, err
 	}
 	return application.NewCacheOperations(application.CacheConfig{Assignments: s, Clock: d.Clock, IDs: d.IDs,
-		MaxDataBytes: o.MaxDataBytes, Metrics: d.Metrics, ListDefault: o.ListDefault, ListMax: o.ListMax})
+		MaxDataBytes: o.MaxDataBytes, Metrics: d.Metrics, ListDefault: o.ListDefault, ListMax: o.ListMax, Feed: d.Feed})
 }
 
 // ForRoot registers the app-wide cache with options given directly.

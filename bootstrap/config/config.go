@@ -45,6 +45,7 @@ type Config struct {
 	Limits Limits
 	Log    Log
 	Sweep  Sweep
+	Events Events
 }
 
 // Cache is the cache part of CONTRACT.md section 1 (SPEC.md 2.2).
@@ -199,6 +200,15 @@ type Sweep struct {
 	Batch int
 }
 
+// Events configures the change feed (CONTRACT.md section 8).
+type Events struct {
+	// Retention is how long changes are kept for resuming subscribers.
+	Retention time.Duration
+	// Heartbeat is the interval of the keep-alive comment on event
+	// streams.
+	Heartbeat time.Duration
+}
+
 // DefaultEntityKey and DefaultAssignment make up the cache configuration
 // used when the YAML file names neither entities nor assignments.
 const (
@@ -237,5 +247,6 @@ func Default() Config {
 		Limits: Limits{BodyBytes: 1 << 20, HeaderBytes: 64 << 10, DataBytes: 256 << 10, ListMax: 1000, ListDefault: 100},
 		Log:    Log{Format: LogText, Level: slog.LevelInfo},
 		Sweep:  Sweep{Interval: time.Minute, Batch: 1000},
+		Events: Events{Retention: time.Hour, Heartbeat: 15 * time.Second},
 	}
 }

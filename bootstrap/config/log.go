@@ -62,6 +62,9 @@ func (c Config) LogValue() slog.Value {
 		slog.Group("sweep",
 			str("interval", durationText(c.Sweep.Interval)),
 			slog.Int("batch", c.Sweep.Batch)),
+		slog.Group("events",
+			str("retention", durationText(c.Events.Retention)),
+			str("heartbeat", durationText(c.Events.Heartbeat))),
 	)
 }
 

@@ -268,6 +268,14 @@ func settings() []setting {
 		{flag: "sweep-batch", arg: "n", key: "sweep.batch", def: "1000", usage: "expired entries removed per sweep statement",
 			parse: intInto(func(c *Config) *int { return &c.Sweep.Batch }),
 			check: func(c Config) error { return checkRange(int64(c.Sweep.Batch), 1, 100_000) }},
+		{flag: "events-retention", arg: "duration", key: "events.retention", def: "1h",
+			usage: "how long the change feed keeps changes for subscribers resuming with Last-Event-ID",
+			parse: durationInto(func(c *Config) *time.Duration { return &c.Events.Retention }),
+			check: func(c Config) error { return checkPositive(c.Events.Retention) }},
+		{flag: "events-heartbeat", arg: "duration", key: "events.heartbeat", def: "15s",
+			usage: "interval of the keep-alive comment on change-feed streams",
+			parse: durationInto(func(c *Config) *time.Duration { return &c.Events.Heartbeat }),
+			check: func(c Config) error { return checkPositive(c.Events.Heartbeat) }},
 	}
 }
 

@@ -37,7 +37,7 @@ type file struct {
 // sections are the YAML mappings that group scalar settings.
 var sections = map[string]bool{
 	"cache": true, "cache.settings": true, "auth": true, "auth.throttle": true,
-	"limits": true, "log": true, "sweep": true, "cors": true,
+	"limits": true, "log": true, "sweep": true, "cors": true, "events": true,
 }
 
 // The cache maps, whose keys are the user's names.

@@ -47,6 +47,8 @@ type Options struct {
 	PasswordField string
 	RefreshFrom   ginhttp.TokenLocation
 	RefreshName   string
+	// Heartbeat is the event streams' keep-alive interval (default 15s).
+	Heartbeat time.Duration
 }
 
 // Addr is the address the server listens on once the app started.
@@ -72,6 +74,9 @@ type Deps struct {
 	Logout       *application.Logout          `optional:"true"`
 	Keys         authfx.KeySet                `optional:"true"`
 	Observer     ginhttp.RequestObserver      `optional:"true"`
+	// Revoked ends event streams whose session was logged out (or
+	// otherwise revoked); without it they end at the token's expiry only.
+	Revoked *application.RevokedSessions `optional:"true"`
 	// Routes are extra routes other modules contribute (metrics).
 	Routes []ginhttp.Route `group:"routes"`
 }
@@ -109,7 +114,19 @@ func New(d Deps) (*ginhttp.Server, error) {
 		Ready:          d.Ready,
 		Routes:         append(append([]ginhttp.Route(nil), d.Options.Routes...), d.Routes...),
 		Observer:       d.Observer,
+		Stream:         ginhttp.StreamOptions{Heartbeat: d.Options.Heartbeat, SessionEnded: sessionEnded(d.Revoked)},
 	})
+}
+
+// sessionEnded asks the process's set of revoked sessions (no database
+// query: authfx keeps it polled) whether p's refresh family was revoked.
+func sessionEnded(revoked *application.RevokedSessions) func(context.Context, domain.Principal) bool {
+	if revoked == nil {
+		return nil
+	}
+	return func(ctx context.Context, p domain.Principal) bool {
+		return p.FamilyID != "" && revoked.Revoked(ctx, p.FamilyID)
+	}
 }
 
 type authenticator struct{ uc *application.Authenticate }
@@ -138,6 +155,9 @@ func serve(lc fx.Lifecycle, o Options, s *ginhttp.Server, addr Addr, log *slog.L
 		IdleTimeout:       120 * time.Second,
 		ErrorLog:          slog.NewLogLogger(log.Handler(), slog.LevelWarn),
 	}
+	// Event streams never end on their own: end them when shutdown
+	// begins, so Shutdown does not wait for them.
+	srv.RegisterOnShutdown(s.CloseStreams)
 	timeout := o.ShutdownTimeout
 	if timeout <= 0 {
 		timeout = 15 * time.Second

@@ -4,7 +4,7 @@
 // GET /metrics — on its own listen address when one is configured, else
 // as a guarded route of the main server.
 //
-// Provides: *prom.Metrics, ports.Metrics, ginhttp.RequestObserver and,
+// Provides: *prom.Metrics, ports.Metrics, ports.FeedMetrics, ginhttp.RequestObserver and,
 // without an address of its own, a ginhttp.Route in the group "routes".
 package metricsfx
 
@@ -29,6 +29,7 @@ func Module(addr string) fx.Option {
 		fx.Provide(
 			func(log *slog.Logger) (*prom.Metrics, error) { return prom.New(prom.Options{Logger: log}) },
 			func(m *prom.Metrics) ports.Metrics { return m },
+			func(m *prom.Metrics) ports.FeedMetrics { return m },
 			func(m *prom.Metrics) ginhttp.RequestObserver { return m },
 		),
 		fx.Invoke(watchDB),

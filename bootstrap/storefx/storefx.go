@@ -3,7 +3,8 @@
 // provides every storage port; Memory provides the in-memory adapters
 // instead, for tests and embedders who need no persistence.
 //
-// Provides: *bun.DB (SQL only), cachefx.RepoFactory, ports.UserRepository,
+// Provides: *bun.DB (SQL only), cachefx.RepoFactory, ports.ChangeLog (the
+// log the cache tables' writes record into), ports.UserRepository,
 // ports.RefreshStore, ports.KeyStore, ports.LoginThrottle, a Pinger for
 // readiness, and purgers in the value group "purgers" for the sweeper.
 package storefx
@@ -75,6 +76,9 @@ func SQL(o Options) fx.Option {
 				lc.Append(fx.StopHook(db.Close))
 				return db, nil
 			},
+			func(db *bun.DB, o Options) ports.ChangeLog {
+				return bunstore.NewChangeLog(db, bunstore.WithTimeout(o.Timeout))
+			},
 			func(db *bun.DB, o Options) cachefx.RepoFactory {
 				return func(table string) (ports.CacheRepository, error) {
 					if err := bunstore.ValidateTableName(table); err != nil {
@@ -108,11 +112,13 @@ func SQL(o Options) fx.Option {
 func Memory() fx.Option {
 	return fx.Module("store",
 		fx.Provide(
-			func() cachefx.RepoFactory {
+			func() *memstore.ChangeLog { return memstore.NewChangeLog() },
+			func(l *memstore.ChangeLog) ports.ChangeLog { return l },
+			func(l *memstore.ChangeLog) cachefx.RepoFactory {
 				repos := map[string]*memstore.CacheRepository{}
 				return func(table string) (ports.CacheRepository, error) {
 					if repos[table] == nil {
-						repos[table] = memstore.NewCacheRepository()
+						repos[table] = l.Repository(table)
 					}
 					return repos[table], nil
 				}

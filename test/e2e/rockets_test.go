@@ -24,7 +24,10 @@ const (
 // Issue 10: the real Rockets frontend libraries, @concepta/react-data-provider
 // and @concepta/react-auth-provider, installed from npm as published,
 // drive a whole session against the binary through their own functions
-// (test/rockets/session.js): login, create, list, get, patch, put without
+// (test/rockets/session.js): login, create, list (bare; as Rockets' table
+// pages it with sort=id,ASC; with axios's filter[]= and sort[]=; filter
+// with or and old operator names; s=<json> with nested $or and $contL and
+// fields=; a search naming another user), get, patch, put without
 // expiresIn, delete, access-token expiry with the library's own refresh at
 // POST /token/refresh, two overlapping refreshes with one token, logout.
 // It runs on SQLite and PostgreSQL. Without node and npm it skips loudly,

@@ -177,6 +177,55 @@ async function main() {
     check(keys.length === 2 && keys[0] === 'layout' && keys[1] === 'theme', `the list holds ${JSON.stringify(keys)}`);
   });
 
+  await step('list as Rockets\' table does: sort=id,ASC, page and limit (paged answer)', async () => {
+    const page = await app.dp.get({ uri: '/cache/user', queryParams: { sort: 'id,ASC', limit: 10, page: 1, cache: 0 } });
+    check(page && Array.isArray(page.data), 'a paged list is not {data, ...}');
+    check(page.total === 2 && page.count === 2 && page.page === 1 && page.pageCount === 1, `page totals ${JSON.stringify({ ...page, data: undefined })}`);
+    const ids = page.data.map((e) => e.id);
+    check(ids.length === 2 && ids[0] < ids[1], 'the page is not sorted by id ascending');
+  });
+
+  await step('list with axios array parameters: filter[]= (ANDed, $eq and $cont) and sort[]=', async () => {
+    const list = await app.dp.get({
+      uri: '/cache/user',
+      queryParams: { filter: ['type||$eq||settings', 'key||$cont||hem'], sort: ['key,ASC'] },
+    });
+    check(Array.isArray(list) && list.length === 1 && list[0].key === 'theme', `got ${JSON.stringify(list.map((e) => e.key))}`);
+  });
+
+  await step('list with filter and or (old operator names): filter OR or', async () => {
+    const list = await app.dp.get({
+      uri: '/cache/user',
+      queryParams: { filter: 'key||cont||lay', or: 'key||eq||theme', sort: 'key,DESC' },
+    });
+    const keys = list.map((e) => e.key);
+    check(keys.length === 2 && keys[0] === 'theme' && keys[1] === 'layout', `got ${JSON.stringify(keys)}`);
+  });
+
+  await step('search with s=<json> ($or, $contL, nested) and select fields', async () => {
+    const list = await app.dp.get({
+      uri: '/cache/user',
+      queryParams: {
+        s: JSON.stringify({ $and: [{ type: 'settings' }, { $or: [{ key: { $contL: 'THEM' } }, { key: { $starts: 'lay' } }] }] }),
+        sort: 'key,ASC',
+        fields: 'key,data',
+      },
+    });
+    const keys = list.map((e) => e.key);
+    check(keys.length === 2 && keys[0] === 'layout' && keys[1] === 'theme', `got ${JSON.stringify(keys)}`);
+    const members = Object.keys(list[0]).sort().join(',');
+    check(members === 'data,id,key', `fields=key,data answered the members ${members}`);
+  });
+
+  await step('a search naming another user finds nothing (the access policy stays outside)', async () => {
+    const other = crypto.randomUUID();
+    const list = await app.dp.get({
+      uri: '/cache/user',
+      queryParams: { s: JSON.stringify({ $or: [{ 'assignee.id': other }, { 'assignee.id': { $ne: userId } }] }) },
+    });
+    check(Array.isArray(list) && list.length === 0, `another user's search listed ${list.length} entries`);
+  });
+
   await step('get an entry (GET /cache/user/:id)', async () => {
     const e = await app.dp.get({ uri: `/cache/user/${ids.theme}` });
     check(e.id === ids.theme && e.key === 'theme' && e.assignee.id === userId, 'the entry read back differs');

@@ -1,0 +1,322 @@
+package bunstore
+
+import (
+	"context"
+	"database/sql"
+	"fmt"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/uptrace/bun"
+
+	"github.com/cachegate/cachegate/domain"
+	"github.com/cachegate/cachegate/ports"
+)
+
+// ChangeLog reads the change log the cache tables' triggers write
+// (changes_schema.go). One ChangeLog per process is meant to serve every
+// subscriber (application.Feed reads it); it keeps the PostgreSQL
+// watermark's state.
+//
+// Which revisions are safe to deliver:
+//
+//   - SQLite has one writer at a time, and a trigger draws the revision
+//     inside the write transaction that holds the write lock, so
+//     revisions commit in the order they are drawn; a reader's snapshot
+//     (WAL) always holds a prefix of the log. Head is the highest
+//     revision.
+//   - PostgreSQL draws revisions from a sequence when the row is inserted,
+//     but a row becomes visible when its transaction commits: revision 11
+//     can be visible while 10 is still in flight. Head is a watermark that
+//     never passes a revision whose predecessors may still commit. Every
+//     writing transaction takes a shared advisory lock (changesWriterLock)
+//     in the trigger before it draws a revision and holds it until it
+//     ends. The reader reads the sequence's last value L, then the set W
+//     of transactions holding that lock (pg_locks). Every transaction that
+//     drew a revision up to L and has not ended is in W. Once none of W
+//     holds the lock any more, every revision up to L that will ever exist
+//     is readable: L becomes the head. Writers never wait for each other
+//     or for the reader (shared locks do not conflict). Snapshot
+//     watermarks were rejected: xmin of pg_current_snapshot() counts every
+//     transaction of the cluster, so one long transaction of any database
+//     on the server would stall the feed; and filtering rows by their own
+//     xid would not do, as a transaction with a lower xid can draw a
+//     higher revision.
+type ChangeLog struct {
+	db     *bun.DB
+	bounds bounds
+	pg     *pgWatermark // nil on SQLite
+}
+
+var _ ports.ChangeLog = (*ChangeLog)(nil)
+
+// NewChangeLog returns the log of db, which Migrate prepared. Each call is
+// bounded as the repositories' are (WithTimeout).
+func NewChangeLog(db *bun.DB, opts ...RepoOption) *ChangeLog {
+	l := &ChangeLog{db: db, bounds: newBounds(opts)}
+	if isPostgres(db) {
+		l.pg = &pgWatermark{}
+	}
+	return l
+}
+
+// Wake implements ports.ChangeLog: the database does not tell. Writes of
+// this process wake the reader through application.Feed.Observe; those of
+// other processes are read by its periodic catch-up.
+func (l *ChangeLog) Wake() <-chan struct{} { return nil }
+
+const changeSelect = "SELECT rev, " + changeColumns + ", at FROM " + changesTable
+
+// Changes implements ports.ChangeLog.
+func (l *ChangeLog) Changes(ctx context.Context, after int64, limit int) (_ []domain.Change, err error) {
+	ctx, done := l.bounds.enter(ctx)
+	defer done(&err)
+	if limit <= 0 {
+		return nil, nil
+	}
+	q, args := changeSelect+" WHERE rev > ? ORDER BY rev LIMIT ?", []any{after, limit}
+	if l.pg != nil {
+		head, err := l.Head(ctx)
+		if err != nil {
+			return nil, err
+		}
+		if head <= after {
+			return nil, nil
+		}
+		q, args = changeSelect+" WHERE rev > ? AND rev <= ? ORDER BY rev LIMIT ?", []any{after, head, limit}
+	}
+	var out []domain.Change
+	err = withRetry(ctx, func() error {
+		out = out[:0]
+		rows, err := l.db.QueryContext(ctx, q, args...)
+		if err != nil {
+			return err
+		}
+		defer rows.Close()
+		for rows.Next() {
+			c, err := scanChange(rows)
+			if err != nil {
+				return err
+			}
+			out = append(out, c)
+		}
+		return rows.Err()
+	})
+	if err != nil {
+		return nil, dbError("read changes", err)
+	}
+	return out, nil
+}
+
+func scanChange(s rowScanner) (domain.Change, error) {
+	var (
+		c                              domain.Change
+		kind                           string
+		created, updated, del, exp, at nullTime
+	)
+	e := &c.Entry
+	if err := s.Scan(&c.Rev, &c.Entity, &kind, &e.ID, &e.Key, &e.Type, &e.AssigneeID, &e.Data, &e.Version,
+		&created, &updated, &del, &exp, &at); err != nil {
+		return domain.Change{}, err
+	}
+	k, ok := domain.ParseChangeKind(kind)
+	if !ok {
+		return domain.Change{}, fmt.Errorf("bunstore: change %d has unknown kind %q", c.Rev, kind)
+	}
+	c.Kind, c.At = k, at.Time
+	e.DateCreated, e.DateUpdated = created.Time, updated.Time
+	e.DateDeleted, e.ExpiresAt = del.Ptr(), exp.Ptr()
+	return c, nil
+}
+
+// Head implements ports.ChangeLog.
+func (l *ChangeLog) Head(ctx context.Context) (_ int64, err error) {
+	ctx, done := l.bounds.enter(ctx)
+	defer done(&err)
+	if l.pg != nil {
+		return l.pg.head(ctx, l.db)
+	}
+	var head int64
+	err = withRetry(ctx, func() error {
+		return l.db.QueryRowContext(ctx, "SELECT COALESCE(MAX(rev), 0) FROM "+changesTable).Scan(&head)
+	})
+	if err != nil {
+		return 0, dbError("read the change log's head", err)
+	}
+	// An empty log after pruning still has had revisions up to pruned.
+	if head == 0 {
+		return l.Horizon(ctx)
+	}
+	return head, nil
+}
+
+// Horizon implements ports.ChangeLog.
+func (l *ChangeLog) Horizon(ctx context.Context) (_ int64, err error) {
+	ctx, done := l.bounds.enter(ctx)
+	defer done(&err)
+	var h int64
+	err = withRetry(ctx, func() error {
+		return l.db.QueryRowContext(ctx, "SELECT pruned FROM "+changesStateTable+" WHERE id = 1").Scan(&h)
+	})
+	if err != nil {
+		return 0, dbError("read the change log's horizon", err)
+	}
+	return h, nil
+}
+
+// Prune implements ports.ChangeLog. One pruner at a time holds the state
+// row (replicas prune in turn); it deletes the prefix of the log, up to the
+// head, recorded before t.
+func (l *ChangeLog) Prune(ctx context.Context, before time.Time, limit int) (_ int, err error) {
+	ctx, done := l.bounds.enter(ctx)
+	defer done(&err)
+	if limit <= 0 {
+		return 0, nil
+	}
+	head, err := l.Head(ctx)
+	if err != nil {
+		return 0, err
+	}
+	n := 0
+	err = authInTx(ctx, l.db, "prune changes", func(ctx context.Context, tx bun.Tx) error {
+		var pruned int64
+		if err := tx.QueryRowContext(ctx, "SELECT pruned FROM "+changesStateTable+" WHERE id = 1"+forUpdate(tx)).Scan(&pruned); err != nil {
+			return err
+		}
+		var last int64
+		// The prefix recorded before t: the batch's revisions up to the
+		// first recorded at or after t.
+		rows, err := tx.QueryContext(ctx, "SELECT rev, at FROM "+changesTable+" WHERE rev <= ? ORDER BY rev LIMIT ?", head, limit)
+		if err != nil {
+			return err
+		}
+		for rows.Next() {
+			var (
+				rev int64
+				at  nullTime
+			)
+			if err := rows.Scan(&rev, &at); err != nil {
+				_ = rows.Close()
+				return err
+			}
+			if !at.Time.Before(before) {
+				break
+			}
+			last = rev
+			n++
+		}
+		_ = rows.Close()
+		if err := rows.Err(); err != nil {
+			return err
+		}
+		if n == 0 {
+			return nil
+		}
+		if _, err := tx.ExecContext(ctx, "DELETE FROM "+changesTable+" WHERE rev <= ?", last); err != nil {
+			return err
+		}
+		_, err = tx.ExecContext(ctx, "UPDATE "+changesStateTable+" SET pruned = ? WHERE id = 1 AND pruned < ?", last, last)
+		return err
+	})
+	if err != nil {
+		return 0, dbError("prune changes", err)
+	}
+	return n, nil
+}
+
+// pgWatermark is the state of the PostgreSQL head (see ChangeLog).
+type pgWatermark struct {
+	mu   sync.Mutex
+	safe int64 // the head: every revision up to it is settled
+	// pending is a candidate: revisions up to pendingRev are settled once
+	// none of the writers in pendingWriters holds the writers' lock.
+	pending        bool
+	pendingRev     int64
+	pendingWriters map[string]bool
+}
+
+// changesWriterLock is the advisory lock key every transaction writing the
+// log holds, shared, from before it draws a revision until it ends; the
+// bytes spell "cachechg".
+const changesWriterLock int64 = 0x63616368_65636867
+
+// lockHigh and lockLow are the halves pg_locks shows the key in.
+const (
+	lockHigh = uint32(uint64(changesWriterLock) >> 32)
+	lockLow  = uint32(uint64(changesWriterLock) & 0xffffffff)
+)
+
+// head advances the watermark as far as it can and returns it.
+func (w *pgWatermark) head(ctx context.Context, db *bun.DB) (int64, error) {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	// The sequence first, then the lock's holders: the order is what makes
+	// the candidate sound.
+	var (
+		last     int64
+		isCalled bool
+	)
+	err := withRetry(ctx, func() error {
+		return db.QueryRowContext(ctx, "SELECT last_value, is_called FROM "+pgChangesSequence).Scan(&last, &isCalled)
+	})
+	if err != nil {
+		return 0, dbError("read the change log's sequence", err)
+	}
+	if !isCalled {
+		last = 0
+	}
+	var holders sql.NullString
+	err = withRetry(ctx, func() error {
+		return db.QueryRowContext(ctx, "SELECT string_agg(virtualtransaction, ',') FROM pg_locks "+
+			"WHERE locktype = 'advisory' AND database = (SELECT oid FROM pg_database WHERE datname = current_database()) "+
+			"AND classid = ? AND objid = ? AND objsubid = 1",
+			lockHigh, lockLow).Scan(&holders)
+	})
+	if err != nil {
+		return 0, dbError("read the change log's writers", err)
+	}
+	writers := map[string]bool{}
+	if holders.Valid {
+		for _, v := range strings.Split(holders.String, ",") {
+			writers[v] = true
+		}
+	}
+	if w.pending && !overlaps(w.pendingWriters, writers) {
+		w.safe = max(w.safe, w.pendingRev)
+		w.pending = false
+	}
+	switch {
+	case last <= w.safe:
+	case len(writers) == 0:
+		// No writer in flight: every drawn revision is settled now.
+		w.safe, w.pending = last, false
+	case !w.pending:
+		w.pending, w.pendingRev, w.pendingWriters = true, last, writers
+	}
+	return w.safe, nil
+}
+
+func overlaps(a, b map[string]bool) bool {
+	for k := range a {
+		if b[k] {
+			return true
+		}
+	}
+	return false
+}
+
+// Pending reports whether revisions are waiting for transactions in
+// flight to end; a reader polls again soon when they are.
+func (l *ChangeLog) Pending() bool {
+	if l.pg == nil {
+		return false
+	}
+	l.pg.mu.Lock()
+	defer l.pg.mu.Unlock()
+	return l.pg.pending
+}
+
+// pgChangesSequence is the identity sequence of cache_changes.rev, as
+// PostgreSQL names it.
+const pgChangesSequence = "cache_changes_rev_seq"

@@ -1,0 +1,182 @@
+package bunstore
+
+import (
+	"context"
+	"fmt"
+	"strconv"
+
+	"github.com/uptrace/bun"
+	"github.com/uptrace/bun/migrate"
+)
+
+// The change log (ARCHITECTURE.md, "The change feed"):
+//
+//   - cache_changes: one row per change of any cache table. rev is the
+//     revision: AUTOINCREMENT on SQLite (never reused, even after the
+//     newest rows are pruned), an identity column on PostgreSQL. The entry
+//     columns copy the row as it was after the change (for a deleted or
+//     expired entry: as it last was, with date_deleted set). at is the
+//     database's clock when the change was recorded.
+//   - cache_changes_state: one row; pruned is the highest revision pruned.
+//
+// Triggers on every cache table write the log, so every statement that
+// changes a row records it in the same transaction, whichever path runs
+// it (HTTP, the Go API, the sweeper, or one written later):
+//
+//   - INSERT: created.
+//   - UPDATE: deleted when date_deleted goes from NULL to a time, else
+//     updated.
+//   - DELETE of a row not deleted before (only dead rows are ever removed,
+//     so it expired): expired, with date_deleted = expires_at, the instant
+//     it became invisible. Removing a soft-deleted row records nothing:
+//     its deletion was recorded when it happened.
+const (
+	changesTable      = "cache_changes"
+	changesStateTable = "cache_changes_state"
+	// changesMigration creates the log; changesTriggerVersion prefixes the
+	// migration adding one cache table's triggers. Both sort after the
+	// cache tables' own migrations.
+	changesMigration      = "20261126000100_cache_changes"
+	changesTriggerVersion = "20261126000200"
+)
+
+// changesTables lists the tables of the log; no cache table may take
+// their names.
+func changesTables() []string { return []string{changesTable, changesStateTable} }
+
+// changesLogMigration returns the migration creating the log.
+func changesLogMigration() migrate.Migration {
+	return migrate.Migration{
+		Name: changesMigration,
+		Up:   ddlMigration("create the change log", changesDDL),
+		Down: ddlMigration("drop the change log", func(bun.IDB) []string {
+			return []string{"DROP TABLE IF EXISTS " + changesStateTable, "DROP TABLE IF EXISTS " + changesTable}
+		}),
+	}
+}
+
+// changesTriggerMigration returns the migration adding table's triggers.
+func changesTriggerMigration(table string) migrate.Migration {
+	return migrate.Migration{
+		Name: changesTriggerVersion + "_cache_" + table + "_changes",
+		Up: ddlMigration("add the change triggers of "+table, func(db bun.IDB) []string {
+			return changesTriggerDDL(db, table)
+		}),
+		Down: ddlMigration("drop the change triggers of "+table, func(db bun.IDB) []string {
+			return changesTriggerDropDDL(db, table)
+		}),
+	}
+}
+
+// ddlMigration returns a migration step running the statements ddl makes
+// for the database at hand, in one transaction.
+func ddlMigration(what string, ddl func(bun.IDB) []string) func(context.Context, *migrate.Migrator, *migrate.Migration) error {
+	return func(ctx context.Context, m *migrate.Migrator, _ *migrate.Migration) error {
+		return m.DB().RunInTx(ctx, nil, func(ctx context.Context, tx bun.Tx) error {
+			for _, stmt := range ddl(tx) {
+				if _, err := tx.ExecContext(ctx, stmt); err != nil {
+					return fmt.Errorf("bunstore: %s: %w", what, err)
+				}
+			}
+			return nil
+		})
+	}
+}
+
+// changeColumns are the columns of a change besides rev and at.
+const changeColumns = "entity, kind, id, key, type, assignee_id, data, version, date_created, date_updated, date_deleted, expires_at"
+
+func changesDDL(db bun.IDB) []string {
+	text, ts := textColumnType(db), timeColumnType(db)
+	rev := "rev INTEGER PRIMARY KEY AUTOINCREMENT"
+	if isPostgres(db) {
+		rev = "rev bigint GENERATED ALWAYS AS IDENTITY PRIMARY KEY"
+	}
+	return []string{
+		"CREATE TABLE IF NOT EXISTS " + changesTable + " (" + rev + ", " +
+			"entity " + text + " NOT NULL, " +
+			"kind " + text + " NOT NULL, " +
+			"id " + text + " NOT NULL, " +
+			"key " + text + " NOT NULL, " +
+			"type " + text + " NOT NULL, " +
+			"assignee_id " + text + " NOT NULL, " +
+			"data TEXT NOT NULL, " +
+			"version INTEGER NOT NULL, " +
+			"date_created " + ts + " NOT NULL, " +
+			"date_updated " + ts + " NOT NULL, " +
+			"date_deleted " + ts + ", " +
+			"expires_at " + ts + ", " +
+			"at " + ts + " NOT NULL)",
+		"CREATE TABLE IF NOT EXISTS " + changesStateTable + " (id INTEGER PRIMARY KEY, pruned bigint NOT NULL)",
+		"INSERT INTO " + changesStateTable + " (id, pruned) VALUES (1, 0) ON CONFLICT DO NOTHING",
+	}
+}
+
+// sqliteNow is SQLite's clock in the form times are stored in:
+// microseconds since the Unix epoch (julianday has millisecond precision).
+const sqliteNow = "CAST((julianday('now') - 2440587.5) * 86400000000.0 AS INTEGER)"
+
+// changesTriggerDDL returns the statements creating table's triggers.
+// table passed ValidateTableName, so it is safe inside a string literal.
+func changesTriggerDDL(db bun.IDB, table string) []string {
+	if isPostgres(db) {
+		return []string{
+			pgChangesFunction,
+			"DROP TRIGGER IF EXISTS " + objectName(table, "changes") + " ON " + table,
+			"CREATE TRIGGER " + objectName(table, "changes") + " AFTER INSERT OR UPDATE OR DELETE ON " + table +
+				" FOR EACH ROW EXECUTE FUNCTION cache_changes_record()",
+		}
+	}
+	row := func(kind, rec, deleted string) string {
+		return "INSERT INTO " + changesTable + " (" + changeColumns + ", at) VALUES ('" + table + "', " + kind + ", " +
+			rec + ".id, " + rec + ".key, " + rec + ".type, " + rec + ".assignee_id, " + rec + ".data, " + rec + ".version, " +
+			rec + ".date_created, " + rec + ".date_updated, " + deleted + ", " + rec + ".expires_at, " + sqliteNow + ");"
+	}
+	return []string{
+		"CREATE TRIGGER IF NOT EXISTS " + objectName(table, "changes_insert") + " AFTER INSERT ON " + table +
+			" BEGIN " + row("'created'", "NEW", "NEW.date_deleted") + " END",
+		"CREATE TRIGGER IF NOT EXISTS " + objectName(table, "changes_update") + " AFTER UPDATE ON " + table +
+			" BEGIN " + row("CASE WHEN OLD.date_deleted IS NULL AND NEW.date_deleted IS NOT NULL THEN 'deleted' ELSE 'updated' END",
+			"NEW", "NEW.date_deleted") + " END",
+		"CREATE TRIGGER IF NOT EXISTS " + objectName(table, "changes_delete") + " AFTER DELETE ON " + table +
+			" WHEN OLD.date_deleted IS NULL BEGIN " +
+			row("CASE WHEN OLD.expires_at IS NULL THEN 'deleted' ELSE 'expired' END",
+				"OLD", "COALESCE(OLD.expires_at, "+sqliteNow+")") + " END",
+	}
+}
+
+func changesTriggerDropDDL(db bun.IDB, table string) []string {
+	if isPostgres(db) {
+		return []string{"DROP TRIGGER IF EXISTS " + objectName(table, "changes") + " ON " + table}
+	}
+	var out []string
+	for _, s := range []string{"changes_insert", "changes_update", "changes_delete"} {
+		out = append(out, "DROP TRIGGER IF EXISTS "+objectName(table, s))
+	}
+	return out
+}
+
+// pgChangesFunction is the one trigger function of every cache table on
+// PostgreSQL; TG_TABLE_NAME names the entity.
+var pgChangesFunction = `CREATE OR REPLACE FUNCTION cache_changes_record() RETURNS trigger LANGUAGE plpgsql AS $$
+BEGIN
+	-- Held until the transaction ends: the feed's watermark (changes.go).
+	PERFORM pg_advisory_xact_lock_shared(` + strconv.FormatInt(changesWriterLock, 10) + `);
+	IF TG_OP = 'INSERT' THEN
+		INSERT INTO cache_changes (` + changeColumns + `, at) VALUES (TG_TABLE_NAME, 'created',
+			NEW.id, NEW.key, NEW.type, NEW.assignee_id, NEW.data, NEW.version,
+			NEW.date_created, NEW.date_updated, NEW.date_deleted, NEW.expires_at, clock_timestamp());
+	ELSIF TG_OP = 'UPDATE' THEN
+		INSERT INTO cache_changes (` + changeColumns + `, at) VALUES (TG_TABLE_NAME,
+			CASE WHEN OLD.date_deleted IS NULL AND NEW.date_deleted IS NOT NULL THEN 'deleted' ELSE 'updated' END,
+			NEW.id, NEW.key, NEW.type, NEW.assignee_id, NEW.data, NEW.version,
+			NEW.date_created, NEW.date_updated, NEW.date_deleted, NEW.expires_at, clock_timestamp());
+	ELSIF OLD.date_deleted IS NULL THEN
+		INSERT INTO cache_changes (` + changeColumns + `, at) VALUES (TG_TABLE_NAME,
+			CASE WHEN OLD.expires_at IS NULL THEN 'deleted' ELSE 'expired' END,
+			OLD.id, OLD.key, OLD.type, OLD.assignee_id, OLD.data, OLD.version,
+			OLD.date_created, OLD.date_updated, COALESCE(OLD.expires_at, clock_timestamp()), OLD.expires_at, clock_timestamp());
+	END IF;
+	RETURN NULL;
+END
+$$`

@@ -1,0 +1,354 @@
+package application
+
+import (
+	"context"
+	"errors"
+	"log/slog"
+	"sync"
+	"time"
+
+	"github.com/cachegate/cachegate/domain"
+	"github.com/cachegate/cachegate/ports"
+)
+
+// Feed defaults.
+const (
+	DefaultFeedRetention = time.Hour
+	DefaultFeedPoll      = 250 * time.Millisecond
+	DefaultFeedBuffer    = 256
+	// feedBatch is how many changes one read of the log takes.
+	feedBatch = 1000
+	// feedPendingPoll is how soon the reader looks again while the log
+	// holds revisions back for transactions in flight (PostgreSQL).
+	feedPendingPoll = 5 * time.Millisecond
+)
+
+// ErrFeedLagging ends a subscription whose subscriber did not keep up; it
+// resumes from the last revision it received.
+var ErrFeedLagging = errors.New("change feed: subscriber too slow, disconnected")
+
+// ErrFeedClosed ends every subscription when the feed stops (shutdown).
+var ErrFeedClosed = errors.New("change feed: closed")
+
+// FeedConfig configures a Feed.
+type FeedConfig struct {
+	Log   ports.ChangeLog
+	Clock ports.Clock
+	// Retention is how long changes are kept (DefaultFeedRetention when
+	// zero).
+	Retention time.Duration
+	// Poll is the longest the reader waits before reading the log again
+	// when nothing woke it (DefaultFeedPoll when zero); it is what bounds
+	// the delay of a change made by another replica.
+	Poll time.Duration
+	// Buffer is how many changes a subscriber may fall behind before it is
+	// disconnected (DefaultFeedBuffer when zero).
+	Buffer  int
+	Metrics ports.FeedMetrics
+	Logger  *slog.Logger
+}
+
+// Feed is the one reader of the change log in a process: it reads each
+// new change once and hands it to every subscription that wants it, so the
+// database sees one query per batch of changes however many subscribers
+// listen. A subscriber that falls Buffer changes behind is dropped
+// (ErrFeedLagging); the feed never waits for a subscriber, so slow readers
+// slow neither writers nor other subscribers.
+type Feed struct {
+	cfg FeedConfig
+	// kick wakes the reader after a write of this process.
+	kick chan struct{}
+
+	mu     sync.Mutex
+	pos    int64 // the last revision fanned out
+	ready  chan struct{}
+	closed bool
+	subs   map[string]*entitySubs
+	count  int
+}
+
+// entitySubs are one entity's subscriptions, indexed by the assignee they
+// are confined to, so a change reaches only the subscribers that may want
+// it.
+type entitySubs struct {
+	byAssignee map[string]map[*Subscription]struct{}
+	any        map[*Subscription]struct{}
+}
+
+// NewFeed returns a feed; Run starts it.
+func NewFeed(cfg FeedConfig) (*Feed, error) {
+	if cfg.Log == nil || cfg.Clock == nil {
+		return nil, errors.New("change feed needs a change log and a clock")
+	}
+	if cfg.Retention <= 0 {
+		cfg.Retention = DefaultFeedRetention
+	}
+	if cfg.Poll <= 0 {
+		cfg.Poll = DefaultFeedPoll
+	}
+	if cfg.Buffer <= 0 {
+		cfg.Buffer = DefaultFeedBuffer
+	}
+	if cfg.Metrics == nil {
+		cfg.Metrics = nopFeedMetrics{}
+	}
+	if cfg.Logger == nil {
+		cfg.Logger = slog.New(slog.DiscardHandler)
+	}
+	return &Feed{cfg: cfg, kick: make(chan struct{}, 1), ready: make(chan struct{}),
+		subs: map[string]*entitySubs{}}, nil
+}
+
+// Retention returns how long changes are kept.
+func (f *Feed) Retention() time.Duration { return f.cfg.Retention }
+
+// Poke wakes the reader: a change was probably just recorded.
+func (f *Feed) Poke() {
+	select {
+	case f.kick <- struct{}{}:
+	default:
+	}
+}
+
+// Run reads the log until ctx ends, then closes every subscription with
+// ErrFeedClosed. It also prunes changes older than the retention, in
+// batches.
+func (f *Feed) Run(ctx context.Context) error {
+	defer f.Close()
+	head, err := f.startPos(ctx)
+	if err != nil {
+		return err
+	}
+	f.mu.Lock()
+	f.pos = head
+	f.mu.Unlock()
+	close(f.ready)
+
+	wake := f.cfg.Log.Wake()
+	pruneTick := time.NewTicker(min(max(f.cfg.Retention/10, time.Second), time.Minute))
+	defer pruneTick.Stop()
+	timer := time.NewTimer(0)
+	defer timer.Stop()
+	prune := true
+	for {
+		if err := f.readAll(ctx); err != nil && ctx.Err() == nil {
+			f.cfg.Logger.Warn("change feed: read failed", "err", err)
+		}
+		if prune {
+			prune = false
+			if err := f.prune(ctx); err != nil && ctx.Err() == nil {
+				f.cfg.Logger.Warn("change feed: prune failed", "err", err)
+			}
+		}
+		wait := f.cfg.Poll
+		if p, ok := f.cfg.Log.(interface{ Pending() bool }); ok && p.Pending() {
+			wait = feedPendingPoll
+		}
+		timer.Reset(wait)
+		select {
+		case <-ctx.Done():
+			return nil
+		case <-f.kick:
+		case <-wake:
+		case <-timer.C:
+		case <-pruneTick.C:
+			prune = true
+		}
+		if !timer.Stop() {
+			select {
+			case <-timer.C:
+			default:
+			}
+		}
+	}
+}
+
+// startPos waits for the log to answer: a feed that cannot read its
+// starting point retries rather than start from a wrong one.
+func (f *Feed) startPos(ctx context.Context) (int64, error) {
+	for {
+		head, err := f.cfg.Log.Head(ctx)
+		if err == nil {
+			return head, nil
+		}
+		f.cfg.Logger.Warn("change feed: read head failed", "err", err)
+		select {
+		case <-ctx.Done():
+			return 0, ctx.Err()
+		case <-time.After(f.cfg.Poll):
+		}
+	}
+}
+
+// readAll fans out every change past pos.
+func (f *Feed) readAll(ctx context.Context) error {
+	for {
+		f.mu.Lock()
+		pos := f.pos
+		f.mu.Unlock()
+		batch, err := f.cfg.Log.Changes(ctx, pos, feedBatch)
+		if err != nil {
+			return err
+		}
+		if len(batch) == 0 {
+			return nil
+		}
+		f.fanOut(batch)
+		if len(batch) < feedBatch {
+			return nil
+		}
+	}
+}
+
+// fanOut hands each change to the subscriptions that want it.
+func (f *Feed) fanOut(batch []domain.Change) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	for i := range batch {
+		c := &batch[i]
+		if c.Rev <= f.pos {
+			continue
+		}
+		f.pos = c.Rev
+		es := f.subs[c.Entity]
+		if es == nil {
+			continue
+		}
+		for s := range es.byAssignee[c.Entry.AssigneeID] {
+			f.offerLocked(s, c)
+		}
+		for s := range es.any {
+			f.offerLocked(s, c)
+		}
+	}
+}
+
+// offerLocked queues c for s, or drops s when its buffer is full.
+func (f *Feed) offerLocked(s *Subscription, c *domain.Change) {
+	if !s.filter.matches(&c.Entry) {
+		return
+	}
+	select {
+	case s.ch <- c:
+	default:
+		f.removeLocked(s)
+		s.end(ErrFeedLagging)
+		f.cfg.Metrics.FeedSubscriberDropped()
+	}
+}
+
+func (f *Feed) prune(ctx context.Context) error {
+	before := f.cfg.Clock.Now().Add(-f.cfg.Retention)
+	for {
+		n, err := f.cfg.Log.Prune(ctx, before, feedBatch)
+		if err != nil || n < feedBatch || ctx.Err() != nil {
+			return err
+		}
+	}
+}
+
+// Close ends every subscription with ErrFeedClosed; later subscriptions
+// fail with it.
+func (f *Feed) Close() {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	if f.closed {
+		return
+	}
+	f.closed = true
+	for _, es := range f.subs {
+		for _, set := range es.byAssignee {
+			for s := range set {
+				s.end(ErrFeedClosed)
+			}
+		}
+		for s := range es.any {
+			s.end(ErrFeedClosed)
+		}
+	}
+	f.subs = map[string]*entitySubs{}
+	f.count = 0
+	f.cfg.Metrics.FeedSubscribers(0)
+}
+
+// subscribe registers s and returns the revision it starts after.
+func (f *Feed) subscribe(ctx context.Context, s *Subscription) (int64, error) {
+	select {
+	case <-f.ready:
+	case <-ctx.Done():
+		return 0, ctx.Err()
+	}
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	if f.closed {
+		return 0, ErrFeedClosed
+	}
+	es := f.subs[s.entity]
+	if es == nil {
+		es = &entitySubs{byAssignee: map[string]map[*Subscription]struct{}{}, any: map[*Subscription]struct{}{}}
+		f.subs[s.entity] = es
+	}
+	if a := s.filter.assignee; a != "" {
+		set := es.byAssignee[a]
+		if set == nil {
+			set = map[*Subscription]struct{}{}
+			es.byAssignee[a] = set
+		}
+		set[s] = struct{}{}
+	} else {
+		es.any[s] = struct{}{}
+	}
+	f.count++
+	f.cfg.Metrics.FeedSubscribers(f.count)
+	return f.pos, nil
+}
+
+func (f *Feed) unsubscribe(s *Subscription) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	f.removeLocked(s)
+}
+
+func (f *Feed) removeLocked(s *Subscription) {
+	es := f.subs[s.entity]
+	if es == nil {
+		return
+	}
+	removed := false
+	if a := s.filter.assignee; a != "" {
+		if set := es.byAssignee[a]; set != nil {
+			if _, removed = set[s]; removed {
+				delete(set, s)
+				if len(set) == 0 {
+					delete(es.byAssignee, a)
+				}
+			}
+		}
+	} else if _, removed = es.any[s]; removed {
+		delete(es.any, s)
+	}
+	if removed {
+		f.count--
+		f.cfg.Metrics.FeedSubscribers(f.count)
+	}
+}
+
+// changeFilter selects the changes a subscription wants.
+type changeFilter struct {
+	assignee, key, typ string
+	// never is set when the filters contradict the policy (an owner
+	// asking for another assignee): nothing matches.
+	never bool
+}
+
+func (c changeFilter) matches(e *domain.Entry) bool {
+	return !c.never && (c.assignee == "" || e.AssigneeID == c.assignee) &&
+		(c.key == "" || e.Key == c.key) && (c.typ == "" || e.Type == c.typ)
+}
+
+type nopFeedMetrics struct{}
+
+func (nopFeedMetrics) FeedSubscribers(int)           {}
+func (nopFeedMetrics) FeedEventSent()                {}
+func (nopFeedMetrics) FeedSubscriberDropped()        {}
+func (nopFeedMetrics) FeedDeliveryLag(time.Duration) {}

@@ -1,0 +1,53 @@
+package application
+
+import (
+	"context"
+	"time"
+
+	"github.com/cachegate/cachegate/domain"
+	"github.com/cachegate/cachegate/ports"
+)
+
+// Observe returns repo with every write followed by a Poke, so the feed
+// reads a change of this process at once instead of at its next poll.
+// Changes of other processes (replicas) arrive by the poll.
+func (f *Feed) Observe(repo ports.CacheRepository) ports.CacheRepository {
+	return &observedRepo{CacheRepository: repo, feed: f}
+}
+
+type observedRepo struct {
+	ports.CacheRepository
+	feed *Feed
+}
+
+func (r *observedRepo) Create(ctx context.Context, e domain.Entry, now time.Time) error {
+	err := r.CacheRepository.Create(ctx, e, now)
+	r.feed.Poke()
+	return err
+}
+
+func (r *observedRepo) Update(ctx context.Context, id string, now time.Time, fn func(*domain.Entry) error) (domain.Entry, error) {
+	e, err := r.CacheRepository.Update(ctx, id, now, fn)
+	r.feed.Poke()
+	return e, err
+}
+
+func (r *observedRepo) Delete(ctx context.Context, id string, now time.Time, fn func(domain.Entry) error) (domain.Entry, error) {
+	e, err := r.CacheRepository.Delete(ctx, id, now, fn)
+	r.feed.Poke()
+	return e, err
+}
+
+func (r *observedRepo) DeleteByAssignee(ctx context.Context, assigneeID string, now time.Time) (int, error) {
+	n, err := r.CacheRepository.DeleteByAssignee(ctx, assigneeID, now)
+	r.feed.Poke()
+	return n, err
+}
+
+func (r *observedRepo) Purge(ctx context.Context, now time.Time, limit int) (int, error) {
+	n, err := r.CacheRepository.Purge(ctx, now, limit)
+	if n > 0 {
+		r.feed.Poke()
+	}
+	return n, err
+}

@@ -1,0 +1,240 @@
+package application
+
+import (
+	"context"
+	"errors"
+	"iter"
+	"strings"
+	"sync"
+
+	"github.com/cachegate/cachegate/domain"
+)
+
+// replayPage is how many changes a resuming subscription reads from the
+// log at a time.
+const replayPage = 500
+
+// FeedEvent is one item of a change feed: a change, or a reset.
+type FeedEvent struct {
+	// Change is the change; unset when Reset.
+	Change domain.Change
+	// Reset says that changes after the requested revision are no longer
+	// retained: the subscriber must re-list. The feed then goes on with
+	// the changes that follow. Oldest is the oldest revision still
+	// retained.
+	Reset  bool
+	Oldest int64
+}
+
+// WatchCachesInput is a subscription to the changes of one assignment.
+type WatchCachesInput struct {
+	Assignment string
+	Actor      domain.Actor
+	// Since resumes after that revision: every retained change after it is
+	// replayed in order, then the live ones follow, with no gap and no
+	// duplicate. Nil starts with the next change.
+	Since *int64
+	// Key, Type and AssigneeID, when set, keep only the changes of entries
+	// with that key, type or assignee.
+	Key, Type, AssigneeID string
+}
+
+// WatchCaches subscribes to the change feed of an assignment, under its
+// access policy: an owner-policy actor sees only its own entries' changes.
+type WatchCaches struct {
+	deps CacheConfig
+	feed *Feed
+}
+
+// Available reports whether the cache has a change feed to watch.
+func (uc *WatchCaches) Available() bool { return uc.feed != nil }
+
+// ErrFeedUnavailable is returned by Watch when the cache was built without
+// a change feed.
+var ErrFeedUnavailable = errors.New("change feed: not configured")
+
+// Execute opens a subscription; the caller reads it with Next and closes
+// it. It returns domain.ErrUnknownAssignment, domain.ErrUnauthenticated
+// when the policy needs a user, a validation error for a negative Since,
+// and ErrFeedClosed once the feed has stopped.
+func (uc *WatchCaches) Execute(ctx context.Context, in WatchCachesInput) (*Subscription, error) {
+	st, _, err := uc.deps.open(in.Assignment, in.Actor)
+	if err != nil {
+		return nil, err
+	}
+	if uc.feed == nil || st.Table == "" {
+		return nil, ErrFeedUnavailable
+	}
+	if in.Since != nil && *in.Since < 0 {
+		return nil, domain.InvalidField("since", "must be a revision: a non-negative integer")
+	}
+	f := changeFilter{key: in.Key, typ: in.Type, assignee: strings.ToLower(in.AssigneeID)}
+	if owner := ownerFilter(in.Actor, st); owner != "" {
+		if f.assignee != "" && f.assignee != owner {
+			f.never = true
+		}
+		f.assignee = owner
+	}
+	s := &Subscription{feed: uc.feed, entity: st.Table, filter: f,
+		ch: make(chan *domain.Change, uc.feed.cfg.Buffer), done: make(chan struct{})}
+	pos, err := uc.feed.subscribe(ctx, s)
+	if err != nil {
+		return nil, err
+	}
+	s.cursor = pos
+	if in.Since == nil {
+		return s, nil
+	}
+	since := *in.Since
+	horizon, err := uc.feed.cfg.Log.Horizon(ctx)
+	if err != nil {
+		s.Close()
+		return nil, err
+	}
+	switch {
+	case since < horizon:
+		s.reset = &FeedEvent{Reset: true, Oldest: horizon + 1}
+	case since < pos:
+		s.cursor, s.replayTo = since, pos
+	default:
+		// A revision this replica has not read yet (another replica is
+		// ahead): skip what the client already has.
+		s.cursor = since
+	}
+	return s, nil
+}
+
+// Subscription is one subscriber's view of the feed. Next is not safe for
+// concurrent use; Close is.
+type Subscription struct {
+	feed   *Feed
+	entity string
+	filter changeFilter
+	ch     chan *domain.Change
+	done   chan struct{}
+	once   sync.Once
+	err    error // why done closed; written before
+
+	cursor   int64 // the last revision handed out or skipped
+	replayTo int64 // the log is replayed up to here before the live changes
+	page     []domain.Change
+	reset    *FeedEvent
+}
+
+// end closes the subscription with err, once.
+func (s *Subscription) end(err error) {
+	s.once.Do(func() {
+		s.err = err
+		close(s.done)
+	})
+}
+
+// Done is closed when the feed ends the subscription (ErrFeedLagging,
+// ErrFeedClosed) or Close was called; Next then returns the reason.
+func (s *Subscription) Done() <-chan struct{} { return s.done }
+
+// Close ends the subscription.
+func (s *Subscription) Close() {
+	s.feed.unsubscribe(s)
+	s.end(ErrFeedClosed)
+}
+
+// Next returns the next event, waiting for it until ctx ends (then it
+// returns ctx's error and the subscription stays usable). It returns
+// ErrFeedLagging or ErrFeedClosed when the subscription has ended.
+func (s *Subscription) Next(ctx context.Context) (FeedEvent, error) {
+	if r := s.reset; r != nil {
+		s.reset = nil
+		return *r, nil
+	}
+	for s.cursor < s.replayTo {
+		if len(s.page) == 0 {
+			if err := s.loadPage(ctx); err != nil {
+				return FeedEvent{}, err
+			}
+			if s.reset != nil {
+				return s.Next(ctx)
+			}
+			continue
+		}
+		c := s.page[0]
+		s.page = s.page[1:]
+		s.cursor = c.Rev
+		if c.Entity == s.entity && s.filter.matches(&c.Entry) {
+			return s.deliver(&c), nil
+		}
+	}
+	for {
+		// An ended subscription hands out nothing more, even what was
+		// queued: a dropped subscriber resumes from its last revision.
+		select {
+		case <-s.done:
+			return FeedEvent{}, s.err
+		default:
+		}
+		select {
+		case c := <-s.ch:
+			if c.Rev > s.cursor {
+				s.cursor = c.Rev
+				return s.deliver(c), nil
+			}
+		case <-s.done:
+			return FeedEvent{}, s.err
+		case <-ctx.Done():
+			return FeedEvent{}, ctx.Err()
+		}
+	}
+}
+
+// loadPage reads the next page of the replay. When the log was pruned past
+// the cursor meanwhile, the replay ends with a reset.
+func (s *Subscription) loadPage(ctx context.Context) error {
+	log := s.feed.cfg.Log
+	page, err := log.Changes(ctx, s.cursor, replayPage)
+	if err != nil {
+		return err
+	}
+	horizon, err := log.Horizon(ctx)
+	if err != nil {
+		return err
+	}
+	if horizon > s.cursor {
+		s.reset = &FeedEvent{Reset: true, Oldest: horizon + 1}
+		s.cursor, s.page = s.replayTo, nil
+		return nil
+	}
+	for i, c := range page {
+		if c.Rev > s.replayTo {
+			page = page[:i]
+			break
+		}
+	}
+	if len(page) == 0 {
+		s.cursor = s.replayTo
+	}
+	s.page = page
+	return nil
+}
+
+func (s *Subscription) deliver(c *domain.Change) FeedEvent {
+	m := s.feed.cfg.Metrics
+	m.FeedEventSent()
+	m.FeedDeliveryLag(s.feed.cfg.Clock.Now().Sub(c.At))
+	return FeedEvent{Change: *c}
+}
+
+// events adapts a subscription to an iterator that ends when ctx does.
+func (s *Subscription) events(ctx context.Context) iter.Seq2[FeedEvent, error] {
+	return func(yield func(FeedEvent, error) bool) {
+		defer s.Close()
+		for {
+			ev, err := s.Next(ctx)
+			if ctx.Err() != nil {
+				return
+			}
+			if !yield(ev, err) || err != nil {
+				return
+			}
+		}
+	}
+}
