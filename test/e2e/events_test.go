@@ -1,6 +1,7 @@
 package e2e
 
 import (
+	"encoding/json"
 	"fmt"
 	"io"
 	"net"
@@ -338,4 +339,37 @@ func TestEventsOwnerPolicyTokensAndShutdown(t *testing.T) {
 		t.Fatalf("on shutdown: %s %s, want end (shutdown)", ev.Event, ev.Data)
 	}
 	t.Logf("stopped %s after SIGTERM with a stream open", time.Since(start))
+}
+
+// Changes older than --events-retention are pruned: resuming from before
+// them starts with reset, then the stream goes on live.
+func TestEventsResetAfterRetention(t *testing.T) {
+	t.Parallel()
+	s := startServer(t, serverConfig{YAML: publicYAML, Args: []string{
+		"--database", "sqlite:" + t.TempDir() + "/events.db", "--events-retention", "1s"}})
+	client := newClient()
+	assignee := newUUID()
+	mustSend(t, client, http.MethodPost, s.URL+"/cache/user", body("old", "t", assignee, `"v"`, "null")).want(t, http.StatusCreated)
+	deadline := time.Now().Add(eventBound)
+	for {
+		st := openStream(t, s.URL+"/cache/user/events?since=0&assignee.id="+assignee)
+		ev := st.next(t)
+		if ev.Event == "reset" {
+			var reset struct{ Oldest int64 }
+			if err := json.Unmarshal([]byte(ev.Data), &reset); err != nil || reset.Oldest < 2 {
+				t.Fatalf("reset data %s (%v), want the oldest retained revision above 1", ev.Data, err)
+			}
+			live := mustSend(t, client, http.MethodPost, s.URL+"/cache/user", body("new", "t", assignee, `"v"`, "null")).
+				want(t, http.StatusCreated).entry(t)
+			if ev := st.next(t); ev.Event != "created" || ev.entry(t).ID != live.ID {
+				t.Fatalf("after the reset: %s %s, want the live create", ev.Event, ev.Data)
+			}
+			return
+		}
+		if ev.Event != "created" || time.Now().After(deadline) {
+			t.Fatalf("since=0 gave %s %s; no reset within %s of a 1 s retention", ev.Event, ev.Data, eventBound)
+		}
+		st.cancel()
+		time.Sleep(200 * time.Millisecond)
+	}
 }

@@ -53,8 +53,8 @@ func run(subs, rate int, dur time.Duration, bin string) error {
 		if err := syscall.Setrlimit(syscall.RLIMIT_NOFILE, &lim); err != nil {
 			return fmt.Errorf("raise the open-file limit: %w", err)
 		}
-		if int(lim.Cur) < 2*subs+200 {
-			return fmt.Errorf("open-file limit %d is too low for %d subscribers (both ends on this machine)", lim.Cur, subs)
+		if int(lim.Cur) < subs+200 {
+			return fmt.Errorf("open-file limit %d is too low for %d subscribers", lim.Cur, subs)
 		}
 	}
 	dir, err := os.MkdirTemp("", "feedload-")
