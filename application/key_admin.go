@@ -25,9 +25,14 @@ type SigningKeys interface {
 // KeyAdmin administers the token signing keys (the `cachegate keys`
 // commands).
 type KeyAdmin struct {
-	keys SigningKeys
-	log  *slog.Logger
+	keys  SigningKeys
+	log   *slog.Logger
+	audit *Auditor
 }
+
+// SetAuditor makes a record key.rotated and key.revoked events; call it
+// before use.
+func (a *KeyAdmin) SetAuditor(x *Auditor) { a.audit = x }
 
 // NewKeyAdmin returns the use cases; log may be nil.
 func NewKeyAdmin(keys SigningKeys, log *slog.Logger) (*KeyAdmin, error) {
@@ -73,14 +78,14 @@ func (a *KeyAdmin) Revoke(ctx context.Context, kid string) error {
 	return nil
 }
 
-// rotated is where a key rotation is reported (the audit trail's
-// "key.rotated" event belongs here).
+// rotated reports a key rotation (the key id goes in the event's family).
 func (a *KeyAdmin) rotated(ctx context.Context, kid string) {
 	a.log.InfoContext(ctx, "signing key rotated", "kid", kid)
+	a.audit.Record(ctx, domain.AuditEvent{Type: domain.AuditKeyRotated, Family: kid})
 }
 
-// revoked is where a key revocation is reported (the audit trail's
-// "key.revoked" event belongs here).
+// revoked reports a key revocation.
 func (a *KeyAdmin) revoked(ctx context.Context, kid string) {
 	a.log.WarnContext(ctx, "signing key revoked", "kid", kid)
+	a.audit.Record(ctx, domain.AuditEvent{Type: domain.AuditKeyRevoked, Family: kid})
 }

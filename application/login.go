@@ -34,6 +34,9 @@ type LoginDeps struct {
 	Hasher    ports.PasswordHasher
 	Log       *slog.Logger
 	Metrics   ports.Metrics
+	// Audit records login.succeeded, login.failed and login.throttled;
+	// nil records nothing.
+	Audit *Auditor
 }
 
 // LoginInput is a login attempt.
@@ -76,21 +79,27 @@ func (uc *Login) Execute(ctx context.Context, in LoginInput) (domain.TokenPair, 
 		return domain.TokenPair{}, domain.ErrUnauthenticated
 	}
 	keys := uc.throttleKeys(in)
-	at, err := uc.reserve(ctx, keys)
+	at, err := uc.reserve(ctx, in, keys)
 	if err != nil {
 		return domain.TokenPair{}, err
 	}
 	u, err := uc.d.Validator.ValidateUser(ctx, ports.LoginInput{Username: in.Username, Password: in.Password})
+	reason := domain.AuditReasonBadPassword
+	if errors.Is(err, errUnknownUser) {
+		reason = domain.AuditReasonUnknownUser
+	}
 	if err == nil {
 		var active bool
 		active, err = uc.d.Validator.IsActive(ctx, u)
 		if err == nil && !active {
-			err = domain.ErrUnauthenticated
+			err, reason = domain.ErrUnauthenticated, domain.AuditReasonInactive
 		}
 	}
 	if errors.Is(err, domain.ErrUnauthenticated) {
 		uc.d.Metrics.LoginOutcome("failure")
 		uc.d.Log.InfoContext(ctx, "login failed", "reason", "bad credentials")
+		uc.d.Audit.Record(ctx, domain.AuditEvent{Type: domain.AuditLoginFailed, UserID: u.ID,
+			Username: in.Username, Address: in.ClientAddr, Reason: reason})
 		return domain.TokenPair{}, domain.ErrUnauthenticated
 	}
 	if err != nil {
@@ -106,6 +115,8 @@ func (uc *Login) Execute(ctx context.Context, in LoginInput) (domain.TokenPair, 
 		return domain.TokenPair{}, fmt.Errorf("login: store refresh token: %w", err)
 	}
 	uc.d.Metrics.LoginOutcome("success")
+	uc.d.Audit.Record(ctx, domain.AuditEvent{Type: domain.AuditLoginSucceeded, UserID: u.ID,
+		Username: u.Username, Address: in.ClientAddr, Family: rec.FamilyID})
 	return pair, nil
 }
 
@@ -134,7 +145,7 @@ func usernameThrottleKey(username string) string { return "u:" + domain.Normaliz
 // checked, atomically in the store, and returns when it was counted. An
 // attempt over a limit is refused with a domain.KindTooMany error and
 // costs nothing more.
-func (uc *Login) reserve(ctx context.Context, keys []ports.ThrottleKey) (time.Time, error) {
+func (uc *Login) reserve(ctx context.Context, in LoginInput, keys []ports.ThrottleKey) (time.Time, error) {
 	now := uc.d.Tokens.Clock.Now()
 	if len(keys) == 0 {
 		return now, nil
@@ -152,6 +163,7 @@ func (uc *Login) reserve(ctx context.Context, keys []ports.ThrottleKey) (time.Ti
 	}
 	uc.d.Log.WarnContext(ctx, "login throttled", "retryAfter", retry.Round(time.Second).String())
 	uc.d.Metrics.LoginOutcome("throttled")
+	uc.d.Audit.Record(ctx, domain.AuditEvent{Type: domain.AuditLoginThrottled, Username: in.Username, Address: in.ClientAddr})
 	return now, domain.TooMany(retry)
 }
 

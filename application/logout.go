@@ -14,6 +14,7 @@ type Logout struct {
 	refresh ports.RefreshStore
 	clock   ports.Clock
 	revoked *RevokedSessions
+	audit   *Auditor
 }
 
 // NewLogout returns the use case; revoked may be nil (then this process
@@ -47,6 +48,11 @@ func (uc *Logout) Execute(ctx context.Context, actor domain.Actor) error {
 	return nil
 }
 
-// loggedOut is where a completed logout is reported (the audit trail's
-// "logout" event belongs here).
-func (uc *Logout) loggedOut(context.Context, domain.Principal) {}
+// SetAuditor makes uc record a "logout" event for every logout; call it
+// before use.
+func (uc *Logout) SetAuditor(a *Auditor) { uc.audit = a }
+
+// loggedOut reports a completed logout to the audit trail.
+func (uc *Logout) loggedOut(ctx context.Context, p domain.Principal) {
+	uc.audit.Record(ctx, domain.AuditEvent{Type: domain.AuditLogout, UserID: p.ID, Username: p.Username, Family: p.FamilyID})
+}

@@ -17,6 +17,9 @@ func (nopMetrics) CacheEntryCreated(string) {}
 // CacheRowsSwept implements ports.Metrics.
 func (nopMetrics) CacheRowsSwept(string, int) {}
 
+// AuditEvent implements ports.Metrics.
+func (nopMetrics) AuditEvent(string) {}
+
 func metricsOrNop(m ports.Metrics) ports.Metrics {
 	if m == nil {
 		return nopMetrics{}

@@ -19,6 +19,9 @@ type RefreshDeps struct {
 	Tokens    TokenDeps
 	Log       *slog.Logger
 	Metrics   ports.Metrics
+	// Audit records refresh.reused and session.expired; nil records
+	// nothing.
+	Audit *Auditor
 	// Revoked, when set, learns at once of a family this process revokes
 	// on reuse.
 	Revoked *RevokedSessions
@@ -149,10 +152,12 @@ func (uc *Refresh) reused(ctx context.Context, p domain.Principal, family string
 		uc.d.Revoked.Add(family)
 	}
 	uc.d.Log.WarnContext(ctx, "refresh token reuse detected; family revoked", "family", family, "user", p.ID)
+	uc.d.Audit.Record(ctx, domain.AuditEvent{Type: domain.AuditRefreshReused, UserID: p.ID, Username: p.Username, Family: family})
 }
 
 // sessionExpired is where a refresh refused by the session maximum is
 // reported (the audit trail's "session.expired" event belongs here).
 func (uc *Refresh) sessionExpired(ctx context.Context, p domain.Principal, family string) {
 	uc.d.Log.InfoContext(ctx, "refresh refused: the session reached its maximum lifetime", "family", family, "user", p.ID)
+	uc.d.Audit.Record(ctx, domain.AuditEvent{Type: domain.AuditSessionExpired, UserID: p.ID, Username: p.Username, Family: family})
 }

@@ -40,6 +40,10 @@ func (l RepoUserLookup) BySubject(ctx context.Context, subject string) (domain.P
 // the same time in the password check as a wrong password does.
 const dummyPassword = "cachegate: no such user, same cost"
 
+// errUnknownUser is domain.ErrUnauthenticated for a username nobody has,
+// told apart only for the audit trail's reason.
+var errUnknownUser = fmt.Errorf("%w: unknown user", domain.ErrUnauthenticated)
+
 // CredentialValidator is the default ports.UserValidator: it finds the
 // user with a ports.UserLookup and checks the password with a
 // ports.PasswordValidator.
@@ -67,7 +71,7 @@ func (v *CredentialValidator) ValidateUser(ctx context.Context, in ports.LoginIn
 	u, err := v.lookup.ByUsername(ctx, in.Username)
 	if errors.Is(err, domain.ErrUserNotFound) {
 		_, _ = v.passwords.Validate(ctx, ports.PasswordCheck{Password: in.Password, PasswordHash: v.dummy})
-		return domain.User{}, domain.ErrUnauthenticated
+		return domain.User{}, errUnknownUser
 	}
 	if err != nil {
 		return domain.User{}, fmt.Errorf("look up user: %w", err)

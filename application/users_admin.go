@@ -17,6 +17,7 @@ type UserAdmin struct {
 	refresh ports.RefreshStore
 	clock   ports.Clock
 	ids     ports.IDGenerator
+	audit   *Auditor
 }
 
 // NewUserAdmin returns the use cases; refresh may be nil (then disabling a
@@ -27,6 +28,10 @@ func NewUserAdmin(users ports.UserRepository, hasher ports.PasswordHasher, refre
 	}
 	return &UserAdmin{users: users, hasher: hasher, refresh: refresh, clock: clock, ids: ids}, nil
 }
+
+// SetAuditor makes a record user.added, user.disabled, user.enabled and
+// user.password_changed events; call it before use.
+func (a *UserAdmin) SetAuditor(x *Auditor) { a.audit = x }
 
 // AddUserInput describes a new user.
 type AddUserInput struct {
@@ -52,6 +57,7 @@ func (a *UserAdmin) Add(ctx context.Context, in AddUserInput) (domain.User, erro
 	if err := a.users.CreateUser(ctx, u); err != nil {
 		return domain.User{}, fmt.Errorf("add user: %w", err)
 	}
+	a.audit.Record(ctx, domain.AuditEvent{Type: domain.AuditUserAdded, UserID: u.ID, Username: u.Username})
 	return u, nil
 }
 
@@ -65,8 +71,16 @@ func (a *UserAdmin) List(ctx context.Context) ([]domain.User, error) {
 // username.
 func (a *UserAdmin) SetActive(ctx context.Context, username string, active bool) (domain.User, error) {
 	u, err := a.update(ctx, username, func(u *domain.User) { u.Active = active })
-	if err != nil || active || a.refresh == nil {
+	if err != nil {
 		return u, err
+	}
+	typ := domain.AuditUserDisabled
+	if active {
+		typ = domain.AuditUserEnabled
+	}
+	a.audit.Record(ctx, domain.AuditEvent{Type: typ, UserID: u.ID, Username: u.Username})
+	if active || a.refresh == nil {
+		return u, nil
 	}
 	if err := a.refresh.RevokeUser(ctx, u.ID, a.clock.Now()); err != nil {
 		return u, fmt.Errorf("revoke the user's refresh tokens: %w", err)
@@ -85,8 +99,12 @@ func (a *UserAdmin) SetPassword(ctx context.Context, username, password string) 
 		return domain.User{}, fmt.Errorf("hash password: %w", err)
 	}
 	u, err := a.update(ctx, username, func(u *domain.User) { u.PasswordHash, u.PasswordSalt = hash, salt })
-	if err != nil || a.refresh == nil {
+	if err != nil {
 		return u, err
+	}
+	a.audit.Record(ctx, domain.AuditEvent{Type: domain.AuditUserPasswordChanged, UserID: u.ID, Username: u.Username})
+	if a.refresh == nil {
+		return u, nil
 	}
 	if err := a.refresh.RevokeUser(ctx, u.ID, a.clock.Now()); err != nil {
 		return u, fmt.Errorf("revoke the user's refresh tokens: %w", err)

@@ -48,7 +48,7 @@ func Core(cfg config.Config, logOut io.Writer) fx.Option {
 		System(),
 		tracefx.Module(),
 		storefx.SQL(storefx.Options{Database: cfg.Database, Timeout: cfg.DatabaseTimeout,
-			Tables: cache.Tables(), Migrate: true}),
+			Tables: cache.Tables(), Migrate: true, AuditRetention: cfg.AuditRetention}),
 		cachefx.ForRoot(cache),
 		authfx.ForRoot(AuthOptions(cfg)),
 	)

@@ -64,6 +64,7 @@ type cliServices struct {
 	fx.In
 	Users *application.UserAdmin
 	Keys  *application.KeyAdmin
+	Audit *application.AuditTrail
 }
 
 // JSONLogs reports whether the logs are JSON.
@@ -109,7 +110,7 @@ func (r *cliRuntime) Start(context.Context) (cli.Services, error) {
 		return cli.Services{}, err
 	}
 	r.app = app
-	return cli.Services{Users: s.Users, Keys: s.Keys}, nil
+	return cli.Services{Users: s.Users, Keys: s.Keys, Audit: s.Audit}, nil
 }
 
 // StartStorage opens and migrates the database alone.

@@ -52,3 +52,18 @@ func (h requestIDHandler) WithAttrs(as []slog.Attr) slog.Handler {
 func (h requestIDHandler) WithGroup(name string) slog.Handler {
 	return requestIDHandler{h.Handler.WithGroup(name)}
 }
+
+// clientAddrKey is the context key of the client address.
+type clientAddrKey struct{}
+
+// WithClientAddr returns ctx carrying the client address of the request
+// being served, as the driving adapter determined it (trusted proxies).
+func WithClientAddr(ctx context.Context, addr string) context.Context {
+	return context.WithValue(ctx, clientAddrKey{}, addr)
+}
+
+// ClientAddr returns the client address ctx carries, or "".
+func ClientAddr(ctx context.Context) string {
+	a, _ := ctx.Value(clientAddrKey{}).(string)
+	return a
+}

@@ -26,4 +26,6 @@ type Metrics interface {
 	CacheEntryCreated(assignment string)
 	// CacheRowsSwept counts rows the sweeper removed (expired or deleted).
 	CacheRowsSwept(store string, n int)
+	// AuditEvent counts one audit event of type typ (a domain.AuditType).
+	AuditEvent(typ string)
 }

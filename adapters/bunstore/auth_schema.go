@@ -27,7 +27,7 @@ import (
 // authTables lists the tables the authentication migrations create; no
 // cache table may take one of these names.
 func authTables() []string {
-	return []string{"users", "refresh_tokens", "signing_keys", "login_failures"}
+	return []string{"users", "refresh_tokens", "signing_keys", "login_failures", "auth_events"}
 }
 
 // authMigrations returns the schema migrations of the authentication
@@ -42,6 +42,10 @@ func authMigrations() []migrate.Migration {
 		Name: "20261126000200_auth_sessions_keys",
 		Up:   sessionsKeysMigration,
 		Down: func(context.Context, *migrate.Migrator, *migrate.Migration) error { return nil },
+	}, {
+		Name: "20261126000300_auth_events",
+		Up:   authMigration(auditDDL),
+		Down: authMigration(func(bun.IDB) []string { return []string{`DROP TABLE IF EXISTS auth_events`} }),
 	}}
 }
 

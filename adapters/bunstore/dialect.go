@@ -29,7 +29,7 @@ import (
 //   - Purge batches (purgeStatement): FOR UPDATE SKIP LOCKED on
 //     PostgreSQL, so replicas purging together take disjoint rows; a UNION
 //     ALL on SQLite, whose planner would scan the table for the OR.
-//   - Migration lock. PostgreSQL takes an advisory lock; SQLite's single
+//   - Migration lock. PostgreSQL takes a transaction-scoped advisory lock; SQLite's single
 //     writer and idempotent DDL suffice (migrate.go).
 //   - Row and table locks (forUpdate, lockTableForWriters): PostgreSQL
 //     locks what a transaction reads or guards; SQLite's IMMEDIATE

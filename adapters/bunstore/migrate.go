@@ -2,7 +2,6 @@ package bunstore
 
 import (
 	"context"
-	"database/sql/driver"
 	"errors"
 	"fmt"
 	"regexp"
@@ -119,6 +118,15 @@ func validateTables(tables []string) error {
 
 // lockMigrations takes the PostgreSQL advisory lock; on SQLite it does
 // nothing. The returned function releases the lock.
+//
+// The lock is transaction-scoped (pg_advisory_xact_lock) and its
+// transaction stays open, on a connection of its own, while the migrations
+// run on others; releasing is ending that transaction. A session lock
+// would not do behind PgBouncer in transaction mode: between transactions
+// the pooler hands the session's statements to any server connection, so
+// the unlock could reach another backend and the lock stay held for good.
+// An open transaction keeps its server connection, through a pooler or
+// not, and a crash or a lost connection ends it, releasing the lock.
 func lockMigrations(ctx context.Context, db *bun.DB) (func(), error) {
 	if !isPostgres(db) {
 		return func() {}, nil
@@ -126,20 +134,13 @@ func lockMigrations(ctx context.Context, db *bun.DB) (func(), error) {
 	if db.Stats().MaxOpenConnections == 1 {
 		return nil, errors.New("bunstore: Migrate on PostgreSQL needs a pool of at least two connections")
 	}
-	conn, err := db.Conn(ctx)
+	tx, err := db.BeginTx(ctx, nil)
 	if err != nil {
-		return nil, dbError("reserve a connection for the migration lock", err)
+		return nil, dbError("begin the migration lock's transaction", err)
 	}
-	if _, err := conn.ExecContext(ctx, "SELECT pg_advisory_lock(?)", migrationLockKey); err != nil {
-		_ = conn.Close()
+	if _, err := tx.ExecContext(ctx, "SELECT pg_advisory_xact_lock(?)", migrationLockKey); err != nil {
+		_ = tx.Rollback()
 		return nil, dbError("take the migration lock", err)
 	}
-	return func() {
-		// Closing the connection would return it to the pool still holding
-		// the lock; unlock first, and discard the connection if that fails.
-		if _, err := conn.ExecContext(context.WithoutCancel(ctx), "SELECT pg_advisory_unlock(?)", migrationLockKey); err != nil {
-			_ = conn.Raw(func(any) error { return driver.ErrBadConn })
-		}
-		_ = conn.Close()
-	}, nil
+	return func() { _ = tx.Rollback() }, nil
 }

@@ -16,7 +16,9 @@ import (
 // Bun writes a query's arguments into its text, so SQLite prepares every
 // statement anew. The few statements of the hottest write path, refresh
 // rotation, are prepared once instead, with placeholders; database/sql
-// keeps them prepared per connection, until the database is closed.
+// keeps them prepared per connection, until the database is closed. On
+// PostgreSQL they are not prepared (see queryRow): a kept statement is
+// session state, which a pooler in transaction mode cannot carry.
 //
 // Measured with test/bench/run on the refresh path: 2,612–3,248 req/s
 // before, 3,200–3,767 after (three runs each, this shared two-core box).
@@ -50,6 +52,34 @@ func (p *preparedSet) get(ctx context.Context) ([]*sql.Stmt, error) {
 	}
 	p.stmts = stmts
 	return stmts, nil
+}
+
+// queryRow runs statement i of the set in tx. On SQLite it uses the
+// prepared statement. On PostgreSQL it sends the text and its arguments in
+// one round trip (pgx's exec mode, an unnamed statement), so no prepared
+// statement outlives the transaction and a pooler in transaction mode
+// (PgBouncer) meets no session state; Bun's own queries already go so.
+func (p *preparedSet) queryRow(ctx context.Context, tx bun.Tx, i int, args ...any) (*sql.Row, error) {
+	if isPostgres(p.db) {
+		return tx.Tx.QueryRowContext(ctx, placeholders(p.db, p.queries[i]), args...), nil
+	}
+	stmts, err := p.get(ctx)
+	if err != nil {
+		return nil, err
+	}
+	return tx.StmtContext(ctx, stmts[i]).QueryRowContext(ctx, args...), nil
+}
+
+// exec is queryRow for a statement that returns no rows.
+func (p *preparedSet) exec(ctx context.Context, tx bun.Tx, i int, args ...any) (sql.Result, error) {
+	if isPostgres(p.db) {
+		return tx.Tx.ExecContext(ctx, placeholders(p.db, p.queries[i]), args...)
+	}
+	stmts, err := p.get(ctx)
+	if err != nil {
+		return nil, err
+	}
+	return tx.StmtContext(ctx, stmts[i]).ExecContext(ctx, args...)
 }
 
 // placeholders rewrites the ? placeholders of q as PostgreSQL's $1, $2, …

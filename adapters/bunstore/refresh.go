@@ -99,16 +99,12 @@ func (s *RefreshStore) SaveRefresh(ctx context.Context, r domain.RefreshRecord) 
 func (s *RefreshStore) RotateRefresh(ctx context.Context, oldID string, next domain.RefreshRecord, now time.Time, grace time.Duration) (_ domain.RefreshRecord, err error) {
 	ctx, done := s.bounds.enter(ctx)
 	defer done(&err)
-	stmts, err := s.rotation.get(ctx)
-	if err != nil {
-		return domain.RefreshRecord{}, dbError("prepare refresh rotation", err)
-	}
 	r := &rotation{ctx: ctx, oldID: oldID, next: next, now: now}
 	if gate := writeGate(s.db); gate != nil {
-		err = s.group.rotate(ctx, gate, r, func(ctx context.Context, batch []*rotation) { s.commitGroup(ctx, stmts, batch) })
+		err = s.group.rotate(ctx, gate, r, func(ctx context.Context, batch []*rotation) { s.commitGroup(ctx, batch) })
 	} else {
 		err = authInTx(ctx, s.db, "rotate refresh token", func(ctx context.Context, tx bun.Tx) error {
-			return s.rotateIn(ctx, tx, stmts, r)
+			return s.rotateIn(ctx, tx, r)
 		})
 	}
 	switch {
@@ -125,10 +121,13 @@ func (s *RefreshStore) RotateRefresh(ctx context.Context, oldID string, next dom
 // rotateIn runs one rotation's statements in tx: errNotRotated when the
 // old token matched nothing (nothing was written), another error when the
 // transaction must roll back.
-func (s *RefreshStore) rotateIn(ctx context.Context, tx bun.Tx, stmts []*sql.Stmt, r *rotation) error {
+func (s *RefreshStore) rotateIn(ctx context.Context, tx bun.Tx, r *rotation) error {
 	var family, user string
-	err := tx.StmtContext(ctx, stmts[0]).QueryRowContext(ctx,
-		driverTime(s.db, r.now), r.oldID, driverTime(s.db, r.now)).Scan(&family, &user)
+	row, err := s.rotation.queryRow(ctx, tx, 0, driverTime(s.db, r.now), r.oldID, driverTime(s.db, r.now))
+	if err != nil {
+		return dbError("prepare refresh rotation", err)
+	}
+	err = row.Scan(&family, &user)
 	switch {
 	case errors.Is(err, sql.ErrNoRows):
 		return errNotRotated
@@ -138,7 +137,7 @@ func (s *RefreshStore) rotateIn(ctx context.Context, tx bun.Tx, stmts []*sql.Stm
 		return fmt.Errorf("bunstore: rotate refresh token: the successor must keep the family and user of the token it replaces")
 	}
 	next := r.next
-	if _, err := tx.StmtContext(ctx, stmts[1]).ExecContext(ctx, next.ID, next.FamilyID, next.UserID,
+	if _, err := s.rotation.exec(ctx, tx, 1, next.ID, next.FamilyID, next.UserID,
 		driverTime(s.db, next.IssuedAt), driverTime(s.db, next.ExpiresAt),
 		driverNullTime(s.db, next.UsedAt), driverNullTime(s.db, next.RevokedAt)); err != nil {
 		return dbError("store the successor refresh token", err)
@@ -152,7 +151,7 @@ func (s *RefreshStore) rotateIn(ctx context.Context, tx bun.Tx, stmts []*sql.Stm
 // whole group back, and each rotation is then run again in a transaction
 // of its own, so one bad rotation never decides the fate of another.
 // The caller holds the write gate.
-func (s *RefreshStore) commitGroup(ctx context.Context, stmts []*sql.Stmt, batch []*rotation) {
+func (s *RefreshStore) commitGroup(ctx context.Context, batch []*rotation) {
 	results := make([]error, len(batch))
 	err := inTx(ctx, s.db, "rotate refresh tokens", func(ctx context.Context, tx bun.Tx) error {
 		for i, r := range batch {
@@ -160,7 +159,7 @@ func (s *RefreshStore) commitGroup(ctx context.Context, stmts []*sql.Stmt, batch
 				results[i] = dbError("rotate refresh token", err)
 				continue
 			}
-			err := s.rotateIn(ctx, tx, stmts, r)
+			err := s.rotateIn(ctx, tx, r)
 			if err != nil && !errors.Is(err, errNotRotated) {
 				return err
 			}
@@ -175,7 +174,7 @@ func (s *RefreshStore) commitGroup(ctx context.Context, stmts []*sql.Stmt, batch
 				break
 			}
 			results[i] = inTx(r.ctx, s.db, "rotate refresh token", func(ctx context.Context, tx bun.Tx) error {
-				return s.rotateIn(ctx, tx, stmts, r)
+				return s.rotateIn(ctx, tx, r)
 			})
 		}
 	}

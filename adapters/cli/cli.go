@@ -56,6 +56,7 @@ func usageErrorf(format string, a ...any) error {
 type Services struct {
 	Users *application.UserAdmin
 	Keys  *application.KeyAdmin
+	Audit *application.AuditTrail
 }
 
 // Storage is what the data-moving commands (export, import, backup) use:

@@ -14,6 +14,7 @@ func Commands() []Command {
 		keysRotateCommand,
 		keysListCommand,
 		keysRevokeCommand,
+		auditCommand,
 		exportCommand,
 		importCommand,
 		backupCommand,

@@ -48,6 +48,11 @@ type AuthOptions struct {
 	// "Bearer <token>" is accepted too), a cookie or a query parameter.
 	RefreshFrom TokenLocation
 	RefreshName string
+	// Origins are the browser origins allowed to call the API (the CORS
+	// origins, "https://app.example"). With RefreshFrom FromCookie, a
+	// refresh from any other site's page is refused with 403 (see
+	// crossSite).
+	Origins []string
 }
 
 type authRoutes struct {
@@ -152,6 +157,10 @@ func (r *authRoutes) refresh(c *gin.Context) {
 			token = strings.TrimSpace(token[7:])
 		}
 	case FromCookie:
+		if crossSite(c.Request, r.o.Origins) {
+			r.s.writeError(c, errCrossSiteRefresh)
+			return
+		}
 		token, _ = c.Cookie(r.o.RefreshName)
 	case FromQuery:
 		token = c.Query(r.o.RefreshName)

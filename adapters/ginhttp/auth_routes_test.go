@@ -40,6 +40,8 @@ type authSetup struct {
 	// RefreshFrom and RefreshName place the refresh token.
 	RefreshFrom ginhttp.TokenLocation
 	RefreshName string
+	// Origins are the CORS origins.
+	Origins []string
 }
 
 // authAdapter is the guard's port over the Authenticate use case.
@@ -105,7 +107,7 @@ func newAuthStack(t *testing.T, c authSetup) *authStack {
 		EnableGuards:  true,
 		Auth: &ginhttp.AuthOptions{Login: login, Refresh: refreshUC, Logout: logout, Keys: st.tokens,
 			UsernameField: c.UsernameField, PasswordField: c.PasswordField,
-			RefreshFrom: c.RefreshFrom, RefreshName: c.RefreshName},
+			RefreshFrom: c.RefreshFrom, RefreshName: c.RefreshName, Origins: c.Origins},
 	})
 	must(t, err)
 	ts := httptest.NewServer(srv.Handler())
@@ -254,6 +256,43 @@ func TestRefreshTokenLocations(t *testing.T) {
 				s, _, _ := do(t, http.MethodPost, st.base+"/auth/refresh", `{"refreshToken":"`+rt2+`"}`)
 				if s != http.StatusUnauthorized {
 					t.Errorf("a token in the body answered %d, want 401 when it is read from the %s", s, c.from)
+				}
+			}
+		})
+	}
+}
+
+func TestCookieRefreshRefusesCrossSiteRequests(t *testing.T) {
+	t.Parallel()
+	st := newAuthStack(t, authSetup{AuthHTTPConfig: testLimits, RefreshFrom: ginhttp.FromCookie, RefreshName: "rt",
+		Origins: []string{"https://app.example", "*"}})
+	st.addUser(t, "alice", "alice-password", true)
+	for _, c := range []struct {
+		name string
+		hdr  []string
+		want int
+	}{
+		{"a request of another site's page is refused", []string{"Origin", "https://evil.example"}, http.StatusForbidden},
+		{"a request a browser marks cross-site is refused", []string{"Sec-Fetch-Site", "cross-site"}, http.StatusForbidden},
+		{"cross-site is refused even from a CORS origin", []string{"Origin", "https://app.example", "Sec-Fetch-Site", "cross-site"}, http.StatusForbidden},
+		{"an opaque origin is refused", []string{"Origin", "null"}, http.StatusForbidden},
+		{"a CORS origin may refresh", []string{"Origin", "https://app.example", "Sec-Fetch-Site", "same-site"}, http.StatusCreated},
+		{"the API's own pages may refresh", []string{"Origin", st.base, "Sec-Fetch-Site", "same-origin"}, http.StatusCreated},
+		{"a program sending neither header may refresh", nil, http.StatusCreated},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			_, rt := st.login(t, `{"username":"alice","password":"alice-password"}`)
+			status, _, body := do(t, http.MethodPost, st.base+"/auth/refresh", "", append([]string{"Cookie", "rt=" + rt}, c.hdr...)...)
+			if status != c.want {
+				t.Fatalf("refresh answered %d %s, want %d", status, body, c.want)
+			}
+			if c.want == http.StatusForbidden {
+				if !strings.Contains(body, `"CROSS_SITE_REQUEST_REFUSED"`) {
+					t.Errorf("body %s lacks the error code", body)
+				}
+				// The refused request left the token alone: it still refreshes.
+				if status, _, _ := do(t, http.MethodPost, st.base+"/auth/refresh", "", "Cookie", "rt="+rt); status != http.StatusCreated {
+					t.Errorf("after the refusal the token answered %d, want 201", status)
 				}
 			}
 		})

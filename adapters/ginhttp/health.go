@@ -15,6 +15,10 @@ import (
 // ReadyTimeout bounds how long GET /readyz waits for Options.Ready.
 const ReadyTimeout = 2 * time.Second
 
+// checkGrace is how long readyz waits, past ReadyTimeout, for a check
+// that honours its context to return its own error.
+const checkGrace = 100 * time.Millisecond
+
 var statusOK = []byte(`{"status":"ok"}`)
 
 // healthz answers 200 while the process serves requests.
@@ -40,7 +44,13 @@ func (s *Server) readyz(c *gin.Context) {
 	select {
 	case err = <-done:
 	case <-ctx.Done():
-		err = ctx.Err()
+		// A check that honours ctx answers at once, with its reason
+		// (DATABASE_UNAVAILABLE); one that does not is abandoned.
+		select {
+		case err = <-done:
+		case <-time.After(checkGrace):
+			err = ctx.Err()
+		}
 	}
 	if err != nil {
 		if n, ok := s.outages.admit("readyz\x00"+err.Error(), time.Now()); ok {

@@ -62,14 +62,16 @@ func saneRequestID(id string) bool {
 // requestIDMiddleware takes X-Request-Id from the request when sane, else
 // generates one, sets it on the response before anything is written, and
 // puts it in the request's context (ports.WithRequestID), where the
-// server's logger (ports.LogRequestIDs) and every layer below find it.
-func requestIDMiddleware(c *gin.Context) {
+// server's logger (ports.LogRequestIDs) and every layer below find it,
+// with the client address (ports.WithClientAddr) for the audit trail.
+func (s *Server) requestIDMiddleware(c *gin.Context) {
 	id := c.Request.Header.Get(HeaderRequestID)
 	if !saneRequestID(id) {
 		id = newRequestID()
 	}
 	c.Writer.Header()[HeaderRequestID] = []string{id}
-	c.Request = c.Request.WithContext(ports.WithRequestID(c.Request.Context(), id))
+	ctx := ports.WithRequestID(c.Request.Context(), id)
+	c.Request = c.Request.WithContext(ports.WithClientAddr(ctx, s.proxies.clientAddr(c.Request)))
 }
 
 // requestID returns the id requestIDMiddleware set.

@@ -196,7 +196,7 @@ func New(opts Options) (*Server, error) {
 		e.Use(otelgin.Middleware("cachegate", otelgin.WithTracerProvider(opts.TracerProvider),
 			otelgin.WithPropagators(propagation.TraceContext{})))
 	}
-	e.Use(requestIDMiddleware, s.recovery, s.accessLog)
+	e.Use(s.requestIDMiddleware, s.recovery, s.accessLog)
 	cors, err := corsMiddleware(opts.CORS)
 	if err != nil {
 		return nil, err
@@ -234,6 +234,9 @@ func New(opts Options) (*Server, error) {
 		o, err := opts.Auth.withDefaults()
 		if err != nil {
 			return nil, err
+		}
+		if o.Origins == nil && opts.CORS != nil {
+			o.Origins = opts.CORS.Origins // cookie refresh: the CORS origins are the allowed sites
 		}
 		if err := (&authRoutes{s: s, o: o}).register(); err != nil {
 			return nil, err

@@ -14,6 +14,7 @@ import (
 	"github.com/prometheus/client_golang/prometheus/collectors"
 	"github.com/prometheus/client_golang/prometheus/promhttp"
 
+	"github.com/cachegate/cachegate/domain"
 	"github.com/cachegate/cachegate/ports"
 )
 
@@ -87,6 +88,7 @@ type Metrics struct {
 
 	logins    map[string]prometheus.Counter
 	refreshes map[string]prometheus.Counter
+	audits    map[string]prometheus.Counter
 	created   *prometheus.CounterVec
 	swept     *prometheus.CounterVec
 
@@ -140,8 +142,17 @@ func New(o Options) (*Metrics, error) {
 		Namespace: Namespace, Name: "refreshes_total",
 		Help: "Refresh-token uses, by outcome (rotated, reissued, reused, rejected, other).",
 	}, []string{"outcome"})
+	audits := prometheus.NewCounterVec(prometheus.CounterOpts{
+		Namespace: Namespace, Name: "audit_events_total",
+		Help: "Security events of the audit trail, by type (login.failed, refresh.reused, ...).",
+	}, []string{"type"})
 	m.logins = children(logins, loginOutcomes)
 	m.refreshes = children(refreshes, refreshOutcomes)
+	var types []string
+	for _, t := range domain.AuditTypes() {
+		types = append(types, string(t))
+	}
+	m.audits = children(audits, types)
 
 	err := errors.Join(
 		m.registry.Register(collectors.NewGoCollector()),
@@ -150,6 +161,7 @@ func New(o Options) (*Metrics, error) {
 		m.registry.Register(m.duration),
 		m.registry.Register(logins),
 		m.registry.Register(refreshes),
+		m.registry.Register(audits),
 		m.registry.Register(m.created),
 		m.registry.Register(m.swept),
 		m.registry.Register(m.dbs),
@@ -196,6 +208,10 @@ func (m *Metrics) Handler() http.Handler { return m.handler }
 // LoginOutcome counts one login attempt under outcome "success",
 // "failure" or "throttled"; any other value counts as "other".
 func (m *Metrics) LoginOutcome(outcome string) { count(m.logins, outcome) }
+
+// AuditEvent counts one audit event of type typ; an unknown type counts
+// as "other".
+func (m *Metrics) AuditEvent(typ string) { count(m.audits, typ) }
 
 // RefreshOutcome counts one refresh under outcome "rotated", "reissued"
 // (a reuse forgiven within the grace window), "reused" or "rejected"; any

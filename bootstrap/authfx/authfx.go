@@ -16,7 +16,9 @@
 // ports.RevocationFeed when present (else the refresh store serves as the
 // feed when it is one; without a feed, access tokens outlive the end of
 // their session).
-// Provides: the ports above, *application.Login, *application.Authenticate,
+// ports.AuditLog when present (security events are then stored, else only
+// logged and counted).
+// Provides: the ports above, *application.Auditor, *application.Login, *application.Authenticate,
 // *application.Refresh, *application.Logout, *application.UserAdmin,
 // *application.RevokedSessions (polled while the app runs),
 // *application.KeyAdmin and a KeySet (JWKS, key rotation, listing and
@@ -131,8 +133,10 @@ func module(options fx.Option) fx.Option {
 			newRefresh,
 			newRevokedSessions,
 			newKeyAdmin,
-			application.NewLogout,
+			newLogout,
 			newUserAdmin,
+			newAuditor,
+			newAuditTrail,
 		),
 	)
 }
@@ -248,6 +252,7 @@ type MintParams struct {
 	IDs     ports.IDGenerator
 	Log     *slog.Logger
 	Metrics ports.Metrics `optional:"true"`
+	Audit   *application.Auditor
 }
 
 func (d MintParams) tokens() application.TokenDeps {
@@ -274,7 +279,8 @@ func newLogin(d loginDeps) (*application.Login, error) {
 		throttle = nil
 	}
 	return application.NewLogin(application.LoginDeps{Validator: d.Validator, Tokens: d.tokens(),
-		Throttle: throttle, Limits: limits, Users: d.Users, Hasher: d.Hasher, Log: d.Log, Metrics: d.Metrics})
+		Throttle: throttle, Limits: limits, Users: d.Users, Hasher: d.Hasher, Log: d.Log, Metrics: d.Metrics,
+		Audit: d.Audit})
 }
 
 // VerifyParams are what verifying tokens needs from the graph.
@@ -306,7 +312,7 @@ type refreshDeps struct {
 func newRefresh(d refreshDeps) (*application.Refresh, error) {
 	return application.NewRefresh(application.RefreshDeps{Verifier: d.Verifier, Validator: d.Validator,
 		Lookup: d.Lookup, Tokens: d.tokens(), Log: d.Log, Metrics: d.Metrics,
-		ReuseGrace: d.Options.RefreshReuseGrace, Revoked: d.Revoked})
+		ReuseGrace: d.Options.RefreshReuseGrace, Revoked: d.Revoked, Audit: d.Audit})
 }
 
 type revokedDeps struct {
@@ -356,10 +362,52 @@ func newRevokedSessions(lc fx.Lifecycle, d revokedDeps) (*application.RevokedSes
 	return r, nil
 }
 
-func newKeyAdmin(keys KeySet, log *slog.Logger) (*application.KeyAdmin, error) {
-	return application.NewKeyAdmin(keys, log)
+func newKeyAdmin(keys KeySet, log *slog.Logger, audit *application.Auditor) (*application.KeyAdmin, error) {
+	a, err := application.NewKeyAdmin(keys, log)
+	if err == nil {
+		a.SetAuditor(audit)
+	}
+	return a, err
 }
 
-func newUserAdmin(users ports.UserRepository, h ports.PasswordHasher, r ports.RefreshStore, c ports.Clock, ids ports.IDGenerator) (*application.UserAdmin, error) {
-	return application.NewUserAdmin(users, h, r, c, ids)
+func newLogout(refresh ports.RefreshStore, clock ports.Clock, revoked *application.RevokedSessions, audit *application.Auditor) (*application.Logout, error) {
+	uc, err := application.NewLogout(refresh, clock, revoked)
+	if err == nil {
+		uc.SetAuditor(audit)
+	}
+	return uc, err
+}
+
+type auditorDeps struct {
+	fx.In
+	Store   ports.AuditLog `optional:"true"`
+	Log     *slog.Logger
+	Metrics ports.Metrics `optional:"true"`
+	Clock   ports.Clock
+	IDs     ports.IDGenerator
+}
+
+// newAuditTrail reads the audit log of the graph; without one there is
+// no trail to read.
+func newAuditTrail(d auditorDeps) (*application.AuditTrail, error) {
+	if d.Store == nil {
+		return nil, nil
+	}
+	return application.NewAuditTrail(d.Store, d.Clock)
+}
+
+// newAuditor records security events in the ports.AuditLog of the graph
+// (storefx provides the database's; an embedder may fx.Decorate it to
+// send events elsewhere), logs and counts them.
+func newAuditor(d auditorDeps) *application.Auditor {
+	return application.NewAuditor(d.Store, d.Log, d.Metrics, d.Clock, d.IDs)
+}
+
+func newUserAdmin(users ports.UserRepository, h ports.PasswordHasher, r ports.RefreshStore, c ports.Clock, ids ports.IDGenerator,
+	audit *application.Auditor) (*application.UserAdmin, error) {
+	a, err := application.NewUserAdmin(users, h, r, c, ids)
+	if err == nil {
+		a.SetAuditor(audit)
+	}
+	return a, err
 }

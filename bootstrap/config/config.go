@@ -30,6 +30,9 @@ type Config struct {
 	// ShutdownTimeout bounds how long in-flight requests may finish after
 	// SIGTERM/SIGINT.
 	ShutdownTimeout time.Duration
+	// AuditRetention is how long audit events are kept; the sweeper
+	// removes older ones.
+	AuditRetention time.Duration
 	// TrustedProxies are the addresses and CIDRs of proxies whose
 	// X-Forwarded-For is believed (CONTRACT.md section 7); none by
 	// default.
@@ -247,6 +250,8 @@ func Default() Config {
 		Limits: Limits{BodyBytes: 1 << 20, HeaderBytes: 64 << 10, DataBytes: 256 << 10, ListMax: 1000, ListDefault: 100},
 		Log:    Log{Format: LogText, Level: slog.LevelInfo},
 		Sweep:  Sweep{Interval: time.Minute, Batch: 1000},
-		Events: Events{Retention: time.Hour, Heartbeat: 15 * time.Second},
+
+		AuditRetention: 90 * domain.Day,
+		Events:         Events{Retention: time.Hour, Heartbeat: 15 * time.Second},
 	}
 }

@@ -42,6 +42,7 @@ func TestDefaults(t *testing.T) {
 		{"refreshReuseGrace", c.Auth.RefreshReuseGrace, 10 * time.Second},
 		{"throttle", c.Auth.Throttle, config.Throttle{UsernameLimit: 10, AddressLimit: 100, Window: 15 * time.Minute}},
 		{"trustedProxies", c.TrustedProxies, []string(nil)},
+		{"auditRetention", c.AuditRetention, 90 * 24 * time.Hour},
 		{"limits", c.Limits, config.Limits{BodyBytes: 1 << 20, HeaderBytes: 64 << 10, DataBytes: 256 << 10, ListMax: 1000, ListDefault: 100}},
 		{"log", c.Log, config.Log{Format: config.LogText, Level: slog.LevelInfo}},
 		{"sweep", c.Sweep, config.Sweep{Interval: time.Minute, Batch: 1000}},
@@ -211,6 +212,7 @@ accessTokenTTL: 5m
 refreshTokenTTL: 1w
 shutdownTimeout: 30s
 trustedProxies: [10.0.0.0/8, 192.0.2.7]
+auditRetention: 30d
 cache:
   entities:
     orgCache:
@@ -242,7 +244,7 @@ events: {retention: 2h, heartbeat: 5s}
 		Addr: "0.0.0.0:80", Database: "postgres://app:pw@db:5432/cache?sslmode=disable", DatabaseTimeout: 2 * time.Second,
 		MetricsAddr: "127.0.0.1:9090", AccessTokenTTL: 5 * time.Minute, RefreshTokenTTL: 7 * 24 * time.Hour,
 		ShutdownTimeout: 30 * time.Second, ConfigFile: c.ConfigFile,
-		TrustedProxies: []string{"10.0.0.0/8", "192.0.2.7"},
+		TrustedProxies: []string{"10.0.0.0/8", "192.0.2.7"}, AuditRetention: 30 * 24 * time.Hour,
 		Cache: config.Cache{
 			Entities: map[string]config.Entity{"orgCache": {Table: "org_cache"}},
 			Settings: config.CacheSettings{ExpiresIn: &hour30, Assignments: map[string]config.Assignment{

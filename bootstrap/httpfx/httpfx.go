@@ -99,7 +99,8 @@ func New(d Deps) (*ginhttp.Server, error) {
 	if d.Login != nil || d.Refresh != nil {
 		authRoutes = &ginhttp.AuthOptions{Login: d.Login, Refresh: d.Refresh, Logout: d.Logout,
 			UsernameField: d.Options.UsernameField, PasswordField: d.Options.PasswordField,
-			RefreshFrom: d.Options.RefreshFrom, RefreshName: d.Options.RefreshName}
+			RefreshFrom: d.Options.RefreshFrom, RefreshName: d.Options.RefreshName,
+			Origins: corsOrigins(d.Options.CORS)}
 		if d.Keys != nil {
 			authRoutes.Keys = d.Keys
 		}
@@ -168,4 +169,13 @@ func serve(lc fx.Lifecycle, o Options, s *ginhttp.Server, addr Addr, log *slog.L
 	}
 	lc.Append(ServerHook(srv, Listen{Addr: o.Addr, Setting: "addr", ShutdownTimeout: timeout, Log: log,
 		Bound: func(a string) { addr.addr <- a }}))
+}
+
+// corsOrigins are the origins a cookie refresh is accepted from besides
+// the API's own: the CORS origins.
+func corsOrigins(c *ginhttp.CORSOptions) []string {
+	if c == nil {
+		return nil
+	}
+	return c.Origins
 }

@@ -38,7 +38,14 @@ type Options struct {
 	Tables []string
 	// Migrate applies pending migrations when the database is opened.
 	Migrate bool
+	// AuditRetention is how long audit events are kept (default
+	// DefaultAuditRetention).
+	AuditRetention time.Duration
 }
+
+// DefaultAuditRetention is the default of Options.AuditRetention
+// (CONTRACT.md section 7).
+const DefaultAuditRetention = 90 * 24 * time.Hour
 
 // Pinger answers whether storage is reachable.
 type Pinger interface {
@@ -133,6 +140,9 @@ func SQL(o Options) fx.Option {
 			func(db *bun.DB, o Options) ports.LoginThrottle {
 				return bunstore.NewLoginThrottle(db, bunstore.WithTimeout(o.Timeout))
 			},
+			func(db *bun.DB, o Options) ports.AuditLog {
+				return bunstore.NewAuditLog(db, bunstore.WithTimeout(o.Timeout))
+			},
 			func(db *bun.DB) Pinger { return sqlPinger{db} },
 			purgers,
 		),
@@ -145,6 +155,7 @@ func SQL(o Options) fx.Option {
 // Memory provides the storage ports in memory.
 func Memory() fx.Option {
 	return fx.Module("store",
+		fx.Supply(fx.Private, Options{}),
 		fx.Provide(
 			func() *memstore.ChangeLog { return memstore.NewChangeLog() },
 			func(l *memstore.ChangeLog) ports.ChangeLog { return l },
@@ -161,6 +172,7 @@ func Memory() fx.Option {
 			fx.Annotate(memstore.NewRefreshStore, fx.As(new(ports.RefreshStore))),
 			fx.Annotate(memstore.NewKeyStore, fx.As(new(ports.KeyStore))),
 			fx.Annotate(memstore.NewLoginThrottle, fx.As(new(ports.LoginThrottle))),
+			fx.Annotate(memstore.NewAuditLog, fx.As(new(ports.AuditLog))),
 			func() Pinger { return alwaysReady{} },
 			purgers,
 		),
@@ -182,14 +194,20 @@ type Purgers struct {
 	fx.Out
 	Refresh  application.Purger `group:"purgers"`
 	Failures application.Purger `group:"purgers"`
+	Audit    application.Purger `group:"purgers"`
 }
 
 // failureRetention keeps failed logins long enough for any throttle
 // window one would configure.
 const failureRetention = 24 * time.Hour
 
-func purgers(r ports.RefreshStore, t ports.LoginThrottle) Purgers {
+func purgers(r ports.RefreshStore, t ports.LoginThrottle, a ports.AuditLog, o Options) Purgers {
+	retention := o.AuditRetention
+	if retention <= 0 {
+		retention = DefaultAuditRetention
+	}
 	return Purgers{
+		Audit:   application.AuditPurger(a, retention),
 		Refresh: application.Purger{Name: "refresh_tokens", Purge: r.PurgeRefresh},
 		Failures: application.Purger{Name: "login_failures", Purge: func(ctx context.Context, now time.Time, limit int) (int, error) {
 			return t.PurgeFailures(ctx, now.Add(-failureRetention), limit)

@@ -61,6 +61,9 @@ func TestMetricsCountWhatHappened(t *testing.T) {
 		`cachegate_http_requests_total{method="POST",route="/cache/:assignment",status="201"} 1`,
 		`cachegate_http_request_duration_seconds_count{method="POST",route="/auth/login"} 2`,
 		`cachegate_db_max_open_connections{db="main"}`,
+		`cachegate_audit_events_total{type="login.succeeded"} 1`,
+		`cachegate_audit_events_total{type="login.failed"} 1`,
+		`cachegate_audit_events_total{type="refresh.reused"} 0`,
 	} {
 		if !strings.Contains(text, want) {
 			t.Errorf("/metrics lacks %s", want)

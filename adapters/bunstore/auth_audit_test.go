@@ -1,0 +1,18 @@
+package bunstore_test
+
+import (
+	"testing"
+
+	"github.com/uptrace/bun"
+
+	"github.com/cachegate/cachegate/adapters/bunstore"
+	"github.com/cachegate/cachegate/ports"
+	"github.com/cachegate/cachegate/test/contract"
+)
+
+func TestAuthAuditLog(t *testing.T) {
+	t.Parallel()
+	authForEachEngine(t, func(t *testing.T, newDB func(*testing.T) *bun.DB) {
+		contract.AuditLog(t, func(t *testing.T) ports.AuditLog { return bunstore.NewAuditLog(newDB(t)) })
+	})
+}
