@@ -18,15 +18,18 @@ import (
 // logged. A nil *Auditor records nothing. No event carries a password or
 // a token: only ids, names, addresses and reasons.
 //
-// Where the store offers no transaction spanning the change and its
-// event, the event is written right after the change succeeded; a crash
-// between the two loses the event (see ARCHITECTURE.md, threat model).
+// Events that record a change of a store are written in the change's
+// transaction when the stores write into this auditor's AuditLog
+// (SetStoredWithChanges, see ports.AuditLog); otherwise, and for events
+// with no change of their own, right after the change succeeded, so a
+// crash between the two loses the event (ARCHITECTURE.md, threat model).
 type Auditor struct {
-	store   ports.AuditLog
-	log     *slog.Logger
-	metrics ports.Metrics
-	clock   ports.Clock
-	ids     ports.IDGenerator
+	withChanges bool
+	store       ports.AuditLog
+	log         *slog.Logger
+	metrics     ports.Metrics
+	clock       ports.Clock
+	ids         ports.IDGenerator
 }
 
 // NewAuditor returns an auditor. store may be nil (events are then only
@@ -38,11 +41,62 @@ func NewAuditor(store ports.AuditLog, log *slog.Logger, metrics ports.Metrics, c
 	return &Auditor{store: store, log: log, metrics: metricsOrNop(metrics), clock: clock, ids: ids}
 }
 
-// Record records e.
+// SetStoredWithChanges tells a that the stores write the events of their
+// changes (user added / disabled / enabled / password changed, logout)
+// into a's AuditLog in the transaction of the change: the use cases then
+// hand those events to the stores (Prepare) and Committed only logs and
+// counts them. Call it before use, only when the AuditLog is the stores'
+// own (bootstrap does so when the graph's ports.AuditLog is the default
+// one of the store module; an embedder's AuditLog keeps receiving every
+// event through RecordEvent, after the change committed).
+func (a *Auditor) SetStoredWithChanges(on bool) {
+	if a != nil {
+		a.withChanges = on
+	}
+}
+
+// Record records e, an event that has no change of a store of its own
+// (login, throttling, session expiry, keys): it is stored, logged and
+// counted.
 func (a *Auditor) Record(ctx context.Context, e domain.AuditEvent) {
 	if a == nil {
 		return
 	}
+	e = a.fill(ctx, e)
+	a.logAndCount(ctx, e)
+	a.store1(ctx, e)
+}
+
+// Prepare fills in e (id, time, request id, client address) for a change
+// about to be made and returns what the store must append in the change's
+// transaction: e when the stores write events (SetStoredWithChanges),
+// otherwise nothing. Pass the filled event to Committed once the change
+// committed.
+func (a *Auditor) Prepare(ctx context.Context, e domain.AuditEvent) (domain.AuditEvent, []domain.AuditEvent) {
+	if a == nil {
+		return e, nil
+	}
+	e = a.fill(ctx, e)
+	if a.withChanges && a.store != nil {
+		return e, []domain.AuditEvent{e}
+	}
+	return e, nil
+}
+
+// Committed reports e, filled by Prepare, after its change committed: it
+// is logged and counted, and stored unless the store already wrote it in
+// the change's transaction.
+func (a *Auditor) Committed(ctx context.Context, e domain.AuditEvent) {
+	if a == nil {
+		return
+	}
+	a.logAndCount(ctx, e)
+	if !a.withChanges {
+		a.store1(ctx, e)
+	}
+}
+
+func (a *Auditor) fill(ctx context.Context, e domain.AuditEvent) domain.AuditEvent {
 	e.ID, e.Time = a.ids.NewID(), domain.Normalize(a.clock.Now())
 	if e.RequestID == "" {
 		e.RequestID = ports.RequestID(ctx)
@@ -50,6 +104,10 @@ func (a *Auditor) Record(ctx context.Context, e domain.AuditEvent) {
 	if e.Address == "" {
 		e.Address = ports.ClientAddr(ctx)
 	}
+	return e
+}
+
+func (a *Auditor) logAndCount(ctx context.Context, e domain.AuditEvent) {
 	a.metrics.AuditEvent(string(e.Type))
 	attrs := []slog.Attr{slog.String("type", string(e.Type))}
 	for _, f := range []struct{ k, v string }{{"userId", e.UserID}, {"username", e.Username}, {"address", e.Address},
@@ -63,6 +121,9 @@ func (a *Auditor) Record(ctx context.Context, e domain.AuditEvent) {
 		level = slog.LevelWarn
 	}
 	a.log.LogAttrs(ctx, level, "audit event", attrs...)
+}
+
+func (a *Auditor) store1(ctx context.Context, e domain.AuditEvent) {
 	if a.store == nil {
 		return
 	}

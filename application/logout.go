@@ -38,21 +38,18 @@ func (uc *Logout) Execute(ctx context.Context, actor domain.Actor) error {
 	if family == "" {
 		return nil
 	}
-	if err := uc.refresh.RevokeFamily(ctx, family, uc.clock.Now()); err != nil {
+	p := actor.Principal
+	event, events := uc.audit.Prepare(ctx, domain.AuditEvent{Type: domain.AuditLogout, UserID: p.ID, Username: p.Username, Family: family})
+	if err := uc.refresh.RevokeFamily(ctx, family, uc.clock.Now(), events...); err != nil {
 		return fmt.Errorf("logout: %w", err)
 	}
 	if uc.revoked != nil {
 		uc.revoked.Add(family)
 	}
-	uc.loggedOut(ctx, actor.Principal)
+	uc.audit.Committed(ctx, event)
 	return nil
 }
 
 // SetAuditor makes uc record a "logout" event for every logout; call it
 // before use.
 func (uc *Logout) SetAuditor(a *Auditor) { uc.audit = a }
-
-// loggedOut reports a completed logout to the audit trail.
-func (uc *Logout) loggedOut(ctx context.Context, p domain.Principal) {
-	uc.audit.Record(ctx, domain.AuditEvent{Type: domain.AuditLogout, UserID: p.ID, Username: p.Username, Family: p.FamilyID})
-}

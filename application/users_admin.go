@@ -54,10 +54,11 @@ func (a *UserAdmin) Add(ctx context.Context, in AddUserInput) (domain.User, erro
 	now := domain.Normalize(a.clock.Now())
 	u := domain.User{ID: a.ids.NewID(), Username: strings.TrimSpace(in.Username), PasswordHash: hash,
 		PasswordSalt: salt, Active: in.Active, DateCreated: now, DateUpdated: now}
-	if err := a.users.CreateUser(ctx, u); err != nil {
+	event, events := a.audit.Prepare(ctx, domain.AuditEvent{Type: domain.AuditUserAdded, UserID: u.ID, Username: u.Username})
+	if err := a.users.CreateUser(ctx, u, events...); err != nil {
 		return domain.User{}, fmt.Errorf("add user: %w", err)
 	}
-	a.audit.Record(ctx, domain.AuditEvent{Type: domain.AuditUserAdded, UserID: u.ID, Username: u.Username})
+	a.audit.Committed(ctx, event)
 	return u, nil
 }
 
@@ -70,15 +71,14 @@ func (a *UserAdmin) List(ctx context.Context) ([]domain.User, error) {
 // family of the user. It returns domain.ErrUserNotFound for an unknown
 // username.
 func (a *UserAdmin) SetActive(ctx context.Context, username string, active bool) (domain.User, error) {
-	u, err := a.update(ctx, username, func(u *domain.User) { u.Active = active })
-	if err != nil {
-		return u, err
-	}
 	typ := domain.AuditUserDisabled
 	if active {
 		typ = domain.AuditUserEnabled
 	}
-	a.audit.Record(ctx, domain.AuditEvent{Type: typ, UserID: u.ID, Username: u.Username})
+	u, err := a.update(ctx, username, typ, func(u *domain.User) { u.Active = active })
+	if err != nil {
+		return u, err
+	}
 	if active || a.refresh == nil {
 		return u, nil
 	}
@@ -98,11 +98,10 @@ func (a *UserAdmin) SetPassword(ctx context.Context, username, password string) 
 	if err != nil {
 		return domain.User{}, fmt.Errorf("hash password: %w", err)
 	}
-	u, err := a.update(ctx, username, func(u *domain.User) { u.PasswordHash, u.PasswordSalt = hash, salt })
+	u, err := a.update(ctx, username, domain.AuditUserPasswordChanged, func(u *domain.User) { u.PasswordHash, u.PasswordSalt = hash, salt })
 	if err != nil {
 		return u, err
 	}
-	a.audit.Record(ctx, domain.AuditEvent{Type: domain.AuditUserPasswordChanged, UserID: u.ID, Username: u.Username})
 	if a.refresh == nil {
 		return u, nil
 	}
@@ -112,14 +111,22 @@ func (a *UserAdmin) SetPassword(ctx context.Context, username, password string) 
 	return u, nil
 }
 
-func (a *UserAdmin) update(ctx context.Context, username string, change func(*domain.User)) (domain.User, error) {
+// update changes the user named username and records an event of type
+// typ with the change (in its transaction where the store writes events).
+func (a *UserAdmin) update(ctx context.Context, username string, typ domain.AuditType, change func(*domain.User)) (domain.User, error) {
 	u, err := a.users.UserByUsername(ctx, username)
 	if err != nil {
 		return domain.User{}, err
 	}
-	return a.users.UpdateUser(ctx, u.ID, func(cur *domain.User) error {
+	event, events := a.audit.Prepare(ctx, domain.AuditEvent{Type: typ, UserID: u.ID, Username: u.Username})
+	u, err = a.users.UpdateUser(ctx, u.ID, func(cur *domain.User) error {
 		change(cur)
 		cur.DateUpdated = domain.Normalize(a.clock.Now())
 		return nil
-	})
+	}, events...)
+	if err != nil {
+		return u, err
+	}
+	a.audit.Committed(ctx, event)
+	return u, nil
 }

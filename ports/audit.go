@@ -21,6 +21,16 @@ type AuditFilter struct {
 
 // AuditLog keeps the audit trail (CONTRACT.md section 7). An embedder may
 // provide its own to send events elsewhere.
+//
+// Events that record a change of a store (user added, disabled, enabled,
+// password changed; logout) are written by that store in the transaction
+// of the change (the events parameter of UserRepository.CreateUser,
+// UpdateUser and RefreshStore.RevokeFamily) when the AuditLog in use is
+// the store's own (bunstore: the auth_events table of the same database;
+// memstore: the AuditLog attached with UserRepository.SetAuditLog and
+// RefreshStore.SetAuditLog). With any other AuditLog (an embedder's) the
+// stores are given no events, and application.Auditor calls RecordEvent
+// after the change committed.
 type AuditLog interface {
 	// RecordEvent stores e, whose ID, Time and Type are set.
 	RecordEvent(ctx context.Context, e domain.AuditEvent) error
@@ -31,3 +41,10 @@ type AuditLog interface {
 	// returns how many it removed.
 	PurgeEvents(ctx context.Context, before time.Time, limit int) (int, error)
 }
+
+// ChangeAuditLog names the AuditLog the stores of a wiring write the
+// events of their changes into, in the change's transaction (see
+// AuditLog). The auditor hands events to the stores only when the
+// AuditLog in use is this very log; an AuditLog replaced by an embedder
+// is not, and receives every event through RecordEvent instead.
+type ChangeAuditLog struct{ Log AuditLog }

@@ -21,8 +21,10 @@ type UserLookup interface {
 // UserRepository stores local users; the CLI administers them through it.
 type UserRepository interface {
 	// CreateUser stores u, or returns domain.ErrUserExists when a user has
-	// the same username case-insensitively.
-	CreateUser(ctx context.Context, u domain.User) error
+	// the same username case-insensitively. The events, if any, are
+	// appended to the store's own audit trail in the same transaction as
+	// u (both are stored or neither); see ports.AuditLog.
+	CreateUser(ctx context.Context, u domain.User, events ...domain.AuditEvent) error
 	// UserByUsername returns the user, or domain.ErrUserNotFound.
 	UserByUsername(ctx context.Context, username string) (domain.User, error)
 	// UserByID returns the user, or domain.ErrUserNotFound.
@@ -31,7 +33,9 @@ type UserRepository interface {
 	ListUsers(ctx context.Context) ([]domain.User, error)
 	// UpdateUser loads the user with id, lets fn change it and stores it
 	// atomically; domain.ErrUserNotFound when missing; fn's error as is.
-	UpdateUser(ctx context.Context, id string, fn func(*domain.User) error) (domain.User, error)
+	// The events, if any, are appended to the store's own audit trail in
+	// the same transaction as the change.
+	UpdateUser(ctx context.Context, id string, fn func(*domain.User) error, events ...domain.AuditEvent) (domain.User, error)
 }
 
 // LoginInput is what a client presented at login.
@@ -123,8 +127,10 @@ type RefreshStore interface {
 	// the family has no live token left, the answer is
 	// domain.ErrUnauthenticated. With grace zero, every reuse revokes.
 	RotateRefresh(ctx context.Context, oldID string, next domain.RefreshRecord, now time.Time, grace time.Duration) (domain.RefreshRecord, error)
-	// RevokeFamily revokes every token of a family.
-	RevokeFamily(ctx context.Context, familyID string, now time.Time) error
+	// RevokeFamily revokes every token of a family. The events, if any,
+	// are appended to the store's own audit trail in the same transaction
+	// as the revocation.
+	RevokeFamily(ctx context.Context, familyID string, now time.Time, events ...domain.AuditEvent) error
 	// RevokeUser revokes every family of a user.
 	RevokeUser(ctx context.Context, userID string, now time.Time) error
 	// PurgeRefresh removes at most limit records that expired before now

@@ -53,13 +53,21 @@ func NewAuditLog(db *bun.DB, opts ...RepoOption) *AuditLog {
 func (l *AuditLog) RecordEvent(ctx context.Context, e domain.AuditEvent) (err error) {
 	ctx, done := l.bounds.enter(ctx)
 	defer done(&err)
-	_, err = l.db.ExecContext(ctx, `INSERT INTO auth_events
+	return insertEvents(ctx, l.db, []domain.AuditEvent{e})
+}
+
+// insertEvents stores es through db, a transaction when the events belong
+// to a change (the stores' events parameters, see ports.AuditLog).
+func insertEvents(ctx context.Context, db bun.IDB, es []domain.AuditEvent) error {
+	for _, e := range es {
+		_, err := db.ExecContext(ctx, `INSERT INTO auth_events
 		(id, "at", type, user_id, username, username_norm, address, request_id, family, reason)
 		VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
-		e.ID, timeArg(e.Time), string(e.Type), e.UserID, e.Username, domain.NormalizeUsername(e.Username),
-		e.Address, e.RequestID, e.Family, e.Reason)
-	if err != nil {
-		return dbError("record audit event", err)
+			e.ID, timeArg(e.Time), string(e.Type), e.UserID, e.Username, domain.NormalizeUsername(e.Username),
+			e.Address, e.RequestID, e.Family, e.Reason)
+		if err != nil {
+			return dbError("record audit event", err)
+		}
 	}
 	return nil
 }

@@ -16,3 +16,14 @@ func TestAuthAuditLog(t *testing.T) {
 		contract.AuditLog(t, func(t *testing.T) ports.AuditLog { return bunstore.NewAuditLog(newDB(t)) })
 	})
 }
+
+func TestAuthAuditWithChanges(t *testing.T) {
+	t.Parallel()
+	authForEachEngine(t, func(t *testing.T, newDB func(*testing.T) *bun.DB) {
+		contract.AuditWithChanges(t, func(t *testing.T) contract.AuditStores {
+			db := newDB(t)
+			return contract.AuditStores{Users: bunstore.NewUserRepository(db), Refresh: bunstore.NewRefreshStore(db),
+				Log: bunstore.NewAuditLog(db)}
+		})
+	})
+}

@@ -232,11 +232,20 @@ func (s *RefreshStore) live(ctx context.Context, familyID string, now time.Time)
 }
 
 // RevokeFamily revokes every token of a family at now; tokens already
-// revoked keep their time. An unknown family is no error.
-func (s *RefreshStore) RevokeFamily(ctx context.Context, familyID string, now time.Time) (err error) {
+// revoked keep their time. An unknown family is no error. With events,
+// the revocation and the events' rows in auth_events are one transaction.
+func (s *RefreshStore) RevokeFamily(ctx context.Context, familyID string, now time.Time, events ...domain.AuditEvent) (err error) {
 	ctx, done := s.bounds.enter(ctx)
 	defer done(&err)
-	return s.revoke(ctx, "family_id", familyID, now)
+	if len(events) == 0 {
+		return s.revoke(ctx, "family_id", familyID, now)
+	}
+	return authInTx(ctx, s.db, "revoke refresh tokens", func(ctx context.Context, tx bun.Tx) error {
+		if err := revokeIn(ctx, tx, "family_id", familyID, now); err != nil {
+			return err
+		}
+		return insertEvents(ctx, tx, events)
+	})
 }
 
 // RevokeUser revokes every token of every family of a user at now.
@@ -264,6 +273,28 @@ func (s *RefreshStore) revoke(ctx context.Context, column, value string, now tim
 			n, err = res.RowsAffected()
 			return err
 		})
+		if err != nil {
+			return dbError("revoke refresh tokens", err)
+		}
+		if n == 0 {
+			return nil
+		}
+	}
+	return fmt.Errorf("bunstore: revoke refresh tokens: still finding unrevoked tokens after %d passes", maxRevokePasses)
+}
+
+// revokeIn is revoke inside tx. Each UPDATE of a READ COMMITTED
+// transaction takes a fresh snapshot, so repeating it until it matches
+// nothing catches a successor a concurrent rotation committed, as revoke
+// does.
+func revokeIn(ctx context.Context, tx bun.Tx, column, value string, now time.Time) error {
+	for range maxRevokePasses {
+		res, err := tx.ExecContext(ctx, `UPDATE refresh_tokens SET revoked_at = ? WHERE ? = ? AND revoked_at IS NULL`,
+			timeArg(now), bun.Ident(column), value)
+		if err != nil {
+			return dbError("revoke refresh tokens", err)
+		}
+		n, err := res.RowsAffected()
 		if err != nil {
 			return dbError("revoke refresh tokens", err)
 		}

@@ -60,11 +60,24 @@ func toDomainUser(r userRow) domain.User {
 
 // CreateUser stores u, or returns domain.ErrUserExists when a user has the
 // same username case-insensitively (the unique index on username_norm).
-// An id already stored is an internal error.
-func (r *UserRepository) CreateUser(ctx context.Context, u domain.User) (err error) {
+// An id already stored is an internal error. The events are inserted into
+// auth_events in the same transaction as u: both are stored or neither.
+func (r *UserRepository) CreateUser(ctx context.Context, u domain.User, events ...domain.AuditEvent) (err error) {
 	ctx, done := r.bounds.enter(ctx)
 	defer done(&err)
-	_, err = r.db.ExecContext(ctx, `INSERT INTO users
+	if len(events) == 0 {
+		return r.createUser(ctx, r.db, u)
+	}
+	return authInTx(ctx, r.db, "create user", func(ctx context.Context, tx bun.Tx) error {
+		if err := r.createUser(ctx, tx, u); err != nil {
+			return err
+		}
+		return insertEvents(ctx, tx, events)
+	})
+}
+
+func (r *UserRepository) createUser(ctx context.Context, db bun.IDB, u domain.User) error {
+	_, err := db.ExecContext(ctx, `INSERT INTO users
 		(id, username, username_norm, password_hash, password_salt, active, date_created, date_updated)
 		VALUES (?, ?, ?, ?, ?, ?, ?, ?)`,
 		u.ID, u.Username, domain.NormalizeUsername(u.Username), u.PasswordHash, u.PasswordSalt,
@@ -132,8 +145,9 @@ func (r *UserRepository) ListUsers(ctx context.Context) (_ []domain.User, err er
 // called), fn's error as is (nothing is stored), and domain.ErrUserExists
 // when fn renamed the user onto a taken username. fn cannot change the id.
 // The store sets no field itself; fn keeps DateUpdated current. The user
-// returned is as stored: times in UTC, truncated to the microsecond.
-func (r *UserRepository) UpdateUser(ctx context.Context, id string, fn func(*domain.User) error) (_ domain.User, err error) {
+// returned is as stored: times in UTC, truncated to the microsecond. The
+// events are inserted into auth_events in the same transaction.
+func (r *UserRepository) UpdateUser(ctx context.Context, id string, fn func(*domain.User) error, events ...domain.AuditEvent) (_ domain.User, err error) {
 	ctx, done := r.bounds.enter(ctx)
 	defer done(&err)
 	var out domain.User
@@ -158,7 +172,7 @@ func (r *UserRepository) UpdateUser(ctx context.Context, id string, fn func(*dom
 			return dbError("update user", err)
 		}
 		out = u
-		return nil
+		return insertEvents(ctx, tx, events)
 	})
 	if err != nil {
 		return domain.User{}, err

@@ -3,6 +3,7 @@ package memstore
 import (
 	"cmp"
 	"context"
+	"fmt"
 	"slices"
 	"sync"
 	"time"
@@ -28,6 +29,41 @@ func (l *AuditLog) RecordEvent(_ context.Context, e domain.AuditEvent) error {
 	defer l.mu.Unlock()
 	e.Time = authTime(e.Time)
 	l.events = append(l.events, e)
+	return nil
+}
+
+// appendEvents stores es; the caller may hold its own lock (the audit
+// log's is always taken last), which makes es part of its change.
+func (l *AuditLog) appendEvents(es []domain.AuditEvent) {
+	if len(es) == 0 {
+		return
+	}
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	for _, e := range es {
+		e.Time = authTime(e.Time)
+		l.events = append(l.events, e)
+	}
+}
+
+// eventsSink checks that events given to a store's change can be stored,
+// as a database would before committing: there is an audit log to take
+// them (SetAuditLog) and their ids are new. Otherwise the change fails,
+// changing nothing.
+func eventsSink(l *AuditLog, op string, es []domain.AuditEvent) error {
+	if len(es) == 0 {
+		return nil
+	}
+	if l == nil {
+		return fmt.Errorf("memstore: %s: audit events given but no audit log attached (SetAuditLog)", op)
+	}
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	for _, e := range es {
+		if slices.ContainsFunc(l.events, func(s domain.AuditEvent) bool { return s.ID == e.ID }) {
+			return fmt.Errorf("memstore: %s: audit event id %q is already stored", op, e.ID)
+		}
+	}
 	return nil
 }
 

@@ -18,7 +18,12 @@ import (
 type RefreshStore struct {
 	mu     sync.Mutex
 	tokens map[string]domain.RefreshRecord
+	audit  *AuditLog
 }
+
+// SetAuditLog makes RevokeFamily append the events it is given to l,
+// under the store's lock, with the revocation; call it before use.
+func (s *RefreshStore) SetAuditLog(l *AuditLog) { s.audit = l }
 
 var (
 	_ ports.RefreshStore   = (*RefreshStore)(nil)
@@ -92,11 +97,16 @@ func (s *RefreshStore) live(familyID string, now time.Time) (domain.RefreshRecor
 }
 
 // RevokeFamily revokes every token of a family at now; tokens already
-// revoked keep their time. An unknown family is no error.
-func (s *RefreshStore) RevokeFamily(_ context.Context, familyID string, now time.Time) error {
+// revoked keep their time. An unknown family is no error. The events are
+// appended to the attached audit log (SetAuditLog) with the revocation.
+func (s *RefreshStore) RevokeFamily(_ context.Context, familyID string, now time.Time, events ...domain.AuditEvent) error {
 	s.mu.Lock()
 	defer s.mu.Unlock()
+	if err := eventsSink(s.audit, "revoke family", events); err != nil {
+		return err
+	}
 	s.revoke(now, func(r domain.RefreshRecord) bool { return r.FamilyID == familyID })
+	s.audit.appendEvents(events)
 	return nil
 }
 

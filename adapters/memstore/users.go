@@ -19,7 +19,13 @@ type UserRepository struct {
 	mu     sync.Mutex
 	byID   map[string]domain.User
 	byName map[string]string // normalized username → id
+	audit  *AuditLog
 }
+
+// SetAuditLog makes CreateUser and UpdateUser append the events they are
+// given to l, under the repository's lock, with the change they record;
+// call it before use.
+func (r *UserRepository) SetAuditLog(l *AuditLog) { r.audit = l }
 
 var _ ports.UserRepository = (*UserRepository)(nil)
 
@@ -31,9 +37,14 @@ func NewUserRepository() *UserRepository {
 // CreateUser stores u, or returns domain.ErrUserExists when a user has the
 // same username case-insensitively. A second user with an id already
 // stored is an error too (ids are the caller's to make unique).
-func (r *UserRepository) CreateUser(_ context.Context, u domain.User) error {
+//
+// The events are appended to the attached audit log (SetAuditLog) with u.
+func (r *UserRepository) CreateUser(_ context.Context, u domain.User, events ...domain.AuditEvent) error {
 	r.mu.Lock()
 	defer r.mu.Unlock()
+	if err := eventsSink(r.audit, "create user", events); err != nil {
+		return err
+	}
 	norm := domain.NormalizeUsername(u.Username)
 	if _, taken := r.byName[norm]; taken {
 		return domain.ErrUserExists
@@ -43,6 +54,7 @@ func (r *UserRepository) CreateUser(_ context.Context, u domain.User) error {
 	}
 	r.byID[u.ID] = authUser(u)
 	r.byName[norm] = u.ID
+	r.audit.appendEvents(events)
 	return nil
 }
 
@@ -90,10 +102,14 @@ func (r *UserRepository) ListUsers(context.Context) ([]domain.User, error) {
 // missing (fn is not called), fn's error as is (nothing is stored), and
 // domain.ErrUserExists when fn renamed the user onto a taken username.
 // fn cannot change the id: the user stays under id. The store sets no
-// field itself; fn keeps DateUpdated current.
-func (r *UserRepository) UpdateUser(_ context.Context, id string, fn func(*domain.User) error) (domain.User, error) {
+// field itself; fn keeps DateUpdated current. The events are appended to
+// the attached audit log (SetAuditLog) with the change, or not at all.
+func (r *UserRepository) UpdateUser(_ context.Context, id string, fn func(*domain.User) error, events ...domain.AuditEvent) (domain.User, error) {
 	r.mu.Lock()
 	defer r.mu.Unlock()
+	if err := eventsSink(r.audit, "update user", events); err != nil {
+		return domain.User{}, err
+	}
 	old, ok := r.byID[id]
 	if !ok {
 		return domain.User{}, domain.ErrUserNotFound
@@ -113,6 +129,7 @@ func (r *UserRepository) UpdateUser(_ context.Context, id string, fn func(*domai
 		r.byName[newNorm] = id
 	}
 	r.byID[id] = u
+	r.audit.appendEvents(events)
 	return u, nil
 }
 

@@ -380,7 +380,8 @@ func newLogout(refresh ports.RefreshStore, clock ports.Clock, revoked *applicati
 
 type auditorDeps struct {
 	fx.In
-	Store   ports.AuditLog `optional:"true"`
+	Store   ports.AuditLog       `optional:"true"`
+	Changes ports.ChangeAuditLog `optional:"true"`
 	Log     *slog.Logger
 	Metrics ports.Metrics `optional:"true"`
 	Clock   ports.Clock
@@ -398,9 +399,14 @@ func newAuditTrail(d auditorDeps) (*application.AuditTrail, error) {
 
 // newAuditor records security events in the ports.AuditLog of the graph
 // (storefx provides the database's; an embedder may fx.Decorate it to
-// send events elsewhere), logs and counts them.
+// send events elsewhere), logs and counts them. When that log is the one
+// the stores write into (ports.ChangeAuditLog), the events of store
+// changes are written in the change's transaction; a replaced log gets
+// them through RecordEvent after the commit.
 func newAuditor(d auditorDeps) *application.Auditor {
-	return application.NewAuditor(d.Store, d.Log, d.Metrics, d.Clock, d.IDs)
+	a := application.NewAuditor(d.Store, d.Log, d.Metrics, d.Clock, d.IDs)
+	a.SetStoredWithChanges(d.Store != nil && d.Changes.Log != nil && d.Store == d.Changes.Log)
+	return a
 }
 
 func newUserAdmin(users ports.UserRepository, h ports.PasswordHasher, r ports.RefreshStore, c ports.Clock, ids ports.IDGenerator,

@@ -140,9 +140,14 @@ func SQL(o Options) fx.Option {
 			func(db *bun.DB, o Options) ports.LoginThrottle {
 				return bunstore.NewLoginThrottle(db, bunstore.WithTimeout(o.Timeout))
 			},
-			func(db *bun.DB, o Options) ports.AuditLog {
+			func(db *bun.DB, o Options) *bunstore.AuditLog {
 				return bunstore.NewAuditLog(db, bunstore.WithTimeout(o.Timeout))
 			},
+			func(l *bunstore.AuditLog) ports.AuditLog { return l },
+			// The user and refresh stores write their changes' events
+			// into this database's auth_events, in the change's
+			// transaction.
+			func(l *bunstore.AuditLog) ports.ChangeAuditLog { return ports.ChangeAuditLog{Log: l} },
 			func(db *bun.DB) Pinger { return sqlPinger{db} },
 			purgers,
 		),
@@ -168,11 +173,21 @@ func Memory() fx.Option {
 					return repos[table], nil
 				}
 			},
-			fx.Annotate(memstore.NewUserRepository, fx.As(new(ports.UserRepository))),
-			fx.Annotate(memstore.NewRefreshStore, fx.As(new(ports.RefreshStore))),
+			memstore.NewAuditLog,
+			func(l *memstore.AuditLog) ports.UserRepository {
+				r := memstore.NewUserRepository()
+				r.SetAuditLog(l)
+				return r
+			},
+			func(l *memstore.AuditLog) ports.RefreshStore {
+				s := memstore.NewRefreshStore()
+				s.SetAuditLog(l)
+				return s
+			},
 			fx.Annotate(memstore.NewKeyStore, fx.As(new(ports.KeyStore))),
 			fx.Annotate(memstore.NewLoginThrottle, fx.As(new(ports.LoginThrottle))),
-			fx.Annotate(memstore.NewAuditLog, fx.As(new(ports.AuditLog))),
+			func(l *memstore.AuditLog) ports.AuditLog { return l },
+			func(l *memstore.AuditLog) ports.ChangeAuditLog { return ports.ChangeAuditLog{Log: l} },
 			func() Pinger { return alwaysReady{} },
 			purgers,
 		),

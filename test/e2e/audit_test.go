@@ -131,3 +131,63 @@ func TestAuditTrailOnTheBinary(t *testing.T) {
 	}
 	s.waitLog(t, `msg="audit event"`, "type=login.failed", "reason=unknown_user", "request_id=rid-ghost")
 }
+
+// TestAuditRefreshReusedOnTheBinary shows the refresh.reused event of a
+// replayed refresh token in auth_events, with the user and the family.
+func TestAuditRefreshReusedOnTheBinary(t *testing.T) {
+	t.Parallel()
+	const password = "Reuse-distinctive-passw0rd"
+	dir := t.TempDir()
+	db := "sqlite:" + filepath.Join(dir, "reuse.db")
+	cli := func(stdin string, args ...string) cliResult {
+		t.Helper()
+		r := runCLI(t, dir, stdin, nil, append(args, "--database", db)...)
+		if r.Code != 0 {
+			t.Fatalf("cachegate %v: exit %d: %s", args, r.Code, r.Stderr)
+		}
+		return r
+	}
+	id := strings.TrimSpace(cli(password+"\n", "users", "add", "--username", "Replayer", "--password-stdin").Stdout)
+	s := startServer(t, serverConfig{Dir: dir, Args: []string{"--database", db, "--refresh-reuse-grace", "0"}})
+	c := newClient()
+	ok := mustSend(t, c, http.MethodPost, s.URL+"/auth/login", []byte(`{"username":"replayer","password":"`+password+`"}`)).
+		want(t, http.StatusCreated)
+	var pair struct{ RefreshToken string }
+	if err := json.Unmarshal(ok.Body, &pair); err != nil {
+		t.Fatal(err)
+	}
+	b, _ := json.Marshal(map[string]string{"refreshToken": pair.RefreshToken})
+	mustSend(t, c, http.MethodPost, s.URL+"/auth/refresh", b).want(t, http.StatusCreated)
+	mustSend(t, c, http.MethodPost, s.URL+"/auth/refresh", b, "X-Request-Id", "rid-replay").want(t, http.StatusUnauthorized)
+
+	out := cli("", "audit", "--json", "--type", "refresh.reused").Stdout
+	if strings.Contains(out, password) || strings.Contains(out, pair.RefreshToken) {
+		t.Error("the audit output holds a password or a token")
+	}
+	var lines []auditLine
+	for _, l := range strings.Split(strings.TrimSpace(out), "\n") {
+		var e auditLine
+		if err := json.Unmarshal([]byte(l), &e); err != nil {
+			t.Fatalf("not a JSON line: %q", l)
+		}
+		lines = append(lines, e)
+	}
+	if len(lines) != 1 {
+		t.Fatalf("refresh.reused events: %+v, want one", lines)
+	}
+	e := lines[0]
+	if e.UserID != id || e.Username != "Replayer" || e.Family == "" || e.RequestID != "rid-replay" || e.Address != "127.0.0.1" {
+		t.Errorf("refresh.reused event %+v, want user %s Replayer, a family, rid-replay, 127.0.0.1", e, id)
+	}
+	var login []auditLine
+	for _, l := range strings.Split(strings.TrimSpace(cli("", "audit", "--json", "--type", "login.succeeded").Stdout), "\n") {
+		var x auditLine
+		if err := json.Unmarshal([]byte(l), &x); err != nil {
+			t.Fatalf("not a JSON line: %q", l)
+		}
+		login = append(login, x)
+	}
+	if len(login) != 1 || login[0].Family != e.Family {
+		t.Errorf("login events %+v: want one, of family %q", login, e.Family)
+	}
+}

@@ -1,0 +1,90 @@
+package application_test
+
+import (
+	"context"
+	"testing"
+
+	"github.com/cachegate/cachegate/adapters/memstore"
+	"github.com/cachegate/cachegate/application"
+	"github.com/cachegate/cachegate/domain"
+	"github.com/cachegate/cachegate/ports"
+)
+
+// countingLog is an embedder's ports.AuditLog: it counts RecordEvent
+// calls per type.
+type countingLog struct {
+	ports.AuditLog
+	calls map[domain.AuditType]int
+}
+
+func (l *countingLog) RecordEvent(ctx context.Context, e domain.AuditEvent) error {
+	l.calls[e.Type]++
+	return l.AuditLog.RecordEvent(ctx, e)
+}
+
+// TestAuditorWithChangesAndEmbedderLogs shows both rules of ports.AuditLog:
+// with the stores' own log the events of changes are written once, by
+// the stores, with the change; an embedder's log receives every event
+// through RecordEvent.
+func TestAuditorWithChangesAndEmbedderLogs(t *testing.T) {
+	t.Parallel()
+	for _, tc := range []struct {
+		name        string
+		withChanges bool
+		wantCalls   int
+	}{
+		{"the stores' own log", true, 0},
+		{"an embedder's log", false, 1},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			t.Parallel()
+			ctx := context.Background()
+			e := newAuthEnv(t, authOpts{})
+			log := memstore.NewAuditLog()
+			embedder := &countingLog{AuditLog: log, calls: map[domain.AuditType]int{}}
+			if tc.withChanges {
+				e.users.SetAuditLog(log)
+				e.refresh.SetAuditLog(log)
+			}
+			a := application.NewAuditor(embedder, nil, nil, e.clock, &seqIDs{})
+			a.SetStoredWithChanges(tc.withChanges)
+			e.admin.SetAuditor(a)
+			e.logout.SetAuditor(a)
+			e.addUser(t, "alice", pw, true)
+			pair, err := e.login.Execute(ctx, application.LoginInput{Username: "alice", Password: pw})
+			if err != nil {
+				t.Fatal(err)
+			}
+			p, err := e.auth.Execute(ctx, pair.AccessToken)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if err := e.logout.Execute(ctx, domain.AsPrincipal(p)); err != nil {
+				t.Fatal(err)
+			}
+			for _, step := range []func() (domain.User, error){
+				func() (domain.User, error) { return e.admin.SetActive(ctx, "alice", false) },
+				func() (domain.User, error) { return e.admin.SetActive(ctx, "alice", true) },
+				func() (domain.User, error) { return e.admin.SetPassword(ctx, "alice", pw+"!") },
+			} {
+				if _, err := step(); err != nil {
+					t.Fatal(err)
+				}
+			}
+			types := []domain.AuditType{domain.AuditUserAdded, domain.AuditLogout, domain.AuditUserDisabled,
+				domain.AuditUserEnabled, domain.AuditUserPasswordChanged}
+			for _, typ := range types {
+				if got := embedder.calls[typ]; got != tc.wantCalls {
+					t.Errorf("RecordEvent(%s) called %d times, want %d", typ, got, tc.wantCalls)
+				}
+				got, err := log.Events(ctx, ports.AuditFilter{Type: typ})
+				if err != nil {
+					t.Fatal(err)
+				}
+				if len(got) != 1 || got[0].ID == "" || got[0].Time.IsZero() || got[0].Username != "alice" {
+					t.Errorf("%s events %+v, want one, filled in, of alice", typ, got)
+				}
+			}
+		})
+	}
+}
