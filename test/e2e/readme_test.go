@@ -30,8 +30,8 @@ func TestREADMEWalkthroughWorksAsWritten(t *testing.T) {
 	script := string(block[1])
 	addr := freeAddr(t)
 	for old, repl := range map[string]string{
-		"BASE=http://127.0.0.1:8080":                            "BASE=http://" + addr,
-		"go build -tags nomsgpack -o cachegate ./cmd/cachegate": "cp " + binary + " cachegate",
+		"BASE=http://127.0.0.1:8080":                                        "BASE=http://" + addr,
+		"go build -tags nomsgpack,grpcnotrace -o cachegate ./cmd/cachegate": "cp " + binary + " cachegate",
 	} {
 		if !strings.Contains(script, old) {
 			t.Fatalf("the walk-through no longer contains %q; update this test with it", old)
