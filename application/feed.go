@@ -228,9 +228,7 @@ func (f *Feed) offerLocked(s *Subscription, c *domain.Change) {
 	if !s.filter.matches(&c.Entry) {
 		return
 	}
-	select {
-	case s.ch <- c:
-	default:
+	if !s.queue.push(c, f.cfg.Buffer) {
 		f.removeLocked(s)
 		s.end(ErrFeedLagging)
 		f.cfg.Metrics.FeedSubscriberDropped()

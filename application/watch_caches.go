@@ -75,8 +75,7 @@ func (uc *WatchCaches) Execute(ctx context.Context, in WatchCachesInput) (*Subsc
 		}
 		f.assignee = owner
 	}
-	s := &Subscription{feed: uc.feed, entity: st.Table, filter: f,
-		ch: make(chan *domain.Change, uc.feed.cfg.Buffer), done: make(chan struct{})}
+	s := &Subscription{feed: uc.feed, entity: st.Table, filter: f, queue: newChangeQueue(), done: make(chan struct{})}
 	pos, err := uc.feed.subscribe(ctx, s)
 	if err != nil {
 		return nil, err
@@ -110,7 +109,7 @@ type Subscription struct {
 	feed   *Feed
 	entity string
 	filter changeFilter
-	ch     chan *domain.Change
+	queue  changeQueue
 	done   chan struct{}
 	once   sync.Once
 	err    error // why done closed; written before
@@ -139,21 +138,45 @@ func (s *Subscription) Close() {
 	s.end(ErrFeedClosed)
 }
 
+// Ready receives when live changes were queued since it last did. A
+// caller that waits for events itself (rather than in Next) selects on it
+// and on Done, then calls TryNext until it reports none: waiting then
+// costs no context and no timer per wait.
+func (s *Subscription) Ready() <-chan struct{} { return s.queue.ready }
+
 // Next returns the next event, waiting for it until ctx ends (then it
 // returns ctx's error and the subscription stays usable). It returns
 // ErrFeedLagging or ErrFeedClosed when the subscription has ended.
 func (s *Subscription) Next(ctx context.Context) (FeedEvent, error) {
+	for {
+		ev, ok, err := s.TryNext(ctx)
+		if ok || err != nil {
+			return ev, err
+		}
+		select {
+		case <-s.queue.ready:
+		case <-s.done:
+		case <-ctx.Done():
+			return FeedEvent{}, ctx.Err()
+		}
+	}
+}
+
+// TryNext is Next without the wait for a live change: ok is false when
+// none is queued yet. It may still read the log (a replay) with ctx. Next
+// and TryNext are not safe for concurrent use.
+func (s *Subscription) TryNext(ctx context.Context) (ev FeedEvent, ok bool, err error) {
 	if r := s.reset; r != nil {
 		s.reset = nil
-		return *r, nil
+		return *r, true, nil
 	}
 	for s.cursor < s.replayTo {
 		if len(s.page) == 0 {
 			if err := s.loadPage(ctx); err != nil {
-				return FeedEvent{}, err
+				return FeedEvent{}, false, err
 			}
 			if s.reset != nil {
-				return s.Next(ctx)
+				return s.TryNext(ctx)
 			}
 			continue
 		}
@@ -161,7 +184,7 @@ func (s *Subscription) Next(ctx context.Context) (FeedEvent, error) {
 		s.page = s.page[1:]
 		s.cursor = c.Rev
 		if c.Entity == s.entity && s.filter.matches(&c.Entry) {
-			return s.deliver(&c), nil
+			return s.deliver(&c), true, nil
 		}
 	}
 	for {
@@ -169,19 +192,16 @@ func (s *Subscription) Next(ctx context.Context) (FeedEvent, error) {
 		// queued: a dropped subscriber resumes from its last revision.
 		select {
 		case <-s.done:
-			return FeedEvent{}, s.err
+			return FeedEvent{}, false, s.err
 		default:
 		}
-		select {
-		case c := <-s.ch:
-			if c.Rev > s.cursor {
-				s.cursor = c.Rev
-				return s.deliver(c), nil
-			}
-		case <-s.done:
-			return FeedEvent{}, s.err
-		case <-ctx.Done():
-			return FeedEvent{}, ctx.Err()
+		c := s.queue.pop()
+		if c == nil {
+			return FeedEvent{}, false, nil
+		}
+		if c.Rev > s.cursor {
+			s.cursor = c.Rev
+			return s.deliver(c), true, nil
 		}
 	}
 }
