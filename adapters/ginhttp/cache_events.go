@@ -2,7 +2,6 @@ package ginhttp
 
 import (
 	"context"
-	"errors"
 	"net/http"
 	"net/url"
 	"strconv"
@@ -11,9 +10,11 @@ import (
 	"unicode/utf8"
 
 	"github.com/gin-gonic/gin"
+	"go.opentelemetry.io/otel/trace"
 
 	"github.com/cachegate/cachegate/application"
 	"github.com/cachegate/cachegate/domain"
+	"github.com/cachegate/cachegate/ports"
 )
 
 // Stream defaults.
@@ -140,8 +141,11 @@ func bearerFromQuery(c *gin.Context) {
 }
 
 // events streams the assignment's changes as Server-Sent Events
-// (CONTRACT.md section 8).
+// (CONTRACT.md section 8). On HTTP/1.1 the stream takes the connection
+// over and runs on its own goroutine (event_stream.go says why); the
+// handler returns at once.
 func (r *cacheRoutes) events(c *gin.Context) {
+	start := time.Now()
 	a, ok := r.assignment(c)
 	if !ok {
 		return
@@ -159,142 +163,55 @@ func (r *cacheRoutes) events(c *gin.Context) {
 		r.s.writeError(c, err)
 		return
 	}
-	defer sub.Close()
-
-	// The stream outlives the server's read timeout; writes get a deadline
-	// each instead.
+	st := &stream{s: r.s, sub: sub, beat: r.s.stream.Heartbeat, expires: actor.Principal.ExpiresAt, actor: actor,
+		requestID: requestID(c)}
+	st.logCtx = ports.WithRequestID(r.s.streams, st.requestID)
+	if sc := trace.SpanContextFromContext(reqCtx); sc.IsValid() {
+		st.logCtx = trace.ContextWithSpanContext(st.logCtx, sc)
+	}
 	w := c.Writer
-	rc := http.NewResponseController(w)
-	_ = rc.SetReadDeadline(time.Time{})
 	h := w.Header()
 	h["Content-Type"] = []string{"text/event-stream"}
 	h["Cache-Control"] = []string{"no-cache"}
 	h["X-Accel-Buffering"] = []string{"no"}
-	w.WriteHeader(http.StatusOK)
 
+	if c.Request.ProtoMajor == 1 && c.Request.ProtoMinor == 1 && canHijack(w) {
+		line := r.s.detachLog(c, start)
+		conn, rw, err := http.NewResponseController(w).Hijack()
+		if err != nil {
+			sub.Close()
+			r.s.log.ErrorContext(reqCtx, "change feed: take over the connection", "err", err, "request_id", st.requestID)
+			return
+		}
+		if rw.Reader.Buffered() > 0 {
+			// The client sent more than its request: there is nothing to
+			// read on a stream, and no next request to serve.
+			_, _ = rw.Reader.Discard(rw.Reader.Buffered())
+		}
+		if err := writeHead(conn, h); err != nil {
+			sub.Close()
+			_ = conn.Close()
+			r.s.logRequest(st.logCtx, line.method, line.route, http.StatusOK, time.Since(start), line.clientIP)
+			return
+		}
+		st.out = connSink{conn}
+		r.s.streamStarted()
+		go st.serveConn(conn, line)
+		return
+	}
+
+	// Any other writer: the stream runs in the handler.
+	defer sub.Close()
+	rc := http.NewResponseController(w)
+	// The stream outlives the server's read timeout; writes get a deadline
+	// each instead.
+	_ = rc.SetReadDeadline(time.Time{})
+	w.WriteHeader(http.StatusOK)
 	// ctx ends with the request or when the server shuts down.
 	ctx, cancel := context.WithCancel(reqCtx)
 	defer cancel()
 	stop := context.AfterFunc(r.s.streams, cancel)
 	defer stop()
-
-	st := &stream{w: w, rc: rc, buf: make([]byte, 0, 1024)}
-	if !st.flush([]byte(": stream open\n\n")) {
-		return
-	}
-	beat := r.s.stream.Heartbeat
-	expires := actor.Principal.ExpiresAt
-	for {
-		wait := time.Now().Add(beat)
-		if !expires.IsZero() && expires.Before(wait) {
-			wait = expires
-		}
-		nctx, ncancel := context.WithDeadline(ctx, wait)
-		ev, err := sub.Next(nctx)
-		ncancel()
-		switch {
-		case err == nil:
-			if !st.event(&ev) {
-				return
-			}
-			continue
-		case reqCtx.Err() != nil:
-			return
-		case r.s.streams.Err() != nil, errors.Is(err, application.ErrFeedClosed):
-			st.end("shutdown")
-			return
-		case errors.Is(err, application.ErrFeedLagging):
-			st.end("lagging")
-			return
-		case !errors.Is(err, context.DeadlineExceeded):
-			r.s.log.ErrorContext(reqCtx, "change feed failed", "err", err, "request_id", requestID(c))
-			st.end("error")
-			return
-		}
-		if !expires.IsZero() && !time.Now().Before(expires) {
-			st.end("token expired")
-			return
-		}
-		if f := r.s.stream.SessionEnded; f != nil && actor.Authenticated() && f(reqCtx, actor.Principal) {
-			st.end("session ended")
-			return
-		}
-		if !st.flush([]byte(": heartbeat\n\n")) {
-			return
-		}
-	}
-}
-
-// stream writes Server-Sent Events to one client.
-type stream struct {
-	w   gin.ResponseWriter
-	rc  *http.ResponseController
-	buf []byte
-}
-
-// flush writes b and flushes it within streamWriteTimeout; false means
-// the client is gone or stalled.
-func (s *stream) flush(b []byte) bool {
-	_ = s.rc.SetWriteDeadline(time.Now().Add(streamWriteTimeout))
-	if _, err := s.w.Write(b); err != nil {
-		return false
-	}
-	return s.rc.Flush() == nil
-}
-
-// event writes one change, or a reset.
-func (s *stream) event(ev *application.FeedEvent) bool {
-	b := s.buf[:0]
-	if ev.Reset {
-		b = append(b, "event: reset\ndata: {\"oldest\":"...)
-		b = strconv.AppendInt(b, ev.Oldest, 10)
-		b = append(b, "}\n\n"...)
-	} else {
-		b = append(b, "id: "...)
-		b = strconv.AppendInt(b, ev.Change.Rev, 10)
-		b = append(b, "\nevent: "...)
-		b = append(b, ev.Change.Kind.String()...)
-		b = appendData(b, appendEntry(getScratch(), &ev.Change.Entry))
-		b = append(b, '\n')
-	}
-	s.buf = b
-	return s.flush(b)
-}
-
-// getScratch returns an empty buffer for one entry's JSON.
-func getScratch() []byte { return make([]byte, 0, 512) }
-
-// appendData appends payload as data lines: one per line of payload, so
-// the client, which joins them with newlines, gets payload back.
-func appendData(b, payload []byte) []byte {
-	for {
-		i := indexLineEnd(payload)
-		b = append(b, "\ndata: "...)
-		if i < 0 {
-			b = append(b, payload...)
-			return append(b, '\n')
-		}
-		b = append(b, payload[:i]...)
-		if payload[i] == '\r' && i+1 < len(payload) && payload[i+1] == '\n' {
-			i++
-		}
-		payload = payload[i+1:]
-	}
-}
-
-func indexLineEnd(b []byte) int {
-	for i, c := range b {
-		if c == '\n' || c == '\r' {
-			return i
-		}
-	}
-	return -1
-}
-
-// end writes the end event, then the handler closes the stream.
-func (s *stream) end(reason string) {
-	b := append(s.buf[:0], "event: end\ndata: {\"reason\":"...)
-	b = appendString(b, reason)
-	b = append(b, "}\n\n"...)
-	s.flush(b)
+	st.req, st.out = reqCtx, writerSink{w: w, rc: rc}
+	st.run(ctx)
 }

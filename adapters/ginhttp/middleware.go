@@ -1,6 +1,7 @@
 package ginhttp
 
 import (
+	"context"
 	"crypto/rand"
 	"encoding/hex"
 	"log/slog"
@@ -120,7 +121,8 @@ func (s *Server) recovery(c *gin.Context) {
 // duration, request id and client address. It never logs headers, bodies
 // or query strings, which may carry tokens, passwords or personal data.
 // A request that panics is logged with status 500, the answer recovery
-// gives it.
+// gives it. An event stream that took its connection over (see
+// detachLog) writes its own line when it ends.
 func (s *Server) accessLog(c *gin.Context) {
 	logging := s.log.Enabled(c.Request.Context(), slog.LevelInfo)
 	if !logging && s.observer == nil {
@@ -130,37 +132,64 @@ func (s *Server) accessLog(c *gin.Context) {
 	start := time.Now()
 	finished := false
 	defer func() {
+		if _, detached := c.Get(logDetached); detached {
+			return
+		}
 		status := c.Writer.Status()
 		if !finished && !c.Writer.Written() {
 			status = http.StatusInternalServerError
 		}
-		took := time.Since(start)
-		if s.observer != nil {
-			s.observer.ObserveRequest(c.Request.Method, c.FullPath(), status, took)
-		}
-		if !logging {
-			return
-		}
-		ctx := c.Request.Context()
-		attrs := [...]slog.Attr{
-			slog.String("method", c.Request.Method),
-			slog.String("route", routeOf(c)),
-			slog.Int("status", status),
-			slog.Duration("duration", took),
-			slog.String("client_ip", s.proxies.clientAddr(c.Request)),
-			{},
-		}
-		n := len(attrs) - 1
-		// With tracing on (Options.TracerProvider), the line names the
-		// request's trace, so a log line leads to its spans.
-		if sc := trace.SpanContextFromContext(ctx); sc.IsValid() {
-			attrs[n] = slog.String("trace_id", sc.TraceID().String())
-			n++
-		}
-		s.log.LogAttrs(ctx, slog.LevelInfo, "request", attrs[:n]...)
+		s.logRequest(c.Request.Context(), c.Request.Method, routeOf(c), status, time.Since(start),
+			s.proxies.clientAddr(c.Request))
 	}()
 	c.Next()
 	finished = true
+}
+
+// logDetached is the gin key set on a request whose handler writes its
+// access line itself, later (detachLog).
+const logDetached = "cachegate.logDetached"
+
+// detachLog takes the request's access line over from accessLog: the
+// returned line is written (logRequest) by its caller when the request is
+// really over, after the handler returned.
+func (s *Server) detachLog(c *gin.Context, start time.Time) requestLine {
+	c.Set(logDetached, true)
+	return requestLine{method: c.Request.Method, route: routeOf(c), clientIP: s.proxies.clientAddr(c.Request), start: start}
+}
+
+// requestLine is what the access line of a detached request needs, taken
+// from the request while its handler ran.
+type requestLine struct {
+	method, route, clientIP string
+	start                   time.Time
+}
+
+// logRequest reports one finished request to the observer and, at level
+// info, in the access log. ctx carries the request id and the trace.
+func (s *Server) logRequest(ctx context.Context, method, route string, status int, took time.Duration, clientIP string) {
+	if s.observer != nil {
+		s.observer.ObserveRequest(method, route, status, took)
+	}
+	if !s.log.Enabled(ctx, slog.LevelInfo) {
+		return
+	}
+	attrs := [...]slog.Attr{
+		slog.String("method", method),
+		slog.String("route", route),
+		slog.Int("status", status),
+		slog.Duration("duration", took),
+		slog.String("client_ip", clientIP),
+		{},
+	}
+	n := len(attrs) - 1
+	// With tracing on (Options.TracerProvider), the line names the
+	// request's trace, so a log line leads to its spans.
+	if sc := trace.SpanContextFromContext(ctx); sc.IsValid() {
+		attrs[n] = slog.String("trace_id", sc.TraceID().String())
+		n++
+	}
+	s.log.LogAttrs(ctx, slog.LevelInfo, "request", attrs[:n]...)
 }
 
 // limitBody refuses bodies over the limit: at once when Content-Length says

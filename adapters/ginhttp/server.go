@@ -7,6 +7,7 @@ import (
 	"log/slog"
 	"net/http"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/gin-gonic/gin"
@@ -120,6 +121,11 @@ type Server struct {
 	// open event stream.
 	streams      context.Context
 	closeStreams context.CancelFunc
+	// openStreams counts the streams running on connections taken over
+	// from net/http (WaitStreams).
+	streamsMu   sync.Mutex
+	openStreams int
+	streamsIdle chan struct{}
 }
 
 // DefaultMaxHeaderBytes is the header limit when Options.MaxHeaderBytes is

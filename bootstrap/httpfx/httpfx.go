@@ -161,14 +161,15 @@ func serve(lc fx.Lifecycle, o Options, s *ginhttp.Server, addr Addr, log *slog.L
 		ErrorLog:          slog.NewLogLogger(log.Handler(), slog.LevelWarn),
 	}
 	// Event streams never end on their own: end them when shutdown
-	// begins, so Shutdown does not wait for them.
+	// begins, and wait (Drain) until each has sent its end event, since
+	// Shutdown does not wait for the connections they took over.
 	srv.RegisterOnShutdown(s.CloseStreams)
 	timeout := o.ShutdownTimeout
 	if timeout <= 0 {
 		timeout = 15 * time.Second
 	}
 	lc.Append(ServerHook(srv, Listen{Addr: o.Addr, Setting: "addr", ShutdownTimeout: timeout, Log: log,
-		Bound: func(a string) { addr.addr <- a }}))
+		Bound: func(a string) { addr.addr <- a }, Drain: s.WaitStreams}))
 }
 
 // corsOrigins are the origins a cookie refresh is accepted from besides

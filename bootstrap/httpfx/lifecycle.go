@@ -28,12 +28,15 @@ type Listen struct {
 	Log *slog.Logger
 	// Bound, if set, is told the bound address once listening.
 	Bound func(addr string)
+	// Drain, if set, waits after Shutdown (within the same timeout) for
+	// what Shutdown does not: connections the handlers took over.
+	Drain func(ctx context.Context) error
 }
 
 // ServerHook returns the hook that serves srv for the app's lifetime:
 // OnStart listens (an error names the setting) and serves in the
 // background; OnStop shuts srv down gracefully, within the shutdown
-// timeout, and returns once Serve has returned.
+// timeout, and returns once Serve has returned and Drain is done.
 func ServerHook(srv *http.Server, l Listen) fx.Hook {
 	done := make(chan struct{})
 	return fx.Hook{
@@ -62,6 +65,9 @@ func ServerHook(srv *http.Server, l Listen) fx.Hook {
 			}
 			err := srv.Shutdown(ctx)
 			<-done
+			if l.Drain != nil {
+				err = errors.Join(err, l.Drain(ctx))
+			}
 			if err != nil {
 				return fmt.Errorf("%s: shutdown: %w", l.Setting, err)
 			}

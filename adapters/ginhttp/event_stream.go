@@ -1,0 +1,240 @@
+package ginhttp
+
+import (
+	"context"
+	"errors"
+	"strconv"
+	"sync/atomic"
+	"time"
+
+	"github.com/cachegate/cachegate/application"
+	"github.com/cachegate/cachegate/domain"
+)
+
+// An event stream is mostly idle: thousands of them wait for a change
+// that concerns them. What one costs while it waits is what limits how
+// many a process holds (docs/benchmarks.md, "Change feed"), so:
+//
+//   - On HTTP/1.1 the handler takes the connection over (Hijack) and
+//     returns. net/http's per-connection state goes with it: the 4 KiB
+//     read and write buffers, the 2 KiB chunking buffer, the serving
+//     goroutine with its stack grown through Gin's chain, the request's
+//     contexts. The stream is then one goroutine that parks in a small
+//     frame (wait), plus one reading the connection to notice when the
+//     client goes, as net/http's own background read does.
+//   - Each event is framed in a pooled buffer and written with one system
+//     call; nothing is buffered between events.
+//   - The subscription holds no queue until a change arrives for it.
+//
+// The bytes on the wire are those net/http would send (a chunked
+// response), with Connection: close, since the connection cannot go back
+// to the server once taken. Other writers (HTTP/1.0, HTTP/2, test
+// recorders) get the same stream through the ResponseWriter.
+
+// chunkHead is the room left before an event for its chunk header.
+const chunkHead = 18 // 16 hex digits and CRLF
+
+// sink is where a stream's bytes go.
+type sink interface {
+	// send writes b[chunkHead:] to the client at once, within
+	// streamWriteTimeout (b[:chunkHead] is free room for framing); false
+	// means the client is gone or stalled.
+	send(b []byte) bool
+}
+
+// stream sends one subscription's events to one client.
+type stream struct {
+	s    *Server
+	sub  *application.Subscription
+	out  sink
+	beat time.Duration
+	// expires is the access token's expiry (zero: none).
+	expires time.Time
+	actor   domain.Actor
+	// req is the request's context when the stream runs in its handler;
+	// it ends when the client goes. On a connection taken over, closed
+	// says it instead (watchClient).
+	req    context.Context
+	closed atomic.Bool
+	// logCtx carries the request id (and trace) for log lines.
+	logCtx    context.Context
+	requestID string
+	timer     *time.Timer
+	// beatAt is when the next heartbeat is due: beat after the last write.
+	beatAt time.Time
+}
+
+// run sends the stream until it ends. It parks in wait, whose frame is
+// small, so that an idle stream's goroutine keeps a small stack; the work
+// is done in turn, which has returned by then.
+func (st *stream) run(ctx context.Context) {
+	if !st.write(streamOpen) {
+		return
+	}
+	st.timer = time.NewTimer(st.beat)
+	defer st.timer.Stop()
+	for st.turn(ctx) {
+		st.wait(ctx)
+	}
+}
+
+var (
+	streamOpen = []byte(": stream open\n\n")
+	heartbeat  = []byte(": heartbeat\n\n")
+)
+
+// wait parks until a change is queued, the subscription ends, the timer
+// fires (heartbeat or token expiry) or ctx ends.
+func (st *stream) wait(ctx context.Context) {
+	select {
+	case <-st.sub.Ready():
+	case <-st.sub.Done():
+	case <-st.timer.C:
+	case <-ctx.Done():
+	}
+}
+
+// turn sends what is due after a wake-up and sets the timer; false ends
+// the stream.
+func (st *stream) turn(ctx context.Context) bool {
+	for {
+		ev, ok, err := st.sub.TryNext(ctx)
+		if err != nil {
+			st.stop(err)
+			return false
+		}
+		if !ok {
+			break
+		}
+		if !st.event(&ev) {
+			return false
+		}
+	}
+	if err := ctx.Err(); err != nil {
+		st.stop(err)
+		return false
+	}
+	now := time.Now()
+	if !st.expires.IsZero() && !now.Before(st.expires) {
+		st.end("token expired")
+		return false
+	}
+	if !now.Before(st.beatAt) {
+		if f := st.s.stream.SessionEnded; f != nil && st.actor.Authenticated() && f(ctx, st.actor.Principal) {
+			st.end("session ended")
+			return false
+		}
+		if !st.write(heartbeat) {
+			return false
+		}
+	}
+	wait := st.beatAt.Sub(now)
+	if !st.expires.IsZero() {
+		wait = min(wait, st.expires.Sub(now))
+	}
+	st.timer.Reset(wait)
+	return true
+}
+
+// gone reports whether the client went away; nothing more is written.
+func (st *stream) gone() bool {
+	if st.req != nil {
+		return st.req.Err() != nil
+	}
+	return st.closed.Load()
+}
+
+// stop ends the stream for err: nothing more when the client is gone,
+// else the end event that says why.
+func (st *stream) stop(err error) {
+	switch {
+	case st.gone():
+	case st.s.streams.Err() != nil, errors.Is(err, application.ErrFeedClosed):
+		st.end("shutdown")
+	case errors.Is(err, application.ErrFeedLagging):
+		st.end("lagging")
+	default:
+		st.s.log.ErrorContext(st.logCtx, "change feed failed", "err", err, "request_id", st.requestID)
+		st.end("error")
+	}
+}
+
+// write sends b (a whole event or comment) and restarts the heartbeat
+// interval.
+func (st *stream) write(b []byte) bool {
+	buf := getBuf()
+	defer putBuf(buf)
+	*buf = append(append((*buf)[:0], make([]byte, chunkHead)...), b...)
+	return st.send(*buf)
+}
+
+func (st *stream) send(b []byte) bool {
+	if !st.out.send(b) {
+		return false
+	}
+	st.beatAt = time.Now().Add(st.beat)
+	return true
+}
+
+// event sends one change, or a reset.
+func (st *stream) event(ev *application.FeedEvent) bool {
+	buf := getBuf()
+	defer putBuf(buf)
+	b := append((*buf)[:0], make([]byte, chunkHead)...)
+	if ev.Reset {
+		b = append(b, "event: reset\ndata: {\"oldest\":"...)
+		b = strconv.AppendInt(b, ev.Oldest, 10)
+		b = append(b, "}\n\n"...)
+	} else {
+		scratch := getBuf()
+		*scratch = appendEntry((*scratch)[:0], &ev.Change.Entry)
+		b = append(b, "id: "...)
+		b = strconv.AppendInt(b, ev.Change.Rev, 10)
+		b = append(b, "\nevent: "...)
+		b = append(b, ev.Change.Kind.String()...)
+		b = appendData(b, *scratch)
+		b = append(b, '\n')
+		putBuf(scratch)
+	}
+	*buf = b
+	return st.send(b)
+}
+
+// end writes the end event; the stream then closes.
+func (st *stream) end(reason string) {
+	buf := getBuf()
+	defer putBuf(buf)
+	b := append((*buf)[:0], make([]byte, chunkHead)...)
+	b = append(b, "event: end\ndata: {\"reason\":"...)
+	b = appendString(b, reason)
+	b = append(b, "}\n\n"...)
+	*buf = b
+	st.send(b)
+}
+
+// appendData appends payload as data lines: one per line of payload, so
+// the client, which joins them with newlines, gets payload back.
+func appendData(b, payload []byte) []byte {
+	for {
+		i := indexLineEnd(payload)
+		b = append(b, "\ndata: "...)
+		if i < 0 {
+			b = append(b, payload...)
+			return append(b, '\n')
+		}
+		b = append(b, payload[:i]...)
+		if payload[i] == '\r' && i+1 < len(payload) && payload[i+1] == '\n' {
+			i++
+		}
+		payload = payload[i+1:]
+	}
+}
+
+func indexLineEnd(b []byte) int {
+	for i, c := range b {
+		if c == '\n' || c == '\r' {
+			return i
+		}
+	}
+	return -1
+}
