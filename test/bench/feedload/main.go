@@ -64,7 +64,7 @@ func run(subs, rate int, dur time.Duration, bin string) error {
 	defer os.RemoveAll(dir)
 	if bin == "" {
 		bin = filepath.Join(dir, "cachegate")
-		build := exec.Command("go", "build", "-o", bin, "./cmd/cachegate")
+		build := exec.Command("go", "build", "-tags", "nomsgpack,grpcnotrace", "-o", bin, "./cmd/cachegate")
 		build.Stdout, build.Stderr = os.Stderr, os.Stderr
 		if err := build.Run(); err != nil {
 			return fmt.Errorf("build: %w", err)
@@ -132,6 +132,7 @@ func run(subs, rate int, dur time.Duration, bin string) error {
 	}
 	fmt.Printf("%d subscribers connected in %s; server RSS %.0f MB\n", subs, time.Since(start).Round(time.Millisecond), rss.current())
 	rss.reset()
+	cpu0 := serverCPU(srv.Process.Pid)
 
 	writes := &samples{}
 	client := &http.Client{Transport: &http.Transport{MaxIdleConnsPerHost: 64, MaxConnsPerHost: 64}, Timeout: 30 * time.Second}
@@ -173,6 +174,7 @@ func run(subs, rate int, dur time.Duration, bin string) error {
 	close(jobs)
 	ww.Wait()
 	elapsed := time.Since(t0)
+	cpu := serverCPU(srv.Process.Pid) - cpu0
 	// Let the last events arrive.
 	deadline := time.Now().Add(5 * time.Second)
 	for subs > 0 && got.Load() < int64(total)-failed.Load() && time.Now().Before(deadline) {
@@ -195,7 +197,8 @@ func run(subs, rate int, dur time.Duration, bin string) error {
 		fmt.Printf("  from the write being due (write + delivery): p50 %s p99 %s max %s\n", fromDue.q(0.5), fromDue.q(0.99), fromDue.q(1))
 		fmt.Printf("  after the write's answer (0 if before):      p50 %s p99 %s max %s\n", fromAck.q(0.5), fromAck.q(0.99), fromAck.q(1))
 	}
-	fmt.Printf("server peak RSS while writing: %.0f MB\n", rss.peakMB())
+	fmt.Printf("server peak RSS while writing: %.0f MB; server CPU while writing: %.1f s (%.2f cores)\n",
+		rss.peakMB(), cpu.Seconds(), cpu.Seconds()/elapsed.Seconds())
 	wg.Wait()
 	return nil
 }
@@ -300,6 +303,25 @@ func (w *rssWatch) current() float64 {
 		}
 	}
 	return 0
+}
+
+// serverCPU returns the CPU time (user and system) pid used so far, from
+// /proc/<pid>/stat, in clock ticks of 10 ms (Linux's USER_HZ).
+func serverCPU(pid int) time.Duration {
+	b, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", pid))
+	if err != nil {
+		return 0
+	}
+	// The fields after the command name (which may hold spaces), from
+	// the third: utime and stime are the 14th and 15th.
+	i := bytes.LastIndexByte(b, ')')
+	f := strings.Fields(string(b[i+1:]))
+	if len(f) < 13 {
+		return 0
+	}
+	utime, _ := strconv.ParseInt(f[11], 10, 64)
+	stime, _ := strconv.ParseInt(f[12], 10, 64)
+	return time.Duration(utime+stime) * 10 * time.Millisecond
 }
 
 func freeAddr() (string, error) {
