@@ -176,28 +176,28 @@ func (r *cacheRoutes) events(c *gin.Context) {
 	h["X-Accel-Buffering"] = []string{"no"}
 
 	if c.Request.ProtoMajor == 1 && c.Request.ProtoMinor == 1 && canHijack(w) {
-		line := r.s.detachLog(c, start)
 		conn, rw, err := http.NewResponseController(w).Hijack()
-		if err != nil {
-			sub.Close()
-			r.s.log.ErrorContext(reqCtx, "change feed: take over the connection", "err", err, "request_id", st.requestID)
+		if err == nil {
+			line := r.s.detachLog(c, start)
+			if rw.Reader.Buffered() > 0 {
+				// The client sent more than its request: there is nothing
+				// to read on a stream, and no next request to serve.
+				_, _ = rw.Reader.Discard(rw.Reader.Buffered())
+			}
+			if err := writeHead(conn, h); err != nil {
+				sub.Close()
+				_ = conn.Close()
+				r.s.logRequest(st.logCtx, line.method, line.route, http.StatusOK, time.Since(start), line.clientIP)
+				return
+			}
+			st.out = connSink{conn}
+			r.s.streamStarted()
+			go st.serveConn(conn, line)
 			return
 		}
-		if rw.Reader.Buffered() > 0 {
-			// The client sent more than its request: there is nothing to
-			// read on a stream, and no next request to serve.
-			_, _ = rw.Reader.Discard(rw.Reader.Buffered())
-		}
-		if err := writeHead(conn, h); err != nil {
-			sub.Close()
-			_ = conn.Close()
-			r.s.logRequest(st.logCtx, line.method, line.route, http.StatusOK, time.Since(start), line.clientIP)
-			return
-		}
-		st.out = connSink{conn}
-		r.s.streamStarted()
-		go st.serveConn(conn, line)
-		return
+		// Not expected (nothing was written yet); the stream can still
+		// run in the handler.
+		r.s.log.WarnContext(reqCtx, "change feed: take over the connection", "err", err, "request_id", st.requestID)
 	}
 
 	// Any other writer: the stream runs in the handler.
