@@ -106,7 +106,9 @@ func BenchmarkGetByID(b *testing.B) {
 }
 
 // BenchmarkCreate inserts new entries, one goroutine ("serial") and eight
-// at once ("parallel").
+// at once ("parallel"), spread over 100 assignees; "parallel-one-assignee"
+// gives every entry the same assignee, the case where writers of one
+// assignee meet.
 func BenchmarkCreate(b *testing.B) {
 	for _, be := range benchBackends(b) {
 		repo := NewCacheRepository(be.open(b), "bench_cache")
@@ -114,6 +116,11 @@ func BenchmarkCreate(b *testing.B) {
 		var seq atomic.Int64
 		create := func() error {
 			return repo.Create(ctx, testEntry(int(seq.Add(1))), testNow)
+		}
+		createOne := func() error {
+			e := testEntry(int(seq.Add(1)))
+			e.AssigneeID = testEntry(0).AssigneeID
+			return repo.Create(ctx, e, testNow)
 		}
 		b.Run(be.name+"/serial", func(b *testing.B) {
 			b.ReportAllocs()
@@ -123,17 +130,22 @@ func BenchmarkCreate(b *testing.B) {
 				}
 			}
 		})
-		b.Run(be.name+"/parallel", func(b *testing.B) {
-			b.ReportAllocs()
-			b.SetParallelism(4)
-			b.RunParallel(func(pb *testing.PB) {
-				for pb.Next() {
-					if err := create(); err != nil {
-						b.Error(err)
-						return
+		for _, p := range []struct {
+			name   string
+			create func() error
+		}{{"parallel", create}, {"parallel-one-assignee", createOne}} {
+			b.Run(be.name+"/"+p.name, func(b *testing.B) {
+				b.ReportAllocs()
+				b.SetParallelism(4)
+				b.RunParallel(func(pb *testing.PB) {
+					for pb.Next() {
+						if err := p.create(); err != nil {
+							b.Error(err)
+							return
+						}
 					}
-				}
+				})
 			})
-		})
+		}
 	}
 }
