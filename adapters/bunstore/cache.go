@@ -31,8 +31,10 @@ const maxCreateTries = 3
 // Deleting leaves an entry's version and DateUpdated as they were and sets
 // DateDeleted.
 type CacheRepository struct {
-	db     bun.IDB
-	table  bun.Ident
+	db    bun.IDB
+	table bun.Ident
+	// name is the table's name as a value: its entity in cache_usage.
+	name   string
 	bounds bounds
 }
 
@@ -41,7 +43,7 @@ var _ ports.CacheRepository = (*CacheRepository)(nil)
 // NewCacheRepository returns the repository of table, which Migrate
 // created.
 func NewCacheRepository(db *bun.DB, table string, opts ...RepoOption) *CacheRepository {
-	return &CacheRepository{db: db, table: bun.Ident(table), bounds: newBounds(opts)}
+	return &CacheRepository{db: db, table: bun.Ident(table), name: table, bounds: newBounds(opts)}
 }
 
 const cacheColumns = "id, key, type, assignee_id, data, version, date_created, date_updated, date_deleted, expires_at"
@@ -55,19 +57,36 @@ const deadAt = "(date_deleted IS NOT NULL OR expires_at <= ?)"
 
 // Create implements ports.CacheRepository. When live entries hold both e's
 // id and e's natural key, the id wins: ErrCacheIDTaken, as the port says.
-func (r *CacheRepository) Create(ctx context.Context, e domain.Entry, now time.Time) (err error) {
+// A conflict is reported before the quota (cache_quota.go).
+func (r *CacheRepository) Create(ctx context.Context, e domain.Entry, now time.Time, q domain.Quota) (err error) {
 	ctx, done := r.bounds.enter(ctx)
 	defer done(&err)
 	e = e.Normalized()
-	for try := 1; ; try++ {
-		err := withRetry(ctx, func() error {
-			_, err := r.db.ExecContext(ctx, "INSERT INTO ? ("+cacheColumns+") VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
-				r.table, e.ID, e.Key, e.Type, e.AssigneeID, string(e.Data), e.Version,
-				timeArg(e.DateCreated), timeArg(e.DateUpdated), nullTimeArg(e.DateDeleted), nullTimeArg(e.ExpiresAt))
-			return err
-		})
-		if err == nil {
+	g := newQuotaGuard(q, nil, e)
+	if g != nil {
+		if refused := g.admit(domain.Usage{}); refused != nil {
+			// Too large for the quota whatever the assignee holds.
+			return r.conflictOr(ctx, e, now, refused)
+		}
+	}
+	for try, quotaTry := 1, 1; ; {
+		n, err := r.insert(ctx, e, g)
+		if err == nil && n == 1 {
 			return nil
+		}
+		if err == nil {
+			retry, refused := r.refusal(ctx, g, now)
+			if refused != nil && !errors.Is(refused, domain.ErrCacheQuotaExceeded) {
+				return refused
+			}
+			if !retry || quotaTry == maxQuotaTries {
+				if refused == nil {
+					refused = domain.ErrCacheQuotaExceeded
+				}
+				return r.conflictOr(ctx, e, now, refused)
+			}
+			quotaTry++
+			continue
 		}
 		uv, ok := asUniqueViolation(err)
 		if !ok {
@@ -82,6 +101,7 @@ func (r *CacheRepository) Create(ctx context.Context, e domain.Entry, now time.T
 				return dbError("clear dead entries", err)
 			}
 		}
+		try++
 		if removed == 0 {
 			if uv.primaryKey {
 				return domain.ErrCacheIDTaken
@@ -98,6 +118,21 @@ func (r *CacheRepository) Create(ctx context.Context, e domain.Entry, now time.T
 			return domain.ErrCacheEntityAlreadyExists
 		}
 	}
+}
+
+// conflictOr returns the conflict a live entry holding e's id or natural
+// key makes, or else refused.
+func (r *CacheRepository) conflictOr(ctx context.Context, e domain.Entry, now time.Time, refused error) error {
+	holder, err := r.liveHolder(ctx, e.ID, e.NaturalKey(), now)
+	switch {
+	case err != nil:
+		return err
+	case holder == e.ID:
+		return domain.ErrCacheIDTaken
+	case holder != "":
+		return domain.ErrCacheEntityAlreadyExists
+	}
+	return refused
 }
 
 // Get implements ports.CacheRepository.
@@ -134,7 +169,7 @@ func (r *CacheRepository) getOne(ctx context.Context, query string, args ...any)
 // Update implements ports.CacheRepository. Only Version is set by the
 // repository; every other field, DateUpdated included, is what fn left
 // (the id excepted, which fn cannot change).
-func (r *CacheRepository) Update(ctx context.Context, id string, now time.Time, fn func(*domain.Entry) error) (_ domain.Entry, err error) {
+func (r *CacheRepository) Update(ctx context.Context, id string, now time.Time, q domain.Quota, fn func(*domain.Entry) error) (_ domain.Entry, err error) {
 	ctx, done := r.bounds.enter(ctx)
 	defer done(&err)
 	for try := 0; try < maxUpdateTries; try++ {
@@ -148,7 +183,7 @@ func (r *CacheRepository) Update(ctx context.Context, id string, now time.Time, 
 		}
 		next.ID, next.Version = cur.ID, cur.Version+1
 		next = next.Normalized()
-		n, err := r.replace(ctx, cur, next, now)
+		n, err := r.replace(ctx, cur, next, now, q)
 		if err != nil {
 			return domain.Entry{}, err
 		}
@@ -159,19 +194,41 @@ func (r *CacheRepository) Update(ctx context.Context, id string, now time.Time, 
 	return domain.Entry{}, fmt.Errorf("bunstore: update entry: changed by others %d times in a row", maxUpdateTries)
 }
 
-// replace writes next over cur when the row still holds cur's version, and
-// reports how many rows it changed. A natural-key collision with a dead row
-// clears that row; with a live one it is ErrCacheEntityAlreadyExists.
-func (r *CacheRepository) replace(ctx context.Context, cur, next domain.Entry, now time.Time) (int64, error) {
+// replace writes next over cur when the row still holds cur's version
+// and next fits q, and reports how many rows it changed (0: the caller
+// reloads and tries again). A natural-key collision with a dead row clears
+// that row; with a live one it is ErrCacheEntityAlreadyExists. A write
+// past q is ErrCacheQuotaExceeded, unless the entry changed meanwhile
+// (then 0).
+func (r *CacheRepository) replace(ctx context.Context, cur, next domain.Entry, now time.Time, q domain.Quota) (int64, error) {
+	g := newQuotaGuard(q, &cur, next)
+	if g != nil {
+		if refused := g.admit(domain.Usage{}); refused != nil {
+			return 0, r.keyConflictOr(ctx, cur, next, now, refused)
+		}
+	}
+	with, from, where, gargs := r.guarded(g)
+	query := with + "UPDATE ? SET key = ?, type = ?, assignee_id = ?, data = ?, version = ?, " +
+		"date_created = ?, date_updated = ?, date_deleted = ?, expires_at = ? "
+	args := []any{r.table, next.Key, next.Type, next.AssigneeID, string(next.Data), next.Version,
+		timeArg(next.DateCreated), timeArg(next.DateUpdated), nullTimeArg(next.DateDeleted), nullTimeArg(next.ExpiresAt),
+		cur.ID, cur.Version, timeArg(cur.DateCreated)}
+	if from != "" {
+		query += "FROM " + from + " "
+		args = append(gargs, args...)
+	}
+	query += "WHERE id = ? AND version = ? AND date_created = ? AND date_deleted IS NULL"
+	if where != "" {
+		query += " AND " + where
+		args = append(args, gargs...)
+	}
 	for try := 1; ; try++ {
-		n, err := r.exec(ctx, "UPDATE ? SET key = ?, type = ?, assignee_id = ?, data = ?, version = ?, "+
-			"date_created = ?, date_updated = ?, date_deleted = ?, expires_at = ? "+
-			"WHERE id = ? AND version = ? AND date_created = ? AND date_deleted IS NULL",
-			r.table, next.Key, next.Type, next.AssigneeID, string(next.Data), next.Version,
-			timeArg(next.DateCreated), timeArg(next.DateUpdated), nullTimeArg(next.DateDeleted), nullTimeArg(next.ExpiresAt),
-			cur.ID, cur.Version, timeArg(cur.DateCreated))
-		if err == nil {
+		n, err := r.exec(ctx, query, args...)
+		if err == nil && (n == 1 || g == nil) {
 			return n, nil
+		}
+		if err == nil {
+			return 0, r.updateRefusal(ctx, g, cur, next, now)
 		}
 		if _, ok := asUniqueViolation(err); !ok {
 			return 0, dbError("update entry", err)
@@ -188,6 +245,48 @@ func (r *CacheRepository) replace(ctx context.Context, cur, next domain.Entry, n
 			return 0, domain.ErrCacheEntityAlreadyExists
 		}
 	}
+}
+
+// updateRefusal examines an update of cur to next that wrote nothing
+// under g: nil (reload and try again) when the entry changed meanwhile or
+// the refusal made way, else the quota error, or the conflict next's
+// natural key makes.
+func (r *CacheRepository) updateRefusal(ctx context.Context, g *quotaGuard, cur, next domain.Entry, now time.Time) error {
+	retry, refused := r.refusal(ctx, g, now)
+	switch {
+	case refused != nil && !errors.Is(refused, domain.ErrCacheQuotaExceeded):
+		return refused
+	case retry:
+		return nil
+	}
+	var same int
+	err := withRetry(ctx, func() error {
+		return r.db.QueryRowContext(ctx, "SELECT count(*) FROM ? WHERE id = ? AND version = ? AND date_created = ? AND date_deleted IS NULL",
+			r.table, cur.ID, cur.Version, timeArg(cur.DateCreated)).Scan(&same)
+	})
+	switch {
+	case err != nil:
+		return dbError("read entry", err)
+	case same == 0:
+		return nil
+	}
+	return r.keyConflictOr(ctx, cur, next, now, refused)
+}
+
+// keyConflictOr returns ErrCacheEntityAlreadyExists when next takes a
+// natural key another live entry holds, or else refused.
+func (r *CacheRepository) keyConflictOr(ctx context.Context, cur, next domain.Entry, now time.Time, refused error) error {
+	if next.NaturalKey() == cur.NaturalKey() {
+		return refused
+	}
+	holder, err := r.liveHolder(ctx, "", next.NaturalKey(), now)
+	switch {
+	case err != nil:
+		return err
+	case holder != "" && holder != cur.ID:
+		return domain.ErrCacheEntityAlreadyExists
+	}
+	return refused
 }
 
 // Delete implements ports.CacheRepository.

@@ -94,6 +94,9 @@ type cacheNames struct {
 	// assigneeCreated and created serve lists in their default order.
 	assigneeCreated string
 	created         string
+	// expiring finds an assignee's expired rows when a quota is used up
+	// (usage_schema.go).
+	expiring string
 }
 
 func cacheNamesOf(table string) cacheNames {
@@ -106,6 +109,7 @@ func cacheNamesOf(table string) cacheNames {
 
 		assigneeCreated: objectName(table, "assignee_created"),
 		created:         objectName(table, "created"),
+		expiring:        objectName(table, "expiring"),
 	}
 }
 
@@ -113,7 +117,7 @@ func cacheNamesOf(table string) cacheNames {
 // the table's own.
 func cacheTableObjects(table string) []string {
 	n := cacheNamesOf(table)
-	return []string{n.pkey, n.naturalKey, n.assignee, n.expires, n.deleted, n.assigneeCreated, n.created}
+	return []string{n.pkey, n.naturalKey, n.assignee, n.expires, n.deleted, n.assigneeCreated, n.created, n.expiring}
 }
 
 // objectName returns "<table>_<suffix>", shortened with a hash of table

@@ -1,0 +1,183 @@
+package bunstore
+
+import (
+	"context"
+	"database/sql"
+	"errors"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/cachegate/cachegate/domain"
+)
+
+// A write under a quota is one statement that writes only if the count of
+// its assignee (cache_usage, kept by triggers: usage_schema.go) leaves
+// room, so the check and the write are atomic:
+//
+//   - PostgreSQL: a CTE reads the count row FOR UPDATE with the room as
+//     its condition, and the INSERT or UPDATE takes its values FROM that
+//     CTE. A concurrent writer of the same assignee waits for the row's
+//     lock, then READ COMMITTED re-checks the condition on the row as the
+//     first writer's trigger left it, so of N writers competing for the
+//     last place exactly one writes. The row must exist to be locked: a
+//     first write of an assignee creates it (zeros) and tries again.
+//   - SQLite: the statement holds the database's one write lock from its
+//     start, so a NOT EXISTS over the count row cannot be overtaken; a
+//     missing row is an empty count.
+//
+// Only a write that grows a limited count carries the condition; without
+// a quota, or for an update that keeps its assignee and does not grow, the
+// statements are the plain ones. A statement that wrote nothing is
+// examined (refusal): a missing count row, room made meanwhile, or expired
+// rows of the assignee, removed there, lead to another try; otherwise the
+// write is refused with domain.ErrCacheQuotaExceeded.
+//
+// Writers of one assignee in one table therefore queue on PostgreSQL for
+// the count row, from their statement to their commit, whether or not a
+// quota is set, since the triggers update the row; writers of different
+// assignees do not meet (docs/benchmarks.md, "Quotas").
+
+// maxQuotaTries bounds how often a create goes round a refusal that
+// cleared its way (a count row created, expired rows removed).
+const maxQuotaTries = 3
+
+// quotaGuard is the room one write needs in its assignee's count.
+type quotaGuard struct {
+	q        domain.Quota
+	assignee string
+	// entries and bytes are the write's growth (domain.Growth).
+	entries, bytes int64
+}
+
+// newQuotaGuard returns the guard of writing next in place of prev (nil
+// for a new entry) under q, or nil when the write needs no room: no limit
+// on what it grows.
+func newQuotaGuard(q domain.Quota, prev *domain.Entry, next domain.Entry) *quotaGuard {
+	entries, bytes := domain.Growth(prev, next)
+	g := &quotaGuard{q: q, assignee: next.AssigneeID, entries: entries, bytes: bytes}
+	if g.condition() == "" {
+		return nil
+	}
+	return g
+}
+
+// admit says whether usage u leaves room for the write.
+func (g *quotaGuard) admit(u domain.Usage) error { return g.q.Admit(u, g.entries, g.bytes) }
+
+// condition is the SQL condition on a cache_usage row that leaves room for
+// the write ("" when nothing limited grows). The numbers are the guard's
+// own, never a client's text.
+func (g *quotaGuard) condition() string {
+	var parts []string
+	if g.entries > 0 && g.q.MaxEntries > 0 {
+		parts = append(parts, "entries + "+itoa(g.entries)+" <= "+itoa(g.q.MaxEntries))
+	}
+	if g.bytes > 0 && g.q.MaxBytes > 0 {
+		parts = append(parts, "bytes + "+itoa(g.bytes)+" <= "+itoa(g.q.MaxBytes))
+	}
+	return strings.Join(parts, " AND ")
+}
+
+// guarded returns the parts that make a statement write only within the
+// guard (nil: the plain statement). On PostgreSQL the statement gets with
+// as a prefix and from as its FROM item (a one-row CTE named quota); on
+// SQLite where is ANDed to its WHERE (an INSERT … SELECT gets it as its
+// WHERE).
+func (r *CacheRepository) guarded(g *quotaGuard) (with, from, where string, args []any) {
+	if g == nil {
+		return "", "", "", nil
+	}
+	if isPostgres(r.db) {
+		return "WITH quota AS (SELECT 1 FROM " + usageTable + " WHERE entity = ? AND assignee_id = ? AND " +
+			g.condition() + " FOR UPDATE) ", "quota", "", []any{r.name, g.assignee}
+	}
+	return "", "", "NOT EXISTS (SELECT 1 FROM " + usageTable + " WHERE entity = ? AND assignee_id = ? AND NOT (" +
+		g.condition() + "))", []any{r.name, g.assignee}
+}
+
+// insert runs the INSERT of e, within g when g is set, and reports how
+// many rows it wrote (0: refused by the guard).
+func (r *CacheRepository) insert(ctx context.Context, e domain.Entry, g *quotaGuard) (int64, error) {
+	values := []any{e.ID, e.Key, e.Type, e.AssigneeID, string(e.Data), e.Version,
+		timeArg(e.DateCreated), timeArg(e.DateUpdated), nullTimeArg(e.DateDeleted), nullTimeArg(e.ExpiresAt)}
+	if g == nil {
+		return r.exec(ctx, "INSERT INTO ? ("+cacheColumns+") VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+			append([]any{r.table}, values...)...)
+	}
+	with, from, where, gargs := r.guarded(g)
+	query := with + "INSERT INTO ? (" + cacheColumns + ") SELECT ?, ?, ?, ?, ?, ?, ?, ?, ?, ?"
+	var args []any
+	if from != "" {
+		query += " FROM " + from
+		args = append(append(append(args, gargs...), r.table), values...)
+	} else {
+		query += " WHERE " + where
+		args = append(append([]any{r.table}, values...), gargs...)
+	}
+	return r.exec(ctx, query, args...)
+}
+
+// usage reads the count row of assignee; ok is false when there is none.
+func (r *CacheRepository) usage(ctx context.Context, assignee string) (u domain.Usage, ok bool, err error) {
+	err = withRetry(ctx, func() error {
+		return r.db.QueryRowContext(ctx, "SELECT entries, bytes FROM "+usageTable+" WHERE entity = ? AND assignee_id = ?",
+			r.name, assignee).Scan(&u.Entries, &u.Bytes)
+	})
+	switch {
+	case errors.Is(err, sql.ErrNoRows):
+		return domain.Usage{}, false, nil
+	case err != nil:
+		return domain.Usage{}, false, dbError("read the assignee's usage", err)
+	}
+	return u, true, nil
+}
+
+// refusal examines a write that g refused: it reports whether to try
+// again, having created a missing count row (PostgreSQL) or removed the
+// assignee's expired rows, or seen room made meanwhile; otherwise it
+// returns the quota error.
+func (r *CacheRepository) refusal(ctx context.Context, g *quotaGuard, now time.Time) (retry bool, err error) {
+	u, ok, err := r.usage(ctx, g.assignee)
+	if err != nil {
+		return false, err
+	}
+	if !ok && isPostgres(r.db) {
+		if _, err := r.exec(ctx, "INSERT INTO "+usageTable+" (entity, assignee_id, entries, bytes) VALUES (?, ?, 0, 0) "+
+			"ON CONFLICT DO NOTHING", r.name, g.assignee); err != nil {
+			return false, dbError("count a new assignee", err)
+		}
+		return true, nil
+	}
+	refused := g.admit(u)
+	if refused == nil {
+		return true, nil
+	}
+	n, err := r.exec(ctx, "DELETE FROM ? WHERE assignee_id = ? AND date_deleted IS NULL AND expires_at <= ?",
+		r.table, g.assignee, timeArg(now))
+	if err != nil {
+		return false, dbError("remove the assignee's expired entries", err)
+	}
+	return n > 0, refused
+}
+
+// liveHolder returns the id of a live entry holding id or natural key k
+// at now ("" when none): a write refused by its quota that would conflict
+// anyway reports the conflict.
+func (r *CacheRepository) liveHolder(ctx context.Context, id string, k domain.NaturalKey, now time.Time) (string, error) {
+	var holder string
+	err := withRetry(ctx, func() error {
+		return r.db.QueryRowContext(ctx, "SELECT id FROM ? WHERE (id = ? OR (key = ? AND type = ? AND assignee_id = ?)) AND "+
+			liveAt+" ORDER BY id = ? DESC LIMIT 1", r.table, id, k.Key, k.Type, k.AssigneeID, timeArg(now), id).Scan(&holder)
+	})
+	switch {
+	case errors.Is(err, sql.ErrNoRows):
+		return "", nil
+	case err != nil:
+		return "", dbError("check the entry's keys", err)
+	}
+	return holder, nil
+}
+
+// itoa formats n for an SQL text.
+func itoa(n int64) string { return strconv.FormatInt(n, 10) }
