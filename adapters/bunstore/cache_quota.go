@@ -15,13 +15,16 @@ import (
 // its assignee (cache_usage, kept by triggers: usage_schema.go) leaves
 // room, so the check and the write are atomic:
 //
-//   - PostgreSQL: a CTE reads the count row FOR UPDATE with the room as
-//     its condition, and the INSERT or UPDATE takes its values FROM that
-//     CTE. A concurrent writer of the same assignee waits for the row's
-//     lock, then READ COMMITTED re-checks the condition on the row as the
-//     first writer's trigger left it, so of N writers competing for the
-//     last place exactly one writes. The row must exist to be locked: a
-//     first write of an assignee creates it (zeros) and tries again.
+//   - PostgreSQL: a one-row CTE calls cache_usage_admit (usage_schema.go),
+//     which locks the assignee's shard 0 until the transaction ends (the
+//     statement's own: it commits with the write), sums the shards with a
+//     snapshot taken after the lock and tells whether the write fits; the
+//     INSERT or UPDATE takes its values FROM that CTE. A concurrent writer
+//     under a quota waits for the lock, then counts the first one's write,
+//     so of N writers competing for the last place exactly one writes.
+//     The function's statements are planned once per connection (PL/pgSQL
+//     keeps their plans), which a CTE of subqueries, planned anew for every
+//     statement, was not: it cost ten times the plain INSERT's planning.
 //   - SQLite: the statement holds the database's one write lock from its
 //     start, so a NOT EXISTS over the count row cannot be overtaken; a
 //     missing row is an empty count.
@@ -29,17 +32,17 @@ import (
 // Only a write that grows a limited count carries the condition; without
 // a quota, or for an update that keeps its assignee and does not grow, the
 // statements are the plain ones. A statement that wrote nothing is
-// examined (refusal): a missing count row, room made meanwhile, or expired
-// rows of the assignee, removed there, lead to another try; otherwise the
-// write is refused with domain.ErrCacheQuotaExceeded.
+// examined (refusal): room made meanwhile, or expired rows of the
+// assignee, removed there, lead to another try; otherwise the write is
+// refused with domain.ErrCacheQuotaExceeded.
 //
-// Writers of one assignee in one table therefore queue on PostgreSQL for
-// the count row, from their statement to their commit, whether or not a
-// quota is set, since the triggers update the row; writers of different
-// assignees do not meet (docs/benchmarks.md, "Quotas").
+// Writers of one assignee in one table under a quota therefore queue on
+// PostgreSQL for shard 0, from their statement to their commit; writers
+// without a quota, and writers of different assignees, do not meet
+// (usage_schema.go; docs/benchmarks.md, "Quotas").
 
 // maxQuotaTries bounds how often a create goes round a refusal that
-// cleared its way (a count row created, expired rows removed).
+// cleared its way (expired rows removed, room made meanwhile).
 const maxQuotaTries = 3
 
 // quotaGuard is the room one write needs in its assignee's count.
@@ -56,7 +59,7 @@ type quotaGuard struct {
 func newQuotaGuard(q domain.Quota, prev *domain.Entry, next domain.Entry) *quotaGuard {
 	entries, bytes := domain.Growth(prev, next)
 	g := &quotaGuard{q: q, assignee: next.AssigneeID, entries: entries, bytes: bytes}
-	if g.condition() == "" {
+	if g.condition(column) == "" {
 		return nil
 	}
 	return g
@@ -65,19 +68,22 @@ func newQuotaGuard(q domain.Quota, prev *domain.Entry, next domain.Entry) *quota
 // admit says whether usage u leaves room for the write.
 func (g *quotaGuard) admit(u domain.Usage) error { return g.q.Admit(u, g.entries, g.bytes) }
 
-// condition is the SQL condition on a cache_usage row that leaves room for
-// the write ("" when nothing limited grows). The numbers are the guard's
-// own, never a client's text.
-func (g *quotaGuard) condition() string {
+// condition is the SQL condition that leaves room for the write ("" when
+// nothing limited grows); count writes the count of a column ("entries"
+// or "bytes"). The numbers are the guard's own, never a client's text.
+func (g *quotaGuard) condition(count func(column string) string) string {
 	var parts []string
 	if g.entries > 0 && g.q.MaxEntries > 0 {
-		parts = append(parts, "entries + "+itoa(g.entries)+" <= "+itoa(g.q.MaxEntries))
+		parts = append(parts, count("entries")+" + "+itoa(g.entries)+" <= "+itoa(g.q.MaxEntries))
 	}
 	if g.bytes > 0 && g.q.MaxBytes > 0 {
-		parts = append(parts, "bytes + "+itoa(g.bytes)+" <= "+itoa(g.q.MaxBytes))
+		parts = append(parts, count("bytes")+" + "+itoa(g.bytes)+" <= "+itoa(g.q.MaxBytes))
 	}
 	return strings.Join(parts, " AND ")
 }
+
+// column is the count of a column of one cache_usage row.
+func column(name string) string { return name }
 
 // guarded returns the parts that make a statement write only within the
 // guard (nil: the plain statement). On PostgreSQL the statement gets with
@@ -89,11 +95,11 @@ func (r *CacheRepository) guarded(g *quotaGuard) (with, from, where string, args
 		return "", "", "", nil
 	}
 	if isPostgres(r.db) {
-		return "WITH quota AS (SELECT 1 FROM " + usageTable + " WHERE entity = ? AND assignee_id = ? AND " +
-			g.condition() + " FOR UPDATE) ", "quota", "", []any{r.name, g.assignee}
+		return "WITH quota AS (SELECT 1 WHERE cache_usage_admit(?, ?, ?, ?, ?, ?)) ", "quota", "",
+			[]any{r.name, g.assignee, g.entries, g.bytes, g.q.MaxEntries, g.q.MaxBytes}
 	}
-	return "", "", "NOT EXISTS (SELECT 1 FROM " + usageTable + " WHERE entity = ? AND assignee_id = ? AND NOT (" +
-		g.condition() + "))", []any{r.name, g.assignee}
+	return "", "", "NOT EXISTS (SELECT 1 FROM " + usageTable + " WHERE entity = ? AND assignee_id = ? AND shard = 0 AND NOT (" +
+		g.condition(column) + "))", []any{r.name, g.assignee}
 }
 
 // insert runs the INSERT of e, within g when g is set, and reports how
@@ -118,36 +124,25 @@ func (r *CacheRepository) insert(ctx context.Context, e domain.Entry, g *quotaGu
 	return r.exec(ctx, query, args...)
 }
 
-// usage reads the count row of assignee; ok is false when there is none.
-func (r *CacheRepository) usage(ctx context.Context, assignee string) (u domain.Usage, ok bool, err error) {
+// usage reads the counts of assignee, summed over its shards.
+func (r *CacheRepository) usage(ctx context.Context, assignee string) (u domain.Usage, err error) {
 	err = withRetry(ctx, func() error {
-		return r.db.QueryRowContext(ctx, "SELECT entries, bytes FROM "+usageTable+" WHERE entity = ? AND assignee_id = ?",
-			r.name, assignee).Scan(&u.Entries, &u.Bytes)
+		return r.db.QueryRowContext(ctx, "SELECT coalesce(sum(entries), 0), coalesce(sum(bytes), 0) FROM "+usageTable+
+			" WHERE entity = ? AND assignee_id = ?", r.name, assignee).Scan(&u.Entries, &u.Bytes)
 	})
-	switch {
-	case errors.Is(err, sql.ErrNoRows):
-		return domain.Usage{}, false, nil
-	case err != nil:
-		return domain.Usage{}, false, dbError("read the assignee's usage", err)
+	if err != nil {
+		return domain.Usage{}, dbError("read the assignee's usage", err)
 	}
-	return u, true, nil
+	return u, nil
 }
 
 // refusal examines a write that g refused: it reports whether to try
-// again, having created a missing count row (PostgreSQL) or removed the
-// assignee's expired rows, or seen room made meanwhile; otherwise it
-// returns the quota error.
+// again, having removed the assignee's expired rows or seen room made
+// meanwhile; otherwise it returns the quota error.
 func (r *CacheRepository) refusal(ctx context.Context, g *quotaGuard, now time.Time) (retry bool, err error) {
-	u, ok, err := r.usage(ctx, g.assignee)
+	u, err := r.usage(ctx, g.assignee)
 	if err != nil {
 		return false, err
-	}
-	if !ok && isPostgres(r.db) {
-		if _, err := r.exec(ctx, "INSERT INTO "+usageTable+" (entity, assignee_id, entries, bytes) VALUES (?, ?, 0, 0) "+
-			"ON CONFLICT DO NOTHING", r.name, g.assignee); err != nil {
-			return false, dbError("count a new assignee", err)
-		}
-		return true, nil
 	}
 	refused := g.admit(u)
 	if refused == nil {
