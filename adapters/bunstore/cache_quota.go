@@ -16,9 +16,10 @@ import (
 // room, so the check and the write are atomic:
 //
 //   - PostgreSQL: a one-row CTE calls cache_usage_admit (usage_schema.go),
-//     which locks the assignee's shard 0 until the transaction ends (the
-//     statement's own: it commits with the write), sums the shards with a
-//     snapshot taken after the lock and tells whether the write fits; the
+//     which takes the assignee's advisory lock until the transaction ends
+//     (the statement's own: it commits with the write), sums the shards
+//     with a snapshot taken after the lock and tells whether the write
+//     fits; the
 //     INSERT or UPDATE takes its values FROM that CTE. A concurrent writer
 //     under a quota waits for the lock, then counts the first one's write,
 //     so of N writers competing for the last place exactly one writes.
@@ -37,7 +38,7 @@ import (
 // refused with domain.ErrCacheQuotaExceeded.
 //
 // Writers of one assignee in one table under a quota therefore queue on
-// PostgreSQL for shard 0, from their statement to their commit; writers
+// PostgreSQL for that lock, from their statement to their commit; writers
 // without a quota, and writers of different assignees, do not meet
 // (usage_schema.go; docs/benchmarks.md, "Quotas").
 

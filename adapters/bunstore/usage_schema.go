@@ -26,10 +26,9 @@ import (
 // (measured: 4× slower creates by eight writers of one assignee, quota or
 // not). So a trigger adds to the shard of its connection,
 // 1 + pg_backend_pid() % 15, where writers of other connections rarely
-// meet it. Shard 0 holds the counts the migration found and is the lock
-// that writes under a quota take to check (cache_usage_admit); nothing
-// else writes it, so removals and writes without a quota never wait for a
-// check. Inserts and updates count row by row; deletes (the sweeper's
+// meet it; shard 0 holds the counts the migration found. Writes under a
+// quota serialise on an advisory lock instead (cache_usage_admit), which
+// removals and writes without a quota never wait for. Inserts and updates count row by row; deletes (the sweeper's
 // batches span many assignees) count once per statement, from the
 // transition table, one upsert per assignee in assignee order, so two
 // replicas purging at once lock rows in the same order and never deadlock.
@@ -155,12 +154,15 @@ func usageDropDDL(db bun.IDB, table string) []string {
 }
 
 // pgUsageAdmitFunction is the quota check of a write on PostgreSQL
-// (cache_quota.go): it locks the assignee's shard 0 (creating it when
-// missing), then sums the shards. Being VOLATILE, its statements each read
-// a fresh snapshot, so the sum taken after the lock sees every write
-// committed before, including the previous holder's, whatever shard its
-// trigger counted it in. It returns whether the growth fits the limits
-// (0: none); the lock is held until the write commits.
+// (cache_quota.go): it takes the transaction-scoped advisory lock of the
+// assignee in the entity (class "quot", key the hash of both names; a
+// collision of two hashes only makes two assignees wait for each other),
+// then sums the shards. Being VOLATILE, its statements each read a fresh
+// snapshot, so the sum taken after the lock sees every write committed
+// before, including the previous holder's, whatever shard its trigger
+// counted it in. It returns whether the growth fits the limits (0: none);
+// the lock is held until the write commits. An advisory lock lives in
+// memory: taking it writes nothing, where locking a row would.
 const pgUsageAdmitFunction = `CREATE OR REPLACE FUNCTION cache_usage_admit(p_entity text, p_assignee text,
 		grow_entries bigint, grow_bytes bigint, max_entries bigint, max_bytes bigint) RETURNS boolean
 		LANGUAGE plpgsql VOLATILE AS $$
@@ -168,12 +170,7 @@ DECLARE
 	n bigint;
 	b bigint;
 BEGIN
-	PERFORM 1 FROM cache_usage WHERE entity = p_entity AND assignee_id = p_assignee AND shard = 0 FOR UPDATE;
-	IF NOT FOUND THEN
-		INSERT INTO cache_usage (entity, assignee_id, shard, entries, bytes) VALUES (p_entity, p_assignee, 0, 0, 0)
-		ON CONFLICT DO NOTHING;
-		PERFORM 1 FROM cache_usage WHERE entity = p_entity AND assignee_id = p_assignee AND shard = 0 FOR UPDATE;
-	END IF;
+	PERFORM pg_advisory_xact_lock(` + quotaLockClass + `, hashtext(p_entity || '/' || p_assignee));
 	SELECT coalesce(sum(entries), 0), coalesce(sum(bytes), 0) INTO n, b
 	FROM cache_usage WHERE entity = p_entity AND assignee_id = p_assignee;
 	IF grow_entries > 0 AND max_entries > 0 AND n + grow_entries > max_entries
@@ -183,6 +180,11 @@ BEGIN
 	RETURN true;
 END
 $$`
+
+// quotaLockClass is the first half of cache_usage_admit's two-key advisory
+// locks ("quot"); the two-key space never meets Migrate's one-key lock, and
+// the throttle's class differs.
+const quotaLockClass = "1903521652"
 
 // pgOwnShard is the shard of a change on PostgreSQL: its connection's.
 const pgOwnShard = `1 + pg_backend_pid() % 15`
