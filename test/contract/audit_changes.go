@@ -1,7 +1,9 @@
 package contract
 
 import (
+	"context"
 	"errors"
+	"fmt"
 	"slices"
 	"testing"
 	"time"
@@ -323,5 +325,36 @@ func AuditWithChanges(t *testing.T, newStores func(t *testing.T) AuditStores) {
 		}
 		wantEvents(t, s, taken)
 		authRotate(t, s.Refresh, "t1", authToken("t1b", "f1", "u1"), now, nil)
+	})
+	t.Run("a user's sessions ended while a family rotates leave it no live token", func(t *testing.T) {
+		t.Parallel()
+		s := newStores(t)
+		sessions(t, s)
+		const most = 5000
+		started, last := make(chan struct{}), make(chan string, 1)
+		go func() {
+			cur := "t1"
+			defer func() { last <- cur }()
+			for i := range most {
+				if i == 3 {
+					close(started)
+				}
+				next := authToken(fmt.Sprintf("t1-%d", i), "f1", "u1")
+				if _, err := s.Refresh.RotateRefresh(context.Background(), cur, next, now, 0); err != nil {
+					if i < 3 {
+						close(started)
+					}
+					return
+				}
+				cur = next.ID
+			}
+		}()
+		<-started
+		if _, err := s.Users.UpdateUserEndingSessions(t.Context(), "u1", now, disable); err != nil {
+			t.Fatalf("UpdateUserEndingSessions: %v", err)
+		}
+		// The rotations stop at the first refusal; the token they stopped
+		// at is the family's newest and must be revoked too.
+		authRotate(t, s.Refresh, <-last, authToken("after", "f1", "u1"), now, domain.ErrUnauthenticated)
 	})
 }
