@@ -148,3 +148,20 @@ func (s *memKeys) current() domain.SigningKey {
 	}
 	return domain.SigningKey{}
 }
+
+// hidingKeys is a memKeys that leaves out one key from its loads while
+// hide is set: a replica that read the store before another's key was
+// added.
+type hidingKeys struct {
+	*memKeys
+	hidden string
+	hide   atomic.Bool
+}
+
+func (s *hidingKeys) SigningKeys(ctx context.Context) ([]domain.SigningKey, error) {
+	keys, err := s.memKeys.SigningKeys(ctx)
+	if err != nil || !s.hide.Load() {
+		return keys, err
+	}
+	return slices.DeleteFunc(keys, func(k domain.SigningKey) bool { return k.ID == s.hidden }), nil
+}

@@ -227,7 +227,9 @@ func (t *Tokens) reloadLocked(ctx context.Context, now time.Time) error {
 	// Until this attempt succeeds, retry after unknownKIDReload.
 	t.nextReload.Store(now.Add(unknownKIDReload).UnixNano())
 	ring, err := t.load(ctx)
+	generated := false
 	if err == nil && ring.current == nil {
+		generated = true
 		key, gerr := t.newKey(now)
 		if gerr != nil {
 			return gerr
@@ -250,6 +252,15 @@ func (t *Tokens) reloadLocked(ctx context.Context, now time.Time) error {
 	}
 	t.ring.Store(ring)
 	t.nextReload.Store(now.Add(t.opts.KeyReload).UnixNano())
+	if generated {
+		// Replicas starting together on an empty store may each create a
+		// first key, one of them after the other read the store: that one
+		// does not know the other's key yet. Its first token naming an
+		// unknown kid may reload at once, and the keys are read again a
+		// second later, so the replicas agree on the newest key.
+		t.lastReload = time.Time{}
+		t.nextReload.Store(now.Add(unknownKIDReload).UnixNano())
+	}
 	return nil
 }
 
