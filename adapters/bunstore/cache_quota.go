@@ -8,6 +8,8 @@ import (
 	"strings"
 	"time"
 
+	"github.com/uptrace/bun"
+
 	"github.com/cachegate/cachegate/domain"
 )
 
@@ -105,11 +107,11 @@ func (r *CacheRepository) guarded(g *quotaGuard) (with, from, where string, args
 
 // insert runs the INSERT of e, within g when g is set, and reports how
 // many rows it wrote (0: refused by the guard).
-func (r *CacheRepository) insert(ctx context.Context, e domain.Entry, g *quotaGuard) (int64, error) {
+func (r *CacheRepository) insert(ctx context.Context, db bun.IDB, e domain.Entry, g *quotaGuard) (int64, error) {
 	values := []any{e.ID, e.Key, e.Type, e.AssigneeID, string(e.Data), e.Version,
 		timeArg(e.DateCreated), timeArg(e.DateUpdated), nullTimeArg(e.DateDeleted), nullTimeArg(e.ExpiresAt)}
 	if g == nil {
-		return r.exec(ctx, "INSERT INTO ? ("+cacheColumns+") VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+		return r.exec(ctx, db, "INSERT INTO ? ("+cacheColumns+") VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
 			append([]any{r.table}, values...)...)
 	}
 	with, from, where, gargs := r.guarded(g)
@@ -122,13 +124,13 @@ func (r *CacheRepository) insert(ctx context.Context, e domain.Entry, g *quotaGu
 		query += " WHERE " + where
 		args = append(append([]any{r.table}, values...), gargs...)
 	}
-	return r.exec(ctx, query, args...)
+	return r.exec(ctx, db, query, args...)
 }
 
 // usage reads the counts of assignee, summed over its shards.
-func (r *CacheRepository) usage(ctx context.Context, assignee string) (u domain.Usage, err error) {
+func (r *CacheRepository) usage(ctx context.Context, db bun.IDB, assignee string) (u domain.Usage, err error) {
 	err = withRetry(ctx, func() error {
-		return r.db.QueryRowContext(ctx, "SELECT coalesce(sum(entries), 0), coalesce(sum(bytes), 0) FROM "+usageTable+
+		return db.QueryRowContext(ctx, "SELECT coalesce(sum(entries), 0), coalesce(sum(bytes), 0) FROM "+usageTable+
 			" WHERE entity = ? AND assignee_id = ?", r.name, assignee).Scan(&u.Entries, &u.Bytes)
 	})
 	if err != nil {
@@ -140,8 +142,8 @@ func (r *CacheRepository) usage(ctx context.Context, assignee string) (u domain.
 // refusal examines a write that g refused: it reports whether to try
 // again, having removed the assignee's expired rows or seen room made
 // meanwhile; otherwise it returns the quota error.
-func (r *CacheRepository) refusal(ctx context.Context, g *quotaGuard, now time.Time) (retry bool, err error) {
-	u, err := r.usage(ctx, g.assignee)
+func (r *CacheRepository) refusal(ctx context.Context, db bun.IDB, g *quotaGuard, now time.Time) (retry bool, err error) {
+	u, err := r.usage(ctx, db, g.assignee)
 	if err != nil {
 		return false, err
 	}
@@ -149,7 +151,7 @@ func (r *CacheRepository) refusal(ctx context.Context, g *quotaGuard, now time.T
 	if refused == nil {
 		return true, nil
 	}
-	n, err := r.exec(ctx, "DELETE FROM ? WHERE assignee_id = ? AND date_deleted IS NULL AND expires_at <= ?",
+	n, err := r.exec(ctx, db, "DELETE FROM ? WHERE assignee_id = ? AND date_deleted IS NULL AND expires_at <= ?",
 		r.table, g.assignee, timeArg(now))
 	if err != nil {
 		return false, dbError("remove the assignee's expired entries", err)
@@ -160,10 +162,10 @@ func (r *CacheRepository) refusal(ctx context.Context, g *quotaGuard, now time.T
 // liveHolder returns the id of a live entry holding id or natural key k
 // at now ("" when none): a write refused by its quota that would conflict
 // anyway reports the conflict.
-func (r *CacheRepository) liveHolder(ctx context.Context, id string, k domain.NaturalKey, now time.Time) (string, error) {
+func (r *CacheRepository) liveHolder(ctx context.Context, db bun.IDB, id string, k domain.NaturalKey, now time.Time) (string, error) {
 	var holder string
 	err := withRetry(ctx, func() error {
-		return r.db.QueryRowContext(ctx, "SELECT id FROM ? WHERE (id = ? OR (key = ? AND type = ? AND assignee_id = ?)) AND "+
+		return db.QueryRowContext(ctx, "SELECT id FROM ? WHERE (id = ? OR (key = ? AND type = ? AND assignee_id = ?)) AND "+
 			liveAt+" ORDER BY id = ? DESC LIMIT 1", r.table, id, k.Key, k.Type, k.AssigneeID, timeArg(now), id).Scan(&holder)
 	})
 	switch {

@@ -62,6 +62,7 @@ func Migrate(ctx context.Context, db *bun.DB, tables []string) error {
 	for _, t := range tables {
 		ms.Add(cacheTableMigration(t))
 		ms.Add(cacheListMigration(t))
+		ms.Add(cacheCoveringMigration(t))
 		ms.Add(changesTriggerMigration(t))
 		ms.Add(usageTriggerMigration(t))
 	}
