@@ -38,10 +38,12 @@ type CacheRepository struct {
 	// name is the table's name as a value: its entity in cache_usage.
 	name   string
 	bounds bounds
-	// handle, gate and group are set on SQLite, where writes are grouped.
-	handle *bun.DB
-	gate   chan struct{}
-	group  *writeGroup
+	// handle, gate and group are set on SQLite, where writes are grouped,
+	// and so is prepared, the grouped writes' statements.
+	handle   *bun.DB
+	gate     chan struct{}
+	group    *writeGroup
+	prepared *preparedSet
 }
 
 var _ ports.CacheRepository = (*CacheRepository)(nil)
@@ -53,6 +55,9 @@ func NewCacheRepository(db *bun.DB, table string, opts ...RepoOption) *CacheRepo
 	if !r.bounds.ungrouped {
 		r.gate, r.group = writeGate(db), entryWrites(db)
 	}
+	if r.gate != nil && r.group != nil {
+		r.prepared = sqliteWrites(db, table)
+	}
 	return r
 }
 
@@ -62,6 +67,11 @@ func NewCacheRepository(db *bun.DB, table string, opts ...RepoOption) *CacheRepo
 func (r *CacheRepository) write(ctx context.Context, fn func(ctx context.Context, db bun.IDB) error) error {
 	if r.group == nil || r.gate == nil {
 		return fn(ctx, r.db)
+	}
+	// Prepared before the group's transaction takes a connection: an
+	// sqlite::memory: handle has only that one.
+	if _, err := r.prepared.get(ctx); err != nil {
+		return dbError("prepare the entry writes", err)
 	}
 	return r.group.run(ctx, r.handle, r.gate, r.bounds.timeout, fn)
 }
@@ -246,23 +256,8 @@ func (r *CacheRepository) replace(ctx context.Context, db bun.IDB, cur, next dom
 			return 0, r.keyConflictOr(ctx, db, cur, next, now, refused)
 		}
 	}
-	with, from, where, gargs := r.guarded(g)
-	query := with + "UPDATE ? SET key = ?, type = ?, assignee_id = ?, data = ?, version = ?, " +
-		"date_created = ?, date_updated = ?, date_deleted = ?, expires_at = ? "
-	args := []any{r.table, next.Key, next.Type, next.AssigneeID, string(next.Data), next.Version,
-		timeArg(next.DateCreated), timeArg(next.DateUpdated), nullTimeArg(next.DateDeleted), nullTimeArg(next.ExpiresAt),
-		cur.ID, cur.Version, timeArg(cur.DateCreated)}
-	if from != "" {
-		query += "FROM " + from + " "
-		args = append(gargs, args...)
-	}
-	query += "WHERE id = ? AND version = ? AND date_created = ? AND date_deleted IS NULL"
-	if where != "" {
-		query += " AND " + where
-		args = append(args, gargs...)
-	}
 	for try := 1; ; try++ {
-		n, err := r.exec(ctx, db, query, args...)
+		n, err := r.updateRow(ctx, db, cur, next, g)
 		if err == nil && (n == 1 || g == nil) {
 			return n, nil
 		}
@@ -284,6 +279,36 @@ func (r *CacheRepository) replace(ctx context.Context, db bun.IDB, cur, next dom
 			return 0, domain.ErrCacheEntityAlreadyExists
 		}
 	}
+}
+
+// updateRow runs the UPDATE of cur to next, within g when g is set, and
+// reports how many rows it changed.
+func (r *CacheRepository) updateRow(ctx context.Context, db bun.IDB, cur, next domain.Entry, g *quotaGuard) (int64, error) {
+	if tx, ok := db.(bun.Tx); ok && r.prepared != nil {
+		args := []any{next.Key, next.Type, next.AssigneeID, string(next.Data), next.Version,
+			driverTime(db, next.DateCreated), driverTime(db, next.DateUpdated), driverNullTime(db, next.DateDeleted),
+			driverNullTime(db, next.ExpiresAt), cur.ID, cur.Version, driverTime(db, cur.DateCreated)}
+		if g == nil {
+			return r.execPrepared(ctx, tx, stmtUpdate, args...)
+		}
+		return r.execPrepared(ctx, tx, stmtUpdateGuarded, append(args, r.sqliteGuardArgs(g)...)...)
+	}
+	with, from, where, gargs := r.guarded(g)
+	query := with + "UPDATE ? SET key = ?, type = ?, assignee_id = ?, data = ?, version = ?, " +
+		"date_created = ?, date_updated = ?, date_deleted = ?, expires_at = ? "
+	args := []any{r.table, next.Key, next.Type, next.AssigneeID, string(next.Data), next.Version,
+		timeArg(next.DateCreated), timeArg(next.DateUpdated), nullTimeArg(next.DateDeleted), nullTimeArg(next.ExpiresAt),
+		cur.ID, cur.Version, timeArg(cur.DateCreated)}
+	if from != "" {
+		query += "FROM " + from + " "
+		args = append(gargs, args...)
+	}
+	query += "WHERE id = ? AND version = ? AND date_created = ? AND date_deleted IS NULL"
+	if where != "" {
+		query += " AND " + where
+		args = append(args, gargs...)
+	}
+	return r.exec(ctx, db, query, args...)
 }
 
 // updateRefusal examines an update of cur to next that wrote nothing

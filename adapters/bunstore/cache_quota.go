@@ -4,8 +4,7 @@ import (
 	"context"
 	"database/sql"
 	"errors"
-	"strconv"
-	"strings"
+	"math"
 	"time"
 
 	"github.com/uptrace/bun"
@@ -61,32 +60,39 @@ type quotaGuard struct {
 // on what it grows.
 func newQuotaGuard(q domain.Quota, prev *domain.Entry, next domain.Entry) *quotaGuard {
 	entries, bytes := domain.Growth(prev, next)
-	g := &quotaGuard{q: q, assignee: next.AssigneeID, entries: entries, bytes: bytes}
-	if g.condition(column) == "" {
+	if !(entries > 0 && q.MaxEntries > 0 || bytes > 0 && q.MaxBytes > 0) {
 		return nil
 	}
-	return g
+	return &quotaGuard{q: q, assignee: next.AssigneeID, entries: entries, bytes: bytes}
 }
 
 // admit says whether usage u leaves room for the write.
 func (g *quotaGuard) admit(u domain.Usage) error { return g.q.Admit(u, g.entries, g.bytes) }
 
-// condition is the SQL condition that leaves room for the write ("" when
-// nothing limited grows); count writes the count of a column ("entries"
-// or "bytes"). The numbers are the guard's own, never a client's text.
-func (g *quotaGuard) condition(count func(column string) string) string {
-	var parts []string
+// limits returns the limits to compare the count plus the growth with:
+// the quota's, or for a count that is not limited or does not grow, one
+// that nothing passes.
+func (g *quotaGuard) limits() (entries, bytes int64) {
+	entries, bytes = math.MaxInt64, math.MaxInt64
 	if g.entries > 0 && g.q.MaxEntries > 0 {
-		parts = append(parts, count("entries")+" + "+itoa(g.entries)+" <= "+itoa(g.q.MaxEntries))
+		entries = g.q.MaxEntries
 	}
 	if g.bytes > 0 && g.q.MaxBytes > 0 {
-		parts = append(parts, count("bytes")+" + "+itoa(g.bytes)+" <= "+itoa(g.q.MaxBytes))
+		bytes = g.q.MaxBytes
 	}
-	return strings.Join(parts, " AND ")
+	return entries, bytes
 }
 
-// column is the count of a column of one cache_usage row.
-func column(name string) string { return name }
+// sqliteGuard is the condition an SQLite statement under a quota adds; its
+// arguments are sqliteGuardArgs.
+const sqliteGuard = "NOT EXISTS (SELECT 1 FROM " + usageTable + " WHERE entity = ? AND assignee_id = ? AND shard = 0 " +
+	"AND (entries + ? > ? OR bytes + ? > ?))"
+
+// sqliteGuardArgs are the arguments of sqliteGuard.
+func (r *CacheRepository) sqliteGuardArgs(g *quotaGuard) []any {
+	maxEntries, maxBytes := g.limits()
+	return []any{r.name, g.assignee, g.entries, maxEntries, g.bytes, maxBytes}
+}
 
 // guarded returns the parts that make a statement write only within the
 // guard (nil: the plain statement). On PostgreSQL the statement gets with
@@ -101,13 +107,21 @@ func (r *CacheRepository) guarded(g *quotaGuard) (with, from, where string, args
 		return "WITH quota AS (SELECT 1 WHERE cache_usage_admit(?, ?, ?, ?, ?, ?)) ", "quota", "",
 			[]any{r.name, g.assignee, g.entries, g.bytes, g.q.MaxEntries, g.q.MaxBytes}
 	}
-	return "", "", "NOT EXISTS (SELECT 1 FROM " + usageTable + " WHERE entity = ? AND assignee_id = ? AND shard = 0 AND NOT (" +
-		g.condition(column) + "))", []any{r.name, g.assignee}
+	return "", "", sqliteGuard, r.sqliteGuardArgs(g)
 }
 
 // insert runs the INSERT of e, within g when g is set, and reports how
 // many rows it wrote (0: refused by the guard).
 func (r *CacheRepository) insert(ctx context.Context, db bun.IDB, e domain.Entry, g *quotaGuard) (int64, error) {
+	if tx, ok := db.(bun.Tx); ok && r.prepared != nil {
+		args := []any{e.ID, e.Key, e.Type, e.AssigneeID, string(e.Data), e.Version,
+			driverTime(db, e.DateCreated), driverTime(db, e.DateUpdated), driverNullTime(db, e.DateDeleted),
+			driverNullTime(db, e.ExpiresAt)}
+		if g == nil {
+			return r.execPrepared(ctx, tx, stmtInsert, args...)
+		}
+		return r.execPrepared(ctx, tx, stmtInsertGuarded, append(args, r.sqliteGuardArgs(g)...)...)
+	}
 	values := []any{e.ID, e.Key, e.Type, e.AssigneeID, string(e.Data), e.Version,
 		timeArg(e.DateCreated), timeArg(e.DateUpdated), nullTimeArg(e.DateDeleted), nullTimeArg(e.ExpiresAt)}
 	if g == nil {
@@ -177,5 +191,44 @@ func (r *CacheRepository) liveHolder(ctx context.Context, db bun.IDB, id string,
 	return holder, nil
 }
 
-// itoa formats n for an SQL text.
-func itoa(n int64) string { return strconv.FormatInt(n, 10) }
+// The statements of an SQLite repository's entry writes, prepared once
+// (prepared.go): SQLite compiles a statement's triggers with it (the
+// change log's and the counts'), which made preparing the INSERT of every
+// create cost three times the plain INSERT's. They are used inside the
+// write group's transaction; a write outside a group sends its text.
+const (
+	stmtInsert = iota
+	stmtInsertGuarded
+	stmtUpdate
+	stmtUpdateGuarded
+)
+
+// sqliteWrites returns the prepared set of table's entry writes.
+func sqliteWrites(db *bun.DB, table string) *preparedSet {
+	t := quoteIdent(table)
+	insert := "INSERT INTO " + t + " (" + cacheColumns + ") "
+	update := "UPDATE " + t + " SET key = ?, type = ?, assignee_id = ?, data = ?, version = ?, " +
+		"date_created = ?, date_updated = ?, date_deleted = ?, expires_at = ? " +
+		"WHERE id = ? AND version = ? AND date_created = ? AND date_deleted IS NULL"
+	return &preparedSet{db: db, queries: []string{
+		insert + "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+		insert + "SELECT ?, ?, ?, ?, ?, ?, ?, ?, ?, ? WHERE " + sqliteGuard,
+		update,
+		update + " AND " + sqliteGuard,
+	}}
+}
+
+// execPrepared runs prepared statement i in tx, retrying transient
+// failures, and returns how many rows it changed.
+func (r *CacheRepository) execPrepared(ctx context.Context, tx bun.Tx, i int, args ...any) (int64, error) {
+	var n int64
+	err := withRetry(ctx, func() error {
+		res, err := r.prepared.exec(ctx, tx, i, args...)
+		if err != nil {
+			return err
+		}
+		n, err = res.RowsAffected()
+		return err
+	})
+	return n, err
+}
