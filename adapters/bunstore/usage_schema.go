@@ -28,11 +28,15 @@ import (
 // 1 + pg_backend_pid() % 15, where writers of other connections rarely
 // meet it; shard 0 holds the counts the migration found. Writes under a
 // quota serialise on an advisory lock instead (cache_usage_admit), which
-// removals and writes without a quota never wait for. Inserts and updates count row by row; deletes (the sweeper's
-// batches span many assignees) count once per statement, from the
-// transition table, one upsert per assignee in assignee order, so two
-// replicas purging at once lock rows in the same order and never deadlock.
-// SQLite has one writer: every count is shard 0.
+// removals and writes without a quota never wait for. Inserts and updates
+// count row by row; deletes (the sweeper's batches span many assignees)
+// count once per statement, from the transition table, one upsert per
+// assignee in assignee order, so two replicas purging at once lock rows in
+// the same order and never deadlock. SQLite has one writer: every count is
+// shard 0.
+//
+// The count rows of an assignee stay when its entries are gone (zeros);
+// they cost a few dozen bytes per assignee and table that ever wrote.
 const (
 	usageTable = "cache_usage"
 	// usageMigration creates the table; usageTriggerVersion prefixes the
