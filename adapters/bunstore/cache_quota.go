@@ -20,13 +20,13 @@ import (
 //     which takes the assignee's advisory lock until the transaction ends
 //     (the statement's own: it commits with the write), sums the shards
 //     with a snapshot taken after the lock and tells whether the write
-//     fits; the
-//     INSERT or UPDATE takes its values FROM that CTE. A concurrent writer
-//     under a quota waits for the lock, then counts the first one's write,
-//     so of N writers competing for the last place exactly one writes.
-//     The function's statements are planned once per connection (PL/pgSQL
-//     keeps their plans), which a CTE of subqueries, planned anew for every
-//     statement, was not: it cost ten times the plain INSERT's planning.
+//     fits; the INSERT or UPDATE takes its values FROM that CTE. A
+//     concurrent writer under a quota waits for the lock, then counts the
+//     first one's write, so of N writers competing for the last place
+//     exactly one writes. The function's statements are planned once per
+//     connection (PL/pgSQL keeps their plans), which a CTE of subqueries,
+//     planned anew for every statement, was not: it cost ten times the
+//     plain INSERT's planning.
 //   - SQLite: the statement holds the database's one write lock from its
 //     start, so a NOT EXISTS over the count row cannot be overtaken; a
 //     missing row is an empty count.
