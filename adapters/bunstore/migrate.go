@@ -33,7 +33,7 @@ func ValidateTableName(name string) error {
 	case !tableNameRE.MatchString(name):
 		return fmt.Errorf("bunstore: table name %q must match %s", name, tableNameRE)
 	case name == migrationsTable || name == migrationLocksTable || name == probeTable || slices.Contains(authTables(), name) ||
-		slices.Contains(changesTables(), name):
+		slices.Contains(changesTables(), name) || name == usageTable:
 		return fmt.Errorf("bunstore: table name %q is reserved for cachegate's own tables", name)
 	}
 	return nil
@@ -57,11 +57,14 @@ func Migrate(ctx context.Context, db *bun.DB, tables []string) error {
 	ms := migrate.NewMigrations()
 	if len(tables) > 0 {
 		ms.Add(changesLogMigration())
+		ms.Add(usageTableMigration())
 	}
 	for _, t := range tables {
 		ms.Add(cacheTableMigration(t))
 		ms.Add(cacheListMigration(t))
+		ms.Add(cacheCoveringMigration(t))
 		ms.Add(changesTriggerMigration(t))
+		ms.Add(usageTriggerMigration(t))
 	}
 	for _, m := range authMigrations() {
 		ms.Add(m)
