@@ -10,6 +10,7 @@ import (
 	"github.com/cachegate/cachegate/adapters/memstore"
 	"github.com/cachegate/cachegate/application"
 	"github.com/cachegate/cachegate/domain"
+	"github.com/cachegate/cachegate/ports"
 )
 
 // feedFixture is a cache with a running feed over an in-memory log: one
@@ -205,3 +206,69 @@ func TestStoppingTheFeedEndsSubscriptionsAndRefusesNewOnes(t *testing.T) {
 		t.Fatalf("anonymous Watch of an owner assignment = %v, want ErrUnauthenticated", err)
 	}
 }
+
+// A change committed before a subscription without a revision is not
+// "the next change", even when the feed's reader has not read it yet.
+func TestASubscriptionWithoutARevisionSkipsChangesCommittedBeforeIt(t *testing.T) {
+	t.Parallel()
+	clock := newClock()
+	log := memstore.NewChangeLog()
+	// The reader reads on a poke only: the log does not wake it and the
+	// poll is an hour.
+	feed, err := application.NewFeed(application.FeedConfig{Log: sleepyLog{log}, Clock: clock, Poll: time.Hour})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithCancel(t.Context())
+	done := make(chan struct{})
+	go func() { defer close(done); _ = feed.Run(ctx) }()
+	t.Cleanup(func() { cancel(); <-done })
+	ids := &seqIDs{}
+	build := func(repo ports.CacheRepository) (*application.Cache, *application.CacheOperations) {
+		stores, err := application.NewAssignments(application.Assignment{Name: "mine", EntityKey: "mine", Table: "mine",
+			Repo: repo, Policy: domain.PolicyPublic})
+		if err != nil {
+			t.Fatal(err)
+		}
+		ops, err := application.NewCacheOperations(application.CacheConfig{Assignments: stores, Clock: clock, IDs: ids, Feed: feed})
+		if err != nil {
+			t.Fatal(err)
+		}
+		return application.NewCache(ops), ops
+	}
+	// unseen writes without waking the reader (another replica's write,
+	// as far as this process knows); seen pokes it.
+	unseen, _ := build(log.Repository("mine"))
+	seen, seenOps := build(feed.Observe(log.Repository("mine")))
+	create := func(c *application.Cache, key string) domain.Entry {
+		t.Helper()
+		e, err := c.Create(t.Context(), "mine", application.CacheInput{Key: key, Type: "t", AssigneeID: feedAlice, Data: []byte(`"v"`)})
+		if err != nil {
+			t.Fatal(err)
+		}
+		return e
+	}
+	// Once the reader has started (a subscription waits for that), a
+	// change it is not told about.
+	first, err := seenOps.Watch.Execute(t.Context(), application.WatchCachesInput{Assignment: "mine", Actor: domain.System()})
+	if err != nil {
+		t.Fatal(err)
+	}
+	first.Close()
+	create(unseen, "before")
+	sub, err := seenOps.Watch.Execute(t.Context(), application.WatchCachesInput{Assignment: "mine", Actor: domain.System()})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer sub.Close()
+	after := create(seen, "after")
+	ev, err := next(t, sub)
+	if err != nil || ev.Change.Entry.ID != after.ID || ev.Change.Entry.Key != "after" {
+		t.Fatalf("first event %s %q, %v; want the change made after subscribing (%s)", ev.Change.Kind, ev.Change.Entry.Key, err, after.ID)
+	}
+}
+
+// sleepyLog is a change log that never wakes its reader.
+type sleepyLog struct{ ports.ChangeLog }
+
+func (sleepyLog) Wake() <-chan struct{} { return nil }

@@ -82,6 +82,16 @@ func (uc *WatchCaches) Execute(ctx context.Context, in WatchCachesInput) (*Subsc
 	}
 	s.cursor = pos
 	if in.Since == nil {
+		// The stream starts with the next change: not with one already
+		// committed that this process's reader has not read yet (a
+		// local write it was not woken for yet, another replica's
+		// change before the next poll).
+		head, err := uc.feed.cfg.Log.Head(ctx)
+		if err != nil {
+			s.Close()
+			return nil, err
+		}
+		s.cursor = max(pos, head)
 		return s, nil
 	}
 	since := *in.Since
