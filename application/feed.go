@@ -65,6 +65,9 @@ type Feed struct {
 	closed bool
 	subs   map[string]*entitySubs
 	count  int
+	// waiting is closed when the next read of the log has ended
+	// (catchUp); nil while nobody waits.
+	waiting chan struct{}
 }
 
 // entitySubs are one entity's subscriptions, indexed by the assignee they
@@ -131,8 +134,17 @@ func (f *Feed) Run(ctx context.Context) error {
 	defer timer.Stop()
 	prune := true
 	for {
+		// Those waiting for a read that starts after they asked
+		// (catchUp) are served by this one.
+		f.mu.Lock()
+		waiting := f.waiting
+		f.waiting = nil
+		f.mu.Unlock()
 		if err := f.readAll(ctx); err != nil && ctx.Err() == nil {
 			f.cfg.Logger.Warn("change feed: read failed", "err", err)
+		}
+		if waiting != nil {
+			close(waiting)
 		}
 		if prune {
 			prune = false
@@ -267,6 +279,39 @@ func (f *Feed) Close() {
 	f.subs = map[string]*entitySubs{}
 	f.count = 0
 	f.cfg.Metrics.FeedSubscribers(0)
+	if f.waiting != nil {
+		close(f.waiting)
+		f.waiting = nil
+	}
+}
+
+// catchUp returns once a read of the log that started after the call has
+// ended, so the feed's position has passed every change committed before
+// it (up to the log's head). Concurrent callers share that read: a burst
+// of new subscriptions costs no query of its own.
+func (f *Feed) catchUp(ctx context.Context) error {
+	select {
+	case <-f.ready:
+	case <-ctx.Done():
+		return ctx.Err()
+	}
+	f.mu.Lock()
+	if f.closed {
+		f.mu.Unlock()
+		return ErrFeedClosed
+	}
+	if f.waiting == nil {
+		f.waiting = make(chan struct{})
+	}
+	read := f.waiting
+	f.mu.Unlock()
+	f.Poke()
+	select {
+	case <-read:
+		return nil
+	case <-ctx.Done():
+		return ctx.Err()
+	}
 }
 
 // subscribe registers s and returns the revision it starts after.

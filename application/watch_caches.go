@@ -75,6 +75,15 @@ func (uc *WatchCaches) Execute(ctx context.Context, in WatchCachesInput) (*Subsc
 		}
 		f.assignee = owner
 	}
+	if in.Since == nil {
+		// The stream starts with the next change: not with one already
+		// committed that this process's reader has not read yet (a
+		// local write it was not woken for yet, another replica's
+		// change before the next poll).
+		if err := uc.feed.catchUp(ctx); err != nil {
+			return nil, err
+		}
+	}
 	s := &Subscription{feed: uc.feed, entity: st.Table, filter: f, queue: newChangeQueue(), done: make(chan struct{})}
 	pos, err := uc.feed.subscribe(ctx, s)
 	if err != nil {
@@ -82,16 +91,6 @@ func (uc *WatchCaches) Execute(ctx context.Context, in WatchCachesInput) (*Subsc
 	}
 	s.cursor = pos
 	if in.Since == nil {
-		// The stream starts with the next change: not with one already
-		// committed that this process's reader has not read yet (a
-		// local write it was not woken for yet, another replica's
-		// change before the next poll).
-		head, err := uc.feed.cfg.Log.Head(ctx)
-		if err != nil {
-			s.Close()
-			return nil, err
-		}
-		s.cursor = max(pos, head)
 		return s, nil
 	}
 	since := *in.Since
