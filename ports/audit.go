@@ -23,9 +23,10 @@ type AuditFilter struct {
 // provide its own to send events elsewhere.
 //
 // Events that record a change of a store (user added, disabled, enabled,
-// password changed; logout) are written by that store in the transaction
-// of the change (the events parameter of UserRepository.CreateUser,
-// UpdateUser and RefreshStore.RevokeFamily) when the AuditLog in use is
+// password changed; logout; refresh reuse) are written by that store in
+// the transaction of the change (the events parameter of
+// UserRepository.CreateUser, UpdateUser, RefreshStore.RevokeFamily and
+// RefreshStore.RotateRefresh) when the AuditLog in use is
 // the store's own (bunstore: the auth_events table of the same database;
 // memstore: the AuditLog attached with UserRepository.SetAuditLog and
 // RefreshStore.SetAuditLog). With any other AuditLog (an embedder's) the

@@ -172,4 +172,6 @@ func AuditWithChanges(t *testing.T, newStores func(t *testing.T) AuditStores) {
 		}
 		authRotate(t, s.Refresh, "t1", authToken("t2", "f1", "u1"), now, nil)
 	})
+
+	auditReuseWithChanges(t, newStores)
 }

@@ -254,7 +254,7 @@ func TestImportRefusesWhatWouldLeaveTheTargetHalfDone(t *testing.T) {
 			t.Fatalf("import into the source itself: status %d, stderr %q", r.Code, r.Stderr)
 		}
 		r = src.importFile(t, good, "--merge")
-		if r.Code != 0 || !strings.Contains(r.Stderr, "imported 0 users, 0 signing keys, 0 refresh tokens, 0 entries") {
+		if r.Code != 0 || !strings.Contains(r.Stderr, "imported 0 users, 0 signing keys, 0 refresh families, 0 entries") {
 			t.Fatalf("--merge of what is already there: status %d, stderr %q", r.Code, r.Stderr)
 		}
 	})
