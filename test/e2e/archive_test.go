@@ -89,7 +89,7 @@ func records(t *testing.T, file string) []string {
 		t.Fatal(err)
 	}
 	lines := strings.Split(strings.TrimSuffix(string(b), "\n"), "\n")
-	if !strings.HasPrefix(lines[0], `{"format":"cachegate-export","version":1,`) {
+	if !strings.HasPrefix(lines[0], `{"format":"cachegate-export","version":2,`) {
 		t.Fatalf("header %q", lines[0])
 	}
 	return lines[1:]
