@@ -43,8 +43,8 @@ func NewAuditor(store ports.AuditLog, log *slog.Logger, metrics ports.Metrics, c
 
 // SetStoredWithChanges tells a that the stores write the events of their
 // changes (user added / disabled / enabled / password changed, logout,
-// refresh reuse)
-// into a's AuditLog in the transaction of the change: the use cases then
+// key rotated / revoked, refresh reuse) into a's AuditLog in the
+// transaction of the change: the use cases then
 // hand those events to the stores (Prepare) and Committed only logs and
 // counts them. Call it before use, only when the AuditLog is the stores'
 // own (bootstrap does so when the graph's ports.AuditLog is the default
@@ -57,8 +57,8 @@ func (a *Auditor) SetStoredWithChanges(on bool) {
 }
 
 // Record records e, an event that has no change of a store of its own
-// (login, throttling, session expiry, keys): it is stored, logged and
-// counted.
+// (login, throttling, session expiry) or whose change is not given its
+// events (refresh reuse): it is stored, logged and counted.
 func (a *Auditor) Record(ctx context.Context, e domain.AuditEvent) {
 	if a == nil {
 		return

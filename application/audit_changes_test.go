@@ -2,8 +2,10 @@ package application_test
 
 import (
 	"context"
+	"errors"
 	"testing"
 
+	"github.com/cachegate/cachegate/adapters/josejwt"
 	"github.com/cachegate/cachegate/adapters/memstore"
 	"github.com/cachegate/cachegate/application"
 	"github.com/cachegate/cachegate/domain"
@@ -83,6 +85,66 @@ func TestAuditorWithChangesAndEmbedderLogs(t *testing.T) {
 				}
 				if len(got) != 1 || got[0].ID == "" || got[0].Time.IsZero() || got[0].Username != "alice" {
 					t.Errorf("%s events %+v, want one, filled in, of alice", typ, got)
+				}
+			}
+		})
+	}
+}
+
+// TestKeyAdminRecordsKeyEventsWithTheirChange: key.rotated (its family
+// the new kid) and key.revoked are written once, by the key store with
+// the change when it writes into the auditor's log, else through the
+// embedder's RecordEvent; a revocation of an unknown key records nothing.
+func TestKeyAdminRecordsKeyEventsWithTheirChange(t *testing.T) {
+	t.Parallel()
+	for _, tc := range []struct {
+		name        string
+		withChanges bool
+		wantCalls   int
+	}{
+		{"the stores' own log", true, 0},
+		{"an embedder's log", false, 1},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			t.Parallel()
+			ctx := context.Background()
+			clock := newClock()
+			log, keys := memstore.NewAuditLog(), memstore.NewKeyStore()
+			if tc.withChanges {
+				keys.SetAuditLog(log)
+			}
+			tok, err := josejwt.New(ctx, josejwt.Options{Keys: keys, Clock: clock})
+			if err != nil {
+				t.Fatal(err)
+			}
+			embedder := &countingLog{AuditLog: log, calls: map[domain.AuditType]int{}}
+			a := application.NewAuditor(embedder, nil, nil, clock, &seqIDs{})
+			a.SetStoredWithChanges(tc.withChanges)
+			admin, err := application.NewKeyAdmin(tok, nil)
+			if err != nil {
+				t.Fatal(err)
+			}
+			admin.SetAuditor(a)
+			kid, err := admin.Rotate(ctx)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if err := admin.Revoke(ctx, "no-such-kid"); !errors.Is(err, domain.ErrSigningKeyNotFound) {
+				t.Fatalf("Revoke(unknown) = %v, want ErrSigningKeyNotFound", err)
+			}
+			if err := admin.Revoke(ctx, kid); err != nil {
+				t.Fatal(err)
+			}
+			for _, typ := range []domain.AuditType{domain.AuditKeyRotated, domain.AuditKeyRevoked} {
+				if got := embedder.calls[typ]; got != tc.wantCalls {
+					t.Errorf("RecordEvent(%s) called %d times, want %d", typ, got, tc.wantCalls)
+				}
+				got, err := log.Events(ctx, ports.AuditFilter{Type: typ})
+				if err != nil {
+					t.Fatal(err)
+				}
+				if len(got) != 1 || got[0].ID == "" || got[0].Time.IsZero() || got[0].Family != kid {
+					t.Errorf("%s events %+v, want one, filled in, of key %s", typ, got, kid)
 				}
 			}
 		})

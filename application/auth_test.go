@@ -48,6 +48,7 @@ func newAuthEnv(t testing.TB, o authOpts) *authEnv {
 	ctx := context.Background()
 	e := &authEnv{clock: newClock(), users: memstore.NewUserRepository(), refresh: memstore.NewRefreshStore(),
 		throttle: memstore.NewLoginThrottle()}
+	e.users.SetRefreshStore(e.refresh)
 	var err error
 	if e.hasher, err = passhash.New(passhash.Options{BcryptCost: 4}); err != nil {
 		t.Fatal(err)
@@ -57,7 +58,7 @@ func newAuthEnv(t testing.TB, o authOpts) *authEnv {
 		t.Fatal(err)
 	}
 	ids := &seqIDs{}
-	if e.admin, err = application.NewUserAdmin(e.users, e.hasher, e.refresh, e.clock, ids); err != nil {
+	if e.admin, err = application.NewUserAdmin(e.users, e.hasher, e.clock, ids); err != nil {
 		t.Fatal(err)
 	}
 	lookup := o.lookup

@@ -11,13 +11,17 @@ import (
 
 // SigningKeys is what key administration needs of the token adapter
 // (josejwt.Tokens provides it).
+//
+// The events given to Rotate and Revoke record the change: they are
+// written in the key store's transaction of the change (see
+// ports.AuditLog), Rotate's with their Family set to the new kid.
 type SigningKeys interface {
 	// Rotate makes a new key current and returns its kid.
-	Rotate(ctx context.Context) (string, error)
+	Rotate(ctx context.Context, events ...domain.AuditEvent) (string, error)
 	// Revoke stops every process accepting tokens of kid, making a new key
 	// current first when kid is current; domain.ErrSigningKeyNotFound for
 	// an unknown kid.
-	Revoke(ctx context.Context, kid string) error
+	Revoke(ctx context.Context, kid string, events ...domain.AuditEvent) error
 	// List returns every stored key, newest first, without private halves.
 	List(ctx context.Context) ([]domain.SigningKey, error)
 }
@@ -57,35 +61,31 @@ func (a *KeyAdmin) List(ctx context.Context) ([]domain.SigningKey, error) {
 
 // Rotate makes a new key current and returns its kid; the previous key
 // verifies access tokens for the access lifetime and refresh tokens for
-// the refresh lifetime.
+// the refresh lifetime. The key.rotated event is written with the new key,
+// in its transaction, where the key store writes events.
 func (a *KeyAdmin) Rotate(ctx context.Context) (string, error) {
-	kid, err := a.keys.Rotate(ctx)
+	event, events := a.audit.Prepare(ctx, domain.AuditEvent{Type: domain.AuditKeyRotated})
+	kid, err := a.keys.Rotate(ctx, events...)
 	if err != nil {
 		return "", err
 	}
-	a.rotated(ctx, kid)
+	event.Family = kid // the key events' Family holds the key id
+	a.log.InfoContext(ctx, "signing key rotated", "kid", kid)
+	a.audit.Committed(ctx, event)
 	return kid, nil
 }
 
 // Revoke revokes the key kid: tokens it signed stop working everywhere
 // within a minute (sessions whose refresh token it signed end). It returns
-// domain.ErrSigningKeyNotFound for an unknown kid.
+// domain.ErrSigningKeyNotFound for an unknown kid. The key.revoked event
+// is written with the revocation, in its transaction, where the key store
+// writes events.
 func (a *KeyAdmin) Revoke(ctx context.Context, kid string) error {
-	if err := a.keys.Revoke(ctx, kid); err != nil {
+	event, events := a.audit.Prepare(ctx, domain.AuditEvent{Type: domain.AuditKeyRevoked, Family: kid})
+	if err := a.keys.Revoke(ctx, kid, events...); err != nil {
 		return err
 	}
-	a.revoked(ctx, kid)
-	return nil
-}
-
-// rotated reports a key rotation (the key id goes in the event's family).
-func (a *KeyAdmin) rotated(ctx context.Context, kid string) {
-	a.log.InfoContext(ctx, "signing key rotated", "kid", kid)
-	a.audit.Record(ctx, domain.AuditEvent{Type: domain.AuditKeyRotated, Family: kid})
-}
-
-// revoked reports a key revocation.
-func (a *KeyAdmin) revoked(ctx context.Context, kid string) {
 	a.log.WarnContext(ctx, "signing key revoked", "kid", kid)
-	a.audit.Record(ctx, domain.AuditEvent{Type: domain.AuditKeyRevoked, Family: kid})
+	a.audit.Committed(ctx, event)
+	return nil
 }

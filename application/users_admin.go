@@ -11,22 +11,27 @@ import (
 )
 
 // UserAdmin administers local users (the `cachegate users` commands).
+//
+// Disabling a user and setting a password end the user's sessions: the
+// user repository revokes every refresh family of the user in the
+// transaction of the change and its audit event
+// (ports.UserRepository.UpdateUserEndingSessions), so there is never a
+// disabled user, or a changed password, whose sessions survive, nor an
+// event without its change.
 type UserAdmin struct {
-	users   ports.UserRepository
-	hasher  ports.PasswordHasher
-	refresh ports.RefreshStore
-	clock   ports.Clock
-	ids     ports.IDGenerator
-	audit   *Auditor
+	users  ports.UserRepository
+	hasher ports.PasswordHasher
+	clock  ports.Clock
+	ids    ports.IDGenerator
+	audit  *Auditor
 }
 
-// NewUserAdmin returns the use cases; refresh may be nil (then disabling a
-// user revokes nothing).
-func NewUserAdmin(users ports.UserRepository, hasher ports.PasswordHasher, refresh ports.RefreshStore, clock ports.Clock, ids ports.IDGenerator) (*UserAdmin, error) {
+// NewUserAdmin returns the use cases.
+func NewUserAdmin(users ports.UserRepository, hasher ports.PasswordHasher, clock ports.Clock, ids ports.IDGenerator) (*UserAdmin, error) {
 	if users == nil || hasher == nil || clock == nil || ids == nil {
 		return nil, errors.New("user administration needs users, a hasher, a clock and ids")
 	}
-	return &UserAdmin{users: users, hasher: hasher, refresh: refresh, clock: clock, ids: ids}, nil
+	return &UserAdmin{users: users, hasher: hasher, clock: clock, ids: ids}, nil
 }
 
 // SetAuditor makes a record user.added, user.disabled, user.enabled and
@@ -68,28 +73,19 @@ func (a *UserAdmin) List(ctx context.Context) ([]domain.User, error) {
 }
 
 // SetActive enables or disables a user; disabling revokes every refresh
-// family of the user. It returns domain.ErrUserNotFound for an unknown
-// username.
+// family of the user in the same transaction. It returns
+// domain.ErrUserNotFound for an unknown username.
 func (a *UserAdmin) SetActive(ctx context.Context, username string, active bool) (domain.User, error) {
 	typ := domain.AuditUserDisabled
 	if active {
 		typ = domain.AuditUserEnabled
 	}
-	u, err := a.update(ctx, username, typ, func(u *domain.User) { u.Active = active })
-	if err != nil {
-		return u, err
-	}
-	if active || a.refresh == nil {
-		return u, nil
-	}
-	if err := a.refresh.RevokeUser(ctx, u.ID, a.clock.Now()); err != nil {
-		return u, fmt.Errorf("revoke the user's refresh tokens: %w", err)
-	}
-	return u, nil
+	return a.update(ctx, username, typ, !active, func(u *domain.User) { u.Active = active })
 }
 
 // SetPassword replaces a user's password and revokes the user's refresh
-// families, so sessions started with the old password end.
+// families in the same transaction, so sessions started with the old
+// password end.
 func (a *UserAdmin) SetPassword(ctx context.Context, username, password string) (domain.User, error) {
 	if err := domain.ValidatePassword(password); err != nil {
 		return domain.User{}, err
@@ -98,32 +94,29 @@ func (a *UserAdmin) SetPassword(ctx context.Context, username, password string) 
 	if err != nil {
 		return domain.User{}, fmt.Errorf("hash password: %w", err)
 	}
-	u, err := a.update(ctx, username, domain.AuditUserPasswordChanged, func(u *domain.User) { u.PasswordHash, u.PasswordSalt = hash, salt })
-	if err != nil {
-		return u, err
-	}
-	if a.refresh == nil {
-		return u, nil
-	}
-	if err := a.refresh.RevokeUser(ctx, u.ID, a.clock.Now()); err != nil {
-		return u, fmt.Errorf("revoke the user's refresh tokens: %w", err)
-	}
-	return u, nil
+	return a.update(ctx, username, domain.AuditUserPasswordChanged, true, func(u *domain.User) { u.PasswordHash, u.PasswordSalt = hash, salt })
 }
 
 // update changes the user named username and records an event of type
-// typ with the change (in its transaction where the store writes events).
-func (a *UserAdmin) update(ctx context.Context, username string, typ domain.AuditType, change func(*domain.User)) (domain.User, error) {
+// typ with the change (in its transaction where the store writes events);
+// with endSessions the user's refresh families are revoked in that
+// transaction too.
+func (a *UserAdmin) update(ctx context.Context, username string, typ domain.AuditType, endSessions bool, change func(*domain.User)) (domain.User, error) {
 	u, err := a.users.UserByUsername(ctx, username)
 	if err != nil {
 		return domain.User{}, err
 	}
 	event, events := a.audit.Prepare(ctx, domain.AuditEvent{Type: typ, UserID: u.ID, Username: u.Username})
-	u, err = a.users.UpdateUser(ctx, u.ID, func(cur *domain.User) error {
+	fn := func(cur *domain.User) error {
 		change(cur)
 		cur.DateUpdated = domain.Normalize(a.clock.Now())
 		return nil
-	}, events...)
+	}
+	if endSessions {
+		u, err = a.users.UpdateUserEndingSessions(ctx, u.ID, a.clock.Now(), fn, events...)
+	} else {
+		u, err = a.users.UpdateUser(ctx, u.ID, fn, events...)
+	}
 	if err != nil {
 		return u, err
 	}

@@ -36,6 +36,15 @@ type UserRepository interface {
 	// The events, if any, are appended to the store's own audit trail in
 	// the same transaction as the change.
 	UpdateUser(ctx context.Context, id string, fn func(*domain.User) error, events ...domain.AuditEvent) (domain.User, error)
+	// UpdateUserEndingSessions is UpdateUser that also revokes at now
+	// every refresh family of the user (RefreshStore.RevokeUser), in the
+	// same transaction as the change and its events: a user disabled or
+	// given a new password, the end of the user's sessions and the audit
+	// event are stored together or not at all. The families are those of
+	// the RefreshStore of the same storage (bunstore: the same database;
+	// memstore: the store attached with SetRefreshStore, without which
+	// this fails and changes nothing).
+	UpdateUserEndingSessions(ctx context.Context, id string, now time.Time, fn func(*domain.User) error, events ...domain.AuditEvent) (domain.User, error)
 }
 
 // LoginInput is what a client presented at login.
@@ -170,12 +179,15 @@ type KeyStore interface {
 	SigningKeys(ctx context.Context) ([]domain.SigningKey, error)
 	// AddSigningKey stores k and retires the previous current key at
 	// k.DateCreated, erasing the private half of every retired key,
-	// atomically.
-	AddSigningKey(ctx context.Context, k domain.SigningKey) error
+	// atomically. The events, if any, are appended to the store's own
+	// audit trail in the same transaction (see ports.AuditLog).
+	AddSigningKey(ctx context.Context, k domain.SigningKey, events ...domain.AuditEvent) error
 	// RevokeSigningKey marks the key kid revoked at now (a key revoked
 	// before keeps its time) and erases its private half; it returns
-	// domain.ErrSigningKeyNotFound for an unknown kid.
-	RevokeSigningKey(ctx context.Context, kid string, now time.Time) error
+	// domain.ErrSigningKeyNotFound for an unknown kid, storing nothing.
+	// The events, if any, are appended to the store's own audit trail in
+	// the same transaction as the revocation.
+	RevokeSigningKey(ctx context.Context, kid string, now time.Time, events ...domain.AuditEvent) error
 	// SetSigningKeyPrivate replaces the stored private half of kid (to
 	// encrypt a key stored in clear); domain.ErrSigningKeyNotFound for an
 	// unknown kid.

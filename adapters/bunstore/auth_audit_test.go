@@ -23,7 +23,7 @@ func TestAuthAuditWithChanges(t *testing.T) {
 		contract.AuditWithChanges(t, func(t *testing.T) contract.AuditStores {
 			db := newDB(t)
 			return contract.AuditStores{Users: bunstore.NewUserRepository(db), Refresh: bunstore.NewRefreshStore(db),
-				Log: bunstore.NewAuditLog(db)}
+				Keys: bunstore.NewKeyStore(db), Log: bunstore.NewAuditLog(db)}
 		})
 	})
 }

@@ -27,9 +27,19 @@ func WithTimeout(d time.Duration) RepoOption {
 	return func(b *bounds) { b.timeout = d }
 }
 
+// WithUngroupedWrites makes a CacheRepository on SQLite run each write on
+// its own, outside the handle's write group (write_group.go): for a tool
+// that wraps many writes in a transaction of its own, by BEGIN and COMMIT
+// on a pool of one connection, as the bench seeder does. The writes of a
+// server should stay grouped.
+func WithUngroupedWrites() RepoOption {
+	return func(b *bounds) { b.ungrouped = true }
+}
+
 // bounds is what every repository keeps of its options.
 type bounds struct {
-	timeout time.Duration
+	timeout   time.Duration
+	ungrouped bool
 }
 
 func newBounds(opts []RepoOption) bounds {

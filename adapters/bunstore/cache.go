@@ -21,10 +21,12 @@ const maxUpdateTries = 50
 const maxCreateTries = 3
 
 // CacheRepository stores the entries of one cache entity in one table, on
-// SQLite or PostgreSQL. Every write is a single statement: Create is one
-// INSERT, and Update and Delete are optimistic (read, apply fn, UPDATE …
-// WHERE version matches, reload on a miss), so no transaction outlives a
-// statement and both databases behave alike.
+// SQLite or PostgreSQL. Create is one INSERT, and Update and Delete are
+// optimistic (read, apply fn, UPDATE … WHERE version matches, reload on a
+// miss). On PostgreSQL each statement is its own transaction; on SQLite a
+// write runs with the writes queued beside it in one transaction of the
+// handle's write group (write_group.go), each in a savepoint of its own,
+// which behaves like consecutive transactions.
 //
 // Rows are soft-deleted and expire by time; they stay in the table, dead,
 // until Purge removes them or a Create needs their id or natural key.
@@ -34,6 +36,10 @@ type CacheRepository struct {
 	db     bun.IDB
 	table  bun.Ident
 	bounds bounds
+	// handle, gate and group are set on SQLite, where writes are grouped.
+	handle *bun.DB
+	gate   chan struct{}
+	group  *writeGroup
 }
 
 var _ ports.CacheRepository = (*CacheRepository)(nil)
@@ -41,7 +47,21 @@ var _ ports.CacheRepository = (*CacheRepository)(nil)
 // NewCacheRepository returns the repository of table, which Migrate
 // created.
 func NewCacheRepository(db *bun.DB, table string, opts ...RepoOption) *CacheRepository {
-	return &CacheRepository{db: db, table: bun.Ident(table), bounds: newBounds(opts)}
+	r := &CacheRepository{db: db, table: bun.Ident(table), bounds: newBounds(opts), handle: db}
+	if !r.bounds.ungrouped {
+		r.gate, r.group = writeGate(db), entryWrites(db)
+	}
+	return r
+}
+
+// write runs fn, a write of one entry, with the database it must use: on
+// SQLite a transaction shared with other writes of the handle's group, on
+// PostgreSQL the handle itself.
+func (r *CacheRepository) write(ctx context.Context, fn func(ctx context.Context, db bun.IDB) error) error {
+	if r.group == nil || r.gate == nil {
+		return fn(ctx, r.db)
+	}
+	return r.group.run(ctx, r.handle, r.gate, r.bounds.timeout, fn)
 }
 
 const cacheColumns = "id, key, type, assignee_id, data, version, date_created, date_updated, date_deleted, expires_at"
@@ -59,9 +79,13 @@ func (r *CacheRepository) Create(ctx context.Context, e domain.Entry, now time.T
 	ctx, done := r.bounds.enter(ctx)
 	defer done(&err)
 	e = e.Normalized()
+	return r.write(ctx, func(ctx context.Context, db bun.IDB) error { return r.create(ctx, db, e, now) })
+}
+
+func (r *CacheRepository) create(ctx context.Context, db bun.IDB, e domain.Entry, now time.Time) error {
 	for try := 1; ; try++ {
 		err := withRetry(ctx, func() error {
-			_, err := r.db.ExecContext(ctx, "INSERT INTO ? ("+cacheColumns+") VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+			_, err := db.ExecContext(ctx, "INSERT INTO ? ("+cacheColumns+") VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
 				r.table, e.ID, e.Key, e.Type, e.AssigneeID, string(e.Data), e.Version,
 				timeArg(e.DateCreated), timeArg(e.DateUpdated), nullTimeArg(e.DateDeleted), nullTimeArg(e.ExpiresAt))
 			return err
@@ -76,7 +100,7 @@ func (r *CacheRepository) Create(ctx context.Context, e domain.Entry, now time.T
 		removed := int64(0)
 		if try < maxCreateTries {
 			// Only dead rows may stand in the way: clear them and try again.
-			removed, err = r.exec(ctx, "DELETE FROM ? WHERE (id = ? OR (key = ? AND type = ? AND assignee_id = ? AND date_deleted IS NULL)) AND "+deadAt,
+			removed, err = r.exec(ctx, db, "DELETE FROM ? WHERE (id = ? OR (key = ? AND type = ? AND assignee_id = ? AND date_deleted IS NULL)) AND "+deadAt,
 				r.table, e.ID, e.Key, e.Type, e.AssigneeID, timeArg(now))
 			if err != nil {
 				return dbError("clear dead entries", err)
@@ -88,7 +112,7 @@ func (r *CacheRepository) Create(ctx context.Context, e domain.Entry, now time.T
 			}
 			// SQLite names only the first constraint it trips over; ask
 			// whether the id is taken too.
-			n, err := r.db.NewSelect().TableExpr("?", r.table).Where("id = ?", e.ID).Count(ctx)
+			n, err := db.NewSelect().TableExpr("?", r.table).Where("id = ?", e.ID).Count(ctx)
 			if err != nil {
 				return dbError("check entry id", err)
 			}
@@ -104,22 +128,27 @@ func (r *CacheRepository) Create(ctx context.Context, e domain.Entry, now time.T
 func (r *CacheRepository) Get(ctx context.Context, id string, now time.Time) (_ domain.Entry, err error) {
 	ctx, done := r.bounds.enter(ctx)
 	defer done(&err)
-	return r.getOne(ctx, "SELECT "+cacheColumns+" FROM ? WHERE id = ? AND "+liveAt, r.table, id, timeArg(now))
+	return r.get(ctx, r.db, id, now)
+}
+
+// get reads the live entry id from db.
+func (r *CacheRepository) get(ctx context.Context, db bun.IDB, id string, now time.Time) (domain.Entry, error) {
+	return r.getOne(ctx, db, "SELECT "+cacheColumns+" FROM ? WHERE id = ? AND "+liveAt, r.table, id, timeArg(now))
 }
 
 // GetByKey implements ports.CacheRepository.
 func (r *CacheRepository) GetByKey(ctx context.Context, k domain.NaturalKey, now time.Time) (_ domain.Entry, err error) {
 	ctx, done := r.bounds.enter(ctx)
 	defer done(&err)
-	return r.getOne(ctx, "SELECT "+cacheColumns+" FROM ? WHERE key = ? AND type = ? AND assignee_id = ? AND "+liveAt,
+	return r.getOne(ctx, r.db, "SELECT "+cacheColumns+" FROM ? WHERE key = ? AND type = ? AND assignee_id = ? AND "+liveAt,
 		r.table, k.Key, k.Type, k.AssigneeID, timeArg(now))
 }
 
-func (r *CacheRepository) getOne(ctx context.Context, query string, args ...any) (domain.Entry, error) {
+func (r *CacheRepository) getOne(ctx context.Context, db bun.IDB, query string, args ...any) (domain.Entry, error) {
 	var e domain.Entry
 	err := withRetry(ctx, func() error {
 		var err error
-		e, err = scanEntry(r.db.QueryRowContext(ctx, query, args...))
+		e, err = scanEntry(db.QueryRowContext(ctx, query, args...))
 		return err
 	})
 	switch {
@@ -137,8 +166,18 @@ func (r *CacheRepository) getOne(ctx context.Context, query string, args ...any)
 func (r *CacheRepository) Update(ctx context.Context, id string, now time.Time, fn func(*domain.Entry) error) (_ domain.Entry, err error) {
 	ctx, done := r.bounds.enter(ctx)
 	defer done(&err)
+	var next domain.Entry
+	err = r.write(ctx, func(ctx context.Context, db bun.IDB) error {
+		var err error
+		next, err = r.update(ctx, db, id, now, fn)
+		return err
+	})
+	return next, err
+}
+
+func (r *CacheRepository) update(ctx context.Context, db bun.IDB, id string, now time.Time, fn func(*domain.Entry) error) (domain.Entry, error) {
 	for try := 0; try < maxUpdateTries; try++ {
-		cur, err := r.Get(ctx, id, now)
+		cur, err := r.get(ctx, db, id, now)
 		if err != nil {
 			return domain.Entry{}, err
 		}
@@ -148,7 +187,7 @@ func (r *CacheRepository) Update(ctx context.Context, id string, now time.Time, 
 		}
 		next.ID, next.Version = cur.ID, cur.Version+1
 		next = next.Normalized()
-		n, err := r.replace(ctx, cur, next, now)
+		n, err := r.replace(ctx, db, cur, next, now)
 		if err != nil {
 			return domain.Entry{}, err
 		}
@@ -162,9 +201,9 @@ func (r *CacheRepository) Update(ctx context.Context, id string, now time.Time, 
 // replace writes next over cur when the row still holds cur's version, and
 // reports how many rows it changed. A natural-key collision with a dead row
 // clears that row; with a live one it is ErrCacheEntityAlreadyExists.
-func (r *CacheRepository) replace(ctx context.Context, cur, next domain.Entry, now time.Time) (int64, error) {
+func (r *CacheRepository) replace(ctx context.Context, db bun.IDB, cur, next domain.Entry, now time.Time) (int64, error) {
 	for try := 1; ; try++ {
-		n, err := r.exec(ctx, "UPDATE ? SET key = ?, type = ?, assignee_id = ?, data = ?, version = ?, "+
+		n, err := r.exec(ctx, db, "UPDATE ? SET key = ?, type = ?, assignee_id = ?, data = ?, version = ?, "+
 			"date_created = ?, date_updated = ?, date_deleted = ?, expires_at = ? "+
 			"WHERE id = ? AND version = ? AND date_created = ? AND date_deleted IS NULL",
 			r.table, next.Key, next.Type, next.AssigneeID, string(next.Data), next.Version,
@@ -178,7 +217,7 @@ func (r *CacheRepository) replace(ctx context.Context, cur, next domain.Entry, n
 		}
 		removed := int64(0)
 		if try < maxCreateTries {
-			removed, err = r.exec(ctx, "DELETE FROM ? WHERE key = ? AND type = ? AND assignee_id = ? AND date_deleted IS NULL AND id <> ? AND "+deadAt,
+			removed, err = r.exec(ctx, db, "DELETE FROM ? WHERE key = ? AND type = ? AND assignee_id = ? AND date_deleted IS NULL AND id <> ? AND "+deadAt,
 				r.table, next.Key, next.Type, next.AssigneeID, next.ID, timeArg(now))
 			if err != nil {
 				return 0, dbError("clear dead entries", err)
@@ -195,15 +234,25 @@ func (r *CacheRepository) Delete(ctx context.Context, id string, now time.Time, 
 	ctx, done := r.bounds.enter(ctx)
 	defer done(&err)
 	now = domain.Normalize(now)
+	var gone domain.Entry
+	err = r.write(ctx, func(ctx context.Context, db bun.IDB) error {
+		var err error
+		gone, err = r.delete(ctx, db, id, now, fn)
+		return err
+	})
+	return gone, err
+}
+
+func (r *CacheRepository) delete(ctx context.Context, db bun.IDB, id string, now time.Time, fn func(domain.Entry) error) (domain.Entry, error) {
 	for try := 0; try < maxUpdateTries; try++ {
-		cur, err := r.Get(ctx, id, now)
+		cur, err := r.get(ctx, db, id, now)
 		if err != nil {
 			return domain.Entry{}, err
 		}
 		if err := fn(cur); err != nil {
 			return domain.Entry{}, err
 		}
-		n, err := r.exec(ctx, "UPDATE ? SET date_deleted = ? WHERE id = ? AND version = ? AND date_created = ? AND date_deleted IS NULL",
+		n, err := r.exec(ctx, db, "UPDATE ? SET date_deleted = ? WHERE id = ? AND version = ? AND date_created = ? AND date_deleted IS NULL",
 			r.table, timeArg(now), cur.ID, cur.Version, timeArg(cur.DateCreated))
 		if err != nil {
 			return domain.Entry{}, dbError("delete entry", err)
@@ -220,7 +269,7 @@ func (r *CacheRepository) Delete(ctx context.Context, id string, now time.Time, 
 func (r *CacheRepository) DeleteByAssignee(ctx context.Context, assigneeID string, now time.Time) (_ int, err error) {
 	ctx, done := r.bounds.enter(ctx)
 	defer done(&err)
-	n, err := r.exec(ctx, "UPDATE ? SET date_deleted = ? WHERE assignee_id = ? AND "+liveAt,
+	n, err := r.exec(ctx, r.db, "UPDATE ? SET date_deleted = ? WHERE assignee_id = ? AND "+liveAt,
 		r.table, timeArg(now), assigneeID, timeArg(now))
 	if err != nil {
 		return 0, dbError("delete the assignee's entries", err)
@@ -237,7 +286,7 @@ func (r *CacheRepository) Purge(ctx context.Context, now time.Time, limit int) (
 		return 0, nil
 	}
 	query, args := purgeStatement(r.db, r.table, now, limit)
-	n, err := r.exec(ctx, query, args...)
+	n, err := r.exec(ctx, r.db, query, args...)
 	if err != nil {
 		return 0, dbError("purge entries", err)
 	}
@@ -246,10 +295,10 @@ func (r *CacheRepository) Purge(ctx context.Context, now time.Time, limit int) (
 
 // exec runs one writing statement, retrying transient failures, and
 // returns how many rows it changed.
-func (r *CacheRepository) exec(ctx context.Context, query string, args ...any) (int64, error) {
+func (r *CacheRepository) exec(ctx context.Context, db bun.IDB, query string, args ...any) (int64, error) {
 	var n int64
 	err := withRetry(ctx, func() error {
-		res, err := r.db.ExecContext(ctx, query, args...)
+		res, err := db.ExecContext(ctx, query, args...)
 		if err != nil {
 			return err
 		}

@@ -13,8 +13,9 @@ import (
 // cacheMigrationVersion prefixes the migration that creates a cache table;
 // cacheListMigrationVersion the one that adds its list indexes.
 const (
-	cacheMigrationVersion     = "20261125000100"
-	cacheListMigrationVersion = "20261125000300"
+	cacheMigrationVersion         = "20261125000100"
+	cacheListMigrationVersion     = "20261125000300"
+	cacheCoveringMigrationVersion = "20261126100100"
 )
 
 // cacheTableMigration returns the migration that creates one cache table
@@ -71,6 +72,50 @@ func cacheListMigration(table string) migrate.Migration {
 	}
 }
 
+// cacheCoveringMigration returns the migration that widens the
+// assignee's list index into one that covers what list filters on most:
+// (assignee_id, date_created, id, key, expires_at). A page filtered on
+// key ($cont and the other text operators) then tests each candidate in
+// the index and reads the table only for the rows it returns, where the
+// narrower index read a row for every candidate (docs/benchmarks.md, "List
+// queries"). The index replaces the narrower one, so a write updates as
+// many indexes as before, each entry a little longer.
+func cacheCoveringMigration(table string) migrate.Migration {
+	return migrate.Migration{
+		Name: cacheCoveringMigrationVersion + "_cache_" + table + "_list_covering",
+		Up: func(ctx context.Context, m *migrate.Migrator, _ *migrate.Migration) error {
+			return m.DB().RunInTx(ctx, nil, func(ctx context.Context, tx bun.Tx) error {
+				for _, stmt := range cacheCoveringDDL(tx, table) {
+					if _, err := tx.ExecContext(ctx, stmt); err != nil {
+						return err
+					}
+				}
+				return nil
+			})
+		},
+		Down: func(ctx context.Context, m *migrate.Migrator, _ *migrate.Migration) error {
+			n := cacheNamesOf(table)
+			if _, err := m.DB().ExecContext(ctx, "CREATE INDEX IF NOT EXISTS ? ON ? (assignee_id, date_created, id) WHERE date_deleted IS NULL",
+				bun.Ident(n.assigneeCreated), bun.Ident(table)); err != nil {
+				return err
+			}
+			_, err := m.DB().ExecContext(ctx, "DROP INDEX IF EXISTS ?", bun.Ident(n.assigneeList))
+			return err
+		},
+	}
+}
+
+func cacheCoveringDDL(db bun.IDB, table string) []string {
+	n := cacheNamesOf(table)
+	gen := schema.NewQueryGen(db.Dialect())
+	ident := func(s string) string { return string(gen.AppendIdent(nil, s)) }
+	return []string{
+		"CREATE INDEX IF NOT EXISTS " + ident(n.assigneeList) + " ON " + ident(table) +
+			" (assignee_id, date_created, id, key, expires_at) WHERE date_deleted IS NULL",
+		"DROP INDEX IF EXISTS " + ident(n.assigneeCreated),
+	}
+}
+
 func cacheListDDL(db bun.IDB, table string) []string {
 	n := cacheNamesOf(table)
 	gen := schema.NewQueryGen(db.Dialect())
@@ -91,9 +136,11 @@ type cacheNames struct {
 	assignee   string // live rows by assignee_id: lists and clears
 	expires    string // rows with an expiry: purge
 	deleted    string // deleted rows: purge
-	// assigneeCreated and created serve lists in their default order.
+	// assigneeCreated and created serve lists in their default order;
+	// assigneeList replaced assigneeCreated (cacheCoveringMigration).
 	assigneeCreated string
 	created         string
+	assigneeList    string
 }
 
 func cacheNamesOf(table string) cacheNames {
@@ -106,6 +153,7 @@ func cacheNamesOf(table string) cacheNames {
 
 		assigneeCreated: objectName(table, "assignee_created"),
 		created:         objectName(table, "created"),
+		assigneeList:    objectName(table, "assignee_list"),
 	}
 }
 
@@ -113,7 +161,7 @@ func cacheNamesOf(table string) cacheNames {
 // the table's own.
 func cacheTableObjects(table string) []string {
 	n := cacheNamesOf(table)
-	return []string{n.pkey, n.naturalKey, n.assignee, n.expires, n.deleted, n.assigneeCreated, n.created}
+	return []string{n.pkey, n.naturalKey, n.assignee, n.expires, n.deleted, n.assigneeCreated, n.created, n.assigneeList}
 }
 
 // objectName returns "<table>_<suffix>", shortened with a hash of table

@@ -75,13 +75,21 @@ const utf8RuneSelf = 0x80
 // definePostgresFold (re)creates foldFunction on PostgreSQL; on SQLite it
 // does nothing. Migrate calls it under the migration lock, so replicas
 // starting together do not redefine it at once.
+//
+// The function is deliberately not STRICT: PostgreSQL inlines an SQL
+// function into the query only when it can prove a STRICT one returns
+// NULL for NULL input, which it cannot for a CASE, so a STRICT fold was
+// called per row (about 10 µs each; docs/benchmarks.md, "List queries").
+// Without STRICT the body is inlined, and NULL still gives NULL
+// (octet_length(NULL) = length(NULL) is NULL, and translate of NULL is
+// NULL).
 func definePostgresFold(ctx context.Context, db bun.IDB) error {
 	if !isPostgres(db) {
 		return nil
 	}
 	from, to := foldTable()
 	_, err := db.ExecContext(ctx, "CREATE OR REPLACE FUNCTION "+foldFunction+"(text) RETURNS text "+
-		"LANGUAGE sql IMMUTABLE STRICT PARALLEL SAFE AS $fold$ SELECT CASE WHEN octet_length($1) = length($1) "+
+		"LANGUAGE sql IMMUTABLE PARALLEL SAFE AS $fold$ SELECT CASE WHEN octet_length($1) = length($1) "+
 		`THEN lower($1 COLLATE "C") ELSE translate(lower($1 COLLATE "C"), ?, ?) END $fold$`, from, to)
 	if err != nil {
 		return fmt.Errorf("bunstore: define %s: %w", foldFunction, err)

@@ -72,8 +72,9 @@ func (s *KeyStore) SigningKeys(ctx context.Context) (_ []domain.SigningKey, err 
 // (unless it came retired). Concurrent additions queue (a table lock on
 // PostgreSQL, the write lock on SQLite), so replicas generating a key at
 // the same start never leave two current keys: the last to commit wins. A
-// key id already stored is an internal error and changes nothing.
-func (s *KeyStore) AddSigningKey(ctx context.Context, k domain.SigningKey) (err error) {
+// key id already stored is an internal error and changes nothing. The
+// events are inserted into auth_events in the same transaction.
+func (s *KeyStore) AddSigningKey(ctx context.Context, k domain.SigningKey, events ...domain.AuditEvent) (err error) {
 	ctx, done := s.bounds.enter(ctx)
 	defer done(&err)
 	return authInTx(ctx, s.db, "add signing key", func(ctx context.Context, tx bun.Tx) error {
@@ -95,16 +96,37 @@ func (s *KeyStore) AddSigningKey(ctx context.Context, k domain.SigningKey) (err 
 		if err != nil {
 			return dbError("add signing key", err)
 		}
-		return nil
+		return insertEvents(ctx, tx, events)
 	})
 }
 
+// revokeKeyQuery revokes a key, keeping the time of an earlier
+// revocation, and erases its private half.
+const revokeKeyQuery = `UPDATE signing_keys SET revoked_at = COALESCE(revoked_at, ?), "private" = ? WHERE id = ?`
+
 // RevokeSigningKey marks kid revoked at now (a key revoked before keeps
 // its time) and erases its private half; domain.ErrSigningKeyNotFound for
-// an unknown kid.
-func (s *KeyStore) RevokeSigningKey(ctx context.Context, kid string, now time.Time) error {
-	return s.updateKey(ctx, "revoke signing key", `UPDATE signing_keys
-		SET revoked_at = COALESCE(revoked_at, ?), "private" = ? WHERE id = ?`, timeArg(now), []byte{}, kid)
+// an unknown kid. With events, the revocation and the events' rows in
+// auth_events are one transaction (an unknown kid stores neither).
+func (s *KeyStore) RevokeSigningKey(ctx context.Context, kid string, now time.Time, events ...domain.AuditEvent) (err error) {
+	if len(events) == 0 {
+		return s.updateKey(ctx, "revoke signing key", revokeKeyQuery, timeArg(now), []byte{}, kid)
+	}
+	ctx, done := s.bounds.enter(ctx)
+	defer done(&err)
+	return authInTx(ctx, s.db, "revoke signing key", func(ctx context.Context, tx bun.Tx) error {
+		res, err := tx.ExecContext(ctx, revokeKeyQuery, timeArg(now), []byte{}, kid)
+		if err != nil {
+			return dbError("revoke signing key", err)
+		}
+		switch n, err := res.RowsAffected(); {
+		case err != nil:
+			return dbError("revoke signing key", err)
+		case n == 0:
+			return domain.ErrSigningKeyNotFound
+		}
+		return insertEvents(ctx, tx, events)
+	})
 }
 
 // SetSigningKeyPrivate replaces the private half of kid;

@@ -69,6 +69,7 @@ func migrateBefore(ctx context.Context, db *bun.DB, tables []string, before stri
 	for _, t := range tables {
 		ms.Add(cacheTableMigration(t))
 		ms.Add(cacheListMigration(t))
+		ms.Add(cacheCoveringMigration(t))
 		ms.Add(changesTriggerMigration(t))
 	}
 	for _, m := range authMigrations() {

@@ -148,6 +148,21 @@ func (r *UserRepository) ListUsers(ctx context.Context) (_ []domain.User, err er
 // returned is as stored: times in UTC, truncated to the microsecond. The
 // events are inserted into auth_events in the same transaction.
 func (r *UserRepository) UpdateUser(ctx context.Context, id string, fn func(*domain.User) error, events ...domain.AuditEvent) (_ domain.User, err error) {
+	return r.update(ctx, id, nil, fn, events)
+}
+
+// UpdateUserEndingSessions is UpdateUser that also revokes at now every
+// refresh family of the user in refresh_families (what
+// RefreshStore.RevokeUser does), in the same transaction as the change
+// and the events: the user, the revocation and auth_events commit
+// together or not at all.
+func (r *UserRepository) UpdateUserEndingSessions(ctx context.Context, id string, now time.Time, fn func(*domain.User) error, events ...domain.AuditEvent) (domain.User, error) {
+	return r.update(ctx, id, &now, fn, events)
+}
+
+// update is UpdateUser, revoking the user's refresh families at
+// *endSessions when it is set.
+func (r *UserRepository) update(ctx context.Context, id string, endSessions *time.Time, fn func(*domain.User) error, events []domain.AuditEvent) (_ domain.User, err error) {
 	ctx, done := r.bounds.enter(ctx)
 	defer done(&err)
 	var out domain.User
@@ -172,6 +187,15 @@ func (r *UserRepository) UpdateUser(ctx context.Context, id string, fn func(*dom
 			return dbError("update user", err)
 		}
 		out = u
+		if endSessions != nil {
+			// revokeIn (refresh_revoke.go) updates the user's family rows;
+			// a rotation committing meanwhile changes one of those rows,
+			// so the UPDATE waits for it and revokes the row as the
+			// rotation left it: its successor is revoked too.
+			if err := revokeIn(ctx, tx, "user_id", id, *endSessions); err != nil {
+				return err
+			}
+		}
 		return insertEvents(ctx, tx, events)
 	})
 	if err != nil {

@@ -56,6 +56,7 @@ func newAuthStack(t *testing.T, c authSetup) *authStack {
 	ctx := context.Background()
 	clock, ids := system.Clock{}, system.UUIDv7{}
 	users, refresh, keys := memstore.NewUserRepository(), memstore.NewRefreshStore(), memstore.NewKeyStore()
+	users.SetRefreshStore(refresh)
 	hasher, err := passhash.New(passhash.Options{BcryptCost: passhash.MinBcryptCost})
 	must(t, err)
 	st := &authStack{keys: keys}
@@ -94,7 +95,7 @@ func newAuthStack(t *testing.T, c authSetup) *authStack {
 	authn, err := application.NewAuthenticate(st.tokens.Verifier(), nil,
 		application.NewSubjectCache(lookup, time.Second, 0, clock), revoked)
 	must(t, err)
-	st.admin, err = application.NewUserAdmin(users, hasher, refresh, clock, ids)
+	st.admin, err = application.NewUserAdmin(users, hasher, clock, ids)
 	must(t, err)
 	stores, err := application.NewAssignments(application.Assignment{Name: "user", EntityKey: "userCache",
 		Repo: memstore.NewCacheRepository(), Policy: domain.PolicyOwner})

@@ -151,6 +151,7 @@ func newOASStack(t *testing.T, ready Pinger) *oasStack {
 		t.Fatal(err)
 	}
 	users, refreshStore := memstore.NewUserRepository(), memstore.NewRefreshStore()
+	users.SetRefreshStore(refreshStore)
 	hasher, err := passhash.New(passhash.Options{BcryptCost: passhash.MinBcryptCost})
 	if err != nil {
 		t.Fatal(err)
@@ -183,7 +184,7 @@ func newOASStack(t *testing.T, ready Pinger) *oasStack {
 	if err != nil {
 		t.Fatal(err)
 	}
-	admin, err := application.NewUserAdmin(users, hasher, refreshStore, clock, ids)
+	admin, err := application.NewUserAdmin(users, hasher, clock, ids)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -36,10 +36,12 @@ func (c *fakeClock) Advance(d time.Duration) {
 // memKeys is an in-memory ports.KeyStore that counts its loads and can be
 // made to fail.
 type memKeys struct {
-	mu    sync.Mutex
-	keys  []domain.SigningKey // newest first
-	loads atomic.Int64
-	fail  atomic.Bool
+	mu   sync.Mutex
+	keys []domain.SigningKey // newest first
+	// events are the audit events stored with the keys' changes.
+	events []domain.AuditEvent
+	loads  atomic.Int64
+	fail   atomic.Bool
 }
 
 var errStoreDown = errors.New("key store down")
@@ -58,8 +60,8 @@ func clone(k domain.SigningKey) domain.SigningKey {
 	return k
 }
 
-func (s *memKeys) RevokeSigningKey(_ context.Context, kid string, now time.Time) error {
-	return s.change(kid, func(k *domain.SigningKey) {
+func (s *memKeys) RevokeSigningKey(_ context.Context, kid string, now time.Time, events ...domain.AuditEvent) error {
+	return s.change(kid, events, func(k *domain.SigningKey) {
 		if k.RevokedAt == nil {
 			k.RevokedAt = &now
 		}
@@ -68,10 +70,10 @@ func (s *memKeys) RevokeSigningKey(_ context.Context, kid string, now time.Time)
 }
 
 func (s *memKeys) SetSigningKeyPrivate(_ context.Context, kid string, private []byte) error {
-	return s.change(kid, func(k *domain.SigningKey) { k.Private = slices.Clone(private) })
+	return s.change(kid, nil, func(k *domain.SigningKey) { k.Private = slices.Clone(private) })
 }
 
-func (s *memKeys) change(kid string, fn func(*domain.SigningKey)) error {
+func (s *memKeys) change(kid string, events []domain.AuditEvent, fn func(*domain.SigningKey)) error {
 	if s.fail.Load() {
 		return errStoreDown
 	}
@@ -80,6 +82,7 @@ func (s *memKeys) change(kid string, fn func(*domain.SigningKey)) error {
 	for i := range s.keys {
 		if s.keys[i].ID == kid {
 			fn(&s.keys[i])
+			s.events = append(s.events, events...)
 			return nil
 		}
 	}
@@ -100,7 +103,7 @@ func (s *memKeys) SigningKeys(context.Context) ([]domain.SigningKey, error) {
 	return out, nil
 }
 
-func (s *memKeys) AddSigningKey(_ context.Context, k domain.SigningKey) error {
+func (s *memKeys) AddSigningKey(_ context.Context, k domain.SigningKey, events ...domain.AuditEvent) error {
 	if s.fail.Load() {
 		return errStoreDown
 	}
@@ -117,6 +120,7 @@ func (s *memKeys) AddSigningKey(_ context.Context, k domain.SigningKey) error {
 		s.keys[i].Private = nil
 	}
 	s.keys = append([]domain.SigningKey{clone(k)}, s.keys...)
+	s.events = append(s.events, events...)
 	return nil
 }
 
@@ -143,4 +147,21 @@ func (s *memKeys) current() domain.SigningKey {
 		}
 	}
 	return domain.SigningKey{}
+}
+
+// hidingKeys is a memKeys that leaves out one key from its loads while
+// hide is set: a replica that read the store before another's key was
+// added.
+type hidingKeys struct {
+	*memKeys
+	hidden string
+	hide   atomic.Bool
+}
+
+func (s *hidingKeys) SigningKeys(ctx context.Context) ([]domain.SigningKey, error) {
+	keys, err := s.memKeys.SigningKeys(ctx)
+	if err != nil || !s.hide.Load() {
+		return keys, err
+	}
+	return slices.DeleteFunc(keys, func(k domain.SigningKey) bool { return k.ID == s.hidden }), nil
 }

@@ -7,8 +7,6 @@ import (
 	"fmt"
 	"time"
 
-	jose "github.com/go-jose/go-jose/v4"
-
 	"github.com/cachegate/cachegate/domain"
 	"github.com/cachegate/cachegate/ports"
 )
@@ -53,9 +51,9 @@ func (i *Issuer) sign(ctx context.Context, kind domain.TokenKind, c domain.Claim
 	}
 	t := i.t
 	cur := t.keys(ctx, t.opts.Clock.Now()).current
-	s := cur.access
+	h := cur.access
 	if kind == domain.RefreshToken {
-		s = cur.refresh
+		h = cur.refresh
 	}
 	body, err := json.Marshal(payload{
 		Issuer:   t.opts.Issuer,
@@ -70,19 +68,7 @@ func (i *Issuer) sign(ctx context.Context, kind domain.TokenKind, c domain.Claim
 	if err != nil {
 		return "", fmt.Errorf("sign %s token: %w", kind, err)
 	}
-	return serialize(s, body, kind)
-}
-
-func serialize(s jose.Signer, body []byte, kind domain.TokenKind) (string, error) {
-	jws, err := s.Sign(body)
-	if err != nil {
-		return "", fmt.Errorf("sign %s token: %w", kind, err)
-	}
-	tok, err := jws.CompactSerialize()
-	if err != nil {
-		return "", fmt.Errorf("sign %s token: %w", kind, err)
-	}
-	return tok, nil
+	return cur.compact(h, body), nil
 }
 
 // checkClaims reports what makes c unfit to be signed as kind.

@@ -4,8 +4,10 @@ import (
 	"bytes"
 	"crypto"
 	"crypto/ed25519"
+	"crypto/hmac"
 	"crypto/sha256"
 	"encoding/base64"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
@@ -38,11 +40,31 @@ type verifyKey struct {
 	retiredAt time.Time
 }
 
-// signer signs with the current key, one jose.Signer per typ header.
+// signer signs with the current key. It writes the compact JWS itself:
+// the protected header of each token type is fixed per key, so it is
+// encoded once, and a token is that header, the payload and the
+// signature, base64url-encoded and joined by dots. The bytes are those
+// go-jose writes for the same key and payload (its header is the JSON of
+// alg, kid and typ, in that order; TestSignerWritesWhatGoJoseWrites), at
+// a fraction of the allocations. Verification stays with go-jose.
 type signer struct {
-	kid     string
-	access  jose.Signer
-	refresh jose.Signer
+	kid string
+	// access and refresh are the encoded headers, each followed by ".".
+	access, refresh string
+	// sign returns the signature of a signing input.
+	sign func(input []byte) []byte
+}
+
+// compact returns the token of payload under the encoded header h.
+func (s *signer) compact(h string, payload []byte) string {
+	enc := base64.RawURLEncoding
+	buf := make([]byte, 0, len(h)+enc.EncodedLen(len(payload))+1+enc.EncodedLen(ed25519.SignatureSize))
+	buf = append(buf, h...)
+	buf = enc.AppendEncode(buf, payload)
+	sig := s.sign(buf)
+	buf = append(buf, '.')
+	buf = enc.AppendEncode(buf, sig)
+	return string(buf)
 }
 
 // keyring is an immutable snapshot of the keys; Tokens swaps whole
@@ -151,21 +173,48 @@ func privateKey(sk domain.SigningKey, seal *sealer) (ed25519.PrivateKey, error) 
 	return priv, nil
 }
 
-// newSigner makes the access and refresh signers of one key.
+// newSigner makes the signer of one key: an ed25519.PrivateKey for EdDSA,
+// an HMAC secret for HS256.
 func newSigner(alg jose.SignatureAlgorithm, kid string, key any) (*signer, error) {
-	mk := func(typ jose.ContentType) (jose.Signer, error) {
-		return jose.NewSigner(jose.SigningKey{Algorithm: alg, Key: key},
-			(&jose.SignerOptions{}).WithType(typ).WithHeader("kid", kid))
+	s := &signer{kid: kid}
+	switch k := key.(type) {
+	case ed25519.PrivateKey:
+		if alg != jose.EdDSA || len(k) != ed25519.PrivateKeySize {
+			return nil, fmt.Errorf("signer for key %q: not an EdDSA key", kid)
+		}
+		s.sign = func(input []byte) []byte { return ed25519.Sign(k, input) }
+	case []byte:
+		if alg != jose.HS256 || len(k) == 0 {
+			return nil, fmt.Errorf("signer for key %q: not an HS256 secret", kid)
+		}
+		secret := bytes.Clone(k)
+		s.sign = func(input []byte) []byte {
+			m := hmac.New(sha256.New, secret)
+			m.Write(input)
+			return m.Sum(nil)
+		}
+	default:
+		return nil, fmt.Errorf("signer for key %q: unsupported key type %T", kid, key)
 	}
-	access, err := mk(typAccess)
-	if err != nil {
-		return nil, fmt.Errorf("signer for key %q: %w", kid, err)
+	header := func(typ string) (string, error) {
+		h, err := json.Marshal(struct {
+			Alg string `json:"alg"`
+			Kid string `json:"kid"`
+			Typ string `json:"typ"`
+		}{string(alg), kid, typ})
+		if err != nil {
+			return "", fmt.Errorf("signer for key %q: %w", kid, err)
+		}
+		return base64.RawURLEncoding.EncodeToString(h) + ".", nil
 	}
-	refresh, err := mk(typRefresh)
-	if err != nil {
-		return nil, fmt.Errorf("signer for key %q: %w", kid, err)
+	var err error
+	if s.access, err = header(typAccess); err != nil {
+		return nil, err
 	}
-	return &signer{kid: kid, access: access, refresh: refresh}, nil
+	if s.refresh, err = header(typRefresh); err != nil {
+		return nil, err
+	}
+	return s, nil
 }
 
 // newEd25519Key generates a signing key created at now. Its kid is the

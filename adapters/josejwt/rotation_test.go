@@ -167,6 +167,28 @@ func TestReplicas(t *testing.T) {
 			t.Fatalf("replica JWKS = %v, want both keys", kids(set))
 		}
 	})
+	t.Run("replicas that created their first keys together accept each other's tokens at once", func(t *testing.T) {
+		t.Parallel()
+		// b reads the store before a's key is there, then adds its own.
+		a := newEdDSA(t, nil)
+		hiding := &hidingKeys{memKeys: a.store, hidden: a.kid}
+		hiding.hide.Store(true)
+		b, err := josejwt.New(ctx, josejwt.Options{Keys: hiding, Clock: a.clock})
+		if err != nil {
+			t.Fatal(err)
+		}
+		hiding.hide.Store(false)
+		if _, err := b.Verifier().AccessToken(ctx, a.issue(t, a.claims(domain.AccessToken, time.Minute))); err != nil {
+			t.Fatalf("b refuses a's first token: %v", err)
+		}
+		bTok, err := b.Issuer().AccessToken(ctx, a.claims(domain.AccessToken, time.Minute))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if _, err := a.verify(domain.AccessToken, bTok); err != nil {
+			t.Fatalf("a refuses b's first token: %v", err)
+		}
+	})
 	t.Run("unknown kids cost at most one store read a second", func(t *testing.T) {
 		t.Parallel()
 		a, _ := newPair(t)

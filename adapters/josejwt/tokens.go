@@ -113,7 +113,12 @@ func (t *Tokens) Reload(ctx context.Context) error {
 // Rotate generates a new Ed25519 key and makes it current; the store
 // retires the previous one, which keeps verifying the tokens it signed.
 // It returns the new kid. In HS256 mode it fails.
-func (t *Tokens) Rotate(ctx context.Context) (string, error) {
+//
+// The events record the rotation: the store writes them with the new key,
+// in its transaction (ports.KeyStore.AddSigningKey), each with its Family
+// set to the new kid (a key event's Family holds the key id,
+// domain.AuditEvent), which only exists here.
+func (t *Tokens) Rotate(ctx context.Context, events ...domain.AuditEvent) (string, error) {
 	if t.alg != jose.EdDSA {
 		return "", errHS256Rotate
 	}
@@ -124,7 +129,11 @@ func (t *Tokens) Rotate(ctx context.Context) (string, error) {
 	if err != nil {
 		return "", err
 	}
-	if err := t.opts.Keys.AddSigningKey(ctx, k); err != nil {
+	events = slices.Clone(events)
+	for i := range events {
+		events[i].Family = k.ID
+	}
+	if err := t.opts.Keys.AddSigningKey(ctx, k, events...); err != nil {
 		return "", fmt.Errorf("rotate signing key: %w", err)
 	}
 	if err := t.reloadLocked(ctx, now); err != nil {
@@ -218,7 +227,9 @@ func (t *Tokens) reloadLocked(ctx context.Context, now time.Time) error {
 	// Until this attempt succeeds, retry after unknownKIDReload.
 	t.nextReload.Store(now.Add(unknownKIDReload).UnixNano())
 	ring, err := t.load(ctx)
+	generated := false
 	if err == nil && ring.current == nil {
+		generated = true
 		key, gerr := t.newKey(now)
 		if gerr != nil {
 			return gerr
@@ -241,6 +252,15 @@ func (t *Tokens) reloadLocked(ctx context.Context, now time.Time) error {
 	}
 	t.ring.Store(ring)
 	t.nextReload.Store(now.Add(t.opts.KeyReload).UnixNano())
+	if generated {
+		// Replicas starting together on an empty store may each create a
+		// first key, one of them after the other read the store: that one
+		// does not know the other's key yet. Its first token naming an
+		// unknown kid may reload at once, and the keys are read again a
+		// second later, so the replicas agree on the newest key.
+		t.lastReload = time.Time{}
+		t.nextReload.Store(now.Add(unknownKIDReload).UnixNano())
+	}
 	return nil
 }
 
@@ -300,8 +320,9 @@ func (t *Tokens) List(ctx context.Context) ([]domain.SigningKey, error) {
 // Revoke revokes the key kid: no process accepts a token it signed once
 // its keys are reloaded (every KeyReload). When kid is current a new key
 // is made current first. domain.ErrSigningKeyNotFound for an unknown kid;
-// in HS256 mode it fails.
-func (t *Tokens) Revoke(ctx context.Context, kid string) error {
+// in HS256 mode it fails. The events record the revocation: the store
+// writes them in its transaction (ports.KeyStore.RevokeSigningKey).
+func (t *Tokens) Revoke(ctx context.Context, kid string, events ...domain.AuditEvent) error {
 	if t.alg != jose.EdDSA {
 		return errHS256Revoke
 	}
@@ -325,7 +346,7 @@ func (t *Tokens) Revoke(ctx context.Context, kid string) error {
 			return fmt.Errorf("revoke signing key: make a new key current: %w", err)
 		}
 	}
-	if err := t.opts.Keys.RevokeSigningKey(ctx, kid, now); err != nil {
+	if err := t.opts.Keys.RevokeSigningKey(ctx, kid, now, events...); err != nil {
 		return fmt.Errorf("revoke signing key: %w", err)
 	}
 	if err := t.reloadLocked(ctx, now); err != nil {

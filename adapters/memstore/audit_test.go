@@ -16,9 +16,11 @@ func TestAuditLog(t *testing.T) {
 func TestAuditWithChanges(t *testing.T) {
 	t.Parallel()
 	contract.AuditWithChanges(t, func(*testing.T) contract.AuditStores {
-		l, u, r := memstore.NewAuditLog(), memstore.NewUserRepository(), memstore.NewRefreshStore()
+		l, u, r, k := memstore.NewAuditLog(), memstore.NewUserRepository(), memstore.NewRefreshStore(), memstore.NewKeyStore()
 		u.SetAuditLog(l)
+		u.SetRefreshStore(r)
 		r.SetAuditLog(l)
-		return contract.AuditStores{Users: u, Refresh: r, Log: l}
+		k.SetAuditLog(l)
+		return contract.AuditStores{Users: u, Refresh: r, Keys: k, Log: l}
 	})
 }

@@ -16,14 +16,20 @@ import (
 // are kept and compared at microsecond precision in UTC, as the database
 // stores do.
 type KeyStore struct {
-	mu   sync.Mutex
-	keys []domain.SigningKey
+	mu    sync.Mutex
+	keys  []domain.SigningKey
+	audit *AuditLog
 }
 
 var _ ports.KeyStore = (*KeyStore)(nil)
 
 // NewKeyStore returns an empty store.
 func NewKeyStore() *KeyStore { return &KeyStore{} }
+
+// SetAuditLog makes AddSigningKey and RevokeSigningKey append the events
+// they are given to l, under the store's lock, with the change they
+// record; call it before use.
+func (s *KeyStore) SetAuditLog(l *AuditLog) { s.audit = l }
 
 // SigningKeys returns copies of every stored key, newest DateCreated
 // first (ties by descending id, so the order is total).
@@ -46,10 +52,14 @@ func (s *KeyStore) SigningKeys(context.Context) ([]domain.SigningKey, error) {
 // AddSigningKey stores k and retires every key not yet retired at
 // k.DateCreated, erasing the private half of every retired key,
 // atomically; afterwards k is the one current key (unless it came
-// retired). A key id already stored is an error and changes nothing.
-func (s *KeyStore) AddSigningKey(_ context.Context, k domain.SigningKey) error {
+// retired). A key id already stored is an error and changes nothing. The
+// events are appended to the attached audit log (SetAuditLog) with k.
+func (s *KeyStore) AddSigningKey(_ context.Context, k domain.SigningKey, events ...domain.AuditEvent) error {
 	s.mu.Lock()
 	defer s.mu.Unlock()
+	if err := eventsSink(s.audit, "add signing key", events); err != nil {
+		return err
+	}
 	for _, have := range s.keys {
 		if have.ID == k.ID {
 			return fmt.Errorf("memstore: add signing key: id %q is already stored", k.ID)
@@ -67,15 +77,20 @@ func (s *KeyStore) AddSigningKey(_ context.Context, k domain.SigningKey) error {
 		k.Private = []byte{}
 	}
 	s.keys = append(s.keys, k)
+	s.audit.appendEvents(events)
 	return nil
 }
 
 // RevokeSigningKey marks kid revoked at now (a key revoked before keeps
 // its time) and erases its private half; domain.ErrSigningKeyNotFound for
-// an unknown kid.
-func (s *KeyStore) RevokeSigningKey(_ context.Context, kid string, now time.Time) error {
+// an unknown kid. The events are appended to the attached audit log
+// (SetAuditLog) with the revocation, or not at all.
+func (s *KeyStore) RevokeSigningKey(_ context.Context, kid string, now time.Time, events ...domain.AuditEvent) error {
 	s.mu.Lock()
 	defer s.mu.Unlock()
+	if err := eventsSink(s.audit, "revoke signing key", events); err != nil {
+		return err
+	}
 	i := slices.IndexFunc(s.keys, func(k domain.SigningKey) bool { return k.ID == kid })
 	if i < 0 {
 		return domain.ErrSigningKeyNotFound
@@ -85,6 +100,7 @@ func (s *KeyStore) RevokeSigningKey(_ context.Context, kid string, now time.Time
 		s.keys[i].RevokedAt = &at
 	}
 	s.keys[i].Private = []byte{}
+	s.audit.appendEvents(events)
 	return nil
 }
 

@@ -3,6 +3,7 @@ package memstore
 import (
 	"cmp"
 	"context"
+	"errors"
 	"fmt"
 	"slices"
 	"sync"
@@ -16,16 +17,21 @@ import (
 // concurrent use. Like the database stores it keeps times in UTC at
 // microsecond precision, so both answer alike.
 type UserRepository struct {
-	mu     sync.Mutex
-	byID   map[string]domain.User
-	byName map[string]string // normalized username → id
-	audit  *AuditLog
+	mu       sync.Mutex
+	byID     map[string]domain.User
+	byName   map[string]string // normalized username → id
+	audit    *AuditLog
+	sessions *RefreshStore
 }
 
 // SetAuditLog makes CreateUser and UpdateUser append the events they are
 // given to l, under the repository's lock, with the change they record;
 // call it before use.
 func (r *UserRepository) SetAuditLog(l *AuditLog) { r.audit = l }
+
+// SetRefreshStore names the store whose families UpdateUserEndingSessions
+// revokes; call it before use.
+func (r *UserRepository) SetRefreshStore(s *RefreshStore) { r.sessions = s }
 
 var _ ports.UserRepository = (*UserRepository)(nil)
 
@@ -104,9 +110,26 @@ func (r *UserRepository) ListUsers(context.Context) ([]domain.User, error) {
 // fn cannot change the id: the user stays under id. The store sets no
 // field itself; fn keeps DateUpdated current. The events are appended to
 // the attached audit log (SetAuditLog) with the change, or not at all.
-func (r *UserRepository) UpdateUser(_ context.Context, id string, fn func(*domain.User) error, events ...domain.AuditEvent) (domain.User, error) {
+func (r *UserRepository) UpdateUser(ctx context.Context, id string, fn func(*domain.User) error, events ...domain.AuditEvent) (domain.User, error) {
+	return r.update(ctx, id, nil, fn, events)
+}
+
+// UpdateUserEndingSessions is UpdateUser that also revokes at now every
+// family of the user in the attached refresh store (SetRefreshStore),
+// with the change and the events, all or nothing. Without a refresh store
+// attached it fails and changes nothing.
+func (r *UserRepository) UpdateUserEndingSessions(ctx context.Context, id string, now time.Time, fn func(*domain.User) error, events ...domain.AuditEvent) (domain.User, error) {
+	return r.update(ctx, id, &now, fn, events)
+}
+
+// update is UpdateUser, revoking the user's families at *endSessions when
+// it is set. Locks are taken in the order users, refresh tokens, audit log.
+func (r *UserRepository) update(ctx context.Context, id string, endSessions *time.Time, fn func(*domain.User) error, events []domain.AuditEvent) (domain.User, error) {
 	r.mu.Lock()
 	defer r.mu.Unlock()
+	if endSessions != nil && r.sessions == nil {
+		return domain.User{}, errors.New("memstore: update user: no refresh store attached to end the user's sessions (SetRefreshStore)")
+	}
 	if err := eventsSink(r.audit, "update user", events); err != nil {
 		return domain.User{}, err
 	}
@@ -121,13 +144,17 @@ func (r *UserRepository) UpdateUser(_ context.Context, id string, fn func(*domai
 	u.ID = id
 	u = authUser(u)
 	oldNorm, newNorm := domain.NormalizeUsername(old.Username), domain.NormalizeUsername(u.Username)
-	if newNorm != oldNorm {
-		if _, taken := r.byName[newNorm]; taken {
-			return domain.User{}, domain.ErrUserExists
-		}
-		delete(r.byName, oldNorm)
-		r.byName[newNorm] = id
+	if _, taken := r.byName[newNorm]; taken && newNorm != oldNorm {
+		return domain.User{}, domain.ErrUserExists
 	}
+	// Nothing fails past the revocation, so all or nothing is stored.
+	if endSessions != nil {
+		if err := r.sessions.RevokeUser(ctx, id, *endSessions); err != nil {
+			return domain.User{}, err
+		}
+	}
+	delete(r.byName, oldNorm)
+	r.byName[newNorm] = id
 	r.byID[id] = u
 	r.audit.appendEvents(events)
 	return u, nil

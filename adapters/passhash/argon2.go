@@ -165,12 +165,16 @@ func parseParam(field, name string, bits int) (uint64, error) {
 	return strconv.ParseUint(digits, 10, bits)
 }
 
-func hashArgon2id(password string, p Argon2Params) (string, error) {
+// keyFunc derives an argon2id key: argon2.IDKey, or in tests a stand-in
+// that counts the work (Hasher.argon2Key).
+type keyFunc func(password, salt []byte, time, memory uint32, threads uint8, keyLen uint32) []byte
+
+func hashArgon2id(password string, p Argon2Params, idKey keyFunc) (string, error) {
 	salt := make([]byte, p.SaltLength)
 	if _, err := rand.Read(salt); err != nil {
 		return "", fmt.Errorf("argon2id salt: %w", err)
 	}
-	key := argon2.IDKey([]byte(password), salt, p.Iterations, p.Memory, p.Parallelism, p.KeyLength)
+	key := idKey([]byte(password), salt, p.Iterations, p.Memory, p.Parallelism, p.KeyLength)
 	return encodeArgon2id(argon2Hash{params: p, salt: salt, key: key}), nil
 }
 
@@ -182,7 +186,7 @@ func encodeArgon2id(a argon2Hash) string {
 
 // verifyArgon2id recomputes the key of password with the hash's own
 // parameters and compares in constant time.
-func verifyArgon2id(hash, password string) (bool, error) {
+func verifyArgon2id(hash, password string, idKey keyFunc) (bool, error) {
 	a, err := parseArgon2id(hash)
 	if err != nil {
 		return false, err
@@ -190,6 +194,6 @@ func verifyArgon2id(hash, password string) (bool, error) {
 	if len(password) > domain.MaxPasswordBytes {
 		return false, nil
 	}
-	key := argon2.IDKey([]byte(password), a.salt, a.params.Iterations, a.params.Memory, a.params.Parallelism, uint32(len(a.key)))
+	key := idKey([]byte(password), a.salt, a.params.Iterations, a.params.Memory, a.params.Parallelism, uint32(len(a.key)))
 	return subtle.ConstantTimeCompare(key, a.key) == 1, nil
 }

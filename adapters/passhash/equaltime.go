@@ -6,6 +6,8 @@ import (
 	"time"
 
 	"golang.org/x/crypto/bcrypt"
+
+	"github.com/cachegate/cachegate/domain"
 )
 
 // Equal time for unknown users (CONTRACT.md sections 4 and 7).
@@ -23,11 +25,19 @@ import (
 //     the failure does the same work as a check at S. Work, not sleep: it
 //     slows down exactly as a real check does when the machine is loaded,
 //     so the two stay equal under any load.
-//   - any other weaker hash (argon2id with smaller parameters, another
-//     algorithm than the setting's, an empty hash): sleep until the time
-//     of a check at the setting, a moving average of the checks and hashes
+//   - argon2id stored with less memory or fewer iterations than the
+//     setting, same lanes: argon2id computes memory × iterations blocks of
+//     1 KiB, so one more argon2id run computes the missing blocks (in as
+//     few passes as keep its memory within the setting's). Work again.
+//   - any other weaker hash (another algorithm than the setting's,
+//     argon2id with other lanes, an empty hash): sleep until the time of a
+//     check at the setting, a moving average of the checks and hashes
 //     actually run at the setting. Less exact under changing load, and
 //     nothing is padded before the first measurement.
+//
+// A password longer than a check at the setting takes (72 bytes with
+// bcrypt) is refused without hashing, for an unknown user too: such a
+// failure is neither padded nor measured.
 //
 // Successful checks are not padded (the caller knows the password
 // anyway), and neither is a check of a hash stronger than the setting (the
@@ -98,17 +108,59 @@ func (h *Hasher) strength(hash string) int {
 	return 0
 }
 
+// maxPasswordBytes is the longest password a check at the setting
+// hashes; a longer one fails at once.
+func (h *Hasher) maxPasswordBytes() int {
+	if h.alg == Bcrypt {
+		return maxBcryptPasswordBytes
+	}
+	return domain.MaxPasswordBytes
+}
+
 // padFailure brings a failed check of hash, which took elapsed, to the
-// cost of a check at the setting.
+// cost of a check at the setting; password is at most maxPasswordBytes
+// long.
 func (h *Hasher) padFailure(ctx context.Context, hash, password string, elapsed time.Duration) {
-	if h.alg == Bcrypt && detect(hash) == Bcrypt {
+	switch alg := detect(hash); {
+	case h.alg == Bcrypt && alg == Bcrypt:
 		cost, err := parseBcrypt(hash, h.bcryptVerifyLimit())
 		if err == nil {
 			for c := cost; c < h.bcryptCost && ctx.Err() == nil; c++ {
-				_, _ = bcrypt.GenerateFromPassword([]byte(password[:min(len(password), maxBcryptPasswordBytes)]), c)
+				_, _ = bcrypt.GenerateFromPassword([]byte(password), c)
 			}
+			return
+		}
+	case h.alg == Argon2id && alg == Argon2id:
+		a, err := parseArgon2id(hash)
+		if err == nil && a.params.Parallelism == h.argon2.Parallelism {
+			h.padArgon2id(password, a.params)
 			return
 		}
 	}
 	h.timing.pad(ctx, elapsed)
 }
+
+// padArgon2id computes, after a failed check of an argon2id hash made
+// with stored, the blocks a check at the setting computes beyond it: one
+// argon2id run over the missing count of memory × iterations, with as
+// few passes as keep its memory within the setting's. argon2id rounds
+// memory down to 4 KiB per lane (and up to 8 KiB per lane), so the count
+// is exact to 4 KiB per lane and pass.
+func (h *Hasher) padArgon2id(password string, stored Argon2Params) {
+	set := h.argon2
+	want, done := argon2Blocks(set), argon2Blocks(stored)
+	if done >= want {
+		return
+	}
+	missing := want - done
+	passes := (missing + uint64(set.Memory) - 1) / uint64(set.Memory)
+	lane := 4 * uint64(set.Parallelism)
+	memory := missing / passes / lane * lane
+	if memory < 2*lane {
+		return // less than one argon2id run's least memory: negligible
+	}
+	_ = h.argon2Key([]byte(password), make([]byte, set.SaltLength), uint32(passes), uint32(memory), set.Parallelism, set.KeyLength)
+}
+
+// argon2Blocks is how many 1 KiB blocks an argon2id run with p computes.
+func argon2Blocks(p Argon2Params) uint64 { return uint64(p.Memory) * uint64(p.Iterations) }

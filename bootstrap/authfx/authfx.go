@@ -97,16 +97,18 @@ type KeySet interface {
 	// JWKS returns the JSON Web Key Set of the keys that can verify
 	// tokens still in circulation.
 	JWKS(ctx context.Context) ([]byte, error)
-	// Rotate makes a new key current and returns its id.
-	Rotate(ctx context.Context) (string, error)
+	// Rotate makes a new key current and returns its id; the events are
+	// stored with the new key (application.SigningKeys).
+	Rotate(ctx context.Context, events ...domain.AuditEvent) (string, error)
 	// PruneKeys deletes keys no token can still carry.
 	PruneKeys(ctx context.Context) (int, error)
 	// List returns every stored key, newest first, without private
 	// halves.
 	List(ctx context.Context) ([]domain.SigningKey, error)
 	// Revoke stops every process accepting tokens of kid (within its key
-	// reload period), making a new key current first when kid is current.
-	Revoke(ctx context.Context, kid string) error
+	// reload period), making a new key current first when kid is current;
+	// the events are stored with the revocation.
+	Revoke(ctx context.Context, kid string, events ...domain.AuditEvent) error
 }
 
 // ForRoot registers authentication with options given directly.
@@ -409,9 +411,13 @@ func newAuditor(d auditorDeps) *application.Auditor {
 	return a
 }
 
-func newUserAdmin(users ports.UserRepository, h ports.PasswordHasher, r ports.RefreshStore, c ports.Clock, ids ports.IDGenerator,
+// newUserAdmin administers users; disabling a user and setting a password
+// revoke the user's families through the user repository, in the
+// change's transaction, so the repository and the ports.RefreshStore must
+// be of one storage (storefx's are).
+func newUserAdmin(users ports.UserRepository, h ports.PasswordHasher, c ports.Clock, ids ports.IDGenerator,
 	audit *application.Auditor) (*application.UserAdmin, error) {
-	a, err := application.NewUserAdmin(users, h, r, c, ids)
+	a, err := application.NewUserAdmin(users, h, c, ids)
 	if err == nil {
 		a.SetAuditor(audit)
 	}

@@ -144,8 +144,8 @@ func SQL(o Options) fx.Option {
 				return bunstore.NewAuditLog(db, bunstore.WithTimeout(o.Timeout))
 			},
 			func(l *bunstore.AuditLog) ports.AuditLog { return l },
-			// The user and refresh stores write their changes' events
-			// into this database's auth_events, in the change's
+			// The user, refresh and key stores write their changes'
+			// events into this database's auth_events, in the change's
 			// transaction.
 			func(l *bunstore.AuditLog) ports.ChangeAuditLog { return ports.ChangeAuditLog{Log: l} },
 			func(db *bun.DB) Pinger { return sqlPinger{db} },
@@ -174,17 +174,25 @@ func Memory() fx.Option {
 				}
 			},
 			memstore.NewAuditLog,
-			func(l *memstore.AuditLog) ports.UserRepository {
-				r := memstore.NewUserRepository()
-				r.SetAuditLog(l)
-				return r
-			},
-			func(l *memstore.AuditLog) ports.RefreshStore {
+			func(l *memstore.AuditLog) *memstore.RefreshStore {
 				s := memstore.NewRefreshStore()
 				s.SetAuditLog(l)
 				return s
 			},
-			fx.Annotate(memstore.NewKeyStore, fx.As(new(ports.KeyStore))),
+			func(s *memstore.RefreshStore) ports.RefreshStore { return s },
+			// Disabling a user or setting a password revokes the user's
+			// families in this refresh store, with the change.
+			func(l *memstore.AuditLog, s *memstore.RefreshStore) ports.UserRepository {
+				r := memstore.NewUserRepository()
+				r.SetAuditLog(l)
+				r.SetRefreshStore(s)
+				return r
+			},
+			func(l *memstore.AuditLog) ports.KeyStore {
+				s := memstore.NewKeyStore()
+				s.SetAuditLog(l)
+				return s
+			},
 			fx.Annotate(memstore.NewLoginThrottle, fx.As(new(ports.LoginThrottle))),
 			func(l *memstore.AuditLog) ports.AuditLog { return l },
 			func(l *memstore.AuditLog) ports.ChangeAuditLog { return ports.ChangeAuditLog{Log: l} },

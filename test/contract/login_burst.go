@@ -98,7 +98,8 @@ func newBurst(t *testing.T, throttles []ports.LoginThrottle, limit int, hold int
 		t.Fatal(err)
 	}
 	users, refresh, clock, ids := memstore.NewUserRepository(), memstore.NewRefreshStore(), system.Clock{}, system.UUIDv7{}
-	admin, err := application.NewUserAdmin(users, h, refresh, clock, ids)
+	users.SetRefreshStore(refresh)
+	admin, err := application.NewUserAdmin(users, h, clock, ids)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -8,6 +8,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/cachegate/cachegate/test/contract"
 )
 
 // auditLine is one line of `cachegate audit --json`.
@@ -189,5 +191,123 @@ func TestAuditRefreshReusedOnTheBinary(t *testing.T) {
 	}
 	if len(login) != 1 || login[0].Family != e.Family {
 		t.Errorf("login events %+v: want one, of family %q", login, e.Family)
+	}
+}
+
+// readAudit runs `cachegate audit --json` with args on b's database and
+// returns its lines, failing t on a line that is not an object of exactly
+// the contract's fields (CONTRACT.md section 7) or on any of secrets in
+// the output.
+func (b *authBinary) readAudit(t *testing.T, secrets []string, args ...string) []auditLine {
+	t.Helper()
+	r := b.cli(t, "", append([]string{"audit", "--json"}, args...)...)
+	if r.Code != 0 {
+		t.Fatalf("cachegate audit: exit %d: %s", r.Code, r.Stderr)
+	}
+	for _, s := range secrets {
+		if strings.Contains(r.Stdout+r.Stderr, s) {
+			t.Fatal("the audit output holds a password or a token")
+		}
+	}
+	fields := []string{"address", "family", "reason", "requestId", "time", "type", "userId", "username"}
+	var lines []auditLine
+	for _, l := range strings.Split(strings.TrimSpace(r.Stdout), "\n") {
+		if l == "" {
+			continue
+		}
+		var raw map[string]any
+		var e auditLine
+		if json.Unmarshal([]byte(l), &raw) != nil || json.Unmarshal([]byte(l), &e) != nil {
+			t.Fatalf("not a JSON object: %q", l)
+		}
+		keys := make([]string, 0, len(raw))
+		for k := range raw {
+			keys = append(keys, k)
+		}
+		slices.Sort(keys)
+		if !slices.Equal(keys, fields) {
+			t.Errorf("an audit line has the fields %v, want %v", keys, fields)
+		}
+		lines = append(lines, e)
+	}
+	return lines
+}
+
+// Issue 11, the audit trail on both databases: a throttled login, a
+// session ended by --session-max, a key rotation and a key revocation
+// each leave one event with the contract's fields, read back with
+// `cachegate audit --json`; the key events are written by the key store
+// with the change (so exactly once), and no event holds a password or a
+// token.
+func TestAuditSecurityEventsOnTheBinary(t *testing.T) {
+	t.Parallel()
+	for _, db := range authDatabases {
+		t.Run(db.name, func(t *testing.T) {
+			t.Parallel()
+			const password, guess = "Audit-e2e-passw0rd", "Wrong-guess-passw0rd"
+			cfg := contract.AuthHTTPConfig{UsernameLimit: 2, AddressLimit: 100}
+			b := &authBinary{dir: t.TempDir(), client: newClient()}
+			b.dbURL, b.driver, b.dsn = db.open(t, b.dir)
+			b.srv = startServer(t, serverConfig{Dir: b.dir, Args: append(authArgs(b.dbURL, cfg), "--session-max", "3s")})
+			userID := b.addUser(t, "Sessioner", password, true)
+			c, base := b.client, b.srv.URL
+			start := time.Now()
+
+			// login.throttled: the third guess at a username with limit 2.
+			body := []byte(`{"username":" Guessed ","password":"` + guess + `"}`)
+			for range 2 {
+				mustSend(t, c, http.MethodPost, base+"/auth/login", body).want(t, http.StatusUnauthorized)
+			}
+			mustSend(t, c, http.MethodPost, base+"/auth/login", body, "X-Request-Id", "rid-throttled").want(t, http.StatusTooManyRequests)
+
+			// session.expired: a refresh once --session-max has passed.
+			login := time.Now()
+			p := loginAt(t, c, base, "sessioner", password)
+			time.Sleep(time.Until(login.Add(3 * time.Second)))
+			refresh := []byte(`{"refreshToken":"` + p.Refresh + `"}`)
+			mustSend(t, c, http.MethodPost, base+"/auth/refresh", refresh, "X-Request-Id", "rid-expired").want(t, http.StatusUnauthorized)
+
+			// key.rotated, key.revoked: the CLI on the same database.
+			old := b.signingKey(t).ID
+			kid := b.rotate(t)
+			if r := b.cli(t, "", "keys", "revoke", "--", old); r.Code != 0 { // a kid may start with "-"
+				t.Fatalf("keys revoke: status %d, stderr %q", r.Code, r.Stderr)
+			}
+
+			secrets := []string{password, guess, p.Access, p.Refresh}
+			byType := map[string][]auditLine{}
+			for _, e := range b.readAudit(t, secrets) {
+				byType[e.Type] = append(byType[e.Type], e)
+				if e.Time.Before(start.Add(-time.Second)) || e.Time.After(time.Now().Add(time.Second)) {
+					t.Errorf("%s at %v, not during the test", e.Type, e.Time)
+				}
+			}
+			one := func(typ string) auditLine {
+				t.Helper()
+				if len(byType[typ]) != 1 {
+					t.Fatalf("%s events: %+v, want one", typ, byType[typ])
+				}
+				return byType[typ][0]
+			}
+			for typ, w := range map[string]auditLine{
+				"login.throttled": {Username: " Guessed ", Address: "127.0.0.1", RequestID: "rid-throttled"},
+				"session.expired": {UserID: userID, Username: "Sessioner", Address: "127.0.0.1", RequestID: "rid-expired",
+					Family: one("login.succeeded").Family},
+				"key.rotated": {Family: kid},
+				"key.revoked": {Family: old},
+			} {
+				got := one(typ)
+				got.Time, got.Type = time.Time{}, ""
+				if got != w {
+					t.Errorf("%s event %+v, want %+v", typ, got, w)
+				}
+			}
+			if f := one("login.succeeded").Family; f == "" {
+				t.Error("the login event names no family")
+			}
+			if got := b.readAudit(t, secrets, "--type", "key.rotated", "--since", "1h"); len(got) != 1 || got[0].Family != kid {
+				t.Errorf("--type key.rotated: %+v, want the one rotation to %s", got, kid)
+			}
+		})
 	}
 }

@@ -19,6 +19,24 @@ import (
 type pgBouncer struct {
 	Port int
 	pg   *pgCluster
+	// exited is closed when the process ends; log is its log file.
+	exited chan struct{}
+	log    string
+}
+
+// state says whether the pooler still runs, with the end of its log when
+// it does not: what a replica that cannot connect needs explained.
+func (b *pgBouncer) state() string {
+	select {
+	case <-b.exited:
+		log, _ := os.ReadFile(b.log)
+		if len(log) > 4000 {
+			log = log[len(log)-4000:]
+		}
+		return fmt.Sprintf("pgbouncer on port %d has exited; its log ends:\n%s", b.Port, log)
+	default:
+		return fmt.Sprintf("pgbouncer on port %d is running", b.Port)
+	}
 }
 
 // startPgBouncer starts PgBouncer (Debian's package, which test/run
@@ -88,6 +106,7 @@ ignore_startup_parameters = extra_float_digits
 		for time.Now().Before(deadline) {
 			if perr = probe.query("SELECT 1", nil); perr == nil {
 				t.Cleanup(stop)
+				b.exited, b.log = exited, filepath.Join(dir, "pgbouncer.log")
 				return b
 			}
 			select {
@@ -130,7 +149,7 @@ func TestTwoReplicasThroughPgBouncerInTransactionPoolingMode(t *testing.T) {
 		a, b := launch(t, cfg), launch(t, cfg)
 		for _, s := range []*server{a, b} {
 			if err := s.waitReady(); err != nil {
-				t.Fatalf("start a replica through PgBouncer: %v", err)
+				t.Fatalf("start a replica through PgBouncer: %v (%s)", err, pool.state())
 			}
 		}
 		return a, b

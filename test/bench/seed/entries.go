@@ -111,7 +111,7 @@ func writeRange(ctx context.Context, c entriesConfig, ids, keys []string, first 
 		return fmt.Errorf("entries: %w", err)
 	}
 	defer db.Close()
-	repo := bunstore.NewCacheRepository(db, c.table)
+	repo := bunstore.NewCacheRepository(db, c.table, bunstore.WithUngroupedWrites())
 	now := domain.Normalize(time.Now())
 	var expires *time.Time
 	if c.expiresIn > 0 {
