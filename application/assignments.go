@@ -24,6 +24,11 @@ type Assignment struct {
 	// DefaultExpiresIn applies to entries created or replaced with
 	// expiresIn null; zero means they never expire.
 	DefaultExpiresIn time.Duration
+	// Quota bounds what each assignee may keep through this assignment;
+	// the zero Quota limits nothing. Assignments sharing an entity share
+	// its counts (an assignee's entries in the table), each holding writes
+	// through it to its own limits.
+	Quota domain.Quota
 }
 
 // Assignments resolves assignment names (or entity keys) to assignments. It is built once
@@ -46,6 +51,8 @@ func NewAssignments(stores ...Assignment) (*Assignments, error) {
 			return nil, fmt.Errorf("cache assignment %q: no repository", st.Name)
 		case st.DefaultExpiresIn < 0 || st.DefaultExpiresIn > domain.MaxExpiresIn:
 			return nil, fmt.Errorf("cache assignment %q: default expiry out of range", st.Name)
+		case st.Quota.MaxEntries < 0 || st.Quota.MaxBytes < 0:
+			return nil, fmt.Errorf("cache assignment %q: negative quota", st.Name)
 		case s.byName[st.Name] != nil:
 			return nil, fmt.Errorf("cache assignment %q: configured twice", st.Name)
 		}

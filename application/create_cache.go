@@ -31,7 +31,8 @@ func newCreateCache(d CacheConfig) (*CreateCache, error) {
 // Execute creates the entry with version 1. It returns
 // domain.ErrCacheEntityAlreadyExists when a live entry has the same natural
 // key, domain.ErrForbidden when an owner-policy caller names another
-// assignee, and a validation error for bad input.
+// assignee, domain.ErrCacheQuotaExceeded when the assignee's quota in the
+// assignment is used up, and a validation error for bad input.
 func (uc *CreateCache) Execute(ctx context.Context, in CreateCacheInput) (domain.Entry, error) {
 	ctx, span := uc.deps.Tracer.Start(ctx, "CreateCache")
 	e, err := uc.execute(ctx, in)
@@ -61,7 +62,7 @@ func (uc *CreateCache) execute(ctx context.Context, in CreateCacheInput) (domain
 	}
 	e := domain.Entry{ID: id, Version: 1, DateCreated: now}
 	c.apply(st, &e, now)
-	if err := st.Repo.Create(ctx, e, now); err != nil {
+	if err := st.Repo.Create(ctx, e, now, st.Quota); err != nil {
 		return domain.Entry{}, fmt.Errorf("create cache entry: %w", err)
 	}
 	uc.deps.Metrics.CacheEntryCreated(st.Name)

@@ -20,14 +20,14 @@ type observedRepo struct {
 	feed *Feed
 }
 
-func (r *observedRepo) Create(ctx context.Context, e domain.Entry, now time.Time) error {
-	err := r.CacheRepository.Create(ctx, e, now)
+func (r *observedRepo) Create(ctx context.Context, e domain.Entry, now time.Time, q domain.Quota) error {
+	err := r.CacheRepository.Create(ctx, e, now, q)
 	r.feed.Poke()
 	return err
 }
 
-func (r *observedRepo) Update(ctx context.Context, id string, now time.Time, fn func(*domain.Entry) error) (domain.Entry, error) {
-	e, err := r.CacheRepository.Update(ctx, id, now, fn)
+func (r *observedRepo) Update(ctx context.Context, id string, now time.Time, q domain.Quota, fn func(*domain.Entry) error) (domain.Entry, error) {
+	e, err := r.CacheRepository.Update(ctx, id, now, q, fn)
 	r.feed.Poke()
 	return e, err
 }

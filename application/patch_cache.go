@@ -63,8 +63,10 @@ func (p CachePatch) validate(maxData int) error {
 // Execute applies the patch and increments the version. It returns
 // domain.ErrCacheNotFound when no visible live entry has the id,
 // domain.ErrVersionMismatch for a stale Pre.IfMatch, domain.ErrForbidden
-// when an owner-policy caller moves the entry to another assignee, and
-// domain.ErrCacheEntityAlreadyExists when the new natural key is taken.
+// when an owner-policy caller moves the entry to another assignee,
+// domain.ErrCacheEntityAlreadyExists when the new natural key is taken, and
+// domain.ErrCacheQuotaExceeded when the change would take the (new)
+// assignee past its quota.
 func (uc *PatchCache) Execute(ctx context.Context, in PatchCacheInput) (domain.Entry, error) {
 	ctx, span := uc.deps.Tracer.Start(ctx, "PatchCache")
 	e, err := uc.execute(ctx, in)
@@ -93,7 +95,7 @@ func (uc *PatchCache) execute(ctx context.Context, in PatchCacheInput) (domain.E
 	if !ok {
 		return domain.Entry{}, domain.ErrCacheNotFound
 	}
-	e, err := st.Repo.Update(ctx, id, now, func(cur *domain.Entry) error {
+	e, err := st.Repo.Update(ctx, id, now, st.Quota, func(cur *domain.Entry) error {
 		if !canSee(in.Actor, st, *cur) {
 			return errInvisible
 		}

@@ -42,7 +42,8 @@ func newReplaceCache(d CacheConfig) (*ReplaceCache, error) {
 // domain.ErrVersionMismatch otherwise, also when no entry exists. With
 // Pre.IfNoneMatchAny it only creates and returns domain.ErrEntryExists when
 // the entry exists. A natural key taken by another live entry is
-// domain.ErrCacheEntityAlreadyExists.
+// domain.ErrCacheEntityAlreadyExists; a replacement or creation that would
+// take the assignee past its quota is domain.ErrCacheQuotaExceeded.
 func (uc *ReplaceCache) Execute(ctx context.Context, in ReplaceCacheInput) (e domain.Entry, created bool, err error) {
 	ctx, span := uc.deps.Tracer.Start(ctx, "ReplaceCache")
 	e, created, err = uc.execute(ctx, in)
@@ -80,7 +81,7 @@ func (uc *ReplaceCache) execute(ctx context.Context, in ReplaceCacheInput) (e do
 	// An entry created between our update and our create makes the create
 	// fail with ErrCacheIDTaken; the next round replaces it instead.
 	for range 3 {
-		e, err := st.Repo.Update(ctx, id, now, func(cur *domain.Entry) error {
+		e, err := st.Repo.Update(ctx, id, now, st.Quota, func(cur *domain.Entry) error {
 			if !canSee(in.Actor, st, *cur) {
 				return errInvisible
 			}

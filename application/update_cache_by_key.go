@@ -24,7 +24,9 @@ type UpdateCacheByKeyInput struct {
 type UpdateCacheByKey struct{ deps CacheConfig }
 
 // Execute updates the entry and increments its version. It returns
-// domain.ErrCacheNotFound when no visible live entry has the natural key.
+// domain.ErrCacheNotFound when no visible live entry has the natural key and
+// domain.ErrCacheQuotaExceeded when larger data would take the assignee
+// past its quota.
 func (uc *UpdateCacheByKey) Execute(ctx context.Context, in UpdateCacheByKeyInput) (domain.Entry, error) {
 	ctx, span := uc.deps.Tracer.Start(ctx, "UpdateCacheByKey")
 	e, err := uc.execute(ctx, in)
@@ -47,7 +49,7 @@ func (uc *UpdateCacheByKey) execute(ctx context.Context, in UpdateCacheByKeyInpu
 	if err != nil {
 		return domain.Entry{}, err
 	}
-	e, err := st.Repo.Update(ctx, cur.ID, now, func(e *domain.Entry) error {
+	e, err := st.Repo.Update(ctx, cur.ID, now, st.Quota, func(e *domain.Entry) error {
 		if e.NaturalKey() != cur.NaturalKey() {
 			// Renamed by a concurrent PATCH: the entry we were asked
 			// about is gone.

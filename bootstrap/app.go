@@ -90,7 +90,8 @@ func CacheOptions(cfg config.Config) cachefx.Options {
 	for _, n := range names {
 		a := cfg.Cache.Settings.Assignments[n]
 		o.Assignments = append(o.Assignments, cachefx.Assignment{Name: n, EntityKey: a.EntityKey,
-			Table: cfg.Cache.Entities[a.EntityKey].Table, Policy: a.Policy, DefaultExpiresIn: def})
+			Table: cfg.Cache.Entities[a.EntityKey].Table, Policy: a.Policy, DefaultExpiresIn: def,
+			Quota: cfg.Cache.Settings.Quota(n)})
 	}
 	return o
 }

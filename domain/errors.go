@@ -116,6 +116,10 @@ var (
 		Message: "a cache entry with this id already exists"}
 	ErrCacheNotFound = &Error{Kind: KindNotFound, Code: "CACHE_ENTITY_NOT_FOUND",
 		Message: "cache entry not found"}
+	// ErrCacheQuotaExceeded is a write that would take an assignee past its
+	// quota in an assignment (see Quota).
+	ErrCacheQuotaExceeded = &Error{Kind: KindForbidden, Code: "CACHE_QUOTA_EXCEEDED",
+		Message: "the assignee's quota in this assignment is used up"}
 	ErrUnknownAssignment = &Error{Kind: KindNotFound, Code: "CACHE_ASSIGNMENT_NOT_FOUND",
 		Message: "unknown cache assignment"}
 	ErrVersionMismatch = &Error{Kind: KindPreconditionFailed, Code: "CACHE_VERSION_MISMATCH",

@@ -37,7 +37,15 @@ type CacheRepository interface {
 	// domain.ErrCacheEntityAlreadyExists when a live entry has e's natural
 	// key and domain.ErrCacheIDTaken when a live entry has e's id. Dead rows
 	// (deleted or expired at now) never cause a conflict.
-	Create(ctx context.Context, e domain.Entry, now time.Time) error
+	//
+	// It returns domain.ErrCacheQuotaExceeded when e would take its
+	// assignee past q (see domain.Quota; the zero Quota limits nothing),
+	// counting the entries of that assignee in this store that are live at
+	// now: an expired entry never takes a place, swept or not. The check
+	// and the write are atomic: of concurrent writes competing for the
+	// last place, one succeeds, in this process and across processes
+	// sharing the database.
+	Create(ctx context.Context, e domain.Entry, now time.Time, q domain.Quota) error
 	// Get returns the live entry with id, or domain.ErrCacheNotFound.
 	Get(ctx context.Context, id string, now time.Time) (domain.Entry, error)
 	// GetByKey returns the live entry with natural key k, or
@@ -56,8 +64,11 @@ type CacheRepository interface {
 	// than once and must not keep the pointer. An error from fn is returned
 	// as is. Update returns domain.ErrCacheNotFound when no live entry has
 	// id and domain.ErrCacheEntityAlreadyExists when the changed natural
-	// key collides with another live entry.
-	Update(ctx context.Context, id string, now time.Time, fn func(*domain.Entry) error) (domain.Entry, error)
+	// key collides with another live entry. It returns
+	// domain.ErrCacheQuotaExceeded when the result would take its assignee
+	// past q, as Create does; a result that does not grow its assignee's
+	// usage (domain.Growth) is never refused.
+	Update(ctx context.Context, id string, now time.Time, q domain.Quota, fn func(*domain.Entry) error) (domain.Entry, error)
 	// Delete marks the live entry with id deleted at now, after fn (which
 	// may refuse with an error, returned as is) approved the current state;
 	// it returns the deleted entry, or domain.ErrCacheNotFound. Like Update

@@ -33,13 +33,17 @@ const maxCreateTries = 3
 // Deleting leaves an entry's version and DateUpdated as they were and sets
 // DateDeleted.
 type CacheRepository struct {
-	db     bun.IDB
-	table  bun.Ident
+	db    bun.IDB
+	table bun.Ident
+	// name is the table's name as a value: its entity in cache_usage.
+	name   string
 	bounds bounds
-	// handle, gate and group are set on SQLite, where writes are grouped.
-	handle *bun.DB
-	gate   chan struct{}
-	group  *writeGroup
+	// handle, gate and group are set on SQLite, where writes are grouped,
+	// and so is prepared, the grouped writes' statements.
+	handle   *bun.DB
+	gate     chan struct{}
+	group    *writeGroup
+	prepared *preparedSet
 }
 
 var _ ports.CacheRepository = (*CacheRepository)(nil)
@@ -47,9 +51,12 @@ var _ ports.CacheRepository = (*CacheRepository)(nil)
 // NewCacheRepository returns the repository of table, which Migrate
 // created.
 func NewCacheRepository(db *bun.DB, table string, opts ...RepoOption) *CacheRepository {
-	r := &CacheRepository{db: db, table: bun.Ident(table), bounds: newBounds(opts), handle: db}
+	r := &CacheRepository{db: db, table: bun.Ident(table), name: table, bounds: newBounds(opts), handle: db}
 	if !r.bounds.ungrouped {
 		r.gate, r.group = writeGate(db), entryWrites(db)
+	}
+	if r.gate != nil && r.group != nil {
+		r.prepared = sqliteWrites(db, table)
 	}
 	return r
 }
@@ -60,6 +67,11 @@ func NewCacheRepository(db *bun.DB, table string, opts ...RepoOption) *CacheRepo
 func (r *CacheRepository) write(ctx context.Context, fn func(ctx context.Context, db bun.IDB) error) error {
 	if r.group == nil || r.gate == nil {
 		return fn(ctx, r.db)
+	}
+	// Prepared before the group's transaction takes a connection: an
+	// sqlite::memory: handle has only that one.
+	if _, err := r.prepared.get(ctx); err != nil {
+		return dbError("prepare the entry writes", err)
 	}
 	return r.group.run(ctx, r.handle, r.gate, r.bounds.timeout, fn)
 }
@@ -75,23 +87,40 @@ const deadAt = "(date_deleted IS NOT NULL OR expires_at <= ?)"
 
 // Create implements ports.CacheRepository. When live entries hold both e's
 // id and e's natural key, the id wins: ErrCacheIDTaken, as the port says.
-func (r *CacheRepository) Create(ctx context.Context, e domain.Entry, now time.Time) (err error) {
+// A conflict is reported before the quota (cache_quota.go).
+func (r *CacheRepository) Create(ctx context.Context, e domain.Entry, now time.Time, q domain.Quota) (err error) {
 	ctx, done := r.bounds.enter(ctx)
 	defer done(&err)
 	e = e.Normalized()
-	return r.write(ctx, func(ctx context.Context, db bun.IDB) error { return r.create(ctx, db, e, now) })
+	return r.write(ctx, func(ctx context.Context, db bun.IDB) error { return r.create(ctx, db, e, now, q) })
 }
 
-func (r *CacheRepository) create(ctx context.Context, db bun.IDB, e domain.Entry, now time.Time) error {
-	for try := 1; ; try++ {
-		err := withRetry(ctx, func() error {
-			_, err := db.ExecContext(ctx, "INSERT INTO ? ("+cacheColumns+") VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
-				r.table, e.ID, e.Key, e.Type, e.AssigneeID, string(e.Data), e.Version,
-				timeArg(e.DateCreated), timeArg(e.DateUpdated), nullTimeArg(e.DateDeleted), nullTimeArg(e.ExpiresAt))
-			return err
-		})
-		if err == nil {
+func (r *CacheRepository) create(ctx context.Context, db bun.IDB, e domain.Entry, now time.Time, q domain.Quota) error {
+	g := newQuotaGuard(q, nil, e)
+	if g != nil {
+		if refused := g.admit(domain.Usage{}); refused != nil {
+			// Too large for the quota whatever the assignee holds.
+			return r.conflictOr(ctx, db, e, now, refused)
+		}
+	}
+	for try, quotaTry := 1, 1; ; {
+		n, err := r.insert(ctx, db, e, g)
+		if err == nil && n == 1 {
 			return nil
+		}
+		if err == nil {
+			retry, refused := r.refusal(ctx, db, g, now)
+			if refused != nil && !errors.Is(refused, domain.ErrCacheQuotaExceeded) {
+				return refused
+			}
+			if !retry || quotaTry == maxQuotaTries {
+				if refused == nil {
+					refused = domain.ErrCacheQuotaExceeded
+				}
+				return r.conflictOr(ctx, db, e, now, refused)
+			}
+			quotaTry++
+			continue
 		}
 		uv, ok := asUniqueViolation(err)
 		if !ok {
@@ -106,6 +135,7 @@ func (r *CacheRepository) create(ctx context.Context, db bun.IDB, e domain.Entry
 				return dbError("clear dead entries", err)
 			}
 		}
+		try++
 		if removed == 0 {
 			if uv.primaryKey {
 				return domain.ErrCacheIDTaken
@@ -122,6 +152,21 @@ func (r *CacheRepository) create(ctx context.Context, db bun.IDB, e domain.Entry
 			return domain.ErrCacheEntityAlreadyExists
 		}
 	}
+}
+
+// conflictOr returns the conflict a live entry holding e's id or natural
+// key makes, or else refused.
+func (r *CacheRepository) conflictOr(ctx context.Context, db bun.IDB, e domain.Entry, now time.Time, refused error) error {
+	holder, err := r.liveHolder(ctx, db, e.ID, e.NaturalKey(), now)
+	switch {
+	case err != nil:
+		return err
+	case holder == e.ID:
+		return domain.ErrCacheIDTaken
+	case holder != "":
+		return domain.ErrCacheEntityAlreadyExists
+	}
+	return refused
 }
 
 // Get implements ports.CacheRepository.
@@ -163,19 +208,19 @@ func (r *CacheRepository) getOne(ctx context.Context, db bun.IDB, query string, 
 // Update implements ports.CacheRepository. Only Version is set by the
 // repository; every other field, DateUpdated included, is what fn left
 // (the id excepted, which fn cannot change).
-func (r *CacheRepository) Update(ctx context.Context, id string, now time.Time, fn func(*domain.Entry) error) (_ domain.Entry, err error) {
+func (r *CacheRepository) Update(ctx context.Context, id string, now time.Time, q domain.Quota, fn func(*domain.Entry) error) (_ domain.Entry, err error) {
 	ctx, done := r.bounds.enter(ctx)
 	defer done(&err)
 	var next domain.Entry
 	err = r.write(ctx, func(ctx context.Context, db bun.IDB) error {
 		var err error
-		next, err = r.update(ctx, db, id, now, fn)
+		next, err = r.update(ctx, db, id, now, q, fn)
 		return err
 	})
 	return next, err
 }
 
-func (r *CacheRepository) update(ctx context.Context, db bun.IDB, id string, now time.Time, fn func(*domain.Entry) error) (domain.Entry, error) {
+func (r *CacheRepository) update(ctx context.Context, db bun.IDB, id string, now time.Time, q domain.Quota, fn func(*domain.Entry) error) (domain.Entry, error) {
 	for try := 0; try < maxUpdateTries; try++ {
 		cur, err := r.get(ctx, db, id, now)
 		if err != nil {
@@ -187,7 +232,7 @@ func (r *CacheRepository) update(ctx context.Context, db bun.IDB, id string, now
 		}
 		next.ID, next.Version = cur.ID, cur.Version+1
 		next = next.Normalized()
-		n, err := r.replace(ctx, db, cur, next, now)
+		n, err := r.replace(ctx, db, cur, next, now, q)
 		if err != nil {
 			return domain.Entry{}, err
 		}
@@ -198,19 +243,26 @@ func (r *CacheRepository) update(ctx context.Context, db bun.IDB, id string, now
 	return domain.Entry{}, fmt.Errorf("bunstore: update entry: changed by others %d times in a row", maxUpdateTries)
 }
 
-// replace writes next over cur when the row still holds cur's version, and
-// reports how many rows it changed. A natural-key collision with a dead row
-// clears that row; with a live one it is ErrCacheEntityAlreadyExists.
-func (r *CacheRepository) replace(ctx context.Context, db bun.IDB, cur, next domain.Entry, now time.Time) (int64, error) {
+// replace writes next over cur when the row still holds cur's version
+// and next fits q, and reports how many rows it changed (0: the caller
+// reloads and tries again). A natural-key collision with a dead row clears
+// that row; with a live one it is ErrCacheEntityAlreadyExists. A write
+// past q is ErrCacheQuotaExceeded, unless the entry changed meanwhile
+// (then 0).
+func (r *CacheRepository) replace(ctx context.Context, db bun.IDB, cur, next domain.Entry, now time.Time, q domain.Quota) (int64, error) {
+	g := newQuotaGuard(q, &cur, next)
+	if g != nil {
+		if refused := g.admit(domain.Usage{}); refused != nil {
+			return 0, r.keyConflictOr(ctx, db, cur, next, now, refused)
+		}
+	}
 	for try := 1; ; try++ {
-		n, err := r.exec(ctx, db, "UPDATE ? SET key = ?, type = ?, assignee_id = ?, data = ?, version = ?, "+
-			"date_created = ?, date_updated = ?, date_deleted = ?, expires_at = ? "+
-			"WHERE id = ? AND version = ? AND date_created = ? AND date_deleted IS NULL",
-			r.table, next.Key, next.Type, next.AssigneeID, string(next.Data), next.Version,
-			timeArg(next.DateCreated), timeArg(next.DateUpdated), nullTimeArg(next.DateDeleted), nullTimeArg(next.ExpiresAt),
-			cur.ID, cur.Version, timeArg(cur.DateCreated))
-		if err == nil {
+		n, err := r.updateRow(ctx, db, cur, next, g)
+		if err == nil && (n == 1 || g == nil) {
 			return n, nil
+		}
+		if err == nil {
+			return 0, r.updateRefusal(ctx, db, g, cur, next, now)
 		}
 		if _, ok := asUniqueViolation(err); !ok {
 			return 0, dbError("update entry", err)
@@ -227,6 +279,78 @@ func (r *CacheRepository) replace(ctx context.Context, db bun.IDB, cur, next dom
 			return 0, domain.ErrCacheEntityAlreadyExists
 		}
 	}
+}
+
+// updateRow runs the UPDATE of cur to next, within g when g is set, and
+// reports how many rows it changed.
+func (r *CacheRepository) updateRow(ctx context.Context, db bun.IDB, cur, next domain.Entry, g *quotaGuard) (int64, error) {
+	if tx, ok := db.(bun.Tx); ok && r.prepared != nil {
+		args := []any{next.Key, next.Type, next.AssigneeID, string(next.Data), next.Version,
+			driverTime(db, next.DateCreated), driverTime(db, next.DateUpdated), driverNullTime(db, next.DateDeleted),
+			driverNullTime(db, next.ExpiresAt), cur.ID, cur.Version, driverTime(db, cur.DateCreated)}
+		if g == nil {
+			return r.execPrepared(ctx, tx, stmtUpdate, args...)
+		}
+		return r.execPrepared(ctx, tx, stmtUpdateGuarded, append(args, r.sqliteGuardArgs(g)...)...)
+	}
+	with, from, where, gargs := r.guarded(g)
+	query := with + "UPDATE ? SET key = ?, type = ?, assignee_id = ?, data = ?, version = ?, " +
+		"date_created = ?, date_updated = ?, date_deleted = ?, expires_at = ? "
+	args := []any{r.table, next.Key, next.Type, next.AssigneeID, string(next.Data), next.Version,
+		timeArg(next.DateCreated), timeArg(next.DateUpdated), nullTimeArg(next.DateDeleted), nullTimeArg(next.ExpiresAt),
+		cur.ID, cur.Version, timeArg(cur.DateCreated)}
+	if from != "" {
+		query += "FROM " + from + " "
+		args = append(gargs, args...)
+	}
+	query += "WHERE id = ? AND version = ? AND date_created = ? AND date_deleted IS NULL"
+	if where != "" {
+		query += " AND " + where
+		args = append(args, gargs...)
+	}
+	return r.exec(ctx, db, query, args...)
+}
+
+// updateRefusal examines an update of cur to next that wrote nothing
+// under g: nil (reload and try again) when the entry changed meanwhile or
+// the refusal made way, else the quota error, or the conflict next's
+// natural key makes.
+func (r *CacheRepository) updateRefusal(ctx context.Context, db bun.IDB, g *quotaGuard, cur, next domain.Entry, now time.Time) error {
+	retry, refused := r.refusal(ctx, db, g, now)
+	switch {
+	case refused != nil && !errors.Is(refused, domain.ErrCacheQuotaExceeded):
+		return refused
+	case retry:
+		return nil
+	}
+	var same int
+	err := withRetry(ctx, func() error {
+		return db.QueryRowContext(ctx, "SELECT count(*) FROM ? WHERE id = ? AND version = ? AND date_created = ? AND date_deleted IS NULL",
+			r.table, cur.ID, cur.Version, timeArg(cur.DateCreated)).Scan(&same)
+	})
+	switch {
+	case err != nil:
+		return dbError("read entry", err)
+	case same == 0:
+		return nil
+	}
+	return r.keyConflictOr(ctx, db, cur, next, now, refused)
+}
+
+// keyConflictOr returns ErrCacheEntityAlreadyExists when next takes a
+// natural key another live entry holds, or else refused.
+func (r *CacheRepository) keyConflictOr(ctx context.Context, db bun.IDB, cur, next domain.Entry, now time.Time, refused error) error {
+	if next.NaturalKey() == cur.NaturalKey() {
+		return refused
+	}
+	holder, err := r.liveHolder(ctx, db, "", next.NaturalKey(), now)
+	switch {
+	case err != nil:
+		return err
+	case holder != "" && holder != cur.ID:
+		return domain.ErrCacheEntityAlreadyExists
+	}
+	return refused
 }
 
 // Delete implements ports.CacheRepository.

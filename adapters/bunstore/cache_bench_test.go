@@ -12,6 +12,7 @@ import (
 
 	"github.com/uptrace/bun"
 
+	"github.com/cachegate/cachegate/domain"
 	"github.com/cachegate/cachegate/test/pgtest"
 )
 
@@ -106,34 +107,52 @@ func BenchmarkGetByID(b *testing.B) {
 }
 
 // BenchmarkCreate inserts new entries, one goroutine ("serial") and eight
-// at once ("parallel").
+// at once ("parallel"), spread over 100 assignees; "parallel-one-assignee"
+// gives every entry the same assignee, the case where writers of one
+// assignee meet. Each runs under a quota that never refuses (the checked
+// statement, as with the default quota) and, "-unlimited", under none.
 func BenchmarkCreate(b *testing.B) {
 	for _, be := range benchBackends(b) {
 		repo := NewCacheRepository(be.open(b), "bench_cache")
 		ctx := context.Background()
 		var seq atomic.Int64
-		create := func() error {
-			return repo.Create(ctx, testEntry(int(seq.Add(1))), testNow)
-		}
-		b.Run(be.name+"/serial", func(b *testing.B) {
-			b.ReportAllocs()
-			for b.Loop() {
-				if err := create(); err != nil {
-					b.Fatal(err)
-				}
+		for _, quota := range []struct {
+			suffix string
+			q      domain.Quota
+		}{{"", domain.Quota{MaxEntries: 1 << 40, MaxBytes: 1 << 50}}, {"-unlimited", domain.Quota{}}} {
+			create := func() error {
+				return repo.Create(ctx, testEntry(int(seq.Add(1))), testNow, quota.q)
 			}
-		})
-		b.Run(be.name+"/parallel", func(b *testing.B) {
-			b.ReportAllocs()
-			b.SetParallelism(4)
-			b.RunParallel(func(pb *testing.PB) {
-				for pb.Next() {
+			createOne := func() error {
+				e := testEntry(int(seq.Add(1)))
+				e.AssigneeID = testEntry(0).AssigneeID
+				return repo.Create(ctx, e, testNow, quota.q)
+			}
+			b.Run(be.name+"/serial"+quota.suffix, func(b *testing.B) {
+				b.ReportAllocs()
+				for b.Loop() {
 					if err := create(); err != nil {
-						b.Error(err)
-						return
+						b.Fatal(err)
 					}
 				}
 			})
-		})
+			for _, p := range []struct {
+				name   string
+				create func() error
+			}{{"parallel", create}, {"parallel-one-assignee", createOne}} {
+				b.Run(be.name+"/"+p.name+quota.suffix, func(b *testing.B) {
+					b.ReportAllocs()
+					b.SetParallelism(4)
+					b.RunParallel(func(pb *testing.PB) {
+						for pb.Next() {
+							if err := p.create(); err != nil {
+								b.Error(err)
+								return
+							}
+						}
+					})
+				})
+			}
+		}
 	}
 }

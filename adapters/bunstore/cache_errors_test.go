@@ -100,7 +100,7 @@ func TestWithRetryRetriesTransientErrorsOnly(t *testing.T) {
 func TestDriverErrorsOtherThanConflictsStayInternal(t *testing.T) {
 	t.Parallel()
 	repo := NewCacheRepository(openTestDB(t, "sqlite::memory:"), "no_such_table")
-	err := repo.Create(t.Context(), testEntry(1), testNow)
+	err := repo.Create(t.Context(), testEntry(1), testNow, domain.Quota{})
 	var de *domain.Error
 	if err == nil || errors.As(err, &de) {
 		t.Errorf("Create in a missing table = %v, want an untranslated (internal) error", err)

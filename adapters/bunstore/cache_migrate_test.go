@@ -62,13 +62,14 @@ func TestMigrateAppliesEachTableOnceAndAddsNewOnes(t *testing.T) {
 	}
 	want := "20261125000100_cache_a_cache 20261125000300_cache_a_cache_list " +
 		"20261126000100_cache_changes 20261126000200_cache_a_cache_changes 20261126100100_cache_a_cache_list_covering " +
+		"20261201000100_cache_usage 20261201000200_cache_a_cache_usage " +
 		"20261125000100_cache_b_cache 20261125000300_cache_b_cache_list 20261126000200_cache_b_cache_changes " +
-		"20261126100100_cache_b_cache_list_covering"
+		"20261126100100_cache_b_cache_list_covering 20261201000200_cache_b_cache_usage"
 	if got := strings.Join(names, " "); got != want {
 		t.Errorf("migration history = %s, want %s", got, want)
 	}
 	for _, table := range []string{"a_cache", "b_cache"} {
-		if err := NewCacheRepository(db, table).Create(t.Context(), testEntry(1), testNow); err != nil {
+		if err := NewCacheRepository(db, table).Create(t.Context(), testEntry(1), testNow, domain.Quota{}); err != nil {
 			t.Errorf("Create in %s = %v", table, err)
 		}
 	}
@@ -123,7 +124,7 @@ func TestPurgeByTwoReplicasOnPostgresRemovesEachRowOnce(t *testing.T) {
 	const dead, live = 600, 10
 	seed(t, a, "user_cache", dead, testNow.Add(-time.Second))
 	for i := range live {
-		if err := repo.Create(t.Context(), testEntry(dead+i), testNow); err != nil {
+		if err := repo.Create(t.Context(), testEntry(dead+i), testNow, domain.Quota{}); err != nil {
 			t.Fatal(err)
 		}
 	}
@@ -172,7 +173,7 @@ func TestOpenGivesEachMemoryDatabaseItsOwnData(t *testing.T) {
 	t.Parallel()
 	a := migrateTable(t, openTestDB(t, "sqlite::memory:"), "c")
 	b := migrateTable(t, openTestDB(t, "sqlite::memory:"), "c")
-	if err := a.Create(t.Context(), testEntry(1), testNow); err != nil {
+	if err := a.Create(t.Context(), testEntry(1), testNow, domain.Quota{}); err != nil {
 		t.Fatal(err)
 	}
 	if _, err := b.Get(t.Context(), testEntry(1).ID, testNow); !errors.Is(err, domain.ErrCacheNotFound) {

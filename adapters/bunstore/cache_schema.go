@@ -141,6 +141,9 @@ type cacheNames struct {
 	assigneeCreated string
 	created         string
 	assigneeList    string
+	// expiring finds an assignee's expired rows when a quota is used up
+	// (usage_schema.go).
+	expiring string
 }
 
 func cacheNamesOf(table string) cacheNames {
@@ -154,6 +157,7 @@ func cacheNamesOf(table string) cacheNames {
 		assigneeCreated: objectName(table, "assignee_created"),
 		created:         objectName(table, "created"),
 		assigneeList:    objectName(table, "assignee_list"),
+		expiring:        objectName(table, "expiring"),
 	}
 }
 
@@ -161,7 +165,8 @@ func cacheNamesOf(table string) cacheNames {
 // the table's own.
 func cacheTableObjects(table string) []string {
 	n := cacheNamesOf(table)
-	return []string{n.pkey, n.naturalKey, n.assignee, n.expires, n.deleted, n.assigneeCreated, n.created, n.assigneeList}
+	return []string{n.pkey, n.naturalKey, n.assignee, n.expires, n.deleted, n.assigneeCreated, n.created, n.assigneeList,
+		n.expiring}
 }
 
 // objectName returns "<table>_<suffix>", shortened with a hash of table

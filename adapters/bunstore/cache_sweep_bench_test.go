@@ -9,6 +9,8 @@ import (
 	"sync/atomic"
 	"testing"
 	"time"
+
+	"github.com/cachegate/cachegate/domain"
 )
 
 // BenchmarkPurgeWhileReading sweeps CACHEGATE_BENCH_ROWS expired rows
@@ -41,7 +43,7 @@ func BenchmarkPurgeWhileReading(b *testing.B) {
 				repo := NewCacheRepository(db, "bench_cache")
 				ctx := context.Background()
 				for i := rows; i < rows+live; i++ {
-					if err := repo.Create(ctx, testEntry(i), testNow); err != nil {
+					if err := repo.Create(ctx, testEntry(i), testNow, domain.Quota{}); err != nil {
 						b.Fatal(err)
 					}
 				}

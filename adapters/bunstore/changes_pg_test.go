@@ -63,7 +63,7 @@ func TestChangeLogPostgresOverlappingTransactions(t *testing.T) {
 	}
 	defer func() { _ = txA.Rollback() }()
 	eA, eB := testEntry(1), testEntry(2)
-	if err := txRepo(txA, table).Create(ctx, eA, testNow); err != nil {
+	if err := txRepo(txA, table).Create(ctx, eA, testNow, domain.Quota{}); err != nil {
 		t.Fatal(err)
 	}
 	// Writer B draws the higher revision and commits first.
@@ -71,7 +71,7 @@ func TestChangeLogPostgresOverlappingTransactions(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if err := txRepo(txB, table).Create(ctx, eB, testNow); err != nil {
+	if err := txRepo(txB, table).Create(ctx, eB, testNow, domain.Quota{}); err != nil {
 		t.Fatal(err)
 	}
 	if err := txB.Commit(); err != nil {

@@ -34,7 +34,7 @@ func ValidateTableName(name string) error {
 		return fmt.Errorf("bunstore: table name %q must match %s", name, tableNameRE)
 	case name == migrationsTable || name == migrationLocksTable || name == probeTable || slices.Contains(authTables(), name) ||
 		slices.Contains(retiredAuthTables(), name) ||
-		slices.Contains(changesTables(), name):
+		slices.Contains(changesTables(), name) || name == usageTable:
 		return fmt.Errorf("bunstore: table name %q is reserved for cachegate's own tables", name)
 	}
 	return nil
@@ -65,12 +65,14 @@ func migrateBefore(ctx context.Context, db *bun.DB, tables []string, before stri
 	ms := migrate.NewMigrations()
 	if len(tables) > 0 {
 		ms.Add(changesLogMigration())
+		ms.Add(usageTableMigration())
 	}
 	for _, t := range tables {
 		ms.Add(cacheTableMigration(t))
 		ms.Add(cacheListMigration(t))
 		ms.Add(cacheCoveringMigration(t))
 		ms.Add(changesTriggerMigration(t))
+		ms.Add(usageTriggerMigration(t))
 	}
 	for _, m := range authMigrations() {
 		if before == "" || m.Name < before {

@@ -36,7 +36,7 @@ func TestAFullSQLiteFileIsStorageFullAndReadsStillWork(t *testing.T) {
 	var full error
 	stored := 0
 	for i := 0; i < 10_000 && full == nil; i++ {
-		if err := repo.Create(t.Context(), testEntry(i), testNow); err != nil {
+		if err := repo.Create(t.Context(), testEntry(i), testNow, domain.Quota{}); err != nil {
 			full = err
 			break
 		}
@@ -95,7 +95,7 @@ func TestACallPastTheTimeoutIsDatabaseUnavailable(t *testing.T) {
 			return err
 		})
 		assertUnavailableWithin(t, bound, func(ctx context.Context) error {
-			return repo.Create(ctx, testEntry(2), testNow)
+			return repo.Create(ctx, testEntry(2), testNow, domain.Quota{})
 		})
 	})
 }

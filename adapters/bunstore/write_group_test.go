@@ -58,7 +58,7 @@ func TestEntryWritesCommitTogetherAndFailAlone(t *testing.T) {
 	}
 	ctx := t.Context()
 	for i := range 3 {
-		if err := r.Create(ctx, testEntry(1000+i), testNow); err != nil {
+		if err := r.Create(ctx, testEntry(1000+i), testNow, domain.Quota{}); err != nil {
 			t.Fatal(err)
 		}
 	}
@@ -71,14 +71,14 @@ func TestEntryWritesCommitTogetherAndFailAlone(t *testing.T) {
 	errs := make([]error, creates+4)
 	var writes []func()
 	for i := range creates {
-		writes = append(writes, func() { errs[i] = r.Create(ctx, testEntry(i), testNow) })
+		writes = append(writes, func() { errs[i] = r.Create(ctx, testEntry(i), testNow, domain.Quota{}) })
 	}
 	dup := testEntry(0)
 	dup.ID = "0190a5c0-0000-7000-8000-999999999999"
 	writes = append(writes,
-		func() { errs[creates] = r.Create(ctx, dup, testNow) },
+		func() { errs[creates] = r.Create(ctx, dup, testNow, domain.Quota{}) },
 		func() {
-			_, errs[creates+1] = r.Update(ctx, testEntry(1000).ID, testNow, func(e *domain.Entry) error {
+			_, errs[creates+1] = r.Update(ctx, testEntry(1000).ID, testNow, domain.Quota{}, func(e *domain.Entry) error {
 				e.Data = []byte(`"updated"`)
 				return nil
 			})
@@ -87,7 +87,7 @@ func TestEntryWritesCommitTogetherAndFailAlone(t *testing.T) {
 			_, errs[creates+2] = r.Delete(ctx, testEntry(1001).ID, testNow, func(domain.Entry) error { return nil })
 		},
 		func() {
-			_, errs[creates+3] = r.Update(ctx, testEntry(1002).ID, testNow, func(e *domain.Entry) error {
+			_, errs[creates+3] = r.Update(ctx, testEntry(1002).ID, testNow, domain.Quota{}, func(e *domain.Entry) error {
 				e.Data = []byte(`"must not be stored"`)
 				return domain.ErrVersionMismatch
 			})
@@ -151,7 +151,7 @@ func TestAGroupedWriteThatFailsMidwayLeavesNothing(t *testing.T) {
 	queueWhileHoldingTheGate(t, r, []func(){
 		func() {
 			errA = r.write(ctx, func(ctx context.Context, db bun.IDB) error {
-				if err := r.create(ctx, db, testEntry(1), testNow); err != nil {
+				if err := r.create(ctx, db, testEntry(1), testNow, domain.Quota{}); err != nil {
 					return err
 				}
 				return boom
@@ -159,7 +159,7 @@ func TestAGroupedWriteThatFailsMidwayLeavesNothing(t *testing.T) {
 		},
 		func() {
 			errB = r.write(ctx, func(ctx context.Context, db bun.IDB) error {
-				return r.create(ctx, db, testEntry(2), testNow)
+				return r.create(ctx, db, testEntry(2), testNow, domain.Quota{})
 			})
 		},
 	})
@@ -186,7 +186,7 @@ func TestAWriterThatGivesUpWhileQueuedIsNotRun(t *testing.T) {
 	}
 	ctx, cancel := context.WithCancel(t.Context())
 	done := make(chan error, 1)
-	go func() { done <- r.Create(ctx, testEntry(1), testNow) }()
+	go func() { done <- r.Create(ctx, testEntry(1), testNow, domain.Quota{}) }()
 	for deadline := time.Now().Add(10 * time.Second); ; {
 		r.group.mu.Lock()
 		queued := len(r.group.pending)
@@ -208,7 +208,7 @@ func TestAWriterThatGivesUpWhileQueuedIsNotRun(t *testing.T) {
 	if _, err := r.Get(t.Context(), testEntry(1).ID, testNow); !errors.Is(err, domain.ErrCacheNotFound) {
 		t.Errorf("the cancelled write's entry: %v, want not found", err)
 	}
-	if err := r.Create(t.Context(), testEntry(2), testNow); err != nil {
+	if err := r.Create(t.Context(), testEntry(2), testNow, domain.Quota{}); err != nil {
 		t.Errorf("a write after it: %v", err)
 	}
 }

@@ -51,6 +51,9 @@ type fixture struct {
 
 // newFixture builds the use cases and the server; tweak adjusts the
 // options before New.
+// smallQuota is the quota of the fixture's assignment "small".
+var smallQuota = domain.Quota{MaxEntries: 4, MaxBytes: 1 << 10}
+
 func newFixture(t testing.TB, tweak func(*ginhttp.Options)) *fixture {
 	t.Helper()
 	return newTracedFixture(t, nil, tweak)
@@ -66,6 +69,8 @@ func newTracedFixture(t testing.TB, tracer ports.Tracer, tweak func(*ginhttp.Opt
 		application.Assignment{Name: "user", EntityKey: "userCache", Table: "user_cache", Repo: repo("user_cache"), Policy: domain.PolicyPublic},
 		application.Assignment{Name: "org", EntityKey: "orgCache", Table: "org_cache", Repo: repo("org_cache"), Policy: domain.PolicyPublic},
 		application.Assignment{Name: "mine", EntityKey: "mineCache", Table: "mine_cache", Repo: repo("mine_cache"), Policy: domain.PolicyOwner},
+		application.Assignment{Name: "small", EntityKey: "smallCache", Table: "small_cache", Repo: repo("small_cache"),
+			Policy: domain.PolicyPublic, Quota: smallQuota},
 	)
 	if err != nil {
 		t.Fatal(err)

@@ -141,7 +141,8 @@ func newOASStack(t *testing.T, ready Pinger) *oasStack {
 	feed, repo := oasFeed(t, clock)
 	stores, err := application.NewAssignments(
 		application.Assignment{Name: "user", EntityKey: "userCache", Table: "user_cache", Repo: repo("user_cache"), Policy: domain.PolicyOwner},
-		application.Assignment{Name: "open", EntityKey: "openCache", Table: "open_cache", Repo: repo("open_cache"), Policy: domain.PolicyPublic},
+		application.Assignment{Name: "open", EntityKey: "openCache", Table: "open_cache", Repo: repo("open_cache"), Policy: domain.PolicyPublic,
+			Quota: domain.Quota{MaxEntries: 1}},
 	)
 	if err != nil {
 		t.Fatal(err)
@@ -500,6 +501,15 @@ func TestRealResponsesMatchTheOpenAPIDocument(t *testing.T) {
 		{name: "creating in an unknown assignment is 404", method: "POST", path: oasFixed("/cache/nope"), body: oasEntryBody("", "k2"), status: 404},
 		{name: "creating in a public assignment needs no token", method: "POST", path: oasFixed("/cache/open"), body: oasEntryBody(otherUser, "k"),
 			status: 201, validRequest: true},
+		{name: "creating past the assignee's quota is 403", method: "POST", path: oasFixed("/cache/open"), body: oasEntryBody(otherUser, "k2"),
+			status: 403, validRequest: true,
+			then: func(t *testing.T, _ *oasWalk, x oasExchange) {
+				var e struct{ ErrorCode string }
+				oasDecode(t, x, &e)
+				if e.ErrorCode != "CACHE_QUOTA_EXCEEDED" {
+					t.Errorf("errorCode = %q, want CACHE_QUOTA_EXCEEDED", e.ErrorCode)
+				}
+			}},
 		{name: "reading the entry is 200", method: "GET", path: oasEntryPath, hdr: []string{"Authorization", "Bearer {token}"}, status: 200, validRequest: true},
 		{name: "reading it with its ETag is 304", method: "GET", path: oasEntryPath, hdr: []string{"Authorization", "Bearer {token}", "If-None-Match", `"1"`},
 			status: 304, validRequest: true,

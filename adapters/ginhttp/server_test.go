@@ -25,6 +25,9 @@ func TestCacheHTTPContractOnMemstore(t *testing.T) {
 			Assignments: []string{"user", "org"},
 			Advance:     f.clock.Advance,
 			BodyLimit:   512 << 10,
+
+			QuotaAssignment: "small",
+			Quota:           smallQuota,
 		}
 	})
 }

@@ -29,6 +29,10 @@ type CacheRepository struct {
 	// keys indexes the rows not deleted by natural key, as the database's
 	// partial unique index does, so a create costs no scan.
 	keys map[domain.NaturalKey]string
+	// usage counts the rows not deleted, expired or not, per assignee, as
+	// the database's cache_usage does; quota checks reclaim the expired
+	// ones (see admitLocked).
+	usage map[string]domain.Usage
 	// log, when set, records every change as entity (ChangeLog.Repository).
 	log    *ChangeLog
 	entity string
@@ -38,12 +42,14 @@ var _ ports.CacheRepository = (*CacheRepository)(nil)
 
 // NewCacheRepository returns an empty repository.
 func NewCacheRepository() *CacheRepository {
-	return &CacheRepository{rows: make(map[string]domain.Entry), keys: make(map[domain.NaturalKey]string)}
+	return &CacheRepository{rows: make(map[string]domain.Entry), keys: make(map[domain.NaturalKey]string),
+		usage: make(map[string]domain.Usage)}
 }
 
 // Create implements ports.CacheRepository. When a live entry has e's id and
-// another e's natural key, ErrCacheIDTaken is returned.
-func (r *CacheRepository) Create(_ context.Context, e domain.Entry, now time.Time) error {
+// another e's natural key, ErrCacheIDTaken is returned; a conflict is
+// reported before the quota.
+func (r *CacheRepository) Create(_ context.Context, e domain.Entry, now time.Time, q domain.Quota) error {
 	e = cacheCopy(e)
 	r.mu.Lock()
 	defer r.mu.Unlock()
@@ -56,10 +62,53 @@ func (r *CacheRepository) Create(_ context.Context, e domain.Entry, now time.Tim
 	if err := r.claimKeyLocked(e.NaturalKey(), e.ID, now); err != nil {
 		return err
 	}
+	if err := r.admitLocked(q, nil, e, now); err != nil {
+		return err
+	}
 	r.rows[e.ID] = e
 	r.keys[e.NaturalKey()] = e.ID
+	r.countLocked(e, 1)
 	r.recordLocked(domain.ChangeCreated, e, now)
 	return nil
+}
+
+// admitLocked returns nil when writing next in place of prev (nil for a
+// new entry) keeps next's assignee within q. When it would not, the
+// assignee's expired rows are reclaimed first, as the database store does,
+// so an expired entry never takes a place.
+func (r *CacheRepository) admitLocked(q domain.Quota, prev *domain.Entry, next domain.Entry, now time.Time) error {
+	if q.Unlimited() {
+		return nil
+	}
+	entries, bytes := domain.Growth(prev, next)
+	if entries <= 0 && bytes <= 0 {
+		return nil
+	}
+	if q.Admit(r.usage[next.AssigneeID], entries, bytes) == nil {
+		return nil
+	}
+	for id, e := range r.rows {
+		if e.AssigneeID == next.AssigneeID && e.DateDeleted == nil && !e.Live(now) {
+			r.dropLocked(id, now)
+		}
+	}
+	return q.Admit(r.usage[next.AssigneeID], entries, bytes)
+}
+
+// countLocked adds e to its assignee's usage (sign 1) or takes it away
+// (sign -1), when e is not deleted.
+func (r *CacheRepository) countLocked(e domain.Entry, sign int64) {
+	if e.DateDeleted != nil {
+		return
+	}
+	u := r.usage[e.AssigneeID]
+	u.Entries += sign
+	u.Bytes += sign * int64(len(e.Data))
+	if u == (domain.Usage{}) {
+		delete(r.usage, e.AssigneeID)
+		return
+	}
+	r.usage[e.AssigneeID] = u
 }
 
 // claimKeyLocked makes way for an entry with natural key k and id: a live
@@ -82,6 +131,7 @@ func (r *CacheRepository) claimKeyLocked(k domain.NaturalKey, id string, now tim
 func (r *CacheRepository) dropLocked(id string, now time.Time) {
 	e := r.rows[id]
 	r.unindexLocked(e)
+	r.countLocked(e, -1)
 	delete(r.rows, id)
 	if e.DateDeleted == nil {
 		gone := e
@@ -169,7 +219,7 @@ func (r *CacheRepository) List(_ context.Context, q ports.ListQuery, now time.Ti
 // Update implements ports.CacheRepository. Only Version is set by the
 // repository; every other field, DateUpdated included, is what fn left
 // (the id excepted, which fn cannot change).
-func (r *CacheRepository) Update(ctx context.Context, id string, now time.Time, fn func(*domain.Entry) error) (domain.Entry, error) {
+func (r *CacheRepository) Update(ctx context.Context, id string, now time.Time, q domain.Quota, fn func(*domain.Entry) error) (domain.Entry, error) {
 	for range maxCacheUpdateTries {
 		cur, err := r.Get(ctx, id, now)
 		if err != nil {
@@ -181,7 +231,7 @@ func (r *CacheRepository) Update(ctx context.Context, id string, now time.Time, 
 		}
 		next = cacheCopy(next)
 		next.ID, next.Version = cur.ID, cur.Version+1
-		stored, err := r.swap(cur, next, now)
+		stored, err := r.swap(cur, next, now, q)
 		if err != nil {
 			return domain.Entry{}, err
 		}
@@ -192,8 +242,9 @@ func (r *CacheRepository) Update(ctx context.Context, id string, now time.Time, 
 	return domain.Entry{}, fmt.Errorf("memstore: update entry: changed by others %d times in a row", maxCacheUpdateTries)
 }
 
-// swap stores next in place of cur if the entry still is cur.
-func (r *CacheRepository) swap(cur, next domain.Entry, now time.Time) (bool, error) {
+// swap stores next in place of cur if the entry still is cur and next
+// keeps its assignee within q.
+func (r *CacheRepository) swap(cur, next domain.Entry, now time.Time, q domain.Quota) (bool, error) {
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	if !r.unchangedLocked(cur) {
@@ -204,7 +255,12 @@ func (r *CacheRepository) swap(cur, next domain.Entry, now time.Time) (bool, err
 			return false, err
 		}
 	}
+	if err := r.admitLocked(q, &cur, next, now); err != nil {
+		return false, err
+	}
 	r.unindexLocked(cur)
+	r.countLocked(cur, -1)
+	r.countLocked(next, 1)
 	r.rows[next.ID] = next
 	kind := domain.ChangeUpdated
 	if next.DateDeleted == nil {
@@ -237,6 +293,7 @@ func (r *CacheRepository) Delete(ctx context.Context, id string, now time.Time, 
 		ok := r.unchangedLocked(cur)
 		if ok {
 			r.unindexLocked(cur)
+			r.countLocked(cur, -1)
 			cur.DateDeleted = &at
 			r.rows[id] = cur
 			r.recordLocked(domain.ChangeDeleted, cur, at)
@@ -258,6 +315,7 @@ func (r *CacheRepository) DeleteByAssignee(_ context.Context, assigneeID string,
 	for id, e := range r.rows {
 		if e.AssigneeID == assigneeID && e.Live(now) {
 			r.unindexLocked(e)
+			r.countLocked(e, -1)
 			e.DateDeleted = &at
 			r.rows[id] = e
 			r.recordLocked(domain.ChangeDeleted, e, at)

@@ -40,6 +40,10 @@ type Assignment struct {
 	// DefaultExpiresIn applies to entries given expiresIn null; zero
 	// means no expiry.
 	DefaultExpiresIn time.Duration
+	// Quota bounds what each assignee may keep through this assignment.
+	// The zero Quota limits nothing; the binary's configuration gives
+	// every assignment domain.DefaultQuota unless told otherwise.
+	Quota domain.Quota
 }
 
 // Options configure the cache feature.
@@ -70,6 +74,9 @@ func (o Options) Validate() error {
 		tables[a.Table] = a.EntityKey
 		if _, ok := domain.ParsePolicy(a.Policy.String()); !ok {
 			errs = append(errs, fmt.Errorf("cache assignment %q: no policy", a.Name))
+		}
+		if _, err := domain.NewQuota(a.Quota.MaxEntries, a.Quota.MaxBytes); err != nil {
+			errs = append(errs, fmt.Errorf("cache assignment %q: %w", a.Name, err))
 		}
 	}
 	if o.MaxDataBytes < 0 {
@@ -126,7 +133,7 @@ func New(o Options, d Deps) (*application.CacheOperations, error) {
 			repos[a.Table] = r
 		}
 		stores = append(stores, application.Assignment{Name: a.Name, EntityKey: a.EntityKey, Table: a.Table, Repo: r,
-			Policy: a.Policy, DefaultExpiresIn: a.DefaultExpiresIn})
+			Policy: a.Policy, DefaultExpiresIn: a.DefaultExpiresIn, Quota: a.Quota})
 	}
 	s, err := application.NewAssignments(stores...)
 	if err != nil {

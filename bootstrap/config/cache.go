@@ -20,7 +20,7 @@ var (
 	// collide with them.
 	reservedTables = map[string]bool{
 		"users": true, "refresh_tokens": true, "refresh_families": true, "signing_keys": true, "login_failures": true,
-		"cachegate_migrations": true, "cachegate_migration_locks": true,
+		"cachegate_migrations": true, "cachegate_migration_locks": true, "cache_usage": true,
 	}
 	// assignmentPattern is what an assignment name, a URL path segment,
 	// must match.
@@ -58,6 +58,23 @@ func applyCache(c *Config, fv file) []error {
 					errs = append(errs, fmt.Errorf("%s.%s.policy: %q must be owner, authenticated or public (config line %d)",
 						assignmentsKey, name, a.policy.text, a.policy.line))
 				}
+			}
+			if a.maxEntries.set {
+				n, err := parseInt(a.maxEntries.text)
+				if err == nil {
+					err = checkRange(int64(n), 0, maxQuotaEntries)
+				}
+				if err != nil {
+					errs = append(errs, fmt.Errorf("%s.%s.maxEntries: %w (config line %d)", assignmentsKey, name, err, a.maxEntries.line))
+				}
+				out.MaxEntries = ptr(int64(n))
+			}
+			if a.maxBytes.set {
+				n, err := parseSizeUpTo(a.maxBytes.text, maxQuotaBytes)
+				if err != nil {
+					errs = append(errs, fmt.Errorf("%s.%s.maxBytes: %w (config line %d)", assignmentsKey, name, err, a.maxBytes.line))
+				}
+				out.MaxBytes = ptr(n)
 			}
 			c.Cache.Settings.Assignments[name] = out
 		}
@@ -109,9 +126,18 @@ func (c Config) checkCache() []error {
 		if _, ok := domain.ParsePolicy(a.Policy.String()); !ok {
 			errs = append(errs, fmt.Errorf("%s.policy: must be owner, authenticated or public", path))
 		}
+		if a.MaxEntries != nil && (*a.MaxEntries < 0 || *a.MaxEntries > maxQuotaEntries) {
+			errs = append(errs, fmt.Errorf("%s.maxEntries: %d must be between 0 and %d", path, *a.MaxEntries, int64(maxQuotaEntries)))
+		}
+		if a.MaxBytes != nil && (*a.MaxBytes < 0 || *a.MaxBytes > maxQuotaBytes) {
+			errs = append(errs, fmt.Errorf("%s.maxBytes: %d must be between 0 and %d", path, *a.MaxBytes, int64(maxQuotaBytes)))
+		}
 	}
 	return errs
 }
+
+// ptr returns a pointer to its own copy of v.
+func ptr[T any](v T) *T { return &v }
 
 // SnakeCase returns the default table of an entity key: its snake_case
 // form, with dashes, dots and spaces as underscores (userCache → user_cache,

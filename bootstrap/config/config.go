@@ -76,6 +76,11 @@ type CacheSettings struct {
 	// /cache/<name>, to its entity and access policy. Names match
 	// ^[A-Za-z0-9_-]{1,64}$.
 	Assignments map[string]Assignment
+	// MaxEntries and MaxBytes are the default quota of each assignee in
+	// each assignment (CONTRACT.md section 7): entries, and bytes of their
+	// data. 0 means no limit. An assignment may set its own.
+	MaxEntries int64
+	MaxBytes   int64
 }
 
 // Assignment routes /cache/<name> to an entity under an access policy.
@@ -84,6 +89,24 @@ type Assignment struct {
 	EntityKey string
 	// Policy defaults to domain.PolicyOwner.
 	Policy domain.Policy
+	// MaxEntries and MaxBytes, when set, replace the defaults of
+	// CacheSettings for this assignment (0: no limit).
+	MaxEntries *int64
+	MaxBytes   *int64
+}
+
+// Quota returns the quota of assignment name: its own limits where it
+// sets them, the settings' defaults otherwise.
+func (s CacheSettings) Quota(name string) domain.Quota {
+	q := domain.Quota{MaxEntries: s.MaxEntries, MaxBytes: s.MaxBytes}
+	a := s.Assignments[name]
+	if a.MaxEntries != nil {
+		q.MaxEntries = *a.MaxEntries
+	}
+	if a.MaxBytes != nil {
+		q.MaxBytes = *a.MaxBytes
+	}
+	return q
 }
 
 // PasswordAlgorithm names the hash new passwords get.
@@ -232,7 +255,7 @@ func Default() Config {
 			Entities: map[string]Entity{DefaultEntityKey: {Table: "user_cache"}},
 			Settings: CacheSettings{Assignments: map[string]Assignment{
 				DefaultAssignment: {EntityKey: DefaultEntityKey, Policy: domain.PolicyOwner},
-			}},
+			}, MaxEntries: domain.DefaultQuotaMaxEntries, MaxBytes: domain.DefaultQuotaMaxBytes},
 		},
 		Auth: Auth{
 			EnableGuards:      true,

@@ -192,10 +192,49 @@ auth:                       # names of the auth keys are the project's to choose
 		Settings: config.CacheSettings{Assignments: map[string]config.Assignment{
 			"user": {EntityKey: "userCache", Policy: domain.PolicyOwner},
 			"org":  {EntityKey: "orgCache", Policy: domain.PolicyAuthenticated},
-		}},
+		}, MaxEntries: 10000, MaxBytes: 64 << 20},
 	}
 	if !reflect.DeepEqual(c, want) {
 		t.Fatalf("got  %+v\nwant %+v", c, want)
+	}
+}
+
+func TestQuotasComeFromTheDefaultsAndEachAssignment(t *testing.T) {
+	t.Parallel()
+	const file = `cache:
+  entities: {userCache: {}, orgCache: {}}
+  settings:
+    maxBytes: 8MiB
+    assignments:
+      user: {entityKey: userCache}
+      org: {entityKey: orgCache, maxEntries: 50, maxBytes: 0}
+`
+	for _, tc := range []struct {
+		name      string
+		in        input
+		user, org domain.Quota
+	}{
+		{"defaults", input{}, domain.DefaultQuota(), domain.Quota{}},
+		{"the file's defaults and one assignment's own", input{yaml: file},
+			domain.Quota{MaxEntries: 10000, MaxBytes: 8 << 20}, domain.Quota{MaxEntries: 50}},
+		{"flags and environment set the defaults; the assignment's own still win",
+			input{yaml: file, args: []string{"--quota-max-entries", "0"}, env: map[string]string{"CACHEGATE_QUOTA_MAX_BYTES": "1GiB"}},
+			domain.Quota{MaxBytes: 1 << 30}, domain.Quota{MaxEntries: 50}},
+		{"off everywhere", input{args: []string{"--quota-max-entries", "0", "--quota-max-bytes", "0"}},
+			domain.Quota{}, domain.Quota{}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			t.Parallel()
+			c := mustLoad(t, tc.in)
+			if got := c.Cache.Settings.Quota("user"); got != tc.user {
+				t.Errorf("quota of user = %+v, want %+v", got, tc.user)
+			}
+			if _, ok := c.Cache.Settings.Assignments["org"]; ok {
+				if got := c.Cache.Settings.Quota("org"); got != tc.org {
+					t.Errorf("quota of org = %+v, want %+v", got, tc.org)
+				}
+			}
+		})
 	}
 }
 
@@ -218,8 +257,10 @@ cache:
     orgCache:
   settings:
     expiresIn: 1h30m
+    maxEntries: 500
+    maxBytes: 1MiB
     assignments:
-      org: {entityKey: orgCache}
+      org: {entityKey: orgCache, maxBytes: 0}
 auth:
   enableGuards: false
   issuer: https://auth.example
@@ -248,7 +289,8 @@ events: {retention: 2h, heartbeat: 5s}
 		Cache: config.Cache{
 			Entities: map[string]config.Entity{"orgCache": {Table: "org_cache"}},
 			Settings: config.CacheSettings{ExpiresIn: &hour30, Assignments: map[string]config.Assignment{
-				"org": {EntityKey: "orgCache", Policy: domain.PolicyOwner}}},
+				"org": {EntityKey: "orgCache", Policy: domain.PolicyOwner, MaxBytes: new(int64)}},
+				MaxEntries: 500, MaxBytes: 1 << 20},
 		},
 		Auth: config.Auth{
 			Issuer: "https://auth.example", Audience: "api",

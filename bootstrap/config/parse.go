@@ -65,12 +65,22 @@ var sizeUnits = []struct {
 	{"b", 1},
 }
 
-// maxSize bounds every byte size, so products cannot overflow.
+// maxSize bounds every byte size but the quota's, so products cannot
+// overflow.
 const maxSize = 1 << 30
+
+// maxQuotaBytes and maxQuotaEntries bound the quota settings.
+const (
+	maxQuotaBytes   = 1 << 40
+	maxQuotaEntries = 1 << 40
+)
 
 // parseSize parses a byte size: "1048576", "1MiB", "256 KiB", "1MB".
 // A bare k, m or g means KiB, MiB or GiB.
-func parseSize(v string) (int64, error) {
+func parseSize(v string) (int64, error) { return parseSizeUpTo(v, maxSize) }
+
+// parseSizeUpTo is parseSize with limit as the largest size accepted.
+func parseSizeUpTo(v string, limit int64) (int64, error) {
 	bad := fmt.Errorf("%q must be a size in bytes such as 1048576, 256KiB or 1MiB", v)
 	s := strings.ToLower(strings.TrimSpace(v))
 	factor := int64(1)
@@ -81,7 +91,7 @@ func parseSize(v string) (int64, error) {
 		}
 	}
 	n, err := strconv.ParseInt(s, 10, 64)
-	if err != nil || n < 0 || n > maxSize/factor {
+	if err != nil || n < 0 || n > limit/factor {
 		return 0, bad
 	}
 	return n * factor, nil

@@ -154,6 +154,21 @@ func settings() []setting {
 				}
 				return nil
 			}},
+		{flag: "quota-max-entries", arg: "n", key: "cache.settings.maxEntries", def: "10000",
+			usage: "most entries one assignee may keep in an assignment (0: no limit); an assignment's maxEntries replaces it",
+			parse: func(c *Config, v string) error {
+				n, err := parseInt(v)
+				c.Cache.Settings.MaxEntries = int64(n)
+				return err
+			},
+			check: func(c Config) error { return checkRange(c.Cache.Settings.MaxEntries, 0, maxQuotaEntries) }},
+		{flag: "quota-max-bytes", arg: "size", key: "cache.settings.maxBytes", def: "64MiB",
+			usage: "most bytes of data one assignee may keep in an assignment (0: no limit); an assignment's maxBytes replaces it",
+			parse: func(c *Config, v string) (err error) {
+				c.Cache.Settings.MaxBytes, err = parseSizeUpTo(v, maxQuotaBytes)
+				return err
+			},
+			check: func(c Config) error { return checkRange(c.Cache.Settings.MaxBytes, 0, maxQuotaBytes) }},
 		{flag: "enable-guards", key: "auth.enableGuards", def: "true", isBool: true,
 			usage: "guard every non-public route with the access-token guard",
 			parse: func(c *Config, v string) (err error) { c.Auth.EnableGuards, err = parseBool(v); return err }},

@@ -24,7 +24,7 @@ type leaf struct {
 // fileEntity and fileAssignment are the entries of the cache maps.
 type fileEntity struct{ table leaf }
 
-type fileAssignment struct{ entityKey, policy leaf }
+type fileAssignment struct{ entityKey, policy, maxEntries, maxBytes leaf }
 
 // file is what the YAML file says: scalars by dotted path, and the cache
 // maps. Absent maps are nil; present ones, even empty, are not.
@@ -256,14 +256,16 @@ func (p *parser) entities(m *yaml.Node) {
 	})
 }
 
-// assignments reads cache.settings.assignments: name → {entityKey, policy}.
+// assignments reads cache.settings.assignments: name → {entityKey, policy,
+// maxEntries, maxBytes}.
 func (p *parser) assignments(m *yaml.Node) {
 	p.out.assignments = map[string]fileAssignment{}
 	p.pairs(m, assignmentsKey, func(name string, _, v *yaml.Node) {
 		path := join(assignmentsKey, name)
 		var a fileAssignment
 		if p.mapping(path, v) {
-			p.fields(v, path, map[string]*leaf{"entityKey": &a.entityKey, "policy": &a.policy})
+			p.fields(v, path, map[string]*leaf{"entityKey": &a.entityKey, "policy": &a.policy,
+				"maxEntries": &a.maxEntries, "maxBytes": &a.maxBytes})
 		} else if !isNull(v) {
 			return
 		}

@@ -13,7 +13,7 @@ import (
 // return an empty repository of its own on every call; subtests run in
 // parallel. The suite pins every error contract of the port, round trips
 // field for field, visibility from the instant of expiry or deletion,
-// lists, purges and behaviour under concurrent writers.
+// lists, purges, quotas and behaviour under concurrent writers.
 func CacheRepository(t *testing.T, newRepo func(t *testing.T) ports.CacheRepository) {
 	t.Helper()
 	cacheReadTests(t, newRepo)
@@ -23,6 +23,7 @@ func CacheRepository(t *testing.T, newRepo func(t *testing.T) ports.CacheReposit
 	cacheListTests(t, newRepo)
 	CacheQuery(t, newRepo)
 	cachePurgeTests(t, newRepo)
+	cacheQuotaTests(t, newRepo)
 }
 
 func cacheReadTests(t *testing.T, newRepo func(t *testing.T) ports.CacheRepository) {
@@ -112,7 +113,7 @@ func cacheConflictTests(t *testing.T, newRepo func(t *testing.T) ports.CacheRepo
 		cacheCreate(t, repo, first, cacheT0)
 		dup := cacheEntry(2)
 		dup.Key = first.Key
-		cacheWantErr(t, "Create with a taken natural key", repo.Create(t.Context(), dup, cacheT0), domain.ErrCacheEntityAlreadyExists)
+		cacheWantErr(t, "Create with a taken natural key", repo.Create(t.Context(), dup, cacheT0, domain.Quota{}), domain.ErrCacheEntityAlreadyExists)
 		cacheWantEntry(t, cacheGet(t, repo, first.ID, cacheT0), first)
 
 		for i, change := range []func(*domain.Entry){
@@ -135,7 +136,7 @@ func cacheConflictTests(t *testing.T, newRepo func(t *testing.T) ports.CacheRepo
 		cacheCreate(t, repo, first, cacheT0)
 		again := cacheEntry(2)
 		again.ID = first.ID
-		cacheWantErr(t, "Create with a taken id", repo.Create(t.Context(), again, cacheT0), domain.ErrCacheIDTaken)
+		cacheWantErr(t, "Create with a taken id", repo.Create(t.Context(), again, cacheT0, domain.Quota{}), domain.ErrCacheIDTaken)
 		cacheWantEntry(t, cacheGet(t, repo, first.ID, cacheT0), first)
 		if _, err := repo.GetByKey(t.Context(), again.NaturalKey(), cacheT0); err == nil {
 			t.Errorf("the refused entry's natural key was stored")
@@ -147,7 +148,7 @@ func cacheConflictTests(t *testing.T, newRepo func(t *testing.T) ports.CacheRepo
 		repo := newRepo(t)
 		first := cacheEntry(1)
 		cacheCreate(t, repo, first, cacheT0)
-		cacheWantErr(t, "Create of the very same entry again", repo.Create(t.Context(), first, cacheT0), domain.ErrCacheIDTaken)
+		cacheWantErr(t, "Create of the very same entry again", repo.Create(t.Context(), first, cacheT0, domain.Quota{}), domain.ErrCacheIDTaken)
 	})
 
 	t.Run("an expired entry holds its natural key and id until it expires and frees them from then on", func(t *testing.T) {
@@ -162,8 +163,8 @@ func cacheConflictTests(t *testing.T, newRepo func(t *testing.T) ports.CacheRepo
 		sameID := cacheEntry(3)
 		sameID.ID = old.ID
 		before := exp.Add(-time.Microsecond)
-		cacheWantErr(t, "Create with the natural key before expiry", repo.Create(t.Context(), sameKey, before), domain.ErrCacheEntityAlreadyExists)
-		cacheWantErr(t, "Create with the id before expiry", repo.Create(t.Context(), sameID, before), domain.ErrCacheIDTaken)
+		cacheWantErr(t, "Create with the natural key before expiry", repo.Create(t.Context(), sameKey, before, domain.Quota{}), domain.ErrCacheEntityAlreadyExists)
+		cacheWantErr(t, "Create with the id before expiry", repo.Create(t.Context(), sameID, before, domain.Quota{}), domain.ErrCacheIDTaken)
 
 		cacheCreate(t, repo, sameKey, exp)
 		cacheCreate(t, repo, sameID, exp)

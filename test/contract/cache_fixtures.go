@@ -46,7 +46,7 @@ func cacheAt(t time.Time) *time.Time { return &t }
 // cacheCreate creates e at now and fails t if that fails.
 func cacheCreate(t *testing.T, r ports.CacheRepository, e domain.Entry, now time.Time) {
 	t.Helper()
-	if err := r.Create(t.Context(), e, now); err != nil {
+	if err := r.Create(t.Context(), e, now, domain.Quota{}); err != nil {
 		t.Fatalf("Create(%s) = %v", e.ID, err)
 	}
 }

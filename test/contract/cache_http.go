@@ -13,6 +13,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/cachegate/cachegate/domain"
 )
 
 // CacheHTTPTarget is one running cachegate the HTTP cache suite talks to.
@@ -40,6 +42,12 @@ type CacheHTTPTarget struct {
 	// Client sends the requests; nil means a plain http.Client with a
 	// timeout.
 	Client *http.Client
+	// QuotaAssignment, when set, names a public assignment whose
+	// assignees may keep Quota (both limits set: at least 2 entries and 64
+	// bytes, small enough to fill); the suite then checks the quota's
+	// answers there.
+	QuotaAssignment string
+	Quota           domain.Quota
 }
 
 // CacheHTTPHarness starts (or points at) the service under test. The suite
@@ -73,6 +81,7 @@ func CacheHTTP(t *testing.T, h CacheHTTPHarness) {
 	webListTests(t, s)
 	webQueryTests(t, s)
 	webRobustnessTests(t, s)
+	webQuotaTests(t, s)
 }
 
 // webSuite carries the target through the subtests.

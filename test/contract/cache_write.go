@@ -22,7 +22,7 @@ func cacheUpdateTests(t *testing.T, newRepo func(t *testing.T) ports.CacheReposi
 		e := cacheEntry(1)
 		cacheCreate(t, repo, e, cacheT0)
 		now := cacheT0.Add(time.Minute)
-		got, err := repo.Update(t.Context(), e.ID, now, func(x *domain.Entry) error {
+		got, err := repo.Update(t.Context(), e.ID, now, domain.Quota{}, func(x *domain.Entry) error {
 			x.ID = cacheID(99)
 			x.Key, x.Type, x.AssigneeID = "new-key", "new-type", cacheAssignee(5)
 			x.Data = []byte(` [ "changed" ] `)
@@ -55,7 +55,7 @@ func cacheUpdateTests(t *testing.T, newRepo func(t *testing.T) ports.CacheReposi
 		e := cacheEntry(1)
 		cacheCreate(t, repo, e, cacheT0)
 		refuse := errors.New("refused by fn")
-		_, err := repo.Update(t.Context(), e.ID, cacheT0, func(x *domain.Entry) error {
+		_, err := repo.Update(t.Context(), e.ID, cacheT0, domain.Quota{}, func(x *domain.Entry) error {
 			x.Data = []byte(`"changed"`)
 			return refuse
 		})
@@ -77,7 +77,7 @@ func cacheUpdateTests(t *testing.T, newRepo func(t *testing.T) ports.CacheReposi
 		}
 		now := cacheT0.Add(time.Second)
 		for _, id := range []string{cacheID(3), deleted.ID, expired.ID, "not a uuid"} {
-			_, err := repo.Update(t.Context(), id, now, func(*domain.Entry) error {
+			_, err := repo.Update(t.Context(), id, now, domain.Quota{}, func(*domain.Entry) error {
 				t.Errorf("fn called for %s", id)
 				return nil
 			})
@@ -97,12 +97,12 @@ func cacheUpdateTests(t *testing.T, newRepo func(t *testing.T) ports.CacheReposi
 			t.Fatalf("Delete = %v", err)
 		}
 		now := cacheT0.Add(time.Second)
-		_, err := repo.Update(t.Context(), moving.ID, now, func(x *domain.Entry) error { x.Key = live.Key; return nil })
+		_, err := repo.Update(t.Context(), moving.ID, now, domain.Quota{}, func(x *domain.Entry) error { x.Key = live.Key; return nil })
 		cacheWantErr(t, "Update onto a live natural key", err, domain.ErrCacheEntityAlreadyExists)
 		cacheWantEntry(t, cacheGet(t, repo, moving.ID, now), moving)
 
 		for _, dead := range []domain.Entry{expired, deleted} {
-			got, err := repo.Update(t.Context(), moving.ID, now, func(x *domain.Entry) error { x.Key = dead.Key; return nil })
+			got, err := repo.Update(t.Context(), moving.ID, now, domain.Quota{}, func(x *domain.Entry) error { x.Key = dead.Key; return nil })
 			if err != nil {
 				t.Fatalf("Update onto the natural key of dead %s = %v", dead.ID, err)
 			}
@@ -124,7 +124,7 @@ func cacheUpdateTests(t *testing.T, newRepo func(t *testing.T) ports.CacheReposi
 		errs := make(chan error, cacheConcurrency)
 		for range cacheConcurrency {
 			wg.Go(func() {
-				_, err := repo.Update(t.Context(), e.ID, cacheT0, func(x *domain.Entry) error {
+				_, err := repo.Update(t.Context(), e.ID, cacheT0, domain.Quota{}, func(x *domain.Entry) error {
 					var v struct{ N int }
 					if err := json.Unmarshal(x.Data, &v); err != nil {
 						return err
@@ -166,7 +166,7 @@ func cacheUpdateTests(t *testing.T, newRepo func(t *testing.T) ports.CacheReposi
 				wg.Go(func() {
 					e := cacheEntry(100 + i)
 					e.Key = cacheEntry(0).Key
-					errs[i] = repo.Create(t.Context(), e, now)
+					errs[i] = repo.Create(t.Context(), e, now, domain.Quota{})
 				})
 			}
 			wg.Wait()

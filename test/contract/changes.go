@@ -36,7 +36,7 @@ func ChangeLog(t *testing.T, open func(t *testing.T) ChangeStore) {
 		e2.AssigneeID = e1.AssigneeID
 		cacheCreate(t, a, e1, cacheT0)
 		cacheCreate(t, a, e2, cacheT0)
-		up, err := a.Update(ctx, e1.ID, cacheT0, func(e *domain.Entry) error { e.Data = []byte(`"v2"`); return nil })
+		up, err := a.Update(ctx, e1.ID, cacheT0, domain.Quota{}, func(e *domain.Entry) error { e.Data = []byte(`"v2"`); return nil })
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -76,8 +76,8 @@ func ChangeLog(t *testing.T, open func(t *testing.T) ChangeStore) {
 		cacheCreate(t, a, e, cacheT0)
 		dup := cacheEntry(2)
 		dup.Key, dup.AssigneeID = e.Key, e.AssigneeID
-		cacheWantErr(t, "duplicate create", a.Create(t.Context(), dup, cacheT0), domain.ErrCacheEntityAlreadyExists)
-		_, err := a.Update(t.Context(), e.ID, cacheT0, func(*domain.Entry) error { return domain.ErrForbidden })
+		cacheWantErr(t, "duplicate create", a.Create(t.Context(), dup, cacheT0, domain.Quota{}), domain.ErrCacheEntityAlreadyExists)
+		_, err := a.Update(t.Context(), e.ID, cacheT0, domain.Quota{}, func(*domain.Entry) error { return domain.ErrForbidden })
 		cacheWantErr(t, "refused update", err, domain.ErrForbidden)
 		wantKinds(t, changesAll(t, s.Log), domain.ChangeCreated)
 	})
@@ -203,7 +203,7 @@ func ChangeLog(t *testing.T, open func(t *testing.T) ChangeStore) {
 			wg.Go(func() {
 				for i := range each {
 					e := cacheEntry(1000 + w*each + i)
-					if err := s.Repo("a").Create(t.Context(), e, cacheT0); err != nil {
+					if err := s.Repo("a").Create(t.Context(), e, cacheT0, domain.Quota{}); err != nil {
 						t.Errorf("Create: %v", err)
 					}
 				}

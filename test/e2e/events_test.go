@@ -207,8 +207,10 @@ func newUUIDv7ish() string { return newUUID() }
 // subscribers go on meanwhile.
 func TestEventsSubscriberThatNeverReadsIsDisconnected(t *testing.T) {
 	t.Parallel()
+	// 400 entries of 200 KiB for one assignee: 80 MiB, past the default
+	// quota of 64 MiB.
 	s := startServer(t, serverConfig{YAML: publicYAML, Args: []string{
-		"--database", "sqlite:" + t.TempDir() + "/events.db"}})
+		"--database", "sqlite:" + t.TempDir() + "/events.db", "--quota-max-bytes", "0"}})
 	client := newClient()
 	u := strings.TrimPrefix(s.URL, "http://")
 	conn, err := net.Dial("tcp", u)

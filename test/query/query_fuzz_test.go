@@ -96,7 +96,7 @@ func FuzzListQuery(f *testing.F) {
 				}
 			}
 		}), mem) {
-			if err := r.Create(context.Background(), e, t0); err != nil {
+			if err := r.Create(context.Background(), e, t0, domain.Quota{}); err != nil {
 				f.Fatal(err)
 			}
 		}

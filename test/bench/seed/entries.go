@@ -124,7 +124,7 @@ func writeRange(ctx context.Context, c entriesConfig, ids, keys []string, first 
 			for i := lo; i < hi; i++ {
 				e := domain.Entry{ID: ids[i], Key: keys[i], Type: "settings", AssigneeID: c.assignee,
 					Data: seedData(first + i), Version: 1, DateCreated: now, DateUpdated: now, ExpiresAt: expires}
-				if err := repo.Create(ctx, e, now); err != nil {
+				if err := repo.Create(ctx, e, now, domain.Quota{}); err != nil {
 					return fmt.Errorf("entries: create entry %d: %w", first+i, err)
 				}
 			}

@@ -63,7 +63,7 @@ func BenchmarkGetByID(b *testing.B) {
 	for _, d := range drivers {
 		repo := open(b, d.driver)
 		for i := range rows {
-			if err := repo.Create(ctx, entry(i), now); err != nil {
+			if err := repo.Create(ctx, entry(i), now, domain.Quota{}); err != nil {
 				b.Fatal(err)
 			}
 		}
@@ -100,7 +100,7 @@ func BenchmarkCreate(b *testing.B) {
 	for _, d := range drivers {
 		repo := open(b, d.driver)
 		var seq atomic.Int64
-		create := func() error { return repo.Create(ctx, entry(int(seq.Add(1))), now) }
+		create := func() error { return repo.Create(ctx, entry(int(seq.Add(1))), now, domain.Quota{}) }
 		b.Run(d.name+"/serial", func(b *testing.B) {
 			b.ReportAllocs()
 			for b.Loop() {

@@ -1,0 +1,234 @@
+package bunstore
+
+import (
+	"context"
+	"database/sql"
+	"errors"
+	"math"
+	"time"
+
+	"github.com/uptrace/bun"
+
+	"github.com/cachegate/cachegate/domain"
+)
+
+// A write under a quota is one statement that writes only if the count of
+// its assignee (cache_usage, kept by triggers: usage_schema.go) leaves
+// room, so the check and the write are atomic:
+//
+//   - PostgreSQL: a one-row CTE calls cache_usage_admit (usage_schema.go),
+//     which takes the assignee's advisory lock until the transaction ends
+//     (the statement's own: it commits with the write), sums the shards
+//     with a snapshot taken after the lock and tells whether the write
+//     fits; the INSERT or UPDATE takes its values FROM that CTE. A
+//     concurrent writer under a quota waits for the lock, then counts the
+//     first one's write, so of N writers competing for the last place
+//     exactly one writes. The function's statements are planned once per
+//     connection (PL/pgSQL keeps their plans), which a CTE of subqueries,
+//     planned anew for every statement, was not: it cost ten times the
+//     plain INSERT's planning.
+//   - SQLite: the statement holds the database's one write lock from its
+//     start, so a NOT EXISTS over the count row cannot be overtaken; a
+//     missing row is an empty count.
+//
+// Only a write that grows a limited count carries the condition; without
+// a quota, or for an update that keeps its assignee and does not grow, the
+// statements are the plain ones. A statement that wrote nothing is
+// examined (refusal): room made meanwhile, or expired rows of the
+// assignee, removed there, lead to another try; otherwise the write is
+// refused with domain.ErrCacheQuotaExceeded.
+//
+// Writers of one assignee in one table under a quota therefore queue on
+// PostgreSQL for that lock, from their statement to their commit; writers
+// without a quota, and writers of different assignees, do not meet
+// (usage_schema.go; docs/benchmarks.md, "Quotas").
+
+// maxQuotaTries bounds how often a create goes round a refusal that
+// cleared its way (expired rows removed, room made meanwhile).
+const maxQuotaTries = 3
+
+// quotaGuard is the room one write needs in its assignee's count.
+type quotaGuard struct {
+	q        domain.Quota
+	assignee string
+	// entries and bytes are the write's growth (domain.Growth).
+	entries, bytes int64
+}
+
+// newQuotaGuard returns the guard of writing next in place of prev (nil
+// for a new entry) under q, or nil when the write needs no room: no limit
+// on what it grows.
+func newQuotaGuard(q domain.Quota, prev *domain.Entry, next domain.Entry) *quotaGuard {
+	entries, bytes := domain.Growth(prev, next)
+	if !(entries > 0 && q.MaxEntries > 0 || bytes > 0 && q.MaxBytes > 0) {
+		return nil
+	}
+	return &quotaGuard{q: q, assignee: next.AssigneeID, entries: entries, bytes: bytes}
+}
+
+// admit says whether usage u leaves room for the write.
+func (g *quotaGuard) admit(u domain.Usage) error { return g.q.Admit(u, g.entries, g.bytes) }
+
+// limits returns the limits to compare the count plus the growth with:
+// the quota's, or for a count that is not limited or does not grow, one
+// that nothing passes.
+func (g *quotaGuard) limits() (entries, bytes int64) {
+	entries, bytes = math.MaxInt64, math.MaxInt64
+	if g.entries > 0 && g.q.MaxEntries > 0 {
+		entries = g.q.MaxEntries
+	}
+	if g.bytes > 0 && g.q.MaxBytes > 0 {
+		bytes = g.q.MaxBytes
+	}
+	return entries, bytes
+}
+
+// sqliteGuard is the condition an SQLite statement under a quota adds; its
+// arguments are sqliteGuardArgs.
+const sqliteGuard = "NOT EXISTS (SELECT 1 FROM " + usageTable + " WHERE entity = ? AND assignee_id = ? AND shard = 0 " +
+	"AND (entries + ? > ? OR bytes + ? > ?))"
+
+// sqliteGuardArgs are the arguments of sqliteGuard.
+func (r *CacheRepository) sqliteGuardArgs(g *quotaGuard) []any {
+	maxEntries, maxBytes := g.limits()
+	return []any{r.name, g.assignee, g.entries, maxEntries, g.bytes, maxBytes}
+}
+
+// guarded returns the parts that make a statement write only within the
+// guard (nil: the plain statement). On PostgreSQL the statement gets with
+// as a prefix and from as its FROM item (a one-row CTE named quota); on
+// SQLite where is ANDed to its WHERE (an INSERT … SELECT gets it as its
+// WHERE).
+func (r *CacheRepository) guarded(g *quotaGuard) (with, from, where string, args []any) {
+	if g == nil {
+		return "", "", "", nil
+	}
+	if isPostgres(r.db) {
+		return "WITH quota AS (SELECT 1 WHERE cache_usage_admit(?, ?, ?, ?, ?, ?)) ", "quota", "",
+			[]any{r.name, g.assignee, g.entries, g.bytes, g.q.MaxEntries, g.q.MaxBytes}
+	}
+	return "", "", sqliteGuard, r.sqliteGuardArgs(g)
+}
+
+// insert runs the INSERT of e, within g when g is set, and reports how
+// many rows it wrote (0: refused by the guard).
+func (r *CacheRepository) insert(ctx context.Context, db bun.IDB, e domain.Entry, g *quotaGuard) (int64, error) {
+	if tx, ok := db.(bun.Tx); ok && r.prepared != nil {
+		args := []any{e.ID, e.Key, e.Type, e.AssigneeID, string(e.Data), e.Version,
+			driverTime(db, e.DateCreated), driverTime(db, e.DateUpdated), driverNullTime(db, e.DateDeleted),
+			driverNullTime(db, e.ExpiresAt)}
+		if g == nil {
+			return r.execPrepared(ctx, tx, stmtInsert, args...)
+		}
+		return r.execPrepared(ctx, tx, stmtInsertGuarded, append(args, r.sqliteGuardArgs(g)...)...)
+	}
+	values := []any{e.ID, e.Key, e.Type, e.AssigneeID, string(e.Data), e.Version,
+		timeArg(e.DateCreated), timeArg(e.DateUpdated), nullTimeArg(e.DateDeleted), nullTimeArg(e.ExpiresAt)}
+	if g == nil {
+		return r.exec(ctx, db, "INSERT INTO ? ("+cacheColumns+") VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+			append([]any{r.table}, values...)...)
+	}
+	with, from, where, gargs := r.guarded(g)
+	query := with + "INSERT INTO ? (" + cacheColumns + ") SELECT ?, ?, ?, ?, ?, ?, ?, ?, ?, ?"
+	var args []any
+	if from != "" {
+		query += " FROM " + from
+		args = append(append(append(args, gargs...), r.table), values...)
+	} else {
+		query += " WHERE " + where
+		args = append(append([]any{r.table}, values...), gargs...)
+	}
+	return r.exec(ctx, db, query, args...)
+}
+
+// usage reads the counts of assignee, summed over its shards.
+func (r *CacheRepository) usage(ctx context.Context, db bun.IDB, assignee string) (u domain.Usage, err error) {
+	err = withRetry(ctx, func() error {
+		return db.QueryRowContext(ctx, "SELECT coalesce(sum(entries), 0), coalesce(sum(bytes), 0) FROM "+usageTable+
+			" WHERE entity = ? AND assignee_id = ?", r.name, assignee).Scan(&u.Entries, &u.Bytes)
+	})
+	if err != nil {
+		return domain.Usage{}, dbError("read the assignee's usage", err)
+	}
+	return u, nil
+}
+
+// refusal examines a write that g refused: it reports whether to try
+// again, having removed the assignee's expired rows or seen room made
+// meanwhile; otherwise it returns the quota error.
+func (r *CacheRepository) refusal(ctx context.Context, db bun.IDB, g *quotaGuard, now time.Time) (retry bool, err error) {
+	u, err := r.usage(ctx, db, g.assignee)
+	if err != nil {
+		return false, err
+	}
+	refused := g.admit(u)
+	if refused == nil {
+		return true, nil
+	}
+	n, err := r.exec(ctx, db, "DELETE FROM ? WHERE assignee_id = ? AND date_deleted IS NULL AND expires_at <= ?",
+		r.table, g.assignee, timeArg(now))
+	if err != nil {
+		return false, dbError("remove the assignee's expired entries", err)
+	}
+	return n > 0, refused
+}
+
+// liveHolder returns the id of a live entry holding id or natural key k
+// at now ("" when none): a write refused by its quota that would conflict
+// anyway reports the conflict.
+func (r *CacheRepository) liveHolder(ctx context.Context, db bun.IDB, id string, k domain.NaturalKey, now time.Time) (string, error) {
+	var holder string
+	err := withRetry(ctx, func() error {
+		return db.QueryRowContext(ctx, "SELECT id FROM ? WHERE (id = ? OR (key = ? AND type = ? AND assignee_id = ?)) AND "+
+			liveAt+" ORDER BY id = ? DESC LIMIT 1", r.table, id, k.Key, k.Type, k.AssigneeID, timeArg(now), id).Scan(&holder)
+	})
+	switch {
+	case errors.Is(err, sql.ErrNoRows):
+		return "", nil
+	case err != nil:
+		return "", dbError("check the entry's keys", err)
+	}
+	return holder, nil
+}
+
+// The statements of an SQLite repository's entry writes, prepared once
+// (prepared.go): SQLite compiles a statement's triggers with it (the
+// change log's and the counts'), which made preparing the INSERT of every
+// create cost three times the plain INSERT's. They are used inside the
+// write group's transaction; a write outside a group sends its text.
+const (
+	stmtInsert = iota
+	stmtInsertGuarded
+	stmtUpdate
+	stmtUpdateGuarded
+)
+
+// sqliteWrites returns the prepared set of table's entry writes.
+func sqliteWrites(db *bun.DB, table string) *preparedSet {
+	t := quoteIdent(table)
+	insert := "INSERT INTO " + t + " (" + cacheColumns + ") "
+	update := "UPDATE " + t + " SET key = ?, type = ?, assignee_id = ?, data = ?, version = ?, " +
+		"date_created = ?, date_updated = ?, date_deleted = ?, expires_at = ? " +
+		"WHERE id = ? AND version = ? AND date_created = ? AND date_deleted IS NULL"
+	return &preparedSet{db: db, queries: []string{
+		insert + "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+		insert + "SELECT ?, ?, ?, ?, ?, ?, ?, ?, ?, ? WHERE " + sqliteGuard,
+		update,
+		update + " AND " + sqliteGuard,
+	}}
+}
+
+// execPrepared runs prepared statement i in tx, retrying transient
+// failures, and returns how many rows it changed.
+func (r *CacheRepository) execPrepared(ctx context.Context, tx bun.Tx, i int, args ...any) (int64, error) {
+	var n int64
+	err := withRetry(ctx, func() error {
+		res, err := r.prepared.exec(ctx, tx, i, args...)
+		if err != nil {
+			return err
+		}
+		n, err = res.RowsAffected()
+		return err
+	})
+	return n, err
+}

@@ -1,0 +1,237 @@
+package bunstore
+
+import (
+	"github.com/uptrace/bun"
+	"github.com/uptrace/bun/migrate"
+)
+
+// Quotas (CONTRACT.md section 7) read the counts of cache_usage, kept by
+// triggers in the transaction of every change:
+//
+//   - cache_usage (entity, assignee_id, shard, entries, bytes): the rows
+//     of entity (a cache table) not deleted, expired or not, and the bytes
+//     of their data; an assignee's counts are the sums over its shards.
+//     Expired rows count until they are removed; a write that finds the
+//     quota used up removes its assignee's expired rows first
+//     (cache_quota.go), so an expired entry never takes a place.
+//
+// Triggers rather than statements in the repository keep the counts right
+// whichever path writes (the sweeper, clear, import, a path written later),
+// as the change log's triggers do. An update that keeps an entry's
+// assignee and size touches no count at all.
+//
+// Shards exist for PostgreSQL, where a count row stays locked from the
+// statement that changes it to its commit: with one row per assignee,
+// every writer of an assignee would wait for the previous one's commit
+// (measured: 4× slower creates by eight writers of one assignee, quota or
+// not). So a trigger adds to the shard of its connection,
+// 1 + pg_backend_pid() % 15, where writers of other connections rarely
+// meet it; shard 0 holds the counts the migration found. Writes under a
+// quota serialise on an advisory lock instead (cache_usage_admit), which
+// removals and writes without a quota never wait for. Inserts and updates
+// count row by row; deletes (the sweeper's batches span many assignees)
+// count once per statement, from the transition table, one upsert per
+// assignee in assignee order, so two replicas purging at once lock rows in
+// the same order and never deadlock. SQLite has one writer: every count is
+// shard 0.
+//
+// The count rows of an assignee stay when its entries are gone (zeros);
+// they cost a few dozen bytes per assignee and table that ever wrote.
+const (
+	usageTable = "cache_usage"
+	// usageMigration creates the table; usageTriggerVersion prefixes the
+	// migration adding one cache table's triggers, index and counts.
+	usageMigration      = "20261201000100_cache_usage"
+	usageTriggerVersion = "20261201000200"
+)
+
+// usageTableMigration returns the migration creating cache_usage.
+func usageTableMigration() migrate.Migration {
+	return migrate.Migration{
+		Name: usageMigration,
+		Up: ddlMigration("create the usage counts", func(db bun.IDB) []string {
+			text, without := textColumnType(db), ""
+			if !isPostgres(db) {
+				without = " WITHOUT ROWID"
+			}
+			out := []string{"CREATE TABLE IF NOT EXISTS " + usageTable + " (" +
+				"entity " + text + " NOT NULL, assignee_id " + text + " NOT NULL, shard smallint NOT NULL, " +
+				"entries bigint NOT NULL, bytes bigint NOT NULL, " +
+				"PRIMARY KEY (entity, assignee_id, shard))" + without}
+			if isPostgres(db) {
+				out = append(out, pgUsageAdmitFunction)
+			}
+			return out
+		}),
+		Down: ddlMigration("drop the usage counts", func(db bun.IDB) []string {
+			out := []string{"DROP TABLE IF EXISTS " + usageTable}
+			if isPostgres(db) {
+				out = append(out, "DROP FUNCTION IF EXISTS cache_usage_admit")
+			}
+			return out
+		}),
+	}
+}
+
+// usageTriggerMigration returns the migration that makes table's changes
+// count: its triggers, the index that finds an assignee's expired rows,
+// and the counts of the rows it already holds. On PostgreSQL creating the
+// triggers locks the table against writers until the migration commits, so
+// the counts start exact even while an older replica writes.
+func usageTriggerMigration(table string) migrate.Migration {
+	return migrate.Migration{
+		Name: usageTriggerVersion + "_cache_" + table + "_usage",
+		Up: ddlMigration("count the usage of "+table, func(db bun.IDB) []string {
+			return usageDDL(db, table)
+		}),
+		Down: ddlMigration("stop counting the usage of "+table, func(db bun.IDB) []string {
+			return usageDropDDL(db, table)
+		}),
+	}
+}
+
+// usageDDL returns the statements of usageTriggerMigration. table passed
+// ValidateTableName, so it is safe inside a string literal.
+func usageDDL(db bun.IDB, table string) []string {
+	t := quoteIdent(table)
+	out := []string{
+		"CREATE INDEX IF NOT EXISTS " + quoteIdent(cacheNamesOf(table).expiring) + " ON " + t +
+			" (assignee_id, expires_at) WHERE date_deleted IS NULL AND expires_at IS NOT NULL",
+	}
+	if isPostgres(db) {
+		out = append(out, pgUsageRowFunction, pgUsageRemovedFunction,
+			"DROP TRIGGER IF EXISTS "+objectName(table, "usage")+" ON "+t,
+			"CREATE TRIGGER "+objectName(table, "usage")+" AFTER INSERT OR UPDATE ON "+t+
+				" FOR EACH ROW EXECUTE FUNCTION cache_usage_row()",
+			"DROP TRIGGER IF EXISTS "+objectName(table, "usage_removed")+" ON "+t,
+			"CREATE TRIGGER "+objectName(table, "usage_removed")+" AFTER DELETE ON "+t+
+				" REFERENCING OLD TABLE AS gone FOR EACH STATEMENT EXECUTE FUNCTION cache_usage_removed()")
+	} else {
+		add := func(rec string) string {
+			return "INSERT INTO " + usageTable + " (entity, assignee_id, shard, entries, bytes) VALUES ('" + table + "', " +
+				rec + ".assignee_id, 0, 1, octet_length(" + rec + ".data)) ON CONFLICT (entity, assignee_id, shard) DO UPDATE " +
+				"SET entries = entries + 1, bytes = bytes + excluded.bytes;"
+		}
+		sub := func(rec string) string {
+			return "UPDATE " + usageTable + " SET entries = entries - 1, bytes = bytes - octet_length(" + rec + ".data) " +
+				"WHERE entity = '" + table + "' AND assignee_id = " + rec + ".assignee_id AND shard = 0;"
+		}
+		trigger := func(suffix, event, when, body string) string {
+			return "CREATE TRIGGER IF NOT EXISTS " + objectName(table, suffix) + " AFTER " + event + " ON " + t +
+				" WHEN " + when + " BEGIN " + body + " END"
+		}
+		stays := "OLD.date_deleted IS NULL AND NEW.date_deleted IS NULL AND OLD.assignee_id = NEW.assignee_id"
+		out = append(out,
+			trigger("usage_insert", "INSERT", "NEW.date_deleted IS NULL", add("NEW")),
+			trigger("usage_resize", "UPDATE", stays+" AND octet_length(OLD.data) <> octet_length(NEW.data)",
+				"UPDATE "+usageTable+" SET bytes = bytes + octet_length(NEW.data) - octet_length(OLD.data) "+
+					"WHERE entity = '"+table+"' AND assignee_id = NEW.assignee_id AND shard = 0;"),
+			trigger("usage_leave", "UPDATE", "OLD.date_deleted IS NULL AND NOT ("+stays+")", sub("OLD")),
+			trigger("usage_enter", "UPDATE", "NEW.date_deleted IS NULL AND NOT ("+stays+")", add("NEW")),
+			trigger("usage_delete", "DELETE", "OLD.date_deleted IS NULL", sub("OLD")),
+		)
+	}
+	return append(out,
+		"DELETE FROM "+usageTable+" WHERE entity = '"+table+"'",
+		"INSERT INTO "+usageTable+" (entity, assignee_id, shard, entries, bytes) SELECT '"+table+"', assignee_id, 0, count(*), "+
+			"sum(octet_length(data)) FROM "+t+" WHERE date_deleted IS NULL GROUP BY assignee_id")
+}
+
+// quoteIdent quotes a name that passed ValidateTableName (or is made of
+// one, objectName), which both databases read the same way: a table may
+// be named after a keyword ("order").
+func quoteIdent(name string) string { return `"` + name + `"` }
+
+// usageDropDDL undoes usageDDL.
+func usageDropDDL(db bun.IDB, table string) []string {
+	t := quoteIdent(table)
+	out := []string{"DROP INDEX IF EXISTS " + quoteIdent(cacheNamesOf(table).expiring)}
+	if isPostgres(db) {
+		out = append(out, "DROP TRIGGER IF EXISTS "+objectName(table, "usage")+" ON "+t,
+			"DROP TRIGGER IF EXISTS "+objectName(table, "usage_removed")+" ON "+t)
+	} else {
+		for _, s := range []string{"usage_insert", "usage_resize", "usage_leave", "usage_enter", "usage_delete"} {
+			out = append(out, "DROP TRIGGER IF EXISTS "+objectName(table, s))
+		}
+	}
+	return append(out, "DELETE FROM "+usageTable+" WHERE entity = '"+table+"'")
+}
+
+// pgUsageAdmitFunction is the quota check of a write on PostgreSQL
+// (cache_quota.go): it takes the transaction-scoped advisory lock of the
+// assignee in the entity (class "quot", key the hash of both names; a
+// collision of two hashes only makes two assignees wait for each other),
+// then sums the shards. Being VOLATILE, its statements each read a fresh
+// snapshot, so the sum taken after the lock sees every write committed
+// before, including the previous holder's, whatever shard its trigger
+// counted it in. It returns whether the growth fits the limits (0: none);
+// the lock is held until the write commits. An advisory lock lives in
+// memory: taking it writes nothing, where locking a row would.
+const pgUsageAdmitFunction = `CREATE OR REPLACE FUNCTION cache_usage_admit(p_entity text, p_assignee text,
+		grow_entries bigint, grow_bytes bigint, max_entries bigint, max_bytes bigint) RETURNS boolean
+		LANGUAGE plpgsql VOLATILE AS $$
+DECLARE
+	n bigint;
+	b bigint;
+BEGIN
+	PERFORM pg_advisory_xact_lock(` + quotaLockClass + `, hashtext(p_entity || '/' || p_assignee));
+	SELECT coalesce(sum(entries), 0), coalesce(sum(bytes), 0) INTO n, b
+	FROM cache_usage WHERE entity = p_entity AND assignee_id = p_assignee;
+	IF grow_entries > 0 AND max_entries > 0 AND n + grow_entries > max_entries
+			OR grow_bytes > 0 AND max_bytes > 0 AND b + grow_bytes > max_bytes THEN
+		RETURN false;
+	END IF;
+	RETURN true;
+END
+$$`
+
+// quotaLockClass is the first half of cache_usage_admit's two-key advisory
+// locks ("quot"); the two-key space never meets Migrate's one-key lock, and
+// the throttle's class differs.
+const quotaLockClass = "1903521652"
+
+// pgOwnShard is the shard of a change on PostgreSQL: its connection's.
+const pgOwnShard = `1 + pg_backend_pid() % 15`
+
+// pgUsageRowFunction counts an inserted or updated row; TG_TABLE_NAME
+// names the entity. An update that keeps the assignee and the size of a
+// live row writes nothing, so it locks no count.
+const pgUsageRowFunction = `CREATE OR REPLACE FUNCTION cache_usage_row() RETURNS trigger LANGUAGE plpgsql AS $$
+DECLARE
+	grow bigint;
+BEGIN
+	IF TG_OP = 'UPDATE' AND OLD.date_deleted IS NULL AND NEW.date_deleted IS NULL
+			AND OLD.assignee_id = NEW.assignee_id THEN
+		grow := octet_length(NEW.data) - octet_length(OLD.data);
+		IF grow <> 0 THEN
+			INSERT INTO cache_usage AS u (entity, assignee_id, shard, entries, bytes)
+			VALUES (TG_TABLE_NAME, NEW.assignee_id, ` + pgOwnShard + `, 0, grow)
+			ON CONFLICT (entity, assignee_id, shard) DO UPDATE SET bytes = u.bytes + excluded.bytes;
+		END IF;
+		RETURN NULL;
+	END IF;
+	IF TG_OP = 'UPDATE' AND OLD.date_deleted IS NULL THEN
+		INSERT INTO cache_usage AS u (entity, assignee_id, shard, entries, bytes)
+		VALUES (TG_TABLE_NAME, OLD.assignee_id, ` + pgOwnShard + `, -1, -octet_length(OLD.data))
+		ON CONFLICT (entity, assignee_id, shard) DO UPDATE SET entries = u.entries - 1, bytes = u.bytes + excluded.bytes;
+	END IF;
+	IF NEW.date_deleted IS NULL THEN
+		INSERT INTO cache_usage AS u (entity, assignee_id, shard, entries, bytes)
+		VALUES (TG_TABLE_NAME, NEW.assignee_id, ` + pgOwnShard + `, 1, octet_length(NEW.data))
+		ON CONFLICT (entity, assignee_id, shard) DO UPDATE SET entries = u.entries + 1, bytes = u.bytes + excluded.bytes;
+	END IF;
+	RETURN NULL;
+END
+$$`
+
+// pgUsageRemovedFunction counts the rows one DELETE removed (the
+// transition table gone), one upsert per assignee in assignee order.
+const pgUsageRemovedFunction = `CREATE OR REPLACE FUNCTION cache_usage_removed() RETURNS trigger LANGUAGE plpgsql AS $$
+BEGIN
+	INSERT INTO cache_usage AS u (entity, assignee_id, shard, entries, bytes)
+	SELECT TG_TABLE_NAME, assignee_id, ` + pgOwnShard + `, -count(*), -sum(octet_length(data)) FROM gone
+	WHERE date_deleted IS NULL GROUP BY assignee_id ORDER BY assignee_id
+	ON CONFLICT (entity, assignee_id, shard) DO UPDATE SET entries = u.entries + excluded.entries, bytes = u.bytes + excluded.bytes;
+	RETURN NULL;
+END
+$$`
