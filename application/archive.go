@@ -23,10 +23,13 @@ type Archive struct {
 }
 
 // ArchiveRecord is one record of an archive; exactly one of User, Key,
-// Refresh and Entry is set.
+// Family, Refresh and Entry is set.
 type ArchiveRecord struct {
-	User    *domain.User
-	Key     *domain.SigningKey
+	User   *domain.User
+	Key    *domain.SigningKey
+	Family *domain.RefreshFamily
+	// Refresh is one issued refresh token, as archives of format version
+	// 1 carried sessions; Import stores their families.
 	Refresh *domain.RefreshRecord
 	Entry   *domain.Entry
 	// Entity is the entity key Entry belongs to.
@@ -38,7 +41,8 @@ type ArchiveRecord struct {
 
 // ArchiveCounts says how many records of each kind went through, and how
 // many were left behind (expired by the time of the import, or already
-// stored when merging).
+// stored when merging). Refresh counts refresh families (an archive of
+// format version 1 counts the families its tokens made).
 type ArchiveCounts struct {
 	Users, SigningKeys, Refresh, Entries int
 	Skipped                              int
@@ -48,10 +52,10 @@ type ArchiveCounts struct {
 func (c ArchiveCounts) Total() int { return c.Users + c.SigningKeys + c.Refresh + c.Entries }
 
 // Export calls emit for every record worth moving, in this order: users,
-// signing keys, unexpired refresh records (revoked ones included: they
-// keep the access tokens of ended sessions refused), then the live entries
-// of each entity (entities by key). Deleted and expired entries and
-// expired refresh records stay behind. emit's error stops the
+// signing keys, refresh families whose live token has not expired
+// (revoked ones included: they keep the access tokens of ended sessions
+// refused), then the live entries of each entity (entities by key).
+// Deleted and expired entries and expired families stay behind. emit's error stops the
 // export and is returned as is.
 func (a *Archive) Export(ctx context.Context, emit func(ArchiveRecord) error) (ArchiveCounts, error) {
 	var c ArchiveCounts
@@ -68,11 +72,11 @@ func (a *Archive) Export(ctx context.Context, emit func(ArchiveRecord) error) (A
 	}); err != nil {
 		return c, fmt.Errorf("export signing keys: %w", err)
 	}
-	if err := a.Reader.EachRefresh(ctx, now, func(r domain.RefreshRecord) error {
+	if err := a.Reader.EachRefreshFamily(ctx, now, func(f domain.RefreshFamily) error {
 		c.Refresh++
-		return emit(ArchiveRecord{Refresh: &r})
+		return emit(ArchiveRecord{Family: &f})
 	}); err != nil {
-		return c, fmt.Errorf("export refresh tokens: %w", err)
+		return c, fmt.Errorf("export refresh families: %w", err)
 	}
 	for _, entity := range a.entityKeys() {
 		if err := a.Reader.EachEntry(ctx, a.Entities[entity], now, func(e domain.Entry) error {
@@ -117,7 +121,9 @@ const (
 
 // Import loads records into the target in one transaction, in batches: on
 // any error nothing of the import stays. Entries deleted or expired, and
-// refresh records expired, by now are skipped. A record of an
+// refresh families (or tokens) expired, by now are skipped. The refresh
+// tokens of an archive of format version 1 are stored as families once
+// the last of them is loaded (ports.ArchiveLoad.AddRefreshTokens). A record of an
 // entity the target does not configure is an error.
 func (a *Archive) Import(ctx context.Context, in ImportInput) (ArchiveCounts, error) {
 	var c ArchiveCounts
@@ -162,15 +168,25 @@ func (a *Archive) Import(ctx context.Context, in ImportInput) (ArchiveCounts, er
 			if len(b.keys) >= importBatchRows {
 				err = b.flushKeys(ctx)
 			}
+		case r.Family != nil:
+			if !r.Family.ExpiresAt.After(now) {
+				c.Skipped++
+				continue
+			}
+			b.families = append(b.families, *r.Family)
+			b.noteLine(&b.familiesFrom, r.Line)
+			if len(b.families) >= importBatchRows {
+				err = b.flushFamilies(ctx)
+			}
 		case r.Refresh != nil:
 			if !r.Refresh.ExpiresAt.After(now) {
 				c.Skipped++
 				continue
 			}
-			b.refresh = append(b.refresh, *r.Refresh)
-			b.noteLine(&b.refreshFrom, r.Line)
-			if len(b.refresh) >= importBatchRows {
-				err = b.flushRefresh(ctx)
+			b.tokens = append(b.tokens, *r.Refresh)
+			b.noteLine(&b.tokensFrom, r.Line)
+			if len(b.tokens) >= importBatchRows {
+				err = b.flushTokens(ctx)
 			}
 		case r.Entry != nil:
 			if !r.Entry.Live(now) {
@@ -214,11 +230,15 @@ type importBatches struct {
 	load   ports.ArchiveLoad
 	counts *ArchiveCounts
 
-	users                            []domain.User
-	keys                             []domain.SigningKey
-	refresh                          []domain.RefreshRecord
-	entries                          map[string]*entryBatch
-	usersFrom, keysFrom, refreshFrom int
+	users    []domain.User
+	keys     []domain.SigningKey
+	families []domain.RefreshFamily
+	tokens   []domain.RefreshRecord
+	entries  map[string]*entryBatch
+	// tokensAdded is set once a batch of tokens was loaded: their
+	// families are stored at the end.
+	tokensAdded                                   bool
+	usersFrom, keysFrom, familiesFrom, tokensFrom int
 }
 
 type entryBatch struct {
@@ -263,14 +283,42 @@ func (b *importBatches) flushKeys(ctx context.Context) error {
 	return nil
 }
 
-func (b *importBatches) flushRefresh(ctx context.Context) error {
-	n, err := b.load.AddRefresh(ctx, b.refresh)
+func (b *importBatches) flushFamilies(ctx context.Context) error {
+	n, err := b.load.AddRefreshFamilies(ctx, b.families)
 	if err != nil {
-		return batchError("refresh tokens", b.refreshFrom, err)
+		return batchError("refresh families", b.familiesFrom, err)
 	}
 	b.counts.Refresh += n
-	b.counts.Skipped += len(b.refresh) - n
-	b.refresh, b.refreshFrom = b.refresh[:0], 0
+	b.counts.Skipped += len(b.families) - n
+	b.families, b.familiesFrom = b.families[:0], 0
+	return nil
+}
+
+// flushTokens loads the refresh tokens read; they count once their
+// families are stored (convertTokens).
+func (b *importBatches) flushTokens(ctx context.Context) error {
+	if len(b.tokens) == 0 {
+		return nil
+	}
+	if _, err := b.load.AddRefreshTokens(ctx, b.tokens); err != nil {
+		return batchError("refresh tokens", b.tokensFrom, err)
+	}
+	b.tokensAdded = true
+	b.tokens, b.tokensFrom = b.tokens[:0], 0
+	return nil
+}
+
+// convertTokens stores the families of the refresh tokens loaded.
+func (b *importBatches) convertTokens(ctx context.Context) error {
+	if !b.tokensAdded {
+		return nil
+	}
+	stored, skipped, err := b.load.ConvertRefreshTokens(ctx)
+	if err != nil {
+		return fmt.Errorf("import the families of the refresh tokens: %w", err)
+	}
+	b.counts.Refresh += stored
+	b.counts.Skipped += skipped
 	return nil
 }
 
@@ -292,7 +340,13 @@ func (b *importBatches) flushAll(ctx context.Context) error {
 	if err := b.flushKeys(ctx); err != nil {
 		return err
 	}
-	if err := b.flushRefresh(ctx); err != nil {
+	if err := b.flushFamilies(ctx); err != nil {
+		return err
+	}
+	if err := b.flushTokens(ctx); err != nil {
+		return err
+	}
+	if err := b.convertTokens(ctx); err != nil {
 		return err
 	}
 	tables := make([]string, 0, len(b.entries))

@@ -43,7 +43,8 @@ func NewAuditor(store ports.AuditLog, log *slog.Logger, metrics ports.Metrics, c
 
 // SetStoredWithChanges tells a that the stores write the events of their
 // changes (user added / disabled / enabled / password changed, logout,
-// key rotated / revoked) into a's AuditLog in the transaction of the change: the use cases then
+// key rotated / revoked, refresh reuse) into a's AuditLog in the
+// transaction of the change: the use cases then
 // hand those events to the stores (Prepare) and Committed only logs and
 // counts them. Call it before use, only when the AuditLog is the stores'
 // own (bootstrap does so when the graph's ports.AuditLog is the default

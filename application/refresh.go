@@ -19,8 +19,10 @@ type RefreshDeps struct {
 	Tokens    TokenDeps
 	Log       *slog.Logger
 	Metrics   ports.Metrics
-	// Audit records refresh.reused and session.expired; nil records
-	// nothing.
+	// Audit records refresh.reused (handed to the refresh store, which
+	// writes it with the family's revocation, when the stores write the
+	// events of their changes; see Auditor) and session.expired; nil
+	// records nothing.
 	Audit *Auditor
 	// Revoked, when set, learns at once of a family this process revokes
 	// on reuse.
@@ -119,10 +121,19 @@ func (uc *Refresh) execute(ctx context.Context, token string) (domain.TokenPair,
 	if err != nil {
 		return domain.TokenPair{}, fmt.Errorf("refresh: %w", err)
 	}
-	live, err := uc.d.Tokens.Refresh.RotateRefresh(ctx, c.ID, rec, rec.IssuedAt, uc.d.ReuseGrace)
+	// The presented token, as the store judges it: its family is the one
+	// its claims name (a new one for a token without, which the store
+	// does not know).
+	presented := c
+	presented.FamilyID = family
+	// The refresh.reused event is prepared before the rotation, so the
+	// store writes it in the transaction that revokes the family.
+	event, events := uc.d.Audit.Prepare(ctx, domain.AuditEvent{Type: domain.AuditRefreshReused, UserID: p.ID,
+		Username: p.Username, Family: family})
+	live, err := uc.d.Tokens.Refresh.RotateRefresh(ctx, presented, rec, rec.IssuedAt, uc.d.ReuseGrace, events...)
 	switch {
 	case errors.Is(err, domain.ErrRefreshTokenReused):
-		uc.reused(ctx, p, family)
+		uc.reused(ctx, p, family, event)
 		return domain.TokenPair{}, errReused
 	case domain.KindOf(err) == domain.KindUnauthenticated:
 		return domain.TokenPair{}, domain.ErrUnauthenticated
@@ -144,15 +155,16 @@ func (uc *Refresh) execute(ctx context.Context, token string) (domain.TokenPair,
 	return pair, nil
 }
 
-// reused is where a detected refresh-token reuse is reported, after the
-// store revoked the family (the audit trail's "refresh.reused" event
-// belongs here).
-func (uc *Refresh) reused(ctx context.Context, p domain.Principal, family string) {
+// reused reports a detected refresh-token reuse after the store revoked
+// the family (and, when the stores write events, stored event with the
+// revocation): this process refuses the family's access tokens at once,
+// and the event is logged, counted, and stored unless it already was.
+func (uc *Refresh) reused(ctx context.Context, p domain.Principal, family string, event domain.AuditEvent) {
 	if uc.d.Revoked != nil {
 		uc.d.Revoked.Add(family)
 	}
 	uc.d.Log.WarnContext(ctx, "refresh token reuse detected; family revoked", "family", family, "user", p.ID)
-	uc.d.Audit.Record(ctx, domain.AuditEvent{Type: domain.AuditRefreshReused, UserID: p.ID, Username: p.Username, Family: family})
+	uc.d.Audit.Committed(ctx, event)
 }
 
 // sessionExpired is where a refresh refused by the session maximum is

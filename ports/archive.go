@@ -16,11 +16,12 @@ type ArchiveReader interface {
 	EachUser(ctx context.Context, fn func(domain.User) error) error
 	// EachSigningKey calls fn for every stored signing key, in id order.
 	EachSigningKey(ctx context.Context, fn func(domain.SigningKey) error) error
-	// EachRefresh calls fn for every refresh record not expired at now, in
-	// id order: the live families, used tokens included (so reuse detection
-	// survives the move), and revoked ones (so the access tokens of a
-	// session ended before the move stay refused after it).
-	EachRefresh(ctx context.Context, now time.Time, fn func(domain.RefreshRecord) error) error
+	// EachRefreshFamily calls fn for every refresh family whose live token
+	// has not expired at now, in id order, with the used tokens it
+	// remembers (so reuse detection and the grace survive the move);
+	// revoked ones too (so the access tokens of a session ended before the
+	// move stay refused after it).
+	EachRefreshFamily(ctx context.Context, now time.Time, fn func(domain.RefreshFamily) error) error
 	// EachEntry calls fn for every entry of table live at now, in id order.
 	EachEntry(ctx context.Context, table string, now time.Time, fn func(domain.Entry) error) error
 }
@@ -28,7 +29,7 @@ type ArchiveReader interface {
 // ArchiveWriter loads what `cachegate import` reads into a database.
 type ArchiveWriter interface {
 	// Holds reports whether the database holds any user, signing key,
-	// refresh record or entry of tables.
+	// refresh family or entry of tables.
 	Holds(ctx context.Context, tables []string) (bool, error)
 	// BeginLoad starts the one transaction an import writes in: nothing is
 	// visible, and nothing stays, unless Commit succeeds.
@@ -42,7 +43,18 @@ type ArchiveWriter interface {
 type ArchiveLoad interface {
 	AddUsers(ctx context.Context, us []domain.User) (int, error)
 	AddSigningKeys(ctx context.Context, ks []domain.SigningKey) (int, error)
-	AddRefresh(ctx context.Context, rs []domain.RefreshRecord) (int, error)
+	AddRefreshFamilies(ctx context.Context, fs []domain.RefreshFamily) (int, error)
+	// AddRefreshTokens takes refresh token records of an archive of format
+	// version 1 (one record per issued token); they are stored as families
+	// by ConvertRefreshTokens, which the load calls once after the last of
+	// them, as the schema migration converts a database of that time: each
+	// family's live token is its newest unused token, its used ones the
+	// latest used, and it is revoked when any of its tokens was.
+	AddRefreshTokens(ctx context.Context, rs []domain.RefreshRecord) (int, error)
+	// ConvertRefreshTokens stores the families of the tokens given to
+	// AddRefreshTokens and returns how many it stored (with merge, a family
+	// already stored wins) and how many it skipped.
+	ConvertRefreshTokens(ctx context.Context) (stored, skipped int, err error)
 	AddEntries(ctx context.Context, table string, es []domain.Entry) (int, error)
 	// Commit makes the whole load visible at once; Rollback discards it
 	// (and is harmless after Commit).

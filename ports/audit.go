@@ -23,13 +23,14 @@ type AuditFilter struct {
 // provide its own to send events elsewhere.
 //
 // Events that record a change of a store (user added, disabled, enabled,
-// password changed; logout; key rotated, revoked) are written by that
-// store in the transaction of the change (the events parameter of
-// UserRepository.CreateUser, UpdateUser and UpdateUserEndingSessions,
-// RefreshStore.RevokeFamily, KeyStore.AddSigningKey and RevokeSigningKey)
-// when the AuditLog in use is the store's own (bunstore: the auth_events
-// table of the same database; memstore: the AuditLog attached with the
-// stores' SetAuditLog). With any other AuditLog (an embedder's) the
+// password changed; logout; refresh reuse; key rotated, revoked) are
+// written by that store in the transaction of the change (the events
+// parameter of UserRepository.CreateUser, UpdateUser and
+// UpdateUserEndingSessions, RefreshStore.RevokeFamily and RotateRefresh,
+// KeyStore.AddSigningKey and RevokeSigningKey) when the AuditLog in use is
+// the store's own (bunstore: the auth_events table of the same database;
+// memstore: the AuditLog attached with the stores' SetAuditLog). With any
+// other AuditLog (an embedder's) the
 // stores are given no events, and application.Auditor calls RecordEvent
 // after the change committed.
 type AuditLog interface {

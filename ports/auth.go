@@ -115,35 +115,51 @@ type TokenValidator interface {
 	ValidateToken(ctx context.Context, c domain.Claims) (bool, error)
 }
 
-// RefreshStore keeps the state of issued refresh tokens, for rotation and
-// reuse detection.
+// RefreshStore keeps the state of refresh families, for rotation and
+// reuse detection: one record per family (domain.RefreshFamily), holding
+// its live token and the few tokens it replaced last, so storage grows
+// with live sessions, not with refreshes.
 type RefreshStore interface {
-	// SaveRefresh stores a newly issued refresh token.
+	// SaveRefresh starts the family of a newly issued refresh token (a
+	// login): r becomes the live token of family r.FamilyID. A family
+	// already stored is an internal error. r.RevokedAt set stores the
+	// family revoked; r.UsedAt is ignored.
 	SaveRefresh(ctx context.Context, r domain.RefreshRecord) error
-	// RotateRefresh marks the token oldID used at now and stores next, in
-	// one atomic step, and returns next. It returns
-	// domain.ErrRefreshTokenReused (having revoked the whole family) when
-	// oldID was already used, and domain.ErrUnauthenticated when oldID is
-	// unknown, revoked or expired. Of concurrent calls with one oldID at
-	// most one stores its next.
+	// RotateRefresh handles the refresh token presented, given by its
+	// verified claims (ID, FamilyID, Subject, ExpiresAt), at now: what it
+	// means is presented's family's Judge (domain.RefreshFamily).
 	//
-	// A positive grace forgives a reuse within grace of the first use (a
-	// client that refreshed twice at once, or retried after a lost
-	// answer): next is NOT stored, nothing is revoked, and the family's
-	// one live token (unused, unrevoked, unexpired: the successor the
-	// first use stored, or its own successor since) is returned for the
-	// caller to issue again. So a family never has two live tokens. When
-	// the family has no live token left, the answer is
-	// domain.ErrUnauthenticated. With grace zero, every reuse revokes.
-	RotateRefresh(ctx context.Context, oldID string, next domain.RefreshRecord, now time.Time, grace time.Duration) (domain.RefreshRecord, error)
-	// RevokeFamily revokes every token of a family. The events, if any,
-	// are appended to the store's own audit trail in the same transaction
-	// as the revocation.
+	//   - Rotate: next replaces the live token, atomically, and is
+	//     returned. Of concurrent calls presenting one token at most one
+	//     stores its next.
+	//   - Reissue (a reuse within a positive grace of the token's first
+	//     use: a client that refreshed twice at once, or retried after a
+	//     lost answer): next is NOT stored, nothing is revoked, and the
+	//     family's live token is returned for the caller to issue again.
+	//     So a family never has two live tokens.
+	//   - Reused: the whole family is revoked at now and
+	//     domain.ErrRefreshTokenReused returned. The events, if any, are
+	//     appended to the store's own audit trail in the same transaction
+	//     as that revocation (see ports.AuditLog); on any other outcome
+	//     they are dropped.
+	//   - Refused, or a family the store does not hold:
+	//     domain.ErrUnauthenticated.
+	//
+	// next must belong to presented's family and user and have a new id
+	// (neither presented's nor one the family remembers); otherwise
+	// RotateRefresh fails with an internal error and changes nothing.
+	RotateRefresh(ctx context.Context, presented domain.Claims, next domain.RefreshRecord, now time.Time, grace time.Duration,
+		events ...domain.AuditEvent) (domain.RefreshRecord, error)
+	// RevokeFamily revokes a family; a family revoked before keeps its
+	// time, an unknown one is no error. The events, if any, are appended
+	// to the store's own audit trail in the same transaction as the
+	// revocation.
 	RevokeFamily(ctx context.Context, familyID string, now time.Time, events ...domain.AuditEvent) error
 	// RevokeUser revokes every family of a user.
 	RevokeUser(ctx context.Context, userID string, now time.Time) error
-	// PurgeRefresh removes at most limit records that expired before now
-	// and returns how many it removed.
+	// PurgeRefresh removes at most limit families whose live token
+	// expired before now (so every token of theirs has) and returns how
+	// many it removed.
 	PurgeRefresh(ctx context.Context, now time.Time, limit int) (int, error)
 }
 
@@ -151,8 +167,8 @@ type RefreshStore interface {
 // every replica's guard refuses their access tokens without asking the
 // store on each request (application.RevokedSessions polls it).
 type RevocationFeed interface {
-	// RevokedFamilies returns, each once, the families with a token
-	// revoked at or after since. It must be cheap when few are: one
+	// RevokedFamilies returns, each once, the families revoked at or
+	// after since. It must be cheap when few are: one
 	// indexed query.
 	RevokedFamilies(ctx context.Context, since time.Time) ([]string, error)
 }

@@ -104,20 +104,16 @@ func (a *Archive) EachSigningKey(ctx context.Context, fn func(domain.SigningKey)
 		})
 }
 
-// EachRefresh implements ports.ArchiveReader.
-func (a *Archive) EachRefresh(ctx context.Context, now time.Time, fn func(domain.RefreshRecord) error) error {
-	return a.eachPage(ctx, "export refresh tokens", `SELECT id, family_id, user_id, issued_at, expires_at, used_at, revoked_at
-		FROM refresh_tokens WHERE expires_at > ? AND id > ? ORDER BY id LIMIT ?`, []any{timeArg(now)},
+// EachRefreshFamily implements ports.ArchiveReader.
+func (a *Archive) EachRefreshFamily(ctx context.Context, now time.Time, fn func(domain.RefreshFamily) error) error {
+	return a.eachPage(ctx, "export refresh families", `SELECT `+familyColumns+`
+		FROM refresh_families WHERE expires_at > ? AND family_id > ? ORDER BY family_id LIMIT ?`, []any{timeArg(now)},
 		func(rows *sql.Rows) (string, error) {
-			var (
-				r                                domain.RefreshRecord
-				issued, expires, used, revokedAt nullTime
-			)
-			if err := rows.Scan(&r.ID, &r.FamilyID, &r.UserID, &issued, &expires, &used, &revokedAt); err != nil {
-				return "", dbError("export refresh tokens", err)
+			f, err := scanFamily(rows)
+			if err != nil {
+				return "", dbError("export refresh families", err)
 			}
-			r.IssuedAt, r.ExpiresAt, r.UsedAt, r.RevokedAt = issued.Time, expires.Time, used.Ptr(), revokedAt.Ptr()
-			return r.ID, fn(r)
+			return f.ID, fn(f)
 		})
 }
 
@@ -141,7 +137,7 @@ func (a *Archive) EachEntry(ctx context.Context, table string, now time.Time, fn
 func (a *Archive) Holds(ctx context.Context, tables []string) (_ bool, err error) {
 	ctx, done := a.bounds.enter(ctx)
 	defer done(&err)
-	for _, t := range append([]string{"users", "signing_keys", "refresh_tokens"}, tables...) {
+	for _, t := range append([]string{"users", "signing_keys", "refresh_families"}, tables...) {
 		if err := ValidateTableName(t); err != nil && !isAuthTable(t) {
 			return false, err
 		}
@@ -189,6 +185,8 @@ type archiveLoad struct {
 	bounds bounds
 	leave  func()
 	ended  bool
+	// tokens is set while the temporary table of AddRefreshTokens exists.
+	tokens bool
 }
 
 // insert runs one multi-row INSERT of n rows of width columns, whose
@@ -215,13 +213,21 @@ func (l *archiveLoad) insert(ctx context.Context, op, head string, width, n int,
 	}
 	res, err := l.tx.ExecContext(ctx, b.String(), args...)
 	if err != nil {
-		if _, ok := asUniqueViolation(err); ok {
-			return 0, dbError(op+": a row of this batch is already stored (use --merge to keep the stored one)", err)
-		}
-		return 0, dbError(op, err)
+		return 0, l.insertError(op, err)
 	}
 	m, err := res.RowsAffected()
 	return int(m), err
+}
+
+// insertError names a failed insert of op; nil stays nil.
+func (l *archiveLoad) insertError(op string, err error) error {
+	if err == nil {
+		return nil
+	}
+	if _, ok := asUniqueViolation(err); ok {
+		return dbError(op+": a row of this batch is already stored (use --merge to keep the stored one)", err)
+	}
+	return dbError(op, err)
 }
 
 func (l *archiveLoad) AddUsers(ctx context.Context, us []domain.User) (int, error) {
@@ -244,14 +250,65 @@ func (l *archiveLoad) AddSigningKeys(ctx context.Context, ks []domain.SigningKey
 		(id, algorithm, "private", "public", date_created, retired_at, revoked_at)`, 7, len(ks), args)
 }
 
-func (l *archiveLoad) AddRefresh(ctx context.Context, rs []domain.RefreshRecord) (int, error) {
+func (l *archiveLoad) AddRefreshFamilies(ctx context.Context, fs []domain.RefreshFamily) (n int, err error) {
+	ctx, done := l.bounds.enter(ctx)
+	defer done(&err)
+	n, err = insertFamilies(ctx, l.tx, l.merge, fs)
+	return n, l.insertError("import refresh families", err)
+}
+
+// tokensTable is the temporary table AddRefreshTokens fills, in the
+// columns of the refresh_tokens table of old.
+const tokensTable = "cachegate_import_refresh_tokens"
+
+func (l *archiveLoad) AddRefreshTokens(ctx context.Context, rs []domain.RefreshRecord) (int, error) {
+	if len(rs) == 0 {
+		return 0, nil
+	}
+	if !l.tokens {
+		text, tm := textColumnType(l.tx), timeColumnType(l.tx)
+		_, err := l.tx.ExecContext(ctx, `CREATE TEMPORARY TABLE `+tokensTable+` (
+			id `+text+` NOT NULL, family_id `+text+` NOT NULL, user_id `+text+` NOT NULL,
+			issued_at `+tm+` NOT NULL, expires_at `+tm+` NOT NULL, used_at `+tm+`, revoked_at `+tm+`,
+			PRIMARY KEY (id))`)
+		if err != nil {
+			return 0, dbError("import refresh tokens: create a temporary table", err)
+		}
+		l.tokens = true
+	}
 	args := make([]any, 0, 7*len(rs))
 	for _, r := range rs {
 		args = append(args, r.ID, r.FamilyID, r.UserID, timeArg(r.IssuedAt), timeArg(r.ExpiresAt),
 			nullTimeArg(r.UsedAt), nullTimeArg(r.RevokedAt))
 	}
-	return l.insert(ctx, "import refresh tokens", `INSERT INTO refresh_tokens
+	return l.insert(ctx, "import refresh tokens", `INSERT INTO `+tokensTable+`
 		(id, family_id, user_id, issued_at, expires_at, used_at, revoked_at)`, 7, len(rs), args)
+}
+
+// ConvertRefreshTokens stores the families of the tokens AddRefreshTokens
+// took, with the statement of the schema migration that converted
+// refresh_tokens (convertRefreshTokens), and drops the temporary table.
+func (l *archiveLoad) ConvertRefreshTokens(ctx context.Context) (stored, skipped int, err error) {
+	if !l.tokens {
+		return 0, 0, nil
+	}
+	var families int
+	if err := l.tx.QueryRowContext(ctx, `SELECT count(DISTINCT family_id) FROM `+tokensTable).Scan(&families); err != nil {
+		return 0, 0, dbError("import refresh tokens: count their families", err)
+	}
+	res, err := l.tx.ExecContext(ctx, convertRefreshTokens(tokensTable, l.merge))
+	if err != nil {
+		return 0, 0, l.insertError("import refresh tokens: store their families", err)
+	}
+	n, err := res.RowsAffected()
+	if err != nil {
+		return 0, 0, dbError("import refresh tokens", err)
+	}
+	if _, err := l.tx.ExecContext(ctx, `DROP TABLE `+tokensTable); err != nil {
+		return 0, 0, dbError("import refresh tokens: drop the temporary table", err)
+	}
+	l.tokens = false
+	return int(n), families - int(n), nil
 }
 
 func (l *archiveLoad) AddEntries(ctx context.Context, table string, es []domain.Entry) (int, error) {

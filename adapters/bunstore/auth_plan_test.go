@@ -10,7 +10,7 @@ import (
 
 // TestRevokedFamiliesUsesTheRevokedIndex pins the query every replica runs
 // twice a second: on SQLite it searches the partial index of revoked
-// tokens, never scanning the table.
+// families, never scanning the table.
 func TestRevokedFamiliesUsesTheRevokedIndex(t *testing.T) {
 	t.Parallel()
 	db := authOpen(t, "sqlite:"+filepath.Join(t.TempDir(), "plan.db"))
@@ -21,7 +21,7 @@ func TestRevokedFamiliesUsesTheRevokedIndex(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if !strings.Contains(detail, "refresh_tokens_revoked_at_idx") {
-		t.Errorf("query plan %q does not use refresh_tokens_revoked_at_idx", detail)
+	if !strings.Contains(detail, "refresh_families_revoked_at_idx") {
+		t.Errorf("query plan %q does not use refresh_families_revoked_at_idx", detail)
 	}
 }

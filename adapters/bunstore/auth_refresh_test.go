@@ -29,9 +29,9 @@ func TestAuthRevocationFeed(t *testing.T) {
 }
 
 // TestAuthRevokeFamilyCatchesConcurrentSuccessor pins the PostgreSQL race
-// revoke guards against: a rotation holding the old token's row commits a
-// successor while RevokeFamily's UPDATE waits for that row. The UPDATE's
-// snapshot never saw the successor; the successor must be revoked anyway.
+// a revocation meets: a rotation holding the family's row commits a
+// successor while RevokeFamily's UPDATE waits for that row. The UPDATE
+// then revokes the row as the rotation left it: the successor is revoked.
 func TestAuthRevokeFamilyCatchesConcurrentSuccessor(t *testing.T) {
 	t.Parallel()
 	ctx := t.Context()
@@ -51,12 +51,9 @@ func TestAuthRevokeFamilyCatchesConcurrentSuccessor(t *testing.T) {
 		t.Fatalf("begin: %v", err)
 	}
 	defer func() { _ = tx.Rollback() }()
-	if _, err := tx.ExecContext(ctx, "UPDATE refresh_tokens SET used_at = issued_at WHERE id = 't1'"); err != nil {
-		t.Fatalf("mark t1 used: %v", err)
-	}
-	if _, err := tx.ExecContext(ctx, `INSERT INTO refresh_tokens (id, family_id, user_id, issued_at, expires_at)
-		SELECT 't2', family_id, user_id, issued_at, expires_at FROM refresh_tokens WHERE id = 't1'`); err != nil {
-		t.Fatalf("insert t2: %v", err)
+	if _, err := tx.ExecContext(ctx, `UPDATE refresh_families SET prev_id = current_id, prev_used_at = issued_at,
+		current_id = 't2', generation = generation + 1 WHERE family_id = 'f1'`); err != nil {
+		t.Fatalf("rotate t1 to t2: %v", err)
 	}
 
 	revoked := make(chan error, 1)
@@ -69,7 +66,8 @@ func TestAuthRevokeFamilyCatchesConcurrentSuccessor(t *testing.T) {
 		t.Fatalf("RevokeFamily: %v", err)
 	}
 	next := rec("t3")
-	if _, err := s.RotateRefresh(ctx, "t2", next, now, 0); !errors.Is(err, domain.ErrUnauthenticated) {
+	presented := domain.Claims{Kind: domain.RefreshToken, ID: "t2", FamilyID: "f1", Subject: "u1", ExpiresAt: now.Add(time.Hour)}
+	if _, err := s.RotateRefresh(ctx, presented, next, now, 0); !errors.Is(err, domain.ErrUnauthenticated) {
 		t.Errorf("rotating the successor after RevokeFamily = %v, want ErrUnauthenticated", err)
 	}
 }

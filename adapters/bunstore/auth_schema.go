@@ -13,9 +13,10 @@ import (
 //   - users: local accounts. username keeps the name as given;
 //     username_norm (domain.NormalizeUsername) is unique and is what
 //     lookups and ListUsers' order use.
-//   - refresh_tokens: one row per issued refresh token (id is the jti).
-//     No foreign key to users: subjects may come from an integrator's
-//     UserLookup rather than this table.
+//   - refresh_families: one row per refresh family (refresh_schema.go);
+//     until migration 20261127000100 refresh_tokens held one row per
+//     issued token. No foreign key to users: subjects may come from an
+//     integrator's UserLookup rather than this table.
 //   - signing_keys: token signing keys; private holds the key material,
 //     sealed when a key encryption secret is configured (josejwt), empty
 //     once the key is retired or revoked.
@@ -24,11 +25,15 @@ import (
 // Times use the dialect's time column (dialect.go); text that is compared
 // or ordered uses textColumnType, so both stores order bytes alike.
 
-// authTables lists the tables the authentication migrations create; no
-// cache table may take one of these names.
+// authTables lists the tables the authentication migrations leave; no
+// cache table may take one of these names, nor one of retiredAuthTables.
 func authTables() []string {
-	return []string{"users", "refresh_tokens", "signing_keys", "login_failures", "auth_events"}
+	return []string{"users", "refresh_families", "signing_keys", "login_failures", "auth_events"}
 }
+
+// retiredAuthTables lists tables that earlier migrations create and later
+// ones drop: still reserved, since every migration runs on a new database.
+func retiredAuthTables() []string { return []string{"refresh_tokens"} }
 
 // authMigrations returns the schema migrations of the authentication
 // tables, in order. Their names sort after the cache tables' migrations
@@ -46,6 +51,10 @@ func authMigrations() []migrate.Migration {
 		Name: "20261126000300_auth_events",
 		Up:   authMigration(auditDDL),
 		Down: authMigration(func(bun.IDB) []string { return []string{`DROP TABLE IF EXISTS auth_events`} }),
+	}, {
+		Name: "20261127000100_auth_refresh_families",
+		Up:   refreshFamiliesMigration,
+		Down: authMigration(func(bun.IDB) []string { return []string{`DROP TABLE IF EXISTS refresh_families`} }),
 	}}
 }
 
@@ -60,9 +69,15 @@ func sessionsKeysMigration(ctx context.Context, m *migrate.Migrator, _ *migrate.
 		if err := addColumnIfMissing(ctx, tx, "signing_keys", "revoked_at", timeColumnType(tx)); err != nil {
 			return fmt.Errorf("bunstore: add signing_keys.revoked_at: %w", err)
 		}
-		if _, err := tx.ExecContext(ctx, `CREATE INDEX IF NOT EXISTS refresh_tokens_revoked_at_idx
-			ON refresh_tokens (revoked_at) WHERE revoked_at IS NOT NULL`); err != nil {
-			return fmt.Errorf("bunstore: index revoked refresh tokens: %w", err)
+		// refresh_tokens is gone when a process migrating the same SQLite
+		// file at once already ran 20261127000100, which replaces it.
+		if exists, err := tableExists(ctx, tx, "refresh_tokens"); err != nil {
+			return err
+		} else if exists {
+			if _, err := tx.ExecContext(ctx, `CREATE INDEX IF NOT EXISTS refresh_tokens_revoked_at_idx
+				ON refresh_tokens (revoked_at) WHERE revoked_at IS NOT NULL`); err != nil {
+				return fmt.Errorf("bunstore: index revoked refresh tokens: %w", err)
+			}
 		}
 		if _, err := tx.ExecContext(ctx, `UPDATE signing_keys SET "private" = ?
 			WHERE retired_at IS NOT NULL OR revoked_at IS NOT NULL`, []byte{}); err != nil {

@@ -14,8 +14,8 @@ import (
 )
 
 // Bun writes a query's arguments into its text, so SQLite prepares every
-// statement anew. The few statements of the hottest write path, refresh
-// rotation, are prepared once instead, with placeholders; database/sql
+// statement anew. The statements of the hottest paths (refresh rotation,
+// the user read of refresh) are prepared once instead, with placeholders; database/sql
 // keeps them prepared per connection, until the database is closed. On
 // PostgreSQL they are not prepared (see queryRow): a kept statement is
 // session state, which a pooler in transaction mode cannot carry.
@@ -80,6 +80,18 @@ func (p *preparedSet) exec(ctx context.Context, tx bun.Tx, i int, args ...any) (
 		return nil, err
 	}
 	return tx.StmtContext(ctx, stmts[i]).ExecContext(ctx, args...)
+}
+
+// execDB is exec outside a transaction: the statement commits alone.
+func (p *preparedSet) execDB(ctx context.Context, i int, args ...any) (sql.Result, error) {
+	if isPostgres(p.db) {
+		return p.db.DB.ExecContext(ctx, placeholders(p.db, p.queries[i]), args...)
+	}
+	stmts, err := p.get(ctx)
+	if err != nil {
+		return nil, err
+	}
+	return stmts[i].ExecContext(ctx, args...)
 }
 
 // placeholders rewrites the ? placeholders of q as PostgreSQL's $1, $2, …

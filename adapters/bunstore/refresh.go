@@ -5,7 +5,6 @@ import (
 	"database/sql"
 	"errors"
 	"fmt"
-	"slices"
 	"time"
 
 	"github.com/uptrace/bun"
@@ -14,12 +13,12 @@ import (
 	"github.com/cachegate/cachegate/ports"
 )
 
-// RefreshStore is the ports.RefreshStore of the refresh_tokens table.
+// RefreshStore is the ports.RefreshStore of the refresh_families table:
+// one row per family (refresh_schema.go).
 type RefreshStore struct {
 	db     *bun.DB
 	bounds bounds
-	// rotation holds the statements of RotateRefresh: mark used, insert
-	// the successor.
+	// rotation holds the statement of RotateRefresh's rotation.
 	rotation *preparedSet
 	// group batches concurrent rotations on SQLite (rotation_group.go).
 	group rotationGroup
@@ -33,325 +32,253 @@ var (
 // NewRefreshStore returns the store over db, which must come from Open and
 // have been migrated.
 func NewRefreshStore(db *bun.DB, opts ...RepoOption) *RefreshStore {
-	return &RefreshStore{db: db, bounds: newBounds(opts), rotation: &preparedSet{db: db, queries: []string{
-		rotateUseQuery,
-		insertRefreshQuery,
-	}}}
+	return &RefreshStore{db: db, bounds: newBounds(opts), rotation: &preparedSet{db: db, queries: []string{rotateQuery}}}
 }
 
-const (
-	rotateUseQuery = `UPDATE refresh_tokens SET used_at = ?
-		WHERE id = ? AND revoked_at IS NULL AND expires_at > ? AND used_at IS NULL
-		RETURNING family_id, user_id`
-	// liveRefreshQuery reads a family's live token; the rotation rule
-	// keeps it to one row, the order picks the newest should there be more.
-	liveRefreshQuery = `SELECT id, family_id, user_id, issued_at, expires_at FROM refresh_tokens
-		WHERE family_id = ? AND used_at IS NULL AND revoked_at IS NULL AND expires_at > ?
-		ORDER BY issued_at DESC, id DESC LIMIT 1`
-	insertRefreshQuery = `INSERT INTO refresh_tokens
-		(id, family_id, user_id, issued_at, expires_at, used_at, revoked_at) VALUES (?, ?, ?, ?, ?, ?, ?)`
-)
+// rotateQuery replaces a family's live token in place, when the presented
+// token is the live one of an unrevoked, unexpired family of the user:
+// the live token becomes prev (first used now), prev becomes prev2. SET
+// expressions read the row as it was before the statement, on SQLite and
+// PostgreSQL alike. Arguments: now, next id, next issued, next expires,
+// family, presented id, user, now.
+const rotateQuery = `UPDATE refresh_families SET
+		prev2_id = prev_id, prev2_used_at = prev_used_at, prev_id = current_id, prev_used_at = ?,
+		current_id = ?, issued_at = ?, expires_at = ?, generation = generation + 1
+	WHERE family_id = ? AND current_id = ? AND user_id = ? AND revoked_at IS NULL AND expires_at > ?`
 
-// refreshState is what a refused rotation reads of the old token.
-type refreshState struct {
-	FamilyID  string   `bun:"family_id"`
-	ExpiresAt nullTime `bun:"expires_at"`
-	UsedAt    nullTime `bun:"used_at"`
-	RevokedAt nullTime `bun:"revoked_at"`
-}
+// familyColumns are the columns readFamily scans, in scanFamily's order.
+const familyColumns = `family_id, user_id, current_id, issued_at, expires_at, generation,
+	prev_id, prev_used_at, prev2_id, prev2_used_at, revoked_at`
 
-// errNotRotated tells RotateRefresh's transaction found no usable old
-// token; it never leaves this file.
-var errNotRotated = errors.New("bunstore: refresh token not rotated")
-
-// maxRevokePasses bounds the statements one revocation runs; see revoke.
-const maxRevokePasses = 16
-
-// SaveRefresh stores a newly issued refresh token; an id already stored
-// is an internal error.
+// SaveRefresh starts r's family with r as its live token; a family already
+// stored is an internal error.
 func (s *RefreshStore) SaveRefresh(ctx context.Context, r domain.RefreshRecord) (err error) {
 	ctx, done := s.bounds.enter(ctx)
 	defer done(&err)
-	if err := insertRefresh(ctx, s.db, r); err != nil {
+	if _, err := insertFamilies(ctx, s.db, false, []domain.RefreshFamily{domain.NewRefreshFamily(r)}); err != nil {
 		return dbError("save refresh token", err)
 	}
 	return nil
 }
 
-// RotateRefresh marks the token oldID used at now, stores next and
-// returns it, in one transaction whose first statement is the conditional
+// RotateRefresh judges the presented token against its family and acts
+// on the verdict (domain.RefreshFamily.Judge, ports.RefreshStore). The
+// rotation itself is one conditional UPDATE of the family's row (where
+// current_id is the presented id): concurrent rotations of one token
+// queue on the row (PostgreSQL) or on the database (SQLite), and every
+// one after the first matches nothing, so at most one stores a successor.
+// A rotation that matched nothing reads the row and judges: within grace
+// it returns the live token the read found (a statement of its own, so on
+// PostgreSQL it sees the successor the first use committed); reuse
+// revokes the family and stores events in one transaction, judged again
+// under the row's lock.
 //
-//	UPDATE … SET used_at = now WHERE id = oldID AND used_at IS NULL
-//	AND revoked_at IS NULL AND expires_at > now
-//
-// Concurrent rotations of one token queue on its row (PostgreSQL) or on
-// the database (SQLite); the first sets used_at, and every later one then
-// matches no row, so at most one stores a successor. When no row matched,
-// the token is read: unknown, revoked or expired (ExpiresAt not after now)
-// is domain.ErrUnauthenticated. Used less than grace ago (grace positive)
-// is forgiven: the family's live token is read and returned, and nothing
-// is stored or revoked; the read is a statement of its own, so on
-// PostgreSQL it sees the successor the first use committed. Used earlier
-// is domain.ErrRefreshTokenReused, after the whole family was revoked at
-// now. The successor must belong to the family and user of oldID and have
-// a new id; otherwise RotateRefresh fails with an internal error and
-// changes nothing.
-func (s *RefreshStore) RotateRefresh(ctx context.Context, oldID string, next domain.RefreshRecord, now time.Time, grace time.Duration) (_ domain.RefreshRecord, err error) {
+// On PostgreSQL the UPDATE runs alone, one round trip; on SQLite
+// rotations waiting for the write gate are committed in groups
+// (rotation_group.go), and a refused one is judged in its group's
+// transaction, as it would be in a transaction of its own.
+func (s *RefreshStore) RotateRefresh(ctx context.Context, presented domain.Claims, next domain.RefreshRecord, now time.Time, grace time.Duration,
+	events ...domain.AuditEvent) (_ domain.RefreshRecord, err error) {
+	if next.FamilyID != presented.FamilyID || next.UserID != presented.Subject || next.ID == presented.ID {
+		return domain.RefreshRecord{}, errors.New("bunstore: rotate refresh token: the successor must keep the family and user of the token it replaces, with a new id")
+	}
 	ctx, done := s.bounds.enter(ctx)
 	defer done(&err)
-	r := &rotation{ctx: ctx, oldID: oldID, next: next, now: now}
+	r := &rotation{ctx: ctx, presented: presented, next: next, now: domain.Normalize(now), grace: grace, events: events}
 	if gate := writeGate(s.db); gate != nil {
 		err = s.group.rotate(ctx, gate, r, func(ctx context.Context, batch []*rotation) { s.commitGroup(ctx, batch) })
-	} else {
-		err = authInTx(ctx, s.db, "rotate refresh token", func(ctx context.Context, tx bun.Tx) error {
-			return s.rotateIn(ctx, tx, r)
-		})
+		return r.rec, err
 	}
-	switch {
-	case errors.Is(err, errNotRotated):
-		return s.refuse(ctx, oldID, now, grace)
-	case err != nil:
+	return s.rotateAlone(ctx, r)
+}
+
+// rotateAlone is RotateRefresh without a group: the UPDATE as a statement
+// of its own, then, when it matched nothing, the verdict.
+func (s *RefreshStore) rotateAlone(ctx context.Context, r *rotation) (domain.RefreshRecord, error) {
+	res, err := s.rotation.execDB(ctx, 0, s.rotateArgs(r)...)
+	if err != nil {
+		return domain.RefreshRecord{}, dbError("rotate refresh token", err)
+	}
+	if n, err := res.RowsAffected(); err != nil {
+		return domain.RefreshRecord{}, dbError("rotate refresh token", err)
+	} else if n == 1 {
+		return rotated(r.next), nil
+	}
+	f, found, err := readFamily(ctx, s.db, r.presented.FamilyID, false)
+	if err != nil {
 		return domain.RefreshRecord{}, err
 	}
-	next.IssuedAt, next.ExpiresAt = authStoredTime(next.IssuedAt), authStoredTime(next.ExpiresAt)
-	next.UsedAt, next.RevokedAt = domain.NormalizePtr(next.UsedAt), domain.NormalizePtr(next.RevokedAt)
-	return next, nil
-}
-
-// rotateIn runs one rotation's statements in tx: errNotRotated when the
-// old token matched nothing (nothing was written), another error when the
-// transaction must roll back.
-func (s *RefreshStore) rotateIn(ctx context.Context, tx bun.Tx, r *rotation) error {
-	var family, user string
-	row, err := s.rotation.queryRow(ctx, tx, 0, driverTime(s.db, r.now), r.oldID, driverTime(s.db, r.now))
-	if err != nil {
-		return dbError("prepare refresh rotation", err)
+	if v := judge(f, found, r); v != domain.RefreshReused {
+		a := answer(f, v)
+		return a.rec, a.verdict
 	}
-	err = row.Scan(&family, &user)
-	switch {
-	case errors.Is(err, sql.ErrNoRows):
-		return errNotRotated
-	case err != nil:
-		return dbError("rotate refresh token", err)
-	case family != r.next.FamilyID || user != r.next.UserID:
-		return fmt.Errorf("bunstore: rotate refresh token: the successor must keep the family and user of the token it replaces")
-	}
-	next := r.next
-	if _, err := s.rotation.exec(ctx, tx, 1, next.ID, next.FamilyID, next.UserID,
-		driverTime(s.db, next.IssuedAt), driverTime(s.db, next.ExpiresAt),
-		driverNullTime(s.db, next.UsedAt), driverNullTime(s.db, next.RevokedAt)); err != nil {
-		return dbError("store the successor refresh token", err)
-	}
-	return nil
-}
-
-// commitGroup runs the rotations of batch in one transaction and hands
-// each its result. Rotations whose old token matched nothing write
-// nothing and do not disturb the others. Any other failure rolls the
-// whole group back, and each rotation is then run again in a transaction
-// of its own, so one bad rotation never decides the fate of another.
-// The caller holds the write gate.
-func (s *RefreshStore) commitGroup(ctx context.Context, batch []*rotation) {
-	results := make([]error, len(batch))
-	err := inTx(ctx, s.db, "rotate refresh tokens", func(ctx context.Context, tx bun.Tx) error {
-		for i, r := range batch {
-			if err := r.ctx.Err(); err != nil {
-				results[i] = dbError("rotate refresh token", err)
-				continue
-			}
-			err := s.rotateIn(ctx, tx, r)
-			if err != nil && !errors.Is(err, errNotRotated) {
-				return err
-			}
-			results[i] = err
-		}
-		return nil
+	var a rotationAnswer
+	err = authInTx(ctx, s.db, "revoke a reused refresh family", func(ctx context.Context, tx bun.Tx) (err error) {
+		a, err = s.judgeIn(ctx, tx, r)
+		return err
 	})
 	if err != nil {
-		for i, r := range batch {
-			if len(batch) == 1 {
-				results[i] = err
-				break
-			}
-			results[i] = inTx(r.ctx, s.db, "rotate refresh token", func(ctx context.Context, tx bun.Tx) error {
-				return s.rotateIn(ctx, tx, r)
-			})
-		}
+		return domain.RefreshRecord{}, err
 	}
-	for i, r := range batch {
-		r.done <- results[i]
-	}
+	return a.rec, a.verdict
 }
 
-// refuse tells why oldID could not rotate: within grace of its first use
-// it returns the family's live token; otherwise it fails, revoking the
-// family when oldID was used before.
-func (s *RefreshStore) refuse(ctx context.Context, oldID string, now time.Time, grace time.Duration) (domain.RefreshRecord, error) {
-	var st refreshState
-	err := s.db.NewRaw(`SELECT family_id, expires_at, used_at, revoked_at FROM refresh_tokens WHERE id = ?`, oldID).Scan(ctx, &st)
-	switch {
-	case errors.Is(err, sql.ErrNoRows):
-		return domain.RefreshRecord{}, domain.ErrUnauthenticated
-	case err != nil:
-		return domain.RefreshRecord{}, dbError("read refresh token", err)
-	case st.RevokedAt.Valid, !st.ExpiresAt.Time.After(authStoredTime(now)):
-		return domain.RefreshRecord{}, domain.ErrUnauthenticated
-	case st.UsedAt.Valid && grace > 0 && st.UsedAt.Time.After(authStoredTime(now.Add(-grace))):
-		return s.live(ctx, st.FamilyID, now)
-	case st.UsedAt.Valid:
-		if err := s.revoke(ctx, "family_id", st.FamilyID, now); err != nil {
-			return domain.RefreshRecord{}, err
-		}
-		return domain.RefreshRecord{}, domain.ErrRefreshTokenReused
-	default:
-		// Unused, live and unrevoked, yet the update matched nothing: the
-		// row changed in between. Refusing is the safe answer.
-		return domain.RefreshRecord{}, domain.ErrUnauthenticated
-	}
+// rotationAnswer is what a rotation answers its caller: the record
+// (rotated, or the live token issued again), or a verdict error such as
+// domain.ErrUnauthenticated, which does not keep the rotation's
+// transaction from committing.
+type rotationAnswer struct {
+	rec     domain.RefreshRecord
+	verdict error
 }
 
-// live returns the family's live token at now; domain.ErrUnauthenticated
-// when it has none (revoked, expired).
-func (s *RefreshStore) live(ctx context.Context, familyID string, now time.Time) (domain.RefreshRecord, error) {
-	var row struct {
-		ID        string   `bun:"id"`
-		FamilyID  string   `bun:"family_id"`
-		UserID    string   `bun:"user_id"`
-		IssuedAt  nullTime `bun:"issued_at"`
-		ExpiresAt nullTime `bun:"expires_at"`
-	}
-	err := s.db.NewRaw(liveRefreshQuery, familyID, timeArg(now)).Scan(ctx, &row)
-	switch {
-	case errors.Is(err, sql.ErrNoRows):
-		return domain.RefreshRecord{}, domain.ErrUnauthenticated
-	case err != nil:
-		return domain.RefreshRecord{}, dbError("read the live refresh token", err)
-	}
-	return domain.RefreshRecord{ID: row.ID, FamilyID: row.FamilyID, UserID: row.UserID,
-		IssuedAt: row.IssuedAt.Time, ExpiresAt: row.ExpiresAt.Time}, nil
-}
-
-// RevokeFamily revokes every token of a family at now; tokens already
-// revoked keep their time. An unknown family is no error. With events,
-// the revocation and the events' rows in auth_events are one transaction.
-func (s *RefreshStore) RevokeFamily(ctx context.Context, familyID string, now time.Time, events ...domain.AuditEvent) (err error) {
-	ctx, done := s.bounds.enter(ctx)
-	defer done(&err)
-	if len(events) == 0 {
-		return s.revoke(ctx, "family_id", familyID, now)
-	}
-	return authInTx(ctx, s.db, "revoke refresh tokens", func(ctx context.Context, tx bun.Tx) error {
-		if err := revokeIn(ctx, tx, "family_id", familyID, now); err != nil {
-			return err
-		}
-		return insertEvents(ctx, tx, events)
-	})
-}
-
-// RevokeUser revokes every token of every family of a user at now.
-func (s *RefreshStore) RevokeUser(ctx context.Context, userID string, now time.Time) (err error) {
-	ctx, done := s.bounds.enter(ctx)
-	defer done(&err)
-	return s.revoke(ctx, "user_id", userID, now)
-}
-
-// revoke sets revoked_at on every unrevoked token whose column equals
-// value. A rotation that committed while the UPDATE ran may have inserted
-// a successor the statement's snapshot did not see (PostgreSQL, READ
-// COMMITTED); the statement waited for that rotation because it locked a
-// row of the set. So the UPDATE is repeated until it matches nothing: then
-// every token of the set is revoked and no rotation can add another.
-func (s *RefreshStore) revoke(ctx context.Context, column, value string, now time.Time) error {
-	for range maxRevokePasses {
-		var n int64
-		err := withRetry(ctx, func() error {
-			res, err := s.db.ExecContext(ctx, `UPDATE refresh_tokens SET revoked_at = ? WHERE ? = ? AND revoked_at IS NULL`,
-				timeArg(now), bun.Ident(column), value)
-			if err != nil {
-				return err
-			}
-			n, err = res.RowsAffected()
-			return err
-		})
-		if err != nil {
-			return dbError("revoke refresh tokens", err)
-		}
-		if n == 0 {
-			return nil
-		}
-	}
-	return fmt.Errorf("bunstore: revoke refresh tokens: still finding unrevoked tokens after %d passes", maxRevokePasses)
-}
-
-// revokeIn is revoke inside tx. Each UPDATE of a READ COMMITTED
-// transaction takes a fresh snapshot, so repeating it until it matches
-// nothing catches a successor a concurrent rotation committed, as revoke
-// does.
-func revokeIn(ctx context.Context, tx bun.Tx, column, value string, now time.Time) error {
-	for range maxRevokePasses {
-		res, err := tx.ExecContext(ctx, `UPDATE refresh_tokens SET revoked_at = ? WHERE ? = ? AND revoked_at IS NULL`,
-			timeArg(now), bun.Ident(column), value)
-		if err != nil {
-			return dbError("revoke refresh tokens", err)
-		}
-		n, err := res.RowsAffected()
-		if err != nil {
-			return dbError("revoke refresh tokens", err)
-		}
-		if n == 0 {
-			return nil
-		}
-	}
-	return fmt.Errorf("bunstore: revoke refresh tokens: still finding unrevoked tokens after %d passes", maxRevokePasses)
-}
-
-// revokedFamiliesQuery selects the families of tokens revoked since ?.
-const revokedFamiliesQuery = `SELECT family_id FROM refresh_tokens WHERE revoked_at IS NOT NULL AND revoked_at >= ?`
-
-// RevokedFamilies returns, each once and sorted, the families with a
-// token revoked at or after since: one range scan of the partial index
-// refresh_tokens_revoked_at_idx, which holds revoked tokens only. The
-// rows are deduplicated and sorted here, not in SQL: with DISTINCT or
-// ORDER BY, SQLite's planner may prefer walking the family index over the
-// whole table.
-func (s *RefreshStore) RevokedFamilies(ctx context.Context, since time.Time) (_ []string, err error) {
-	ctx, done := s.bounds.enter(ctx)
-	defer done(&err)
-	var rows []string
-	err = s.db.NewRaw(revokedFamiliesQuery, timeArg(since)).Scan(ctx, &rows)
+// rotateIn runs one rotation in tx: the UPDATE, and when it matched
+// nothing, the verdict (judgeIn). An error is a failure, after which tx
+// must roll back.
+func (s *RefreshStore) rotateIn(ctx context.Context, tx bun.Tx, r *rotation) (rotationAnswer, error) {
+	res, err := s.rotation.exec(ctx, tx, 0, s.rotateArgs(r)...)
 	if err != nil {
-		return nil, dbError("read revoked families", err)
+		return rotationAnswer{}, dbError("rotate refresh token", err)
 	}
-	slices.Sort(rows)
-	return slices.Compact(rows), nil
+	if n, err := res.RowsAffected(); err != nil {
+		return rotationAnswer{}, dbError("rotate refresh token", err)
+	} else if n == 1 {
+		return rotationAnswer{rec: rotated(r.next)}, nil
+	}
+	return s.judgeIn(ctx, tx, r)
 }
 
-// PurgeRefresh removes at most limit records that expired before now,
-// earliest expiry first, and returns how many it removed. A limit below 1
-// removes nothing. On PostgreSQL replicas purging together take disjoint
-// batches (SKIP LOCKED).
-func (s *RefreshStore) PurgeRefresh(ctx context.Context, now time.Time, limit int) (_ int, err error) {
-	ctx, done := s.bounds.enter(ctx)
-	defer done(&err)
-	if limit < 1 {
+// judgeIn reads the presented token's family in tx (locking its row on
+// PostgreSQL) and acts on the verdict: on reuse it revokes the family and
+// appends r's events, both in tx.
+func (s *RefreshStore) judgeIn(ctx context.Context, tx bun.Tx, r *rotation) (rotationAnswer, error) {
+	f, found, err := readFamily(ctx, tx, r.presented.FamilyID, true)
+	if err != nil {
+		return rotationAnswer{}, err
+	}
+	v := judge(f, found, r)
+	if v != domain.RefreshReused {
+		return answer(f, v), nil
+	}
+	if err := revokeIn(ctx, tx, "family_id", f.ID, r.now); err != nil {
+		return rotationAnswer{}, err
+	}
+	if err := insertEvents(ctx, tx, r.events); err != nil {
+		return rotationAnswer{}, err
+	}
+	return rotationAnswer{verdict: domain.ErrRefreshTokenReused}, nil
+}
+
+// judge is the verdict on r's presented token for its family, refused
+// when the family is not stored.
+func judge(f domain.RefreshFamily, found bool, r *rotation) domain.RefreshVerdict {
+	if !found {
+		return domain.RefreshRefused
+	}
+	return f.Judge(r.presented, r.now, r.grace)
+}
+
+// answer is the answer to a rotation that matched nothing, for every
+// verdict but reuse: within grace the family's live token; otherwise
+// domain.ErrUnauthenticated (a Rotate verdict here means the row changed
+// between the UPDATE and the read: refusing is the safe answer).
+func answer(f domain.RefreshFamily, v domain.RefreshVerdict) rotationAnswer {
+	if v == domain.RefreshReissue {
+		return rotationAnswer{rec: f.Current()}
+	}
+	return rotationAnswer{verdict: domain.ErrUnauthenticated}
+}
+
+// rotateArgs are rotateQuery's arguments for r.
+func (s *RefreshStore) rotateArgs(r *rotation) []any {
+	now := driverTime(s.db, r.now)
+	return []any{now, r.next.ID, driverTime(s.db, r.next.IssuedAt), driverTime(s.db, r.next.ExpiresAt),
+		r.presented.FamilyID, r.presented.ID, r.presented.Subject, now}
+}
+
+// rotated is the record a successful rotation returns: next as stored.
+func rotated(next domain.RefreshRecord) domain.RefreshRecord {
+	next.IssuedAt, next.ExpiresAt = domain.Normalize(next.IssuedAt), domain.Normalize(next.ExpiresAt)
+	next.UsedAt, next.RevokedAt = nil, nil
+	return next
+}
+
+// readFamily reads a family's row; found is false when there is none.
+// With lock, the row stays locked until db's transaction ends
+// (PostgreSQL; SQLite's IMMEDIATE transactions hold the database).
+func readFamily(ctx context.Context, db bun.IDB, familyID string, lock bool) (f domain.RefreshFamily, found bool, err error) {
+	q := `SELECT ` + familyColumns + ` FROM refresh_families WHERE family_id = ?`
+	if lock {
+		q += forUpdate(db)
+	}
+	f, err = scanFamily(db.QueryRowContext(ctx, q, familyID))
+	switch {
+	case errors.Is(err, sql.ErrNoRows):
+		return domain.RefreshFamily{}, false, nil
+	case err != nil:
+		return domain.RefreshFamily{}, false, dbError("read refresh family", err)
+	}
+	return f, true, nil
+}
+
+// scanFamily scans the familyColumns of a row.
+func scanFamily(row rowScanner) (domain.RefreshFamily, error) {
+	var (
+		f                                  domain.RefreshFamily
+		issued, expires, used1, used2, rev nullTime
+		prev, prev2                        sql.NullString
+	)
+	if err := row.Scan(&f.ID, &f.UserID, &f.CurrentID, &issued, &expires, &f.Generation,
+		&prev, &used1, &prev2, &used2, &rev); err != nil {
+		return domain.RefreshFamily{}, err
+	}
+	f.IssuedAt, f.ExpiresAt, f.RevokedAt = issued.Time, expires.Time, rev.Ptr()
+	for _, u := range []struct {
+		id sql.NullString
+		at nullTime
+	}{{prev, used1}, {prev2, used2}} {
+		if u.id.Valid && u.at.Valid {
+			f.Used = append(f.Used, domain.UsedRefresh{ID: u.id.String, UsedAt: u.at.Time})
+		}
+	}
+	return f, nil
+}
+
+// insertFamilies inserts families in one statement and returns how many
+// rows it inserted; with skipTaken a family already stored is kept.
+func insertFamilies(ctx context.Context, db bun.IDB, skipTaken bool, fs []domain.RefreshFamily) (int, error) {
+	if len(fs) == 0 {
 		return 0, nil
 	}
-	res, err := s.db.ExecContext(ctx, `DELETE FROM refresh_tokens WHERE id IN (
-		SELECT id FROM refresh_tokens WHERE expires_at < ? ORDER BY expires_at LIMIT ?`+skipLocked(s.db)+`)`,
-		timeArg(now), limit)
+	var b []byte
+	b = append(b, `INSERT INTO refresh_families (`+familyColumns+`) VALUES `...)
+	args := make([]any, 0, 11*len(fs))
+	for i, f := range fs {
+		if i > 0 {
+			b = append(b, ", "...)
+		}
+		b = append(b, "(?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)"...)
+		used := make([]any, 0, 2*domain.RefreshKept)
+		for k := range domain.RefreshKept {
+			if k < len(f.Used) {
+				used = append(used, f.Used[k].ID, timeArg(f.Used[k].UsedAt))
+			} else {
+				used = append(used, nil, nil)
+			}
+		}
+		args = append(args, f.ID, f.UserID, f.CurrentID, timeArg(f.IssuedAt), timeArg(f.ExpiresAt), f.Generation)
+		args = append(append(args, used...), nullTimeArg(f.RevokedAt))
+	}
+	if skipTaken {
+		b = append(b, " ON CONFLICT DO NOTHING"...)
+	}
+	res, err := db.ExecContext(ctx, string(b), args...)
 	if err != nil {
-		return 0, dbError("purge refresh tokens", err)
+		return 0, err
 	}
 	n, err := res.RowsAffected()
 	if err != nil {
-		return 0, dbError("purge refresh tokens", err)
+		return 0, fmt.Errorf("count the families inserted: %w", err)
 	}
 	return int(n), nil
-}
-
-// insertRefresh inserts one token row.
-func insertRefresh(ctx context.Context, db bun.IDB, r domain.RefreshRecord) error {
-	_, err := db.ExecContext(ctx, insertRefreshQuery,
-		r.ID, r.FamilyID, r.UserID, timeArg(r.IssuedAt), timeArg(r.ExpiresAt), nullTimeArg(r.UsedAt), nullTimeArg(r.RevokedAt))
-	return err
 }

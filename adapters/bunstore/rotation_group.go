@@ -6,6 +6,8 @@ import (
 	"sync"
 	"time"
 
+	"github.com/uptrace/bun"
+
 	"github.com/cachegate/cachegate/domain"
 )
 
@@ -19,13 +21,13 @@ import (
 // that gets it takes the whole list (up to maxGroup at a time) and runs
 // it. A rotation already taken by an earlier holder finds its result
 // ready. Each rotation keeps its own statements, checks and answer, and a
-// failure other than "the old token matched nothing" makes every
-// rotation of the group run again alone (RefreshStore.commitGroup), so
-// reuse detection and the grace window see exactly what they would see
+// failure (a statement that fails, not a token that cannot rotate) makes
+// every rotation of the group run again alone (RefreshStore.commitGroup),
+// so reuse detection and the grace window see exactly what they would see
 // one by one: rotations of one group run in arrival order in one
-// transaction, as consecutive transactions would, and a refused rotation
-// is explained (and its family revoked, or its grace applied) by its
-// caller after the group committed, as before.
+// transaction, as consecutive transactions would, and a rotation whose
+// token is not the live one is judged there, in that order (its family
+// revoked with its audit event, or its grace applied).
 //
 // docs/benchmarks.md has the measurements.
 
@@ -35,10 +37,14 @@ const maxGroup = 64
 // rotation is one RotateRefresh call waiting in a group.
 type rotation struct {
 	// ctx is the caller's: a rotation whose caller gave up is not run.
-	ctx   context.Context //nolint:containedctx // the request travels to the goroutine that commits it
-	oldID string
-	next  domain.RefreshRecord
-	now   time.Time
+	ctx       context.Context //nolint:containedctx // the request travels to the goroutine that commits it
+	presented domain.Claims
+	next      domain.RefreshRecord
+	now       time.Time
+	grace     time.Duration
+	events    []domain.AuditEvent
+	// rec is the record answered, set before done receives nil.
+	rec domain.RefreshRecord
 	// done receives the rotation's result, once.
 	done chan error
 }
@@ -84,4 +90,46 @@ func (g *rotationGroup) rotate(ctx context.Context, gate chan struct{}, r *rotat
 	}
 	leave()
 	return <-r.done
+}
+
+// commitGroup runs the rotations of batch in one transaction and hands
+// each its answer. Rotations refused (or forgiven, or found reused) do not
+// disturb the others. Any failure rolls the whole group back, and each
+// rotation is then run again in a transaction of its own, so one bad
+// rotation never decides the fate of another. The caller holds the write
+// gate.
+func (s *RefreshStore) commitGroup(ctx context.Context, batch []*rotation) {
+	answers := make([]rotationAnswer, len(batch))
+	err := inTx(ctx, s.db, "rotate refresh tokens", func(ctx context.Context, tx bun.Tx) error {
+		for i, r := range batch {
+			if err := r.ctx.Err(); err != nil {
+				answers[i] = rotationAnswer{verdict: dbError("rotate refresh token", err)}
+				continue
+			}
+			a, err := s.rotateIn(ctx, tx, r)
+			if err != nil {
+				return err
+			}
+			answers[i] = a
+		}
+		return nil
+	})
+	for i, r := range batch {
+		switch {
+		case err == nil:
+		case len(batch) == 1:
+			answers[i] = rotationAnswer{verdict: err}
+		default:
+			var a rotationAnswer
+			if err := inTx(r.ctx, s.db, "rotate refresh token", func(ctx context.Context, tx bun.Tx) (err error) {
+				a, err = s.rotateIn(ctx, tx, r)
+				return err
+			}); err != nil {
+				a = rotationAnswer{verdict: err}
+			}
+			answers[i] = a
+		}
+		r.rec = answers[i].rec
+		r.done <- answers[i].verdict
+	}
 }

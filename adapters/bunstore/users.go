@@ -152,7 +152,7 @@ func (r *UserRepository) UpdateUser(ctx context.Context, id string, fn func(*dom
 }
 
 // UpdateUserEndingSessions is UpdateUser that also revokes at now every
-// refresh token of the user in refresh_tokens (what
+// refresh family of the user in refresh_families (what
 // RefreshStore.RevokeUser does), in the same transaction as the change
 // and the events: the user, the revocation and auth_events commit
 // together or not at all.
@@ -160,8 +160,8 @@ func (r *UserRepository) UpdateUserEndingSessions(ctx context.Context, id string
 	return r.update(ctx, id, &now, fn, events)
 }
 
-// update is UpdateUser, revoking the user's refresh tokens at *endSessions
-// when it is set.
+// update is UpdateUser, revoking the user's refresh families at
+// *endSessions when it is set.
 func (r *UserRepository) update(ctx context.Context, id string, endSessions *time.Time, fn func(*domain.User) error, events []domain.AuditEvent) (_ domain.User, err error) {
 	ctx, done := r.bounds.enter(ctx)
 	defer done(&err)
@@ -188,9 +188,10 @@ func (r *UserRepository) update(ctx context.Context, id string, endSessions *tim
 		}
 		out = u
 		if endSessions != nil {
-			// revokeIn (refresh.go) repeats its UPDATE until it matches
-			// nothing, so a successor a concurrent rotation committed
-			// meanwhile is revoked too.
+			// revokeIn (refresh_revoke.go) updates the user's family rows;
+			// a rotation committing meanwhile changes one of those rows,
+			// so the UPDATE waits for it and revokes the row as the
+			// rotation left it: its successor is revoked too.
 			if err := revokeIn(ctx, tx, "user_id", id, *endSessions); err != nil {
 				return err
 			}

@@ -18,19 +18,29 @@ import (
 // with the number of records, so a truncated file is told from a whole
 // one. Every line is one JSON object with a "kind":
 //
-//	{"format":"cachegate-export","version":1,"exportedAt":"…"}
+//	{"format":"cachegate-export","version":2,"exportedAt":"…"}
 //	{"kind":"user","id":…,"username":…,"passwordHash":…,"passwordSalt":…,"active":true,"dateCreated":…,"dateUpdated":…}
 //	{"kind":"signingKey","id":…,"algorithm":"EdDSA","private":"<base64>","public":"<base64>","dateCreated":…,"retiredAt":null,"revokedAt":null}
-//	{"kind":"refresh","id":…,"familyId":…,"userId":…,"issuedAt":…,"expiresAt":…,"usedAt":null,"revokedAt":null}
+//	{"kind":"refreshFamily","id":…,"userId":…,"currentId":…,"issuedAt":…,"expiresAt":…,"generation":3,"used":[{"id":…,"usedAt":…}],"revokedAt":null}
 //	{"kind":"entry","entity":"userCache","id":…,"key":…,"type":…,"assigneeId":…,"data":<JSON>,"version":1,"dateCreated":…,"dateUpdated":…,"expiresAt":null}
 //	{"kind":"end","records":4}
 //
 // Times are RFC 3339 in UTC with microseconds. Unknown fields are refused:
 // a file of a later version says so in its header.
+//
+// Version 1 carried sessions as one "refresh" line per issued token
+//
+//	{"kind":"refresh","id":…,"familyId":…,"userId":…,"issuedAt":…,"expiresAt":…,"usedAt":null,"revokedAt":null}
+//
+// where version 2 carries one "refreshFamily" line per family (the live
+// token and the used tokens the family remembers). Files of both versions
+// are read; import stores the families of version 1's tokens.
 
 const (
 	archiveFormat  = "cachegate-export"
-	archiveVersion = 1
+	archiveVersion = 2
+	// archiveOldest is the oldest version still read.
+	archiveOldest = 1
 	// maxArchiveLine bounds one line: the largest entry data cachegate can
 	// be configured to accept is 256 MiB; far more than any default.
 	maxArchiveLine = 300 << 20
@@ -77,6 +87,23 @@ type archiveRefresh struct {
 	ExpiresAt time.Time  `json:"expiresAt"`
 	UsedAt    *time.Time `json:"usedAt"`
 	RevokedAt *time.Time `json:"revokedAt"`
+}
+
+type archiveFamily struct {
+	Kind       string        `json:"kind"`
+	ID         string        `json:"id"`
+	UserID     string        `json:"userId"`
+	CurrentID  string        `json:"currentId"`
+	IssuedAt   time.Time     `json:"issuedAt"`
+	ExpiresAt  time.Time     `json:"expiresAt"`
+	Generation int64         `json:"generation"`
+	Used       []archiveUsed `json:"used"`
+	RevokedAt  *time.Time    `json:"revokedAt"`
+}
+
+type archiveUsed struct {
+	ID     string    `json:"id"`
+	UsedAt time.Time `json:"usedAt"`
 }
 
 type archiveEntry struct {
@@ -134,7 +161,17 @@ func (a *archiveWriter) record(r application.ArchiveRecord) error {
 		k := r.Key
 		return a.line(archiveKey{Kind: "signingKey", ID: k.ID, Algorithm: k.Algorithm, Private: k.Private, Public: k.Public,
 			DateCreated: k.DateCreated.UTC(), RetiredAt: utcPtr(k.RetiredAt), RevokedAt: utcPtr(k.RevokedAt)})
+	case r.Family != nil:
+		f := r.Family
+		used := make([]archiveUsed, 0, len(f.Used))
+		for _, u := range f.Used {
+			used = append(used, archiveUsed{ID: u.ID, UsedAt: u.UsedAt.UTC()})
+		}
+		return a.line(archiveFamily{Kind: "refreshFamily", ID: f.ID, UserID: f.UserID, CurrentID: f.CurrentID,
+			IssuedAt: f.IssuedAt.UTC(), ExpiresAt: f.ExpiresAt.UTC(), Generation: f.Generation, Used: used,
+			RevokedAt: utcPtr(f.RevokedAt)})
 	case r.Refresh != nil:
+		// Only a record read from a file of version 1 has one.
 		f := r.Refresh
 		return a.line(archiveRefresh{Kind: "refresh", ID: f.ID, FamilyID: f.FamilyID, UserID: f.UserID,
 			IssuedAt: f.IssuedAt.UTC(), ExpiresAt: f.ExpiresAt.UTC(), UsedAt: utcPtr(f.UsedAt), RevokedAt: utcPtr(f.RevokedAt)})
@@ -212,8 +249,8 @@ func newArchiveReader(r io.Reader) (*archiveReader, error) {
 	if err := strictJSON(b, &h); err != nil || h.Format != archiveFormat {
 		return nil, lineError(1, "not a cachegate export: the first line must be the header {\"format\":%q,…}", archiveFormat)
 	}
-	if h.Version != archiveVersion {
-		return nil, lineError(1, "format version %d; this cachegate reads version %d", h.Version, archiveVersion)
+	if h.Version < archiveOldest || h.Version > archiveVersion {
+		return nil, lineError(1, "format version %d; this cachegate reads versions %d to %d", h.Version, archiveOldest, archiveVersion)
 	}
 	return a, nil
 }
@@ -297,6 +334,26 @@ func (a *archiveReader) decode(b []byte) (*application.ArchiveRecord, error) {
 		}
 		return &application.ArchiveRecord{Refresh: &domain.RefreshRecord{ID: f.ID, FamilyID: f.FamilyID, UserID: f.UserID,
 			IssuedAt: f.IssuedAt, ExpiresAt: f.ExpiresAt, UsedAt: f.UsedAt, RevokedAt: f.RevokedAt}}, nil
+	case "refreshFamily":
+		var f archiveFamily
+		if err := strictJSON(b, &f); err != nil {
+			return nil, err
+		}
+		if err := required("refreshFamily", f.ID, f.UserID); err != nil {
+			return nil, err
+		}
+		if len(f.Used) > domain.RefreshKept || f.Generation < 0 || f.IssuedAt.IsZero() || f.ExpiresAt.IsZero() {
+			return nil, fmt.Errorf("refreshFamily: at most %d used tokens, a generation not below 0, and both times, are required", domain.RefreshKept)
+		}
+		fam := domain.RefreshFamily{ID: f.ID, UserID: f.UserID, CurrentID: f.CurrentID, IssuedAt: f.IssuedAt,
+			ExpiresAt: f.ExpiresAt, Generation: f.Generation, RevokedAt: f.RevokedAt}
+		for _, u := range f.Used {
+			if u.ID == "" || fam.Holds(u.ID) || u.UsedAt.IsZero() {
+				return nil, errors.New("refreshFamily: a used token needs an id of its own and its time")
+			}
+			fam.Used = append(fam.Used, domain.UsedRefresh{ID: u.ID, UsedAt: u.UsedAt})
+		}
+		return &application.ArchiveRecord{Family: &fam}, nil
 	case "entry":
 		var e archiveEntry
 		if err := strictJSON(b, &e); err != nil {

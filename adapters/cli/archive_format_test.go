@@ -20,7 +20,8 @@ func archiveSample() []application.ArchiveRecord {
 	return []application.ArchiveRecord{
 		{User: &domain.User{ID: "u1", Username: "Alice <&>", PasswordHash: "$2a$04$x", Active: true, DateCreated: archiveT0, DateUpdated: later}},
 		{Key: &domain.SigningKey{ID: "k1", Algorithm: "EdDSA", Private: []byte{0, 1, 2, 255}, Public: []byte{9}, DateCreated: archiveT0, RetiredAt: &later}},
-		{Refresh: &domain.RefreshRecord{ID: "r1", FamilyID: "f1", UserID: "u1", IssuedAt: archiveT0, ExpiresAt: later, UsedAt: &archiveT0}},
+		{Family: &domain.RefreshFamily{ID: "f1", UserID: "u1", CurrentID: "r3", IssuedAt: archiveT0, ExpiresAt: later, Generation: 2,
+			Used: []domain.UsedRefresh{{ID: "r2", UsedAt: archiveT0}, {ID: "r1", UsedAt: archiveT0.Add(-time.Minute)}}, RevokedAt: &later}},
 		{Entity: "userCache", Entry: &domain.Entry{ID: "e1", Key: "k", Type: "t", AssigneeID: "u1",
 			Data: []byte(`{"a": [1, 2.50],  "html":"<b>&amp;</b>", "u":"\u00e9"}`), Version: 3, DateCreated: archiveT0, DateUpdated: later}},
 		{Entity: "orgCache", Entry: &domain.Entry{ID: "e2", Key: "k", Type: "t", AssigneeID: "u1",
@@ -101,7 +102,15 @@ func TestArchiveReaderNamesTheLineOfAProblem(t *testing.T) {
 		{"no end line", func(l []string) []string { return l[:len(l)-1] }, "truncated"},
 		{"a count that disagrees", func(l []string) []string { return append(l[:2], l[len(l)-1]) }, "the end line counts 5 records, the file holds 1"},
 		{"a line after the end", func(l []string) []string { return append(l, l[1]) }, "line 8: a line after the end line"},
-		{"another version", func(l []string) []string { l[0] = strings.Replace(l[0], `"version":1`, `"version":2`, 1); return l }, "line 1: format version 2"},
+		{"a later version", func(l []string) []string { l[0] = strings.Replace(l[0], `"version":2`, `"version":3`, 1); return l }, "line 1: format version 3"},
+		{"a family remembering too many used tokens", func(l []string) []string {
+			l[3] = strings.Replace(l[3], `"used":[`, `"used":[{"id":"r0","usedAt":"2030-01-01T00:00:00Z"},`, 1)
+			return l
+		}, "line 4: refreshFamily: at most 2 used tokens"},
+		{"a family whose used token is its live one", func(l []string) []string {
+			l[3] = strings.Replace(l[3], `"id":"r2"`, `"id":"r3"`, 1)
+			return l
+		}, "line 4: refreshFamily: a used token needs an id of its own"},
 		{"not an export", func(l []string) []string { return []string{`{"format":"other"}`} }, "line 1: not a cachegate export"},
 	} {
 		t.Run(c.name, func(t *testing.T) {
@@ -112,6 +121,31 @@ func TestArchiveReaderNamesTheLineOfAProblem(t *testing.T) {
 				t.Fatalf("error %v, want one containing %q", err, c.wants)
 			}
 		})
+	}
+}
+
+// TestArchiveReaderReadsVersion1 reads a file of format version 1, whose
+// sessions are one "refresh" line per issued token: they come as Refresh
+// records (import stores their families), and the rest as in version 2.
+func TestArchiveReaderReadsVersion1(t *testing.T) {
+	t.Parallel()
+	file := `{"format":"cachegate-export","version":1,"exportedAt":"2030-01-02T03:04:05.678901Z"}
+{"kind":"user","id":"u1","username":"alice","passwordHash":"$2a$04$x","passwordSalt":"","active":true,"dateCreated":"2030-01-02T03:04:05.678901Z","dateUpdated":"2030-01-02T03:04:05.678901Z"}
+{"kind":"refresh","id":"r1","familyId":"f1","userId":"u1","issuedAt":"2030-01-02T03:04:05.678901Z","expiresAt":"2030-02-01T03:04:05.678901Z","usedAt":"2030-01-02T03:04:05.678901Z","revokedAt":null}
+{"kind":"refresh","id":"r2","familyId":"f1","userId":"u1","issuedAt":"2030-01-02T03:04:05.678901Z","expiresAt":"2030-02-01T03:04:05.678901Z","usedAt":null,"revokedAt":null}
+{"kind":"end","records":3}
+`
+	recs, err := readArchive([]byte(file))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(recs) != 3 || recs[0].User == nil || recs[1].Refresh == nil || recs[2].Refresh == nil {
+		t.Fatalf("records %+v, want a user and two refresh tokens", recs)
+	}
+	r1, r2 := recs[1].Refresh, recs[2].Refresh
+	if r1.ID != "r1" || r1.FamilyID != "f1" || r1.UsedAt == nil || !r1.UsedAt.Equal(archiveT0) || r2.ID != "r2" || r2.UsedAt != nil ||
+		!r2.ExpiresAt.Equal(archiveT0.Add(30*24*time.Hour)) {
+		t.Fatalf("refresh tokens %+v and %+v, want r1 used and r2 live, as written", r1, r2)
 	}
 }
 

@@ -82,7 +82,7 @@ func export(ctx context.Context, a *application.Archive, w io.Writer, stderr io.
 		return fmt.Errorf("export: %w", err)
 	}
 	p.done(n, cw.n)
-	fmt.Fprintf(stderr, "exported %d users, %d signing keys, %d refresh tokens, %d entries\n",
+	fmt.Fprintf(stderr, "exported %d users, %d signing keys, %d refresh families, %d entries\n",
 		counts.Users, counts.SigningKeys, counts.Refresh, counts.Entries)
 	return nil
 }

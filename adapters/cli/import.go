@@ -58,7 +58,7 @@ var importCommand = Command{
 				return fmt.Errorf("import: nothing was imported: %w", err)
 			}
 			p.done(n, cr.n)
-			fmt.Fprintf(env.Stderr, "imported %d users, %d signing keys, %d refresh tokens, %d entries; %d records left behind (expired or already stored)\n",
+			fmt.Fprintf(env.Stderr, "imported %d users, %d signing keys, %d refresh families, %d entries; %d records left behind (expired or already stored)\n",
 				counts.Users, counts.SigningKeys, counts.Refresh, counts.Entries, counts.Skipped)
 			return nil
 		}

@@ -19,7 +19,7 @@ var (
 	// tables and migration history); a cache table of the same name would
 	// collide with them.
 	reservedTables = map[string]bool{
-		"users": true, "refresh_tokens": true, "signing_keys": true, "login_failures": true,
+		"users": true, "refresh_tokens": true, "refresh_families": true, "signing_keys": true, "login_failures": true,
 		"cachegate_migrations": true, "cachegate_migration_locks": true, "cache_usage": true,
 	}
 	// assignmentPattern is what an assignment name, a URL path segment,

@@ -231,7 +231,7 @@ func purgers(r ports.RefreshStore, t ports.LoginThrottle, a ports.AuditLog, o Op
 	}
 	return Purgers{
 		Audit:   application.AuditPurger(a, retention),
-		Refresh: application.Purger{Name: "refresh_tokens", Purge: r.PurgeRefresh},
+		Refresh: application.Purger{Name: "refresh_families", Purge: r.PurgeRefresh},
 		Failures: application.Purger{Name: "login_failures", Purge: func(ctx context.Context, now time.Time, limit int) (int, error) {
 			return t.PurgeFailures(ctx, now.Add(-failureRetention), limit)
 		}},

@@ -340,7 +340,7 @@ func AuditWithChanges(t *testing.T, newStores func(t *testing.T) AuditStores) {
 					close(started)
 				}
 				next := authToken(fmt.Sprintf("t1-%d", i), "f1", "u1")
-				if _, err := s.Refresh.RotateRefresh(context.Background(), cur, next, now, 0); err != nil {
+				if _, err := s.Refresh.RotateRefresh(context.Background(), authPresented(cur, "f1", "u1"), next, now, 0); err != nil {
 					if i < 3 {
 						close(started)
 					}
@@ -357,4 +357,6 @@ func AuditWithChanges(t *testing.T, newStores func(t *testing.T) AuditStores) {
 		// at is the family's newest and must be revoked too.
 		authRotate(t, s.Refresh, <-last, authToken("after", "f1", "u1"), now, domain.ErrUnauthenticated)
 	})
+
+	auditReuseWithChanges(t, newStores)
 }

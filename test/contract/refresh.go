@@ -14,7 +14,10 @@ import (
 // RefreshStore runs the contract of ports.RefreshStore. newStore must
 // return an empty store of its own on every call; subtests run in
 // parallel. The port has no getter, so the suite observes a token's state
-// through what rotating it answers.
+// through what presenting it answers. A token is presented by its claims,
+// as the verifier would give them: its jti, the family and user of the
+// successor offered, and an expiry a day after authT0 unless said
+// otherwise.
 func RefreshStore(t *testing.T, newStore func(t *testing.T) ports.RefreshStore) {
 	t.Helper()
 	now := authT0.Add(time.Hour)
@@ -50,7 +53,7 @@ func RefreshStore(t *testing.T, newStore func(t *testing.T) ports.RefreshStore) 
 			name   string
 			stored domain.RefreshRecord
 		}{
-			{"an unknown token", authToken("someone-else", "f1", "u1")},
+			{"a token of a family the store does not hold", authToken("someone-else", "f9", "u1")},
 			{"a token that expired before now", authTokenExpiring("t1", now.Add(-time.Microsecond))},
 			{"a token expiring exactly now", authTokenExpiring("t1", now)},
 			{"a token saved revoked", func() domain.RefreshRecord {
@@ -64,10 +67,19 @@ func RefreshStore(t *testing.T, newStore func(t *testing.T) ports.RefreshStore) 
 				s := newStore(t)
 				authSave(t, s, tc.stored)
 				authRotate(t, s, "t1", authToken("t2", "f1", "u1"), now, domain.ErrUnauthenticated)
-				// Nothing was stored: the successor id is still free to rotate from nothing.
+				// Nothing was stored: the successor offered is no live token, and
+				// presenting it detects no reuse either.
 				authRotate(t, s, "t2", authToken("t3", "f1", "u1"), now, domain.ErrUnauthenticated)
 			})
 		}
+	})
+
+	t.Run("a token of the family presented with another user is unauthenticated", func(t *testing.T) {
+		t.Parallel()
+		s := newStore(t)
+		authSave(t, s, authToken("t1", "f1", "u1"))
+		authRotate(t, s, "t1", authToken("t2", "f1", "u2"), now, domain.ErrUnauthenticated)
+		authRotate(t, s, "t1", authToken("t2", "f1", "u1"), now, nil)
 	})
 
 	t.Run("a token expiring one microsecond after now still rotates", func(t *testing.T) {
@@ -82,20 +94,38 @@ func RefreshStore(t *testing.T, newStore func(t *testing.T) ports.RefreshStore) 
 		s := newStore(t)
 		authSave(t, s, authTokenExpiring("t1", now.Add(time.Minute)))
 		authRotate(t, s, "t1", authToken("t2", "f1", "u1"), now, nil)
-		authRotate(t, s, "t1", authToken("t3", "f1", "u1"), now.Add(time.Hour), domain.ErrUnauthenticated)
+		t1 := authPresented("t1", "f1", "u1")
+		t1.ExpiresAt = now.Add(time.Minute)
+		authRotateClaims(t, s, t1, authToken("t3", "f1", "u1"), now.Add(time.Hour), domain.ErrUnauthenticated)
 		authRotate(t, s, "t2", authToken("t4", "f1", "u1"), now.Add(time.Hour), nil)
 	})
 
-	t.Run("a token saved as used is reuse at its first rotation", func(t *testing.T) {
+	t.Run("a token older than the used tokens the family remembers is reuse", func(t *testing.T) {
 		t.Parallel()
 		s := newStore(t)
-		used := now.Add(-time.Minute)
-		r := authToken("t1", "f1", "u1")
-		r.UsedAt = &used
-		authSave(t, s, r)
-		authSave(t, s, authToken("t2", "f1", "u1"))
-		authRotate(t, s, "t1", authToken("t3", "f1", "u1"), now, domain.ErrRefreshTokenReused)
-		authRotate(t, s, "t2", authToken("t4", "f1", "u1"), now, domain.ErrUnauthenticated)
+		authSave(t, s, authToken("t1", "f1", "u1"))
+		for i := 1; i <= domain.RefreshKept+1; i++ {
+			authRotate(t, s, fmt.Sprint("t", i), authToken(fmt.Sprint("t", i+1), "f1", "u1"), now, nil)
+		}
+		authRotate(t, s, "t1", authToken("x", "f1", "u1"), now.Add(time.Minute), domain.ErrRefreshTokenReused)
+		authRotate(t, s, fmt.Sprint("t", domain.RefreshKept+2), authToken("y", "f1", "u1"), now.Add(time.Minute), domain.ErrUnauthenticated)
+	})
+
+	t.Run("within grace, a token the family replaced more rotations ago than it remembers is reuse", func(t *testing.T) {
+		t.Parallel()
+		// The one limit of the grace: a family remembers the first use of
+		// its last domain.RefreshKept replaced tokens only.
+		s := newStore(t)
+		authSave(t, s, authToken("t1", "f1", "u1"))
+		for i := 1; i <= domain.RefreshKept+1; i++ {
+			authRotateGrace(t, s, fmt.Sprint("t", i), authToken(fmt.Sprint("t", i+1), "f1", "u1"), now.Add(time.Duration(i)*time.Second), time.Minute, fmt.Sprint("t", i+1))
+		}
+		live := fmt.Sprint("t", domain.RefreshKept+2)
+		authRotateGrace(t, s, "t2", authToken("x", "f1", "u1"), now.Add(5*time.Second), time.Minute, live)
+		if _, err := s.RotateRefresh(t.Context(), authPresented("t1", "f1", "u1"), authToken("y", "f1", "u1"), now.Add(5*time.Second), time.Minute); !authIs(err, domain.ErrRefreshTokenReused) {
+			t.Fatalf("a token replaced %d rotations ago, within grace = %v, want ErrRefreshTokenReused", domain.RefreshKept+1, err)
+		}
+		authRotate(t, s, live, authToken("z", "f1", "u1"), now.Add(5*time.Second), domain.ErrUnauthenticated)
 	})
 
 	t.Run("a reuse within the grace window returns the first successor, stores nothing, and after it revokes", func(t *testing.T) {
@@ -105,14 +135,25 @@ func RefreshStore(t *testing.T, newStore func(t *testing.T) ports.RefreshStore) 
 		authRotateGrace(t, s, "t1", authToken("t2", "f1", "u1"), now, time.Minute, "t2")
 		retry := now.Add(30 * time.Second)
 		authRotateGrace(t, s, "t1", authToken("t2b", "f1", "u1"), retry, time.Minute, "t2")
-		// t2b was not stored: it cannot rotate, and the family keeps t2 alone.
-		authRotate(t, s, "t2b", authToken("t3b", "f1", "u1"), retry, domain.ErrUnauthenticated)
+		// t2b was not stored: the family keeps t2 alone.
 		authRotate(t, s, "t2", authToken("t3", "f1", "u1"), retry, nil)
 		late := now.Add(time.Minute + time.Second)
-		if _, err := s.RotateRefresh(t.Context(), "t1", authToken("t2c", "f1", "u1"), late, time.Minute); !authIs(err, domain.ErrRefreshTokenReused) {
+		if _, err := s.RotateRefresh(t.Context(), authPresented("t1", "f1", "u1"), authToken("t2c", "f1", "u1"), late, time.Minute); !authIs(err, domain.ErrRefreshTokenReused) {
 			t.Fatalf("a reuse after the grace window = %v, want ErrRefreshTokenReused", err)
 		}
 		authRotate(t, s, "t3", authToken("t4", "f1", "u1"), late, domain.ErrUnauthenticated)
+	})
+
+	t.Run("a successor offered within grace and not stored cannot rotate", func(t *testing.T) {
+		t.Parallel()
+		s := newStore(t)
+		authSave(t, s, authToken("t1", "f1", "u1"))
+		authRotateGrace(t, s, "t1", authToken("t2", "f1", "u1"), now, time.Minute, "t2")
+		authRotateGrace(t, s, "t1", authToken("t2b", "f1", "u1"), now.Add(time.Second), time.Minute, "t2")
+		// No client ever held t2b: presenting it is presenting a token the
+		// family does not hold, reuse.
+		authRotate(t, s, "t2b", authToken("t3b", "f1", "u1"), now.Add(2*time.Second), domain.ErrRefreshTokenReused)
+		authRotate(t, s, "t2", authToken("t3", "f1", "u1"), now.Add(2*time.Second), domain.ErrUnauthenticated)
 	})
 
 	t.Run("the grace window counts from the first use, not from the retries", func(t *testing.T) {
@@ -121,7 +162,7 @@ func RefreshStore(t *testing.T, newStore func(t *testing.T) ports.RefreshStore) 
 		authSave(t, s, authToken("t1", "f1", "u1"))
 		authRotateGrace(t, s, "t1", authToken("t2", "f1", "u1"), now, 10*time.Second, "t2")
 		authRotateGrace(t, s, "t1", authToken("x1", "f1", "u1"), now.Add(9*time.Second), 10*time.Second, "t2")
-		if _, err := s.RotateRefresh(t.Context(), "t1", authToken("x2", "f1", "u1"), now.Add(10*time.Second), 10*time.Second); !authIs(err, domain.ErrRefreshTokenReused) {
+		if _, err := s.RotateRefresh(t.Context(), authPresented("t1", "f1", "u1"), authToken("x2", "f1", "u1"), now.Add(10*time.Second), 10*time.Second); !authIs(err, domain.ErrRefreshTokenReused) {
 			t.Fatalf("a reuse exactly at the end of the window = %v, want ErrRefreshTokenReused", err)
 		}
 	})
@@ -145,7 +186,7 @@ func RefreshStore(t *testing.T, newStore func(t *testing.T) ports.RefreshStore) 
 		if err := s.RevokeFamily(t.Context(), "f1", now); err != nil {
 			t.Fatalf("RevokeFamily: %v", err)
 		}
-		if _, err := s.RotateRefresh(t.Context(), "t1", authToken("t2b", "f1", "u1"), now.Add(time.Second), time.Minute); !authIs(err, domain.ErrUnauthenticated) {
+		if _, err := s.RotateRefresh(t.Context(), authPresented("t1", "f1", "u1"), authToken("t2b", "f1", "u1"), now.Add(time.Second), time.Minute); !authIs(err, domain.ErrUnauthenticated) {
 			t.Fatalf("a retry within grace after logout = %v, want ErrUnauthenticated", err)
 		}
 	})
@@ -155,7 +196,7 @@ func RefreshStore(t *testing.T, newStore func(t *testing.T) ports.RefreshStore) 
 		s := newStore(t)
 		authSave(t, s, authToken("t1", "f1", "u1"))
 		authRotateGrace(t, s, "t1", authTokenExpiring("t2", now.Add(time.Second)), now, time.Minute, "t2")
-		if _, err := s.RotateRefresh(t.Context(), "t1", authToken("t2b", "f1", "u1"), now.Add(2*time.Second), time.Minute); !authIs(err, domain.ErrUnauthenticated) {
+		if _, err := s.RotateRefresh(t.Context(), authPresented("t1", "f1", "u1"), authToken("t2b", "f1", "u1"), now.Add(2*time.Second), time.Minute); !authIs(err, domain.ErrUnauthenticated) {
 			t.Fatalf("a retry within grace with no live token = %v, want ErrUnauthenticated", err)
 		}
 	})
@@ -192,35 +233,35 @@ func RefreshStore(t *testing.T, newStore func(t *testing.T) ports.RefreshStore) 
 		authRotate(t, s, "c1", authToken("c2", "fc", "u2"), now, nil)
 	})
 
-	t.Run("a successor outside the old token's family or user is refused and changes nothing", func(t *testing.T) {
+	t.Run("a successor outside the presented token's family or user, or with its id, is refused and changes nothing", func(t *testing.T) {
 		t.Parallel()
 		s := newStore(t)
 		authSave(t, s, authToken("t1", "f1", "u1"))
-		for _, next := range []domain.RefreshRecord{authToken("t2", "f2", "u1"), authToken("t2", "f1", "u2")} {
-			if _, err := s.RotateRefresh(t.Context(), "t1", next, now, 0); err == nil || domain.KindOf(err) == domain.KindUnauthenticated {
-				t.Errorf("RotateRefresh into family %s of user %s = %v, want an internal error", next.FamilyID, next.UserID, err)
+		for _, next := range []domain.RefreshRecord{authToken("t2", "f2", "u1"), authToken("t2", "f1", "u2"), authToken("t1", "f1", "u1")} {
+			if _, err := s.RotateRefresh(t.Context(), authPresented("t1", "f1", "u1"), next, now, 0); err == nil || domain.KindOf(err) == domain.KindUnauthenticated {
+				t.Errorf("RotateRefresh into %s of family %s and user %s = %v, want an internal error", next.ID, next.FamilyID, next.UserID, err)
 			}
 		}
 		authRotate(t, s, "t1", authToken("t2", "f1", "u1"), now, nil)
 	})
 
-	t.Run("a successor id already stored fails the rotation and leaves the old token usable", func(t *testing.T) {
+	t.Run("a successor id the family holds fails the rotation and leaves the presented token usable", func(t *testing.T) {
 		t.Parallel()
 		s := newStore(t)
 		authSave(t, s, authToken("t1", "f1", "u1"))
-		authSave(t, s, authToken("taken", "f1", "u1"))
-		if _, err := s.RotateRefresh(t.Context(), "t1", authToken("taken", "f1", "u1"), now, 0); err == nil || domain.KindOf(err) == domain.KindUnauthenticated {
-			t.Errorf("RotateRefresh into a taken id = %v, want an internal error", err)
-		}
 		authRotate(t, s, "t1", authToken("t2", "f1", "u1"), now, nil)
+		if _, err := s.RotateRefresh(t.Context(), authPresented("t2", "f1", "u1"), authToken("t1", "f1", "u1"), now, 0); err == nil || domain.KindOf(err) == domain.KindUnauthenticated {
+			t.Errorf("RotateRefresh into a used id of the family = %v, want an internal error", err)
+		}
+		authRotate(t, s, "t2", authToken("t3", "f1", "u1"), now, nil)
 	})
 
-	t.Run("saving a token id twice fails", func(t *testing.T) {
+	t.Run("starting a family twice fails", func(t *testing.T) {
 		t.Parallel()
 		s := newStore(t)
 		authSave(t, s, authToken("t1", "f1", "u1"))
-		if err := s.SaveRefresh(t.Context(), authToken("t1", "f2", "u2")); err == nil {
-			t.Error("SaveRefresh of a stored id = nil, want an error")
+		if err := s.SaveRefresh(t.Context(), authToken("t9", "f1", "u2")); err == nil {
+			t.Error("SaveRefresh into a stored family = nil, want an error")
 		}
 		authRotate(t, s, "t1", authToken("t2", "f1", "u1"), now, nil)
 	})
@@ -234,7 +275,7 @@ func RefreshStore(t *testing.T, newStore func(t *testing.T) ports.RefreshStore) 
 		var wg sync.WaitGroup
 		for i := range n {
 			wg.Go(func() {
-				_, errs[i] = s.RotateRefresh(t.Context(), "t1", authToken(fmt.Sprintf("next%d", i), "f1", "u1"), now, 0)
+				_, errs[i] = s.RotateRefresh(t.Context(), authPresented("t1", "f1", "u1"), authToken(fmt.Sprintf("next%d", i), "f1", "u1"), now, 0)
 			})
 		}
 		wg.Wait()
@@ -266,7 +307,7 @@ func RefreshStore(t *testing.T, newStore func(t *testing.T) ports.RefreshStore) 
 		var wg sync.WaitGroup
 		for i := range n {
 			wg.Go(func() {
-				got[i], errs[i] = s.RotateRefresh(t.Context(), "t1", authToken(fmt.Sprintf("next%d", i), "f1", "u1"), now, 10*time.Second)
+				got[i], errs[i] = s.RotateRefresh(t.Context(), authPresented("t1", "f1", "u1"), authToken(fmt.Sprintf("next%d", i), "f1", "u1"), now, 10*time.Second)
 			})
 		}
 		wg.Wait()
@@ -285,22 +326,26 @@ func RefreshStore(t *testing.T, newStore func(t *testing.T) ports.RefreshStore) 
 			t.Fatal("no rotation succeeded")
 		}
 		// Exactly one token of the family works: the one every answer named.
+		authRotate(t, s, live, authToken("after", "f1", "u1"), now, nil)
 		for i := range n {
 			id := fmt.Sprintf("next%d", i)
-			if id != live {
-				authRotate(t, s, id, authToken("after-"+id, "f1", "u1"), now, domain.ErrUnauthenticated)
+			if _, err := s.RotateRefresh(t.Context(), authPresented(id, "f1", "u1"), authToken("after-"+id, "f1", "u1"), now, 0); err == nil {
+				t.Errorf("%s rotated: a second live branch", id)
 			}
 		}
-		authRotate(t, s, live, authToken("after", "f1", "u1"), now, nil)
 	})
 
 	t.Run("purging removes only expired tokens, at most limit at a time", func(t *testing.T) {
 		t.Parallel()
 		s := newStore(t)
 		for i := range 5 {
-			authSave(t, s, authTokenExpiring(fmt.Sprintf("old%d", i), now.Add(-time.Duration(i+1)*time.Minute)))
+			r := authTokenExpiring(fmt.Sprintf("old%d", i), now.Add(-time.Duration(i+1)*time.Minute))
+			r.FamilyID = fmt.Sprintf("fold%d", i)
+			authSave(t, s, r)
 		}
-		authSave(t, s, authTokenExpiring("at-now", now))
+		atNow := authTokenExpiring("at-now", now)
+		atNow.FamilyID = "fnow"
+		authSave(t, s, atNow)
 		authSave(t, s, authTokenExpiring("live", now.Add(time.Minute)))
 		for _, tc := range []struct {
 			limit, want int
@@ -311,8 +356,8 @@ func RefreshStore(t *testing.T, newStore func(t *testing.T) ports.RefreshStore) 
 			}
 		}
 		authRotate(t, s, "live", authToken("live2", "f1", "u1"), now, nil)
-		// Purged ids are free again: saving one works.
-		authSave(t, s, authToken("old0", "f9", "u9"))
+		// Purged families are free again: starting one works.
+		authSave(t, s, authToken("old0", "fold0", "u9"))
 		if n, err := s.PurgeRefresh(t.Context(), now.Add(time.Microsecond), 10); err != nil || n != 1 {
 			t.Errorf("PurgeRefresh just after at-now expired = %d, %v; want 1", n, err)
 		}
@@ -340,11 +385,26 @@ func authSave(t *testing.T, s ports.RefreshStore, r domain.RefreshRecord) {
 	}
 }
 
-// authRotate rotates oldID into next without grace and fails t unless
-// the answer is the sentinel want (nil for success, which returns next).
+// authPresented returns the claims of a refresh token presented: id of
+// family and user, issued at authT0, valid for a day.
+func authPresented(id, family, user string) domain.Claims {
+	return domain.Claims{Kind: domain.RefreshToken, ID: id, FamilyID: family, Subject: user,
+		IssuedAt: authT0, ExpiresAt: authT0.Add(24 * time.Hour)}
+}
+
+// authRotate presents oldID (of next's family and user) for next without
+// grace and fails t unless the answer is the sentinel want (nil for
+// success, which returns next).
 func authRotate(t *testing.T, s ports.RefreshStore, oldID string, next domain.RefreshRecord, now time.Time, want error) {
 	t.Helper()
-	got, err := s.RotateRefresh(t.Context(), oldID, next, now, 0)
+	authRotateClaims(t, s, authPresented(oldID, next.FamilyID, next.UserID), next, now, want)
+}
+
+// authRotateClaims is authRotate presenting the token of claims p.
+func authRotateClaims(t *testing.T, s ports.RefreshStore, p domain.Claims, next domain.RefreshRecord, now time.Time, want error) {
+	t.Helper()
+	got, err := s.RotateRefresh(t.Context(), p, next, now, 0)
+	oldID := p.ID
 	switch {
 	case (want == nil && err != nil) || (want != nil && !authIs(err, want)):
 		t.Errorf("RotateRefresh(%s → %s) = %v, want %s", oldID, next.ID, err, authName(want))
@@ -359,7 +419,7 @@ func authRotate(t *testing.T, s ports.RefreshStore, oldID string, next domain.Re
 // unused), with the family, user and times that token was stored with.
 func authRotateGrace(t *testing.T, s ports.RefreshStore, oldID string, next domain.RefreshRecord, now time.Time, grace time.Duration, wantLive string) {
 	t.Helper()
-	got, err := s.RotateRefresh(t.Context(), oldID, next, now, grace)
+	got, err := s.RotateRefresh(t.Context(), authPresented(oldID, next.FamilyID, next.UserID), next, now, grace)
 	switch {
 	case err != nil:
 		t.Fatalf("RotateRefresh(%s → %s) within grace = %v, want success", oldID, next.ID, err)

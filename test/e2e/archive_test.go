@@ -89,7 +89,7 @@ func records(t *testing.T, file string) []string {
 		t.Fatal(err)
 	}
 	lines := strings.Split(strings.TrimSuffix(string(b), "\n"), "\n")
-	if !strings.HasPrefix(lines[0], `{"format":"cachegate-export","version":1,`) {
+	if !strings.HasPrefix(lines[0], `{"format":"cachegate-export","version":2,`) {
 		t.Fatalf("header %q", lines[0])
 	}
 	return lines[1:]
@@ -254,7 +254,7 @@ func TestImportRefusesWhatWouldLeaveTheTargetHalfDone(t *testing.T) {
 			t.Fatalf("import into the source itself: status %d, stderr %q", r.Code, r.Stderr)
 		}
 		r = src.importFile(t, good, "--merge")
-		if r.Code != 0 || !strings.Contains(r.Stderr, "imported 0 users, 0 signing keys, 0 refresh tokens, 0 entries") {
+		if r.Code != 0 || !strings.Contains(r.Stderr, "imported 0 users, 0 signing keys, 0 refresh families, 0 entries") {
 			t.Fatalf("--merge of what is already there: status %d, stderr %q", r.Code, r.Stderr)
 		}
 	})

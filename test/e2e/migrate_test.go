@@ -13,7 +13,7 @@ import (
 )
 
 // schemaTables are tables the default configuration's schema has.
-var schemaTables = []string{"user_cache", "users", "refresh_tokens", "signing_keys", "cachegate_migrations"}
+var schemaTables = []string{"user_cache", "users", "refresh_families", "signing_keys", "cachegate_migrations"}
 
 // `cachegate migrate` on an empty database creates the whole schema and
 // exits 0; a second run changes nothing.

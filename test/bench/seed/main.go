@@ -4,6 +4,7 @@
 //	seed entries --database URL --assignee ID [--rows N] [--table user_cache] [--ids-out FILE] [--ids-max N]
 //	seed createdb URL   creates a fresh PostgreSQL database beside URL's and prints its URL
 //	seed dropdb URL     drops the database URL names
+//	seed refreshtable URL   prints the rows and bytes of the refresh table
 //
 // entries writes N cache entries owned by one user straight into a
 // migrated database through bunstore's repository (the same INSERT the
@@ -31,7 +32,7 @@ func main() {
 // run dispatches on the subcommand in args[0].
 func run(ctx context.Context, args []string) error {
 	if len(args) == 0 {
-		return fmt.Errorf("want a subcommand: entries, createdb or dropdb")
+		return fmt.Errorf("want a subcommand: entries, createdb, dropdb or refreshtable")
 	}
 	switch args[0] {
 	case "entries":
@@ -51,6 +52,11 @@ func run(ctx context.Context, args []string) error {
 			return fmt.Errorf("usage: seed dropdb POSTGRES_URL")
 		}
 		return dropDatabase(ctx, args[1])
+	case "refreshtable":
+		if len(args) != 2 {
+			return fmt.Errorf("usage: seed refreshtable DATABASE_URL")
+		}
+		return refreshTable(ctx, args[1])
 	}
-	return fmt.Errorf("unknown subcommand %q: want entries, createdb or dropdb", args[0])
+	return fmt.Errorf("unknown subcommand %q: want entries, createdb, dropdb or refreshtable", args[0])
 }

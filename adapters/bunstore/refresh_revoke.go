@@ -1,0 +1,105 @@
+package bunstore
+
+import (
+	"context"
+	"slices"
+	"time"
+
+	"github.com/uptrace/bun"
+
+	"github.com/cachegate/cachegate/domain"
+)
+
+// RevokeFamily revokes a family at now; a family revoked before keeps its
+// time, an unknown one is no error. With events, the revocation and the
+// events' rows in auth_events are one transaction. One UPDATE of the
+// family's row suffices: a rotation changes that same row, so on
+// PostgreSQL a concurrent one either committed first (and the UPDATE,
+// having waited for the row, revokes its successor) or waits and then
+// finds the family revoked.
+func (s *RefreshStore) RevokeFamily(ctx context.Context, familyID string, now time.Time, events ...domain.AuditEvent) (err error) {
+	ctx, done := s.bounds.enter(ctx)
+	defer done(&err)
+	if len(events) == 0 {
+		return s.revoke(ctx, "family_id", familyID, now)
+	}
+	return authInTx(ctx, s.db, "revoke refresh family", func(ctx context.Context, tx bun.Tx) error {
+		if err := revokeIn(ctx, tx, "family_id", familyID, now); err != nil {
+			return err
+		}
+		return insertEvents(ctx, tx, events)
+	})
+}
+
+// RevokeUser revokes every family of a user at now.
+func (s *RefreshStore) RevokeUser(ctx context.Context, userID string, now time.Time) (err error) {
+	ctx, done := s.bounds.enter(ctx)
+	defer done(&err)
+	return s.revoke(ctx, "user_id", userID, now)
+}
+
+// revoke sets revoked_at on every unrevoked family whose column equals
+// value, as a statement of its own.
+func (s *RefreshStore) revoke(ctx context.Context, column, value string, now time.Time) error {
+	err := withRetry(ctx, func() error {
+		_, err := s.db.ExecContext(ctx, revokeQuery, timeArg(now), bun.Ident(column), value)
+		return err
+	})
+	if err != nil {
+		return dbError("revoke refresh families", err)
+	}
+	return nil
+}
+
+// revokeIn is revoke inside tx.
+func revokeIn(ctx context.Context, tx bun.Tx, column, value string, now time.Time) error {
+	if _, err := tx.ExecContext(ctx, revokeQuery, timeArg(now), bun.Ident(column), value); err != nil {
+		return dbError("revoke refresh families", err)
+	}
+	return nil
+}
+
+const revokeQuery = `UPDATE refresh_families SET revoked_at = ? WHERE ? = ? AND revoked_at IS NULL`
+
+// revokedFamiliesQuery selects the families revoked since ?.
+const revokedFamiliesQuery = `SELECT family_id FROM refresh_families WHERE revoked_at IS NOT NULL AND revoked_at >= ?`
+
+// RevokedFamilies returns, sorted, the families revoked at or after
+// since: one range scan of the partial index
+// refresh_families_revoked_at_idx, which holds revoked families only. The
+// rows are sorted here, not in SQL: with ORDER BY, SQLite's planner may
+// prefer walking the primary key over the whole table.
+func (s *RefreshStore) RevokedFamilies(ctx context.Context, since time.Time) (_ []string, err error) {
+	ctx, done := s.bounds.enter(ctx)
+	defer done(&err)
+	var rows []string
+	err = s.db.NewRaw(revokedFamiliesQuery, timeArg(since)).Scan(ctx, &rows)
+	if err != nil {
+		return nil, dbError("read revoked families", err)
+	}
+	slices.Sort(rows)
+	return rows, nil
+}
+
+// PurgeRefresh removes at most limit families whose live token expired
+// before now, earliest expiry first, and returns how many it removed. A
+// limit below 1 removes nothing. On PostgreSQL replicas purging together
+// take disjoint batches (SKIP LOCKED).
+func (s *RefreshStore) PurgeRefresh(ctx context.Context, now time.Time, limit int) (_ int, err error) {
+	ctx, done := s.bounds.enter(ctx)
+	defer done(&err)
+	if limit < 1 {
+		return 0, nil
+	}
+	res, err := s.db.ExecContext(ctx, `DELETE FROM refresh_families WHERE family_id IN (
+		SELECT family_id FROM refresh_families WHERE expires_at < ? ORDER BY expires_at LIMIT ?`+skipLocked(s.db)+`)`,
+		timeArg(now), limit)
+	if err != nil {
+		return 0, dbError("purge refresh families", err)
+	}
+	n, err := res.RowsAffected()
+	if err != nil {
+		return 0, dbError("purge refresh families", err)
+	}
+	return int(n), nil
+}
