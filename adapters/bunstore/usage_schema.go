@@ -28,10 +28,10 @@ import (
 // 1 + pg_backend_pid() % 15, where writers of other connections rarely
 // meet it; shard 0 holds the counts the migration found. Writes under a
 // quota serialise on an advisory lock instead (cache_usage_admit), which
-// removals and writes without a quota never wait for. Inserts and updates
-// count row by row; deletes (the sweeper's batches span many assignees)
-// count once per statement, from the transition table, one upsert per
-// assignee in assignee order, so two replicas purging at once lock rows in
+// removals and writes without a quota never wait for. Every change counts
+// once per statement (pgUsageAddedFunction says why not per row), from
+// the statement's transition tables, one upsert per assignee in assignee
+// order, so two replicas writing or purging at once lock count rows in
 // the same order and never deadlock. SQLite has one writer: every count is
 // shard 0.
 //
@@ -99,10 +99,15 @@ func usageDDL(db bun.IDB, table string) []string {
 			" (assignee_id, expires_at) WHERE date_deleted IS NULL AND expires_at IS NOT NULL",
 	}
 	if isPostgres(db) {
-		out = append(out, pgUsageRowFunction, pgUsageRemovedFunction,
+		out = append(out, pgUsageAddedFunction, pgUsageChangedFunction, pgUsageRemovedFunction,
 			"DROP TRIGGER IF EXISTS "+objectName(table, "usage")+" ON "+t,
-			"CREATE TRIGGER "+objectName(table, "usage")+" AFTER INSERT OR UPDATE ON "+t+
-				" FOR EACH ROW EXECUTE FUNCTION cache_usage_row()",
+			"DROP FUNCTION IF EXISTS cache_usage_row()",
+			"DROP TRIGGER IF EXISTS "+objectName(table, "usage_added")+" ON "+t,
+			"CREATE TRIGGER "+objectName(table, "usage_added")+" AFTER INSERT ON "+t+
+				" REFERENCING NEW TABLE AS added FOR EACH STATEMENT EXECUTE FUNCTION cache_usage_added()",
+			"DROP TRIGGER IF EXISTS "+objectName(table, "usage_changed")+" ON "+t,
+			"CREATE TRIGGER "+objectName(table, "usage_changed")+" AFTER UPDATE ON "+t+
+				" REFERENCING OLD TABLE AS before NEW TABLE AS after FOR EACH STATEMENT EXECUTE FUNCTION cache_usage_changed()",
 			"DROP TRIGGER IF EXISTS "+objectName(table, "usage_removed")+" ON "+t,
 			"CREATE TRIGGER "+objectName(table, "usage_removed")+" AFTER DELETE ON "+t+
 				" REFERENCING OLD TABLE AS gone FOR EACH STATEMENT EXECUTE FUNCTION cache_usage_removed()")
@@ -147,7 +152,8 @@ func usageDropDDL(db bun.IDB, table string) []string {
 	t := quoteIdent(table)
 	out := []string{"DROP INDEX IF EXISTS " + quoteIdent(cacheNamesOf(table).expiring)}
 	if isPostgres(db) {
-		out = append(out, "DROP TRIGGER IF EXISTS "+objectName(table, "usage")+" ON "+t,
+		out = append(out, "DROP TRIGGER IF EXISTS "+objectName(table, "usage_added")+" ON "+t,
+			"DROP TRIGGER IF EXISTS "+objectName(table, "usage_changed")+" ON "+t,
 			"DROP TRIGGER IF EXISTS "+objectName(table, "usage_removed")+" ON "+t)
 	} else {
 		for _, s := range []string{"usage_insert", "usage_resize", "usage_leave", "usage_enter", "usage_delete"} {
@@ -193,33 +199,35 @@ const quotaLockClass = "1903521652"
 // pgOwnShard is the shard of a change on PostgreSQL: its connection's.
 const pgOwnShard = `1 + pg_backend_pid() % 15`
 
-// pgUsageRowFunction counts an inserted or updated row; TG_TABLE_NAME
-// names the entity. An update that keeps the assignee and the size of a
-// live row writes nothing, so it locks no count.
-const pgUsageRowFunction = `CREATE OR REPLACE FUNCTION cache_usage_row() RETURNS trigger LANGUAGE plpgsql AS $$
-DECLARE
-	grow bigint;
+// pgUsageAddedFunction and pgUsageChangedFunction count the rows one
+// INSERT or UPDATE statement wrote, from its transition tables: one upsert
+// per assignee whose counts changed, in assignee order. They replaced a
+// row-level trigger, which upserted the count row once per written row: a
+// statement writing many rows of one assignee (an import, a batch insert)
+// then updated the same row thousands of times in one transaction, and
+// each update had to walk past the versions the earlier ones left, which
+// grew quadratically (a million-row INSERT ran for minutes). An update
+// counts as its rows leaving and entering; one that keeps an entry's
+// assignee and size nets to zero and touches no count.
+const pgUsageAddedFunction = `CREATE OR REPLACE FUNCTION cache_usage_added() RETURNS trigger LANGUAGE plpgsql AS $$
 BEGIN
-	IF TG_OP = 'UPDATE' AND OLD.date_deleted IS NULL AND NEW.date_deleted IS NULL
-			AND OLD.assignee_id = NEW.assignee_id THEN
-		grow := octet_length(NEW.data) - octet_length(OLD.data);
-		IF grow <> 0 THEN
-			INSERT INTO cache_usage AS u (entity, assignee_id, shard, entries, bytes)
-			VALUES (TG_TABLE_NAME, NEW.assignee_id, ` + pgOwnShard + `, 0, grow)
-			ON CONFLICT (entity, assignee_id, shard) DO UPDATE SET bytes = u.bytes + excluded.bytes;
-		END IF;
-		RETURN NULL;
-	END IF;
-	IF TG_OP = 'UPDATE' AND OLD.date_deleted IS NULL THEN
-		INSERT INTO cache_usage AS u (entity, assignee_id, shard, entries, bytes)
-		VALUES (TG_TABLE_NAME, OLD.assignee_id, ` + pgOwnShard + `, -1, -octet_length(OLD.data))
-		ON CONFLICT (entity, assignee_id, shard) DO UPDATE SET entries = u.entries - 1, bytes = u.bytes + excluded.bytes;
-	END IF;
-	IF NEW.date_deleted IS NULL THEN
-		INSERT INTO cache_usage AS u (entity, assignee_id, shard, entries, bytes)
-		VALUES (TG_TABLE_NAME, NEW.assignee_id, ` + pgOwnShard + `, 1, octet_length(NEW.data))
-		ON CONFLICT (entity, assignee_id, shard) DO UPDATE SET entries = u.entries + 1, bytes = u.bytes + excluded.bytes;
-	END IF;
+	INSERT INTO cache_usage AS u (entity, assignee_id, shard, entries, bytes)
+	SELECT TG_TABLE_NAME, assignee_id, ` + pgOwnShard + `, count(*), sum(octet_length(data)) FROM added
+	WHERE date_deleted IS NULL GROUP BY assignee_id ORDER BY assignee_id
+	ON CONFLICT (entity, assignee_id, shard) DO UPDATE SET entries = u.entries + excluded.entries, bytes = u.bytes + excluded.bytes;
+	RETURN NULL;
+END
+$$`
+
+const pgUsageChangedFunction = `CREATE OR REPLACE FUNCTION cache_usage_changed() RETURNS trigger LANGUAGE plpgsql AS $$
+BEGIN
+	INSERT INTO cache_usage AS u (entity, assignee_id, shard, entries, bytes)
+	SELECT TG_TABLE_NAME, assignee_id, ` + pgOwnShard + `, sum(n), sum(b) FROM (
+		SELECT assignee_id, -1 AS n, -octet_length(data)::bigint AS b FROM before WHERE date_deleted IS NULL
+		UNION ALL
+		SELECT assignee_id, 1, octet_length(data)::bigint FROM after WHERE date_deleted IS NULL
+	) d GROUP BY assignee_id HAVING sum(n) <> 0 OR sum(b) <> 0 ORDER BY assignee_id
+	ON CONFLICT (entity, assignee_id, shard) DO UPDATE SET entries = u.entries + excluded.entries, bytes = u.bytes + excluded.bytes;
 	RETURN NULL;
 END
 $$`
