@@ -62,8 +62,9 @@ const sqliteFileParams = "&_journal_mode=WAL&_synchronous=NORMAL"
 //   - sqlite:PATH — an SQLite file, created when missing, in WAL mode with
 //     synchronous=NORMAL, a 5 s busy timeout and foreign keys on. WAL lets
 //     readers run in parallel with the one writer, so the pool holds
-//     max(4, 2×GOMAXPROCS) connections; writes queue in SQLite's busy
-//     handler (docs/storage.md has the measurements).
+//     max(4, 2×GOMAXPROCS) connections; a process's writes queue at the
+//     handle's write gate and entry writes commit in groups
+//     (write_group.go; docs/storage.md has the measurements).
 //   - sqlite::memory: — a private in-memory SQLite database. It lives in one
 //     connection, so the pool is that one connection, never recycled, and
 //     callers queue for it.
