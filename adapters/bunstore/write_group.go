@@ -2,6 +2,7 @@ package bunstore
 
 import (
 	"context"
+	"errors"
 	"slices"
 	"sync"
 	"time"
@@ -156,8 +157,13 @@ func (g *writeGroup) commit(ctx context.Context, db *bun.DB, timeout time.Durati
 			results[i] = w.fn(ctx, tx)
 			if results[i] != nil {
 				if _, err := tx.ExecContext(ctx, "ROLLBACK TO cachegate_write"); err != nil {
+					// SQLite ended the whole transaction on the write's
+					// failure (a full disk, an I/O error): that failure is
+					// what every write of the group must be answered with,
+					// so a full disk still reads as one (507), not as a
+					// missing savepoint.
 					_ = tx.Rollback()
-					return err
+					return errors.Join(results[i], err)
 				}
 			}
 			if _, err := tx.ExecContext(ctx, "RELEASE cachegate_write"); err != nil {

@@ -212,3 +212,43 @@ func TestAWriterThatGivesUpWhileQueuedIsNotRun(t *testing.T) {
 		t.Errorf("a write after it: %v", err)
 	}
 }
+
+// TestAGroupEndedByAWritesFailureAnswersEveryWriteWithThatFailure runs, in
+// one group, a write whose failure ended the whole transaction (as SQLite
+// does on a full disk) and another write: both are answered with the
+// failure itself, which is what the HTTP layer classifies, and neither
+// took effect.
+func TestAGroupEndedByAWritesFailureAnswersEveryWriteWithThatFailure(t *testing.T) {
+	t.Parallel()
+	db := openTestDB(t, "sqlite:"+filepath.Join(t.TempDir(), "ended.db"))
+	r := migrateTable(t, db, "ended_cache")
+	ctx := t.Context()
+	full := errors.New("the disk is full")
+	var errA, errB error
+	queueWhileHoldingTheGate(t, r, []func(){
+		func() {
+			errA = r.write(ctx, func(ctx context.Context, db bun.IDB) error {
+				if err := r.create(ctx, db, testEntry(1), testNow, domain.Quota{}); err != nil {
+					return err
+				}
+				if _, err := db.ExecContext(ctx, "ROLLBACK"); err != nil {
+					return err
+				}
+				return full
+			})
+		},
+		func() {
+			errB = r.write(ctx, func(ctx context.Context, db bun.IDB) error {
+				return r.create(ctx, db, testEntry(2), testNow, domain.Quota{})
+			})
+		},
+	})
+	if !errors.Is(errA, full) || !errors.Is(errB, full) {
+		t.Fatalf("errors %v and %v, want both to carry the failure", errA, errB)
+	}
+	for _, i := range []int{1, 2} {
+		if _, err := r.Get(ctx, testEntry(i).ID, testNow); !errors.Is(err, domain.ErrCacheNotFound) {
+			t.Errorf("entry %d: %v, want not found", i, err)
+		}
+	}
+}
