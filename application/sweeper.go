@@ -25,9 +25,14 @@ func CachePurgers(stores *Assignments) []Purger {
 }
 
 // Sweeper removes expired and deleted rows in the background, in bounded
-// batches, so no sweep holds locks long enough to stall readers. Several
-// replicas may sweep one database at once; the repositories make sure no
-// row is removed twice.
+// batches, so no sweep holds locks long enough to stall readers. Between
+// two full batches it rests as long as the last one took, so a sweep of a
+// long backlog takes at most half of the time of its connection, and of
+// the core the database spends on it: on a small machine a sweep at full
+// speed took a core from the readers, whose reads then queued for the CPU
+// (docs/benchmarks.md, round four). A backlog takes twice as long to
+// clear. Several replicas may sweep one database at once; the
+// repositories make sure no row is removed twice.
 type Sweeper struct {
 	Purgers  []Purger
 	Clock    ports.Clock
@@ -36,6 +41,9 @@ type Sweeper struct {
 	Log      *slog.Logger
 	// OnSwept, when set, learns how many rows each purger removed.
 	OnSwept func(name string, n int)
+	// Rest, when set, replaces the rest between two batches (tests); it is
+	// given how long the last batch took.
+	Rest func(ctx context.Context, d time.Duration)
 }
 
 // SweepOnce runs every purger until it has nothing left and returns how
@@ -45,9 +53,14 @@ func (s *Sweeper) SweepOnce(ctx context.Context) (int, error) {
 	if batch <= 0 {
 		batch = 1000
 	}
+	rest := s.Rest
+	if rest == nil {
+		rest = sleep
+	}
 	total := 0
 	for _, p := range s.Purgers {
 		for {
+			start := time.Now()
 			n, err := p.Purge(ctx, s.Clock.Now(), batch)
 			if err != nil {
 				return total, fmt.Errorf("sweep %s: %w", p.Name, err)
@@ -59,9 +72,20 @@ func (s *Sweeper) SweepOnce(ctx context.Context) (int, error) {
 			if n < batch || ctx.Err() != nil {
 				break
 			}
+			rest(ctx, time.Since(start))
 		}
 	}
 	return total, ctx.Err()
+}
+
+// sleep waits for d or until ctx ends.
+func sleep(ctx context.Context, d time.Duration) {
+	t := time.NewTimer(d)
+	defer t.Stop()
+	select {
+	case <-ctx.Done():
+	case <-t.C:
+	}
 }
 
 // Run sweeps every Interval until ctx ends. Errors are logged, not fatal:

@@ -48,6 +48,33 @@ func TestSweeper(t *testing.T) {
 		}
 	})
 
+	t.Run("between two full batches it rests as long as the last took", func(t *testing.T) {
+		t.Parallel()
+		left := 25
+		slow := application.Purger{Name: "slow", Purge: func(_ context.Context, _ time.Time, limit int) (int, error) {
+			time.Sleep(2 * time.Millisecond)
+			n := min(limit, left)
+			left -= n
+			return n, nil
+		}}
+		var rests []time.Duration
+		s := &application.Sweeper{Purgers: []application.Purger{slow}, Clock: newClock(), Batch: 10,
+			Rest: func(_ context.Context, d time.Duration) { rests = append(rests, d) }}
+		if n, err := s.SweepOnce(ctx); err != nil || n != 25 {
+			t.Fatalf("swept %d, %v; want 25", n, err)
+		}
+		// Batches of 10, 10 and 5: a rest after each full one, none after
+		// the last, which found the backlog cleared.
+		if len(rests) != 2 {
+			t.Fatalf("rested %d times, want 2", len(rests))
+		}
+		for _, d := range rests {
+			if d < 2*time.Millisecond {
+				t.Fatalf("rested %v after a batch of at least 2ms", d)
+			}
+		}
+	})
+
 	t.Run("a failing purger is reported and Run keeps going until cancelled", func(t *testing.T) {
 		t.Parallel()
 		calls := 0

@@ -177,25 +177,38 @@ func (r *CacheRepository) Get(ctx context.Context, id string, now time.Time) (_ 
 }
 
 // get reads the live entry id from db.
+//
+// The point reads (get, GetByKey) select the row not deleted and test its
+// expiry here, as liveAt would: a unique key finds at most one such row.
+// A range condition on expires_at would cost every read on PostgreSQL
+// planning, and with statistics the planner may answer a bound beyond
+// their histogram by walking the expiry index to its end, over the
+// entries of every row a sweep removed and vacuum has not yet reclaimed
+// (docs/benchmarks.md, round four).
 func (r *CacheRepository) get(ctx context.Context, db bun.IDB, id string, now time.Time) (domain.Entry, error) {
-	return r.getOne(ctx, db, "SELECT "+cacheColumns+" FROM ? WHERE id = ? AND "+liveAt, r.table, id, timeArg(now))
+	return r.getOne(ctx, db, now, "SELECT "+cacheColumns+" FROM ? WHERE id = ? AND date_deleted IS NULL", r.table, id)
 }
 
 // GetByKey implements ports.CacheRepository.
 func (r *CacheRepository) GetByKey(ctx context.Context, k domain.NaturalKey, now time.Time) (_ domain.Entry, err error) {
 	ctx, done := r.bounds.enter(ctx)
 	defer done(&err)
-	return r.getOne(ctx, r.db, "SELECT "+cacheColumns+" FROM ? WHERE key = ? AND type = ? AND assignee_id = ? AND "+liveAt,
-		r.table, k.Key, k.Type, k.AssigneeID, timeArg(now))
+	return r.getOne(ctx, r.db, now, "SELECT "+cacheColumns+" FROM ? WHERE key = ? AND type = ? AND assignee_id = ? AND date_deleted IS NULL",
+		r.table, k.Key, k.Type, k.AssigneeID)
 }
 
-func (r *CacheRepository) getOne(ctx context.Context, db bun.IDB, query string, args ...any) (domain.Entry, error) {
+// getOne reads the one row query selects and returns it if it has not
+// expired at now.
+func (r *CacheRepository) getOne(ctx context.Context, db bun.IDB, now time.Time, query string, args ...any) (domain.Entry, error) {
 	var e domain.Entry
 	err := withRetry(ctx, func() error {
 		var err error
 		e, err = scanEntry(db.QueryRowContext(ctx, query, args...))
 		return err
 	})
+	if err == nil && e.ExpiresAt != nil && !e.ExpiresAt.After(now) {
+		err = sql.ErrNoRows
+	}
 	switch {
 	case errors.Is(err, sql.ErrNoRows):
 		return domain.Entry{}, domain.ErrCacheNotFound
@@ -410,7 +423,24 @@ func (r *CacheRepository) Purge(ctx context.Context, now time.Time, limit int) (
 		return 0, nil
 	}
 	query, args := purgeStatement(r.db, r.table, now, limit)
-	n, err := r.exec(ctx, r.db, query, args...)
+	var n int64
+	if isPostgres(r.db) {
+		err = withRetry(ctx, func() error {
+			return r.db.RunInTx(ctx, nil, func(ctx context.Context, tx bun.Tx) error {
+				if _, err := tx.ExecContext(ctx, purgePlan); err != nil {
+					return err
+				}
+				res, err := tx.ExecContext(ctx, query, args...)
+				if err != nil {
+					return err
+				}
+				n, err = res.RowsAffected()
+				return err
+			})
+		})
+	} else {
+		n, err = r.exec(ctx, r.db, query, args...)
+	}
 	if err != nil {
 		return 0, dbError("purge entries", err)
 	}

@@ -73,6 +73,7 @@ func migrateBefore(ctx context.Context, db *bun.DB, tables []string, before stri
 		ms.Add(cacheCoveringMigration(t))
 		ms.Add(changesTriggerMigration(t))
 		ms.Add(usageTriggerMigration(t))
+		ms.Add(changesRemovedMigration(t))
 	}
 	for _, m := range authMigrations() {
 		if before == "" || m.Name < before {
