@@ -305,3 +305,46 @@ func TestAnOwnersFilteredListReadsTheCoveringIndex(t *testing.T) {
 		})
 	}
 }
+
+// TestAPurgeBatchWalksTheIndexesInOrderOnPostgres pins the plan of a purge
+// batch on a table of expired rows without statistics, where PostgreSQL
+// chose a scan of the table, or a bitmap of every expired row, both of
+// which cost each batch of a long sweep in proportion to all the rows
+// earlier batches removed (purgeStatement).
+func TestAPurgeBatchWalksTheIndexesInOrderOnPostgres(t *testing.T) {
+	t.Parallel()
+	db := openTestDB(t, pgtest.New(t))
+	migrateTable(t, db, "sweep_cache")
+	seed(t, db, "sweep_cache", 2000, testNow.Add(time.Hour))
+	later := testNow.Add(2 * time.Hour)
+	query, args := purgeStatement(db, bun.Ident("sweep_cache"), later, 100)
+	tx, err := db.BeginTx(t.Context(), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer func() { _ = tx.Rollback() }()
+	if _, err := tx.ExecContext(t.Context(), purgePlan); err != nil {
+		t.Fatal(err)
+	}
+	var lines []string
+	if err := tx.NewRaw("EXPLAIN "+query, args...).Scan(t.Context(), &lines); err != nil {
+		t.Fatal(err)
+	}
+	plan := strings.Join(lines, "\n")
+	for _, bad := range []string{"Seq Scan on sweep_cache", "Bitmap", "Sort"} {
+		if strings.Contains(plan, bad) {
+			t.Errorf("the purge batch's plan has %q:\n%s", bad, plan)
+		}
+	}
+	for _, walk := range []string{"Index Scan using sweep_cache_deleted", "Index Scan using sweep_cache_expiring"} {
+		if !strings.Contains(plan, walk) {
+			t.Errorf("the purge batch's plan has no %q:\n%s", walk, plan)
+		}
+	}
+	var n int64
+	if res, err := tx.ExecContext(t.Context(), query, args...); err != nil {
+		t.Fatal(err)
+	} else if n, _ = res.RowsAffected(); n != 100 {
+		t.Fatalf("the batch removed %d rows, want 100", n)
+	}
+}
