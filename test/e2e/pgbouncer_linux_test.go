@@ -135,16 +135,24 @@ func TestTwoReplicasThroughPgBouncerInTransactionPoolingMode(t *testing.T) {
 	t.Parallel()
 	pg := newPGCluster(t, "fsync = off", "synchronous_commit = off", "max_connections = 200")
 	pg.start(t)
-	pool := startPgBouncer(t, pg)
 	var n int
-	// newPair creates a database and starts two replicas on it together.
-	newPair := func(t *testing.T) (*server, *server) {
+	// newPair creates a database and starts a PgBouncer and two replicas
+	// through it, together. Each subtest has its own PgBouncer: Debian 12's
+	// PgBouncer 1.18 has exited (twice in CI runs) just after a subtest
+	// ended, as its replicas stopped and closed connections whose queries
+	// were still running. Its log ends with the cancel requests it sends
+	// for those ("started sending cancel request", then "bouncer config
+	// error" on a cancel connection). With one PgBouncer for all, that
+	// failed every later subtest; a PgBouncer that exits during a
+	// subtest's own requests still fails that subtest.
+	newPair := func(t *testing.T) (*server, *server, *pgBouncer) {
 		t.Helper()
 		n++
 		name := "bouncer_" + strconv.Itoa(n)
 		if err := pg.query("CREATE DATABASE "+name, nil); err != nil {
 			t.Fatal(err)
 		}
+		pool := startPgBouncer(t, pg)
 		cfg := serverConfig{YAML: publicYAML, Args: []string{"--database", pool.URL(name)}}
 		a, b := launch(t, cfg), launch(t, cfg)
 		for _, s := range []*server{a, b} {
@@ -152,11 +160,11 @@ func TestTwoReplicasThroughPgBouncerInTransactionPoolingMode(t *testing.T) {
 				t.Fatalf("start a replica through PgBouncer: %v (%s)", err, pool.state())
 			}
 		}
-		return a, b
+		return a, b, pool
 	}
 
 	t.Run("the duplicate-POST race gives one 201 and 39 409", func(t *testing.T) {
-		a, b := newPair(t)
+		a, b, _ := newPair(t)
 		replicas := []*server{a, b}
 		client := newClient()
 		who := newUUID()
@@ -182,7 +190,7 @@ func TestTwoReplicasThroughPgBouncerInTransactionPoolingMode(t *testing.T) {
 	})
 
 	t.Run("login and refresh rotation work across the replicas", func(t *testing.T) {
-		a, b := newPair(t)
+		a, b, pool := newPair(t)
 		if r := runCLI(t, a.Dir, "correct horse\n", nil, "users", "add", "--username", "alice", "--password-stdin",
 			"--database", pool.URL("bouncer_"+strconv.Itoa(n))); r.Code != 0 {
 			t.Fatalf("users add through PgBouncer: %d %s", r.Code, r.Stderr)
@@ -196,7 +204,7 @@ func TestTwoReplicasThroughPgBouncerInTransactionPoolingMode(t *testing.T) {
 	})
 
 	t.Run("the HTTP contract suite passes on either replica", func(t *testing.T) {
-		a, b := newPair(t)
+		a, b, _ := newPair(t)
 		turn := 0
 		contract.CacheHTTP(t, func(t *testing.T) contract.CacheHTTPTarget {
 			turn++
