@@ -95,7 +95,8 @@ func TestEntryWritesCommitTogetherAndFailAlone(t *testing.T) {
 	)
 	queueWhileHoldingTheGate(t, r, writes)
 
-	for i := range creates {
+	// Create 0 has a rival in the group and is judged below.
+	for i := 1; i < creates; i++ {
 		if errs[i] != nil {
 			t.Errorf("create %d: %v", i, errs[i])
 		}
