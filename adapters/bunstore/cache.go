@@ -23,10 +23,12 @@ const maxCreateTries = 3
 // CacheRepository stores the entries of one cache entity in one table, on
 // SQLite or PostgreSQL. Create is one INSERT, and Update and Delete are
 // optimistic (read, apply fn, UPDATE … WHERE version matches, reload on a
-// miss). On PostgreSQL each statement is its own transaction; on SQLite a
-// write runs with the writes queued beside it in one transaction of the
-// handle's write group (write_group.go), each in a savepoint of its own,
-// which behaves like consecutive transactions.
+// miss). On PostgreSQL each statement is its own transaction, and creates
+// without a quota that arrive together share one INSERT
+// (create_batch.go); on SQLite a write runs with the writes queued beside
+// it in one transaction of the handle's write group (write_group.go),
+// each in a savepoint of its own, which behaves like consecutive
+// transactions.
 //
 // Rows are soft-deleted and expire by time; they stay in the table, dead,
 // until Purge removes them or a Create needs their id or natural key.
@@ -44,6 +46,8 @@ type CacheRepository struct {
 	gate     chan struct{}
 	group    *writeGroup
 	prepared *preparedSet
+	// creates batches creates on PostgreSQL (create_batch.go).
+	creates *createBatcher
 }
 
 var _ ports.CacheRepository = (*CacheRepository)(nil)
@@ -52,6 +56,7 @@ var _ ports.CacheRepository = (*CacheRepository)(nil)
 // created.
 func NewCacheRepository(db *bun.DB, table string, opts ...RepoOption) *CacheRepository {
 	r := &CacheRepository{db: db, table: bun.Ident(table), name: table, bounds: newBounds(opts), handle: db}
+	r.creates = batchedCreates(db, r.bounds)
 	if !r.bounds.ungrouped {
 		r.gate, r.group = writeGate(db), entryWrites(db)
 	}
@@ -92,6 +97,9 @@ func (r *CacheRepository) Create(ctx context.Context, e domain.Entry, now time.T
 	ctx, done := r.bounds.enter(ctx)
 	defer done(&err)
 	e = e.Normalized()
+	if r.creates != nil && newQuotaGuard(q, nil, e) == nil {
+		return r.creates.create(ctx, r, e, now)
+	}
 	return r.write(ctx, func(ctx context.Context, db bun.IDB) error { return r.create(ctx, db, e, now, q) })
 }
 

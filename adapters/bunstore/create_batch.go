@@ -1,0 +1,242 @@
+package bunstore
+
+import (
+	"context"
+	"errors"
+	"slices"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/uptrace/bun"
+
+	"github.com/cachegate/cachegate/domain"
+)
+
+// Batched creates on PostgreSQL.
+//
+// A create was one INSERT in a transaction of its own. Under load its
+// cost was mostly PostgreSQL's per statement and per commit: parsing and
+// planning, the change log's and the usage counts' triggers being set up,
+// the commit record and its WAL flush, two round trips of the protocol.
+// Measured with pgbench on a migrated table (docs/benchmarks.md), a
+// statement of 8 rows costs PostgreSQL less than half the CPU per row of
+// 8 statements of one.
+//
+// So a repository on PostgreSQL lets at most createBatchSlots creates
+// without a quota run at once. A create that finds every slot taken
+// queues, and the caller that gets the next slot writes the creates
+// waiting at that moment (up to maxCreateBatch) in one statement:
+//
+//	INSERT INTO t (…) VALUES (…), (…), … ON CONFLICT DO NOTHING RETURNING id
+//
+// A create whose id the statement returns is done; it committed with the
+// statement. Every other one (its id or natural key was held, by a live
+// row or a dead one) runs alone afterwards, on the path it always took
+// (create), which clears dead rows out of its way and tells which
+// conflict it met. If the statement fails, every create of the batch
+// runs alone, so each gets the answer it would have got by itself.
+// Within a batch a second create of the same id or natural key is left
+// out of the statement and runs alone after it, so it meets the first as
+// a later transaction would. A batch of one create runs alone at once.
+//
+// The creates of a batch therefore behave like consecutive transactions
+// in some order, as concurrent creates did. They share a commit: they all
+// take effect or none does, and none answers before the commit. Creates
+// under a quota are not batched: each takes its assignee's advisory lock
+// (cache_quota.go) and runs alone, as before. SQLite groups every write
+// through its write gate instead (write_group.go).
+
+const (
+	// maxCreateBatch bounds the rows of one statement.
+	maxCreateBatch = 64
+	// createBatchSlots is how many creates, alone or batched, a
+	// repository runs on PostgreSQL at once; the others queue.
+	createBatchSlots = 2
+)
+
+// errCreateAlone answers a queued create that must run by itself.
+var errCreateAlone = errors.New("bunstore: create alone")
+
+// queuedCreate is one create waiting in a createBatcher.
+type queuedCreate struct {
+	ctx  context.Context //nolint:containedctx // a create whose caller gave up is not written
+	e    domain.Entry
+	now  time.Time
+	done chan error
+}
+
+// createBatcher is the queue of one repository's creates on PostgreSQL.
+type createBatcher struct {
+	slots   chan struct{}
+	mu      sync.Mutex
+	pending []*queuedCreate
+	// batches counts the statements that wrote more than one create, for
+	// tests.
+	batches atomic.Int64
+}
+
+func newCreateBatcher() *createBatcher {
+	return &createBatcher{slots: make(chan struct{}, createBatchSlots)}
+}
+
+// create writes e: in a batch with the creates queued beside it, or alone.
+func (b *createBatcher) create(ctx context.Context, r *CacheRepository, e domain.Entry, now time.Time) error {
+	w := &queuedCreate{ctx: ctx, e: e, now: now, done: make(chan error, 1)}
+	b.mu.Lock()
+	b.pending = append(b.pending, w)
+	b.mu.Unlock()
+	err := b.wait(ctx, r, w)
+	if errors.Is(err, errCreateAlone) {
+		return r.create(ctx, r.db, e, now, domain.Quota{})
+	}
+	return err
+}
+
+// wait returns w's answer once a holder of a slot, perhaps this caller,
+// has written it.
+func (b *createBatcher) wait(ctx context.Context, r *CacheRepository, w *queuedCreate) error {
+	select {
+	case err := <-w.done:
+		return err
+	case <-ctx.Done():
+		if b.remove(w) {
+			return ctx.Err()
+		}
+		// A holder of a slot took w: its answer comes.
+		return <-w.done
+	case b.slots <- struct{}{}:
+	}
+	defer func() { <-b.slots }()
+	for {
+		batch := b.take()
+		if batch == nil {
+			break
+		}
+		b.write(ctx, r, batch)
+		select {
+		case err := <-w.done:
+			return err
+		default:
+		}
+	}
+	return <-w.done
+}
+
+// remove takes w out of the queue, and reports whether it was still there.
+func (b *createBatcher) remove(w *queuedCreate) bool {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	i := slices.Index(b.pending, w)
+	if i < 0 {
+		return false
+	}
+	b.pending = slices.Delete(b.pending, i, i+1)
+	return true
+}
+
+// take removes and returns up to maxCreateBatch queued creates, nil when
+// none waits.
+func (b *createBatcher) take() []*queuedCreate {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	n := min(len(b.pending), maxCreateBatch)
+	if n == 0 {
+		return nil
+	}
+	batch := slices.Clone(b.pending[:n])
+	b.pending = slices.Delete(b.pending, 0, n)
+	return batch
+}
+
+// write answers every create of batch: nil for those its statement wrote,
+// errCreateAlone for the others. A batch of one runs alone here, under
+// its caller's context.
+func (b *createBatcher) write(ctx context.Context, r *CacheRepository, batch []*queuedCreate) {
+	if len(batch) == 1 {
+		w := batch[0]
+		w.done <- r.create(w.ctx, r.db, w.e, w.now, domain.Quota{})
+		return
+	}
+	var rows, later []*queuedCreate
+	ids := make(map[string]bool, len(batch))
+	keys := make(map[domain.NaturalKey]bool, len(batch))
+	for _, w := range batch {
+		switch {
+		case w.ctx.Err() != nil:
+			w.done <- w.ctx.Err()
+		case ids[w.e.ID] || keys[w.e.NaturalKey()]:
+			later = append(later, w)
+		default:
+			ids[w.e.ID], keys[w.e.NaturalKey()] = true, true
+			rows = append(rows, w)
+		}
+	}
+	written, err := b.insert(ctx, r, rows)
+	if err == nil && len(rows) > 1 {
+		b.batches.Add(1)
+	}
+	for _, w := range rows {
+		if err == nil && written[w.e.ID] {
+			w.done <- nil
+		} else {
+			w.done <- errCreateAlone
+		}
+	}
+	for _, w := range later {
+		w.done <- errCreateAlone
+	}
+}
+
+// insert writes rows in one statement and returns the ids it wrote. It
+// runs under ctx without its cancellation: the statement is every row's,
+// not only its caller's.
+func (b *createBatcher) insert(ctx context.Context, r *CacheRepository, rows []*queuedCreate) (map[string]bool, error) {
+	if len(rows) == 0 {
+		return nil, nil
+	}
+	ctx, cancel := context.WithTimeoutCause(context.WithoutCancel(ctx), r.bounds.timeout, errPastBound)
+	defer cancel()
+	var q strings.Builder
+	q.WriteString("INSERT INTO ? (" + cacheColumns + ") VALUES ")
+	args := make([]any, 0, 1+10*len(rows))
+	args = append(args, r.table)
+	for i, w := range rows {
+		if i > 0 {
+			q.WriteString(", ")
+		}
+		q.WriteString("(?, ?, ?, ?, ?, ?, ?, ?, ?, ?)")
+		e := w.e
+		args = append(args, e.ID, e.Key, e.Type, e.AssigneeID, string(e.Data), e.Version,
+			timeArg(e.DateCreated), timeArg(e.DateUpdated), nullTimeArg(e.DateDeleted), nullTimeArg(e.ExpiresAt))
+	}
+	q.WriteString(" ON CONFLICT DO NOTHING RETURNING id")
+	var written map[string]bool
+	err := withRetry(ctx, func() error {
+		written = make(map[string]bool, len(rows))
+		res, err := r.db.QueryContext(ctx, q.String(), args...)
+		if err != nil {
+			return err
+		}
+		defer func() { _ = res.Close() }()
+		for res.Next() {
+			var id string
+			if err := res.Scan(&id); err != nil {
+				return err
+			}
+			written[id] = true
+		}
+		return res.Err()
+	})
+	return written, err
+}
+
+// batchedCreates returns r's batcher: on PostgreSQL unless writes are
+// ungrouped, else nil.
+func batchedCreates(db bun.IDB, b bounds) *createBatcher {
+	if !isPostgres(db) || b.ungrouped {
+		return nil
+	}
+	return newCreateBatcher()
+}

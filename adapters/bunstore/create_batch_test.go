@@ -1,0 +1,201 @@
+package bunstore
+
+import (
+	"context"
+	"errors"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/cachegate/cachegate/domain"
+	"github.com/cachegate/cachegate/test/pgtest"
+)
+
+// queueCreates fills r's slots, starts one Create per entry and waits
+// until all of them queue. Freeing the slots (releaseSlots) then lets them
+// be written as one batch. The function it returns waits for the creates
+// and returns their errors, in the order of entries. ctxs, when set, gives
+// each create its context.
+func queueCreates(t *testing.T, r *CacheRepository, entries []domain.Entry, ctxs []context.Context) func() []error {
+	t.Helper()
+	b := r.creates
+	for range createBatchSlots {
+		b.slots <- struct{}{}
+	}
+	errs := make([]error, len(entries))
+	var wg sync.WaitGroup
+	for i, e := range entries {
+		ctx := t.Context()
+		if ctxs != nil && ctxs[i] != nil {
+			ctx = ctxs[i]
+		}
+		wg.Go(func() { errs[i] = r.Create(ctx, e, testNow, domain.Quota{}) })
+	}
+	deadline := time.Now().Add(10 * time.Second)
+	for {
+		b.mu.Lock()
+		n := len(b.pending)
+		b.mu.Unlock()
+		if n == len(entries) {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("%d of %d creates queued", n, len(entries))
+		}
+		time.Sleep(time.Millisecond)
+	}
+	return func() []error {
+		wg.Wait()
+		return errs
+	}
+}
+
+// releaseSlots frees the slots queueCreates filled.
+func releaseSlots(r *CacheRepository) {
+	for range createBatchSlots {
+		<-r.creates.slots
+	}
+}
+
+func TestCreatesQueuedTogetherOnPostgresAnswerAsIfAlone(t *testing.T) {
+	t.Parallel()
+	db := openTestDB(t, pgtest.New(t))
+	r := migrateTable(t, db, "batch_cache")
+	if r.creates == nil {
+		t.Fatal("a repository on PostgreSQL batches no creates")
+	}
+	ctx := t.Context()
+
+	// Rows in the way: a live one holding an id, a live one holding a
+	// natural key, and an expired one holding a natural key.
+	holdsID, holdsKey, expired := testEntry(1000), testEntry(1001), testEntry(1002)
+	past := testNow.Add(-time.Minute)
+	expired.ExpiresAt = &past
+	for _, e := range []domain.Entry{holdsID, holdsKey, expired} {
+		if err := r.create(ctx, db, e, testNow.Add(-time.Hour), domain.Quota{}); err != nil {
+			t.Fatal(err)
+		}
+	}
+
+	var entries []domain.Entry
+	var want []error
+	add := func(e domain.Entry, err error) int {
+		entries, want = append(entries, e), append(want, err)
+		return len(entries) - 1
+	}
+	for i := range 20 {
+		add(testEntry(i), nil)
+	}
+	// Two creates of one natural key, and two of one id: which of a pair
+	// comes first in the queue is up to the scheduler, and the other meets
+	// it as a conflict.
+	sameKey := testEntry(20)
+	sameKey.ID = testEntry(21).ID
+	sameID := testEntry(22)
+	sameID.ID = testEntry(23).ID
+	pairs := []struct {
+		a, b int
+		err  error
+	}{
+		{add(testEntry(20), nil), add(sameKey, nil), domain.ErrCacheEntityAlreadyExists},
+		{add(testEntry(23), nil), add(sameID, nil), domain.ErrCacheIDTaken},
+	}
+	takenID := testEntry(24)
+	takenID.ID = holdsID.ID
+	add(takenID, domain.ErrCacheIDTaken)
+	takenKey := testEntry(25)
+	takenKey.Key, takenKey.Type, takenKey.AssigneeID = holdsKey.Key, holdsKey.Type, holdsKey.AssigneeID
+	add(takenKey, domain.ErrCacheEntityAlreadyExists)
+	deadKey := testEntry(26)
+	deadKey.Key, deadKey.Type, deadKey.AssigneeID = expired.Key, expired.Type, expired.AssigneeID
+	add(deadKey, nil)
+	gaveUp, cancel := context.WithCancel(ctx)
+	add(testEntry(27), context.Canceled)
+	ctxs := make([]context.Context, len(entries))
+	ctxs[len(entries)-1] = gaveUp
+
+	wait := queueCreates(t, r, entries, ctxs)
+	cancel()
+	batches := r.creates.batches.Load()
+	releaseSlots(r)
+	errs := wait()
+	for _, p := range pairs {
+		if errs[p.a] != nil {
+			p.a, p.b = p.b, p.a
+		}
+		if errs[p.a] != nil || !errors.Is(errs[p.b], p.err) {
+			t.Errorf("creates %d and %d: errs = %v and %v, want one success and %v", p.a, p.b, errs[p.a], errs[p.b], p.err)
+		}
+		want[p.b] = p.err
+	}
+	for i, err := range errs {
+		if !errors.Is(err, want[i]) || (want[i] == nil) != (err == nil) {
+			t.Errorf("create %d: err = %v, want %v", i, err, want[i])
+		}
+	}
+	if got := r.creates.batches.Load(); got != batches+1 {
+		t.Fatalf("%d statements wrote more than one create, want 1", got-batches)
+	}
+
+	// Every create that succeeded is stored once, logged once and counted.
+	created := 0
+	for i, e := range entries {
+		if want[i] != nil {
+			continue
+		}
+		created++
+		got, err := r.Get(ctx, e.ID, testNow)
+		if err != nil || got.Key != e.Key || string(got.Data) != string(e.Data) {
+			t.Errorf("entry %d: Get = %+v, %v; want the entry created", i, got, err)
+		}
+	}
+	if _, err := r.Get(ctx, testEntry(27).ID, testNow); !errors.Is(err, domain.ErrCacheNotFound) {
+		t.Errorf("the create whose caller gave up: Get err = %v, want not found", err)
+	}
+	var logged int
+	if err := db.NewRaw("SELECT count(*) FROM "+changesTable+" WHERE entity = 'batch_cache' AND kind = 'created'").Scan(ctx, &logged); err != nil {
+		t.Fatal(err)
+	}
+	if logged != created+3 {
+		t.Errorf("the change log holds %d creations, want %d (3 made before the batch)", logged, created+3)
+	}
+	var live, counted int
+	if err := db.NewRaw("SELECT count(*) FROM batch_cache WHERE date_deleted IS NULL").Scan(ctx, &live); err != nil {
+		t.Fatal(err)
+	}
+	if err := db.NewRaw("SELECT coalesce(sum(entries), 0) FROM "+usageTable+" WHERE entity = 'batch_cache'").Scan(ctx, &counted); err != nil {
+		t.Fatal(err)
+	}
+	if live != created+2 || counted != live {
+		t.Errorf("%d live rows, %d counted; want %d of both", live, counted, created+2)
+	}
+}
+
+func TestAFailedBatchOnPostgresFailsOnlyTheCreateThatBrokeIt(t *testing.T) {
+	t.Parallel()
+	db := openTestDB(t, pgtest.New(t))
+	r := migrateTable(t, db, "batch_cache")
+	entries := make([]domain.Entry, 8)
+	for i := range entries {
+		entries[i] = testEntry(i)
+	}
+	// PostgreSQL's text holds no NUL byte: the statement fails.
+	entries[3].Data = []byte("\"a\x00b\"")
+
+	wait := queueCreates(t, r, entries, nil)
+	batches := r.creates.batches.Load()
+	releaseSlots(r)
+	for i, err := range wait() {
+		if (i == 3) != (err != nil) {
+			t.Errorf("create %d: err = %v", i, err)
+		}
+	}
+	if got := r.creates.batches.Load(); got != batches {
+		t.Errorf("%d statements of several creates succeeded, want none", got-batches)
+	}
+	for i, e := range entries {
+		if _, err := r.Get(t.Context(), e.ID, testNow); (i == 3) != errors.Is(err, domain.ErrCacheNotFound) {
+			t.Errorf("entry %d: Get err = %v", i, err)
+		}
+	}
+}
