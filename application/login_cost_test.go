@@ -139,11 +139,14 @@ func TestLoginTimeIsEqualForUnknownUsersWhateverTheStoredCosts(t *testing.T) {
 			unknown = append(unknown, timeLogin("nobody"))
 		}
 	}
-	mu, mw := median(unknown), median(wrong)
-	if ratio := float64(mw) / float64(mu); ratio < 0.8 || ratio > 1.2 {
-		t.Errorf("median login cost: unknown user %v, wrong password (older, cheaper hash) %v: ratio %.2f, want within 20 %%", mu, mw, ratio)
+	// The least of each: the work is the same every time, and a busy
+	// machine only adds to it (a median still moved by 27 % once, with the
+	// whole suite running beside it).
+	lu, lw := slices.Min(unknown), slices.Min(wrong)
+	if ratio := float64(lw) / float64(lu); ratio < 0.8 || ratio > 1.2 {
+		t.Errorf("least login cost: unknown user %v, wrong password (older, cheaper hash) %v: ratio %.2f, want within 20 %%", lu, lw, ratio)
 	}
-	t.Logf("median login cost: unknown user %v, wrong password %v", mu, mw)
+	t.Logf("login cost, least and median: unknown user %v and %v, wrong password %v and %v", lu, median(unknown), lw, median(wrong))
 }
 
 func median(ds []time.Duration) time.Duration {
