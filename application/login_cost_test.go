@@ -76,10 +76,10 @@ func TestLoginCost(t *testing.T) {
 
 // TestLoginTimeIsEqualForUnknownUsersWhateverTheStoredCosts stores a hash
 // at bcrypt cost 4, then logs in with the setting raised to 6 (the test's
-// stand-in for 10 and 12, four times cheaper): the median cost of an
+// stand-in for 10 and 12, four times cheaper): the least cost of an
 // unknown user's login and of a wrong password's must be within 20 %.
 // Without the padding of passhash (equaltime.go) they differ fourfold. A
-// benchmark-style test: medians of interleaved samples, a generous bound.
+// benchmark-style test: the least of interleaved samples, a generous bound.
 // The cost measured is the CPU time of the thread running the login (on
 // Linux; wall time elsewhere): the shared test machines' load makes wall
 // time of a 10 ms computation vary by more than the bound, while the work
