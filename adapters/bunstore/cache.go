@@ -24,11 +24,10 @@ const maxCreateTries = 3
 // SQLite or PostgreSQL. Create is one INSERT, and Update and Delete are
 // optimistic (read, apply fn, UPDATE … WHERE version matches, reload on a
 // miss). On PostgreSQL each statement is its own transaction, and creates
-// without a quota that arrive together share one INSERT
-// (create_batch.go); on SQLite a write runs with the writes queued beside
-// it in one transaction of the handle's write group (write_group.go),
-// each in a savepoint of its own, which behaves like consecutive
-// transactions.
+// that arrive together share one INSERT (create_batch.go); on SQLite a
+// write runs with the writes queued beside it in one transaction of the
+// handle's write group (write_group.go), each in a savepoint of its own,
+// which behaves like consecutive transactions.
 //
 // Rows are soft-deleted and expire by time; they stay in the table, dead,
 // until Purge removes them or a Create needs their id or natural key.
@@ -97,8 +96,8 @@ func (r *CacheRepository) Create(ctx context.Context, e domain.Entry, now time.T
 	ctx, done := r.bounds.enter(ctx)
 	defer done(&err)
 	e = e.Normalized()
-	if r.creates != nil && newQuotaGuard(q, nil, e) == nil {
-		return r.creates.create(ctx, r, e, now)
+	if r.creates != nil {
+		return r.creates.create(ctx, r, e, now, q)
 	}
 	return r.write(ctx, func(ctx context.Context, db bun.IDB) error { return r.create(ctx, db, e, now, q) })
 }

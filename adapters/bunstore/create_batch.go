@@ -25,7 +25,7 @@ import (
 // 8 statements of one.
 //
 // So a repository on PostgreSQL lets at most createBatchSlots creates
-// without a quota run at once. A create that finds every slot taken
+// run at once. A create that finds every slot taken
 // queues, and the caller that gets the next slot writes the creates
 // waiting at that moment (up to maxCreateBatch) in one statement:
 //
@@ -41,12 +41,24 @@ import (
 // out of the statement and runs alone after it, so it meets the first as
 // a later transaction would. A batch of one create runs alone at once.
 //
+// Creates under a quota are written by the same statement, taking their
+// rows from the VALUES list only where cache_usage_admit (cache_quota.go)
+// admits the growth of the whole batch in the row's assignee:
+//
+//	INSERT INTO t (…) SELECT … FROM (VALUES (…, growth, limits), …) v
+//	WHERE CASE WHEN v.guarded THEN cache_usage_admit(…) ELSE true END
+//	ON CONFLICT DO NOTHING RETURNING id
+//
+// The statement takes each assignee's advisory lock once, for all its
+// rows, where alone each create held it from its statement to its
+// commit, one after the other. Refused rows run alone: the growth admitted
+// counts every row of the assignee, written or not, so a refusal is only
+// a reason to look again, one create at a time, which tells exactly.
+//
 // The creates of a batch therefore behave like consecutive transactions
 // in some order, as concurrent creates did. They share a commit: they all
-// take effect or none does, and none answers before the commit. Creates
-// under a quota are not batched: each takes its assignee's advisory lock
-// (cache_quota.go) and runs alone, as before. SQLite groups every write
-// through its write gate instead (write_group.go).
+// take effect or none does, and none answers before the commit. SQLite
+// groups every write through its write gate instead (write_group.go).
 
 const (
 	// maxCreateBatch bounds the rows of one statement.
@@ -64,6 +76,8 @@ type queuedCreate struct {
 	ctx  context.Context //nolint:containedctx // a create whose caller gave up is not written
 	e    domain.Entry
 	now  time.Time
+	q    domain.Quota
+	g    *quotaGuard // the room e needs under q (nil: none)
 	done chan error
 }
 
@@ -72,24 +86,30 @@ type createBatcher struct {
 	slots   chan struct{}
 	mu      sync.Mutex
 	pending []*queuedCreate
-	// batches counts the statements that wrote more than one create, for
+	// batched counts the creates written by statements of several, for
 	// tests.
-	batches atomic.Int64
+	batched atomic.Int64
 }
 
 func newCreateBatcher() *createBatcher {
 	return &createBatcher{slots: make(chan struct{}, createBatchSlots)}
 }
 
-// create writes e: in a batch with the creates queued beside it, or alone.
-func (b *createBatcher) create(ctx context.Context, r *CacheRepository, e domain.Entry, now time.Time) error {
-	w := &queuedCreate{ctx: ctx, e: e, now: now, done: make(chan error, 1)}
+// create writes e under q: in a batch with the creates queued beside it,
+// or alone. A create too large for q whatever its assignee holds runs
+// alone at once.
+func (b *createBatcher) create(ctx context.Context, r *CacheRepository, e domain.Entry, now time.Time, q domain.Quota) error {
+	g := newQuotaGuard(q, nil, e)
+	if g != nil && g.admit(domain.Usage{}) != nil {
+		return r.create(ctx, r.db, e, now, q)
+	}
+	w := &queuedCreate{ctx: ctx, e: e, now: now, q: q, g: g, done: make(chan error, 1)}
 	b.mu.Lock()
 	b.pending = append(b.pending, w)
 	b.mu.Unlock()
 	err := b.wait(ctx, r, w)
 	if errors.Is(err, errCreateAlone) {
-		return r.create(ctx, r.db, e, now, domain.Quota{})
+		return r.create(ctx, r.db, e, now, q)
 	}
 	return err
 }
@@ -156,7 +176,7 @@ func (b *createBatcher) take() []*queuedCreate {
 func (b *createBatcher) write(ctx context.Context, r *CacheRepository, batch []*queuedCreate) {
 	if len(batch) == 1 {
 		w := batch[0]
-		w.done <- r.create(w.ctx, r.db, w.e, w.now, domain.Quota{})
+		w.done <- r.create(w.ctx, r.db, w.e, w.now, w.q)
 		return
 	}
 	var rows, later []*queuedCreate
@@ -175,7 +195,7 @@ func (b *createBatcher) write(ctx context.Context, r *CacheRepository, batch []*
 	}
 	written, err := b.insert(ctx, r, rows)
 	if err == nil && len(rows) > 1 {
-		b.batches.Add(1)
+		b.batched.Add(int64(len(written)))
 	}
 	for _, w := range rows {
 		if err == nil && written[w.e.ID] {
@@ -198,18 +218,48 @@ func (b *createBatcher) insert(ctx context.Context, r *CacheRepository, rows []*
 	}
 	ctx, cancel := context.WithTimeoutCause(context.WithoutCancel(ctx), r.bounds.timeout, errPastBound)
 	defer cancel()
+	// The growth of each assignee's guarded rows, all of them.
+	type growth struct{ entries, bytes int64 }
+	var grows map[string]growth
+	for _, w := range rows {
+		if w.g != nil {
+			if grows == nil {
+				grows = map[string]growth{}
+			}
+			gr := grows[w.e.AssigneeID]
+			gr.entries, gr.bytes = gr.entries+w.g.entries, gr.bytes+w.g.bytes
+			grows[w.e.AssigneeID] = gr
+		}
+	}
 	var q strings.Builder
-	q.WriteString("INSERT INTO ? (" + cacheColumns + ") VALUES ")
-	args := make([]any, 0, 1+10*len(rows))
-	args = append(args, r.table)
+	args := make([]any, 0, 2+15*len(rows))
+	if grows == nil {
+		q.WriteString("INSERT INTO ? (" + cacheColumns + ") VALUES ")
+		args = append(args, r.table)
+	} else {
+		q.WriteString("INSERT INTO ? (" + cacheColumns + ") SELECT v.id, v.key, v.type, v.assignee_id, v.data, v.version::integer, " +
+			"v.date_created::timestamptz, v.date_updated::timestamptz, v.date_deleted::timestamptz, v.expires_at::timestamptz FROM (VALUES ")
+		args = append(args, r.table)
+	}
 	for i, w := range rows {
 		if i > 0 {
 			q.WriteString(", ")
 		}
-		q.WriteString("(?, ?, ?, ?, ?, ?, ?, ?, ?, ?)")
 		e := w.e
 		args = append(args, e.ID, e.Key, e.Type, e.AssigneeID, string(e.Data), e.Version,
 			timeArg(e.DateCreated), timeArg(e.DateUpdated), nullTimeArg(e.DateDeleted), nullTimeArg(e.ExpiresAt))
+		if grows == nil {
+			q.WriteString("(?, ?, ?, ?, ?, ?, ?, ?, ?, ?)")
+			continue
+		}
+		q.WriteString("(?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?::bigint, ?::bigint, ?::bigint, ?::bigint)")
+		gr := grows[e.AssigneeID]
+		args = append(args, w.g != nil, gr.entries, gr.bytes, w.q.MaxEntries, w.q.MaxBytes)
+	}
+	if grows != nil {
+		q.WriteString(") AS v (" + cacheColumns + ", guarded, grow_entries, grow_bytes, max_entries, max_bytes) " +
+			"WHERE CASE WHEN v.guarded THEN cache_usage_admit(?, v.assignee_id, v.grow_entries, v.grow_bytes, v.max_entries, v.max_bytes) ELSE true END")
+		args = append(args, r.name)
 	}
 	q.WriteString(" ON CONFLICT DO NOTHING RETURNING id")
 	var written map[string]bool

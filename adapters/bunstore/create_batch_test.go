@@ -3,6 +3,7 @@ package bunstore
 import (
 	"context"
 	"errors"
+	"slices"
 	"sync"
 	"testing"
 	"time"
@@ -116,7 +117,7 @@ func TestCreatesQueuedTogetherOnPostgresAnswerAsIfAlone(t *testing.T) {
 
 	wait := queueCreates(t, r, entries, ctxs)
 	cancel()
-	batches := r.creates.batches.Load()
+	batched := r.creates.batched.Load()
 	releaseSlots(r)
 	errs := wait()
 	for _, p := range pairs {
@@ -133,8 +134,9 @@ func TestCreatesQueuedTogetherOnPostgresAnswerAsIfAlone(t *testing.T) {
 			t.Errorf("create %d: err = %v, want %v", i, err, want[i])
 		}
 	}
-	if got := r.creates.batches.Load(); got != batches+1 {
-		t.Fatalf("%d statements wrote more than one create, want 1", got-batches)
+	// 20, and the first of each pair; the others met a row in the way.
+	if got := r.creates.batched.Load() - batched; got != 22 {
+		t.Fatalf("the batch wrote %d creates, want 22", got)
 	}
 
 	// Every create that succeeded is stored once, logged once and counted.
@@ -183,19 +185,97 @@ func TestAFailedBatchOnPostgresFailsOnlyTheCreateThatBrokeIt(t *testing.T) {
 	entries[3].Data = []byte("\"a\x00b\"")
 
 	wait := queueCreates(t, r, entries, nil)
-	batches := r.creates.batches.Load()
+	batched := r.creates.batched.Load()
 	releaseSlots(r)
 	for i, err := range wait() {
 		if (i == 3) != (err != nil) {
 			t.Errorf("create %d: err = %v", i, err)
 		}
 	}
-	if got := r.creates.batches.Load(); got != batches {
-		t.Errorf("%d statements of several creates succeeded, want none", got-batches)
+	if got := r.creates.batched.Load() - batched; got != 0 {
+		t.Errorf("a failed batch wrote %d creates, want none", got)
 	}
 	for i, e := range entries {
 		if _, err := r.Get(t.Context(), e.ID, testNow); (i == 3) != errors.Is(err, domain.ErrCacheNotFound) {
 			t.Errorf("entry %d: Get err = %v", i, err)
 		}
+	}
+}
+
+func TestQueuedCreatesUnderAQuotaOnPostgresFillItExactly(t *testing.T) {
+	t.Parallel()
+	db := openTestDB(t, pgtest.New(t))
+	r := migrateTable(t, db, "batch_cache")
+	ctx := t.Context()
+	// testEntry(i) belongs to assignee i % 100: a holds 2 entries and gets
+	// 5 more under a quota of 4; b gets 4 under a quota of 10; c gets 2
+	// without one.
+	a := func(i int) domain.Entry { return testEntry(100*i + 1) }
+	for i := range 2 {
+		if err := r.create(ctx, db, a(i), testNow, domain.Quota{}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	type create struct {
+		e domain.Entry
+		q domain.Quota
+	}
+	var creates []create
+	for i := 2; i < 7; i++ {
+		creates = append(creates, create{a(i), domain.Quota{MaxEntries: 4}})
+	}
+	for i := range 4 {
+		creates = append(creates, create{testEntry(100*i + 2), domain.Quota{MaxEntries: 10}})
+	}
+	for i := range 2 {
+		creates = append(creates, create{testEntry(100*i + 3), domain.Quota{}})
+	}
+
+	b := r.creates
+	for range createBatchSlots {
+		b.slots <- struct{}{}
+	}
+	errs := make([]error, len(creates))
+	var wg sync.WaitGroup
+	for i, c := range creates {
+		wg.Go(func() { errs[i] = r.Create(ctx, c.e, testNow, c.q) })
+	}
+	for deadline := time.Now().Add(10 * time.Second); ; time.Sleep(time.Millisecond) {
+		b.mu.Lock()
+		n := len(b.pending)
+		b.mu.Unlock()
+		if n == len(creates) {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("%d of %d creates queued", n, len(creates))
+		}
+	}
+	batched := b.batched.Load()
+	releaseSlots(r)
+	wg.Wait()
+
+	refused := 0
+	for i, err := range errs {
+		switch {
+		case i < 5 && errors.Is(err, domain.ErrCacheQuotaExceeded):
+			refused++
+		case err != nil:
+			t.Errorf("create %d: err = %v", i, err)
+		}
+	}
+	if refused != 3 {
+		t.Errorf("%d of a's 5 creates were refused, want 3 (2 places left)", refused)
+	}
+	if got := b.batched.Load() - batched; got != 6 {
+		t.Errorf("the batch wrote %d creates, want b's 4 and c's 2", got)
+	}
+	var counts []int
+	if err := db.NewRaw("SELECT sum(entries) FROM "+usageTable+" WHERE entity = 'batch_cache' GROUP BY assignee_id ORDER BY assignee_id").
+		Scan(ctx, &counts); err != nil {
+		t.Fatal(err)
+	}
+	if !slices.Equal(counts, []int{4, 4, 2}) {
+		t.Errorf("counts of a, b and c = %v, want [4 4 2]", counts)
 	}
 }
