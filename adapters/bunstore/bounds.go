@@ -27,11 +27,12 @@ func WithTimeout(d time.Duration) RepoOption {
 	return func(b *bounds) { b.timeout = d }
 }
 
-// WithUngroupedWrites makes a CacheRepository on SQLite run each write on
-// its own, outside the handle's write group (write_group.go): for a tool
-// that wraps many writes in a transaction of its own, by BEGIN and COMMIT
-// on a pool of one connection, as the bench seeder does. The writes of a
-// server should stay grouped.
+// WithUngroupedWrites makes a CacheRepository run each write on its own:
+// on SQLite outside the handle's write group (write_group.go), on
+// PostgreSQL outside the batches of creates (create_batch.go). It is for
+// a tool that wraps many writes in a transaction of its own, by BEGIN and
+// COMMIT on a pool of one connection, as the bench seeder does. The
+// writes of a server should stay grouped.
 func WithUngroupedWrites() RepoOption {
 	return func(b *bounds) { b.ungrouped = true }
 }
