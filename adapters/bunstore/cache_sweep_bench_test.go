@@ -17,8 +17,9 @@ import (
 // (default 10 000; the figure is 1 000 000) in batches of
 // CACHEGATE_BENCH_BATCH (default 1000, the sweeper's default), resting
 // between two batches as long as the last took, as application.Sweeper
-// does (CACHEGATE_BENCH_PAUSE, a Go duration, sets a fixed rest instead;
-// 0s: none), while four goroutines read live entries by id.
+// does (CACHEGATE_BENCH_REST, a factor, rests that many times as long;
+// CACHEGATE_BENCH_PAUSE, a Go duration, sets a fixed rest instead; 0s:
+// none), while four goroutines read live entries by id.
 //
 // The readers run in three phases:
 //
@@ -41,7 +42,7 @@ import (
 //	CACHEGATE_BENCH_ROWS=1000000 go test -tags nomsgpack,grpcnotrace -run '^$' -bench PurgeWhileReading -benchtime 1x ./adapters/bunstore/
 func BenchmarkPurgeWhileReading(b *testing.B) {
 	rows := benchRows(b)
-	batch, pause, load := 1000, time.Duration(-1), 0.5
+	batch, pause, load, restFactor := 1000, time.Duration(-1), 0.5, 1.0
 	if n, err := strconv.Atoi(os.Getenv("CACHEGATE_BENCH_BATCH")); err == nil && n > 0 {
 		batch = n
 	}
@@ -50,6 +51,9 @@ func BenchmarkPurgeWhileReading(b *testing.B) {
 	}
 	if f, err := strconv.ParseFloat(os.Getenv("CACHEGATE_BENCH_LOAD"), 64); err == nil && f > 0 && f <= 1 {
 		load = f
+	}
+	if f, err := strconv.ParseFloat(os.Getenv("CACHEGATE_BENCH_REST"), 64); err == nil && f >= 0 {
+		restFactor = f
 	}
 	const live, readers = 1000, 4
 	for _, be := range benchBackends(b) {
@@ -99,7 +103,7 @@ func BenchmarkPurgeWhileReading(b *testing.B) {
 							break
 						}
 						if pause < 0 {
-							time.Sleep(time.Since(began))
+							time.Sleep(time.Duration(restFactor * float64(time.Since(began))))
 						} else {
 							time.Sleep(pause)
 						}
