@@ -3,9 +3,7 @@ package bunstore
 import (
 	"context"
 	"errors"
-	"slices"
 	"strings"
-	"sync"
 	"sync/atomic"
 	"time"
 
@@ -83,9 +81,8 @@ type queuedCreate struct {
 
 // createBatcher is the queue of one repository's creates on PostgreSQL.
 type createBatcher struct {
-	slots   chan struct{}
-	mu      sync.Mutex
-	pending []*queuedCreate
+	slots chan struct{}
+	queue writeQueue[queuedCreate]
 	// batched counts the creates written by statements of several, for
 	// tests.
 	batched atomic.Int64
@@ -104,70 +101,14 @@ func (b *createBatcher) create(ctx context.Context, r *CacheRepository, e domain
 		return r.create(ctx, r.db, e, now, q)
 	}
 	w := &queuedCreate{ctx: ctx, e: e, now: now, q: q, g: g, done: make(chan error, 1)}
-	b.mu.Lock()
-	b.pending = append(b.pending, w)
-	b.mu.Unlock()
-	err := b.wait(ctx, r, w)
+	b.queue.push(w)
+	err := b.queue.await(ctx, w, w.done, b.slots, maxCreateBatch, func(batch []*queuedCreate) {
+		b.write(ctx, r, batch)
+	})
 	if errors.Is(err, errCreateAlone) {
 		return r.create(ctx, r.db, e, now, q)
 	}
 	return err
-}
-
-// wait returns w's answer once a holder of a slot, perhaps this caller,
-// has written it.
-func (b *createBatcher) wait(ctx context.Context, r *CacheRepository, w *queuedCreate) error {
-	select {
-	case err := <-w.done:
-		return err
-	case <-ctx.Done():
-		if b.remove(w) {
-			return ctx.Err()
-		}
-		// A holder of a slot took w: its answer comes.
-		return <-w.done
-	case b.slots <- struct{}{}:
-	}
-	defer func() { <-b.slots }()
-	for {
-		batch := b.take()
-		if batch == nil {
-			break
-		}
-		b.write(ctx, r, batch)
-		select {
-		case err := <-w.done:
-			return err
-		default:
-		}
-	}
-	return <-w.done
-}
-
-// remove takes w out of the queue, and reports whether it was still there.
-func (b *createBatcher) remove(w *queuedCreate) bool {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	i := slices.Index(b.pending, w)
-	if i < 0 {
-		return false
-	}
-	b.pending = slices.Delete(b.pending, i, i+1)
-	return true
-}
-
-// take removes and returns up to maxCreateBatch queued creates, nil when
-// none waits.
-func (b *createBatcher) take() []*queuedCreate {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	n := min(len(b.pending), maxCreateBatch)
-	if n == 0 {
-		return nil
-	}
-	batch := slices.Clone(b.pending[:n])
-	b.pending = slices.Delete(b.pending, 0, n)
-	return batch
 }
 
 // write answers every create of batch: nil for those its statement wrote,

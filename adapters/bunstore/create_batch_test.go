@@ -34,9 +34,7 @@ func queueCreates(t *testing.T, r *CacheRepository, entries []domain.Entry, ctxs
 	}
 	deadline := time.Now().Add(10 * time.Second)
 	for {
-		b.mu.Lock()
-		n := len(b.pending)
-		b.mu.Unlock()
+		n := b.queue.len()
 		if n == len(entries) {
 			break
 		}
@@ -241,9 +239,7 @@ func TestQueuedCreatesUnderAQuotaOnPostgresFillItExactly(t *testing.T) {
 		wg.Go(func() { errs[i] = r.Create(ctx, c.e, testNow, c.q) })
 	}
 	for deadline := time.Now().Add(10 * time.Second); ; time.Sleep(time.Millisecond) {
-		b.mu.Lock()
-		n := len(b.pending)
-		b.mu.Unlock()
+		n := b.queue.len()
 		if n == len(creates) {
 			break
 		}

@@ -3,8 +3,6 @@ package bunstore
 import (
 	"context"
 	"errors"
-	"slices"
-	"sync"
 	"time"
 
 	"github.com/uptrace/bun"
@@ -53,8 +51,7 @@ type groupWrite struct {
 
 // writeGroup is the queue of one SQLite handle's entry writes.
 type writeGroup struct {
-	mu      sync.Mutex
-	pending []*groupWrite
+	queue writeQueue[groupWrite]
 }
 
 // run queues fn, and returns its result once a holder of gate, perhaps
@@ -64,60 +61,10 @@ func (g *writeGroup) run(ctx context.Context, db *bun.DB, gate chan struct{}, ti
 	fn func(ctx context.Context, db bun.IDB) error,
 ) error {
 	w := &groupWrite{ctx: ctx, fn: fn, done: make(chan error, 1)}
-	g.mu.Lock()
-	g.pending = append(g.pending, w)
-	g.mu.Unlock()
-	select {
-	case err := <-w.done:
-		return err
-	case <-ctx.Done():
-		if g.remove(w) {
-			return ctx.Err()
-		}
-		// A holder of the gate took w: its answer comes.
-		return <-w.done
-	case gate <- struct{}{}:
-	}
-	defer func() { <-gate }()
-	for {
-		batch := g.take()
-		if batch == nil {
-			break
-		}
+	g.queue.push(w)
+	return g.queue.await(ctx, w, w.done, gate, maxWriteGroup, func(batch []*groupWrite) {
 		g.commit(ctx, db, timeout, batch)
-		select {
-		case err := <-w.done:
-			return err
-		default:
-		}
-	}
-	return <-w.done
-}
-
-// remove takes w out of the queue, and reports whether it was still there.
-func (g *writeGroup) remove(w *groupWrite) bool {
-	g.mu.Lock()
-	defer g.mu.Unlock()
-	i := slices.Index(g.pending, w)
-	if i < 0 {
-		return false
-	}
-	g.pending = slices.Delete(g.pending, i, i+1)
-	return true
-}
-
-// take removes and returns up to maxWriteGroup waiting writes, nil when
-// none waits.
-func (g *writeGroup) take() []*groupWrite {
-	g.mu.Lock()
-	defer g.mu.Unlock()
-	n := min(len(g.pending), maxWriteGroup)
-	if n == 0 {
-		return nil
-	}
-	batch := slices.Clone(g.pending[:n])
-	g.pending = slices.Delete(g.pending, 0, n)
-	return batch
+	})
 }
 
 // commit runs batch in one transaction and answers every write in it.

@@ -27,9 +27,7 @@ func queueWhileHoldingTheGate(t *testing.T, r *CacheRepository, writes []func())
 		wg.Go(w)
 	}
 	for deadline := time.Now().Add(10 * time.Second); ; {
-		r.group.mu.Lock()
-		queued := len(r.group.pending)
-		r.group.mu.Unlock()
+		queued := r.group.queue.len()
 		if queued == len(writes) {
 			break
 		}
@@ -189,9 +187,7 @@ func TestAWriterThatGivesUpWhileQueuedIsNotRun(t *testing.T) {
 	done := make(chan error, 1)
 	go func() { done <- r.Create(ctx, testEntry(1), testNow, domain.Quota{}) }()
 	for deadline := time.Now().Add(10 * time.Second); ; {
-		r.group.mu.Lock()
-		queued := len(r.group.pending)
-		r.group.mu.Unlock()
+		queued := r.group.queue.len()
 		if queued == 1 {
 			break
 		}
