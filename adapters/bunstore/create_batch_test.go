@@ -12,36 +12,29 @@ import (
 	"github.com/cachegate/cachegate/test/pgtest"
 )
 
-// queueCreates fills r's slots, starts one Create per entry and waits
-// until all of them queue. Freeing the slots (releaseSlots) then lets them
-// be written as one batch. The function it returns waits for the creates
-// and returns their errors, in the order of entries. ctxs, when set, gives
-// each create its context.
-func queueCreates(t *testing.T, r *CacheRepository, entries []domain.Entry, ctxs []context.Context) func() []error {
+// queueCreates fills r's slots, starts n creates, create(0) to
+// create(n-1), and waits until all of them queue. Freeing the slots
+// (releaseSlots) then lets them be written as one batch. The function it
+// returns waits for the creates and returns their errors, in order.
+func queueCreates(t *testing.T, r *CacheRepository, n int, create func(i int) error) func() []error {
 	t.Helper()
 	b := r.creates
 	for range createBatchSlots {
 		b.slots <- struct{}{}
 	}
-	errs := make([]error, len(entries))
+	errs := make([]error, n)
 	var wg sync.WaitGroup
-	for i, e := range entries {
-		ctx := t.Context()
-		if ctxs != nil && ctxs[i] != nil {
-			ctx = ctxs[i]
-		}
-		wg.Go(func() { errs[i] = r.Create(ctx, e, testNow, domain.Quota{}) })
+	for i := range n {
+		wg.Go(func() { errs[i] = create(i) })
 	}
-	deadline := time.Now().Add(10 * time.Second)
-	for {
-		n := b.queue.len()
-		if n == len(entries) {
+	for deadline := time.Now().Add(10 * time.Second); ; time.Sleep(time.Millisecond) {
+		queued := b.queue.len()
+		if queued == n {
 			break
 		}
 		if time.Now().After(deadline) {
-			t.Fatalf("%d of %d creates queued", n, len(entries))
+			t.Fatalf("%d of %d creates queued", queued, n)
 		}
-		time.Sleep(time.Millisecond)
 	}
 	return func() []error {
 		wg.Wait()
@@ -110,10 +103,12 @@ func TestCreatesQueuedTogetherOnPostgresAnswerAsIfAlone(t *testing.T) {
 	add(deadKey, nil)
 	gaveUp, cancel := context.WithCancel(ctx)
 	add(testEntry(27), context.Canceled)
-	ctxs := make([]context.Context, len(entries))
-	ctxs[len(entries)-1] = gaveUp
-
-	wait := queueCreates(t, r, entries, ctxs)
+	wait := queueCreates(t, r, len(entries), func(i int) error {
+		if i == len(entries)-1 {
+			return r.Create(gaveUp, entries[i], testNow, domain.Quota{})
+		}
+		return r.Create(ctx, entries[i], testNow, domain.Quota{})
+	})
 	cancel()
 	batched := r.creates.batched.Load()
 	releaseSlots(r)
@@ -182,7 +177,9 @@ func TestAFailedBatchOnPostgresFailsOnlyTheCreateThatBrokeIt(t *testing.T) {
 	// PostgreSQL's text holds no NUL byte: the statement fails.
 	entries[3].Data = []byte("\"a\x00b\"")
 
-	wait := queueCreates(t, r, entries, nil)
+	wait := queueCreates(t, r, len(entries), func(i int) error {
+		return r.Create(t.Context(), entries[i], testNow, domain.Quota{})
+	})
 	batched := r.creates.batched.Load()
 	releaseSlots(r)
 	for i, err := range wait() {
@@ -230,26 +227,12 @@ func TestQueuedCreatesUnderAQuotaOnPostgresFillItExactly(t *testing.T) {
 	}
 
 	b := r.creates
-	for range createBatchSlots {
-		b.slots <- struct{}{}
-	}
-	errs := make([]error, len(creates))
-	var wg sync.WaitGroup
-	for i, c := range creates {
-		wg.Go(func() { errs[i] = r.Create(ctx, c.e, testNow, c.q) })
-	}
-	for deadline := time.Now().Add(10 * time.Second); ; time.Sleep(time.Millisecond) {
-		n := b.queue.len()
-		if n == len(creates) {
-			break
-		}
-		if time.Now().After(deadline) {
-			t.Fatalf("%d of %d creates queued", n, len(creates))
-		}
-	}
+	wait := queueCreates(t, r, len(creates), func(i int) error {
+		return r.Create(ctx, creates[i].e, testNow, creates[i].q)
+	})
 	batched := b.batched.Load()
 	releaseSlots(r)
-	wg.Wait()
+	errs := wait()
 
 	refused := 0
 	for i, err := range errs {
