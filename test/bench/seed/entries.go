@@ -57,12 +57,15 @@ func parseEntries(args []string) (entriesConfig, error) {
 	}
 	if c.workers == 0 {
 		c.workers = 1
-		if !strings.HasPrefix(c.database, "sqlite:") {
+		if isPostgres(c) {
 			c.workers = 4
 		}
 	}
 	return c, nil
 }
+
+// isPostgres reports whether c seeds a PostgreSQL database.
+func isPostgres(c entriesConfig) bool { return !strings.HasPrefix(c.database, "sqlite:") }
 
 // seedEntries implements `seed entries`.
 func seedEntries(ctx context.Context, args []string) error {
@@ -91,8 +94,12 @@ func seedEntries(ctx context.Context, args []string) error {
 		}
 	}
 	took := time.Since(start)
-	fmt.Printf("seeded %d entries in %.2f s (%.0f entries/s, %d writer(s), %d per transaction)\n",
-		c.rows, took.Seconds(), float64(c.rows)/max(took.Seconds(), 1e-9), c.workers, c.batch)
+	perTx := fmt.Sprintf("%d per transaction", c.batch)
+	if isPostgres(c) {
+		perTx = "one per transaction"
+	}
+	fmt.Printf("seeded %d entries in %.2f s (%.0f entries/s, %d writer(s), %s)\n",
+		c.rows, took.Seconds(), float64(c.rows)/max(took.Seconds(), 1e-9), c.workers, perTx)
 	if c.idsOut != "" {
 		return writeSample(c.idsOut, ids, keys, c.idsMax)
 	}
@@ -102,6 +109,11 @@ func seedEntries(ctx context.Context, args []string) error {
 // writeRange inserts one worker's entries through its own one-connection
 // pool, so the BEGIN and COMMIT around each batch run on the connection
 // the repository's INSERTs use. first is the index of ids[0] among all.
+//
+// On PostgreSQL each entry commits alone (--batch does not apply): pgx
+// closes a pooled connection handed back inside a transaction, so a BEGIN
+// sent through the pool did not hold. The INSERTs ran on a new connection,
+// and the COMMIT found no transaction (a warning in the server's log).
 func writeRange(ctx context.Context, c entriesConfig, ids, keys []string, first int) error {
 	if len(ids) == 0 {
 		return nil
@@ -120,7 +132,7 @@ func writeRange(ctx context.Context, c entriesConfig, ids, keys []string, first 
 	}
 	for lo := 0; lo < len(ids); lo += c.batch {
 		hi := min(lo+c.batch, len(ids))
-		if err := inTx(ctx, db, func() error {
+		if err := inTx(ctx, db, isPostgres(c), func() error {
 			for i := lo; i < hi; i++ {
 				e := domain.Entry{ID: ids[i], Key: keys[i], Type: "settings", AssigneeID: c.assignee,
 					Data: seedData(first + i), Version: 1, DateCreated: now, DateUpdated: now, ExpiresAt: expires}
@@ -140,8 +152,12 @@ func writeRange(ctx context.Context, c entriesConfig, ids, keys []string, first 
 }
 
 // inTx runs fn between BEGIN and COMMIT on db, whose pool must hold a
-// single connection; a failing fn is rolled back.
-func inTx(ctx context.Context, db *bun.DB, fn func() error) error {
+// single connection; a failing fn is rolled back. alone runs fn without
+// them.
+func inTx(ctx context.Context, db *bun.DB, alone bool, fn func() error) error {
+	if alone {
+		return fn()
+	}
 	if _, err := db.ExecContext(ctx, "BEGIN"); err != nil {
 		return fmt.Errorf("entries: begin: %w", err)
 	}
