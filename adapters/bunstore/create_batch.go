@@ -7,6 +7,7 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/jackc/pgx/v5/pgconn"
 	"github.com/uptrace/bun"
 
 	"github.com/cachegate/cachegate/domain"
@@ -33,8 +34,10 @@ import (
 // statement. Every other one (its id or natural key was held, by a live
 // row or a dead one) runs alone afterwards, on the path it always took
 // (create), which clears dead rows out of its way and tells which
-// conflict it met. If the statement fails, every create of the batch
-// runs alone, so each gets the answer it would have got by itself.
+// conflict it met. If PostgreSQL refuses the statement, every create of
+// the batch runs alone, so each gets the answer it would have got by
+// itself; if the database fails under it (batchFailure), each gets that
+// failure.
 // Within a batch a second create of the same id or natural key is left
 // out of the statement and runs alone after it, so it meets the first as
 // a later transaction would. A batch of one create runs alone at once.
@@ -139,9 +142,12 @@ func (b *createBatcher) write(ctx context.Context, r *CacheRepository, batch []*
 		b.batched.Add(int64(len(written)))
 	}
 	for _, w := range rows {
-		if err == nil && written[w.e.ID] {
+		switch {
+		case err != nil:
+			w.done <- err
+		case written[w.e.ID]:
 			w.done <- nil
-		} else {
+		default:
 			w.done <- errCreateAlone
 		}
 	}
@@ -150,9 +156,10 @@ func (b *createBatcher) write(ctx context.Context, r *CacheRepository, batch []*
 	}
 }
 
-// insert writes rows in one statement and returns the ids it wrote. It
-// runs under ctx without its cancellation: the statement is every row's,
-// not only its caller's.
+// insert writes rows in one statement and returns the ids it wrote, or
+// what its rows are to be answered when it fails (batchFailure). It runs
+// under ctx without its cancellation: the statement is every row's, not
+// only its caller's.
 func (b *createBatcher) insert(ctx context.Context, r *CacheRepository, rows []*queuedCreate) (map[string]bool, error) {
 	if len(rows) == 0 {
 		return nil, nil
@@ -220,7 +227,32 @@ func (b *createBatcher) insert(ctx context.Context, r *CacheRepository, rows []*
 		}
 		return res.Err()
 	})
-	return written, err
+	if err != nil {
+		return nil, batchFailure(ctx, err)
+	}
+	return written, nil
+}
+
+// batchFailure is the answer of the creates of a statement that failed
+// with err under ctx. When PostgreSQL refused the statement, it rolled
+// back and wrote nothing: each create runs alone (errCreateAlone) and is
+// answered for itself. A lost connection, a passed bound or another outage
+// leaves unknown whether it committed; a create run again alone could
+// then meet its own row and answer that its id is taken, so every create
+// gets the outage, as it would have alone.
+func batchFailure(ctx context.Context, err error) error {
+	t := translate(ctx, err)
+	var (
+		pg *pgconn.PgError
+		o  *outage
+	)
+	switch {
+	case errors.As(t, &o):
+		return t
+	case errors.As(err, &pg):
+		return errCreateAlone
+	}
+	return dbError("create entries", err)
 }
 
 // batchedCreates returns r's batcher: on PostgreSQL unless writes are

@@ -3,10 +3,13 @@ package bunstore
 import (
 	"context"
 	"errors"
+	"io"
 	"slices"
 	"sync"
 	"testing"
 	"time"
+
+	"github.com/jackc/pgx/v5/pgconn"
 
 	"github.com/cachegate/cachegate/domain"
 	"github.com/cachegate/cachegate/test/pgtest"
@@ -256,5 +259,31 @@ func TestQueuedCreatesUnderAQuotaOnPostgresFillItExactly(t *testing.T) {
 	}
 	if !slices.Equal(counts, []int{4, 4, 2}) {
 		t.Errorf("counts of a, b and c = %v, want [4 4 2]", counts)
+	}
+}
+
+func TestAFailedBatchRunsItsCreatesAloneOnlyWhenNothingCommitted(t *testing.T) {
+	t.Parallel()
+	past, cancel := context.WithTimeoutCause(context.Background(), 0, errPastBound)
+	defer cancel()
+	<-past.Done()
+	for _, c := range []struct {
+		name  string
+		ctx   context.Context
+		err   error
+		alone bool
+		want  error
+	}{
+		{"a statement PostgreSQL refused", t.Context(), &pgconn.PgError{Code: "22021"}, true, nil},
+		{"a read-only standby", t.Context(), &pgconn.PgError{Code: pgReadOnlyTransaction}, false, domain.ErrDatabaseUnavailable},
+		{"a full disk", t.Context(), &pgconn.PgError{Code: pgDiskFull}, false, domain.ErrStorageFull},
+		{"a connection lost under it", t.Context(), io.ErrUnexpectedEOF, false, domain.ErrDatabaseUnavailable},
+		{"the bound passed", past, context.DeadlineExceeded, false, domain.ErrDatabaseUnavailable},
+		{"anything else", t.Context(), errors.New("boom"), false, nil},
+	} {
+		got := batchFailure(c.ctx, c.err)
+		if errors.Is(got, errCreateAlone) != c.alone || got == nil || (c.want != nil && !errors.Is(got, c.want)) {
+			t.Errorf("%s: batchFailure = %v, want alone %v, %v", c.name, got, c.alone, c.want)
+		}
 	}
 }
