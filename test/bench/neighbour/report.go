@@ -1,0 +1,161 @@
+package main
+
+import (
+	"fmt"
+	"io"
+	"math"
+	"slices"
+	"strings"
+	"time"
+)
+
+// Goals of docs/benchmarks.md, "Noisy neighbours": every victim request
+// succeeds, and its p99 stays within goalRatio × the quiet run's or
+// under goalP99, whichever is larger; the audit tables grow by at most
+// goalGrowth bytes an hour under the failed-login flood.
+const (
+	goalRatio  = 3.0
+	goalP99    = 250 * time.Millisecond
+	goalGrowth = 1 << 20
+)
+
+// victimStats summarises the victim's requests of one phase.
+type victimStats struct {
+	n, ok      int
+	p50, p99   time.Duration
+	getP99     time.Duration
+	loginP99   time.Duration
+	failures   map[string]int // status (or "err") of the failed requests
+	successPct float64
+}
+
+// summarise computes victimStats from samples.
+func summarise(samples []sample) victimStats {
+	var all, gets, logins []time.Duration
+	v := victimStats{n: len(samples), failures: map[string]int{}}
+	for _, s := range samples {
+		all = append(all, s.latency)
+		if s.login {
+			logins = append(logins, s.latency)
+		} else {
+			gets = append(gets, s.latency)
+		}
+		if s.ok {
+			v.ok++
+		} else {
+			v.failures[s.status]++
+		}
+	}
+	v.p50, v.p99 = percentile(all, 0.50), percentile(all, 0.99)
+	v.getP99, v.loginP99 = percentile(gets, 0.99), percentile(logins, 0.99)
+	if v.n > 0 {
+		v.successPct = 100 * float64(v.ok) / float64(v.n)
+	}
+	return v
+}
+
+// percentile returns the q-quantile (0 < q ≤ 1) of d by the nearest-rank
+// method: the smallest value with at least q of the values at or below
+// it. d is sorted in place; an empty d gives 0.
+func percentile(d []time.Duration, q float64) time.Duration {
+	if len(d) == 0 {
+		return 0
+	}
+	slices.Sort(d)
+	k := int(math.Ceil(q * float64(len(d))))
+	k = min(max(k, 1), len(d))
+	return d[k-1]
+}
+
+// growth is how the database grew over a phase.
+type growth struct {
+	seconds   float64
+	db, audit int64 // bytes
+	rows      int64
+	tables    []string // the audit tables measured
+}
+
+// perHour extrapolates bytes over g's phase to an hour.
+func (g growth) perHour(bytes int64) float64 {
+	if g.seconds <= 0 {
+		return 0
+	}
+	return float64(bytes) / g.seconds * 3600
+}
+
+// phaseResult is one line of the report.
+type phaseResult struct {
+	name     string
+	victim   victimStats
+	attacker map[string]int
+	growth   *growth
+}
+
+// verdict says whether r met the goals against the quiet p99.
+func verdict(r phaseResult, quietP99 time.Duration) string {
+	if r.name == "quiet" {
+		return "-"
+	}
+	var missed []string
+	if r.victim.n == 0 || r.victim.ok < r.victim.n {
+		missed = append(missed, "success")
+	}
+	if r.victim.p99 > max(goalP99, time.Duration(goalRatio*float64(quietP99))) {
+		missed = append(missed, "p99")
+	}
+	if r.growth != nil && r.growth.perHour(r.growth.audit) > goalGrowth {
+		missed = append(missed, "growth")
+	}
+	if len(missed) == 0 {
+		return "met"
+	}
+	return "MISSED " + strings.Join(missed, ",")
+}
+
+// writeTable prints the summary table of results: one line per phase.
+func writeTable(w io.Writer, results []phaseResult) {
+	var quietP99 time.Duration
+	for _, r := range results {
+		if r.name == "quiet" {
+			quietP99 = r.victim.p99
+			break
+		}
+	}
+	const row = "%-8s %11s %7s %8s %8s %9s %8s %9s  %s\n"
+	fmt.Fprintf(w, row, "phase", "victim reqs", "ok %", "p50 ms", "p99 ms", "p99/quiet", "GET p99", "login p99", "goal")
+	for _, r := range results {
+		v := r.victim
+		ratio := "-"
+		if r.name != "quiet" && quietP99 > 0 {
+			ratio = fmt.Sprintf("%.2f", float64(v.p99)/float64(quietP99))
+		}
+		fmt.Fprintf(w, row, r.name, fmt.Sprint(v.n), fmt.Sprintf("%.2f", v.successPct),
+			ms(v.p50), ms(v.p99), ratio, ms(v.getP99), ms(v.loginP99), verdict(r, quietP99))
+	}
+	fmt.Fprintln(w)
+	for _, r := range results {
+		if r.name == "quiet" {
+			continue
+		}
+		fmt.Fprintf(w, "%-8s attacker: %s", r.name, formatCounts(r.attacker))
+		if len(r.victim.failures) > 0 {
+			fmt.Fprintf(w, "; victim failures: %s", formatCounts(r.victim.failures))
+		}
+		fmt.Fprintln(w)
+		if g := r.growth; g != nil {
+			fmt.Fprintf(w, "%-8s growth over %.0f s: audit tables (%s) %+d rows, %s (%s/h); database %s (%s/h)\n", "", g.seconds,
+				strings.Join(g.tables, ", "), g.rows, mib(float64(g.audit)), mib(g.perHour(g.audit)), mib(float64(g.db)), mib(g.perHour(g.db)))
+		}
+	}
+}
+
+// ms prints d in milliseconds with one decimal.
+func ms(d time.Duration) string { return fmt.Sprintf("%.1f", float64(d)/float64(time.Millisecond)) }
+
+// mib prints a byte count in MiB (KiB when small), signed.
+func mib(b float64) string {
+	if math.Abs(b) < 1<<20 {
+		return fmt.Sprintf("%+.1f KiB", b/1024)
+	}
+	return fmt.Sprintf("%+.1f MiB", b/(1<<20))
+}
