@@ -29,9 +29,21 @@ type attacker struct {
 	counts *statuses
 }
 
-// retryPause is how long an attacker waits after a refusal or a cut
-// before it tries again: short, to keep the pressure on.
+// retryPause is how long an attacker waits after a cut or a failed
+// connection before it tries again: short, to keep the pressure on. A
+// refusal is retried after its Retry-After (refusalPause): the abuse
+// measured is holding lists and streams open, not a flood of refused
+// requests, which the login phase measures.
 const retryPause = 250 * time.Millisecond
+
+// refusalPause is how long to wait after an answer that is not 200: its
+// Retry-After in seconds, at most 5 s, or 1 s without one.
+func refusalPause(h head) time.Duration {
+	if n, err := strconv.Atoi(h.retryAfter); err == nil && n >= 0 {
+		return min(time.Duration(n)*time.Second, 5*time.Second)
+	}
+	return time.Second
+}
 
 // abuses are the phases' attacks; each runs until ctx ends and has let go
 // of every connection when it returns.
@@ -48,7 +60,8 @@ var abuses = map[string]func(ctx context.Context, a *attacker, c config){
 // the kernel's buffers are full (a list of 1000 entries is about
 // 1000 × --data-bytes, far above them). A reader whose connection the
 // server cuts (seen in the socket's TCP state, as nothing is read) opens
-// a new one: "cut" counts those.
+// a new one: "cut" counts those. A refused reader tries again after
+// refusalPause.
 func slowLists(ctx context.Context, a *attacker, c config) {
 	req := "GET /cache/user?limit=1000 HTTP/1.1\r\nHost: bench\r\nAuthorization: Bearer " + a.token + "\r\n\r\n"
 	var wg sync.WaitGroup
@@ -57,7 +70,7 @@ func slowLists(ctx context.Context, a *attacker, c config) {
 		go func() {
 			defer wg.Done()
 			for ctx.Err() == nil {
-				conn, code, err := rawRequest(ctx, a.from, 4096, a.addr, req)
+				conn, h, err := rawRequest(ctx, a.from, 4096, a.addr, req)
 				if err != nil {
 					if ctx.Err() == nil {
 						a.counts.add("err")
@@ -65,18 +78,24 @@ func slowLists(ctx context.Context, a *attacker, c config) {
 					sleep(ctx, retryPause)
 					continue
 				}
-				a.counts.status(code)
-				if code == http.StatusOK {
-					for sleep(ctx, 500*time.Millisecond) && established(conn) {
-					}
-					if ctx.Err() == nil {
-						a.counts.add("cut")
-					}
+				a.counts.status(h.code)
+				if h.code != http.StatusOK {
+					conn.Close()
+					sleep(ctx, refusalPause(h))
+					continue
+				}
+				// Bytes the server never reads: when it closes the
+				// connection they are still in its socket, and Linux then
+				// answers the close with a reset, which established sees
+				// (a plain close would wait behind the unread answer).
+				// net/http's background read takes one byte at most.
+				_, _ = io.WriteString(conn, "\r\n\r\n\r\n\r\n")
+				for sleep(ctx, 500*time.Millisecond) && established(conn) {
+				}
+				if ctx.Err() == nil {
+					a.counts.add("cut")
 				}
 				conn.Close()
-				if code != http.StatusOK {
-					sleep(ctx, retryPause)
-				}
 			}
 		}()
 	}
@@ -163,8 +182,8 @@ func randomName(r *rand.Rand, n int) string {
 }
 
 // streamFlood holds c.streams change-feed streams of the attacker open,
-// reading what they send (heartbeats); a stream that ends is opened
-// again, and a refused one is retried after retryPause.
+// reading what they send (heartbeats); a stream that ends ("ended") is
+// opened again after retryPause, a refused one after refusalPause.
 func streamFlood(ctx context.Context, a *attacker, c config) {
 	req := "GET /cache/user/events HTTP/1.1\r\nHost: bench\r\nAuthorization: Bearer " + a.token + "\r\n\r\n"
 	var wg sync.WaitGroup
@@ -173,7 +192,7 @@ func streamFlood(ctx context.Context, a *attacker, c config) {
 		go func() {
 			defer wg.Done()
 			for ctx.Err() == nil {
-				conn, code, err := rawRequest(ctx, a.from, 0, a.addr, req)
+				conn, h, err := rawRequest(ctx, a.from, 0, a.addr, req)
 				if err != nil {
 					if ctx.Err() == nil {
 						a.counts.add("err")
@@ -181,12 +200,15 @@ func streamFlood(ctx context.Context, a *attacker, c config) {
 					sleep(ctx, retryPause)
 					continue
 				}
-				a.counts.status(code)
-				if code == http.StatusOK {
-					_, _ = io.Copy(io.Discard, conn)
-					if ctx.Err() == nil {
-						a.counts.add("ended")
-					}
+				a.counts.status(h.code)
+				if h.code != http.StatusOK {
+					conn.Close()
+					sleep(ctx, refusalPause(h))
+					continue
+				}
+				_, _ = io.Copy(io.Discard, h.body)
+				if ctx.Err() == nil {
+					a.counts.add("ended")
 				}
 				conn.Close()
 				sleep(ctx, retryPause)
@@ -196,26 +218,36 @@ func streamFlood(ctx context.Context, a *attacker, c config) {
 	wg.Wait()
 }
 
+// head is what rawRequest read of an answer.
+type head struct {
+	code       int
+	retryAfter string
+	body       io.Reader // the rest of the answer
+}
+
 // rawRequest dials addr from the address from, writes req and reads the
-// status line; the connection is closed when ctx ends.
-func rawRequest(ctx context.Context, from string, rcvbuf int, addr, req string) (net.Conn, int, error) {
+// answer's status line and headers; the connection is closed when ctx
+// ends.
+func rawRequest(ctx context.Context, from string, rcvbuf int, addr, req string) (net.Conn, head, error) {
+	var h head
 	conn, err := dialer(from, rcvbuf).DialContext(ctx, "tcp", addr)
 	if err != nil {
-		return nil, 0, err
+		return nil, h, err
 	}
 	stop := context.AfterFunc(ctx, func() { conn.Close() })
-	fail := func(err error) (net.Conn, int, error) {
+	fail := func(err error) (net.Conn, head, error) {
 		stop()
 		conn.Close()
-		return nil, 0, err
+		return nil, h, err
 	}
 	_ = conn.SetDeadline(time.Now().Add(30 * time.Second))
 	if _, err := io.WriteString(conn, req); err != nil {
 		return fail(err)
 	}
-	// A reader of 16 bytes (bufio's least) takes little more than the
-	// status line off the socket.
-	line, err := bufio.NewReaderSize(conn, 16).ReadString('\n')
+	// A reader of 256 bytes takes little more than the head off the
+	// socket.
+	r := bufio.NewReaderSize(conn, 256)
+	line, err := r.ReadString('\n')
 	if err != nil {
 		return fail(err)
 	}
@@ -223,12 +255,25 @@ func rawRequest(ctx context.Context, from string, rcvbuf int, addr, req string) 
 	if len(f) < 2 {
 		return fail(fmt.Errorf("bad status line %q", line))
 	}
-	code, err := strconv.Atoi(f[1])
-	if err != nil {
+	if h.code, err = strconv.Atoi(f[1]); err != nil {
 		return fail(fmt.Errorf("bad status line %q", line))
 	}
+	for {
+		line, err := r.ReadString('\n')
+		if err != nil {
+			return fail(err)
+		}
+		line = strings.TrimSpace(line)
+		if line == "" {
+			break
+		}
+		if name, value, ok := strings.Cut(line, ":"); ok && strings.EqualFold(name, "Retry-After") {
+			h.retryAfter = strings.TrimSpace(value)
+		}
+	}
 	_ = conn.SetDeadline(time.Time{})
-	return conn, code, nil
+	h.body = r
+	return conn, h, nil
 }
 
 // established reports whether conn is still an established TCP

@@ -22,6 +22,7 @@ const (
 // victimStats summarises the victim's requests of one phase.
 type victimStats struct {
 	n, ok      int
+	gets       int // GET requests among n; the rest are logins
 	p50, p99   time.Duration
 	getP99     time.Duration
 	loginP99   time.Duration
@@ -39,6 +40,7 @@ func summarise(samples []sample) victimStats {
 			logins = append(logins, s.latency)
 		} else {
 			gets = append(gets, s.latency)
+			v.gets++
 		}
 		if s.ok {
 			v.ok++
@@ -130,7 +132,7 @@ func writeTable(w io.Writer, results []phaseResult) {
 			ratio = fmt.Sprintf("%.2f", float64(v.p99)/float64(quietP99))
 		}
 		fmt.Fprintf(w, row, r.name, fmt.Sprint(v.n), fmt.Sprintf("%.2f", v.successPct),
-			ms(v.p50), ms(v.p99), ratio, ms(v.getP99), ms(v.loginP99), verdict(r, quietP99))
+			ms(v.p50), ms(v.p99), ratio, msOf(v.getP99, v.gets), msOf(v.loginP99, v.n-v.gets), verdict(r, quietP99))
 	}
 	fmt.Fprintln(w)
 	for _, r := range results {
@@ -151,6 +153,14 @@ func writeTable(w io.Writer, results []phaseResult) {
 
 // ms prints d in milliseconds with one decimal.
 func ms(d time.Duration) string { return fmt.Sprintf("%.1f", float64(d)/float64(time.Millisecond)) }
+
+// msOf prints d as ms does, or "-" when it summarises no request.
+func msOf(d time.Duration, n int) string {
+	if n == 0 {
+		return "-"
+	}
+	return ms(d)
+}
 
 // mib prints a byte count in MiB (KiB when small), signed.
 func mib(b float64) string {

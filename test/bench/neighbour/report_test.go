@@ -100,7 +100,8 @@ func TestWriteTable(t *testing.T) {
 	t.Parallel()
 	var b strings.Builder
 	writeTable(&b, []phaseResult{
-		{name: "quiet", victim: victimStats{n: 520, ok: 520, successPct: 100, p50: time.Millisecond, p99: 4 * time.Millisecond}},
+		{name: "quiet", victim: victimStats{n: 520, ok: 520, gets: 520, successPct: 100, p50: time.Millisecond, p99: 4 * time.Millisecond,
+			getP99: 4 * time.Millisecond}},
 		{name: "lists", victim: victimStats{n: 520, ok: 260, successPct: 50, p50: 2 * time.Millisecond, p99: 5 * time.Second,
 			failures: map[string]int{"503": 250, "err": 10}}, attacker: map[string]int{"err": 1, "429": 30, "200": 4, "cut": 2}},
 		{name: "logins", victim: victimStats{n: 520, ok: 520, successPct: 100, p99: 6 * time.Millisecond},
@@ -110,7 +111,7 @@ func TestWriteTable(t *testing.T) {
 	out := b.String()
 	for _, want := range []string{
 		"phase    victim reqs    ok %",
-		"quiet            520  100.00      1.0      4.0         -",
+		"quiet            520  100.00      1.0      4.0         -      4.0         -  -\n",
 		"lists            520   50.00      2.0   5000.0   1250.00",
 		"MISSED success,p99",
 		"logins           520  100.00      0.0      6.0      1.50",

@@ -104,6 +104,9 @@ func run(ctx context.Context, c config) error {
 		if !sleep(ctx, c.settle) {
 			return ctx.Err()
 		}
+		if waited, calm := v.waitCalm(ctx, 30*time.Second); !calm {
+			fmt.Fprintf(os.Stderr, "after %s: the server still answered slowly %s later; the next phase starts anyway\n", p, waited)
+		}
 	}
 	var table bytes.Buffer
 	writeTable(&table, results)
