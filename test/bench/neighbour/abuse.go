@@ -55,7 +55,7 @@ var abuses = map[string]func(ctx context.Context, a *attacker, c config){
 }
 
 // slowLists holds c.slowReaders lists of the attacker's entries open
-// without reading them: after the status line nothing is read, and the
+// without reading them: after the answer's head nothing is read, and the
 // socket's receive buffer is 4 KiB, so the server's writes block once
 // the kernel's buffers are full (a list of 1000 entries is about
 // 1000 × --data-bytes, far above them). A reader whose connection the
