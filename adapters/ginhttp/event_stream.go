@@ -198,8 +198,7 @@ func (st *stream) send(b []byte) bool {
 	if !st.out.send(b, st.s.stream.WriteTimeout) {
 		st.broken = true
 		// Debug: a client closing its stream also ends up here.
-		st.s.log.DebugContext(st.logCtx, "change feed: a write to the client failed or timed out; connection cut",
-			"request_id", st.requestID)
+		st.s.log.DebugContext(st.logCtx, "change feed: a write to the client failed or timed out; connection cut")
 		return false
 	}
 	st.beatAt = time.Now().Add(st.beat)
