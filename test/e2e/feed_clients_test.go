@@ -56,7 +56,7 @@ func TestRealSSEClientsReadTheChangeFeedExactlyOnce(t *testing.T) {
 			cmd := exec.CommandContext(ctx, node, "feed.js")
 			cmd.Dir = app
 			cmd.Env = append(os.Environ(), "CACHEGATE_URL="+s.URL,
-				"CACHEGATE_USERNAME="+username, "CACHEGATE_PASSWORD="+password)
+				"CACHEGATE_USERNAME="+username, "CACHEGATE_PASSWORD="+password, "CACHEGATE_FEED_RETRY_MS=500")
 			stdin, err := cmd.StdinPipe()
 			if err != nil {
 				t.Fatal(err)

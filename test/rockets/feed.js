@@ -31,7 +31,9 @@
 //
 // Environment: CACHEGATE_URL, CACHEGATE_USERNAME, CACHEGATE_PASSWORD,
 // CACHEGATE_FEED_WRITES (entries written while stalled, default 2000),
-// CACHEGATE_FEED_DATA_BYTES (size of each entry's padding, default 8192).
+// CACHEGATE_FEED_DATA_BYTES (size of each entry's padding, default 8192),
+// CACHEGATE_FEED_RETRY_MS (the server's --events-retry, checked against
+// the stream's first line when set).
 
 const crypto = require('node:crypto');
 const readline = require('node:readline');
@@ -51,6 +53,8 @@ const username = mustEnv('CACHEGATE_USERNAME');
 const password = mustEnv('CACHEGATE_PASSWORD');
 const writes = Number(process.env.CACHEGATE_FEED_WRITES || 2000);
 const dataBytes = Number(process.env.CACHEGATE_FEED_DATA_BYTES || 8192);
+// The server's --events-retry in milliseconds, when the caller knows it.
+const retryMs = process.env.CACHEGATE_FEED_RETRY_MS;
 // Bounds of the waits; no check asserts a latency.
 const bound = 120_000;
 
@@ -277,6 +281,7 @@ async function scenarioFetchEventSource() {
   const messages = [];
   let heartbeats = 0;
   let opened = false;
+  let start = '';
   const ctrl = new AbortController();
   // The body passes through unchanged; the heartbeat lines in it are
   // counted, to know that several went through the library's parser.
@@ -287,6 +292,7 @@ async function scenarioFetchEventSource() {
     const counted = res.body.pipeThrough(new TransformStream({
       transform(chunk, c) {
         const text = tail + decoder.decode(chunk, { stream: true });
+        if (start.length < 64) start += text.slice(0, 64);
         heartbeats += text.split(': heartbeat\n').length - 1;
         tail = text.slice(-11); // shorter than a heartbeat line: none is counted twice
         c.enqueue(chunk);
@@ -312,6 +318,10 @@ async function scenarioFetchEventSource() {
     await until(() => opened, 'the stream to open', 15_000);
     await until(() => heartbeats >= 5, 'five heartbeats', 30_000);
     check(messages.length === 0, `messages before any change: ${JSON.stringify(messages.slice(0, 3))}`);
+    if (retryMs) {
+      const want = `retry: ${retryMs}\n: stream open\n`;
+      check(start.startsWith(want), `the stream starts ${JSON.stringify(start)}, want ${JSON.stringify(want)}`);
+    }
   });
 
   await step('(b) fetch-event-source then gets each change as one message, after heartbeats too', async () => {
