@@ -18,7 +18,7 @@ import (
 )
 
 // smallBuffer is the socket buffer size (send on the server, receive on
-// the client) of the cut tests: an event of bigEntry's size cannot fit in
+// the client) of the cut tests: an event of bigData's size cannot fit in
 // the two, so a client that stops reading stalls the server mid-event.
 const smallBuffer = 4 << 10
 
