@@ -129,7 +129,7 @@ func HTTPOptions(cfg config.Config) httpfx.Options {
 		EnableGuards: cfg.Auth.EnableGuards, ShutdownTimeout: cfg.ShutdownTimeout,
 		UsernameField: cfg.Auth.UsernameField, PasswordField: cfg.Auth.PasswordField,
 		RefreshFrom: ginhttp.TokenLocation(cfg.Auth.RefreshFrom.In), RefreshName: cfg.Auth.RefreshFrom.Name,
-		Heartbeat: cfg.Events.Heartbeat}
+		Heartbeat: cfg.Events.Heartbeat, Retry: cfg.Events.Retry}
 }
 
 // sweeperDeps are the sweeper's inputs.

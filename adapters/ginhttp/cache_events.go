@@ -21,10 +21,13 @@ import (
 const (
 	// DefaultHeartbeat is how often an idle stream sends a comment.
 	DefaultHeartbeat = 15 * time.Second
-	// streamWriteTimeout bounds one write to a stream: a client that does
-	// not read for that long is cut off, so its connection cannot pin a
-	// goroutine forever.
-	streamWriteTimeout = 10 * time.Second
+	// DefaultStreamWriteTimeout bounds one write to a stream: a client
+	// that does not read for that long is cut off, so its connection
+	// cannot pin a goroutine forever.
+	DefaultStreamWriteTimeout = 10 * time.Second
+	// DefaultRetry is the reconnection delay a stream announces to its
+	// client (`retry:`) when it opens.
+	DefaultRetry = 2 * time.Second
 )
 
 // StreamOptions configure GET /cache/<a>/events.
@@ -36,6 +39,13 @@ type StreamOptions struct {
 	// caller's session (its refresh family) was ended by a logout; the
 	// stream then ends.
 	SessionEnded func(ctx context.Context, p domain.Principal) bool
+	// Retry is the reconnection delay sent as `retry: <ms>` at the start
+	// of every stream (whole milliseconds); zero means DefaultRetry.
+	Retry time.Duration
+	// WriteTimeout bounds each write to a stream; a write that fails or
+	// times out cuts the connection with nothing more written (README,
+	// "Change feed"). Zero means DefaultStreamWriteTimeout.
+	WriteTimeout time.Duration
 }
 
 // accessTokenParam carries the access token of a browser's EventSource,
@@ -184,7 +194,7 @@ func (r *cacheRoutes) events(c *gin.Context) {
 				// to read on a stream, and no next request to serve.
 				_, _ = rw.Reader.Discard(rw.Reader.Buffered())
 			}
-			if err := writeHead(conn, h); err != nil {
+			if err := writeHead(conn, h, r.s.stream.WriteTimeout); err != nil {
 				sub.Close()
 				_ = conn.Close()
 				r.s.logRequest(st.logCtx, line.method, line.route, http.StatusOK, time.Since(start), line.clientIP)

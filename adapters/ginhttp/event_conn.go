@@ -16,22 +16,32 @@ type writerSink struct {
 	rc *http.ResponseController
 }
 
-func (o writerSink) send(b []byte) bool {
-	_ = o.rc.SetWriteDeadline(time.Now().Add(streamWriteTimeout))
-	if _, err := o.w.Write(b[chunkHead:]); err != nil {
+func (o writerSink) send(b []byte, timeout time.Duration) bool {
+	_ = o.rc.SetWriteDeadline(time.Now().Add(timeout))
+	_, err := o.w.Write(b[chunkHead:])
+	if err == nil {
+		err = o.rc.Flush()
+	}
+	if err != nil {
+		// net/http finishes the response when the handler returns (its
+		// buffered rest, the terminating chunk). A deadline in the past
+		// makes sure none of it reaches the client after a partial event;
+		// the failed write also keeps net/http from reusing the
+		// connection, so it closes it.
+		_ = o.rc.SetWriteDeadline(time.Unix(1, 0))
 		return false
 	}
-	return o.rc.Flush() == nil
+	return true
 }
 
 // connSink sends chunks on a connection taken over from net/http.
 type connSink struct{ conn net.Conn }
 
-func (o connSink) send(b []byte) bool {
+func (o connSink) send(b []byte, timeout time.Duration) bool {
 	if len(b) == chunkHead {
 		return true // an empty chunk would end the body
 	}
-	_ = o.conn.SetWriteDeadline(time.Now().Add(streamWriteTimeout))
+	_ = o.conn.SetWriteDeadline(time.Now().Add(timeout))
 	_, err := o.conn.Write(frameChunk(b))
 	return err == nil
 }
@@ -67,7 +77,7 @@ func canHijack(w http.ResponseWriter) bool {
 // writeHead writes the response's status line and header on a connection
 // taken over: h as the handler set it, with the framing net/http would
 // add.
-func writeHead(conn net.Conn, h http.Header) error {
+func writeHead(conn net.Conn, h http.Header, timeout time.Duration) error {
 	h["Date"] = []string{time.Now().UTC().Format(http.TimeFormat)}
 	h["Transfer-Encoding"] = []string{"chunked"}
 	h["Connection"] = []string{"close"}
@@ -79,7 +89,7 @@ func writeHead(conn net.Conn, h http.Header) error {
 		return err
 	}
 	w.WriteString("\r\n")
-	_ = conn.SetWriteDeadline(time.Now().Add(streamWriteTimeout))
+	_ = conn.SetWriteDeadline(time.Now().Add(timeout))
 	_, err := conn.Write(*buf)
 	return err
 }
@@ -113,8 +123,12 @@ func (st *stream) serveConn(conn net.Conn, line requestLine) {
 	defer cancel()
 	go st.watchClient(conn, cancel)
 	st.run(ctx)
-	if !st.closed.Load() {
-		_ = conn.SetWriteDeadline(time.Now().Add(streamWriteTimeout))
+	// After a failed or timed-out write the client may hold part of an
+	// event: the terminating chunk would let it take that part as a whole
+	// event (and its id as delivered). The connection is closed with
+	// nothing more (README, "Change feed").
+	if !st.closed.Load() && !st.broken {
+		_ = conn.SetWriteDeadline(time.Now().Add(st.s.stream.WriteTimeout))
 		_, _ = conn.Write(lastChunk)
 	}
 }

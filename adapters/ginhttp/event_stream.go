@@ -36,10 +36,10 @@ const chunkHead = 18 // 16 hex digits and CRLF
 
 // sink is where a stream's bytes go.
 type sink interface {
-	// send writes b[chunkHead:] to the client at once, within
-	// streamWriteTimeout (b[:chunkHead] is free room for framing); false
-	// means the client is gone or stalled.
-	send(b []byte) bool
+	// send writes b[chunkHead:] to the client at once, within timeout
+	// (b[:chunkHead] is free room for framing); false means the client is
+	// gone or stalled, and that any part of b may have been sent.
+	send(b []byte, timeout time.Duration) bool
 }
 
 // stream sends one subscription's events to one client.
@@ -56,6 +56,10 @@ type stream struct {
 	// says it instead (watchClient).
 	req    context.Context
 	closed atomic.Bool
+	// broken is set when a write failed or timed out: the client may hold
+	// part of an event, so nothing more is written (not even the end of
+	// the body) and the connection is closed.
+	broken bool
 	// logCtx carries the request id (and trace) for log lines.
 	logCtx    context.Context
 	requestID string
@@ -68,7 +72,7 @@ type stream struct {
 // small, so that an idle stream's goroutine keeps a small stack; the work
 // is done in turn, which has returned by then.
 func (st *stream) run(ctx context.Context) {
-	if !st.write(streamOpen) {
+	if !st.open() {
 		return
 	}
 	st.timer = time.NewTimer(st.beat)
@@ -78,10 +82,25 @@ func (st *stream) run(ctx context.Context) {
 	}
 }
 
-var (
-	streamOpen = []byte(": stream open\n\n")
-	heartbeat  = []byte(": heartbeat\n\n")
-)
+// Comment lines are never followed by a blank line: a blank line ends an
+// event block, and some clients (@microsoft/fetch-event-source) dispatch
+// an empty message for every block, even one holding only comments. A
+// WHATWG parser ignores comment and retry lines inside the next event's
+// block, so that event still parses whole (README, "Change feed").
+var heartbeat = []byte(": heartbeat\n")
+
+// open sends the reconnection delay (`retry:`, applied by the client as
+// soon as it reads it) and the opening comment.
+func (st *stream) open() bool {
+	buf := getBuf()
+	defer putBuf(buf)
+	b := append((*buf)[:0], make([]byte, chunkHead)...)
+	b = append(b, "retry: "...)
+	b = strconv.AppendInt(b, st.s.stream.Retry.Milliseconds(), 10)
+	b = append(b, "\n: stream open\n"...)
+	*buf = b
+	return st.send(b)
+}
 
 // wait parks until a change is queued, the subscription ends, the timer
 // fires (heartbeat or token expiry) or ctx ends.
@@ -148,7 +167,7 @@ func (st *stream) gone() bool {
 // else the end event that says why.
 func (st *stream) stop(err error) {
 	switch {
-	case st.gone():
+	case st.gone(), st.broken:
 	case st.s.streams.Err() != nil, errors.Is(err, application.ErrFeedClosed):
 		st.end("shutdown")
 	case errors.Is(err, application.ErrFeedLagging):
@@ -168,8 +187,18 @@ func (st *stream) write(b []byte) bool {
 	return st.send(*buf)
 }
 
+// send writes b whole or marks the stream broken; once broken it writes
+// nothing. An end event after a lagging subscription is written only when
+// the last write was complete, and is cut like any other write when it
+// cannot be written whole in time.
 func (st *stream) send(b []byte) bool {
-	if !st.out.send(b) {
+	if st.broken {
+		return false
+	}
+	if !st.out.send(b, st.s.stream.WriteTimeout) {
+		st.broken = true
+		// Debug: a client closing its stream also ends up here.
+		st.s.log.DebugContext(st.logCtx, "change feed: a write to the client failed or timed out; connection cut")
 		return false
 	}
 	st.beatAt = time.Now().Add(st.beat)
@@ -200,7 +229,8 @@ func (st *stream) event(ev *application.FeedEvent) bool {
 	return st.send(b)
 }
 
-// end writes the end event; the stream then closes.
+// end writes the end event (when nothing failed before); the stream then
+// closes.
 func (st *stream) end(reason string) {
 	buf := getBuf()
 	defer putBuf(buf)

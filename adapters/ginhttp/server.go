@@ -176,6 +176,12 @@ func New(opts Options) (*Server, error) {
 	if s.stream.Heartbeat <= 0 {
 		s.stream.Heartbeat = DefaultHeartbeat
 	}
+	if s.stream.Retry <= 0 {
+		s.stream.Retry = DefaultRetry
+	}
+	if s.stream.WriteTimeout <= 0 {
+		s.stream.WriteTimeout = DefaultStreamWriteTimeout
+	}
 	if s.maxHeader == 0 {
 		s.maxHeader = DefaultMaxHeaderBytes
 	}

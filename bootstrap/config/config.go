@@ -233,6 +233,9 @@ type Events struct {
 	// Heartbeat is the interval of the keep-alive comment on event
 	// streams.
 	Heartbeat time.Duration
+	// Retry is the reconnection delay announced to clients at the start
+	// of every stream (`retry:`).
+	Retry time.Duration
 }
 
 // DefaultEntityKey and DefaultAssignment make up the cache configuration
@@ -275,6 +278,6 @@ func Default() Config {
 		Sweep:  Sweep{Interval: time.Minute, Batch: 1000},
 
 		AuditRetention: 90 * domain.Day,
-		Events:         Events{Retention: time.Hour, Heartbeat: 15 * time.Second},
+		Events:         Events{Retention: time.Hour, Heartbeat: 15 * time.Second, Retry: 2 * time.Second},
 	}
 }

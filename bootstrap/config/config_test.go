@@ -46,7 +46,7 @@ func TestDefaults(t *testing.T) {
 		{"limits", c.Limits, config.Limits{BodyBytes: 1 << 20, HeaderBytes: 64 << 10, DataBytes: 256 << 10, ListMax: 1000, ListDefault: 100}},
 		{"log", c.Log, config.Log{Format: config.LogText, Level: slog.LevelInfo}},
 		{"sweep", c.Sweep, config.Sweep{Interval: time.Minute, Batch: 1000}},
-		{"events", c.Events, config.Events{Retention: time.Hour, Heartbeat: 15 * time.Second}},
+		{"events", c.Events, config.Events{Retention: time.Hour, Heartbeat: 15 * time.Second, Retry: 2 * time.Second}},
 	}
 	for _, ch := range checks {
 		if !reflect.DeepEqual(ch.got, ch.want) {
@@ -278,7 +278,7 @@ auth:
 limits: {bodyBytes: 2MiB, headerBytes: 32KiB, dataBytes: 1048576, listMax: 500, listDefault: 50}
 log: {format: json, level: debug}
 sweep: {interval: 30s, batch: 200}
-events: {retention: 2h, heartbeat: 5s}
+events: {retention: 2h, heartbeat: 5s, retry: 750ms}
 `})
 	hour30 := 90 * time.Minute
 	want := config.Config{
@@ -306,7 +306,7 @@ events: {retention: 2h, heartbeat: 5s}
 		Limits: config.Limits{BodyBytes: 2 << 20, HeaderBytes: 32 << 10, DataBytes: 1 << 20, ListMax: 500, ListDefault: 50},
 		Log:    config.Log{Format: config.LogJSON, Level: slog.LevelDebug},
 		Sweep:  config.Sweep{Interval: 30 * time.Second, Batch: 200},
-		Events: config.Events{Retention: 2 * time.Hour, Heartbeat: 5 * time.Second},
+		Events: config.Events{Retention: 2 * time.Hour, Heartbeat: 5 * time.Second, Retry: 750 * time.Millisecond},
 	}
 	if !reflect.DeepEqual(c, want) {
 		t.Fatalf("got  %+v\nwant %+v", c, want)

@@ -67,7 +67,8 @@ func (c Config) LogValue() slog.Value {
 			slog.Int("batch", c.Sweep.Batch)),
 		slog.Group("events",
 			str("retention", durationText(c.Events.Retention)),
-			str("heartbeat", durationText(c.Events.Heartbeat))),
+			str("heartbeat", durationText(c.Events.Heartbeat)),
+			str("retry", durationText(c.Events.Retry))),
 	)
 }
 

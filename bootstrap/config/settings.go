@@ -295,6 +295,10 @@ func settings() []setting {
 			usage: "interval of the keep-alive comment on change-feed streams",
 			parse: durationInto(func(c *Config) *time.Duration { return &c.Events.Heartbeat }),
 			check: func(c Config) error { return checkPositive(c.Events.Heartbeat) }},
+		{flag: "events-retry", arg: "duration", key: "events.retry", def: "2s",
+			usage: "reconnection delay announced to change-feed clients (retry:, whole milliseconds)",
+			parse: durationInto(func(c *Config) *time.Duration { return &c.Events.Retry }),
+			check: func(c Config) error { return checkRetry(c.Events.Retry) }},
 	}
 }
 
@@ -325,6 +329,15 @@ func sizeInto(field func(*Config) *int64) func(*Config, string) error {
 func checkPositive(d time.Duration) error {
 	if d <= 0 {
 		return fmt.Errorf("%s must be positive", d)
+	}
+	return nil
+}
+
+// checkRetry bounds the reconnection delay sent as `retry: <ms>`: at
+// least a millisecond, at most an hour (README, "Change feed").
+func checkRetry(d time.Duration) error {
+	if d < time.Millisecond || d > time.Hour {
+		return fmt.Errorf("%s must be between 1ms and 1h", d)
 	}
 	return nil
 }

@@ -50,6 +50,9 @@ type Options struct {
 	RefreshName   string
 	// Heartbeat is the event streams' keep-alive interval (default 15s).
 	Heartbeat time.Duration
+	// Retry is the reconnection delay the event streams announce
+	// (default 2s).
+	Retry time.Duration
 }
 
 // Addr is the address the server listens on once the app started.
@@ -119,7 +122,8 @@ func New(d Deps) (*ginhttp.Server, error) {
 		Routes:         append(append([]ginhttp.Route(nil), d.Options.Routes...), d.Routes...),
 		Observer:       d.Observer,
 		TracerProvider: d.Tracing.Provider,
-		Stream:         ginhttp.StreamOptions{Heartbeat: d.Options.Heartbeat, SessionEnded: sessionEnded(d.Revoked)},
+		Stream: ginhttp.StreamOptions{Heartbeat: d.Options.Heartbeat, SessionEnded: sessionEnded(d.Revoked),
+			Retry: d.Options.Retry},
 	})
 }
 
