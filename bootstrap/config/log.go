@@ -68,6 +68,10 @@ func (c Config) LogValue() slog.Value {
 		slog.Group("events",
 			str("retention", durationText(c.Events.Retention)),
 			str("heartbeat", durationText(c.Events.Heartbeat))),
+		slog.Group("caps",
+			slog.Int("listsPerUser", c.Caps.ListsPerUser),
+			slog.Int("streamsPerUser", c.Caps.StreamsPerUser),
+			slog.Int("connsPerAddress", c.Caps.ConnsPerAddress)),
 	)
 }
 
