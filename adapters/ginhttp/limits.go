@@ -11,8 +11,8 @@ import (
 	"github.com/cachegate/cachegate/domain"
 )
 
-// Fair share: what one caller may hold open at once (README.md,
-// "Configuration"; ARCHITECTURE.md, "Fair share").
+// Fair share: what one caller may hold open at once (README.md, "Fair
+// share"; ARCHITECTURE.md, "Per-caller caps").
 const (
 	// DefaultMaxListsPerUser bounds one caller's concurrent lists.
 	DefaultMaxListsPerUser = 4

@@ -205,8 +205,8 @@ type Limits struct {
 	ListDefault int
 }
 
-// Caps bound what one caller holds open at once (README.md,
-// "Configuration"). 0 means no cap.
+// Caps bound what one caller holds open at once (README.md, "Fair
+// share"). 0 means no cap.
 type Caps struct {
 	// ListsPerUser bounds one caller's concurrent lists.
 	ListsPerUser int
