@@ -62,9 +62,9 @@ func (l CallerLimits) withDefaults() CallerLimits {
 	}
 }
 
-// capRetryAfter is the pause a refused caller is told to take. What it
-// holds ends by itself (a list within its bounded time, a stream when
-// its client leaves), so the place is soon free.
+// capRetryAfter is the pause a refused caller is told to take. What the
+// caller holds ends when written or when its client leaves, so a short
+// pause is right.
 const capRetryAfter = time.Second
 
 // CodeTooManyRequests is the error code of a request beyond a per-caller
@@ -244,16 +244,4 @@ func (l *keyLimiter) release(key string) {
 		delete(sh.held, key)
 	}
 	sh.mu.Unlock()
-}
-
-// keys reports how many keys hold places now.
-func (l *keyLimiter) keys() int {
-	n := 0
-	for i := range l.shards {
-		sh := &l.shards[i]
-		sh.mu.Lock()
-		n += len(sh.held)
-		sh.mu.Unlock()
-	}
-	return n
 }

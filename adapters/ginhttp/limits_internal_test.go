@@ -11,6 +11,18 @@ import (
 	"testing"
 )
 
+// keys reports how many keys hold places now.
+func (l *keyLimiter) keys() int {
+	n := 0
+	for i := range l.shards {
+		sh := &l.shards[i]
+		sh.mu.Lock()
+		n += len(sh.held)
+		sh.mu.Unlock()
+	}
+	return n
+}
+
 func TestKeyLimiter(t *testing.T) {
 	t.Parallel()
 	t.Run("a key gets max places, then none until one is given back", func(t *testing.T) {
