@@ -129,7 +129,21 @@ func HTTPOptions(cfg config.Config) httpfx.Options {
 		EnableGuards: cfg.Auth.EnableGuards, ShutdownTimeout: cfg.ShutdownTimeout,
 		UsernameField: cfg.Auth.UsernameField, PasswordField: cfg.Auth.PasswordField,
 		RefreshFrom: ginhttp.TokenLocation(cfg.Auth.RefreshFrom.In), RefreshName: cfg.Auth.RefreshFrom.Name,
-		Heartbeat: cfg.Events.Heartbeat, Retry: cfg.Events.Retry}
+		Heartbeat: cfg.Events.Heartbeat, Retry: cfg.Events.Retry,
+		Limits: callerLimits(cfg.Caps)}
+}
+
+// callerLimits converts the caps; the configuration's 0 (no cap) is
+// ginhttp's negative value, as ginhttp's zero means its default.
+func callerLimits(c config.Caps) ginhttp.CallerLimits {
+	none := func(n int) int {
+		if n == 0 {
+			return -1
+		}
+		return n
+	}
+	return ginhttp.CallerLimits{ListsPerUser: none(c.ListsPerUser), StreamsPerUser: none(c.StreamsPerUser),
+		ConnsPerAddress: none(c.ConnsPerAddress)}
 }
 
 // sweeperDeps are the sweeper's inputs.

@@ -160,6 +160,11 @@ func (r *cacheRoutes) events(c *gin.Context) {
 	if !ok {
 		return
 	}
+	held, ok := r.s.admit(c, r.s.caps.streams, r.s.caps.tooManyStreams)
+	if !ok {
+		return
+	}
+	defer held.release()
 	q, err := parseEventsQuery(c.Request.URL.RawQuery, c.Request.Header.Values("Last-Event-ID"))
 	if err != nil {
 		r.s.writeError(c, err)
@@ -202,7 +207,8 @@ func (r *cacheRoutes) events(c *gin.Context) {
 			}
 			st.out = connSink{conn}
 			r.s.streamStarted()
-			go st.serveConn(conn, line)
+			kept := held.handOff()
+			go func() { defer kept.release(); st.serveConn(conn, line) }()
 			return
 		}
 		// Not expected (nothing was written yet); the stream can still

@@ -99,6 +99,11 @@ func (r *cacheRoutes) list(c *gin.Context) {
 	if !ok {
 		return
 	}
+	held, ok := r.s.admit(c, r.s.caps.lists, r.s.caps.tooManyLists)
+	if !ok {
+		return
+	}
+	defer held.release()
 	def, max := r.uc.List.Limits()
 	q, err := toListInput(c.Request.URL.RawQuery, def, max)
 	if err != nil {

@@ -93,6 +93,9 @@ type Options struct {
 	TracerProvider trace.TracerProvider
 	// Stream configures the change feed's event streams.
 	Stream StreamOptions
+	// Limits cap what one caller holds at once (lists, streams,
+	// connections); the zero value is the defaults (see CallerLimits).
+	Limits CallerLimits
 }
 
 // RequestObserver records finished requests; it must be cheap and safe
@@ -126,6 +129,8 @@ type Server struct {
 	streamsMu   sync.Mutex
 	openStreams int
 	streamsIdle chan struct{}
+	// caps are the per-caller limits (limits.go).
+	caps caps
 }
 
 // DefaultMaxHeaderBytes is the header limit when Options.MaxHeaderBytes is
@@ -171,6 +176,7 @@ func New(opts Options) (*Server, error) {
 		maxHeader: opts.MaxHeaderBytes,
 		outages:   newLogLimiter(outageLogInterval),
 		stream:    opts.Stream,
+		caps:      newCaps(opts.Limits),
 	}
 	s.streams, s.closeStreams = context.WithCancel(context.Background())
 	if s.stream.Heartbeat <= 0 {
@@ -218,6 +224,9 @@ func New(opts Options) (*Server, error) {
 		e.Use(cors)
 	}
 	e.Use(s.limitBody)
+	if len(trusted) > 0 && s.caps.conns != nil {
+		e.Use(s.capForwarded)
+	}
 	e.NoRoute(func(c *gin.Context) { s.writeError(c, errRouteNotFound) })
 	e.NoMethod(func(c *gin.Context) { s.writeError(c, errMethodNotAllowed) })
 

@@ -49,6 +49,8 @@ type Config struct {
 	Log    Log
 	Sweep  Sweep
 	Events Events
+	// Caps bound what one caller holds open at once.
+	Caps Caps
 }
 
 // Cache is the cache part of CONTRACT.md section 1 (SPEC.md 2.2).
@@ -203,6 +205,17 @@ type Limits struct {
 	ListDefault int
 }
 
+// Caps bound what one caller holds open at once (README.md, "Fair
+// share"). 0 means no cap.
+type Caps struct {
+	// ListsPerUser bounds one caller's concurrent lists.
+	ListsPerUser int
+	// StreamsPerUser bounds one caller's open change-feed streams.
+	StreamsPerUser int
+	// ConnsPerAddress bounds one client address's open connections.
+	ConnsPerAddress int
+}
+
 // LogFormat is the log encoding.
 type LogFormat string
 
@@ -279,5 +292,6 @@ func Default() Config {
 
 		AuditRetention: 90 * domain.Day,
 		Events:         Events{Retention: time.Hour, Heartbeat: 15 * time.Second, Retry: 2 * time.Second},
+		Caps:           Caps{ListsPerUser: 4, StreamsPerUser: 16, ConnsPerAddress: 256},
 	}
 }

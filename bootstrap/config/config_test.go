@@ -47,6 +47,7 @@ func TestDefaults(t *testing.T) {
 		{"log", c.Log, config.Log{Format: config.LogText, Level: slog.LevelInfo}},
 		{"sweep", c.Sweep, config.Sweep{Interval: time.Minute, Batch: 1000}},
 		{"events", c.Events, config.Events{Retention: time.Hour, Heartbeat: 15 * time.Second, Retry: 2 * time.Second}},
+		{"caps", c.Caps, config.Caps{ListsPerUser: 4, StreamsPerUser: 16, ConnsPerAddress: 256}},
 	}
 	for _, ch := range checks {
 		if !reflect.DeepEqual(ch.got, ch.want) {
@@ -279,6 +280,7 @@ limits: {bodyBytes: 2MiB, headerBytes: 32KiB, dataBytes: 1048576, listMax: 500, 
 log: {format: json, level: debug}
 sweep: {interval: 30s, batch: 200}
 events: {retention: 2h, heartbeat: 5s, retry: 750ms}
+caps: {listsPerUser: 2, streamsPerUser: 0, connsPerAddress: 64}
 `})
 	hour30 := 90 * time.Minute
 	want := config.Config{
@@ -307,6 +309,7 @@ events: {retention: 2h, heartbeat: 5s, retry: 750ms}
 		Log:    config.Log{Format: config.LogJSON, Level: slog.LevelDebug},
 		Sweep:  config.Sweep{Interval: 30 * time.Second, Batch: 200},
 		Events: config.Events{Retention: 2 * time.Hour, Heartbeat: 5 * time.Second, Retry: 750 * time.Millisecond},
+		Caps:   config.Caps{ListsPerUser: 2, StreamsPerUser: 0, ConnsPerAddress: 64},
 	}
 	if !reflect.DeepEqual(c, want) {
 		t.Fatalf("got  %+v\nwant %+v", c, want)

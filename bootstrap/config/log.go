@@ -69,6 +69,10 @@ func (c Config) LogValue() slog.Value {
 			str("retention", durationText(c.Events.Retention)),
 			str("heartbeat", durationText(c.Events.Heartbeat)),
 			str("retry", durationText(c.Events.Retry))),
+		slog.Group("caps",
+			slog.Int("listsPerUser", c.Caps.ListsPerUser),
+			slog.Int("streamsPerUser", c.Caps.StreamsPerUser),
+			slog.Int("connsPerAddress", c.Caps.ConnsPerAddress)),
 	)
 }
 

@@ -299,6 +299,18 @@ func settings() []setting {
 			usage: "reconnection delay announced to change-feed clients (retry:, whole milliseconds)",
 			parse: durationInto(func(c *Config) *time.Duration { return &c.Events.Retry }),
 			check: func(c Config) error { return checkRetry(c.Events.Retry) }},
+		{flag: "max-lists-per-user", arg: "n", key: "caps.listsPerUser", def: "4",
+			usage: "concurrent lists of one caller before 429 (0: no limit)",
+			parse: intInto(func(c *Config) *int { return &c.Caps.ListsPerUser }),
+			check: func(c Config) error { return checkRange(int64(c.Caps.ListsPerUser), 0, 1_000_000) }},
+		{flag: "max-streams-per-user", arg: "n", key: "caps.streamsPerUser", def: "16",
+			usage: "open change-feed streams of one caller before 429 (0: no limit)",
+			parse: intInto(func(c *Config) *int { return &c.Caps.StreamsPerUser }),
+			check: func(c Config) error { return checkRange(int64(c.Caps.StreamsPerUser), 0, 1_000_000) }},
+		{flag: "max-conns-per-address", arg: "n", key: "caps.connsPerAddress", def: "256",
+			usage: "open connections of one client address before 429 (0: no limit)",
+			parse: intInto(func(c *Config) *int { return &c.Caps.ConnsPerAddress }),
+			check: func(c Config) error { return checkRange(int64(c.Caps.ConnsPerAddress), 0, 1_000_000) }},
 	}
 }
 

@@ -38,6 +38,7 @@ type file struct {
 var sections = map[string]bool{
 	"cache": true, "cache.settings": true, "auth": true, "auth.throttle": true,
 	"limits": true, "log": true, "sweep": true, "cors": true, "events": true,
+	"caps": true,
 }
 
 // The cache maps, whose keys are the user's names.

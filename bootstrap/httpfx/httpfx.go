@@ -53,6 +53,9 @@ type Options struct {
 	// Retry is the reconnection delay the event streams announce
 	// (default 2s).
 	Retry time.Duration
+	// Limits cap what one caller holds open at once; the zero value is
+	// ginhttp's defaults.
+	Limits ginhttp.CallerLimits
 }
 
 // Addr is the address the server listens on once the app started.
@@ -124,6 +127,7 @@ func New(d Deps) (*ginhttp.Server, error) {
 		TracerProvider: d.Tracing.Provider,
 		Stream: ginhttp.StreamOptions{Heartbeat: d.Options.Heartbeat, SessionEnded: sessionEnded(d.Revoked),
 			Retry: d.Options.Retry},
+		Limits: d.Options.Limits,
 	})
 }
 
@@ -173,7 +177,7 @@ func serve(lc fx.Lifecycle, o Options, s *ginhttp.Server, addr Addr, log *slog.L
 		timeout = 15 * time.Second
 	}
 	lc.Append(ServerHook(srv, Listen{Addr: o.Addr, Setting: "addr", ShutdownTimeout: timeout, Log: log,
-		Bound: func(a string) { addr.addr <- a }, Drain: s.WaitStreams}))
+		Bound: func(a string) { addr.addr <- a }, Drain: s.WaitStreams, Wrap: s.Listener}))
 }
 
 // corsOrigins are the origins a cookie refresh is accepted from besides

@@ -31,6 +31,9 @@ type Listen struct {
 	// Drain, if set, waits after Shutdown (within the same timeout) for
 	// what Shutdown does not: connections the handlers took over.
 	Drain func(ctx context.Context) error
+	// Wrap, if set, wraps the listener before Serve (the main server's
+	// per-address connection cap, ginhttp.Server.Listener).
+	Wrap func(net.Listener) net.Listener
 }
 
 // ServerHook returns the hook that serves srv for the app's lifetime:
@@ -49,6 +52,9 @@ func ServerHook(srv *http.Server, l Listen) fx.Hook {
 				l.Bound(ln.Addr().String())
 			}
 			l.Log.Info("listening", "addr", ln.Addr().String())
+			if l.Wrap != nil {
+				ln = l.Wrap(ln)
+			}
 			go func() {
 				defer close(done)
 				if err := srv.Serve(ln); err != nil && !errors.Is(err, http.ErrServerClosed) {

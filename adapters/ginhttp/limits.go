@@ -1,0 +1,247 @@
+package ginhttp
+
+import (
+	"net/http"
+	"strconv"
+	"sync"
+	"time"
+
+	"github.com/gin-gonic/gin"
+
+	"github.com/cachegate/cachegate/domain"
+)
+
+// Fair share: what one caller may hold open at once (README.md, "Fair
+// share"; ARCHITECTURE.md, "Per-caller caps").
+const (
+	// DefaultMaxListsPerUser bounds one caller's concurrent lists.
+	DefaultMaxListsPerUser = 4
+	// DefaultMaxStreamsPerUser bounds one caller's open event streams.
+	DefaultMaxStreamsPerUser = 16
+	// DefaultMaxConnsPerAddress bounds one client address's open
+	// connections.
+	DefaultMaxConnsPerAddress = 256
+)
+
+// CallerLimits cap what one caller holds at once, so that no caller takes
+// goroutines, memory, file descriptors or database work away from the
+// others. A zero field means its default; a negative one, no cap. A
+// request beyond a cap is answered 429 TOO_MANY_REQUESTS with
+// Retry-After: 1 and changes nothing else.
+type CallerLimits struct {
+	// ListsPerUser bounds the concurrent GET /cache/<a> lists of one
+	// caller, from the route's start until the last byte is written or the
+	// client went away.
+	ListsPerUser int
+	// StreamsPerUser bounds the open change-feed streams of one caller.
+	StreamsPerUser int
+	// ConnsPerAddress bounds the open connections of one client address
+	// (see Server.Listener). Connections from a trusted proxy
+	// (Options.TrustedProxies) are not counted: the proxy carries many
+	// clients. Instead, a request arriving through one counts against the
+	// address X-Forwarded-For names while it is in flight.
+	ConnsPerAddress int
+}
+
+// withDefaults replaces zeros by the defaults and negative values by 0,
+// which means no cap from here on.
+func (l CallerLimits) withDefaults() CallerLimits {
+	pick := func(v, def int) int {
+		switch {
+		case v == 0:
+			return def
+		case v < 0:
+			return 0
+		}
+		return v
+	}
+	return CallerLimits{
+		ListsPerUser:    pick(l.ListsPerUser, DefaultMaxListsPerUser),
+		StreamsPerUser:  pick(l.StreamsPerUser, DefaultMaxStreamsPerUser),
+		ConnsPerAddress: pick(l.ConnsPerAddress, DefaultMaxConnsPerAddress),
+	}
+}
+
+// capRetryAfter is the pause a refused caller is told to take. What the
+// caller holds ends when written or when its client leaves, so a short
+// pause is right.
+const capRetryAfter = time.Second
+
+// CodeTooManyRequests is the error code of a request beyond a per-caller
+// cap. The login throttle's 429 has its own, TOO_MANY_ATTEMPTS.
+const CodeTooManyRequests = "TOO_MANY_REQUESTS"
+
+// tooMany is the answer to a request beyond a cap of limit things.
+func tooMany(what string, limit int) *domain.Error {
+	return &domain.Error{Kind: domain.KindTooMany, Code: CodeTooManyRequests, RetryAfter: capRetryAfter,
+		Message: "too many " + what + " at once (the limit is " + strconv.Itoa(limit) + "); try again after Retry-After seconds"}
+}
+
+// caps are a server's per-caller limiters; a nil limiter is no cap.
+type caps struct {
+	lists, streams *keyLimiter
+	// conns counts the open connections of each client address
+	// (Listener) and, for requests through a trusted proxy, the requests
+	// in flight of the forwarded address (capForwarded): one budget per
+	// address, however it arrives.
+	conns                                      *keyLimiter
+	tooManyLists, tooManyStreams, tooManyConns *domain.Error
+}
+
+func newCaps(l CallerLimits) caps {
+	l = l.withDefaults()
+	return caps{
+		lists:          newKeyLimiter(l.ListsPerUser),
+		streams:        newKeyLimiter(l.StreamsPerUser),
+		conns:          newKeyLimiter(l.ConnsPerAddress),
+		tooManyLists:   tooMany("lists of this caller", l.ListsPerUser),
+		tooManyStreams: tooMany("event streams of this caller", l.StreamsPerUser),
+		tooManyConns:   tooMany("connections or requests from this address", l.ConnsPerAddress),
+	}
+}
+
+// callerKey names the caller a per-user cap counts: the authenticated
+// principal's subject, or for an anonymous caller (a public assignment,
+// or guards off) its client address. The prefixes keep a subject that
+// looks like an address apart from the address.
+func (s *Server) callerKey(r *http.Request) string {
+	if p, ok := CurrentUser(r); ok {
+		return "user:" + p.ID
+	}
+	return "addr:" + s.proxies.clientAddr(r)
+}
+
+// admit takes the caller's place under l for the request of c, or
+// answers refused (429) and reports false. The caller must release the
+// slot when the work it admits is over.
+func (s *Server) admit(c *gin.Context, l *keyLimiter, refused *domain.Error) (slot, bool) {
+	if l == nil {
+		return slot{}, true
+	}
+	key := s.callerKey(c.Request)
+	if !l.acquire(key) {
+		s.writeError(c, refused)
+		return slot{}, false
+	}
+	return slot{l: l, key: key}, true
+}
+
+// slot is one admitted request's place under a cap. The zero slot holds
+// nothing.
+type slot struct {
+	l   *keyLimiter
+	key string
+}
+
+// release gives the place back; later calls do nothing.
+func (s *slot) release() {
+	if s.l != nil {
+		s.l.release(s.key)
+		s.l = nil
+	}
+}
+
+// handOff moves the place to the returned slot, for work that outlives
+// the handler (a stream on a connection taken over): s's own release no
+// longer gives it back.
+func (s *slot) handOff() slot {
+	n := *s
+	s.l = nil
+	return n
+}
+
+// capForwarded holds a request that came through a trusted proxy to the
+// connection cap of the client address X-Forwarded-For names, while it
+// is in flight: the proxy's own connections are not counted (Listener),
+// as they carry every client behind it. It is installed only when there
+// are trusted proxies and a connection cap.
+func (s *Server) capForwarded(c *gin.Context) {
+	peer, ok := parseHop(c.Request.RemoteAddr)
+	if !ok || !s.proxies.trusted(peer) {
+		return
+	}
+	key := s.proxies.clientAddr(c.Request)
+	if a, ok := parseHop(key); ok && s.proxies.trusted(a) {
+		// No untrusted hop: a proxy speaks for itself (health checks).
+		return
+	}
+	if !s.caps.conns.acquire(key) {
+		s.writeError(c, s.caps.tooManyConns)
+		return
+	}
+	defer s.caps.conns.release(key)
+	c.Next()
+}
+
+// limiterShards spreads the keys over this many mutexes, so callers with
+// different keys rarely wait for each other.
+const limiterShards = 32
+
+// keyLimiter counts how many places each key holds, up to max. A key is
+// in the map only while it holds at least one place, so memory follows
+// what is held now, not every caller ever seen.
+type keyLimiter struct {
+	max    int
+	shards [limiterShards]limiterShard
+}
+
+type limiterShard struct {
+	mu   sync.Mutex
+	held map[string]int
+}
+
+// newKeyLimiter returns a limiter of max places per key, or nil (no
+// limit) when max is not positive. The methods of a nil limiter admit
+// everything.
+func newKeyLimiter(max int) *keyLimiter {
+	if max <= 0 {
+		return nil
+	}
+	l := &keyLimiter{max: max}
+	for i := range l.shards {
+		l.shards[i].held = map[string]int{}
+	}
+	return l
+}
+
+func (l *keyLimiter) shard(key string) *limiterShard {
+	// FNV-1a.
+	h := uint32(2166136261)
+	for i := 0; i < len(key); i++ {
+		h ^= uint32(key[i])
+		h *= 16777619
+	}
+	return &l.shards[h%limiterShards]
+}
+
+// acquire takes one of key's places and reports whether there was one.
+func (l *keyLimiter) acquire(key string) bool {
+	if l == nil {
+		return true
+	}
+	sh := l.shard(key)
+	sh.mu.Lock()
+	n := sh.held[key]
+	ok := n < l.max
+	if ok {
+		sh.held[key] = n + 1
+	}
+	sh.mu.Unlock()
+	return ok
+}
+
+// release gives back one of key's places; the key leaves the map with
+// its last one.
+func (l *keyLimiter) release(key string) {
+	if l == nil {
+		return
+	}
+	sh := l.shard(key)
+	sh.mu.Lock()
+	if n := sh.held[key]; n > 1 {
+		sh.held[key] = n - 1
+	} else {
+		delete(sh.held, key)
+	}
+	sh.mu.Unlock()
+}

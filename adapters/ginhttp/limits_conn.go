@@ -1,0 +1,139 @@
+package ginhttp
+
+import (
+	"io"
+	"net"
+	"net/netip"
+	"strconv"
+	"sync/atomic"
+	"time"
+)
+
+// Listener returns ln holding each client address to
+// CallerLimits.ConnsPerAddress open connections, counted from accept to
+// close (a stream's connection, taken over from net/http, until the
+// stream ends). Serve the Handler on it (bootstrap/httpfx does).
+//
+// A connection beyond the cap is refused before any HTTP is read: it is
+// answered a fixed 429 TOO_MANY_REQUESTS (JSON, Retry-After: 1,
+// Connection: close), its write side is shut, and whatever the client
+// sent is read and dropped until it closes, for at most a second, so that
+// the client reads the answer instead of a reset. At most maxRefusing
+// refusals wait so at once; beyond that a refused connection is closed at
+// once. The accept loop itself never waits on a refused client.
+//
+// A connection whose peer is a trusted proxy (Options.TrustedProxies) is
+// not counted: it carries many clients. Their requests are held to the
+// same cap, per forwarded address, while in flight (see CallerLimits).
+// Without a connection cap Listener returns ln itself.
+func (s *Server) Listener(ln net.Listener) net.Listener {
+	if s.caps.conns == nil {
+		return ln
+	}
+	return &capListener{Listener: ln, conns: s.caps.conns, proxies: s.proxies,
+		refusal: refusalResponse(s.caps.tooManyConns.Message), refusing: make(chan struct{}, maxRefusing)}
+}
+
+// Bounds of a refusal.
+const (
+	// maxRefusing bounds the refused connections waiting for their client
+	// to read the answer and close.
+	maxRefusing = 64
+	// refuseLinger bounds that wait.
+	refuseLinger = time.Second
+	// refuseDrain bounds what is read from a refused client.
+	refuseDrain = 64 << 10
+)
+
+// refusalResponse is the whole answer to a connection beyond the cap, in
+// the error envelope of every other answer.
+func refusalResponse(msg string) []byte {
+	body := []byte(`{"statusCode":429,"message":`)
+	body = appendString(body, msg)
+	body = append(body, `,"errorCode":"`+CodeTooManyRequests+`"}`...)
+	head := "HTTP/1.1 429 Too Many Requests\r\n" +
+		"Content-Type: application/json; charset=utf-8\r\n" +
+		"Retry-After: " + strconv.FormatInt(retryAfterSeconds(capRetryAfter), 10) + "\r\n" +
+		"Connection: close\r\n" +
+		"Content-Length: " + strconv.Itoa(len(body)) + "\r\n\r\n"
+	return append([]byte(head), body...)
+}
+
+// capListener is Server.Listener's listener.
+type capListener struct {
+	net.Listener
+	conns    *keyLimiter
+	proxies  proxies
+	refusal  []byte
+	refusing chan struct{}
+}
+
+// Accept returns the next connection within the cap; refused ones are
+// handed to refuse and never returned.
+func (l *capListener) Accept() (net.Conn, error) {
+	for {
+		c, err := l.Listener.Accept()
+		if err != nil {
+			return nil, err
+		}
+		peer, ok := peerAddr(c)
+		if !ok || l.proxies.trusted(peer) {
+			return c, nil
+		}
+		key := peer.String()
+		if l.conns.acquire(key) {
+			return &capConn{Conn: c, conns: l.conns, key: key}, nil
+		}
+		l.refuse(c)
+	}
+}
+
+// peerAddr is the connection's remote IP address, IPv4-mapped addresses
+// as IPv4.
+func peerAddr(c net.Conn) (netip.Addr, bool) {
+	if ta, ok := c.RemoteAddr().(*net.TCPAddr); ok {
+		a := ta.AddrPort().Addr()
+		return a.Unmap().WithZone(""), a.IsValid()
+	}
+	return parseHop(c.RemoteAddr().String())
+}
+
+// refuse answers c 429 and closes it, on a goroutine of its own (see
+// Server.Listener).
+func (l *capListener) refuse(c net.Conn) {
+	select {
+	case l.refusing <- struct{}{}:
+	default:
+		_ = c.Close()
+		return
+	}
+	go func() {
+		defer func() { <-l.refusing }()
+		defer c.Close()
+		_ = c.SetDeadline(time.Now().Add(refuseLinger))
+		if _, err := c.Write(l.refusal); err != nil {
+			return
+		}
+		if cw, ok := c.(interface{ CloseWrite() error }); ok {
+			_ = cw.CloseWrite()
+		}
+		_, _ = io.CopyN(io.Discard, c, refuseDrain)
+	}()
+}
+
+// capConn gives its address's place back when it is closed, once,
+// however often Close is called (net/http and a stream may both).
+type capConn struct {
+	net.Conn
+	conns  *keyLimiter
+	key    string
+	closed atomic.Bool
+}
+
+func (c *capConn) Close() error {
+	err := c.Conn.Close()
+	if c.closed.CompareAndSwap(false, true) {
+		c.conns.release(c.key)
+	}
+	return err
+}
