@@ -126,6 +126,11 @@ type Server struct {
 	streamsMu   sync.Mutex
 	openStreams int
 	streamsIdle chan struct{}
+
+	// failures limits the access lines of requests answered 5xx
+	// (logAccess); now is its clock, replaced by tests.
+	failures *logLimiter
+	now      func() time.Time
 }
 
 // DefaultMaxHeaderBytes is the header limit when Options.MaxHeaderBytes is
@@ -170,6 +175,8 @@ func New(opts Options) (*Server, error) {
 		proxies:   trusted,
 		maxHeader: opts.MaxHeaderBytes,
 		outages:   newLogLimiter(outageLogInterval),
+		failures:  newLogLimiter(outageLogInterval),
+		now:       time.Now,
 		stream:    opts.Stream,
 	}
 	s.streams, s.closeStreams = context.WithCancel(context.Background())
