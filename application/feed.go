@@ -68,6 +68,10 @@ type Feed struct {
 	// waiting is closed when the next read of the log has ended
 	// (catchUp); nil while nobody waits.
 	waiting chan struct{}
+
+	// reads and prunes log when reading (pruning) the log starts to fail
+	// and when it recovers, not every failed attempt.
+	reads, prunes ports.FailureLog
 }
 
 // entitySubs are one entity's subscriptions, indexed by the assignee they
@@ -140,17 +144,13 @@ func (f *Feed) Run(ctx context.Context) error {
 		waiting := f.waiting
 		f.waiting = nil
 		f.mu.Unlock()
-		if err := f.readAll(ctx); err != nil && ctx.Err() == nil {
-			f.cfg.Logger.Warn("change feed: read failed", "err", err)
-		}
+		f.reads.Record(ctx, f.cfg.Logger, "change feed: read", f.readAll(ctx), f.cfg.Clock.Now())
 		if waiting != nil {
 			close(waiting)
 		}
 		if prune {
 			prune = false
-			if err := f.prune(ctx); err != nil && ctx.Err() == nil {
-				f.cfg.Logger.Warn("change feed: prune failed", "err", err)
-			}
+			f.prunes.Record(ctx, f.cfg.Logger, "change feed: prune", f.prune(ctx), f.cfg.Clock.Now())
 		}
 		wait := f.cfg.Poll
 		if p, ok := f.cfg.Log.(interface{ Pending() bool }); ok && p.Pending() {
@@ -180,10 +180,10 @@ func (f *Feed) Run(ctx context.Context) error {
 func (f *Feed) startPos(ctx context.Context) (int64, error) {
 	for {
 		head, err := f.cfg.Log.Head(ctx)
+		f.reads.Record(ctx, f.cfg.Logger, "change feed: read", err, f.cfg.Clock.Now())
 		if err == nil {
 			return head, nil
 		}
-		f.cfg.Logger.Warn("change feed: read head failed", "err", err)
 		select {
 		case <-ctx.Done():
 			return 0, ctx.Err()

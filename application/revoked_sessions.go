@@ -52,7 +52,8 @@ type RevokedSessionsOptions struct {
 // can still be valid (AccessTTL plus Leeway plus Overlap after it was
 // first seen).
 //
-// A failed poll is logged and retried at the next interval; until one
+// A failed poll is retried at the next interval (Run logs when the polls
+// start failing and when they recover, not each failure); until one
 // succeeds the process keeps refusing what it knew (it fails open for
 // revocations it has not heard of, as the store itself is then
 // unreachable).
@@ -70,6 +71,8 @@ type RevokedSessions struct {
 	lastSweep time.Time
 	// nextPoll is the UnixNano instant after which Revoked polls itself.
 	nextPoll atomic.Int64
+	// failures logs when Run's polls start failing and when they recover.
+	failures ports.FailureLog
 }
 
 // NewRevokedSessions returns the set, empty until its first poll (which
@@ -141,9 +144,7 @@ func (r *RevokedSessions) Run(ctx context.Context) {
 	tick := time.NewTicker(r.o.Poll)
 	defer tick.Stop()
 	for {
-		if err := r.Poll(ctx); err != nil && ctx.Err() == nil {
-			r.o.Log.WarnContext(ctx, "read revoked sessions failed", "error", err)
-		}
+		r.failures.Record(ctx, r.o.Log, "read revoked sessions", r.Poll(ctx), r.o.Clock.Now())
 		select {
 		case <-ctx.Done():
 			return

@@ -73,26 +73,23 @@ func (b bounds) enter(ctx context.Context) (context.Context, func(*error)) {
 	}
 }
 
-// probeTable is the SQLite table Check writes to; it is always empty.
+// probeTable is a name reserved for the readiness check: files made by
+// earlier versions hold an empty table of that name, so no assignment may
+// use it (migrate.go).
 const probeTable = "cachegate_probe"
-
-// probeBytes is how much Check writes: more than an entry of typical size
-// needs, so that when writes of entries fail for want of space, so does
-// the check.
-const probeBytes = 64 << 10
 
 // Check reports whether db serves reads and writes now, for readiness
 // probes. It fails with an error wrapping domain.ErrDatabaseUnavailable
 // when the database does not answer within ctx's deadline (or
-// DefaultTimeout), cannot be reached, or is a read-only PostgreSQL standby;
-// with one wrapping domain.ErrStorageFull when an SQLite file cannot grow.
+// DefaultTimeout), cannot be reached, or is a read-only PostgreSQL standby
+// (or an SQLite file on a read-only file system); with one wrapping
+// domain.ErrStorageFull when an SQLite file's file system has less room
+// than a write may need.
 //
-// On SQLite the check writes: one transaction inserts probeBytes into
-// cachegate_probe (created on first use) and deletes them again. A full
-// disk fails it (a one-page write can still fit in the WAL file's slack
-// while the inserts of entries fail), and it passes again once there is
-// room, so readiness recovers by itself. On PostgreSQL it asks whether the
-// session is read-only.
+// On SQLite the check writes nothing (sqlite_ready.go): a read-only query,
+// then the space available on the file's file system, statfs(2), which
+// passes again once there is room, so readiness recovers by itself. On
+// PostgreSQL it asks whether the session is read-only.
 func Check(ctx context.Context, db *bun.DB) (err error) {
 	ctx, done := bounds{timeout: DefaultTimeout}.enter(ctx)
 	defer done(&err)
@@ -111,16 +108,5 @@ func Check(ctx context.Context, db *bun.DB) (err error) {
 		}
 		return nil
 	}
-	if _, err := db.ExecContext(ctx, "CREATE TABLE IF NOT EXISTS "+probeTable+" (filler BLOB)"); err != nil {
-		return dbError("check the database", err)
-	}
-	return authInTx(ctx, db, "check the database can write", func(ctx context.Context, tx bun.Tx) error {
-		if _, err := tx.ExecContext(ctx, "INSERT INTO "+probeTable+" VALUES (zeroblob(?))", probeBytes); err != nil {
-			return dbError("check the database can write", err)
-		}
-		if _, err := tx.ExecContext(ctx, "DELETE FROM "+probeTable); err != nil {
-			return dbError("check the database can write", err)
-		}
-		return nil
-	})
+	return checkSQLite(ctx, db, statFS)
 }

@@ -68,8 +68,33 @@ func (g *writeGroup) run(ctx context.Context, db *bun.DB, gate chan struct{}, ti
 }
 
 // commit runs batch in one transaction and answers every write in it.
+//
+// The transaction ends at the earliest deadline of the writes it runs
+// (and at most timeout from now), not timeout after it began: each
+// caller's bound (--database-timeout, README "Configuration") covers its
+// wait at the gate, its wait for another process's lock in SQLite's busy
+// handler (which the driver interrupts when the context ends) and the
+// commit together, so a write never answers past its bound, and never
+// 503 after it committed. A write whose caller gave up before the
+// transaction began is answered at once and not run.
 func (g *writeGroup) commit(ctx context.Context, db *bun.DB, timeout time.Duration, batch []*groupWrite) {
-	ctx, cancel := context.WithTimeoutCause(context.WithoutCancel(ctx), timeout, errPastBound)
+	deadline := time.Now().Add(timeout)
+	live := batch[:0:0]
+	for _, w := range batch {
+		if err := w.ctx.Err(); err != nil {
+			w.done <- err
+			continue
+		}
+		if d, ok := w.ctx.Deadline(); ok && d.Before(deadline) {
+			deadline = d
+		}
+		live = append(live, w)
+	}
+	if len(live) == 0 {
+		return
+	}
+	batch = live
+	ctx, cancel := context.WithDeadlineCause(context.WithoutCancel(ctx), deadline, errPastBound)
 	defer cancel()
 	results := make([]error, len(batch))
 	err := func() error {
@@ -122,8 +147,13 @@ func (g *writeGroup) commit(ctx context.Context, db *bun.DB, timeout time.Durati
 	}()
 	for i, w := range batch {
 		if err != nil {
-			w.done <- dbError("commit a group of entry writes", err)
+			// Past the group's deadline the driver's error may say only
+			// "interrupted": translate names it as the outage it is.
+			w.done <- translate(ctx, dbError("commit a group of entry writes", err))
 			continue
+		}
+		if results[i] != nil {
+			results[i] = translate(ctx, results[i])
 		}
 		w.done <- results[i]
 	}

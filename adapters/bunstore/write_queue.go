@@ -77,6 +77,12 @@ func (q *writeQueue[W]) await(ctx context.Context, w *W, done <-chan error, gate
 	case gate <- struct{}{}:
 	}
 	defer func() { <-gate }()
+	// The gate and the end of ctx may come together (select picks either):
+	// a writer past its bound leaves rather than start a batch it has no
+	// time left for.
+	if ctx.Err() != nil && q.remove(w) {
+		return ctx.Err()
+	}
 	for {
 		batch := q.take(n)
 		if batch == nil {

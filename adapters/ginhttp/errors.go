@@ -75,7 +75,9 @@ const (
 // writeError answers err in the error envelope and stops the handler
 // chain; see respondError.
 func (s *Server) writeError(c *gin.Context, err error) {
-	s.respondError(c.Writer, c.Request, routeOf(c), err)
+	if status, code := s.respondError(c.Writer, c.Request, routeOf(c), err); status >= http.StatusInternalServerError {
+		c.Set(errorCodeKey, code)
+	}
 	c.Abort()
 }
 
@@ -92,15 +94,16 @@ func (s *Server) WriteError(w http.ResponseWriter, r *http.Request, err error) {
 // {"statusCode","message","errorCode"[,"details"]}. A *domain.Error gets
 // the status of its kind; an *httpError its own; anything else is an
 // internal failure: logged once here, with the request id, and answered
-// with a generic 500 that never carries the error's text.
-func (s *Server) respondError(w http.ResponseWriter, r *http.Request, route string, err error) {
+// with a generic 500 that never carries the error's text. It returns the
+// status and errorCode it answered.
+func (s *Server) respondError(w http.ResponseWriter, r *http.Request, route string, err error) (status int, code string) {
 	var (
 		de *domain.Error
 		he *httpError
 	)
 	switch {
 	case errors.As(err, &de):
-		status := statusOf(de.Kind)
+		status = statusOf(de.Kind)
 		msg := de.Message
 		switch de.Kind {
 		case domain.KindUnauthenticated:
@@ -117,16 +120,20 @@ func (s *Server) respondError(w http.ResponseWriter, r *http.Request, route stri
 			s.logInternal(w, r, route, err)
 		}
 		s.writeEnvelope(w, r, status, msg, de.Code, de.Details)
+		return status, de.Code
 	case errors.As(err, &he):
 		s.writeEnvelope(w, r, he.status, he.message, he.code, nil)
+		return he.status, he.code
 	case r.Context().Err() != nil && errors.Is(err, r.Context().Err()):
 		// The client went away (or the server is past its shutdown
 		// bound): nobody reads the answer and nothing failed here.
 		s.log.LogAttrs(logContext(w, r), slog.LevelDebug, "request abandoned", slog.String("method", r.Method))
 		s.writeEnvelope(w, r, statusClientClosed, "Client Closed Request", "CLIENT_CLOSED_REQUEST", nil)
+		return statusClientClosed, "CLIENT_CLOSED_REQUEST"
 	default:
 		s.logInternal(w, r, route, err)
 		s.writeEnvelope(w, r, http.StatusInternalServerError, messageInternal, codeInternal, nil)
+		return http.StatusInternalServerError, codeInternal
 	}
 }
 
@@ -158,7 +165,7 @@ func (s *Server) logInternal(w http.ResponseWriter, r *http.Request, route strin
 // During an outage every request meets the same failure, so identical
 // failures are logged once per outageLogInterval, with the count of those
 // left out since the last line, instead of once per request; the access
-// log still has one line per request.
+// lines of these requests are limited the same way (logAccess).
 func (s *Server) logOutage(r *http.Request, route, code string, err error) {
 	msg := err.Error()
 	n, ok := s.outages.admit(code+"\x00"+msg, time.Now())

@@ -112,13 +112,15 @@ func (s *Server) recovery(c *gin.Context) {
 			slog.Any("panic", rec),
 			slog.String("stack", string(debug.Stack())))
 		s.writeEnvelope(c.Writer, c.Request, http.StatusInternalServerError, messageInternal, codeInternal, nil)
+		c.Set(errorCodeKey, codeInternal)
 		c.Abort()
 	}()
 	c.Next()
 }
 
 // accessLog writes one line per request: method, route template, status,
-// duration, request id and client address. It never logs headers, bodies
+// duration, request id and client address; identical failures (5xx) are
+// limited to one line per interval (logAccess). It never logs headers, bodies
 // or query strings, which may carry tokens, passwords or personal data.
 // A request that panics is logged with status 500, the answer recovery
 // gives it. An event stream that took its connection over (see
@@ -139,8 +141,8 @@ func (s *Server) accessLog(c *gin.Context) {
 		if !finished && !c.Writer.Written() {
 			status = http.StatusInternalServerError
 		}
-		s.logRequest(c.Request.Context(), c.Request.Method, routeOf(c), status, time.Since(start),
-			s.proxies.clientAddr(c.Request))
+		s.logAccess(c.Request.Context(), c.Request.Method, routeOf(c), status, c.GetString(errorCodeKey),
+			time.Since(start), s.proxies.clientAddr(c.Request))
 	}()
 	c.Next()
 	finished = true
@@ -165,14 +167,41 @@ type requestLine struct {
 	start                   time.Time
 }
 
+// errorCodeKey is the gin key under which writeError leaves the errorCode
+// of a 5xx answer, for the access line's identity (logAccess).
+const errorCodeKey = "cachegate.errorCode"
+
 // logRequest reports one finished request to the observer and, at level
 // info, in the access log. ctx carries the request id and the trace.
 func (s *Server) logRequest(ctx context.Context, method, route string, status int, took time.Duration, clientIP string) {
+	s.logAccess(ctx, method, route, status, "", took, clientIP)
+}
+
+// logAccess is logRequest with the errorCode of a failed answer ("" when
+// unknown). A request answered with a 5xx status is a failure of the
+// service, not of its caller: during an outage every request meets it, so
+// its access line is limited like the error lines (logOutage). Failures
+// that share method, route template, status and errorCode are one
+// identity, logged once per outageLogInterval; the line written after a
+// quiet interval carries repeated= (how many lines of that identity were
+// left out since the last one) and over=. A left-out line's request id,
+// client address and duration are not logged; the metrics (the observer)
+// still count every request. Every other status, 4xx included, keeps one
+// line per request (README, "What the API does").
+func (s *Server) logAccess(ctx context.Context, method, route string, status int, code string, took time.Duration, clientIP string) {
 	if s.observer != nil {
 		s.observer.ObserveRequest(method, route, status, took)
 	}
 	if !s.log.Enabled(ctx, slog.LevelInfo) {
 		return
+	}
+	var repeated int64
+	if status >= http.StatusInternalServerError {
+		n, ok := s.failures.admit(method+"\x00"+route+"\x00"+strconv.Itoa(status)+"\x00"+code, s.now())
+		if !ok {
+			return
+		}
+		repeated = n
 	}
 	attrs := [...]slog.Attr{
 		slog.String("method", method),
@@ -180,9 +209,18 @@ func (s *Server) logRequest(ctx context.Context, method, route string, status in
 		slog.Int("status", status),
 		slog.Duration("duration", took),
 		slog.String("client_ip", clientIP),
-		{},
+		{}, {}, {}, {},
 	}
-	n := len(attrs) - 1
+	n := len(attrs) - 4
+	if code != "" {
+		attrs[n] = slog.String("code", code)
+		n++
+	}
+	if repeated > 0 {
+		attrs[n] = slog.Int64("repeated", repeated)
+		attrs[n+1] = slog.Duration("over", outageLogInterval)
+		n += 2
+	}
 	// With tracing on (Options.TracerProvider), the line names the
 	// request's trace, so a log line leads to its spans.
 	if sc := trace.SpanContextFromContext(ctx); sc.IsValid() {

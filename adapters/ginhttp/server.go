@@ -131,6 +131,11 @@ type Server struct {
 	streamsIdle chan struct{}
 	// caps are the per-caller limits (limits.go).
 	caps caps
+
+	// failures limits the access lines of requests answered 5xx
+	// (logAccess); now is its clock, replaced by tests.
+	failures *logLimiter
+	now      func() time.Time
 }
 
 // DefaultMaxHeaderBytes is the header limit when Options.MaxHeaderBytes is
@@ -175,6 +180,8 @@ func New(opts Options) (*Server, error) {
 		proxies:   trusted,
 		maxHeader: opts.MaxHeaderBytes,
 		outages:   newLogLimiter(outageLogInterval),
+		failures:  newLogLimiter(outageLogInterval),
+		now:       time.Now,
 		stream:    opts.Stream,
 		caps:      newCaps(opts.Limits),
 	}

@@ -14,6 +14,7 @@ import (
 	jose "github.com/go-jose/go-jose/v4"
 
 	"github.com/cachegate/cachegate/domain"
+	"github.com/cachegate/cachegate/ports"
 )
 
 // unknownKIDReload is the shortest interval between two reloads caused by
@@ -49,6 +50,9 @@ type Tokens struct {
 	nextReload atomic.Int64
 	// lastReload is when the keys were last read; guarded by reloadMu.
 	lastReload time.Time
+	// reloads logs when the periodic reloads start failing and when they
+	// recover, not every failed reload (a second apart in an outage).
+	reloads ports.FailureLog
 
 	issuer   Issuer
 	verifier Verifier
@@ -189,13 +193,12 @@ func (t *Tokens) JWKS(ctx context.Context) ([]byte, error) {
 
 // keys returns the current snapshot, first reloading it when it is stale.
 // The call that finds it stale reloads; concurrent callers go on with the
-// snapshot they have. A failed reload is logged and retried a second later.
+// snapshot they have. A failed reload is retried a second later; the first
+// failure and the recovery are logged (reloads), not each failure.
 func (t *Tokens) keys(ctx context.Context, now time.Time) *keyring {
 	if now.UnixNano() >= t.nextReload.Load() && t.reloadMu.TryLock() {
 		if now.UnixNano() >= t.nextReload.Load() {
-			if err := t.reloadLocked(ctx, now); err != nil {
-				t.opts.Logger.WarnContext(ctx, "reload signing keys failed", "error", err)
-			}
+			t.reloads.Record(ctx, t.opts.Logger, "reload signing keys", t.reloadLocked(ctx, now), now)
 		}
 		t.reloadMu.Unlock()
 	}
@@ -213,9 +216,7 @@ func (t *Tokens) keysForUnknownKID(ctx context.Context, now time.Time, kid strin
 	if ring := t.ring.Load(); ring.byKID[kid] != nil || ring.revoked[kid] || now.Sub(t.lastReload).Abs() < unknownKIDReload {
 		return ring
 	}
-	if err := t.reloadLocked(ctx, now); err != nil {
-		t.opts.Logger.WarnContext(ctx, "reload signing keys failed", "error", err)
-	}
+	t.reloads.Record(ctx, t.opts.Logger, "reload signing keys", t.reloadLocked(ctx, now), now)
 	return t.ring.Load()
 }
 

@@ -172,5 +172,17 @@ func assertOutageLoggedSparingly(t *testing.T, s *server, answered int) {
 	if answered >= 50 && len(lines) > answered/10 {
 		t.Errorf("%d failures answered, %d log lines: want a few lines with counts", answered, len(lines))
 	}
-	t.Logf("%d outage answers, %d log lines about them", answered, len(lines))
+	// Their access lines too: one per 10 s per identity, with repeated=.
+	access := s.log.lines("msg=request", "status=50")
+	if answered >= 50 && len(access) > answered/10 {
+		t.Errorf("%d failures answered, %d access lines: want a few lines with counts", answered, len(access))
+	}
+	// The background loops log when they start failing and when they
+	// recover, not at each failed poll (two: slack for one flap).
+	for _, loop := range []string{"change feed: read failing", "read revoked sessions failing", "reload signing keys failing"} {
+		if n := len(s.log.lines(loop)); n > 2 {
+			t.Errorf("%q logged %d times during one outage", loop, n)
+		}
+	}
+	t.Logf("%d outage answers, %d log lines about them, %d access lines", answered, len(lines), len(access))
 }
