@@ -1,0 +1,118 @@
+package bunstore
+
+import (
+	"context"
+	"errors"
+	"sync"
+	"time"
+
+	"github.com/uptrace/bun"
+
+	"github.com/cachegate/cachegate/domain"
+	"github.com/cachegate/cachegate/ports"
+)
+
+// CallerLimit bounds how many repository calls one caller runs at once on
+// one database, so that one user's work never takes the whole connection
+// pool: the other callers always find a connection. The caller is the
+// identity ports.WithCaller put in the context (ginhttp's guard sets it);
+// calls without one (background loops, in-process calls without an
+// actor) are not bounded. A list takes its place per page, never while it
+// waits on its reader. Share one CallerLimit between every repository of
+// a database (WithCallerLimit): the bound is on the pool.
+type CallerLimit struct {
+	per  int
+	wait time.Duration
+	mu   sync.Mutex
+	held map[string]*callerSlots
+}
+
+type callerSlots struct {
+	slots chan struct{}
+	users int
+}
+
+// callerWait bounds how long a call waits for one of its caller's places
+// (and at most the repository's timeout) before it is refused with
+// errCallerBusy: long enough for a short statement of the same caller to
+// end, short enough that a caller flooding the pool is told at once.
+const callerWait = time.Second
+
+// errCallerBusy answers a call whose caller has all its places taken by
+// its other calls. It is answered 429 with Retry-After, as the login
+// throttle's refusals are (README, "Fair share").
+var errCallerBusy = &domain.Error{Kind: domain.KindTooMany, Code: "TOO_MANY_REQUESTS",
+	Message: "too many of your requests are using the database at once; try again shortly", RetryAfter: callerWait}
+
+// NewCallerLimit returns the bound of n calls at once per caller on db;
+// n <= 0 means half of db's pool (at least one), and a pool without a
+// size has no bound.
+func NewCallerLimit(db *bun.DB, n int) *CallerLimit {
+	if n <= 0 {
+		n = max(db.DB.Stats().MaxOpenConnections/2, 1)
+		if db.DB.Stats().MaxOpenConnections <= 0 {
+			n = 0
+		}
+	}
+	return &CallerLimit{per: n, wait: callerWait, held: map[string]*callerSlots{}}
+}
+
+// PerCaller returns how many calls one caller may run at once (0: no bound).
+func (l *CallerLimit) PerCaller() int {
+	if l == nil {
+		return 0
+	}
+	return l.per
+}
+
+// heldKey marks a context whose call already holds its caller's place,
+// so that nested calls (bounds.enter) do not take a second one.
+type heldKey struct{}
+
+// acquire takes one of the caller's places, waiting at most l.wait and
+// until ctx ends. It returns the context the call runs with (marked as
+// holding the place) and the release function; errCallerBusy when no
+// place came free in time, ctx's error when ctx ended first.
+func (l *CallerLimit) acquire(ctx context.Context) (context.Context, func(), error) {
+	caller := ports.Caller(ctx)
+	if l == nil || l.per <= 0 || caller == "" || ctx.Value(heldKey{}) != nil {
+		return ctx, func() {}, nil
+	}
+	l.mu.Lock()
+	s := l.held[caller]
+	if s == nil {
+		s = &callerSlots{slots: make(chan struct{}, l.per)}
+		l.held[caller] = s
+	}
+	s.users++
+	l.mu.Unlock()
+	leave := func() {
+		l.mu.Lock()
+		if s.users--; s.users == 0 {
+			delete(l.held, caller)
+		}
+		l.mu.Unlock()
+	}
+	select {
+	case s.slots <- struct{}{}:
+		return context.WithValue(ctx, heldKey{}, true), func() { <-s.slots; leave() }, nil
+	default:
+	}
+	timer := time.NewTimer(l.wait)
+	defer timer.Stop()
+	select {
+	case s.slots <- struct{}{}:
+		return context.WithValue(ctx, heldKey{}, true), func() { <-s.slots; leave() }, nil
+	case <-timer.C:
+		leave()
+		return ctx, nil, errCallerBusy
+	case <-ctx.Done():
+		leave()
+		if errors.Is(context.Cause(ctx), errPastBound) {
+			// The repository's own bound ended the wait: the caller's
+			// other calls, not the database, kept this one out.
+			return ctx, nil, errCallerBusy
+		}
+		return ctx, nil, context.Cause(ctx)
+	}
+}
