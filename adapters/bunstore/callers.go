@@ -21,7 +21,9 @@ import (
 // waits on its reader. Share one CallerLimit between every repository of
 // a database (WithCallerLimit): the bound is on the pool.
 type CallerLimit struct {
-	per  int
+	per int
+	// wait bounds the wait for a place below the call's own bound (the
+	// repository's timeout); zero waits that whole bound. Tests shorten it.
 	wait time.Duration
 	mu   sync.Mutex
 	held map[string]*callerSlots
@@ -32,17 +34,15 @@ type callerSlots struct {
 	users int
 }
 
-// callerWait bounds how long a call waits for one of its caller's places
-// (and at most the repository's timeout) before it is refused with
-// errCallerBusy: long enough for a short statement of the same caller to
-// end, short enough that a caller flooding the pool is told at once.
-const callerWait = time.Second
-
-// errCallerBusy answers a call whose caller has all its places taken by
-// its other calls. It is answered 429 with Retry-After, as the login
+// errCallerBusy answers a call whose caller had all its places taken by
+// its other calls for as long as the call may wait for the database (the
+// repository's timeout): the places are handed out first come, first
+// served, so a burst of one caller's requests queues and is served in
+// turn, and only a caller whose own calls keep the places busy that long
+// is refused. It is answered 429 with Retry-After, as the login
 // throttle's refusals are (README, "Fair share").
 var errCallerBusy = &domain.Error{Kind: domain.KindTooMany, Code: "TOO_MANY_REQUESTS",
-	Message: "too many of your requests are using the database at once; try again shortly", RetryAfter: callerWait}
+	Message: "too many of your requests are using the database at once; try again shortly", RetryAfter: time.Second}
 
 // NewCallerLimit returns the bound of n calls at once per caller on db;
 // n <= 0 means half of db's pool (at least one), and a pool without a
@@ -54,7 +54,7 @@ func NewCallerLimit(db *bun.DB, n int) *CallerLimit {
 			n = 0
 		}
 	}
-	return &CallerLimit{per: n, wait: callerWait, held: map[string]*callerSlots{}}
+	return &CallerLimit{per: n, held: map[string]*callerSlots{}}
 }
 
 // PerCaller returns how many calls one caller may run at once (0: no bound).
@@ -69,10 +69,11 @@ func (l *CallerLimit) PerCaller() int {
 // so that nested calls (bounds.enter) do not take a second one.
 type heldKey struct{}
 
-// acquire takes one of the caller's places, waiting at most l.wait and
-// until ctx ends. It returns the context the call runs with (marked as
-// holding the place) and the release function; errCallerBusy when no
-// place came free in time, ctx's error when ctx ended first.
+// acquire takes one of the caller's places, waiting until ctx (bounded
+// by the repository's timeout) ends, or at most l.wait when set. It
+// returns the context the call runs with (marked as holding the place)
+// and the release function; errCallerBusy when no place came free in
+// time, ctx's error when the caller's own context ended first.
 func (l *CallerLimit) acquire(ctx context.Context) (context.Context, func(), error) {
 	caller := ports.Caller(ctx)
 	if l == nil || l.per <= 0 || caller == "" || ctx.Value(heldKey{}) != nil {
@@ -98,12 +99,16 @@ func (l *CallerLimit) acquire(ctx context.Context) (context.Context, func(), err
 		return context.WithValue(ctx, heldKey{}, true), func() { <-s.slots; leave() }, nil
 	default:
 	}
-	timer := time.NewTimer(l.wait)
-	defer timer.Stop()
+	var expired <-chan time.Time
+	if l.wait > 0 {
+		timer := time.NewTimer(l.wait)
+		defer timer.Stop()
+		expired = timer.C
+	}
 	select {
 	case s.slots <- struct{}{}:
 		return context.WithValue(ctx, heldKey{}, true), func() { <-s.slots; leave() }, nil
-	case <-timer.C:
+	case <-expired:
 		leave()
 		return ctx, nil, errCallerBusy
 	case <-ctx.Done():
