@@ -50,8 +50,9 @@ const DefaultQueryTimeout = 2 * time.Second
 // (domain.ErrDatabaseUnavailable), and so does a PostgreSQL server that
 // stops answering: there the bound is the server's statement_timeout,
 // which a frozen server cannot apply. Zero or less means
-// DefaultQueryTimeout; a d longer than WithTimeout's is cut to it on
-// PostgreSQL (the client's bound comes first).
+// DefaultQueryTimeout. A d longer than WithTimeout's does not lengthen
+// the call: its own bound ends the statement first
+// (domain.ErrDatabaseUnavailable).
 func WithQueryTimeout(d time.Duration) RepoOption {
 	return func(b *bounds) { b.query = d }
 }

@@ -40,7 +40,7 @@ type callerSlots struct {
 // served, so a burst of one caller's requests queues and is served in
 // turn, and only a caller whose own calls keep the places busy that long
 // is refused. It is answered 429 with Retry-After, as the login
-// throttle's refusals are (README, "Fair share").
+// throttle's refusals are (README, "Fair share of the database").
 var errCallerBusy = &domain.Error{Kind: domain.KindTooMany, Code: "TOO_MANY_REQUESTS",
 	Message: "too many of your requests are using the database at once; try again shortly", RetryAfter: time.Second}
 

@@ -165,7 +165,7 @@ func (s *Server) guard(public accessRule) gin.HandlerFunc {
 
 // setPrincipal stores the authenticated principal, and names the user as
 // the caller whose statements storage bounds (ports.WithCaller; README,
-// "Fair share").
+// "Fair share of the database").
 func setPrincipal(c *gin.Context, p domain.Principal) {
 	ctx := context.WithValue(c.Request.Context(), principalKey{}, p)
 	c.Request = c.Request.WithContext(ports.WithCaller(ctx, "user:"+p.ID))

@@ -101,7 +101,7 @@ func (p parentedHook) AfterQuery(ctx context.Context, e *bun.QueryEvent) {
 
 // repoOptions are the options of every repository of the database: the
 // call timeout, the list statements' bound, and the bound on one caller's
-// calls at once, shared by all of them (README, "Fair share").
+// calls at once, shared by all of them (README, "Fair share of the database").
 func repoOptions(o Options, l *bunstore.CallerLimit) []bunstore.RepoOption {
 	return []bunstore.RepoOption{bunstore.WithTimeout(o.Timeout), bunstore.WithQueryTimeout(o.QueryTimeout), bunstore.WithCallerLimit(l)}
 }
