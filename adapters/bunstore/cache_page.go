@@ -71,6 +71,7 @@ func (r *CacheRepository) newPager(limit, offset int) *pager {
 		p.maxBytes = r.bounds.paging.bytes
 	}
 	p.rows = min(listFirstPageRows, p.maxRows)
+	p.page = make([]domain.Entry, 0, min(limit, p.rows))
 	return p
 }
 
