@@ -1,9 +1,11 @@
 package bootstrap_test
 
 import (
+	"bufio"
 	"encoding/json"
 	"fmt"
 	"io"
+	"net"
 	"net/http"
 	"net/url"
 	"strings"
@@ -104,5 +106,71 @@ func TestAnExpensiveListIs422OverHTTP(t *testing.T) {
 				t.Errorf("Content-Type %q, want JSON", ct)
 			}
 		})
+	}
+}
+
+// TestClientsThatDoNotReadTheirListsPinNoConnection: eight clients (twice
+// the SQLite pool) each start a 20 MB list and stop reading it; every one
+// of the eight lists starts (200), and another client's reads are served
+// (200, not 503 after the 1 s database timeout), since a list waiting on
+// its client holds no connection.
+func TestClientsThatDoNotReadTheirListsPinNoConnection(t *testing.T) {
+	t.Parallel()
+	cfg := config.Default()
+	cfg.Addr = "127.0.0.1:0"
+	cfg.Database = "sqlite:" + t.TempDir() + "/pinned.db"
+	cfg.DatabaseTimeout = time.Second
+	cfg.Auth.BcryptCost = 4
+	cfg.Auth.EnableGuards = false
+	a := cfg.Cache.Settings.Assignments[config.DefaultAssignment]
+	a.Policy = domain.PolicyPublic
+	cfg.Cache.Settings.Assignments[config.DefaultAssignment] = a
+	var (
+		addr  httpfx.Addr
+		cache *application.Cache
+	)
+	app, err := bootstrap.Start(bootstrap.App(cfg, io.Discard, fx.Populate(&addr, &cache)))
+	if err != nil {
+		t.Fatalf("start: %v", err)
+	}
+	t.Cleanup(func() { _ = bootstrap.Stop(app, 10*time.Second) })
+	data := []byte(`"` + strings.Repeat("x", 200<<10) + `"`)
+	var first domain.Entry
+	for i := range 100 {
+		e, err := cache.Create(t.Context(), config.DefaultAssignment, application.CacheInput{
+			Key: fmt.Sprint("big-", i), Type: "t", AssigneeID: "0190a000-0000-7000-8000-000000000001", Data: data})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if i == 0 {
+			first = e
+		}
+	}
+
+	const readers = 8
+	for i := range readers {
+		conn, err := net.Dial("tcp", addr.Get())
+		if err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(func() { _ = conn.Close() })
+		if _, err := fmt.Fprintf(conn, "GET /cache/user?limit=1000 HTTP/1.1\r\nHost: cachegate\r\n\r\n"); err != nil {
+			t.Fatal(err)
+		}
+		status, err := bufio.NewReader(conn).ReadString('\n')
+		if err != nil || !strings.HasPrefix(status, "HTTP/1.1 200") {
+			t.Fatalf("slow reader %d: %q, %v; want its list to start", i, status, err)
+		}
+	}
+	for _, path := range []string{"/cache/user/" + first.ID, "/cache/user?limit=1&fields=key"} {
+		res, err := http.Get("http://" + addr.Get() + path)
+		if err != nil {
+			t.Fatal(err)
+		}
+		body, _ := io.ReadAll(res.Body)
+		_ = res.Body.Close()
+		if res.StatusCode != http.StatusOK {
+			t.Errorf("GET %s beside %d clients not reading their lists: %d %.200s", path, readers, res.StatusCode, body)
+		}
 	}
 }
