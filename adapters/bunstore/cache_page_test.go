@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"path/filepath"
 	"reflect"
+	"strings"
 	"sync"
 	"testing"
 	"time"
@@ -259,4 +260,66 @@ func TestWaitingForAConnectionIsStillUnavailable(t *testing.T) {
 			}
 		}
 	}, WithMaxOpenConns(pool))
+}
+
+// TestANextPageIsAnIndexRange: a list's next page in the default order
+// starts in the list index where the last page stopped (a range of the
+// index, not a scan from its start and no sort), for an owner and across
+// owners.
+func TestANextPageIsAnIndexRange(t *testing.T) {
+	t.Parallel()
+	pagedDatabases(t, func(t *testing.T, db *bun.DB) {
+		if err := Migrate(t.Context(), db, []string{"range_cache"}); err != nil {
+			t.Fatal(err)
+		}
+		explain := "EXPLAIN QUERY PLAN "
+		if isPostgres(db) {
+			explain = "EXPLAIN "
+			// An empty table is read sequentially whatever the indexes.
+			if _, err := db.ExecContext(t.Context(), "SET enable_seqscan = off"); err != nil {
+				t.Fatal(err)
+			}
+		}
+		repo := NewCacheRepository(db, "range_cache")
+		last := testEntry(7)
+		for _, owner := range []string{last.AssigneeID, ""} {
+			q := ports.ListQuery{Owner: owner, Limit: 1000}
+			cond, args, err := listWhere(db, repo.table, q, testNow)
+			if err != nil {
+				t.Fatal(err)
+			}
+			keys := sortKeys(nil)
+			order, _ := listOrder(keys)
+			p := repo.newPager(q.Limit, 0)
+			p.after = &last
+			query, qargs, err := p.statement(cond, args, keys, order)
+			if err != nil {
+				t.Fatal(err)
+			}
+			rows, err := db.QueryContext(t.Context(), explain+query, qargs...)
+			if err != nil {
+				t.Fatal(err)
+			}
+			var plan strings.Builder
+			cols, _ := rows.Columns()
+			for rows.Next() {
+				vals := make([]any, len(cols))
+				ptrs := make([]any, len(cols))
+				for i := range vals {
+					ptrs[i] = &vals[i]
+				}
+				if err := rows.Scan(ptrs...); err != nil {
+					t.Fatal(err)
+				}
+				fmt.Fprintf(&plan, "%s\n", vals[len(vals)-1])
+			}
+			_ = rows.Close()
+			text := plan.String()
+			ranged := strings.Contains(text, "(date_created,id)>(?,?)") || // SQLite
+				strings.Contains(text, "ROW(date_created, id) > ROW(") && strings.Contains(text, "Index Cond") // PostgreSQL
+			if !ranged || strings.Contains(text, "TEMP B-TREE") || strings.Contains(text, "Sort") {
+				t.Errorf("next page of owner %q:\n%s\nplan:\n%s", owner, query, text)
+			}
+		}
+	})
 }
