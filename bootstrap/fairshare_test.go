@@ -109,16 +109,32 @@ func TestAnExpensiveListIs422OverHTTP(t *testing.T) {
 	}
 }
 
-// TestClientsThatDoNotReadTheirListsPinNoConnection: eight clients (twice
-// the SQLite pool) each start a 20 MB list and stop reading it; every one
-// of the eight lists starts (200), and another client's reads are served
-// (200, not 503 after the 1 s database timeout), since a list waiting on
-// its client holds no connection.
+// TestClientsThatDoNotReadTheirListsPinNoConnection: sixteen clients
+// (four times the SQLite pool, twice PostgreSQL's on two cores) each start
+// a 20 MB list and stop reading it; every one of the lists starts (200),
+// and another client's reads are served (200, not 503 after the 1 s
+// database timeout), since a list waiting on its client holds no
+// connection.
 func TestClientsThatDoNotReadTheirListsPinNoConnection(t *testing.T) {
 	t.Parallel()
+	for name, database := range map[string]func(t *testing.T) string{
+		"SQLite":     func(t *testing.T) string { return "sqlite:" + t.TempDir() + "/pinned.db" },
+		"PostgreSQL": func(t *testing.T) string { return pgtest.New(t) },
+	} {
+		t.Run(name, func(t *testing.T) {
+			t.Parallel()
+			slowReaders(t, database(t))
+		})
+	}
+}
+
+// slowReaders runs TestClientsThatDoNotReadTheirListsPinNoConnection on
+// database.
+func slowReaders(t *testing.T, database string) {
+	t.Helper()
 	cfg := config.Default()
 	cfg.Addr = "127.0.0.1:0"
-	cfg.Database = "sqlite:" + t.TempDir() + "/pinned.db"
+	cfg.Database = database
 	cfg.DatabaseTimeout = time.Second
 	cfg.Auth.BcryptCost = 4
 	cfg.Auth.EnableGuards = false
@@ -147,7 +163,7 @@ func TestClientsThatDoNotReadTheirListsPinNoConnection(t *testing.T) {
 		}
 	}
 
-	const readers = 8
+	const readers = 16
 	for i := range readers {
 		conn, err := net.Dial("tcp", addr.Get())
 		if err != nil {
