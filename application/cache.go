@@ -5,6 +5,7 @@ import (
 	"iter"
 
 	"github.com/cachegate/cachegate/domain"
+	"github.com/cachegate/cachegate/ports"
 )
 
 // CacheOperations bundles one use case per cache operation; the HTTP adapter
@@ -62,12 +63,18 @@ func AsActor(a domain.Actor) QueryOption { return func(o *queryOptions) { o.acto
 // with domain.ErrVersionMismatch otherwise.
 func IfVersion(v int) QueryOption { return func(o *queryOptions) { o.pre.IfMatch = &v } }
 
-func collect(opts []QueryOption) queryOptions {
+// collect applies opts. A call AsActor of a user also names that user as
+// the caller whose database work storage bounds (ports.WithCaller; README,
+// "Fair share of the database"), unless ctx names one already.
+func collect(ctx context.Context, opts []QueryOption) (context.Context, queryOptions) {
 	o := queryOptions{actor: domain.System()}
 	for _, f := range opts {
 		f(&o)
 	}
-	return o
+	if o.actor.Authenticated() && ports.Caller(ctx) == "" {
+		ctx = ports.WithCaller(ctx, "user:"+o.actor.Principal.ID)
+	}
+	return ctx, o
 }
 
 // Cache is the programmatic cache interface of SPEC.md 4.3. Every method
@@ -81,20 +88,20 @@ func NewCache(uc *CacheOperations) *Cache { return &Cache{uc: uc} }
 
 // Create creates an entry; see CreateCache.Execute for its errors.
 func (c *Cache) Create(ctx context.Context, assignment string, in CacheInput, opts ...QueryOption) (domain.Entry, error) {
-	o := collect(opts)
+	ctx, o := collect(ctx, opts)
 	return c.uc.Create.Execute(ctx, CreateCacheInput{Assignment: assignment, Actor: o.actor, Cache: in})
 }
 
 // Update replaces the data, and the expiry when in.ExpiresIn is set, of
 // the entry with in's key, type and assignee.
 func (c *Cache) Update(ctx context.Context, assignment string, in CacheInput, opts ...QueryOption) (domain.Entry, error) {
-	o := collect(opts)
+	ctx, o := collect(ctx, opts)
 	return c.uc.Update.Execute(ctx, UpdateCacheByKeyInput{Assignment: assignment, Actor: o.actor, Cache: in, Pre: o.pre})
 }
 
 // Delete deletes the entry with ref's key, type and assignee.
 func (c *Cache) Delete(ctx context.Context, assignment string, ref CacheRef, opts ...QueryOption) error {
-	o := collect(opts)
+	ctx, o := collect(ctx, opts)
 	_, err := c.uc.Delete.Execute(ctx, DeleteCacheInput{Assignment: assignment, Actor: o.actor, Ref: ref, Pre: o.pre})
 	return err
 }
@@ -102,14 +109,14 @@ func (c *Cache) Delete(ctx context.Context, assignment string, ref CacheRef, opt
 // Get returns the live entry with ref's key, type and assignee, or
 // domain.ErrCacheNotFound.
 func (c *Cache) Get(ctx context.Context, assignment string, ref CacheRef, opts ...QueryOption) (domain.Entry, error) {
-	o := collect(opts)
+	ctx, o := collect(ctx, opts)
 	return c.uc.Get.Execute(ctx, GetCacheInput{Assignment: assignment, Actor: o.actor, Ref: ref})
 }
 
 // GetAssignedCaches returns every live entry of the assignee, oldest
 // first.
 func (c *Cache) GetAssignedCaches(ctx context.Context, assignment, assigneeID string, opts ...QueryOption) ([]domain.Entry, error) {
-	o := collect(opts)
+	ctx, o := collect(ctx, opts)
 	if fe := domain.ValidateAssigneeID("assignee.id", assigneeID); fe != nil {
 		return nil, domain.Invalid(*fe)
 	}
@@ -133,7 +140,7 @@ func (c *Cache) GetAssignedCaches(ctx context.Context, assignment, assigneeID st
 // domain.AllOf and domain.AnyOf), ordered by sort and then by id. The
 // actor's access policy applies on top of f.
 func (c *Cache) Find(ctx context.Context, assignment string, f domain.Filter, sort []domain.SortKey, opts ...QueryOption) ([]domain.Entry, error) {
-	o := collect(opts)
+	ctx, o := collect(ctx, opts)
 	all := []domain.Entry{}
 	_, size := c.uc.List.Limits()
 	for offset := 0; ; offset += size {
@@ -155,7 +162,7 @@ func (c *Cache) Find(ctx context.Context, assignment string, f domain.Filter, so
 
 // Clear deletes every entry of the assignee and returns how many.
 func (c *Cache) Clear(ctx context.Context, assignment, assigneeID string, opts ...QueryOption) (int, error) {
-	o := collect(opts)
+	ctx, o := collect(ctx, opts)
 	return c.uc.Clear.Execute(ctx, ClearCachesInput{Assignment: assignment, Actor: o.actor, AssigneeID: assigneeID})
 }
 
@@ -173,7 +180,7 @@ type WatchFilter struct {
 // loop body falls too far behind (resume from the last revision seen),
 // ErrFeedClosed on shutdown, or the error that kept it from starting.
 func (c *Cache) Watch(ctx context.Context, assignment string, w WatchFilter, opts ...QueryOption) iter.Seq2[FeedEvent, error] {
-	o := collect(opts)
+	ctx, o := collect(ctx, opts)
 	return func(yield func(FeedEvent, error) bool) {
 		s, err := c.uc.Watch.Execute(ctx, WatchCachesInput{Assignment: assignment, Actor: o.actor, Since: w.Since,
 			Key: w.Key, Type: w.Type, AssigneeID: w.AssigneeID})

@@ -48,6 +48,7 @@ func Core(cfg config.Config, logOut io.Writer) fx.Option {
 		System(),
 		tracefx.Module(),
 		storefx.SQL(storefx.Options{Database: cfg.Database, Timeout: cfg.DatabaseTimeout,
+			QueryTimeout: cfg.QueryTimeout, UserStatements: cfg.DatabaseUserStatements,
 			Tables: cache.Tables(), Migrate: true, AuditRetention: cfg.AuditRetention}),
 		cachefx.ForRoot(cache),
 		authfx.ForRoot(AuthOptions(cfg)),

@@ -27,6 +27,11 @@ const (
 	// KindStorageFull is storage that has no room for a write; reads still
 	// work.
 	KindStorageFull
+	// KindTooExpensive is a request that is valid but whose work exceeds
+	// what the service spends on one request (a list query running past
+	// its time bound): the request itself is the cause, so the same
+	// request will fail again.
+	KindTooExpensive
 )
 
 // String returns the kind's name.
@@ -50,6 +55,8 @@ func (k Kind) String() string {
 		return "unavailable"
 	case KindStorageFull:
 		return "storage full"
+	case KindTooExpensive:
+		return "too expensive"
 	default:
 		return "internal"
 	}
@@ -151,6 +158,11 @@ var (
 	// around the driver's error, which stays in the chain for logs.
 	ErrDatabaseUnavailable = &Error{Kind: KindUnavailable, Code: "DATABASE_UNAVAILABLE",
 		Message: "the database is unavailable; try again later", RetryAfter: DatabaseRetryAfter}
+	// ErrQueryTooExpensive is a list whose query ran past the bound the
+	// database may spend on one list statement: the query (its filter,
+	// sort or size) is the cause, not the database's health.
+	ErrQueryTooExpensive = &Error{Kind: KindTooExpensive, Code: "QUERY_TOO_EXPENSIVE",
+		Message: "the query took longer than the database may spend on it; narrow the filter or use a smaller limit"}
 	// ErrStorageFull is a write refused because the database's disk is full.
 	ErrStorageFull = &Error{Kind: KindStorageFull, Code: "STORAGE_FULL",
 		Message: "the database's storage is full; reads still work, writes fail until space is freed"}

@@ -55,8 +55,9 @@ type CacheRepository interface {
 	// a time, without holding the whole page in memory; the entry is the
 	// callee's to keep. The total, when asked for, is counted before the
 	// first entry is yielded. An error from yield stops the list and is
-	// returned as is; other errors are the store's. A Limit of zero or less
-	// yields nothing.
+	// returned as is; other errors are the store's: a store that bounds
+	// the database's time on a query returns domain.ErrQueryTooExpensive
+	// past it. A Limit of zero or less yields nothing.
 	List(ctx context.Context, q ListQuery, now time.Time, yield func(domain.Entry) error) (ListResult, error)
 	// Update loads the live entry with id, lets fn change it and stores the
 	// result with Version one higher, atomically: when another writer got

@@ -67,3 +67,23 @@ func ClientAddr(ctx context.Context) string {
 	a, _ := ctx.Value(clientAddrKey{}).(string)
 	return a
 }
+
+// callerKey is the context key of the caller's identity.
+type callerKey struct{}
+
+// WithCaller returns ctx carrying the identity of whoever the request is
+// served for ("user:<subject>" for an authenticated user, "address:<ip>"
+// for an anonymous client), which driving adapters set so that storage
+// can share its resources fairly between callers (a bound on one
+// caller's concurrent statements). It is a fairness key, not an
+// authorisation: access is decided by the actor in each use case's input.
+func WithCaller(ctx context.Context, caller string) context.Context {
+	return context.WithValue(ctx, callerKey{}, caller)
+}
+
+// Caller returns the caller ctx carries, or "" (a background task, or an
+// in-process call that named none).
+func Caller(ctx context.Context) string {
+	c, _ := ctx.Value(callerKey{}).(string)
+	return c
+}

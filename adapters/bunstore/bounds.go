@@ -3,6 +3,7 @@ package bunstore
 import (
 	"context"
 	"errors"
+	"fmt"
 	"time"
 
 	"github.com/uptrace/bun"
@@ -37,10 +38,39 @@ func WithUngroupedWrites() RepoOption {
 	return func(b *bounds) { b.ungrouped = true }
 }
 
+// DefaultQueryTimeout bounds each statement of a list when no
+// WithQueryTimeout is given.
+const DefaultQueryTimeout = 2 * time.Second
+
+// WithQueryTimeout bounds the time the database may spend on each
+// statement of a CacheRepository's List (the count, and each page of
+// rows) to d. Past it the list fails with an error wrapping
+// domain.ErrQueryTooExpensive: the query, not the database, is the
+// cause. Waiting for a connection stays under WithTimeout's bound
+// (domain.ErrDatabaseUnavailable), and so does a PostgreSQL server that
+// stops answering: there the bound is the server's statement_timeout,
+// which a frozen server cannot apply. Zero or less means
+// DefaultQueryTimeout. A d longer than WithTimeout's does not lengthen
+// the call: its own bound ends the statement first
+// (domain.ErrDatabaseUnavailable).
+func WithQueryTimeout(d time.Duration) RepoOption {
+	return func(b *bounds) { b.query = d }
+}
+
+// WithCallerLimit bounds the calls each caller runs at once with l, which
+// every repository of the same database should share (see CallerLimit).
+// Without it a repository bounds no caller.
+func WithCallerLimit(l *CallerLimit) RepoOption {
+	return func(b *bounds) { b.callers = l }
+}
+
 // bounds is what every repository keeps of its options.
 type bounds struct {
 	timeout   time.Duration
 	ungrouped bool
+	query     time.Duration
+	callers   *CallerLimit
+	paging    listPaging
 }
 
 func newBounds(opts []RepoOption) bounds {
@@ -50,6 +80,9 @@ func newBounds(opts []RepoOption) bounds {
 	}
 	if b.timeout <= 0 {
 		b.timeout = DefaultTimeout
+	}
+	if b.query <= 0 {
+		b.query = DefaultQueryTimeout
 	}
 	return b
 }
@@ -63,9 +96,27 @@ var errPastBound = errors.New("bunstore: the database did not answer within the 
 // (past the bound, unreachable, full) into a domain error at this
 // boundary. Calls nest: an inner call keeps the outer deadline when it is
 // sooner.
+//
+// With a CallerLimit, enter first takes one of the caller's places (an
+// inner call runs in its outer call's place). A caller whose places all
+// stay taken is refused: the call gets a context that has already ended,
+// so its first statement fails at once, and done answers errCallerBusy
+// (429) instead.
 func (b bounds) enter(ctx context.Context) (context.Context, func(*error)) {
 	ctx, cancel := context.WithTimeoutCause(ctx, b.timeout, errPastBound)
+	ctx, release, refused := b.callers.acquire(ctx)
+	if refused != nil {
+		ctx, stop := context.WithCancelCause(ctx)
+		stop(refused)
+		return ctx, func(errp *error) {
+			if *errp != nil {
+				*errp = fmt.Errorf("bunstore: %w", refused)
+			}
+			cancel()
+		}
+	}
 	return ctx, func(errp *error) {
+		release()
 		if *errp != nil {
 			*errp = translate(ctx, *errp)
 		}

@@ -26,27 +26,37 @@ var queryColumns = map[domain.QueryField]string{
 	domain.FieldExpirationDate: "expires_at",
 }
 
-// List implements ports.CacheRepository. The rows are read and yielded one
-// at a time as the driver delivers them: the page is never in memory
-// whole, and the connection stays taken until the last row is yielded. A
-// transient failure is retried only before the first row. The page and
-// the total are two statements, so a write between them can make them
-// disagree by that write. The repository's time bound applies to each
-// wait for the database (the statements, then each row) and its clock
-// stops while yield runs: a long list to a slow client never makes the
-// database look unavailable, while a database that stops answering still
-// fails the call within the bound.
-func (r *CacheRepository) List(ctx context.Context, q ports.ListQuery, now time.Time, yield func(domain.Entry) error) (_ ports.ListResult, err error) {
-	ctx, pause, done := r.bounds.enterPausable(ctx)
-	defer done(&err)
+// List implements ports.CacheRepository. The rows are read in pages
+// (cache_page.go): each page is one statement, on a connection taken for
+// it alone and given back to the pool before the page's entries are
+// yielded, so a caller that is slow to take them (an HTTP client that
+// does not read) holds no connection and, on SQLite, no read transaction.
+// A page holds at most about listPageBytes of entries and
+// listPageRowsMax rows; the next page starts after the last row's sort
+// values and id (keyset), never with OFFSET, so every page costs what
+// the first does. The caller's own offset applies to the first page only.
+//
+// Each page (and the count) is one bounded repository call: waiting for
+// a connection is under the repository's timeout (past it
+// domain.ErrDatabaseUnavailable), the statement under the query bound
+// (past it domain.ErrQueryTooExpensive), and the caller's place of the
+// CallerLimit is held only while the statement runs. A transient failure
+// retries the page, which nobody has seen yet.
+//
+// The pages are separate statements, so a list is not one snapshot: an
+// entry written while the list is read shows its state at the moment its
+// page was read, and one whose sort value moved past the list's position
+// meanwhile may be met twice or not at all. The total is one more
+// statement, which a write between them can make disagree by that write.
+func (r *CacheRepository) List(ctx context.Context, q ports.ListQuery, now time.Time, yield func(domain.Entry) error) (ports.ListResult, error) {
 	cond, args, err := listWhere(r.db, r.table, q, now)
 	if err != nil {
 		return ports.ListResult{}, err
 	}
 	var res ports.ListResult
 	if q.CountTotal {
-		err := withRetry(ctx, func() error {
-			return r.db.QueryRowContext(ctx, "SELECT count(*) FROM ? WHERE "+cond, args...).Scan(&res.Total)
+		err := r.listStatement(ctx, func(ctx context.Context, db bun.IDB) error {
+			return db.QueryRowContext(ctx, "SELECT count(*) FROM ? WHERE "+cond, args...).Scan(&res.Total)
 		})
 		if err != nil {
 			return ports.ListResult{}, dbError("count entries", err)
@@ -55,75 +65,29 @@ func (r *CacheRepository) List(ctx context.Context, q ports.ListQuery, now time.
 	if q.Limit <= 0 {
 		return res, nil
 	}
-	order, err := listOrder(q.Sort)
+	keys := sortKeys(q.Sort)
+	order, err := listOrder(keys)
 	if err != nil {
 		return ports.ListResult{}, err
 	}
-	query := "SELECT " + cacheColumns + " FROM ? WHERE " + cond + " ORDER BY " + order + " LIMIT ? OFFSET ?"
-	args = append(args, q.Limit, max(q.Offset, 0))
-	var (
-		yielded  int
-		yieldErr error
-	)
-	err = withRetry(ctx, func() error {
-		rows, err := r.db.QueryContext(ctx, query, args...)
+	pages := r.newPager(q.Limit, q.Offset)
+	for {
+		query, qargs, err := pages.statement(cond, args, keys, order)
 		if err != nil {
-			return err
+			return ports.ListResult{}, err
 		}
-		defer rows.Close()
-		for rows.Next() {
-			e, err := scanEntry(rows)
-			if err != nil {
-				return err
-			}
-			yielded++
-			resume := pause()
-			yieldErr = yield(e)
-			resume()
-			if yieldErr != nil {
-				return nil
-			}
+		err = r.listStatement(ctx, func(ctx context.Context, db bun.IDB) error {
+			return pages.read(ctx, db, query, qargs)
+		})
+		if err != nil {
+			return ports.ListResult{}, dbError("list entries", err)
 		}
-		if err := rows.Err(); err != nil && yielded > 0 {
-			// Rows already went to the caller: never start again.
-			return fmt.Errorf("after %d rows: %w", yielded, permanent{err})
+		more, err := pages.yield(yield)
+		if err != nil || !more {
+			return res, err
 		}
-		return rows.Err()
-	})
-	switch {
-	case yieldErr != nil:
-		return ports.ListResult{}, yieldErr
-	case err != nil:
-		return ports.ListResult{}, dbError("list entries", err)
 	}
-	return res, nil
 }
-
-// enterPausable is bounds.enter for a call that hands rows to its caller
-// as it reads them: pause stops the bound's clock until the function it
-// returns is called, which starts it afresh, so the bound applies to each
-// wait for the database rather than to the whole call.
-func (b bounds) enterPausable(parent context.Context) (context.Context, func() func(), func(*error)) {
-	ctx, cancel := context.WithCancelCause(parent)
-	timer := time.AfterFunc(b.timeout, func() { cancel(errPastBound) })
-	pause := func() func() {
-		timer.Stop()
-		return func() { timer.Reset(b.timeout) }
-	}
-	done := func(errp *error) {
-		timer.Stop()
-		if *errp != nil {
-			*errp = translate(ctx, *errp)
-		}
-		cancel(nil)
-	}
-	return ctx, pause, done
-}
-
-// permanent hides a transient error from withRetry.
-type permanent struct{ err error }
-
-func (p permanent) Error() string { return p.err.Error() }
 
 // listWhere returns the WHERE condition of q, with its arguments (the
 // first is the table, for the FROM clause the caller writes before it).
@@ -267,13 +231,22 @@ var comparators = map[domain.QueryOp]string{
 	domain.OpEq: " = ", domain.OpNe: " <> ", domain.OpGt: " > ", domain.OpLt: " < ", domain.OpGte: " >= ", domain.OpLte: " <= ",
 }
 
+// sortKeys returns the sort keys of a list: keys, or dateCreated
+// ascending when there are none.
+func sortKeys(keys []domain.SortKey) []domain.SortKey {
+	if len(keys) == 0 {
+		return []domain.SortKey{{Field: domain.FieldDateCreated}}
+	}
+	return keys
+}
+
 // listOrder returns the ORDER BY list of keys (dateCreated when empty),
 // ending with id ascending. A NULL expiry sorts after every date, so last
-// ascending and first descending, on both databases.
+// ascending and first descending, on both databases. The keyset condition
+// of a list's next page (afterCondition, cache_page.go) follows exactly
+// this order.
 func listOrder(keys []domain.SortKey) (string, error) {
-	if len(keys) == 0 {
-		keys = []domain.SortKey{{Field: domain.FieldDateCreated}}
-	}
+	keys = sortKeys(keys)
 	var b strings.Builder
 	for _, k := range keys {
 		col, ok := queryColumns[k.Field]

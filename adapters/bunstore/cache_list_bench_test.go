@@ -28,6 +28,9 @@ import (
 //
 //   - filtered-contL: key $contL "7": the filtered query through the fold function.
 //
+//   - all-1000: 1000 entries of every assignee, in the default order: a
+//     list of several pages (cache_page.go).
+//
 //     CACHEGATE_BENCH_ROWS=1000000 go test -tags nomsgpack,grpcnotrace -run '^$' -bench BenchmarkListPage -benchtime 200x ./adapters/bunstore/
 func BenchmarkListPage(b *testing.B) {
 	rows := benchRows(b)
@@ -61,6 +64,7 @@ func BenchmarkListPage(b *testing.B) {
 			{"filtered-contL", ports.ListQuery{Owner: owner, Limit: 100,
 				Filter: domain.AllOf(cond(domain.FieldKey, domain.OpCont, true, "7"), since),
 				Sort:   []domain.SortKey{{Field: domain.FieldDateCreated}}}},
+			{"all-1000", ports.ListQuery{Limit: 1000}},
 		} {
 			b.Run(fmt.Sprintf("%s/rows=%d/%s", be.name, rows, c.name), func(b *testing.B) {
 				b.ReportAllocs()

@@ -21,7 +21,7 @@ func TestStatusTable(t *testing.T) {
 		domain.KindInvalid: 400, domain.KindNotFound: 404, domain.KindConflict: 409,
 		domain.KindPreconditionFailed: 412, domain.KindUnauthenticated: 401, domain.KindForbidden: 403,
 		domain.KindTooMany: 429, domain.KindUnavailable: 503, domain.KindStorageFull: 507,
-		domain.KindInternal: 500, domain.Kind(200): 500,
+		domain.KindTooExpensive: 422, domain.KindInternal: 500, domain.Kind(200): 500,
 	} {
 		if got := statusOf(k); got != want {
 			t.Errorf("%v: %d, want %d", k, got, want)
@@ -56,6 +56,8 @@ func TestWriteError(t *testing.T) {
 			fmt.Errorf("get: %w", domain.ErrDatabaseUnavailable), 503,
 			`{"statusCode":503,"message":"the database is unavailable; try again later","errorCode":"DATABASE_UNAVAILABLE"}`,
 			map[string]string{"Retry-After": "2"}},
+		{"a query past its time bound is 422, the caller's to change", fmt.Errorf("list: %w", domain.ErrQueryTooExpensive), 422,
+			`{"statusCode":422,"message":"the query took longer than the database may spend on it; narrow the filter or use a smaller limit","errorCode":"QUERY_TOO_EXPENSIVE"}`, nil},
 		{"a full disk is 507", domain.ErrStorageFull, 507,
 			`{"statusCode":507,"message":"the database's storage is full; reads still work, writes fail until space is freed","errorCode":"STORAGE_FULL"}`, nil},
 		{"any other error is a generic 500", errors.New("pq: password authentication failed for hunter2"), 500,

@@ -8,6 +8,7 @@ import (
 	"github.com/gin-gonic/gin"
 
 	"github.com/cachegate/cachegate/domain"
+	"github.com/cachegate/cachegate/ports"
 )
 
 // Authenticator verifies a bearer access token and returns its principal.
@@ -139,12 +140,15 @@ func (s *Server) guard(public accessRule) gin.HandlerFunc {
 			if perr == nil {
 				if p, err := s.auth.Authenticate(c.Request.Context(), tok); err == nil {
 					setPrincipal(c, p)
+					return
 				}
 			}
+			setAnonymousCaller(c)
 			return
 		}
 		switch {
 		case errors.Is(perr, errNoBearer) && !s.guards:
+			setAnonymousCaller(c)
 			return
 		case perr != nil:
 			s.writeError(c, domain.ErrUnauthenticated)
@@ -159,6 +163,18 @@ func (s *Server) guard(public accessRule) gin.HandlerFunc {
 	}
 }
 
+// setPrincipal stores the authenticated principal, and names the user as
+// the caller whose statements storage bounds (ports.WithCaller; README,
+// "Fair share of the database").
 func setPrincipal(c *gin.Context, p domain.Principal) {
-	c.Request = c.Request.WithContext(context.WithValue(c.Request.Context(), principalKey{}, p))
+	ctx := context.WithValue(c.Request.Context(), principalKey{}, p)
+	c.Request = c.Request.WithContext(ports.WithCaller(ctx, "user:"+p.ID))
+}
+
+// setAnonymousCaller names an anonymous request's client address as its
+// caller: anonymous clients share storage per address.
+func setAnonymousCaller(c *gin.Context) {
+	if addr := ports.ClientAddr(c.Request.Context()); addr != "" {
+		c.Request = c.Request.WithContext(ports.WithCaller(c.Request.Context(), "address:"+addr))
+	}
 }

@@ -111,10 +111,12 @@ func appendEntryFields(b []byte, e *domain.Entry, fs entryFields) []byte {
 	return append(b, '}')
 }
 
-// listWriteTimeout bounds each write of a list to the client. While a list
-// streams, it holds a database connection; a client that stops reading
-// would hold it for good, so past this the connection is cut and the
-// database connection released.
+// listWriteTimeout bounds each write of a list to the client. A list
+// waiting on its client holds no database connection (the store reads it
+// in pages and gives the connection back before handing a page over;
+// ARCHITECTURE.md, "Streaming"), but it still holds the request's
+// goroutine, its buffer and the HTTP connection: a client that stops
+// reading has them cut past this.
 const listWriteTimeout = 30 * time.Second
 
 // streamFlushBytes is how much a list response gathers before writing it

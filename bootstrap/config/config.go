@@ -20,6 +20,14 @@ type Config struct {
 	// a pooled connection to the last row (and each connection attempt):
 	// past it the request answers 503 DATABASE_UNAVAILABLE.
 	DatabaseTimeout time.Duration
+	// QueryTimeout bounds the database's time on each statement of a list
+	// (the count, each page): past it the list answers 422
+	// QUERY_TOO_EXPENSIVE (bunstore.WithQueryTimeout).
+	QueryTimeout time.Duration
+	// DatabaseUserStatements bounds the database calls one caller (a
+	// user, or an anonymous client's address) runs at once; 0 is half the
+	// connection pool (bunstore.NewCallerLimit).
+	DatabaseUserStatements int
 	// MetricsAddr is a separate listen address for GET /metrics; empty
 	// serves /metrics, guarded, on Addr.
 	MetricsAddr string
@@ -264,6 +272,7 @@ func Default() Config {
 		Addr:            "127.0.0.1:8080",
 		Database:        "sqlite:cachegate.db",
 		DatabaseTimeout: 5 * time.Second,
+		QueryTimeout:    2 * time.Second,
 		AccessTokenTTL:  15 * time.Minute,
 		RefreshTokenTTL: 30 * domain.Day,
 		ShutdownTimeout: 15 * time.Second,

@@ -247,6 +247,8 @@ func TestFullFileParses(t *testing.T) {
 addr: 0.0.0.0:80
 database: postgres://app:pw@db:5432/cache?sslmode=disable
 databaseTimeout: 2s
+queryTimeout: 500ms
+databaseUserStatements: 3
 metricsAddr: 127.0.0.1:9090
 accessTokenTTL: 5m
 refreshTokenTTL: 1w
@@ -285,6 +287,7 @@ caps: {listsPerUser: 2, streamsPerUser: 0, connsPerAddress: 64}
 	hour30 := 90 * time.Minute
 	want := config.Config{
 		Addr: "0.0.0.0:80", Database: "postgres://app:pw@db:5432/cache?sslmode=disable", DatabaseTimeout: 2 * time.Second,
+		QueryTimeout: 500 * time.Millisecond, DatabaseUserStatements: 3,
 		MetricsAddr: "127.0.0.1:9090", AccessTokenTTL: 5 * time.Minute, RefreshTokenTTL: 7 * 24 * time.Hour,
 		ShutdownTimeout: 30 * time.Second, ConfigFile: c.ConfigFile,
 		TrustedProxies: []string{"10.0.0.0/8", "192.0.2.7"}, AuditRetention: 30 * 24 * time.Hour,

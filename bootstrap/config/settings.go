@@ -98,6 +98,19 @@ func settings() []setting {
 				}
 				return nil
 			}},
+		{flag: "query-timeout", arg: "duration", key: "queryTimeout", def: "2s",
+			usage: "longest time the database may spend on one statement of a list (the count, each page); past it 422 QUERY_TOO_EXPENSIVE",
+			parse: durationInto(func(c *Config) *time.Duration { return &c.QueryTimeout }),
+			check: func(c Config) error {
+				if c.QueryTimeout <= 0 || c.QueryTimeout > 10*time.Minute {
+					return fmt.Errorf("%s must be positive and at most 10m", c.QueryTimeout)
+				}
+				return nil
+			}},
+		{flag: "database-user-statements", arg: "n", key: "databaseUserStatements", def: "0",
+			usage: "database calls one user (or anonymous client address) may run at once; beyond, 429 TOO_MANY_REQUESTS; 0: half the connection pool",
+			parse: intInto(func(c *Config) *int { return &c.DatabaseUserStatements }),
+			check: func(c Config) error { return checkRange(int64(c.DatabaseUserStatements), 0, 10_000) }},
 		{flag: "metrics-addr", arg: "host:port", key: "metricsAddr",
 			usage: "separate listen address for /metrics (empty: /metrics guarded on addr)",
 			parse: func(c *Config, v string) error { c.MetricsAddr = v; return nil },

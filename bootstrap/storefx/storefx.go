@@ -34,6 +34,12 @@ type Options struct {
 	// Timeout bounds each call to the database and each connection
 	// attempt (bunstore.WithTimeout); zero means bunstore.DefaultTimeout.
 	Timeout time.Duration
+	// QueryTimeout bounds the database's time on each statement of a list
+	// (bunstore.WithQueryTimeout); zero means bunstore.DefaultQueryTimeout.
+	QueryTimeout time.Duration
+	// UserStatements bounds the calls one caller runs at once on the
+	// database (bunstore.NewCallerLimit); zero means half the pool.
+	UserStatements int
 	// Tables are the cache tables to migrate.
 	Tables []string
 	// Migrate applies pending migrations when the database is opened.
@@ -93,6 +99,13 @@ func (p parentedHook) AfterQuery(ctx context.Context, e *bun.QueryEvent) {
 	}
 }
 
+// repoOptions are the options of every repository of the database: the
+// call timeout, the list statements' bound, and the bound on one caller's
+// calls at once, shared by all of them (README, "Fair share of the database").
+func repoOptions(o Options, l *bunstore.CallerLimit) []bunstore.RepoOption {
+	return []bunstore.RepoOption{bunstore.WithTimeout(o.Timeout), bunstore.WithQueryTimeout(o.QueryTimeout), bunstore.WithCallerLimit(l)}
+}
+
 // openTimeout bounds opening and migrating at start-up.
 const openTimeout = 60 * time.Second
 
@@ -100,6 +113,11 @@ const openTimeout = 60 * time.Second
 func SQL(o Options) fx.Option {
 	return fx.Module("store",
 		fx.Supply(fx.Private, o),
+		// One bound on each caller's calls for every repository of the
+		// database: the bound is on its pool.
+		fx.Provide(fx.Private, func(db *bun.DB, o Options) *bunstore.CallerLimit {
+			return bunstore.NewCallerLimit(db, o.UserStatements)
+		}),
 		fx.Provide(
 			func(lc fx.Lifecycle, o Options, t tracing) (*bun.DB, error) {
 				ctx, cancel := context.WithTimeout(context.Background(), openTimeout)
@@ -117,31 +135,31 @@ func SQL(o Options) fx.Option {
 				lc.Append(fx.StopHook(db.Close))
 				return db, nil
 			},
-			func(db *bun.DB, o Options) ports.ChangeLog {
-				return bunstore.NewChangeLog(db, bunstore.WithTimeout(o.Timeout))
+			func(db *bun.DB, o Options, l *bunstore.CallerLimit) ports.ChangeLog {
+				return bunstore.NewChangeLog(db, repoOptions(o, l)...)
 			},
-			func(db *bun.DB, o Options) cachefx.RepoFactory {
+			func(db *bun.DB, o Options, l *bunstore.CallerLimit) cachefx.RepoFactory {
 				return func(table string) (ports.CacheRepository, error) {
 					if err := bunstore.ValidateTableName(table); err != nil {
 						return nil, err
 					}
-					return bunstore.NewCacheRepository(db, table, bunstore.WithTimeout(o.Timeout)), nil
+					return bunstore.NewCacheRepository(db, table, repoOptions(o, l)...), nil
 				}
 			},
-			func(db *bun.DB, o Options) ports.UserRepository {
-				return bunstore.NewUserRepository(db, bunstore.WithTimeout(o.Timeout))
+			func(db *bun.DB, o Options, l *bunstore.CallerLimit) ports.UserRepository {
+				return bunstore.NewUserRepository(db, repoOptions(o, l)...)
 			},
-			func(db *bun.DB, o Options) ports.RefreshStore {
-				return bunstore.NewRefreshStore(db, bunstore.WithTimeout(o.Timeout))
+			func(db *bun.DB, o Options, l *bunstore.CallerLimit) ports.RefreshStore {
+				return bunstore.NewRefreshStore(db, repoOptions(o, l)...)
 			},
-			func(db *bun.DB, o Options) ports.KeyStore {
-				return bunstore.NewKeyStore(db, bunstore.WithTimeout(o.Timeout))
+			func(db *bun.DB, o Options, l *bunstore.CallerLimit) ports.KeyStore {
+				return bunstore.NewKeyStore(db, repoOptions(o, l)...)
 			},
-			func(db *bun.DB, o Options) ports.LoginThrottle {
-				return bunstore.NewLoginThrottle(db, bunstore.WithTimeout(o.Timeout))
+			func(db *bun.DB, o Options, l *bunstore.CallerLimit) ports.LoginThrottle {
+				return bunstore.NewLoginThrottle(db, repoOptions(o, l)...)
 			},
-			func(db *bun.DB, o Options) *bunstore.AuditLog {
-				return bunstore.NewAuditLog(db, bunstore.WithTimeout(o.Timeout))
+			func(db *bun.DB, o Options, l *bunstore.CallerLimit) *bunstore.AuditLog {
+				return bunstore.NewAuditLog(db, repoOptions(o, l)...)
 			},
 			func(l *bunstore.AuditLog) ports.AuditLog { return l },
 			// The user, refresh and key stores write their changes'

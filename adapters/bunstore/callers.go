@@ -1,0 +1,123 @@
+package bunstore
+
+import (
+	"context"
+	"errors"
+	"sync"
+	"time"
+
+	"github.com/uptrace/bun"
+
+	"github.com/cachegate/cachegate/domain"
+	"github.com/cachegate/cachegate/ports"
+)
+
+// CallerLimit bounds how many repository calls one caller runs at once on
+// one database, so that one user's work never takes the whole connection
+// pool: the other callers always find a connection. The caller is the
+// identity ports.WithCaller put in the context (ginhttp's guard sets it);
+// calls without one (background loops, in-process calls without an
+// actor) are not bounded. A list takes its place per page, never while it
+// waits on its reader. Share one CallerLimit between every repository of
+// a database (WithCallerLimit): the bound is on the pool.
+type CallerLimit struct {
+	per int
+	// wait bounds the wait for a place below the call's own bound (the
+	// repository's timeout); zero waits that whole bound. Tests shorten it.
+	wait time.Duration
+	mu   sync.Mutex
+	held map[string]*callerSlots
+}
+
+type callerSlots struct {
+	slots chan struct{}
+	users int
+}
+
+// errCallerBusy answers a call whose caller had all its places taken by
+// its other calls for as long as the call may wait for the database (the
+// repository's timeout): the places are handed out first come, first
+// served, so a burst of one caller's requests queues and is served in
+// turn, and only a caller whose own calls keep the places busy that long
+// is refused. It is answered 429 with Retry-After, as the login
+// throttle's refusals are (README, "Fair share of the database").
+var errCallerBusy = &domain.Error{Kind: domain.KindTooMany, Code: "TOO_MANY_REQUESTS",
+	Message: "too many of your requests are using the database at once; try again shortly", RetryAfter: time.Second}
+
+// NewCallerLimit returns the bound of n calls at once per caller on db;
+// n <= 0 means half of db's pool (at least one), and a pool without a
+// size has no bound.
+func NewCallerLimit(db *bun.DB, n int) *CallerLimit {
+	if n <= 0 {
+		n = max(db.DB.Stats().MaxOpenConnections/2, 1)
+		if db.DB.Stats().MaxOpenConnections <= 0 {
+			n = 0
+		}
+	}
+	return &CallerLimit{per: n, held: map[string]*callerSlots{}}
+}
+
+// PerCaller returns how many calls one caller may run at once (0: no bound).
+func (l *CallerLimit) PerCaller() int {
+	if l == nil {
+		return 0
+	}
+	return l.per
+}
+
+// heldKey marks a context whose call already holds its caller's place,
+// so that nested calls (bounds.enter) do not take a second one.
+type heldKey struct{}
+
+// acquire takes one of the caller's places, waiting until ctx (bounded
+// by the repository's timeout) ends, or at most l.wait when set. It
+// returns the context the call runs with (marked as holding the place)
+// and the release function; errCallerBusy when no place came free in
+// time, ctx's error when the caller's own context ended first.
+func (l *CallerLimit) acquire(ctx context.Context) (context.Context, func(), error) {
+	caller := ports.Caller(ctx)
+	if l == nil || l.per <= 0 || caller == "" || ctx.Value(heldKey{}) != nil {
+		return ctx, func() {}, nil
+	}
+	l.mu.Lock()
+	s := l.held[caller]
+	if s == nil {
+		s = &callerSlots{slots: make(chan struct{}, l.per)}
+		l.held[caller] = s
+	}
+	s.users++
+	l.mu.Unlock()
+	leave := func() {
+		l.mu.Lock()
+		if s.users--; s.users == 0 {
+			delete(l.held, caller)
+		}
+		l.mu.Unlock()
+	}
+	select {
+	case s.slots <- struct{}{}:
+		return context.WithValue(ctx, heldKey{}, true), func() { <-s.slots; leave() }, nil
+	default:
+	}
+	var expired <-chan time.Time
+	if l.wait > 0 {
+		timer := time.NewTimer(l.wait)
+		defer timer.Stop()
+		expired = timer.C
+	}
+	select {
+	case s.slots <- struct{}{}:
+		return context.WithValue(ctx, heldKey{}, true), func() { <-s.slots; leave() }, nil
+	case <-expired:
+		leave()
+		return ctx, nil, errCallerBusy
+	case <-ctx.Done():
+		leave()
+		if errors.Is(context.Cause(ctx), errPastBound) {
+			// The repository's own bound ended the wait: the caller's
+			// other calls, not the database, kept this one out.
+			return ctx, nil, errCallerBusy
+		}
+		return ctx, nil, context.Cause(ctx)
+	}
+}
