@@ -51,7 +51,7 @@ func TestRoundTrip(t *testing.T) {
 func TestKindsCannotStandInForEachOther(t *testing.T) {
 	t.Parallel()
 	for _, e := range bothModes(t, nil) {
-		access := e.issue(t, e.claims(domain.AccessToken, time.Hour))
+		access := e.issue(t, e.claims(domain.AccessToken, 10*time.Minute))
 		refresh := e.issue(t, e.claims(domain.RefreshToken, time.Hour))
 		cases := []struct {
 			name string

@@ -22,7 +22,9 @@ var _ ports.TokenVerifier = (*Verifier)(nil)
 // in canonical base64url, signed with the configured algorithm (no other
 // is even parsed) by a known key, with the typ header of the kind asked
 // for, the configured iss and aud, an exp not passed and an iat not in the
-// future (both with the leeway), and a non-empty sub and jti. Every other
+// future (both with the leeway), and a non-empty sub and jti. An access
+// token must also name its session (sid) and live no longer than the
+// configured AccessTokenTTL (exp - iat, see lifetimeOK). Every other
 // input yields an error wrapping domain.ErrUnauthenticated that never
 // quotes the token.
 type Verifier struct{ t *Tokens }
@@ -41,6 +43,7 @@ var (
 	errFuture     = unauthenticated("token issued in the future")
 	errNotYet     = unauthenticated("token not valid yet")
 	errClaims     = unauthenticated("token lacks a required claim")
+	errLifetime   = unauthenticated("token lives longer than the access lifetime")
 )
 
 func unauthenticated(reason string) error {
@@ -138,6 +141,13 @@ func (t *Tokens) validate(kind domain.TokenKind, pc *parsedClaims, now time.Time
 		return domain.Claims{}, errFuture
 	case pc.NotBefore != nil && pc.NotBefore.Time().After(now.Add(leeway)):
 		return domain.Claims{}, errNotYet
+	case kind == domain.AccessToken && pc.Session == "":
+		// Without its session an access token could not be refused when
+		// the session ends (logout, a disabled user): every token this
+		// server issues names it (README.md, "Change feed").
+		return domain.Claims{}, errClaims
+	case kind == domain.AccessToken && !t.lifetimeOK(pc):
+		return domain.Claims{}, errLifetime
 	}
 	c := domain.Claims{
 		Kind:      kind,
@@ -154,6 +164,19 @@ func (t *Tokens) validate(kind domain.TokenKind, pc *parsedClaims, now time.Time
 		c.SessionStart = pc.AuthTime.Time().UTC()
 	}
 	return c, nil
+}
+
+// lifetimeOK reports whether an access token lives (exp - iat) no longer
+// than AccessTokenTTL, rounded up to whole seconds (the issuer writes both
+// times as whole seconds, rounded down, so a TTL of 1.5 s gives exp - iat
+// of 1 or 2 s). No leeway: both times come from the issuing host's clock,
+// so skew between hosts does not stretch their difference. A token forged
+// with a stolen key and a far exp is refused; so is a token issued before
+// AccessTokenTTL was lowered, which is what lowering it means
+// (ARCHITECTURE.md, "Key lifetimes").
+func (t *Tokens) lifetimeOK(pc *parsedClaims) bool {
+	limit := int64((t.opts.AccessTokenTTL + time.Second - 1) / time.Second)
+	return int64(*pc.Expiry)-int64(*pc.IssuedAt) <= limit
 }
 
 // typMatches reports whether the typ header names kind, compared
