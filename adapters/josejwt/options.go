@@ -72,6 +72,11 @@ type Options struct {
 	VerifyCacheSize int
 	// Logger receives warnings about failed key reloads; nil discards them.
 	Logger *slog.Logger
+	// KeysRevoked, when set, is called after a reload finds a key revoked
+	// that the previous keys did not (so open streams re-check their
+	// tokens' keys at once; bootstrap wires it to
+	// application.AuthChanges). It must not block.
+	KeysRevoked func()
 }
 
 // withDefaults returns o with zero values replaced by defaults, or every

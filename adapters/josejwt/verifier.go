@@ -13,7 +13,10 @@ import (
 	"github.com/cachegate/cachegate/ports"
 )
 
-var _ ports.TokenVerifier = (*Verifier)(nil)
+var (
+	_ ports.TokenVerifier  = (*Verifier)(nil)
+	_ ports.KeyRevocations = (*Verifier)(nil)
+)
 
 // Verifier checks tokens against the keys of its Tokens; it implements
 // ports.TokenVerifier. Get one from Tokens.Verifier.
@@ -119,6 +122,7 @@ func (v *Verifier) verify(ctx context.Context, kind domain.TokenKind, token stri
 	if err != nil {
 		return domain.Claims{}, err
 	}
+	c.KeyID = k.kid
 	if cache != nil {
 		cache.put(token, cacheEntry{claims: c, kid: k.kid, deadline: c.ExpiresAt.Add(t.opts.Leeway)}, now)
 	}
@@ -177,6 +181,12 @@ func (t *Tokens) validate(kind domain.TokenKind, pc *parsedClaims, now time.Time
 func (t *Tokens) lifetimeOK(pc *parsedClaims) bool {
 	limit := int64((t.opts.AccessTokenTTL + time.Second - 1) / time.Second)
 	return int64(*pc.Expiry)-int64(*pc.IssuedAt) <= limit
+}
+
+// KeyRevoked implements ports.KeyRevocations from the keys this process
+// holds (reloaded every KeyReload): it never reads the store.
+func (v *Verifier) KeyRevoked(kid string) bool {
+	return kid != "" && v.t.ring.Load().revoked[kid]
 }
 
 // typMatches reports whether the typ header names kind, compared
