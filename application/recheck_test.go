@@ -40,6 +40,23 @@ func TestAuthChanges(t *testing.T) {
 			t.Fatal("the channel taken after the bump is already closed")
 		}
 	})
+	t.Run("bumps in a burst are signalled once more, after the gap", func(t *testing.T) {
+		t.Parallel()
+		c := application.NewAuthChanges()
+		c.Bump()
+		burst := c.Changed()
+		for range 100 {
+			c.Bump()
+		}
+		select {
+		case <-burst:
+		case <-time.After(30 * application.AuthChangesGap):
+			t.Fatal("the bumps of a burst were never signalled")
+		}
+		if after := c.Changed(); closed(after) {
+			t.Fatal("the burst was signalled more than once")
+		}
+	})
 	t.Run("a nil broadcaster never changes and bumps harmlessly", func(t *testing.T) {
 		t.Parallel()
 		var c *application.AuthChanges
