@@ -177,7 +177,7 @@ func (t *Tokens) validate(kind domain.TokenKind, pc *parsedClaims, now time.Time
 // so skew between hosts does not stretch their difference. A token forged
 // with a stolen key and a far exp is refused; so is a token issued before
 // AccessTokenTTL was lowered, which is what lowering it means
-// (ARCHITECTURE.md, "Key lifetimes").
+// (ARCHITECTURE.md, "Access-token lifetime and session id").
 func (t *Tokens) lifetimeOK(pc *parsedClaims) bool {
 	limit := int64((t.opts.AccessTokenTTL + time.Second - 1) / time.Second)
 	return int64(*pc.Expiry)-int64(*pc.IssuedAt) <= limit
