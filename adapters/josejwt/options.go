@@ -46,7 +46,9 @@ type Options struct {
 	MaxTokenTTL time.Duration
 	// AccessTokenTTL is the lifetime of access tokens: a retired key
 	// verifies access tokens, and stays in the JWKS, only for
-	// AccessTokenTTL plus Leeway after its retirement.
+	// AccessTokenTTL plus Leeway after its retirement, and the verifier
+	// refuses an access token whose exp - iat is longer (so it must be
+	// the lifetime the application gives them, application.TokenDeps).
 	AccessTokenTTL time.Duration
 	// KeyEncryptionSecret, when set (at least MinKeyEncryptionSecretLen
 	// bytes), seals the private halves of stored keys with AES-256-GCM
