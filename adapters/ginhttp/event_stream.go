@@ -77,7 +77,13 @@ func (st *stream) run(ctx context.Context) {
 	st.timer = time.NewTimer(st.beat)
 	defer st.timer.Stop()
 	if f := st.s.stream.Changed; f != nil && st.actor.Authenticated() {
+		// Taken, then checked once: a change made since the request was
+		// authenticated is not missed.
 		st.authChanged = f()
+		if !st.authorised(ctx, time.Now(), true) {
+			st.end("session ended")
+			return
+		}
 	}
 	for st.turn(ctx) {
 		st.wait(ctx)
