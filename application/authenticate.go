@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"time"
 
 	"github.com/cachegate/cachegate/domain"
 	"github.com/cachegate/cachegate/ports"
@@ -15,6 +16,8 @@ type Authenticate struct {
 	validator ports.TokenValidator
 	lookup    ports.UserLookup
 	revoked   *RevokedSessions
+	keys      ports.KeyRevocations // nil when the verifier cannot tell
+	changes   *AuthChanges
 }
 
 // NewAuthenticate returns the use case; validator may be nil (extra
@@ -24,7 +27,50 @@ func NewAuthenticate(verifier ports.TokenVerifier, validator ports.TokenValidato
 	if verifier == nil || lookup == nil {
 		return nil, errors.New("authenticate needs a token verifier and a user lookup")
 	}
-	return &Authenticate{verifier: verifier, validator: validator, lookup: lookup, revoked: revoked}, nil
+	keys, _ := verifier.(ports.KeyRevocations)
+	return &Authenticate{verifier: verifier, validator: validator, lookup: lookup, revoked: revoked, keys: keys}, nil
+}
+
+// SetChanges makes Changed report c's changes; call it before use. The
+// same c is given to RevokedSessions and the key ring's reload, which
+// bump it.
+func (uc *Authenticate) SetChanges(c *AuthChanges) { uc.changes = c }
+
+// Changed returns a channel closed at the next change that may end a
+// principal's authorisation in this process (a session or a signing key
+// revoked), or nil when nothing reports changes. A holder of a principal
+// takes the channel, then calls Recheck, then waits on it.
+func (uc *Authenticate) Changed() <-chan struct{} { return uc.changes.Changed() }
+
+// Recheck re-authorises, at now, a principal that Execute returned
+// earlier, for a caller that holds it for long (an event stream, which
+// calls it whenever Changed fires and at its heartbeats). It returns
+// domain.ErrUnauthenticated when a request with the same token would now
+// be refused for a reason this process knows in memory:
+//
+//   - the token expired (at its exp: a stream gets no leeway);
+//   - its session (refresh family) was revoked: a logout, a refresh
+//     token's reuse, or a disabled user or a changed password, which
+//     revoke every family of the user in the transaction that changes it
+//     (ARCHITECTURE.md, "Sessions end everywhere");
+//   - its signing key was revoked (when the verifier is a
+//     ports.KeyRevocations).
+//
+// It queries no store and verifies no signature, so ten thousand open
+// streams re-check for a few map lookups each. What only a store could
+// tell (a user deleted without its sessions by an integrator's own
+// lookup) and an integrator's extra validation are checked when the
+// stream opens, as for a request.
+func (uc *Authenticate) Recheck(ctx context.Context, p domain.Principal, now time.Time) error {
+	switch {
+	case !p.ExpiresAt.IsZero() && !now.Before(p.ExpiresAt):
+		return fmt.Errorf("recheck: token expired: %w", domain.ErrUnauthenticated)
+	case uc.revoked != nil && uc.revoked.Revoked(ctx, p.FamilyID):
+		return fmt.Errorf("recheck: session revoked: %w", domain.ErrUnauthenticated)
+	case uc.keys != nil && p.KeyID != "" && uc.keys.KeyRevoked(p.KeyID):
+		return fmt.Errorf("recheck: signing key revoked: %w", domain.ErrUnauthenticated)
+	}
+	return nil
 }
 
 // Execute returns the principal of a valid access token, with its refresh
@@ -51,7 +97,7 @@ func (uc *Authenticate) Execute(ctx context.Context, token string) (domain.Princ
 	if err != nil {
 		return domain.Principal{}, fmt.Errorf("authenticate: look up subject: %w", err)
 	}
-	p.FamilyID, p.ExpiresAt = c.FamilyID, c.ExpiresAt
+	p.FamilyID, p.ExpiresAt, p.KeyID = c.FamilyID, c.ExpiresAt, c.KeyID
 	return p, nil
 }
 

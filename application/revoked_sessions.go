@@ -39,6 +39,10 @@ type RevokedSessionsOptions struct {
 	// Overlap is DefaultRevocationOverlap when zero.
 	Overlap time.Duration
 	Log     *slog.Logger
+	// Changes, when set, is bumped whenever the set gains a family (a
+	// poll's find or Add), so open streams re-check their session at once
+	// rather than at their next heartbeat.
+	Changes *AuthChanges
 }
 
 // RevokedSessions is one process's view of the refresh families revoked
@@ -123,8 +127,8 @@ func (r *RevokedSessions) Revoked(ctx context.Context, family string) bool {
 // Add marks family revoked in this process at once: the revocation this
 // process made itself is not left to the next poll.
 func (r *RevokedSessions) Add(family string) {
-	if family != "" {
-		r.remember(family, r.o.Clock.Now())
+	if family != "" && r.remember(family, r.o.Clock.Now()) {
+		r.o.Changes.Bump()
 	}
 }
 
@@ -161,8 +165,12 @@ func (r *RevokedSessions) pollLocked(ctx context.Context) error {
 	if err != nil {
 		return err
 	}
+	added := false
 	for _, f := range families {
-		r.remember(f, start)
+		added = r.remember(f, start) || added
+	}
+	if added {
+		r.o.Changes.Bump()
 	}
 	r.since = start.Add(-r.o.Overlap)
 	r.nextPoll.Store(start.Add(2 * r.o.Poll).UnixNano())
@@ -173,12 +181,14 @@ func (r *RevokedSessions) pollLocked(ctx context.Context) error {
 	return nil
 }
 
-// remember adds family, to be forgotten keep after now; a family already
-// held keeps its first deadline.
-func (r *RevokedSessions) remember(family string, now time.Time) {
+// remember adds family, to be forgotten keep after now, and reports
+// whether it is new; a family already held keeps its first deadline.
+func (r *RevokedSessions) remember(family string, now time.Time) bool {
 	if _, loaded := r.families.LoadOrStore(family, now.Add(r.keep)); !loaded {
 		r.size.Add(1)
+		return true
 	}
+	return false
 }
 
 // sweep drops the families whose deadline passed.

@@ -8,6 +8,7 @@ import (
 	"sync"
 
 	"github.com/cachegate/cachegate/domain"
+	"github.com/cachegate/cachegate/ports"
 )
 
 // replayPage is how many changes a resuming subscription reads from the
@@ -126,7 +127,9 @@ type Subscription struct {
 	cursor   int64 // the last revision handed out or skipped
 	replayTo int64 // the log is replayed up to here before the live changes
 	page     []domain.Change
-	reset    *FeedEvent
+	// replayLast is set once the replay's last page was read.
+	replayLast bool
+	reset      *FeedEvent
 }
 
 // end closes the subscription with err, once.
@@ -181,6 +184,10 @@ func (s *Subscription) TryNext(ctx context.Context) (ev FeedEvent, ok bool, err 
 	}
 	for s.cursor < s.replayTo {
 		if len(s.page) == 0 {
+			if s.replayLast {
+				s.cursor = s.replayTo
+				break
+			}
 			if err := s.loadPage(ctx); err != nil {
 				return FeedEvent{}, false, err
 			}
@@ -215,11 +222,15 @@ func (s *Subscription) TryNext(ctx context.Context) (ev FeedEvent, ok bool, err 
 	}
 }
 
-// loadPage reads the next page of the replay. When the log was pruned past
-// the cursor meanwhile, the replay ends with a reset.
+// loadPage reads the next page of the replay: only the changes of the
+// subscription's entity and filter (for an owner, its own entries'), so a
+// resume reads what the caller may see, not every user's changes
+// (ports.ChangeLog.ChangesOf). When the log was pruned past the cursor
+// meanwhile, the replay ends with a reset.
 func (s *Subscription) loadPage(ctx context.Context) error {
 	log := s.feed.cfg.Log
-	page, err := log.Changes(ctx, s.cursor, replayPage)
+	page, err := log.ChangesOf(ctx, ports.ChangeQuery{Entity: s.entity, AssigneeID: s.filter.assignee,
+		Key: s.filter.key, Type: s.filter.typ, After: s.cursor, Upto: s.replayTo, Limit: replayPage})
 	if err != nil {
 		return err
 	}
@@ -237,6 +248,12 @@ func (s *Subscription) loadPage(ctx context.Context) error {
 			page = page[:i]
 			break
 		}
+	}
+	if len(page) < replayPage {
+		// The last page: nothing of the caller's is left up to replayTo,
+		// so the replay ends once the page is handed out, without one
+		// more query to find it empty.
+		s.replayLast = true
 	}
 	if len(page) == 0 {
 		s.cursor = s.replayTo

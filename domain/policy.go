@@ -88,4 +88,7 @@ type Principal struct {
 	// ExpiresAt is when the access token the principal came from expires
 	// (zero when unknown); long-lived streams end then.
 	ExpiresAt time.Time
+	// KeyID names the key that signed that access token (empty when
+	// unknown), so a long-lived stream ends when the key is revoked.
+	KeyID string
 }

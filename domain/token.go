@@ -36,6 +36,9 @@ type Claims struct {
 	// (the auth_time claim); zero when the token does not say. A family
 	// cannot be refreshed past SessionStart plus the session maximum.
 	SessionStart time.Time
+	// KeyID names the key that signed the token (its kid); set by the
+	// verifier, empty when unknown.
+	KeyID string
 }
 
 // TokenPair is the answer of login and refresh.

@@ -108,6 +108,17 @@ type TokenVerifier interface {
 	RefreshToken(ctx context.Context, token string) (domain.Claims, error)
 }
 
+// KeyRevocations is what a TokenVerifier may implement besides: whether
+// it refuses, from now on, every token a signing key signed, answered from
+// memory (no query), so open event streams re-check their token's key
+// cheaply (application.Authenticate.Recheck). A verifier without it has
+// its tokens' keys checked when a stream opens only.
+type KeyRevocations interface {
+	// KeyRevoked reports whether the key kid (domain.Claims.KeyID) was
+	// revoked, as far as this process knows.
+	KeyRevoked(kid string) bool
+}
+
 // TokenValidator runs an integrator's extra validation after a token was
 // verified (SPEC.md 4.5, validateTokenService).
 type TokenValidator interface {

@@ -16,6 +16,16 @@ type ChangeLog interface {
 	// no revision below which can still commit. An empty result means
 	// nothing new yet.
 	Changes(ctx context.Context, after int64, limit int) ([]domain.Change, error)
+	// ChangesOf returns, in revision order, at most q.Limit changes with
+	// a revision above q.After and at most q.Upto (which the caller
+	// read as safe: at most a Head it was given) that match q: those of
+	// q.Entity and, for each of q.AssigneeID, q.Key and q.Type that is
+	// set, of entries with that value. A resuming subscriber replays its
+	// backlog with it: the work must grow with the changes that match
+	// (an index serves one assignee's changes in revision order), not
+	// with the whole log. An empty result means none is left up to
+	// q.Upto.
+	ChangesOf(ctx context.Context, q ChangeQuery) ([]domain.Change, error)
 	// Head returns the highest revision that is safe to deliver: every
 	// change at or below it that will ever commit has committed and is
 	// readable. It never goes down.
@@ -31,6 +41,16 @@ type ChangeLog interface {
 	// recorded, or nil when the log cannot tell (readers then poll).
 	// Wake-ups may be lost; they only shorten a reader's wait.
 	Wake() <-chan struct{}
+}
+
+// ChangeQuery selects changes of one entity (ChangeLog.ChangesOf); the
+// empty AssigneeID, Key or Type selects any.
+type ChangeQuery struct {
+	Entity      string
+	AssigneeID  string
+	Key, Type   string
+	After, Upto int64
+	Limit       int
 }
 
 // FeedMetrics records the change feed's health. Implementations must be

@@ -42,6 +42,10 @@ const (
 	// records a DELETE statement's removals once per statement
 	// (changesRemovedDDL).
 	changesRemovedVersion = "20261202000100"
+	// changesAssigneeMigration adds the index that serves the replay of
+	// one assignee's changes (ChangeLog.ChangesOf).
+	changesAssigneeMigration = "20261210000100_cache_changes_assignee"
+	changesAssigneeIndex     = "cache_changes_assignee_rev_idx"
 )
 
 // changesTables lists the tables of the log; no cache table may take
@@ -55,6 +59,23 @@ func changesLogMigration() migrate.Migration {
 		Up:   ddlMigration("create the change log", changesDDL),
 		Down: ddlMigration("drop the change log", func(bun.IDB) []string {
 			return []string{"DROP TABLE IF EXISTS " + changesStateTable, "DROP TABLE IF EXISTS " + changesTable}
+		}),
+	}
+}
+
+// changesAssigneeIndexMigration returns the migration adding the index
+// on (assignee_id, rev): a resuming owner's replay reads its own changes
+// in revision order and stops at its page, whatever other users wrote.
+// The log holds the retention's changes (an hour by default), so building
+// it, even on PostgreSQL without CONCURRENTLY, is short.
+func changesAssigneeIndexMigration() migrate.Migration {
+	return migrate.Migration{
+		Name: changesAssigneeMigration,
+		Up: ddlMigration("index the change log by assignee", func(bun.IDB) []string {
+			return []string{"CREATE INDEX IF NOT EXISTS " + changesAssigneeIndex + " ON " + changesTable + " (assignee_id, rev)"}
+		}),
+		Down: ddlMigration("drop the change log's assignee index", func(bun.IDB) []string {
+			return []string{"DROP INDEX IF EXISTS " + changesAssigneeIndex}
 		}),
 	}
 }

@@ -65,6 +65,7 @@ func migrateBefore(ctx context.Context, db *bun.DB, tables []string, before stri
 	ms := migrate.NewMigrations()
 	if len(tables) > 0 {
 		ms.Add(changesLogMigration())
+		ms.Add(changesAssigneeIndexMigration())
 		ms.Add(usageTableMigration())
 	}
 	for _, t := range tables {

@@ -35,10 +35,6 @@ type StreamOptions struct {
 	// Heartbeat is the interval of the keep-alive comment; zero means
 	// DefaultHeartbeat.
 	Heartbeat time.Duration
-	// SessionEnded, when set, is asked at every heartbeat whether the
-	// caller's session (its refresh family) was ended by a logout; the
-	// stream then ends.
-	SessionEnded func(ctx context.Context, p domain.Principal) bool
 	// Retry is the reconnection delay sent as `retry: <ms>` at the start
 	// of every stream (whole milliseconds); zero means DefaultRetry.
 	Retry time.Duration
@@ -46,6 +42,15 @@ type StreamOptions struct {
 	// times out cuts the connection with nothing more written (README,
 	// "Change feed"). Zero means DefaultStreamWriteTimeout.
 	WriteTimeout time.Duration
+	// Recheck, when set, re-authorises an authenticated stream's caller
+	// at now (application.Authenticate.Recheck: in memory, no query)
+	// whenever Changed fires and at every heartbeat; an error ends the
+	// stream with reason "session ended".
+	Recheck func(ctx context.Context, p domain.Principal, now time.Time) error
+	// Changed, when set, returns a channel closed at the next change that
+	// may end a caller's authorisation (a session or a signing key
+	// revoked): every stream waits on the one channel.
+	Changed func() <-chan struct{}
 }
 
 // accessTokenParam carries the access token of a browser's EventSource,

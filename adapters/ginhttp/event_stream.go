@@ -66,6 +66,9 @@ type stream struct {
 	timer     *time.Timer
 	// beatAt is when the next heartbeat is due: beat after the last write.
 	beatAt time.Time
+	// authChanged is closed when the caller's authorisation may have
+	// changed (StreamOptions.Changed); nil when nothing tells.
+	authChanged <-chan struct{}
 }
 
 // run sends the stream until it ends. It parks in wait, whose frame is
@@ -77,6 +80,15 @@ func (st *stream) run(ctx context.Context) {
 	}
 	st.timer = time.NewTimer(st.beat)
 	defer st.timer.Stop()
+	if f := st.s.stream.Changed; f != nil && st.actor.Authenticated() {
+		// Taken, then checked once: a change made since the request was
+		// authenticated is not missed.
+		st.authChanged = f()
+		if !st.authorised(ctx, time.Now(), true) {
+			st.end("session ended")
+			return
+		}
+	}
 	for st.turn(ctx) {
 		st.wait(ctx)
 	}
@@ -109,6 +121,7 @@ func (st *stream) wait(ctx context.Context) {
 	case <-st.sub.Ready():
 	case <-st.sub.Done():
 	case <-st.timer.C:
+	case <-st.authChanged:
 	case <-ctx.Done():
 	}
 }
@@ -138,11 +151,12 @@ func (st *stream) turn(ctx context.Context) bool {
 		st.end("token expired")
 		return false
 	}
-	if !now.Before(st.beatAt) {
-		if f := st.s.stream.SessionEnded; f != nil && st.actor.Authenticated() && f(ctx, st.actor.Principal) {
-			st.end("session ended")
-			return false
-		}
+	beat := !now.Before(st.beatAt)
+	if !st.authorised(ctx, now, beat) {
+		st.end("session ended")
+		return false
+	}
+	if beat {
 		if !st.write(heartbeat) {
 			return false
 		}
@@ -153,6 +167,25 @@ func (st *stream) turn(ctx context.Context) bool {
 	}
 	st.timer.Reset(wait)
 	return true
+}
+
+// authorised re-checks the caller when its authorisation may have
+// changed (authChanged closed; the next channel is taken first, so a
+// change during the check is not missed) and at each heartbeat (beat).
+func (st *stream) authorised(ctx context.Context, now time.Time, beat bool) bool {
+	f := st.s.stream.Recheck
+	if f == nil || !st.actor.Authenticated() {
+		return true
+	}
+	select {
+	case <-st.authChanged:
+		st.authChanged = st.s.stream.Changed()
+	default:
+		if !beat {
+			return true
+		}
+	}
+	return f(ctx, st.actor.Principal, now) == nil
 }
 
 // gone reports whether the client went away; nothing more is written.

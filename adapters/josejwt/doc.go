@@ -5,7 +5,8 @@
 // with keys kept in a ports.KeyStore so every replica and every restart
 // agrees, or with HS256 and a configured secret for compatibility. Each
 // token carries sub, iat, exp, iss, aud, jti, "sid" (the refresh family;
-// tokens signed before it read "fam") and "auth_time" (the family's login),
+// refresh tokens signed before it read "fam"; an access token without sid
+// is refused) and "auth_time" (the family's login),
 // and a "kid" and a "typ" header: "at+jwt" for access tokens,
 // "refresh+jwt" for refresh tokens. Verification demands the typ of the
 // kind asked for, so neither kind stands in for the other.
@@ -17,5 +18,6 @@
 //
 // The application decides lifetimes: it passes domain.Claims with IssuedAt
 // and ExpiresAt set, and the issuer signs exactly those (as whole seconds,
-// rounded down, as JWT NumericDates are).
+// rounded down, as JWT NumericDates are). The verifier refuses an access
+// token whose exp - iat exceeds AccessTokenTTL (rounded up to a second).
 package josejwt

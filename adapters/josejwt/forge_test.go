@@ -114,6 +114,26 @@ func TestForgedTokensAreRefused(t *testing.T) {
 		{"a missing jti is refused", func(t *testing.T, e *env) string {
 			return e.signed(t, nil, func(m map[string]any) { delete(m, "jti") })
 		}, false},
+		{"an access token without sid is refused", func(t *testing.T, e *env) string {
+			return e.signed(t, nil, func(m map[string]any) { delete(m, "sid") })
+		}, false},
+		{"an access token naming its session only in the old fam claim is refused", func(t *testing.T, e *env) string {
+			return e.signed(t, nil, func(m map[string]any) { delete(m, "sid"); m["fam"] = "fam-1" })
+		}, false},
+		{"an access token living 7 days is refused", func(t *testing.T, e *env) string {
+			return e.signed(t, nil, set("exp", at(7*domain.Day))(e))
+		}, false},
+		{"an access token living the access lifetime and a second is refused", func(t *testing.T, e *env) string {
+			return e.signed(t, nil, set("exp", at(josejwt.DefaultAccessTokenTTL+time.Second))(e))
+		}, false},
+		{"an access token living exactly the access lifetime is accepted", func(t *testing.T, e *env) string {
+			return e.signed(t, nil, set("exp", at(josejwt.DefaultAccessTokenTTL))(e))
+		}, true},
+		{"an access token issued in the past and living too long is refused though not expired", func(t *testing.T, e *env) string {
+			return e.signed(t, nil, func(m map[string]any) {
+				m["iat"], m["exp"] = at(-time.Hour)(e), at(time.Minute)(e)
+			})
+		}, false},
 		{"a payload that is not an object is refused", func(t *testing.T, e *env) string {
 			return forge(t, e.alg, e.key, map[string]any{"kid": e.kid, "typ": "at+jwt"}, `"hello"`)
 		}, false},
@@ -161,6 +181,35 @@ func TestForgedTokensAreRefused(t *testing.T) {
 				}
 				if _, err := e.verify(domain.RefreshToken, tok); !errors.Is(err, domain.ErrUnauthenticated) {
 					t.Fatalf("as a refresh token: err = %v, want ErrUnauthenticated", err)
+				}
+			})
+		}
+	}
+}
+
+// The lifetime check follows the configured access TTL: every token the
+// issuer signs passes (its times are whole seconds, rounded down, so a
+// fractional TTL may give exp - iat one second above it), and a token one
+// second longer than the TTL allows does not.
+func TestAccessLifetimeFollowsTheConfiguredTTL(t *testing.T) {
+	t.Parallel()
+	for _, ttl := range []time.Duration{time.Second, 1500 * time.Millisecond, 90 * time.Second, time.Hour} {
+		for _, e := range bothModes(t, func(o *josejwt.Options) { o.AccessTokenTTL = ttl }) {
+			t.Run(e.name+" "+ttl.String(), func(t *testing.T) {
+				t.Parallel()
+				for _, offset := range []time.Duration{0, 100 * time.Millisecond, 600 * time.Millisecond, 999 * time.Millisecond} {
+					e := *e
+					now := e.clock.Now().Truncate(time.Second).Add(offset)
+					c := domain.Claims{Kind: domain.AccessToken, Subject: "user-1", ID: "jti", FamilyID: "fam-1",
+						IssuedAt: now, ExpiresAt: now.Add(ttl)}
+					if _, err := e.verify(domain.AccessToken, e.issue(t, c)); err != nil {
+						t.Fatalf("a token the issuer signed with the TTL (issued at +%v) is refused: %v", offset, err)
+					}
+				}
+				limit := (ttl + time.Second - 1) / time.Second * time.Second
+				long := e.signed(t, nil, func(m map[string]any) { m["exp"] = e.clock.Now().Add(limit + time.Second).Unix() })
+				if _, err := e.verify(domain.AccessToken, long); !errors.Is(err, domain.ErrUnauthenticated) {
+					t.Fatalf("a token living %v with a TTL of %v: err = %v, want unauthenticated", limit+time.Second, ttl, err)
 				}
 			})
 		}

@@ -14,7 +14,7 @@ func FuzzVerifyAccessToken(f *testing.F) {
 	envs := bothModes(f, nil)
 	valid, validRefresh := make(map[string]bool), make(map[string]bool)
 	for _, e := range envs {
-		tok := e.issue(f, e.claims(domain.AccessToken, time.Hour))
+		tok := e.issue(f, e.claims(domain.AccessToken, 10*time.Minute))
 		valid[tok] = true
 		parts := strings.Split(tok, ".")
 		f.Add(tok)

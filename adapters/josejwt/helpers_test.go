@@ -133,7 +133,7 @@ func forge(t testing.TB, alg jose.SignatureAlgorithm, key any, headers map[strin
 func (e *env) payloadJSON(t testing.TB, edit func(m map[string]any)) string {
 	t.Helper()
 	now := e.clock.Now()
-	m := map[string]any{"iss": "cachegate", "aud": "cachegate", "sub": "user-1", "jti": "jti-1", "fam": "fam-1",
+	m := map[string]any{"iss": "cachegate", "aud": "cachegate", "sub": "user-1", "jti": "jti-1", "sid": "fam-1",
 		"iat": now.Unix(), "exp": now.Add(time.Minute).Unix()}
 	if edit != nil {
 		edit(m)

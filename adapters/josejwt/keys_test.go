@@ -15,9 +15,12 @@ import (
 func TestRetiredKeyVerifiesAccessTokensOnlyForTheAccessLifetime(t *testing.T) {
 	t.Parallel()
 	e := newEdDSA(t, func(o *josejwt.Options) { o.MaxTokenTTL, o.AccessTokenTTL = 30*domain.Day, 10*time.Minute })
-	// Tokens signed with the old key before it retires, valid far beyond
-	// the access lifetime, as a holder of the stolen key could make.
-	access := e.signed(t, nil, func(m map[string]any) { m["exp"] = e.clock.Now().Add(2 * time.Hour).Unix() })
+	// Tokens signed with the old key before it retires, valid beyond the
+	// key's window (issued later, as a holder of the stolen key could make;
+	// within the access lifetime, which the verifier also checks).
+	access := e.signed(t, nil, func(m map[string]any) {
+		m["iat"], m["exp"] = e.clock.Now().Add(time.Minute).Unix(), e.clock.Now().Add(11*time.Minute).Unix()
+	})
 	refresh := e.issue(t, e.claims(domain.RefreshToken, 29*domain.Day))
 	if _, err := e.tok.Rotate(context.Background()); err != nil {
 		t.Fatal(err)
@@ -47,7 +50,7 @@ func TestRevokedKeysVerifyNothing(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	tok := a.issue(t, a.claims(domain.AccessToken, time.Hour))
+	tok := a.issue(t, a.claims(domain.AccessToken, 10*time.Minute))
 	forged := a.signed(t, nil, nil) // any token the key could sign
 	if _, err := b.Verifier().AccessToken(ctx, tok); err != nil {
 		t.Fatalf("before revocation: %v", err)
@@ -127,7 +130,7 @@ func TestKeysAtRest(t *testing.T) {
 			t.Fatal(err)
 		}
 		before := store.current()
-		tok := (&env{tok: plain, clock: clock}).issue(t, (&env{clock: clock}).claims(domain.AccessToken, time.Hour))
+		tok := (&env{tok: plain, clock: clock}).issue(t, (&env{clock: clock}).claims(domain.AccessToken, 10*time.Minute))
 		sealed, err := newTokens(store, clock, secret)
 		if err != nil {
 			t.Fatal(err)

@@ -46,7 +46,9 @@ type Options struct {
 	MaxTokenTTL time.Duration
 	// AccessTokenTTL is the lifetime of access tokens: a retired key
 	// verifies access tokens, and stays in the JWKS, only for
-	// AccessTokenTTL plus Leeway after its retirement.
+	// AccessTokenTTL plus Leeway after its retirement, and the verifier
+	// refuses an access token whose exp - iat is longer (so it must be
+	// the lifetime the application gives them, application.TokenDeps).
 	AccessTokenTTL time.Duration
 	// KeyEncryptionSecret, when set (at least MinKeyEncryptionSecretLen
 	// bytes), seals the private halves of stored keys with AES-256-GCM
@@ -72,6 +74,11 @@ type Options struct {
 	VerifyCacheSize int
 	// Logger receives warnings about failed key reloads; nil discards them.
 	Logger *slog.Logger
+	// KeysRevoked, when set, is called after a reload finds a key revoked
+	// that the previous keys did not (so open streams re-check their
+	// tokens' keys at once; bootstrap wires it to
+	// application.AuthChanges). It must not block.
+	KeysRevoked func()
 }
 
 // withDefaults returns o with zero values replaced by defaults, or every

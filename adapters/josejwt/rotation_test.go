@@ -19,7 +19,7 @@ func TestRotation(t *testing.T) {
 	t.Parallel()
 	ctx := context.Background()
 	e := newEdDSA(t, nil)
-	before := e.issue(t, e.claims(domain.AccessToken, time.Hour))
+	before := e.issue(t, e.claims(domain.AccessToken, 10*time.Minute))
 	e.clock.Advance(time.Minute)
 	kid, err := e.tok.Rotate(ctx)
 	if err != nil {
@@ -132,7 +132,7 @@ func TestReplicas(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		tok := a.issue(t, a.claims(domain.AccessToken, time.Hour))
+		tok := a.issue(t, a.claims(domain.AccessToken, 10*time.Minute))
 		loads := a.store.loads.Load()
 		if _, err := b.verify(domain.AccessToken, tok); !errors.Is(err, domain.ErrUnauthenticated) {
 			t.Fatalf("within a second of the last reload: err = %v, want refused", err)
@@ -204,7 +204,7 @@ func TestReplicas(t *testing.T) {
 	t.Run("a failing store keeps the keys already loaded", func(t *testing.T) {
 		t.Parallel()
 		a, b := newPair(t)
-		tok := a.issue(t, a.claims(domain.AccessToken, time.Hour))
+		tok := a.issue(t, a.claims(domain.AccessToken, 10*time.Minute))
 		a.store.fail.Store(true)
 		a.clock.Advance(2 * time.Minute)
 		if err := b.tok.Reload(ctx); !errors.Is(err, errStoreDown) {
@@ -232,7 +232,7 @@ func TestConcurrentUseWithRotation(t *testing.T) {
 						t.Error(err)
 					}
 				}
-				c := e.claims(domain.AccessToken, time.Hour)
+				c := e.claims(domain.AccessToken, 10*time.Minute)
 				tok, err := e.tok.Issuer().AccessToken(ctx, c)
 				if err != nil {
 					t.Error(err)
@@ -277,7 +277,7 @@ func TestVerifyCache(t *testing.T) {
 	t.Run("a cached token is refused once its key has been pruned", func(t *testing.T) {
 		t.Parallel()
 		e := newEdDSA(t, func(o *josejwt.Options) { o.MaxTokenTTL = time.Minute })
-		tok := e.issue(t, e.claims(domain.AccessToken, time.Hour))
+		tok := e.issue(t, e.claims(domain.AccessToken, 10*time.Minute))
 		if _, err := e.verify(domain.AccessToken, tok); err != nil {
 			t.Fatal(err)
 		}
@@ -306,7 +306,7 @@ func TestVerifyCache(t *testing.T) {
 		t.Parallel()
 		e := newHS256(t, func(o *josejwt.Options) { o.VerifyCacheSize = 5 })
 		for i := range 20 {
-			c := e.claims(domain.AccessToken, time.Duration(i+1)*time.Minute)
+			c := e.claims(domain.AccessToken, time.Duration(i+1)*time.Second)
 			if _, err := e.verify(domain.AccessToken, e.issue(t, c)); err != nil {
 				t.Fatal(err)
 			}
@@ -318,7 +318,7 @@ func TestVerifyCache(t *testing.T) {
 	t.Run("a negative size disables the cache", func(t *testing.T) {
 		t.Parallel()
 		e := newEdDSA(t, func(o *josejwt.Options) { o.VerifyCacheSize = -1 })
-		tok := e.issue(t, e.claims(domain.AccessToken, time.Hour))
+		tok := e.issue(t, e.claims(domain.AccessToken, 10*time.Minute))
 		for range 2 {
 			if _, err := e.verify(domain.AccessToken, tok); err != nil {
 				t.Fatal(err)

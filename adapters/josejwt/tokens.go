@@ -205,6 +205,38 @@ func (t *Tokens) keys(ctx context.Context, now time.Time) *keyring {
 	return t.ring.Load()
 }
 
+// revokedMore reports whether next revokes a key prev did not.
+func revokedMore(prev, next *keyring) bool {
+	for kid := range next.revoked {
+		if !prev.revoked[kid] {
+			return true
+		}
+	}
+	return false
+}
+
+// KeepLoaded reloads the keys once they are KeyReload old (checked every
+// second) until ctx is done, so a process that serves no request, only
+// open event streams, still learns of a revocation within KeyReload and
+// ends the streams of the revoked key (README.md, "Commands": keys
+// revoke). Requests reload lazily as before; whichever comes first
+// reloads. It is a no-op in HS256 mode.
+func (t *Tokens) KeepLoaded(ctx context.Context) {
+	if t.alg != jose.EdDSA {
+		return
+	}
+	tick := time.NewTicker(time.Second)
+	defer tick.Stop()
+	for {
+		select {
+		case <-ctx.Done():
+			return
+		case <-tick.C:
+			t.keys(ctx, t.opts.Clock.Now())
+		}
+	}
+}
+
 // keysForUnknownKID reloads the keys for a token naming kid, unless kid is
 // known by now or the keys were read less than unknownKIDReload ago.
 func (t *Tokens) keysForUnknownKID(ctx context.Context, now time.Time, kid string) *keyring {
@@ -251,8 +283,11 @@ func (t *Tokens) reloadLocked(ctx context.Context, now time.Time) error {
 			return err
 		}
 	}
-	t.ring.Store(ring)
+	prev := t.ring.Swap(ring)
 	t.nextReload.Store(now.Add(t.opts.KeyReload).UnixNano())
+	if t.opts.KeysRevoked != nil && prev != nil && revokedMore(prev, ring) {
+		t.opts.KeysRevoked()
+	}
 	if generated {
 		// Replicas starting together on an empty store may each create a
 		// first key, one of them after the other read the store: that one

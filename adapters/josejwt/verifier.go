@@ -13,7 +13,10 @@ import (
 	"github.com/cachegate/cachegate/ports"
 )
 
-var _ ports.TokenVerifier = (*Verifier)(nil)
+var (
+	_ ports.TokenVerifier  = (*Verifier)(nil)
+	_ ports.KeyRevocations = (*Verifier)(nil)
+)
 
 // Verifier checks tokens against the keys of its Tokens; it implements
 // ports.TokenVerifier. Get one from Tokens.Verifier.
@@ -22,7 +25,9 @@ var _ ports.TokenVerifier = (*Verifier)(nil)
 // in canonical base64url, signed with the configured algorithm (no other
 // is even parsed) by a known key, with the typ header of the kind asked
 // for, the configured iss and aud, an exp not passed and an iat not in the
-// future (both with the leeway), and a non-empty sub and jti. Every other
+// future (both with the leeway), and a non-empty sub and jti. An access
+// token must also name its session (sid) and live no longer than the
+// configured AccessTokenTTL (exp - iat, see lifetimeOK). Every other
 // input yields an error wrapping domain.ErrUnauthenticated that never
 // quotes the token.
 type Verifier struct{ t *Tokens }
@@ -41,6 +46,7 @@ var (
 	errFuture     = unauthenticated("token issued in the future")
 	errNotYet     = unauthenticated("token not valid yet")
 	errClaims     = unauthenticated("token lacks a required claim")
+	errLifetime   = unauthenticated("token lives longer than the access lifetime")
 )
 
 func unauthenticated(reason string) error {
@@ -116,6 +122,7 @@ func (v *Verifier) verify(ctx context.Context, kind domain.TokenKind, token stri
 	if err != nil {
 		return domain.Claims{}, err
 	}
+	c.KeyID = k.kid
 	if cache != nil {
 		cache.put(token, cacheEntry{claims: c, kid: k.kid, deadline: c.ExpiresAt.Add(t.opts.Leeway)}, now)
 	}
@@ -138,6 +145,13 @@ func (t *Tokens) validate(kind domain.TokenKind, pc *parsedClaims, now time.Time
 		return domain.Claims{}, errFuture
 	case pc.NotBefore != nil && pc.NotBefore.Time().After(now.Add(leeway)):
 		return domain.Claims{}, errNotYet
+	case kind == domain.AccessToken && pc.Session == "":
+		// Without its session an access token could not be refused when
+		// the session ends (logout, a disabled user): every token this
+		// server issues names it (README.md, "Change feed").
+		return domain.Claims{}, errClaims
+	case kind == domain.AccessToken && !t.lifetimeOK(pc):
+		return domain.Claims{}, errLifetime
 	}
 	c := domain.Claims{
 		Kind:      kind,
@@ -154,6 +168,25 @@ func (t *Tokens) validate(kind domain.TokenKind, pc *parsedClaims, now time.Time
 		c.SessionStart = pc.AuthTime.Time().UTC()
 	}
 	return c, nil
+}
+
+// lifetimeOK reports whether an access token lives (exp - iat) no longer
+// than AccessTokenTTL, rounded up to whole seconds (the issuer writes both
+// times as whole seconds, rounded down, so a TTL of 1.5 s gives exp - iat
+// of 1 or 2 s). No leeway: both times come from the issuing host's clock,
+// so skew between hosts does not stretch their difference. A token forged
+// with a stolen key and a far exp is refused; so is a token issued before
+// AccessTokenTTL was lowered, which is what lowering it means
+// (ARCHITECTURE.md, "Access-token lifetime and session id").
+func (t *Tokens) lifetimeOK(pc *parsedClaims) bool {
+	limit := int64((t.opts.AccessTokenTTL + time.Second - 1) / time.Second)
+	return int64(*pc.Expiry)-int64(*pc.IssuedAt) <= limit
+}
+
+// KeyRevoked implements ports.KeyRevocations from the keys this process
+// holds (reloaded every KeyReload): it never reads the store.
+func (v *Verifier) KeyRevoked(kid string) bool {
+	return kid != "" && v.t.ring.Load().revoked[kid]
 }
 
 // typMatches reports whether the typ header names kind, compared

@@ -60,6 +60,28 @@ func (l *ChangeLog) Changes(_ context.Context, after int64, limit int) ([]domain
 	return out, nil
 }
 
+// ChangesOf implements ports.ChangeLog. It scans the log from q.After
+// (the in-memory log has no index by assignee; it holds what a test or
+// an embedder keeps).
+func (l *ChangeLog) ChangesOf(_ context.Context, q ports.ChangeQuery) ([]domain.Change, error) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	var out []domain.Change
+	for _, c := range l.changes[l.indexAfter(q.After):] {
+		if c.Rev > q.Upto || len(out) >= q.Limit {
+			break
+		}
+		e := &c.Entry
+		if c.Entity != q.Entity || q.AssigneeID != "" && e.AssigneeID != q.AssigneeID ||
+			q.Key != "" && e.Key != q.Key || q.Type != "" && e.Type != q.Type {
+			continue
+		}
+		c.Entry = cacheCopy(c.Entry)
+		out = append(out, c)
+	}
+	return out, nil
+}
+
 // indexAfter returns the index of the first change above rev.
 func (l *ChangeLog) indexAfter(rev int64) int {
 	lo, hi := 0, len(l.changes)

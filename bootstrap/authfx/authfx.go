@@ -21,6 +21,8 @@
 // Provides: the ports above, *application.Auditor, *application.Login, *application.Authenticate,
 // *application.Refresh, *application.Logout, *application.UserAdmin,
 // *application.RevokedSessions (polled while the app runs),
+// *application.AuthChanges (bumped when a session or a signing key is
+// revoked; open event streams then re-check their caller),
 // *application.KeyAdmin and a KeySet (JWKS, key rotation, listing and
 // revocation).
 package authfx
@@ -139,6 +141,7 @@ func module(options fx.Option) fx.Option {
 			newUserAdmin,
 			newAuditor,
 			newAuditTrail,
+			application.NewAuthChanges,
 		),
 	)
 }
@@ -172,7 +175,8 @@ type tokens struct {
 // keyPruneEvery is how often retired signing keys are pruned.
 const keyPruneEvery = time.Hour
 
-func newTokens(lc fx.Lifecycle, o Options, keys ports.KeyStore, clock ports.Clock, log *slog.Logger) (tokens, error) {
+func newTokens(lc fx.Lifecycle, o Options, keys ports.KeyStore, clock ports.Clock, log *slog.Logger,
+	changes *application.AuthChanges) (tokens, error) {
 	maxTTL := o.RefreshTTL
 	if maxTTL == 0 {
 		maxTTL = application.DefaultRefreshTTL
@@ -181,7 +185,7 @@ func newTokens(lc fx.Lifecycle, o Options, keys ports.KeyStore, clock ports.Cloc
 	defer cancel()
 	t, err := josejwt.New(ctx, josejwt.Options{Issuer: o.Issuer, Audience: o.Audience, MaxTokenTTL: maxTTL,
 		AccessTokenTTL: o.AccessTTL, HS256Secret: o.HS256Secret, Keys: keys, Clock: clock, Logger: log,
-		KeyEncryptionSecret: o.KeyEncryptionSecret, KeyReload: o.KeyReload})
+		KeyEncryptionSecret: o.KeyEncryptionSecret, KeyReload: o.KeyReload, KeysRevoked: changes.Bump})
 	if err != nil {
 		return tokens{}, fmt.Errorf("auth: tokens: %w", err)
 	}
@@ -195,14 +199,27 @@ func newTokens(lc fx.Lifecycle, o Options, keys ports.KeyStore, clock ports.Cloc
 	if o.HS256Secret == nil {
 		stop := make(chan struct{})
 		done := make(chan struct{})
+		// The keys are kept reloaded (not only when a request finds them
+		// stale), so a replica serving only event streams still ends the
+		// streams of a revoked key (application.AuthChanges).
+		var cancelReload context.CancelFunc
+		reloaded := make(chan struct{})
 		lc.Append(fx.Hook{
 			OnStart: func(context.Context) error {
 				go pruneKeys(t, log, stop, done)
+				var ctx context.Context
+				ctx, cancelReload = context.WithCancel(context.Background())
+				go func() {
+					defer close(reloaded)
+					t.KeepLoaded(ctx)
+				}()
 				return nil
 			},
 			OnStop: func(context.Context) error {
 				close(stop)
+				cancelReload()
 				<-done
+				<-reloaded
 				return nil
 			},
 		})
@@ -296,12 +313,17 @@ type VerifyParams struct {
 // DefaultSubjectCacheTTL is the default of Options.SubjectCacheTTL.
 const DefaultSubjectCacheTTL = time.Second
 
-func newAuthenticate(o Options, d VerifyParams, clock ports.Clock, revoked *application.RevokedSessions) (*application.Authenticate, error) {
+func newAuthenticate(o Options, d VerifyParams, clock ports.Clock, revoked *application.RevokedSessions,
+	changes *application.AuthChanges) (*application.Authenticate, error) {
 	ttl := o.SubjectCacheTTL
 	if ttl == 0 {
 		ttl = DefaultSubjectCacheTTL
 	}
-	return application.NewAuthenticate(d.Verifier, d.Validator, application.NewSubjectCache(d.Lookup, ttl, 0, clock), revoked)
+	uc, err := application.NewAuthenticate(d.Verifier, d.Validator, application.NewSubjectCache(d.Lookup, ttl, 0, clock), revoked)
+	if err == nil {
+		uc.SetChanges(changes)
+	}
+	return uc, err
 }
 
 type refreshDeps struct {
@@ -324,6 +346,7 @@ type revokedDeps struct {
 	Feed    ports.RevocationFeed `optional:"true"`
 	Clock   ports.Clock
 	Log     *slog.Logger
+	Changes *application.AuthChanges
 }
 
 // newRevokedSessions returns the set of revoked sessions, polled while the
@@ -339,7 +362,8 @@ func newRevokedSessions(lc fx.Lifecycle, d revokedDeps) (*application.RevokedSes
 		return nil, nil
 	}
 	r, err := application.NewRevokedSessions(application.RevokedSessionsOptions{Feed: feed, Clock: d.Clock,
-		AccessTTL: d.Options.AccessTTL, Leeway: josejwt.DefaultLeeway, Poll: d.Options.RevocationPoll, Log: d.Log})
+		AccessTTL: d.Options.AccessTTL, Leeway: josejwt.DefaultLeeway, Poll: d.Options.RevocationPoll, Log: d.Log,
+		Changes: d.Changes})
 	if err != nil {
 		return nil, fmt.Errorf("auth: revoked sessions: %w", err)
 	}

@@ -81,9 +81,6 @@ type Deps struct {
 	Logout       *application.Logout          `optional:"true"`
 	Keys         authfx.KeySet                `optional:"true"`
 	Observer     ginhttp.RequestObserver      `optional:"true"`
-	// Revoked ends event streams whose session was logged out (or
-	// otherwise revoked); without it they end at the token's expiry only.
-	Revoked *application.RevokedSessions `optional:"true"`
 	// Routes are extra routes other modules contribute (metrics).
 	Routes []ginhttp.Route `group:"routes"`
 	// Tracing, when its Provider is set, gives each request a span.
@@ -125,21 +122,21 @@ func New(d Deps) (*ginhttp.Server, error) {
 		Routes:         append(append([]ginhttp.Route(nil), d.Options.Routes...), d.Routes...),
 		Observer:       d.Observer,
 		TracerProvider: d.Tracing.Provider,
-		Stream: ginhttp.StreamOptions{Heartbeat: d.Options.Heartbeat, SessionEnded: sessionEnded(d.Revoked),
-			Retry: d.Options.Retry},
-		Limits: d.Options.Limits,
+		Stream:         streamOptions(d),
+		Limits:         d.Options.Limits,
 	})
 }
 
-// sessionEnded asks the process's set of revoked sessions (no database
-// query: authfx keeps it polled) whether p's refresh family was revoked.
-func sessionEnded(revoked *application.RevokedSessions) func(context.Context, domain.Principal) bool {
-	if revoked == nil {
-		return nil
+// streamOptions re-authorises open event streams with the Authenticate
+// use case (in memory: authfx keeps the revoked sessions polled and the
+// keys reloaded, and both wake the streams); without it streams end at
+// their token's expiry only.
+func streamOptions(d Deps) ginhttp.StreamOptions {
+	o := ginhttp.StreamOptions{Heartbeat: d.Options.Heartbeat, Retry: d.Options.Retry}
+	if d.Authenticate != nil {
+		o.Recheck, o.Changed = d.Authenticate.Recheck, d.Authenticate.Changed
 	}
-	return func(ctx context.Context, p domain.Principal) bool {
-		return p.FamilyID != "" && revoked.Revoked(ctx, p.FamilyID)
-	}
+	return o
 }
 
 type authenticator struct{ uc *application.Authenticate }

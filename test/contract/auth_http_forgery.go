@@ -119,7 +119,9 @@ func ahClaimsTests(t *testing.T, s *ahSuite) {
 			key.ID = ahKid(t, s.login(t, u).Access)
 		}
 		sign := func(typ string, change func(c map[string]any)) string {
-			c := ahClaims(u.ID, time.Hour)
+			// What the service issues: a session id, the access lifetime.
+			c := ahClaims(u.ID, s.cfg.AccessTTL)
+			c["sid"] = webUUID()
 			if change != nil {
 				change(c)
 			}
@@ -154,6 +156,13 @@ func ahClaimsTests(t *testing.T, s *ahSuite) {
 			}},
 			{"not valid before an hour from now", "at+jwt", func(c map[string]any) { c["nbf"] = now.Add(time.Hour).Unix() }},
 			{"no expiry", "at+jwt", func(c map[string]any) { delete(c, "exp") }},
+			{"no session id (sid)", "at+jwt", func(c map[string]any) { delete(c, "sid") }},
+			{"a lifetime of 7 days, as a stolen key could sign", "at+jwt", func(c map[string]any) {
+				c["exp"] = now.Add(7 * domain.Day).Unix()
+			}},
+			{"a lifetime of the access TTL and a second", "at+jwt", func(c map[string]any) {
+				c["exp"] = c["iat"].(int64) + int64((s.cfg.AccessTTL+time.Second-1)/time.Second) + 1
+			}},
 			{"no subject", "at+jwt", func(c map[string]any) { delete(c, "sub") }},
 			{"an unknown subject", "at+jwt", func(c map[string]any) { c["sub"] = webUUID() }},
 			{"an inactive user's subject", "at+jwt", func(c map[string]any) { c["sub"] = off.ID }},

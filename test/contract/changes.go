@@ -157,6 +157,83 @@ func ChangeLog(t *testing.T, open func(t *testing.T) ChangeStore) {
 		}
 	})
 
+	t.Run("ChangesOf returns only one entity's matching changes, in order, within its bounds", func(t *testing.T) {
+		t.Parallel()
+		s := open(t)
+		ctx := t.Context()
+		// Three assignees in two entities, two keys and two types each.
+		for i := range 24 {
+			e := cacheEntry(i)
+			e.AssigneeID = cacheAssignee(i % 3)
+			e.Type = []string{"type", "other"}[i/3%2]
+			cacheCreate(t, s.Repo([]string{"a", "b"}[i/6%2]), e, cacheT0)
+		}
+		all := changesAll(t, s.Log)
+		if len(all) != 24 {
+			t.Fatalf("%d changes, want 24", len(all))
+		}
+		head := all[len(all)-1].Rev
+		for _, q := range []ports.ChangeQuery{
+			{Entity: s.Entity("a")},
+			{Entity: s.Entity("b"), AssigneeID: cacheAssignee(1)},
+			{Entity: s.Entity("a"), AssigneeID: cacheAssignee(2), Type: "other"},
+			{Entity: s.Entity("a"), AssigneeID: cacheAssignee(0), Key: "key-12"},
+			{Entity: s.Entity("a"), Type: "type"},
+			{Entity: s.Entity("b"), AssigneeID: "nobody"},
+			{Entity: "no-such-entity", AssigneeID: cacheAssignee(0)},
+		} {
+			var want []domain.Change
+			for _, c := range all {
+				e := c.Entry
+				if c.Entity == q.Entity && (q.AssigneeID == "" || e.AssigneeID == q.AssigneeID) &&
+					(q.Key == "" || e.Key == q.Key) && (q.Type == "" || e.Type == q.Type) {
+					want = append(want, c)
+				}
+			}
+			// Every window (after, upto] read in pages of 2 gives exactly
+			// the matching changes in it.
+			for _, after := range []int64{0, all[4].Rev, all[11].Rev} {
+				for _, upto := range []int64{all[15].Rev, head} {
+					var got []domain.Change
+					q := q
+					q.After, q.Upto, q.Limit = after, upto, 2
+					for {
+						page, err := s.Log.ChangesOf(ctx, q)
+						if err != nil {
+							t.Fatalf("ChangesOf(%+v): %v", q, err)
+						}
+						if len(page) > q.Limit {
+							t.Fatalf("ChangesOf(%+v) returned %d changes, above its limit", q, len(page))
+						}
+						if len(page) == 0 {
+							break
+						}
+						got = append(got, page...)
+						q.After = page[len(page)-1].Rev
+					}
+					var inWindow []domain.Change
+					for _, c := range want {
+						if c.Rev > after && c.Rev <= upto {
+							inWindow = append(inWindow, c)
+						}
+					}
+					if !slices.Equal(revs(got), revs(inWindow)) {
+						t.Fatalf("ChangesOf(%+v) from %d up to %d: revs %v, want %v", q, after, upto, revs(got), revs(inWindow))
+					}
+					for i := range got {
+						cacheWantEntry(t, got[i].Entry, inWindow[i].Entry)
+						if got[i].Entity != q.Entity || got[i].Kind != inWindow[i].Kind {
+							t.Fatalf("change %d is %s of %q", got[i].Rev, got[i].Kind, got[i].Entity)
+						}
+					}
+				}
+			}
+		}
+		if page, err := s.Log.ChangesOf(ctx, ports.ChangeQuery{Entity: s.Entity("a"), After: 0, Upto: head}); err != nil || len(page) != 0 {
+			t.Fatalf("ChangesOf with no limit = %d changes, %v; want none", len(page), err)
+		}
+	})
+
 	t.Run("pruning removes the oldest changes only and moves the horizon", func(t *testing.T) {
 		t.Parallel()
 		s := open(t)
