@@ -27,6 +27,10 @@ const (
 	// KindStorageFull is storage that has no room for a write; reads still
 	// work.
 	KindStorageFull
+	// KindUnprocessable is a well-formed request the server will not
+	// carry out as it stands (an idempotency key reused for another
+	// request).
+	KindUnprocessable
 )
 
 // String returns the kind's name.
@@ -50,6 +54,8 @@ func (k Kind) String() string {
 		return "unavailable"
 	case KindStorageFull:
 		return "storage full"
+	case KindUnprocessable:
+		return "unprocessable"
 	default:
 		return "internal"
 	}
@@ -154,6 +160,15 @@ var (
 	// ErrStorageFull is a write refused because the database's disk is full.
 	ErrStorageFull = &Error{Kind: KindStorageFull, Code: "STORAGE_FULL",
 		Message: "the database's storage is full; reads still work, writes fail until space is freed"}
+	// ErrIdempotencyKeyReused is an Idempotency-Key sent again with another
+	// request than the one it first came with (README, "Idempotent
+	// retries").
+	ErrIdempotencyKeyReused = &Error{Kind: KindUnprocessable, Code: "IDEMPOTENCY_KEY_REUSED",
+		Message: "this Idempotency-Key was used with another request body"}
+	// ErrIdempotencyKeyInProgress is a request whose Idempotency-Key belongs
+	// to a request still in flight, whose answer is not stored yet.
+	ErrIdempotencyKeyInProgress = &Error{Kind: KindConflict, Code: "IDEMPOTENCY_KEY_IN_PROGRESS",
+		Message: "a request with this Idempotency-Key is still in progress; retry later"}
 )
 
 // DatabaseRetryAfter is the pause ErrDatabaseUnavailable suggests: short,

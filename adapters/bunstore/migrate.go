@@ -34,7 +34,7 @@ func ValidateTableName(name string) error {
 		return fmt.Errorf("bunstore: table name %q must match %s", name, tableNameRE)
 	case name == migrationsTable || name == migrationLocksTable || name == probeTable || slices.Contains(authTables(), name) ||
 		slices.Contains(retiredAuthTables(), name) ||
-		slices.Contains(changesTables(), name) || name == usageTable:
+		slices.Contains(changesTables(), name) || name == usageTable || name == idempotencyTable:
 		return fmt.Errorf("bunstore: table name %q is reserved for cachegate's own tables", name)
 	}
 	return nil
@@ -66,6 +66,7 @@ func migrateBefore(ctx context.Context, db *bun.DB, tables []string, before stri
 	if len(tables) > 0 {
 		ms.Add(changesLogMigration())
 		ms.Add(usageTableMigration())
+		ms.Add(idempotencyTableMigration())
 	}
 	for _, t := range tables {
 		ms.Add(cacheTableMigration(t))

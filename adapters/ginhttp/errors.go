@@ -36,6 +36,8 @@ func statusOf(k domain.Kind) int {
 		return http.StatusServiceUnavailable
 	case domain.KindStorageFull:
 		return http.StatusInsufficientStorage
+	case domain.KindUnprocessable:
+		return http.StatusUnprocessableEntity
 	default:
 		return http.StatusInternalServerError
 	}
