@@ -22,7 +22,7 @@ func TestStatusTable(t *testing.T) {
 		domain.KindPreconditionFailed: 412, domain.KindUnauthenticated: 401, domain.KindForbidden: 403,
 		domain.KindTooMany: 429, domain.KindUnavailable: 503, domain.KindStorageFull: 507,
 		domain.KindUnprocessable: 422,
-		domain.KindInternal: 500, domain.Kind(200): 500,
+		domain.KindInternal:      500, domain.Kind(200): 500,
 	} {
 		if got := statusOf(k); got != want {
 			t.Errorf("%v: %d, want %d", k, got, want)
