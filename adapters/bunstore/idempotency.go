@@ -40,23 +40,27 @@ const (
 func idempotencyTableMigration() migrate.Migration {
 	return migrate.Migration{
 		Name: idempotencyMigration,
-		Up: ddlMigration("create the idempotency records", func(db bun.IDB) []string {
-			text, ts, without := textColumnType(db), timeColumnType(db), ""
-			if !isPostgres(db) {
-				without = " WITHOUT ROWID"
-			}
-			return []string{
-				"CREATE TABLE IF NOT EXISTS " + idempotencyTable + " (" +
-					"scope " + text + " NOT NULL, key " + text + " NOT NULL, request_hash " + text + " NOT NULL, " +
-					"entry_id " + text + " NOT NULL, answer " + text + " NOT NULL, " +
-					"created_at " + ts + " NOT NULL, expires_at " + ts + " NOT NULL, " +
-					"PRIMARY KEY (scope, key))" + without,
-				"CREATE INDEX IF NOT EXISTS " + idempotencyTable + "_expires_idx ON " + idempotencyTable + " (expires_at)",
-			}
-		}),
+		Up:   ddlMigration("create the idempotency records", idempotencyDDL),
 		Down: ddlMigration("drop the idempotency records", func(bun.IDB) []string {
 			return []string{"DROP TABLE IF EXISTS " + idempotencyTable}
 		}),
+	}
+}
+
+// idempotencyDDL creates the table of idempotency records and the index
+// the sweeper walks.
+func idempotencyDDL(db bun.IDB) []string {
+	text, ts, without := textColumnType(db), timeColumnType(db), ""
+	if !isPostgres(db) {
+		without = " WITHOUT ROWID"
+	}
+	return []string{
+		"CREATE TABLE IF NOT EXISTS " + idempotencyTable + " (" +
+			"scope " + text + " NOT NULL, key " + text + " NOT NULL, request_hash " + text + " NOT NULL, " +
+			"entry_id " + text + " NOT NULL, answer " + text + " NOT NULL, " +
+			"created_at " + ts + " NOT NULL, expires_at " + ts + " NOT NULL, " +
+			"PRIMARY KEY (scope, key))" + without,
+		"CREATE INDEX IF NOT EXISTS " + idempotencyTable + "_expires_idx ON " + idempotencyTable + " (expires_at)",
 	}
 }
 
