@@ -120,8 +120,10 @@ func migrateBefore(ctx context.Context, db *bun.DB, tables []string, before stri
 // meets what it creates (42P07 duplicate table, 42710 duplicate object,
 // 23505 on the catalog's unique indexes, or a deadlock on the catalog).
 // Migrate runs again after migrateRacePause, up to maxMigrateTries times
-// (half a minute in all), which outlasts any of cachegate's migration
-// statements on the tables it migrates (README, "Commands").
+// (half a minute in all, README, "PostgreSQL and several replicas"): far
+// longer than one of cachegate's migration statements takes on a database
+// of ordinary size. A statement still running after that leaves the error
+// as it was, and the next start tries again.
 const (
 	maxMigrateTries  = 60
 	migrateRacePause = 500 * time.Millisecond
