@@ -66,11 +66,13 @@ func idempotencyDDL(db bun.IDB) []string {
 
 // idemAnswer is the JSON form of a record's entry.
 type idemAnswer struct {
-	ID          string     `json:"id"`
-	Key         string     `json:"key"`
-	Type        string     `json:"type"`
-	AssigneeID  string     `json:"assigneeId"`
-	Data        string     `json:"data"`
+	ID         string `json:"id"`
+	Key        string `json:"key"`
+	Type       string `json:"type"`
+	AssigneeID string `json:"assigneeId"`
+	// Data is base64 (a []byte), so its bytes come back exactly as
+	// stored, whatever they are.
+	Data        []byte     `json:"data"`
 	Version     int        `json:"version"`
 	DateCreated time.Time  `json:"dateCreated"`
 	DateUpdated time.Time  `json:"dateUpdated"`
@@ -80,13 +82,13 @@ type idemAnswer struct {
 
 func toIdemAnswer(e domain.Entry) idemAnswer {
 	e = e.Normalized()
-	return idemAnswer{ID: e.ID, Key: e.Key, Type: e.Type, AssigneeID: e.AssigneeID, Data: string(e.Data),
+	return idemAnswer{ID: e.ID, Key: e.Key, Type: e.Type, AssigneeID: e.AssigneeID, Data: e.Data,
 		Version: e.Version, DateCreated: e.DateCreated, DateUpdated: e.DateUpdated,
 		DateDeleted: e.DateDeleted, ExpiresAt: e.ExpiresAt}
 }
 
 func (a idemAnswer) entry() domain.Entry {
-	return domain.Entry{ID: a.ID, Key: a.Key, Type: a.Type, AssigneeID: a.AssigneeID, Data: []byte(a.Data),
+	return domain.Entry{ID: a.ID, Key: a.Key, Type: a.Type, AssigneeID: a.AssigneeID, Data: a.Data,
 		Version: a.Version, DateCreated: a.DateCreated, DateUpdated: a.DateUpdated,
 		DateDeleted: a.DateDeleted, ExpiresAt: a.ExpiresAt}.Normalized()
 }
