@@ -99,7 +99,8 @@ func (a *Archive) entityKeys() []string {
 }
 
 // ErrTargetNotEmpty refuses an import into a database that already holds
-// users, keys, sessions or entries, unless merging.
+// users, sessions or entries, unless merging. Signing keys do not count:
+// every start creates one, `migrate` included.
 var ErrTargetNotEmpty = errors.New("the target database is not empty; import into an empty database, or pass --merge to add to it (rows already stored win)")
 
 // ImportInput is what Import loads.
@@ -163,6 +164,7 @@ func (a *Archive) Import(ctx context.Context, in ImportInput) (ArchiveCounts, er
 				err = b.flushUsers(ctx)
 			}
 		case r.Key != nil:
+			b.noteCurrent(*r.Key)
 			b.keys = append(b.keys, *r.Key)
 			b.noteLine(&b.keysFrom, r.Line)
 			if len(b.keys) >= importBatchRows {
@@ -218,6 +220,15 @@ func (a *Archive) Import(ctx context.Context, in ImportInput) (ArchiveCounts, er
 	if err := b.flushAll(ctx); err != nil {
 		return c, err
 	}
+	if b.current != nil {
+		// The archive's current key signs from now on; the key the
+		// target generated at its first start (`migrate`) or held before
+		// a merge is retired, so exactly one key signs (README, "Export
+		// and import").
+		if _, err := load.KeepSigningKey(ctx, b.current.ID, now); err != nil {
+			return c, fmt.Errorf("import: %w", err)
+		}
+	}
 	if err := load.Commit(); err != nil {
 		return c, fmt.Errorf("import: %w", err)
 	}
@@ -239,6 +250,18 @@ type importBatches struct {
 	// families are stored at the end.
 	tokensAdded                                   bool
 	usersFrom, keysFrom, familiesFrom, tokensFrom int
+	// current is the newest current key of the archive.
+	current *domain.SigningKey
+}
+
+// noteCurrent remembers k when it is the newest current key read so far.
+func (b *importBatches) noteCurrent(k domain.SigningKey) {
+	if k.State() != domain.KeyCurrent {
+		return
+	}
+	if c := b.current; c == nil || k.DateCreated.After(c.DateCreated) || (k.DateCreated.Equal(c.DateCreated) && k.ID > c.ID) {
+		b.current = &k
+	}
 }
 
 type entryBatch struct {

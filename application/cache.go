@@ -53,6 +53,7 @@ type QueryOption func(*queryOptions)
 type queryOptions struct {
 	actor domain.Actor
 	pre   Preconditions
+	idem  *IdempotencyKey
 }
 
 // AsActor runs the operation on behalf of actor, so the assignment's
@@ -62,6 +63,14 @@ func AsActor(a domain.Actor) QueryOption { return func(o *queryOptions) { o.acto
 // IfVersion makes update and delete apply only to that version, failing
 // with domain.ErrVersionMismatch otherwise.
 func IfVersion(v int) QueryOption { return func(o *queryOptions) { o.pre.IfMatch = &v } }
+
+// WithIdempotencyKey makes Create idempotent under key: a retry with the
+// same key and input within IdempotencyLifetime returns the entry the
+// first call created, without writing again (README, "Idempotent
+// retries"). Other operations ignore it.
+func WithIdempotencyKey(key string) QueryOption {
+	return func(o *queryOptions) { o.idem = &IdempotencyKey{Key: key} }
+}
 
 // collect applies opts. A call AsActor of a user also names that user as
 // the caller whose database work storage bounds (ports.WithCaller; README,
@@ -89,7 +98,7 @@ func NewCache(uc *CacheOperations) *Cache { return &Cache{uc: uc} }
 // Create creates an entry; see CreateCache.Execute for its errors.
 func (c *Cache) Create(ctx context.Context, assignment string, in CacheInput, opts ...QueryOption) (domain.Entry, error) {
 	ctx, o := collect(ctx, opts)
-	return c.uc.Create.Execute(ctx, CreateCacheInput{Assignment: assignment, Actor: o.actor, Cache: in})
+	return c.uc.Create.Execute(ctx, CreateCacheInput{Assignment: assignment, Actor: o.actor, Cache: in, Idempotency: o.idem})
 }
 
 // Update replaces the data, and the expiry when in.ExpiresIn is set, of

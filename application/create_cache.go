@@ -15,6 +15,10 @@ type CreateCacheInput struct {
 	// ID, when set, is the new entry's id (PUT to an unused id); otherwise
 	// one is generated.
 	ID string
+	// Idempotency, when set, makes a retry of this create answer the
+	// first answer instead of writing again (README, "Idempotent
+	// retries").
+	Idempotency *IdempotencyKey
 }
 
 // CreateCache creates an entry, unique by (key, type, assignee).
@@ -33,6 +37,11 @@ func newCreateCache(d CacheConfig) (*CreateCache, error) {
 // key, domain.ErrForbidden when an owner-policy caller names another
 // assignee, domain.ErrCacheQuotaExceeded when the assignee's quota in the
 // assignment is used up, and a validation error for bad input.
+//
+// With in.Idempotency, a create whose key the caller already used in the
+// assignment within IdempotencyLifetime writes nothing: it returns the
+// entry as the first create made it when the request is the same, and
+// domain.ErrIdempotencyKeyReused when it is not.
 func (uc *CreateCache) Execute(ctx context.Context, in CreateCacheInput) (domain.Entry, error) {
 	ctx, span := uc.deps.Tracer.Start(ctx, "CreateCache")
 	e, err := uc.execute(ctx, in)
@@ -53,6 +62,19 @@ func (uc *CreateCache) execute(ctx context.Context, in CreateCacheInput) (domain
 	if err := mayAssign(in.Actor, st, c.AssigneeID); err != nil {
 		return domain.Entry{}, err
 	}
+	var idem IdempotencyKey
+	if in.Idempotency != nil {
+		if idem, err = in.Idempotency.check(in.Cache); err != nil {
+			return domain.Entry{}, err
+		}
+		rec, ok, err := st.Repo.IdempotencyRecord(ctx, idempotencyScope(st, in.Actor), idem.Key, now)
+		if err != nil {
+			return domain.Entry{}, fmt.Errorf("read the idempotency record: %w", err)
+		}
+		if ok {
+			return replay(rec, idem)
+		}
+	}
 	id := uc.deps.IDs.NewID()
 	if in.ID != "" {
 		var ok bool
@@ -62,6 +84,16 @@ func (uc *CreateCache) execute(ctx context.Context, in CreateCacheInput) (domain
 	}
 	e := domain.Entry{ID: id, Version: 1, DateCreated: now}
 	c.apply(st, &e, now)
+	if in.Idempotency != nil {
+		e, replayed, err := uc.createIdempotent(ctx, st, in.Actor, idem, e, now)
+		if err != nil {
+			return domain.Entry{}, fmt.Errorf("create cache entry: %w", err)
+		}
+		if !replayed {
+			uc.deps.Metrics.CacheEntryCreated(st.Name)
+		}
+		return e, nil
+	}
 	if err := st.Repo.Create(ctx, e, now, st.Quota); err != nil {
 		return domain.Entry{}, fmt.Errorf("create cache entry: %w", err)
 	}

@@ -26,6 +26,12 @@ func (r *observedRepo) Create(ctx context.Context, e domain.Entry, now time.Time
 	return err
 }
 
+func (r *observedRepo) CreateIdempotent(ctx context.Context, e domain.Entry, now time.Time, q domain.Quota, rec ports.IdempotencyRecord) error {
+	err := r.CacheRepository.CreateIdempotent(ctx, e, now, q, rec)
+	r.feed.Poke()
+	return err
+}
+
 func (r *observedRepo) Update(ctx context.Context, id string, now time.Time, q domain.Quota, fn func(*domain.Entry) error) (domain.Entry, error) {
 	e, err := r.CacheRepository.Update(ctx, id, now, q, fn)
 	r.feed.Poke()

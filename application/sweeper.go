@@ -15,11 +15,15 @@ type Purger struct {
 	Purge func(ctx context.Context, now time.Time, limit int) (int, error)
 }
 
-// CachePurgers returns a purger per cache repository of stores.
+// CachePurgers returns two purgers per cache repository of stores: its
+// dead entries, and its expired idempotency records (README, "Idempotent
+// retries"). Repositories sharing a database share its one table of
+// records, which the first of them purges.
 func CachePurgers(stores *Assignments) []Purger {
 	var out []Purger
 	for i, r := range stores.Repos() {
-		out = append(out, Purger{Name: fmt.Sprintf("cache#%d", i), Purge: r.Purge})
+		out = append(out, Purger{Name: fmt.Sprintf("cache#%d", i), Purge: r.Purge},
+			Purger{Name: fmt.Sprintf("idempotency#%d", i), Purge: r.PurgeIdempotency})
 	}
 	return out
 }

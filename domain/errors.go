@@ -32,6 +32,10 @@ const (
 	// its time bound): the request itself is the cause, so the same
 	// request will fail again.
 	KindTooExpensive
+	// KindUnprocessable is a well-formed request the server will not
+	// carry out as it stands (an idempotency key reused for another
+	// request).
+	KindUnprocessable
 )
 
 // String returns the kind's name.
@@ -57,6 +61,8 @@ func (k Kind) String() string {
 		return "storage full"
 	case KindTooExpensive:
 		return "too expensive"
+	case KindUnprocessable:
+		return "unprocessable"
 	default:
 		return "internal"
 	}
@@ -166,6 +172,15 @@ var (
 	// ErrStorageFull is a write refused because the database's disk is full.
 	ErrStorageFull = &Error{Kind: KindStorageFull, Code: "STORAGE_FULL",
 		Message: "the database's storage is full; reads still work, writes fail until space is freed"}
+	// ErrIdempotencyKeyReused is an Idempotency-Key sent again with another
+	// request than the one it first came with (README, "Idempotent
+	// retries").
+	ErrIdempotencyKeyReused = &Error{Kind: KindUnprocessable, Code: "IDEMPOTENCY_KEY_REUSED",
+		Message: "this Idempotency-Key was used with another request body"}
+	// ErrIdempotencyKeyInProgress is a request whose Idempotency-Key belongs
+	// to a request still in flight, whose answer is not stored yet.
+	ErrIdempotencyKeyInProgress = &Error{Kind: KindConflict, Code: "IDEMPOTENCY_KEY_IN_PROGRESS",
+		Message: "a request with this Idempotency-Key is still in progress; retry later"}
 )
 
 // DatabaseRetryAfter is the pause ErrDatabaseUnavailable suggests: short,

@@ -28,8 +28,10 @@ type ArchiveReader interface {
 
 // ArchiveWriter loads what `cachegate import` reads into a database.
 type ArchiveWriter interface {
-	// Holds reports whether the database holds any user, signing key,
-	// refresh family or entry of tables.
+	// Holds reports whether the database holds any user, refresh family
+	// or entry of tables. Signing keys do not count: every start of
+	// cachegate, `migrate` included, creates one (README, "Export and
+	// import").
 	Holds(ctx context.Context, tables []string) (bool, error)
 	// BeginLoad starts the one transaction an import writes in: nothing is
 	// visible, and nothing stays, unless Commit succeeds.
@@ -56,6 +58,11 @@ type ArchiveLoad interface {
 	// already stored wins) and how many it skipped.
 	ConvertRefreshTokens(ctx context.Context) (stored, skipped int, err error)
 	AddEntries(ctx context.Context, table string, es []domain.Entry) (int, error)
+	// KeepSigningKey makes id the one current signing key when it is
+	// stored and current: every other current key is retired at at, its
+	// private half erased, as a rotation retires keys. It returns how many
+	// keys it retired.
+	KeepSigningKey(ctx context.Context, id string, at time.Time) (int, error)
 	// Commit makes the whole load visible at once; Rollback discards it
 	// (and is harmless after Commit).
 	Commit() error

@@ -83,4 +83,22 @@ type CacheRepository interface {
 	// purge at once (replicas) without removing a row twice or blocking
 	// each other for long.
 	Purge(ctx context.Context, now time.Time, limit int) (int, error)
+
+	// CreateIdempotent is Create with rec stored in the same transaction,
+	// rec first: the entry is written only if rec is, and rec only if the
+	// entry is. It returns domain.ErrIdempotencyKeyInProgress, writing
+	// nothing, when a record with rec's Scope and Key exists that has not
+	// expired at now (one that has is replaced). Of concurrent calls with
+	// one scope and key, at most one writes; the others wait for it to end
+	// where the store can (a database's unique index), so that after this
+	// error IdempotencyRecord finds the winner's record unless the winner
+	// failed.
+	CreateIdempotent(ctx context.Context, e domain.Entry, now time.Time, q domain.Quota, rec IdempotencyRecord) error
+	// IdempotencyRecord returns the record with scope and key that has not
+	// expired at now; ok is false when there is none.
+	IdempotencyRecord(ctx context.Context, scope, key string, now time.Time) (rec IdempotencyRecord, ok bool, err error)
+	// PurgeIdempotency removes at most limit records expired at now and
+	// returns how many it removed; like Purge, several callers may run it
+	// at once.
+	PurgeIdempotency(ctx context.Context, now time.Time, limit int) (int, error)
 }

@@ -137,7 +137,10 @@ func (a *Archive) EachEntry(ctx context.Context, table string, now time.Time, fn
 func (a *Archive) Holds(ctx context.Context, tables []string) (_ bool, err error) {
 	ctx, done := a.bounds.enter(ctx)
 	defer done(&err)
-	for _, t := range append([]string{"users", "signing_keys", "refresh_families"}, tables...) {
+	// Signing keys are left out: every start creates one, `migrate` too,
+	// and Import retires it when the archive brings its own
+	// (KeepSigningKey).
+	for _, t := range append([]string{"users", "refresh_families"}, tables...) {
 		if err := ValidateTableName(t); err != nil && !isAuthTable(t) {
 			return false, err
 		}
@@ -248,6 +251,21 @@ func (l *archiveLoad) AddSigningKeys(ctx context.Context, ks []domain.SigningKey
 	}
 	return l.insert(ctx, "import signing keys", `INSERT INTO signing_keys
 		(id, algorithm, "private", "public", date_created, retired_at, revoked_at)`, 7, len(ks), args)
+}
+
+// KeepSigningKey implements ports.ArchiveLoad.
+func (l *archiveLoad) KeepSigningKey(ctx context.Context, id string, at time.Time) (_ int, err error) {
+	ctx, done := l.bounds.enter(ctx)
+	defer done(&err)
+	res, err := l.tx.ExecContext(ctx, `UPDATE signing_keys SET retired_at = ?, "private" = ?
+		WHERE retired_at IS NULL AND revoked_at IS NULL AND id <> ?
+		AND EXISTS (SELECT 1 FROM signing_keys k WHERE k.id = ? AND k.retired_at IS NULL AND k.revoked_at IS NULL)`,
+		timeArg(at), []byte{}, id, id)
+	if err != nil {
+		return 0, dbError("retire the signing keys the import replaces", err)
+	}
+	n, err := res.RowsAffected()
+	return int(n), err
 }
 
 func (l *archiveLoad) AddRefreshFamilies(ctx context.Context, fs []domain.RefreshFamily) (n int, err error) {

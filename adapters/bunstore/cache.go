@@ -111,7 +111,7 @@ func (r *CacheRepository) create(ctx context.Context, db bun.IDB, e domain.Entry
 		}
 	}
 	for try, quotaTry := 1, 1; ; {
-		n, err := r.insert(ctx, db, e, g)
+		n, err := r.insertIn(ctx, db, e, g)
 		if err == nil && n == 1 {
 			return nil
 		}

@@ -6,7 +6,10 @@ import (
 	"fmt"
 	"regexp"
 	"slices"
+	"strings"
+	"time"
 
+	"github.com/jackc/pgx/v5/pgconn"
 	"github.com/uptrace/bun"
 	"github.com/uptrace/bun/migrate"
 )
@@ -34,7 +37,7 @@ func ValidateTableName(name string) error {
 		return fmt.Errorf("bunstore: table name %q must match %s", name, tableNameRE)
 	case name == migrationsTable || name == migrationLocksTable || name == probeTable || slices.Contains(authTables(), name) ||
 		slices.Contains(retiredAuthTables(), name) ||
-		slices.Contains(changesTables(), name) || name == usageTable:
+		slices.Contains(changesTables(), name) || name == usageTable || name == idempotencyTable:
 		return fmt.Errorf("bunstore: table name %q is reserved for cachegate's own tables", name)
 	}
 	return nil
@@ -67,6 +70,7 @@ func migrateBefore(ctx context.Context, db *bun.DB, tables []string, before stri
 		ms.Add(changesLogMigration())
 		ms.Add(changesAssigneeIndexMigration())
 		ms.Add(usageTableMigration())
+		ms.Add(idempotencyTableMigration())
 	}
 	for _, t := range tables {
 		ms.Add(cacheTableMigration(t))
@@ -90,6 +94,45 @@ func migrateBefore(ctx context.Context, db *bun.DB, tables []string, before stri
 	}
 	defer unlock()
 
+	for try := 1; ; try++ {
+		err := runMigrations(ctx, db, ms)
+		if err == nil {
+			break
+		}
+		if !isPostgres(db) || !isMigrationRace(err) || try == maxMigrateTries {
+			return err
+		}
+		// A migrator killed while a statement ran left that statement
+		// running on its backend after the lock went with its session: the
+		// statement creates what this run creates too. Let it end, then
+		// run again; every step is idempotent (IF NOT EXISTS, and the
+		// history skips what was applied).
+		select {
+		case <-ctx.Done():
+			return dbError("migrate", ctx.Err())
+		case <-time.After(migrateRacePause):
+		}
+	}
+	return definePostgresFold(ctx, db)
+}
+
+// A killed migrator's last statement goes on running on PostgreSQL after
+// its advisory lock was released with its session: the next migrator
+// meets what it creates (42P07 duplicate table, 42710 duplicate object,
+// 23505 on the catalog's unique indexes, or a deadlock on the catalog).
+// Migrate runs again after migrateRacePause, up to maxMigrateTries times
+// (half a minute in all, README, "PostgreSQL and several replicas"): far
+// longer than one of cachegate's migration statements takes on a database
+// of ordinary size. A statement still running after that leaves the error
+// as it was, and the next start tries again.
+const (
+	maxMigrateTries  = 60
+	migrateRacePause = 500 * time.Millisecond
+)
+
+// runMigrations initialises the history table and applies what ms has
+// that the history lacks.
+func runMigrations(ctx context.Context, db *bun.DB, ms *migrate.Migrations) error {
 	m := migrate.NewMigrator(db, ms,
 		migrate.WithTableName(migrationsTable),
 		migrate.WithLocksTableName(migrationLocksTable),
@@ -101,7 +144,22 @@ func migrateBefore(ctx context.Context, db *bun.DB, tables []string, before stri
 	if _, err := m.Migrate(ctx); err != nil {
 		return dbError("migrate", err)
 	}
-	return definePostgresFold(ctx, db)
+	return nil
+}
+
+// isMigrationRace reports whether err is what a migration statement
+// answers when another backend ran the same statement at the same time.
+func isMigrationRace(err error) bool {
+	var pg *pgconn.PgError
+	if !errors.As(err, &pg) {
+		return false
+	}
+	switch pg.Code {
+	case "42P07", "42710", pgUniqueViolation, pgDeadlockDetected, pgSerializationFailure:
+		return true
+	}
+	// CREATE OR REPLACE FUNCTION beside another one.
+	return pg.Code == "XX000" && strings.Contains(pg.Message, "tuple concurrently updated")
 }
 
 // validateTables checks every name and that no two cache tables, nor a

@@ -78,13 +78,33 @@ func (r *cacheRoutes) create(c *gin.Context) {
 	if !ok {
 		return
 	}
-	in, err := r.cacheInput(c)
+	idem, err := idempotencyKey(c.Request.Header)
 	if err != nil {
 		r.s.writeError(c, err)
 		return
 	}
+	body, err := r.s.readBody(c)
+	if err != nil {
+		r.s.writeError(c, err)
+		return
+	}
+	dto, err := decodeCacheBody(body)
+	if err != nil {
+		r.s.writeError(c, err)
+		return
+	}
+	in, err := toCacheInput(dto)
+	if err != nil {
+		r.s.writeError(c, err)
+		return
+	}
+	if idem != nil {
+		// A retry is the same request when its body has the same bytes
+		// (README, "Idempotent retries").
+		idem.RequestHash = bodyHash(body)
+	}
 	e, err := r.uc.Create.Execute(c.Request.Context(), application.CreateCacheInput{
-		Assignment: a, Actor: actorFrom(c), Cache: in})
+		Assignment: a, Actor: actorFrom(c), Cache: in, Idempotency: idem})
 	if err != nil {
 		r.s.writeError(c, err)
 		return

@@ -36,7 +36,7 @@ func statusOf(k domain.Kind) int {
 		return http.StatusServiceUnavailable
 	case domain.KindStorageFull:
 		return http.StatusInsufficientStorage
-	case domain.KindTooExpensive:
+	case domain.KindTooExpensive, domain.KindUnprocessable:
 		return http.StatusUnprocessableEntity
 	default:
 		return http.StatusInternalServerError

@@ -21,7 +21,7 @@ func TestStatusTable(t *testing.T) {
 		domain.KindInvalid: 400, domain.KindNotFound: 404, domain.KindConflict: 409,
 		domain.KindPreconditionFailed: 412, domain.KindUnauthenticated: 401, domain.KindForbidden: 403,
 		domain.KindTooMany: 429, domain.KindUnavailable: 503, domain.KindStorageFull: 507,
-		domain.KindTooExpensive: 422, domain.KindInternal: 500, domain.Kind(200): 500,
+		domain.KindTooExpensive: 422, domain.KindUnprocessable: 422, domain.KindInternal: 500, domain.Kind(200): 500,
 	} {
 		if got := statusOf(k); got != want {
 			t.Errorf("%v: %d, want %d", k, got, want)

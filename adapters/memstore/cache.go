@@ -36,6 +36,9 @@ type CacheRepository struct {
 	// log, when set, records every change as entity (ChangeLog.Repository).
 	log    *ChangeLog
 	entity string
+	// idem holds the idempotency records of the creates made with a key
+	// (idempotency.go).
+	idem map[idemKey]ports.IdempotencyRecord
 }
 
 var _ ports.CacheRepository = (*CacheRepository)(nil)
@@ -53,6 +56,11 @@ func (r *CacheRepository) Create(_ context.Context, e domain.Entry, now time.Tim
 	e = cacheCopy(e)
 	r.mu.Lock()
 	defer r.mu.Unlock()
+	return r.createLocked(e, now, q)
+}
+
+// createLocked is Create under the lock.
+func (r *CacheRepository) createLocked(e domain.Entry, now time.Time, q domain.Quota) error {
 	if old, ok := r.rows[e.ID]; ok {
 		if old.Live(now) {
 			return domain.ErrCacheIDTaken

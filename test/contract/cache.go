@@ -24,6 +24,7 @@ func CacheRepository(t *testing.T, newRepo func(t *testing.T) ports.CacheReposit
 	CacheQuery(t, newRepo)
 	cachePurgeTests(t, newRepo)
 	cacheQuotaTests(t, newRepo)
+	CacheIdempotency(t, newRepo)
 }
 
 func cacheReadTests(t *testing.T, newRepo func(t *testing.T) ports.CacheRepository) {

@@ -82,6 +82,7 @@ func CacheHTTP(t *testing.T, h CacheHTTPHarness) {
 	webQueryTests(t, s)
 	webRobustnessTests(t, s)
 	webQuotaTests(t, s)
+	webIdempotencyTests(t, s)
 }
 
 // webSuite carries the target through the subtests.

@@ -1,0 +1,62 @@
+package memstore
+
+import (
+	"context"
+	"time"
+
+	"github.com/cachegate/cachegate/domain"
+	"github.com/cachegate/cachegate/ports"
+)
+
+// idemKey is an idempotency record's identity: its scope and key.
+type idemKey struct{ scope, key string }
+
+// CreateIdempotent implements ports.CacheRepository: the record and the
+// entry are written under the one lock, both or neither.
+func (r *CacheRepository) CreateIdempotent(_ context.Context, e domain.Entry, now time.Time, q domain.Quota, rec ports.IdempotencyRecord) error {
+	e = cacheCopy(e)
+	rec.Entry = cacheCopy(rec.Entry)
+	k := idemKey{rec.Scope, rec.Key}
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if old, ok := r.idem[k]; ok && old.ExpiresAt.After(now) {
+		return domain.ErrIdempotencyKeyInProgress
+	}
+	if err := r.createLocked(e, now, q); err != nil {
+		return err
+	}
+	if r.idem == nil {
+		r.idem = make(map[idemKey]ports.IdempotencyRecord)
+	}
+	r.idem[k] = rec
+	return nil
+}
+
+// IdempotencyRecord implements ports.CacheRepository.
+func (r *CacheRepository) IdempotencyRecord(_ context.Context, scope, key string, now time.Time) (ports.IdempotencyRecord, bool, error) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	rec, ok := r.idem[idemKey{scope, key}]
+	if !ok || !rec.ExpiresAt.After(now) {
+		return ports.IdempotencyRecord{}, false, nil
+	}
+	rec.Entry = cacheCopy(rec.Entry)
+	return rec, true, nil
+}
+
+// PurgeIdempotency implements ports.CacheRepository.
+func (r *CacheRepository) PurgeIdempotency(_ context.Context, now time.Time, limit int) (int, error) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	n := 0
+	for k, rec := range r.idem {
+		if n >= limit {
+			break
+		}
+		if !rec.ExpiresAt.After(now) {
+			delete(r.idem, k)
+			n++
+		}
+	}
+	return n, nil
+}
