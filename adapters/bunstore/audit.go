@@ -2,18 +2,21 @@ package bunstore
 
 import (
 	"context"
+	"fmt"
 	"strings"
 	"time"
 
 	"github.com/uptrace/bun"
+	"github.com/uptrace/bun/migrate"
 
 	"github.com/cachegate/cachegate/domain"
 	"github.com/cachegate/cachegate/ports"
 )
 
-// auditDDL creates auth_events: one row per security event (CONTRACT.md
-// section 7), username_norm for --user, indexes for the newest-first
-// listing and for retention.
+// auditDDL creates auth_events: one row per security event (README.md,
+// "Audit trail"), username_norm for --user, indexes for the newest-first
+// listing and for retention. auditFoldDDL adds the columns of folded
+// login attempts.
 func auditDDL(db bun.IDB) []string {
 	text, tm := textColumnType(db), timeColumnType(db)
 	return []string{
@@ -35,13 +38,45 @@ func auditDDL(db bun.IDB) []string {
 	}
 }
 
-// AuditLog is the ports.AuditLog of the auth_events table.
+// auditFoldMigration adds what folding failed and throttled logins needs
+// (domain.AuditFold): attempts (how many attempts a row stands for),
+// last_at (the last one's time; NULL for a single event) and fold_key
+// (domain.AuditFold.Keys; NULL for events that are not folded), unique
+// among the rows that have one, and an index of those rows by address and
+// time for counting an address's rows of a window. Both indexes are
+// partial, so events that are not folded pay nothing for them.
+func auditFoldMigration(ctx context.Context, m *migrate.Migrator, _ *migrate.Migration) error {
+	return m.DB().RunInTx(ctx, nil, func(ctx context.Context, tx bun.Tx) error {
+		for _, c := range []struct{ name, typ string }{
+			{"attempts", "INTEGER NOT NULL DEFAULT 1"}, {"last_at", timeColumnType(tx)}, {"fold_key", textColumnType(tx)},
+		} {
+			if err := addColumnIfMissing(ctx, tx, "auth_events", c.name, c.typ); err != nil {
+				return fmt.Errorf("bunstore: add auth_events.%s: %w", c.name, err)
+			}
+		}
+		for _, stmt := range []string{
+			`CREATE UNIQUE INDEX IF NOT EXISTS auth_events_fold_key_idx ON auth_events (fold_key) WHERE fold_key IS NOT NULL`,
+			`CREATE INDEX IF NOT EXISTS auth_events_fold_address_idx ON auth_events (address, "at") WHERE fold_key IS NOT NULL`,
+		} {
+			if _, err := tx.ExecContext(ctx, stmt); err != nil {
+				return fmt.Errorf("bunstore: index folded audit events: %w", err)
+			}
+		}
+		return nil
+	})
+}
+
+// AuditLog is the ports.AuditLog (and ports.AuditFolder) of the
+// auth_events table.
 type AuditLog struct {
 	db     *bun.DB
 	bounds bounds
 }
 
-var _ ports.AuditLog = (*AuditLog)(nil)
+var (
+	_ ports.AuditLog    = (*AuditLog)(nil)
+	_ ports.AuditFolder = (*AuditLog)(nil)
+)
 
 // NewAuditLog returns the audit log over db, which must come from Open and
 // have been migrated.
@@ -63,11 +98,78 @@ func insertEvents(ctx context.Context, db bun.IDB, es []domain.AuditEvent) error
 		_, err := db.ExecContext(ctx, `INSERT INTO auth_events
 		(id, "at", type, user_id, username, username_norm, address, request_id, family, reason)
 		VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
-			e.ID, timeArg(e.Time), string(e.Type), e.UserID, e.Username, domain.NormalizeUsername(e.Username),
+			e.ID, timeArg(e.Time), string(e.Type), e.UserID, domain.CutAuditUsername(e.Username),
+			domain.NormalizeUsername(domain.CutAuditUsername(e.Username)),
 			e.Address, e.RequestID, e.Family, e.Reason)
 		if err != nil {
 			return dbError("record audit event", err)
 		}
+	}
+	return nil
+}
+
+// FoldEvent stores e folded under f (ports.AuditFolder). The repeat of
+// an event is one UPDATE; a new one counts its address's rows of the
+// window on the partial index, then inserts, or folds into a row another
+// replica inserted meanwhile (the upsert on fold_key).
+func (l *AuditLog) FoldEvent(ctx context.Context, e domain.AuditEvent, f domain.AuditFold) (err error) {
+	if !f.Folds(e) {
+		return fmt.Errorf("bunstore: fold audit event: %s is not folded", e.Type)
+	}
+	ctx, done := l.bounds.enter(ctx)
+	defer done(&err)
+	e.Username = domain.CutAuditUsername(e.Username)
+	norm := domain.NormalizeUsername(e.Username)
+	own, shared := f.Keys(e)
+	merge := func(v func(string) string) string {
+		return `attempts = auth_events.attempts + 1,
+			last_at = CASE WHEN auth_events.last_at IS NULL AND auth_events."at" > ` + v("at") + ` THEN auth_events."at"
+				WHEN auth_events.last_at > ` + v("at") + ` THEN auth_events.last_at ELSE ` + v("at") + ` END,
+			username = CASE WHEN auth_events.username_norm = ` + v("username_norm") + ` THEN auth_events.username ELSE '' END,
+			username_norm = CASE WHEN auth_events.username_norm = ` + v("username_norm") + ` THEN auth_events.username_norm ELSE '' END,
+			user_id = CASE WHEN auth_events.user_id = ` + v("user_id") + ` THEN auth_events.user_id ELSE '' END,
+			reason = CASE WHEN auth_events.reason = ` + v("reason") + ` THEN auth_events.reason ELSE '' END`
+	}
+	at := timeArg(e.Time)
+	args := map[string]any{"at": at, "username_norm": norm, "user_id": e.UserID, "reason": e.Reason}
+	var uargs []any
+	update := `UPDATE auth_events SET ` + merge(func(c string) string { uargs = append(uargs, args[c]); return "?" }) +
+		` WHERE fold_key = ?`
+	res, err := l.db.ExecContext(ctx, update, append(uargs, own)...)
+	if err != nil {
+		return dbError("fold audit event", err)
+	}
+	if n, err := res.RowsAffected(); err != nil {
+		return dbError("fold audit event", err)
+	} else if n > 0 {
+		return nil
+	}
+	key := own
+	if own != shared {
+		start := f.Start(e.Time)
+		var n int
+		if err := l.db.QueryRowContext(ctx, `SELECT count(*) FROM auth_events
+			WHERE fold_key IS NOT NULL AND address = ? AND "at" >= ? AND "at" < ? AND type = ?`,
+			e.Address, timeArg(start), timeArg(start.Add(f.Window)), string(domain.AuditLoginFailed)).Scan(&n); err != nil {
+			return dbError("fold audit event", err)
+		}
+		if n >= f.Distinct {
+			key = shared
+		}
+	}
+	_, err = l.db.ExecContext(ctx, `INSERT INTO auth_events
+		(id, "at", type, user_id, username, username_norm, address, request_id, family, reason, fold_key)
+		VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
+		ON CONFLICT (fold_key) WHERE fold_key IS NOT NULL DO UPDATE SET `+
+		merge(func(c string) string {
+			if c == "at" {
+				return `excluded."at"`
+			}
+			return "excluded." + c
+		}),
+		e.ID, at, string(e.Type), e.UserID, e.Username, norm, e.Address, e.RequestID, e.Family, e.Reason, key)
+	if err != nil {
+		return dbError("fold audit event", err)
 	}
 	return nil
 }
@@ -81,7 +183,8 @@ func (l *AuditLog) Events(ctx context.Context, f ports.AuditFilter) (_ []domain.
 		args  []any
 	)
 	if f.Username != "" {
-		where, args = append(where, "username_norm = ?"), append(args, domain.NormalizeUsername(f.Username))
+		where, args = append(where, "username_norm = ?"),
+			append(args, domain.NormalizeUsername(domain.CutAuditUsername(f.Username)))
 	}
 	if f.Type != "" {
 		where, args = append(where, "type = ?"), append(args, string(f.Type))
@@ -89,7 +192,7 @@ func (l *AuditLog) Events(ctx context.Context, f ports.AuditFilter) (_ []domain.
 	if !f.Since.IsZero() {
 		where, args = append(where, `"at" >= ?`), append(args, timeArg(f.Since))
 	}
-	q := `SELECT id, "at", type, user_id, username, address, request_id, family, reason FROM auth_events`
+	q := `SELECT id, "at", type, user_id, username, address, request_id, family, reason, attempts, last_at FROM auth_events`
 	if len(where) > 0 {
 		q += " WHERE " + strings.Join(where, " AND ")
 	}
@@ -105,14 +208,19 @@ func (l *AuditLog) Events(ctx context.Context, f ports.AuditFilter) (_ []domain.
 	var out []domain.AuditEvent
 	for rows.Next() {
 		var (
-			e  domain.AuditEvent
-			at nullTime
-			ty string
+			e        domain.AuditEvent
+			at, last nullTime
+			ty       string
+			attempts int
 		)
-		if err := rows.Scan(&e.ID, &at, &ty, &e.UserID, &e.Username, &e.Address, &e.RequestID, &e.Family, &e.Reason); err != nil {
+		if err := rows.Scan(&e.ID, &at, &ty, &e.UserID, &e.Username, &e.Address, &e.RequestID, &e.Family, &e.Reason,
+			&attempts, &last); err != nil {
 			return nil, dbError("list audit events", err)
 		}
 		e.Time, e.Type = at.Time, domain.AuditType(ty)
+		if attempts > 1 {
+			e.Count, e.LastSeen = attempts, last.Time
+		}
 		out = append(out, e)
 	}
 	if err := rows.Err(); err != nil {

@@ -27,3 +27,10 @@ func TestAuthAuditWithChanges(t *testing.T) {
 		})
 	})
 }
+
+func TestAuthAuditFold(t *testing.T) {
+	t.Parallel()
+	authForEachEngine(t, func(t *testing.T, newDB func(*testing.T) *bun.DB) {
+		contract.AuditFold(t, func(t *testing.T) contract.AuditFoldLog { return bunstore.NewAuditLog(newDB(t)) })
+	})
+}

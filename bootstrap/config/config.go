@@ -33,6 +33,9 @@ type Config struct {
 	// AuditRetention is how long audit events are kept; the sweeper
 	// removes older ones.
 	AuditRetention time.Duration
+	// AuditFoldWindow is the window within which failed and throttled
+	// logins fold into one audit event (domain.AuditFold).
+	AuditFoldWindow time.Duration
 	// TrustedProxies are the addresses and CIDRs of proxies whose
 	// X-Forwarded-For is believed (CONTRACT.md section 7); none by
 	// default.
@@ -276,5 +279,7 @@ func Default() Config {
 
 		AuditRetention: 90 * domain.Day,
 		Events:         Events{Retention: time.Hour, Heartbeat: 15 * time.Second},
+
+		AuditFoldWindow: domain.DefaultAuditFold.Window,
 	}
 }

@@ -252,6 +252,7 @@ refreshTokenTTL: 1w
 shutdownTimeout: 30s
 trustedProxies: [10.0.0.0/8, 192.0.2.7]
 auditRetention: 30d
+auditFoldWindow: 10m
 cache:
   entities:
     orgCache:
@@ -285,7 +286,7 @@ events: {retention: 2h, heartbeat: 5s}
 		Addr: "0.0.0.0:80", Database: "postgres://app:pw@db:5432/cache?sslmode=disable", DatabaseTimeout: 2 * time.Second,
 		MetricsAddr: "127.0.0.1:9090", AccessTokenTTL: 5 * time.Minute, RefreshTokenTTL: 7 * 24 * time.Hour,
 		ShutdownTimeout: 30 * time.Second, ConfigFile: c.ConfigFile,
-		TrustedProxies: []string{"10.0.0.0/8", "192.0.2.7"}, AuditRetention: 30 * 24 * time.Hour,
+		TrustedProxies: []string{"10.0.0.0/8", "192.0.2.7"}, AuditRetention: 30 * 24 * time.Hour, AuditFoldWindow: 10 * time.Minute,
 		Cache: config.Cache{
 			Entities: map[string]config.Entity{"orgCache": {Table: "org_cache"}},
 			Settings: config.CacheSettings{ExpiresIn: &hour30, Assignments: map[string]config.Assignment{
