@@ -71,6 +71,7 @@ func auditFoldMigration(ctx context.Context, m *migrate.Migrator, _ *migrate.Mig
 type AuditLog struct {
 	db     *bun.DB
 	bounds bounds
+	fold   *foldBuffer
 }
 
 var (
@@ -81,7 +82,7 @@ var (
 // NewAuditLog returns the audit log over db, which must come from Open and
 // have been migrated.
 func NewAuditLog(db *bun.DB, opts ...RepoOption) *AuditLog {
-	return &AuditLog{db: db, bounds: newBounds(opts)}
+	return &AuditLog{db: db, bounds: newBounds(opts), fold: &foldBuffer{rows: map[string]*foldRow{}}}
 }
 
 // RecordEvent stores e.
@@ -108,76 +109,13 @@ func insertEvents(ctx context.Context, db bun.IDB, es []domain.AuditEvent) error
 	return nil
 }
 
-// FoldEvent stores e folded under f (ports.AuditFolder). The repeat of
-// an event is one UPDATE; a new one counts its address's rows of the
-// window on the partial index, then inserts, or folds into a row another
-// replica inserted meanwhile (the upsert on fold_key).
-func (l *AuditLog) FoldEvent(ctx context.Context, e domain.AuditEvent, f domain.AuditFold) (err error) {
-	if !f.Folds(e) {
-		return fmt.Errorf("bunstore: fold audit event: %s is not folded", e.Type)
-	}
-	ctx, done := l.bounds.enter(ctx)
-	defer done(&err)
-	e.Username = domain.CutAuditUsername(e.Username)
-	norm := domain.NormalizeUsername(e.Username)
-	own, shared := f.Keys(e)
-	merge := func(v func(string) string) string {
-		return `attempts = auth_events.attempts + 1,
-			last_at = CASE WHEN auth_events.last_at IS NULL AND auth_events."at" > ` + v("at") + ` THEN auth_events."at"
-				WHEN auth_events.last_at > ` + v("at") + ` THEN auth_events.last_at ELSE ` + v("at") + ` END,
-			username = CASE WHEN auth_events.username_norm = ` + v("username_norm") + ` THEN auth_events.username ELSE '' END,
-			username_norm = CASE WHEN auth_events.username_norm = ` + v("username_norm") + ` THEN auth_events.username_norm ELSE '' END,
-			user_id = CASE WHEN auth_events.user_id = ` + v("user_id") + ` THEN auth_events.user_id ELSE '' END,
-			reason = CASE WHEN auth_events.reason = ` + v("reason") + ` THEN auth_events.reason ELSE '' END`
-	}
-	at := timeArg(e.Time)
-	args := map[string]any{"at": at, "username_norm": norm, "user_id": e.UserID, "reason": e.Reason}
-	var uargs []any
-	update := `UPDATE auth_events SET ` + merge(func(c string) string { uargs = append(uargs, args[c]); return "?" }) +
-		` WHERE fold_key = ?`
-	res, err := l.db.ExecContext(ctx, update, append(uargs, own)...)
-	if err != nil {
-		return dbError("fold audit event", err)
-	}
-	if n, err := res.RowsAffected(); err != nil {
-		return dbError("fold audit event", err)
-	} else if n > 0 {
-		return nil
-	}
-	key := own
-	if own != shared {
-		start := f.Start(e.Time)
-		var n int
-		if err := l.db.QueryRowContext(ctx, `SELECT count(*) FROM auth_events
-			WHERE fold_key IS NOT NULL AND address = ? AND "at" >= ? AND "at" < ? AND type = ?`,
-			e.Address, timeArg(start), timeArg(start.Add(f.Window)), string(domain.AuditLoginFailed)).Scan(&n); err != nil {
-			return dbError("fold audit event", err)
-		}
-		if n >= f.Distinct {
-			key = shared
-		}
-	}
-	_, err = l.db.ExecContext(ctx, `INSERT INTO auth_events
-		(id, "at", type, user_id, username, username_norm, address, request_id, family, reason, fold_key)
-		VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
-		ON CONFLICT (fold_key) WHERE fold_key IS NOT NULL DO UPDATE SET `+
-		merge(func(c string) string {
-			if c == "at" {
-				return `excluded."at"`
-			}
-			return "excluded." + c
-		}),
-		e.ID, at, string(e.Type), e.UserID, e.Username, norm, e.Address, e.RequestID, e.Family, e.Reason, key)
-	if err != nil {
-		return dbError("fold audit event", err)
-	}
-	return nil
-}
-
 // Events returns the events f selects, newest first.
 func (l *AuditLog) Events(ctx context.Context, f ports.AuditFilter) (_ []domain.AuditEvent, err error) {
 	ctx, done := l.bounds.enter(ctx)
 	defer done(&err)
+	if err := l.flushHeld(ctx); err != nil {
+		return nil, err
+	}
 	var (
 		where []string
 		args  []any

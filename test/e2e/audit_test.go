@@ -22,6 +22,8 @@ type auditLine struct {
 	RequestID string    `json:"requestId"`
 	Family    string    `json:"family"`
 	Reason    string    `json:"reason"`
+	Count     int       `json:"count"`
+	LastSeen  time.Time `json:"lastSeen"`
 }
 
 // TestAuditTrailOnTheBinary drives the events a server and the CLI record
@@ -47,6 +49,9 @@ func TestAuditTrailOnTheBinary(t *testing.T) {
 	}
 	login("auditee", "wrong password", "rid-bad").want(t, http.StatusUnauthorized)
 	login("ghost", "wrong password", "rid-ghost").want(t, http.StatusUnauthorized)
+	login("GHOST", "wrong password", "rid-ghost-2").want(t, http.StatusUnauthorized)
+	// A name of 308 characters holding terminal escapes (JSON \u001b).
+	login(`\u001b[2J\u001b[31m`+strings.Repeat("e", 300), "wrong password", "rid-evil").want(t, http.StatusUnauthorized)
 	ok := login("auditee", password, "rid-ok").want(t, http.StatusCreated)
 	var pair struct{ AccessToken, RefreshToken string }
 	if err := json.Unmarshal(ok.Body, &pair); err != nil {
@@ -84,13 +89,25 @@ func TestAuditTrailOnTheBinary(t *testing.T) {
 	}
 
 	all := read()
-	want := []string{"user.disabled", "logout", "login.succeeded", "login.failed", "login.failed", "user.added"}
+	want := []string{"user.disabled", "logout", "login.succeeded", "login.failed", "login.failed", "login.failed", "user.added"}
 	if !slices.Equal(types(all), want) {
 		t.Fatalf("events %v, want newest first %v", types(all), want)
 	}
 	byType := map[string]auditLine{}
 	for _, e := range all {
-		byType[e.Type+e.Reason] = e
+		if e.RequestID != "rid-evil" {
+			byType[e.Type+e.Reason] = e
+		}
+		if e.Count != 1 && e.RequestID != "rid-ghost" {
+			t.Errorf("%s: count %d, want 1", e.Type, e.Count)
+		}
+		if e.RequestID == "rid-evil" && (e.Username != "\x1b[2J\x1b[31m"+strings.Repeat("e", 55) || e.Count != 1) {
+			t.Errorf("the failure naming 308 characters stored %q (%d), want its first 64 characters", e.Username, len(e.Username))
+		}
+	}
+	// The two failures of ghost are one event (README, "Audit trail").
+	if g := byType["login.failedunknown_user"]; g.Count != 2 || !g.LastSeen.After(g.Time) {
+		t.Errorf("ghost's failures: count %d, first %v, last %v; want 2, the last later", g.Count, g.Time, g.LastSeen)
 	}
 	for key, w := range map[string]auditLine{
 		"login.failedbad_password": {Username: "auditee", Address: "127.0.0.1", RequestID: "rid-bad"},
@@ -115,7 +132,7 @@ func TestAuditTrailOnTheBinary(t *testing.T) {
 	if f := byType["login.succeeded"].Family; f == "" || byType["logout"].Family != f {
 		t.Errorf("login family %q, logout family %q: want the same session", f, byType["logout"].Family)
 	}
-	if got := types(read("--type", "login.failed")); !slices.Equal(got, []string{"login.failed", "login.failed"}) {
+	if got := types(read("--type", "login.failed")); !slices.Equal(got, []string{"login.failed", "login.failed", "login.failed"}) {
 		t.Errorf("--type login.failed: %v", got)
 	}
 	if got := types(read("--user", "AUDITEE ", "--type", "login.failed")); !slices.Equal(got, []string{"login.failed"}) {
@@ -130,6 +147,9 @@ func TestAuditTrailOnTheBinary(t *testing.T) {
 	table := cli("", "audit").Stdout
 	if !strings.HasPrefix(table, "TIME") || !strings.Contains(table, "rid-ghost") {
 		t.Errorf("the table output:\n%s", table)
+	}
+	if strings.ContainsRune(table, 0x1b) || !strings.Contains(table, `\x1b[2J\x1b[31meee`) {
+		t.Errorf("the table prints the stored username's escapes raw, or not at all:\n%q", table)
 	}
 	s.waitLog(t, `msg="audit event"`, "type=login.failed", "reason=unknown_user", "request_id=rid-ghost")
 }
