@@ -81,11 +81,12 @@ func (a *foldAdd) merge(b foldAdd) {
 	a.norm, a.userID, a.reason = same(a.norm, b.norm), same(a.userID, b.userID), same(a.reason, b.reason)
 }
 
-// FoldEvent stores e folded under f (ports.AuditFolder). A repeat is an
-// UPDATE of its row (or held, see foldDirect); a new event counts its
-// address's rows of the window on the partial index, then inserts, or
-// folds into a row another replica inserted meanwhile (the upsert on
-// fold_key).
+// FoldEvent stores e folded under f (ports.AuditFolder). A repeat of a
+// row this process wrote is an UPDATE of it (or held, see foldDirect); an
+// attempt of another key reads whether its row exists and how many rows
+// its address has in the window (the partial index), then holds the
+// attempt for the address's row, or upserts: the upsert on fold_key folds
+// into a row another process inserted meanwhile.
 func (l *AuditLog) FoldEvent(ctx context.Context, e domain.AuditEvent, f domain.AuditFold) (err error) {
 	if !f.Folds(e) {
 		return fmt.Errorf("bunstore: fold audit event: %s is not folded", e.Type)
@@ -99,22 +100,27 @@ func (l *AuditLog) FoldEvent(ctx context.Context, e domain.AuditEvent, f domain.
 	if held, flush := l.fold.hold(own, add, l.flushHeldLater); held {
 		return l.addAttempts(ctx, own, flush)
 	}
-	if ok, err := l.addAttempts1(ctx, own, add); err != nil || ok {
-		if ok {
-			l.fold.wrote(own, end)
+	if l.fold.knows(own) {
+		// This process wrote the row: it is there unless purged since.
+		if ok, err := l.addAttempts1(ctx, own, add); err != nil || ok {
+			if ok {
+				l.fold.wrote(own, end)
+			}
+			return err
 		}
-		return err
 	}
 	key := own
 	if own != shared {
+		// One read, no write lock: is there a row of e's own key (another
+		// process's), and how many rows has the address in the window?
 		start := f.Start(e.Time)
-		var n int
-		if err := l.db.QueryRowContext(ctx, `SELECT count(*) FROM auth_events
-			WHERE fold_key IS NOT NULL AND address = ? AND "at" >= ? AND "at" < ? AND type = ?`,
-			e.Address, timeArg(start), timeArg(end), string(domain.AuditLoginFailed)).Scan(&n); err != nil {
+		var ownRows, addressRows int
+		if err := l.db.QueryRowContext(ctx, `SELECT (SELECT count(*) FROM auth_events WHERE fold_key = ?),
+			(SELECT count(*) FROM auth_events WHERE fold_key IS NOT NULL AND address = ? AND "at" >= ? AND "at" < ? AND type = ?)`,
+			own, e.Address, timeArg(start), timeArg(end), string(domain.AuditLoginFailed)).Scan(&ownRows, &addressRows); err != nil {
 			return dbError("fold audit event", err)
 		}
-		if n >= f.Distinct {
+		if ownRows == 0 && addressRows >= f.Distinct {
 			key = shared
 			if held, flush := l.fold.hold(shared, add, l.flushHeldLater); held {
 				return l.addAttempts(ctx, shared, flush)
@@ -239,6 +245,13 @@ func (b *foldBuffer) hold(key string, a foldAdd, later func()) (held bool, flush
 		})
 	}
 	return true, foldAdd{}
+}
+
+// knows reports whether this process wrote the row of key.
+func (b *foldBuffer) knows(key string) bool {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return b.rows[key] != nil
 }
 
 // wrote counts an attempt written to the row of key, whose window ends
