@@ -229,7 +229,7 @@ func (b *authBinary) readAudit(t *testing.T, secrets []string, args ...string) [
 			t.Fatal("the audit output holds a password or a token")
 		}
 	}
-	fields := []string{"address", "family", "reason", "requestId", "time", "type", "userId", "username"}
+	fields := []string{"address", "count", "family", "lastSeen", "reason", "requestId", "time", "type", "userId", "username"}
 	var lines []auditLine
 	for _, l := range strings.Split(strings.TrimSpace(r.Stdout), "\n") {
 		if l == "" {
@@ -317,7 +317,10 @@ func TestAuditSecurityEventsOnTheBinary(t *testing.T) {
 				"key.revoked": {Family: old},
 			} {
 				got := one(typ)
-				got.Time, got.Type = time.Time{}, ""
+				if got.Count != 1 || !got.LastSeen.Equal(got.Time) {
+					t.Errorf("%s event: count %d, last seen %v, want 1 and its time", typ, got.Count, got.LastSeen)
+				}
+				got.Time, got.Type, got.Count, got.LastSeen = time.Time{}, "", 0, time.Time{}
 				if got != w {
 					t.Errorf("%s event %+v, want %+v", typ, got, w)
 				}
