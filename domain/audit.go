@@ -121,14 +121,17 @@ type AuditFold struct {
 var DefaultAuditFold = AuditFold{Window: time.Minute, Distinct: 5}
 
 // Folds reports whether e is an event the rule folds: a failed or
-// throttled login, with a positive window.
+// throttled login, with a window of a microsecond at least.
 func (f AuditFold) Folds(e AuditEvent) bool {
-	return f.Window > 0 && (e.Type == AuditLoginFailed || e.Type == AuditLoginThrottled)
+	return f.Window.Microseconds() > 0 && (e.Type == AuditLoginFailed || e.Type == AuditLoginThrottled)
 }
 
 // Start returns the start of the window t falls in.
 func (f AuditFold) Start(t time.Time) time.Time {
 	w := f.Window.Microseconds()
+	if w <= 0 {
+		return t.UTC()
+	}
 	us := t.UnixMicro()
 	start := us - us%w
 	if us%w < 0 {
