@@ -13,7 +13,8 @@ import (
 // auth_events: its first foldDirect attempts one by one, as they come;
 // later ones are held in memory and added together once they span
 // foldHold of event time, or foldHold of wall time after the first one
-// held, or when Events reads the log. A flood then updates its row about
+// held, or when Events reads the log, or on Flush (storefx calls it when
+// the service stops). A flood then updates its row about
 // once every foldHold instead of once an attempt: on PostgreSQL every
 // update leaves a dead row version behind until vacuum, and those, not the
 // rows, would break the bound of README.md, "Audit trail"
@@ -191,6 +192,15 @@ func (l *AuditLog) addAttempts1(ctx context.Context, key string, a foldAdd) (boo
 		return false, dbError("fold audit event", err)
 	}
 	return n > 0, nil
+}
+
+// Flush writes the folded login attempts l holds (see foldDirect): call
+// it before closing the database, so that a process that stops loses
+// none.
+func (l *AuditLog) Flush(ctx context.Context) (err error) {
+	ctx, done := l.bounds.enter(ctx)
+	defer done(&err)
+	return l.flushHeld(ctx)
 }
 
 // flushHeld writes every attempt held.

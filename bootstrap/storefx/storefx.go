@@ -140,8 +140,12 @@ func SQL(o Options) fx.Option {
 			func(db *bun.DB, o Options) ports.LoginThrottle {
 				return bunstore.NewLoginThrottle(db, bunstore.WithTimeout(o.Timeout))
 			},
-			func(db *bun.DB, o Options) *bunstore.AuditLog {
-				return bunstore.NewAuditLog(db, bunstore.WithTimeout(o.Timeout))
+			func(lc fx.Lifecycle, db *bun.DB, o Options) *bunstore.AuditLog {
+				l := bunstore.NewAuditLog(db, bunstore.WithTimeout(o.Timeout))
+				// Write the login attempts it holds before the database
+				// closes (its stop hook, appended earlier, runs later).
+				lc.Append(fx.StopHook(l.Flush))
+				return l
 			},
 			func(l *bunstore.AuditLog) ports.AuditLog { return l },
 			// The user, refresh and key stores write their changes'
