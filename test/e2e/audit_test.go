@@ -2,12 +2,16 @@ package e2e
 
 import (
 	"encoding/json"
+	"fmt"
 	"net/http"
 	"path/filepath"
 	"slices"
 	"strings"
+	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
+	"unicode/utf8"
 
 	"github.com/cachegate/cachegate/test/contract"
 )
@@ -332,5 +336,66 @@ func TestAuditSecurityEventsOnTheBinary(t *testing.T) {
 				t.Errorf("--type key.rotated: %+v, want the one rotation to %s", got, kid)
 			}
 		})
+	}
+}
+
+// Issue 22: a flood of failed logins from one address, each naming a
+// different 300-character username, adds a few audit events with counts,
+// not one per attempt (README, "Audit trail"); the attempts the server
+// holds are written when it stops.
+func TestAFailedLoginFloodAddsAFewAuditEvents(t *testing.T) {
+	t.Parallel()
+	dir := t.TempDir()
+	db := "sqlite:" + filepath.Join(dir, "flood.db")
+	s := startServer(t, serverConfig{Dir: dir, Args: []string{"--database", db}})
+	const attempts = 300
+	var (
+		mu       sync.Mutex
+		statuses = map[int]int{}
+		wg       sync.WaitGroup
+		next     atomic.Int64
+	)
+	for range 2 {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			c := newClient()
+			for i := next.Add(1); i <= attempts; i = next.Add(1) {
+				user := fmt.Sprintf("%04d", i) + strings.Repeat("u", 296)
+				r := mustSend(t, c, http.MethodPost, s.URL+"/auth/login", []byte(`{"username":"`+user+`","password":"wrong password"}`))
+				mu.Lock()
+				statuses[r.Status]++
+				mu.Unlock()
+			}
+		}()
+	}
+	wg.Wait()
+	if statuses[http.StatusUnauthorized] != 100 || statuses[http.StatusTooManyRequests] != attempts-100 {
+		t.Errorf("statuses %v, want 100 × 401 (the address's limit), then 429", statuses)
+	}
+	if code := s.stop(t); code != 0 {
+		t.Fatalf("cachegate serve exited with %d", code)
+	}
+	r := runCLI(t, dir, "", nil, "audit", "--json", "--database", db)
+	if r.Code != 0 {
+		t.Fatalf("cachegate audit: exit %d: %s", r.Code, r.Stderr)
+	}
+	rows, total := map[string]int{}, 0
+	for _, l := range strings.Split(strings.TrimSpace(r.Stdout), "\n") {
+		var e auditLine
+		if err := json.Unmarshal([]byte(l), &e); err != nil {
+			t.Fatalf("not a JSON line: %q", l)
+		}
+		rows[e.Type]++
+		total += e.Count
+		if utf8.RuneCountInString(e.Username) > 64 {
+			t.Errorf("a stored username of %d characters", utf8.RuneCountInString(e.Username))
+		}
+	}
+	// One window holds at most 5 + 1 failure events and 1 throttled one;
+	// the flood may straddle two windows.
+	if rows["login.failed"] > 12 || rows["login.throttled"] > 2 || total != attempts {
+		t.Errorf("%d attempts stored as %v with counts adding up to %d; want at most 12 and 2 events, counting %d",
+			attempts, rows, total, attempts)
 	}
 }
