@@ -9,8 +9,8 @@ import (
 	"github.com/cachegate/cachegate/ports"
 )
 
-// Auditor records the security events of the audit trail (CONTRACT.md
-// section 7): each event is stored in the ports.AuditLog, logged as one
+// Auditor records the security events of the audit trail (README.md,
+// "Audit trail"): each event is stored in the ports.AuditLog, logged as one
 // line (with the request id, which the logger takes from ctx) and counted
 // (ports.Metrics.AuditEvent). It fills in the id, the time, the request id
 // and the client address from ctx (ports.RequestID, ports.ClientAddr).
@@ -23,8 +23,15 @@ import (
 // (SetStoredWithChanges, see ports.AuditLog); otherwise, and for events
 // with no change of their own, right after the change succeeded, so a
 // crash between the two loses the event (ARCHITECTURE.md, threat model).
+//
+// Failed and throttled logins are folded (domain.AuditFold, by default
+// domain.DefaultAuditFold; SetFold) when the AuditLog is a
+// ports.AuditFolder: a flood of them grows the trail by a bounded number
+// of rows a window. Every attempt is still logged and counted. Usernames
+// are cut to domain.MaxAuditUsernameLen characters.
 type Auditor struct {
 	withChanges bool
+	fold        domain.AuditFold
 	store       ports.AuditLog
 	log         *slog.Logger
 	metrics     ports.Metrics
@@ -38,7 +45,16 @@ func NewAuditor(store ports.AuditLog, log *slog.Logger, metrics ports.Metrics, c
 	if log == nil {
 		log = slog.New(slog.DiscardHandler)
 	}
-	return &Auditor{store: store, log: log, metrics: metricsOrNop(metrics), clock: clock, ids: ids}
+	return &Auditor{store: store, log: log, metrics: metricsOrNop(metrics), clock: clock, ids: ids,
+		fold: domain.DefaultAuditFold}
+}
+
+// SetFold sets the rule that folds failed and throttled logins; a zero
+// Window stores each attempt as an event of its own. Call it before use.
+func (a *Auditor) SetFold(f domain.AuditFold) {
+	if a != nil {
+		a.fold = f
+	}
 }
 
 // SetStoredWithChanges tells a that the stores write the events of their
@@ -99,6 +115,7 @@ func (a *Auditor) Committed(ctx context.Context, e domain.AuditEvent) {
 
 func (a *Auditor) fill(ctx context.Context, e domain.AuditEvent) domain.AuditEvent {
 	e.ID, e.Time = a.ids.NewID(), domain.Normalize(a.clock.Now())
+	e.Username = domain.CutAuditUsername(e.Username)
 	if e.RequestID == "" {
 		e.RequestID = ports.RequestID(ctx)
 	}
@@ -128,7 +145,14 @@ func (a *Auditor) store1(ctx context.Context, e domain.AuditEvent) {
 	if a.store == nil {
 		return
 	}
-	if err := a.store.RecordEvent(context.WithoutCancel(ctx), e); err != nil {
+	detached := context.WithoutCancel(ctx)
+	var err error
+	if folder, ok := a.store.(ports.AuditFolder); ok && a.fold.Folds(e) {
+		err = folder.FoldEvent(detached, e, a.fold)
+	} else {
+		err = a.store.RecordEvent(detached, e)
+	}
+	if err != nil {
 		a.log.WarnContext(ctx, "store audit event", "type", string(e.Type), "err", err)
 	}
 }

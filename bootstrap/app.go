@@ -109,6 +109,7 @@ func AuthOptions(cfg config.Config) authfx.Options {
 	}
 	o.RefreshReuseGrace = a.RefreshReuseGrace
 	o.SessionMax = a.SessionMax
+	o.AuditFoldWindow = cfg.AuditFoldWindow
 	if a.KeyEncryptionSecret.IsSet() {
 		o.KeyEncryptionSecret = a.KeyEncryptionSecret.Bytes()
 	}

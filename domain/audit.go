@@ -1,9 +1,15 @@
 package domain
 
-import "time"
+import (
+	"crypto/sha256"
+	"encoding/hex"
+	"strconv"
+	"time"
+	"unicode/utf8"
+)
 
-// AuditType names a security event of the audit trail (CONTRACT.md
-// section 7).
+// AuditType names a security event of the audit trail (README.md, "Audit
+// trail").
 type AuditType string
 
 // The audit event types.
@@ -45,6 +51,11 @@ func (t AuditType) Valid() bool {
 // AuditEvent is one security event. Fields that are not known are empty;
 // no field ever holds a password or a token. Family is a refresh family
 // (session) id; for key events it holds the key id.
+//
+// An event may stand for several login attempts folded together (see
+// AuditFold): Time is then the first attempt's, LastSeen the last one's
+// and Count how many there were. A single event has Count 0 and LastSeen
+// zero; Attempts reads both alike.
 type AuditEvent struct {
 	ID        string
 	Time      time.Time
@@ -55,4 +66,100 @@ type AuditEvent struct {
 	RequestID string
 	Family    string
 	Reason    string
+	Count     int
+	LastSeen  time.Time
+}
+
+// Attempts is how many attempts e stands for: Count, or 1 for a single
+// event.
+func (e AuditEvent) Attempts() int { return max(e.Count, 1) }
+
+// MaxAuditUsernameLen bounds the usernames the audit trail stores, in
+// characters: a failed login may name anything up to MaxUsernameLen, and
+// that name is the attacker's, not an account's.
+const MaxAuditUsernameLen = 64
+
+// CutAuditUsername returns s cut to its first MaxAuditUsernameLen
+// characters (at a character boundary; bytes that are not UTF-8 count as
+// one character each).
+func CutAuditUsername(s string) string {
+	n := 0
+	for i := 0; i < len(s); n++ {
+		if n == MaxAuditUsernameLen {
+			return s[:i]
+		}
+		_, size := utf8.DecodeRuneInString(s[i:])
+		i += size
+	}
+	return s
+}
+
+// AuditFold is the rule that bounds what failed and throttled logins add
+// to the audit trail (README.md, "Audit trail"). Time is cut into windows
+// of Window (counted from the Unix epoch, so every replica cuts alike).
+// Within one window:
+//
+//   - login.throttled events of one address fold into one event, whatever
+//     usernames they name;
+//   - login.failed events of one kind (reason), username (as logins
+//     compare it) and address fold into one event;
+//   - once an address has Distinct events of failed logins in the window,
+//     its further failures that would start another event fold instead
+//     into one event of the address, whatever the username and reason.
+//
+// So one address adds at most Distinct+2 events a window. A folded event
+// keeps the first attempt's id, time and request id; its username, user
+// id and reason while every attempt folded into it has the same, else
+// they are empty.
+type AuditFold struct {
+	Window   time.Duration
+	Distinct int
+}
+
+// DefaultAuditFold is the folding rule the service uses unless configured
+// (--audit-fold-window).
+var DefaultAuditFold = AuditFold{Window: time.Minute, Distinct: 5}
+
+// Folds reports whether e is an event the rule folds: a failed or
+// throttled login, with a window of a microsecond at least.
+func (f AuditFold) Folds(e AuditEvent) bool {
+	return f.Window.Microseconds() > 0 && (e.Type == AuditLoginFailed || e.Type == AuditLoginThrottled)
+}
+
+// Start returns the start of the window t falls in.
+func (f AuditFold) Start(t time.Time) time.Time {
+	w := f.Window.Microseconds()
+	if w <= 0 {
+		return t.UTC()
+	}
+	us := t.UnixMicro()
+	start := us - us%w
+	if us%w < 0 {
+		start -= w
+	}
+	return time.UnixMicro(start).UTC()
+}
+
+// Keys returns the fold keys of e, an event f folds: own is the key of
+// the events e folds with, shared that of its address's event (the two
+// are equal for a throttled login). Keys are 32 hex digits: a hash of the
+// type, reason, username, address and window, so rows that fold carry no
+// more of the attacker's text than their fields.
+func (f AuditFold) Keys(e AuditEvent) (own, shared string) {
+	start := strconv.FormatInt(f.Start(e.Time).UnixMicro(), 10) + "/" + strconv.FormatInt(f.Window.Microseconds(), 10)
+	shared = foldKey(string(e.Type), "*", "*", e.Address, start)
+	if e.Type == AuditLoginThrottled {
+		return shared, shared
+	}
+	return foldKey(string(e.Type), e.Reason, NormalizeUsername(CutAuditUsername(e.Username)), e.Address, start), shared
+}
+
+func foldKey(parts ...string) string {
+	h := sha256.New()
+	for _, p := range parts {
+		h.Write([]byte(strconv.Itoa(len(p))))
+		h.Write([]byte{':'})
+		h.Write([]byte(p))
+	}
+	return hex.EncodeToString(h.Sum(nil)[:16])
 }

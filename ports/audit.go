@@ -13,14 +13,15 @@ type AuditFilter struct {
 	// compare usernames, domain.NormalizeUsername).
 	Username string
 	Type     domain.AuditType
-	// Since keeps events at or after it.
+	// Since keeps events at or after it (a folded event by the time of
+	// its first attempt, domain.AuditEvent.Time).
 	Since time.Time
 	// Limit bounds how many are returned; zero means 1000.
 	Limit int
 }
 
-// AuditLog keeps the audit trail (CONTRACT.md section 7). An embedder may
-// provide its own to send events elsewhere.
+// AuditLog keeps the audit trail (README.md, "Audit trail"). An embedder
+// may provide its own to send events elsewhere.
 //
 // Events that record a change of a store (user added, disabled, enabled,
 // password changed; logout; refresh reuse; key rotated, revoked) are
@@ -34,7 +35,9 @@ type AuditFilter struct {
 // stores are given no events, and application.Auditor calls RecordEvent
 // after the change committed.
 type AuditLog interface {
-	// RecordEvent stores e, whose ID, Time and Type are set.
+	// RecordEvent stores e, whose ID, Time and Type are set, its
+	// username cut to domain.MaxAuditUsernameLen characters
+	// (domain.CutAuditUsername).
 	RecordEvent(ctx context.Context, e domain.AuditEvent) error
 	// Events returns the events f selects, newest first (by time, then by
 	// id).
@@ -50,3 +53,28 @@ type AuditLog interface {
 // AuditLog in use is this very log; an AuditLog replaced by an embedder
 // is not, and receives every event through RecordEvent instead.
 type ChangeAuditLog struct{ Log AuditLog }
+
+// AuditFolder is implemented by an AuditLog that folds repeated login
+// attempts (domain.AuditFold); application.Auditor hands it the failed and
+// throttled logins, and an AuditLog without it receives them one by one
+// through RecordEvent.
+type AuditFolder interface {
+	// FoldEvent stores e, an event f folds (f.Folds(e)) with its ID, Time
+	// and Type set and Count zero, under f's rule: when an event of the
+	// same own key (f.Keys) is stored, it is updated in place: Count grows
+	// by one (a stored single event counts as one), LastSeen becomes the
+	// later of its LastSeen (or Time) and e.Time, and its username
+	// (compared as logins compare them), user id and reason are emptied
+	// when e's differ; its ID, Time, Address and RequestID stay. Otherwise,
+	// when the address of a login.failed e has f.Distinct events of failed
+	// logins stored in e's window, e folds the same way into the event of
+	// the shared key, or starts it; otherwise e is stored as a new event
+	// of its own key. The username is cut as RecordEvent cuts it. Attempts
+	// racing on one address may start a few more events than f.Distinct
+	// in a window, never one per attempt. An implementation may hold the
+	// attempts of an event it already updated in memory for a few seconds
+	// and add them together (bunstore does, see its audit_fold.go): Events
+	// called on the same value includes them; another process sees them
+	// within those seconds.
+	FoldEvent(ctx context.Context, e domain.AuditEvent, f domain.AuditFold) error
+}

@@ -2,18 +2,21 @@ package bunstore
 
 import (
 	"context"
+	"fmt"
 	"strings"
 	"time"
 
 	"github.com/uptrace/bun"
+	"github.com/uptrace/bun/migrate"
 
 	"github.com/cachegate/cachegate/domain"
 	"github.com/cachegate/cachegate/ports"
 )
 
-// auditDDL creates auth_events: one row per security event (CONTRACT.md
-// section 7), username_norm for --user, indexes for the newest-first
-// listing and for retention.
+// auditDDL creates auth_events: one row per security event (README.md,
+// "Audit trail"), username_norm for --user, indexes for the newest-first
+// listing and for retention. auditFoldDDL adds the columns of folded
+// login attempts.
 func auditDDL(db bun.IDB) []string {
 	text, tm := textColumnType(db), timeColumnType(db)
 	return []string{
@@ -35,18 +38,51 @@ func auditDDL(db bun.IDB) []string {
 	}
 }
 
-// AuditLog is the ports.AuditLog of the auth_events table.
+// auditFoldMigration adds what folding failed and throttled logins needs
+// (domain.AuditFold): attempts (how many attempts a row stands for),
+// last_at (the last one's time; NULL for a single event) and fold_key
+// (domain.AuditFold.Keys; NULL for events that are not folded), unique
+// among the rows that have one, and an index of those rows by address and
+// time for counting an address's rows of a window. Both indexes are
+// partial, so events that are not folded pay nothing for them.
+func auditFoldMigration(ctx context.Context, m *migrate.Migrator, _ *migrate.Migration) error {
+	return m.DB().RunInTx(ctx, nil, func(ctx context.Context, tx bun.Tx) error {
+		for _, c := range []struct{ name, typ string }{
+			{"attempts", "INTEGER NOT NULL DEFAULT 1"}, {"last_at", timeColumnType(tx)}, {"fold_key", textColumnType(tx)},
+		} {
+			if err := addColumnIfMissing(ctx, tx, "auth_events", c.name, c.typ); err != nil {
+				return fmt.Errorf("bunstore: add auth_events.%s: %w", c.name, err)
+			}
+		}
+		for _, stmt := range []string{
+			`CREATE UNIQUE INDEX IF NOT EXISTS auth_events_fold_key_idx ON auth_events (fold_key) WHERE fold_key IS NOT NULL`,
+			`CREATE INDEX IF NOT EXISTS auth_events_fold_address_idx ON auth_events (address, "at") WHERE fold_key IS NOT NULL`,
+		} {
+			if _, err := tx.ExecContext(ctx, stmt); err != nil {
+				return fmt.Errorf("bunstore: index folded audit events: %w", err)
+			}
+		}
+		return nil
+	})
+}
+
+// AuditLog is the ports.AuditLog (and ports.AuditFolder) of the
+// auth_events table.
 type AuditLog struct {
 	db     *bun.DB
 	bounds bounds
+	fold   *foldBuffer
 }
 
-var _ ports.AuditLog = (*AuditLog)(nil)
+var (
+	_ ports.AuditLog    = (*AuditLog)(nil)
+	_ ports.AuditFolder = (*AuditLog)(nil)
+)
 
 // NewAuditLog returns the audit log over db, which must come from Open and
 // have been migrated.
 func NewAuditLog(db *bun.DB, opts ...RepoOption) *AuditLog {
-	return &AuditLog{db: db, bounds: newBounds(opts)}
+	return &AuditLog{db: db, bounds: newBounds(opts), fold: &foldBuffer{rows: map[string]*foldRow{}}}
 }
 
 // RecordEvent stores e.
@@ -63,7 +99,8 @@ func insertEvents(ctx context.Context, db bun.IDB, es []domain.AuditEvent) error
 		_, err := db.ExecContext(ctx, `INSERT INTO auth_events
 		(id, "at", type, user_id, username, username_norm, address, request_id, family, reason)
 		VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
-			e.ID, timeArg(e.Time), string(e.Type), e.UserID, e.Username, domain.NormalizeUsername(e.Username),
+			e.ID, timeArg(e.Time), string(e.Type), e.UserID, domain.CutAuditUsername(e.Username),
+			domain.NormalizeUsername(domain.CutAuditUsername(e.Username)),
 			e.Address, e.RequestID, e.Family, e.Reason)
 		if err != nil {
 			return dbError("record audit event", err)
@@ -76,12 +113,16 @@ func insertEvents(ctx context.Context, db bun.IDB, es []domain.AuditEvent) error
 func (l *AuditLog) Events(ctx context.Context, f ports.AuditFilter) (_ []domain.AuditEvent, err error) {
 	ctx, done := l.bounds.enter(ctx)
 	defer done(&err)
+	if err := l.flushHeld(ctx); err != nil {
+		return nil, err
+	}
 	var (
 		where []string
 		args  []any
 	)
 	if f.Username != "" {
-		where, args = append(where, "username_norm = ?"), append(args, domain.NormalizeUsername(f.Username))
+		where, args = append(where, "username_norm = ?"),
+			append(args, domain.NormalizeUsername(domain.CutAuditUsername(f.Username)))
 	}
 	if f.Type != "" {
 		where, args = append(where, "type = ?"), append(args, string(f.Type))
@@ -89,7 +130,7 @@ func (l *AuditLog) Events(ctx context.Context, f ports.AuditFilter) (_ []domain.
 	if !f.Since.IsZero() {
 		where, args = append(where, `"at" >= ?`), append(args, timeArg(f.Since))
 	}
-	q := `SELECT id, "at", type, user_id, username, address, request_id, family, reason FROM auth_events`
+	q := `SELECT id, "at", type, user_id, username, address, request_id, family, reason, attempts, last_at FROM auth_events`
 	if len(where) > 0 {
 		q += " WHERE " + strings.Join(where, " AND ")
 	}
@@ -105,14 +146,19 @@ func (l *AuditLog) Events(ctx context.Context, f ports.AuditFilter) (_ []domain.
 	var out []domain.AuditEvent
 	for rows.Next() {
 		var (
-			e  domain.AuditEvent
-			at nullTime
-			ty string
+			e        domain.AuditEvent
+			at, last nullTime
+			ty       string
+			attempts int
 		)
-		if err := rows.Scan(&e.ID, &at, &ty, &e.UserID, &e.Username, &e.Address, &e.RequestID, &e.Family, &e.Reason); err != nil {
+		if err := rows.Scan(&e.ID, &at, &ty, &e.UserID, &e.Username, &e.Address, &e.RequestID, &e.Family, &e.Reason,
+			&attempts, &last); err != nil {
 			return nil, dbError("list audit events", err)
 		}
 		e.Time, e.Type = at.Time, domain.AuditType(ty)
+		if attempts > 1 {
+			e.Count, e.LastSeen = attempts, last.Time
+		}
 		out = append(out, e)
 	}
 	if err := rows.Err(); err != nil {

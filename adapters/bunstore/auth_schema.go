@@ -55,6 +55,10 @@ func authMigrations() []migrate.Migration {
 		Name: "20261127000100_auth_refresh_families",
 		Up:   refreshFamiliesMigration,
 		Down: authMigration(func(bun.IDB) []string { return []string{`DROP TABLE IF EXISTS refresh_families`} }),
+	}, {
+		Name: "20261128000700_auth_events_fold",
+		Up:   auditFoldMigration,
+		Down: func(context.Context, *migrate.Migrator, *migrate.Migration) error { return nil },
 	}}
 }
 

@@ -6,8 +6,11 @@ import (
 	"flag"
 	"fmt"
 	"math"
+	"strings"
 	"text/tabwriter"
 	"time"
+	"unicode"
+	"unicode/utf8"
 
 	"github.com/cachegate/cachegate/application"
 	"github.com/cachegate/cachegate/domain"
@@ -47,27 +50,36 @@ var auditCommand = Command{
 				return err
 			}
 			if *asJSON {
-				enc := json.NewEncoder(env.Stdout)
 				for _, e := range events {
-					if err := enc.Encode(toAuditJSON(e)); err != nil {
+					line, err := json.Marshal(toAuditJSON(e))
+					if err != nil {
+						return err
+					}
+					if _, err := env.Stdout.Write(append(escapeJSONControls(line), '\n')); err != nil {
 						return err
 					}
 				}
 				return nil
 			}
 			w := tabwriter.NewWriter(env.Stdout, 0, 4, 2, ' ', 0)
-			fmt.Fprintln(w, "TIME\tTYPE\tUSERNAME\tUSER ID\tADDRESS\tREQUEST ID\tFAMILY\tREASON")
+			fmt.Fprintln(w, "TIME\tTYPE\tUSERNAME\tUSER ID\tADDRESS\tREQUEST ID\tFAMILY\tREASON\tCOUNT\tLAST SEEN")
 			for _, e := range events {
-				fmt.Fprintf(w, "%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\n", e.Time.Format(time.RFC3339Nano), e.Type,
-					dash(e.Username), dash(e.UserID), dash(e.Address), dash(e.RequestID), dash(e.Family), dash(e.Reason))
+				last := "-"
+				if !e.LastSeen.IsZero() {
+					last = e.LastSeen.Format(time.RFC3339Nano)
+				}
+				fmt.Fprintf(w, "%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%d\t%s\n", e.Time.Format(time.RFC3339Nano),
+					cell(string(e.Type)), cell(e.Username), cell(e.UserID), cell(e.Address), cell(e.RequestID),
+					cell(e.Family), cell(e.Reason), e.Attempts(), last)
 			}
 			return w.Flush()
 		}
 	},
 }
 
-// auditJSON is one line of `cachegate audit --json` (CONTRACT.md section
-// 7): every field always present, "" when unknown.
+// auditJSON is one line of `cachegate audit --json` (README.md,
+// "Commands" and "Audit trail"): every field always present, "" when
+// unknown; count is 1 and lastSeen the event's time for a single event.
 type auditJSON struct {
 	Time      time.Time `json:"time"`
 	Type      string    `json:"type"`
@@ -77,16 +89,103 @@ type auditJSON struct {
 	RequestID string    `json:"requestId"`
 	Family    string    `json:"family"`
 	Reason    string    `json:"reason"`
+	Count     int       `json:"count"`
+	LastSeen  time.Time `json:"lastSeen"`
 }
 
 func toAuditJSON(e domain.AuditEvent) auditJSON {
 	return auditJSON{Time: e.Time, Type: string(e.Type), UserID: e.UserID, Username: e.Username,
-		Address: e.Address, RequestID: e.RequestID, Family: e.Family, Reason: e.Reason}
+		Address: e.Address, RequestID: e.RequestID, Family: e.Family, Reason: e.Reason,
+		Count: e.Attempts(), LastSeen: lastSeen(e)}
 }
 
-func dash(s string) string {
+func lastSeen(e domain.AuditEvent) time.Time {
+	if e.LastSeen.IsZero() {
+		return e.Time
+	}
+	return e.LastSeen
+}
+
+// cell is a stored string as the table prints it: "-" when empty, else
+// escaped (escapeText).
+func cell(s string) string {
 	if s == "" {
 		return "-"
 	}
-	return s
+	return escapeText(s)
+}
+
+// escapeText escapes what a terminal would act on or that would break
+// the table's lines and columns (README.md, "Audit trail"): control
+// characters (C0, DEL, C1) as \n, \r, \t, \xNN or \u00NN, bidirectional
+// controls and line or paragraph separators as \uNNNN, bytes that are not
+// UTF-8 as \xNN, and the backslash itself as \\, so that every escape
+// reads one way. Stored usernames are the attacker's text (a failed login
+// names anything).
+func escapeText(s string) string {
+	if !needsEscape(s) {
+		return s
+	}
+	var b strings.Builder
+	for i := 0; i < len(s); {
+		r, size := utf8.DecodeRuneInString(s[i:])
+		switch {
+		case r == utf8.RuneError && size == 1:
+			fmt.Fprintf(&b, `\x%02x`, s[i])
+		case r == '\\':
+			b.WriteString(`\\`)
+		case r == '\n':
+			b.WriteString(`\n`)
+		case r == '\r':
+			b.WriteString(`\r`)
+		case r == '\t':
+			b.WriteString(`\t`)
+		case r < 0x80 && unicode.IsControl(r):
+			fmt.Fprintf(&b, `\x%02x`, r)
+		case unsafeRune(r):
+			fmt.Fprintf(&b, `\u%04x`, r)
+		default:
+			b.WriteString(s[i : i+size])
+		}
+		i += size
+	}
+	return b.String()
+}
+
+func needsEscape(s string) bool {
+	for i := 0; i < len(s); {
+		r, size := utf8.DecodeRuneInString(s[i:])
+		if (r == utf8.RuneError && size == 1) || r == '\\' || unicode.IsControl(r) || unsafeRune(r) {
+			return true
+		}
+		i += size
+	}
+	return false
+}
+
+// unsafeRune reports a character outside ASCII that a terminal acts on or
+// that reorders or breaks what follows: C1 controls (U+009B is CSI),
+// bidirectional controls, line and paragraph separators.
+func unsafeRune(r rune) bool {
+	return unicode.IsControl(r) || unicode.Is(unicode.Bidi_Control, r) || unicode.In(r, unicode.Zl, unicode.Zp)
+}
+
+// escapeJSONControls rewrites, in a line encoding/json wrote, the
+// characters it leaves raw that escapeText escapes (DEL, C1 controls,
+// bidirectional controls) as \uNNNN: the same JSON value, safe on a
+// terminal. encoding/json already escapes C0 controls and U+2028/U+2029.
+func escapeJSONControls(line []byte) []byte {
+	s := string(line)
+	if !strings.ContainsFunc(s, unsafeRune) {
+		return line
+	}
+	var b strings.Builder
+	for _, r := range s {
+		if unsafeRune(r) {
+			fmt.Fprintf(&b, `\u%04x`, r)
+		} else {
+			b.WriteRune(r)
+		}
+	}
+	return []byte(b.String())
 }

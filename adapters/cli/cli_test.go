@@ -32,12 +32,13 @@ type fakeRuntime struct {
 	json            bool
 	starts, stops   int
 	startErr, stopE error
+	services        cli.Services
 }
 
 func (r *fakeRuntime) Serve(context.Context) error { return nil }
 func (r *fakeRuntime) Start(context.Context) (cli.Services, error) {
 	r.starts++
-	return cli.Services{}, r.startErr
+	return r.services, r.startErr
 }
 func (r *fakeRuntime) StartStorage(context.Context) (cli.Storage, error) {
 	r.starts++

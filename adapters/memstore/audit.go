@@ -12,13 +12,24 @@ import (
 	"github.com/cachegate/cachegate/ports"
 )
 
-// AuditLog is an in-memory ports.AuditLog, safe for concurrent use.
+// AuditLog is an in-memory ports.AuditLog and ports.AuditFolder, safe for
+// concurrent use.
 type AuditLog struct {
 	mu     sync.Mutex
-	events []domain.AuditEvent
+	events []auditRow
 }
 
-var _ ports.AuditLog = (*AuditLog)(nil)
+// auditRow is a stored event and its fold key (domain.AuditFold.Keys; ""
+// for an event not folded).
+type auditRow struct {
+	domain.AuditEvent
+	fold string
+}
+
+var (
+	_ ports.AuditLog    = (*AuditLog)(nil)
+	_ ports.AuditFolder = (*AuditLog)(nil)
+)
 
 // NewAuditLog returns an empty audit log.
 func NewAuditLog() *AuditLog { return &AuditLog{} }
@@ -27,9 +38,83 @@ func NewAuditLog() *AuditLog { return &AuditLog{} }
 func (l *AuditLog) RecordEvent(_ context.Context, e domain.AuditEvent) error {
 	l.mu.Lock()
 	defer l.mu.Unlock()
-	e.Time = authTime(e.Time)
-	l.events = append(l.events, e)
+	l.events = append(l.events, auditRow{AuditEvent: storedEvent(e)})
 	return nil
+}
+
+// storedEvent is e as the log keeps it: times in UTC at microsecond
+// precision, the username cut (domain.CutAuditUsername).
+func storedEvent(e domain.AuditEvent) domain.AuditEvent {
+	e.Time, e.Username = authTime(e.Time), domain.CutAuditUsername(e.Username)
+	if e.Count <= 1 {
+		e.Count, e.LastSeen = 0, time.Time{}
+	} else {
+		e.LastSeen = authTime(e.LastSeen)
+	}
+	return e
+}
+
+// FoldEvent stores e folded under f (ports.AuditFolder).
+func (l *AuditLog) FoldEvent(_ context.Context, e domain.AuditEvent, f domain.AuditFold) error {
+	if !f.Folds(e) {
+		return fmt.Errorf("memstore: fold audit event: %s is not folded", e.Type)
+	}
+	e = storedEvent(e)
+	e.Count, e.LastSeen = 0, time.Time{}
+	own, shared := f.Keys(e)
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	if l.foldInto(own, e) {
+		return nil
+	}
+	key := own
+	if own != shared {
+		start := f.Start(e.Time)
+		end := start.Add(f.Window)
+		n := 0
+		for _, r := range l.events {
+			if r.fold != "" && r.Type == domain.AuditLoginFailed && r.Address == e.Address &&
+				!r.Time.Before(start) && r.Time.Before(end) {
+				n++
+			}
+		}
+		if n >= f.Distinct {
+			key = shared
+		}
+	}
+	if key == shared && l.foldInto(shared, e) {
+		return nil
+	}
+	l.events = append(l.events, auditRow{AuditEvent: e, fold: key})
+	return nil
+}
+
+// foldInto folds e into the stored event of key, if there is one.
+func (l *AuditLog) foldInto(key string, e domain.AuditEvent) bool {
+	for i := range l.events {
+		r := &l.events[i]
+		if r.fold != key {
+			continue
+		}
+		r.Count = r.Attempts() + 1
+		if r.LastSeen.IsZero() {
+			r.LastSeen = r.Time
+		}
+		if e.Time.After(r.LastSeen) {
+			r.LastSeen = e.Time
+		}
+		if domain.NormalizeUsername(r.Username) != domain.NormalizeUsername(e.Username) {
+			r.Username = ""
+		}
+		if r.UserID != e.UserID {
+			r.UserID = ""
+		}
+		if r.Reason != e.Reason {
+			r.Reason = ""
+		}
+		return true
+	}
+	return false
 }
 
 // appendEvents stores es; the caller may hold its own lock (the audit
@@ -41,8 +126,7 @@ func (l *AuditLog) appendEvents(es []domain.AuditEvent) {
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	for _, e := range es {
-		e.Time = authTime(e.Time)
-		l.events = append(l.events, e)
+		l.events = append(l.events, auditRow{AuditEvent: storedEvent(e)})
 	}
 }
 
@@ -60,7 +144,7 @@ func eventsSink(l *AuditLog, op string, es []domain.AuditEvent) error {
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	for _, e := range es {
-		if slices.ContainsFunc(l.events, func(s domain.AuditEvent) bool { return s.ID == e.ID }) {
+		if slices.ContainsFunc(l.events, func(s auditRow) bool { return s.ID == e.ID }) {
 			return fmt.Errorf("memstore: %s: audit event id %q is already stored", op, e.ID)
 		}
 	}
@@ -75,9 +159,10 @@ func (l *AuditLog) Events(_ context.Context, f ports.AuditFilter) ([]domain.Audi
 	if limit <= 0 {
 		limit = 1000
 	}
-	since, user := authTime(f.Since), domain.NormalizeUsername(f.Username)
+	since, user := authTime(f.Since), domain.NormalizeUsername(domain.CutAuditUsername(f.Username))
 	var out []domain.AuditEvent
-	for _, e := range l.events {
+	for _, r := range l.events {
+		e := r.AuditEvent
 		if (f.Type == "" || e.Type == f.Type) && (user == "" || domain.NormalizeUsername(e.Username) == user) &&
 			(f.Since.IsZero() || !e.Time.Before(since)) {
 			out = append(out, e)
@@ -101,7 +186,7 @@ func (l *AuditLog) PurgeEvents(_ context.Context, before time.Time, limit int) (
 	defer l.mu.Unlock()
 	before = authTime(before)
 	removed := 0
-	l.events = slices.DeleteFunc(l.events, func(e domain.AuditEvent) bool {
+	l.events = slices.DeleteFunc(l.events, func(e auditRow) bool {
 		if removed < limit && e.Time.Before(before) {
 			removed++
 			return true

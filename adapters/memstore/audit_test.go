@@ -24,3 +24,8 @@ func TestAuditWithChanges(t *testing.T) {
 		return contract.AuditStores{Users: u, Refresh: r, Keys: k, Log: l}
 	})
 }
+
+func TestAuditFold(t *testing.T) {
+	t.Parallel()
+	contract.AuditFold(t, func(*testing.T) contract.AuditFoldLog { return memstore.NewAuditLog() })
+}

@@ -84,6 +84,10 @@ type Options struct {
 	// or a revocation made elsewhere is picked up (default
 	// josejwt.DefaultKeyReload).
 	KeyReload time.Duration
+	// AuditFoldWindow is the window of domain.AuditFold, which folds
+	// failed and throttled logins in the audit trail (zero means
+	// domain.DefaultAuditFold's).
+	AuditFoldWindow time.Duration
 
 	// Replaceable services (SPEC.md 4.5); nil keeps the default.
 	UserLookup        ports.UserLookup
@@ -412,6 +416,7 @@ type auditorDeps struct {
 	Metrics ports.Metrics `optional:"true"`
 	Clock   ports.Clock
 	IDs     ports.IDGenerator
+	Options Options
 }
 
 // newAuditTrail reads the audit log of the graph; without one there is
@@ -432,6 +437,11 @@ func newAuditTrail(d auditorDeps) (*application.AuditTrail, error) {
 func newAuditor(d auditorDeps) *application.Auditor {
 	a := application.NewAuditor(d.Store, d.Log, d.Metrics, d.Clock, d.IDs)
 	a.SetStoredWithChanges(d.Store != nil && d.Changes.Log != nil && d.Store == d.Changes.Log)
+	if w := d.Options.AuditFoldWindow; w > 0 {
+		f := domain.DefaultAuditFold
+		f.Window = w
+		a.SetFold(f)
+	}
 	return a
 }
 

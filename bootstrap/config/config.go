@@ -41,6 +41,9 @@ type Config struct {
 	// AuditRetention is how long audit events are kept; the sweeper
 	// removes older ones.
 	AuditRetention time.Duration
+	// AuditFoldWindow is the window within which failed and throttled
+	// logins fold into one audit event (domain.AuditFold).
+	AuditFoldWindow time.Duration
 	// TrustedProxies are the addresses and CIDRs of proxies whose
 	// X-Forwarded-For is believed (CONTRACT.md section 7); none by
 	// default.
@@ -302,5 +305,7 @@ func Default() Config {
 		AuditRetention: 90 * domain.Day,
 		Events:         Events{Retention: time.Hour, Heartbeat: 15 * time.Second, Retry: 2 * time.Second},
 		Caps:           Caps{ListsPerUser: 4, StreamsPerUser: 16, ConnsPerAddress: 256},
+
+		AuditFoldWindow: domain.DefaultAuditFold.Window,
 	}
 }

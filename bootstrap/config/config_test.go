@@ -255,6 +255,7 @@ refreshTokenTTL: 1w
 shutdownTimeout: 30s
 trustedProxies: [10.0.0.0/8, 192.0.2.7]
 auditRetention: 30d
+auditFoldWindow: 10m
 cache:
   entities:
     orgCache:
@@ -290,7 +291,7 @@ caps: {listsPerUser: 2, streamsPerUser: 0, connsPerAddress: 64}
 		QueryTimeout: 500 * time.Millisecond, DatabaseUserStatements: 3,
 		MetricsAddr: "127.0.0.1:9090", AccessTokenTTL: 5 * time.Minute, RefreshTokenTTL: 7 * 24 * time.Hour,
 		ShutdownTimeout: 30 * time.Second, ConfigFile: c.ConfigFile,
-		TrustedProxies: []string{"10.0.0.0/8", "192.0.2.7"}, AuditRetention: 30 * 24 * time.Hour,
+		TrustedProxies: []string{"10.0.0.0/8", "192.0.2.7"}, AuditRetention: 30 * 24 * time.Hour, AuditFoldWindow: 10 * time.Minute,
 		Cache: config.Cache{
 			Entities: map[string]config.Entity{"orgCache": {Table: "org_cache"}},
 			Settings: config.CacheSettings{ExpiresIn: &hour30, Assignments: map[string]config.Assignment{

@@ -30,6 +30,7 @@ func (c Config) LogValue() slog.Value {
 		str("configFile", c.ConfigFile),
 		str("trustedProxies", strings.Join(c.TrustedProxies, ",")),
 		str("auditRetention", durationText(c.AuditRetention)),
+		str("auditFoldWindow", durationText(c.AuditFoldWindow)),
 		slog.Group("cors",
 			str("origins", strings.Join(c.CORS.Origins, ",")),
 			slog.Bool("credentials", c.CORS.Credentials)),

@@ -297,6 +297,15 @@ func settings() []setting {
 			usage: "how long security events of the audit trail are kept",
 			parse: durationInto(func(c *Config) *time.Duration { return &c.AuditRetention }),
 			check: func(c Config) error { return checkPositive(c.AuditRetention) }},
+		{flag: "audit-fold-window", arg: "duration", key: "auditFoldWindow", def: "1m",
+			usage: "window within which failed and throttled logins fold into one audit event with a count",
+			parse: durationInto(func(c *Config) *time.Duration { return &c.AuditFoldWindow }),
+			check: func(c Config) error {
+				if c.AuditFoldWindow < time.Second || c.AuditFoldWindow > time.Hour {
+					return fmt.Errorf("%s must be between 1s and 1h", c.AuditFoldWindow)
+				}
+				return nil
+			}},
 		{flag: "sweep-batch", arg: "n", key: "sweep.batch", def: "1000", usage: "expired entries removed per sweep statement",
 			parse: intInto(func(c *Config) *int { return &c.Sweep.Batch }),
 			check: func(c Config) error { return checkRange(int64(c.Sweep.Batch), 1, 100_000) }},

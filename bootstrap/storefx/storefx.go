@@ -158,8 +158,12 @@ func SQL(o Options) fx.Option {
 			func(db *bun.DB, o Options, l *bunstore.CallerLimit) ports.LoginThrottle {
 				return bunstore.NewLoginThrottle(db, repoOptions(o, l)...)
 			},
-			func(db *bun.DB, o Options, l *bunstore.CallerLimit) *bunstore.AuditLog {
-				return bunstore.NewAuditLog(db, repoOptions(o, l)...)
+			func(lc fx.Lifecycle, db *bun.DB, o Options, cl *bunstore.CallerLimit) *bunstore.AuditLog {
+				l := bunstore.NewAuditLog(db, repoOptions(o, cl)...)
+				// Write the login attempts it holds before the database
+				// closes (its stop hook, appended earlier, runs later).
+				lc.Append(fx.StopHook(l.Flush))
+				return l
 			},
 			func(l *bunstore.AuditLog) ports.AuditLog { return l },
 			// The user, refresh and key stores write their changes'

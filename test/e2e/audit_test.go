@@ -2,12 +2,16 @@ package e2e
 
 import (
 	"encoding/json"
+	"fmt"
 	"net/http"
 	"path/filepath"
 	"slices"
 	"strings"
+	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
+	"unicode/utf8"
 
 	"github.com/cachegate/cachegate/test/contract"
 )
@@ -22,6 +26,8 @@ type auditLine struct {
 	RequestID string    `json:"requestId"`
 	Family    string    `json:"family"`
 	Reason    string    `json:"reason"`
+	Count     int       `json:"count"`
+	LastSeen  time.Time `json:"lastSeen"`
 }
 
 // TestAuditTrailOnTheBinary drives the events a server and the CLI record
@@ -47,6 +53,9 @@ func TestAuditTrailOnTheBinary(t *testing.T) {
 	}
 	login("auditee", "wrong password", "rid-bad").want(t, http.StatusUnauthorized)
 	login("ghost", "wrong password", "rid-ghost").want(t, http.StatusUnauthorized)
+	login("GHOST", "wrong password", "rid-ghost-2").want(t, http.StatusUnauthorized)
+	// A name of 308 characters holding terminal escapes (JSON \u001b).
+	login(`\u001b[2J\u001b[31m`+strings.Repeat("e", 300), "wrong password", "rid-evil").want(t, http.StatusUnauthorized)
 	ok := login("auditee", password, "rid-ok").want(t, http.StatusCreated)
 	var pair struct{ AccessToken, RefreshToken string }
 	if err := json.Unmarshal(ok.Body, &pair); err != nil {
@@ -84,13 +93,25 @@ func TestAuditTrailOnTheBinary(t *testing.T) {
 	}
 
 	all := read()
-	want := []string{"user.disabled", "logout", "login.succeeded", "login.failed", "login.failed", "user.added"}
+	want := []string{"user.disabled", "logout", "login.succeeded", "login.failed", "login.failed", "login.failed", "user.added"}
 	if !slices.Equal(types(all), want) {
 		t.Fatalf("events %v, want newest first %v", types(all), want)
 	}
 	byType := map[string]auditLine{}
 	for _, e := range all {
-		byType[e.Type+e.Reason] = e
+		if e.RequestID != "rid-evil" {
+			byType[e.Type+e.Reason] = e
+		}
+		if e.Count != 1 && e.RequestID != "rid-ghost" {
+			t.Errorf("%s: count %d, want 1", e.Type, e.Count)
+		}
+		if e.RequestID == "rid-evil" && (e.Username != "\x1b[2J\x1b[31m"+strings.Repeat("e", 55) || e.Count != 1) {
+			t.Errorf("the failure naming 308 characters stored %q (%d), want its first 64 characters", e.Username, len(e.Username))
+		}
+	}
+	// The two failures of ghost are one event (README, "Audit trail").
+	if g := byType["login.failedunknown_user"]; g.Count != 2 || !g.LastSeen.After(g.Time) {
+		t.Errorf("ghost's failures: count %d, first %v, last %v; want 2, the last later", g.Count, g.Time, g.LastSeen)
 	}
 	for key, w := range map[string]auditLine{
 		"login.failedbad_password": {Username: "auditee", Address: "127.0.0.1", RequestID: "rid-bad"},
@@ -115,7 +136,7 @@ func TestAuditTrailOnTheBinary(t *testing.T) {
 	if f := byType["login.succeeded"].Family; f == "" || byType["logout"].Family != f {
 		t.Errorf("login family %q, logout family %q: want the same session", f, byType["logout"].Family)
 	}
-	if got := types(read("--type", "login.failed")); !slices.Equal(got, []string{"login.failed", "login.failed"}) {
+	if got := types(read("--type", "login.failed")); !slices.Equal(got, []string{"login.failed", "login.failed", "login.failed"}) {
 		t.Errorf("--type login.failed: %v", got)
 	}
 	if got := types(read("--user", "AUDITEE ", "--type", "login.failed")); !slices.Equal(got, []string{"login.failed"}) {
@@ -130,6 +151,9 @@ func TestAuditTrailOnTheBinary(t *testing.T) {
 	table := cli("", "audit").Stdout
 	if !strings.HasPrefix(table, "TIME") || !strings.Contains(table, "rid-ghost") {
 		t.Errorf("the table output:\n%s", table)
+	}
+	if strings.ContainsRune(table, 0x1b) || !strings.Contains(table, `\x1b[2J\x1b[31meee`) {
+		t.Errorf("the table prints the stored username's escapes raw, or not at all:\n%q", table)
 	}
 	s.waitLog(t, `msg="audit event"`, "type=login.failed", "reason=unknown_user", "request_id=rid-ghost")
 }
@@ -209,7 +233,7 @@ func (b *authBinary) readAudit(t *testing.T, secrets []string, args ...string) [
 			t.Fatal("the audit output holds a password or a token")
 		}
 	}
-	fields := []string{"address", "family", "reason", "requestId", "time", "type", "userId", "username"}
+	fields := []string{"address", "count", "family", "lastSeen", "reason", "requestId", "time", "type", "userId", "username"}
 	var lines []auditLine
 	for _, l := range strings.Split(strings.TrimSpace(r.Stdout), "\n") {
 		if l == "" {
@@ -297,7 +321,10 @@ func TestAuditSecurityEventsOnTheBinary(t *testing.T) {
 				"key.revoked": {Family: old},
 			} {
 				got := one(typ)
-				got.Time, got.Type = time.Time{}, ""
+				if got.Count != 1 || !got.LastSeen.Equal(got.Time) {
+					t.Errorf("%s event: count %d, last seen %v, want 1 and its time", typ, got.Count, got.LastSeen)
+				}
+				got.Time, got.Type, got.Count, got.LastSeen = time.Time{}, "", 0, time.Time{}
 				if got != w {
 					t.Errorf("%s event %+v, want %+v", typ, got, w)
 				}
@@ -309,5 +336,66 @@ func TestAuditSecurityEventsOnTheBinary(t *testing.T) {
 				t.Errorf("--type key.rotated: %+v, want the one rotation to %s", got, kid)
 			}
 		})
+	}
+}
+
+// Issue 22: a flood of failed logins from one address, each naming a
+// different 300-character username, adds a few audit events with counts,
+// not one per attempt (README, "Audit trail"); the attempts the server
+// holds are written when it stops.
+func TestAFailedLoginFloodAddsAFewAuditEvents(t *testing.T) {
+	t.Parallel()
+	dir := t.TempDir()
+	db := "sqlite:" + filepath.Join(dir, "flood.db")
+	s := startServer(t, serverConfig{Dir: dir, Args: []string{"--database", db}})
+	const attempts = 300
+	var (
+		mu       sync.Mutex
+		statuses = map[int]int{}
+		wg       sync.WaitGroup
+		next     atomic.Int64
+	)
+	for range 2 {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			c := newClient()
+			for i := next.Add(1); i <= attempts; i = next.Add(1) {
+				user := fmt.Sprintf("%04d", i) + strings.Repeat("u", 296)
+				r := mustSend(t, c, http.MethodPost, s.URL+"/auth/login", []byte(`{"username":"`+user+`","password":"wrong password"}`))
+				mu.Lock()
+				statuses[r.Status]++
+				mu.Unlock()
+			}
+		}()
+	}
+	wg.Wait()
+	if statuses[http.StatusUnauthorized] != 100 || statuses[http.StatusTooManyRequests] != attempts-100 {
+		t.Errorf("statuses %v, want 100 × 401 (the address's limit), then 429", statuses)
+	}
+	if code := s.stop(t); code != 0 {
+		t.Fatalf("cachegate serve exited with %d", code)
+	}
+	r := runCLI(t, dir, "", nil, "audit", "--json", "--database", db)
+	if r.Code != 0 {
+		t.Fatalf("cachegate audit: exit %d: %s", r.Code, r.Stderr)
+	}
+	rows, total := map[string]int{}, 0
+	for _, l := range strings.Split(strings.TrimSpace(r.Stdout), "\n") {
+		var e auditLine
+		if err := json.Unmarshal([]byte(l), &e); err != nil {
+			t.Fatalf("not a JSON line: %q", l)
+		}
+		rows[e.Type]++
+		total += e.Count
+		if utf8.RuneCountInString(e.Username) > 64 {
+			t.Errorf("a stored username of %d characters", utf8.RuneCountInString(e.Username))
+		}
+	}
+	// One window holds at most 5 + 1 failure events and 1 throttled one;
+	// the flood may straddle two windows.
+	if rows["login.failed"] > 12 || rows["login.throttled"] > 2 || total != attempts {
+		t.Errorf("%d attempts stored as %v with counts adding up to %d; want at most 12 and 2 events, counting %d",
+			attempts, rows, total, attempts)
 	}
 }
