@@ -44,6 +44,8 @@ type Tokens struct {
 	window       time.Duration
 	accessWindow time.Duration
 	seal         *sealer
+	// refreshAudience is the aud of refresh tokens (RefreshAudience).
+	refreshAudience string
 
 	reloadMu sync.Mutex
 	// nextReload is the UnixNano instant after which the keys are stale.
@@ -65,7 +67,8 @@ func New(ctx context.Context, o Options) (*Tokens, error) {
 	if err != nil {
 		return nil, err
 	}
-	t := &Tokens{opts: o, window: o.MaxTokenTTL + o.Leeway, accessWindow: min(o.AccessTokenTTL, o.MaxTokenTTL) + o.Leeway}
+	t := &Tokens{opts: o, window: o.MaxTokenTTL + o.Leeway, accessWindow: min(o.AccessTokenTTL, o.MaxTokenTTL) + o.Leeway,
+		refreshAudience: RefreshAudience(o.Audience)}
 	t.issuer.t, t.verifier.t = t, t
 	if o.KeyEncryptionSecret != nil {
 		t.seal = &sealer{secret: append([]byte(nil), o.KeyEncryptionSecret...), random: rand.Reader}
@@ -95,6 +98,10 @@ func New(ctx context.Context, o Options) (*Tokens, error) {
 }
 
 const maxNano = int64(^uint64(0) >> 1)
+
+// RefreshAudience returns the aud of refresh tokens for the access
+// audience audience: audience + ":refresh".
+func RefreshAudience(audience string) string { return audience + ":refresh" }
 
 // Issuer returns the ports.TokenIssuer signing with t's current key.
 func (t *Tokens) Issuer() *Issuer { return &t.issuer }

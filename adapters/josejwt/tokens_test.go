@@ -40,8 +40,9 @@ func TestRoundTrip(t *testing.T) {
 						t.Errorf("payload lacks %q: %v", k, p)
 					}
 				}
-				if p["iss"] != "cachegate" || p["aud"] != "cachegate" {
-					t.Errorf("iss, aud = %v, %v; want the defaults", p["iss"], p["aud"])
+				wantAud := map[domain.TokenKind]string{domain.AccessToken: "cachegate", domain.RefreshToken: "cachegate:refresh"}[kind]
+				if p["iss"] != "cachegate" || p["aud"] != wantAud {
+					t.Errorf("iss, aud = %v, %v; want cachegate, %s", p["iss"], p["aud"], wantAud)
 				}
 			})
 		}

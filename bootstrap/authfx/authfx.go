@@ -47,6 +47,12 @@ type Options struct {
 	RefreshTTL time.Duration
 	Issuer     string
 	Audience   string
+	// ClientID is the client_id claim of access tokens (default
+	// josejwt.DefaultClientID).
+	ClientID string
+	// KeyPublishAhead is how long a rotated key is published before it
+	// signs (default josejwt.DefaultKeyPublishAhead; negative: at once).
+	KeyPublishAhead time.Duration
 	// HS256Secret switches token signing from the stored EdDSA keys to
 	// HS256 with this secret (at least 32 bytes).
 	HS256Secret []byte
@@ -179,7 +185,8 @@ func newTokens(lc fx.Lifecycle, o Options, keys ports.KeyStore, clock ports.Cloc
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
-	t, err := josejwt.New(ctx, josejwt.Options{Issuer: o.Issuer, Audience: o.Audience, MaxTokenTTL: maxTTL,
+	t, err := josejwt.New(ctx, josejwt.Options{Issuer: o.Issuer, Audience: o.Audience, ClientID: o.ClientID,
+		KeyPublishAhead: o.KeyPublishAhead, MaxTokenTTL: maxTTL,
 		AccessTokenTTL: o.AccessTTL, HS256Secret: o.HS256Secret, Keys: keys, Clock: clock, Logger: log,
 		KeyEncryptionSecret: o.KeyEncryptionSecret, KeyReload: o.KeyReload})
 	if err != nil {
