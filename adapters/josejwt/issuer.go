@@ -57,7 +57,8 @@ func (i *Issuer) sign(ctx context.Context, kind domain.TokenKind, c domain.Claim
 		return "", fmt.Errorf("sign %s token: %w", kind, err)
 	}
 	t := i.t
-	cur := t.keys(ctx, t.opts.Clock.Now()).current
+	now := t.opts.Clock.Now()
+	cur := t.keys(ctx, now).signerAt(now)
 	h, aud, client := cur.access, t.opts.Audience, t.opts.ClientID
 	if kind == domain.RefreshToken {
 		h, aud, client = cur.refresh, t.refreshAudience, ""

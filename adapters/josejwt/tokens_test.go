@@ -213,7 +213,7 @@ func TestHS256Mode(t *testing.T) {
 	})
 	t.Run("rotation is refused", func(t *testing.T) {
 		t.Parallel()
-		if _, err := e.tok.Rotate(context.Background()); err == nil {
+		if _, err := e.tok.Rotate(context.Background(), true); err == nil {
 			t.Fatal("Rotate succeeded")
 		}
 	})

@@ -103,16 +103,18 @@ type KeySet interface {
 	// JWKS returns the JSON Web Key Set of the keys that can verify
 	// tokens still in circulation.
 	JWKS(ctx context.Context) ([]byte, error)
-	// Rotate makes a new key current and returns its id; the events are
-	// stored with the new key (application.SigningKeys).
-	Rotate(ctx context.Context, events ...domain.AuditEvent) (string, error)
+	// Rotate adds a new key, signing after the publish-ahead time or at
+	// once, and returns it; the events are stored with the new key
+	// (application.SigningKeys).
+	Rotate(ctx context.Context, immediate bool, events ...domain.AuditEvent) (domain.SigningKey, error)
 	// PruneKeys deletes keys no token can still carry.
 	PruneKeys(ctx context.Context) (int, error)
 	// List returns every stored key, newest first, without private
 	// halves.
 	List(ctx context.Context) ([]domain.SigningKey, error)
 	// Revoke stops every process accepting tokens of kid (within its key
-	// reload period), making a new key current first when kid is current;
+	// reload period), making a new key sign at once first when kid signs
+	// or is published to;
 	// the events are stored with the revocation.
 	Revoke(ctx context.Context, kid string, events ...domain.AuditEvent) error
 }
@@ -371,8 +373,8 @@ func newRevokedSessions(lc fx.Lifecycle, d revokedDeps) (*application.RevokedSes
 	return r, nil
 }
 
-func newKeyAdmin(keys KeySet, log *slog.Logger, audit *application.Auditor) (*application.KeyAdmin, error) {
-	a, err := application.NewKeyAdmin(keys, log)
+func newKeyAdmin(keys KeySet, clock ports.Clock, log *slog.Logger, audit *application.Auditor) (*application.KeyAdmin, error) {
+	a, err := application.NewKeyAdmin(keys, clock, log)
 	if err == nil {
 		a.SetAuditor(audit)
 	}

@@ -54,7 +54,7 @@ type AuthHTTPTarget struct {
 	// SubjectCacheTTL is how long the guard may still let a disabled
 	// user's access token in; zero means one second.
 	SubjectCacheTTL time.Duration
-	// Rotate makes a new signing key current as `cachegate keys rotate`
+	// Rotate makes a new signing key current as `cachegate keys rotate --now`
 	// does, and returns once the service signs new tokens with it. Nil
 	// skips the key rotation test (and must be nil in HS256 mode).
 	Rotate func(t *testing.T)
