@@ -25,7 +25,7 @@ const unknownKIDReload = time.Second
 // that use them. It is safe for concurrent use.
 //
 // In EdDSA mode the keys live in the KeyStore: New loads them and, when no
-// key is current, generates an Ed25519 key and stores it. Two replicas
+// key can sign, generates an Ed25519 key and stores it. Two replicas
 // starting together on an empty store may both add one; the later one
 // retires the earlier, both verify, and every replica signs with the
 // newest after its next reload. Keys are cached and re-read every
@@ -103,7 +103,8 @@ const maxNano = int64(^uint64(0) >> 1)
 // audience audience: audience + ":refresh".
 func RefreshAudience(audience string) string { return audience + ":refresh" }
 
-// Issuer returns the ports.TokenIssuer signing with t's current key.
+// Issuer returns the ports.TokenIssuer signing with t's signing key at
+// each instant.
 func (t *Tokens) Issuer() *Issuer { return &t.issuer }
 
 // Verifier returns the ports.TokenVerifier checking tokens against t's
@@ -185,8 +186,9 @@ func (t *Tokens) PruneKeys(ctx context.Context) (int, error) {
 }
 
 // JWKS returns the JSON Web Key Set of the public keys that may verify a
-// still-valid access token: the current key and those retired less than
-// AccessTokenTTL plus Leeway ago (never a revoked one), newest first, each
+// still-valid access token: the signing key, any key published to sign
+// next (Rotate), and those retired less than AccessTokenTTL plus Leeway
+// ago (never a revoked one), newest first, each
 // with kid, alg "EdDSA" and use "sig". In HS256 mode the set is empty:
 // {"keys":[]}.
 func (t *Tokens) JWKS(ctx context.Context) ([]byte, error) {
@@ -237,7 +239,7 @@ func (t *Tokens) keysForUnknownKID(ctx context.Context, now time.Time, kid strin
 }
 
 // reloadLocked reads the keys from the store and swaps in the new
-// snapshot. When no key is current it generates one first. The caller
+// snapshot. When no key can sign it generates one first. The caller
 // holds reloadMu.
 func (t *Tokens) reloadLocked(ctx context.Context, now time.Time) error {
 	t.lastReload = now
