@@ -177,3 +177,28 @@ func TestRotationPublishesTheNewKeyAheadOfSigning(t *testing.T) {
 		}
 	})
 }
+
+// A process whose clock lags the one that erased a retiring key's private
+// half (5 s after its retirement, by that one's clock) reads a key it
+// cannot sign with and a next key not yet due: it signs with the next
+// key, published already, rather than fail.
+func TestAClockLaggingTheSwitchSignsWithThePublishedKey(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	e := newEdDSA(t, nil)
+	key, err := e.tok.Rotate(ctx, false)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := e.store.SetSigningKeyPrivate(ctx, e.kid, nil); err != nil { // a peer erased it
+		t.Fatal(err)
+	}
+	lagging, err := josejwt.New(ctx, josejwt.Options{Keys: e.store, Clock: e.clock})
+	if err != nil {
+		t.Fatalf("New on a store whose retiring key is erased: %v", err)
+	}
+	l := &env{name: "lagging", tok: lagging, clock: e.clock, store: e.store}
+	if got := l.kidOf(t); got != key.ID {
+		t.Errorf("signs with %s, want the published %s", got, key.ID)
+	}
+}
