@@ -254,9 +254,11 @@ type importBatches struct {
 	current *domain.SigningKey
 }
 
-// noteCurrent remembers k when it is the newest current key read so far.
+// noteCurrent remembers k when it is the newest current key read so far:
+// neither revoked nor retired, not even ahead (an archive carries no
+// activation time, so its keys sign from their creation).
 func (b *importBatches) noteCurrent(k domain.SigningKey) {
-	if k.State() != domain.KeyCurrent {
+	if k.RevokedAt != nil || k.RetiredAt != nil {
 		return
 	}
 	if c := b.current; c == nil || k.DateCreated.After(c.DateCreated) || (k.DateCreated.Equal(c.DateCreated) && k.ID > c.ID) {

@@ -120,15 +120,16 @@ func TestKeyAdminRecordsKeyEventsWithTheirChange(t *testing.T) {
 			embedder := &countingLog{AuditLog: log, calls: map[domain.AuditType]int{}}
 			a := application.NewAuditor(embedder, nil, nil, clock, &seqIDs{})
 			a.SetStoredWithChanges(tc.withChanges)
-			admin, err := application.NewKeyAdmin(tok, nil)
+			admin, err := application.NewKeyAdmin(tok, clock, nil)
 			if err != nil {
 				t.Fatal(err)
 			}
 			admin.SetAuditor(a)
-			kid, err := admin.Rotate(ctx)
+			key, err := admin.Rotate(ctx, application.RotateKeyInput{})
 			if err != nil {
 				t.Fatal(err)
 			}
+			kid := key.ID
 			if err := admin.Revoke(ctx, "no-such-kid"); !errors.Is(err, domain.ErrSigningKeyNotFound) {
 				t.Fatalf("Revoke(unknown) = %v, want ErrSigningKeyNotFound", err)
 			}

@@ -7,6 +7,7 @@ import (
 	"log/slog"
 
 	"github.com/cachegate/cachegate/domain"
+	"github.com/cachegate/cachegate/ports"
 )
 
 // SigningKeys is what key administration needs of the token adapter
@@ -16,11 +17,13 @@ import (
 // written in the key store's transaction of the change (see
 // ports.AuditLog), Rotate's with their Family set to the new kid.
 type SigningKeys interface {
-	// Rotate makes a new key current and returns its kid.
-	Rotate(ctx context.Context, events ...domain.AuditEvent) (string, error)
+	// Rotate adds a new key, published at once and signing from the
+	// configured publish-ahead time on (at once when immediate), and
+	// returns it without its private half.
+	Rotate(ctx context.Context, immediate bool, events ...domain.AuditEvent) (domain.SigningKey, error)
 	// Revoke stops every process accepting tokens of kid, making a new key
-	// current first when kid is current; domain.ErrSigningKeyNotFound for
-	// an unknown kid.
+	// sign at once first when kid signs or is published to;
+	// domain.ErrSigningKeyNotFound for an unknown kid.
 	Revoke(ctx context.Context, kid string, events ...domain.AuditEvent) error
 	// List returns every stored key, newest first, without private halves.
 	List(ctx context.Context) ([]domain.SigningKey, error)
@@ -30,6 +33,7 @@ type SigningKeys interface {
 // commands).
 type KeyAdmin struct {
 	keys  SigningKeys
+	clock ports.Clock
 	log   *slog.Logger
 	audit *Auditor
 }
@@ -39,40 +43,63 @@ type KeyAdmin struct {
 func (a *KeyAdmin) SetAuditor(x *Auditor) { a.audit = x }
 
 // NewKeyAdmin returns the use cases; log may be nil.
-func NewKeyAdmin(keys SigningKeys, log *slog.Logger) (*KeyAdmin, error) {
-	if keys == nil {
-		return nil, errors.New("key administration needs the signing keys")
+func NewKeyAdmin(keys SigningKeys, clock ports.Clock, log *slog.Logger) (*KeyAdmin, error) {
+	if keys == nil || clock == nil {
+		return nil, errors.New("key administration needs the signing keys and a clock")
 	}
 	if log == nil {
 		log = slog.New(slog.DiscardHandler)
 	}
-	return &KeyAdmin{keys: keys, log: log}, nil
+	return &KeyAdmin{keys: keys, clock: clock, log: log}, nil
 }
 
-// List returns every stored key, newest first, without private halves;
-// domain.SigningKey.State tells current, retired and revoked apart.
-func (a *KeyAdmin) List(ctx context.Context) ([]domain.SigningKey, error) {
+// KeyStatus is a stored key, without its private half, and its state at
+// the time of the listing (domain.KeyPublished, KeySigning, KeyRetired or
+// KeyRevoked).
+type KeyStatus struct {
+	domain.SigningKey
+	State string
+}
+
+// List returns every stored key, newest first, without private halves,
+// each with its state now.
+func (a *KeyAdmin) List(ctx context.Context) ([]KeyStatus, error) {
 	keys, err := a.keys.List(ctx)
 	if err != nil {
 		return nil, fmt.Errorf("list signing keys: %w", err)
 	}
-	return keys, nil
+	now := a.clock.Now()
+	out := make([]KeyStatus, len(keys))
+	for i, k := range keys {
+		out[i] = KeyStatus{SigningKey: k, State: k.StateAt(now)}
+	}
+	return out, nil
 }
 
-// Rotate makes a new key current and returns its kid; the previous key
-// verifies access tokens for the access lifetime and refresh tokens for
-// the refresh lifetime. The key.rotated event is written with the new key,
-// in its transaction, where the key store writes events.
-func (a *KeyAdmin) Rotate(ctx context.Context) (string, error) {
+// RotateKeyInput is the input of KeyAdmin.Rotate.
+type RotateKeyInput struct {
+	// Now makes the new key sign at once (`keys rotate --now`, for
+	// emergencies): clients that cached the JWKS refuse its tokens until
+	// they fetch it again. Otherwise it is published first and signs
+	// after the publish-ahead time (README.md, "Tokens").
+	Now bool
+}
+
+// Rotate adds a new signing key and returns it (SignsFrom tells when it
+// signs); the previous key signs until then, then verifies access tokens
+// for the access lifetime and refresh tokens for the refresh lifetime.
+// The key.rotated event is written with the new key, in its transaction,
+// where the key store writes events.
+func (a *KeyAdmin) Rotate(ctx context.Context, in RotateKeyInput) (domain.SigningKey, error) {
 	event, events := a.audit.Prepare(ctx, domain.AuditEvent{Type: domain.AuditKeyRotated})
-	kid, err := a.keys.Rotate(ctx, events...)
+	k, err := a.keys.Rotate(ctx, in.Now, events...)
 	if err != nil {
-		return "", err
+		return domain.SigningKey{}, err
 	}
-	event.Family = kid // the key events' Family holds the key id
-	a.log.InfoContext(ctx, "signing key rotated", "kid", kid)
+	event.Family = k.ID // the key events' Family holds the key id
+	a.log.InfoContext(ctx, "signing key rotated", "kid", k.ID, "signsFrom", k.SignsFrom)
 	a.audit.Committed(ctx, event)
-	return kid, nil
+	return k, nil
 }
 
 // Revoke revokes the key kid: tokens it signed stop working everywhere

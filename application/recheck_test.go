@@ -255,7 +255,7 @@ func TestRecheckHere(t *testing.T) {
 		if err != nil || p.KeyID == "" {
 			t.Fatalf("Execute = %+v, %v; want a principal naming its key", p, err)
 		}
-		if _, err := tok.Rotate(ctx); err != nil {
+		if _, err := tok.Rotate(ctx, true); err != nil {
 			t.Fatal(err)
 		}
 		fresh, _ := login.Execute(ctx, application.LoginInput{Username: "alice", Password: pw})

@@ -102,10 +102,15 @@ func AuthOptions(cfg config.Config) authfx.Options {
 	a := cfg.Auth
 	o := authfx.Options{
 		AccessTTL: cfg.AccessTokenTTL, RefreshTTL: cfg.RefreshTokenTTL,
-		Issuer: a.Issuer, Audience: a.Audience,
+		Issuer: a.Issuer, Audience: a.Audience, ClientID: a.ClientID,
 		PasswordAlgorithm: string(a.PasswordAlgorithm), BcryptCost: a.BcryptCost,
 		Throttle: application.ThrottleLimits{PerUsername: a.Throttle.UsernameLimit,
 			PerAddress: a.Throttle.AddressLimit, Window: a.Throttle.Window},
+	}
+	// authfx reads zero as its default; the configuration's 0 is "at once".
+	o.KeyPublishAhead = a.KeyPublishAhead
+	if o.KeyPublishAhead == 0 {
+		o.KeyPublishAhead = -1
 	}
 	o.RefreshReuseGrace = a.RefreshReuseGrace
 	o.SessionMax = a.SessionMax

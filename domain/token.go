@@ -68,29 +68,54 @@ type SigningKey struct {
 	Private     []byte
 	Public      []byte
 	DateCreated time.Time
-	// RetiredAt is set when another key became current; the key still
-	// verifies tokens until they can no longer be valid. A retired key's
-	// Private is erased (empty).
+	// SignsFrom is when the key starts signing; until then it is only
+	// published (it verifies, and the JWKS lists it). The zero time means
+	// DateCreated (Activation). `cachegate keys rotate` publishes a key
+	// ahead of signing so that clients caching the JWKS know it before
+	// they meet its first token (README.md, "Tokens").
+	SignsFrom time.Time
+	// RetiredAt is when the key stops signing: the SignsFrom of the key
+	// that follows it, possibly still ahead. From then on it only
+	// verifies tokens until they can no longer be valid, and its Private
+	// is erased (empty).
 	RetiredAt *time.Time
 	// RevokedAt is set when the key was revoked: it verifies nothing any
 	// more.
 	RevokedAt *time.Time
 }
 
-// The states of a signing key, as `cachegate keys list` shows them.
+// The states of a signing key at an instant, as `cachegate keys list`
+// shows them.
 const (
-	KeyCurrent = "current"
+	// KeyPublished: in the JWKS and verifying, not signing yet.
+	KeyPublished = "published"
+	// KeySigning: the key new tokens are signed with.
+	KeySigning = "signing"
+	// KeyRetired: verifying only, until the tokens it signed expire.
 	KeyRetired = "retired"
+	// KeyRevoked: verifying nothing.
 	KeyRevoked = "revoked"
 )
 
-// State returns KeyRevoked, KeyRetired or KeyCurrent.
-func (k SigningKey) State() string {
+// Activation returns when k starts signing: SignsFrom, or DateCreated
+// when SignsFrom is zero.
+func (k SigningKey) Activation() time.Time {
+	if k.SignsFrom.IsZero() {
+		return k.DateCreated
+	}
+	return k.SignsFrom
+}
+
+// StateAt returns k's state at now: KeyRevoked, KeyRetired (its RetiredAt
+// has passed), KeyPublished (its activation is ahead) or KeySigning.
+func (k SigningKey) StateAt(now time.Time) string {
 	switch {
 	case k.RevokedAt != nil:
 		return KeyRevoked
-	case k.RetiredAt != nil:
+	case k.RetiredAt != nil && !now.Before(*k.RetiredAt):
 		return KeyRetired
+	case now.Before(k.Activation()):
+		return KeyPublished
 	}
-	return KeyCurrent
+	return KeySigning
 }

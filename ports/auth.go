@@ -186,12 +186,17 @@ type RevocationFeed interface {
 
 // KeyStore keeps token signing keys so every replica and restart agrees.
 type KeyStore interface {
-	// SigningKeys returns every stored key, newest first.
+	// SigningKeys returns every stored key, newest DateCreated first,
+	// with SignsFrom set (to DateCreated for a key stored without one).
 	SigningKeys(ctx context.Context) ([]domain.SigningKey, error)
-	// AddSigningKey stores k and retires the previous current key at
-	// k.DateCreated, erasing the private half of every retired key,
-	// atomically. The events, if any, are appended to the store's own
-	// audit trail in the same transaction (see ports.AuditLog).
+	// AddSigningKey stores k and retires every other key at k's
+	// activation (k.Activation(), possibly ahead: the previous key signs
+	// until then), unless it is retired earlier already; it erases the
+	// private half of every key retired at or before k.DateCreated,
+	// atomically. So at any instant one key signs: the one whose
+	// activation has passed and whose retirement has not. The events, if
+	// any, are appended to the store's own audit trail in the same
+	// transaction (see ports.AuditLog).
 	AddSigningKey(ctx context.Context, k domain.SigningKey, events ...domain.AuditEvent) error
 	// RevokeSigningKey marks the key kid revoked at now (a key revoked
 	// before keeps its time) and erases its private half; it returns
@@ -200,8 +205,9 @@ type KeyStore interface {
 	// the same transaction as the revocation.
 	RevokeSigningKey(ctx context.Context, kid string, now time.Time, events ...domain.AuditEvent) error
 	// SetSigningKeyPrivate replaces the stored private half of kid (to
-	// encrypt a key stored in clear); domain.ErrSigningKeyNotFound for an
-	// unknown kid.
+	// encrypt a key stored in clear, or to erase the private half of a
+	// key whose retirement, set ahead, has passed);
+	// domain.ErrSigningKeyNotFound for an unknown kid.
 	SetSigningKeyPrivate(ctx context.Context, kid string, private []byte) error
 	// DeleteSigningKeysRetiredBefore removes keys retired before t.
 	DeleteSigningKeysRetiredBefore(ctx context.Context, t time.Time) (int, error)

@@ -19,7 +19,8 @@ import (
 //     integrator's UserLookup rather than this table.
 //   - signing_keys: token signing keys; private holds the key material,
 //     sealed when a key encryption secret is configured (josejwt), empty
-//     once the key is retired or revoked.
+//     once the key is retired or revoked; signs_from is when the key
+//     starts signing (keys.go), retired_at when it stops.
 //   - login_failures: one row per failed login, by throttle key.
 //
 // Times use the dialect's time column (dialect.go); text that is compared
@@ -55,6 +56,10 @@ func authMigrations() []migrate.Migration {
 		Name: "20261127000100_auth_refresh_families",
 		Up:   refreshFamiliesMigration,
 		Down: authMigration(func(bun.IDB) []string { return []string{`DROP TABLE IF EXISTS refresh_families`} }),
+	}, {
+		Name: "20261127002500_signing_keys_signs_from",
+		Up:   signsFromMigration,
+		Down: func(context.Context, *migrate.Migrator, *migrate.Migration) error { return nil },
 	}, {
 		Name: "20261128000700_auth_events_fold",
 		Up:   auditFoldMigration,

@@ -2,9 +2,11 @@ package bunstore
 
 import (
 	"context"
+	"fmt"
 	"time"
 
 	"github.com/uptrace/bun"
+	"github.com/uptrace/bun/migrate"
 
 	"github.com/cachegate/cachegate/domain"
 	"github.com/cachegate/cachegate/ports"
@@ -31,6 +33,7 @@ type signingKeyRow struct {
 	Private     []byte   `bun:"private"`
 	Public      []byte   `bun:"public"`
 	DateCreated nullTime `bun:"date_created"`
+	SignsFrom   nullTime `bun:"signs_from"`
 	RetiredAt   nullTime `bun:"retired_at"`
 	RevokedAt   nullTime `bun:"revoked_at"`
 }
@@ -43,18 +46,21 @@ func toDomainSigningKey(r signingKeyRow) domain.SigningKey {
 		Private:     r.Private,
 		Public:      r.Public,
 		DateCreated: r.DateCreated.Time,
+		SignsFrom:   r.SignsFrom.Time,
 		RetiredAt:   r.RetiredAt.Ptr(),
 		RevokedAt:   r.RevokedAt.Ptr(),
 	}
 }
 
 // SigningKeys returns every stored key, newest DateCreated first (ties by
-// descending id, so the order is total).
+// descending id, so the order is total). A key stored before signs_from
+// existed, or imported without it, signs from its creation.
 func (s *KeyStore) SigningKeys(ctx context.Context) (_ []domain.SigningKey, err error) {
 	ctx, done := s.bounds.enter(ctx)
 	defer done(&err)
 	var rows []signingKeyRow
-	err = s.db.NewRaw(`SELECT id, algorithm, "private", "public", date_created, retired_at, revoked_at
+	err = s.db.NewRaw(`SELECT id, algorithm, "private", "public", date_created,
+		COALESCE(signs_from, date_created) AS signs_from, retired_at, revoked_at
 		FROM signing_keys ORDER BY date_created DESC, id DESC`).Scan(ctx, &rows)
 	if err != nil {
 		return nil, dbError("read signing keys", err)
@@ -66,14 +72,16 @@ func (s *KeyStore) SigningKeys(ctx context.Context) (_ []domain.SigningKey, err 
 	return keys, nil
 }
 
-// AddSigningKey stores k and retires every key not yet retired at
-// k.DateCreated, erasing the private half of every retired key, in one
-// transaction; afterwards k is the one current key
-// (unless it came retired). Concurrent additions queue (a table lock on
-// PostgreSQL, the write lock on SQLite), so replicas generating a key at
-// the same start never leave two current keys: the last to commit wins. A
-// key id already stored is an internal error and changes nothing. The
-// events are inserted into auth_events in the same transaction.
+// AddSigningKey stores k and retires every key not retired by k's
+// activation at that instant (a key published ahead keeps signing until
+// then, private half and all), erasing the private half of every key
+// retired at or before k.DateCreated, in one transaction; from its
+// activation k is the one signing key (unless it came retired).
+// Concurrent additions queue (a table lock on PostgreSQL, the write lock
+// on SQLite), so replicas generating a key at the same start never leave
+// two signing keys: the last to commit wins. A key id already stored is
+// an internal error and changes nothing. The events are inserted into
+// auth_events in the same transaction.
 func (s *KeyStore) AddSigningKey(ctx context.Context, k domain.SigningKey, events ...domain.AuditEvent) (err error) {
 	ctx, done := s.bounds.enter(ctx)
 	defer done(&err)
@@ -81,17 +89,23 @@ func (s *KeyStore) AddSigningKey(ctx context.Context, k domain.SigningKey, event
 		if err := lockTableForWriters(ctx, tx, "signing_keys"); err != nil {
 			return dbError("lock signing keys", err)
 		}
-		if _, err := tx.ExecContext(ctx, `UPDATE signing_keys SET retired_at = COALESCE(retired_at, ?), "private" = ?
-			WHERE retired_at IS NULL OR length("private") > 0`, timeArg(k.DateCreated), []byte{}); err != nil {
+		from := timeArg(k.Activation())
+		if _, err := tx.ExecContext(ctx, `UPDATE signing_keys SET retired_at = ?
+			WHERE retired_at IS NULL OR retired_at > ?`, from, from); err != nil {
 			return dbError("retire signing keys", err)
+		}
+		if _, err := tx.ExecContext(ctx, `UPDATE signing_keys SET "private" = ?
+			WHERE retired_at <= ? AND length("private") > 0`, []byte{}, timeArg(k.DateCreated)); err != nil {
+			return dbError("erase retired signing keys", err)
 		}
 		private := k.Private
 		if k.RetiredAt != nil || k.RevokedAt != nil {
 			private = nil
 		}
 		_, err := tx.ExecContext(ctx, `INSERT INTO signing_keys
-			(id, algorithm, "private", "public", date_created, retired_at, revoked_at) VALUES (?, ?, ?, ?, ?, ?, ?)`,
-			k.ID, k.Algorithm, authBytes(private), authBytes(k.Public), timeArg(k.DateCreated),
+			(id, algorithm, "private", "public", date_created, signs_from, retired_at, revoked_at)
+			VALUES (?, ?, ?, ?, ?, ?, ?, ?)`,
+			k.ID, k.Algorithm, authBytes(private), authBytes(k.Public), timeArg(k.DateCreated), from,
 			nullTimeArg(k.RetiredAt), nullTimeArg(k.RevokedAt))
 		if err != nil {
 			return dbError("add signing key", err)
@@ -182,4 +196,21 @@ func authBytes(b []byte) []byte {
 		return []byte{}
 	}
 	return b
+}
+
+// signsFromMigration adds signing_keys.signs_from, when a key starts
+// signing (README.md, "Tokens": `keys rotate` publishes a key ahead of
+// signing with it), stored so that every replica switches to a new key
+// at the same instant. Keys stored before sign from their creation;
+// SigningKeys reads a NULL (a key imported by an older archive) so too.
+func signsFromMigration(ctx context.Context, m *migrate.Migrator, _ *migrate.Migration) error {
+	return m.DB().RunInTx(ctx, nil, func(ctx context.Context, tx bun.Tx) error {
+		if err := addColumnIfMissing(ctx, tx, "signing_keys", "signs_from", timeColumnType(tx)); err != nil {
+			return fmt.Errorf("bunstore: add signing_keys.signs_from: %w", err)
+		}
+		if _, err := tx.ExecContext(ctx, `UPDATE signing_keys SET signs_from = date_created WHERE signs_from IS NULL`); err != nil {
+			return fmt.Errorf("bunstore: set signing_keys.signs_from: %w", err)
+		}
+		return nil
+	})
 }

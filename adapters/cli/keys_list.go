@@ -8,8 +8,9 @@ import (
 )
 
 var keysListCommand = Command{
-	Name:    "keys list",
-	Summary: "list the token signing keys: id, state (current, retired, revoked) and dates",
+	Name: "keys list",
+	Summary: "list the token signing keys: id, state (published: in the JWKS, not signing yet; signing; " +
+		"retired: verifying until its tokens expire; revoked) and dates",
 	Run: func(ctx context.Context, env *Env) error {
 		s, err := env.Services(ctx)
 		if err != nil {
@@ -20,10 +21,10 @@ var keysListCommand = Command{
 			return err
 		}
 		w := tabwriter.NewWriter(env.Stdout, 0, 4, 2, ' ', 0)
-		fmt.Fprintln(w, "KID\tSTATE\tCREATED\tRETIRED\tREVOKED")
+		fmt.Fprintln(w, "KID\tSTATE\tCREATED\tSIGNS-FROM\tRETIRED\tREVOKED")
 		for _, k := range keys {
-			fmt.Fprintf(w, "%s\t%s\t%s\t%s\t%s\n", k.ID, k.State(), k.DateCreated.Format(time.RFC3339),
-				optionalTime(k.RetiredAt), optionalTime(k.RevokedAt))
+			fmt.Fprintf(w, "%s\t%s\t%s\t%s\t%s\t%s\n", k.ID, k.State, k.DateCreated.Format(time.RFC3339),
+				k.Activation().Format(time.RFC3339), optionalTime(k.RetiredAt), optionalTime(k.RevokedAt))
 		}
 		return w.Flush()
 	},

@@ -2,22 +2,37 @@ package cli
 
 import (
 	"context"
+	"flag"
 	"fmt"
+	"time"
+
+	"github.com/cachegate/cachegate/application"
 )
 
 var keysRotateCommand = Command{
-	Name:    "keys rotate",
-	Summary: "make a new token signing key current",
-	Run: func(ctx context.Context, env *Env) error {
-		s, err := env.Services(ctx)
-		if err != nil {
-			return err
+	Name:     "keys rotate",
+	Synopsis: "[--now]",
+	Summary: "add a new token signing key: published in the JWKS at once, signing after --key-publish-ahead " +
+		"(with --now: at once)",
+	Setup: func(fs *flag.FlagSet) RunFunc {
+		now := fs.Bool("now", false, "sign with the new key at once (emergencies: clients that cached the JWKS refuse its tokens until they fetch it again)")
+		return func(ctx context.Context, env *Env) error {
+			s, err := env.Services(ctx)
+			if err != nil {
+				return err
+			}
+			k, err := s.Keys.Rotate(ctx, application.RotateKeyInput{Now: *now})
+			if err != nil {
+				return err
+			}
+			if *now {
+				fmt.Fprintf(env.Stdout, "new signing key %s is current; the previous key verifies access tokens for their lifetime and refresh tokens for theirs\n", k.ID)
+				return nil
+			}
+			fmt.Fprintf(env.Stdout, "new signing key %s is published; servers sign with it from %s, the previous key until then; "+
+				"the previous key then verifies access tokens for their lifetime and refresh tokens for theirs\n",
+				k.ID, k.SignsFrom.UTC().Format(time.RFC3339))
+			return nil
 		}
-		kid, err := s.Keys.Rotate(ctx)
-		if err != nil {
-			return err
-		}
-		fmt.Fprintf(env.Stdout, "new signing key %s is current; the previous key verifies access tokens for their lifetime and refresh tokens for theirs\n", kid)
-		return nil
 	},
 }

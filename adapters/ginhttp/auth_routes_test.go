@@ -154,7 +154,7 @@ func (st *authStack) target() contract.AuthHTTPTarget {
 		return tg
 	}
 	tg.Rotate = func(t *testing.T) {
-		_, err := st.tokens.Rotate(context.Background())
+		_, err := st.tokens.Rotate(context.Background(), true) // keys rotate --now
 		must(t, err)
 	}
 	tg.SigningKey = func(t *testing.T) domain.SigningKey {

@@ -9,7 +9,10 @@
 // is refused) and "auth_time" (the family's login),
 // and a "kid" and a "typ" header: "at+jwt" for access tokens,
 // "refresh+jwt" for refresh tokens. Verification demands the typ of the
-// kind asked for, so neither kind stands in for the other.
+// kind asked for, so neither kind stands in for the other. Access tokens
+// add RFC 9068's client_id; refresh tokens carry the audience
+// "<audience>:refresh" instead of the access audience, so that a generic
+// verifier never takes one for an access token (README.md, "Tokens").
 //
 // A retired key verifies access tokens for AccessTokenTTL plus the leeway
 // after its retirement and refresh tokens for MaxTokenTTL plus the leeway;

@@ -109,15 +109,18 @@ func (s *memKeys) AddSigningKey(_ context.Context, k domain.SigningKey, events .
 	}
 	s.mu.Lock()
 	defer s.mu.Unlock()
+	k.SignsFrom = k.Activation()
 	for i := range s.keys {
 		if s.keys[i].ID == k.ID {
 			return errors.New("duplicate key id")
 		}
-		if s.keys[i].RetiredAt == nil {
-			at := k.DateCreated
+		if r := s.keys[i].RetiredAt; r == nil || r.After(k.SignsFrom) {
+			at := k.SignsFrom
 			s.keys[i].RetiredAt = &at
 		}
-		s.keys[i].Private = nil
+		if !s.keys[i].RetiredAt.After(k.DateCreated) {
+			s.keys[i].Private = nil
+		}
 	}
 	s.keys = append([]domain.SigningKey{clone(k)}, s.keys...)
 	s.events = append(s.events, events...)

@@ -30,9 +30,13 @@ type payload struct {
 	// AuthTime is when the family's login happened (OpenID Connect's
 	// auth_time), in Unix seconds.
 	AuthTime int64 `json:"auth_time,omitempty"`
+	// ClientID is RFC 9068's client_id, in access tokens only.
+	ClientID string `json:"client_id,omitempty"`
 }
 
-// AccessToken signs an access token (typ "at+jwt") carrying c. c.Kind
+// AccessToken signs an access token (typ "at+jwt") carrying c, shaped as
+// RFC 9068 asks: iss, exp, aud, sub, client_id (Options.ClientID), iat
+// and jti, besides sid and auth_time. c.Kind
 // must be domain.AccessToken or zero; Subject, ID, IssuedAt and a later
 // ExpiresAt are required. The times are written as whole seconds, rounded
 // down. A claims problem is a programming error and returned as such.
@@ -40,7 +44,10 @@ func (i *Issuer) AccessToken(ctx context.Context, c domain.Claims) (string, erro
 	return i.sign(ctx, domain.AccessToken, c)
 }
 
-// RefreshToken is AccessToken for refresh tokens (typ "refresh+jwt").
+// RefreshToken is AccessToken for refresh tokens (typ "refresh+jwt"),
+// whose aud is the refresh audience (Options.Audience + ":refresh", see
+// RefreshAudience) and which carry no client_id: a generic JWT verifier
+// expecting the access audience refuses them (README.md, "Tokens").
 func (i *Issuer) RefreshToken(ctx context.Context, c domain.Claims) (string, error) {
 	return i.sign(ctx, domain.RefreshToken, c)
 }
@@ -50,15 +57,17 @@ func (i *Issuer) sign(ctx context.Context, kind domain.TokenKind, c domain.Claim
 		return "", fmt.Errorf("sign %s token: %w", kind, err)
 	}
 	t := i.t
-	cur := t.keys(ctx, t.opts.Clock.Now()).current
-	h := cur.access
+	now := t.opts.Clock.Now()
+	cur := t.keys(ctx, now).signerAt(now)
+	h, aud, client := cur.access, t.opts.Audience, t.opts.ClientID
 	if kind == domain.RefreshToken {
-		h = cur.refresh
+		h, aud, client = cur.refresh, t.refreshAudience, ""
 	}
 	body, err := json.Marshal(payload{
 		Issuer:   t.opts.Issuer,
 		Subject:  c.Subject,
-		Audience: t.opts.Audience,
+		Audience: aud,
+		ClientID: client,
 		Expiry:   c.ExpiresAt.Unix(),
 		IssuedAt: c.IssuedAt.Unix(),
 		ID:       c.ID,

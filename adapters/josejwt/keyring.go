@@ -49,6 +49,9 @@ type verifyKey struct {
 // a fraction of the allocations. Verification stays with go-jose.
 type signer struct {
 	kid string
+	// from is when the key starts signing; until, when not zero, when it
+	// stops (the next key's activation).
+	from, until time.Time
 	// access and refresh are the encoded headers, each followed by ".".
 	access, refresh string
 	// sign returns the signature of a signing input.
@@ -74,12 +77,40 @@ type keyring struct {
 	// revoked names the revoked keys: they verify nothing, and a token
 	// naming one causes no reload.
 	revoked map[string]bool
-	// plainCurrent is set when the current key's private half is stored
-	// in clear although a key encryption secret is configured.
-	plainCurrent bool
+	// plain names the signers whose private half is stored in clear
+	// although a key encryption secret is configured.
+	plain []string
 	// ordered lists the keys newest first, for the JWKS.
 	ordered []*verifyKey
-	current *signer
+	// signers are the keys not retired when the ring was read, newest
+	// first: the signing key and any key published to follow it. Which
+	// of them signs depends on the instant (signerAt).
+	signers []*signer
+}
+
+// signerAt returns the key that signs at now: the newest signer whose
+// activation has passed and whose retirement has not, so that replicas
+// reading the same keys switch to a published key at the same instant
+// without a reload. When none qualifies (this clock lags the one that
+// erased a retiring key's private half), the signer that activates first
+// signs: it is published already. Nil only when there is no signer.
+func (r *keyring) signerAt(now time.Time) *signer {
+	var next *signer
+	for _, s := range r.signers {
+		if now.Before(s.from) {
+			if next == nil || s.from.Before(next.from) {
+				next = s
+			}
+			continue
+		}
+		if s.until.IsZero() || now.Before(s.until) {
+			return s
+		}
+	}
+	if next == nil && len(r.signers) > 0 {
+		next = r.signers[0]
+	}
+	return next
 }
 
 // lookup returns the key named kid if it may still verify tokens at now:
@@ -105,14 +136,15 @@ func hs256Ring(secret []byte) (*keyring, error) {
 		return nil, err
 	}
 	k := &verifyKey{kid: kid, key: secret}
-	return &keyring{byKID: map[string]*verifyKey{kid: k}, ordered: []*verifyKey{k}, current: s}, nil
+	return &keyring{byKID: map[string]*verifyKey{kid: k}, ordered: []*verifyKey{k}, signers: []*signer{s}}, nil
 }
 
-// eddsaRing builds a ring from stored keys (newest first), opening the
-// current key's private half with seal when it is sealed. Keys of other
-// algorithms are ignored: only EdDSA is accepted in this mode. It returns
-// a ring without a current signer when no EdDSA key is current.
-func eddsaRing(stored []domain.SigningKey, seal *sealer) (*keyring, error) {
+// eddsaRing builds a ring from stored keys (newest first) as they are at
+// now, opening the private halves of the keys not retired by then (the
+// signing key and any published one) with seal when they are sealed.
+// Keys of other algorithms are ignored: only EdDSA is accepted in this
+// mode. It returns a ring without signers when no EdDSA key can sign.
+func eddsaRing(stored []domain.SigningKey, seal *sealer, now time.Time) (*keyring, error) {
 	r := &keyring{byKID: make(map[string]*verifyKey, len(stored)), revoked: map[string]bool{}}
 	for _, sk := range stored {
 		if sk.Algorithm != algEdDSA {
@@ -134,17 +166,27 @@ func eddsaRing(stored []domain.SigningKey, seal *sealer) (*keyring, error) {
 		}
 		r.byKID[sk.ID] = k
 		r.ordered = append(r.ordered, k)
-		if r.current != nil || sk.RetiredAt != nil {
+		if sk.RetiredAt != nil && (!now.Before(*sk.RetiredAt) || len(sk.Private) == 0) {
+			// Retired, or retiring and erased already by a process
+			// whose clock is ahead: it signs no more.
 			continue
 		}
 		priv, err := privateKey(sk, seal)
 		if err != nil {
 			return nil, err
 		}
-		r.plainCurrent = seal != nil && !isSealed(sk.Private)
-		if r.current, err = newSigner(jose.EdDSA, sk.ID, priv); err != nil {
+		if seal != nil && !isSealed(sk.Private) {
+			r.plain = append(r.plain, sk.ID)
+		}
+		s, err := newSigner(jose.EdDSA, sk.ID, priv)
+		if err != nil {
 			return nil, err
 		}
+		s.from = sk.Activation()
+		if sk.RetiredAt != nil {
+			s.until = *sk.RetiredAt
+		}
+		r.signers = append(r.signers, s)
 	}
 	return r, nil
 }

@@ -22,7 +22,7 @@ func TestRetiredKeyVerifiesAccessTokensOnlyForTheAccessLifetime(t *testing.T) {
 		m["iat"], m["exp"] = e.clock.Now().Add(time.Minute).Unix(), e.clock.Now().Add(11*time.Minute).Unix()
 	})
 	refresh := e.issue(t, e.claims(domain.RefreshToken, 29*domain.Day))
-	if _, err := e.tok.Rotate(context.Background()); err != nil {
+	if _, err := e.tok.Rotate(context.Background(), true); err != nil {
 		t.Fatal(err)
 	}
 	e.clock.Advance(10*time.Minute + 4*time.Second)
@@ -70,9 +70,9 @@ func TestRevokedKeysVerifyNothing(t *testing.T) {
 	if err != nil || len(keys) != 2 {
 		t.Fatalf("List = %d keys, %v; want the new current and the revoked", len(keys), err)
 	}
-	if keys[0].State() != domain.KeyCurrent || keys[1].ID != a.kid || keys[1].State() != domain.KeyRevoked {
+	if keys[0].StateAt(a.clock.Now()) != domain.KeySigning || keys[1].ID != a.kid || keys[1].StateAt(a.clock.Now()) != domain.KeyRevoked {
 		t.Errorf("states = %s %s, %s %s; want a new current key and %s revoked",
-			keys[0].ID, keys[0].State(), keys[1].ID, keys[1].State(), a.kid)
+			keys[0].ID, keys[0].StateAt(a.clock.Now()), keys[1].ID, keys[1].StateAt(a.clock.Now()), a.kid)
 	}
 	for _, k := range keys {
 		if k.Private != nil {

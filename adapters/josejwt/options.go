@@ -12,8 +12,10 @@ import (
 
 // Defaults and limits of Options.
 const (
-	DefaultIssuer         = "cachegate"
-	DefaultAudience       = "cachegate"
+	DefaultIssuer   = "cachegate"
+	DefaultAudience = "cachegate"
+	// DefaultClientID is the client_id claim of access tokens (RFC 9068).
+	DefaultClientID       = "cachegate"
 	DefaultLeeway         = 5 * time.Second
 	MaxLeeway             = 5 * time.Second
 	DefaultMaxTokenTTL    = 30 * domain.Day
@@ -23,6 +25,11 @@ const (
 	// (CONTRACT.md section 7).
 	DefaultKeyReload       = 30 * time.Second
 	DefaultVerifyCacheSize = 10000
+	// DefaultKeyPublishAhead is twice the JWKS route's Cache-Control
+	// max-age (60 s): a client caching the key set for its max-age, or
+	// refetching it on an unknown kid, holds a rotated key before the
+	// first token it signs (README.md, "Signing keys").
+	DefaultKeyPublishAhead = 2 * time.Minute
 	// MinHS256SecretLen is the shortest HS256 secret accepted, in bytes.
 	MinHS256SecretLen = 32
 	// MaxTokenLen bounds the tokens the verifier parses; longer input is
@@ -34,8 +41,17 @@ const (
 type Options struct {
 	// Issuer is the iss claim written and required.
 	Issuer string
-	// Audience is the aud claim written and required.
+	// Audience is the aud claim of access tokens, written and required.
+	// Refresh tokens carry Audience + ":refresh" (RefreshAudience), so a
+	// generic verifier never takes one for an access token.
 	Audience string
+	// ClientID is the client_id claim of access tokens (RFC 9068 2.2).
+	ClientID string
+	// KeyPublishAhead is how long a key made by Rotate is published (in
+	// the JWKS, verifying) before it signs, unless Rotate is asked to
+	// sign at once: zero means DefaultKeyPublishAhead, a negative value
+	// none.
+	KeyPublishAhead time.Duration
 	// Leeway is the clock skew tolerated when checking exp and iat: zero
 	// means DefaultLeeway, a negative value means none. At most MaxLeeway.
 	Leeway time.Duration
@@ -89,6 +105,15 @@ func (o Options) withDefaults() (Options, error) {
 	}
 	if o.Audience == "" {
 		o.Audience = DefaultAudience
+	}
+	if o.ClientID == "" {
+		o.ClientID = DefaultClientID
+	}
+	switch {
+	case o.KeyPublishAhead == 0:
+		o.KeyPublishAhead = DefaultKeyPublishAhead
+	case o.KeyPublishAhead < 0:
+		o.KeyPublishAhead = 0
 	}
 	switch {
 	case o.Leeway == 0:

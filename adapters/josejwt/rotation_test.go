@@ -21,10 +21,11 @@ func TestRotation(t *testing.T) {
 	e := newEdDSA(t, nil)
 	before := e.issue(t, e.claims(domain.AccessToken, 10*time.Minute))
 	e.clock.Advance(time.Minute)
-	kid, err := e.tok.Rotate(ctx)
+	key, err := e.tok.Rotate(ctx, true)
 	if err != nil {
 		t.Fatalf("Rotate: %v", err)
 	}
+	kid := key.ID
 
 	t.Run("a token signed before the rotation still verifies", func(t *testing.T) {
 		if _, err := e.verify(domain.AccessToken, before); err != nil {
@@ -73,10 +74,11 @@ func TestRetiredKeysLeave(t *testing.T) {
 	ctx := context.Background()
 	e := newEdDSA(t, func(o *josejwt.Options) { o.MaxTokenTTL, o.AccessTokenTTL = time.Hour, time.Hour })
 	old := e.kid
-	kid, err := e.tok.Rotate(ctx)
+	key, err := e.tok.Rotate(ctx, true)
 	if err != nil {
 		t.Fatal(err)
 	}
+	kid := key.ID
 	// Signed with the old key's identity after it retired: only the
 	// retirement window keeps such a token alive.
 	late := e.signed(t, nil, func(m map[string]any) { m["exp"] = e.clock.Now().Add(2 * time.Hour).Unix() })
@@ -128,10 +130,11 @@ func TestReplicas(t *testing.T) {
 	t.Run("a replica learns a rotation from a token with the new kid, at most once a second", func(t *testing.T) {
 		t.Parallel()
 		a, b := newPair(t)
-		kid, err := a.tok.Rotate(ctx)
+		key, err := a.tok.Rotate(ctx, true)
 		if err != nil {
 			t.Fatal(err)
 		}
+		kid := key.ID
 		tok := a.issue(t, a.claims(domain.AccessToken, 10*time.Minute))
 		loads := a.store.loads.Load()
 		if _, err := b.verify(domain.AccessToken, tok); !errors.Is(err, domain.ErrUnauthenticated) {
@@ -151,10 +154,11 @@ func TestReplicas(t *testing.T) {
 	t.Run("a replica signs with a rotated key after the reload interval", func(t *testing.T) {
 		t.Parallel()
 		a, b := newPair(t)
-		kid, err := a.tok.Rotate(ctx)
+		key, err := a.tok.Rotate(ctx, true)
 		if err != nil {
 			t.Fatal(err)
 		}
+		kid := key.ID
 		a.clock.Advance(josejwt.DefaultKeyReload / 2)
 		if got := header(t, b.issue(t, b.claims(domain.AccessToken, time.Minute)))["kid"]; got == kid {
 			t.Fatal("replica reloaded before the interval")
@@ -228,7 +232,7 @@ func TestConcurrentUseWithRotation(t *testing.T) {
 		wg.Go(func() {
 			for i := range 50 {
 				if g == 0 && i%10 == 0 {
-					if _, err := e.tok.Rotate(ctx); err != nil {
+					if _, err := e.tok.Rotate(ctx, true); err != nil {
 						t.Error(err)
 					}
 				}
@@ -281,7 +285,7 @@ func TestVerifyCache(t *testing.T) {
 		if _, err := e.verify(domain.AccessToken, tok); err != nil {
 			t.Fatal(err)
 		}
-		if _, err := e.tok.Rotate(ctx); err != nil {
+		if _, err := e.tok.Rotate(ctx, true); err != nil {
 			t.Fatal(err)
 		}
 		e.clock.Advance(2 * time.Minute)

@@ -25,7 +25,7 @@ const unknownKIDReload = time.Second
 // that use them. It is safe for concurrent use.
 //
 // In EdDSA mode the keys live in the KeyStore: New loads them and, when no
-// key is current, generates an Ed25519 key and stores it. Two replicas
+// key can sign, generates an Ed25519 key and stores it. Two replicas
 // starting together on an empty store may both add one; the later one
 // retires the earlier, both verify, and every replica signs with the
 // newest after its next reload. Keys are cached and re-read every
@@ -44,6 +44,8 @@ type Tokens struct {
 	window       time.Duration
 	accessWindow time.Duration
 	seal         *sealer
+	// refreshAudience is the aud of refresh tokens (RefreshAudience).
+	refreshAudience string
 
 	reloadMu sync.Mutex
 	// nextReload is the UnixNano instant after which the keys are stale.
@@ -65,7 +67,8 @@ func New(ctx context.Context, o Options) (*Tokens, error) {
 	if err != nil {
 		return nil, err
 	}
-	t := &Tokens{opts: o, window: o.MaxTokenTTL + o.Leeway, accessWindow: min(o.AccessTokenTTL, o.MaxTokenTTL) + o.Leeway}
+	t := &Tokens{opts: o, window: o.MaxTokenTTL + o.Leeway, accessWindow: min(o.AccessTokenTTL, o.MaxTokenTTL) + o.Leeway,
+		refreshAudience: RefreshAudience(o.Audience)}
 	t.issuer.t, t.verifier.t = t, t
 	if o.KeyEncryptionSecret != nil {
 		t.seal = &sealer{secret: append([]byte(nil), o.KeyEncryptionSecret...), random: rand.Reader}
@@ -96,7 +99,12 @@ func New(ctx context.Context, o Options) (*Tokens, error) {
 
 const maxNano = int64(^uint64(0) >> 1)
 
-// Issuer returns the ports.TokenIssuer signing with t's current key.
+// RefreshAudience returns the aud of refresh tokens for the access
+// audience audience: audience + ":refresh".
+func RefreshAudience(audience string) string { return audience + ":refresh" }
+
+// Issuer returns the ports.TokenIssuer signing with t's signing key at
+// each instant.
 func (t *Tokens) Issuer() *Issuer { return &t.issuer }
 
 // Verifier returns the ports.TokenVerifier checking tokens against t's
@@ -114,38 +122,47 @@ func (t *Tokens) Reload(ctx context.Context) error {
 	return t.reloadLocked(ctx, t.opts.Clock.Now())
 }
 
-// Rotate generates a new Ed25519 key and makes it current; the store
-// retires the previous one, which keeps verifying the tokens it signed.
-// It returns the new kid. In HS256 mode it fails.
+// Rotate generates a new Ed25519 key and stores it published: it is in
+// the JWKS and verifies at once, and signs from KeyPublishAhead later
+// (at once when immediate is set), when the store retires the previous
+// key, which keeps verifying the tokens it signed. Every replica switches
+// at that instant (keyring.signerAt), having read the key within its
+// KeyReload. It returns the new key without its private half. In HS256
+// mode it fails.
 //
 // The events record the rotation: the store writes them with the new key,
 // in its transaction (ports.KeyStore.AddSigningKey), each with its Family
 // set to the new kid (a key event's Family holds the key id,
 // domain.AuditEvent), which only exists here.
-func (t *Tokens) Rotate(ctx context.Context, events ...domain.AuditEvent) (string, error) {
+func (t *Tokens) Rotate(ctx context.Context, immediate bool, events ...domain.AuditEvent) (domain.SigningKey, error) {
 	if t.alg != jose.EdDSA {
-		return "", errHS256Rotate
+		return domain.SigningKey{}, errHS256Rotate
 	}
 	t.reloadMu.Lock()
 	defer t.reloadMu.Unlock()
 	now := t.opts.Clock.Now()
 	k, err := t.newKey(now)
 	if err != nil {
-		return "", err
+		return domain.SigningKey{}, err
+	}
+	if !immediate {
+		k.SignsFrom = domain.Normalize(now.Add(t.opts.KeyPublishAhead))
 	}
 	events = slices.Clone(events)
 	for i := range events {
 		events[i].Family = k.ID
 	}
 	if err := t.opts.Keys.AddSigningKey(ctx, k, events...); err != nil {
-		return "", fmt.Errorf("rotate signing key: %w", err)
+		return domain.SigningKey{}, fmt.Errorf("rotate signing key: %w", err)
 	}
 	if err := t.reloadLocked(ctx, now); err != nil {
 		// The key is stored; the next call reloads again.
 		t.nextReload.Store(now.UnixNano())
 		t.opts.Logger.WarnContext(ctx, "reload signing keys after rotation failed", "error", err)
 	}
-	return k.ID, nil
+	k.Private = nil
+	k.SignsFrom = k.Activation()
+	return k, nil
 }
 
 // PruneKeys deletes the keys retired longer ago than MaxTokenTTL plus
@@ -169,8 +186,9 @@ func (t *Tokens) PruneKeys(ctx context.Context) (int, error) {
 }
 
 // JWKS returns the JSON Web Key Set of the public keys that may verify a
-// still-valid access token: the current key and those retired less than
-// AccessTokenTTL plus Leeway ago (never a revoked one), newest first, each
+// still-valid access token: the signing key, any key published to sign
+// next (Rotate), and those retired less than AccessTokenTTL plus Leeway
+// ago (never a revoked one), newest first, each
 // with kid, alg "EdDSA" and use "sig". In HS256 mode the set is empty:
 // {"keys":[]}.
 func (t *Tokens) JWKS(ctx context.Context) ([]byte, error) {
@@ -253,15 +271,15 @@ func (t *Tokens) keysForUnknownKID(ctx context.Context, now time.Time, kid strin
 }
 
 // reloadLocked reads the keys from the store and swaps in the new
-// snapshot. When no key is current it generates one first. The caller
+// snapshot. When no key can sign it generates one first. The caller
 // holds reloadMu.
 func (t *Tokens) reloadLocked(ctx context.Context, now time.Time) error {
 	t.lastReload = now
 	// Until this attempt succeeds, retry after unknownKIDReload.
 	t.nextReload.Store(now.Add(unknownKIDReload).UnixNano())
-	ring, err := t.load(ctx)
+	ring, stored, err := t.load(ctx, now)
 	generated := false
-	if err == nil && ring.current == nil {
+	if err == nil && len(ring.signers) == 0 {
 		generated = true
 		key, gerr := t.newKey(now)
 		if gerr != nil {
@@ -270,19 +288,20 @@ func (t *Tokens) reloadLocked(ctx context.Context, now time.Time) error {
 		if err := t.opts.Keys.AddSigningKey(ctx, key); err != nil {
 			return fmt.Errorf("store new signing key: %w", err)
 		}
-		ring, err = t.load(ctx)
-		if err == nil && ring.current == nil {
-			err = errors.New("the key store holds no current EdDSA key after adding one")
+		ring, stored, err = t.load(ctx, now)
+		if err == nil && len(ring.signers) == 0 {
+			err = errors.New("the key store holds no signing EdDSA key after adding one")
 		}
 	}
 	if err != nil {
 		return err
 	}
-	if ring.plainCurrent {
-		if err := t.sealCurrent(ctx, ring); err != nil {
+	if len(ring.plain) > 0 {
+		if err := t.sealPlain(ctx, ring); err != nil {
 			return err
 		}
 	}
+	t.eraseRetired(ctx, stored, now)
 	prev := t.ring.Swap(ring)
 	t.nextReload.Store(now.Add(t.opts.KeyReload).UnixNano())
 	if t.opts.KeysRevoked != nil && prev != nil && revokedMore(prev, ring) {
@@ -313,15 +332,35 @@ func (t *Tokens) newKey(now time.Time) (domain.SigningKey, error) {
 	return k, nil
 }
 
-// sealCurrent stores the current key's private half sealed: the key was
-// stored before a key encryption secret was configured.
-func (t *Tokens) sealCurrent(ctx context.Context, ring *keyring) error {
+// eraseAfter is how long after its retirement a key's private half is
+// erased by a reload (a key published ahead retires the previous one in
+// the future, so AddSigningKey cannot erase it then): a process whose
+// clock lags by less still reads the key it signs with.
+const eraseAfter = 5 * time.Second
+
+// eraseRetired erases the private halves of the stored keys whose
+// retirement passed more than eraseAfter ago. A failure is logged: the
+// next reload tries again.
+func (t *Tokens) eraseRetired(ctx context.Context, stored []domain.SigningKey, now time.Time) {
+	for _, sk := range stored {
+		if sk.RetiredAt == nil || len(sk.Private) == 0 || now.Before(sk.RetiredAt.Add(eraseAfter)) {
+			continue
+		}
+		if err := t.opts.Keys.SetSigningKeyPrivate(ctx, sk.ID, nil); err != nil {
+			t.opts.Logger.WarnContext(ctx, "erase the private half of a retired signing key", "kid", sk.ID, "error", err)
+		}
+	}
+}
+
+// sealPlain stores the private halves of the signers stored in clear
+// sealed: they were stored before a key encryption secret was configured.
+func (t *Tokens) sealPlain(ctx context.Context, ring *keyring) error {
 	stored, err := t.opts.Keys.SigningKeys(ctx)
 	if err != nil {
 		return fmt.Errorf("encrypt the stored signing key: %w", err)
 	}
 	for _, sk := range stored {
-		if sk.ID != ring.current.kid || isSealed(sk.Private) {
+		if !slices.Contains(ring.plain, sk.ID) || isSealed(sk.Private) {
 			continue
 		}
 		sealed, err := t.seal.seal(sk.ID, sk.Private)
@@ -333,7 +372,7 @@ func (t *Tokens) sealCurrent(ctx context.Context, ring *keyring) error {
 		}
 		t.opts.Logger.InfoContext(ctx, "signing key encrypted at rest", "kid", sk.ID)
 	}
-	ring.plainCurrent = false
+	ring.plain = nil
 	return nil
 }
 
@@ -354,8 +393,10 @@ func (t *Tokens) List(ctx context.Context) ([]domain.SigningKey, error) {
 }
 
 // Revoke revokes the key kid: no process accepts a token it signed once
-// its keys are reloaded (every KeyReload). When kid is current a new key
-// is made current first. domain.ErrSigningKeyNotFound for an unknown kid;
+// its keys are reloaded (every KeyReload). When kid signs, or is
+// published to sign, a new key that signs at once is added first (a
+// published key follows the signing one: revoking either alone would
+// leave no key to sign after its activation). domain.ErrSigningKeyNotFound for an unknown kid;
 // in HS256 mode it fails. The events record the revocation: the store
 // writes them in its transaction (ports.KeyStore.RevokeSigningKey).
 func (t *Tokens) Revoke(ctx context.Context, kid string, events ...domain.AuditEvent) error {
@@ -373,7 +414,7 @@ func (t *Tokens) Revoke(ctx context.Context, kid string, events ...domain.AuditE
 	if i < 0 {
 		return domain.ErrSigningKeyNotFound
 	}
-	if stored[i].State() == domain.KeyCurrent {
+	if s := stored[i].StateAt(now); s == domain.KeySigning || s == domain.KeyPublished {
 		k, err := t.newKey(now)
 		if err != nil {
 			return err
@@ -392,14 +433,15 @@ func (t *Tokens) Revoke(ctx context.Context, kid string, events ...domain.AuditE
 	return nil
 }
 
-func (t *Tokens) load(ctx context.Context) (*keyring, error) {
+// load reads the stored keys and builds their ring as of now.
+func (t *Tokens) load(ctx context.Context, now time.Time) (*keyring, []domain.SigningKey, error) {
 	stored, err := t.opts.Keys.SigningKeys(ctx)
 	if err != nil {
-		return nil, fmt.Errorf("load signing keys: %w", err)
+		return nil, nil, fmt.Errorf("load signing keys: %w", err)
 	}
-	ring, err := eddsaRing(stored, t.seal)
+	ring, err := eddsaRing(stored, t.seal, now)
 	if err != nil {
-		return nil, fmt.Errorf("load signing keys: %w", err)
+		return nil, nil, fmt.Errorf("load signing keys: %w", err)
 	}
-	return ring, nil
+	return ring, stored, nil
 }

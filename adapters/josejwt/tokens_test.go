@@ -41,8 +41,9 @@ func TestRoundTrip(t *testing.T) {
 						t.Errorf("payload lacks %q: %v", k, p)
 					}
 				}
-				if p["iss"] != "cachegate" || p["aud"] != "cachegate" {
-					t.Errorf("iss, aud = %v, %v; want the defaults", p["iss"], p["aud"])
+				wantAud := map[domain.TokenKind]string{domain.AccessToken: "cachegate", domain.RefreshToken: "cachegate:refresh"}[kind]
+				if p["iss"] != "cachegate" || p["aud"] != wantAud {
+					t.Errorf("iss, aud = %v, %v; want cachegate, %s", p["iss"], p["aud"], wantAud)
 				}
 			})
 		}
@@ -213,7 +214,7 @@ func TestHS256Mode(t *testing.T) {
 	})
 	t.Run("rotation is refused", func(t *testing.T) {
 		t.Parallel()
-		if _, err := e.tok.Rotate(context.Background()); err == nil {
+		if _, err := e.tok.Rotate(context.Background(), true); err == nil {
 			t.Fatal("Rotate succeeded")
 		}
 	})

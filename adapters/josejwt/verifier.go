@@ -135,7 +135,7 @@ func (t *Tokens) validate(kind domain.TokenKind, pc *parsedClaims, now time.Time
 	switch {
 	case pc.Issuer != t.opts.Issuer:
 		return domain.Claims{}, errIssuer
-	case !pc.Audience.Contains(t.opts.Audience):
+	case !t.audienceOK(kind, pc.Audience):
 		return domain.Claims{}, errAudience
 	case pc.Expiry == nil || pc.IssuedAt == nil || pc.Subject == "" || pc.ID == "":
 		return domain.Claims{}, errClaims
@@ -187,6 +187,18 @@ func (t *Tokens) lifetimeOK(pc *parsedClaims) bool {
 // holds (reloaded every KeyReload): it never reads the store.
 func (v *Verifier) KeyRevoked(kid string) bool {
 	return kid != "" && v.t.ring.Load().revoked[kid]
+}
+
+// audienceOK reports whether aud names the audience of kind. A refresh
+// token may also carry the access audience: refresh tokens signed before
+// the refresh audience was introduced did, and they keep refreshing until
+// they expire or are exchanged (README.md, "Tokens"); the typ header
+// still tells them from access tokens here.
+func (t *Tokens) audienceOK(kind domain.TokenKind, aud jwt.Audience) bool {
+	if kind == domain.RefreshToken {
+		return aud.Contains(t.refreshAudience) || aud.Contains(t.opts.Audience)
+	}
+	return aud.Contains(t.opts.Audience)
 }
 
 // typMatches reports whether the typ header names kind, compared

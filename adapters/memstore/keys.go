@@ -49,10 +49,11 @@ func (s *KeyStore) SigningKeys(context.Context) ([]domain.SigningKey, error) {
 	return out, nil
 }
 
-// AddSigningKey stores k and retires every key not yet retired at
-// k.DateCreated, erasing the private half of every retired key,
-// atomically; afterwards k is the one current key (unless it came
-// retired). A key id already stored is an error and changes nothing. The
+// AddSigningKey stores k and retires every key not retired by k's
+// activation at that instant (a key published ahead keeps signing until
+// then), erasing the private half of every key retired at or before
+// k.DateCreated, atomically; from its activation k is the one signing key
+// (unless it came retired). A key id already stored is an error and changes nothing. The
 // events are appended to the attached audit log (SetAuditLog) with k.
 func (s *KeyStore) AddSigningKey(_ context.Context, k domain.SigningKey, events ...domain.AuditEvent) error {
 	s.mu.Lock()
@@ -65,14 +66,17 @@ func (s *KeyStore) AddSigningKey(_ context.Context, k domain.SigningKey, events 
 			return fmt.Errorf("memstore: add signing key: id %q is already stored", k.ID)
 		}
 	}
-	at := authTime(k.DateCreated)
+	k = authKey(k)
+	from, created := k.SignsFrom, k.DateCreated
 	for i := range s.keys {
-		if s.keys[i].RetiredAt == nil {
+		if r := s.keys[i].RetiredAt; r == nil || r.After(from) {
+			at := from
 			s.keys[i].RetiredAt = &at
 		}
-		s.keys[i].Private = []byte{}
+		if !s.keys[i].RetiredAt.After(created) {
+			s.keys[i].Private = []byte{}
+		}
 	}
-	k = authKey(k)
 	if k.RetiredAt != nil || k.RevokedAt != nil {
 		k.Private = []byte{}
 	}
@@ -136,6 +140,7 @@ func authKey(k domain.SigningKey) domain.SigningKey {
 	k.Private = slices.Clone(k.Private)
 	k.Public = slices.Clone(k.Public)
 	k.DateCreated = authTime(k.DateCreated)
+	k.SignsFrom = authTime(k.Activation())
 	k.RetiredAt = authTimePtr(k.RetiredAt)
 	k.RevokedAt = authTimePtr(k.RevokedAt)
 	return k

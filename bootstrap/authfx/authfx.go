@@ -49,6 +49,12 @@ type Options struct {
 	RefreshTTL time.Duration
 	Issuer     string
 	Audience   string
+	// ClientID is the client_id claim of access tokens (default
+	// josejwt.DefaultClientID).
+	ClientID string
+	// KeyPublishAhead is how long a rotated key is published before it
+	// signs (default josejwt.DefaultKeyPublishAhead; negative: at once).
+	KeyPublishAhead time.Duration
 	// HS256Secret switches token signing from the stored EdDSA keys to
 	// HS256 with this secret (at least 32 bytes).
 	HS256Secret []byte
@@ -103,16 +109,18 @@ type KeySet interface {
 	// JWKS returns the JSON Web Key Set of the keys that can verify
 	// tokens still in circulation.
 	JWKS(ctx context.Context) ([]byte, error)
-	// Rotate makes a new key current and returns its id; the events are
-	// stored with the new key (application.SigningKeys).
-	Rotate(ctx context.Context, events ...domain.AuditEvent) (string, error)
+	// Rotate adds a new key, signing after the publish-ahead time or at
+	// once, and returns it; the events are stored with the new key
+	// (application.SigningKeys).
+	Rotate(ctx context.Context, immediate bool, events ...domain.AuditEvent) (domain.SigningKey, error)
 	// PruneKeys deletes keys no token can still carry.
 	PruneKeys(ctx context.Context) (int, error)
 	// List returns every stored key, newest first, without private
 	// halves.
 	List(ctx context.Context) ([]domain.SigningKey, error)
 	// Revoke stops every process accepting tokens of kid (within its key
-	// reload period), making a new key current first when kid is current;
+	// reload period), making a new key sign at once first when kid signs
+	// or is published to;
 	// the events are stored with the revocation.
 	Revoke(ctx context.Context, kid string, events ...domain.AuditEvent) error
 }
@@ -187,7 +195,8 @@ func newTokens(lc fx.Lifecycle, o Options, keys ports.KeyStore, clock ports.Cloc
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
-	t, err := josejwt.New(ctx, josejwt.Options{Issuer: o.Issuer, Audience: o.Audience, MaxTokenTTL: maxTTL,
+	t, err := josejwt.New(ctx, josejwt.Options{Issuer: o.Issuer, Audience: o.Audience, ClientID: o.ClientID,
+		KeyPublishAhead: o.KeyPublishAhead, MaxTokenTTL: maxTTL,
 		AccessTokenTTL: o.AccessTTL, HS256Secret: o.HS256Secret, Keys: keys, Clock: clock, Logger: log,
 		KeyEncryptionSecret: o.KeyEncryptionSecret, KeyReload: o.KeyReload, KeysRevoked: changes.Bump})
 	if err != nil {
@@ -392,8 +401,8 @@ func newRevokedSessions(lc fx.Lifecycle, d revokedDeps) (*application.RevokedSes
 	return r, nil
 }
 
-func newKeyAdmin(keys KeySet, log *slog.Logger, audit *application.Auditor) (*application.KeyAdmin, error) {
-	a, err := application.NewKeyAdmin(keys, log)
+func newKeyAdmin(keys KeySet, clock ports.Clock, log *slog.Logger, audit *application.Auditor) (*application.KeyAdmin, error) {
+	a, err := application.NewKeyAdmin(keys, clock, log)
 	if err == nil {
 		a.SetAuditor(audit)
 	}

@@ -161,6 +161,11 @@ type Auth struct {
 	// Issuer and Audience are the iss and aud claims issued and required.
 	Issuer   string
 	Audience string
+	// ClientID is the client_id claim of access tokens (RFC 9068).
+	ClientID string
+	// KeyPublishAhead is how long `keys rotate` publishes a new signing
+	// key before it signs (0: at once).
+	KeyPublishAhead time.Duration
 	// HS256Secret, when set, is an HMAC key of at least 32 bytes kept for
 	// compatibility; EdDSA keys stored in the database are used otherwise.
 	HS256Secret Secret
@@ -289,6 +294,8 @@ func Default() Config {
 			EnableGuards:      true,
 			Issuer:            "cachegate",
 			Audience:          "cachegate",
+			ClientID:          "cachegate",
+			KeyPublishAhead:   2 * time.Minute,
 			UsernameField:     "username",
 			PasswordField:     "password",
 			RefreshFrom:       TokenSource{In: InBody, Name: "refreshToken"},

@@ -269,6 +269,8 @@ auth:
   enableGuards: false
   issuer: https://auth.example
   audience: api
+  clientId: billing
+  keyPublishAhead: 5m
   hs256SecretFile: ` + secretFile + `
   usernameField: email
   passwordField: pass
@@ -299,7 +301,7 @@ caps: {listsPerUser: 2, streamsPerUser: 0, connsPerAddress: 64}
 				MaxEntries: 500, MaxBytes: 1 << 20},
 		},
 		Auth: config.Auth{
-			Issuer: "https://auth.example", Audience: "api",
+			Issuer: "https://auth.example", Audience: "api", ClientID: "billing", KeyPublishAhead: 5 * time.Minute,
 			HS256Secret:     config.NewSecret("0123456789abcdef0123456789abcdef"),
 			HS256SecretFile: secretFile, UsernameField: "email", PasswordField: "pass",
 			RefreshFrom:       config.TokenSource{In: config.InCookie, Name: "refresh"},

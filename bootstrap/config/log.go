@@ -42,6 +42,8 @@ func (c Config) LogValue() slog.Value {
 			slog.Bool("enableGuards", c.Auth.EnableGuards),
 			str("issuer", c.Auth.Issuer),
 			str("audience", c.Auth.Audience),
+			str("clientId", c.Auth.ClientID),
+			str("keyPublishAhead", durationText(c.Auth.KeyPublishAhead)),
 			str("hs256Secret", secret),
 			str("hs256SecretFile", c.Auth.HS256SecretFile),
 			str("usernameField", c.Auth.UsernameField),

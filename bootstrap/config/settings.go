@@ -191,6 +191,9 @@ func settings() []setting {
 		{flag: "audience", arg: "string", key: "auth.audience", def: "cachegate", usage: "aud claim of issued tokens",
 			parse: func(c *Config, v string) error { c.Auth.Audience = v; return nil },
 			check: func(c Config) error { return checkNonEmpty(c.Auth.Audience) }},
+		{flag: "client-id", arg: "string", key: "auth.clientId", def: "cachegate", usage: "client_id claim of access tokens (RFC 9068)",
+			parse: func(c *Config, v string) error { c.Auth.ClientID = v; return nil },
+			check: func(c Config) error { return checkNonEmpty(c.Auth.ClientID) }},
 		{flag: secretFlag, key: "auth.hs256Secret", noFlag: true,
 			usage: "HS256 signing secret, at least 32 bytes (environment or YAML only)",
 			parse: func(c *Config, v string) error { c.Auth.HS256Secret = NewSecret(v); return nil },
@@ -243,6 +246,18 @@ func settings() []setting {
 			check: func(c Config) error {
 				if s := c.Auth.KeyEncryptionSecret; s.IsSet() && s.Len() < minSecretBytes {
 					return fmt.Errorf("the secret must be at least %d bytes", minSecretBytes)
+				}
+				return nil
+			}},
+		{flag: "key-publish-ahead", arg: "duration", key: "auth.keyPublishAhead", def: "2m",
+			usage: "how long keys rotate publishes a new key in the JWKS before it signs (keys rotate --now: at once)",
+			parse: func(c *Config, v string) (err error) {
+				c.Auth.KeyPublishAhead, err = parseDurationOrZero(v)
+				return err
+			},
+			check: func(c Config) error {
+				if c.Auth.KeyPublishAhead < 0 || c.Auth.KeyPublishAhead > 24*time.Hour {
+					return fmt.Errorf("%s must be between 0 and 1d", c.Auth.KeyPublishAhead)
 				}
 				return nil
 			}},

@@ -54,7 +54,7 @@ type AuthHTTPTarget struct {
 	// SubjectCacheTTL is how long the guard may still let a disabled
 	// user's access token in; zero means one second.
 	SubjectCacheTTL time.Duration
-	// Rotate makes a new signing key current as `cachegate keys rotate`
+	// Rotate makes a new signing key current as `cachegate keys rotate --now`
 	// does, and returns once the service signs new tokens with it. Nil
 	// skips the key rotation test (and must be nil in HS256 mode).
 	Rotate func(t *testing.T)
@@ -245,9 +245,13 @@ func (s *ahSuite) wantPair(t *testing.T, r webReply, sub string) ahPair {
 		claims map[string]any
 		typ    string
 		ttl    time.Duration
+		aud    string
 	}{
-		{"access", ah, ac, "at+jwt", s.cfg.AccessTTL},
-		{"refresh", rh, rc, "refresh+jwt", 30 * domain.Day},
+		// Refresh tokens carry a distinct audience, so that a generic
+		// verifier never takes one for an access token (README.md,
+		// "Tokens").
+		{"access", ah, ac, "at+jwt", s.cfg.AccessTTL, "cachegate"},
+		{"refresh", rh, rc, "refresh+jwt", 30 * domain.Day, "cachegate:refresh"},
 	} {
 		if typ, _ := c.header["typ"].(string); !strings.EqualFold(typ, c.typ) {
 			t.Errorf("%s token typ %q, want %q", c.kind, typ, c.typ)
@@ -264,8 +268,8 @@ func (s *ahSuite) wantPair(t *testing.T, r webReply, sub string) ahPair {
 		if iss, _ := c.claims["iss"].(string); iss != "cachegate" {
 			t.Errorf("%s token iss %q, want cachegate", c.kind, iss)
 		}
-		if !ahAudience(c.claims["aud"], "cachegate") {
-			t.Errorf("%s token aud %v, want cachegate", c.kind, c.claims["aud"])
+		if !ahAudience(c.claims["aud"], c.aud) || c.kind == "refresh" && ahAudience(c.claims["aud"], "cachegate") {
+			t.Errorf("%s token aud %v, want %s", c.kind, c.claims["aud"], c.aud)
 		}
 		if jti, _ := c.claims["jti"].(string); jti == "" {
 			t.Errorf("%s token has no jti", c.kind)
@@ -282,6 +286,10 @@ func (s *ahSuite) wantPair(t *testing.T, r webReply, sub string) ahPair {
 		if now := time.Now(); time.Unix(int64(iat), 0).Sub(now).Abs() > time.Minute {
 			t.Errorf("%s token iat is %v away from now", c.kind, time.Unix(int64(iat), 0).Sub(now))
 		}
+	}
+	// RFC 9068 2.2: an access token names its client.
+	if id, _ := ac["client_id"].(string); id != "cachegate" {
+		t.Errorf("access token client_id %q, want cachegate", id)
 	}
 	if ac["jti"] == rc["jti"] {
 		t.Error("the access and refresh tokens share their jti")

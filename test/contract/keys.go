@@ -164,8 +164,63 @@ func KeyStore(t *testing.T, newStore func(t *testing.T) ports.KeyStore) {
 		r1, r2 := authT0.Add(3*time.Hour), authT0.Add(2*time.Hour)
 		k1.RetiredAt, k1.RevokedAt, k2.RevokedAt = &k2.DateCreated, &r1, &r2
 		authWantKeys(t, s, k2, k1)
-		if got := k2.State(); got != domain.KeyRevoked {
+		if got := k2.StateAt(at); got != domain.KeyRevoked {
 			t.Errorf("State of a revoked key = %q", got)
+		}
+	})
+
+	t.Run("a key published ahead leaves the current key signing, private half and all, until its activation", func(t *testing.T) {
+		t.Parallel()
+		s := newStore(t)
+		t1, t2 := authT0, authT0.Add(time.Hour)
+		from := t2.Add(2 * time.Minute)
+		authAddKey(t, s, authKey("k1", t1))
+		k2 := authKey("k2", t2)
+		k2.SignsFrom = from
+		authAddKey(t, s, k2)
+		k1 := authKey("k1", t1)
+		k1.RetiredAt = &from
+		authWantKeys(t, s, k2, k1)
+		keys, err := s.SigningKeys(t.Context())
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, c := range []struct {
+			at         time.Time
+			new, older string
+		}{
+			{t2, domain.KeyPublished, domain.KeySigning},
+			{from.Add(-time.Microsecond), domain.KeyPublished, domain.KeySigning},
+			{from, domain.KeySigning, domain.KeyRetired},
+		} {
+			if n, o := keys[0].StateAt(c.at), keys[1].StateAt(c.at); n != c.new || o != c.older {
+				t.Errorf("states at %v: new %s, previous %s; want %s, %s", c.at, n, o, c.new, c.older)
+			}
+		}
+	})
+
+	t.Run("a key signing at once retires a key still published and the one signing, at its activation", func(t *testing.T) {
+		t.Parallel()
+		s := newStore(t)
+		t1, t2, t3 := authT0, authT0.Add(time.Hour), authT0.Add(time.Hour+time.Minute)
+		authAddKey(t, s, authKey("k1", t1))
+		k2 := authKey("k2", t2)
+		k2.SignsFrom = t2.Add(2 * time.Minute)
+		authAddKey(t, s, k2)
+		authAddKey(t, s, authKey("k3", t3))
+		k1 := authKey("k1", t1)
+		k1.RetiredAt, k2.RetiredAt = &t3, &t3
+		authWantKeys(t, s, authKey("k3", t3), k2, k1)
+		for at, want := range map[time.Time][]string{
+			t3:                      {domain.KeySigning, domain.KeyRetired, domain.KeyRetired},
+			t2.Add(3 * time.Minute): {domain.KeySigning, domain.KeyRetired, domain.KeyRetired},
+		} {
+			keys, _ := s.SigningKeys(t.Context())
+			for i, k := range keys {
+				if got := k.StateAt(at); got != want[i] {
+					t.Errorf("state of %s at %v = %s, want %s", k.ID, at, got, want[i])
+				}
+			}
 		}
 	})
 
@@ -239,6 +294,12 @@ func authWantKeys(t *testing.T, s ports.KeyStore, want ...domain.SigningKey) {
 	if len(got) != len(want) {
 		t.Fatalf("SigningKeys = %d keys, want %d", len(got), len(want))
 	}
+	var newest time.Time // the creation of the newest key, the last added
+	for _, w := range want {
+		if w.DateCreated.After(newest) {
+			newest = w.DateCreated
+		}
+	}
 	for i := range got {
 		g, w := got[i], want[i]
 		authWantUTC(t, "DateCreated", g.DateCreated)
@@ -248,16 +309,21 @@ func authWantKeys(t *testing.T, s ports.KeyStore, want ...domain.SigningKey) {
 		if g.RevokedAt != nil {
 			authWantUTC(t, "RevokedAt", *g.RevokedAt)
 		}
-		if w.RetiredAt != nil || w.RevokedAt != nil {
-			// A retired or revoked key's private half is erased.
+		if w.RevokedAt != nil || w.RetiredAt != nil && (!w.RetiredAt.After(newest) || w.DateCreated.Equal(newest)) {
+			// A revoked key's private half is erased, a retired one's
+			// once its retirement has passed (a key published ahead
+			// retires the previous one at its activation), and a key
+			// stored retired keeps none.
 			w.Private = nil
 		}
 		if g.ID != w.ID || g.Algorithm != w.Algorithm || !bytes.Equal(g.Private, w.Private) ||
 			!bytes.Equal(g.Public, w.Public) || !g.DateCreated.Equal(w.DateCreated) ||
+			!g.SignsFrom.Equal(w.Activation()) ||
 			!authSameTime(g.RetiredAt, w.RetiredAt) || !authSameTime(g.RevokedAt, w.RevokedAt) {
 			// Key material stays out of the output.
-			t.Errorf("key %d = %s %s created %v retired %v, want %s %s created %v retired %v (or its bytes differ)",
-				i, g.ID, g.Algorithm, g.DateCreated, authFmt(g.RetiredAt), w.ID, w.Algorithm, w.DateCreated, authFmt(w.RetiredAt))
+			t.Errorf("key %d = %s %s created %v signs from %v retired %v, want %s %s created %v signs from %v retired %v (or its bytes differ)",
+				i, g.ID, g.Algorithm, g.DateCreated, g.SignsFrom, authFmt(g.RetiredAt),
+				w.ID, w.Algorithm, w.DateCreated, w.Activation(), authFmt(w.RetiredAt))
 		}
 	}
 }

@@ -139,10 +139,11 @@ func (b *authBinary) setPassword(t *testing.T, username, password string) {
 
 var rotatedKid = regexp.MustCompile(`new signing key (\S+) is current`)
 
-// rotate runs `cachegate keys rotate` and returns the new kid.
+// rotate runs `cachegate keys rotate --now` (the new key signs at once)
+// and returns the new kid.
 func (b *authBinary) rotate(t *testing.T) string {
 	t.Helper()
-	r := b.cli(t, "", "keys", "rotate")
+	r := b.cli(t, "", "keys", "rotate", "--now")
 	m := rotatedKid.FindStringSubmatch(r.Stdout)
 	if r.Code != 0 || m == nil {
 		t.Fatalf("keys rotate: status %d, stdout %q, stderr %q", r.Code, r.Stdout, r.Stderr)

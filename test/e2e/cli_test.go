@@ -156,7 +156,7 @@ func TestUsersAreAdministeredFromTheCommandLine(t *testing.T) {
 func TestKeysRotateMakesANewSigningKeyEachTime(t *testing.T) {
 	t.Parallel()
 	dir := t.TempDir()
-	kid := regexp.MustCompile(`new signing key (\S+) is current`)
+	kid := regexp.MustCompile(`new signing key (\S+) is published; servers sign with it from \S+Z,`)
 	var seen []string
 	for range 2 {
 		r := runCLI(t, dir, "", nil, "keys", "rotate")

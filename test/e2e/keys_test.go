@@ -120,10 +120,10 @@ func TestKeysListAndRevoke(t *testing.T) {
 				t.Fatal(err)
 			}
 			wantAcceptedEverywhere(t, a.client, replicas, forged)
-			wantKeys(t, a, leaked.ID+" current")
+			wantKeys(t, a, leaked.ID+" signing")
 
 			next := a.rotate(t)
-			wantKeys(t, a, next+" current", leaked.ID+" retired")
+			wantKeys(t, a, next+" signing", leaked.ID+" retired")
 			if r := a.cli(t, "", "keys", "revoke", "no-such-kid"); r.Code != 1 || !strings.Contains(r.Stderr, "no signing key") {
 				t.Errorf("keys revoke of an unknown kid: status %d, stderr %q; want 1 and a clear error", r.Code, r.Stderr)
 			}
@@ -131,7 +131,7 @@ func TestKeysListAndRevoke(t *testing.T) {
 				t.Fatalf("keys revoke: status %d, stderr %q", r.Code, r.Stderr)
 			}
 			revoked := time.Now()
-			wantKeys(t, a, next+" current", leaked.ID+" revoked")
+			wantKeys(t, a, next+" signing", leaked.ID+" revoked")
 			for _, tok := range []string{forged, p.Access} {
 				for _, base := range replicas {
 					for probeAt(t, a.client, base, tok) != http.StatusUnauthorized {
@@ -149,7 +149,7 @@ func TestKeysListAndRevoke(t *testing.T) {
 				t.Fatalf("keys revoke of the current key: status %d, stderr %q", r.Code, r.Stderr)
 			}
 			lines := keysList(t, a)
-			if len(lines) != 3 || !strings.HasSuffix(lines[0], " current") || lines[1] != next+" revoked" {
+			if len(lines) != 3 || !strings.HasSuffix(lines[0], " signing") || lines[1] != next+" revoked" {
 				t.Errorf("keys list after revoking the current key = %q", lines)
 			}
 			loginAt(t, a.client, a.srv.URL, "rex", password)
@@ -166,17 +166,19 @@ func keysList(t *testing.T, b *authBinary) []string {
 		t.Fatalf("keys list: status %d, stderr %q", r.Code, r.Stderr)
 	}
 	rows := strings.Split(strings.TrimSpace(r.Stdout), "\n")
-	if len(rows) == 0 || strings.Join(strings.Fields(rows[0]), " ") != "KID STATE CREATED RETIRED REVOKED" {
+	if len(rows) == 0 || strings.Join(strings.Fields(rows[0]), " ") != "KID STATE CREATED SIGNS-FROM RETIRED REVOKED" {
 		t.Fatalf("keys list printed %q", r.Stdout)
 	}
 	var out []string
 	for _, row := range rows[1:] {
 		f := strings.Fields(row)
-		if len(f) != 5 {
-			t.Fatalf("keys list row %q has %d columns, want 5", row, len(f))
+		if len(f) != 6 {
+			t.Fatalf("keys list row %q has %d columns, want 6", row, len(f))
 		}
-		if _, err := time.Parse(time.RFC3339, f[2]); err != nil {
-			t.Errorf("keys list row %q: created %q is not RFC 3339", row, f[2])
+		for _, i := range []int{2, 3} {
+			if _, err := time.Parse(time.RFC3339, f[i]); err != nil {
+				t.Errorf("keys list row %q: column %d %q is not RFC 3339", row, i+1, f[i])
+			}
 		}
 		out = append(out, f[0]+" "+f[1])
 	}
