@@ -96,3 +96,18 @@ func definePostgresFold(ctx context.Context, db bun.IDB) error {
 	}
 	return nil
 }
+
+// foldedColumn returns the SQL of the folded form of field, whose column
+// is col: the stored folded key or type (fold_schema.go), folded in Go
+// when the row was written, so a query folds nothing per row; id and
+// assignee_id, which are UUIDs (ASCII, stored in lower case), through
+// foldFunction, which takes its ASCII path on them.
+func foldedColumn(field domain.QueryField, col string) string {
+	switch field {
+	case domain.FieldKey:
+		return foldedKey
+	case domain.FieldType:
+		return foldedType
+	}
+	return foldFunction + "(" + col + ")"
+}

@@ -36,7 +36,7 @@ func foldBenchKey(i int) string {
 // 100 with its total, the filter matching few rows so every one of the
 // assignee's rows is tested (docs/benchmarks.md, "Case-insensitive
 // operators"). "many" ORs 49 conditions of the operator, the most a query
-// may hold beside the owner's.
+// may hold beside the owner's. With -v each logs its plan.
 //
 //	go test -tags nomsgpack,grpcnotrace -run '^$' -bench BenchmarkFoldQuery -benchtime 20x ./adapters/bunstore/
 func BenchmarkFoldQuery(b *testing.B) {
@@ -113,6 +113,9 @@ func BenchmarkFoldQuery(b *testing.B) {
 					}
 					q := ports.ListQuery{Owner: owner, Limit: 100, CountTotal: true, Filter: f}
 					b.Run(be.name+"/"+name, func(b *testing.B) {
+						if testing.Verbose() {
+							b.Logf("plan: %s", listPlan(b, db, q))
+						}
 						for b.Loop() {
 							if _, err := repo.List(context.Background(), q, testNow, func(domain.Entry) error { return nil }); err != nil {
 								b.Fatal(err)
