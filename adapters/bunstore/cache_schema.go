@@ -144,10 +144,8 @@ type cacheNames struct {
 	// expiring finds an assignee's expired rows when a quota is used up
 	// (usage_schema.go).
 	expiring string
-	// assigneeListFolded replaced assigneeList, and foldedKey indexes the
-	// folded key (fold_schema.go).
-	assigneeListFolded string
-	foldedKey          string
+	// foldedKey indexes the folded key (fold_schema.go).
+	foldedKey string
 }
 
 func cacheNamesOf(table string) cacheNames {
@@ -163,8 +161,7 @@ func cacheNamesOf(table string) cacheNames {
 		assigneeList:    objectName(table, "assignee_list"),
 		expiring:        objectName(table, "expiring"),
 
-		assigneeListFolded: objectName(table, "assignee_list_folded"),
-		foldedKey:          objectName(table, "folded_key"),
+		foldedKey: objectName(table, "folded_key"),
 	}
 }
 
@@ -173,7 +170,7 @@ func cacheNamesOf(table string) cacheNames {
 func cacheTableObjects(table string) []string {
 	n := cacheNamesOf(table)
 	return []string{n.pkey, n.naturalKey, n.assignee, n.expires, n.deleted, n.assigneeCreated, n.created, n.assigneeList,
-		n.expiring, n.assigneeListFolded, n.foldedKey}
+		n.expiring, n.foldedKey}
 }
 
 // objectName returns "<table>_<suffix>", shortened with a hash of table

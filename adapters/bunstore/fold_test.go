@@ -8,6 +8,7 @@ import (
 	"strings"
 	"sync"
 	"testing"
+	"time"
 
 	"github.com/uptrace/bun"
 
@@ -323,4 +324,43 @@ func foldMatches(e domain.Entry, field domain.QueryField, op domain.QueryOp, val
 		return in == (op == domain.OpIn)
 	}
 	panic("foldMatches: operator " + op.String())
+}
+
+// TestFoldedQueriesUseTheIndexesOfTheirPlainForms checks the plans of an
+// owner's L queries on both databases, among 3,000 entries of 100
+// assignees: $eqL and $inL on key find their rows through the folded
+// key's index, as $eq and $in do through the natural key's, and a $contL
+// page is read through the owner's list index, as a $cont page is.
+func TestFoldedQueriesUseTheIndexesOfTheirPlainForms(t *testing.T) {
+	t.Parallel()
+	for engine, open := range foldEngines(t) {
+		t.Run(engine, func(t *testing.T) {
+			t.Parallel()
+			db := open(t)
+			migrateTable(t, db, "bench_cache")
+			seed(t, db, "bench_cache", 3000, time.Time{})
+			if _, err := db.ExecContext(t.Context(), "ANALYZE"); err != nil {
+				t.Fatal(err)
+			}
+			owner := testEntry(42).AssigneeID
+			for _, c := range []struct {
+				op    domain.QueryOp
+				vals  []string
+				index string
+			}{
+				{domain.OpEq, []string{"KEY-42"}, "bench_cache_folded_key"},
+				{domain.OpIn, []string{"KEY-42", "Key-142"}, "bench_cache_folded_key"},
+				{domain.OpCont, []string{"Y-4"}, "bench_cache_assignee_list"},
+			} {
+				cond, err := domain.NewCondition("test", domain.FieldKey, c.op, true, c.vals)
+				if err != nil {
+					t.Fatal(err)
+				}
+				q := ports.ListQuery{Owner: owner, Limit: 100, Filter: domain.Where(cond)}
+				if plan := listPlan(t, db, q); !strings.Contains(plan, c.index) {
+					t.Errorf("%sL is not read through %s: %s", c.op, c.index, plan)
+				}
+			}
+		})
+	}
 }
