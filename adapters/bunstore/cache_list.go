@@ -195,6 +195,9 @@ func appendCondition(b *strings.Builder, args []any, db bun.IDB, c *domain.Condi
 	if !ok {
 		return nil, fmt.Errorf("bunstore: unknown query field %d", c.Field)
 	}
+	if c.Fold && c.Field == domain.FieldKey && (c.Op == domain.OpEq || c.Op == domain.OpIn) {
+		return appendFoldedKeyLookup(b, args, c), nil
+	}
 	if c.Fold {
 		col = foldedColumn(c.Field, col)
 	}

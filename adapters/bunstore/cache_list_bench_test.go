@@ -26,7 +26,7 @@ import (
 //   - filtered-desc: the same, sorted dateCreated DESC (the id tie-break
 //     stays ascending, so the index order is not the answer's);
 //
-//   - filtered-contL: key $contL "7": the filtered query through the fold function.
+//   - filtered-contL: key $contL "7": the filtered query on the folded key.
 //
 //     CACHEGATE_BENCH_ROWS=1000000 go test -tags nomsgpack,grpcnotrace -run '^$' -bench BenchmarkListPage -benchtime 200x ./adapters/bunstore/
 func BenchmarkListPage(b *testing.B) {

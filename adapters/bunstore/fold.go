@@ -111,3 +111,32 @@ func foldedColumn(field domain.QueryField, col string) string {
 	}
 	return foldFunction + "(" + col + ")"
 }
+
+// appendFoldedKeyLookup writes c, a $eqL or $inL on key, so that both
+// databases can answer it from indexes, as they answer $eq and $in: a key
+// with capitals matches on its stored fold (the partial index of
+// key_folded, fold_schema.go), a key that is its own fold (key_folded
+// NULL) matches on itself (the natural key's index). The values are
+// folded, so the second arm is exact: such a key equals a folded value
+// only if its fold does.
+func appendFoldedKeyLookup(b *strings.Builder, args []any, c *domain.Condition) []any {
+	list := func() {
+		b.WriteString(" IN (")
+		for i, v := range c.Values {
+			if i > 0 {
+				b.WriteString(", ")
+			}
+			b.WriteString("?")
+			args = append(args, domain.FoldCase(v.Text))
+		}
+		b.WriteString(")")
+	}
+	// Each arm repeats the live rows' condition of both indexes, which
+	// SQLite needs to see within an arm to use a partial index for it.
+	b.WriteString("((key_folded")
+	list()
+	b.WriteString(" AND date_deleted IS NULL) OR (key_folded IS NULL AND key")
+	list()
+	b.WriteString(" AND date_deleted IS NULL))")
+	return args
+}

@@ -42,11 +42,12 @@ const foldBackfillBatch = 1000
 // milliseconds a row on non-ASCII text on PostgreSQL; docs/benchmarks.md,
 // "Case-insensitive operators"). The backfill runs with the table's
 // triggers off: it changes no entry, so the change feed records nothing
-// and no count moves. It then indexes the folded key for $eqL and $inL,
-// as the natural key's index serves $eq and $in.
+// and no count moves. It then indexes the stored folded keys for $eqL and
+// $inL, which the natural key's index serves for the other keys, as it
+// serves $eq and $in.
 //
 // Older replicas must be stopped before it runs: they would write keys
-// without their folded form (README, "Query language").
+// without their folded form (README, "Listing: the CRUD query language").
 func cacheFoldedMigration(table string) migrate.Migration {
 	return migrate.Migration{
 		Name: cacheFoldedMigrationVersion + "_cache_" + table + "_folded",
@@ -205,8 +206,11 @@ func backfillFolded(ctx context.Context, tx bun.Tx, table string) error {
 	}
 }
 
-// cacheFoldedIndexDDL returns the statement that indexes the folded key
-// among live rows. The owner's covering list index (cacheCoveringMigration)
+// cacheFoldedIndexDDL returns the statement that indexes the folded keys
+// of live rows, only those stored (keys with capitals): an ordinary key
+// adds no index entry to a write. $eqL and $inL find the others through
+// the natural key's index (appendFoldedKeyLookup). The owner's covering
+// list index (cacheCoveringMigration)
 // stays as it is: with key_folded in it, an entry of a 250-character
 // non-ASCII key with capitals outgrew what an SQLite index page keeps in
 // place, and every list of such keys, case-sensitive ones too, got slower
@@ -215,6 +219,7 @@ func cacheFoldedIndexDDL(table string) []string {
 	n := cacheNamesOf(table)
 	t := quoteIdent(table)
 	return []string{
-		"CREATE INDEX IF NOT EXISTS " + quoteIdent(n.foldedKey) + " ON " + t + " ((" + foldedKey + "), assignee_id) WHERE date_deleted IS NULL",
+		"CREATE INDEX IF NOT EXISTS " + quoteIdent(n.foldedKey) + " ON " + t +
+			" (key_folded, assignee_id) WHERE key_folded IS NOT NULL AND date_deleted IS NULL",
 	}
 }
