@@ -163,6 +163,9 @@ func appendFilter(b *strings.Builder, args []any, db bun.IDB, f domain.Filter) (
 			}
 			return args, nil
 		}
+		if c, ok := mergedFoldedKeyLookup(f); ok {
+			return appendFoldedKeyLookup(b, args, &c), nil
+		}
 		sep := " AND "
 		if f.Kind == domain.FilterAny {
 			sep = " OR "

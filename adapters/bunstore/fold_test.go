@@ -285,6 +285,27 @@ func TestAnOldSchemaMigratesAndAnswersFoldedQueries(t *testing.T) {
 					t.Errorf("%s %sL %q: %d entries (total %d), want %d", c.field, c.op, c.vals, len(got), res.Total, len(want))
 				}
 			}
+			// An OR of $eqL and $inL on key (one $inL to the databases).
+			var subs []domain.Filter
+			for _, c := range []struct {
+				op   domain.QueryOp
+				vals []string
+			}{{domain.OpEq, []string{"äPFEL-0007"}}, {domain.OpIn, []string{"PLAIN-0004", "STRASSE-0003"}}, {domain.OpEq, []string{"ÄPFEL-0007"}}} {
+				cond, err := domain.NewCondition("test", domain.FieldKey, c.op, true, c.vals)
+				if err != nil {
+					t.Fatal(err)
+				}
+				subs = append(subs, domain.Where(cond))
+			}
+			var got []string
+			if _, err := repo.List(ctx, ports.ListQuery{Filter: domain.AnyOf(subs...), Limit: n}, testNow,
+				func(e domain.Entry) error { got = append(got, e.Key); return nil }); err != nil {
+				t.Fatal(err)
+			}
+			slices.Sort(got)
+			if want := []string{"STRASSE-0003", "plain-0004", "ÄPFEL-0007"}; !slices.Equal(got, want) {
+				t.Errorf("an OR of $eqL and $inL found %q, want %q", got, want)
+			}
 			if telling < 11 { // all but the final sigma's, which must match none
 				t.Errorf("only %d cases match some entries but not all: the test proves little", telling)
 			}
