@@ -333,14 +333,15 @@ func (l *archiveLoad) AddEntries(ctx context.Context, table string, es []domain.
 	if err := ValidateTableName(table); err != nil {
 		return 0, err
 	}
-	args := make([]any, 0, 10*len(es))
+	args := make([]any, 0, 12*len(es))
 	for _, e := range es {
 		e = e.Normalized()
 		args = append(args, e.ID, e.Key, e.Type, e.AssigneeID, string(e.Data), e.Version,
-			timeArg(e.DateCreated), timeArg(e.DateUpdated), nullTimeArg(e.DateDeleted), nullTimeArg(e.ExpiresAt))
+			timeArg(e.DateCreated), timeArg(e.DateUpdated), nullTimeArg(e.DateDeleted), nullTimeArg(e.ExpiresAt),
+			foldedArg(e.Key), foldedArg(e.Type))
 	}
 	// The name passed ValidateTableName: quoting it is enough.
-	return l.insert(ctx, "import entries", `INSERT INTO "`+table+`" (`+cacheColumns+`)`, 10, len(es), args)
+	return l.insert(ctx, "import entries", `INSERT INTO "`+table+`" (`+cacheWriteColumns+`)`, 12, len(es), args)
 }
 
 func (l *archiveLoad) Commit() error {

@@ -82,6 +82,10 @@ func (r *CacheRepository) write(ctx context.Context, fn func(ctx context.Context
 
 const cacheColumns = "id, key, type, assignee_id, data, version, date_created, date_updated, date_deleted, expires_at"
 
+// cacheWriteColumns are the columns a write sets: cacheColumns, then the
+// folded key and type (foldedArg in fold_schema.go).
+const cacheWriteColumns = cacheColumns + ", key_folded, type_folded"
+
 // liveAt is the condition of rows visible at a time given as its one
 // argument.
 const liveAt = "date_deleted IS NULL AND (expires_at IS NULL OR expires_at > ?)"
@@ -307,7 +311,8 @@ func (r *CacheRepository) updateRow(ctx context.Context, db bun.IDB, cur, next d
 	if tx, ok := db.(bun.Tx); ok && r.prepared != nil {
 		args := []any{next.Key, next.Type, next.AssigneeID, string(next.Data), next.Version,
 			driverTime(db, next.DateCreated), driverTime(db, next.DateUpdated), driverNullTime(db, next.DateDeleted),
-			driverNullTime(db, next.ExpiresAt), cur.ID, cur.Version, driverTime(db, cur.DateCreated)}
+			driverNullTime(db, next.ExpiresAt), foldedArg(next.Key), foldedArg(next.Type),
+			cur.ID, cur.Version, driverTime(db, cur.DateCreated)}
 		if g == nil {
 			return r.execPrepared(ctx, tx, stmtUpdate, args...)
 		}
@@ -315,10 +320,10 @@ func (r *CacheRepository) updateRow(ctx context.Context, db bun.IDB, cur, next d
 	}
 	with, from, where, gargs := r.guarded(g)
 	query := with + "UPDATE ? SET key = ?, type = ?, assignee_id = ?, data = ?, version = ?, " +
-		"date_created = ?, date_updated = ?, date_deleted = ?, expires_at = ? "
+		"date_created = ?, date_updated = ?, date_deleted = ?, expires_at = ?, key_folded = ?, type_folded = ? "
 	args := []any{r.table, next.Key, next.Type, next.AssigneeID, string(next.Data), next.Version,
 		timeArg(next.DateCreated), timeArg(next.DateUpdated), nullTimeArg(next.DateDeleted), nullTimeArg(next.ExpiresAt),
-		cur.ID, cur.Version, timeArg(cur.DateCreated)}
+		foldedArg(next.Key), foldedArg(next.Type), cur.ID, cur.Version, timeArg(cur.DateCreated)}
 	if from != "" {
 		query += "FROM " + from + " "
 		args = append(gargs, args...)

@@ -127,6 +127,9 @@ func appendFilter(b *strings.Builder, args []any, db bun.IDB, f domain.Filter) (
 			}
 			return args, nil
 		}
+		if c, ok := mergedFoldedKeyLookup(f); ok {
+			return appendFoldedKeyLookup(b, args, &c), nil
+		}
 		sep := " AND "
 		if f.Kind == domain.FilterAny {
 			sep = " OR "
@@ -152,15 +155,18 @@ func appendFilter(b *strings.Builder, args []any, db bun.IDB, f domain.Filter) (
 // case) and whose wildcards would need escaping: $starts and $ends compare
 // a substr() of the column, $cont and $excl find the value with instr()
 // (SQLite) or strpos() (PostgreSQL). Character positions count the same
-// on both. The L forms compare foldFunction of the column with the value
-// folded in Go by the same mapping.
+// on both. The L forms compare the folded column (foldedColumn) with the
+// value folded in Go by the same mapping.
 func appendCondition(b *strings.Builder, args []any, db bun.IDB, c *domain.Condition) ([]any, error) {
 	col, ok := queryColumns[c.Field]
 	if !ok {
 		return nil, fmt.Errorf("bunstore: unknown query field %d", c.Field)
 	}
+	if c.Fold && c.Field == domain.FieldKey && (c.Op == domain.OpEq || c.Op == domain.OpIn) {
+		return appendFoldedKeyLookup(b, args, c), nil
+	}
 	if c.Fold {
-		col = foldFunction + "(" + col + ")"
+		col = foldedColumn(c.Field, col)
 	}
 	val := func(i int) any {
 		v := c.Values[i]

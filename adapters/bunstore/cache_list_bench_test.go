@@ -26,7 +26,7 @@ import (
 //   - filtered-desc: the same, sorted dateCreated DESC (the id tie-break
 //     stays ascending, so the index order is not the answer's);
 //
-//   - filtered-contL: key $contL "7": the filtered query through the fold function.
+//   - filtered-contL: key $contL "7": the filtered query on the folded key.
 //
 //   - all-1000: 1000 entries of every assignee, in the default order: a
 //     list of several pages (cache_page.go).

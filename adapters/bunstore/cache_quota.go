@@ -116,20 +116,21 @@ func (r *CacheRepository) insert(ctx context.Context, db bun.IDB, e domain.Entry
 	if tx, ok := db.(bun.Tx); ok && r.prepared != nil {
 		args := []any{e.ID, e.Key, e.Type, e.AssigneeID, string(e.Data), e.Version,
 			driverTime(db, e.DateCreated), driverTime(db, e.DateUpdated), driverNullTime(db, e.DateDeleted),
-			driverNullTime(db, e.ExpiresAt)}
+			driverNullTime(db, e.ExpiresAt), foldedArg(e.Key), foldedArg(e.Type)}
 		if g == nil {
 			return r.execPrepared(ctx, tx, stmtInsert, args...)
 		}
 		return r.execPrepared(ctx, tx, stmtInsertGuarded, append(args, r.sqliteGuardArgs(g)...)...)
 	}
 	values := []any{e.ID, e.Key, e.Type, e.AssigneeID, string(e.Data), e.Version,
-		timeArg(e.DateCreated), timeArg(e.DateUpdated), nullTimeArg(e.DateDeleted), nullTimeArg(e.ExpiresAt)}
+		timeArg(e.DateCreated), timeArg(e.DateUpdated), nullTimeArg(e.DateDeleted), nullTimeArg(e.ExpiresAt),
+		foldedArg(e.Key), foldedArg(e.Type)}
 	if g == nil {
-		return r.exec(ctx, db, "INSERT INTO ? ("+cacheColumns+") VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+		return r.exec(ctx, db, "INSERT INTO ? ("+cacheWriteColumns+") VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
 			append([]any{r.table}, values...)...)
 	}
 	with, from, where, gargs := r.guarded(g)
-	query := with + "INSERT INTO ? (" + cacheColumns + ") SELECT ?, ?, ?, ?, ?, ?, ?, ?, ?, ?"
+	query := with + "INSERT INTO ? (" + cacheWriteColumns + ") SELECT ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?"
 	var args []any
 	if from != "" {
 		query += " FROM " + from
@@ -206,13 +207,13 @@ const (
 // sqliteWrites returns the prepared set of table's entry writes.
 func sqliteWrites(db *bun.DB, table string) *preparedSet {
 	t := quoteIdent(table)
-	insert := "INSERT INTO " + t + " (" + cacheColumns + ") "
+	insert := "INSERT INTO " + t + " (" + cacheWriteColumns + ") "
 	update := "UPDATE " + t + " SET key = ?, type = ?, assignee_id = ?, data = ?, version = ?, " +
-		"date_created = ?, date_updated = ?, date_deleted = ?, expires_at = ? " +
+		"date_created = ?, date_updated = ?, date_deleted = ?, expires_at = ?, key_folded = ?, type_folded = ? " +
 		"WHERE id = ? AND version = ? AND date_created = ? AND date_deleted IS NULL"
 	return &preparedSet{db: db, queries: []string{
-		insert + "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
-		insert + "SELECT ?, ?, ?, ?, ?, ?, ?, ?, ?, ? WHERE " + sqliteGuard,
+		insert + "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+		insert + "SELECT ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ? WHERE " + sqliteGuard,
 		update,
 		update + " AND " + sqliteGuard,
 	}}

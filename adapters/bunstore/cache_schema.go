@@ -144,6 +144,8 @@ type cacheNames struct {
 	// expiring finds an assignee's expired rows when a quota is used up
 	// (usage_schema.go).
 	expiring string
+	// foldedKey indexes the folded key (fold_schema.go).
+	foldedKey string
 }
 
 func cacheNamesOf(table string) cacheNames {
@@ -158,6 +160,8 @@ func cacheNamesOf(table string) cacheNames {
 		created:         objectName(table, "created"),
 		assigneeList:    objectName(table, "assignee_list"),
 		expiring:        objectName(table, "expiring"),
+
+		foldedKey: objectName(table, "folded_key"),
 	}
 }
 
@@ -166,7 +170,7 @@ func cacheNamesOf(table string) cacheNames {
 func cacheTableObjects(table string) []string {
 	n := cacheNamesOf(table)
 	return []string{n.pkey, n.naturalKey, n.assignee, n.expires, n.deleted, n.assigneeCreated, n.created, n.assigneeList,
-		n.expiring}
+		n.expiring, n.foldedKey}
 }
 
 // objectName returns "<table>_<suffix>", shortened with a hash of table

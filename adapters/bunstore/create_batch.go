@@ -180,13 +180,14 @@ func (b *createBatcher) insert(ctx context.Context, r *CacheRepository, rows []*
 		}
 	}
 	var q strings.Builder
-	args := make([]any, 0, 2+15*len(rows))
+	args := make([]any, 0, 2+17*len(rows))
 	if grows == nil {
-		q.WriteString("INSERT INTO ? (" + cacheColumns + ") VALUES ")
+		q.WriteString("INSERT INTO ? (" + cacheWriteColumns + ") VALUES ")
 		args = append(args, r.table)
 	} else {
-		q.WriteString("INSERT INTO ? (" + cacheColumns + ") SELECT v.id, v.key, v.type, v.assignee_id, v.data, v.version::integer, " +
-			"v.date_created::timestamptz, v.date_updated::timestamptz, v.date_deleted::timestamptz, v.expires_at::timestamptz FROM (VALUES ")
+		q.WriteString("INSERT INTO ? (" + cacheWriteColumns + ") SELECT v.id, v.key, v.type, v.assignee_id, v.data, v.version::integer, " +
+			"v.date_created::timestamptz, v.date_updated::timestamptz, v.date_deleted::timestamptz, v.expires_at::timestamptz, " +
+			"v.key_folded, v.type_folded FROM (VALUES ")
 		args = append(args, r.table)
 	}
 	for i, w := range rows {
@@ -195,17 +196,18 @@ func (b *createBatcher) insert(ctx context.Context, r *CacheRepository, rows []*
 		}
 		e := w.e
 		args = append(args, e.ID, e.Key, e.Type, e.AssigneeID, string(e.Data), e.Version,
-			timeArg(e.DateCreated), timeArg(e.DateUpdated), nullTimeArg(e.DateDeleted), nullTimeArg(e.ExpiresAt))
+			timeArg(e.DateCreated), timeArg(e.DateUpdated), nullTimeArg(e.DateDeleted), nullTimeArg(e.ExpiresAt),
+			foldedArg(e.Key), foldedArg(e.Type))
 		if grows == nil {
-			q.WriteString("(?, ?, ?, ?, ?, ?, ?, ?, ?, ?)")
+			q.WriteString("(?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)")
 			continue
 		}
-		q.WriteString("(?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?::bigint, ?::bigint, ?::bigint, ?::bigint)")
+		q.WriteString("(?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?::text, ?::text, ?, ?::bigint, ?::bigint, ?::bigint, ?::bigint)")
 		gr := grows[e.AssigneeID]
 		args = append(args, w.g != nil, gr.entries, gr.bytes, w.q.MaxEntries, w.q.MaxBytes)
 	}
 	if grows != nil {
-		q.WriteString(") AS v (" + cacheColumns + ", guarded, grow_entries, grow_bytes, max_entries, max_bytes) " +
+		q.WriteString(") AS v (" + cacheWriteColumns + ", guarded, grow_entries, grow_bytes, max_entries, max_bytes) " +
 			"WHERE CASE WHEN v.guarded THEN cache_usage_admit(?, v.assignee_id, v.grow_entries, v.grow_bytes, v.max_entries, v.max_bytes) ELSE true END")
 		args = append(args, r.name)
 	}

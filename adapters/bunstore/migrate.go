@@ -79,6 +79,9 @@ func migrateBefore(ctx context.Context, db *bun.DB, tables []string, before stri
 		ms.Add(changesTriggerMigration(t))
 		ms.Add(usageTriggerMigration(t))
 		ms.Add(changesRemovedMigration(t))
+		if before == "" || cacheFoldedMigrationVersion < before {
+			ms.Add(cacheFoldedMigration(t))
+		}
 	}
 	for _, m := range authMigrations() {
 		if before == "" || m.Name < before {

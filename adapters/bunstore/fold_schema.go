@@ -1,0 +1,225 @@
+package bunstore
+
+import (
+	"context"
+	"fmt"
+	"strings"
+
+	"github.com/uptrace/bun"
+	"github.com/uptrace/bun/migrate"
+
+	"github.com/cachegate/cachegate/domain"
+)
+
+// cacheFoldedMigrationVersion prefixes the migration that stores the
+// folded key and type (fold.go).
+const cacheFoldedMigrationVersion = "20261204000100"
+
+// The folded forms of key and type as the L operators compare them:
+// key_folded and type_folded hold domain.FoldCase of the column, written
+// by every write, or NULL when the column is its own fold (any text
+// without capitals, the common case), which costs an ordinary key
+// nothing to store.
+const (
+	foldedKey  = "COALESCE(key_folded, key)"
+	foldedType = "COALESCE(type_folded, type)"
+)
+
+// foldedArg returns what key_folded or type_folded stores for s.
+func foldedArg(s string) any {
+	if f := domain.FoldCase(s); f != s {
+		return f
+	}
+	return nil
+}
+
+// foldBackfillBatch is how many rows the migration folds per statement.
+const foldBackfillBatch = 1000
+
+// cacheFoldedMigration returns the migration that adds key_folded and
+// type_folded to table and fills them for the rows already there, folding
+// in Go, a batch of rows per statement (the SQL fold function costs
+// milliseconds a row on non-ASCII text on PostgreSQL; docs/benchmarks.md,
+// "Case-insensitive operators"). The backfill runs with the table's
+// triggers off: it changes no entry, so the change feed records nothing
+// and no count moves. It then indexes the stored folded keys for $eqL and
+// $inL, which the natural key's index serves for the other keys, as it
+// serves $eq and $in.
+//
+// Older replicas must be stopped before it runs: they would write keys
+// without their folded form (README, "Listing: the CRUD query language").
+func cacheFoldedMigration(table string) migrate.Migration {
+	return migrate.Migration{
+		Name: cacheFoldedMigrationVersion + "_cache_" + table + "_folded",
+		Up: func(ctx context.Context, m *migrate.Migrator, _ *migrate.Migration) error {
+			return m.DB().RunInTx(ctx, nil, func(ctx context.Context, tx bun.Tx) error {
+				if err := addFoldedColumns(ctx, tx, table); err != nil {
+					return err
+				}
+				if err := withTriggersOff(ctx, tx, table, func() error { return backfillFolded(ctx, tx, table) }); err != nil {
+					return err
+				}
+				for _, stmt := range cacheFoldedIndexDDL(table) {
+					if _, err := tx.ExecContext(ctx, stmt); err != nil {
+						return fmt.Errorf("bunstore: index the folded key of %s: %w", table, err)
+					}
+				}
+				return nil
+			})
+		},
+		Down: func(ctx context.Context, m *migrate.Migrator, _ *migrate.Migration) error {
+			n := cacheNamesOf(table)
+			return m.DB().RunInTx(ctx, nil, func(ctx context.Context, tx bun.Tx) error {
+				for _, stmt := range []string{
+					"DROP INDEX IF EXISTS " + quoteIdent(n.foldedKey),
+					"ALTER TABLE " + quoteIdent(table) + " DROP COLUMN key_folded",
+					"ALTER TABLE " + quoteIdent(table) + " DROP COLUMN type_folded",
+				} {
+					if _, err := tx.ExecContext(ctx, stmt); err != nil {
+						return err
+					}
+				}
+				return nil
+			})
+		},
+	}
+}
+
+// addFoldedColumns adds the two columns unless they are there: SQLite has
+// no ADD COLUMN IF NOT EXISTS, and processes racing on one file may both
+// run the migration (migrate.go).
+func addFoldedColumns(ctx context.Context, tx bun.Tx, table string) error {
+	for _, col := range []string{"key_folded", "type_folded"} {
+		var n int
+		q := "SELECT count(*) FROM pragma_table_info(?) WHERE name = ?"
+		if isPostgres(tx) {
+			q = "SELECT count(*) FROM information_schema.columns WHERE table_schema = current_schema() AND table_name = ? AND column_name = ?"
+		}
+		if err := tx.QueryRowContext(ctx, q, table, col).Scan(&n); err != nil {
+			return fmt.Errorf("bunstore: look for %s.%s: %w", table, col, err)
+		}
+		if n > 0 {
+			continue
+		}
+		if _, err := tx.ExecContext(ctx, "ALTER TABLE "+quoteIdent(table)+" ADD COLUMN "+col+" "+textColumnType(tx)); err != nil {
+			return fmt.Errorf("bunstore: add %s.%s: %w", table, col, err)
+		}
+	}
+	return nil
+}
+
+// withTriggersOff runs fn with table's triggers off, in tx: on PostgreSQL
+// disabled and enabled again, on SQLite (which cannot disable one) dropped
+// and created again from their own stored text. Other writers of table
+// wait for tx, which holds the table since it altered it.
+func withTriggersOff(ctx context.Context, tx bun.Tx, table string, fn func() error) error {
+	if isPostgres(tx) {
+		if _, err := tx.ExecContext(ctx, "ALTER TABLE "+quoteIdent(table)+" DISABLE TRIGGER USER"); err != nil {
+			return fmt.Errorf("bunstore: disable the triggers of %s: %w", table, err)
+		}
+		if err := fn(); err != nil {
+			return err
+		}
+		if _, err := tx.ExecContext(ctx, "ALTER TABLE "+quoteIdent(table)+" ENABLE TRIGGER USER"); err != nil {
+			return fmt.Errorf("bunstore: enable the triggers of %s: %w", table, err)
+		}
+		return nil
+	}
+	var triggers []struct{ name, sql string }
+	rows, err := tx.QueryContext(ctx, "SELECT name, sql FROM sqlite_master WHERE type = 'trigger' AND tbl_name = ? ORDER BY name", table)
+	if err != nil {
+		return fmt.Errorf("bunstore: read the triggers of %s: %w", table, err)
+	}
+	for rows.Next() {
+		var t struct{ name, sql string }
+		if err := rows.Scan(&t.name, &t.sql); err != nil {
+			_ = rows.Close()
+			return fmt.Errorf("bunstore: read the triggers of %s: %w", table, err)
+		}
+		triggers = append(triggers, t)
+	}
+	if err := rows.Close(); err != nil {
+		return err
+	}
+	for _, t := range triggers {
+		if _, err := tx.ExecContext(ctx, "DROP TRIGGER "+quoteIdent(t.name)); err != nil {
+			return fmt.Errorf("bunstore: drop trigger %s: %w", t.name, err)
+		}
+	}
+	if err := fn(); err != nil {
+		return err
+	}
+	for _, t := range triggers {
+		if _, err := tx.ExecContext(ctx, t.sql); err != nil {
+			return fmt.Errorf("bunstore: create trigger %s again: %w", t.name, err)
+		}
+	}
+	return nil
+}
+
+// backfillFolded fills key_folded and type_folded of table's rows, in the
+// order of their ids, a batch at a time; rows whose key and type are
+// their own folds keep NULL and are not written.
+func backfillFolded(ctx context.Context, tx bun.Tx, table string) error {
+	after := ""
+	for {
+		rows, err := tx.QueryContext(ctx, "SELECT id, key, type FROM ? WHERE id > ? ORDER BY id LIMIT ?",
+			bun.Ident(table), after, foldBackfillBatch)
+		if err != nil {
+			return fmt.Errorf("bunstore: read %s to fold it: %w", table, err)
+		}
+		var (
+			q    strings.Builder
+			args = []any{}
+			read int
+		)
+		for rows.Next() {
+			var id, key, typ string
+			if err := rows.Scan(&id, &key, &typ); err != nil {
+				_ = rows.Close()
+				return fmt.Errorf("bunstore: read %s to fold it: %w", table, err)
+			}
+			read++
+			after = id
+			kf, tf := foldedArg(key), foldedArg(typ)
+			if kf == nil && tf == nil {
+				continue
+			}
+			if len(args) > 0 {
+				q.WriteString(", ")
+			}
+			q.WriteString("(?, ?, ?)")
+			args = append(args, id, kf, tf)
+		}
+		if err := rows.Close(); err != nil {
+			return fmt.Errorf("bunstore: read %s to fold it: %w", table, err)
+		}
+		if len(args) > 0 {
+			stmt := "WITH v (id, kf, tf) AS (VALUES " + q.String() + ") UPDATE ? SET key_folded = v.kf, type_folded = v.tf FROM v WHERE ?.id = v.id"
+			if _, err := tx.ExecContext(ctx, stmt, append(args, bun.Ident(table), bun.Ident(table))...); err != nil {
+				return fmt.Errorf("bunstore: fold the keys of %s: %w", table, err)
+			}
+		}
+		if read < foldBackfillBatch {
+			return nil
+		}
+	}
+}
+
+// cacheFoldedIndexDDL returns the statement that indexes the folded keys
+// of live rows, only those stored (keys with capitals): an ordinary key
+// adds no index entry to a write. $eqL and $inL find the others through
+// the natural key's index (appendFoldedKeyLookup). The owner's covering
+// list index (cacheCoveringMigration)
+// stays as it is: with key_folded in it, an entry of a 250-character
+// non-ASCII key with capitals outgrew what an SQLite index page keeps in
+// place, and every list of such keys, case-sensitive ones too, got slower
+// (docs/benchmarks.md, "Case-insensitive operators").
+func cacheFoldedIndexDDL(table string) []string {
+	n := cacheNamesOf(table)
+	t := quoteIdent(table)
+	return []string{
+		"CREATE INDEX IF NOT EXISTS " + quoteIdent(n.foldedKey) + " ON " + t +
+			" (key_folded, assignee_id) WHERE key_folded IS NOT NULL AND date_deleted IS NULL",
+	}
+}
