@@ -243,8 +243,11 @@ func TestFullFileParses(t *testing.T) {
 	t.Parallel()
 	secretFile := writeFile(t, "hs256", "0123456789abcdef0123456789abcdef\n")
 	keySecretFile := writeFile(t, "kek", "  \tkey-encryption-secret-of-32-bytes!!\n\n")
+	metricsTokenFile := writeFile(t, "metrics", "metrics-token-0123456789\n")
 	c := mustLoad(t, input{yaml: `
 addr: 0.0.0.0:80
+metricsTokenFile: ` + metricsTokenFile + `
+errorFormat: Rockets
 database: postgres://app:pw@db:5432/cache?sslmode=disable
 databaseTimeout: 2s
 metricsAddr: 127.0.0.1:9090
@@ -288,6 +291,8 @@ caps: {listsPerUser: 2, streamsPerUser: 0, connsPerAddress: 64}
 		MetricsAddr: "127.0.0.1:9090", AccessTokenTTL: 5 * time.Minute, RefreshTokenTTL: 7 * 24 * time.Hour,
 		ShutdownTimeout: 30 * time.Second, ConfigFile: c.ConfigFile,
 		TrustedProxies: []string{"10.0.0.0/8", "192.0.2.7"}, AuditRetention: 30 * 24 * time.Hour,
+		MetricsToken: config.NewSecret("metrics-token-0123456789"), MetricsTokenFile: metricsTokenFile,
+		ErrorFormat: config.ErrorFormatRockets,
 		Cache: config.Cache{
 			Entities: map[string]config.Entity{"orgCache": {Table: "org_cache"}},
 			Settings: config.CacheSettings{ExpiresIn: &hour30, Assignments: map[string]config.Assignment{

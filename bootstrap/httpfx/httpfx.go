@@ -56,6 +56,8 @@ type Options struct {
 	// Limits cap what one caller holds open at once; the zero value is
 	// ginhttp's defaults.
 	Limits ginhttp.CallerLimits
+	// ErrorFormat renders 400 validation errors ("" is cachegate's).
+	ErrorFormat ginhttp.ErrorFormat
 }
 
 // Addr is the address the server listens on once the app started.
@@ -84,8 +86,11 @@ type Deps struct {
 	// Revoked ends event streams whose session was logged out (or
 	// otherwise revoked); without it they end at the token's expiry only.
 	Revoked *application.RevokedSessions `optional:"true"`
-	// Routes are extra routes other modules contribute (metrics).
+	// Routes are extra routes other modules contribute.
 	Routes []ginhttp.Route `group:"routes"`
+	// Metrics mounts GET /metrics (metricsfx, without an address of its
+	// own).
+	Metrics *ginhttp.MetricsOptions `optional:"true"`
 	// Tracing, when its Provider is set, gives each request a span.
 	Tracing tracefx.Tracing `optional:"true"`
 }
@@ -127,7 +132,9 @@ func New(d Deps) (*ginhttp.Server, error) {
 		TracerProvider: d.Tracing.Provider,
 		Stream: ginhttp.StreamOptions{Heartbeat: d.Options.Heartbeat, SessionEnded: sessionEnded(d.Revoked),
 			Retry: d.Options.Retry},
-		Limits: d.Options.Limits,
+		Limits:      d.Options.Limits,
+		ErrorFormat: d.Options.ErrorFormat,
+		Metrics:     d.Metrics,
 	})
 }
 
