@@ -10,6 +10,7 @@ import (
 var keysListCommand = Command{
 	Name:    "keys list",
 	Summary: "list the token signing keys: id, state (current, retired, revoked) and dates",
+	Uses:    UsesStorage | UsesKeys,
 	Run: func(ctx context.Context, env *Env) error {
 		s, err := env.Services(ctx)
 		if err != nil {

@@ -8,6 +8,7 @@ import (
 var keysRotateCommand = Command{
 	Name:    "keys rotate",
 	Summary: "make a new token signing key current",
+	Uses:    UsesStorage | UsesKeys,
 	Run: func(ctx context.Context, env *Env) error {
 		s, err := env.Services(ctx)
 		if err != nil {
