@@ -3,6 +3,7 @@ package config_test
 import (
 	"log/slog"
 	"reflect"
+	"strings"
 	"testing"
 	"time"
 
@@ -424,5 +425,28 @@ func TestRefreshReuseGraceAcceptsZero(t *testing.T) {
 	c = mustLoad(t, input{yaml: "auth:\n  refreshReuseGrace: 0\n"})
 	if c.Auth.RefreshReuseGrace != 0 {
 		t.Fatalf("grace from YAML 0 = %v, want 0 (off), not the 10s default", c.Auth.RefreshReuseGrace)
+	}
+}
+
+func TestAMetricsTokenTooShortOrNotABearerTokenIsRefusedWithoutQuotingIt(t *testing.T) {
+	t.Parallel()
+	for name, token := range map[string]string{
+		"too short":           "short-token",
+		"with a space":        "metrics token 0123456789",
+		"with a quote":        `metrics"token0123456789`,
+		"only white space":    "   \n",
+		"with a control char": "metrics\x01token0123456789",
+	} {
+		t.Run(name, func(t *testing.T) {
+			t.Parallel()
+			file := writeFile(t, "metrics", token)
+			_, err := load(t, input{args: []string{"--metrics-token-file", file}})
+			if err == nil {
+				t.Fatal("accepted")
+			}
+			if strings.TrimSpace(token) != "" && strings.Contains(err.Error(), strings.TrimSpace(token)) {
+				t.Fatalf("the error quotes the token: %v", err)
+			}
+		})
 	}
 }
