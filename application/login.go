@@ -191,14 +191,14 @@ func (uc *Login) reserve(ctx context.Context, in LoginInput, keys []ports.Thrott
 	return now, domain.TooMany(retry)
 }
 
-// reserveOnce reserves an attempt and, when it is counted, registers it
-// in flight, both under the lock of its first key (see inFlight).
+// reserveOnce reserves an attempt, registered in flight from before the
+// call until it ends; a refused attempt is deregistered at once (see
+// inFlight).
 func (uc *Login) reserveOnce(ctx context.Context, keys []ports.ThrottleKey, now time.Time) (bool, time.Time, error) {
-	unlock := uc.flying.lock(keys)
-	defer unlock()
+	uc.flying.add(keys)
 	ok, oldest, err := uc.d.Throttle.Reserve(ctx, keys, now, now.Add(-uc.d.Limits.Window))
-	if ok && err == nil {
-		uc.flying.add(keys)
+	if !ok || err != nil {
+		uc.flying.done(keys, false)
 	}
 	return ok, oldest, err
 }

@@ -2,7 +2,6 @@ package application
 
 import (
 	"context"
-	"hash/maphash"
 	"sync"
 	"time"
 
@@ -13,8 +12,8 @@ import (
 // flight that fill its throttle limit (LoginDeps.InFlightWait).
 const DefaultInFlightWait = 5 * time.Second
 
-// inFlight tracks this process's login attempts that are reserved in the
-// throttle and whose password is still being checked, per throttle key.
+// inFlight tracks this process's login attempts that are being reserved
+// in the throttle or whose password is being checked, per throttle key.
 //
 // The throttle counts an attempt before its password is checked, so that
 // N parallel guesses cost at most the limit's checks; a success gives its
@@ -27,13 +26,13 @@ const DefaultInFlightWait = 5 * time.Second
 // other replicas are not known here: an attempt refused only because of
 // them is refused at once, as before (README.md, "Fair share" and
 // ARCHITECTURE.md, "Threat model").
+//
+// An attempt is registered before it calls Reserve, and deregistered at
+// once when Reserve refuses it. So an attempt refused by a count that
+// holds another attempt of this process always finds that attempt
+// registered, without a lock held across the store's call (which may
+// wait for the database).
 type inFlight struct {
-	// reserving serialises, per shard of the first key, a Reserve with the
-	// registration of its attempt, so a refused attempt never misses one
-	// that was reserved just before it.
-	reserving [32]sync.Mutex
-	seed      maphash.Seed
-
 	mu   sync.Mutex
 	keys map[string]*flights
 }
@@ -47,16 +46,7 @@ type flights struct {
 	frees   uint64
 }
 
-func newInFlight() *inFlight {
-	return &inFlight{seed: maphash.MakeSeed(), keys: map[string]*flights{}}
-}
-
-// lock takes the reserving lock of keys' first key.
-func (f *inFlight) lock(keys []ports.ThrottleKey) func() {
-	m := &f.reserving[maphash.String(f.seed, keys[0].Key)%uint64(len(f.reserving))]
-	m.Lock()
-	return m.Unlock
-}
+func newInFlight() *inFlight { return &inFlight{keys: map[string]*flights{}} }
 
 // add registers one attempt in flight under every key.
 func (f *inFlight) add(keys []ports.ThrottleKey) {
