@@ -52,8 +52,8 @@ func (s *Server) readBody(c *gin.Context) ([]byte, error) {
 }
 
 // readOptionalBody is readBody for a route where no body means something
-// (a refresh without one is a missing token): a blank body, with or
-// without a Content-Type, is returned as it is.
+// (a refresh without one is a missing token): an empty body, or a blank
+// one sent as JSON, is returned as it is; the caller decides.
 func (s *Server) readOptionalBody(c *gin.Context) ([]byte, error) {
 	r := c.Request
 	cts := r.Header.Values("Content-Type")
