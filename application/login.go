@@ -37,6 +37,11 @@ type LoginDeps struct {
 	// Audit records login.succeeded, login.failed and login.throttled;
 	// nil records nothing.
 	Audit *Auditor
+	// InFlightWait bounds how long an attempt refused while this
+	// process's attempts of the same username or address are still being
+	// checked waits for them to end (see inFlight); zero means
+	// DefaultInFlightWait, a negative value no waiting.
+	InFlightWait time.Duration
 }
 
 // LoginInput is a login attempt.
@@ -49,7 +54,10 @@ type LoginInput struct {
 
 // Login exchanges a username and password for a token pair, starting a
 // new refresh family.
-type Login struct{ d LoginDeps }
+type Login struct {
+	d      LoginDeps
+	flying *inFlight
+}
 
 // NewLogin returns the use case.
 func NewLogin(d LoginDeps) (*Login, error) {
@@ -66,7 +74,10 @@ func NewLogin(d LoginDeps) (*Login, error) {
 	if d.Log == nil {
 		d.Log = slog.New(slog.DiscardHandler)
 	}
-	return &Login{d: d}, nil
+	if d.InFlightWait == 0 {
+		d.InFlightWait = DefaultInFlightWait
+	}
+	return &Login{d: d, flying: newInFlight()}, nil
 }
 
 // Execute returns a new pair. Every wrong-credential case (unknown user,
@@ -83,6 +94,8 @@ func (uc *Login) Execute(ctx context.Context, in LoginInput) (domain.TokenPair, 
 	if err != nil {
 		return domain.TokenPair{}, err
 	}
+	finish := uc.inFlight(keys)
+	defer finish(false)
 	u, err := uc.d.Validator.ValidateUser(ctx, ports.LoginInput{Username: in.Username, Password: in.Password})
 	reason := domain.AuditReasonBadPassword
 	if errors.Is(err, errUnknownUser) {
@@ -106,6 +119,7 @@ func (uc *Login) Execute(ctx context.Context, in LoginInput) (domain.TokenPair, 
 		return domain.TokenPair{}, fmt.Errorf("login: %w", err)
 	}
 	uc.giveBack(ctx, keys, usernameThrottleKey(in.Username), at)
+	finish(true)
 	uc.upgradeHash(ctx, u, in.Password)
 	pair, rec, err := uc.d.Tokens.mint(ctx, u.ID, uc.d.Tokens.IDs.NewID(), domain.Normalize(uc.d.Tokens.Clock.Now()))
 	if err != nil {
@@ -150,7 +164,17 @@ func (uc *Login) reserve(ctx context.Context, in LoginInput, keys []ports.Thrott
 	if len(keys) == 0 {
 		return now, nil
 	}
-	ok, oldest, err := uc.d.Throttle.Reserve(ctx, keys, now, now.Add(-uc.d.Limits.Window))
+	ok, oldest, err := uc.reserveOnce(ctx, keys, now)
+	if !ok && err == nil && uc.d.InFlightWait > 0 {
+		// The limit may be reached by attempts still in flight here
+		// (inFlight): wait for one of them to give its place back.
+		stop := time.NewTimer(uc.d.InFlightWait)
+		defer stop.Stop()
+		for !ok && err == nil && uc.flying.wait(ctx, keys, stop.C) {
+			now = uc.d.Tokens.Clock.Now()
+			ok, oldest, err = uc.reserveOnce(ctx, keys, now)
+		}
+	}
 	if err != nil {
 		return now, fmt.Errorf("login: reserve an attempt: %w", err)
 	}
@@ -165,6 +189,33 @@ func (uc *Login) reserve(ctx context.Context, in LoginInput, keys []ports.Thrott
 	uc.d.Metrics.LoginOutcome("throttled")
 	uc.d.Audit.Record(ctx, domain.AuditEvent{Type: domain.AuditLoginThrottled, Username: in.Username, Address: in.ClientAddr})
 	return now, domain.TooMany(retry)
+}
+
+// reserveOnce reserves an attempt, registered in flight from before the
+// call until it ends; a refused attempt is deregistered at once (see
+// inFlight).
+func (uc *Login) reserveOnce(ctx context.Context, keys []ports.ThrottleKey, now time.Time) (bool, time.Time, error) {
+	uc.flying.add(keys)
+	ok, oldest, err := uc.d.Throttle.Reserve(ctx, keys, now, now.Add(-uc.d.Limits.Window))
+	if !ok || err != nil {
+		uc.flying.done(keys, false)
+	}
+	return ok, oldest, err
+}
+
+// inFlight returns the function that ends the attempt reserved under
+// keys: freed says it gave its place back. Only its first call counts.
+func (uc *Login) inFlight(keys []ports.ThrottleKey) func(freed bool) {
+	if len(keys) == 0 {
+		return func(bool) {}
+	}
+	ended := false
+	return func(freed bool) {
+		if !ended {
+			ended = true
+			uc.flying.done(keys, freed)
+		}
+	}
 }
 
 // giveBack undoes a successful login's counting: the username's count

@@ -31,7 +31,7 @@ func App(cfg config.Config, logOut io.Writer, extra ...fx.Option) fx.Option {
 	return fx.Options(
 		Core(cfg, logOut),
 		Sweeper(cfg.Sweep),
-		metricsfx.Module(cfg.MetricsAddr),
+		metricsfx.Module(cfg.MetricsAddr, cfg.MetricsToken.Reveal()),
 		feedfx.Module(feedfx.Options{Retention: cfg.Events.Retention}),
 		httpfx.Module(HTTPOptions(cfg)),
 		fx.Options(extra...),
@@ -137,7 +137,7 @@ func HTTPOptions(cfg config.Config) httpfx.Options {
 		UsernameField: cfg.Auth.UsernameField, PasswordField: cfg.Auth.PasswordField,
 		RefreshFrom: ginhttp.TokenLocation(cfg.Auth.RefreshFrom.In), RefreshName: cfg.Auth.RefreshFrom.Name,
 		Heartbeat: cfg.Events.Heartbeat, Retry: cfg.Events.Retry,
-		Limits: callerLimits(cfg.Caps)}
+		Limits: callerLimits(cfg.Caps), ErrorFormat: ginhttp.ErrorFormat(cfg.ErrorFormat)}
 }
 
 // callerLimits converts the caps; the configuration's 0 (no cap) is

@@ -39,22 +39,43 @@ type cliHost struct {
 	version string
 }
 
-// ConfigFlags defines the configuration flags on fs.
-func (h cliHost) ConfigFlags(fs *flag.FlagSet) func() (cli.Runtime, error) {
-	f := config.Register(fs)
+// ConfigFlags defines the flags of the settings a command uses on fs.
+func (h cliHost) ConfigFlags(fs *flag.FlagSet, uses cli.Uses) func() (cli.Runtime, error) {
+	f := config.RegisterGroups(fs, configGroups(uses))
 	return func() (cli.Runtime, error) {
 		cfg, err := config.Load(fs, f, h.getenv)
 		if err != nil {
 			return nil, err
 		}
-		return &cliRuntime{cfg: cfg, host: h}, nil
+		return &cliRuntime{cfg: cfg, host: h, uses: uses}, nil
 	}
+}
+
+// configGroups converts the CLI's groups of settings to the
+// configuration's.
+func configGroups(uses cli.Uses) config.Group {
+	var g config.Group
+	for _, m := range []struct {
+		u cli.Uses
+		g config.Group
+	}{
+		{cli.UsesStorage, config.GroupStorage}, {cli.UsesPasswords, config.GroupPasswords},
+		{cli.UsesKeys, config.GroupKeys}, {cli.UsesServer, config.GroupServer},
+	} {
+		if uses&m.u != 0 {
+			g |= m.g
+		}
+	}
+	return g
 }
 
 // cliRuntime runs the service or its core for one configuration.
 type cliRuntime struct {
 	cfg  config.Config
 	host cliHost
+	// uses are the command's groups of settings: without cli.UsesKeys
+	// the signing keys are never loaded (README.md, "Commands").
+	uses cli.Uses
 	app  *fx.App
 	db   *bun.DB // opened by StartStorage
 }
@@ -63,8 +84,15 @@ type cliRuntime struct {
 type cliServices struct {
 	fx.In
 	Users *application.UserAdmin
-	Keys  *application.KeyAdmin
 	Audit *application.AuditTrail
+}
+
+// cliKeys are the key commands' use case. Asking fx for it loads the
+// signing keys (and, when they are sealed, needs the key-encryption
+// secret); only commands using cli.UsesKeys do.
+type cliKeys struct {
+	fx.In
+	Keys *application.KeyAdmin
 }
 
 // JSONLogs reports whether the logs are JSON.
@@ -104,13 +132,20 @@ func (r *cliRuntime) Start(context.Context) (cli.Services, error) {
 	}
 	cfg := r.cfg
 	cfg.Log.Level = slog.LevelError
-	var s cliServices
-	app, err := Start(Core(cfg, r.host.logOut), fx.Populate(&s))
+	var (
+		s    cliServices
+		keys cliKeys
+	)
+	populate := []any{&s}
+	if r.uses&cli.UsesKeys != 0 {
+		populate = append(populate, &keys)
+	}
+	app, err := Start(Core(cfg, r.host.logOut), fx.Populate(populate...))
 	if err != nil {
 		return cli.Services{}, err
 	}
 	r.app = app
-	return cli.Services{Users: s.Users, Keys: s.Keys, Audit: s.Audit}, nil
+	return cli.Services{Users: s.Users, Keys: keys.Keys, Audit: s.Audit}, nil
 }
 
 // StartStorage opens and migrates the database alone.

@@ -62,7 +62,9 @@ func ParseDuration(s string) (time.Duration, error) {
 	if len(s) > maxDurationInput {
 		return 0, ErrBadDuration
 	}
-	s = strings.ToLower(strings.TrimSpace(s))
+	// Only ASCII white space is trimmed: the OpenAPI document's pattern
+	// for expiresIn can say exactly that (adapters/ginhttp/openapi.json).
+	s = strings.ToLower(strings.Trim(s, " \t\n\r"))
 	if s == "" {
 		return 0, ErrBadDuration
 	}

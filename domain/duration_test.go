@@ -38,7 +38,9 @@ func TestParseDuration(t *testing.T) {
 		}
 	}
 	bad := []string{"", " ", "10", "1.5", "h", "0h", "0s", "-1h", "1x", "1h-", "1..5h", "1.h", ".h",
-		"101y", "100y1s", "1e3h", "inf h", "NaNh", "1h 10", "0.0000000000001ms", "1 h m"}
+		"101y", "100y1s", "1e3h", "inf h", "NaNh", "1h 10", "0.0000000000001ms", "1 h m",
+		// Only ASCII white space is trimmed, as the OpenAPI pattern says.
+		"1h\u00a0", "\u20281h", "\v1h"}
 	for _, in := range bad {
 		if got, err := domain.ParseDuration(in); !errors.Is(err, domain.ErrBadDuration) {
 			t.Errorf("ParseDuration(%q) = %v, %v; want ErrBadDuration", in, got, err)

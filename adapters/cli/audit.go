@@ -20,6 +20,7 @@ var auditCommand = Command{
 	Name:     "audit",
 	Synopsis: "[--user NAME] [--type T] [--since DURATION] [--json]",
 	Summary:  "list the security events of the audit trail, newest first",
+	Uses:     UsesStorage,
 	Setup: func(fs *flag.FlagSet) RunFunc {
 		user := fs.String("user", "", "only events of the username `NAME`")
 		typ := fs.String("type", "", "only events of type `T` (login.failed, refresh.reused, ...)")

@@ -10,6 +10,7 @@ var backupCommand = Command{
 	Name:     "backup",
 	Synopsis: "--out FILE",
 	Summary:  "copy a running SQLite database consistently to a new file",
+	Uses:     UsesStorage,
 	Setup: func(fs *flag.FlagSet) RunFunc {
 		out := fs.String("out", "", "the new `FILE` (must not exist)")
 		return func(ctx context.Context, env *Env) error {

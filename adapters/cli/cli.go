@@ -31,6 +31,10 @@ type Command struct {
 	Args int
 	// NoConfig marks a command without the configuration flags (version).
 	NoConfig bool
+	// Uses are the groups of configuration settings the command reads:
+	// its flag set, and so its --help, holds only their flags. Zero
+	// means every group.
+	Uses Uses
 	// Setup defines the command's own flags on fs and returns the function
 	// that runs it once the flags are parsed. Setup may be nil when the
 	// command has no flag of its own; then Run is used.
@@ -38,6 +42,26 @@ type Command struct {
 	// Run runs a command without flags of its own.
 	Run RunFunc
 }
+
+// Uses is a set of groups of configuration settings (README.md,
+// "Commands").
+type Uses uint
+
+// The groups of configuration settings.
+const (
+	// UsesStorage: --config, the database and its timeout, the logs.
+	UsesStorage Uses = 1 << iota
+	// UsesPasswords: password hashing (algorithm, cost).
+	UsesPasswords
+	// UsesKeys: the signing keys and the tokens they sign (issuer,
+	// audience, lifetimes, HS256 secret, key-encryption secret).
+	UsesKeys
+	// UsesServer: everything else the HTTP service reads.
+	UsesServer
+
+	// UsesAll is every group.
+	UsesAll = UsesStorage | UsesPasswords | UsesKeys | UsesServer
+)
 
 // RunFunc runs a command. An error that wraps ErrUsage exits with status 2,
 // any other with status 1.
@@ -55,6 +79,7 @@ func usageErrorf(format string, a ...any) error {
 // fills them in from the running core.
 type Services struct {
 	Users *application.UserAdmin
+	// Keys is nil for a command whose Uses lack UsesKeys.
 	Keys  *application.KeyAdmin
 	Audit *application.AuditTrail
 }
@@ -71,10 +96,13 @@ type Storage struct {
 
 // Host is the composition root as the CLI sees it.
 type Host interface {
-	// ConfigFlags defines the configuration flags on fs. After fs.Parse,
-	// the function it returns loads the configuration and returns its
-	// Runtime, or an error listing every problem (one per line).
-	ConfigFlags(fs *flag.FlagSet) func() (Runtime, error)
+	// ConfigFlags defines the flags of the configuration settings of the
+	// groups uses on fs. After fs.Parse, the function it returns loads the
+	// configuration and returns its Runtime, or an error listing every
+	// problem (one per line). A Runtime built for uses without UsesKeys
+	// never touches the signing keys (so needs no key-encryption secret):
+	// its Services have no Keys.
+	ConfigFlags(fs *flag.FlagSet, uses Uses) func() (Runtime, error)
 }
 
 // Runtime runs the service for one loaded configuration.
@@ -252,7 +280,11 @@ func (c *CLI) flagSet(cmd *Command) parsed {
 	fs.Usage = func() {}
 	p := parsed{fs: fs, run: cmd.Run, config: map[string]bool{}}
 	if !cmd.NoConfig {
-		p.load = c.Host.ConfigFlags(fs)
+		uses := cmd.Uses
+		if uses == 0 {
+			uses = UsesAll
+		}
+		p.load = c.Host.ConfigFlags(fs, uses)
 		fs.VisitAll(func(f *flag.Flag) { p.config[f.Name] = true })
 	}
 	if cmd.Setup != nil {

@@ -12,14 +12,18 @@ import (
 	"github.com/cachegate/cachegate/adapters/cli"
 )
 
-// fakeHost defines one configuration flag, --fail-config, and counts what
-// its runtime does.
+// fakeHost defines one configuration flag, --fail-config, and
+// --server-flag for commands using cli.UsesServer, and counts what its
+// runtime does.
 type fakeHost struct {
 	rt *fakeRuntime
 }
 
-func (h fakeHost) ConfigFlags(fs *flag.FlagSet) func() (cli.Runtime, error) {
+func (h fakeHost) ConfigFlags(fs *flag.FlagSet, uses cli.Uses) func() (cli.Runtime, error) {
 	bad := fs.Bool("fail-config", false, "make the configuration fail")
+	if uses&cli.UsesServer != 0 {
+		fs.Bool("server-flag", false, "a setting only the server reads")
+	}
 	return func() (cli.Runtime, error) {
 		if *bad {
 			return nil, errors.New("first: wrong\nsecond: wrong too")
@@ -156,6 +160,40 @@ func TestVersionFallsBackOnTheBuildInformation(t *testing.T) {
 			t.Parallel()
 			if got := cli.Version(tc.set, tc.info); got != tc.want {
 				t.Errorf("Version = %q, want %q", got, tc.want)
+			}
+		})
+	}
+}
+
+func TestACommandsFlagsAreThoseOfTheSettingsItUses(t *testing.T) {
+	t.Parallel()
+	nop := func(context.Context, *cli.Env) error { return nil }
+	for _, c := range []struct {
+		name       string
+		uses       cli.Uses
+		wantServer bool
+	}{
+		{"a command using storage only", cli.UsesStorage, false},
+		{"a command using the server settings", cli.UsesStorage | cli.UsesServer, true},
+		{"a command declaring nothing uses everything", 0, true},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			t.Parallel()
+			var stdout, stderr bytes.Buffer
+			cl := cli.New(fakeHost{&fakeRuntime{}}, "v1", strings.NewReader(""), &stdout, &stderr)
+			cl.Commands = append(cl.Commands, cli.Command{Name: "probe", Summary: "test", Uses: c.uses, Run: nop})
+			if code := cl.Run(context.Background(), []string{"probe", "--help"}); code != cli.ExitOK {
+				t.Fatalf("exit %d: %s", code, stderr.String())
+			}
+			if got := strings.Contains(stdout.String(), "--server-flag"); got != c.wantServer {
+				t.Errorf("--help lists --server-flag: %v, want %v:\n%s", got, c.wantServer, stdout.String())
+			}
+			if !strings.Contains(stdout.String(), "--fail-config") {
+				t.Errorf("--help lacks the storage flag:\n%s", stdout.String())
+			}
+			code := cl.Run(context.Background(), []string{"probe", "--server-flag"})
+			if wantCode := map[bool]int{true: cli.ExitOK, false: cli.ExitUsage}[c.wantServer]; code != wantCode {
+				t.Errorf("probe --server-flag: exit %d, want %d", code, wantCode)
 			}
 		})
 	}

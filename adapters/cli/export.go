@@ -16,6 +16,7 @@ var exportCommand = Command{
 	Name:     "export",
 	Synopsis: "[--out FILE]",
 	Summary:  "write users, signing keys, sessions and live entries as JSON Lines",
+	Uses:     UsesStorage,
 	Setup: func(fs *flag.FlagSet) RunFunc {
 		out := fs.String("out", "", "write to `FILE` (created with mode 0600, replaced only once complete) instead of standard output")
 		return func(ctx context.Context, env *Env) error {

@@ -14,6 +14,7 @@ var importCommand = Command{
 	Name:     "import",
 	Synopsis: "[--in FILE] [--merge]",
 	Summary:  "load an export into this database, all or nothing",
+	Uses:     UsesStorage,
 	Setup: func(fs *flag.FlagSet) RunFunc {
 		in := fs.String("in", "", "read `FILE` instead of standard input")
 		merge := fs.Bool("merge", false, "allow a database that is not empty; rows already stored win")

@@ -11,6 +11,7 @@ var keysListCommand = Command{
 	Name: "keys list",
 	Summary: "list the token signing keys: id, state (published: in the JWKS, not signing yet; signing; " +
 		"retired: verifying until its tokens expire; revoked) and dates",
+	Uses: UsesStorage | UsesKeys,
 	Run: func(ctx context.Context, env *Env) error {
 		s, err := env.Services(ctx)
 		if err != nil {

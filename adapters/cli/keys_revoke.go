@@ -10,6 +10,7 @@ var keysRevokeCommand = Command{
 	Synopsis: "KID",
 	Summary: "revoke a signing key: every server refuses its tokens within a minute (a new key is made current first when KID is current); " +
 		`a KID starting with "-" follows "--"`,
+	Uses: UsesStorage | UsesKeys,
 	Args: 1,
 	Run: func(ctx context.Context, env *Env) error {
 		s, err := env.Services(ctx)

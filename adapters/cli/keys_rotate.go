@@ -14,6 +14,7 @@ var keysRotateCommand = Command{
 	Synopsis: "[--now]",
 	Summary: "add a new token signing key: published in the JWKS at once, signing after --key-publish-ahead " +
 		"(with --now: at once)",
+	Uses: UsesStorage | UsesKeys,
 	Setup: func(fs *flag.FlagSet) RunFunc {
 		now := fs.Bool("now", false, "sign with the new key at once (emergencies: clients that cached the JWKS refuse its tokens until they fetch it again)")
 		return func(ctx context.Context, env *Env) error {

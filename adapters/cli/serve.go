@@ -10,6 +10,7 @@ import (
 var serveCommand = Command{
 	Name:    "serve",
 	Summary: "run the HTTP service",
+	Uses:    UsesAll,
 	Run: func(ctx context.Context, env *Env) error {
 		return env.Runtime.Serve(untilSignal(ctx))
 	},

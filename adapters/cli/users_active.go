@@ -17,6 +17,7 @@ func setActiveCommand(verb string, active bool, summary string) Command {
 		Name:     "users " + verb,
 		Synopsis: "NAME",
 		Summary:  summary,
+		Uses:     UsesStorage,
 		Args:     1,
 		Run: func(ctx context.Context, env *Env) error {
 			s, err := env.Services(ctx)

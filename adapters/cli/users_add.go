@@ -12,6 +12,7 @@ var usersAddCommand = Command{
 	Name:     "users add",
 	Synopsis: "--username NAME --password-stdin [--inactive]",
 	Summary:  "create a user and print its id",
+	Uses:     UsesStorage | UsesPasswords,
 	Setup: func(fs *flag.FlagSet) RunFunc {
 		username := fs.String("username", "", "the new user's `NAME`")
 		passwordStdin := fs.Bool("password-stdin", false, "read the password from the first line of standard input")

@@ -10,6 +10,7 @@ import (
 var usersListCommand = Command{
 	Name:    "users list",
 	Summary: "list the users",
+	Uses:    UsesStorage,
 	Run: func(ctx context.Context, env *Env) error {
 		s, err := env.Services(ctx)
 		if err != nil {

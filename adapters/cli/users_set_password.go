@@ -16,6 +16,7 @@ var usersSetPasswordCommand = Command{
 	Name:     "users set-password",
 	Synopsis: "NAME --password-stdin",
 	Summary:  "replace a user's password",
+	Uses:     UsesStorage | UsesPasswords,
 	Args:     1,
 	Setup: func(fs *flag.FlagSet) RunFunc {
 		passwordStdin := fs.Bool("password-stdin", false, "read the password from the first line of standard input")

@@ -140,10 +140,15 @@ func (r *authRoutes) refresh(c *gin.Context) {
 	var token string
 	switch r.o.RefreshFrom {
 	case FromBody:
-		b, err := r.s.readBody(c)
+		b, err := r.s.readOptionalBody(c)
 		if err != nil {
 			r.s.writeError(c, err)
 			return
+		}
+		if isBlank(b) {
+			// No body is a missing refresh token, 401 like {} and a
+			// null token (as Rockets answers; README.md, "What the API does").
+			break
 		}
 		fields, err := decodeStringObject(b, r.o.RefreshName)
 		if err != nil {

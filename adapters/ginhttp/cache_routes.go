@@ -3,6 +3,7 @@ package ginhttp
 import (
 	"errors"
 	"net/http"
+	"strings"
 
 	"github.com/gin-gonic/gin"
 
@@ -40,6 +41,11 @@ func (r *cacheRoutes) register() error {
 	}{
 		{http.MethodPost, coll, r.create},
 		{http.MethodGet, coll, r.list},
+		// The same collection with a trailing slash, as Rockets' own
+		// specs call it: answered alike, not redirected (README.md,
+		// "What the API does"). Gin's RedirectTrailingSlash is off (server.go).
+		{http.MethodPost, coll + "/", r.create},
+		{http.MethodGet, coll + "/", r.list},
 		{http.MethodGet, item, r.get},
 		{http.MethodPut, item, r.replace},
 		{http.MethodPatch, item, r.patch},
@@ -109,7 +115,7 @@ func (r *cacheRoutes) create(c *gin.Context) {
 		r.s.writeError(c, err)
 		return
 	}
-	c.Writer.Header()["Location"] = []string{c.Request.URL.EscapedPath() + "/" + e.ID}
+	c.Writer.Header()["Location"] = []string{strings.TrimSuffix(c.Request.URL.EscapedPath(), "/") + "/" + e.ID}
 	writeEntry(c, http.StatusCreated, &e)
 }
 

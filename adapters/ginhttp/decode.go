@@ -44,6 +44,17 @@ func bodyError(err error) error {
 // and be non-empty. A body without a Content-Type is refused
 // with 415 too, unless it is empty (then 400: the body is required).
 func (s *Server) readBody(c *gin.Context) ([]byte, error) {
+	b, err := s.readOptionalBody(c)
+	if err == nil && isBlank(b) {
+		return nil, domain.InvalidField("body", "is required: send one JSON object")
+	}
+	return b, err
+}
+
+// readOptionalBody is readBody for a route where no body means something
+// (a refresh without one is a missing token): an empty body, or a blank
+// one sent as JSON, is returned as it is; the caller decides.
+func (s *Server) readOptionalBody(c *gin.Context) ([]byte, error) {
 	r := c.Request
 	cts := r.Header.Values("Content-Type")
 	var ct string
@@ -78,11 +89,8 @@ func (s *Server) readBody(c *gin.Context) ([]byte, error) {
 			buf = append(buf, 0)[:len(buf)]
 		}
 	}
-	switch {
-	case ct == "" && len(buf) > 0:
+	if ct == "" && len(buf) > 0 {
 		return nil, errUnsupportedMediaType
-	case isBlank(buf):
-		return nil, domain.InvalidField("body", "is required: send one JSON object")
 	}
 	return buf, nil
 }

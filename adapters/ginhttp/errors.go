@@ -191,6 +191,11 @@ func (s *Server) writeEnvelope(w http.ResponseWriter, r *http.Request, status in
 		return
 	}
 	b := make([]byte, 0, 96+len(msg)+64*len(details))
+	if s.errorFormat == ErrorFormatRockets && status == http.StatusBadRequest &&
+		code == domain.CodeValidation && len(details) > 0 {
+		writeJSONTo(w, r, status, appendRocketsValidation(b, status, code, details))
+		return
+	}
 	b = append(b, `{"statusCode":`...)
 	b = strconv.AppendInt(b, int64(status), 10)
 	b = append(b, `,"message":`...)

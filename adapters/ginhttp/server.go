@@ -96,6 +96,12 @@ type Options struct {
 	// Limits cap what one caller holds at once (lists, streams,
 	// connections); the zero value is the defaults (see CallerLimits).
 	Limits CallerLimits
+	// ErrorFormat renders 400 validation errors; "" is
+	// ErrorFormatCachegate.
+	ErrorFormat ErrorFormat
+	// Metrics mounts GET /metrics for the metrics token or an
+	// administrator; nil mounts none.
+	Metrics *MetricsOptions
 }
 
 // RequestObserver records finished requests; it must be cheap and safe
@@ -131,6 +137,8 @@ type Server struct {
 	streamsIdle chan struct{}
 	// caps are the per-caller limits (limits.go).
 	caps caps
+	// errorFormat renders validation errors (errors_rockets.go).
+	errorFormat ErrorFormat
 
 	// failures limits the access lines of requests answered 5xx
 	// (logAccess); now is its clock, replaced by tests.
@@ -165,6 +173,10 @@ func New(opts Options) (*Server, error) {
 	case opts.MaxHeaderBytes < 0:
 		return nil, errors.New("ginhttp: MaxHeaderBytes must not be negative")
 	}
+	format, err := parseErrorFormat(opts.ErrorFormat)
+	if err != nil {
+		return nil, err
+	}
 	trusted, err := parseProxies(opts.TrustedProxies)
 	if err != nil {
 		return nil, fmt.Errorf("ginhttp: trusted proxies: %w", err)
@@ -184,6 +196,8 @@ func New(opts Options) (*Server, error) {
 		now:       time.Now,
 		stream:    opts.Stream,
 		caps:      newCaps(opts.Limits),
+
+		errorFormat: format,
 	}
 	s.streams, s.closeStreams = context.WithCancel(context.Background())
 	if s.stream.Heartbeat <= 0 {
@@ -267,6 +281,11 @@ func New(opts Options) (*Server, error) {
 			o.Origins = opts.CORS.Origins // cookie refresh: the CORS origins are the allowed sites
 		}
 		if err := (&authRoutes{s: s, o: o}).register(); err != nil {
+			return nil, err
+		}
+	}
+	if opts.Metrics != nil {
+		if err := s.mountMetrics(opts.Metrics); err != nil {
 			return nil, err
 		}
 	}

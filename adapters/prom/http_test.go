@@ -220,3 +220,46 @@ func TestConcurrentUseIsSafeAndLosesNothing(t *testing.T) {
 		t.Errorf("%v logins counted, want %d", logins, workers*perWorker)
 	}
 }
+
+func TestHandlerNegotiatesOpenMetrics(t *testing.T) {
+	t.Parallel()
+	srv := httptest.NewServer(newMetrics(t).Handler())
+	t.Cleanup(srv.Close)
+	for _, tc := range []struct {
+		name, accept, wantType string
+		wantEOF                bool
+	}{
+		{"no Accept header gets the Prometheus text format", "", "text/plain", false},
+		{"Accept text/plain gets the Prometheus text format", "text/plain", "text/plain", false},
+		{"Accept application/openmetrics-text gets OpenMetrics", "application/openmetrics-text", "application/openmetrics-text", true},
+		{"Accept application/openmetrics-text;version=1.0.0 gets OpenMetrics",
+			"application/openmetrics-text;version=1.0.0", "application/openmetrics-text", true},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			t.Parallel()
+			req, err := http.NewRequest(http.MethodGet, srv.URL, nil)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if tc.accept != "" {
+				req.Header.Set("Accept", tc.accept)
+			}
+			res, err := http.DefaultClient.Do(req)
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer res.Body.Close()
+			body, err := io.ReadAll(res.Body)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if ct := res.Header.Get("Content-Type"); !strings.HasPrefix(ct, tc.wantType) {
+				t.Fatalf("Content-Type = %q, want %s", ct, tc.wantType)
+			}
+			// OpenMetrics ends with "# EOF"; the text format never does.
+			if got := strings.HasSuffix(strings.TrimSpace(string(body)), "# EOF"); got != tc.wantEOF {
+				t.Fatalf("body ends with # EOF = %v, want %v", got, tc.wantEOF)
+			}
+		})
+	}
+}

@@ -183,6 +183,10 @@ func New(o Options) (*Metrics, error) {
 		// every other metric: serve what was gathered.
 		ErrorHandling: promhttp.ContinueOnError,
 		Registry:      m.registry,
+		// A scraper that asks for OpenMetrics (Accept:
+		// application/openmetrics-text) gets it; anything else gets the
+		// Prometheus text format (README.md, "What the API does").
+		EnableOpenMetrics: true,
 	}))
 	return m, nil
 }
@@ -201,8 +205,9 @@ func children(v *prometheus.CounterVec, known []string) map[string]prometheus.Co
 // register collectors of its own or to gather directly.
 func (m *Metrics) Registry() *prometheus.Registry { return m.registry }
 
-// Handler serves m's registry in the Prometheus text format (or a format
-// the scraper negotiates). It is the same handler on every call.
+// Handler serves m's registry in the Prometheus text format, or in
+// OpenMetrics when the request's Accept header asks for
+// application/openmetrics-text. It is the same handler on every call.
 func (m *Metrics) Handler() http.Handler { return m.handler }
 
 // LoginOutcome counts one login attempt under outcome "success",

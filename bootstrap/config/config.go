@@ -31,6 +31,14 @@ type Config struct {
 	// MetricsAddr is a separate listen address for GET /metrics; empty
 	// serves /metrics, guarded, on Addr.
 	MetricsAddr string
+	// MetricsToken, when set, lets a scraper that sends it as a bearer
+	// token read GET /metrics on Addr (README.md, "What the API does"); without it
+	// /metrics on Addr is refused. MetricsTokenFile is where it was read.
+	MetricsToken     Secret
+	MetricsTokenFile string
+	// ErrorFormat is the shape of 400 validation errors:
+	// ErrorFormatCachegate or ErrorFormatRockets.
+	ErrorFormat string
 	// AccessTokenTTL is the lifetime of access tokens.
 	AccessTokenTTL time.Duration
 	// RefreshTokenTTL is the lifetime of refresh tokens.
@@ -274,6 +282,12 @@ const (
 	DefaultAssignment = "user"
 )
 
+// The values of Config.ErrorFormat.
+const (
+	ErrorFormatCachegate = "cachegate"
+	ErrorFormatRockets   = "rockets"
+)
+
 // Default returns the configuration with every setting at its default.
 func Default() Config {
 	return Config{
@@ -284,6 +298,7 @@ func Default() Config {
 		AccessTokenTTL:  15 * time.Minute,
 		RefreshTokenTTL: 30 * domain.Day,
 		ShutdownTimeout: 15 * time.Second,
+		ErrorFormat:     ErrorFormatCachegate,
 		Cache: Cache{
 			Entities: map[string]Entity{DefaultEntityKey: {Table: "user_cache"}},
 			Settings: CacheSettings{Assignments: map[string]Assignment{

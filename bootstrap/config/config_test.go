@@ -3,6 +3,7 @@ package config_test
 import (
 	"log/slog"
 	"reflect"
+	"strings"
 	"testing"
 	"time"
 
@@ -243,8 +244,11 @@ func TestFullFileParses(t *testing.T) {
 	t.Parallel()
 	secretFile := writeFile(t, "hs256", "0123456789abcdef0123456789abcdef\n")
 	keySecretFile := writeFile(t, "kek", "  \tkey-encryption-secret-of-32-bytes!!\n\n")
+	metricsTokenFile := writeFile(t, "metrics", "metrics-token-0123456789\n")
 	c := mustLoad(t, input{yaml: `
 addr: 0.0.0.0:80
+metricsTokenFile: ` + metricsTokenFile + `
+errorFormat: Rockets
 database: postgres://app:pw@db:5432/cache?sslmode=disable
 databaseTimeout: 2s
 queryTimeout: 500ms
@@ -294,6 +298,8 @@ caps: {listsPerUser: 2, streamsPerUser: 0, connsPerAddress: 64}
 		MetricsAddr: "127.0.0.1:9090", AccessTokenTTL: 5 * time.Minute, RefreshTokenTTL: 7 * 24 * time.Hour,
 		ShutdownTimeout: 30 * time.Second, ConfigFile: c.ConfigFile,
 		TrustedProxies: []string{"10.0.0.0/8", "192.0.2.7"}, AuditRetention: 30 * 24 * time.Hour, AuditFoldWindow: 10 * time.Minute,
+		MetricsToken: config.NewSecret("metrics-token-0123456789"), MetricsTokenFile: metricsTokenFile,
+		ErrorFormat: config.ErrorFormatRockets,
 		Cache: config.Cache{
 			Entities: map[string]config.Entity{"orgCache": {Table: "org_cache"}},
 			Settings: config.CacheSettings{ExpiresIn: &hour30, Assignments: map[string]config.Assignment{
@@ -425,5 +431,28 @@ func TestRefreshReuseGraceAcceptsZero(t *testing.T) {
 	c = mustLoad(t, input{yaml: "auth:\n  refreshReuseGrace: 0\n"})
 	if c.Auth.RefreshReuseGrace != 0 {
 		t.Fatalf("grace from YAML 0 = %v, want 0 (off), not the 10s default", c.Auth.RefreshReuseGrace)
+	}
+}
+
+func TestAMetricsTokenTooShortOrNotABearerTokenIsRefusedWithoutQuotingIt(t *testing.T) {
+	t.Parallel()
+	for name, token := range map[string]string{
+		"too short":           "short-token",
+		"with a space":        "metrics token 0123456789",
+		"with a quote":        `metrics"token0123456789`,
+		"only white space":    "   \n",
+		"with a control char": "metrics\x01token0123456789",
+	} {
+		t.Run(name, func(t *testing.T) {
+			t.Parallel()
+			file := writeFile(t, "metrics", token)
+			_, err := load(t, input{args: []string{"--metrics-token-file", file}})
+			if err == nil {
+				t.Fatal("accepted")
+			}
+			if strings.TrimSpace(token) != "" && strings.Contains(err.Error(), strings.TrimSpace(token)) {
+				t.Fatalf("the error quotes the token: %v", err)
+			}
+		})
 	}
 }

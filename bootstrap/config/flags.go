@@ -31,7 +31,12 @@ func (v *flagValue) IsBoolFlag() bool { return v.isBool }
 // Register defines every setting's flag, and --config, on fs. The usage
 // text names each flag's environment variable and YAML key. Call it once
 // per flag set, before fs.Parse.
-func Register(fs *flag.FlagSet) *Flags {
+func Register(fs *flag.FlagSet) *Flags { return RegisterGroups(fs, GroupAll) }
+
+// RegisterGroups is Register for the settings of groups only (and
+// --config). The others are still read from the environment and the YAML
+// file by Load; they just have no flag here.
+func RegisterGroups(fs *flag.FlagSet, groups Group) *Flags {
 	f := &Flags{values: map[string]*flagValue{}}
 	define := func(name, def, usage string, isBool bool) {
 		v := &flagValue{text: def, isBool: isBool}
@@ -40,7 +45,7 @@ func Register(fs *flag.FlagSet) *Flags {
 	}
 	define(configFlag, "", "YAML configuration `file` (env "+envName(configFlag)+")", false)
 	for _, s := range settings() {
-		if s.noFlag {
+		if s.noFlag || groupOf(s.flag)&groups == 0 {
 			continue
 		}
 		arg := ""

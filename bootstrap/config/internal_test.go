@@ -1,6 +1,7 @@
 package config
 
 import (
+	"flag"
 	"reflect"
 	"testing"
 )
@@ -42,4 +43,63 @@ func FuzzParseFile(f *testing.F) {
 			}
 		}
 	})
+}
+
+func TestEveryGroupedNameIsASetting(t *testing.T) {
+	t.Parallel()
+	flags := map[string]bool{}
+	for _, s := range settings() {
+		flags[s.flag] = true
+	}
+	for name := range groups {
+		if !flags[name] {
+			t.Errorf("groups names %q, which is no setting", name)
+		}
+	}
+}
+
+// TestEverySettingHasAGroup: a new setting must say which commands read
+// it; left out, it would appear in every command's --help.
+func TestEverySettingHasAGroup(t *testing.T) {
+	t.Parallel()
+	for _, s := range settings() {
+		if _, ok := groups[s.flag]; !ok {
+			t.Errorf("setting --%s is in no group (groups.go)", s.flag)
+		}
+	}
+}
+
+func TestRegisterGroupsDefinesOnlyTheGroupsFlags(t *testing.T) {
+	t.Parallel()
+	for _, c := range []struct {
+		name   string
+		groups Group
+		want   []string
+		absent []string
+	}{
+		{"users add's groups", GroupStorage | GroupPasswords,
+			[]string{"config", "database", "database-timeout", "log-level", "bcrypt-cost", "password-algorithm"},
+			[]string{"addr", "cors-origins", "metrics-addr", "key-encryption-secret-file", "hs256-secret-file", "issuer"}},
+		{"the key commands' groups", GroupStorage | GroupKeys,
+			[]string{"database", "key-encryption-secret-file", "hs256-secret-file", "issuer"},
+			[]string{"addr", "bcrypt-cost", "throttle-window"}},
+		{"every group", GroupAll,
+			[]string{"addr", "cors-origins", "database", "bcrypt-cost", "key-encryption-secret-file", "max-conns-per-address"}, nil},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			t.Parallel()
+			fs := flag.NewFlagSet("x", flag.ContinueOnError)
+			RegisterGroups(fs, c.groups)
+			for _, n := range c.want {
+				if fs.Lookup(n) == nil {
+					t.Errorf("--%s is not defined", n)
+				}
+			}
+			for _, n := range c.absent {
+				if fs.Lookup(n) != nil {
+					t.Errorf("--%s is defined", n)
+				}
+			}
+		})
+	}
 }

@@ -112,13 +112,25 @@ func settings() []setting {
 			parse: intInto(func(c *Config) *int { return &c.DatabaseUserStatements }),
 			check: func(c Config) error { return checkRange(int64(c.DatabaseUserStatements), 0, 10_000) }},
 		{flag: "metrics-addr", arg: "host:port", key: "metricsAddr",
-			usage: "separate listen address for /metrics (empty: /metrics guarded on addr)",
+			usage: "separate listen address for /metrics, served there without authentication (empty: /metrics on addr, for the metrics token or an administrator)",
 			parse: func(c *Config, v string) error { c.MetricsAddr = v; return nil },
 			check: func(c Config) error {
 				if c.MetricsAddr == "" {
 					return nil
 				}
 				return checkAddr(c.MetricsAddr)
+			}},
+		{flag: "metrics-token-file", arg: "file", key: "metricsTokenFile",
+			usage: "file holding the token (at least 16 bytes) scrapers send as Authorization: Bearer to /metrics on addr (empty: /metrics on addr is refused)",
+			parse: readMetricsTokenFile},
+		{flag: "error-format", arg: "format", key: "errorFormat", def: "cachegate",
+			usage: "shape of 400 validation errors: cachegate (message a string, details) or rockets (message an array of {property, constraints})",
+			parse: func(c *Config, v string) error { c.ErrorFormat = strings.ToLower(strings.TrimSpace(v)); return nil },
+			check: func(c Config) error {
+				if c.ErrorFormat != ErrorFormatCachegate && c.ErrorFormat != ErrorFormatRockets {
+					return fmt.Errorf("%q must be cachegate or rockets", c.ErrorFormat)
+				}
+				return nil
 			}},
 		{flag: "trusted-proxies", arg: "cidrs", key: "trustedProxies", isList: true,
 			usage: "comma-separated addresses or CIDRs of proxies whose X-Forwarded-For is believed (default none)",
@@ -440,6 +452,35 @@ func readKeyEncryptionSecretFile(c *Config, path string) error {
 	c.Auth.KeyEncryptionSecretFile = path
 	if !c.Auth.KeyEncryptionSecret.IsSet() {
 		return fmt.Errorf("%s: is empty", path)
+	}
+	return nil
+}
+
+// minMetricsTokenBytes is the shortest metrics token accepted: it stands
+// for a password, so it must not be guessable.
+const minMetricsTokenBytes = 16
+
+// readMetricsTokenFile reads the metrics token; surrounding whitespace is
+// ignored. Its text is never quoted in an error.
+func readMetricsTokenFile(c *Config, path string) error {
+	if path == "" {
+		c.MetricsToken, c.MetricsTokenFile = Secret{}, ""
+		return nil
+	}
+	b, err := readSmallFile(path)
+	if err != nil {
+		return err
+	}
+	c.MetricsToken = NewSecret(strings.TrimSpace(string(b)))
+	c.MetricsTokenFile = path
+	if c.MetricsToken.Len() < minMetricsTokenBytes {
+		return fmt.Errorf("%s: the token must be at least %d bytes", path, minMetricsTokenBytes)
+	}
+	// A bearer token is an RFC 6750 b64token: what base64 or hex gives.
+	for _, r := range c.MetricsToken.Reveal() {
+		if !(r >= 'a' && r <= 'z' || r >= 'A' && r <= 'Z' || r >= '0' && r <= '9' || strings.ContainsRune("-._~+/=", r)) {
+			return fmt.Errorf("%s: the token may hold only letters, digits and -._~+/=", path)
+		}
 	}
 	return nil
 }

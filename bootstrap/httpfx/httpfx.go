@@ -56,6 +56,8 @@ type Options struct {
 	// Limits cap what one caller holds open at once; the zero value is
 	// ginhttp's defaults.
 	Limits ginhttp.CallerLimits
+	// ErrorFormat renders 400 validation errors ("" is cachegate's).
+	ErrorFormat ginhttp.ErrorFormat
 }
 
 // Addr is the address the server listens on once the app started.
@@ -81,8 +83,11 @@ type Deps struct {
 	Logout       *application.Logout          `optional:"true"`
 	Keys         authfx.KeySet                `optional:"true"`
 	Observer     ginhttp.RequestObserver      `optional:"true"`
-	// Routes are extra routes other modules contribute (metrics).
+	// Routes are extra routes other modules contribute.
 	Routes []ginhttp.Route `group:"routes"`
+	// Metrics mounts GET /metrics (metricsfx, without an address of its
+	// own).
+	Metrics *ginhttp.MetricsOptions `optional:"true"`
 	// Tracing, when its Provider is set, gives each request a span.
 	Tracing tracefx.Tracing `optional:"true"`
 }
@@ -124,6 +129,8 @@ func New(d Deps) (*ginhttp.Server, error) {
 		TracerProvider: d.Tracing.Provider,
 		Stream:         streamOptions(d),
 		Limits:         d.Options.Limits,
+		ErrorFormat:    d.Options.ErrorFormat,
+		Metrics:        d.Metrics,
 	})
 }
 

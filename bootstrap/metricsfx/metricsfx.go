@@ -1,11 +1,12 @@
 // Package metricsfx is the fx module of Prometheus metrics: it provides
 // the prom adapter as ports.Metrics (business events) and as the HTTP
 // server's request observer, watches the database pool, and serves
-// GET /metrics — on its own listen address when one is configured, else
-// as a guarded route of the main server.
+// GET /metrics — on its own listen address when one is configured
+// (open: a private network's scrapers), else on the main server for the
+// metrics token or an administrator (README.md, "What the API does").
 //
 // Provides: *prom.Metrics, ports.Metrics, ports.FeedMetrics, ginhttp.RequestObserver and,
-// without an address of its own, a ginhttp.Route in the group "routes".
+// without an address of its own, *ginhttp.MetricsOptions for httpfx.
 package metricsfx
 
 import (
@@ -23,8 +24,9 @@ import (
 )
 
 // Module serves metrics; addr is the separate listen address, or "" to
-// serve /metrics behind the guard on the main server.
-func Module(addr string) fx.Option {
+// serve /metrics on the main server to a request bearing token (none when
+// empty) or an administrator.
+func Module(addr, token string) fx.Option {
 	opts := []fx.Option{
 		fx.Provide(
 			func(log *slog.Logger) (*prom.Metrics, error) { return prom.New(prom.Options{Logger: log}) },
@@ -35,11 +37,10 @@ func Module(addr string) fx.Option {
 		fx.Invoke(watchDB),
 	}
 	if addr == "" {
-		opts = append(opts, fx.Provide(fx.Annotate(
-			func(m *prom.Metrics) ginhttp.Route {
-				return ginhttp.Route{Method: http.MethodGet, Path: "/metrics", Handler: m.Handler()}
-			},
-			fx.ResultTags(`group:"routes"`))))
+		opts = append(opts, fx.Provide(func(m *prom.Metrics) *ginhttp.MetricsOptions {
+			// Admin stays nil: there are no admin roles yet.
+			return &ginhttp.MetricsOptions{Handler: m.Handler(), Token: token}
+		}))
 	} else {
 		opts = append(opts, fx.Invoke(func(lc fx.Lifecycle, m *prom.Metrics, log *slog.Logger) {
 			serve(lc, addr, m.Handler(), log)

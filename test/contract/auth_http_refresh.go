@@ -70,6 +70,18 @@ func ahRefreshTests(t *testing.T, s *ahSuite) {
 			}
 			ahWantUnauthorized(t, r, false)
 		}
+		// No body at all is a missing token too, on both refresh routes,
+		// with or without a JSON Content-Type (as Rockets answers).
+		for _, path := range []string{"/auth/refresh", "/token/refresh"} {
+			for _, hdr := range [][]string{nil, {"Content-Type", "application/json"}} {
+				r := s.web.do(t, http.MethodPost, path, nil, hdr...)
+				if r.Status != http.StatusUnauthorized {
+					t.Errorf("%s with no body (headers %q): status %d, want 401", path, hdr, r.Status)
+					continue
+				}
+				ahWantUnauthorized(t, r, false)
+			}
+		}
 		for _, c := range []struct{ name, body, field string }{
 			{"a number token", `{"refreshToken":123}`, "refreshToken"},
 			{"an object token", `{"refreshToken":{"t":"x"}}`, "refreshToken"},

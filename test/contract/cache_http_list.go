@@ -96,6 +96,33 @@ func webListTests(t *testing.T, s *webSuite) {
 		}
 	})
 
+	t.Run("the collection with a trailing slash answers as without it", func(t *testing.T) {
+		t.Parallel()
+		who := seed(t)
+		// As Rockets' specs call it: GET /cache/<a>/?filter[0]=….
+		query := "?filter[0]=assignee.id||$eq||" + who + "&filter[1]=type||$eq||x"
+		r := s.do(t, http.MethodGet, s.coll()+"/"+query, nil)
+		if r.Status != http.StatusOK {
+			t.Fatalf("GET %s/%s answered %d (a redirect or a 404 is wrong): %s", s.coll(), query, r.Status, webShort(r.Body))
+		}
+		var raw []json.RawMessage
+		if err := json.Unmarshal(r.Body, &raw); err != nil {
+			t.Fatalf("not a JSON array: %v: %s", err, webShort(r.Body))
+		}
+		var got []string
+		for _, b := range raw {
+			got = append(got, webParseEntry(t, b).Key)
+		}
+		if want := webKeys(s.listOf(t, query)); !slices.Equal(got, want) || len(want) != 2 {
+			t.Errorf("with the slash: keys %v; without: %v (want 2 keys each)", got, want)
+		}
+		created := s.do(t, http.MethodPost, s.coll()+"/", webBody("slash", "x", who, `1`, `null`))
+		e := created.entry(t, http.StatusCreated)
+		if loc := created.Header.Get("Location"); !strings.HasSuffix(loc, s.item(e.ID)) {
+			t.Errorf("POST %s/: Location %q, want one ending in %s", s.coll(), loc, s.item(e.ID))
+		}
+	})
+
 	t.Run("lists sort by the given field and direction", func(t *testing.T) {
 		t.Parallel()
 		who := seed(t)

@@ -104,7 +104,10 @@ func webProtocolTests(t *testing.T, s *webSuite) {
 			}
 			s.do(t, c.method, c.path, body).fail(t, http.StatusNotFound, "")
 		}
-		for _, path := range []string{"/nope", "/cache", "/cache/", s.coll() + "/", s.item(id) + "/x"} {
+		// The collection with a trailing slash is the collection (see
+		// "the collection with a trailing slash answers as without it");
+		// an item's is not.
+		for _, path := range []string{"/nope", "/cache", "/cache/", s.item(id) + "/", s.item(id) + "/x"} {
 			s.do(t, http.MethodGet, path, nil).fail(t, http.StatusNotFound, "")
 		}
 		r := s.do(t, http.MethodDelete, s.coll(), nil)

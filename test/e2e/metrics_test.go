@@ -3,6 +3,8 @@ package e2e
 import (
 	"io"
 	"net/http"
+	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 )
@@ -74,5 +76,62 @@ func TestMetricsCountWhatHappened(t *testing.T) {
 		if res.StatusCode != http.StatusNotFound {
 			t.Errorf("with a metrics address, the main listener's /metrics answers %d, want 404", res.StatusCode)
 		}
+	}
+}
+
+// TestMetricsOnTheMainAddressNeedTheMetricsToken: without --metrics-addr,
+// /metrics answers the metrics token (in OpenMetrics when asked) and
+// refuses a user's access token and no token (README.md, "What the API
+// does").
+func TestMetricsOnTheMainAddressNeedTheMetricsToken(t *testing.T) {
+	t.Parallel()
+	dir := t.TempDir()
+	db := "sqlite:" + dir + "/metrics.db"
+	if add := runCLI(t, dir, "a fine password\n", nil, "users", "add", "--username", "m", "--password-stdin", "--database", db); add.Code != 0 {
+		t.Fatalf("users add: %s", add.Stderr)
+	}
+	const token = "scraper-token-0123456789abcdef"
+	tokenFile := filepath.Join(dir, "metrics-token")
+	if err := os.WriteFile(tokenFile, []byte(token+"\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	s := startServer(t, serverConfig{Dir: dir, Args: []string{"--database", db, "--metrics-token-file", tokenFile}})
+	res, err := http.Post(s.URL+"/auth/login", "application/json", strings.NewReader(`{"username":"m","password":"a fine password"}`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	b, _ := io.ReadAll(res.Body)
+	res.Body.Close()
+	_, rest, _ := strings.Cut(string(b), `"accessToken":"`)
+	access, _, _ := strings.Cut(rest, `"`)
+	scrape := func(auth, accept string) (int, string, string) {
+		t.Helper()
+		req, _ := http.NewRequest(http.MethodGet, s.URL+"/metrics", nil)
+		if auth != "" {
+			req.Header.Set("Authorization", "Bearer "+auth)
+		}
+		if accept != "" {
+			req.Header.Set("Accept", accept)
+		}
+		res, err := http.DefaultClient.Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer res.Body.Close()
+		b, _ := io.ReadAll(res.Body)
+		return res.StatusCode, res.Header.Get("Content-Type"), string(b)
+	}
+	if st, ct, body := scrape(token, ""); st != 200 || !strings.HasPrefix(ct, "text/plain") || !strings.Contains(body, "cachegate_logins_total") {
+		t.Errorf("with the metrics token: %d %q", st, ct)
+	}
+	if st, ct, body := scrape(token, "application/openmetrics-text"); st != 200 ||
+		!strings.HasPrefix(ct, "application/openmetrics-text") || !strings.HasSuffix(strings.TrimSpace(body), "# EOF") {
+		t.Errorf("with the metrics token, asked for OpenMetrics: %d %q", st, ct)
+	}
+	if st, _, _ := scrape(access, ""); st != http.StatusForbidden {
+		t.Errorf("with a user's access token: %d, want 403", st)
+	}
+	if st, _, _ := scrape("", ""); st != http.StatusUnauthorized {
+		t.Errorf("without a token: %d, want 401", st)
 	}
 }

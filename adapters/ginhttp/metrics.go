@@ -1,0 +1,82 @@
+package ginhttp
+
+import (
+	"crypto/sha256"
+	"crypto/subtle"
+	"errors"
+	"fmt"
+	"net/http"
+
+	"github.com/gin-gonic/gin"
+
+	"github.com/cachegate/cachegate/domain"
+)
+
+// MetricsOptions mount GET /metrics on the server (README.md, "What the
+// API does"). A scrape is served to a request carrying the metrics token,
+// or to an administrator; anyone else is refused (401 without valid
+// credentials, 403 for a user who is not an administrator), whether guards
+// are enabled or not: the metrics describe every user's traffic.
+type MetricsOptions struct {
+	// Handler serves the scrape (Prometheus text, or OpenMetrics when
+	// asked).
+	Handler http.Handler
+	// Token, when not empty, admits a request with "Authorization: Bearer
+	// <Token>", compared in constant time (SHA-256 digests, so not even
+	// its length leaks). Empty admits no token.
+	Token string
+	// Admin reports whether an authenticated caller may read the metrics
+	// as an administrator. Nil admits no user: cachegate has no admin
+	// role yet, and this is where it will be checked.
+	Admin func(domain.Actor) bool
+}
+
+// mountMetrics mounts o's handler at GET /metrics, outside the guard: the
+// metrics token is no access token, so the handler reads the bearer
+// itself and asks the Authenticator only about one that is not the
+// metrics token.
+func (s *Server) mountMetrics(o *MetricsOptions) (err error) {
+	if o.Handler == nil {
+		return errors.New("ginhttp: Metrics has no Handler")
+	}
+	var want [sha256.Size]byte
+	if o.Token != "" {
+		want = sha256.Sum256([]byte(o.Token))
+	}
+	serve := gin.WrapH(o.Handler)
+	defer func() {
+		if r := recover(); r != nil {
+			err = fmt.Errorf("ginhttp: route GET /metrics: %v", r)
+		}
+	}()
+	s.engine.GET("/metrics", func(c *gin.Context) {
+		tok, perr := parseBearer(c.Request.Header.Values("Authorization"))
+		if perr != nil {
+			s.writeError(c, domain.ErrUnauthenticated)
+			return
+		}
+		if o.Token != "" {
+			got := sha256.Sum256([]byte(tok))
+			if subtle.ConstantTimeCompare(got[:], want[:]) == 1 {
+				serve(c)
+				return
+			}
+		}
+		if s.auth == nil {
+			s.writeError(c, domain.ErrUnauthenticated)
+			return
+		}
+		p, err := s.auth.Authenticate(c.Request.Context(), tok)
+		if err != nil {
+			s.writeError(c, err)
+			return
+		}
+		setPrincipal(c, p)
+		if o.Admin == nil || !o.Admin(domain.AsPrincipal(p)) {
+			s.writeError(c, domain.ErrForbidden)
+			return
+		}
+		serve(c)
+	})
+	return nil
+}
