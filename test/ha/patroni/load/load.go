@@ -35,7 +35,8 @@ type load struct {
 	retries       int      // write retries with the same Idempotency-Key
 	selfConflicts int
 	kill          time.Time     // zero until the leader is killed
-	recovered     chan struct{} // closed at the first success sent after the kill
+	outageStart   time.Time     // the first failure sent after the kill
+	recovered     chan struct{} // closed at the first success sent after outageStart
 	transportLog  int           // transport errors logged so far
 }
 
@@ -44,7 +45,15 @@ func (l *load) record(o outcome) {
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	l.outs = append(l.outs, o)
-	if o.ok() && !l.kill.IsZero() && !o.Sent.Before(l.kill) {
+	if l.kill.IsZero() || o.Sent.Before(l.kill) {
+		return
+	}
+	// As analyse defines it, give or take the order answers arrive in:
+	// the first success sent after the first failure sent after the kill.
+	if !o.ok() && (l.outageStart.IsZero() || o.Sent.Before(l.outageStart)) {
+		l.outageStart = o.Sent
+	}
+	if o.ok() && !l.outageStart.IsZero() && o.Sent.After(l.outageStart) {
 		select {
 		case <-l.recovered:
 		default:

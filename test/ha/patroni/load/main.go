@@ -5,7 +5,7 @@
 // replica in turn) against the cachegate replicas it is given; after
 // --warmup it runs the command after "--" (the script's: kill the
 // PostgreSQL leader), keeps the load going until the first success after
-// the kill plus --tail, then lists every entry through each replica and
+// the outage the kill causes, plus --tail, then lists every entry through each replica and
 // reports acknowledged writes, lost writes, the statuses answered during
 // the election, the seconds from the kill to the first success, every
 // answer other than 503 DATABASE_UNAVAILABLE, and whether a watched
@@ -189,10 +189,10 @@ func run(o options, out io.Writer) (bool, error) {
 	log.Printf("kill command done in %s; waiting for the first success", killTook.Round(time.Millisecond))
 	select {
 	case <-l.recovered:
-		log.Printf("first success after %s; %s more load", time.Since(killAt).Round(time.Millisecond), o.tail)
+		log.Printf("first success after the outage, %s after the kill; %s more load", time.Since(killAt).Round(time.Millisecond), o.tail)
 		time.Sleep(o.tail)
 	case <-time.After(o.maxOutage):
-		log.Printf("no success within %s of the kill", o.maxOutage)
+		log.Printf("no outage ended within %s of the kill", o.maxOutage)
 	}
 	l.stopped.Store(true)
 	l.wg.Wait()
@@ -245,11 +245,14 @@ func run(o options, out io.Writer) (bool, error) {
 		len(o.urls), o.writers, o.refreshers, o.pace, map[bool]string{true: "on (503 and unanswered writes retried)", false: "off"}[o.idempotency])
 	p("load %s before the kill; the leader killed at %s (the command took %s); load stopped %.1f s after the kill",
 		cmdStart.Sub(begin).Round(100*time.Millisecond), killAt.UTC().Format("15:04:05.000 UTC"), killTook.Round(time.Millisecond), end.Sub(killAt).Seconds())
-	p("first success after the kill: %s (writes %s, refreshes %s)", since(e.Recovered), since(e.PerKind[kindWrite]), since(e.PerKind[kindRefresh]))
+	p("first failure sent after the kill: %s; first success after it: %s (writes %s, refreshes %s)",
+		since(e.OutageStart), since(e.Recovered), since(e.PerKind[kindWrite]), since(e.PerKind[kindRefresh]))
 	for r := range o.urls {
 		p("  replica %d (%s): first success %s", r+1, o.urls[r], since(e.PerReplica[r]))
 	}
-	p("answered during the election (sent after the kill, answered before the first success): %s", e.During)
+	p("answered during the election (sent after the kill, answered before that first success): %s", e.During)
+	p("  how long they took: median %s, 99th percentile %s, longest %s",
+		e.percentile(50).Round(time.Microsecond), e.percentile(99).Round(time.Microsecond), e.percentile(100).Round(time.Microsecond))
 	p("in flight at the kill (sent before, answered after): %s", e.InFlight)
 	p("longest request: %.2f s", longest.Seconds())
 	for _, k := range []string{kindWrite, kindRefresh, kindLogin} {

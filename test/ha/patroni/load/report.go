@@ -3,6 +3,7 @@ package main
 import (
 	"fmt"
 	"maps"
+	"math"
 	"slices"
 	"strings"
 	"time"
@@ -65,11 +66,18 @@ func (c counts) String() string {
 	return strings.Join(parts, ", ")
 }
 
-// election is what happened between the kill and the first success.
+// election is what happened between the kill and the first success
+// after the outage it caused.
 type election struct {
 	Kill time.Time
-	// Recovered is when the first success of a request sent at or after
-	// the kill was answered; zero when none was.
+	// OutageStart is when the first request sent at or after the kill
+	// that failed was sent; zero when none failed. With the whole node
+	// killed that is right after the kill; with only the leader's Patroni
+	// killed its PostgreSQL serves on until HAProxy takes it out, and
+	// the outage starts then.
+	OutageStart time.Time
+	// Recovered is when the first success of a request sent after
+	// OutageStart was answered; zero when none was (or no outage).
 	Recovered time.Time
 	// PerReplica and PerKind hold the same, for each replica and kind.
 	PerReplica map[int]time.Time
@@ -81,11 +89,29 @@ type election struct {
 	// InFlight counts the answers to requests sent before the kill and
 	// answered after it.
 	InFlight counts
+	// DuringTimes are how long the requests counted in During took,
+	// shortest first.
+	DuringTimes []time.Duration
 }
 
-// recovery is the time from the kill to the first success; false when
-// there was none.
+// percentile returns the p-th percentile (0 < p ≤ 100, nearest rank) of
+// the election's answer times; 0 when there were none.
+func (e election) percentile(p float64) time.Duration {
+	n := len(e.DuringTimes)
+	if n == 0 {
+		return 0
+	}
+	i := int(math.Ceil(p/100*float64(n))) - 1
+	return e.DuringTimes[min(max(i, 0), n-1)]
+}
+
+// recovery is the time from the kill to the first success after the
+// outage: 0 when nothing failed after the kill; false when the outage did
+// not end.
 func (e election) recovery() (time.Duration, bool) {
+	if e.OutageStart.IsZero() {
+		return 0, true
+	}
 	if e.Recovered.IsZero() {
 		return 0, false
 	}
@@ -98,7 +124,12 @@ func analyse(outs []outcome, kill time.Time) election {
 	e := election{Kill: kill, PerReplica: map[int]time.Time{}, PerKind: map[string]time.Time{},
 		During: counts{}, InFlight: counts{}}
 	for _, o := range outs {
-		if !o.ok() || o.Sent.Before(kill) {
+		if !o.ok() && !o.Sent.Before(kill) && (e.OutageStart.IsZero() || o.Sent.Before(e.OutageStart)) {
+			e.OutageStart = o.Sent
+		}
+	}
+	for _, o := range outs {
+		if e.OutageStart.IsZero() || !o.ok() || !o.Sent.After(e.OutageStart) {
 			continue
 		}
 		if e.Recovered.IsZero() || o.Done.Before(e.Recovered) {
@@ -121,8 +152,10 @@ func analyse(outs []outcome, kill time.Time) election {
 		}
 		if e.Recovered.IsZero() || o.Done.Before(e.Recovered) {
 			e.During[o.label()]++
+			e.DuringTimes = append(e.DuringTimes, o.Done.Sub(o.Sent))
 		}
 	}
+	slices.Sort(e.DuringTimes)
 	return e
 }
 
@@ -185,7 +218,7 @@ func verdict(e election, fails counts, lost, selfConflicts int, restarted []stri
 		why = append(why, fmt.Sprintf("%d acknowledged writes lost", lost))
 	}
 	if d, ok := e.recovery(); !ok {
-		why = append(why, "no success after the kill")
+		why = append(why, "no success after the outage began")
 	} else if d > goal {
 		why = append(why, fmt.Sprintf("first success %.1f s after the kill (goal %.0f s)", d.Seconds(), goal.Seconds()))
 	}

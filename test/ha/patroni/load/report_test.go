@@ -54,6 +54,36 @@ func TestAnalyseFindsTheElectionWindow(t *testing.T) {
 	if got, want := e.InFlight.String(), "201: 1, 503 DATABASE_UNAVAILABLE: 1"; got != want {
 		t.Errorf("in flight at the kill: %s; want %s", got, want)
 	}
+	if got := e.percentile(50); got != 2*time.Second {
+		t.Errorf("median answer time during the election %s; want 2s (of 2s and 15s)", got)
+	}
+	if got := e.percentile(100); got != 15*time.Second {
+		t.Errorf("longest answer during the election %s; want 15s", got)
+	}
+}
+
+// With only the leader's Patroni killed, its PostgreSQL serves on until
+// HAProxy takes it out: the successes right after the kill are not the
+// recovery, the first one after the outage is.
+func TestAnalyseMeasuresRecoveryFromTheOutageNotFromSuccessesBeforeIt(t *testing.T) {
+	t.Parallel()
+	outs := []outcome{
+		created(kindWrite, 0, 10.05, 10.1),
+		created(kindRefresh, 1, 10.5, 10.6),
+		unavailable(kindWrite, 0, 11.6, 11.7),
+		unavailable(kindRefresh, 1, 11.65, 11.7),
+		created(kindWrite, 0, 29.2, 29.3),
+	}
+	e := analyse(outs, at(10))
+	if !e.OutageStart.Equal(at(11.6)) {
+		t.Errorf("outage began at %s; want %s", e.OutageStart, at(11.6))
+	}
+	if d, ok := e.recovery(); !ok || d != 19300*time.Millisecond {
+		t.Errorf("recovery = %s, %t; want 19.3s", d, ok)
+	}
+	if got, want := e.During.String(), "201: 2, 503 DATABASE_UNAVAILABLE: 2"; got != want {
+		t.Errorf("during the election: %s; want %s", got, want)
+	}
 }
 
 func TestAnalyseWithoutRecoveryCountsEverythingAfterTheKill(t *testing.T) {
@@ -137,8 +167,9 @@ func TestStoredAnywayCountsUnacknowledgedWritesThatCommitted(t *testing.T) {
 func TestVerdict(t *testing.T) {
 	t.Parallel()
 	good := analyse([]outcome{unavailable(kindWrite, 0, 11, 12), created(kindWrite, 0, 20, 21)}, at(10))
-	slow := analyse([]outcome{created(kindWrite, 0, 45, 46)}, at(10))
-	none := analyse(nil, at(10))
+	slow := analyse([]outcome{unavailable(kindWrite, 0, 11, 12), created(kindWrite, 0, 45, 46)}, at(10))
+	none := analyse([]outcome{unavailable(kindWrite, 0, 11, 12)}, at(10))
+	unhurt := analyse([]outcome{created(kindWrite, 0, 11, 12)}, at(10))
 	for _, tc := range []struct {
 		name          string
 		e             election
@@ -152,7 +183,8 @@ func TestVerdict(t *testing.T) {
 		{name: "self-conflicts do not count without Idempotency-Key", e: good, selfC: 3},
 		{name: "a lost write misses it", e: good, lost: 1, wantSubstring: "1 acknowledged writes lost"},
 		{name: "a slow recovery misses it", e: slow, wantSubstring: "first success 36.0 s after the kill"},
-		{name: "no recovery misses it", e: none, wantSubstring: "no success after the kill"},
+		{name: "no recovery misses it", e: none, wantSubstring: "no success after the outage began"},
+		{name: "no outage meets it", e: unhurt},
 		{name: "a 500 misses it", e: good, fails: counts{"write 500 INTERNAL": 1}, wantSubstring: "write 500 INTERNAL: 1"},
 		{name: "a self-conflict misses it with Idempotency-Key", e: good, selfC: 2, idem: true, wantSubstring: "2 self-conflicts"},
 		{name: "a restart misses it", e: good, restarted: []string{"42"}, wantSubstring: "restarted or gone: 42"},
