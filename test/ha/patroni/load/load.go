@@ -117,7 +117,8 @@ func (l *load) writer(ctx context.Context, n int, access string) {
 			body: map[string]any{"key": key, "type": "ha", "data": "written by test/ha/patroni/load",
 				"assignee": map[string]string{"id": l.userID}}}
 		if l.idempotency {
-			c.idemKey = key
+			// The draft's structured-field string: the key in quotes.
+			c.idemKey = `"` + key + `"`
 		}
 		for attempt := 0; ; attempt++ {
 			o, body := l.send(ctx, c)
@@ -139,8 +140,12 @@ func (l *load) writer(ctx context.Context, n int, access string) {
 				l.noteSelfConflict(key)
 				break
 			}
-			unanswered := o.Status == http.StatusServiceUnavailable || o.Status == 0
-			if !unanswered || !l.idempotency || l.stopped.Load() {
+			// 409 IDEMPOTENCY_KEY_IN_PROGRESS: another attempt with the key
+			// has not ended yet (README, "Idempotent retries"); it is
+			// retried too, and still reported as an answer other than 503.
+			retry := o.Status == http.StatusServiceUnavailable || o.Status == 0 ||
+				(o.Status == http.StatusConflict && o.Code == "IDEMPOTENCY_KEY_IN_PROGRESS")
+			if !retry || !l.idempotency || l.stopped.Load() {
 				l.noteUnacked(key)
 				break
 			}
