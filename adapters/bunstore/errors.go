@@ -169,7 +169,8 @@ func isStorageFull(err error) bool {
 
 // isUnavailable reports whether err says the database cannot be reached or
 // cannot serve now: a connection refused, reset, timed out or closed
-// under the statement, a server shutting down, starting up or read-only
+// under the statement (pgx's "conn closed", met when a primary dies
+// between the statements of one call), a server shutting down, starting up or read-only
 // (a standby), an SQLite file that stayed busy, became read-only or cannot
 // be read or opened.
 func isUnavailable(err error) bool {
@@ -195,7 +196,7 @@ func isUnavailable(err error) bool {
 		netErr  net.Error
 	)
 	return errors.As(err, &connect) || errors.As(err, &netErr) || pgconn.Timeout(err) ||
-		errors.Is(err, driver.ErrBadConn) || errors.Is(err, sql.ErrConnDone) ||
+		errors.Is(err, driver.ErrBadConn) || errors.Is(err, sql.ErrConnDone) || errors.Is(err, pgconn.ErrConnClosed) ||
 		errors.Is(err, io.EOF) || errors.Is(err, io.ErrUnexpectedEOF) ||
 		errors.Is(err, syscall.ECONNREFUSED) || errors.Is(err, syscall.ECONNRESET) || errors.Is(err, syscall.EPIPE)
 }

@@ -9,6 +9,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/jackc/pgx/v5/pgconn"
+
 	"github.com/cachegate/cachegate/domain"
 	"github.com/cachegate/cachegate/test/pgtest"
 )
@@ -157,5 +159,17 @@ func TestCheckReportsAReadOnlyPostgreSQLAsUnavailable(t *testing.T) {
 	ro := openTestDB(t, dsn+"&options=-c%20default_transaction_read_only%3Don")
 	if err := Check(t.Context(), ro); !errors.Is(err, domain.ErrDatabaseUnavailable) {
 		t.Fatalf("Check on a read-only session: %v; want ErrDatabaseUnavailable", err)
+	}
+}
+
+// TestAConnectionClosedUnderACallIsUnavailable: pgx answers "conn closed"
+// when the server went away between two statements of one call (seen
+// when a Patroni leader was killed, docs/ha.md); that is an outage, 503,
+// never a 500.
+func TestAConnectionClosedUnderACallIsUnavailable(t *testing.T) {
+	t.Parallel()
+	err := translate(context.Background(), fmt.Errorf("create cache entry: %w", pgconn.ErrConnClosed))
+	if !errors.Is(err, domain.ErrDatabaseUnavailable) {
+		t.Fatalf("translate(conn closed) = %v, want DATABASE_UNAVAILABLE", err)
 	}
 }
