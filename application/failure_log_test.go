@@ -172,3 +172,36 @@ func TestRevokedSessionsLogWhenPollsStartFailingAndWhenTheyRecover(t *testing.T)
 		t.Errorf("%d \"failing\" lines in all, want 1", n)
 	}
 }
+
+// pendingDownLog is a downLog whose revisions stay held back (Pending),
+// as the PostgreSQL log's were after a transaction in flight at a kill.
+type pendingDownLog struct{ *downLog }
+
+func (pendingDownLog) Pending() bool { return true }
+
+// TestAFailingFeedPollsAtItsIntervalNotThePendingOne: while reads fail, the
+// reader waits its whole Poll, not the 5 ms it waits for transactions in
+// flight (a Patroni leader kill saw a replica read every 5 ms for the
+// whole outage, docs/ha.md). Poll is 200 ms: the bound of 20 reads in
+// 600 ms leaves ample room for a slow machine, and the fault made about
+// 120.
+func TestAFailingFeedPollsAtItsIntervalNotThePendingOne(t *testing.T) {
+	t.Parallel()
+	log := pendingDownLog{&downLog{ChangeLog: memstore.NewChangeLog()}}
+	feed, err := application.NewFeed(application.FeedConfig{Log: log, Clock: newClock(), Poll: 200 * time.Millisecond,
+		Logger: slog.New(&logRecords{})})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan struct{})
+	go func() { defer close(done); _ = feed.Run(ctx) }()
+	t.Cleanup(func() { cancel(); <-done })
+	waitFor(t, "the feed's first read", func() bool { return log.reads.Load() >= 2 })
+	log.down.Store(true)
+	from := log.reads.Load()
+	time.Sleep(600 * time.Millisecond)
+	if n := log.reads.Load() - from; n > 20 {
+		t.Fatalf("%d failed reads in 600 ms with a 200 ms poll; a failing feed must not poll at the pending interval", n)
+	}
+}

@@ -144,7 +144,8 @@ func (f *Feed) Run(ctx context.Context) error {
 		waiting := f.waiting
 		f.waiting = nil
 		f.mu.Unlock()
-		f.reads.Record(ctx, f.cfg.Logger, "change feed: read", f.readAll(ctx), f.cfg.Clock.Now())
+		readErr := f.readAll(ctx)
+		f.reads.Record(ctx, f.cfg.Logger, "change feed: read", readErr, f.cfg.Clock.Now())
 		if waiting != nil {
 			close(waiting)
 		}
@@ -152,8 +153,11 @@ func (f *Feed) Run(ctx context.Context) error {
 			prune = false
 			f.prunes.Record(ctx, f.cfg.Logger, "change feed: prune", f.prune(ctx), f.cfg.Clock.Now())
 		}
+		// The short poll is for revisions held back by transactions in
+		// flight; a read that failed (the database is down) waits the
+		// whole Poll, however the log's Pending was left.
 		wait := f.cfg.Poll
-		if p, ok := f.cfg.Log.(interface{ Pending() bool }); ok && p.Pending() {
+		if p, ok := f.cfg.Log.(interface{ Pending() bool }); ok && readErr == nil && p.Pending() {
 			wait = feedPendingPoll
 		}
 		timer.Reset(wait)
