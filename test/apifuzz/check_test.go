@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"mime"
 	"net/http"
+	"regexp"
 	"slices"
 	"strings"
 
@@ -76,7 +77,12 @@ func (f *fuzzer) checkExchange(r *request, req *http.Request, a answer, validErr
 		}
 		add(checkNegative, cause)
 	case validErr == nil && a.status >= 400 && a.status < 500 && !f.allowedRefusal(r, a):
-		add(checkPositive, refusalCause(a))
+		// One finding per field the refusal names: each is a
+		// disagreement of its own, known or not.
+		prefix, parts := splitCause(refusalCause(a))
+		for _, part := range parts {
+			add(checkPositive, prefix+part)
+		}
 	}
 	if r.op.bearer && r.auth == authGarbage && !f.authRefusal(r, a) {
 		add(checkAuth, "with a bearer value that is no token: "+refusalCause(a))
@@ -164,8 +170,8 @@ func errorCode(a answer) string {
 
 // refusalCause names an error answer by what the server said: status,
 // errorCode and, for each field its details name, the message up to the
-// first quoted value (so causes group); or the media type when it is not
-// the Error envelope.
+// first quoted value or parenthesis, operator and field names replaced
+// (so causes group); or the media type when it is not the Error envelope.
 func refusalCause(a answer) string {
 	var e errorBody
 	if err := json.Unmarshal(a.body, &e); err != nil || e.ErrorCode == "" {
@@ -174,12 +180,21 @@ func refusalCause(a answer) string {
 	}
 	var fields []string
 	for _, d := range e.Details {
-		msg, _, _ := strings.Cut(strings.TrimPrefix(d.Message, d.Field+": "), `"`)
-		fields = append(fields, d.Field+": "+strings.TrimSpace(msg))
+		msg := strings.TrimPrefix(d.Message, d.Field+": ")
+		if i := strings.IndexAny(msg, `"(`); i >= 0 {
+			msg = msg[:i]
+		}
+		msg = operatorName.ReplaceAllString(strings.TrimSpace(msg), "$$op")
+		fields = append(fields, d.Field+": "+fieldName.ReplaceAllString(msg, "<field> $$op"))
 	}
 	slices.Sort(fields)
 	return fmt.Sprintf("%d %s %s", a.status, e.ErrorCode, strings.Join(slices.Compact(fields), "; "))
 }
+
+var (
+	operatorName = regexp.MustCompile(`\$[A-Za-z]+`)
+	fieldName    = regexp.MustCompile(`^[\w.]+ \$op`)
+)
 
 func firstLine(s string) string {
 	s, _, _ = strings.Cut(s, "\n")

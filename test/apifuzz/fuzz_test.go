@@ -111,6 +111,11 @@ func (f *fuzzer) verdict(r *request, req *http.Request) error {
 	if err != nil {
 		return fmt.Errorf("no documented route: %w", err)
 	}
+	for _, kv := range r.header {
+		if strings.ContainsFunc(kv[1], isCTL) {
+			return fmt.Errorf("header %s: a control character (RFC 9110 admits none in a field value)", kv[0])
+		}
+	}
 	for _, pair := range exclusivePairs {
 		if r.has(pair[0]) && r.has(pair[1]) {
 			return fmt.Errorf("%s with %s (the document says: not both)", pair[0], pair[1])
@@ -119,6 +124,12 @@ func (f *fuzzer) verdict(r *request, req *http.Request) error {
 	return openapi3filter.ValidateRequest(context.Background(),
 		&openapi3filter.RequestValidationInput{Request: clone, PathParams: params, Route: route, Options: f.opts})
 }
+
+// isCTL reports a control character other than HTAB: HTTP forbids them in
+// a header field's value (RFC 9110, section 5.5) whatever the document's
+// schema admits, so a request holding one is invalid, and its answer must
+// still be documented.
+func isCTL(r rune) bool { return (r < ' ' && r != '\t') || r == 0x7f }
 
 // exchange sends r, checks the answer and learns from it.
 func (f *fuzzer) exchange(r *request) (answer, error) {
