@@ -41,7 +41,7 @@ func (f *fuzzer) checkExchange(r *request, req *http.Request, a answer, validErr
 	add := func(check, cause string) {
 		out = append(out, finding{op: r.op.id, check: check, cause: cause})
 	}
-	if a.status >= 500 {
+	if a.status >= 500 && !(f.outage && a.status == http.StatusServiceUnavailable) {
 		add(checkServerError, fmt.Sprintf("%d", a.status))
 	}
 	ref := r.op.op.Responses.Status(a.status)

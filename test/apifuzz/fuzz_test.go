@@ -58,6 +58,9 @@ type fuzzer struct {
 	// went from create to delete.
 	ok     map[string]int
 	rounds int
+	// outage: the database is made unavailable on purpose, so a 503 is
+	// no server error (it must still be documented).
+	outage bool
 }
 
 func newFuzzer(t *testing.T, tgt *target, seed uint64) *fuzzer {

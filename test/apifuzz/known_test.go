@@ -75,6 +75,9 @@ var known = []knownFinding{
 	// The cache operations admit anonymous access ({} in security),
 	// which the default configuration (owner policy) refuses.
 	{cacheOps, checkPositive, regexp.MustCompile(`^401 UNAUTHORIZED $`), "gap 7: anonymous access declared"},
+	// /auth/refresh does not list the 503 (and 507) that /token/refresh
+	// lists, though both run the same use case.
+	{"refresh", checkStatus, regexp.MustCompile(`^50[37] undocumented, `), "gap 6: refresh 503/507"},
 	// net/http's own 400 (text/plain) for a header value with a control
 	// character is not described.
 	{"*", checkStatus, regexp.MustCompile(`^400 undocumented, 400 text/plain$`), "gap 8: net/http 400"},

@@ -24,6 +24,7 @@ const (
 type target struct {
 	addr   string
 	userID string
+	dbPath string
 }
 
 // startTarget runs the whole service as a user runs it: bootstrap with the
@@ -32,13 +33,17 @@ type target struct {
 // lowest cost, and no failed-login throttle (thousands of generated logins
 // fail; with the default limits every later login, the stateful pass's
 // included, would be 429 for 15 minutes). 429 stays an allowed answer.
-func startTarget(t *testing.T) *target {
+func startTarget(t *testing.T, tweak ...func(*config.Config)) *target {
 	t.Helper()
 	cfg := config.Default()
 	cfg.Addr = "127.0.0.1:0"
-	cfg.Database = "sqlite:" + filepath.Join(t.TempDir(), "fuzz.db")
+	path := filepath.Join(t.TempDir(), "fuzz.db")
+	cfg.Database = "sqlite:" + path
 	cfg.Auth.BcryptCost = 4
 	cfg.Auth.Throttle.UsernameLimit, cfg.Auth.Throttle.AddressLimit = 0, 0
+	for _, f := range tweak {
+		f(&cfg)
+	}
 	var (
 		addr  httpfx.Addr
 		admin *application.UserAdmin
@@ -52,5 +57,5 @@ func startTarget(t *testing.T) *target {
 	if err != nil {
 		t.Fatalf("add the fuzzer's user: %v", err)
 	}
-	return &target{addr: addr.Get(), userID: u.ID}
+	return &target{addr: addr.Get(), userID: u.ID, dbPath: path}
 }

@@ -77,6 +77,11 @@ func (f *fuzzer) drawBody(opID string) map[string]any {
 	return obj
 }
 
+// entryBody is a fixed valid entry for the user, with a fresh key.
+func (f *fuzzer) entryBody() map[string]any {
+	return map[string]any{"key": f.gen.str(8, 8), "type": "t", "data": "x", "assignee": map[string]any{"id": f.st.userID}}
+}
+
 // statefulRound follows created resources: log in (when logged out),
 // refresh with the answered refresh token, create an entry and read,
 // replace, patch and delete it by the answered id, read it again (404);
