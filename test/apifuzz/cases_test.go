@@ -19,11 +19,11 @@ type state struct {
 // language's combinations are drawn by listQuery instead.
 var skipParams = map[string]bool{"access_token": true}
 
-// The document states these exclusions in prose ("not both"); OpenAPI 3.0
-// cannot express them, so a case meant valid never holds both, and a case
-// holding both counts as invalid (see check.go, exclusive).
-// If-None-Match with If-Match is refused too (the If-None-Match parameter's
-// description).
+// The document states these exclusions in prose ("not both" for limit and
+// per_page, page and offset; the If-None-Match parameter's description for
+// it with If-Match); OpenAPI 3.0 cannot express them, so a case meant
+// valid never holds both, and fuzzer.verdict counts a case holding both
+// as invalid.
 var exclusivePairs = [][2]string{{"limit", "per_page"}, {"page", "offset"}, {"If-Match", "If-None-Match"}}
 
 // newCase draws a request for op: valid as far as the generator knows
