@@ -1,0 +1,61 @@
+package apifuzz_test
+
+import (
+	"io"
+	"path/filepath"
+	"testing"
+	"time"
+
+	"go.uber.org/fx"
+
+	"github.com/cachegate/cachegate/application"
+	"github.com/cachegate/cachegate/bootstrap"
+	"github.com/cachegate/cachegate/bootstrap/config"
+	"github.com/cachegate/cachegate/bootstrap/httpfx"
+)
+
+// The fuzzer's user. Its password is never printed (reports redact it).
+const (
+	fuzzUsername = "fuzz"
+	fuzzPassword = "correct horse battery staple"
+)
+
+// target is the server under test.
+type target struct {
+	addr   string
+	userID string
+	dbPath string
+}
+
+// startTarget runs the whole service as a user runs it: bootstrap with the
+// default configuration on a SQLite file, listening on a free loopback
+// port. Two settings differ, both to let a long run go on: bcrypt at its
+// lowest cost, and no failed-login throttle (thousands of generated logins
+// fail; with the default limits every later login, the stateful pass's
+// included, would be 429 for 15 minutes). 429 stays an allowed answer.
+func startTarget(t *testing.T, tweak ...func(*config.Config)) *target {
+	t.Helper()
+	cfg := config.Default()
+	cfg.Addr = "127.0.0.1:0"
+	path := filepath.Join(t.TempDir(), "fuzz.db")
+	cfg.Database = "sqlite:" + path
+	cfg.Auth.BcryptCost = 4
+	cfg.Auth.Throttle.UsernameLimit, cfg.Auth.Throttle.AddressLimit = 0, 0
+	for _, f := range tweak {
+		f(&cfg)
+	}
+	var (
+		addr  httpfx.Addr
+		admin *application.UserAdmin
+	)
+	app, err := bootstrap.Start(bootstrap.App(cfg, io.Discard, fx.Populate(&addr, &admin)))
+	if err != nil {
+		t.Fatalf("start: %v", err)
+	}
+	t.Cleanup(func() { _ = bootstrap.Stop(app, 10*time.Second) })
+	u, err := admin.Add(t.Context(), application.AddUserInput{Username: fuzzUsername, Password: fuzzPassword, Active: true})
+	if err != nil {
+		t.Fatalf("add the fuzzer's user: %v", err)
+	}
+	return &target{addr: addr.Get(), userID: u.ID, dbPath: path}
+}
