@@ -8,41 +8,62 @@ import (
 )
 
 // Issue 26: `import` into a database that only `migrate` prepared works,
-// and afterwards exactly one key signs: the archive's current key. The
-// key `migrate` generated is retired (README, "Export and import"), and
-// `--merge` never leaves two current keys either.
+// and afterwards exactly one key signs: the archive's. `migrate` creates
+// no signing key (README, "Commands"), but a database may hold one before
+// the import (a server started on it once, or `keys rotate`): that key is
+// retired (README, "Export and import"), and `--merge` never leaves two
+// signing keys either.
 func TestImportAfterMigrateLeavesOneSigningKey(t *testing.T) {
 	t.Parallel()
-	src := newArchiveSite(t, "")
+	// keyedSite is a migrated site with one user and one signing key.
+	keyedSite := func(db string) archiveSite {
+		s := newArchiveSite(t, db)
+		if r := s.cli(t, "", "migrate"); r.Code != 0 {
+			t.Fatalf("migrate: %d %s", r.Code, r.Stderr)
+		}
+		if r := s.cli(t, "", "keys", "rotate", "--now"); r.Code != 0 {
+			t.Fatalf("keys rotate --now: %d %s", r.Code, r.Stderr)
+		}
+		return s
+	}
+	src := keyedSite("")
 	src.cliAddUser(t, "alice", "correct horse")
-	if r := src.cli(t, "", "migrate"); r.Code != 0 {
-		t.Fatalf("migrate the source: %d %s", r.Code, r.Stderr)
-	}
 	exported := src.export(t, "src.jsonl")
-	srcKey := siteCurrentKey(t, src)
-	other := newArchiveSite(t, "")
-	if r := other.cli(t, "", "migrate"); r.Code != 0 {
-		t.Fatalf("migrate another source: %d %s", r.Code, r.Stderr)
-	}
+	srcKey := siteSigningKey(t, src)
+	other := keyedSite("")
 	otherExport := other.export(t, "other.jsonl")
-	otherKey := siteCurrentKey(t, other)
+	otherKey := siteSigningKey(t, other)
 
 	for _, c := range []struct{ name, db string }{{"SQLite", ""}, {"PostgreSQL", pgtest.New(t)}} {
 		t.Run(c.name, func(t *testing.T) {
 			t.Parallel()
-			site := newArchiveSite(t, c.db)
-			if r := site.cli(t, "", "migrate"); r.Code != 0 {
+			bare := newArchiveSite(t, c.db)
+			if r := bare.cli(t, "", "migrate"); r.Code != 0 {
 				t.Fatalf("migrate: %d %s", r.Code, r.Stderr)
 			}
-			migrated := siteCurrentKey(t, site)
+			if r := bare.importFile(t, exported); r.Code != 0 {
+				t.Fatalf("import after migrate: status %d: %s", r.Code, r.Stderr)
+			}
+			if got := siteSigningKey(t, bare); got != srcKey {
+				t.Errorf("after the import %s signs, want the archive's key %s", got, srcKey)
+			}
+		})
+		t.Run(c.name+" with a key of its own", func(t *testing.T) {
+			t.Parallel()
+			db := c.db
+			if db != "" {
+				db = pgtest.New(t)
+			}
+			site := keyedSite(db)
+			own := siteSigningKey(t, site)
 			if r := site.importFile(t, exported); r.Code != 0 {
 				t.Fatalf("import after migrate: status %d: %s", r.Code, r.Stderr)
 			}
-			if got := siteCurrentKey(t, site); got != srcKey {
+			if got := siteSigningKey(t, site); got != srcKey {
 				t.Errorf("after the import %s signs, want the archive's key %s", got, srcKey)
 			}
-			if st := siteKeys(t, site)[migrated]; st != "retired" {
-				t.Errorf("the key migrate made is %q after the import, want retired", st)
+			if st := siteKeys(t, site)[own]; st != "retired" {
+				t.Errorf("the site's own key is %q after the import, want retired", st)
 			}
 			if r := site.importFile(t, exported); r.Code != 1 || !strings.Contains(r.Stderr, "--merge") {
 				t.Errorf("a second import without --merge: status %d, stderr %q; want the refusal", r.Code, r.Stderr)
@@ -50,13 +71,13 @@ func TestImportAfterMigrateLeavesOneSigningKey(t *testing.T) {
 			if r := site.importFile(t, exported, "--merge"); r.Code != 0 {
 				t.Fatalf("merge of the same archive: status %d: %s", r.Code, r.Stderr)
 			}
-			if got := siteCurrentKey(t, site); got != srcKey {
+			if got := siteSigningKey(t, site); got != srcKey {
 				t.Errorf("after merging the same archive %s signs, want %s", got, srcKey)
 			}
 			if r := site.importFile(t, otherExport, "--merge"); r.Code != 0 {
 				t.Fatalf("merge of another archive: status %d: %s", r.Code, r.Stderr)
 			}
-			if got := siteCurrentKey(t, site); got != otherKey {
+			if got := siteSigningKey(t, site); got != otherKey {
 				t.Errorf("after merging another archive %s signs, want its key %s", got, otherKey)
 			}
 		})
@@ -79,17 +100,17 @@ func siteKeys(t *testing.T, s archiveSite) map[string]string {
 	return out
 }
 
-// siteCurrentKey returns the one current key; more or fewer fail t.
-func siteCurrentKey(t *testing.T, s archiveSite) string {
+// siteSigningKey returns the one signing key; more or fewer fail t.
+func siteSigningKey(t *testing.T, s archiveSite) string {
 	t.Helper()
-	var current []string
+	var signing []string
 	for kid, st := range siteKeys(t, s) {
-		if st == "current" {
-			current = append(current, kid)
+		if st == "signing" {
+			signing = append(signing, kid)
 		}
 	}
-	if len(current) != 1 {
-		t.Fatalf("%d current signing keys %v, want exactly one", len(current), current)
+	if len(signing) != 1 {
+		t.Fatalf("%d signing keys %v, want exactly one", len(signing), signing)
 	}
-	return current[0]
+	return signing[0]
 }
