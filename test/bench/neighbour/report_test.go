@@ -85,6 +85,10 @@ func TestVerdict(t *testing.T) {
 			growth: &growth{seconds: 10, audit: 3000}}, "MISSED growth"},
 		"slow growth is met": {phaseResult{name: "logins", victim: victimStats{n: 1, ok: 1},
 			growth: &growth{seconds: 10, audit: 2000}}, "met"},
+		"the second half is judged when measured": {phaseResult{name: "logins", victim: victimStats{n: 1, ok: 1},
+			growth: &growth{seconds: 10, audit: 3000, late: &growth{seconds: 5, audit: 0}}}, "met"},
+		"fast growth in the second half misses": {phaseResult{name: "logins", victim: victimStats{n: 1, ok: 1},
+			growth: &growth{seconds: 10, audit: 2000, late: &growth{seconds: 5, audit: 2000}}}, "MISSED growth"},
 	}
 	for name, c := range cases {
 		t.Run(name, func(t *testing.T) {

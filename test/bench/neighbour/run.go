@@ -147,7 +147,27 @@ func runPhase(ctx context.Context, c config, srv *server, v *victim, a *attacker
 	} else {
 		close(done)
 	}
+	// Halfway through a logins phase the sizes are taken again: the
+	// second half's growth is the one judged (growth.late).
+	var (
+		mid     sizes
+		midAt   time.Time
+		midErr  error
+		midDone = make(chan struct{})
+	)
+	if phase == "logins" {
+		go func() {
+			defer close(midDone)
+			if sleep(ctx, c.duration/2) {
+				midAt = time.Now()
+				mid, midErr = srv.measure(ctx)
+			}
+		}()
+	} else {
+		close(midDone)
+	}
 	samples := v.run(ctx, c.duration)
+	<-midDone
 	stop()
 	<-done
 	elapsed := time.Since(started)
@@ -163,6 +183,10 @@ func runPhase(ctx context.Context, c config, srv *server, v *victim, a *attacker
 		}
 		r.growth = &growth{seconds: elapsed.Seconds(), db: after.db - before.db, audit: after.audit - before.audit,
 			rows: after.rows - before.rows, tables: after.tables}
+		if midErr == nil && !midAt.IsZero() {
+			r.growth.late = &growth{seconds: time.Since(midAt).Seconds(), db: after.db - mid.db, audit: after.audit - mid.audit,
+				rows: after.rows - mid.rows, tables: after.tables}
+		}
 	}
 	return r, nil
 }
