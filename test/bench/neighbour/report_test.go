@@ -93,10 +93,23 @@ func TestVerdict(t *testing.T) {
 	for name, c := range cases {
 		t.Run(name, func(t *testing.T) {
 			t.Parallel()
-			if got := verdict(c.r, quiet); got != c.want {
+			if got := verdict(c.r, quiet, 0); got != c.want {
 				t.Errorf("verdict = %q, want %q", got, c.want)
 			}
 		})
+	}
+}
+
+// TestVerdictTakesTheVictimsOwnGrowthOff: the quiet run's growth (the
+// victim's successful logins) is not the flood's.
+func TestVerdictTakesTheVictimsOwnGrowthOff(t *testing.T) {
+	t.Parallel()
+	r := phaseResult{name: "logins", victim: victimStats{n: 1, ok: 1}, growth: &growth{seconds: 3600, audit: 3 << 20}}
+	if got := verdict(r, time.Millisecond, 0); got != "MISSED growth" {
+		t.Errorf("3 MiB/h with nothing to take off: verdict %q, want MISSED growth", got)
+	}
+	if got := verdict(r, time.Millisecond, float64(2.5*(1<<20))); got != "met" {
+		t.Errorf("3 MiB/h beside a quiet run's 2.5 MiB/h: verdict %q, want met", got)
 	}
 }
 

@@ -120,6 +120,11 @@ func run(ctx context.Context, c config) error {
 	return nil
 }
 
+// measured reports whether a phase's database growth is measured: the
+// login flood's, and the quiet run's, which is the victim's own (its
+// successful logins are audit events too) and is taken off the flood's.
+func measured(phase string) bool { return phase == "logins" || phase == "quiet" }
+
 // runPhase runs the victim's load for c.duration beside phase's abuse
 // (none for quiet). The attacker starts c.warmup before the victim, so
 // that its connections are in place, and stops after it.
@@ -128,7 +133,7 @@ func runPhase(ctx context.Context, c config, srv *server, v *victim, a *attacker
 	abuse := abuses[phase]
 	a.counts = &statuses{}
 	var before sizes
-	if phase == "logins" {
+	if measured(phase) {
 		var err error
 		if before, err = srv.measure(ctx); err != nil {
 			return r, fmt.Errorf("measure the database: %w", err)
@@ -155,7 +160,7 @@ func runPhase(ctx context.Context, c config, srv *server, v *victim, a *attacker
 		midErr  error
 		midDone = make(chan struct{})
 	)
-	if phase == "logins" {
+	if measured(phase) {
 		go func() {
 			defer close(midDone)
 			if sleep(ctx, c.duration/2) {
@@ -176,7 +181,7 @@ func runPhase(ctx context.Context, c config, srv *server, v *victim, a *attacker
 	}
 	r.victim = summarise(samples)
 	r.attacker = a.counts.snapshot()
-	if phase == "logins" {
+	if measured(phase) {
 		after, err := srv.measure(ctx)
 		if err != nil {
 			return r, fmt.Errorf("measure the database: %w", err)
