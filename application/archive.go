@@ -12,7 +12,7 @@ import (
 )
 
 // Archive is the use case behind `cachegate export` and `cachegate import`
-// (CONTRACT.md section 9): everything users need to keep their sessions
+// (docs/operations.md, "Moving from SQLite to PostgreSQL"): everything users need to keep their sessions
 // and their data, moved between databases of either kind.
 type Archive struct {
 	Reader ports.ArchiveReader

@@ -75,7 +75,7 @@ func NewAssignments(stores ...Assignment) (*Assignments, error) {
 func (s *Assignments) Names() []string { return append([]string(nil), s.names...) }
 
 // Lookup returns the store of an assignment name or, failing that, of an
-// entity key (SPEC.md 4.3 lets Go callers name either). It returns
+// entity key (docs/api.md, "The Go API": Go callers may name either). It returns
 // domain.ErrUnknownAssignment when neither matches.
 func (s *Assignments) Lookup(name string) (*Assignment, error) {
 	if st := s.byName[name]; st != nil {

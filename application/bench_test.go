@@ -50,7 +50,7 @@ func BenchmarkAuthenticate(b *testing.B) {
 
 // BenchmarkAuthenticateWithRevokedSessions is BenchmarkAuthenticate with
 // 10 000 families in the set of revoked sessions: the check the guard adds
-// (CONTRACT.md section 7) is one concurrent-map lookup.
+// (docs/api.md, "Authentication") is one concurrent-map lookup.
 func BenchmarkAuthenticateWithRevokedSessions(b *testing.B) {
 	e := newAuthEnv(b, authOpts{})
 	ctx := context.Background()

@@ -46,8 +46,8 @@ func NewCacheOperations(d CacheConfig) (*CacheOperations, error) {
 	}, nil
 }
 
-// QueryOption refines one cache operation of the Go API (SPEC.md 4.3's
-// queryOptions).
+// QueryOption refines one cache operation of the Go API (docs/api.md,
+// "The Go API").
 type QueryOption func(*queryOptions)
 
 type queryOptions struct {
@@ -86,7 +86,7 @@ func collect(ctx context.Context, opts []QueryOption) (context.Context, queryOpt
 	return ctx, o
 }
 
-// Cache is the programmatic cache interface of SPEC.md 4.3. Every method
+// Cache is the programmatic cache interface of docs/api.md, "The Go API". Every method
 // takes the assignment (an assignment name or an entity key), the cache
 // argument and optional query options. Calls run as the trusted system
 // actor unless AsActor says otherwise.
@@ -145,7 +145,7 @@ func (c *Cache) GetAssignedCaches(ctx context.Context, assignment, assigneeID st
 }
 
 // Find returns every live entry of the assignment that matches f (the
-// query language of CONTRACT.md section 6, built with domain.NewCondition,
+// query language of docs/api.md ("Listing"), built with domain.NewCondition,
 // domain.AllOf and domain.AnyOf), ordered by sort and then by id. The
 // actor's access policy applies on top of f.
 func (c *Cache) Find(ctx context.Context, assignment string, f domain.Filter, sort []domain.SortKey, opts ...QueryOption) ([]domain.Entry, error) {
@@ -183,7 +183,7 @@ type WatchFilter struct {
 }
 
 // Watch reports the changes of an assignment's entries, as the HTTP feed
-// does (CONTRACT.md section 8): in revision order, resumable with
+// does (docs/api.md, "Change feed"): in revision order, resumable with
 // w.Since, under the assignment's policy when called with AsActor. The
 // iterator ends when ctx does, or with one error: ErrFeedLagging when the
 // loop body falls too far behind (resume from the last revision seen),

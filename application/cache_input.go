@@ -20,7 +20,7 @@ type CacheInput struct {
 	ExpiresIn *string
 }
 
-// CacheRef names an entry by its natural key (SPEC.md 4.3 get and delete).
+// CacheRef names an entry by its natural key (docs/api.md, "The Go API": get and delete).
 type CacheRef struct {
 	Key        string
 	Type       string

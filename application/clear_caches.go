@@ -15,7 +15,7 @@ type ClearCachesInput struct {
 	AssigneeID string
 }
 
-// ClearCaches deletes every entry of one assignee (SPEC.md 4.3 clear).
+// ClearCaches deletes every entry of one assignee (docs/api.md, "The Go API": Clear).
 type ClearCaches struct{ deps CacheConfig }
 
 // Execute deletes the assignee's live entries and returns how many.

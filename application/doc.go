@@ -1,5 +1,5 @@
 // Package application holds cachegate's use cases: the cache operations of
-// SPEC.md 4.3 and the by-id operations of the HTTP routes, login, refresh,
+// the Go API (docs/api.md, "The Go API") and the by-id operations of the HTTP routes, login, refresh,
 // logout and authentication of bearer tokens, and the background sweeper.
 //
 // Use cases depend on package ports only. Each is a struct whose fields are

@@ -19,7 +19,7 @@ type ThrottleLimits struct {
 	Window      time.Duration
 }
 
-// DefaultThrottleLimits are CONTRACT.md section 4's defaults.
+// DefaultThrottleLimits are the README's configuration defaults.
 var DefaultThrottleLimits = ThrottleLimits{PerUsername: 10, PerAddress: 100, Window: 15 * time.Minute}
 
 // LoginDeps are the ports of Login. Throttle, Users and Hasher are
@@ -219,7 +219,7 @@ func (uc *Login) inFlight(keys []ports.ThrottleKey) func(freed bool) {
 }
 
 // giveBack undoes a successful login's counting: the username's count
-// starts again from zero (CONTRACT.md section 4) and the address gives
+// starts again from zero (docs/api.md, "Authentication") and the address gives
 // back the one attempt it reserved, so a busy address is limited by its
 // failures only. Failure here only leaves the counts higher.
 func (uc *Login) giveBack(ctx context.Context, keys []ports.ThrottleKey, userKey string, at time.Time) {

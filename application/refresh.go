@@ -32,7 +32,7 @@ type RefreshDeps struct {
 	// once, or retrying after a lost answer): the answer is a fresh access
 	// token and the family's one live refresh token issued again, never a
 	// second live branch. Zero revokes the family on any reuse. The
-	// configuration defaults it to 10s (CONTRACT.md section 6); this zero
+	// configuration defaults it to 10s (README, "Configuration"); this zero
 	// value is the strict behaviour for embedders.
 	ReuseGrace time.Duration
 }

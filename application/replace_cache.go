@@ -66,7 +66,7 @@ func (uc *ReplaceCache) execute(ctx context.Context, in ReplaceCacheInput) (e do
 	}
 	id, ok := normalizeID(in.ID)
 	if !ok {
-		// CONTRACT.md: a malformed id is an unknown id, 404; no entry can
+		// docs/api.md ("Error codes"): a malformed id is an unknown id, 404; no entry can
 		// be created with it.
 		return domain.Entry{}, false, domain.ErrCacheNotFound
 	}

@@ -14,8 +14,8 @@ import (
 // Defaults of RevokedSessionsOptions.
 const (
 	// DefaultRevocationPoll is how often a process reads the families
-	// revoked since its last look: half the one second CONTRACT.md section
-	// 7 allows, so a poll plus its query fits.
+	// revoked since its last look: half the one second docs/api.md
+	// ("Authentication") allows, so a poll plus its query fits.
 	DefaultRevocationPoll = 500 * time.Millisecond
 	// DefaultRevocationOverlap is how far each poll looks back before the
 	// previous one began. Revocation times come from the revoking

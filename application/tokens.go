@@ -10,12 +10,12 @@ import (
 	"github.com/cachegate/cachegate/ports"
 )
 
-// Default token lifetimes (CONTRACT.md section 4).
+// Default token lifetimes (README, "Configuration").
 const (
 	DefaultAccessTTL  = 15 * time.Minute
 	DefaultRefreshTTL = 30 * domain.Day
 	// DefaultSessionMax bounds a refresh family's life from its login
-	// (CONTRACT.md section 7, auth.sessionMax).
+	// (docs/api.md, "Authentication"; auth.sessionMax).
 	DefaultSessionMax = 90 * domain.Day
 )
 

@@ -9,7 +9,7 @@ import (
 )
 
 // UpdateCacheByKeyInput asks to update the entry named by the natural key in
-// Cache (SPEC.md 4.3 update).
+// Cache (docs/api.md, "The Go API": Update).
 type UpdateCacheByKeyInput struct {
 	Assignment string
 	Actor      domain.Actor

@@ -8,7 +8,7 @@ import (
 	"unicode/utf8"
 )
 
-// The list query language (CONTRACT.md section 6) in the core's terms: a
+// The list query language (docs/api.md, "Listing: the query language") in the core's terms: a
 // small tree of conditions on an entry's fields, and sort keys. The HTTP
 // adapter parses the wire syntax into these values; every store translates
 // them (SQL with bound parameters, or a Go evaluator). A Condition or a

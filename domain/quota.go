@@ -5,8 +5,8 @@ import (
 	"strconv"
 )
 
-// The default quota of an assignee in one assignment (CONTRACT.md section
-// 7).
+// The default quota of an assignee in one assignment (docs/api.md,
+// "Quotas").
 const (
 	DefaultQuotaMaxEntries = 10_000
 	DefaultQuotaMaxBytes   = 64 << 20

@@ -13,7 +13,7 @@ const MaxUsernameLen = 320
 // longer limit only guards the hash functions against huge inputs.
 const MaxPasswordBytes = 1024
 
-// User is a local-login account: the credentials record of SPEC.md 2.3.
+// User is a local-login account: the credentials record of a local login (docs/api.md, "Authentication").
 type User struct {
 	ID       string
 	Username string

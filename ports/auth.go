@@ -7,8 +7,8 @@ import (
 	"github.com/cachegate/cachegate/domain"
 )
 
-// UserLookup finds users for login, the guard and refresh (SPEC.md 4.5,
-// userLookupService).
+// UserLookup finds users for login, the guard and refresh (README,
+// "Embedding"; replaceable).
 type UserLookup interface {
 	// ByUsername returns the credentials record of the user with that
 	// username (compared case-insensitively), or domain.ErrUserNotFound.
@@ -54,7 +54,7 @@ type LoginInput struct {
 }
 
 // UserValidator decides whether login credentials name a valid user
-// (SPEC.md 4.5, validateUserService).
+// (replaceable: README, "Embedding").
 type UserValidator interface {
 	// ValidateUser returns the user the credentials prove, or
 	// domain.ErrUnauthenticated for an unknown user or a wrong password.
@@ -70,8 +70,8 @@ type PasswordCheck struct {
 	PasswordSalt string
 }
 
-// PasswordValidator compares a password with a stored hash (SPEC.md 4.5,
-// passwordValidationService).
+// PasswordValidator compares a password with a stored hash (README,
+// "Embedding"; replaceable).
 type PasswordValidator interface {
 	// Validate reports whether the password matches. A malformed hash is
 	// an error, not a match.
@@ -90,7 +90,7 @@ type PasswordHasher interface {
 	NeedsRehash(hash string) bool
 }
 
-// TokenIssuer signs tokens (SPEC.md 4.5, issueTokenService).
+// TokenIssuer signs tokens (replaceable: README, "Embedding").
 type TokenIssuer interface {
 	// AccessToken signs an access token carrying c.
 	AccessToken(ctx context.Context, c domain.Claims) (string, error)
@@ -98,7 +98,7 @@ type TokenIssuer interface {
 	RefreshToken(ctx context.Context, c domain.Claims) (string, error)
 }
 
-// TokenVerifier checks tokens (SPEC.md 4.5, verifyTokenService).
+// TokenVerifier checks tokens (replaceable: README, "Embedding").
 type TokenVerifier interface {
 	// AccessToken returns the claims of a valid access token, or
 	// domain.ErrUnauthenticated for anything else (malformed, wrongly
@@ -120,7 +120,7 @@ type KeyRevocations interface {
 }
 
 // TokenValidator runs an integrator's extra validation after a token was
-// verified (SPEC.md 4.5, validateTokenService).
+// verified (replaceable: README, "Embedding").
 type TokenValidator interface {
 	// ValidateToken reports whether the verified claims are acceptable.
 	ValidateToken(ctx context.Context, c domain.Claims) (bool, error)

@@ -68,7 +68,7 @@ func authMigrations() []migrate.Migration {
 }
 
 // sessionsKeysMigration adds what sessions that end everywhere and key
-// revocation need (CONTRACT.md section 7): an index of revoked refresh
+// revocation need (docs/api.md, "Authentication"): an index of revoked refresh
 // tokens by revocation time (RevokedFamilies reads it twice a second on
 // every replica), signing_keys.revoked_at, and erases the private halves
 // of keys already retired. Each step is idempotent: SQLite has no ADD

@@ -5,7 +5,7 @@ import (
 	"github.com/uptrace/bun/migrate"
 )
 
-// Quotas (CONTRACT.md section 7) read the counts of cache_usage, kept by
+// Quotas (docs/api.md, "Quotas") read the counts of cache_usage, kept by
 // triggers in the transaction of every change:
 //
 //   - cache_usage (entity, assignee_id, shard, entries, bytes): the rows

@@ -13,7 +13,7 @@ import (
 	"github.com/cachegate/cachegate/domain"
 )
 
-// The export file (CONTRACT.md section 9) is JSON Lines: a header line
+// The export file (docs/operations.md, "Moving from SQLite to PostgreSQL") is JSON Lines: a header line
 // naming the format and its version, one line per record, and an end line
 // with the number of records, so a truncated file is told from a whole
 // one. Every line is one JSON object with a "kind":

@@ -296,7 +296,7 @@ func (c *CLI) flagSet(cmd *Command) parsed {
 func (c *CLI) run(ctx context.Context, cmd *Command, args []string) int {
 	p := c.flagSet(cmd)
 	// Flags may come before or after operands ("users disable NAME
-	// --database X"), as CONTRACT.md writes them.
+	// --database X"), as the README's "Commands" writes them.
 	var operands []string
 	for {
 		if err := p.fs.Parse(args); err != nil {

@@ -22,7 +22,7 @@ type KeySet interface {
 // TokenLocation is where POST /auth/refresh reads the refresh token.
 type TokenLocation string
 
-// The token locations (SPEC.md 4.2 rule 3, jwtFromRequest).
+// The token locations (docs/api.md, "Authentication": --refresh-from).
 const (
 	FromBody   TokenLocation = "body"
 	FromHeader TokenLocation = "header"
@@ -97,7 +97,7 @@ func (r *authRoutes) register() error {
 	for _, rt := range []route{
 		{http.MethodPost, "/auth/login", alwaysPublic, r.login, r.o.Login != nil},
 		{http.MethodPost, "/auth/refresh", alwaysPublic, r.refresh, r.o.Refresh != nil},
-		// The route Rockets serves and its frontends call (CONTRACT.md 6).
+		// The route Rockets serves and its frontends call (docs/api.md, "Coming from Rockets").
 		{http.MethodPost, "/token/refresh", alwaysPublic, r.refresh, r.o.Refresh != nil},
 		{http.MethodPost, "/auth/logout", neverPublic, r.logout, r.o.Logout != nil},
 		{http.MethodGet, "/.well-known/jwks.json", alwaysPublic, r.jwks, r.o.Keys != nil},

@@ -7,7 +7,7 @@ import (
 
 // toCacheInput converts a POST or PUT body into the use-case input. Every
 // member but expiresIn is required; a missing expiresIn is null, the
-// configured default (CONTRACT.md section 6: Rockets' settings storage
+// configured default (docs/api.md, "Coming from Rockets": Rockets' settings storage
 // sends none). Whether the values are valid is the use case's business.
 func toCacheInput(b cacheBody) (application.CacheInput, error) {
 	var errs problems

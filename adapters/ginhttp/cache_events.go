@@ -156,7 +156,7 @@ func bearerFromQuery(c *gin.Context) {
 }
 
 // events streams the assignment's changes as Server-Sent Events
-// (CONTRACT.md section 8). On HTTP/1.1 the stream takes the connection
+// (docs/api.md, "Change feed"). On HTTP/1.1 the stream takes the connection
 // over and runs on its own goroutine (event_stream.go says why); the
 // handler returns at once.
 func (r *cacheRoutes) events(c *gin.Context) {

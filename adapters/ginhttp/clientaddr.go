@@ -13,7 +13,7 @@ import (
 const headerForwardedFor = "X-Forwarded-For"
 
 // proxies are the networks whose X-Forwarded-For is believed
-// (CONTRACT.md section 7, trusted proxies).
+// (docs/operations.md, "PostgreSQL and several replicas").
 type proxies []netip.Prefix
 
 // parseProxies reads addresses ("10.0.0.7") and CIDRs ("10.0.0.0/8").

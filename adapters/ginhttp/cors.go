@@ -14,7 +14,7 @@ import (
 )
 
 // CORSOptions let browser apps served from other origins call the API
-// (CONTRACT.md section 6).
+// (docs/api.md, "Coming from Rockets").
 type CORSOptions struct {
 	// Origins are the allowed origins as browsers send them in the Origin
 	// header ("https://app.example"); case is ignored. The single entry

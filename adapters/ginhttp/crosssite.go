@@ -7,7 +7,7 @@ import (
 )
 
 // errCrossSiteRefresh refuses a cookie refresh from another site
-// (CONTRACT.md section 7).
+// (docs/api.md, "Authentication").
 var errCrossSiteRefresh = &httpError{http.StatusForbidden, "CROSS_SITE_REQUEST_REFUSED",
 	"A refresh token cookie is not accepted from another site"}
 

@@ -1,6 +1,6 @@
 // Package ginhttp is cachegate's driving HTTP adapter, built on Gin.
 //
-// It owns the routes of CONTRACT.md sections 2 to 5 that concern the cache
+// It owns the routes of docs/api.md ("Routes") that concern the cache
 // and the service's health, the one table mapping domain error kinds to
 // HTTP statuses, a strict JSON decoder and an allocation-light entry
 // encoder, and the scaffolding of the token guard. Gin stays inside this

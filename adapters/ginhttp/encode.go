@@ -16,7 +16,7 @@ import (
 // output is what encoding/json would produce for the entry DTO, except that
 // '<', '>' and '&' are not escaped (nothing here is embedded in HTML).
 
-// appendEntry appends e as the entry JSON of CONTRACT.md section 3.
+// appendEntry appends e as the entry JSON of docs/api.md, "Cache entries".
 func appendEntry(b []byte, e *domain.Entry) []byte {
 	b = append(b, `{"id":`...)
 	b = appendString(b, e.ID)

@@ -13,8 +13,8 @@ import (
 	"github.com/cachegate/cachegate/domain"
 )
 
-// The list endpoint's query string: the CRUD query language of CONTRACT.md
-// section 6 (the syntax of @nestjsx/crud 5), parsed here, once, into the
+// The list endpoint's query string: the CRUD query language of docs/api.md
+// ("Listing: the query language", the syntax of @nestjsx/crud 5), parsed here, once, into the
 // core's query value (domain.Filter, domain.SortKey); every rule about
 // what a condition means lives in domain, every translation in the stores.
 

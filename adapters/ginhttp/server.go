@@ -147,7 +147,7 @@ type Server struct {
 }
 
 // DefaultMaxHeaderBytes is the header limit when Options.MaxHeaderBytes is
-// zero (CONTRACT.md section 7).
+// zero (docs/api.md, "Conventions").
 const DefaultMaxHeaderBytes = 64 << 10
 
 // MaxHeaderBytes is the value for http.Server.MaxHeaderBytes. net/http
@@ -321,7 +321,7 @@ func (s *Server) Handle(rt Route) error {
 }
 
 // Group is a set of integrator routes under one path prefix that share
-// one public marker (SPEC.md 5 rule 3: a controller marked public).
+// one public marker (docs/api.md, "Routes": the public routes).
 type Group struct {
 	// Prefix is prepended to every route's path, e.g. "/reports".
 	Prefix string

@@ -25,7 +25,7 @@ type payload struct {
 	Expiry   int64  `json:"exp"`
 	IssuedAt int64  `json:"iat"`
 	ID       string `json:"jti"`
-	// Session is the refresh family (CONTRACT.md section 7: sid).
+	// Session is the refresh family (docs/api.md, "Tokens": sid).
 	Session string `json:"sid,omitempty"`
 	// AuthTime is when the family's login happened (OpenID Connect's
 	// auth_time), in Unix seconds.

@@ -88,7 +88,7 @@ func TestRevokedKeysVerifyNothing(t *testing.T) {
 		t.Fatalf("a replica accepts a token of a revoked key after its reload period: %v", err)
 	}
 	if josejwt.DefaultKeyReload > time.Minute {
-		t.Errorf("DefaultKeyReload %v exceeds the minute CONTRACT.md section 7 allows", josejwt.DefaultKeyReload)
+		t.Errorf("DefaultKeyReload %v exceeds the minute the README's \"Commands\" allows", josejwt.DefaultKeyReload)
 	}
 }
 

@@ -22,7 +22,7 @@ const (
 	DefaultAccessTokenTTL = 15 * time.Minute
 	// DefaultKeyReload is short enough that a key revoked by
 	// `cachegate keys revoke` is refused everywhere within a minute
-	// (CONTRACT.md section 7).
+	// (README, "Commands": keys revoke).
 	DefaultKeyReload       = 30 * time.Second
 	DefaultVerifyCacheSize = 10000
 	// DefaultKeyPublishAhead is twice the JWKS route's Cache-Control

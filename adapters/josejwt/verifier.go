@@ -88,7 +88,7 @@ func (v *Verifier) verify(ctx context.Context, kind domain.TokenKind, token stri
 	if kind != domain.AccessToken {
 		// Refresh tokens of a retired key keep working for their whole
 		// life, so sessions survive a rotation; access tokens only for
-		// the access lifetime (CONTRACT.md section 7).
+		// the access lifetime (docs/api.md, "Tokens").
 		cache, window = nil, t.window
 	}
 	if cache != nil {

@@ -10,7 +10,7 @@ import (
 	"github.com/cachegate/cachegate/domain"
 )
 
-// Equal time for unknown users (CONTRACT.md sections 4 and 7).
+// Equal time for unknown users (docs/api.md, "Authentication").
 //
 // A login for an unknown user checks the password against a dummy hash
 // made with the current setting, so it costs what checking a hash at the

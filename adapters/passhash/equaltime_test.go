@@ -27,7 +27,7 @@ func countBlocks(h *Hasher) *atomic.Uint64 {
 }
 
 // Equal time for unknown users after the argon2id setting was raised
-// (CONTRACT.md section 7): an unknown user's login checks the password
+// (docs/api.md, "Authentication"): an unknown user's login checks the password
 // against a dummy hash at the setting; a wrong password for a user whose
 // stored argon2id hash has less memory or fewer iterations must compute
 // as many blocks, counted, not timed.

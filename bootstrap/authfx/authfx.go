@@ -1,9 +1,9 @@
 // Package authfx is the fx module of authentication: local login, the
-// token guard, refresh and logout (SPEC.md 4.2, 4.5 and 5), registered
+// token guard, refresh and logout (docs/api.md, "Authentication"), registered
 // globally with ForRoot (options given directly) or ForRootAsync (options
 // built by an injected constructor).
 //
-// Every replaceable service of SPEC.md 4.5 is a port in the graph:
+// Every replaceable service (README, "Embedding") is a port in the graph:
 // ports.UserLookup, ports.UserValidator, ports.PasswordValidator,
 // ports.PasswordHasher, ports.TokenIssuer, ports.TokenVerifier and
 // ports.TokenValidator. An integrator swaps one either through its field
@@ -43,7 +43,7 @@ import (
 )
 
 // Options configure authentication. Zero values take the defaults of
-// CONTRACT.md section 4.
+// the README's configuration table.
 type Options struct {
 	AccessTTL  time.Duration
 	RefreshTTL time.Duration
@@ -95,7 +95,7 @@ type Options struct {
 	// domain.DefaultAuditFold's).
 	AuditFoldWindow time.Duration
 
-	// Replaceable services (SPEC.md 4.5); nil keeps the default.
+	// Replaceable services (README, "Embedding"); nil keeps the default.
 	UserLookup        ports.UserLookup
 	UserValidator     ports.UserValidator
 	PasswordValidator ports.PasswordValidator

@@ -1,5 +1,5 @@
-// Package cachefx is the fx module of the cache feature (SPEC.md 2.2, 4.3
-// and 4.4).
+// Package cachefx is the fx module of the cache feature (README,
+// "Configuration"; docs/api.md, "The Go API").
 //
 // ForRoot and ForRootAsync register the app-wide cache: they provide
 // *application.CacheOperations (which the HTTP module serves) and the Go API

@@ -53,7 +53,7 @@ type Config struct {
 	// logins fold into one audit event (domain.AuditFold).
 	AuditFoldWindow time.Duration
 	// TrustedProxies are the addresses and CIDRs of proxies whose
-	// X-Forwarded-For is believed (CONTRACT.md section 7); none by
+	// X-Forwarded-For is believed (README, "PostgreSQL and several replicas"); none by
 	// default.
 	TrustedProxies []string
 	// ConfigFile is the YAML file that was loaded; empty when none.
@@ -72,7 +72,7 @@ type Config struct {
 	Caps Caps
 }
 
-// Cache is the cache part of CONTRACT.md section 1 (SPEC.md 2.2).
+// Cache is the cache part of the YAML file (README, "Configuration").
 type Cache struct {
 	// Entities maps an entity key to its storage; each entity is its own
 	// table.
@@ -98,7 +98,7 @@ type CacheSettings struct {
 	// ^[A-Za-z0-9_-]{1,64}$.
 	Assignments map[string]Assignment
 	// MaxEntries and MaxBytes are the default quota of each assignee in
-	// each assignment (CONTRACT.md section 7): entries, and bytes of their
+	// each assignment (README, "Quotas"): entries, and bytes of their
 	// data. 0 means no limit. An assignment may set its own.
 	MaxEntries int64
 	MaxBytes   int64
@@ -164,7 +164,7 @@ func (s TokenSource) String() string { return string(s.In) + ":" + s.Name }
 // Auth configures login, tokens and guards.
 type Auth struct {
 	// EnableGuards guards every non-public route with the access-token
-	// guard (SPEC.md settings.enableGuards).
+	// guard (README, "Configuration": auth.enableGuards).
 	EnableGuards bool
 	// Issuer and Audience are the iss and aud claims issued and required.
 	Issuer   string
@@ -192,8 +192,8 @@ type Auth struct {
 	// RefreshReuseGrace lets a just-used refresh token be presented again
 	// within this window of its first use without revoking its family
 	// (for clients that refresh twice at once or retry): the answer holds
-	// the family's one live refresh token again. Default 10s (CONTRACT.md
-	// section 6); 0 turns it off.
+	// the family's one live refresh token again. Default 10s (README,
+	// "Configuration"); 0 turns it off.
 	RefreshReuseGrace time.Duration
 	// SessionMax bounds a refresh family's life from its login, however
 	// often it refreshes.
@@ -263,7 +263,7 @@ type Sweep struct {
 	Batch int
 }
 
-// Events configures the change feed (CONTRACT.md section 8).
+// Events configures the change feed (docs/api.md, "Change feed").
 type Events struct {
 	// Retention is how long changes are kept for resuming subscribers.
 	Retention time.Duration

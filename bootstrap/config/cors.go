@@ -9,7 +9,7 @@ import (
 )
 
 // CORS is cross-origin resource sharing for browser apps served from
-// other origins (CONTRACT.md section 6): flags --cors-origins and
+// other origins (docs/api.md, "Coming from Rockets"): flags --cors-origins and
 // --cors-credentials, YAML cors.origins and cors.credentials.
 type CORS struct {
 	// Origins are the allowed origins in the form browsers send in the

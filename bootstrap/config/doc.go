@@ -1,5 +1,5 @@
 // Package config is cachegate's one typed configuration: the settings of
-// CONTRACT.md sections 1 to 5, merged from command-line flags, CACHEGATE_*
+// the README's configuration table, merged from command-line flags, CACHEGATE_*
 // environment variables and an optional YAML file, in that order of
 // precedence, over built-in defaults.
 //
@@ -22,7 +22,7 @@
 // visible to every local user); set CACHEGATE_HS256_SECRET, the YAML key
 // auth.hs256Secret or --hs256-secret-file. The cache entities and
 // assignments are maps and exist only in YAML, in exactly the shape of
-// CONTRACT.md section 1.
+// the README's YAML example ("Configuration").
 //
 // # Values
 //

@@ -50,7 +50,7 @@ type Options struct {
 }
 
 // DefaultAuditRetention is the default of Options.AuditRetention
-// (CONTRACT.md section 7).
+// (README, "Configuration").
 const DefaultAuditRetention = 90 * 24 * time.Hour
 
 // Pinger answers whether storage is reachable.

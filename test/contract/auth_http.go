@@ -33,7 +33,7 @@ type AuthHTTPConfig struct {
 	// 15 minutes.
 	AccessTTL time.Duration
 	// ReuseGrace is auth.refreshReuseGrace: zero means the service's
-	// default (10 s, CONTRACT.md section 6), negative turns grace off (0).
+	// default (10 s, README "Configuration"), negative turns grace off (0).
 	ReuseGrace time.Duration
 }
 
@@ -75,8 +75,8 @@ type AuthHTTPTarget struct {
 // subtests that use users of their own.
 type AuthHTTPHarness func(t *testing.T, c AuthHTTPConfig) AuthHTTPTarget
 
-// AuthHTTP runs the HTTP contract of authentication (CONTRACT.md section
-// 4, issues 4 and 5) against real sockets: login and its failures, the
+// AuthHTTP runs the HTTP contract of authentication (docs/api.md,
+// "Authentication"; issues 4 and 5) against real sockets: login and its failures, the
 // guard, forged tokens, the owner policy, refresh rotation and reuse
 // detection, logout, disabled users, throttling, the JWKS and key
 // rotation.

@@ -8,7 +8,7 @@ import (
 )
 
 // ahReuseGraceTests: POST /token/refresh is POST /auth/refresh under the
-// route Rockets serves, and the reuse grace of CONTRACT.md section 6
+// route Rockets serves, and the reuse grace of docs/api.md, "Authentication"
 // (on by default) answers a second presentation of a just-used refresh
 // token with the family's one live refresh token; after the window, reuse
 // revokes the family.

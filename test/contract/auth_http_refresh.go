@@ -174,7 +174,7 @@ func ahLogoutTests(t *testing.T, s *ahSuite) {
 		ended := time.Now()
 		ahWantUnauthorized(t, s.tryRefresh(t, q.Refresh), false)
 		ahWantUnauthorized(t, s.tryRefresh(t, p.Refresh), false)
-		// The session's access tokens end with it (CONTRACT.md section 7),
+		// The session's access tokens end with it (docs/api.md, "Authentication"),
 		// so logging out again with one is 401.
 		s.wantEnded(t, ended, p.Access, "the access token that logged out")
 		s.wantEnded(t, ended, q.Access, "another access token of the logged-out family")
@@ -289,7 +289,7 @@ func ahPost(c *http.Client, url string, body []byte) (int, []byte, error) {
 }
 
 // sessionEndBound is how soon after a session ends its access tokens must
-// be refused: CONTRACT.md section 7 allows one second, and the test's own
+// be refused: docs/api.md ("Authentication") allows one second, and the test's own
 // requests get half a second more.
 const sessionEndBound = 1500 * time.Millisecond
 

@@ -55,8 +55,8 @@ type CacheHTTPTarget struct {
 // assignees of their own so they never see each other's entries.
 type CacheHTTPHarness func(t *testing.T) CacheHTTPTarget
 
-// CacheHTTP runs the HTTP contract of the cache routes (CONTRACT.md
-// section 3) and the HTTP conventions of section 2 that need no token:
+// CacheHTTP runs the HTTP contract of the cache routes (docs/api.md,
+// "Cache entries") and the HTTP conventions ("Conventions") that need no token:
 // statuses, the error envelope, strict bodies, byte-exact data, expiry,
 // conditional requests, lists, and never a 5xx for bad input.
 func CacheHTTP(t *testing.T, h CacheHTTPHarness) {
@@ -158,8 +158,8 @@ func (s *webSuite) item(id string) string { return "/cache/" + s.a + "/" + id }
 // webEntry is the suite's short name for Entry.
 type webEntry = Entry
 
-// Entry is a cache entry as the HTTP API returns it (CONTRACT.md section
-// 3), for tests that read answers.
+// Entry is a cache entry as the HTTP API returns it (docs/api.md,
+// "Cache entries"), for tests that read answers.
 type Entry struct {
 	ID          string          `json:"id"`
 	DateCreated string          `json:"dateCreated"`

@@ -10,8 +10,8 @@ import (
 	"time"
 )
 
-// webQueryTests: the CRUD query language over HTTP (CONTRACT.md section
-// 6): the syntaxes (filter, or, their array forms, s), the combination
+// webQueryTests: the CRUD query language over HTTP (docs/api.md,
+// "Listing: the query language"): the syntaxes (filter, or, their array forms, s), the combination
 // rules, sort, per_page, fields and cache. Each row states, as a tree the
 // test's own evaluator runs, what the query must mean.
 func webQueryTests(t *testing.T, s *webSuite) {

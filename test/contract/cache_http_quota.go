@@ -9,7 +9,7 @@ import (
 	"testing"
 )
 
-// webQuotaTests pin the answers of CONTRACT.md section 7's quotas over
+// webQuotaTests pin the answers of docs/api.md's "Quotas" over
 // HTTP, on the target's QuotaAssignment: 403 CACHE_QUOTA_EXCEEDED for
 // POST, PUT and PATCH past a quota, with what is stored left as it was,
 // a place given back by DELETE, and one winner among parallel POSTs for

@@ -13,7 +13,7 @@ import (
 )
 
 // cacheQuotaTests pin the quota of CacheRepository.Create and Update
-// (CONTRACT.md section 7): what counts (live entries and their data's
+// (docs/api.md, "Quotas"): what counts (live entries and their data's
 // bytes, per assignee), what frees a place (deletion, clearing, expiry,
 // swept or not, moving an entry away), that updates are refused only when
 // they grow, that conflicts come before the quota, and that the check and

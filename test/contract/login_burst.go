@@ -20,8 +20,8 @@ import (
 // LoginBurst runs bursts of parallel logins through application.Login
 // over the throttles newReplicas returns: one per replica, all sharing one
 // store (two handles on one PostgreSQL database are two replicas). It
-// counts password verifications with a counting hasher (CONTRACT.md
-// section 7, "throttling is atomic"): N parallel wrong attempts at limit L
+// counts password verifications with a counting hasher (docs/api.md,
+// "Authentication", "the throttle is atomic"): N parallel wrong attempts at limit L
 // cost at most L verifications, and no attempt past a limit reached by
 // failures succeeds, not even with the right password; but parallel
 // logins with the right password all succeed, since an attempt refused

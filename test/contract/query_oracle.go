@@ -12,7 +12,7 @@ import (
 )
 
 // The query oracle: an evaluator of the list query language written
-// for the tests from CONTRACT.md section 6 alone, sharing no code with
+// for the tests from docs/api.md ("Listing") alone, sharing no code with
 // the stores or the domain (it folds with strings.ToLower, parses values
 // itself and follows SQL's NULL rules by hand). The contract suites
 // compare what a store answers with what the oracle computes.

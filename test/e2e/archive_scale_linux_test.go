@@ -18,8 +18,8 @@ import (
 const scaleEntries = 200_000
 
 // maxArchiveRSS is the bound on the peak resident memory of export and
-// import, whatever the size of the database (CONTRACT.md section 9:
-// memory stays bounded).
+// import, whatever the size of the database (docs/operations.md,
+// "Moving from SQLite to PostgreSQL": memory stays flat).
 const maxArchiveRSS = 100 << 20
 
 // TestExportAndImportOf200kEntriesStayUnder100MB imports a file of 200 000

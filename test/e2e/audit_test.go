@@ -220,7 +220,7 @@ func TestAuditRefreshReusedOnTheBinary(t *testing.T) {
 
 // readAudit runs `cachegate audit --json` with args on b's database and
 // returns its lines, failing t on a line that is not an object of exactly
-// the contract's fields (CONTRACT.md section 7) or on any of secrets in
+// the contract's fields (docs/operations.md, "Audit trail") or on any of secrets in
 // the output.
 func (b *authBinary) readAudit(t *testing.T, secrets []string, args ...string) []auditLine {
 	t.Helper()

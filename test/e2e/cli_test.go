@@ -130,14 +130,14 @@ func TestUsersAreAdministeredFromTheCommandLine(t *testing.T) {
 	t.Run("an unknown user cannot be disabled", func(t *testing.T) {
 		fails(t, cli(t, "", "users", "disable", "nobody"), "")
 	})
-	// CONTRACT.md section 1 and the usage text write the flag after
+	// The README's "Commands" and the usage text write the flag after
 	// NAME; the other order is Go's usual one. Both must work.
 	for _, order := range []struct {
 		name string
 		args []string
 		pw   string
 	}{
-		{"as CONTRACT.md writes it, NAME first", []string{"users", "set-password", "Alice", "--password-stdin"}, newPassword},
+		{"as the README writes it, NAME first", []string{"users", "set-password", "Alice", "--password-stdin"}, newPassword},
 		{"with the flag first", []string{"users", "set-password", "--password-stdin", "Alice"}, password},
 	} {
 		t.Run("set-password replaces the stored hash, "+order.name, func(t *testing.T) {

@@ -12,8 +12,8 @@ import (
 	"time"
 )
 
-// Issue 12: the change feed over the binary, on SQLite (CONTRACT.md
-// section 8). Public assignments: the policy tests log in.
+// Issue 12: the change feed over the binary, on SQLite (docs/api.md,
+// "Change feed"). Public assignments: the policy tests log in.
 func TestEventsOnTheBinary(t *testing.T) {
 	t.Parallel()
 	s := startServer(t, serverConfig{YAML: publicYAML, Args: []string{

@@ -94,7 +94,7 @@ func TestSigningKeysAtRest(t *testing.T) {
 }
 
 // keyRevocationBound is how soon every server must refuse the tokens of a
-// revoked key (CONTRACT.md section 7), plus a little for the test.
+// revoked key (README, "Commands": a minute at most), plus a little for the test.
 const keyRevocationBound = 65 * time.Second
 
 // Issue 11: `cachegate keys list` shows each key's id, state and dates;

@@ -40,7 +40,7 @@ func peakRSS(t *testing.T, pid int) int64 {
 	return 0
 }
 
-// Lists are streamed (CONTRACT.md section 7): 1000 entries of 250 KiB,
+// Lists are streamed (docs/api.md, "Listing"): 1000 entries of 250 KiB,
 // listed four times at once, take the server's peak RSS nowhere near the
 // 1 GB the four answers weigh together; the bound is 150 MB, seeding
 // included.

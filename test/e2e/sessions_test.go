@@ -12,7 +12,7 @@ import (
 )
 
 // sessionEndBound is how soon an ended session's access tokens must be
-// refused on every replica: CONTRACT.md section 7 allows one second, the
+// refused on every replica: docs/api.md ("Authentication") allows one second, the
 // test's own requests get half a second more.
 const sessionEndBound = 1500 * time.Millisecond
 
