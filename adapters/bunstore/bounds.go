@@ -116,10 +116,10 @@ func (b bounds) enter(ctx context.Context) (context.Context, func(*error)) {
 		}
 	}
 	return ctx, func(errp *error) {
-		release()
 		if *errp != nil {
 			*errp = translate(ctx, *errp)
 		}
+		release(!errors.Is(*errp, domain.ErrDatabaseUnavailable))
 		cancel()
 	}
 }

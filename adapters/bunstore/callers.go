@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/uptrace/bun"
@@ -27,6 +28,10 @@ type CallerLimit struct {
 	wait time.Duration
 	mu   sync.Mutex
 	held map[string]*callerSlots
+	// answered is when a call last got an answer from the database (unix
+	// nanoseconds), whoever the caller: a wait for a place that saw none
+	// was kept out by the database, not by its caller's other calls.
+	answered atomic.Int64
 }
 
 type callerSlots struct {
@@ -65,6 +70,13 @@ func (l *CallerLimit) PerCaller() int {
 	return l.per
 }
 
+// noteAnswer records that the database answered a call, when it did.
+func (l *CallerLimit) noteAnswer(answered bool) {
+	if answered {
+		l.answered.Store(time.Now().UnixNano())
+	}
+}
+
 // heldKey marks a context whose call already holds its caller's place,
 // so that nested calls (bounds.enter) do not take a second one.
 type heldKey struct{}
@@ -74,10 +86,15 @@ type heldKey struct{}
 // returns the context the call runs with (marked as holding the place)
 // and the release function; errCallerBusy when no place came free in
 // time, ctx's error when the caller's own context ended first.
-func (l *CallerLimit) acquire(ctx context.Context) (context.Context, func(), error) {
+func (l *CallerLimit) acquire(ctx context.Context) (context.Context, func(answered bool), error) {
 	caller := ports.Caller(ctx)
-	if l == nil || l.per <= 0 || caller == "" || ctx.Value(heldKey{}) != nil {
-		return ctx, func() {}, nil
+	if l == nil || l.per <= 0 {
+		return ctx, func(bool) {}, nil
+	}
+	if caller == "" || ctx.Value(heldKey{}) != nil {
+		// Not bounded, but its answer says the database answers (the
+		// background loops poll several times a second).
+		return ctx, l.noteAnswer, nil
 	}
 	l.mu.Lock()
 	s := l.held[caller]
@@ -94,10 +111,26 @@ func (l *CallerLimit) acquire(ctx context.Context) (context.Context, func(), err
 		}
 		l.mu.Unlock()
 	}
+	release := func(answered bool) {
+		l.noteAnswer(answered)
+		<-s.slots
+		leave()
+	}
 	select {
 	case s.slots <- struct{}{}:
-		return context.WithValue(ctx, heldKey{}, true), func() { <-s.slots; leave() }, nil
+		return context.WithValue(ctx, heldKey{}, true), release, nil
 	default:
+	}
+	waitFrom := time.Now().UnixNano()
+	// busy is the refusal when no place came free in time: the caller's
+	// when the database answered other calls meanwhile, the database's
+	// when it answered none (it is frozen or unreachable: the caller's
+	// calls wait on it, and so does this one).
+	busy := func() error {
+		if l.answered.Load() < waitFrom {
+			return &outage{kind: domain.ErrDatabaseUnavailable, cause: errPastBound}
+		}
+		return errCallerBusy
 	}
 	var expired <-chan time.Time
 	if l.wait > 0 {
@@ -107,16 +140,15 @@ func (l *CallerLimit) acquire(ctx context.Context) (context.Context, func(), err
 	}
 	select {
 	case s.slots <- struct{}{}:
-		return context.WithValue(ctx, heldKey{}, true), func() { <-s.slots; leave() }, nil
+		return context.WithValue(ctx, heldKey{}, true), release, nil
 	case <-expired:
 		leave()
-		return ctx, nil, errCallerBusy
+		return ctx, nil, busy()
 	case <-ctx.Done():
 		leave()
 		if errors.Is(context.Cause(ctx), errPastBound) {
-			// The repository's own bound ended the wait: the caller's
-			// other calls, not the database, kept this one out.
-			return ctx, nil, errCallerBusy
+			// The repository's own bound ended the wait.
+			return ctx, nil, busy()
 		}
 		return ctx, nil, context.Cause(ctx)
 	}

@@ -24,11 +24,22 @@ func TestCallerLimit(t *testing.T) {
 		if err != nil {
 			t.Fatalf("acquire: %v", err)
 		}
-		return ctx, release
+		return ctx, func() { release(true) }
 	}
 	inA, releaseA1 := take(a)
 	_, releaseA2 := take(a)
+	t.Run("while the database answers nobody, the wait ends as an outage, not a 429", func(t *testing.T) {
+		l.answered.Store(0)
+		_, _, err := l.acquire(a)
+		if !errors.Is(err, domain.ErrDatabaseUnavailable) || errors.Is(err, errCallerBusy) {
+			t.Fatalf("third acquire of one caller, no answer meanwhile = %v, want DATABASE_UNAVAILABLE", err)
+		}
+	})
 	t.Run("a caller past its places is refused with 429 and a pause", func(t *testing.T) {
+		// The database answered during the wait (a time ahead of it
+		// stands for an answer meanwhile): the caller's own calls kept
+		// this one out.
+		l.answered.Store(time.Now().Add(time.Hour).UnixNano())
 		_, _, err := l.acquire(a)
 		if !errors.Is(err, errCallerBusy) || domain.KindOf(err) != domain.KindTooMany || errCallerBusy.RetryAfter <= 0 {
 			t.Fatalf("third acquire of one caller = %v, want TOO_MANY_REQUESTS with a Retry-After", err)
@@ -55,7 +66,7 @@ func TestCallerLimit(t *testing.T) {
 		go func() {
 			_, release, err := l.acquire(a)
 			if err == nil {
-				release()
+				release(true)
 			}
 			got <- err
 		}()
@@ -132,11 +143,30 @@ func TestOneCallerNeverTakesThePool(t *testing.T) {
 			}()
 		}
 		entered.Wait()
+		// Meanwhile the database answers calls without a caller, as it
+		// answers the background loops' polls: the hog's extra calls are
+		// kept out by the hog, not by an outage.
+		polling := make(chan struct{})
+		polled := make(chan struct{})
+		go func() {
+			defer close(polled)
+			for {
+				select {
+				case <-polling:
+					return
+				default:
+				}
+				_, _ = repo.Get(context.Background(), testEntry(1).ID, testNow)
+				time.Sleep(time.Millisecond)
+			}
+		}()
 		// The hog's refused calls end on their own; the blocked ones hold
 		// their connections until released.
 		for range pool - blocked {
 			hogs = append(hogs, <-results)
 		}
+		close(polling)
+		<-polled
 		_, other = repo.Get(ports.WithCaller(t.Context(), "user:other"), testEntry(1).ID, testNow)
 		close(release)
 		for range blocked {
@@ -147,7 +177,7 @@ func TestOneCallerNeverTakesThePool(t *testing.T) {
 	pagedDatabases(t, func(t *testing.T, db *bun.DB) {
 		t.Run("bounded, the other user is served and the hog's extra statements are 429", func(t *testing.T) {
 			limit := NewCallerLimit(db, 0)
-			limit.wait = 50 * time.Millisecond
+			limit.wait = 300 * time.Millisecond
 			hogs, other := run(t, db, limit)
 			if other != nil {
 				t.Errorf("the other user's Get = %v, want the entry", other)
@@ -178,8 +208,9 @@ func TestOneCallerNeverTakesThePool(t *testing.T) {
 }
 
 // TestACallerKeptOutForTheWholeBoundIs429: a call that waited its
-// repository's whole timeout for its caller's place is refused as too
-// many requests, not as a database outage, and runs no statement.
+// repository's whole timeout for its caller's place, while the database
+// answered others, is refused as too many requests, not as a database
+// outage, and runs no statement.
 func TestACallerKeptOutForTheWholeBoundIs429(t *testing.T) {
 	t.Parallel()
 	l := &CallerLimit{per: 1, held: map[string]*callerSlots{}}
@@ -189,7 +220,10 @@ func TestACallerKeptOutForTheWholeBoundIs429(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	defer release()
+	defer release(true)
+	// Another call is answered during the wait (ahead of it, to stand
+	// for "meanwhile" without a race).
+	l.answered.Store(time.Now().Add(time.Hour).UnixNano())
 	ctx, done := b.enter(a)
 	err = ctx.Err()
 	if err == nil {
