@@ -96,6 +96,10 @@ type Options struct {
 	// Limits cap what one caller holds at once (lists, streams,
 	// connections); the zero value is the defaults (see CallerLimits).
 	Limits CallerLimits
+	// Console serves the embedded web console at ConsolePath (console.go;
+	// README, "Web console"). Its routes are not API operations and are
+	// not in the OpenAPI document.
+	Console bool
 }
 
 // RequestObserver records finished requests; it must be cheap and safe
@@ -272,6 +276,15 @@ func New(opts Options) (*Server, error) {
 	}
 	for _, rt := range opts.Routes {
 		if err := s.Handle(rt); err != nil {
+			return nil, err
+		}
+	}
+	if opts.Console {
+		var names []string
+		if opts.Cache != nil {
+			names = opts.Cache.Assignments.Names()
+		}
+		if err := s.mountConsole(names); err != nil {
 			return nil, err
 		}
 	}

@@ -50,6 +50,9 @@ type Config struct {
 	TrustedProxies []string
 	// ConfigFile is the YAML file that was loaded; empty when none.
 	ConfigFile string
+	// Console serves the web console at /console/ (README, "Web
+	// console"); on by default.
+	Console bool
 
 	// CORS lets browser apps on other origins call the API.
 	CORS CORS
@@ -284,6 +287,7 @@ func Default() Config {
 		AccessTokenTTL:  15 * time.Minute,
 		RefreshTokenTTL: 30 * domain.Day,
 		ShutdownTimeout: 15 * time.Second,
+		Console:         true,
 		Cache: Cache{
 			Entities: map[string]Entity{DefaultEntityKey: {Table: "user_cache"}},
 			Settings: CacheSettings{Assignments: map[string]Assignment{

@@ -23,6 +23,7 @@ func TestDefaults(t *testing.T) {
 		{"addr", c.Addr, "127.0.0.1:8080"},
 		{"database", c.Database, "sqlite:cachegate.db"},
 		{"metricsAddr", c.MetricsAddr, ""},
+		{"console", c.Console, true},
 		{"accessTokenTTL", c.AccessTokenTTL, 15 * time.Minute},
 		{"refreshTokenTTL", c.RefreshTokenTTL, 30 * 24 * time.Hour},
 		{"shutdownTimeout", c.ShutdownTimeout, 15 * time.Second},
@@ -256,6 +257,7 @@ shutdownTimeout: 30s
 trustedProxies: [10.0.0.0/8, 192.0.2.7]
 auditRetention: 30d
 auditFoldWindow: 10m
+console: false
 cache:
   entities:
     orgCache:
@@ -294,6 +296,7 @@ caps: {listsPerUser: 2, streamsPerUser: 0, connsPerAddress: 64}
 		MetricsAddr: "127.0.0.1:9090", AccessTokenTTL: 5 * time.Minute, RefreshTokenTTL: 7 * 24 * time.Hour,
 		ShutdownTimeout: 30 * time.Second, ConfigFile: c.ConfigFile,
 		TrustedProxies: []string{"10.0.0.0/8", "192.0.2.7"}, AuditRetention: 30 * 24 * time.Hour, AuditFoldWindow: 10 * time.Minute,
+		Console: false,
 		Cache: config.Cache{
 			Entities: map[string]config.Entity{"orgCache": {Table: "org_cache"}},
 			Settings: config.CacheSettings{ExpiresIn: &hour30, Assignments: map[string]config.Assignment{

@@ -56,6 +56,8 @@ type Options struct {
 	// Limits cap what one caller holds open at once; the zero value is
 	// ginhttp's defaults.
 	Limits ginhttp.CallerLimits
+	// Console serves the web console at /console/.
+	Console bool
 }
 
 // Addr is the address the server listens on once the app started.
@@ -124,6 +126,7 @@ func New(d Deps) (*ginhttp.Server, error) {
 		TracerProvider: d.Tracing.Provider,
 		Stream:         streamOptions(d),
 		Limits:         d.Options.Limits,
+		Console:        d.Options.Console,
 	})
 }
 
