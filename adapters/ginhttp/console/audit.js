@@ -7,7 +7,9 @@ import { h, clear, field, table, announce, when } from './dom.js';
 
 const TYPES = ['login.succeeded', 'login.failed', 'login.throttled', 'refresh.reused', 'logout',
   'session.expired', 'user.added', 'user.disabled', 'user.enabled', 'user.password_changed',
-  'key.rotated', 'key.revoked'];
+  'key.rotated', 'key.revoked', 'session.revoked', 'user.admin_granted', 'user.admin_revoked',
+  'admin.user_added', 'admin.user_updated', 'admin.user_password_set', 'admin.user_deleted',
+  'admin.sessions_revoked', 'admin.key_rotated', 'admin.key_revoked'];
 
 // isoOrEmpty turns a datetime-local value (the browser's local time) into
 // RFC 3339.
@@ -17,10 +19,10 @@ const columns = [
   ['Time', (e) => when(e.time)],
   ['Type', (e) => e.type],
   ['User', (e) => e.username || e.userId || '—'],
-  ['Actor', (e) => (e.actor ? (e.actor.username || e.actor.userId || JSON.stringify(e.actor)) : '—')],
+  ['Actor', (e) => (e.actor ? (e.actor.username || e.actor.id) : '—')],
   ['Address', (e) => e.address || '—'],
   ['Count', (e) => (e.count > 1 ? String(e.count) : '1')],
-  ['Detail', (e) => (e.detail ? JSON.stringify(e.detail) : '—')],
+  ['Detail', (e) => [e.reason, typeof e.detail === 'string' ? e.detail : (e.detail && JSON.stringify(e.detail))].filter(Boolean).join('; ') || '—'],
 ];
 
 export function auditPage(main) {
@@ -32,7 +34,7 @@ export function auditPage(main) {
   const since = h('input', { name: 'since', type: 'datetime-local' });
   const until = h('input', { name: 'until', type: 'datetime-local' });
   const form = h('form', { class: 'card', 'aria-label': 'Query the audit trail' },
-    field('Type', type), field('User', user, 'A username or user id.'), field('Address', address),
+    field('Type', type), field('User', user, 'A username.'), field('Address', address),
     field('Since', since), field('Until', until), h('button', { type: 'submit' }, 'Search'));
   const results = h('div', { class: 'results' });
   const more = h('button', { type: 'button', hidden: true }, 'Older events');
