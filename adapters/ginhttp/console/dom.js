@@ -79,6 +79,10 @@ export function when(v) {
   return h('time', { datetime: v }, d.toISOString().replace('T', ' ').replace(/\.\d+Z$/, 'Z'));
 }
 
+// named is a control's visible text followed by words only a screen
+// reader says, so that each row's "Disable" is "Disable alice" to it.
+export const named = (visible, hidden) => [visible, h('span', { class: 'vh' }, ` ${hidden}`)];
+
 // yesNo renders a boolean.
 export const yesNo = (b) => (b ? 'yes' : 'no');
 

@@ -1,7 +1,7 @@
 // Signing keys (#/keys): list, rotate (published ahead, or now), revoke.
 
 import { api } from './api.js';
-import { h, clear, field, table, announce, when } from './dom.js';
+import { h, clear, table, announce, when, named } from './dom.js';
 
 export function keysPage(main) {
   document.title = 'Keys — cachegate console';
@@ -32,11 +32,11 @@ export function keysPage(main) {
   }
 
   function revokeButton(k) {
-    const b = h('button', { type: 'button', class: 'danger' }, `Revoke key ${k.kid}`);
+    const b = h('button', { type: 'button', class: 'danger' }, named('Revoke', `key ${k.kid}`));
     b.addEventListener('click', async () => {
       if (!b.classList.contains('confirm')) {
         b.classList.add('confirm');
-        b.textContent = `Confirm: revoke key ${k.kid} (its tokens stop working)`;
+        b.replaceChildren(...named('Confirm revoke (its tokens stop working)', `key ${k.kid}`));
         return;
       }
       try {

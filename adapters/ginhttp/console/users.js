@@ -3,7 +3,7 @@
 // disable/enable, set password, delete; list and revoke sessions.
 
 import { api, query } from './api.js';
-import { h, clear, field, table, announce, when, yesNo, lines } from './dom.js';
+import { h, clear, field, table, announce, when, yesNo, lines, named } from './dom.js';
 
 const PAGE = 20;
 const enc = encodeURIComponent;
@@ -56,20 +56,20 @@ export function usersPage(main) {
   }
 
   function actions(u) {
-    const del = h('button', { type: 'button', class: 'danger' }, `Delete ${u.username}`);
+    const del = h('button', { type: 'button', class: 'danger' }, named('Delete', u.username));
     del.addEventListener('click', async () => {
       if (!del.classList.contains('confirm')) {
         del.classList.add('confirm');
-        del.textContent = `Confirm: delete ${u.username}`;
+        del.replaceChildren(...named('Confirm delete', u.username));
         return;
       }
       await act(() => api('DELETE', `/admin/users/${enc(u.id)}`), `Deleted ${u.username}.`);
     });
     return h('div', { class: 'actions' },
-      h('a', { href: `#/users/${enc(u.id)}/sessions` }, `Sessions of ${u.username}`),
+      h('a', { href: `#/users/${enc(u.id)}/sessions` }, named('Sessions', `of ${u.username}`)),
       h('button', { type: 'button', onclick: () => act(() => api('PATCH', `/admin/users/${enc(u.id)}`, { active: !u.active }),
-        `${u.username} ${u.active ? 'disabled' : 'enabled'}.`) }, `${u.active ? 'Disable' : 'Enable'} ${u.username}`),
-      h('button', { type: 'button', onclick: () => showPassword(u) }, `Set password of ${u.username}`),
+        `${u.username} ${u.active ? 'disabled' : 'enabled'}.`) }, named(u.active ? 'Disable' : 'Enable', u.username)),
+      h('button', { type: 'button', onclick: () => showPassword(u) }, named('Set password', `of ${u.username}`)),
       del);
   }
 
@@ -139,7 +139,7 @@ export function sessionsPage(main, [id]) {
         ['Session id', (s) => h('code', {}, s.id)],
         ['Action', (s) => h('button', { type: 'button', class: 'danger',
           onclick: () => act(() => api('DELETE', `/admin/sessions/${enc(s.id)}`), 'Session revoked.') },
-        `Revoke session ${s.id}`)],
+        named('Revoke', `session ${s.id}`))],
       ], res.data, 'No live session.'));
     } catch (err) {
       clear(results).append(h('p', { class: 'error' }, `Could not list sessions: ${err.message}`));
