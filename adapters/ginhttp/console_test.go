@@ -3,6 +3,7 @@ package ginhttp_test
 import (
 	"encoding/json"
 	"net/http"
+	"net/http/httptest"
 	"os"
 	"path/filepath"
 	"regexp"
@@ -237,5 +238,34 @@ func TestConsoleModulesImportOnlyEmbeddedModules(t *testing.T) {
 	}
 	if found == 0 {
 		t.Fatal("found no import at all: the check reads nothing")
+	}
+}
+
+// BenchmarkGetByIDConsole is BenchmarkGetByIDWithBearer with the console
+// off and on: its routes sit on their own prefix of the router with no
+// middleware, so an API request runs the same chain either way
+// (README, "Web console").
+func BenchmarkGetByIDConsole(b *testing.B) {
+	for _, on := range []bool{false, true} {
+		name := "console off"
+		if on {
+			name = "console on"
+		}
+		b.Run(name, func(b *testing.B) {
+			f := newFixture(b, func(o *ginhttp.Options) {
+				o.Authenticator, o.EnableGuards, o.Console = fakeAuth{}, true, on
+			})
+			h := f.server.Handler()
+			req := httptest.NewRequest(http.MethodGet, "/cache/mine/"+benchEntry(b, f, "mine"), nil)
+			req.Header.Set("Authorization", "Bearer good-"+alice)
+			b.ReportAllocs()
+			for b.Loop() {
+				w := httptest.NewRecorder()
+				h.ServeHTTP(w, req)
+				if w.Code != http.StatusOK {
+					b.Fatalf("status %d", w.Code)
+				}
+			}
+		})
 	}
 }
