@@ -91,6 +91,8 @@ async function eventually(ms, what, f) {
 
 const cspViolations = [];
 const pageErrors = [];
+const cachedAdminAnswers = [];
+let adminAnswers = 0;
 
 async function axeCheck(page, name) {
   // evaluate runs through the DevTools protocol, which the page's CSP
@@ -199,6 +201,12 @@ async function main() {
   page.setDefaultTimeout(WAIT);
   page.on('console', (m) => { if (/Content.Security.Policy/i.test(m.text())) cspViolations.push(m.text()); });
   page.on('pageerror', (e) => pageErrors.push(String(e)));
+  page.on('response', (r) => {
+    const u = new URL(r.url());
+    if (!u.pathname.startsWith('/admin/') || u.pathname.endsWith('/events')) return;
+    adminAnswers++;
+    if (!/no-store/.test(r.headers()['cache-control'] || '')) cachedAdminAnswers.push(`${r.request().method()} ${u.pathname}`);
+  });
   const stamp = Date.now().toString(36);
   const carol = `carol-${stamp}`;
   const dave = `dave-${stamp}`;
@@ -318,6 +326,23 @@ async function main() {
       await pageChecks(page, 'keys');
     });
 
+    await step('an access token the server refuses is refreshed once at /token/refresh', async () => {
+      // The same claims (the page still shows the admin screens) with a
+      // signature the server refuses: the first call answers 401.
+      const bad = await page.evaluate(() => {
+        const t = localStorage.getItem('accessToken').split('.');
+        t[2] = `${t[2].slice(0, -4)}AAAA`;
+        localStorage.setItem('accessToken', t.join('.'));
+        return t.join('.');
+      });
+      const refreshed = page.waitForResponse((r) => r.url().endsWith('/token/refresh'));
+      await goto(page, '#/users', 'Users');
+      check((await refreshed).status() === 201, 'the refresh was refused');
+      await page.getByRole('rowheader', { name: adminName, exact: true }).waitFor();
+      const now = await page.evaluate(() => localStorage.getItem('accessToken'));
+      check(now && now !== bad, 'the refused access token was kept');
+    });
+
     await step('the change-feed page shows a change live', async () => {
       await goto(page, '#/feed', 'Change feed');
       await page.getByLabel('Assignment').locator('option', { hasText: 'user' }).waitFor({ state: 'attached' });
@@ -356,9 +381,11 @@ async function main() {
       check(!stored[0] && !stored[1], 'tokens remain after signing out');
     });
 
-    await step('no Content-Security-Policy violation and no script error', async () => {
+    await step('no Content-Security-Policy violation, no script error, no admin answer cacheable', async () => {
       check(!cspViolations.length, cspViolations.join('; '));
       check(!pageErrors.length, pageErrors.join('; '));
+      check(adminAnswers > 10, `only ${adminAnswers} admin answers seen`);
+      check(!cachedAdminAnswers.length, `without Cache-Control: no-store: ${cachedAdminAnswers.join(', ')}`);
     });
     console.log('console session complete');
   } finally {

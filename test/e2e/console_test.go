@@ -31,7 +31,7 @@ const defaultChromium = "/usr/bin/chromium"
 // create a user, log that user in twice over HTTP, revoke one session on
 // the sessions page and see its API calls refused while the other's pass,
 // disable the user and see the last session refused, watch an audit event
-// arrive live, filter entries of another assignee with the query
+// arrive live, refresh once at /token/refresh after a refused token, filter entries of another assignee with the query
 // language, watch the change feed; on every page axe-core's WCAG 2.1 A/AA
 // rules and a keyboard walk (Tab reaches every control in document order,
 // the skip link first, focus visible); every page fits 375 px; no CSP
@@ -87,6 +87,9 @@ func TestConsoleInARealBrowser(t *testing.T) {
 	// API's; the access log shows they were all asked for).
 	if n := len(s.log.lines("msg=request", "route=/console/*file", "status=200")); n < 5 {
 		t.Errorf("the server served %d console files, want the page, its modules and its style sheet", n)
+	}
+	if n := len(s.log.lines("msg=request", "route=/token/refresh", "status=201")); n < 1 {
+		t.Errorf("the console never refreshed at /token/refresh")
 	}
 	for _, line := range s.log.lines("level=ERROR") {
 		t.Errorf("the server logged: %s", line)
