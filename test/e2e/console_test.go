@@ -31,11 +31,12 @@ const defaultChromium = "/usr/bin/chromium"
 // create a user, log that user in twice over HTTP, revoke one session on
 // the sessions page and see its API calls refused while the other's pass,
 // disable the user and see the last session refused, watch an audit event
-// arrive live, refresh once at /token/refresh after a refused token, filter entries of another assignee with the query
-// language, watch the change feed; on every page axe-core's WCAG 2.1 A/AA
-// rules and a keyboard walk (Tab reaches every control in document order,
-// the skip link first, focus visible); every page fits 375 px; no CSP
-// violation. Screenshots of each page (1280 and 375 px wide) are kept in
+// arrive live, filter entries of another assignee with the query
+// language, refresh once at /token/refresh after a refused access token,
+// watch the change feed; on every page axe-core's WCAG 2.1 A/AA rules and
+// a keyboard walk (Tab reaches every control in document order, the skip
+// link first, focus visible); every page fits 375 px; no CSP violation;
+// every admin answer no-store. Screenshots of each page (1280 and 375 px wide) are kept in
 // $CACHEGATE_TEST_ARTIFACTS/console, or in a temporary directory the test
 // names in its log. Without node, npm or chromium it skips loudly, and
 // fails under CI=true (test/run installs them).
