@@ -320,10 +320,32 @@ async function main() {
       await pageChecks(page, 'entries');
     });
 
-    await step('the keys page lists the signing key', async () => {
+    await step('set a password, then delete the user', async () => {
+      await goto(page, '#/users', 'Users');
+      await page.getByRole('button', { name: `Set password of ${carol}` }).click();
+      await page.getByLabel(`New password for ${carol}`).fill(`${userPassword}-new`);
+      await page.getByRole('button', { name: 'Save password' }).click();
+      await page.getByRole('status').filter({ hasText: `Password of ${carol} set` }).waitFor();
+      await page.getByRole('button', { name: `Delete ${carol}` }).click();
+      await page.getByRole('button', { name: `Confirm delete ${carol}` }).click();
+      await page.getByRole('rowheader', { name: carol, exact: true }).waitFor({ state: 'detached' });
+      const r = await http('POST', '/auth/login', { body: { username: carol, password: `${userPassword}-new` } });
+      check(r.status === 401, `login of the deleted user: ${r.status}, want 401`);
+    });
+
+    await step('the keys page lists, rotates (published ahead) and revokes a key', async () => {
       await goto(page, '#/keys', 'Signing keys');
       await page.getByRole('cell', { name: 'signing', exact: true }).waitFor();
       await pageChecks(page, 'keys');
+      await page.getByRole('button', { name: 'Rotate the signing key' }).click();
+      const published = page.getByRole('row').filter({ has: page.getByRole('cell', { name: 'published', exact: true }) });
+      await published.waitFor();
+      const kid = (await published.getByRole('rowheader').textContent()).trim();
+      await page.getByRole('button', { name: `Revoke key ${kid}` }).click();
+      await page.getByRole('button', { name: `Confirm revoke (its tokens stop working) key ${kid}` }).click();
+      await page.getByRole('row').filter({ hasText: kid }).getByRole('cell', { name: 'revoked', exact: true }).waitFor();
+      await page.getByRole('cell', { name: 'signing', exact: true }).waitFor();
+      await shoot(page, 'keys-rotated');
     });
 
     await step('an access token the server refuses is refreshed once at /token/refresh', async () => {
