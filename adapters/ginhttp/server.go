@@ -96,6 +96,9 @@ type Options struct {
 	// Limits cap what one caller holds at once (lists, streams,
 	// connections); the zero value is the defaults (see CallerLimits).
 	Limits CallerLimits
+	// Admin mounts the admin API and the self-service routes
+	// (docs/admin.md); nil leaves them out.
+	Admin *AdminOptions
 }
 
 // RequestObserver records finished requests; it must be cheap and safe
@@ -246,6 +249,7 @@ func New(opts Options) (*Server, error) {
 	if err := s.handle(http.MethodGet, "/openapi.json", alwaysPublic, s.openAPI); err != nil {
 		return nil, err
 	}
+	var cache *cacheRoutes
 	if opts.Cache != nil {
 		if opts.Cache.Assignments == nil {
 			return nil, errors.New("ginhttp: Cache has no Stores")
@@ -257,6 +261,7 @@ func New(opts Options) (*Server, error) {
 		if err := r.register(); err != nil {
 			return nil, err
 		}
+		cache = r
 	}
 	if opts.Auth != nil {
 		o, err := opts.Auth.withDefaults()
@@ -267,6 +272,11 @@ func New(opts Options) (*Server, error) {
 			o.Origins = opts.CORS.Origins // cookie refresh: the CORS origins are the allowed sites
 		}
 		if err := (&authRoutes{s: s, o: o}).register(); err != nil {
+			return nil, err
+		}
+	}
+	if opts.Admin != nil {
+		if err := (&adminRoutes{s: s, o: *opts.Admin, cache: cache}).register(); err != nil {
 			return nil, err
 		}
 	}
