@@ -234,13 +234,13 @@ func (l *archiveLoad) insertError(op string, err error) error {
 }
 
 func (l *archiveLoad) AddUsers(ctx context.Context, us []domain.User) (int, error) {
-	args := make([]any, 0, 8*len(us))
+	args := make([]any, 0, 9*len(us))
 	for _, u := range us {
 		args = append(args, u.ID, u.Username, domain.NormalizeUsername(u.Username), u.PasswordHash, u.PasswordSalt,
-			u.Active, timeArg(u.DateCreated), timeArg(u.DateUpdated))
+			u.Active, timeArg(u.DateCreated), timeArg(u.DateUpdated), u.Admin)
 	}
 	return l.insert(ctx, "import users", `INSERT INTO users
-		(id, username, username_norm, password_hash, password_salt, active, date_created, date_updated)`, 8, len(us), args)
+		(id, username, username_norm, password_hash, password_salt, active, date_created, date_updated, admin)`, 9, len(us), args)
 }
 
 func (l *archiveLoad) AddSigningKeys(ctx context.Context, ks []domain.SigningKey) (int, error) {

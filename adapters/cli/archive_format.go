@@ -63,6 +63,7 @@ type archiveUser struct {
 	PasswordHash string    `json:"passwordHash"`
 	PasswordSalt string    `json:"passwordSalt"`
 	Active       bool      `json:"active"`
+	Admin        bool      `json:"admin,omitempty"`
 	DateCreated  time.Time `json:"dateCreated"`
 	DateUpdated  time.Time `json:"dateUpdated"`
 }
@@ -156,7 +157,7 @@ func (a *archiveWriter) record(r application.ArchiveRecord) error {
 	case r.User != nil:
 		u := r.User
 		return a.line(archiveUser{Kind: "user", ID: u.ID, Username: u.Username, PasswordHash: u.PasswordHash,
-			PasswordSalt: u.PasswordSalt, Active: u.Active, DateCreated: u.DateCreated.UTC(), DateUpdated: u.DateUpdated.UTC()})
+			PasswordSalt: u.PasswordSalt, Active: u.Active, Admin: u.Admin, DateCreated: u.DateCreated.UTC(), DateUpdated: u.DateUpdated.UTC()})
 	case r.Key != nil:
 		k := r.Key
 		return a.line(archiveKey{Kind: "signingKey", ID: k.ID, Algorithm: k.Algorithm, Private: k.Private, Public: k.Public,
@@ -310,7 +311,7 @@ func (a *archiveReader) decode(b []byte) (*application.ArchiveRecord, error) {
 			return nil, err
 		}
 		return &application.ArchiveRecord{User: &domain.User{ID: u.ID, Username: u.Username, PasswordHash: u.PasswordHash,
-			PasswordSalt: u.PasswordSalt, Active: u.Active, DateCreated: u.DateCreated, DateUpdated: u.DateUpdated}}, nil
+			PasswordSalt: u.PasswordSalt, Active: u.Active, Admin: u.Admin, DateCreated: u.DateCreated, DateUpdated: u.DateUpdated}}, nil
 	case "signingKey":
 		var sk archiveKey
 		if err := strictJSON(b, &sk); err != nil {

@@ -197,7 +197,9 @@ func newOASStack(t *testing.T, ready Pinger) *oasStack {
 	if err != nil {
 		t.Fatal(err)
 	}
+	adminOpts := oasAdmin(t, users, admin, login, refreshStore, tokens)
 	srv, err := New(Options{
+		Admin:         adminOpts,
 		Cache:         cache,
 		BodyLimit:     4 << 10,
 		Authenticator: oasAuth{authn},

@@ -100,6 +100,9 @@ type Options struct {
 	// README, "Web console"). Its routes are not API operations and are
 	// not in the OpenAPI document.
 	Console bool
+	// Admin mounts the admin API and the self-service routes
+	// (docs/admin.md); nil leaves them out.
+	Admin *AdminOptions
 }
 
 // RequestObserver records finished requests; it must be cheap and safe
@@ -250,6 +253,7 @@ func New(opts Options) (*Server, error) {
 	if err := s.handle(http.MethodGet, "/openapi.json", alwaysPublic, s.openAPI); err != nil {
 		return nil, err
 	}
+	var cache *cacheRoutes
 	if opts.Cache != nil {
 		if opts.Cache.Assignments == nil {
 			return nil, errors.New("ginhttp: Cache has no Stores")
@@ -261,6 +265,7 @@ func New(opts Options) (*Server, error) {
 		if err := r.register(); err != nil {
 			return nil, err
 		}
+		cache = r
 	}
 	if opts.Auth != nil {
 		o, err := opts.Auth.withDefaults()
@@ -271,6 +276,11 @@ func New(opts Options) (*Server, error) {
 			o.Origins = opts.CORS.Origins // cookie refresh: the CORS origins are the allowed sites
 		}
 		if err := (&authRoutes{s: s, o: o}).register(); err != nil {
+			return nil, err
+		}
+	}
+	if opts.Admin != nil {
+		if err := (&adminRoutes{s: s, o: *opts.Admin, cache: cache}).register(); err != nil {
 			return nil, err
 		}
 	}

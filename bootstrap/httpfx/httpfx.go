@@ -82,7 +82,13 @@ type Deps struct {
 	Refresh      *application.Refresh         `optional:"true"`
 	Logout       *application.Logout          `optional:"true"`
 	Keys         authfx.KeySet                `optional:"true"`
-	Observer     ginhttp.RequestObserver      `optional:"true"`
+	// The admin API and self-service (docs/admin.md).
+	AdminCheck *application.AdminCheck  `optional:"true"`
+	AdminUsers *application.AdminUsers  `optional:"true"`
+	AdminAudit *application.AdminAudit  `optional:"true"`
+	KeyAdmin   *application.KeyAdmin    `optional:"true"`
+	Self       *application.SelfService `optional:"true"`
+	Observer   ginhttp.RequestObserver  `optional:"true"`
 	// Routes are extra routes other modules contribute (metrics).
 	Routes []ginhttp.Route `group:"routes"`
 	// Tracing, when its Provider is set, gives each request a span.
@@ -110,7 +116,12 @@ func New(d Deps) (*ginhttp.Server, error) {
 			authRoutes.Keys = d.Keys
 		}
 	}
+	var admin *ginhttp.AdminOptions
+	if d.AdminCheck != nil && auth != nil {
+		admin = &ginhttp.AdminOptions{Check: d.AdminCheck, Users: d.AdminUsers, Audit: d.AdminAudit, Keys: d.KeyAdmin, Self: d.Self}
+	}
 	return ginhttp.New(ginhttp.Options{
+		Admin:          admin,
 		Auth:           authRoutes,
 		Cache:          d.Cache,
 		Logger:         d.Log,
