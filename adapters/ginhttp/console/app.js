@@ -4,7 +4,7 @@
 // render(main, params) that may return a cleanup function (closing its
 // event streams) called when the page is left.
 
-import { login, logout, claims, isAdmin, tokens, whenSignedOut } from './api.js';
+import { api, login, logout, claims, isAdmin, tokens, whenSignedOut } from './api.js';
 import { h, clear, field, announce } from './dom.js';
 import { usersPage, sessionsPage } from './users.js';
 import { auditPage } from './audit.js';
@@ -21,6 +21,17 @@ const routes = [
 ];
 
 let cleanup = null;
+// carried is a message for the page a navigation opens (the status of the
+// page left is cleared).
+let carried = null;
+// names caches the signed-in user's name by id: access tokens carry only
+// the id (sub).
+const names = new Map();
+
+function go(hash, msg, isError = false) {
+  carried = [msg, isError];
+  location.hash = hash;
+}
 
 function signInPage(main) {
   document.title = 'Sign in — cachegate console';
@@ -40,8 +51,7 @@ function signInPage(main) {
         announce('This account is not an administrator: the console is for administrators.', true);
         return;
       }
-      announce('Signed in.');
-      location.hash = '#/users';
+      go('#/users', 'Signed in.');
     } catch (err) {
       announce(`Sign-in failed: ${err.message}`, true);
     } finally {
@@ -56,11 +66,26 @@ function frame(signedIn) {
   const c = claims();
   document.getElementById('nav').hidden = !signedIn;
   document.getElementById('signout').hidden = !signedIn;
-  document.getElementById('who').textContent = signedIn && c ? `Signed in as ${c.username || c.sub}` : '';
+  const who = document.getElementById('who');
+  who.textContent = signedIn && c ? `Signed in as ${names.get(c.sub) || 'an administrator'}` : '';
+  if (signedIn && c && !names.has(c.sub)) {
+    api('GET', `/admin/users/${encodeURIComponent(c.sub)}`).then((u) => {
+      names.set(c.sub, u.username);
+      who.textContent = `Signed in as ${u.username}`;
+    }).catch(() => { /* the page shows its own errors */ });
+  }
   for (const a of document.querySelectorAll('#nav a')) {
     if (location.hash.startsWith(a.getAttribute('href'))) a.setAttribute('aria-current', 'page');
     else a.removeAttribute('aria-current');
   }
+}
+
+// settle shows the message carried to the page being opened, or clears
+// the status the page left behind.
+function settle() {
+  const [msg, isError] = carried || ['', false];
+  carried = null;
+  announce(msg, isError);
 }
 
 function render() {
@@ -69,12 +94,14 @@ function render() {
   const signedIn = !!tokens.access && isAdmin();
   if (!signedIn) {
     if (location.hash !== '#/signin') { location.replace('#/signin'); return; }
+    settle();
     frame(false);
     signInPage(main);
   } else {
     const hash = location.hash;
     const route = routes.find(([re]) => re.test(hash));
     if (!route) { location.replace('#/users'); return; }
+    settle();
     frame(true);
     const params = hash.match(route[0]).slice(1).map(decodeURIComponent);
     const r = route[1](main, params);
@@ -96,13 +123,12 @@ document.getElementById('skip').addEventListener('click', (e) => {
 
 document.getElementById('signout').addEventListener('click', async () => {
   await logout();
-  announce('Signed out.');
-  location.hash = '#/signin';
+  go('#/signin', 'Signed out.');
 });
 
 whenSignedOut(() => {
-  announce('Your session ended: sign in again.', true);
-  if (location.hash !== '#/signin') location.hash = '#/signin';
+  if (location.hash !== '#/signin') go('#/signin', 'Your session ended: sign in again.', true);
+  else announce('Your session ended: sign in again.', true);
 });
 
 // An expired access token is refreshed by the page's first API call.
