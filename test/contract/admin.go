@@ -142,7 +142,7 @@ func AdminStores(t *testing.T, newStores func(t *testing.T) AuditStores) {
 		}
 		save("a1", "fa", 1, 600, "192.0.2.1", "phone")
 		save("b1", "fb", 2, 600, "2001:db8::1", "laptop")
-		save("c1", "fc", 3, 5, "192.0.2.3", "old")     // expired at minute 5
+		save("c1", "fc", 3, 5, "192.0.2.3", "old")    // expired at minute 5
 		save("d1", "fd", 4, 600, "192.0.2.4", "gone") // revoked below
 		if err := s.Refresh.RevokeFamily(t.Context(), "fd", at(5)); err != nil {
 			t.Fatal(err)
