@@ -154,9 +154,15 @@ func TestAdminChangesNameTheActingAdmin(t *testing.T) {
 		t.Errorf("admin.user_updated %+v", events)
 	}
 	for name, err := range map[string]error{
-		"disable self": func() error { _, err := f.admin.Patch(ctx, root, root.ID, application.UserPatch{Active: &off}); return err }(),
-		"demote self":  func() error { _, err := f.admin.Patch(ctx, root, root.ID, application.UserPatch{Admin: &off}); return err }(),
-		"delete self":  f.admin.Delete(ctx, root, root.ID),
+		"disable self": func() error {
+			_, err := f.admin.Patch(ctx, root, root.ID, application.UserPatch{Active: &off})
+			return err
+		}(),
+		"demote self": func() error {
+			_, err := f.admin.Patch(ctx, root, root.ID, application.UserPatch{Admin: &off})
+			return err
+		}(),
+		"delete self": f.admin.Delete(ctx, root, root.ID),
 	} {
 		if !errors.Is(err, domain.ErrOwnAdminChange) {
 			t.Errorf("%s: %v, want ErrOwnAdminChange", name, err)
