@@ -303,6 +303,20 @@ async function main() {
       await page.getByRole('list', { name: 'Live audit events' }).getByRole('listitem')
         .filter({ hasText: 'admin.user_added' }).filter({ hasText: dave }).waitFor({ timeout: WAIT });
       await shoot(page, 'audit-live');
+      // The search form: every type it offers is one the server knows,
+      // and a search by type shows only that type.
+      const types = await page.getByLabel('Type').locator('option').evaluateAll((os) => os.map((o) => o.value).filter(Boolean));
+      check(types.length > 10, `the type select offers ${types.length} types`);
+      for (const type of types) {
+        const q = await http('GET', `/admin/audit?type=${encodeURIComponent(type)}&limit=1`, { token: admin.accessToken });
+        check(q.status === 200, `GET /admin/audit?type=${type}: ${q.status}`);
+      }
+      await page.getByLabel('Type').selectOption('admin.user_added');
+      await page.getByRole('button', { name: 'Search' }).click();
+      const region = page.getByRole('region', { name: 'Audit events, newest first' });
+      await region.getByRole('cell', { name: dave, exact: true }).waitFor();
+      await page.waitForFunction(() => [...document.querySelectorAll('.results tbody tr')]
+        .every((tr) => tr.children[1].textContent === 'admin.user_added'));
     });
 
     await step('the entry browser filters every assignee\'s entries with the query language', async () => {
