@@ -45,9 +45,6 @@ func TestConsoleInARealBrowser(t *testing.T) {
 	node, npm := nodeTools(t)
 	browser := chromiumPath(t)
 	dir := t.TempDir()
-	if r := runCLI(t, dir, "", nil, "users", "add", "--help"); !strings.Contains(r.Stdout+r.Stderr, "--admin") {
-		t.Skip("SKIPPED LOUDLY: this binary has no `users add --admin` yet (the admin API of issue 27)")
-	}
 	app := consoleInstall(t, npm)
 	artifacts := consoleArtifacts(t)
 
