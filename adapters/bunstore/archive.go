@@ -84,7 +84,7 @@ func (a *Archive) EachUser(ctx context.Context, fn func(domain.User) error) erro
 	return a.eachPage(ctx, "export users", "SELECT "+userColumns+" FROM users WHERE id > ? ORDER BY id LIMIT ?", nil,
 		func(rows *sql.Rows) (string, error) {
 			var r userRow
-			if err := rows.Scan(&r.ID, &r.Username, &r.PasswordHash, &r.PasswordSalt, &r.Active, &r.DateCreated, &r.DateUpdated); err != nil {
+			if err := rows.Scan(&r.ID, &r.Username, &r.PasswordHash, &r.PasswordSalt, &r.Active, &r.DateCreated, &r.DateUpdated, &r.Admin); err != nil {
 				return "", dbError("export users", err)
 			}
 			return r.ID, fn(toDomainUser(r))
