@@ -121,7 +121,7 @@ func (uc *Login) Execute(ctx context.Context, in LoginInput) (domain.TokenPair, 
 	uc.giveBack(ctx, keys, usernameThrottleKey(in.Username), at)
 	finish(true)
 	uc.upgradeHash(ctx, u, in.Password)
-	pair, rec, err := uc.d.Tokens.mint(ctx, u.ID, uc.d.Tokens.IDs.NewID(), domain.Normalize(uc.d.Tokens.Clock.Now()))
+	pair, rec, err := uc.d.Tokens.mint(ctx, u.ID, uc.d.Tokens.IDs.NewID(), domain.Normalize(uc.d.Tokens.Clock.Now()), u.Admin)
 	if err != nil {
 		return domain.TokenPair{}, fmt.Errorf("login: %w", err)
 	}

@@ -113,7 +113,7 @@ func (uc *Refresh) execute(ctx context.Context, token string) (domain.TokenPair,
 		// integrator's issuer): its own issue time is the earliest known.
 		start = c.IssuedAt
 	}
-	pair, rec, err := uc.d.Tokens.mint(ctx, p.ID, family, start)
+	pair, rec, err := uc.d.Tokens.mint(ctx, p.ID, family, start, p.Admin)
 	if errors.Is(err, errSessionOver) {
 		uc.sessionExpired(ctx, p, family)
 		return domain.TokenPair{}, domain.ErrUnauthenticated

@@ -60,7 +60,7 @@ var errSessionOver = errors.New("the session reached its maximum lifetime")
 // Both tokens expire at the latest at start plus SessionMax; when less
 // than a second of the session is left it returns errSessionOver (token
 // times are whole seconds).
-func (d TokenDeps) mint(ctx context.Context, userID, familyID string, start time.Time) (domain.TokenPair, domain.RefreshRecord, error) {
+func (d TokenDeps) mint(ctx context.Context, userID, familyID string, start time.Time, admin bool) (domain.TokenPair, domain.RefreshRecord, error) {
 	now := domain.Normalize(d.Clock.Now())
 	end := start.Add(d.SessionMax)
 	if end.Unix() <= now.Unix() {
@@ -73,7 +73,7 @@ func (d TokenDeps) mint(ctx context.Context, userID, familyID string, start time
 		return end
 	}
 	access := domain.Claims{Kind: domain.AccessToken, Subject: userID, ID: d.IDs.NewID(),
-		FamilyID: familyID, IssuedAt: now, ExpiresAt: capped(d.AccessTTL), SessionStart: start}
+		FamilyID: familyID, IssuedAt: now, ExpiresAt: capped(d.AccessTTL), SessionStart: start, Admin: admin}
 	refresh := domain.Claims{Kind: domain.RefreshToken, Subject: userID, ID: d.IDs.NewID(),
 		FamilyID: familyID, IssuedAt: now, ExpiresAt: capped(d.RefreshTTL), SessionStart: start}
 	at, err := d.Issuer.AccessToken(ctx, access)
@@ -85,6 +85,6 @@ func (d TokenDeps) mint(ctx context.Context, userID, familyID string, start time
 		return domain.TokenPair{}, domain.RefreshRecord{}, fmt.Errorf("sign refresh token: %w", err)
 	}
 	rec := domain.RefreshRecord{ID: refresh.ID, FamilyID: familyID, UserID: userID,
-		IssuedAt: now, ExpiresAt: refresh.ExpiresAt}
+		IssuedAt: now, ExpiresAt: refresh.ExpiresAt, Address: ports.ClientAddr(ctx), UserAgent: domain.CutUserAgent(ports.UserAgent(ctx))}
 	return domain.TokenPair{AccessToken: at, RefreshToken: rt}, rec, nil
 }

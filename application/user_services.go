@@ -33,7 +33,7 @@ func (l RepoUserLookup) BySubject(ctx context.Context, subject string) (domain.P
 	if !u.Active {
 		return domain.Principal{}, domain.ErrUserNotFound
 	}
-	return domain.Principal{ID: u.ID, Username: u.Username}, nil
+	return domain.Principal{ID: u.ID, Username: u.Username, Admin: u.Admin}, nil
 }
 
 // dummyPassword is hashed once so that a login for an unknown user spends

@@ -43,6 +43,8 @@ type AddUserInput struct {
 	Username string
 	Password string
 	Active   bool
+	// Admin makes the user an admin (docs/admin.md).
+	Admin bool
 }
 
 // Add creates a user and returns it. It returns domain.ErrUserExists when
@@ -58,7 +60,7 @@ func (a *UserAdmin) Add(ctx context.Context, in AddUserInput) (domain.User, erro
 	}
 	now := domain.Normalize(a.clock.Now())
 	u := domain.User{ID: a.ids.NewID(), Username: strings.TrimSpace(in.Username), PasswordHash: hash,
-		PasswordSalt: salt, Active: in.Active, DateCreated: now, DateUpdated: now}
+		PasswordSalt: salt, Active: in.Active, Admin: in.Admin, DateCreated: now, DateUpdated: now}
 	event, events := a.audit.Prepare(ctx, domain.AuditEvent{Type: domain.AuditUserAdded, UserID: u.ID, Username: u.Username})
 	if err := a.users.CreateUser(ctx, u, events...); err != nil {
 		return domain.User{}, fmt.Errorf("add user: %w", err)
@@ -81,6 +83,18 @@ func (a *UserAdmin) SetActive(ctx context.Context, username string, active bool)
 		typ = domain.AuditUserEnabled
 	}
 	return a.update(ctx, username, typ, !active, func(u *domain.User) { u.Active = active })
+}
+
+// SetAdmin grants (admin) or revokes the admin role of the user named
+// username (`users admin grant|revoke`); the admin API follows the store
+// within a second (docs/admin.md). It returns domain.ErrUserNotFound for
+// an unknown username.
+func (a *UserAdmin) SetAdmin(ctx context.Context, username string, admin bool) (domain.User, error) {
+	typ := domain.AuditUserAdminRevoked
+	if admin {
+		typ = domain.AuditUserAdminGranted
+	}
+	return a.update(ctx, username, typ, false, func(u *domain.User) { u.Admin = admin })
 }
 
 // SetPassword replaces a user's password and revokes the user's refresh

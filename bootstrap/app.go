@@ -137,7 +137,7 @@ func HTTPOptions(cfg config.Config) httpfx.Options {
 		UsernameField: cfg.Auth.UsernameField, PasswordField: cfg.Auth.PasswordField,
 		RefreshFrom: ginhttp.TokenLocation(cfg.Auth.RefreshFrom.In), RefreshName: cfg.Auth.RefreshFrom.Name,
 		Heartbeat: cfg.Events.Heartbeat, Retry: cfg.Events.Retry,
-		Limits: callerLimits(cfg.Caps), ErrorFormat: ginhttp.ErrorFormat(cfg.ErrorFormat)}
+		Limits: callerLimits(cfg.Caps), ErrorFormat: ginhttp.ErrorFormat(cfg.ErrorFormat), Console: cfg.Console}
 }
 
 // callerLimits converts the caps; the configuration's 0 (no cap) is

@@ -26,16 +26,31 @@ const (
 	AuditUserPasswordChanged AuditType = "user.password_changed"
 	AuditKeyRotated          AuditType = "key.rotated"
 	AuditKeyRevoked          AuditType = "key.revoked"
-	AuditReasonUnknownUser             = "unknown_user"
-	AuditReasonBadPassword             = "bad_password"
-	AuditReasonInactive                = "inactive"
+	// The events of the admin API and self-service (docs/admin.md); the
+	// admin ones carry the acting admin (AuditEvent.ActorID).
+	AuditAdminUserAdded       AuditType = "admin.user_added"
+	AuditAdminUserUpdated     AuditType = "admin.user_updated"
+	AuditAdminPasswordSet     AuditType = "admin.user_password_set"
+	AuditAdminUserDeleted     AuditType = "admin.user_deleted"
+	AuditAdminSessionsRevoked AuditType = "admin.sessions_revoked"
+	AuditAdminKeyRotated      AuditType = "admin.key_rotated"
+	AuditAdminKeyRevoked      AuditType = "admin.key_revoked"
+	AuditSessionRevoked       AuditType = "session.revoked"
+	AuditUserAdminGranted     AuditType = "user.admin_granted"
+	AuditUserAdminRevoked     AuditType = "user.admin_revoked"
+	AuditReasonUnknownUser              = "unknown_user"
+	AuditReasonBadPassword              = "bad_password"
+	AuditReasonInactive                 = "inactive"
 )
 
 // AuditTypes lists every audit event type.
 func AuditTypes() []AuditType {
 	return []AuditType{AuditLoginSucceeded, AuditLoginFailed, AuditLoginThrottled, AuditRefreshReused,
 		AuditLogout, AuditSessionExpired, AuditUserAdded, AuditUserDisabled, AuditUserEnabled,
-		AuditUserPasswordChanged, AuditKeyRotated, AuditKeyRevoked}
+		AuditUserPasswordChanged, AuditKeyRotated, AuditKeyRevoked,
+		AuditAdminUserAdded, AuditAdminUserUpdated, AuditAdminPasswordSet, AuditAdminUserDeleted,
+		AuditAdminSessionsRevoked, AuditAdminKeyRotated, AuditAdminKeyRevoked, AuditSessionRevoked,
+		AuditUserAdminGranted, AuditUserAdminRevoked}
 }
 
 // Valid reports whether t is one of AuditTypes.
@@ -68,6 +83,13 @@ type AuditEvent struct {
 	Reason    string
 	Count     int
 	LastSeen  time.Time
+	// ActorID and ActorUsername name the admin who made the change an
+	// admin event records (docs/admin.md); empty otherwise.
+	ActorID       string
+	ActorUsername string
+	// Detail is a short text of what an admin event changed
+	// ("active=false"); never a password or a token.
+	Detail string
 }
 
 // Attempts is how many attempts e stands for: Count, or 1 for a single

@@ -36,6 +36,9 @@ const (
 	// carry out as it stands (an idempotency key reused for another
 	// request).
 	KindUnprocessable
+	// KindNotImplemented is an operation the configured adapter cannot do
+	// (a swapped user store without listing or deleting; docs/admin.md).
+	KindNotImplemented
 )
 
 // String returns the kind's name.
@@ -63,6 +66,8 @@ func (k Kind) String() string {
 		return "too expensive"
 	case KindUnprocessable:
 		return "unprocessable"
+	case KindNotImplemented:
+		return "not implemented"
 	default:
 		return "internal"
 	}
@@ -181,6 +186,18 @@ var (
 	// to a request still in flight, whose answer is not stored yet.
 	ErrIdempotencyKeyInProgress = &Error{Kind: KindConflict, Code: "IDEMPOTENCY_KEY_IN_PROGRESS",
 		Message: "a request with this Idempotency-Key is still in progress; retry later"}
+	// ErrNotImplemented is an admin operation the configured user store
+	// cannot carry out (docs/admin.md).
+	ErrNotImplemented = &Error{Kind: KindNotImplemented, Code: "NOT_IMPLEMENTED",
+		Message: "the configured user store cannot do this"}
+	// ErrSessionNotFound is a session (refresh family) that does not exist
+	// or is not the caller's.
+	ErrSessionNotFound = &Error{Kind: KindNotFound, Code: "SESSION_NOT_FOUND",
+		Message: "session not found"}
+	// ErrOwnAdminChange is an admin disabling, demoting or deleting
+	// themself (docs/admin.md: the last admin would lock everyone out).
+	ErrOwnAdminChange = &Error{Kind: KindConflict, Code: "CANNOT_CHANGE_OWN_ADMIN",
+		Message: "an admin cannot disable, demote or delete themself"}
 )
 
 // DatabaseRetryAfter is the pause ErrDatabaseUnavailable suggests: short,

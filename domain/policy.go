@@ -91,4 +91,8 @@ type Principal struct {
 	// KeyID names the key that signed that access token (empty when
 	// unknown), so a long-lived stream ends when the key is revoked.
 	KeyID string
+	// Admin is what the lookup knows of the user's admin role (the default
+	// lookup reads it from the user), written into the tokens a refresh
+	// issues; never an authorisation (docs/admin.md).
+	Admin bool
 }

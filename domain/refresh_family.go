@@ -38,6 +38,23 @@ type RefreshFamily struct {
 	// RevokedAt is set when the family was revoked (logout, reuse,
 	// password change, disabled user).
 	RevokedAt *time.Time
+	// Created is the login that started the family (zero for a family
+	// stored before it was recorded); Address and UserAgent those of the
+	// last login or refresh (docs/admin.md).
+	Created   time.Time
+	Address   string
+	UserAgent string
+}
+
+// Session returns the family as a session; the live token's issue is its
+// last use.
+func (f RefreshFamily) Session() Session {
+	created := f.Created
+	if created.IsZero() {
+		created = f.IssuedAt
+	}
+	return Session{ID: f.ID, UserID: f.UserID, DateCreated: created, LastUsed: f.IssuedAt, Address: f.Address,
+		UserAgent: f.UserAgent, ExpiresAt: f.ExpiresAt, RevokedAt: f.RevokedAt}
 }
 
 // UsedRefresh is a replaced token a family remembers.
@@ -50,7 +67,8 @@ type UsedRefresh struct {
 // r (r.UsedAt is ignored; r.RevokedAt revokes the family).
 func NewRefreshFamily(r RefreshRecord) RefreshFamily {
 	return RefreshFamily{ID: r.FamilyID, UserID: r.UserID, CurrentID: r.ID, IssuedAt: Normalize(r.IssuedAt),
-		ExpiresAt: Normalize(r.ExpiresAt), RevokedAt: NormalizePtr(r.RevokedAt)}
+		ExpiresAt: Normalize(r.ExpiresAt), RevokedAt: NormalizePtr(r.RevokedAt), Created: Normalize(r.IssuedAt),
+		Address: r.Address, UserAgent: CutUserAgent(r.UserAgent)}
 }
 
 // Current returns the live token's record.
@@ -66,6 +84,7 @@ func (f RefreshFamily) Rotated(next RefreshRecord, now time.Time) RefreshFamily 
 	used = append(used, f.Used[:min(len(f.Used), RefreshKept-1)]...)
 	f.Used = used
 	f.CurrentID, f.IssuedAt, f.ExpiresAt = next.ID, Normalize(next.IssuedAt), Normalize(next.ExpiresAt)
+	f.Address, f.UserAgent = next.Address, CutUserAgent(next.UserAgent)
 	f.Generation++
 	return f
 }

@@ -39,6 +39,23 @@ type Claims struct {
 	// KeyID names the key that signed the token (its kid); set by the
 	// verifier, empty when unknown.
 	KeyID string
+	// Admin is whether the user was an admin when the token was issued:
+	// access tokens then carry the claim roles: ["admin"] (RolesOf), for
+	// clients only; the server checks admin rights against the store
+	// (docs/admin.md). The verifier does not read it back.
+	Admin bool
+}
+
+// RoleAdmin is the role of an admin (docs/admin.md).
+const RoleAdmin = "admin"
+
+// RolesOf returns the roles claim of a user: ["admin"] for an admin,
+// none otherwise.
+func RolesOf(admin bool) []string {
+	if admin {
+		return []string{RoleAdmin}
+	}
+	return nil
 }
 
 // TokenPair is the answer of login and refresh.
@@ -58,6 +75,11 @@ type RefreshRecord struct {
 	UsedAt *time.Time
 	// RevokedAt is set when the family was revoked.
 	RevokedAt *time.Time
+	// Address and UserAgent are the client's at the login or refresh that
+	// issued the token (docs/admin.md, sessions); UserAgent cut to
+	// MaxUserAgentLen.
+	Address   string
+	UserAgent string
 }
 
 // SigningKey is one token signing key as stored.

@@ -23,8 +23,11 @@ type User struct {
 	// apart; bcrypt and argon2id embed theirs and leave it empty.
 	PasswordSalt string
 	Active       bool
-	DateCreated  time.Time
-	DateUpdated  time.Time
+	// Admin grants the admin API (docs/admin.md); checked against the
+	// store on every admin request.
+	Admin       bool
+	DateCreated time.Time
+	DateUpdated time.Time
 }
 
 // NormalizeUsername returns the form usernames are compared in:

@@ -68,6 +68,21 @@ func ClientAddr(ctx context.Context) string {
 	return a
 }
 
+// userAgentKey is the context key of the client's user agent.
+type userAgentKey struct{}
+
+// WithUserAgent returns ctx carrying the User-Agent of the request being
+// served, which a session records at login and refresh (docs/admin.md).
+func WithUserAgent(ctx context.Context, ua string) context.Context {
+	return context.WithValue(ctx, userAgentKey{}, ua)
+}
+
+// UserAgent returns the user agent ctx carries, or "".
+func UserAgent(ctx context.Context) string {
+	a, _ := ctx.Value(userAgentKey{}).(string)
+	return a
+}
+
 // callerKey is the context key of the caller's identity.
 type callerKey struct{}
 

@@ -84,7 +84,7 @@ func (a *Archive) EachUser(ctx context.Context, fn func(domain.User) error) erro
 	return a.eachPage(ctx, "export users", "SELECT "+userColumns+" FROM users WHERE id > ? ORDER BY id LIMIT ?", nil,
 		func(rows *sql.Rows) (string, error) {
 			var r userRow
-			if err := rows.Scan(&r.ID, &r.Username, &r.PasswordHash, &r.PasswordSalt, &r.Active, &r.DateCreated, &r.DateUpdated); err != nil {
+			if err := rows.Scan(&r.ID, &r.Username, &r.PasswordHash, &r.PasswordSalt, &r.Active, &r.DateCreated, &r.DateUpdated, &r.Admin); err != nil {
 				return "", dbError("export users", err)
 			}
 			return r.ID, fn(toDomainUser(r))
@@ -234,13 +234,13 @@ func (l *archiveLoad) insertError(op string, err error) error {
 }
 
 func (l *archiveLoad) AddUsers(ctx context.Context, us []domain.User) (int, error) {
-	args := make([]any, 0, 8*len(us))
+	args := make([]any, 0, 9*len(us))
 	for _, u := range us {
 		args = append(args, u.ID, u.Username, domain.NormalizeUsername(u.Username), u.PasswordHash, u.PasswordSalt,
-			u.Active, timeArg(u.DateCreated), timeArg(u.DateUpdated))
+			u.Active, timeArg(u.DateCreated), timeArg(u.DateUpdated), u.Admin)
 	}
 	return l.insert(ctx, "import users", `INSERT INTO users
-		(id, username, username_norm, password_hash, password_salt, active, date_created, date_updated)`, 8, len(us), args)
+		(id, username, username_norm, password_hash, password_salt, active, date_created, date_updated, admin)`, 9, len(us), args)
 }
 
 func (l *archiveLoad) AddSigningKeys(ctx context.Context, ks []domain.SigningKey) (int, error) {

@@ -97,11 +97,12 @@ func (l *AuditLog) RecordEvent(ctx context.Context, e domain.AuditEvent) (err er
 func insertEvents(ctx context.Context, db bun.IDB, es []domain.AuditEvent) error {
 	for _, e := range es {
 		_, err := db.ExecContext(ctx, `INSERT INTO auth_events
-		(id, "at", type, user_id, username, username_norm, address, request_id, family, reason)
-		VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
+		(id, "at", type, user_id, username, username_norm, address, request_id, family, reason,
+			actor_id, actor_username, detail)
+		VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
 			e.ID, timeArg(e.Time), string(e.Type), e.UserID, domain.CutAuditUsername(e.Username),
 			domain.NormalizeUsername(domain.CutAuditUsername(e.Username)),
-			e.Address, e.RequestID, e.Family, e.Reason)
+			e.Address, e.RequestID, e.Family, e.Reason, e.ActorID, domain.CutAuditUsername(e.ActorUsername), e.Detail)
 		if err != nil {
 			return dbError("record audit event", err)
 		}
@@ -111,6 +112,13 @@ func insertEvents(ctx context.Context, db bun.IDB, es []domain.AuditEvent) error
 
 // Events returns the events f selects, newest first.
 func (l *AuditLog) Events(ctx context.Context, f ports.AuditFilter) (_ []domain.AuditEvent, err error) {
+	return l.QueryEvents(ctx, f, "", time.Time{}, ports.AuditCursor{})
+}
+
+// QueryEvents is Events bounded further by address, until (exclusive)
+// and the cursor before (ports.AuditQueryLog): one range of the index on
+// ("at", id).
+func (l *AuditLog) QueryEvents(ctx context.Context, f ports.AuditFilter, address string, until time.Time, before ports.AuditCursor) (_ []domain.AuditEvent, err error) {
 	ctx, done := l.bounds.enter(ctx)
 	defer done(&err)
 	if err := l.flushHeld(ctx); err != nil {
@@ -130,7 +138,18 @@ func (l *AuditLog) Events(ctx context.Context, f ports.AuditFilter) (_ []domain.
 	if !f.Since.IsZero() {
 		where, args = append(where, `"at" >= ?`), append(args, timeArg(f.Since))
 	}
-	q := `SELECT id, "at", type, user_id, username, address, request_id, family, reason, attempts, last_at FROM auth_events`
+	if address != "" {
+		where, args = append(where, "address = ?"), append(args, address)
+	}
+	if !until.IsZero() {
+		where, args = append(where, `"at" < ?`), append(args, timeArg(until))
+	}
+	if before.ID != "" {
+		where = append(where, `("at" < ? OR ("at" = ? AND id < ?))`)
+		args = append(args, timeArg(before.Time), timeArg(before.Time), before.ID)
+	}
+	q := `SELECT id, "at", type, user_id, username, address, request_id, family, reason, attempts, last_at,
+		actor_id, actor_username, detail FROM auth_events`
 	if len(where) > 0 {
 		q += " WHERE " + strings.Join(where, " AND ")
 	}
@@ -152,7 +171,7 @@ func (l *AuditLog) Events(ctx context.Context, f ports.AuditFilter) (_ []domain.
 			attempts int
 		)
 		if err := rows.Scan(&e.ID, &at, &ty, &e.UserID, &e.Username, &e.Address, &e.RequestID, &e.Family, &e.Reason,
-			&attempts, &last); err != nil {
+			&attempts, &last, &e.ActorID, &e.ActorUsername, &e.Detail); err != nil {
 			return nil, dbError("list audit events", err)
 		}
 		e.Time, e.Type = at.Time, domain.AuditType(ty)

@@ -64,6 +64,10 @@ func authMigrations() []migrate.Migration {
 		Name: "20261128000700_auth_events_fold",
 		Up:   auditFoldMigration,
 		Down: func(context.Context, *migrate.Migrator, *migrate.Migration) error { return nil },
+	}, {
+		Name: "20261129002700_admin",
+		Up:   adminMigration,
+		Down: func(context.Context, *migrate.Migrator, *migrate.Migration) error { return nil },
 	}}
 }
 

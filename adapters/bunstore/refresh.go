@@ -40,15 +40,15 @@ func NewRefreshStore(db *bun.DB, opts ...RepoOption) *RefreshStore {
 // the live token becomes prev (first used now), prev becomes prev2. SET
 // expressions read the row as it was before the statement, on SQLite and
 // PostgreSQL alike. Arguments: now, next id, next issued, next expires,
-// family, presented id, user, now.
+// next address, next user agent, family, presented id, user, now.
 const rotateQuery = `UPDATE refresh_families SET
 		prev2_id = prev_id, prev2_used_at = prev_used_at, prev_id = current_id, prev_used_at = ?,
-		current_id = ?, issued_at = ?, expires_at = ?, generation = generation + 1
+		current_id = ?, issued_at = ?, expires_at = ?, generation = generation + 1, address = ?, user_agent = ?
 	WHERE family_id = ? AND current_id = ? AND user_id = ? AND revoked_at IS NULL AND expires_at > ?`
 
 // familyColumns are the columns readFamily scans, in scanFamily's order.
 const familyColumns = `family_id, user_id, current_id, issued_at, expires_at, generation,
-	prev_id, prev_used_at, prev2_id, prev2_used_at, revoked_at`
+	prev_id, prev_used_at, prev2_id, prev2_used_at, revoked_at, created_at, address, user_agent`
 
 // SaveRefresh starts r's family with r as its live token; a family already
 // stored is an internal error.
@@ -193,7 +193,7 @@ func answer(f domain.RefreshFamily, v domain.RefreshVerdict) rotationAnswer {
 func (s *RefreshStore) rotateArgs(r *rotation) []any {
 	now := driverTime(s.db, r.now)
 	return []any{now, r.next.ID, driverTime(s.db, r.next.IssuedAt), driverTime(s.db, r.next.ExpiresAt),
-		r.presented.FamilyID, r.presented.ID, r.presented.Subject, now}
+		r.next.Address, domain.CutUserAgent(r.next.UserAgent), r.presented.FamilyID, r.presented.ID, r.presented.Subject, now}
 }
 
 // rotated is the record a successful rotation returns: next as stored.
@@ -226,13 +226,14 @@ func scanFamily(row rowScanner) (domain.RefreshFamily, error) {
 	var (
 		f                                  domain.RefreshFamily
 		issued, expires, used1, used2, rev nullTime
+		created                            nullTime
 		prev, prev2                        sql.NullString
 	)
 	if err := row.Scan(&f.ID, &f.UserID, &f.CurrentID, &issued, &expires, &f.Generation,
-		&prev, &used1, &prev2, &used2, &rev); err != nil {
+		&prev, &used1, &prev2, &used2, &rev, &created, &f.Address, &f.UserAgent); err != nil {
 		return domain.RefreshFamily{}, err
 	}
-	f.IssuedAt, f.ExpiresAt, f.RevokedAt = issued.Time, expires.Time, rev.Ptr()
+	f.IssuedAt, f.ExpiresAt, f.RevokedAt, f.Created = issued.Time, expires.Time, rev.Ptr(), created.Time
 	for _, u := range []struct {
 		id sql.NullString
 		at nullTime
@@ -252,12 +253,12 @@ func insertFamilies(ctx context.Context, db bun.IDB, skipTaken bool, fs []domain
 	}
 	var b []byte
 	b = append(b, `INSERT INTO refresh_families (`+familyColumns+`) VALUES `...)
-	args := make([]any, 0, 11*len(fs))
+	args := make([]any, 0, 14*len(fs))
 	for i, f := range fs {
 		if i > 0 {
 			b = append(b, ", "...)
 		}
-		b = append(b, "(?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)"...)
+		b = append(b, "(?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)"...)
 		used := make([]any, 0, 2*domain.RefreshKept)
 		for k := range domain.RefreshKept {
 			if k < len(f.Used) {
@@ -267,7 +268,11 @@ func insertFamilies(ctx context.Context, db bun.IDB, skipTaken bool, fs []domain
 			}
 		}
 		args = append(args, f.ID, f.UserID, f.CurrentID, timeArg(f.IssuedAt), timeArg(f.ExpiresAt), f.Generation)
-		args = append(append(args, used...), nullTimeArg(f.RevokedAt))
+		var created *time.Time
+		if !f.Created.IsZero() {
+			created = &f.Created
+		}
+		args = append(append(args, used...), nullTimeArg(f.RevokedAt), nullTimeArg(created), f.Address, domain.CutUserAgent(f.UserAgent))
 	}
 	if skipTaken {
 		b = append(b, " ON CONFLICT DO NOTHING"...)

@@ -39,11 +39,12 @@ type userRow struct {
 	PasswordHash string   `bun:"password_hash"`
 	PasswordSalt string   `bun:"password_salt"`
 	Active       bool     `bun:"active"`
+	Admin        bool     `bun:"admin"`
 	DateCreated  nullTime `bun:"date_created"`
 	DateUpdated  nullTime `bun:"date_updated"`
 }
 
-const userColumns = "id, username, password_hash, password_salt, active, date_created, date_updated"
+const userColumns = "id, username, password_hash, password_salt, active, date_created, date_updated, admin"
 
 // toDomainUser converts a row to the domain type.
 func toDomainUser(r userRow) domain.User {
@@ -53,6 +54,7 @@ func toDomainUser(r userRow) domain.User {
 		PasswordHash: r.PasswordHash,
 		PasswordSalt: r.PasswordSalt,
 		Active:       r.Active,
+		Admin:        r.Admin,
 		DateCreated:  r.DateCreated.Time,
 		DateUpdated:  r.DateUpdated.Time,
 	}
@@ -78,10 +80,10 @@ func (r *UserRepository) CreateUser(ctx context.Context, u domain.User, events .
 
 func (r *UserRepository) createUser(ctx context.Context, db bun.IDB, u domain.User) error {
 	_, err := db.ExecContext(ctx, `INSERT INTO users
-		(id, username, username_norm, password_hash, password_salt, active, date_created, date_updated)
-		VALUES (?, ?, ?, ?, ?, ?, ?, ?)`,
+		(id, username, username_norm, password_hash, password_salt, active, date_created, date_updated, admin)
+		VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)`,
 		u.ID, u.Username, domain.NormalizeUsername(u.Username), u.PasswordHash, u.PasswordSalt,
-		u.Active, timeArg(u.DateCreated), timeArg(u.DateUpdated))
+		u.Active, timeArg(u.DateCreated), timeArg(u.DateUpdated), u.Admin)
 	if v, ok := asUniqueViolation(err); ok && !v.primaryKey {
 		return domain.ErrUserExists
 	}
@@ -112,7 +114,7 @@ func (r *UserRepository) UserByID(ctx context.Context, id string) (_ domain.User
 	}
 	var row userRow
 	err = stmts[0].QueryRowContext(ctx, id).Scan(&row.ID, &row.Username, &row.PasswordHash, &row.PasswordSalt,
-		&row.Active, &row.DateCreated, &row.DateUpdated)
+		&row.Active, &row.DateCreated, &row.DateUpdated, &row.Admin)
 	switch {
 	case errors.Is(err, sql.ErrNoRows):
 		return domain.User{}, domain.ErrUserNotFound
@@ -177,9 +179,9 @@ func (r *UserRepository) update(ctx context.Context, id string, endSessions *tim
 		u.ID = id
 		u.DateCreated, u.DateUpdated = authStoredTime(u.DateCreated), authStoredTime(u.DateUpdated)
 		_, err = tx.ExecContext(ctx, `UPDATE users SET username = ?, username_norm = ?, password_hash = ?,
-			password_salt = ?, active = ?, date_created = ?, date_updated = ? WHERE id = ?`,
+			password_salt = ?, active = ?, date_created = ?, date_updated = ?, admin = ? WHERE id = ?`,
 			u.Username, domain.NormalizeUsername(u.Username), u.PasswordHash, u.PasswordSalt,
-			u.Active, timeArg(u.DateCreated), timeArg(u.DateUpdated), id)
+			u.Active, timeArg(u.DateCreated), timeArg(u.DateUpdated), u.Admin, id)
 		if v, ok := asUniqueViolation(err); ok && !v.primaryKey {
 			return domain.ErrUserExists
 		}

@@ -63,6 +63,7 @@ type archiveUser struct {
 	PasswordHash string    `json:"passwordHash"`
 	PasswordSalt string    `json:"passwordSalt"`
 	Active       bool      `json:"active"`
+	Admin        bool      `json:"admin,omitempty"`
 	DateCreated  time.Time `json:"dateCreated"`
 	DateUpdated  time.Time `json:"dateUpdated"`
 }
@@ -99,6 +100,11 @@ type archiveFamily struct {
 	Generation int64         `json:"generation"`
 	Used       []archiveUsed `json:"used"`
 	RevokedAt  *time.Time    `json:"revokedAt"`
+	// The session's login, address and user agent (docs/admin.md);
+	// absent from archives written before them.
+	Created   *time.Time `json:"created,omitempty"`
+	Address   string     `json:"address,omitempty"`
+	UserAgent string     `json:"userAgent,omitempty"`
 }
 
 type archiveUsed struct {
@@ -156,7 +162,7 @@ func (a *archiveWriter) record(r application.ArchiveRecord) error {
 	case r.User != nil:
 		u := r.User
 		return a.line(archiveUser{Kind: "user", ID: u.ID, Username: u.Username, PasswordHash: u.PasswordHash,
-			PasswordSalt: u.PasswordSalt, Active: u.Active, DateCreated: u.DateCreated.UTC(), DateUpdated: u.DateUpdated.UTC()})
+			PasswordSalt: u.PasswordSalt, Active: u.Active, Admin: u.Admin, DateCreated: u.DateCreated.UTC(), DateUpdated: u.DateUpdated.UTC()})
 	case r.Key != nil:
 		k := r.Key
 		return a.line(archiveKey{Kind: "signingKey", ID: k.ID, Algorithm: k.Algorithm, Private: k.Private, Public: k.Public,
@@ -169,7 +175,7 @@ func (a *archiveWriter) record(r application.ArchiveRecord) error {
 		}
 		return a.line(archiveFamily{Kind: "refreshFamily", ID: f.ID, UserID: f.UserID, CurrentID: f.CurrentID,
 			IssuedAt: f.IssuedAt.UTC(), ExpiresAt: f.ExpiresAt.UTC(), Generation: f.Generation, Used: used,
-			RevokedAt: utcPtr(f.RevokedAt)})
+			RevokedAt: utcPtr(f.RevokedAt), Created: utcPtr(timeOrNil(f.Created)), Address: f.Address, UserAgent: f.UserAgent})
 	case r.Refresh != nil:
 		// Only a record read from a file of version 1 has one.
 		f := r.Refresh
@@ -310,7 +316,7 @@ func (a *archiveReader) decode(b []byte) (*application.ArchiveRecord, error) {
 			return nil, err
 		}
 		return &application.ArchiveRecord{User: &domain.User{ID: u.ID, Username: u.Username, PasswordHash: u.PasswordHash,
-			PasswordSalt: u.PasswordSalt, Active: u.Active, DateCreated: u.DateCreated, DateUpdated: u.DateUpdated}}, nil
+			PasswordSalt: u.PasswordSalt, Active: u.Active, Admin: u.Admin, DateCreated: u.DateCreated, DateUpdated: u.DateUpdated}}, nil
 	case "signingKey":
 		var sk archiveKey
 		if err := strictJSON(b, &sk); err != nil {
@@ -346,7 +352,10 @@ func (a *archiveReader) decode(b []byte) (*application.ArchiveRecord, error) {
 			return nil, fmt.Errorf("refreshFamily: at most %d used tokens, a generation not below 0, and both times, are required", domain.RefreshKept)
 		}
 		fam := domain.RefreshFamily{ID: f.ID, UserID: f.UserID, CurrentID: f.CurrentID, IssuedAt: f.IssuedAt,
-			ExpiresAt: f.ExpiresAt, Generation: f.Generation, RevokedAt: f.RevokedAt}
+			ExpiresAt: f.ExpiresAt, Generation: f.Generation, RevokedAt: f.RevokedAt, Address: f.Address, UserAgent: f.UserAgent}
+		if f.Created != nil {
+			fam.Created = *f.Created
+		}
 		for _, u := range f.Used {
 			if u.ID == "" || fam.Holds(u.ID) || u.UsedAt.IsZero() {
 				return nil, errors.New("refreshFamily: a used token needs an id of its own and its time")
@@ -416,4 +425,12 @@ func required(kind string, values ...string) error {
 		}
 	}
 	return nil
+}
+
+// timeOrNil is t, or nil for the zero time.
+func timeOrNil(t time.Time) *time.Time {
+	if t.IsZero() {
+		return nil
+	}
+	return &t
 }

@@ -11,6 +11,8 @@ func Commands() []Command {
 		usersDisableCommand,
 		usersEnableCommand,
 		usersSetPasswordCommand,
+		usersAdminGrantCommand,
+		usersAdminRevokeCommand,
 		keysRotateCommand,
 		keysListCommand,
 		keysRevokeCommand,

@@ -10,13 +10,14 @@ import (
 
 var usersAddCommand = Command{
 	Name:     "users add",
-	Synopsis: "--username NAME --password-stdin [--inactive]",
+	Synopsis: "--username NAME --password-stdin [--inactive] [--admin]",
 	Summary:  "create a user and print its id",
 	Uses:     UsesStorage | UsesPasswords,
 	Setup: func(fs *flag.FlagSet) RunFunc {
 		username := fs.String("username", "", "the new user's `NAME`")
 		passwordStdin := fs.Bool("password-stdin", false, "read the password from the first line of standard input")
 		inactive := fs.Bool("inactive", false, "create the user disabled")
+		admin := fs.Bool("admin", false, "make the user an admin (the admin API, docs/admin.md)")
 		return func(ctx context.Context, env *Env) error {
 			if *username == "" || !*passwordStdin {
 				return usageErrorf("users add needs --username NAME and --password-stdin")
@@ -29,7 +30,7 @@ var usersAddCommand = Command{
 			if err != nil {
 				return err
 			}
-			u, err := s.Users.Add(ctx, application.AddUserInput{Username: *username, Password: pw, Active: !*inactive})
+			u, err := s.Users.Add(ctx, application.AddUserInput{Username: *username, Password: pw, Active: !*inactive, Admin: *admin})
 			if err != nil {
 				return err
 			}

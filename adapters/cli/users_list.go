@@ -21,9 +21,9 @@ var usersListCommand = Command{
 			return err
 		}
 		w := tabwriter.NewWriter(env.Stdout, 0, 4, 2, ' ', 0)
-		fmt.Fprintln(w, "ID\tUSERNAME\tACTIVE\tCREATED")
+		fmt.Fprintln(w, "ID\tUSERNAME\tACTIVE\tADMIN\tCREATED")
 		for _, u := range users {
-			fmt.Fprintf(w, "%s\t%s\t%t\t%s\n", u.ID, u.Username, u.Active, u.DateCreated.Format(time.RFC3339))
+			fmt.Fprintf(w, "%s\t%s\t%t\t%t\t%s\n", u.ID, u.Username, u.Active, u.Admin, u.DateCreated.Format(time.RFC3339))
 		}
 		return w.Flush()
 	},

@@ -38,6 +38,8 @@ func statusOf(k domain.Kind) int {
 		return http.StatusInsufficientStorage
 	case domain.KindTooExpensive, domain.KindUnprocessable:
 		return http.StatusUnprocessableEntity
+	case domain.KindNotImplemented:
+		return http.StatusNotImplemented
 	default:
 		return http.StatusInternalServerError
 	}

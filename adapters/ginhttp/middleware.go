@@ -72,7 +72,11 @@ func (s *Server) requestIDMiddleware(c *gin.Context) {
 	}
 	c.Writer.Header()[HeaderRequestID] = []string{id}
 	ctx := ports.WithRequestID(c.Request.Context(), id)
-	c.Request = c.Request.WithContext(ports.WithClientAddr(ctx, s.proxies.clientAddr(c.Request)))
+	ctx = ports.WithClientAddr(ctx, s.proxies.clientAddr(c.Request))
+	if ua := c.Request.UserAgent(); ua != "" {
+		ctx = ports.WithUserAgent(ctx, ua)
+	}
+	c.Request = c.Request.WithContext(ctx)
 }
 
 // requestID returns the id requestIDMiddleware set.

@@ -102,6 +102,13 @@ type Options struct {
 	// Metrics mounts GET /metrics for the metrics token or an
 	// administrator; nil mounts none.
 	Metrics *MetricsOptions
+	// Console serves the embedded web console at ConsolePath (console.go;
+	// README, "Web console"). Its routes are not API operations and are
+	// not in the OpenAPI document.
+	Console bool
+	// Admin mounts the admin API and the self-service routes
+	// (docs/admin.md); nil leaves them out.
+	Admin *AdminOptions
 }
 
 // RequestObserver records finished requests; it must be cheap and safe
@@ -260,6 +267,7 @@ func New(opts Options) (*Server, error) {
 	if err := s.handle(http.MethodGet, "/openapi.json", alwaysPublic, s.openAPI); err != nil {
 		return nil, err
 	}
+	var cache *cacheRoutes
 	if opts.Cache != nil {
 		if opts.Cache.Assignments == nil {
 			return nil, errors.New("ginhttp: Cache has no Stores")
@@ -271,6 +279,7 @@ func New(opts Options) (*Server, error) {
 		if err := r.register(); err != nil {
 			return nil, err
 		}
+		cache = r
 	}
 	if opts.Auth != nil {
 		o, err := opts.Auth.withDefaults()
@@ -289,8 +298,22 @@ func New(opts Options) (*Server, error) {
 			return nil, err
 		}
 	}
+	if opts.Admin != nil {
+		if err := (&adminRoutes{s: s, o: *opts.Admin, cache: cache}).register(); err != nil {
+			return nil, err
+		}
+	}
 	for _, rt := range opts.Routes {
 		if err := s.Handle(rt); err != nil {
+			return nil, err
+		}
+	}
+	if opts.Console {
+		var names []string
+		if opts.Cache != nil {
+			names = opts.Cache.Assignments.Names()
+		}
+		if err := s.mountConsole(names); err != nil {
 			return nil, err
 		}
 	}

@@ -32,6 +32,9 @@ type payload struct {
 	AuthTime int64 `json:"auth_time,omitempty"`
 	// ClientID is RFC 9068's client_id, in access tokens only.
 	ClientID string `json:"client_id,omitempty"`
+	// Roles is ["admin"] in an admin's access tokens, for clients only
+	// (docs/admin.md); absent otherwise.
+	Roles []string `json:"roles,omitempty"`
 }
 
 // AccessToken signs an access token (typ "at+jwt") carrying c, shaped as
@@ -59,9 +62,9 @@ func (i *Issuer) sign(ctx context.Context, kind domain.TokenKind, c domain.Claim
 	t := i.t
 	now := t.opts.Clock.Now()
 	cur := t.keys(ctx, now).signerAt(now)
-	h, aud, client := cur.access, t.opts.Audience, t.opts.ClientID
+	h, aud, client, roles := cur.access, t.opts.Audience, t.opts.ClientID, domain.RolesOf(c.Admin)
 	if kind == domain.RefreshToken {
-		h, aud, client = cur.refresh, t.refreshAudience, ""
+		h, aud, client, roles = cur.refresh, t.refreshAudience, "", nil
 	}
 	body, err := json.Marshal(payload{
 		Issuer:   t.opts.Issuer,
@@ -73,6 +76,7 @@ func (i *Issuer) sign(ctx context.Context, kind domain.TokenKind, c domain.Claim
 		ID:       c.ID,
 		Session:  c.FamilyID,
 		AuthTime: unixOrZero(c.SessionStart),
+		Roles:    roles,
 	})
 	if err != nil {
 		return "", fmt.Errorf("sign %s token: %w", kind, err)

@@ -151,6 +151,7 @@ func module(options fx.Option) fx.Option {
 			newKeyAdmin,
 			newLogout,
 			newUserAdmin,
+			newAdmin,
 			newAuditor,
 			newAuditTrail,
 			application.NewAuthChanges,

@@ -58,6 +58,9 @@ type Config struct {
 	TrustedProxies []string
 	// ConfigFile is the YAML file that was loaded; empty when none.
 	ConfigFile string
+	// Console serves the web console at /console/ (README, "Web
+	// console"); on by default.
+	Console bool
 
 	// CORS lets browser apps on other origins call the API.
 	CORS CORS
@@ -299,6 +302,7 @@ func Default() Config {
 		RefreshTokenTTL: 30 * domain.Day,
 		ShutdownTimeout: 15 * time.Second,
 		ErrorFormat:     ErrorFormatCachegate,
+		Console:         true,
 		Cache: Cache{
 			Entities: map[string]Entity{DefaultEntityKey: {Table: "user_cache"}},
 			Settings: CacheSettings{Assignments: map[string]Assignment{

@@ -24,6 +24,7 @@ func TestDefaults(t *testing.T) {
 		{"addr", c.Addr, "127.0.0.1:8080"},
 		{"database", c.Database, "sqlite:cachegate.db"},
 		{"metricsAddr", c.MetricsAddr, ""},
+		{"console", c.Console, true},
 		{"accessTokenTTL", c.AccessTokenTTL, 15 * time.Minute},
 		{"refreshTokenTTL", c.RefreshTokenTTL, 30 * 24 * time.Hour},
 		{"shutdownTimeout", c.ShutdownTimeout, 15 * time.Second},
@@ -260,6 +261,7 @@ shutdownTimeout: 30s
 trustedProxies: [10.0.0.0/8, 192.0.2.7]
 auditRetention: 30d
 auditFoldWindow: 10m
+console: false
 cache:
   entities:
     orgCache:
@@ -300,6 +302,7 @@ caps: {listsPerUser: 2, streamsPerUser: 0, connsPerAddress: 64}
 		TrustedProxies: []string{"10.0.0.0/8", "192.0.2.7"}, AuditRetention: 30 * 24 * time.Hour, AuditFoldWindow: 10 * time.Minute,
 		MetricsToken: config.NewSecret("metrics-token-0123456789"), MetricsTokenFile: metricsTokenFile,
 		ErrorFormat: config.ErrorFormatRockets,
+		Console:     false,
 		Cache: config.Cache{
 			Entities: map[string]config.Entity{"orgCache": {Table: "org_cache"}},
 			Settings: config.CacheSettings{ExpiresIn: &hour30, Assignments: map[string]config.Assignment{

@@ -149,6 +149,9 @@ func settings() []setting {
 				}
 				return nil
 			}},
+		{flag: "console", key: "console", def: "true", isBool: true,
+			usage: "serve the web console at /console/",
+			parse: func(c *Config, v string) (err error) { c.Console, err = parseBool(v); return err }},
 		{flag: "access-token-ttl", arg: "duration", key: "accessTokenTTL", def: "15m", usage: "access token lifetime",
 			parse: durationInto(func(c *Config) *time.Duration { return &c.AccessTokenTTL }),
 			check: func(c Config) error { return checkPositive(c.AccessTokenTTL) }},

@@ -58,6 +58,8 @@ type Options struct {
 	Limits ginhttp.CallerLimits
 	// ErrorFormat renders 400 validation errors ("" is cachegate's).
 	ErrorFormat ginhttp.ErrorFormat
+	// Console serves the web console at /console/.
+	Console bool
 }
 
 // Addr is the address the server listens on once the app started.
@@ -82,7 +84,13 @@ type Deps struct {
 	Refresh      *application.Refresh         `optional:"true"`
 	Logout       *application.Logout          `optional:"true"`
 	Keys         authfx.KeySet                `optional:"true"`
-	Observer     ginhttp.RequestObserver      `optional:"true"`
+	// The admin API and self-service (docs/admin.md).
+	AdminCheck *application.AdminCheck  `optional:"true"`
+	AdminUsers *application.AdminUsers  `optional:"true"`
+	AdminAudit *application.AdminAudit  `optional:"true"`
+	KeyAdmin   *application.KeyAdmin    `optional:"true"`
+	Self       *application.SelfService `optional:"true"`
+	Observer   ginhttp.RequestObserver  `optional:"true"`
 	// Routes are extra routes other modules contribute.
 	Routes []ginhttp.Route `group:"routes"`
 	// Metrics mounts GET /metrics (metricsfx, without an address of its
@@ -113,7 +121,12 @@ func New(d Deps) (*ginhttp.Server, error) {
 			authRoutes.Keys = d.Keys
 		}
 	}
+	var admin *ginhttp.AdminOptions
+	if d.AdminCheck != nil && auth != nil {
+		admin = &ginhttp.AdminOptions{Check: d.AdminCheck, Users: d.AdminUsers, Audit: d.AdminAudit, Keys: d.KeyAdmin, Self: d.Self}
+	}
 	return ginhttp.New(ginhttp.Options{
+		Admin:          admin,
 		Auth:           authRoutes,
 		Cache:          d.Cache,
 		Logger:         d.Log,
@@ -131,6 +144,7 @@ func New(d Deps) (*ginhttp.Server, error) {
 		Limits:         d.Options.Limits,
 		ErrorFormat:    d.Options.ErrorFormat,
 		Metrics:        d.Metrics,
+		Console:        d.Options.Console,
 	})
 }
 

@@ -57,25 +57,27 @@ func TestUsersAreAdministeredFromTheCommandLine(t *testing.T) {
 			t.Errorf("status %d, stdout %q, stderr %q; want non-zero and one line saying %q", r.Code, r.Stdout, r.Stderr, want)
 		}
 	}
-	// listed returns the ACTIVE column of the user in `users list`.
-	listed := func(t *testing.T, name string) string {
+	// column returns column i of the user's line in `users list`.
+	column := func(t *testing.T, name string, i int) string {
 		t.Helper()
 		r := cli(t, "", "users", "list")
 		if r.Code != 0 {
 			t.Fatalf("users list: status %d, stderr %q", r.Code, r.Stderr)
 		}
 		lines := strings.Split(strings.TrimRight(r.Stdout, "\n"), "\n")
-		if h := strings.Fields(lines[0]); !slices.Equal(h, []string{"ID", "USERNAME", "ACTIVE", "CREATED"}) {
+		if h := strings.Fields(lines[0]); !slices.Equal(h, []string{"ID", "USERNAME", "ACTIVE", "ADMIN", "CREATED"}) {
 			t.Errorf("users list header %q", lines[0])
 		}
 		for _, l := range lines[1:] {
-			if f := strings.Fields(l); len(f) == 4 && f[1] == name {
-				return f[2]
+			if f := strings.Fields(l); len(f) == 5 && f[1] == name {
+				return f[i]
 			}
 		}
 		t.Fatalf("users list does not show %s:\n%s", name, r.Stdout)
 		return ""
 	}
+	// listed returns the ACTIVE column of the user in `users list`.
+	listed := func(t *testing.T, name string) string { return column(t, name, 2) }
 	hash := func(t *testing.T, name string) string {
 		t.Helper()
 		db, err := sql.Open("sqlite", filepath.Join(dir, "cachegate.db"))
@@ -126,6 +128,23 @@ func TestUsersAreAdministeredFromTheCommandLine(t *testing.T) {
 				t.Errorf("after users %s: ACTIVE %s, want %s", step.cmd, got, step.want)
 			}
 		}
+	})
+	t.Run("--admin, admin grant and admin revoke set the ADMIN column", func(t *testing.T) {
+		if r := cli(t, password+"\n", "users", "add", "--username", "root", "--password-stdin", "--admin"); r.Code != 0 {
+			t.Fatalf("status %d, stderr %q", r.Code, r.Stderr)
+		}
+		if got := column(t, "root", 3); got != "true" {
+			t.Errorf("ADMIN of an admin %s", got)
+		}
+		for _, step := range []struct{ cmd, want string }{{"grant", "true"}, {"revoke", "false"}} {
+			if r := cli(t, "", "users", "admin", step.cmd, "alice"); r.Code != 0 {
+				t.Fatalf("users admin %s: status %d, stderr %q", step.cmd, r.Code, r.Stderr)
+			}
+			if got := column(t, "Alice", 3); got != step.want {
+				t.Errorf("after users admin %s: ADMIN %s, want %s", step.cmd, got, step.want)
+			}
+		}
+		fails(t, cli(t, "", "users", "admin", "grant", "nobody"), "")
 	})
 	t.Run("an unknown user cannot be disabled", func(t *testing.T) {
 		fails(t, cli(t, "", "users", "disable", "nobody"), "")

@@ -1,0 +1,94 @@
+package bunstore
+
+import (
+	"context"
+	"time"
+
+	"github.com/uptrace/bun"
+
+	"github.com/cachegate/cachegate/domain"
+	"github.com/cachegate/cachegate/ports"
+)
+
+var (
+	_ ports.UserDirectory = (*UserRepository)(nil)
+	_ ports.SessionStore  = (*RefreshStore)(nil)
+)
+
+// FindUsers returns the page of users q selects. Users are accounts,
+// few next to entries: they are read in one statement and selected with
+// domain.UserQuery, the one evaluator memstore uses too (docs/admin.md).
+func (r *UserRepository) FindUsers(ctx context.Context, q domain.UserQuery) ([]domain.User, int, error) {
+	users, err := r.ListUsers(ctx)
+	if err != nil {
+		return nil, 0, err
+	}
+	page, total := q.Select(users)
+	return page, total, nil
+}
+
+// DeleteUser removes the user and revokes every refresh family of theirs
+// with the events, in one transaction. The families' rows stay, revoked,
+// until they expire and are purged: the revoked-session poll of every
+// replica (RevokedFamilies) then ends their access tokens and streams
+// as after a logout.
+func (r *UserRepository) DeleteUser(ctx context.Context, id string, now time.Time, events ...domain.AuditEvent) (err error) {
+	ctx, done := r.bounds.enter(ctx)
+	defer done(&err)
+	return authInTx(ctx, r.db, "delete user", func(ctx context.Context, tx bun.Tx) error {
+		res, err := tx.ExecContext(ctx, `DELETE FROM users WHERE id = ?`, id)
+		if err != nil {
+			return dbError("delete user", err)
+		}
+		if n, err := res.RowsAffected(); err != nil {
+			return dbError("delete user", err)
+		} else if n == 0 {
+			return domain.ErrUserNotFound
+		}
+		if err := revokeIn(ctx, tx, "user_id", id, now); err != nil {
+			return err
+		}
+		return insertEvents(ctx, tx, events)
+	})
+}
+
+// UserSessions returns the user's live families as sessions, the last
+// used first.
+func (s *RefreshStore) UserSessions(ctx context.Context, userID string, now time.Time) (_ []domain.Session, err error) {
+	ctx, done := s.bounds.enter(ctx)
+	defer done(&err)
+	rows, err := s.db.QueryContext(ctx, `SELECT `+familyColumns+` FROM refresh_families
+		WHERE user_id = ? AND revoked_at IS NULL AND expires_at > ? ORDER BY issued_at DESC, family_id`,
+		userID, timeArg(now))
+	if err != nil {
+		return nil, dbError("list sessions", err)
+	}
+	defer rows.Close()
+	var out []domain.Session
+	for rows.Next() {
+		f, err := scanFamily(rows)
+		if err != nil {
+			return nil, dbError("list sessions", err)
+		}
+		out = append(out, f.Session())
+	}
+	if err := rows.Err(); err != nil {
+		return nil, dbError("list sessions", err)
+	}
+	return out, nil
+}
+
+// Session returns the family id as a session, or
+// domain.ErrSessionNotFound.
+func (s *RefreshStore) Session(ctx context.Context, id string) (_ domain.Session, err error) {
+	ctx, done := s.bounds.enter(ctx)
+	defer done(&err)
+	f, found, err := readFamily(ctx, s.db, id, false)
+	if err != nil {
+		return domain.Session{}, err
+	}
+	if !found {
+		return domain.Session{}, domain.ErrSessionNotFound
+	}
+	return f.Session(), nil
+}

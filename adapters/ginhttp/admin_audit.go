@@ -1,0 +1,256 @@
+package ginhttp
+
+import (
+	"context"
+	"encoding/base64"
+	"encoding/json"
+	"net/http"
+	"net/url"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/gin-gonic/gin"
+
+	"github.com/cachegate/cachegate/application"
+	"github.com/cachegate/cachegate/domain"
+	"github.com/cachegate/cachegate/ports"
+)
+
+// auditEventDTO is an audit event as the admin API shows it.
+type auditEventDTO struct {
+	ID        string    `json:"id"`
+	Type      string    `json:"type"`
+	Time      jsonTime  `json:"time"`
+	UserID    string    `json:"userId"`
+	Username  string    `json:"username"`
+	Address   string    `json:"address"`
+	RequestID string    `json:"requestId"`
+	Count     int       `json:"count"`
+	LastSeen  jsonTime  `json:"lastSeen"`
+	Family    string    `json:"family,omitempty"`
+	Reason    string    `json:"reason,omitempty"`
+	Actor     *actorDTO `json:"actor,omitempty"`
+	Detail    string    `json:"detail,omitempty"`
+}
+
+type actorDTO struct {
+	ID       string `json:"id"`
+	Username string `json:"username"`
+}
+
+func toAuditEventDTO(e domain.AuditEvent) auditEventDTO {
+	d := auditEventDTO{ID: e.ID, Type: string(e.Type), Time: jsonTime(e.Time), UserID: e.UserID, Username: e.Username,
+		Address: e.Address, RequestID: e.RequestID, Count: e.Attempts(), LastSeen: jsonTime(e.LastSeen),
+		Family: e.Family, Reason: e.Reason, Detail: e.Detail}
+	if e.ActorID != "" {
+		d.Actor = &actorDTO{ID: e.ActorID, Username: e.ActorUsername}
+	}
+	return d
+}
+
+// encodeAuditCursor makes the opaque cursor of the next page:
+// base64url("<unix microseconds>.<event id>").
+func encodeAuditCursor(c ports.AuditCursor) string {
+	return base64.RawURLEncoding.EncodeToString([]byte(strconv.FormatInt(c.Time.UnixMicro(), 10) + "." + c.ID))
+}
+
+func decodeAuditCursor(s string) (ports.AuditCursor, bool) {
+	b, err := base64.RawURLEncoding.DecodeString(s)
+	if err != nil || len(b) > 100 {
+		return ports.AuditCursor{}, false
+	}
+	us, id, ok := strings.Cut(string(b), ".")
+	n, err := strconv.ParseInt(us, 10, 64)
+	if !ok || err != nil || id == "" || !domain.IsUUID(id) {
+		return ports.AuditCursor{}, false
+	}
+	return ports.AuditCursor{Time: time.UnixMicro(n).UTC(), ID: id}, true
+}
+
+// parseAuditQuery reads GET /admin/audit's parameters, each at most once.
+func parseAuditQuery(raw string) (application.AuditPageInput, error) {
+	var in application.AuditPageInput
+	values, err := url.ParseQuery(raw)
+	if err != nil || len(raw) > 4096 {
+		return in, domain.InvalidField("query", "is not a valid query string")
+	}
+	var errs problems
+	for name, vs := range values {
+		if len(vs) != 1 {
+			errs.add(clip(name), "may be given once")
+			continue
+		}
+		v := vs[0]
+		switch name {
+		case "type":
+			in.Type = domain.AuditType(v)
+			if !in.Type.Valid() {
+				errs.add("type", "is not an audit event type")
+			}
+		case "user":
+			in.Username = v
+		case "address":
+			in.Address = v
+		case "since", "until":
+			t, err := time.Parse(time.RFC3339Nano, v)
+			if err != nil || t.Year() < 1 || t.Year() > 9999 {
+				errs.add(name, "must be an RFC 3339 time")
+				continue
+			}
+			if name == "since" {
+				in.Since = t
+			} else {
+				in.Until = t
+			}
+		case "limit":
+			if p := intParam(&errs, name, v, 1, application.MaxAuditPage); p != nil {
+				in.Limit = *p
+			}
+		case "before":
+			c, ok := decodeAuditCursor(v)
+			if !ok {
+				errs.add("before", "is not a cursor this server gave")
+				continue
+			}
+			in.Before = c
+		default:
+			errs.add(clip(name), "is not a parameter of the audit trail")
+		}
+	}
+	if len(errs) > 0 {
+		return in, domain.Invalid(errs...)
+	}
+	return in, nil
+}
+
+func (r *adminRoutes) auditPage(c *gin.Context) {
+	in, err := parseAuditQuery(c.Request.URL.RawQuery)
+	if err != nil {
+		r.s.writeError(c, err)
+		return
+	}
+	events, next, err := r.o.Audit.Page(c.Request.Context(), in)
+	if err != nil {
+		r.s.writeError(c, err)
+		return
+	}
+	data := make([]auditEventDTO, len(events))
+	for i, e := range events {
+		data[i] = toAuditEventDTO(e)
+	}
+	var cursor *string
+	if next != nil {
+		s := encodeAuditCursor(*next)
+		cursor = &s
+	}
+	writeAdminJSON(c, http.StatusOK, struct {
+		Data []auditEventDTO `json:"data"`
+		Next *string         `json:"next"`
+	}{data, cursor})
+}
+
+// auditEvents streams the audit trail as Server-Sent Events: `event:
+// audit`, `id:` the event id, the AuditEvent as data. As the change feed
+// does, it announces `retry:` first, sends `: heartbeat` comments, and
+// ends with `event: end` when the caller's session ends, the caller is
+// no longer an admin, or the server shuts down. Admin streams are few,
+// so it runs in its handler and reads the trail every AuditPoll
+// (docs/admin.md), instead of taking the connection over as the change
+// feed's streams do (event_stream.go).
+func (r *adminRoutes) auditEvents(c *gin.Context) {
+	if len(c.Request.URL.Query()) > 0 {
+		r.s.writeError(c, domain.InvalidField("query", "the audit stream takes no parameters"))
+		return
+	}
+	held, ok := r.s.admit(c, r.s.caps.streams, r.s.caps.tooManyStreams)
+	if !ok {
+		return
+	}
+	defer held.release()
+	ctx := c.Request.Context()
+	watch, err := r.o.Audit.Watch(ctx)
+	if err != nil {
+		r.s.writeError(c, err)
+		return
+	}
+	p := actorFrom(c).Principal
+	h := c.Writer.Header()
+	h.Set("Content-Type", "text/event-stream")
+	h.Set("X-Accel-Buffering", "no")
+	c.Status(http.StatusOK)
+	rc := http.NewResponseController(c.Writer)
+	write := func(b []byte) bool {
+		_ = rc.SetWriteDeadline(time.Now().Add(r.s.stream.WriteTimeout))
+		if _, err := c.Writer.Write(b); err != nil {
+			return false
+		}
+		return rc.Flush() == nil
+	}
+	if !write([]byte("retry: " + strconv.FormatInt(r.s.stream.Retry.Milliseconds(), 10) + "\n: stream open\n\n")) {
+		return
+	}
+	poll := r.o.AuditPoll
+	if poll <= 0 {
+		poll = 500 * time.Millisecond
+	}
+	tick := time.NewTicker(poll)
+	defer tick.Stop()
+	lastWrite := time.Now()
+	end := func(reason string) {
+		b, _ := json.Marshal(struct {
+			Reason string `json:"reason"`
+		}{reason})
+		write(append(append([]byte("event: end\ndata: "), b...), "\n\n"...))
+	}
+	for {
+		select {
+		case <-ctx.Done():
+			return
+		case <-r.s.streams.Done():
+			end("shutdown")
+			return
+		case <-tick.C:
+		}
+		now := time.Now()
+		if reason := r.auditStreamEnded(ctx, p, now); reason != "" {
+			end(reason)
+			return
+		}
+		events, err := watch.Next(ctx)
+		if err != nil {
+			if ctx.Err() == nil {
+				r.s.log.WarnContext(ctx, "audit stream: read the trail", "err", err)
+			}
+			continue // the next tick tries again; the stream stays open
+		}
+		for _, e := range events {
+			b, _ := json.Marshal(toAuditEventDTO(e))
+			msg := append([]byte("id: "+e.ID+"\nevent: audit\ndata: "), b...)
+			if !write(append(msg, "\n\n"...)) {
+				return
+			}
+			lastWrite = now
+		}
+		if now.Sub(lastWrite) >= r.s.stream.Heartbeat {
+			if !write(heartbeat) {
+				return
+			}
+			lastWrite = now
+		}
+	}
+}
+
+// auditStreamEnded says why an audit stream must end now, or "".
+func (r *adminRoutes) auditStreamEnded(ctx context.Context, p domain.Principal, now time.Time) string {
+	if !p.ExpiresAt.IsZero() && !now.Before(p.ExpiresAt) {
+		return "token expired"
+	}
+	if f := r.s.stream.Recheck; f != nil && f(ctx, p, now) != nil {
+		return "session ended"
+	}
+	if ok, err := r.o.Check.IsAdmin(ctx, p.ID); err == nil && !ok {
+		return "not an admin"
+	}
+	return ""
+}

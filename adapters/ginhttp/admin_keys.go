@@ -1,0 +1,77 @@
+package ginhttp
+
+import (
+	"net/http"
+
+	"github.com/gin-gonic/gin"
+
+	"github.com/cachegate/cachegate/application"
+	"github.com/cachegate/cachegate/domain"
+)
+
+// keyDTO is a signing key as the admin API shows it: never a private
+// half.
+type keyDTO struct {
+	Kid         string   `json:"kid"`
+	Algorithm   string   `json:"algorithm"`
+	State       string   `json:"state"`
+	DateCreated jsonTime `json:"dateCreated"`
+	SignsFrom   jsonTime `json:"signsFrom"`
+	RetiredAt   jsonTime `json:"retiredAt"`
+	RevokedAt   jsonTime `json:"revokedAt"`
+}
+
+func toKeyDTO(k domain.SigningKey, state string) keyDTO {
+	return keyDTO{Kid: k.ID, Algorithm: k.Algorithm, State: state, DateCreated: jsonTime(k.DateCreated),
+		SignsFrom: jsonTime(k.SignsFrom), RetiredAt: timePtr(k.RetiredAt), RevokedAt: timePtr(k.RevokedAt)}
+}
+
+func (r *adminRoutes) listKeys(c *gin.Context) {
+	keys, err := r.o.Keys.List(c.Request.Context())
+	if err != nil {
+		r.s.writeError(c, err)
+		return
+	}
+	data := make([]keyDTO, len(keys))
+	for i, k := range keys {
+		data[i] = toKeyDTO(k.SigningKey, k.State)
+	}
+	writeAdminJSON(c, http.StatusOK, struct {
+		Data []keyDTO `json:"data"`
+	}{data})
+}
+
+func (r *adminRoutes) rotateKey(c *gin.Context) {
+	var body struct {
+		Now bool `json:"now"`
+	}
+	// The body is optional: none rotates with the publish-ahead.
+	if c.Request.ContentLength != 0 || len(c.Request.Header.Values("Content-Type")) > 0 {
+		if !r.decodeAdminBody(c, &body) {
+			return
+		}
+	}
+	ctx := c.Request.Context()
+	k, err := r.o.Keys.RotateBy(ctx, actorFrom(c).Principal, application.RotateKeyInput{Now: body.Now})
+	if err != nil {
+		r.s.writeError(c, err)
+		return
+	}
+	state := domain.KeyPublished
+	if list, err := r.o.Keys.List(ctx); err == nil {
+		for _, s := range list {
+			if s.ID == k.ID {
+				state = s.State
+			}
+		}
+	}
+	writeAdminJSON(c, http.StatusCreated, toKeyDTO(k, state))
+}
+
+func (r *adminRoutes) revokeKey(c *gin.Context) {
+	if err := r.o.Keys.RevokeBy(c.Request.Context(), actorFrom(c).Principal, c.Param("kid")); err != nil {
+		r.s.writeError(c, err)
+		return
+	}
+	c.Status(http.StatusNoContent)
+}

@@ -1,0 +1,190 @@
+package ginhttp
+
+import (
+	"bytes"
+	"encoding/json"
+	"errors"
+	"net/http"
+	"time"
+
+	"github.com/gin-gonic/gin"
+
+	"github.com/cachegate/cachegate/application"
+	"github.com/cachegate/cachegate/domain"
+)
+
+// AdminOptions mount the admin API under /admin and the self-service
+// routes /auth/sessions and /auth/password (docs/admin.md). Check is
+// required; a nil use case leaves its routes out.
+type AdminOptions struct {
+	Check *application.AdminCheck
+	Users *application.AdminUsers
+	Audit *application.AdminAudit
+	Keys  *application.KeyAdmin
+	Self  *application.SelfService
+	// AuditPoll is how often a live audit stream reads the trail; zero
+	// means 500 ms.
+	AuditPoll time.Duration
+}
+
+type adminRoutes struct {
+	s     *Server
+	o     AdminOptions
+	cache *cacheRoutes
+}
+
+// adminRoute is one route of the admin API or of self-service.
+type adminRoute struct {
+	method, path string
+	h            gin.HandlerFunc
+	on           bool
+	stream       bool
+}
+
+// adminRouteList is every route AdminOptions can mount, for registration
+// and for the tests that walk them all.
+func (r *adminRoutes) routes() (admin, self []adminRoute) {
+	o := r.o
+	admin = []adminRoute{
+		{method: http.MethodGet, path: "/admin/users", h: r.listUsers, on: o.Users != nil},
+		{method: http.MethodPost, path: "/admin/users", h: r.addUser, on: o.Users != nil},
+		{method: http.MethodGet, path: "/admin/users/:id", h: r.getUser, on: o.Users != nil},
+		{method: http.MethodPatch, path: "/admin/users/:id", h: r.patchUser, on: o.Users != nil},
+		{method: http.MethodDelete, path: "/admin/users/:id", h: r.deleteUser, on: o.Users != nil},
+		{method: http.MethodPut, path: "/admin/users/:id/password", h: r.setPassword, on: o.Users != nil},
+		{method: http.MethodGet, path: "/admin/users/:id/sessions", h: r.userSessions, on: o.Users != nil},
+		{method: http.MethodDelete, path: "/admin/users/:id/sessions", h: r.revokeUserSessions, on: o.Users != nil},
+		{method: http.MethodDelete, path: "/admin/sessions/:sid", h: r.revokeSession, on: o.Users != nil},
+		{method: http.MethodGet, path: "/admin/audit", h: r.auditPage, on: o.Audit != nil},
+		{method: http.MethodGet, path: "/admin/audit/events", h: r.auditEvents, on: o.Audit != nil, stream: true},
+		{method: http.MethodGet, path: "/admin/keys", h: r.listKeys, on: o.Keys != nil},
+		{method: http.MethodPost, path: "/admin/keys/rotate", h: r.rotateKey, on: o.Keys != nil},
+		{method: http.MethodPost, path: "/admin/keys/:kid/revoke", h: r.revokeKey, on: o.Keys != nil},
+		{method: http.MethodGet, path: "/admin/cache/:assignment", h: r.listEntries, on: r.cache != nil},
+	}
+	self = []adminRoute{
+		{method: http.MethodGet, path: "/auth/sessions", h: r.mySessions, on: o.Self != nil},
+		{method: http.MethodDelete, path: "/auth/sessions/:id", h: r.revokeMySession, on: o.Self != nil},
+		{method: http.MethodPost, path: "/auth/password", h: r.changePassword, on: o.Self != nil},
+	}
+	return admin, self
+}
+
+func (r *adminRoutes) register() error {
+	if r.o.Check == nil {
+		return errors.New("ginhttp: the admin routes need the admin check")
+	}
+	if r.s.auth == nil {
+		return errors.New("ginhttp: the admin routes need an Authenticator")
+	}
+	admin, self := r.routes()
+	for _, rt := range admin {
+		if !rt.on {
+			continue
+		}
+		mount := r.s.handle
+		if rt.stream {
+			mount = r.s.handleStream
+		}
+		if err := mount(rt.method, rt.path, neverPublic, r.adminOnly(rt.h)); err != nil {
+			return err
+		}
+	}
+	for _, rt := range self {
+		if !rt.on {
+			continue
+		}
+		if err := r.s.handle(rt.method, rt.path, neverPublic, noStore(rt.h)); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// adminOnly answers 401 to an anonymous caller and 403 to a user who is
+// not an admin now (AdminCheck asks the store, not the token), before
+// anything of the request is read; every answer is Cache-Control:
+// no-store.
+func (r *adminRoutes) adminOnly(h gin.HandlerFunc) gin.HandlerFunc {
+	return func(c *gin.Context) {
+		c.Header("Cache-Control", "no-store")
+		if err := r.o.Check.Require(c.Request.Context(), actorFrom(c)); err != nil {
+			r.s.writeError(c, err)
+			return
+		}
+		h(c)
+	}
+}
+
+// noStore marks h's answers Cache-Control: no-store.
+func noStore(h gin.HandlerFunc) gin.HandlerFunc {
+	return func(c *gin.Context) {
+		c.Header("Cache-Control", "no-store")
+		h(c)
+	}
+}
+
+// decodeAdminBody reads the JSON object of an admin request into dst
+// strictly: unknown members, wrong types and trailing data are 400.
+func (r *adminRoutes) decodeAdminBody(c *gin.Context, dst any) bool {
+	b, err := r.s.readBody(c)
+	if err != nil {
+		r.s.writeError(c, err)
+		return false
+	}
+	dec := json.NewDecoder(bytes.NewReader(b))
+	dec.DisallowUnknownFields()
+	if err := dec.Decode(dst); err != nil {
+		r.s.writeError(c, domain.InvalidField("body", adminBodyProblem(err)))
+		return false
+	}
+	if dec.More() {
+		r.s.writeError(c, domain.InvalidField("body", "must be one JSON object"))
+		return false
+	}
+	return true
+}
+
+// adminBodyProblem says what is wrong with a body, without echoing it.
+func adminBodyProblem(err error) string {
+	var te *json.UnmarshalTypeError
+	if errors.As(err, &te) && te.Field != "" {
+		return te.Field + " has the wrong type"
+	}
+	var se *json.SyntaxError
+	if errors.As(err, &se) {
+		return "is not valid JSON"
+	}
+	if msg := err.Error(); len(msg) > 20 && msg[:20] == "json: unknown field " {
+		return "has an unknown member " + clip(msg[20:])
+	}
+	return "must be one JSON object of the documented members"
+}
+
+// writeAdminJSON answers status with v encoded.
+func writeAdminJSON(c *gin.Context, status int, v any) {
+	b, err := json.Marshal(v)
+	if err != nil {
+		c.Status(http.StatusInternalServerError)
+		return
+	}
+	writeJSON(c, status, b)
+}
+
+// jsonTime is a time as the API prints it: RFC 3339 in UTC with three
+// fractional digits; the zero time is null.
+type jsonTime time.Time
+
+func (t jsonTime) MarshalJSON() ([]byte, error) {
+	if time.Time(t).IsZero() {
+		return []byte("null"), nil
+	}
+	return appendTime(nil, time.Time(t)), nil
+}
+
+func timePtr(t *time.Time) jsonTime {
+	if t == nil {
+		return jsonTime{}
+	}
+	return jsonTime(*t)
+}

@@ -1,0 +1,60 @@
+package ginhttp
+
+import (
+	"net/http"
+
+	"github.com/gin-gonic/gin"
+
+	"github.com/cachegate/cachegate/application"
+	"github.com/cachegate/cachegate/domain"
+)
+
+// mySessions is GET /auth/sessions: the caller's own live sessions, the
+// one of the presented token marked current.
+func (r *adminRoutes) mySessions(c *gin.Context) {
+	list, current, err := r.o.Self.Sessions(c.Request.Context(), actorFrom(c))
+	if err != nil {
+		r.s.writeError(c, err)
+		return
+	}
+	if current == "" {
+		current = "-" // every session is marked, none current
+	}
+	writeSessions(c, list, current)
+}
+
+// revokeMySession is DELETE /auth/sessions/<id>: sign out one of the
+// caller's devices.
+func (r *adminRoutes) revokeMySession(c *gin.Context) {
+	if err := r.o.Self.RevokeSession(c.Request.Context(), actorFrom(c), c.Param("id")); err != nil {
+		r.s.writeError(c, err)
+		return
+	}
+	c.Status(http.StatusNoContent)
+}
+
+// changePassword is POST /auth/password {currentPassword, newPassword}.
+func (r *adminRoutes) changePassword(c *gin.Context) {
+	var body struct {
+		CurrentPassword *string `json:"currentPassword"`
+		NewPassword     *string `json:"newPassword"`
+	}
+	if !r.decodeAdminBody(c, &body) {
+		return
+	}
+	if body.NewPassword == nil {
+		r.s.writeError(c, domain.InvalidField("newPassword", "is required"))
+		return
+	}
+	cur := ""
+	if body.CurrentPassword != nil {
+		cur = *body.CurrentPassword
+	}
+	err := r.o.Self.ChangePassword(c.Request.Context(), application.ChangePasswordInput{Actor: actorFrom(c),
+		CurrentPassword: cur, NewPassword: *body.NewPassword, ClientAddr: r.s.proxies.clientAddr(c.Request)})
+	if err != nil {
+		r.s.writeError(c, err)
+		return
+	}
+	c.Status(http.StatusNoContent)
+}

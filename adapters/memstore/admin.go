@@ -1,0 +1,111 @@
+package memstore
+
+import (
+	"cmp"
+	"context"
+	"errors"
+	"slices"
+	"time"
+
+	"github.com/cachegate/cachegate/domain"
+	"github.com/cachegate/cachegate/ports"
+)
+
+var (
+	_ ports.UserDirectory = (*UserRepository)(nil)
+	_ ports.SessionStore  = (*RefreshStore)(nil)
+	_ ports.AuditQueryLog = (*AuditLog)(nil)
+)
+
+// FindUsers returns the page of users q selects (domain.UserQuery).
+func (r *UserRepository) FindUsers(ctx context.Context, q domain.UserQuery) ([]domain.User, int, error) {
+	users, err := r.ListUsers(ctx)
+	if err != nil {
+		return nil, 0, err
+	}
+	page, total := q.Select(users)
+	return page, total, nil
+}
+
+// DeleteUser removes the user and revokes every family of theirs in the
+// attached refresh store (SetRefreshStore), with the events, all or
+// nothing; without a refresh store attached it fails and changes nothing.
+func (r *UserRepository) DeleteUser(ctx context.Context, id string, now time.Time, events ...domain.AuditEvent) error {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if r.sessions == nil {
+		return errors.New("memstore: delete user: no refresh store attached to end the user's sessions (SetRefreshStore)")
+	}
+	if err := eventsSink(r.audit, "delete user", events); err != nil {
+		return err
+	}
+	u, ok := r.byID[id]
+	if !ok {
+		return domain.ErrUserNotFound
+	}
+	if err := r.sessions.RevokeUser(ctx, id, now); err != nil {
+		return err
+	}
+	delete(r.byName, domain.NormalizeUsername(u.Username))
+	delete(r.byID, id)
+	r.audit.appendEvents(events)
+	return nil
+}
+
+// UserSessions returns the user's live families as sessions, the last
+// used first.
+func (s *RefreshStore) UserSessions(_ context.Context, userID string, now time.Time) ([]domain.Session, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	now = authTime(now)
+	var out []domain.Session
+	for _, f := range s.families {
+		if f.UserID == userID && f.RevokedAt == nil && f.ExpiresAt.After(now) {
+			out = append(out, f.Session())
+		}
+	}
+	slices.SortFunc(out, func(a, b domain.Session) int {
+		return cmp.Or(b.LastUsed.Compare(a.LastUsed), cmp.Compare(a.ID, b.ID))
+	})
+	return out, nil
+}
+
+// Session returns the family id as a session, or
+// domain.ErrSessionNotFound.
+func (s *RefreshStore) Session(_ context.Context, id string) (domain.Session, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	f, ok := s.families[id]
+	if !ok {
+		return domain.Session{}, domain.ErrSessionNotFound
+	}
+	return f.Session(), nil
+}
+
+// QueryEvents is Events bounded further by address, until and before
+// (ports.AuditQueryLog).
+func (l *AuditLog) QueryEvents(ctx context.Context, f ports.AuditFilter, address string, until time.Time, before ports.AuditCursor) ([]domain.AuditEvent, error) {
+	limit := f.Limit
+	if limit <= 0 {
+		limit = 1000
+	}
+	f.Limit = int(^uint(0) >> 1)
+	all, err := l.Events(ctx, f)
+	if err != nil {
+		return nil, err
+	}
+	until, bt := authTime(until), authTime(before.Time)
+	out := make([]domain.AuditEvent, 0, min(limit, len(all)))
+	for _, e := range all {
+		if (address != "" && e.Address != address) || (!until.IsZero() && !e.Time.Before(until)) {
+			continue
+		}
+		if before.ID != "" && !(e.Time.Before(bt) || (e.Time.Equal(bt) && e.ID < before.ID)) {
+			continue
+		}
+		if out = append(out, e); len(out) == limit {
+			break
+		}
+	}
+	return out, nil
+}

@@ -1,0 +1,33 @@
+package application
+
+import (
+	"context"
+
+	"github.com/cachegate/cachegate/domain"
+)
+
+// RotateBy is Rotate done by the admin p over the admin API: the event is
+// admin.key_rotated, naming p (docs/admin.md).
+func (a *KeyAdmin) RotateBy(ctx context.Context, p domain.Principal, in RotateKeyInput) (domain.SigningKey, error) {
+	event, events := a.audit.Prepare(ctx, byAdmin(p, domain.AuditEvent{Type: domain.AuditAdminKeyRotated}))
+	k, err := a.keys.Rotate(ctx, in.Now, events...)
+	if err != nil {
+		return domain.SigningKey{}, err
+	}
+	event.Family = k.ID
+	a.log.InfoContext(ctx, "signing key rotated", "kid", k.ID, "signsFrom", k.SignsFrom, "by", p.ID)
+	a.audit.Committed(ctx, event)
+	return k, nil
+}
+
+// RevokeBy is Revoke done by the admin p over the admin API: the event is
+// admin.key_revoked, naming p.
+func (a *KeyAdmin) RevokeBy(ctx context.Context, p domain.Principal, kid string) error {
+	event, events := a.audit.Prepare(ctx, byAdmin(p, domain.AuditEvent{Type: domain.AuditAdminKeyRevoked, Family: kid}))
+	if err := a.keys.Revoke(ctx, kid, events...); err != nil {
+		return err
+	}
+	a.log.WarnContext(ctx, "signing key revoked", "kid", kid, "by", p.ID)
+	a.audit.Committed(ctx, event)
+	return nil
+}

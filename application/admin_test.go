@@ -1,0 +1,251 @@
+package application_test
+
+import (
+	"context"
+	"errors"
+	"testing"
+	"time"
+
+	"github.com/cachegate/cachegate/adapters/josejwt"
+	"github.com/cachegate/cachegate/adapters/memstore"
+	"github.com/cachegate/cachegate/adapters/passhash"
+	"github.com/cachegate/cachegate/application"
+	"github.com/cachegate/cachegate/domain"
+	"github.com/cachegate/cachegate/ports"
+)
+
+// adminFixture is the admin use cases over memstore with a manual clock,
+// the auditor writing into the stores' own log.
+type adminFixture struct {
+	clock   interface{ Advance(time.Duration) }
+	users   *memstore.UserRepository
+	refresh *memstore.RefreshStore
+	log     *memstore.AuditLog
+	ua      *application.UserAdmin
+	check   *application.AdminCheck
+	admin   *application.AdminUsers
+	audit   *application.AdminAudit
+	self    *application.SelfService
+	login   *application.Login
+}
+
+const adminTestPassword = "a password of 27 bytes long"
+
+func newAdminFixture(t *testing.T) *adminFixture {
+	t.Helper()
+	ctx := context.Background()
+	clock, ids := newClock(), &seqIDs{}
+	f := &adminFixture{clock: clock, users: memstore.NewUserRepository(), refresh: memstore.NewRefreshStore(), log: memstore.NewAuditLog()}
+	f.users.SetRefreshStore(f.refresh)
+	f.users.SetAuditLog(f.log)
+	f.refresh.SetAuditLog(f.log)
+	hasher, err := passhash.New(passhash.Options{BcryptCost: passhash.MinBcryptCost})
+	if err != nil {
+		t.Fatal(err)
+	}
+	auditor := application.NewAuditor(f.log, nil, nil, clock, ids)
+	auditor.SetStoredWithChanges(true)
+	if f.ua, err = application.NewUserAdmin(f.users, hasher, clock, ids); err != nil {
+		t.Fatal(err)
+	}
+	f.ua.SetAuditor(auditor)
+	tokens, err := josejwt.New(ctx, josejwt.Options{Keys: memstore.NewKeyStore(), Clock: clock})
+	if err != nil {
+		t.Fatal(err)
+	}
+	lookup := application.RepoUserLookup{Users: f.users}
+	validator, err := application.NewCredentialValidator(ctx, lookup, hasher, hasher)
+	if err != nil {
+		t.Fatal(err)
+	}
+	f.login, err = application.NewLogin(application.LoginDeps{Validator: validator, Audit: auditor,
+		Tokens:   application.TokenDeps{Issuer: tokens.Issuer(), Refresh: f.refresh, Clock: clock, IDs: ids},
+		Throttle: memstore.NewLoginThrottle(), Limits: application.ThrottleLimits{PerUsername: 3, PerAddress: 100, Window: time.Hour}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if f.check, err = application.NewAdminCheck(f.users, clock); err != nil {
+		t.Fatal(err)
+	}
+	if f.admin, err = application.NewAdminUsers(f.ua, f.check, f.refresh, nil); err != nil {
+		t.Fatal(err)
+	}
+	if f.audit, err = application.NewAdminAudit(f.log, clock); err != nil {
+		t.Fatal(err)
+	}
+	if f.self, err = application.NewSelfService(f.login, f.ua, f.refresh, nil); err != nil {
+		t.Fatal(err)
+	}
+	return f
+}
+
+func (f *adminFixture) add(t *testing.T, name string, admin bool) domain.Principal {
+	t.Helper()
+	u, err := f.ua.Add(context.Background(), application.AddUserInput{Username: name, Password: adminTestPassword, Active: true, Admin: admin})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return domain.Principal{ID: u.ID, Username: u.Username}
+}
+
+// loginAs signs in and returns the principal with the session's family.
+func (f *adminFixture) loginAs(t *testing.T, p domain.Principal) domain.Principal {
+	t.Helper()
+	ctx := context.Background()
+	if _, err := f.login.Execute(ctx, application.LoginInput{Username: p.Username, Password: adminTestPassword, ClientAddr: "192.0.2.9"}); err != nil {
+		t.Fatal(err)
+	}
+	list, err := f.refresh.UserSessions(ctx, p.ID, time.Date(2026, 11, 25, 10, 0, 0, 0, time.UTC))
+	if err != nil || len(list) == 0 {
+		t.Fatalf("no session after login: %v", err)
+	}
+	p.FamilyID = list[0].ID
+	return p
+}
+
+// The admin check trusts what it read for less than a second: a revoked
+// admin keeps the rights until then, not after (docs/admin.md).
+func TestAdminCheckRemembersTheStoreForLessThanASecond(t *testing.T) {
+	t.Parallel()
+	f := newAdminFixture(t)
+	ctx := context.Background()
+	p := f.add(t, "ada", true)
+	actor := domain.AsPrincipal(p)
+	if err := f.check.Require(ctx, actor); err != nil {
+		t.Fatalf("an admin: %v", err)
+	}
+	if _, err := f.ua.SetAdmin(ctx, "ada", false); err != nil {
+		t.Fatal(err)
+	}
+	f.clock.Advance(999 * time.Millisecond)
+	if err := f.check.Require(ctx, actor); err != nil {
+		t.Errorf("within the second the remembered answer stands: %v", err)
+	}
+	f.clock.Advance(time.Millisecond)
+	if err := f.check.Require(ctx, actor); !errors.Is(err, domain.ErrForbidden) {
+		t.Errorf("after a second: %v, want ErrForbidden", err)
+	}
+	if err := f.check.Require(ctx, domain.Anonymous()); !errors.Is(err, domain.ErrUnauthenticated) {
+		t.Errorf("anonymous: %v", err)
+	}
+	events, _ := f.log.Events(ctx, ports.AuditFilter{Type: domain.AuditUserAdminRevoked})
+	if len(events) != 1 || events[0].Username != "ada" {
+		t.Errorf("user.admin_revoked events %+v", events)
+	}
+}
+
+// Admin changes are recorded with the acting admin, in the change's
+// transaction; an admin cannot lock themself out.
+func TestAdminChangesNameTheActingAdmin(t *testing.T) {
+	t.Parallel()
+	f := newAdminFixture(t)
+	ctx := context.Background()
+	root := f.add(t, "root", true)
+	bob := f.loginAs(t, f.add(t, "bob", false))
+	off := false
+	if _, err := f.admin.Patch(ctx, root, bob.ID, application.UserPatch{Active: &off}); err != nil {
+		t.Fatal(err)
+	}
+	if list, _ := f.refresh.UserSessions(ctx, bob.ID, time.Date(2026, 11, 25, 10, 0, 0, 0, time.UTC)); len(list) != 0 {
+		t.Errorf("a disabled user keeps %d sessions", len(list))
+	}
+	events, _ := f.log.Events(ctx, ports.AuditFilter{Type: domain.AuditAdminUserUpdated})
+	if len(events) != 1 || events[0].ActorID != root.ID || events[0].ActorUsername != "root" || events[0].Detail != "active=false" || events[0].UserID != bob.ID {
+		t.Errorf("admin.user_updated %+v", events)
+	}
+	for name, err := range map[string]error{
+		"disable self": func() error {
+			_, err := f.admin.Patch(ctx, root, root.ID, application.UserPatch{Active: &off})
+			return err
+		}(),
+		"demote self": func() error {
+			_, err := f.admin.Patch(ctx, root, root.ID, application.UserPatch{Admin: &off})
+			return err
+		}(),
+		"delete self": f.admin.Delete(ctx, root, root.ID),
+	} {
+		if !errors.Is(err, domain.ErrOwnAdminChange) {
+			t.Errorf("%s: %v, want ErrOwnAdminChange", name, err)
+		}
+	}
+	if err := f.admin.Delete(ctx, root, bob.ID); err != nil {
+		t.Fatal(err)
+	}
+	if events, _ := f.log.Events(ctx, ports.AuditFilter{Type: domain.AuditAdminUserDeleted}); len(events) != 1 || events[0].ActorID != root.ID {
+		t.Errorf("admin.user_deleted %+v", events)
+	}
+}
+
+// A watch delivers the events stored after it started, each once, oldest
+// first; a page's cursor continues where it stopped.
+func TestAdminAuditWatchAndPages(t *testing.T) {
+	t.Parallel()
+	f := newAdminFixture(t)
+	ctx := context.Background()
+	f.add(t, "before", false)
+	w, err := f.audit.Watch(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	f.clock.Advance(time.Second)
+	f.add(t, "after1", false)
+	f.add(t, "after2", false)
+	got, err := w.Next(ctx)
+	if err != nil || len(got) != 2 || got[0].Username != "after1" || got[1].Username != "after2" {
+		t.Fatalf("watch = %+v, %v; want after1, after2", got, err)
+	}
+	if again, _ := w.Next(ctx); len(again) != 0 {
+		t.Errorf("delivered again: %+v", again)
+	}
+	page, next, err := f.audit.Page(ctx, application.AuditPageInput{Type: domain.AuditUserAdded, Limit: 2})
+	if err != nil || len(page) != 2 || next == nil || page[0].Username != "after2" {
+		t.Fatalf("first page %+v, next %v, %v", page, next, err)
+	}
+	page, next, err = f.audit.Page(ctx, application.AuditPageInput{Type: domain.AuditUserAdded, Limit: 2, Before: *next})
+	if err != nil || len(page) != 1 || next != nil || page[0].Username != "before" {
+		t.Errorf("last page %+v, next %v, %v", page, next, err)
+	}
+	if _, _, err := f.audit.Page(ctx, application.AuditPageInput{Limit: 1001}); err == nil {
+		t.Error("a limit of 1001 was accepted")
+	}
+}
+
+// Changing one's password needs the current one, counts a wrong one like
+// a failed login, and ends every other session of the caller.
+func TestChangePasswordEndsTheOtherSessions(t *testing.T) {
+	t.Parallel()
+	f := newAdminFixture(t)
+	ctx := context.Background()
+	p := f.add(t, "carol", false)
+	here := f.loginAs(t, p)
+	f.clock.Advance(time.Second)
+	if _, err := f.login.Execute(ctx, application.LoginInput{Username: "carol", Password: adminTestPassword}); err != nil {
+		t.Fatal(err)
+	}
+	in := application.ChangePasswordInput{Actor: domain.AsPrincipal(here), CurrentPassword: "wrong password 27", NewPassword: "new password 27!", ClientAddr: "192.0.2.9"}
+	for i := range 3 {
+		if err := f.self.ChangePassword(ctx, in); !errors.Is(err, domain.ErrUnauthenticated) {
+			t.Fatalf("wrong password %d: %v", i, err)
+		}
+	}
+	in.CurrentPassword = adminTestPassword
+	var de *domain.Error
+	if err := f.self.ChangePassword(ctx, in); !errors.As(err, &de) || de.Kind != domain.KindTooMany {
+		t.Fatalf("past the username limit, even the right password: %v, want TooMany", err)
+	}
+	f.clock.Advance(2 * time.Hour)
+	if err := f.self.ChangePassword(ctx, in); err != nil {
+		t.Fatalf("change: %v", err)
+	}
+	list, _ := f.refresh.UserSessions(ctx, p.ID, time.Date(2026, 11, 25, 12, 0, 2, 0, time.UTC))
+	if len(list) != 1 || list[0].ID != here.FamilyID {
+		t.Errorf("sessions after the change: %+v, want only the caller's", list)
+	}
+	if _, err := f.login.Execute(ctx, application.LoginInput{Username: "carol", Password: "new password 27!"}); err != nil {
+		t.Errorf("login with the new password: %v", err)
+	}
+	failed, _ := f.log.Events(ctx, ports.AuditFilter{Type: domain.AuditLoginFailed})
+	if len(failed) == 0 {
+		t.Error("wrong current passwords left no login.failed event")
+	}
+}

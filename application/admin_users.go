@@ -1,0 +1,251 @@
+package application
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"strings"
+
+	"github.com/cachegate/cachegate/domain"
+	"github.com/cachegate/cachegate/ports"
+)
+
+// AdminUsers are the admin API's user and session use cases
+// (docs/admin.md). Every change is recorded with the acting admin.
+type AdminUsers struct {
+	ua       *UserAdmin
+	check    *AdminCheck
+	refresh  ports.RefreshStore
+	revoked  *RevokedSessions
+	dir      ports.UserDirectory // nil: the user store cannot list or delete
+	sessions ports.SessionStore  // nil: the refresh store cannot show sessions
+}
+
+// NewAdminUsers returns the use cases over ua's stores; check is told of
+// changes so this process applies them at once; revoked may be nil.
+func NewAdminUsers(ua *UserAdmin, check *AdminCheck, refresh ports.RefreshStore, revoked *RevokedSessions) (*AdminUsers, error) {
+	if ua == nil || check == nil || refresh == nil {
+		return nil, errors.New("the admin API needs user administration, the admin check and the refresh store")
+	}
+	dir, _ := ua.users.(ports.UserDirectory)
+	sessions, _ := refresh.(ports.SessionStore)
+	return &AdminUsers{ua: ua, check: check, refresh: refresh, revoked: revoked, dir: dir, sessions: sessions}, nil
+}
+
+// List returns the page of users q selects and how many match;
+// domain.ErrNotImplemented when the user store cannot list.
+func (a *AdminUsers) List(ctx context.Context, q domain.UserQuery) ([]domain.User, int, error) {
+	if a.dir == nil {
+		return nil, 0, domain.ErrNotImplemented
+	}
+	return a.dir.FindUsers(ctx, q)
+}
+
+// Get returns a user, or domain.ErrUserNotFound.
+func (a *AdminUsers) Get(ctx context.Context, id string) (domain.User, error) {
+	if !domain.IsUUID(id) {
+		return domain.User{}, domain.ErrUserNotFound
+	}
+	return a.ua.users.UserByID(ctx, id)
+}
+
+// AdminAddUserInput is a user an admin creates.
+type AdminAddUserInput struct {
+	Username, Password string
+	Admin              bool
+}
+
+// Add creates an active user: domain.ErrUserExists for a taken username,
+// a validation error for a bad username or password.
+func (a *AdminUsers) Add(ctx context.Context, by domain.Principal, in AdminAddUserInput) (domain.User, error) {
+	if err := errors.Join(domain.ValidateUsername(in.Username), domain.ValidatePassword(in.Password)); err != nil {
+		return domain.User{}, err
+	}
+	hash, salt, err := a.ua.hasher.Hash(ctx, in.Password)
+	if err != nil {
+		return domain.User{}, fmt.Errorf("hash password: %w", err)
+	}
+	now := domain.Normalize(a.ua.clock.Now())
+	u := domain.User{ID: a.ua.ids.NewID(), Username: strings.TrimSpace(in.Username), PasswordHash: hash,
+		PasswordSalt: salt, Active: true, Admin: in.Admin, DateCreated: now, DateUpdated: now}
+	event, events := a.ua.audit.Prepare(ctx, byAdmin(by, domain.AuditEvent{Type: domain.AuditAdminUserAdded,
+		UserID: u.ID, Username: u.Username, Detail: "admin=" + fmt.Sprint(u.Admin)}))
+	if err := a.ua.users.CreateUser(ctx, u, events...); err != nil {
+		return domain.User{}, fmt.Errorf("add user: %w", err)
+	}
+	a.ua.audit.Committed(ctx, event)
+	return u, nil
+}
+
+// UserPatch is what PATCH /admin/users/{id} changes; nil leaves a field.
+type UserPatch struct {
+	Active, Admin *bool
+}
+
+// Patch changes a user's active and admin flags. Disabling ends every
+// session of the user in the same transaction. An admin cannot disable
+// or demote themself (domain.ErrOwnAdminChange).
+func (a *AdminUsers) Patch(ctx context.Context, by domain.Principal, id string, p UserPatch) (domain.User, error) {
+	if (p.Active != nil && !*p.Active || p.Admin != nil && !*p.Admin) && id == by.ID {
+		return domain.User{}, domain.ErrOwnAdminChange
+	}
+	var detail []string
+	if p.Active != nil {
+		detail = append(detail, fmt.Sprintf("active=%t", *p.Active))
+	}
+	if p.Admin != nil {
+		detail = append(detail, fmt.Sprintf("admin=%t", *p.Admin))
+	}
+	u, err := a.Get(ctx, id)
+	if err != nil {
+		return domain.User{}, err
+	}
+	event, events := a.ua.audit.Prepare(ctx, byAdmin(by, domain.AuditEvent{Type: domain.AuditAdminUserUpdated,
+		UserID: u.ID, Username: u.Username, Detail: strings.Join(detail, " ")}))
+	fn := func(cur *domain.User) error {
+		if p.Active != nil {
+			cur.Active = *p.Active
+		}
+		if p.Admin != nil {
+			cur.Admin = *p.Admin
+		}
+		cur.DateUpdated = domain.Normalize(a.ua.clock.Now())
+		return nil
+	}
+	if p.Active != nil && !*p.Active {
+		u, err = a.ua.users.UpdateUserEndingSessions(ctx, id, a.ua.clock.Now(), fn, events...)
+	} else {
+		u, err = a.ua.users.UpdateUser(ctx, id, fn, events...)
+	}
+	if err != nil {
+		return domain.User{}, err
+	}
+	a.check.Forget(id)
+	a.ua.audit.Committed(ctx, event)
+	return u, nil
+}
+
+// SetPassword replaces a user's password and ends every session of the
+// user in the same transaction.
+func (a *AdminUsers) SetPassword(ctx context.Context, by domain.Principal, id, password string) error {
+	if err := domain.ValidatePassword(password); err != nil {
+		return err
+	}
+	u, err := a.Get(ctx, id)
+	if err != nil {
+		return err
+	}
+	hash, salt, err := a.ua.hasher.Hash(ctx, password)
+	if err != nil {
+		return fmt.Errorf("hash password: %w", err)
+	}
+	event, events := a.ua.audit.Prepare(ctx, byAdmin(by, domain.AuditEvent{Type: domain.AuditAdminPasswordSet,
+		UserID: u.ID, Username: u.Username}))
+	_, err = a.ua.users.UpdateUserEndingSessions(ctx, id, a.ua.clock.Now(), func(cur *domain.User) error {
+		cur.PasswordHash, cur.PasswordSalt = hash, salt
+		cur.DateUpdated = domain.Normalize(a.ua.clock.Now())
+		return nil
+	}, events...)
+	if err != nil {
+		return err
+	}
+	a.ua.audit.Committed(ctx, event)
+	return nil
+}
+
+// Delete removes a user and revokes every session of theirs;
+// domain.ErrNotImplemented when the user store cannot delete, and an
+// admin cannot delete themself (domain.ErrOwnAdminChange).
+func (a *AdminUsers) Delete(ctx context.Context, by domain.Principal, id string) error {
+	if a.dir == nil {
+		return domain.ErrNotImplemented
+	}
+	if id == by.ID {
+		return domain.ErrOwnAdminChange
+	}
+	u, err := a.Get(ctx, id)
+	if err != nil {
+		return err
+	}
+	event, events := a.ua.audit.Prepare(ctx, byAdmin(by, domain.AuditEvent{Type: domain.AuditAdminUserDeleted,
+		UserID: u.ID, Username: u.Username}))
+	if err := a.dir.DeleteUser(ctx, id, a.ua.clock.Now(), events...); err != nil {
+		return err
+	}
+	a.check.Forget(id)
+	a.ua.audit.Committed(ctx, event)
+	return nil
+}
+
+// Sessions returns the live sessions of a user, the last used first;
+// domain.ErrUserNotFound for an unknown user, domain.ErrNotImplemented
+// when the refresh store cannot show sessions.
+func (a *AdminUsers) Sessions(ctx context.Context, userID string) ([]domain.Session, error) {
+	if a.sessions == nil {
+		return nil, domain.ErrNotImplemented
+	}
+	if _, err := a.Get(ctx, userID); err != nil {
+		return nil, err
+	}
+	return a.sessions.UserSessions(ctx, userID, a.ua.clock.Now())
+}
+
+// RevokeSessions revokes every session of a user.
+func (a *AdminUsers) RevokeSessions(ctx context.Context, by domain.Principal, userID string) error {
+	u, err := a.Get(ctx, userID)
+	if err != nil {
+		return err
+	}
+	var live []domain.Session
+	if a.sessions != nil {
+		live, _ = a.sessions.UserSessions(ctx, userID, a.ua.clock.Now())
+	}
+	if err := a.refresh.RevokeUser(ctx, userID, a.ua.clock.Now()); err != nil {
+		return fmt.Errorf("revoke sessions: %w", err)
+	}
+	for _, s := range live {
+		a.revokedHere(s.ID)
+	}
+	// RevokeUser takes no events (ports.RefreshStore), so the event is
+	// recorded right after the revocation.
+	a.ua.audit.Record(ctx, byAdmin(by, domain.AuditEvent{Type: domain.AuditAdminSessionsRevoked,
+		UserID: u.ID, Username: u.Username, Detail: "all"}))
+	return nil
+}
+
+// RevokeSession revokes one session: domain.ErrSessionNotFound for an
+// unknown one.
+func (a *AdminUsers) RevokeSession(ctx context.Context, by domain.Principal, sid string) error {
+	if a.sessions == nil {
+		return domain.ErrNotImplemented
+	}
+	s, err := a.sessions.Session(ctx, sid)
+	if err != nil {
+		return err
+	}
+	e := byAdmin(by, domain.AuditEvent{Type: domain.AuditAdminSessionsRevoked, UserID: s.UserID, Family: sid})
+	if u, err := a.ua.users.UserByID(ctx, s.UserID); err == nil {
+		e.Username = u.Username
+	}
+	return revokeSession(ctx, a.ua.audit, a.refresh, a.revoked, a.ua.clock, sid, e)
+}
+
+func (a *AdminUsers) revokedHere(sid string) {
+	if a.revoked != nil {
+		a.revoked.Add(sid)
+	}
+}
+
+// revokeSession revokes the family sid with the event e, applies it in
+// this process at once, and reports the event after the commit.
+func revokeSession(ctx context.Context, audit *Auditor, refresh ports.RefreshStore, revoked *RevokedSessions, clock ports.Clock, sid string, e domain.AuditEvent) error {
+	event, events := audit.Prepare(ctx, e)
+	if err := refresh.RevokeFamily(ctx, sid, clock.Now(), events...); err != nil {
+		return fmt.Errorf("revoke session: %w", err)
+	}
+	if revoked != nil {
+		revoked.Add(sid)
+	}
+	audit.Committed(ctx, event)
+	return nil
+}

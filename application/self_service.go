@@ -1,0 +1,163 @@
+package application
+
+import (
+	"context"
+	"errors"
+	"fmt"
+
+	"github.com/cachegate/cachegate/domain"
+	"github.com/cachegate/cachegate/ports"
+)
+
+// SelfService are the routes any signed-in user has over their own
+// account (docs/admin.md): their sessions, signing out another device,
+// changing their password.
+type SelfService struct {
+	login    *Login
+	ua       *UserAdmin
+	refresh  ports.RefreshStore
+	sessions ports.SessionStore
+	revoked  *RevokedSessions
+}
+
+// NewSelfService returns the use cases. login's throttle and validator
+// guard the password change; revoked may be nil.
+func NewSelfService(login *Login, ua *UserAdmin, refresh ports.RefreshStore, revoked *RevokedSessions) (*SelfService, error) {
+	if login == nil || ua == nil || refresh == nil {
+		return nil, errors.New("self-service needs login, user administration and the refresh store")
+	}
+	sessions, _ := refresh.(ports.SessionStore)
+	return &SelfService{login: login, ua: ua, refresh: refresh, sessions: sessions, revoked: revoked}, nil
+}
+
+// Sessions returns the caller's live sessions, the last used first, and
+// the id of the caller's own (the sid of the access token presented).
+func (s *SelfService) Sessions(ctx context.Context, actor domain.Actor) ([]domain.Session, string, error) {
+	if !actor.Authenticated() {
+		return nil, "", domain.ErrUnauthenticated
+	}
+	if s.sessions == nil {
+		return nil, "", domain.ErrNotImplemented
+	}
+	list, err := s.sessions.UserSessions(ctx, actor.Principal.ID, s.ua.clock.Now())
+	return list, actor.Principal.FamilyID, err
+}
+
+// RevokeSession ends one of the caller's sessions ("sign out that
+// device"); another user's session, or an unknown one, is
+// domain.ErrSessionNotFound.
+func (s *SelfService) RevokeSession(ctx context.Context, actor domain.Actor, id string) error {
+	if !actor.Authenticated() {
+		return domain.ErrUnauthenticated
+	}
+	if s.sessions == nil {
+		return domain.ErrNotImplemented
+	}
+	p := actor.Principal
+	sess, err := s.sessions.Session(ctx, id)
+	if err != nil {
+		return err
+	}
+	if sess.UserID != p.ID {
+		return domain.ErrSessionNotFound
+	}
+	return revokeSession(ctx, s.ua.audit, s.refresh, s.revoked, s.ua.clock, id,
+		domain.AuditEvent{Type: domain.AuditSessionRevoked, UserID: p.ID, Username: p.Username, Family: id})
+}
+
+// ChangePasswordInput is POST /auth/password.
+type ChangePasswordInput struct {
+	Actor           domain.Actor
+	CurrentPassword string
+	NewPassword     string
+	ClientAddr      string
+}
+
+// ChangePassword replaces the caller's password when CurrentPassword is
+// right, then ends every other session of the caller. The attempt is
+// counted by the login throttle first (per username and address, like a
+// login): past the limit it is a domain.KindTooMany error and costs no
+// password check; a wrong current password is domain.ErrUnauthenticated,
+// recorded as a failed login. A bad new password is a validation error
+// and counts nothing.
+//
+// The password changes in one transaction with its event; the other
+// sessions are revoked right after, one by one (ports.RefreshStore has no
+// "all but one"): a login with the old password that was already past
+// its check when the change committed may keep its session.
+func (s *SelfService) ChangePassword(ctx context.Context, in ChangePasswordInput) error {
+	if !in.Actor.Authenticated() {
+		return domain.ErrUnauthenticated
+	}
+	if err := domain.ValidatePassword(in.NewPassword); err != nil {
+		return domain.InvalidField("newPassword", "must be 8 to 1024 bytes")
+	}
+	p := in.Actor.Principal
+	u, err := s.ua.users.UserByID(ctx, p.ID)
+	if errors.Is(err, domain.ErrUserNotFound) {
+		return domain.ErrUnauthenticated
+	}
+	if err != nil {
+		return err
+	}
+	li := LoginInput{Username: u.Username, Password: in.CurrentPassword, ClientAddr: in.ClientAddr}
+	keys := s.login.throttleKeys(li)
+	at, err := s.login.reserve(ctx, li, keys)
+	if err != nil {
+		return err
+	}
+	ok := false
+	if in.CurrentPassword != "" && len(in.CurrentPassword) <= domain.MaxPasswordBytes {
+		v, err := s.login.d.Validator.ValidateUser(ctx, ports.LoginInput{Username: u.Username, Password: in.CurrentPassword})
+		if err != nil && !errors.Is(err, domain.ErrUnauthenticated) {
+			return fmt.Errorf("change password: %w", err)
+		}
+		ok = err == nil && v.ID == u.ID
+	}
+	if !ok {
+		s.login.d.Audit.Record(ctx, domain.AuditEvent{Type: domain.AuditLoginFailed, UserID: u.ID, Username: u.Username,
+			Address: in.ClientAddr, Reason: domain.AuditReasonBadPassword})
+		return domain.ErrUnauthenticated
+	}
+	s.login.giveBack(ctx, keys, usernameThrottleKey(u.Username), at)
+	hash, salt, err := s.ua.hasher.Hash(ctx, in.NewPassword)
+	if err != nil {
+		return fmt.Errorf("hash password: %w", err)
+	}
+	event, events := s.ua.audit.Prepare(ctx, domain.AuditEvent{Type: domain.AuditUserPasswordChanged, UserID: u.ID,
+		Username: u.Username, Family: p.FamilyID, Detail: "self-service"})
+	if _, err := s.ua.users.UpdateUser(ctx, u.ID, func(cur *domain.User) error {
+		cur.PasswordHash, cur.PasswordSalt = hash, salt
+		cur.DateUpdated = domain.Normalize(s.ua.clock.Now())
+		return nil
+	}, events...); err != nil {
+		return err
+	}
+	s.ua.audit.Committed(ctx, event)
+	return s.endOtherSessions(ctx, p)
+}
+
+// endOtherSessions revokes every live session of p but p's own.
+func (s *SelfService) endOtherSessions(ctx context.Context, p domain.Principal) error {
+	if s.sessions == nil || p.FamilyID == "" {
+		// Without sessions to tell apart, every session ends, the
+		// caller's too: the safe side.
+		return s.refresh.RevokeUser(ctx, p.ID, s.ua.clock.Now())
+	}
+	list, err := s.sessions.UserSessions(ctx, p.ID, s.ua.clock.Now())
+	if err != nil {
+		return fmt.Errorf("change password: end other sessions: %w", err)
+	}
+	for _, sess := range list {
+		if sess.ID == p.FamilyID {
+			continue
+		}
+		if err := s.refresh.RevokeFamily(ctx, sess.ID, s.ua.clock.Now()); err != nil {
+			return fmt.Errorf("change password: end other sessions: %w", err)
+		}
+		if s.revoked != nil {
+			s.revoked.Add(sess.ID)
+		}
+	}
+	return nil
+}

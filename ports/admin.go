@@ -1,0 +1,53 @@
+package ports
+
+import (
+	"context"
+	"time"
+
+	"github.com/cachegate/cachegate/domain"
+)
+
+// UserDirectory is what a UserRepository may implement besides, for the
+// admin API's user list and deletion (docs/admin.md). A user store
+// without it (an embedder's) answers those routes NOT_IMPLEMENTED; the
+// admin use cases check for it with a type assertion.
+type UserDirectory interface {
+	// FindUsers returns the page of users q selects (q.Select's order
+	// and paging) and how many users match in all.
+	FindUsers(ctx context.Context, q domain.UserQuery) (page []domain.User, total int, err error)
+	// DeleteUser removes the user with id and revokes at now every
+	// refresh family of theirs (those of the RefreshStore of the same
+	// storage), with the events, in one transaction: all or nothing. It
+	// returns domain.ErrUserNotFound, storing nothing, for an unknown id.
+	DeleteUser(ctx context.Context, id string, now time.Time, events ...domain.AuditEvent) error
+}
+
+// SessionStore is what a RefreshStore may implement besides: its
+// families shown as sessions (docs/admin.md). bunstore's and memstore's
+// do; without it the session routes answer NOT_IMPLEMENTED.
+type SessionStore interface {
+	// UserSessions returns the live sessions of a user at now (neither
+	// revoked nor expired), the last used first; none is no error.
+	UserSessions(ctx context.Context, userID string, now time.Time) ([]domain.Session, error)
+	// Session returns a session by id, revoked or not; an unknown id is
+	// domain.ErrSessionNotFound.
+	Session(ctx context.Context, id string) (domain.Session, error)
+}
+
+// AuditCursor is a position in the newest-first order of the audit
+// trail: the events after it are those strictly older (by time, then
+// by id).
+type AuditCursor struct {
+	Time time.Time
+	ID   string
+}
+
+// AuditQueryLog is what an AuditLog may implement besides, for the admin
+// API's audit query (docs/admin.md); bunstore's and memstore's do.
+type AuditQueryLog interface {
+	// QueryEvents returns at most f.Limit events f selects that come
+	// after before (zero: from the newest), newest first (by time, then
+	// by id), further bounded by f.Address when set and by until
+	// (exclusive; zero: none).
+	QueryEvents(ctx context.Context, f AuditFilter, address string, until time.Time, before AuditCursor) ([]domain.AuditEvent, error)
+}

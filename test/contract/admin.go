@@ -1,0 +1,241 @@
+package contract
+
+import (
+	"errors"
+	"fmt"
+	"testing"
+	"time"
+
+	"github.com/cachegate/cachegate/domain"
+	"github.com/cachegate/cachegate/ports"
+)
+
+// AdminStores runs the contract of what the admin API asks of a storage
+// (docs/admin.md): the admin flag, ports.UserDirectory (Users),
+// ports.SessionStore (Refresh) and ports.AuditQueryLog (Log), whose
+// stores must implement them. newStores must return empty stores of
+// their own on every call, writing the events of their changes into Log;
+// subtests run in parallel.
+func AdminStores(t *testing.T, newStores func(t *testing.T) AuditStores) {
+	t.Helper()
+	at := func(min int) time.Time { return authT0.Add(time.Duration(min) * time.Minute) }
+	user := func(id, name string, admin bool, min int) domain.User {
+		return domain.User{ID: id, Username: name, PasswordHash: "$2b$04$hash", Active: true, Admin: admin,
+			DateCreated: at(min), DateUpdated: at(min)}
+	}
+	add := func(t *testing.T, s AuditStores, us ...domain.User) {
+		t.Helper()
+		for _, u := range us {
+			if err := s.Users.CreateUser(t.Context(), u); err != nil {
+				t.Fatalf("CreateUser: %v", err)
+			}
+		}
+	}
+	caps := func(t *testing.T, s AuditStores) (ports.UserDirectory, ports.SessionStore, ports.AuditQueryLog) {
+		t.Helper()
+		dir, ok1 := s.Users.(ports.UserDirectory)
+		sess, ok2 := s.Refresh.(ports.SessionStore)
+		q, ok3 := s.Log.(ports.AuditQueryLog)
+		if !ok1 || !ok2 || !ok3 {
+			t.Fatalf("the stores lack a capability: directory %v, sessions %v, audit query %v", ok1, ok2, ok3)
+		}
+		return dir, sess, q
+	}
+	uid := func(n int) string { return fmt.Sprintf("0190a000-0000-7000-8000-%012d", n) }
+
+	t.Run("the admin flag round-trips and updates", func(t *testing.T) {
+		t.Parallel()
+		s := newStores(t)
+		add(t, s, user(uid(1), "Ada", true, 0), user(uid(2), "Bob", false, 1))
+		for id, want := range map[string]bool{uid(1): true, uid(2): false} {
+			u, err := s.Users.UserByID(t.Context(), id)
+			if err != nil || u.Admin != want {
+				t.Errorf("UserByID(%s) admin = %v, %v; want %v", id, u.Admin, err, want)
+			}
+		}
+		u, err := s.Users.UpdateUser(t.Context(), uid(2), func(u *domain.User) error { u.Admin = true; return nil })
+		if err != nil || !u.Admin {
+			t.Fatalf("UpdateUser: %+v, %v", u, err)
+		}
+		if u, _ := s.Users.UserByUsername(t.Context(), "bob"); !u.Admin {
+			t.Error("the granted admin flag was not stored")
+		}
+	})
+
+	t.Run("FindUsers filters, sorts, pages and counts", func(t *testing.T) {
+		t.Parallel()
+		s := newStores(t)
+		dir, _, _ := caps(t, s)
+		add(t, s, user(uid(1), "carol", true, 0), user(uid(2), "Alice", false, 1), user(uid(3), "bob", true, 2))
+		admins, err := domain.NewUserCondition("filter", "admin", domain.OpEq, false, []string{"true"})
+		if err != nil {
+			t.Fatal(err)
+		}
+		page, total, err := dir.FindUsers(t.Context(), domain.UserQuery{All: []domain.UserCondition{admins}})
+		if err != nil || total != 2 || len(page) != 2 || page[0].Username != "bob" || page[1].Username != "carol" {
+			t.Fatalf("admins by username = %v (total %d, %v)", names(page), total, err)
+		}
+		page, total, err = dir.FindUsers(t.Context(), domain.UserQuery{Sort: "dateCreated", Desc: true, Limit: 1, Offset: 1})
+		if err != nil || total != 3 || len(page) != 1 || page[0].Username != "Alice" {
+			t.Fatalf("second newest = %v (total %d, %v)", names(page), total, err)
+		}
+		cont, _ := domain.NewUserCondition("filter", "username", domain.OpCont, true, []string{"LI"})
+		page, _, _ = dir.FindUsers(t.Context(), domain.UserQuery{All: []domain.UserCondition{cont}})
+		if len(page) != 1 || page[0].Username != "Alice" {
+			t.Errorf("username $contL LI = %v", names(page))
+		}
+	})
+
+	t.Run("DeleteUser removes the user, revokes their sessions and stores the event", func(t *testing.T) {
+		t.Parallel()
+		s := newStores(t)
+		dir, sess, _ := caps(t, s)
+		add(t, s, user(uid(1), "gone", false, 0), user(uid(2), "stays", false, 0))
+		for i, u := range []string{uid(1), uid(1), uid(2)} {
+			if err := s.Refresh.SaveRefresh(t.Context(), domain.RefreshRecord{ID: fmt.Sprint("t", i), FamilyID: fmt.Sprint("f", i),
+				UserID: u, IssuedAt: at(1), ExpiresAt: at(600)}); err != nil {
+				t.Fatal(err)
+			}
+		}
+		e := domain.AuditEvent{ID: uid(90), Time: at(2), Type: domain.AuditAdminUserDeleted, UserID: uid(1), Username: "gone",
+			ActorID: uid(2), ActorUsername: "stays", Detail: "d"}
+		if err := dir.DeleteUser(t.Context(), uid(1), at(2), e); err != nil {
+			t.Fatalf("DeleteUser: %v", err)
+		}
+		if _, err := s.Users.UserByID(t.Context(), uid(1)); !errors.Is(err, domain.ErrUserNotFound) {
+			t.Errorf("the deleted user: %v", err)
+		}
+		if l, err := sess.UserSessions(t.Context(), uid(1), at(3)); err != nil || len(l) != 0 {
+			t.Errorf("the deleted user's sessions: %d, %v", len(l), err)
+		}
+		if l, _ := sess.UserSessions(t.Context(), uid(2), at(3)); len(l) != 1 {
+			t.Errorf("another user's sessions: %d, want 1", len(l))
+		}
+		if feed, ok := s.Refresh.(ports.RevocationFeed); ok {
+			revoked, _ := feed.RevokedFamilies(t.Context(), at(2))
+			if fmt.Sprint(revoked) != "[f0 f1]" {
+				t.Errorf("revoked families %v, want [f0 f1]: every replica's guard must learn it", revoked)
+			}
+		}
+		got, err := s.Log.Events(t.Context(), ports.AuditFilter{})
+		if err != nil || len(got) != 1 || got[0].ActorID != uid(2) || got[0].ActorUsername != "stays" || got[0].Detail != "d" {
+			t.Errorf("events %+v, %v", got, err)
+		}
+		if err := dir.DeleteUser(t.Context(), uid(1), at(3), domain.AuditEvent{ID: uid(91), Time: at(3), Type: domain.AuditAdminUserDeleted}); !errors.Is(err, domain.ErrUserNotFound) {
+			t.Errorf("deleting an unknown user: %v", err)
+		}
+		if got, _ := s.Log.Events(t.Context(), ports.AuditFilter{}); len(got) != 1 {
+			t.Errorf("a refused deletion stored its event: %d events", len(got))
+		}
+	})
+
+	t.Run("sessions show created, last used, address and agent, live ones only", func(t *testing.T) {
+		t.Parallel()
+		s := newStores(t)
+		_, sess, _ := caps(t, s)
+		save := func(id, fam string, issued, expires int, addr, ua string) {
+			t.Helper()
+			if err := s.Refresh.SaveRefresh(t.Context(), domain.RefreshRecord{ID: id, FamilyID: fam, UserID: uid(1),
+				IssuedAt: at(issued), ExpiresAt: at(expires), Address: addr, UserAgent: ua}); err != nil {
+				t.Fatal(err)
+			}
+		}
+		save("a1", "fa", 1, 600, "192.0.2.1", "phone")
+		save("b1", "fb", 2, 600, "2001:db8::1", "laptop")
+		save("c1", "fc", 3, 5, "192.0.2.3", "old")    // expired at minute 5
+		save("d1", "fd", 4, 600, "192.0.2.4", "gone") // revoked below
+		if err := s.Refresh.RevokeFamily(t.Context(), "fd", at(5)); err != nil {
+			t.Fatal(err)
+		}
+		next := domain.RefreshRecord{ID: "a2", FamilyID: "fa", UserID: uid(1), IssuedAt: at(7), ExpiresAt: at(700),
+			Address: "198.51.100.9", UserAgent: "phone/2"}
+		if _, err := s.Refresh.RotateRefresh(t.Context(), domain.Claims{Kind: domain.RefreshToken, ID: "a1", FamilyID: "fa",
+			Subject: uid(1), IssuedAt: at(1), ExpiresAt: at(600)}, next, at(7), 0); err != nil {
+			t.Fatalf("RotateRefresh: %v", err)
+		}
+		l, err := sess.UserSessions(t.Context(), uid(1), at(8))
+		if err != nil || len(l) != 2 {
+			t.Fatalf("UserSessions = %+v, %v; want fa and fb", l, err)
+		}
+		a, b := l[0], l[1]
+		if a.ID != "fa" || !a.DateCreated.Equal(at(1)) || !a.LastUsed.Equal(at(7)) || a.Address != "198.51.100.9" ||
+			a.UserAgent != "phone/2" || !a.ExpiresAt.Equal(at(700)) || a.UserID != uid(1) {
+			t.Errorf("the rotated session = %+v", a)
+		}
+		if b.ID != "fb" || b.Address != "2001:db8::1" || b.UserAgent != "laptop" || !b.LastUsed.Equal(at(2)) {
+			t.Errorf("the other session = %+v", b)
+		}
+		if x, err := sess.Session(t.Context(), "fd"); err != nil || x.RevokedAt == nil || x.UserAgent != "gone" {
+			t.Errorf("Session(fd) = %+v, %v; want it, revoked", x, err)
+		}
+		if _, err := sess.Session(t.Context(), "nope"); !errors.Is(err, domain.ErrSessionNotFound) {
+			t.Errorf("Session(nope): %v", err)
+		}
+		if l, _ := sess.UserSessions(t.Context(), uid(2), at(8)); len(l) != 0 {
+			t.Errorf("another user's sessions: %d", len(l))
+		}
+	})
+
+	t.Run("audit queries filter by address and time and page with a cursor", func(t *testing.T) {
+		t.Parallel()
+		s := newStores(t)
+		_, _, q := caps(t, s)
+		for i := range 5 {
+			addr := "192.0.2.1"
+			if i%2 == 1 {
+				addr = "192.0.2.2"
+			}
+			// Two events share a time: the id breaks the tie.
+			if err := s.Log.RecordEvent(t.Context(), domain.AuditEvent{ID: uid(10 + i), Time: at(min(i, 3)), Type: domain.AuditAdminUserUpdated,
+				Username: "x", Address: addr, ActorID: uid(1), ActorUsername: "ada", Detail: fmt.Sprint("n=", i)}); err != nil {
+				t.Fatal(err)
+			}
+		}
+		got, err := q.QueryEvents(t.Context(), ports.AuditFilter{}, "192.0.2.2", time.Time{}, ports.AuditCursor{})
+		if err != nil || ids(got) != fmt.Sprint([]string{uid(13), uid(11)}) {
+			t.Errorf("by address = %v, %v", ids(got), err)
+		}
+		got, _ = q.QueryEvents(t.Context(), ports.AuditFilter{Since: at(1)}, "", at(3), ports.AuditCursor{})
+		if ids(got) != fmt.Sprint([]string{uid(12), uid(11)}) {
+			t.Errorf("since 1 until 3 = %v", ids(got))
+		}
+		var paged []string
+		cur := ports.AuditCursor{}
+		for range 10 {
+			page, err := q.QueryEvents(t.Context(), ports.AuditFilter{Limit: 2}, "", time.Time{}, cur)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if len(page) == 0 {
+				break
+			}
+			for _, e := range page {
+				paged = append(paged, e.ID)
+			}
+			last := page[len(page)-1]
+			cur = ports.AuditCursor{Time: last.Time, ID: last.ID}
+		}
+		if fmt.Sprint(paged) != fmt.Sprint([]string{uid(14), uid(13), uid(12), uid(11), uid(10)}) {
+			t.Errorf("paged = %v", paged)
+		}
+		if got[0].ActorUsername != "ada" || got[0].Detail != "n=2" {
+			t.Errorf("the actor and detail round-trip: %+v", got[0])
+		}
+	})
+}
+
+func names(us []domain.User) []string {
+	out := make([]string, len(us))
+	for i, u := range us {
+		out[i] = u.Username
+	}
+	return out
+}
+
+func ids(es []domain.AuditEvent) string {
+	out := make([]string, len(es))
+	for i, e := range es {
+		out[i] = e.ID
+	}
+	return fmt.Sprint(out)
+}
