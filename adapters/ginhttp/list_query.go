@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"errors"
 	"io"
+	"math"
 	"net/url"
 	"strconv"
 	"strings"
@@ -27,9 +28,23 @@ type listQuery struct {
 	fields entryFields
 }
 
-// maxOffset bounds offsets (and page*limit) far beyond any real table, so
+// maxOffset bounds offset and page far beyond any real table, so
 // arithmetic on them cannot overflow.
 const maxOffset = 1 << 30
+
+// pageOffset is the offset of page (from 1) of limit entries. Any page
+// the document admits is answered: a page past the end of the list is an
+// empty page with the true total, however far past, never a 400
+// (README.md, "Listing: the CRUD query language"). (page-1)*limit is at
+// most 2^40, which a 64-bit int holds; where int has 32 bits it is
+// clamped to the largest int, still past any table.
+func pageOffset(page, limit int) int {
+	off := int64(page-1) * int64(limit)
+	if off > math.MaxInt {
+		return math.MaxInt
+	}
+	return int(off)
+}
 
 // maxQueryBytes bounds the raw query string of a list.
 const maxQueryBytes = 4 << 10
@@ -181,10 +196,7 @@ func toListInput(rawQuery string, defLimit, maxLimit int) (listQuery, error) {
 	}
 	switch {
 	case page != nil:
-		if (*page-1)*q.in.Limit > maxOffset {
-			return listQuery{}, domain.InvalidField("page", "is too large")
-		}
-		q.paged, q.in.Offset = true, (*page-1)*q.in.Limit
+		q.paged, q.in.Offset = true, pageOffset(*page, q.in.Limit)
 	case offset != nil:
 		q.paged, q.in.Offset = true, *offset
 	}
