@@ -5,6 +5,7 @@ import (
 	"errors"
 	"io"
 	"math"
+	"math/big"
 	"net/url"
 	"strconv"
 	"strings"
@@ -475,7 +476,7 @@ func searchScalar(where string, field domain.QueryField, v any) (string, error) 
 		return v, nil
 	case json.Number:
 		if field.Kind() == domain.KindInteger {
-			return v.String(), nil
+			return integralNumber(v), nil
 		}
 	}
 	want := "a string"
@@ -483,6 +484,29 @@ func searchScalar(where string, field domain.QueryField, v any) (string, error) 
 		want = "an integer"
 	}
 	return "", domain.InvalidField(where, "value must be "+want)
+}
+
+// integralNumber writes a JSON number that is an integer in plain digits
+// ("1.0", "1e3" and "-0.5e1" are 1, 1000 and -5), as JSON Schema's
+// "integer" admits them (README.md, "Listing: the CRUD query language");
+// any other number is returned as written, for NewCondition to refuse.
+func integralNumber(n json.Number) string {
+	s := n.String()
+	if strings.IndexAny(s, ".eE") < 0 || len(s) > 64 {
+		return s
+	}
+	// An exponent beyond ±100 cannot give a 64-bit integer from at most
+	// 64 digits, and big.Rat would build 10^exponent: refuse it unread.
+	if i := strings.IndexAny(s, "eE"); i >= 0 {
+		if e, err := strconv.Atoi(s[i+1:]); err != nil || e > 100 || e < -100 {
+			return s
+		}
+	}
+	r, ok := new(big.Rat).SetString(s)
+	if !ok || !r.IsInt() {
+		return s
+	}
+	return r.Num().String()
 }
 
 func sortedKeys(m map[string]any) []string {

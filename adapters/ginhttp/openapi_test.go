@@ -10,6 +10,7 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"net/url"
+	"regexp"
 	"slices"
 	"strings"
 	"sync"
@@ -815,6 +816,7 @@ var listSearchSeeds = []string{
 	`{"key":{"$or":{"$eq":"a","$cont":"b"}}}`, `{"key":{"$or":{}}}`, `{"key":{"$or":"a"}}`, `{"key":{"$and":{"$eq":"a"}}}`,
 	`{"version":1}`, `{"version":"1"}`, `{"version":"x"}`, `{"version":{"$gt":1,"$lt":5}}`, `{"version":{"$cont":"1"}}`,
 	`{"version":{"$eqL":"1"}}`, `{"version":{"$in":[1,"2"]}}`, `{"version":{"$between":[1,2,3]}}`, `{"version":-9223372036854775808}`,
+	`{"version":1.0}`, `{"version":1e3}`, `{"version":-0.5e1}`, `{"version":1.5}`, `{"version":1e999999999}`, `{"version":{"$in":[2E+1]}}`,
 	`{"dateCreated":"2026-11-25T00:00:00Z"}`, `{"dateCreated":"2026-11-25"}`, `{"dateCreated":{"$gte":"2026-02-29T00:00:00Z"}}`,
 	`{"expirationDate":null}`, `{"expirationDate":{"$notnull":true}}`, `{"$and":[]}`, `{"$or":[{"key":"a"},{"version":{"$gte":1}}]}`,
 	`{"$or":[{}]}`, `{"$or":{"key":"a"}}`, `{"$and":[{"$or":[{"type":"t"}]}],"key":"k"}`, `{"data":1}`, `{"nope":1}`, `{"$not":[{}]}`,
@@ -825,7 +827,8 @@ var listSearchSeeds = []string{
 // FuzzListConditionPatternIsTheParser does for conditions. The schema's
 // description names what it leaves to prose: more than 50 conditions,
 // more than 8 levels, a date outside the years 0001 to 9999 in UTC, and a
-// version number written with a fraction or an exponent, or beyond 64 bits.
+// number beyond 64 bits (JSON Schema validators read numbers as float64,
+// exact to 15 digits; such numbers are skipped).
 func FuzzListSearchSchemaIsTheParser(f *testing.F) {
 	doc, err := openapi3.NewLoader().LoadFromData(OpenAPIDocument())
 	if err != nil {
@@ -835,11 +838,14 @@ func FuzzListSearchSchemaIsTheParser(f *testing.F) {
 	for _, s := range listSearchSeeds {
 		f.Add(s)
 	}
-	prose := []string{"conditions; at most", "nests", "outside the years 0001 to 9999", "is not an integer"}
+	prose := []string{"conditions; at most", "nests", "outside the years 0001 to 9999"}
 	f.Fuzz(func(t *testing.T, search string) {
 		var v any
 		if !utf8.ValidString(search) || len(search) > 1000 || json.Unmarshal([]byte(search), &v) != nil {
 			t.Skip("not JSON: the document refuses it as content, the server as s")
+		}
+		if beyondFloat.MatchString(search) {
+			t.Skip("a number of 16 digits or more: the schema sees it as a float64, the server exactly")
 		}
 		admitted := schema.VisitJSON(v) == nil
 		_, err := ParseListQuery("s="+url.QueryEscape(search), 100, 1000)
@@ -851,3 +857,7 @@ func FuzzListSearchSchemaIsTheParser(f *testing.F) {
 		}
 	})
 }
+
+// beyondFloat finds a JSON number with 16 significant digits or more, or
+// an exponent of two digits or more, anywhere in a text.
+var beyondFloat = regexp.MustCompile(`[0-9]{16}|[eE][+-]?0*[1-9][0-9]`)
