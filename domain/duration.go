@@ -103,9 +103,12 @@ func ParseDuration(s string) (time.Duration, error) {
 			return 0, errOverMax
 		}
 	}
-	d := time.Duration(math.Round(total))
-	if d <= 0 {
+	if total <= 0 {
 		return 0, errNotPositive
 	}
+	// A positive total under half a nanosecond is the shortest duration,
+	// not zero: the text is positive, as the OpenAPI document's pattern
+	// for expiresIn says (adapters/ginhttp/openapi.json).
+	d := max(time.Duration(math.Round(total)), 1)
 	return d, nil
 }

@@ -1,6 +1,7 @@
 package domain
 
 import (
+	"regexp"
 	"strconv"
 	"strings"
 	"time"
@@ -224,6 +225,16 @@ func NewCondition(where string, field QueryField, op QueryOp, fold bool, raw []s
 	return c, nil
 }
 
+// rfc3339Shape is the form of a date-time value: RFC 3339 with "T" and
+// "Z" in upper case, two-digit fields and an offset of at most 23:59.
+// time.Parse alone also takes a one-digit hour, a comma before the
+// fraction and offsets up to 24:60; refusing them keeps the language what
+// the OpenAPI document's pattern says (adapters/ginhttp/openapi.json,
+// ListCondition). time.Parse then checks the ranges (month, day of the
+// month, leap years, hour, minute, second). The year 0000 is refused as
+// written, whatever its offset, as the pattern refuses it.
+var rfc3339Shape = regexp.MustCompile(`^[0-9]{4}-[0-9]{2}-[0-9]{2}T[0-9]{2}:[0-9]{2}:[0-9]{2}(\.[0-9]+)?(Z|[+-]([01][0-9]|2[0-3]):[0-5][0-9])$`)
+
 type queryValueError string
 
 func (e queryValueError) Error() string { return string(e) }
@@ -237,6 +248,9 @@ func parseQueryValue(kind FieldKind, field QueryField, s string) (QueryValue, er
 		}
 		return QueryValue{Int: n}, nil
 	case KindTime:
+		if !rfc3339Shape.MatchString(s) || strings.HasPrefix(s, "0000") {
+			return QueryValue{}, queryValueError(strconv.Quote(clipQuery(s)) + " is not an RFC 3339 date-time")
+		}
 		t, err := time.Parse(time.RFC3339Nano, s)
 		if err != nil {
 			return QueryValue{}, queryValueError(strconv.Quote(clipQuery(s)) + " is not an RFC 3339 date-time")

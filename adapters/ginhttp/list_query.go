@@ -4,6 +4,8 @@ import (
 	"encoding/json"
 	"errors"
 	"io"
+	"math"
+	"math/big"
 	"net/url"
 	"strconv"
 	"strings"
@@ -27,9 +29,23 @@ type listQuery struct {
 	fields entryFields
 }
 
-// maxOffset bounds offsets (and page*limit) far beyond any real table, so
+// maxOffset bounds offset and page far beyond any real table, so
 // arithmetic on them cannot overflow.
 const maxOffset = 1 << 30
+
+// pageOffset is the offset of page (from 1) of limit entries. Any page
+// the document admits is answered: a page past the end of the list is an
+// empty page with the true total, however far past, never a 400
+// (README.md, "Listing: the CRUD query language"). (page-1)*limit is at
+// most 2^40, which a 64-bit int holds; where int has 32 bits it is
+// clamped to the largest int, still past any table.
+func pageOffset(page, limit int) int {
+	off := int64(page-1) * int64(limit)
+	if off > math.MaxInt {
+		return math.MaxInt
+	}
+	return int(off)
+}
 
 // maxQueryBytes bounds the raw query string of a list.
 const maxQueryBytes = 4 << 10
@@ -181,10 +197,7 @@ func toListInput(rawQuery string, defLimit, maxLimit int) (listQuery, error) {
 	}
 	switch {
 	case page != nil:
-		if (*page-1)*q.in.Limit > maxOffset {
-			return listQuery{}, domain.InvalidField("page", "is too large")
-		}
-		q.paged, q.in.Offset = true, (*page-1)*q.in.Limit
+		q.paged, q.in.Offset = true, pageOffset(*page, q.in.Limit)
 	case offset != nil:
 		q.paged, q.in.Offset = true, *offset
 	}
@@ -463,7 +476,7 @@ func searchScalar(where string, field domain.QueryField, v any) (string, error) 
 		return v, nil
 	case json.Number:
 		if field.Kind() == domain.KindInteger {
-			return v.String(), nil
+			return integralNumber(v), nil
 		}
 	}
 	want := "a string"
@@ -471,6 +484,29 @@ func searchScalar(where string, field domain.QueryField, v any) (string, error) 
 		want = "an integer"
 	}
 	return "", domain.InvalidField(where, "value must be "+want)
+}
+
+// integralNumber writes a JSON number that is an integer in plain digits
+// ("1.0", "1e3" and "-0.5e1" are 1, 1000 and -5), as JSON Schema's
+// "integer" admits them (README.md, "Listing: the CRUD query language");
+// any other number is returned as written, for NewCondition to refuse.
+func integralNumber(n json.Number) string {
+	s := n.String()
+	if strings.IndexAny(s, ".eE") < 0 || len(s) > 64 {
+		return s
+	}
+	// An exponent beyond ±100 cannot give a 64-bit integer from at most
+	// 64 digits, and big.Rat would build 10^exponent: refuse it unread.
+	if i := strings.IndexAny(s, "eE"); i >= 0 {
+		if e, err := strconv.Atoi(s[i+1:]); err != nil || e > 100 || e < -100 {
+			return s
+		}
+	}
+	r, ok := new(big.Rat).SetString(s)
+	if !ok || !r.IsInt() {
+		return s
+	}
+	return r.Num().String()
 }
 
 func sortedKeys(m map[string]any) []string {

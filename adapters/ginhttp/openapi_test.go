@@ -10,11 +10,13 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"net/url"
+	"regexp"
 	"slices"
 	"strings"
 	"sync"
 	"testing"
 	"time"
+	"unicode/utf8"
 
 	"github.com/getkin/kin-openapi/openapi3"
 	"github.com/getkin/kin-openapi/openapi3filter"
@@ -776,3 +778,109 @@ func oasFeed(t *testing.T, clock ports.Clock) (*application.Feed, func(table str
 	t.Cleanup(func() { stop(); <-done })
 	return feed, func(table string) ports.CacheRepository { return feed.Observe(log.Repository(table)) }
 }
+
+// listConditionSeeds are conditions at the edges of the grammar, for the
+// fuzz target below (its seed corpus, run by every go test).
+var listConditionSeeds = []string{
+	"key||$eq||a", "key||$eq||", "key||$eq", "key||eq||a||b", "key||$eqL||ÄPFEL", "key||eqL||a", "key||$gtL||a",
+	"key||$eq||a\x00", "type||$in||a,,b", "type||$inL||", "type||$in", "id||$between||a,b", "id||$between||a",
+	"id||$between||a,b,c", "assignee.id||$isnull", "assignee.id||$notnull||\x00x", "assignee.id||isnull||",
+	"version||$eq||-9223372036854775808", "version||$eq||-9223372036854775809", "version||$eq||9223372036854775807",
+	"version||$eq||9223372036854775808", "version||$eq||+0007", "version||$eq||1.5", "version||$eq||", "version||$eq||1_0",
+	"version||$cont||1", "version||$eqL||1", "version||$in||1,2,-3", "version||$in||1,,2", "version||notin||1",
+	"version||$between||1,2", "version||$between||1", "version||between||1,2,3", "version||$isnull||x",
+	"dateCreated||$gte||2026-11-25T00:00:00Z", "dateCreated||$gte||2026-11-25T00:00:00.123456789123Z",
+	"dateCreated||$gte||2026-11-25t00:00:00Z", "dateCreated||$gte||2026-11-25T00:00:00z", "dateCreated||$gte||2026-11-25T0:00:00Z",
+	"dateCreated||$gte||2026-11-25T00:00:00,5Z", "dateCreated||$gte||2026-11-25T00:00:00+24:00", "dateCreated||$gte||2026-11-25T00:00:00+23:59",
+	"dateCreated||$gte||2026-11-25T00:00:00+01:60", "dateCreated||$gte||2026-11-25T24:00:00Z", "dateCreated||$gte||2026-11-25T23:59:60Z",
+	"dateUpdated||$eq||2024-02-29T00:00:00Z", "dateUpdated||$eq||2023-02-29T00:00:00Z", "dateUpdated||$eq||2000-02-29T00:00:00Z",
+	"dateUpdated||$eq||1900-02-29T00:00:00Z", "dateUpdated||$eq||2026-04-31T00:00:00Z", "dateUpdated||$eq||2026-13-01T00:00:00Z",
+	"expirationDate||$in||2026-01-01T00:00:00Z,2027-01-01T00:00:00-05:00", "expirationDate||$between||2026-01-01T00:00:00Z",
+	"expirationDate||$eq||0000-06-01T00:00:00Z", "expirationDate||$eq||0001-06-01T00:00:00Z", "expirationDate||$eq||9999-06-01T00:00:00Z",
+	"expirationDate||$eq||0000-12-31T23:00:00-02:00", "expirationDate||$excl||x", "expirationDate||$isnull", "data||$eq||1", "nope||$eq||1",
+	"key", "key||", "||$eq||a", "key||$nope||a",
+}
+
+// FuzzListConditionPatternIsTheParser holds the document's ListCondition
+// pattern to the server's parser: a condition the pattern admits is
+// accepted, one it refuses is refused. The one rule the pattern leaves to
+// prose is a date outside the years 0001 to 9999 once in UTC (the schema's
+// description says so); the server may refuse such a date the pattern
+// admits. `go test -fuzz FuzzListConditionPatternIsTheParser` looks further.
+func FuzzListConditionPatternIsTheParser(f *testing.F) {
+	doc, err := openapi3.NewLoader().LoadFromData(OpenAPIDocument())
+	if err != nil {
+		f.Fatal(err)
+	}
+	schema := doc.Components.Schemas["ListCondition"].Value
+	for _, s := range listConditionSeeds {
+		f.Add(s)
+	}
+	f.Fuzz(func(t *testing.T, cond string) {
+		if !utf8.ValidString(cond) || len(cond) > 1000 {
+			t.Skip("JSON Schema strings are Unicode text; the 4 KiB bound is prose")
+		}
+		admitted := schema.VisitJSON(cond) == nil
+		_, err := ParseListQuery("filter="+url.QueryEscape(cond), 100, 1000)
+		switch {
+		case admitted && err != nil && strings.Contains(err.Error(), "outside the years 0001 to 9999"):
+		case admitted != (err == nil):
+			t.Errorf("%q: the document admits it: %v; the server: %v", cond, admitted, err)
+		}
+	})
+}
+
+// listSearchSeeds are searches at the edges of the grammar of s.
+var listSearchSeeds = []string{
+	`{}`, `[]`, `"x"`, `null`, `{"key":"a"}`, `{"key":"a\u0000"}`, `{"key":1}`, `{"key":null}`, `{"key":{}}`,
+	`{"key":{"$eq":"a","cont":"b"}}`, `{"key":{"$eqL":"A"}}`, `{"key":{"eqL":"A"}}`, `{"key":{"$gtL":"A"}}`,
+	`{"key":{"$in":[]}}`, `{"key":{"$in":["a"]}}`, `{"key":{"$inL":["a","b"]}}`, `{"key":{"$in":"a"}}`,
+	`{"key":{"$between":["a","b"]}}`, `{"key":{"$between":["a"]}}`, `{"key":{"$isnull":{"x":[1]}}}`,
+	`{"key":{"$or":{"$eq":"a","$cont":"b"}}}`, `{"key":{"$or":{}}}`, `{"key":{"$or":"a"}}`, `{"key":{"$and":{"$eq":"a"}}}`,
+	`{"version":1}`, `{"version":"1"}`, `{"version":"x"}`, `{"version":{"$gt":1,"$lt":5}}`, `{"version":{"$cont":"1"}}`,
+	`{"version":{"$eqL":"1"}}`, `{"version":{"$in":[1,"2"]}}`, `{"version":{"$between":[1,2,3]}}`, `{"version":-9223372036854775808}`,
+	`{"version":1.0}`, `{"version":1e3}`, `{"version":-0.5e1}`, `{"version":1.5}`, `{"version":1e999999999}`, `{"version":{"$in":[2E+1]}}`,
+	`{"dateCreated":"2026-11-25T00:00:00Z"}`, `{"dateCreated":"2026-11-25"}`, `{"dateCreated":{"$gte":"2026-02-29T00:00:00Z"}}`,
+	`{"expirationDate":null}`, `{"expirationDate":{"$notnull":true}}`, `{"$and":[]}`, `{"$or":[{"key":"a"},{"version":{"$gte":1}}]}`,
+	`{"$or":[{}]}`, `{"$or":{"key":"a"}}`, `{"$and":[{"$or":[{"type":"t"}]}],"key":"k"}`, `{"data":1}`, `{"nope":1}`, `{"$not":[{}]}`,
+}
+
+// FuzzListSearchSchemaIsTheParser holds the document's ListSearch schema
+// (the JSON of the s parameter) to the server's parser, as
+// FuzzListConditionPatternIsTheParser does for conditions. The schema's
+// description names what it leaves to prose: more than 50 conditions,
+// more than 8 levels, a date outside the years 0001 to 9999 in UTC, and a
+// number beyond 64 bits (JSON Schema validators read numbers as float64,
+// exact to 15 digits; such numbers are skipped).
+func FuzzListSearchSchemaIsTheParser(f *testing.F) {
+	doc, err := openapi3.NewLoader().LoadFromData(OpenAPIDocument())
+	if err != nil {
+		f.Fatal(err)
+	}
+	schema := doc.Components.Schemas["ListSearch"].Value
+	for _, s := range listSearchSeeds {
+		f.Add(s)
+	}
+	prose := []string{"conditions; at most", "nests", "outside the years 0001 to 9999"}
+	f.Fuzz(func(t *testing.T, search string) {
+		var v any
+		if !utf8.ValidString(search) || len(search) > 1000 || json.Unmarshal([]byte(search), &v) != nil {
+			t.Skip("not JSON: the document refuses it as content, the server as s")
+		}
+		if beyondFloat.MatchString(search) {
+			t.Skip("a number of 16 digits or more: the schema sees it as a float64, the server exactly")
+		}
+		admitted := schema.VisitJSON(v) == nil
+		_, err := ParseListQuery("s="+url.QueryEscape(search), 100, 1000)
+		if admitted && err != nil && slices.ContainsFunc(prose, func(p string) bool { return strings.Contains(err.Error(), p) }) {
+			return
+		}
+		if admitted != (err == nil) {
+			t.Errorf("%s: the document admits it: %v; the server: %v", search, admitted, err)
+		}
+	})
+}
+
+// beyondFloat finds a JSON number with 16 significant digits or more, or
+// an exponent of two digits or more, anywhere in a text.
+var beyondFloat = regexp.MustCompile(`[0-9]{16}|[eE][+-]?0*[1-9][0-9]`)

@@ -42,7 +42,7 @@ func (f *fuzzer) newCase(op *operation, invalid bool) *request {
 	var sites []*openapi3.Parameter
 	for _, ref := range op.params {
 		p := ref.Value
-		if skipParams[p.Name] || p.Schema == nil {
+		if skipParams[p.Name] || paramSchema(p) == nil {
 			continue
 		}
 		sites = append(sites, p)
@@ -53,7 +53,7 @@ func (f *fuzzer) newCase(op *operation, invalid bool) *request {
 		if !p.Required && !g.chance(3) {
 			continue
 		}
-		v, ok := g.value(p.Schema.Value)
+		v, ok := g.value(paramSchema(p))
 		if !ok {
 			continue
 		}
@@ -95,7 +95,7 @@ func (f *fuzzer) pathValue(p *openapi3.Parameter) string {
 	case p.Name == "id" && len(f.st.ids) > 0 && g.chance(2):
 		return f.st.ids[g.r.IntN(len(f.st.ids))]
 	}
-	v, _ := g.value(p.Schema.Value)
+	v, _ := g.value(paramSchema(p))
 	s := strings.ReplaceAll(paramValues(v)[0], "/", "")
 	if s == "" || s == "." || s == ".." {
 		return "user"
@@ -122,9 +122,26 @@ func (f *fuzzer) personalise(v any) {
 	}
 }
 
+// paramSchema is the schema of p's value: its schema, or that of its
+// application/json content (s, a JSON-valued query parameter); nil when
+// it has neither.
+func paramSchema(p *openapi3.Parameter) *openapi3.Schema {
+	if p.Schema != nil {
+		return p.Schema.Value
+	}
+	if mt := p.Content.Get("application/json"); mt != nil && mt.Schema != nil {
+		return mt.Schema.Value
+	}
+	return nil
+}
+
 func (f *fuzzer) setParam(r *request, p *openapi3.Parameter, v any) {
 	r.dropParam(p)
-	for _, s := range paramValues(v) {
+	values := paramValues(v)
+	if p.Content != nil {
+		values = []string{string(mustJSON(v))}
+	}
+	for _, s := range values {
 		if p.In == "query" {
 			r.query = append(r.query, [2]string{p.Name, s})
 		} else {
@@ -159,9 +176,10 @@ func (f *fuzzer) mutate(r *request, body *openapi3.Schema, sites []*openapi3.Par
 			return
 		case k == 5 && len(sites) > 0:
 			p := sites[g.r.IntN(len(sites))]
-			v, how, ok := g.invalid(p.Schema.Value)
-			// null has no form in a query or a header: it would be absent.
-			if !ok || len(paramValues(v)) == 0 || (p.In == "path" && strings.Contains(paramValues(v)[0], "/")) {
+			v, how, ok := g.invalid(paramSchema(p))
+			// null has no form in a query or a header: it would be absent
+			// (a JSON-valued parameter writes it as null).
+			if !ok || (len(paramValues(v)) == 0 && p.Content == nil) || (p.In == "path" && strings.Contains(paramValues(v)[0], "/")) {
 				continue
 			}
 			if p.In == "path" {

@@ -79,8 +79,10 @@ func TestAKnownGapCoversEveryPartOfACause(t *testing.T) {
 		fd    finding
 		known bool
 	}{
-		{finding{op: "createCacheEntry", check: checkPositive, cause: "400 VALIDATION_FAILED expiresIn: needs a unit, such as"}, true},
-		{finding{op: "createCacheEntry", check: checkPositive, cause: "400 VALIDATION_FAILED data: must not be null; expiresIn: needs a unit, such as"}, false},
+		{finding{op: "createCacheEntry", check: checkPositive, cause: "400 VALIDATION_FAILED expiresIn: must be at most 100 years"}, true},
+		{finding{op: "createCacheEntry", check: checkPositive, cause: "400 VALIDATION_FAILED data: must not be null; expiresIn: must be at most 100 years"}, false},
+		{finding{op: "createCacheEntry", check: checkPositive, cause: "400 VALIDATION_FAILED expiresIn: needs a unit, such as"}, false},
+		{finding{op: "listCacheEntries", check: checkPositive, cause: "400 VALIDATION_FAILED page: is too large"}, false},
 		{finding{op: "healthz", check: checkPositive, cause: "401 UNAUTHORIZED "}, false},
 		{finding{op: "healthz", check: checkServerError, cause: "500"}, false},
 	} {

@@ -128,7 +128,9 @@ func (f *fuzzer) authRefusal(r *request, a answer) bool {
 //     drawn id);
 //   - 409 (a drawn key another entry already has);
 //   - 412 when the request carries If-Match or If-None-Match;
-//   - 422 QUERY_TOO_EXPENSIVE (the query bound, README "Fair share");
+//   - 422 QUERY_TOO_EXPENSIVE (the query bound, README "Fair share"),
+//     and 422 IDEMPOTENCY_KEY_REUSED (a drawn Idempotency-Key an
+//     earlier case sent with another body);
 //   - 429 (a per-caller cap).
 //
 // Every other 4xx (400, 413, 415, 431, 401 without a token where the
@@ -148,7 +150,7 @@ func (f *fuzzer) allowedRefusal(r *request, a answer) bool {
 	case 412:
 		return r.has("If-Match") || r.has("If-None-Match")
 	case 422:
-		return errorCode(a) == "QUERY_TOO_EXPENSIVE"
+		return errorCode(a) == "QUERY_TOO_EXPENSIVE" || errorCode(a) == "IDEMPOTENCY_KEY_REUSED"
 	}
 	return false
 }

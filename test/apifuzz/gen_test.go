@@ -90,6 +90,9 @@ func (g *gen) draw(s *openapi3.Schema, depth int) any {
 		return g.chance(2)
 	case s.Type.Is("array"):
 		n := int(s.MinItems) + g.r.IntN(3)
+		if s.MaxItems != nil {
+			n = min(n, int(*s.MaxItems))
+		}
 		out := make([]any, 0, n)
 		for range n {
 			out = append(out, g.draw(s.Items.Value, depth+1))
@@ -97,8 +100,15 @@ func (g *gen) draw(s *openapi3.Schema, depth int) any {
 		return out
 	case s.Type.Is("object"):
 		out := map[string]any{}
+		// An object of many optional members (the operators of s) gets
+		// about two, and a deep one none: recursive schemas (s nests) stay
+		// small, within the bounds the document states in prose.
+		odds := max(2, len(s.Properties)/2)
+		if depth > 4 {
+			odds = 0
+		}
 		for _, name := range slices.Sorted(maps.Keys(s.Properties)) { // in order: a seed reproduces a run
-			if slices.Contains(s.Required, name) || g.chance(2) {
+			if slices.Contains(s.Required, name) || odds > 0 && g.chance(odds) {
 				out[name] = g.draw(s.Properties[name].Value, depth+1)
 			}
 		}

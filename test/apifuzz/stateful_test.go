@@ -67,12 +67,18 @@ func (f *fuzzer) login() {
 	f.expect(checkStatefulSteps, f.step("login", "", map[string]string{"username": fuzzUsername, "password": fuzzPassword}), 201)
 }
 
-// drawBody draws a body valid for opID's schema, aimed at the user.
+// drawBody draws a body valid for opID's schema, aimed at the user. A
+// drawn expiry becomes an hour: the round follows the entry through its
+// next steps, which a drawn "3 ms" (or, rounded up, "1e-7 ms": 1 ns)
+// would let expire in between; the random cases still draw any expiry.
 func (f *fuzzer) drawBody(opID string) map[string]any {
 	v, _ := f.gen.value(f.ops[opID].op.RequestBody.Value.Content.Get("application/json").Schema.Value)
 	obj, _ := v.(map[string]any)
 	if a, ok := obj["assignee"].(map[string]any); ok {
 		a["id"] = f.st.userID
+	}
+	if e, ok := obj["expiresIn"].(string); ok && e != "" {
+		obj["expiresIn"] = "1h"
 	}
 	return obj
 }

@@ -106,6 +106,14 @@ func webQueryTests(t *testing.T, s *webSuite) {
 		if !slices.Equal(keys, []string{"c", "b"}) || p.Total != 3 || p.PageCount != 2 {
 			t.Errorf("per_page=2: keys %v total %d pageCount %d", keys, p.Total, p.PageCount)
 		}
+		// Every page the document admits is answered, however far past
+		// the end (README.md, "Listing"): an empty page, the true total.
+		for _, far := range []string{"&per_page=2&page=3", "&limit=1000&page=1073741824", "&offset=1073741824"} {
+			p, keys := s.pageOf(t, "?assignee.id="+who+far)
+			if len(keys) != 0 || p.Count != 0 || p.Total != 3 {
+				t.Errorf("%s: keys %v count %d total %d, want an empty page of a total of 3", far, keys, p.Count, p.Total)
+			}
+		}
 		for query, want := range map[string][]string{
 			"fields=key":                         {"id", "key"},
 			"select=key,type":                    {"id", "key", "type"},

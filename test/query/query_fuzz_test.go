@@ -80,6 +80,7 @@ func FuzzListQuery(f *testing.F) {
 		"filter=id||$in||0190A5C0-0000-7000-8000-000000000005,x&sort=id,DESC",
 		"filter=key||$notinL||K,%C3%A4PFEL&filter=key||$excl||%5C", "filter=version||$between||3,1",
 		"filter=dateUpdated||$lt||0001-01-01T00:00:00%2B01:00", "filter=key||$eqL||%C7%84",
+		"limit=1000&page=1073741824", "per_page=3&page=2&sort=key",
 	} {
 		f.Add(q)
 	}
