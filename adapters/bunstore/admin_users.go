@@ -2,7 +2,9 @@ package bunstore
 
 import (
 	"context"
+	"strings"
 	"time"
+	"unicode/utf8"
 
 	"github.com/uptrace/bun"
 
@@ -81,6 +83,12 @@ func (s *RefreshStore) UserSessions(ctx context.Context, userID string, now time
 // Session returns the family id as a session, or
 // domain.ErrSessionNotFound.
 func (s *RefreshStore) Session(ctx context.Context, id string) (_ domain.Session, err error) {
+	if !validText(id) {
+		// The id comes from a request path: a NUL or bytes that are not
+		// UTF-8 name no session, and must not reach the driver (SQLite
+		// reads a NUL as the end of the statement).
+		return domain.Session{}, domain.ErrSessionNotFound
+	}
 	ctx, done := s.bounds.enter(ctx)
 	defer done(&err)
 	f, found, err := readFamily(ctx, s.db, id, false)
@@ -91,4 +99,10 @@ func (s *RefreshStore) Session(ctx context.Context, id string) (_ domain.Session
 		return domain.Session{}, domain.ErrSessionNotFound
 	}
 	return f.Session(), nil
+}
+
+// validText reports whether s is UTF-8 without NUL: what a text value
+// must be to be bound in a statement.
+func validText(s string) bool {
+	return utf8.ValidString(s) && !strings.ContainsRune(s, 0)
 }
