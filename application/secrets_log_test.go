@@ -34,7 +34,7 @@ func (l *lockedBuffer) String() string {
 
 // TestAuthenticationLogsNeverHoldPasswordsOrTokens pins, in the package
 // that writes the authentication log lines (login, refresh, logout and
-// their audit events; ARCHITECTURE.md, "Audit trail"), that no line holds
+// their audit events; ARCHITECTURE.md, "Threat model"), that no line holds
 // a password or a token, at debug level, through a good login, a bad
 // password, a throttled login, a refresh, a refresh token's reuse and a
 // logout.
