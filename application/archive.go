@@ -191,6 +191,16 @@ func (a *Archive) Import(ctx context.Context, in ImportInput) (ArchiveCounts, er
 				err = b.flushTokens(ctx)
 			}
 		case r.Entry != nil:
+			// The entry's rules hold for an imported entry as for one a
+			// client writes (domain.Entry.Validate); the data size limit
+			// does not, like the quotas: an import is an administrator's
+			// restore of what another service accepted (README, "Moving
+			// from SQLite to PostgreSQL").
+			e, verr := r.Entry.Validate(0)
+			if verr != nil {
+				return c, fmt.Errorf("line %d: entry: %w", r.Line, verr)
+			}
+			r.Entry = &e
 			if !r.Entry.Live(now) {
 				c.Skipped++
 				continue

@@ -126,8 +126,8 @@ func (c *Cache) Get(ctx context.Context, assignment string, ref CacheRef, opts .
 // first.
 func (c *Cache) GetAssignedCaches(ctx context.Context, assignment, assigneeID string, opts ...QueryOption) ([]domain.Entry, error) {
 	ctx, o := collect(ctx, opts)
-	if fe := domain.ValidateAssigneeID("assignee.id", assigneeID); fe != nil {
-		return nil, domain.Invalid(*fe)
+	if _, err := domain.ParseAssigneeID(assigneeID); err != nil {
+		return nil, err
 	}
 	all := []domain.Entry{}
 	_, size := c.uc.List.Limits()

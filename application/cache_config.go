@@ -3,7 +3,6 @@ package application
 import (
 	"context"
 	"fmt"
-	"strings"
 	"time"
 
 	"github.com/cachegate/cachegate/domain"
@@ -87,20 +86,10 @@ func (d CacheConfig) visible(ctx context.Context, st *Assignment, actor domain.A
 
 // byRef returns the live entry with a natural key if actor may see it.
 func (d CacheConfig) byRef(ctx context.Context, st *Assignment, actor domain.Actor, ref CacheRef, now time.Time) (domain.Entry, error) {
-	var problems []domain.FieldError
-	for _, fe := range []*domain.FieldError{
-		domain.ValidateKey("key", ref.Key),
-		domain.ValidateKey("type", ref.Type),
-		domain.ValidateAssigneeID("assignee.id", ref.AssigneeID),
-	} {
-		if fe != nil {
-			problems = append(problems, *fe)
-		}
-	}
-	if err := domain.Invalid(problems...); err != nil {
+	k, err := domain.NaturalKey{Key: ref.Key, Type: ref.Type, AssigneeID: ref.AssigneeID}.Validate()
+	if err != nil {
 		return domain.Entry{}, err
 	}
-	k := domain.NaturalKey{Key: ref.Key, Type: ref.Type, AssigneeID: strings.ToLower(ref.AssigneeID)}
 	if err := mayAssign(actor, st, k.AssigneeID); err != nil {
 		return domain.Entry{}, domain.ErrCacheNotFound
 	}

@@ -2,7 +2,6 @@ package application
 
 import (
 	"strings"
-	"time"
 
 	"github.com/cachegate/cachegate/domain"
 )
@@ -52,45 +51,14 @@ func normalizeID(id string) (string, bool) {
 	return strings.ToLower(id), true
 }
 
-// validate checks in and returns it normalised.
-func (in CacheInput) validate(maxData int) (CacheInput, error) {
-	var problems []domain.FieldError
-	add := func(fe *domain.FieldError) {
-		if fe != nil {
-			problems = append(problems, *fe)
-		}
-	}
-	add(domain.ValidateKey("key", in.Key))
-	add(domain.ValidateKey("type", in.Type))
-	add(domain.ValidateAssigneeID("assignee.id", in.AssigneeID))
-	add(domain.ValidateData("data", in.Data, maxData))
-	if in.ExpiresIn != nil {
-		if _, err := domain.ParseDuration(*in.ExpiresIn); err != nil {
-			problems = append(problems, domain.FieldError{Field: "expiresIn", Message: err.Error()})
-		}
-	}
-	in.AssigneeID = strings.ToLower(in.AssigneeID)
-	return in, domain.Invalid(problems...)
+// entryInput converts the Go API's cache argument to the domain's.
+func (in CacheInput) entryInput() domain.EntryInput {
+	return domain.EntryInput{Key: in.Key, Type: in.Type, AssigneeID: in.AssigneeID,
+		Data: in.Data, ExpiresIn: in.ExpiresIn}
 }
 
-// expiry returns the expiry instant for expiresIn given at now; a nil
-// expiresIn takes the store's default. expiresIn must have been validated.
-func expiry(st *Assignment, expiresIn *string, now time.Time) *time.Time {
-	d := st.DefaultExpiresIn
-	if expiresIn != nil {
-		d, _ = domain.ParseDuration(*expiresIn)
-	}
-	if d <= 0 {
-		return nil
-	}
-	t := domain.Normalize(now.Add(d))
-	return &t
-}
-
-// apply writes in onto e as of now.
-func (in CacheInput) apply(st *Assignment, e *domain.Entry, now time.Time) {
-	e.Key, e.Type, e.AssigneeID = in.Key, in.Type, in.AssigneeID
-	e.Data = append([]byte(nil), in.Data...)
-	e.ExpiresAt = expiry(st, in.ExpiresIn, now)
-	e.DateUpdated = now
+// validate checks in by the entry's rules (domain.EntryInput.Validate) and
+// returns it normalised.
+func (in CacheInput) validate(maxData int) (domain.EntryInput, error) {
+	return in.entryInput().Validate(maxData)
 }

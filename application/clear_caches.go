@@ -3,7 +3,6 @@ package application
 import (
 	"context"
 	"fmt"
-	"strings"
 
 	"github.com/cachegate/cachegate/domain"
 )
@@ -32,10 +31,10 @@ func (uc *ClearCaches) execute(ctx context.Context, in ClearCachesInput) (int, e
 	if err != nil {
 		return 0, err
 	}
-	if fe := domain.ValidateAssigneeID("assignee.id", in.AssigneeID); fe != nil {
-		return 0, domain.Invalid(*fe)
+	a, err := domain.ParseAssigneeID(in.AssigneeID)
+	if err != nil {
+		return 0, err
 	}
-	a := strings.ToLower(in.AssigneeID)
 	if err := mayAssign(in.Actor, st, a); err != nil {
 		return 0, err
 	}

@@ -77,13 +77,12 @@ func (uc *CreateCache) execute(ctx context.Context, in CreateCacheInput) (domain
 	}
 	id := uc.deps.IDs.NewID()
 	if in.ID != "" {
-		var ok bool
-		if id, ok = normalizeID(in.ID); !ok {
-			return domain.Entry{}, domain.InvalidField("id", "must be a UUID")
+		if id, err = domain.ParseEntryID(in.ID); err != nil {
+			return domain.Entry{}, err
 		}
 	}
 	e := domain.Entry{ID: id, Version: 1, DateCreated: now}
-	c.apply(st, &e, now)
+	c.Apply(&e, now, st.DefaultExpiresIn)
 	if in.Idempotency != nil {
 		e, replayed, err := uc.createIdempotent(ctx, st, in.Actor, idem, e, now)
 		if err != nil {

@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"strings"
 
 	"github.com/cachegate/cachegate/domain"
 )
@@ -33,31 +32,10 @@ type PatchCacheInput struct {
 // PatchCache updates part of an entry.
 type PatchCache struct{ deps CacheConfig }
 
-func (p CachePatch) validate(maxData int) error {
-	var problems []domain.FieldError
-	add := func(fe *domain.FieldError) {
-		if fe != nil {
-			problems = append(problems, *fe)
-		}
-	}
-	if p.Key != nil {
-		add(domain.ValidateKey("key", *p.Key))
-	}
-	if p.Type != nil {
-		add(domain.ValidateKey("type", *p.Type))
-	}
-	if p.AssigneeID != nil {
-		add(domain.ValidateAssigneeID("assignee.id", *p.AssigneeID))
-	}
-	if p.Data != nil {
-		add(domain.ValidateData("data", p.Data, maxData))
-	}
-	if p.ExpiresIn != nil {
-		if _, err := domain.ParseDuration(*p.ExpiresIn); err != nil {
-			problems = append(problems, domain.FieldError{Field: "expiresIn", Message: err.Error()})
-		}
-	}
-	return domain.Invalid(problems...)
+// entryPatch converts the Go API's patch to the domain's.
+func (p CachePatch) entryPatch() domain.EntryPatch {
+	return domain.EntryPatch{Key: p.Key, Type: p.Type, AssigneeID: p.AssigneeID, Data: p.Data,
+		ExpiresInSet: p.ExpiresInSet, ExpiresIn: p.ExpiresIn}
 }
 
 // Execute applies the patch and increments the version. It returns
@@ -80,14 +58,12 @@ func (uc *PatchCache) execute(ctx context.Context, in PatchCacheInput) (domain.E
 	if err != nil {
 		return domain.Entry{}, err
 	}
-	p := in.Patch
-	if err := p.validate(uc.deps.maxData()); err != nil {
+	p, err := in.Patch.entryPatch().Validate(uc.deps.maxData())
+	if err != nil {
 		return domain.Entry{}, err
 	}
 	if p.AssigneeID != nil {
-		a := strings.ToLower(*p.AssigneeID)
-		p.AssigneeID = &a
-		if err := mayAssign(in.Actor, st, a); err != nil {
+		if err := mayAssign(in.Actor, st, *p.AssigneeID); err != nil {
 			return domain.Entry{}, err
 		}
 	}
@@ -102,22 +78,7 @@ func (uc *PatchCache) execute(ctx context.Context, in PatchCacheInput) (domain.E
 		if err := in.Pre.check(*cur); err != nil {
 			return err
 		}
-		if p.Key != nil {
-			cur.Key = *p.Key
-		}
-		if p.Type != nil {
-			cur.Type = *p.Type
-		}
-		if p.AssigneeID != nil {
-			cur.AssigneeID = *p.AssigneeID
-		}
-		if p.Data != nil {
-			cur.Data = append([]byte(nil), p.Data...)
-		}
-		if p.ExpiresInSet {
-			cur.ExpiresAt = expiry(st, p.ExpiresIn, now)
-		}
-		cur.DateUpdated = now
+		p.Apply(cur, now, st.DefaultExpiresIn)
 		return nil
 	})
 	if errors.Is(err, errInvisible) {

@@ -88,7 +88,7 @@ func (uc *ReplaceCache) execute(ctx context.Context, in ReplaceCacheInput) (e do
 			if err := in.Pre.check(*cur); err != nil {
 				return err
 			}
-			c.apply(st, cur, now)
+			c.Apply(cur, now, st.DefaultExpiresIn)
 			return nil
 		})
 		switch {

@@ -60,7 +60,7 @@ func (uc *UpdateCacheByKey) execute(ctx context.Context, in UpdateCacheByKeyInpu
 		}
 		e.Data = append([]byte(nil), c.Data...)
 		if c.ExpiresIn != nil {
-			e.ExpiresAt = expiry(st, c.ExpiresIn, now)
+			e.ExpiresAt = domain.ExpiryAt(c.ExpiresIn, st.DefaultExpiresIn, now)
 		}
 		e.DateUpdated = now
 		return nil

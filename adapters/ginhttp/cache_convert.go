@@ -11,45 +11,45 @@ import (
 // sends none). Whether the values are valid is the use case's business.
 func toCacheInput(b cacheBody) (application.CacheInput, error) {
 	var errs problems
-	if !b.HasKey {
+	if !b.Key.Given {
 		errs.add("key", "is required")
 	}
-	if !b.HasType {
+	if !b.Type.Given {
 		errs.add("type", "is required")
 	}
-	if !b.HasData {
+	if !b.Data.Given {
 		errs.add("data", "is required")
 	}
 	switch {
-	case !b.HasAssignee:
+	case !b.Assignee.Given:
 		errs.add("assignee", "is required: an object with the assignee's id")
-	case !b.HasAssigneeID:
+	case !b.Assignee.ID.Given:
 		errs.add("assignee.id", "is required")
 	}
 	if len(errs) > 0 {
 		return application.CacheInput{}, domain.Invalid(errs...)
 	}
-	return application.CacheInput{Key: b.Key, Type: b.Type, AssigneeID: b.AssigneeID,
-		Data: b.Data, ExpiresIn: b.ExpiresIn}, nil
+	return application.CacheInput{Key: b.Key.Value, Type: b.Type.Value, AssigneeID: b.Assignee.ID.Value,
+		Data: b.Data.Value, ExpiresIn: b.ExpiresIn.Value}, nil
 }
 
 // toCachePatch converts a PATCH body: every member is optional, and a
 // present expiresIn (even null) is told apart from an absent one.
 func toCachePatch(b cacheBody) (application.CachePatch, error) {
 	var p application.CachePatch
-	if b.HasKey {
-		p.Key = &b.Key
+	if b.Key.Given {
+		p.Key = &b.Key.Value
 	}
-	if b.HasType {
-		p.Type = &b.Type
+	if b.Type.Given {
+		p.Type = &b.Type.Value
 	}
-	if b.HasAssignee {
-		if !b.HasAssigneeID {
+	if b.Assignee.Given {
+		if !b.Assignee.ID.Given {
 			return p, domain.InvalidField("assignee.id", "is required when assignee is given")
 		}
-		p.AssigneeID = &b.AssigneeID
+		p.AssigneeID = &b.Assignee.ID.Value
 	}
-	p.Data = b.Data
-	p.ExpiresInSet, p.ExpiresIn = b.HasExpiresIn, b.ExpiresIn
+	p.Data = b.Data.Value
+	p.ExpiresInSet, p.ExpiresIn = b.ExpiresIn.Given, b.ExpiresIn.Value
 	return p, nil
 }

@@ -4,7 +4,6 @@ import (
 	"errors"
 	"io"
 	"net/http"
-	"strconv"
 	"strings"
 	"unicode/utf8"
 
@@ -125,127 +124,33 @@ func isJSONMediaType(ct string) bool {
 	return true
 }
 
-// cacheBody is the DTO of the POST, PUT and PATCH bodies, with presence
-// recorded for every field so that PATCH can tell absent from null.
+// cacheBody is the DTO of the POST, PUT and PATCH bodies; its tags are
+// the members' names, its field types how each is read (jsonbody.go), and
+// every field records its presence so that PATCH can tell absent from
+// null.
 type cacheBody struct {
-	Key, Type     string
-	HasKey        bool
-	HasType       bool
-	HasData       bool
-	Data          []byte // raw JSON exactly as sent; nil when absent or null
-	HasAssignee   bool
-	AssigneeID    string
-	HasAssigneeID bool // assignee.id was given
-	// HasExpiresIn says the expiresIn member was present; ExpiresIn is nil
-	// when it was null.
-	HasExpiresIn bool
-	ExpiresIn    *string
+	Key       jsonString   `json:"key"`
+	Type      jsonString   `json:"type"`
+	Data      jsonValue    `json:"data"` // raw JSON exactly as sent
+	Assignee  assigneeBody `json:"assignee"`
+	ExpiresIn jsonDuration `json:"expiresIn"`
 }
 
-// decodeCacheBody decodes a cache body strictly: UTF-8, exactly one JSON object;
-// members key, type (strings), data (any JSON value but null), assignee
-// (an object with the string member id) and expiresIn (a string or null).
-// Unknown and repeated members, wrong types and trailing data are 400s
-// naming the field; every such problem is listed, up to maxProblems.
-// The returned Data aliases b.
+// assigneeBody is the assignee member of a cache body.
+type assigneeBody struct {
+	jsonObject
+	ID jsonString `json:"id"`
+}
+
+// cacheBodyTable is cacheBody's table, built once.
+var cacheBodyTable = newBodyTable[cacheBody]()
+
+// decodeCacheBody decodes a cache body strictly (bodyTable.decode): UTF-8,
+// exactly one JSON object; members key, type (strings), data (any JSON
+// value but null), assignee (an object with the string member id) and
+// expiresIn (a string or null). The returned Data aliases b.
 func decodeCacheBody(b []byte) (cacheBody, error) {
-	var (
-		dto  cacheBody
-		errs problems
-		sc   = scanner{b: b}
-	)
-	if !utf8.Valid(b) {
-		return dto, domain.InvalidField("body", "must be UTF-8 encoded")
-	}
-	if c := sc.peek(); c != '{' {
-		if c == 0 {
-			return dto, domain.InvalidField("body", "is required: send one JSON object")
-		}
-		if c == '"' || c == '[' || c == 't' || c == 'f' || c == 'n' || c == '-' || isDigit(c) {
-			return dto, domain.InvalidField("body", "must be a JSON object, not "+kindName(c))
-		}
-	}
-	err := sc.object(func(name string) error {
-		switch name {
-		case "key":
-			return stringMember(&sc, &errs, "key", &dto.HasKey, &dto.Key)
-		case "type":
-			return stringMember(&sc, &errs, "type", &dto.HasType, &dto.Type)
-		case "data":
-			if dto.HasData {
-				errs.add("data", "is given more than once")
-			}
-			dto.HasData = true
-			raw, err := sc.value()
-			if err != nil {
-				return err
-			}
-			if string(raw) == "null" {
-				errs.add("data", "must not be null")
-				return nil
-			}
-			dto.Data = raw
-			return nil
-		case "assignee":
-			if dto.HasAssignee {
-				errs.add("assignee", "is given more than once")
-			}
-			dto.HasAssignee = true
-			if c := sc.peek(); c != '{' {
-				errs.add("assignee", "must be an object with a string id, not "+kindName(c))
-				_, err := sc.value()
-				return err
-			}
-			return sc.object(func(name string) error {
-				if name == "id" {
-					return stringMember(&sc, &errs, "assignee.id", &dto.HasAssigneeID, &dto.AssigneeID)
-				}
-				errs.add("assignee."+clip(name), "is not a known field")
-				_, err := sc.value()
-				return err
-			})
-		case "expiresIn":
-			if dto.HasExpiresIn {
-				errs.add("expiresIn", "is given more than once")
-			}
-			dto.HasExpiresIn = true
-			switch c := sc.peek(); c {
-			case 'n':
-				dto.ExpiresIn = nil
-				return sc.literal("null")
-			case '"':
-				v, err := sc.str()
-				if err != nil {
-					return err
-				}
-				dto.ExpiresIn = &v
-				return nil
-			default:
-				msg := "must be a duration string such as \"1h\" or null, not " + kindName(c)
-				if c == '-' || isDigit(c) {
-					msg = "must be a duration string with a unit, such as \"30s\" or \"1h\", or null; a bare number is not accepted"
-				}
-				errs.add("expiresIn", msg)
-				_, err := sc.value()
-				return err
-			}
-		default:
-			errs.add(clip(name), "is not a known field")
-			_, err := sc.value()
-			return err
-		}
-	})
-	if err != nil {
-		return cacheBody{}, bodyError(err)
-	}
-	// peek answers 0 for a NUL byte as for the end, so compare lengths.
-	if sc.skipSpace(); sc.i < len(sc.b) {
-		return cacheBody{}, domain.InvalidField("body", "unexpected data after the JSON object at byte "+strconv.Itoa(sc.i))
-	}
-	if len(errs) > 0 {
-		return cacheBody{}, domain.Invalid(errs...)
-	}
-	return dto, nil
+	return cacheBodyTable.decode(b)
 }
 
 // stringMember reads a string member into *dst, noting problems.

@@ -21,9 +21,9 @@ func TestDecodeCacheBody(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		if b.Key != "k" || b.Type != "t" || string(b.Data) != `{"a": [1, 2.5e3]}` ||
-			b.AssigneeID != "a11ce000-0000-4000-8000-000000000001" || b.ExpiresIn == nil || *b.ExpiresIn != "1h" ||
-			!b.HasKey || !b.HasType || !b.HasData || !b.HasAssignee || !b.HasAssigneeID || !b.HasExpiresIn {
+		if b.Key.Value != "k" || b.Type.Value != "t" || string(b.Data.Value) != `{"a": [1, 2.5e3]}` ||
+			b.Assignee.ID.Value != "a11ce000-0000-4000-8000-000000000001" || b.ExpiresIn.Value == nil || *b.ExpiresIn.Value != "1h" ||
+			!b.Key.Given || !b.Type.Given || !b.Data.Given || !b.Assignee.Given || !b.Assignee.ID.Given || !b.ExpiresIn.Given {
 			t.Errorf("decoded %+v", b)
 		}
 	})
@@ -59,8 +59,8 @@ func TestDecodeCacheBody(t *testing.T) {
 			}
 			var std string
 			_ = json.Unmarshal([]byte(raw), &std)
-			if b.Key != want || b.Key != std {
-				t.Errorf("%s decoded to %q, want %q (encoding/json: %q)", raw, b.Key, want, std)
+			if b.Key.Value != want || b.Key.Value != std {
+				t.Errorf("%s decoded to %q, want %q (encoding/json: %q)", raw, b.Key.Value, want, std)
 			}
 		}
 	})
@@ -68,11 +68,11 @@ func TestDecodeCacheBody(t *testing.T) {
 	t.Run("PATCH presence: absent, null and a value are told apart", func(t *testing.T) {
 		t.Parallel()
 		b, _ := decodeCacheBody([]byte(`{}`))
-		if b.HasExpiresIn || b.HasKey || b.HasData {
+		if b.ExpiresIn.Given || b.Key.Given || b.Data.Given {
 			t.Errorf("empty object: %+v", b)
 		}
 		b, _ = decodeCacheBody([]byte(`{"expiresIn":null}`))
-		if !b.HasExpiresIn || b.ExpiresIn != nil {
+		if !b.ExpiresIn.Given || b.ExpiresIn.Value != nil {
 			t.Errorf("expiresIn null: %+v", b)
 		}
 		p, err := toCachePatch(b)
@@ -202,20 +202,20 @@ func FuzzDecodeCacheBody(f *testing.F) {
 		if err := json.Unmarshal(b, &std); err != nil {
 			t.Fatalf("accepted a body encoding/json cannot read: %v", err)
 		}
-		if dto.HasKey && (std.Key == nil || *std.Key != dto.Key) || dto.HasType && (std.Type == nil || *std.Type != dto.Type) {
+		if dto.Key.Given && (std.Key == nil || *std.Key != dto.Key.Value) || dto.Type.Given && (std.Type == nil || *std.Type != dto.Type.Value) {
 			t.Fatalf("strings differ from encoding/json's: %+v", dto)
 		}
-		if dto.HasData && (!json.Valid(dto.Data) || !bytes.Equal(bytes.TrimSpace(std.Data), dto.Data) || string(dto.Data) == "null") {
-			t.Fatalf("data %q differs from encoding/json's %q", dto.Data, std.Data)
+		if dto.Data.Given && (!json.Valid(dto.Data.Value) || !bytes.Equal(bytes.TrimSpace(std.Data), dto.Data.Value) || string(dto.Data.Value) == "null") {
+			t.Fatalf("data %q differs from encoding/json's %q", dto.Data.Value, std.Data)
 		}
-		if dto.HasAssigneeID && (std.Assignee == nil || std.Assignee.ID == nil || *std.Assignee.ID != dto.AssigneeID) {
-			t.Fatalf("assignee.id %q differs", dto.AssigneeID)
+		if dto.Assignee.ID.Given && (std.Assignee == nil || std.Assignee.ID == nil || *std.Assignee.ID != dto.Assignee.ID.Value) {
+			t.Fatalf("assignee.id %q differs", dto.Assignee.ID.Value)
 		}
-		if dto.HasExpiresIn && (dto.ExpiresIn == nil) != (std.ExpiresIn == nil) {
+		if dto.ExpiresIn.Given && (dto.ExpiresIn.Value == nil) != (std.ExpiresIn == nil) {
 			t.Fatalf("expiresIn presence differs")
 		}
-		for _, s := range []string{dto.Key, dto.Type, dto.AssigneeID} {
-			if !utf8.ValidString(s) || strings.IndexByte(s, 0) >= 0 && s != dto.AssigneeID {
+		for _, s := range []string{dto.Key.Value, dto.Type.Value, dto.Assignee.ID.Value} {
+			if !utf8.ValidString(s) || strings.IndexByte(s, 0) >= 0 && s != dto.Assignee.ID.Value {
 				t.Fatalf("accepted string %q", s)
 			}
 		}

@@ -67,6 +67,14 @@ func (s *scanner) expect(c byte, what string) error {
 // object walks an object whose '{' is next, calling field for every member
 // with the member's name; field must consume the member's value.
 func (s *scanner) object(field func(name string) error) error {
+	return s.members(func(name []byte) error { return field(string(name)) })
+}
+
+// members is object with each member's name as bytes: a slice of the
+// input when the name has no escape (no allocation), a fresh copy
+// unescaped otherwise. The scanner knows no member names; the request
+// types do (jsonbody.go).
+func (s *scanner) members(field func(name []byte) error) error {
 	if err := s.expect('{', "'{'"); err != nil {
 		return err
 	}
@@ -100,28 +108,18 @@ func (s *scanner) object(field func(name string) error) error {
 	}
 }
 
-// knownNames are the member names the decoders expect; returning these
-// constants instead of fresh strings keeps decoding allocation-light.
-var knownNames = [...]string{"key", "type", "data", "assignee", "id", "expiresIn"}
-
-// memberName reads a member name like str, without allocating for the
-// names the decoders know.
-func (s *scanner) memberName() (string, error) {
+// memberName reads a member name like str, as bytes.
+func (s *scanner) memberName() ([]byte, error) {
 	start := s.i + 1
 	end, escaped, err := s.scanString()
 	if err != nil {
-		return "", err
+		return nil, err
 	}
 	raw := s.b[start : end-1]
 	if escaped {
-		return unescape(raw), nil
+		return []byte(unescape(raw)), nil
 	}
-	for _, n := range knownNames {
-		if string(raw) == n {
-			return n, nil
-		}
-	}
-	return string(raw), nil
+	return raw, nil
 }
 
 // str reads a string whose opening quote is next and returns it unescaped.

@@ -1,0 +1,102 @@
+package bunstore_test
+
+import (
+	"bytes"
+	"context"
+	"crypto/ed25519"
+	"strings"
+	"testing"
+
+	"github.com/uptrace/bun"
+
+	"github.com/cachegate/cachegate/adapters/bunstore"
+	"github.com/cachegate/cachegate/adapters/josejwt"
+	"github.com/cachegate/cachegate/adapters/system"
+)
+
+// storedKeyRow is a row of signing_keys as the database holds it.
+type storedKeyRow struct {
+	ID      string `bun:"id"`
+	Private []byte `bun:"private"`
+	Public  []byte `bun:"public"`
+}
+
+// clearSeedIn reports whether b holds, anywhere, the 32-byte seed of the
+// Ed25519 public key public.
+func clearSeedIn(b, public []byte) bool {
+	for i := 0; i+ed25519.SeedSize <= len(b); i++ {
+		if bytes.Equal(ed25519.NewKeyFromSeed(b[i:i+ed25519.SeedSize]).Public().(ed25519.PublicKey), public) {
+			return true
+		}
+	}
+	return false
+}
+
+// TestSigningKeysAreSealedInTheDatabase reads the signing_keys rows
+// themselves, on SQLite and PostgreSQL, under the real token adapter with
+// a key encryption secret (README.md, "Signing keys at rest"): no private
+// half is in clear in a column, after the first start, rotations and a
+// start that seals a key stored before the secret was configured.
+func TestSigningKeysAreSealedInTheDatabase(t *testing.T) {
+	t.Parallel()
+	secret := []byte(strings.Repeat("s", 40))
+	rows := func(t *testing.T, db *bun.DB) []storedKeyRow {
+		t.Helper()
+		var rs []storedKeyRow
+		if err := db.NewRaw(`SELECT id, "private", "public" FROM signing_keys`).Scan(t.Context(), &rs); err != nil {
+			t.Fatal(err)
+		}
+		return rs
+	}
+	sealed := func(t *testing.T, db *bun.DB, step string) {
+		t.Helper()
+		n := 0
+		for _, r := range rows(t, db) {
+			if len(r.Private) == 0 {
+				continue
+			}
+			n++
+			if !bytes.HasPrefix(r.Private, []byte("cgk1")) || clearSeedIn(r.Private, r.Public) {
+				t.Errorf("%s: the row of key %s holds its private half in clear (%d bytes)", step, r.ID, len(r.Private))
+			}
+		}
+		if n == 0 {
+			t.Fatalf("%s: no row holds a private half; the test would prove nothing", step)
+		}
+	}
+	start := func(t *testing.T, db *bun.DB, secret []byte) *josejwt.Tokens {
+		t.Helper()
+		tok, err := josejwt.New(context.WithoutCancel(t.Context()), josejwt.Options{Keys: bunstore.NewKeyStore(db),
+			Clock: system.Clock{}, KeyEncryptionSecret: secret})
+		if err != nil {
+			t.Fatal(err)
+		}
+		return tok
+	}
+	authForEachEngine(t, func(t *testing.T, newDB func(*testing.T) *bun.DB) {
+		t.Run("keys made with the secret", func(t *testing.T) {
+			t.Parallel()
+			db := newDB(t)
+			tok := start(t, db, secret)
+			sealed(t, db, "the first key")
+			if _, err := tok.Rotate(t.Context(), false); err != nil {
+				t.Fatal(err)
+			}
+			sealed(t, db, "a rotation published ahead")
+			if _, err := tok.Rotate(t.Context(), true); err != nil {
+				t.Fatal(err)
+			}
+			sealed(t, db, "a rotation at once")
+		})
+		t.Run("a key stored in clear before the secret", func(t *testing.T) {
+			t.Parallel()
+			db := newDB(t)
+			start(t, db, nil)
+			if rs := rows(t, db); len(rs) != 1 || !clearSeedIn(rs[0].Private, rs[0].Public) {
+				t.Fatal("without a secret the key is not stored in clear; the check below would prove nothing")
+			}
+			start(t, db, secret)
+			sealed(t, db, "a start with the secret")
+		})
+	})
+}
