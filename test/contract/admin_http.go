@@ -52,6 +52,7 @@ func AdminHTTP(t *testing.T, h AdminHTTPHarness) {
 	t.Run("entries of any assignee", s.testEntries)
 	t.Run("self-service", s.testSelf)
 	t.Run("revoked admin", s.testRevokedAdmin)
+	t.Run("bad input is a 4xx", s.testBadInput)
 	// Keys last: a rotation changes what every later login signs with.
 	t.Run("keys", s.testKeys)
 }
@@ -746,3 +747,38 @@ func (s *adSuite) testKeys(t *testing.T) {
 func b64(s string) string { return base64.RawURLEncoding.EncodeToString([]byte(s)) }
 
 func b64d(s string) ([]byte, error) { return base64.RawURLEncoding.DecodeString(s) }
+
+// testBadInput: ids and parameters a client may send that no store can
+// hold (NUL, invalid UTF-8, huge) are 4xx answers, never 5xx.
+func (s *adSuite) testBadInput(t *testing.T) {
+	adminName, _ := s.user(t, "badadmin", true)
+	tok := s.login(t, adminName, adPassword, "bad").Access
+	long := strings.Repeat("x", 5000)
+	for _, c := range []struct {
+		method, path string
+		body         any
+		status       int
+	}{
+		{http.MethodDelete, "/admin/sessions/%00", nil, http.StatusNotFound},
+		{http.MethodDelete, "/admin/sessions/%FF%FE", nil, http.StatusNotFound},
+		{http.MethodPost, "/admin/keys/%00/revoke", nil, http.StatusNotFound},
+		{http.MethodPost, "/admin/keys/" + long + "/revoke", nil, http.StatusNotFound},
+		{http.MethodGet, "/admin/users/%00", nil, http.StatusNotFound},
+		{http.MethodGet, "/admin/users/%00/sessions", nil, http.StatusNotFound},
+		{http.MethodPatch, "/admin/users/%00", map[string]any{"active": true}, http.StatusNotFound},
+		{http.MethodGet, "/admin/audit?user=%00", nil, http.StatusBadRequest},
+		{http.MethodGet, "/admin/audit?address=%FF", nil, http.StatusBadRequest},
+		{http.MethodGet, "/admin/audit?before=" + long, nil, http.StatusBadRequest},
+		{http.MethodGet, "/admin/users?filter=username||$eq||%00", nil, http.StatusOK},
+		{http.MethodGet, "/admin/users?" + long, nil, http.StatusBadRequest},
+		{http.MethodPost, "/admin/users", map[string]any{"username": "a\x00b", "password": adPassword}, http.StatusBadRequest},
+		{http.MethodPost, "/admin/users", []int{1}, http.StatusBadRequest},
+		{http.MethodPatch, "/admin/users/0190a000-0000-7000-8000-000000000000", map[string]any{"active": "no"}, http.StatusBadRequest},
+		{http.MethodDelete, "/auth/sessions/%00", nil, http.StatusNotFound},
+		{http.MethodPost, "/auth/password", map[string]any{"newPassword": 5}, http.StatusBadRequest},
+	} {
+		if a := s.send(t, c.method, c.path, tok, c.body); a.status != c.status {
+			t.Errorf("%s %.60s: %d, want %d; body %.200s", c.method, c.path, a.status, c.status, a.body)
+		}
+	}
+}
