@@ -132,6 +132,9 @@ const (
 type oasStack struct {
 	server *Server
 	userID string
+	// users administers the stack's users (the admin API's tests add an
+	// admin).
+	users *application.UserAdmin
 }
 
 func newOASStack(t *testing.T, ready Pinger) *oasStack {
@@ -212,7 +215,7 @@ func newOASStack(t *testing.T, ready Pinger) *oasStack {
 	if err != nil {
 		t.Fatal(err)
 	}
-	return &oasStack{server: srv, userID: u.ID}
+	return &oasStack{server: srv, userID: u.ID, users: admin}
 }
 
 func TestOpenAPIDocumentListsExactlyTheMountedRoutes(t *testing.T) {
