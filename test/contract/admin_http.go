@@ -528,7 +528,9 @@ func (s *adSuite) testAudit(t *testing.T) {
 }
 
 func (s *adSuite) testAuditStream(t *testing.T) {
-	adminName, _ := s.user(t, "streamadmin", true)
+	adminName, adminID := s.user(t, "streamadmin", true)
+	otherAdmin, _ := s.user(t, "streamadmin2", true)
+	other := s.login(t, otherAdmin, adPassword, "stream2").Access
 	tok := s.login(t, adminName, adPassword, "stream").Access
 	// EventSource sends no headers: the token rides in access_token.
 	req, err := http.NewRequest(http.MethodGet, s.t.BaseURL+"/admin/audit/events?access_token="+url.QueryEscape(tok), nil)
@@ -580,11 +582,40 @@ func (s *adSuite) testAuditStream(t *testing.T) {
 					if e.ID != id || e.Actor == nil || e.Actor.Username != adminName {
 						t.Errorf("event %+v under id %q", e, id)
 					}
+					s.auditStreamEndsForADemotedAdmin(t, lines, other, adminID)
 					return
 				}
 			}
 		case <-timeout:
 			t.Fatal("no admin.user_added event within 10 s")
+		}
+	}
+}
+
+// auditStreamEndsForADemotedAdmin demotes the stream's admin with
+// another admin's token: the stream ends with reason "not an admin".
+func (s *adSuite) auditStreamEndsForADemotedAdmin(t *testing.T, lines <-chan string, other, adminID string) {
+	t.Helper()
+	s.expect(t, s.send(t, http.MethodPatch, "/admin/users/"+adminID, other, map[string]any{"admin": false}), http.StatusOK, "demote")
+	timeout := time.After(10 * time.Second)
+	ended := false
+	for {
+		select {
+		case l, ok := <-lines:
+			if !ok {
+				if !ended {
+					t.Error("the stream closed without event: end")
+				}
+				return
+			}
+			if l == "event: end" {
+				ended = true
+			}
+			if ended && strings.HasPrefix(l, "data: ") && !strings.Contains(l, "not an admin") {
+				t.Errorf("end %q, want the reason not an admin", l)
+			}
+		case <-timeout:
+			t.Fatal("the demoted admin's stream did not end within 10 s")
 		}
 	}
 }
