@@ -219,6 +219,9 @@ func (a *AdminUsers) RevokeSession(ctx context.Context, by domain.Principal, sid
 	if a.sessions == nil {
 		return domain.ErrNotImplemented
 	}
+	if !domain.IsUUID(sid) {
+		return domain.ErrSessionNotFound // every family id is a UUID
+	}
 	s, err := a.sessions.Session(ctx, sid)
 	if err != nil {
 		return err

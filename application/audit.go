@@ -129,7 +129,7 @@ func (a *Auditor) logAndCount(ctx context.Context, e domain.AuditEvent) {
 	a.metrics.AuditEvent(string(e.Type))
 	attrs := []slog.Attr{slog.String("type", string(e.Type))}
 	for _, f := range []struct{ k, v string }{{"userId", e.UserID}, {"username", e.Username}, {"address", e.Address},
-		{"family", e.Family}, {"reason", e.Reason}} {
+		{"family", e.Family}, {"reason", e.Reason}, {"actorId", e.ActorID}, {"actor", e.ActorUsername}, {"detail", e.Detail}} {
 		if f.v != "" {
 			attrs = append(attrs, slog.String(f.k, f.v))
 		}

@@ -54,6 +54,9 @@ func (s *SelfService) RevokeSession(ctx context.Context, actor domain.Actor, id 
 		return domain.ErrNotImplemented
 	}
 	p := actor.Principal
+	if !domain.IsUUID(id) {
+		return domain.ErrSessionNotFound // every family id is a UUID
+	}
 	sess, err := s.sessions.Session(ctx, id)
 	if err != nil {
 		return err

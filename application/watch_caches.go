@@ -102,6 +102,16 @@ func (uc *WatchCaches) Execute(ctx context.Context, in WatchCachesInput) (*Subsc
 	}
 	switch {
 	case since < horizon:
+		// The client re-lists after the reset: what the log holds now is
+		// in that list, so the stream goes on after the log's head, not
+		// after the feed's position, which may not have read it yet (the
+		// changes between the two would come again after the reset).
+		head, err := uc.feed.cfg.Log.Head(ctx)
+		if err != nil {
+			s.Close()
+			return nil, err
+		}
+		s.cursor = max(pos, head)
 		s.reset = &FeedEvent{Reset: true, Oldest: horizon + 1}
 	case since < pos:
 		s.cursor, s.replayTo = since, pos

@@ -9,6 +9,7 @@ import (
 	"strconv"
 	"strings"
 	"time"
+	"unicode/utf8"
 
 	"github.com/gin-gonic/gin"
 
@@ -88,10 +89,16 @@ func parseAuditQuery(raw string) (application.AuditPageInput, error) {
 			if !in.Type.Valid() {
 				errs.add("type", "is not an audit event type")
 			}
-		case "user":
-			in.Username = v
-		case "address":
-			in.Address = v
+		case "user", "address":
+			if !utf8.ValidString(v) || strings.IndexByte(v, 0) >= 0 || len(v) > 1024 {
+				errs.add(name, "must be valid UTF-8 of at most 1024 bytes, without NUL")
+				continue
+			}
+			if name == "user" {
+				in.Username = v
+			} else {
+				in.Address = v
+			}
 		case "since", "until":
 			t, err := time.Parse(time.RFC3339Nano, v)
 			if err != nil || t.Year() < 1 || t.Year() > 9999 {

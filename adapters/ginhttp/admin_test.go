@@ -153,3 +153,63 @@ func TestAUserStoreWithoutTheDirectoryAnswers501(t *testing.T) {
 		t.Errorf("the user is gone after a 501 delete: %v", err)
 	}
 }
+
+// The admin API's real answers, successes and failures, are as the
+// OpenAPI document describes them.
+func TestAdminAnswersMatchTheOpenAPIDocument(t *testing.T) {
+	t.Parallel()
+	st := newOASStack(t, nil)
+	ts := httptest.NewServer(st.server.Handler())
+	t.Cleanup(ts.Close)
+	check := newOASChecker(t)
+	if _, err := st.users.Add(context.Background(), application.AddUserInput{Username: "root", Password: oasPassword, Active: true, Admin: true}); err != nil {
+		t.Fatal(err)
+	}
+	b, _ := json.Marshal(map[string]string{"username": "root", "password": oasPassword})
+	x := oasSend(t, http.MethodPost, ts.URL+"/auth/login", "application/json", b, "User-Agent", "oas-test")
+	var pair struct{ AccessToken string }
+	if err := json.Unmarshal(x.body, &pair); err != nil || pair.AccessToken == "" {
+		t.Fatalf("login: %d", x.status)
+	}
+	auth := []string{"Authorization", "Bearer " + pair.AccessToken}
+	const nobody = "0190a000-0000-7000-8000-000000000000"
+	for _, c := range []struct {
+		method, path, body string
+		status             int
+	}{
+		{http.MethodGet, "/admin/users?sort=username,DESC&limit=5", "", 200},
+		{http.MethodGet, "/admin/users?filter=bogus||$eq||1", "", 400},
+		{http.MethodPost, "/admin/users", `{"username":"made","password":"` + oasPassword + `","admin":false}`, 201},
+		{http.MethodPost, "/admin/users", `{"username":"made","password":"` + oasPassword + `"}`, 409},
+		{http.MethodGet, "/admin/users/" + st.userID, "", 200},
+		{http.MethodGet, "/admin/users/" + nobody, "", 404},
+		{http.MethodPatch, "/admin/users/" + st.userID, `{"active":true,"admin":false}`, 200},
+		{http.MethodPut, "/admin/users/" + st.userID + "/password", `{"password":"` + oasPassword + `"}`, 204},
+		{http.MethodGet, "/admin/users/" + st.userID + "/sessions", "", 200},
+		{http.MethodDelete, "/admin/users/" + st.userID + "/sessions", "", 204},
+		{http.MethodDelete, "/admin/sessions/" + nobody, "", 404},
+		{http.MethodGet, "/admin/audit?limit=2", "", 200},
+		{http.MethodGet, "/admin/audit?type=nope", "", 400},
+		{http.MethodGet, "/admin/keys", "", 200},
+		{http.MethodPost, "/admin/keys/rotate", `{"now":false}`, 201},
+		{http.MethodPost, "/admin/keys/nope/revoke", "", 404},
+		{http.MethodGet, "/admin/cache/user?page=1", "", 200},
+		{http.MethodGet, "/admin/cache/user", "", 200},
+		{http.MethodGet, "/auth/sessions", "", 200},
+		{http.MethodDelete, "/auth/sessions/" + nobody, "", 404},
+		{http.MethodPost, "/auth/password", `{"currentPassword":"wrong password!","newPassword":"another password"}`, 401},
+		{http.MethodPost, "/auth/password", `{"currentPassword":"` + oasPassword + `","newPassword":"` + oasPassword + `"}`, 204},
+		{http.MethodDelete, "/admin/users/" + st.userID, "", 204},
+	} {
+		var body []byte
+		if c.body != "" {
+			body = []byte(c.body)
+		}
+		x := oasSend(t, c.method, ts.URL+c.path, "application/json", body, auth...)
+		if x.status != c.status {
+			t.Errorf("%s %s: %d, want %d (%.200s)", c.method, c.path, x.status, c.status, x.body)
+			continue
+		}
+		check.checkResponse(t, x)
+	}
+}

@@ -1,6 +1,7 @@
 package ginhttp
 
 import (
+	"context"
 	"crypto/sha256"
 	"crypto/subtle"
 	"errors"
@@ -26,9 +27,10 @@ type MetricsOptions struct {
 	// its length leaks). Empty admits no token.
 	Token string
 	// Admin reports whether an authenticated caller may read the metrics
-	// as an administrator. Nil admits no user: cachegate has no admin
-	// role yet, and this is where it will be checked.
-	Admin func(domain.Actor) bool
+	// as an administrator. Nil means the server's admin check
+	// (Options.Admin: the store's admin flag, docs/admin.md), or no user
+	// at all when the server has none.
+	Admin func(context.Context, domain.Actor) bool
 }
 
 // mountMetrics mounts o's handler at GET /metrics, outside the guard: the
@@ -72,7 +74,7 @@ func (s *Server) mountMetrics(o *MetricsOptions) (err error) {
 			return
 		}
 		setPrincipal(c, p)
-		if o.Admin == nil || !o.Admin(domain.AsPrincipal(p)) {
+		if o.Admin == nil || !o.Admin(c.Request.Context(), domain.AsPrincipal(p)) {
 			s.writeError(c, domain.ErrForbidden)
 			return
 		}

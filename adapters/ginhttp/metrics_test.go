@@ -42,7 +42,7 @@ func TestMetricsOnTheMainAddressNeedTheMetricsTokenOrAnAdmin(t *testing.T) {
 	noToken := serve(t, ginhttp.Options{Authenticator: userAuth{}, EnableGuards: true,
 		Metrics: &ginhttp.MetricsOptions{Handler: scrape}})
 	admins := serve(t, ginhttp.Options{Authenticator: userAuth{}, EnableGuards: true,
-		Metrics: &ginhttp.MetricsOptions{Handler: scrape, Admin: func(a domain.Actor) bool { return a.Authenticated() }}})
+		Metrics: &ginhttp.MetricsOptions{Handler: scrape, Admin: func(_ context.Context, a domain.Actor) bool { return a.Authenticated() }}})
 	for _, c := range []struct {
 		name, base, auth string
 		status           int

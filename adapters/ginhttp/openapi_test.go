@@ -135,6 +135,9 @@ const (
 type oasStack struct {
 	server *Server
 	userID string
+	// users administers the stack's users (the admin API's tests add an
+	// admin).
+	users *application.UserAdmin
 }
 
 // oasMetricsToken is the stack's metrics token.
@@ -219,7 +222,7 @@ func newOASStack(t *testing.T, ready Pinger) *oasStack {
 	if err != nil {
 		t.Fatal(err)
 	}
-	return &oasStack{server: srv, userID: u.ID}
+	return &oasStack{server: srv, userID: u.ID, users: admin}
 }
 
 func TestOpenAPIDocumentListsExactlyTheMountedRoutes(t *testing.T) {

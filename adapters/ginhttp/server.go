@@ -16,6 +16,7 @@ import (
 	"go.opentelemetry.io/otel/trace"
 
 	"github.com/cachegate/cachegate/application"
+	"github.com/cachegate/cachegate/domain"
 	"github.com/cachegate/cachegate/ports"
 )
 
@@ -294,7 +295,12 @@ func New(opts Options) (*Server, error) {
 		}
 	}
 	if opts.Metrics != nil {
-		if err := s.mountMetrics(opts.Metrics); err != nil {
+		m := *opts.Metrics
+		if m.Admin == nil && opts.Admin != nil && opts.Admin.Check != nil {
+			check := opts.Admin.Check
+			m.Admin = func(ctx context.Context, a domain.Actor) bool { return check.Require(ctx, a) == nil }
+		}
+		if err := s.mountMetrics(&m); err != nil {
 			return nil, err
 		}
 	}

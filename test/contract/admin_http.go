@@ -52,6 +52,7 @@ func AdminHTTP(t *testing.T, h AdminHTTPHarness) {
 	t.Run("entries of any assignee", s.testEntries)
 	t.Run("self-service", s.testSelf)
 	t.Run("revoked admin", s.testRevokedAdmin)
+	t.Run("bad input is a 4xx", s.testBadInput)
 	// Keys last: a rotation changes what every later login signs with.
 	t.Run("keys", s.testKeys)
 }
@@ -527,7 +528,9 @@ func (s *adSuite) testAudit(t *testing.T) {
 }
 
 func (s *adSuite) testAuditStream(t *testing.T) {
-	adminName, _ := s.user(t, "streamadmin", true)
+	adminName, adminID := s.user(t, "streamadmin", true)
+	otherAdmin, _ := s.user(t, "streamadmin2", true)
+	other := s.login(t, otherAdmin, adPassword, "stream2").Access
 	tok := s.login(t, adminName, adPassword, "stream").Access
 	// EventSource sends no headers: the token rides in access_token.
 	req, err := http.NewRequest(http.MethodGet, s.t.BaseURL+"/admin/audit/events?access_token="+url.QueryEscape(tok), nil)
@@ -579,11 +582,40 @@ func (s *adSuite) testAuditStream(t *testing.T) {
 					if e.ID != id || e.Actor == nil || e.Actor.Username != adminName {
 						t.Errorf("event %+v under id %q", e, id)
 					}
+					s.auditStreamEndsForADemotedAdmin(t, lines, other, adminID)
 					return
 				}
 			}
 		case <-timeout:
 			t.Fatal("no admin.user_added event within 10 s")
+		}
+	}
+}
+
+// auditStreamEndsForADemotedAdmin demotes the stream's admin with
+// another admin's token: the stream ends with reason "not an admin".
+func (s *adSuite) auditStreamEndsForADemotedAdmin(t *testing.T, lines <-chan string, other, adminID string) {
+	t.Helper()
+	s.expect(t, s.send(t, http.MethodPatch, "/admin/users/"+adminID, other, map[string]any{"admin": false}), http.StatusOK, "demote")
+	timeout := time.After(10 * time.Second)
+	ended := false
+	for {
+		select {
+		case l, ok := <-lines:
+			if !ok {
+				if !ended {
+					t.Error("the stream closed without event: end")
+				}
+				return
+			}
+			if l == "event: end" {
+				ended = true
+			}
+			if ended && strings.HasPrefix(l, "data: ") && !strings.Contains(l, "not an admin") {
+				t.Errorf("end %q, want the reason not an admin", l)
+			}
+		case <-timeout:
+			t.Fatal("the demoted admin's stream did not end within 10 s")
 		}
 	}
 }
@@ -746,3 +778,38 @@ func (s *adSuite) testKeys(t *testing.T) {
 func b64(s string) string { return base64.RawURLEncoding.EncodeToString([]byte(s)) }
 
 func b64d(s string) ([]byte, error) { return base64.RawURLEncoding.DecodeString(s) }
+
+// testBadInput: ids and parameters a client may send that no store can
+// hold (NUL, invalid UTF-8, huge) are 4xx answers, never 5xx.
+func (s *adSuite) testBadInput(t *testing.T) {
+	adminName, _ := s.user(t, "badadmin", true)
+	tok := s.login(t, adminName, adPassword, "bad").Access
+	long := strings.Repeat("x", 5000)
+	for _, c := range []struct {
+		method, path string
+		body         any
+		status       int
+	}{
+		{http.MethodDelete, "/admin/sessions/%00", nil, http.StatusNotFound},
+		{http.MethodDelete, "/admin/sessions/%FF%FE", nil, http.StatusNotFound},
+		{http.MethodPost, "/admin/keys/%00/revoke", nil, http.StatusNotFound},
+		{http.MethodPost, "/admin/keys/" + long + "/revoke", nil, http.StatusNotFound},
+		{http.MethodGet, "/admin/users/%00", nil, http.StatusNotFound},
+		{http.MethodGet, "/admin/users/%00/sessions", nil, http.StatusNotFound},
+		{http.MethodPatch, "/admin/users/%00", map[string]any{"active": true}, http.StatusNotFound},
+		{http.MethodGet, "/admin/audit?user=%00", nil, http.StatusBadRequest},
+		{http.MethodGet, "/admin/audit?address=%FF", nil, http.StatusBadRequest},
+		{http.MethodGet, "/admin/audit?before=" + long, nil, http.StatusBadRequest},
+		{http.MethodGet, "/admin/users?filter=username||$eq||%00", nil, http.StatusOK},
+		{http.MethodGet, "/admin/users?" + long, nil, http.StatusBadRequest},
+		{http.MethodPost, "/admin/users", map[string]any{"username": "a\x00b", "password": adPassword}, http.StatusBadRequest},
+		{http.MethodPost, "/admin/users", []int{1}, http.StatusBadRequest},
+		{http.MethodPatch, "/admin/users/0190a000-0000-7000-8000-000000000000", map[string]any{"active": "no"}, http.StatusBadRequest},
+		{http.MethodDelete, "/auth/sessions/%00", nil, http.StatusNotFound},
+		{http.MethodPost, "/auth/password", map[string]any{"newPassword": 5}, http.StatusBadRequest},
+	} {
+		if a := s.send(t, c.method, c.path, tok, c.body); a.status != c.status {
+			t.Errorf("%s %.60s: %d, want %d; body %.200s", c.method, c.path, a.status, c.status, a.body)
+		}
+	}
+}

@@ -80,9 +80,9 @@ func TestMetricsCountWhatHappened(t *testing.T) {
 }
 
 // TestMetricsOnTheMainAddressNeedTheMetricsToken: without --metrics-addr,
-// /metrics answers the metrics token (in OpenMetrics when asked) and
-// refuses a user's access token and no token (README.md, "What the API
-// does").
+// /metrics answers the metrics token (in OpenMetrics when asked) and an
+// administrator's access token, and refuses another user's (403) and no
+// token (401) (README.md, "What the API does").
 func TestMetricsOnTheMainAddressNeedTheMetricsToken(t *testing.T) {
 	t.Parallel()
 	dir := t.TempDir()
@@ -95,15 +95,25 @@ func TestMetricsOnTheMainAddressNeedTheMetricsToken(t *testing.T) {
 	if err := os.WriteFile(tokenFile, []byte(token+"\n"), 0o600); err != nil {
 		t.Fatal(err)
 	}
-	s := startServer(t, serverConfig{Dir: dir, Args: []string{"--database", db, "--metrics-token-file", tokenFile}})
-	res, err := http.Post(s.URL+"/auth/login", "application/json", strings.NewReader(`{"username":"m","password":"a fine password"}`))
-	if err != nil {
-		t.Fatal(err)
+	if add := runCLI(t, dir, "an admin password\n", nil, "users", "add", "--username", "root", "--admin", "--password-stdin", "--database", db); add.Code != 0 {
+		t.Fatalf("users add --admin: %s", add.Stderr)
 	}
-	b, _ := io.ReadAll(res.Body)
-	res.Body.Close()
-	_, rest, _ := strings.Cut(string(b), `"accessToken":"`)
-	access, _, _ := strings.Cut(rest, `"`)
+	s := startServer(t, serverConfig{Dir: dir, Args: []string{"--database", db, "--metrics-token-file", tokenFile}})
+	login := func(username, password string) string {
+		t.Helper()
+		res, err := http.Post(s.URL+"/auth/login", "application/json",
+			strings.NewReader(`{"username":"`+username+`","password":"`+password+`"}`))
+		if err != nil {
+			t.Fatal(err)
+		}
+		b, _ := io.ReadAll(res.Body)
+		res.Body.Close()
+		_, rest, _ := strings.Cut(string(b), `"accessToken":"`)
+		access, _, _ := strings.Cut(rest, `"`)
+		return access
+	}
+	access := login("m", "a fine password")
+	admin := login("root", "an admin password")
 	scrape := func(auth, accept string) (int, string, string) {
 		t.Helper()
 		req, _ := http.NewRequest(http.MethodGet, s.URL+"/metrics", nil)
@@ -130,6 +140,9 @@ func TestMetricsOnTheMainAddressNeedTheMetricsToken(t *testing.T) {
 	}
 	if st, _, _ := scrape(access, ""); st != http.StatusForbidden {
 		t.Errorf("with a user's access token: %d, want 403", st)
+	}
+	if st, _, body := scrape(admin, ""); st != 200 || !strings.Contains(body, "cachegate_logins_total") {
+		t.Errorf("with an administrator's access token: %d, want 200 and the metrics", st)
 	}
 	if st, _, _ := scrape("", ""); st != http.StatusUnauthorized {
 		t.Errorf("without a token: %d, want 401", st)
