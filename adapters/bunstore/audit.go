@@ -118,7 +118,14 @@ func (l *AuditLog) Events(ctx context.Context, f ports.AuditFilter) (_ []domain.
 // QueryEvents is Events bounded further by address, until (exclusive)
 // and the cursor before (ports.AuditQueryLog): one range of the index on
 // ("at", id).
+//
+// A username or address with a NUL or bytes that are not UTF-8 (from a
+// request's query) matches no stored event and selects nothing: it must
+// not reach the driver (SQLite reads a NUL as the end of the statement).
 func (l *AuditLog) QueryEvents(ctx context.Context, f ports.AuditFilter, address string, until time.Time, before ports.AuditCursor) (_ []domain.AuditEvent, err error) {
+	if !validText(f.Username) || !validText(address) {
+		return nil, nil
+	}
 	ctx, done := l.bounds.enter(ctx)
 	defer done(&err)
 	if err := l.flushHeld(ctx); err != nil {

@@ -125,12 +125,27 @@ func noStore(h gin.HandlerFunc) gin.HandlerFunc {
 }
 
 // decodeAdminBody reads the JSON object of an admin request into dst
-// strictly: unknown members, wrong types and trailing data are 400.
+// strictly: unknown members, wrong types, null (the body or a member: no
+// member of these bodies is nullable in openapi.json) and trailing data
+// are 400.
 func (r *adminRoutes) decodeAdminBody(c *gin.Context, dst any) bool {
 	b, err := r.s.readBody(c)
 	if err != nil {
 		r.s.writeError(c, err)
 		return false
+	}
+	var members map[string]json.RawMessage
+	if json.Unmarshal(b, &members) == nil {
+		if members == nil {
+			r.s.writeError(c, domain.InvalidField("body", "must be one JSON object"))
+			return false
+		}
+		for name, v := range members {
+			if string(v) == "null" {
+				r.s.writeError(c, domain.InvalidField(clip(name), "must not be null"))
+				return false
+			}
+		}
 	}
 	dec := json.NewDecoder(bytes.NewReader(b))
 	dec.DisallowUnknownFields()

@@ -7,11 +7,19 @@ import (
 )
 
 // state is what the stateful pass has learnt and the generated cases
-// reuse: the fuzzer's user id, its current tokens, live entry ids.
+// reuse: the fuzzer's user id, its current tokens, live entry ids; the
+// admin's id and tokens, the ids of throwaway users (never the fuzzer's
+// own two: a drawn password set or disable on them would lock the run
+// out) and audit cursors the server gave.
 type state struct {
 	userID          string
 	access, refresh string
 	ids             []string
+
+	adminID                   string
+	adminAccess, adminRefresh string
+	users                     []string
+	cursors                   []string
 }
 
 // Parameters the generator leaves alone. access_token would put a token
@@ -33,8 +41,10 @@ func (f *fuzzer) newCase(op *operation, invalid bool) *request {
 	r := &request{op: op, path: map[string]string{}, auth: authNone}
 	if op.bearer {
 		switch k := g.r.IntN(10); {
-		case k < 7:
+		case k < 6 || k == 6 && !op.admin:
 			r.auth = authValid
+		case k == 6:
+			r.auth = authNonAdmin
 		case k < 9 && !(invalid && !op.anonymous):
 			r.auth = authGarbage
 		}
@@ -47,7 +57,7 @@ func (f *fuzzer) newCase(op *operation, invalid bool) *request {
 		}
 		sites = append(sites, p)
 		if p.In == "path" {
-			r.path[p.Name] = f.pathValue(p)
+			r.path[p.Name] = f.pathValue(op, p)
 			continue
 		}
 		if !p.Required && !g.chance(3) {
@@ -64,8 +74,15 @@ func (f *fuzzer) newCase(op *operation, invalid bool) *request {
 			r.drop(pair[g.r.IntN(2)])
 		}
 	}
-	if op.id == "listCacheEntries" && g.chance(2) {
+	if (op.id == "listCacheEntries" || op.id == "adminListCacheEntries") && g.chance(2) {
 		f.listQuery(r)
+	}
+	if op.id == "adminListUsers" && g.chance(2) {
+		f.userQuery(r)
+	}
+	if op.id == "adminAudit" && len(f.st.cursors) > 0 && g.chance(3) {
+		r.drop("before")
+		r.query = append(r.query, [2]string{"before", f.st.cursors[g.r.IntN(len(f.st.cursors))]})
 	}
 	var body *openapi3.Schema
 	if rb := op.op.RequestBody; rb != nil {
@@ -85,14 +102,17 @@ func (f *fuzzer) newCase(op *operation, invalid bool) *request {
 }
 
 // pathValue is a path parameter's value: mostly the configured assignment
-// and known ids, so cases reach the handlers; '/' is left out, since an
-// escaped slash is another route to the router.
-func (f *fuzzer) pathValue(p *openapi3.Parameter) string {
+// and known ids (a throwaway user's on the admin's user routes), so cases
+// reach the handlers; '/' is left out, since an escaped slash is another
+// route to the router.
+func (f *fuzzer) pathValue(op *operation, p *openapi3.Parameter) string {
 	g := f.gen
 	switch {
 	case p.Name == "assignment" && !g.chance(8):
 		return "user"
-	case p.Name == "id" && len(f.st.ids) > 0 && g.chance(2):
+	case p.Name == "id" && op.admin && len(f.st.users) > 0 && g.chance(2):
+		return f.st.users[g.r.IntN(len(f.st.users))]
+	case p.Name == "id" && !op.admin && len(f.st.ids) > 0 && g.chance(2):
 		return f.st.ids[g.r.IntN(len(f.st.ids))]
 	}
 	v, _ := g.value(paramSchema(p))

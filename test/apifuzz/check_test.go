@@ -84,6 +84,12 @@ func (f *fuzzer) checkExchange(r *request, req *http.Request, a answer, validErr
 			add(checkPositive, prefix+part)
 		}
 	}
+	if r.auth == authNonAdmin && !(a.status == http.StatusForbidden && errorCode(a) == "FORBIDDEN") && !(a.status == http.StatusBadRequest && errorCode(a) == "") {
+		// docs/admin.md: 403 FORBIDDEN on every /admin route, before the
+		// request's body or parameters are looked at (only net/http's own
+		// 400 for a malformed request comes earlier).
+		add(checkAuth, "with the token of a user who is not an admin: "+refusalCause(a))
+	}
 	if r.op.bearer && r.auth == authGarbage && !f.authRefusal(r, a) {
 		add(checkAuth, "with a bearer value that is no token: "+refusalCause(a))
 	}
@@ -120,10 +126,14 @@ func (f *fuzzer) authRefusal(r *request, a answer) bool {
 //
 //   - 401 with a bearer value that is no token, or on login, refresh and
 //     token refresh, whose body carries a credential the server may not
-//     know (a drawn username, password or refresh token);
+//     know (a drawn username, password or refresh token), or on
+//     changePassword, whose drawn currentPassword is not the user's
+//     (docs/admin.md, "Self-service");
 //   - 403: the caller may not do this (an assignee other than the caller
 //     under the default owner policy, a user no longer active, a route
-//     for administrators), which depends on who asks, not on the form;
+//     for administrators asked by a user who is not one), which depends on
+//     who asks, not on the form; never to the admin's own token on an
+//     admin operation;
 //   - 404 on an operation with a path parameter (an unknown assignment, a
 //     drawn id);
 //   - 409 (a drawn key another entry already has);
@@ -142,10 +152,12 @@ func (f *fuzzer) allowedRefusal(r *request, a answer) bool {
 	}
 	switch a.status {
 	case 401:
-		return r.auth == authGarbage || slices.Contains([]string{"login", "refresh", "tokenRefresh"}, r.op.id)
+		return r.auth == authGarbage || slices.Contains([]string{"login", "refresh", "tokenRefresh", "changePassword"}, r.op.id)
+	case 403:
+		return !(r.op.admin && r.auth == authValid)
 	case 404:
 		return strings.Contains(r.op.path, "{")
-	case 403, 409, 429:
+	case 409, 429:
 		return true
 	case 412:
 		return r.has("If-Match") || r.has("If-None-Match")

@@ -58,6 +58,9 @@ type fuzzer struct {
 	// went from create to delete.
 	ok     map[string]int
 	rounds int
+	// adminRounds counts the admin rounds that went from create to
+	// delete, selfRounds the self-service rounds that changed a password.
+	adminRounds, selfRounds int
 	// outage: the database is made unavailable on purpose, so a 503 is
 	// no server error (it must still be documented).
 	outage bool
@@ -76,9 +79,10 @@ func newFuzzer(t *testing.T, tgt *target, seed uint64) *fuzzer {
 	}
 	f := &fuzzer{t: t, tgt: tgt, ops: map[string]*operation{}, list: operations(doc), router: router,
 		gen: &gen{r: rand.New(rand.NewPCG(seed, seed^0x9e3779b97f4a7c15))},
-		st:  state{userID: tgt.userID}, red: &redactor{secrets: map[string]string{}},
+		st:  state{userID: tgt.userID, adminID: tgt.adminID}, red: &redactor{secrets: map[string]string{}},
 		found: map[[3]string][]finding{}, ok: map[string]int{}}
 	f.red.add(fuzzPassword, "<the user's password>")
+	f.red.add(adminPassword, "<the admin's password>")
 	for _, o := range f.list {
 		f.ops[o.id] = o
 	}
@@ -136,7 +140,7 @@ func isCTL(r rune) bool { return (r < ' ' && r != '\t') || r == 0x7f }
 
 // exchange sends r, checks the answer and learns from it.
 func (f *fuzzer) exchange(r *request) (answer, error) {
-	req, err := r.httpRequest("http://"+f.tgt.addr, f.st.access)
+	req, err := r.httpRequest("http://"+f.tgt.addr, f.tokenFor(r))
 	if err != nil {
 		return answer{}, err
 	}
@@ -159,6 +163,18 @@ func (f *fuzzer) exchange(r *request) (answer, error) {
 	}
 	f.learn(r, a)
 	return a, nil
+}
+
+// tokenFor is the access token r carries: a stateful round's own, the
+// admin's on an admin operation, else the user's.
+func (f *fuzzer) tokenFor(r *request) string {
+	switch {
+	case r.token != "":
+		return r.token
+	case r.op.admin && r.auth == authValid, r.who == whoAdmin:
+		return f.st.adminAccess
+	}
+	return f.st.access
 }
 
 func (f *fuzzer) record(r *request, a answer, fd finding) {
@@ -184,8 +200,8 @@ func (f *fuzzer) report(seed uint64, cases int) {
 		}
 		f.t.Errorf("%s", msg)
 	}
-	f.t.Logf("%d requests sent, %d distinct findings, %d full stateful rounds; 2xx answers by operation: %v",
-		f.sent, len(keys), f.rounds, f.ok)
+	f.t.Logf("%d requests sent, %d distinct findings, %d full stateful rounds, %d admin rounds, %d self-service rounds; 2xx answers by operation: %v",
+		f.sent, len(keys), f.rounds, f.adminRounds, f.selfRounds, f.ok)
 }
 
 // reached fails the test when the run did not test what it claims: every
@@ -201,19 +217,27 @@ func (f *fuzzer) reached() {
 	if f.rounds == 0 {
 		f.t.Error("no stateful round went from create to delete")
 	}
+	if f.adminRounds == 0 || f.selfRounds == 0 {
+		f.t.Errorf("%d admin rounds went from create to delete, %d self-service rounds changed a password: want some of each", f.adminRounds, f.selfRounds)
+	}
 }
 
 // TestAPIConformsToItsDocument is the fuzz: stateless cases drawn for
 // every operation, valid and invalid, with a stateful round (login,
-// refresh, create, read, replace, patch, delete, logout) every 40 cases.
+// refresh, create, read, replace, patch, delete, logout) every 40 cases
+// and an admin round (adminRound, with the self-service round) every 200.
 func TestAPIConformsToItsDocument(t *testing.T) {
 	t.Parallel()
 	seed, cases := *seedFlag, budget()
 	f := newFuzzer(t, startTarget(t), seed)
 	f.statefulRound(true)
+	f.adminRound()
 	for i := range cases {
 		if i%40 == 39 {
 			f.statefulRound(i%120 == 119)
+		}
+		if i%200 == 99 {
+			f.adminRound()
 		}
 		op := f.list[f.gen.r.IntN(len(f.list))]
 		_, _ = f.exchange(f.newCase(op, f.gen.chance(3)))

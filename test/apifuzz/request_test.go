@@ -19,8 +19,9 @@ type operation struct {
 	op               *openapi3.Operation
 	params           openapi3.Parameters // the path item's and the operation's
 	// bearer: the operation declares bearerAuth; anonymous: it also
-	// declares anonymous access ({}).
-	bearer, anonymous bool
+	// declares anonymous access ({}); admin: it is for admins only (its
+	// path is under /admin, docs/admin.md).
+	bearer, anonymous, admin bool
 }
 
 func operations(doc *openapi3.T) []*operation {
@@ -28,7 +29,7 @@ func operations(doc *openapi3.T) []*operation {
 	for _, path := range doc.Paths.InMatchingOrder() {
 		item := doc.Paths.Value(path)
 		for method, op := range item.Operations() {
-			o := &operation{id: op.OperationID, method: method, path: path, op: op}
+			o := &operation{id: op.OperationID, method: method, path: path, op: op, admin: strings.HasPrefix(path, "/admin/")}
 			o.params = append(slices.Clone(item.Parameters), op.Parameters...)
 			sec := doc.Security
 			if op.Security != nil {
@@ -53,8 +54,20 @@ func operations(doc *openapi3.T) []*operation {
 // Which credential a request carries.
 const (
 	authNone    = "none"
-	authValid   = "valid"   // the current access token
+	authValid   = "valid"   // the current access token: the admin's on an admin operation, else the user's
 	authGarbage = "garbage" // a bearer value that is no token
+	// authNonAdmin: on an admin operation, the access token of the user
+	// who is not an admin (docs/admin.md: 403 before anything else).
+	authNonAdmin = "nonadmin"
+)
+
+// Whose tokens a login or refresh answers: the user's (""), the admin's,
+// or a throwaway user's of a stateful round (kept by the round, not by
+// learn).
+const (
+	whoUser  = ""
+	whoAdmin = "admin"
+	whoAside = "aside"
 )
 
 // request is one generated request.
@@ -71,6 +84,9 @@ type request struct {
 	// mutation says how the generator meant to make it invalid ("" when
 	// it meant it valid); the document decides (see valid).
 	mutation string
+	// who: whose tokens the request carries and answers (whoUser,
+	// whoAdmin, whoAside); token is the access token of a whoAside step.
+	who, token string
 }
 
 func (r *request) target() string {
@@ -112,7 +128,7 @@ func (r *request) httpRequest(base, token string) (*http.Request, error) {
 		req.Header[http.CanonicalHeaderKey(kv[0])] = append(req.Header[http.CanonicalHeaderKey(kv[0])], kv[1])
 	}
 	switch r.auth {
-	case authValid:
+	case authValid, authNonAdmin:
 		req.Header.Set("Authorization", "Bearer "+token)
 	case authGarbage:
 		req.Header.Set("Authorization", "Bearer not.a-token")

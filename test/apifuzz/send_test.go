@@ -91,10 +91,14 @@ var jwtShape = regexp.MustCompile(`eyJ[A-Za-z0-9_-]*\.[A-Za-z0-9_-]*(\.[A-Za-z0-
 func (f *fuzzer) describe(r *request, a answer) string {
 	var b strings.Builder
 	fmt.Fprintf(&b, "    %s %s\n", r.op.method, f.red.clean(r.target()))
-	switch r.auth {
-	case authValid:
+	switch {
+	case r.auth == authValid && r.token != "":
+		b.WriteString("    Authorization: Bearer <a throwaway user's access token>\n")
+	case r.auth == authValid && (r.op.admin || r.who == whoAdmin):
+		b.WriteString("    Authorization: Bearer <the admin's access token>\n")
+	case r.auth == authValid, r.auth == authNonAdmin:
 		b.WriteString("    Authorization: Bearer <the user's access token>\n")
-	case authGarbage:
+	case r.auth == authGarbage:
 		b.WriteString("    Authorization: Bearer not.a-token\n")
 	}
 	for _, kv := range r.header {

@@ -14,17 +14,22 @@ import (
 	"github.com/cachegate/cachegate/bootstrap/httpfx"
 )
 
-// The fuzzer's user. Its password is never printed (reports redact it).
+// The fuzzer's users: one who is not an admin (the cache and self-service
+// operations) and one admin (the /admin operations, docs/admin.md).
+// Their passwords are never printed (reports redact them).
 const (
-	fuzzUsername = "fuzz"
-	fuzzPassword = "correct horse battery staple"
+	fuzzUsername  = "fuzz"
+	fuzzPassword  = "correct horse battery staple"
+	adminUsername = "fuzzadmin"
+	adminPassword = "admin horse battery staple"
 )
 
 // target is the server under test.
 type target struct {
-	addr   string
-	userID string
-	dbPath string
+	addr    string
+	userID  string
+	adminID string
+	dbPath  string
 }
 
 // startTarget runs the whole service as a user runs it: bootstrap with the
@@ -57,5 +62,10 @@ func startTarget(t *testing.T, tweak ...func(*config.Config)) *target {
 	if err != nil {
 		t.Fatalf("add the fuzzer's user: %v", err)
 	}
-	return &target{addr: addr.Get(), userID: u.ID, dbPath: path}
+	// The admin is made as `cachegate users add --admin` makes one.
+	adm, err := admin.Add(t.Context(), application.AddUserInput{Username: adminUsername, Password: adminPassword, Active: true, Admin: true})
+	if err != nil {
+		t.Fatalf("add the fuzzer's admin: %v", err)
+	}
+	return &target{addr: addr.Get(), userID: u.ID, adminID: adm.ID, dbPath: path}
 }

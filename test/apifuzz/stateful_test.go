@@ -8,9 +8,11 @@ import (
 )
 
 // learn keeps the state current: a token pair answered by login or
-// refresh becomes the fuzzer's (it is the only user; the previous refresh
-// token is spent either way), a logout ends it, created entries join the
-// pool of ids the cases draw from and deleted ones leave it.
+// refresh becomes the fuzzer's user's (the previous refresh token is spent
+// either way), or the admin's, or stays the stateful round's (who); a
+// logout ends it, created entries join the pool of ids the cases draw
+// from and deleted ones leave it; so do throwaway users; the audit
+// trail's cursors are kept for the before parameter.
 func (f *fuzzer) learn(r *request, a answer) {
 	switch {
 	case a.status == http.StatusCreated && slices.Contains([]string{"login", "refresh", "tokenRefresh"}, r.op.id):
@@ -18,9 +20,32 @@ func (f *fuzzer) learn(r *request, a answer) {
 		if json.Unmarshal(a.body, &pair) == nil && pair.AccessToken != "" {
 			f.red.add(pair.AccessToken, "<an access token>")
 			f.red.add(pair.RefreshToken, "<a refresh token>")
-			f.st.access, f.st.refresh = pair.AccessToken, pair.RefreshToken
+			switch r.who {
+			case whoUser:
+				f.st.access, f.st.refresh = pair.AccessToken, pair.RefreshToken
+			case whoAdmin:
+				f.st.adminAccess, f.st.adminRefresh = pair.AccessToken, pair.RefreshToken
+			}
 		}
-	case a.status == http.StatusNoContent && r.op.id == "logout" && r.auth == authValid:
+	case a.status == http.StatusCreated && r.op.id == "adminAddUser":
+		var u struct{ ID string }
+		if json.Unmarshal(a.body, &u) == nil && u.ID != "" {
+			f.st.users = append(f.st.users, u.ID)
+			if len(f.st.users) > 32 {
+				f.st.users = f.st.users[1:]
+			}
+		}
+	case a.status == http.StatusNoContent && r.op.id == "adminDeleteUser":
+		f.st.users = slices.DeleteFunc(f.st.users, func(id string) bool { return id == r.path["id"] })
+	case a.status == http.StatusOK && r.op.id == "adminAudit":
+		var page struct{ Next *string }
+		if json.Unmarshal(a.body, &page) == nil && page.Next != nil && !slices.Contains(f.st.cursors, *page.Next) {
+			f.st.cursors = append(f.st.cursors, *page.Next)
+			if len(f.st.cursors) > 8 {
+				f.st.cursors = f.st.cursors[1:]
+			}
+		}
+	case a.status == http.StatusNoContent && r.op.id == "logout" && r.auth == authValid && r.who == whoUser:
 		f.st.access, f.st.refresh = "", ""
 		f.login()
 	case a.status < 300 && (r.op.id == "createCacheEntry" || r.op.id == "replaceCacheEntry") && r.path["assignment"] == "user":
