@@ -90,8 +90,8 @@ func parseAuditQuery(raw string) (application.AuditPageInput, error) {
 				errs.add("type", "is not an audit event type")
 			}
 		case "user", "address":
-			if !utf8.ValidString(v) || strings.IndexByte(v, 0) >= 0 || len(v) > 1024 {
-				errs.add(name, "must be valid UTF-8 of at most 1024 bytes, without NUL")
+			if !utf8.ValidString(v) || strings.IndexByte(v, 0) >= 0 || utf8.RuneCountInString(v) > 1024 {
+				errs.add(name, "must be valid UTF-8 of at most 1024 characters, without NUL")
 				continue
 			}
 			if name == "user" {

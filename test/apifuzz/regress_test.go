@@ -27,10 +27,11 @@ func TestTheAdminFindingsStayFixed(t *testing.T) {
 		r    *request
 		want int
 	}{
-		// A NUL reached SQLite inside the statement (500): it selects
-		// nothing now.
-		{"an audit address with a NUL selects nothing", audit("address", "a\x00b"), 200},
-		{"an audit username with a NUL selects nothing", audit("user", "a\x00b"), 200},
+		// A NUL reached SQLite inside the statement (500): the route
+		// refuses it now, as its document says (and the store would
+		// select nothing).
+		{"an audit address with a NUL is refused", audit("address", "a\x00b"), 400},
+		{"an audit username with a NUL is refused", audit("user", "a\x00b"), 400},
 		// null was taken for false or for absent (201, 200): no member
 		// of the admin bodies is nullable.
 		{"a null admin flag is refused", raw("adminAddUser", "", `{"username":"nullflag","password":"long enough","admin":null}`), 400},
