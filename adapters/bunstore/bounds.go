@@ -119,9 +119,17 @@ func (b bounds) enter(ctx context.Context) (context.Context, func(*error)) {
 		if *errp != nil {
 			*errp = translate(ctx, *errp)
 		}
-		release(!errors.Is(*errp, domain.ErrDatabaseUnavailable))
+		release(answered(*errp))
 		cancel()
 	}
+}
+
+// answered reports whether a call that ended with err got an answer from
+// the database: a result, or a refusal of the database's own (a
+// conflict, nothing found), not an outage and not a call given up.
+func answered(err error) bool {
+	return err == nil || !(errors.Is(err, domain.ErrDatabaseUnavailable) || errors.Is(err, domain.ErrStorageFull) ||
+		errors.Is(err, context.Canceled) || errors.Is(err, context.DeadlineExceeded))
 }
 
 // probeTable is a name reserved for the readiness check: files made by

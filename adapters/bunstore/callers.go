@@ -123,11 +123,14 @@ func (l *CallerLimit) acquire(ctx context.Context) (context.Context, func(answer
 	}
 	waitFrom := time.Now().UnixNano()
 	// busy is the refusal when no place came free in time: the caller's
-	// when the database answered other calls meanwhile, the database's
-	// when it answered none (it is frozen or unreachable: the caller's
-	// calls wait on it, and so does this one).
+	// when the database answered other calls in the second half of the
+	// wait, the database's when it did not (it froze or went away: the
+	// caller's calls wait on it, and so does this one; calls that were
+	// finishing as it froze may still have been answered early in the
+	// wait).
 	busy := func() error {
-		if l.answered.Load() < waitFrom {
+		half := waitFrom + (time.Now().UnixNano()-waitFrom)/2
+		if l.answered.Load() < half {
 			return &outage{kind: domain.ErrDatabaseUnavailable, cause: errPastBound}
 		}
 		return errCallerBusy
