@@ -39,6 +39,8 @@ type CacheRepository struct {
 	// name is the table's name as a value: its entity in cache_usage.
 	name   string
 	bounds bounds
+	// eng is the engine of db, chosen once here (engine.go).
+	eng engine
 	// handle, gate and group are set on SQLite, where writes are grouped,
 	// and so is prepared, the grouped writes' statements.
 	handle   *bun.DB
@@ -54,7 +56,7 @@ var _ ports.CacheRepository = (*CacheRepository)(nil)
 // NewCacheRepository returns the repository of table, which Migrate
 // created.
 func NewCacheRepository(db *bun.DB, table string, opts ...RepoOption) *CacheRepository {
-	r := &CacheRepository{db: db, table: bun.Ident(table), name: table, bounds: newBounds(opts), handle: db}
+	r := &CacheRepository{db: db, table: bun.Ident(table), name: table, bounds: newBounds(opts), eng: engineOf(db), handle: db}
 	r.creates = batchedCreates(db, r.bounds)
 	if !r.bounds.ungrouped {
 		r.gate, r.group = writeGate(db), entryWrites(db)
@@ -434,25 +436,7 @@ func (r *CacheRepository) Purge(ctx context.Context, now time.Time, limit int) (
 	if limit <= 0 {
 		return 0, nil
 	}
-	query, args := purgeStatement(r.db, r.table, now, limit)
-	var n int64
-	if isPostgres(r.db) {
-		err = withRetry(ctx, func() error {
-			return r.db.RunInTx(ctx, nil, func(ctx context.Context, tx bun.Tx) error {
-				if _, err := tx.ExecContext(ctx, purgePlan); err != nil {
-					return err
-				}
-				res, err := tx.ExecContext(ctx, query, args...)
-				if err != nil {
-					return err
-				}
-				n, err = res.RowsAffected()
-				return err
-			})
-		})
-	} else {
-		n, err = r.exec(ctx, r.db, query, args...)
-	}
+	n, err := r.eng.purge(ctx, r.db, r.table, now, limit)
 	if err != nil {
 		return 0, dbError("purge entries", err)
 	}

@@ -103,11 +103,7 @@ func changesRemovedMigration(table string) migrate.Migration {
 			return changesRemovedDDL(db, table)
 		}),
 		Down: ddlMigration("record the removals of "+table+" per row", func(db bun.IDB) []string {
-			if !isPostgres(db) {
-				return nil
-			}
-			return append([]string{"DROP TRIGGER IF EXISTS " + objectName(table, "changes_removed") + " ON " + table},
-				changesTriggerDDL(db, table)...)
+			return engineOf(db).changesRemovedDownDDL(table)
 		}),
 	}
 }
@@ -121,18 +117,7 @@ func changesRemovedMigration(table string) migrate.Migration {
 // on INSERT measured no faster (BenchmarkCreate/postgres: 181–195 µs
 // parallel either way; a create there waits mostly for its commit).
 func changesRemovedDDL(db bun.IDB, table string) []string {
-	if !isPostgres(db) {
-		return nil
-	}
-	return []string{
-		pgChangesRemovedFunction,
-		"DROP TRIGGER IF EXISTS " + objectName(table, "changes") + " ON " + table,
-		"CREATE TRIGGER " + objectName(table, "changes") + " AFTER INSERT OR UPDATE ON " + table +
-			" FOR EACH ROW EXECUTE FUNCTION cache_changes_record()",
-		"DROP TRIGGER IF EXISTS " + objectName(table, "changes_removed") + " ON " + table,
-		"CREATE TRIGGER " + objectName(table, "changes_removed") + " AFTER DELETE ON " + table +
-			" REFERENCING OLD TABLE AS gone FOR EACH STATEMENT EXECUTE FUNCTION cache_changes_removed()",
-	}
+	return engineOf(db).changesRemovedDDL(table)
 }
 
 // ddlMigration returns a migration step running the statements ddl makes
@@ -155,10 +140,7 @@ const changeColumns = "entity, kind, id, key, type, assignee_id, data, version, 
 
 func changesDDL(db bun.IDB) []string {
 	text, ts := textColumnType(db), timeColumnType(db)
-	rev := "rev INTEGER PRIMARY KEY AUTOINCREMENT"
-	if isPostgres(db) {
-		rev = "rev bigint GENERATED ALWAYS AS IDENTITY PRIMARY KEY"
-	}
+	rev := "rev " + engineOf(db).serialRevision()
 	return []string{
 		"CREATE TABLE IF NOT EXISTS " + changesTable + " (" + rev + ", " +
 			"entity " + text + " NOT NULL, " +
@@ -181,47 +163,15 @@ func changesDDL(db bun.IDB) []string {
 
 // sqliteNow is SQLite's clock in the form times are stored in:
 // microseconds since the Unix epoch (julianday has millisecond precision).
-const sqliteNow = "CAST((julianday('now') - 2440587.5) * 86400000000.0 AS INTEGER)"
 
 // changesTriggerDDL returns the statements creating table's triggers.
 // table passed ValidateTableName, so it is safe inside a string literal.
 func changesTriggerDDL(db bun.IDB, table string) []string {
-	if isPostgres(db) {
-		return []string{
-			pgChangesFunction,
-			"DROP TRIGGER IF EXISTS " + objectName(table, "changes") + " ON " + table,
-			"CREATE TRIGGER " + objectName(table, "changes") + " AFTER INSERT OR UPDATE OR DELETE ON " + table +
-				" FOR EACH ROW EXECUTE FUNCTION cache_changes_record()",
-		}
-	}
-	row := func(kind, rec, deleted string) string {
-		return "INSERT INTO " + changesTable + " (" + changeColumns + ", at) VALUES ('" + table + "', " + kind + ", " +
-			rec + ".id, " + rec + ".key, " + rec + ".type, " + rec + ".assignee_id, " + rec + ".data, " + rec + ".version, " +
-			rec + ".date_created, " + rec + ".date_updated, " + deleted + ", " + rec + ".expires_at, " + sqliteNow + ");"
-	}
-	return []string{
-		"CREATE TRIGGER IF NOT EXISTS " + objectName(table, "changes_insert") + " AFTER INSERT ON " + table +
-			" BEGIN " + row("'created'", "NEW", "NEW.date_deleted") + " END",
-		"CREATE TRIGGER IF NOT EXISTS " + objectName(table, "changes_update") + " AFTER UPDATE ON " + table +
-			" BEGIN " + row("CASE WHEN OLD.date_deleted IS NULL AND NEW.date_deleted IS NOT NULL THEN 'deleted' ELSE 'updated' END",
-			"NEW", "NEW.date_deleted") + " END",
-		"CREATE TRIGGER IF NOT EXISTS " + objectName(table, "changes_delete") + " AFTER DELETE ON " + table +
-			" WHEN OLD.date_deleted IS NULL BEGIN " +
-			row("CASE WHEN OLD.expires_at IS NULL THEN 'deleted' ELSE 'expired' END",
-				"OLD", "COALESCE(OLD.expires_at, "+sqliteNow+")") + " END",
-	}
+	return engineOf(db).changesTriggerDDL(table)
 }
 
 func changesTriggerDropDDL(db bun.IDB, table string) []string {
-	if isPostgres(db) {
-		return []string{"DROP TRIGGER IF EXISTS " + objectName(table, "changes") + " ON " + table,
-			"DROP TRIGGER IF EXISTS " + objectName(table, "changes_removed") + " ON " + table}
-	}
-	var out []string
-	for _, s := range []string{"changes_insert", "changes_update", "changes_delete"} {
-		out = append(out, "DROP TRIGGER IF EXISTS "+objectName(table, s))
-	}
-	return out
+	return engineOf(db).changesTriggerDropDDL(table)
 }
 
 // pgChangesFunction is the one trigger function of every cache table on

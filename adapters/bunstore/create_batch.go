@@ -260,7 +260,7 @@ func batchFailure(ctx context.Context, err error) error {
 // batchedCreates returns r's batcher: on PostgreSQL unless writes are
 // ungrouped, else nil.
 func batchedCreates(db bun.IDB, b bounds) *createBatcher {
-	if !isPostgres(db) || b.ungrouped {
+	if !engineOf(db).batchesCreates() || b.ungrouped {
 		return nil
 	}
 	return newCreateBatcher()

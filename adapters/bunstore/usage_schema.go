@@ -50,22 +50,16 @@ func usageTableMigration() migrate.Migration {
 	return migrate.Migration{
 		Name: usageMigration,
 		Up: ddlMigration("create the usage counts", func(db bun.IDB) []string {
-			text, without := textColumnType(db), ""
-			if !isPostgres(db) {
-				without = " WITHOUT ROWID"
-			}
+			text, without := textColumnType(db), engineOf(db).withoutRowID()
 			out := []string{"CREATE TABLE IF NOT EXISTS " + usageTable + " (" +
 				"entity " + text + " NOT NULL, assignee_id " + text + " NOT NULL, shard smallint NOT NULL, " +
 				"entries bigint NOT NULL, bytes bigint NOT NULL, " +
 				"PRIMARY KEY (entity, assignee_id, shard))" + without}
-			if isPostgres(db) {
-				out = append(out, pgUsageAdmitFunction)
-			}
-			return out
+			return append(out, engineOf(db).usageTableDDL()...)
 		}),
 		Down: ddlMigration("drop the usage counts", func(db bun.IDB) []string {
 			out := []string{"DROP TABLE IF EXISTS " + usageTable}
-			if isPostgres(db) {
+			if engineOf(db).usageTableDDL() != nil {
 				out = append(out, "DROP FUNCTION IF EXISTS cache_usage_admit")
 			}
 			return out
@@ -98,44 +92,7 @@ func usageDDL(db bun.IDB, table string) []string {
 		"CREATE INDEX IF NOT EXISTS " + quoteIdent(cacheNamesOf(table).expiring) + " ON " + t +
 			" (assignee_id, expires_at) WHERE date_deleted IS NULL AND expires_at IS NOT NULL",
 	}
-	if isPostgres(db) {
-		out = append(out, pgUsageAddedFunction, pgUsageChangedFunction, pgUsageRemovedFunction,
-			"DROP TRIGGER IF EXISTS "+objectName(table, "usage")+" ON "+t,
-			"DROP FUNCTION IF EXISTS cache_usage_row()",
-			"DROP TRIGGER IF EXISTS "+objectName(table, "usage_added")+" ON "+t,
-			"CREATE TRIGGER "+objectName(table, "usage_added")+" AFTER INSERT ON "+t+
-				" REFERENCING NEW TABLE AS added FOR EACH STATEMENT EXECUTE FUNCTION cache_usage_added()",
-			"DROP TRIGGER IF EXISTS "+objectName(table, "usage_changed")+" ON "+t,
-			"CREATE TRIGGER "+objectName(table, "usage_changed")+" AFTER UPDATE ON "+t+
-				" REFERENCING OLD TABLE AS before NEW TABLE AS after FOR EACH STATEMENT EXECUTE FUNCTION cache_usage_changed()",
-			"DROP TRIGGER IF EXISTS "+objectName(table, "usage_removed")+" ON "+t,
-			"CREATE TRIGGER "+objectName(table, "usage_removed")+" AFTER DELETE ON "+t+
-				" REFERENCING OLD TABLE AS gone FOR EACH STATEMENT EXECUTE FUNCTION cache_usage_removed()")
-	} else {
-		add := func(rec string) string {
-			return "INSERT INTO " + usageTable + " (entity, assignee_id, shard, entries, bytes) VALUES ('" + table + "', " +
-				rec + ".assignee_id, 0, 1, octet_length(" + rec + ".data)) ON CONFLICT (entity, assignee_id, shard) DO UPDATE " +
-				"SET entries = entries + 1, bytes = bytes + excluded.bytes;"
-		}
-		sub := func(rec string) string {
-			return "UPDATE " + usageTable + " SET entries = entries - 1, bytes = bytes - octet_length(" + rec + ".data) " +
-				"WHERE entity = '" + table + "' AND assignee_id = " + rec + ".assignee_id AND shard = 0;"
-		}
-		trigger := func(suffix, event, when, body string) string {
-			return "CREATE TRIGGER IF NOT EXISTS " + objectName(table, suffix) + " AFTER " + event + " ON " + t +
-				" WHEN " + when + " BEGIN " + body + " END"
-		}
-		stays := "OLD.date_deleted IS NULL AND NEW.date_deleted IS NULL AND OLD.assignee_id = NEW.assignee_id"
-		out = append(out,
-			trigger("usage_insert", "INSERT", "NEW.date_deleted IS NULL", add("NEW")),
-			trigger("usage_resize", "UPDATE", stays+" AND octet_length(OLD.data) <> octet_length(NEW.data)",
-				"UPDATE "+usageTable+" SET bytes = bytes + octet_length(NEW.data) - octet_length(OLD.data) "+
-					"WHERE entity = '"+table+"' AND assignee_id = NEW.assignee_id AND shard = 0;"),
-			trigger("usage_leave", "UPDATE", "OLD.date_deleted IS NULL AND NOT ("+stays+")", sub("OLD")),
-			trigger("usage_enter", "UPDATE", "NEW.date_deleted IS NULL AND NOT ("+stays+")", add("NEW")),
-			trigger("usage_delete", "DELETE", "OLD.date_deleted IS NULL", sub("OLD")),
-		)
-	}
+	out = append(out, engineOf(db).usageTriggerDDL(table)...)
 	return append(out,
 		"DELETE FROM "+usageTable+" WHERE entity = '"+table+"'",
 		"INSERT INTO "+usageTable+" (entity, assignee_id, shard, entries, bytes) SELECT '"+table+"', assignee_id, 0, count(*), "+
@@ -149,17 +106,8 @@ func quoteIdent(name string) string { return `"` + name + `"` }
 
 // usageDropDDL undoes usageDDL.
 func usageDropDDL(db bun.IDB, table string) []string {
-	t := quoteIdent(table)
 	out := []string{"DROP INDEX IF EXISTS " + quoteIdent(cacheNamesOf(table).expiring)}
-	if isPostgres(db) {
-		out = append(out, "DROP TRIGGER IF EXISTS "+objectName(table, "usage_added")+" ON "+t,
-			"DROP TRIGGER IF EXISTS "+objectName(table, "usage_changed")+" ON "+t,
-			"DROP TRIGGER IF EXISTS "+objectName(table, "usage_removed")+" ON "+t)
-	} else {
-		for _, s := range []string{"usage_insert", "usage_resize", "usage_leave", "usage_enter", "usage_delete"} {
-			out = append(out, "DROP TRIGGER IF EXISTS "+objectName(table, s))
-		}
-	}
+	out = append(out, engineOf(db).usageTriggerDropDDL(table)...)
 	return append(out, "DELETE FROM "+usageTable+" WHERE entity = '"+table+"'")
 }
 
