@@ -3,7 +3,6 @@ package bunstore
 import (
 	"context"
 	"fmt"
-	"strconv"
 
 	"github.com/uptrace/bun"
 	"github.com/uptrace/bun/migrate"
@@ -173,48 +172,3 @@ func changesTriggerDDL(db bun.IDB, table string) []string {
 func changesTriggerDropDDL(db bun.IDB, table string) []string {
 	return engineOf(db).changesTriggerDropDDL(table)
 }
-
-// pgChangesFunction is the one trigger function of every cache table on
-// PostgreSQL; TG_TABLE_NAME names the entity.
-var pgChangesFunction = `CREATE OR REPLACE FUNCTION cache_changes_record() RETURNS trigger LANGUAGE plpgsql AS $$
-BEGIN
-	-- Held until the transaction ends: the feed's watermark (changes.go).
-	PERFORM pg_advisory_xact_lock_shared(` + strconv.FormatInt(changesWriterLock, 10) + `);
-	IF TG_OP = 'INSERT' THEN
-		INSERT INTO cache_changes (` + changeColumns + `, at) VALUES (TG_TABLE_NAME, 'created',
-			NEW.id, NEW.key, NEW.type, NEW.assignee_id, NEW.data, NEW.version,
-			NEW.date_created, NEW.date_updated, NEW.date_deleted, NEW.expires_at, clock_timestamp());
-	ELSIF TG_OP = 'UPDATE' THEN
-		INSERT INTO cache_changes (` + changeColumns + `, at) VALUES (TG_TABLE_NAME,
-			CASE WHEN OLD.date_deleted IS NULL AND NEW.date_deleted IS NOT NULL THEN 'deleted' ELSE 'updated' END,
-			NEW.id, NEW.key, NEW.type, NEW.assignee_id, NEW.data, NEW.version,
-			NEW.date_created, NEW.date_updated, NEW.date_deleted, NEW.expires_at, clock_timestamp());
-	ELSIF OLD.date_deleted IS NULL THEN
-		INSERT INTO cache_changes (` + changeColumns + `, at) VALUES (TG_TABLE_NAME,
-			CASE WHEN OLD.expires_at IS NULL THEN 'deleted' ELSE 'expired' END,
-			OLD.id, OLD.key, OLD.type, OLD.assignee_id, OLD.data, OLD.version,
-			OLD.date_created, OLD.date_updated, COALESCE(OLD.expires_at, clock_timestamp()), OLD.expires_at, clock_timestamp());
-	END IF;
-	RETURN NULL;
-END
-$$`
-
-// pgChangesRemovedFunction records the rows one DELETE statement removed
-// (the transition table gone) as cache_changes_record's DELETE branch
-// does row by row: a row not deleted before expired (or, without an
-// expiry, was deleted), and removing a soft-deleted row records nothing.
-// It takes the feed's lock only when it records a row.
-var pgChangesRemovedFunction = `CREATE OR REPLACE FUNCTION cache_changes_removed() RETURNS trigger LANGUAGE plpgsql AS $$
-BEGIN
-	IF EXISTS (SELECT 1 FROM gone WHERE date_deleted IS NULL) THEN
-		-- Held until the transaction ends: the feed's watermark (changes.go).
-		PERFORM pg_advisory_xact_lock_shared(` + strconv.FormatInt(changesWriterLock, 10) + `);
-		INSERT INTO cache_changes (` + changeColumns + `, at)
-		SELECT TG_TABLE_NAME, CASE WHEN expires_at IS NULL THEN 'deleted' ELSE 'expired' END,
-			id, key, type, assignee_id, data, version,
-			date_created, date_updated, COALESCE(expires_at, clock_timestamp()), expires_at, clock_timestamp()
-		FROM gone WHERE date_deleted IS NULL;
-	END IF;
-	RETURN NULL;
-END
-$$`

@@ -288,3 +288,132 @@ func (postgresEngine) check(ctx context.Context, db *bun.DB) error {
 func (postgresEngine) backup(context.Context, *bun.DB, string) error {
 	return errors.New("backup copies SQLite databases; for PostgreSQL use pg_dump or pg_basebackup")
 }
+
+// The PL/pgSQL of the change log (changes_schema.go) and of the quota
+// counts (usage_schema.go).
+
+// pgChangesFunction is the one trigger function of every cache table on
+// PostgreSQL; TG_TABLE_NAME names the entity.
+var pgChangesFunction = `CREATE OR REPLACE FUNCTION cache_changes_record() RETURNS trigger LANGUAGE plpgsql AS $$
+BEGIN
+	-- Held until the transaction ends: the feed's watermark (changes.go).
+	PERFORM pg_advisory_xact_lock_shared(` + strconv.FormatInt(changesWriterLock, 10) + `);
+	IF TG_OP = 'INSERT' THEN
+		INSERT INTO cache_changes (` + changeColumns + `, at) VALUES (TG_TABLE_NAME, 'created',
+			NEW.id, NEW.key, NEW.type, NEW.assignee_id, NEW.data, NEW.version,
+			NEW.date_created, NEW.date_updated, NEW.date_deleted, NEW.expires_at, clock_timestamp());
+	ELSIF TG_OP = 'UPDATE' THEN
+		INSERT INTO cache_changes (` + changeColumns + `, at) VALUES (TG_TABLE_NAME,
+			CASE WHEN OLD.date_deleted IS NULL AND NEW.date_deleted IS NOT NULL THEN 'deleted' ELSE 'updated' END,
+			NEW.id, NEW.key, NEW.type, NEW.assignee_id, NEW.data, NEW.version,
+			NEW.date_created, NEW.date_updated, NEW.date_deleted, NEW.expires_at, clock_timestamp());
+	ELSIF OLD.date_deleted IS NULL THEN
+		INSERT INTO cache_changes (` + changeColumns + `, at) VALUES (TG_TABLE_NAME,
+			CASE WHEN OLD.expires_at IS NULL THEN 'deleted' ELSE 'expired' END,
+			OLD.id, OLD.key, OLD.type, OLD.assignee_id, OLD.data, OLD.version,
+			OLD.date_created, OLD.date_updated, COALESCE(OLD.expires_at, clock_timestamp()), OLD.expires_at, clock_timestamp());
+	END IF;
+	RETURN NULL;
+END
+$$`
+
+// pgChangesRemovedFunction records the rows one DELETE statement removed
+// (the transition table gone) as cache_changes_record's DELETE branch
+// does row by row: a row not deleted before expired (or, without an
+// expiry, was deleted), and removing a soft-deleted row records nothing.
+// It takes the feed's lock only when it records a row.
+var pgChangesRemovedFunction = `CREATE OR REPLACE FUNCTION cache_changes_removed() RETURNS trigger LANGUAGE plpgsql AS $$
+BEGIN
+	IF EXISTS (SELECT 1 FROM gone WHERE date_deleted IS NULL) THEN
+		-- Held until the transaction ends: the feed's watermark (changes.go).
+		PERFORM pg_advisory_xact_lock_shared(` + strconv.FormatInt(changesWriterLock, 10) + `);
+		INSERT INTO cache_changes (` + changeColumns + `, at)
+		SELECT TG_TABLE_NAME, CASE WHEN expires_at IS NULL THEN 'deleted' ELSE 'expired' END,
+			id, key, type, assignee_id, data, version,
+			date_created, date_updated, COALESCE(expires_at, clock_timestamp()), expires_at, clock_timestamp()
+		FROM gone WHERE date_deleted IS NULL;
+	END IF;
+	RETURN NULL;
+END
+$$`
+
+// pgUsageAdmitFunction is the quota check of a write on PostgreSQL
+// (cache_quota.go): it takes the transaction-scoped advisory lock of the
+// assignee in the entity (class "quot", key the hash of both names; a
+// collision of two hashes only makes two assignees wait for each other),
+// then sums the shards. Being VOLATILE, its statements each read a fresh
+// snapshot, so the sum taken after the lock sees every write committed
+// before, including the previous holder's, whatever shard its trigger
+// counted it in. It returns whether the growth fits the limits (0: none);
+// the lock is held until the write commits. An advisory lock lives in
+// memory: taking it writes nothing, where locking a row would.
+const pgUsageAdmitFunction = `CREATE OR REPLACE FUNCTION cache_usage_admit(p_entity text, p_assignee text,
+		grow_entries bigint, grow_bytes bigint, max_entries bigint, max_bytes bigint) RETURNS boolean
+		LANGUAGE plpgsql VOLATILE AS $$
+DECLARE
+	n bigint;
+	b bigint;
+BEGIN
+	PERFORM pg_advisory_xact_lock(` + quotaLockClass + `, hashtext(p_entity || '/' || p_assignee));
+	SELECT coalesce(sum(entries), 0), coalesce(sum(bytes), 0) INTO n, b
+	FROM cache_usage WHERE entity = p_entity AND assignee_id = p_assignee;
+	IF grow_entries > 0 AND max_entries > 0 AND n + grow_entries > max_entries
+			OR grow_bytes > 0 AND max_bytes > 0 AND b + grow_bytes > max_bytes THEN
+		RETURN false;
+	END IF;
+	RETURN true;
+END
+$$`
+
+// quotaLockClass is the first half of cache_usage_admit's two-key advisory
+// locks ("quot"); the two-key space never meets Migrate's one-key lock, and
+// the throttle's class differs.
+const quotaLockClass = "1903521652"
+
+// pgOwnShard is the shard of a change on PostgreSQL: its connection's.
+const pgOwnShard = `1 + pg_backend_pid() % 15`
+
+// pgUsageAddedFunction and pgUsageChangedFunction count the rows one
+// INSERT or UPDATE statement wrote, from its transition tables: one upsert
+// per assignee whose counts changed, in assignee order. They replaced a
+// row-level trigger, which upserted the count row once per written row: a
+// statement writing many rows of one assignee (an import, a batch insert)
+// then updated the same row thousands of times in one transaction, and
+// each update had to walk past the versions the earlier ones left, which
+// grew quadratically (a million-row INSERT ran for minutes). An update
+// counts as its rows leaving and entering; one that keeps an entry's
+// assignee and size nets to zero and touches no count.
+const pgUsageAddedFunction = `CREATE OR REPLACE FUNCTION cache_usage_added() RETURNS trigger LANGUAGE plpgsql AS $$
+BEGIN
+	INSERT INTO cache_usage AS u (entity, assignee_id, shard, entries, bytes)
+	SELECT TG_TABLE_NAME, assignee_id, ` + pgOwnShard + `, count(*), sum(octet_length(data)) FROM added
+	WHERE date_deleted IS NULL GROUP BY assignee_id ORDER BY assignee_id
+	ON CONFLICT (entity, assignee_id, shard) DO UPDATE SET entries = u.entries + excluded.entries, bytes = u.bytes + excluded.bytes;
+	RETURN NULL;
+END
+$$`
+
+const pgUsageChangedFunction = `CREATE OR REPLACE FUNCTION cache_usage_changed() RETURNS trigger LANGUAGE plpgsql AS $$
+BEGIN
+	INSERT INTO cache_usage AS u (entity, assignee_id, shard, entries, bytes)
+	SELECT TG_TABLE_NAME, assignee_id, ` + pgOwnShard + `, sum(n), sum(b) FROM (
+		SELECT assignee_id, -1 AS n, -octet_length(data)::bigint AS b FROM before WHERE date_deleted IS NULL
+		UNION ALL
+		SELECT assignee_id, 1, octet_length(data)::bigint FROM after WHERE date_deleted IS NULL
+	) d GROUP BY assignee_id HAVING sum(n) <> 0 OR sum(b) <> 0 ORDER BY assignee_id
+	ON CONFLICT (entity, assignee_id, shard) DO UPDATE SET entries = u.entries + excluded.entries, bytes = u.bytes + excluded.bytes;
+	RETURN NULL;
+END
+$$`
+
+// pgUsageRemovedFunction counts the rows one DELETE removed (the
+// transition table gone), one upsert per assignee in assignee order.
+const pgUsageRemovedFunction = `CREATE OR REPLACE FUNCTION cache_usage_removed() RETURNS trigger LANGUAGE plpgsql AS $$
+BEGIN
+	INSERT INTO cache_usage AS u (entity, assignee_id, shard, entries, bytes)
+	SELECT TG_TABLE_NAME, assignee_id, ` + pgOwnShard + `, -count(*), -sum(octet_length(data)) FROM gone
+	WHERE date_deleted IS NULL GROUP BY assignee_id ORDER BY assignee_id
+	ON CONFLICT (entity, assignee_id, shard) DO UPDATE SET entries = u.entries + excluded.entries, bytes = u.bytes + excluded.bytes;
+	RETURN NULL;
+END
+$$`
