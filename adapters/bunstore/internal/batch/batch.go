@@ -72,7 +72,8 @@ type Config[W any] struct {
 	Slots chan struct{}
 	// Max bounds the works of one batch.
 	Max int
-	// Timeout bounds a batch's context from the moment it begins.
+	// Timeout bounds a batch's context from the moment it begins (0: only
+	// the waiters' deadlines bound it).
 	Timeout time.Duration
 	// PastBound is the cause of the batch's context when its deadline
 	// passes (nil: context.DeadlineExceeded).
@@ -107,6 +108,9 @@ func New[W any](cfg Config[W]) *Batcher[W] {
 	}
 	return &Batcher[W]{cfg: cfg}
 }
+
+// Slots returns the gate of cfg.Slots (tests hold it to queue works).
+func (b *Batcher[W]) Slots() chan struct{} { return b.cfg.Slots }
 
 // Queued returns how many works wait to be taken into a batch.
 func (b *Batcher[W]) Queued() int {
@@ -195,14 +199,17 @@ func (b *Batcher[W]) await(ctx context.Context, w *waiter[W]) error {
 
 // run runs batch and answers every waiter in it, under the failure rule.
 func (b *Batcher[W]) run(ctx context.Context, batch []*waiter[W]) {
-	deadline := time.Now().Add(b.cfg.Timeout)
+	var deadline time.Time
+	if b.cfg.Timeout > 0 {
+		deadline = time.Now().Add(b.cfg.Timeout)
+	}
 	live := make([]*waiter[W], 0, len(batch))
 	for _, w := range batch {
 		if err := w.job.Ctx.Err(); err != nil {
 			w.done <- err
 			continue
 		}
-		if d, ok := w.job.Ctx.Deadline(); ok && d.Before(deadline) {
+		if d, ok := w.job.Ctx.Deadline(); ok && (deadline.IsZero() || d.Before(deadline)) {
 			deadline = d
 		}
 		live = append(live, w)
@@ -210,12 +217,16 @@ func (b *Batcher[W]) run(ctx context.Context, batch []*waiter[W]) {
 	if len(live) == 0 {
 		return
 	}
-	cause := b.cfg.PastBound
-	if cause == nil {
-		cause = context.DeadlineExceeded
+	bctx := context.WithoutCancel(ctx)
+	if !deadline.IsZero() {
+		cause := b.cfg.PastBound
+		if cause == nil {
+			cause = context.DeadlineExceeded
+		}
+		var cancel context.CancelFunc
+		bctx, cancel = context.WithDeadlineCause(bctx, deadline, cause)
+		defer cancel()
 	}
-	bctx, cancel := context.WithDeadlineCause(context.WithoutCancel(ctx), deadline, cause)
-	defer cancel()
 	jobs := make([]Job[W], len(live))
 	for i, w := range live {
 		jobs[i] = w.job
