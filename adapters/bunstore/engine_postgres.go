@@ -111,15 +111,15 @@ func (postgresEngine) defineFold(ctx context.Context, db bun.IDB) error {
 func (postgresEngine) changesTriggerDDL(table string) []string {
 	return []string{
 		pgChangesFunction,
-		"DROP TRIGGER IF EXISTS " + objectName(table, "changes") + " ON " + table,
-		"CREATE TRIGGER " + objectName(table, "changes") + " AFTER INSERT OR UPDATE OR DELETE ON " + table +
+		"DROP TRIGGER IF EXISTS " + objectName(table, "changes") + " ON " + quoteIdent(table),
+		"CREATE TRIGGER " + objectName(table, "changes") + " AFTER INSERT OR UPDATE OR DELETE ON " + quoteIdent(table) +
 			" FOR EACH ROW EXECUTE FUNCTION cache_changes_record()",
 	}
 }
 
 func (postgresEngine) changesTriggerDropDDL(table string) []string {
-	return []string{"DROP TRIGGER IF EXISTS " + objectName(table, "changes") + " ON " + table,
-		"DROP TRIGGER IF EXISTS " + objectName(table, "changes_removed") + " ON " + table}
+	return []string{"DROP TRIGGER IF EXISTS " + objectName(table, "changes") + " ON " + quoteIdent(table),
+		"DROP TRIGGER IF EXISTS " + objectName(table, "changes_removed") + " ON " + quoteIdent(table)}
 }
 
 // changesRemovedDDL records removals once per DELETE statement, from its
@@ -127,17 +127,17 @@ func (postgresEngine) changesTriggerDropDDL(table string) []string {
 func (postgresEngine) changesRemovedDDL(table string) []string {
 	return []string{
 		pgChangesRemovedFunction,
-		"DROP TRIGGER IF EXISTS " + objectName(table, "changes") + " ON " + table,
-		"CREATE TRIGGER " + objectName(table, "changes") + " AFTER INSERT OR UPDATE ON " + table +
+		"DROP TRIGGER IF EXISTS " + objectName(table, "changes") + " ON " + quoteIdent(table),
+		"CREATE TRIGGER " + objectName(table, "changes") + " AFTER INSERT OR UPDATE ON " + quoteIdent(table) +
 			" FOR EACH ROW EXECUTE FUNCTION cache_changes_record()",
-		"DROP TRIGGER IF EXISTS " + objectName(table, "changes_removed") + " ON " + table,
-		"CREATE TRIGGER " + objectName(table, "changes_removed") + " AFTER DELETE ON " + table +
+		"DROP TRIGGER IF EXISTS " + objectName(table, "changes_removed") + " ON " + quoteIdent(table),
+		"CREATE TRIGGER " + objectName(table, "changes_removed") + " AFTER DELETE ON " + quoteIdent(table) +
 			" REFERENCING OLD TABLE AS gone FOR EACH STATEMENT EXECUTE FUNCTION cache_changes_removed()",
 	}
 }
 
 func (e postgresEngine) changesRemovedDownDDL(table string) []string {
-	return append([]string{"DROP TRIGGER IF EXISTS " + objectName(table, "changes_removed") + " ON " + table},
+	return append([]string{"DROP TRIGGER IF EXISTS " + objectName(table, "changes_removed") + " ON " + quoteIdent(table)},
 		e.changesTriggerDDL(table)...)
 }
 

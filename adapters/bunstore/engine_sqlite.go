@@ -112,12 +112,12 @@ func (sqliteEngine) changesTriggerDDL(table string) []string {
 			rec + ".date_created, " + rec + ".date_updated, " + deleted + ", " + rec + ".expires_at, " + sqliteNow + ");"
 	}
 	return []string{
-		"CREATE TRIGGER IF NOT EXISTS " + objectName(table, "changes_insert") + " AFTER INSERT ON " + table +
+		"CREATE TRIGGER IF NOT EXISTS " + objectName(table, "changes_insert") + " AFTER INSERT ON " + quoteIdent(table) +
 			" BEGIN " + row("'created'", "NEW", "NEW.date_deleted") + " END",
-		"CREATE TRIGGER IF NOT EXISTS " + objectName(table, "changes_update") + " AFTER UPDATE ON " + table +
+		"CREATE TRIGGER IF NOT EXISTS " + objectName(table, "changes_update") + " AFTER UPDATE ON " + quoteIdent(table) +
 			" BEGIN " + row("CASE WHEN OLD.date_deleted IS NULL AND NEW.date_deleted IS NOT NULL THEN 'deleted' ELSE 'updated' END",
 			"NEW", "NEW.date_deleted") + " END",
-		"CREATE TRIGGER IF NOT EXISTS " + objectName(table, "changes_delete") + " AFTER DELETE ON " + table +
+		"CREATE TRIGGER IF NOT EXISTS " + objectName(table, "changes_delete") + " AFTER DELETE ON " + quoteIdent(table) +
 			" WHEN OLD.date_deleted IS NULL BEGIN " +
 			row("CASE WHEN OLD.expires_at IS NULL THEN 'deleted' ELSE 'expired' END",
 				"OLD", "COALESCE(OLD.expires_at, "+sqliteNow+")") + " END",

@@ -20,8 +20,8 @@ import (
 // answer; a failure of the group's transaction is answered by the
 // batcher's one rule: under an outage every rotation of the group gets
 // it, and when SQLite refused the transaction otherwise every rotation
-// runs again alone (rotateOne), so reuse detection and the grace window see exactly what they would see
-// one by one: rotations of one group run in arrival order in one
+// runs again alone (rotateOne), so reuse detection and the grace window
+// see exactly what they would see one by one: rotations of one group run in arrival order in one
 // transaction, as consecutive transactions would, and a rotation whose
 // token is not the live one is judged there, in that order (its family
 // revoked with its audit event, or its grace applied).
