@@ -4,11 +4,19 @@
 // of an SQLite handle (its rotation group). docs/storage.md ("One
 // batcher") says where each is used and what it gained.
 //
-// A waiter (Do) queues its work, then waits for its answer or for a slot.
-// The waiter that gets a slot takes the works waiting at that moment (at
-// most Max), its own among them unless an earlier holder took it, runs
-// them as one batch (Run) and answers each, and goes on until its own is
-// answered; then it gives the slot back.
+// A waiter (Do) queues its work, then waits for a slot (or the end of its
+// context). The waiter that gets a slot finds its answer there if an
+// earlier holder ran its work, and leaves at once; else it takes the works
+// waiting at that moment (at most Max), its own among them, runs them as
+// one batch (Run) and answers each, and goes on until its own is
+// answered; then it gives the slot back. A waiter answered while it waits
+// still passes through the slot rather than leave on its answer: the
+// slot's hand-offs through answered waiters give the queue time to fill,
+// so batches are larger. Measured with BenchmarkRotateRefresh (SQLite, 16
+// goroutines, 1 s, five runs interleaved on a loaded two-core machine):
+// 10.2–13.5 µs per rotation this way, 12.8–32.5 µs leaving on the
+// answer; BenchmarkCreate/sqlite-modernc/parallel-unlimited 106–118 µs
+// against 117–150 µs.
 //
 // # The failure rule
 //
@@ -161,11 +169,10 @@ func (b *Batcher[W]) take() []*waiter[W] {
 	return batch
 }
 
-// await returns w's answer: from a holder of a slot, perhaps this caller.
+// await returns w's answer: from a holder of a slot, perhaps this caller,
+// once w has passed through a slot (see the package comment).
 func (b *Batcher[W]) await(ctx context.Context, w *waiter[W]) error {
 	select {
-	case err := <-w.done:
-		return err
 	case <-ctx.Done():
 		if b.remove(w) {
 			return ctx.Err()
@@ -183,6 +190,11 @@ func (b *Batcher[W]) await(ctx context.Context, w *waiter[W]) error {
 		return ctx.Err()
 	}
 	for {
+		select {
+		case err := <-w.done:
+			return err
+		default:
+		}
 		batch := b.take()
 		if batch == nil {
 			break
