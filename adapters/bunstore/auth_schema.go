@@ -102,19 +102,7 @@ func sessionsKeysMigration(ctx context.Context, m *migrate.Migrator, _ *migrate.
 
 // addColumnIfMissing adds column to table unless it is there.
 func addColumnIfMissing(ctx context.Context, tx bun.Tx, table, column, typ string) error {
-	if isPostgres(tx) {
-		_, err := tx.ExecContext(ctx, "ALTER TABLE ? ADD COLUMN IF NOT EXISTS ? "+typ, bun.Ident(table), bun.Ident(column))
-		return err
-	}
-	var n int
-	if err := tx.QueryRowContext(ctx, "SELECT count(*) FROM pragma_table_info(?) WHERE name = ?", table, column).Scan(&n); err != nil {
-		return err
-	}
-	if n > 0 {
-		return nil
-	}
-	_, err := tx.ExecContext(ctx, "ALTER TABLE ? ADD COLUMN ? "+typ, bun.Ident(table), bun.Ident(column))
-	return err
+	return engineOf(tx).addColumnIfMissing(ctx, tx, table, column, typ)
 }
 
 // authMigration returns a migration step running the statements ddl

@@ -157,15 +157,5 @@ func Check(ctx context.Context, db *bun.DB) (err error) {
 			err = &outage{kind: domain.ErrDatabaseUnavailable, cause: err}
 		}
 	}()
-	if isPostgres(db) {
-		var readOnly string
-		if err := db.QueryRowContext(ctx, "SELECT current_setting('transaction_read_only')").Scan(&readOnly); err != nil {
-			return dbError("check the database", err)
-		}
-		if readOnly == "on" {
-			return &outage{kind: domain.ErrDatabaseUnavailable, cause: errors.New("the server is a read-only standby")}
-		}
-		return nil
-	}
-	return checkSQLite(ctx, db, statFS)
+	return engineOf(db).check(ctx, db)
 }

@@ -5,9 +5,12 @@ import (
 	"database/sql"
 	"errors"
 	"fmt"
+	"sync/atomic"
 	"time"
 
 	"github.com/uptrace/bun"
+
+	"github.com/cachegate/cachegate/adapters/bunstore/internal/batch"
 
 	"github.com/cachegate/cachegate/domain"
 	"github.com/cachegate/cachegate/ports"
@@ -39,14 +42,20 @@ type CacheRepository struct {
 	// name is the table's name as a value: its entity in cache_usage.
 	name   string
 	bounds bounds
-	// handle, gate and group are set on SQLite, where writes are grouped,
-	// and so is prepared, the grouped writes' statements.
-	handle   *bun.DB
-	gate     chan struct{}
-	group    *writeGroup
+	// eng is the engine of db, chosen once here (engine.go).
+	eng    engine
+	handle *bun.DB
+	// group batches the entry writes on SQLite, where writes are grouped
+	// (write_group.go), and prepared holds the grouped writes' statements;
+	// both are nil where each write runs directly (PostgreSQL, or
+	// ungrouped). The constructor chooses once.
+	group    *batch.Batcher[groupWrite]
 	prepared *preparedSet
 	// creates batches creates on PostgreSQL (create_batch.go).
-	creates *createBatcher
+	creates *batch.Batcher[*queuedCreate]
+	// batchedCreates counts the creates written by statements of several,
+	// for tests.
+	batchedCreates atomic.Int64
 }
 
 var _ ports.CacheRepository = (*CacheRepository)(nil)
@@ -54,12 +63,14 @@ var _ ports.CacheRepository = (*CacheRepository)(nil)
 // NewCacheRepository returns the repository of table, which Migrate
 // created.
 func NewCacheRepository(db *bun.DB, table string, opts ...RepoOption) *CacheRepository {
-	r := &CacheRepository{db: db, table: bun.Ident(table), name: table, bounds: newBounds(opts), handle: db}
-	r.creates = batchedCreates(db, r.bounds)
+	r := &CacheRepository{db: db, table: bun.Ident(table), name: table, bounds: newBounds(opts), eng: engineOf(db), handle: db}
 	if !r.bounds.ungrouped {
-		r.gate, r.group = writeGate(db), entryWrites(db)
+		r.group = entryWrites(db)
+		if r.eng.batchesCreates() {
+			r.creates = newCreateBatcher(r)
+		}
 	}
-	if r.gate != nil && r.group != nil {
+	if r.group != nil {
 		r.prepared = sqliteWrites(db, table)
 	}
 	return r
@@ -69,7 +80,7 @@ func NewCacheRepository(db *bun.DB, table string, opts ...RepoOption) *CacheRepo
 // SQLite a transaction shared with other writes of the handle's group, on
 // PostgreSQL the handle itself.
 func (r *CacheRepository) write(ctx context.Context, fn func(ctx context.Context, db bun.IDB) error) error {
-	if r.group == nil || r.gate == nil {
+	if r.group == nil {
 		return fn(ctx, r.db)
 	}
 	// Prepared before the group's transaction takes a connection: an
@@ -77,7 +88,7 @@ func (r *CacheRepository) write(ctx context.Context, fn func(ctx context.Context
 	if _, err := r.prepared.get(ctx); err != nil {
 		return dbError("prepare the entry writes", err)
 	}
-	return r.group.run(ctx, r.handle, r.gate, r.bounds.timeout, fn)
+	return r.group.Do(ctx, groupWrite{db: r.handle, fn: fn})
 }
 
 const cacheColumns = "id, key, type, assignee_id, data, version, date_created, date_updated, date_deleted, expires_at"
@@ -101,7 +112,7 @@ func (r *CacheRepository) Create(ctx context.Context, e domain.Entry, now time.T
 	defer done(&err)
 	e = e.Normalized()
 	if r.creates != nil {
-		return r.creates.create(ctx, r, e, now, q)
+		return r.createBatched(ctx, e, now, q)
 	}
 	return r.write(ctx, func(ctx context.Context, db bun.IDB) error { return r.create(ctx, db, e, now, q) })
 }
@@ -434,25 +445,7 @@ func (r *CacheRepository) Purge(ctx context.Context, now time.Time, limit int) (
 	if limit <= 0 {
 		return 0, nil
 	}
-	query, args := purgeStatement(r.db, r.table, now, limit)
-	var n int64
-	if isPostgres(r.db) {
-		err = withRetry(ctx, func() error {
-			return r.db.RunInTx(ctx, nil, func(ctx context.Context, tx bun.Tx) error {
-				if _, err := tx.ExecContext(ctx, purgePlan); err != nil {
-					return err
-				}
-				res, err := tx.ExecContext(ctx, query, args...)
-				if err != nil {
-					return err
-				}
-				n, err = res.RowsAffected()
-				return err
-			})
-		})
-	} else {
-		n, err = r.exec(ctx, r.db, query, args...)
-	}
+	n, err := r.eng.purge(ctx, r.db, r.table, now, limit)
 	if err != nil {
 		return 0, dbError("purge entries", err)
 	}

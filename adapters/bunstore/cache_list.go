@@ -181,10 +181,7 @@ func appendCondition(b *strings.Builder, args []any, db bun.IDB, c *domain.Condi
 		}
 		return v.Text
 	}
-	position := "instr"
-	if isPostgres(db) {
-		position = "strpos"
-	}
+	position := engineOf(db).positionFunction()
 	switch c.Op {
 	case domain.OpEq, domain.OpNe, domain.OpGt, domain.OpLt, domain.OpGte, domain.OpLte:
 		b.WriteString(col + comparators[c.Op] + "?")

@@ -130,7 +130,7 @@ func listPlan(tb testing.TB, db *bun.DB, q ports.ListQuery) string {
 	}
 	order, _ := listOrder(q.Sort)
 	explain := "EXPLAIN QUERY PLAN "
-	if isPostgres(db) {
+	if onPostgres(db) {
 		explain = "EXPLAIN "
 	}
 	rows, err := db.QueryContext(context.Background(), explain+"SELECT "+cacheColumns+" FROM ? WHERE "+cond+" ORDER BY "+order+" LIMIT 100", args...)

@@ -3,13 +3,8 @@ package bunstore
 import (
 	"context"
 	"errors"
-	"fmt"
-	"strconv"
 
-	"github.com/jackc/pgx/v5/pgconn"
 	"github.com/uptrace/bun"
-
-	"github.com/cachegate/cachegate/domain"
 )
 
 // The bounds of each statement of a list (README, "Fair share of the
@@ -50,30 +45,5 @@ func (r *CacheRepository) listStatement(ctx context.Context, fn func(ctx context
 // server that stops answering meets the repository's timeout as any
 // other call does and stays domain.ErrDatabaseUnavailable.
 func (b bounds) queryBounded(ctx context.Context, conn bun.Conn, fn func(ctx context.Context, db bun.IDB) error) error {
-	if !isPostgres(conn) {
-		qctx, cancel := context.WithTimeoutCause(ctx, b.query, errQueryBound)
-		defer cancel()
-		err := fn(qctx, conn)
-		if err != nil && ctx.Err() == nil && errors.Is(context.Cause(qctx), errQueryBound) {
-			return fmt.Errorf("%w: %w", domain.ErrQueryTooExpensive, err)
-		}
-		return err
-	}
-	tx, err := conn.BeginTx(ctx, nil)
-	if err != nil {
-		return err
-	}
-	defer func() { _ = tx.Rollback() }()
-	ms := max(b.query.Milliseconds(), 1)
-	if _, err := tx.ExecContext(ctx, "SELECT set_config('statement_timeout', ?, true)", strconv.FormatInt(ms, 10)); err != nil {
-		return err
-	}
-	if err := fn(ctx, tx); err != nil {
-		var pg *pgconn.PgError
-		if errors.As(err, &pg) && pg.Code == pgQueryCanceled && ctx.Err() == nil {
-			return fmt.Errorf("%w: %w", domain.ErrQueryTooExpensive, err)
-		}
-		return err
-	}
-	return tx.Commit()
+	return engineOf(conn).queryBounded(ctx, b, conn, fn)
 }

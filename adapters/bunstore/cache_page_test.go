@@ -281,7 +281,7 @@ func TestANextPageIsAnIndexRange(t *testing.T) {
 			t.Fatal(err)
 		}
 		explain := "EXPLAIN QUERY PLAN "
-		if isPostgres(db) {
+		if onPostgres(db) {
 			explain = "EXPLAIN "
 			// An empty table is read sequentially whatever the indexes.
 			if _, err := db.ExecContext(t.Context(), "SET enable_seqscan = off"); err != nil {

@@ -103,11 +103,7 @@ func (r *CacheRepository) guarded(g *quotaGuard) (with, from, where string, args
 	if g == nil {
 		return "", "", "", nil
 	}
-	if isPostgres(r.db) {
-		return "WITH quota AS (SELECT 1 WHERE cache_usage_admit(?, ?, ?, ?, ?, ?)) ", "quota", "",
-			[]any{r.name, g.assignee, g.entries, g.bytes, g.q.MaxEntries, g.q.MaxBytes}
-	}
-	return "", "", sqliteGuard, r.sqliteGuardArgs(g)
+	return r.eng.guarded(r, g)
 }
 
 // insert runs the INSERT of e, within g when g is set, and reports how

@@ -125,7 +125,7 @@ func scaleOpen(b *testing.B, be benchBackend, rows int) (*bun.DB, bool) {
 func tableBytes(tb testing.TB, db *bun.DB, table string) int64 {
 	tb.Helper()
 	q := "SELECT pg_total_relation_size(?)"
-	if !isPostgres(db) {
+	if !onPostgres(db) {
 		// dbstat has a line per page of every b-tree; sqlite_master names
 		// the table's own, its indexes included.
 		q = "SELECT coalesce(sum(pgsize), 0) FROM dbstat WHERE name IN (SELECT name FROM sqlite_master WHERE tbl_name = ?)"

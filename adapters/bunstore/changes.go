@@ -54,11 +54,7 @@ var _ ports.ChangeLog = (*ChangeLog)(nil)
 // NewChangeLog returns the log of db, which Migrate prepared. Each call is
 // bounded as the repositories' are (WithTimeout).
 func NewChangeLog(db *bun.DB, opts ...RepoOption) *ChangeLog {
-	l := &ChangeLog{db: db, bounds: newBounds(opts)}
-	if isPostgres(db) {
-		l.pg = &pgWatermark{}
-	}
-	return l
+	return &ChangeLog{db: db, bounds: newBounds(opts), pg: engineOf(db).newWatermark()}
 }
 
 // Wake implements ports.ChangeLog: the database does not tell. Writes of

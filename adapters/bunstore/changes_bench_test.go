@@ -99,7 +99,7 @@ func seedChanges(b *testing.B, db *bun.DB, mine, others int) (string, int64) {
 			b.Fatalf("seed changes: %v", err)
 		}
 	}
-	if isPostgres(db) {
+	if onPostgres(db) {
 		if _, err := db.ExecContext(ctx, "ANALYZE "+changesTable); err != nil {
 			b.Fatal(err)
 		}

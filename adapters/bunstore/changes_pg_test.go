@@ -15,7 +15,7 @@ import (
 
 // txRepo is the repository of table writing through tx.
 func txRepo(tx bun.Tx, table string) *CacheRepository {
-	return &CacheRepository{db: tx, table: bun.Ident(table), bounds: newBounds(nil)}
+	return &CacheRepository{db: tx, table: bun.Ident(table), bounds: newBounds(nil), eng: engineOf(tx)}
 }
 
 // TestChangeLogPostgresOverlappingTransactions interleaves two writers so

@@ -3,7 +3,6 @@ package bunstore
 import (
 	"context"
 	"fmt"
-	"strconv"
 
 	"github.com/uptrace/bun"
 	"github.com/uptrace/bun/migrate"
@@ -103,11 +102,7 @@ func changesRemovedMigration(table string) migrate.Migration {
 			return changesRemovedDDL(db, table)
 		}),
 		Down: ddlMigration("record the removals of "+table+" per row", func(db bun.IDB) []string {
-			if !isPostgres(db) {
-				return nil
-			}
-			return append([]string{"DROP TRIGGER IF EXISTS " + objectName(table, "changes_removed") + " ON " + table},
-				changesTriggerDDL(db, table)...)
+			return engineOf(db).changesRemovedDownDDL(table)
 		}),
 	}
 }
@@ -121,18 +116,7 @@ func changesRemovedMigration(table string) migrate.Migration {
 // on INSERT measured no faster (BenchmarkCreate/postgres: 181–195 µs
 // parallel either way; a create there waits mostly for its commit).
 func changesRemovedDDL(db bun.IDB, table string) []string {
-	if !isPostgres(db) {
-		return nil
-	}
-	return []string{
-		pgChangesRemovedFunction,
-		"DROP TRIGGER IF EXISTS " + objectName(table, "changes") + " ON " + table,
-		"CREATE TRIGGER " + objectName(table, "changes") + " AFTER INSERT OR UPDATE ON " + table +
-			" FOR EACH ROW EXECUTE FUNCTION cache_changes_record()",
-		"DROP TRIGGER IF EXISTS " + objectName(table, "changes_removed") + " ON " + table,
-		"CREATE TRIGGER " + objectName(table, "changes_removed") + " AFTER DELETE ON " + table +
-			" REFERENCING OLD TABLE AS gone FOR EACH STATEMENT EXECUTE FUNCTION cache_changes_removed()",
-	}
+	return engineOf(db).changesRemovedDDL(table)
 }
 
 // ddlMigration returns a migration step running the statements ddl makes
@@ -155,10 +139,7 @@ const changeColumns = "entity, kind, id, key, type, assignee_id, data, version, 
 
 func changesDDL(db bun.IDB) []string {
 	text, ts := textColumnType(db), timeColumnType(db)
-	rev := "rev INTEGER PRIMARY KEY AUTOINCREMENT"
-	if isPostgres(db) {
-		rev = "rev bigint GENERATED ALWAYS AS IDENTITY PRIMARY KEY"
-	}
+	rev := "rev " + engineOf(db).serialRevision()
 	return []string{
 		"CREATE TABLE IF NOT EXISTS " + changesTable + " (" + rev + ", " +
 			"entity " + text + " NOT NULL, " +
@@ -181,90 +162,13 @@ func changesDDL(db bun.IDB) []string {
 
 // sqliteNow is SQLite's clock in the form times are stored in:
 // microseconds since the Unix epoch (julianday has millisecond precision).
-const sqliteNow = "CAST((julianday('now') - 2440587.5) * 86400000000.0 AS INTEGER)"
 
 // changesTriggerDDL returns the statements creating table's triggers.
 // table passed ValidateTableName, so it is safe inside a string literal.
 func changesTriggerDDL(db bun.IDB, table string) []string {
-	if isPostgres(db) {
-		return []string{
-			pgChangesFunction,
-			"DROP TRIGGER IF EXISTS " + objectName(table, "changes") + " ON " + table,
-			"CREATE TRIGGER " + objectName(table, "changes") + " AFTER INSERT OR UPDATE OR DELETE ON " + table +
-				" FOR EACH ROW EXECUTE FUNCTION cache_changes_record()",
-		}
-	}
-	row := func(kind, rec, deleted string) string {
-		return "INSERT INTO " + changesTable + " (" + changeColumns + ", at) VALUES ('" + table + "', " + kind + ", " +
-			rec + ".id, " + rec + ".key, " + rec + ".type, " + rec + ".assignee_id, " + rec + ".data, " + rec + ".version, " +
-			rec + ".date_created, " + rec + ".date_updated, " + deleted + ", " + rec + ".expires_at, " + sqliteNow + ");"
-	}
-	return []string{
-		"CREATE TRIGGER IF NOT EXISTS " + objectName(table, "changes_insert") + " AFTER INSERT ON " + table +
-			" BEGIN " + row("'created'", "NEW", "NEW.date_deleted") + " END",
-		"CREATE TRIGGER IF NOT EXISTS " + objectName(table, "changes_update") + " AFTER UPDATE ON " + table +
-			" BEGIN " + row("CASE WHEN OLD.date_deleted IS NULL AND NEW.date_deleted IS NOT NULL THEN 'deleted' ELSE 'updated' END",
-			"NEW", "NEW.date_deleted") + " END",
-		"CREATE TRIGGER IF NOT EXISTS " + objectName(table, "changes_delete") + " AFTER DELETE ON " + table +
-			" WHEN OLD.date_deleted IS NULL BEGIN " +
-			row("CASE WHEN OLD.expires_at IS NULL THEN 'deleted' ELSE 'expired' END",
-				"OLD", "COALESCE(OLD.expires_at, "+sqliteNow+")") + " END",
-	}
+	return engineOf(db).changesTriggerDDL(table)
 }
 
 func changesTriggerDropDDL(db bun.IDB, table string) []string {
-	if isPostgres(db) {
-		return []string{"DROP TRIGGER IF EXISTS " + objectName(table, "changes") + " ON " + table,
-			"DROP TRIGGER IF EXISTS " + objectName(table, "changes_removed") + " ON " + table}
-	}
-	var out []string
-	for _, s := range []string{"changes_insert", "changes_update", "changes_delete"} {
-		out = append(out, "DROP TRIGGER IF EXISTS "+objectName(table, s))
-	}
-	return out
+	return engineOf(db).changesTriggerDropDDL(table)
 }
-
-// pgChangesFunction is the one trigger function of every cache table on
-// PostgreSQL; TG_TABLE_NAME names the entity.
-var pgChangesFunction = `CREATE OR REPLACE FUNCTION cache_changes_record() RETURNS trigger LANGUAGE plpgsql AS $$
-BEGIN
-	-- Held until the transaction ends: the feed's watermark (changes.go).
-	PERFORM pg_advisory_xact_lock_shared(` + strconv.FormatInt(changesWriterLock, 10) + `);
-	IF TG_OP = 'INSERT' THEN
-		INSERT INTO cache_changes (` + changeColumns + `, at) VALUES (TG_TABLE_NAME, 'created',
-			NEW.id, NEW.key, NEW.type, NEW.assignee_id, NEW.data, NEW.version,
-			NEW.date_created, NEW.date_updated, NEW.date_deleted, NEW.expires_at, clock_timestamp());
-	ELSIF TG_OP = 'UPDATE' THEN
-		INSERT INTO cache_changes (` + changeColumns + `, at) VALUES (TG_TABLE_NAME,
-			CASE WHEN OLD.date_deleted IS NULL AND NEW.date_deleted IS NOT NULL THEN 'deleted' ELSE 'updated' END,
-			NEW.id, NEW.key, NEW.type, NEW.assignee_id, NEW.data, NEW.version,
-			NEW.date_created, NEW.date_updated, NEW.date_deleted, NEW.expires_at, clock_timestamp());
-	ELSIF OLD.date_deleted IS NULL THEN
-		INSERT INTO cache_changes (` + changeColumns + `, at) VALUES (TG_TABLE_NAME,
-			CASE WHEN OLD.expires_at IS NULL THEN 'deleted' ELSE 'expired' END,
-			OLD.id, OLD.key, OLD.type, OLD.assignee_id, OLD.data, OLD.version,
-			OLD.date_created, OLD.date_updated, COALESCE(OLD.expires_at, clock_timestamp()), OLD.expires_at, clock_timestamp());
-	END IF;
-	RETURN NULL;
-END
-$$`
-
-// pgChangesRemovedFunction records the rows one DELETE statement removed
-// (the transition table gone) as cache_changes_record's DELETE branch
-// does row by row: a row not deleted before expired (or, without an
-// expiry, was deleted), and removing a soft-deleted row records nothing.
-// It takes the feed's lock only when it records a row.
-var pgChangesRemovedFunction = `CREATE OR REPLACE FUNCTION cache_changes_removed() RETURNS trigger LANGUAGE plpgsql AS $$
-BEGIN
-	IF EXISTS (SELECT 1 FROM gone WHERE date_deleted IS NULL) THEN
-		-- Held until the transaction ends: the feed's watermark (changes.go).
-		PERFORM pg_advisory_xact_lock_shared(` + strconv.FormatInt(changesWriterLock, 10) + `);
-		INSERT INTO cache_changes (` + changeColumns + `, at)
-		SELECT TG_TABLE_NAME, CASE WHEN expires_at IS NULL THEN 'deleted' ELSE 'expired' END,
-			id, key, type, assignee_id, data, version,
-			date_created, date_updated, COALESCE(expires_at, clock_timestamp()), expires_at, clock_timestamp()
-		FROM gone WHERE date_deleted IS NULL;
-	END IF;
-	RETURN NULL;
-END
-$$`

@@ -2,13 +2,10 @@ package bunstore
 
 import (
 	"context"
-	"errors"
 	"strings"
-	"sync/atomic"
 	"time"
 
-	"github.com/jackc/pgx/v5/pgconn"
-	"github.com/uptrace/bun"
+	"github.com/cachegate/cachegate/adapters/bunstore/internal/batch"
 
 	"github.com/cachegate/cachegate/domain"
 )
@@ -37,7 +34,7 @@ import (
 // conflict it met. If PostgreSQL refuses the statement, every create of
 // the batch runs alone, so each gets the answer it would have got by
 // itself; if the database fails under it (batchFailure), each gets that
-// failure.
+// failure: the one failure rule of the batcher (internal/batch).
 // Within a batch a second create of the same id or natural key is left
 // out of the statement and runs alone after it, so it meets the first as
 // a later transaction would. A batch of one create runs alone at once.
@@ -69,103 +66,85 @@ const (
 	createBatchSlots = 2
 )
 
-// errCreateAlone answers a queued create that must run by itself.
-var errCreateAlone = errors.New("bunstore: create alone")
-
-// queuedCreate is one create waiting in a createBatcher.
+// queuedCreate is one create waiting in a repository's batcher.
 type queuedCreate struct {
-	ctx  context.Context //nolint:containedctx // a create whose caller gave up is not written
-	e    domain.Entry
-	now  time.Time
-	q    domain.Quota
-	g    *quotaGuard // the room e needs under q (nil: none)
-	done chan error
+	e   domain.Entry
+	now time.Time
+	q   domain.Quota
+	g   *quotaGuard // the room e needs under q (nil: none)
 }
 
-// createBatcher is the queue of one repository's creates on PostgreSQL.
-type createBatcher struct {
-	slots chan struct{}
-	queue writeQueue[queuedCreate]
-	// batched counts the creates written by statements of several, for
-	// tests.
-	batched atomic.Int64
+// newCreateBatcher returns the batcher of r's creates.
+func newCreateBatcher(r *CacheRepository) *batch.Batcher[*queuedCreate] {
+	return batch.New(batch.Config[*queuedCreate]{
+		Slots: make(chan struct{}, createBatchSlots), Max: maxCreateBatch, Timeout: r.bounds.timeout, PastBound: errPastBound,
+		Run: r.writeCreates,
+		Alone: func(ctx context.Context, w *queuedCreate) error {
+			return r.create(ctx, r.db, w.e, w.now, w.q)
+		},
+		Outage: batchOutage,
+	})
 }
 
-func newCreateBatcher() *createBatcher {
-	return &createBatcher{slots: make(chan struct{}, createBatchSlots)}
-}
-
-// create writes e under q: in a batch with the creates queued beside it,
-// or alone. A create too large for q whatever its assignee holds runs
-// alone at once.
-func (b *createBatcher) create(ctx context.Context, r *CacheRepository, e domain.Entry, now time.Time, q domain.Quota) error {
+// createBatched writes e under q: in a batch with the creates queued
+// beside it, or alone. A create too large for q whatever its assignee
+// holds runs alone at once.
+func (r *CacheRepository) createBatched(ctx context.Context, e domain.Entry, now time.Time, q domain.Quota) error {
 	g := newQuotaGuard(q, nil, e)
 	if g != nil && g.admit(domain.Usage{}) != nil {
 		return r.create(ctx, r.db, e, now, q)
 	}
-	w := &queuedCreate{ctx: ctx, e: e, now: now, q: q, g: g, done: make(chan error, 1)}
-	b.queue.push(w)
-	err := b.queue.await(ctx, w, w.done, b.slots, maxCreateBatch, func(batch []*queuedCreate) {
-		b.write(ctx, r, batch)
-	})
-	if errors.Is(err, errCreateAlone) {
-		return r.create(ctx, r.db, e, now, q)
-	}
-	return err
+	return r.creates.Do(ctx, &queuedCreate{e: e, now: now, q: q, g: g})
 }
 
-// write answers every create of batch: nil for those its statement wrote,
-// errCreateAlone for the others. A batch of one runs alone here, under
+// writeCreates answers every create of jobs: nil for those its statement
+// wrote, batch.ErrAlone for the others. A batch of one runs alone, under
 // its caller's context.
-func (b *createBatcher) write(ctx context.Context, r *CacheRepository, batch []*queuedCreate) {
-	if len(batch) == 1 {
-		w := batch[0]
-		w.done <- r.create(w.ctx, r.db, w.e, w.now, w.q)
-		return
+func (r *CacheRepository) writeCreates(ctx context.Context, jobs []batch.Job[*queuedCreate]) ([]error, error) {
+	answers := make([]error, len(jobs))
+	if len(jobs) == 1 {
+		answers[0] = batch.ErrAlone
+		return answers, nil
 	}
-	var rows, later []*queuedCreate
-	ids := make(map[string]bool, len(batch))
-	keys := make(map[domain.NaturalKey]bool, len(batch))
-	for _, w := range batch {
+	var rows []*queuedCreate
+	in := make([]int, 0, len(jobs))
+	ids := make(map[string]bool, len(jobs))
+	keys := make(map[domain.NaturalKey]bool, len(jobs))
+	for i, j := range jobs {
+		w := j.Work
 		switch {
-		case w.ctx.Err() != nil:
-			w.done <- w.ctx.Err()
+		case j.Ctx.Err() != nil:
+			answers[i] = j.Ctx.Err()
 		case ids[w.e.ID] || keys[w.e.NaturalKey()]:
-			later = append(later, w)
+			answers[i] = batch.ErrAlone
 		default:
 			ids[w.e.ID], keys[w.e.NaturalKey()] = true, true
 			rows = append(rows, w)
+			in = append(in, i)
 		}
 	}
-	written, err := b.insert(ctx, r, rows)
-	if err == nil && len(rows) > 1 {
-		b.batched.Add(int64(len(written)))
+	written, err := r.insertCreates(ctx, rows)
+	if err != nil {
+		return nil, err
 	}
-	for _, w := range rows {
-		switch {
-		case err != nil:
-			w.done <- err
-		case written[w.e.ID]:
-			w.done <- nil
-		default:
-			w.done <- errCreateAlone
+	if len(rows) > 1 {
+		r.batchedCreates.Add(int64(len(written)))
+	}
+	for k, w := range rows {
+		if !written[w.e.ID] {
+			answers[in[k]] = batch.ErrAlone
 		}
 	}
-	for _, w := range later {
-		w.done <- errCreateAlone
-	}
+	return answers, nil
 }
 
-// insert writes rows in one statement and returns the ids it wrote, or
-// what its rows are to be answered when it fails (batchFailure). It runs
-// under ctx without its cancellation: the statement is every row's, not
-// only its caller's.
-func (b *createBatcher) insert(ctx context.Context, r *CacheRepository, rows []*queuedCreate) (map[string]bool, error) {
+// insertCreates writes rows in one statement and returns the ids it
+// wrote, or the statement's failure (batchFailure). It runs under the
+// batch's context: the statement is every row's, not only its caller's.
+func (r *CacheRepository) insertCreates(ctx context.Context, rows []*queuedCreate) (map[string]bool, error) {
 	if len(rows) == 0 {
 		return nil, nil
 	}
-	ctx, cancel := context.WithTimeoutCause(context.WithoutCancel(ctx), r.bounds.timeout, errPastBound)
-	defer cancel()
 	// The growth of each assignee's guarded rows, all of them.
 	type growth struct{ entries, bytes int64 }
 	var grows map[string]growth
@@ -230,38 +209,7 @@ func (b *createBatcher) insert(ctx context.Context, r *CacheRepository, rows []*
 		return res.Err()
 	})
 	if err != nil {
-		return nil, batchFailure(ctx, err)
+		return nil, batchFailure(ctx, "create entries", err)
 	}
 	return written, nil
-}
-
-// batchFailure is the answer of the creates of a statement that failed
-// with err under ctx. When PostgreSQL refused the statement, it rolled
-// back and wrote nothing: each create runs alone (errCreateAlone) and is
-// answered for itself. A lost connection, a passed bound or another outage
-// leaves unknown whether it committed; a create run again alone could
-// then meet its own row and answer that its id is taken, so every create
-// gets the outage, as it would have alone.
-func batchFailure(ctx context.Context, err error) error {
-	t := translate(ctx, err)
-	var (
-		pg *pgconn.PgError
-		o  *outage
-	)
-	switch {
-	case errors.As(t, &o):
-		return t
-	case errors.As(err, &pg):
-		return errCreateAlone
-	}
-	return dbError("create entries", err)
-}
-
-// batchedCreates returns r's batcher: on PostgreSQL unless writes are
-// ungrouped, else nil.
-func batchedCreates(db bun.IDB, b bounds) *createBatcher {
-	if !isPostgres(db) || b.ungrouped {
-		return nil
-	}
-	return newCreateBatcher()
 }

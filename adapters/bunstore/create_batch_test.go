@@ -23,7 +23,7 @@ func queueCreates(t *testing.T, r *CacheRepository, n int, create func(i int) er
 	t.Helper()
 	b := r.creates
 	for range createBatchSlots {
-		b.slots <- struct{}{}
+		b.Slots() <- struct{}{}
 	}
 	errs := make([]error, n)
 	var wg sync.WaitGroup
@@ -31,7 +31,7 @@ func queueCreates(t *testing.T, r *CacheRepository, n int, create func(i int) er
 		wg.Go(func() { errs[i] = create(i) })
 	}
 	for deadline := time.Now().Add(10 * time.Second); ; time.Sleep(time.Millisecond) {
-		queued := b.queue.len()
+		queued := b.Queued()
 		if queued == n {
 			break
 		}
@@ -48,7 +48,7 @@ func queueCreates(t *testing.T, r *CacheRepository, n int, create func(i int) er
 // releaseSlots frees the slots queueCreates filled.
 func releaseSlots(r *CacheRepository) {
 	for range createBatchSlots {
-		<-r.creates.slots
+		<-r.creates.Slots()
 	}
 }
 
@@ -113,7 +113,7 @@ func TestCreatesQueuedTogetherOnPostgresAnswerAsIfAlone(t *testing.T) {
 		return r.Create(ctx, entries[i], testNow, domain.Quota{})
 	})
 	cancel()
-	batched := r.creates.batched.Load()
+	batched := r.batchedCreates.Load()
 	releaseSlots(r)
 	errs := wait()
 	for _, p := range pairs {
@@ -131,7 +131,7 @@ func TestCreatesQueuedTogetherOnPostgresAnswerAsIfAlone(t *testing.T) {
 		}
 	}
 	// 20, and the first of each pair; the others met a row in the way.
-	if got := r.creates.batched.Load() - batched; got != 22 {
+	if got := r.batchedCreates.Load() - batched; got != 22 {
 		t.Fatalf("the batch wrote %d creates, want 22", got)
 	}
 
@@ -183,14 +183,14 @@ func TestAFailedBatchOnPostgresFailsOnlyTheCreateThatBrokeIt(t *testing.T) {
 	wait := queueCreates(t, r, len(entries), func(i int) error {
 		return r.Create(t.Context(), entries[i], testNow, domain.Quota{})
 	})
-	batched := r.creates.batched.Load()
+	batched := r.batchedCreates.Load()
 	releaseSlots(r)
 	for i, err := range wait() {
 		if (i == 3) != (err != nil) {
 			t.Errorf("create %d: err = %v", i, err)
 		}
 	}
-	if got := r.creates.batched.Load() - batched; got != 0 {
+	if got := r.batchedCreates.Load() - batched; got != 0 {
 		t.Errorf("a failed batch wrote %d creates, want none", got)
 	}
 	for i, e := range entries {
@@ -229,11 +229,10 @@ func TestQueuedCreatesUnderAQuotaOnPostgresFillItExactly(t *testing.T) {
 		creates = append(creates, create{testEntry(100*i + 3), domain.Quota{}})
 	}
 
-	b := r.creates
 	wait := queueCreates(t, r, len(creates), func(i int) error {
 		return r.Create(ctx, creates[i].e, testNow, creates[i].q)
 	})
-	batched := b.batched.Load()
+	batched := r.batchedCreates.Load()
 	releaseSlots(r)
 	errs := wait()
 
@@ -249,7 +248,7 @@ func TestQueuedCreatesUnderAQuotaOnPostgresFillItExactly(t *testing.T) {
 	if refused != 3 {
 		t.Errorf("%d of a's 5 creates were refused, want 3 (2 places left)", refused)
 	}
-	if got := b.batched.Load() - batched; got != 6 {
+	if got := r.batchedCreates.Load() - batched; got != 6 {
 		t.Errorf("the batch wrote %d creates, want b's 4 and c's 2", got)
 	}
 	var counts []int
@@ -281,8 +280,8 @@ func TestAFailedBatchRunsItsCreatesAloneOnlyWhenNothingCommitted(t *testing.T) {
 		{"the bound passed", past, context.DeadlineExceeded, false, domain.ErrDatabaseUnavailable},
 		{"anything else", t.Context(), errors.New("boom"), false, nil},
 	} {
-		got := batchFailure(c.ctx, c.err)
-		if errors.Is(got, errCreateAlone) != c.alone || got == nil || (c.want != nil && !errors.Is(got, c.want)) {
+		got := batchFailure(c.ctx, "create entries", c.err)
+		if batchOutage(got) == c.alone || got == nil || (c.want != nil && !errors.Is(got, c.want)) {
 			t.Errorf("%s: batchFailure = %v, want alone %v, %v", c.name, got, c.alone, c.want)
 		}
 	}

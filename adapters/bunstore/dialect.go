@@ -13,139 +13,85 @@ import (
 	"github.com/cachegate/cachegate/domain"
 )
 
-// The differences between SQLite and PostgreSQL, all of them, are here:
+// The differences between SQLite and PostgreSQL live behind the engine
+// seam (engine.go): engine_sqlite.go and engine_postgres.go hold each
+// database's SQL, DDL, triggers, locks and statements. This file keeps the
+// forms both share and the helpers that ask the engine of a handle:
 //
 //   - Times. PostgreSQL stores them as timestamptz. SQLite stores them as
 //     INTEGER microseconds since the Unix epoch (UTC): an integer compares
 //     correctly, indexes well and round-trips exactly the microsecond
 //     precision domain.Normalize keeps, which text would only do at a fixed
-//     width. Queries pass times as sqlTime and scan them into nullTime,
-//     which write and read the form of the database at hand.
+//     width. Bun's queries pass times as sqlTime (timeArg), prepared
+//     statements as the engine's time; both write the form of the
+//     database at hand, and nullTime scans either.
 //   - Text ordering. PostgreSQL text columns are declared COLLATE "C", so
 //     ORDER BY and the indexes compare bytes, as SQLite's BINARY collation
 //     and Go's string comparison do; lists sort the same on every store.
 //   - Errors. Unique violations, busy and serialization errors come as
 //     different types and codes; errors.go reads both.
-//   - Purge batches (purgeStatement): FOR UPDATE SKIP LOCKED on
-//     PostgreSQL, so replicas purging together take disjoint rows, with
-//     the plan set for the transaction (purgePlan); a UNION ALL on SQLite,
-//     whose planner would scan the table for the OR.
+//   - Purge batches (purgeStatement): each batch takes the rows of two
+//     index walks, soft-deleted rows in date_deleted order, then expired
+//     rows in (assignee_id, expires_at) order, each on its partial index.
+//     An index walk in order starts where the rows are, and the index
+//     entries of rows an earlier batch removed are marked dead on the
+//     first walk past them, so every batch of a long sweep costs about the
+//     same. A scan of the table (SQLite's plan for the OR of the two
+//     conditions; PostgreSQL's without statistics) or a bitmap of every
+//     dead row (PostgreSQL's with them) instead costs in proportion to all
+//     the rows still dead, or removed but not yet vacuumed: a sweep of a
+//     backlog of a million rows then grows quadratic (measured on
+//     PostgreSQL: the last batches read 22 000 pages each, and point reads
+//     beside it queued for the CPU for over 100 ms). On PostgreSQL
+//     purgePlan makes the planner walk the indexes whatever its statistics
+//     say, and the batch is chosen FOR UPDATE SKIP LOCKED; on SQLite the
+//     batch is a UNION ALL of the two walks.
 //   - Migration lock. PostgreSQL takes a transaction-scoped advisory lock; SQLite's single
 //     writer and idempotent DDL suffice (migrate.go).
 //   - Row and table locks (forUpdate, lockTableForWriters): PostgreSQL
 //     locks what a transaction reads or guards; SQLite's IMMEDIATE
 //     transactions already hold the whole database.
-//   - Column types of bytes and self-numbered keys (bytesColumnType,
-//     serialPrimaryKey).
 //   - Connection pools (db.go).
-
-// isPostgres reports whether db speaks PostgreSQL; the other dialect this
-// package supports is SQLite.
-func isPostgres(db bun.IDB) bool { return db.Dialect().Name() == dialect.PG }
+//
+// Identifiers: a name that passed ValidateTableName is written into DDL
+// and statements with quoteIdent; bun.Ident is for names passed as
+// arguments of Bun's queries, which Bun quotes the same way.
 
 // timeColumnType is the column type that holds a time.
-func timeColumnType(db bun.IDB) string {
-	if isPostgres(db) {
-		return "timestamptz"
-	}
-	return "INTEGER"
-}
+func timeColumnType(db bun.IDB) string { return engineOf(db).timeColumn() }
 
 // textColumnType is the column type of text compared byte by byte.
-func textColumnType(db bun.IDB) string {
-	if isPostgres(db) {
-		return `text COLLATE "C"`
-	}
-	return "TEXT"
-}
+func textColumnType(db bun.IDB) string { return engineOf(db).textColumn() }
 
 // bytesColumnType is the column type of raw bytes.
-func bytesColumnType(db bun.IDB) string {
-	if isPostgres(db) {
-		return "bytea"
-	}
-	return "BLOB"
-}
+func bytesColumnType(db bun.IDB) string { return engineOf(db).bytesColumn() }
 
 // serialPrimaryKey is the column definition of an integer key the
 // database numbers itself.
-func serialPrimaryKey(db bun.IDB) string {
-	if isPostgres(db) {
-		return "bigint GENERATED ALWAYS AS IDENTITY PRIMARY KEY"
-	}
-	return "INTEGER PRIMARY KEY"
-}
+func serialPrimaryKey(db bun.IDB) string { return engineOf(db).serialPrimaryKey() }
 
 // forUpdate is the clause that locks the rows a SELECT reads until the
 // transaction ends: FOR UPDATE on PostgreSQL, nothing on SQLite, whose
 // IMMEDIATE transactions already hold the database.
-func forUpdate(db bun.IDB) string {
-	if isPostgres(db) {
-		return " FOR UPDATE"
-	}
-	return ""
-}
+func forUpdate(db bun.IDB) string { return engineOf(db).forUpdate() }
 
 // lockTableForWriters makes concurrent writers of table queue behind this
-// transaction while readers go on: SHARE ROW EXCLUSIVE on PostgreSQL (it
-// conflicts with itself and with writers, not with readers); nothing on
-// SQLite, where the IMMEDIATE transaction is the one writer already.
+// transaction while readers go on (nothing on SQLite, where the IMMEDIATE
+// transaction is the one writer already).
 func lockTableForWriters(ctx context.Context, tx bun.Tx, table string) error {
-	if !isPostgres(tx) {
-		return nil
-	}
-	_, err := tx.ExecContext(ctx, "LOCK TABLE ? IN SHARE ROW EXCLUSIVE MODE", bun.Ident(table))
-	return err
+	return engineOf(tx).lockTableForWriters(ctx, tx, table)
 }
 
 // skipLocked is the clause that makes a batch-selecting subquery skip rows
-// another transaction holds: FOR UPDATE SKIP LOCKED on PostgreSQL, nothing
-// on SQLite, whose one writer needs no row locks.
-func skipLocked(db bun.IDB) string {
-	if isPostgres(db) {
-		return " FOR UPDATE SKIP LOCKED"
-	}
-	return ""
-}
+// another transaction holds (nothing on SQLite, whose one writer needs no
+// row locks).
+func skipLocked(db bun.IDB) string { return engineOf(db).skipLocked() }
 
 // purgeStatement returns the statement that deletes at most limit rows of
 // table that are deleted or expired at now, with its arguments.
-//
-// Each batch takes the rows of two index walks: soft-deleted rows in
-// date_deleted order, then expired rows in (assignee_id, expires_at) order,
-// each on its partial index. An index walk in order starts where the rows are, and
-// the index entries of rows an earlier batch removed are marked dead on
-// the first walk past them, so every batch of a long sweep costs about the
-// same. A scan of the table (SQLite's plan for the OR of the two
-// conditions; PostgreSQL's without statistics) or a bitmap of every dead
-// row (PostgreSQL's with them) instead costs in proportion to all the
-// rows still dead, or removed but not yet vacuumed: a sweep of a backlog
-// of a million rows then grows quadratic (measured on PostgreSQL: the last
-// batches read 22 000 pages each, and point reads beside it queued for
-// the CPU for over 100 ms). On PostgreSQL purgePlan makes the planner walk
-// the indexes whatever its statistics say, and the batch is chosen FOR
-// UPDATE SKIP LOCKED, so purgers running at once take disjoint rows and
-// never wait for each other. On SQLite the batch is a UNION ALL of the two
-// walks; its one writer needs no row locks.
 func purgeStatement(db bun.IDB, table bun.Ident, now time.Time, limit int) (string, []any) {
-	if isPostgres(db) {
-		return "WITH deleted AS (SELECT id FROM ? WHERE date_deleted IS NOT NULL ORDER BY date_deleted LIMIT ? FOR UPDATE SKIP LOCKED), " +
-				"expired AS (SELECT id FROM ? WHERE date_deleted IS NULL AND expires_at <= ? ORDER BY assignee_id, expires_at LIMIT ? FOR UPDATE SKIP LOCKED) " +
-				"DELETE FROM ? WHERE id IN (SELECT id FROM deleted UNION ALL SELECT id FROM expired LIMIT ?)",
-			[]any{table, limit, table, timeArg(now), limit, table, limit}
-	}
-	return "DELETE FROM ? WHERE id IN (SELECT id FROM ? WHERE date_deleted IS NOT NULL " +
-		"UNION ALL SELECT id FROM ? WHERE date_deleted IS NULL AND expires_at <= ? LIMIT ?)", []any{table, table, table, timeArg(now), limit}
+	return engineOf(db).purgeStatement(table, now, limit)
 }
-
-// purgePlan, run in a purge's transaction on PostgreSQL before
-// purgeStatement, leaves the planner only index walks, of which the
-// ordered one on the owner's expiry index is the cheapest: without
-// statistics (a table just filled, autovacuum off) it would scan the table
-// or build a bitmap of every expired row and sort it. Sorts stay allowed:
-// the statement's triggers sort (measured: with enable_sort off the quota
-// counts' trigger took 194 ms instead of 0.6).
-const purgePlan = "SELECT set_config('enable_seqscan', 'off', true), set_config('enable_bitmapscan', 'off', true)"
 
 // sqlTime is a time as a query argument, written in the form the dialect
 // of the query stores times in. Its precision is the microsecond.

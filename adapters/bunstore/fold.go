@@ -3,7 +3,6 @@ package bunstore
 import (
 	"context"
 	"database/sql/driver"
-	"fmt"
 	"strings"
 	"sync"
 	"unicode"
@@ -87,17 +86,7 @@ const utf8RuneSelf = 0x80
 // (octet_length(NULL) = length(NULL) is NULL, and translate of NULL is
 // NULL).
 func definePostgresFold(ctx context.Context, db bun.IDB) error {
-	if !isPostgres(db) {
-		return nil
-	}
-	from, to := foldTable()
-	_, err := db.ExecContext(ctx, "CREATE OR REPLACE FUNCTION "+foldFunction+"(text) RETURNS text "+
-		"LANGUAGE sql IMMUTABLE PARALLEL SAFE AS $fold$ SELECT CASE WHEN octet_length($1) = length($1) "+
-		`THEN lower($1 COLLATE "C") ELSE translate(lower($1 COLLATE "C"), ?, ?) END $fold$`, from, to)
-	if err != nil {
-		return fmt.Errorf("bunstore: define %s: %w", foldFunction, err)
-	}
-	return nil
+	return engineOf(db).defineFold(ctx, db)
 }
 
 // foldedColumn returns the SQL of the folded form of field, whose column

@@ -91,10 +91,7 @@ func cacheFoldedMigration(table string) migrate.Migration {
 func addFoldedColumns(ctx context.Context, tx bun.Tx, table string) error {
 	for _, col := range []string{"key_folded", "type_folded"} {
 		var n int
-		q := "SELECT count(*) FROM pragma_table_info(?) WHERE name = ?"
-		if isPostgres(tx) {
-			q = "SELECT count(*) FROM information_schema.columns WHERE table_schema = current_schema() AND table_name = ? AND column_name = ?"
-		}
+		q := engineOf(tx).columnExistsQuery()
 		if err := tx.QueryRowContext(ctx, q, table, col).Scan(&n); err != nil {
 			return fmt.Errorf("bunstore: look for %s.%s: %w", table, col, err)
 		}
@@ -113,48 +110,7 @@ func addFoldedColumns(ctx context.Context, tx bun.Tx, table string) error {
 // and created again from their own stored text. Other writers of table
 // wait for tx, which holds the table since it altered it.
 func withTriggersOff(ctx context.Context, tx bun.Tx, table string, fn func() error) error {
-	if isPostgres(tx) {
-		if _, err := tx.ExecContext(ctx, "ALTER TABLE "+quoteIdent(table)+" DISABLE TRIGGER USER"); err != nil {
-			return fmt.Errorf("bunstore: disable the triggers of %s: %w", table, err)
-		}
-		if err := fn(); err != nil {
-			return err
-		}
-		if _, err := tx.ExecContext(ctx, "ALTER TABLE "+quoteIdent(table)+" ENABLE TRIGGER USER"); err != nil {
-			return fmt.Errorf("bunstore: enable the triggers of %s: %w", table, err)
-		}
-		return nil
-	}
-	var triggers []struct{ name, sql string }
-	rows, err := tx.QueryContext(ctx, "SELECT name, sql FROM sqlite_master WHERE type = 'trigger' AND tbl_name = ? ORDER BY name", table)
-	if err != nil {
-		return fmt.Errorf("bunstore: read the triggers of %s: %w", table, err)
-	}
-	for rows.Next() {
-		var t struct{ name, sql string }
-		if err := rows.Scan(&t.name, &t.sql); err != nil {
-			_ = rows.Close()
-			return fmt.Errorf("bunstore: read the triggers of %s: %w", table, err)
-		}
-		triggers = append(triggers, t)
-	}
-	if err := rows.Close(); err != nil {
-		return err
-	}
-	for _, t := range triggers {
-		if _, err := tx.ExecContext(ctx, "DROP TRIGGER "+quoteIdent(t.name)); err != nil {
-			return fmt.Errorf("bunstore: drop trigger %s: %w", t.name, err)
-		}
-	}
-	if err := fn(); err != nil {
-		return err
-	}
-	for _, t := range triggers {
-		if _, err := tx.ExecContext(ctx, t.sql); err != nil {
-			return fmt.Errorf("bunstore: create trigger %s again: %w", t.name, err)
-		}
-	}
-	return nil
+	return engineOf(tx).withTriggersOff(ctx, tx, table, fn)
 }
 
 // backfillFolded fills key_folded and type_folded of table's rows, in the

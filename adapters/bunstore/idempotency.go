@@ -50,10 +50,7 @@ func idempotencyTableMigration() migrate.Migration {
 // idempotencyDDL creates the table of idempotency records and the index
 // the sweeper walks.
 func idempotencyDDL(db bun.IDB) []string {
-	text, ts, without := textColumnType(db), timeColumnType(db), ""
-	if !isPostgres(db) {
-		without = " WITHOUT ROWID"
-	}
+	text, ts, without := textColumnType(db), timeColumnType(db), engineOf(db).withoutRowID()
 	return []string{
 		"CREATE TABLE IF NOT EXISTS " + idempotencyTable + " (" +
 			"scope " + text + " NOT NULL, key " + text + " NOT NULL, request_hash " + text + " NOT NULL, " +
@@ -117,7 +114,7 @@ func (r *CacheRepository) CreateIdempotent(ctx context.Context, e domain.Entry, 
 		}
 		return r.create(ctx, db, e, now, q)
 	}
-	if r.group != nil && r.gate != nil {
+	if r.group != nil {
 		return r.write(ctx, fn)
 	}
 	return r.db.RunInTx(ctx, nil, func(ctx context.Context, tx bun.Tx) error { return fn(ctx, tx) })
@@ -129,7 +126,7 @@ func (r *CacheRepository) CreateIdempotent(ctx context.Context, e domain.Entry, 
 // statement aborted could not do.
 func (r *CacheRepository) insertIn(ctx context.Context, db bun.IDB, e domain.Entry, g *quotaGuard) (int64, error) {
 	tx, ok := db.(bun.Tx)
-	if !ok || !isPostgres(db) {
+	if !ok || !r.eng.abortsOnError() {
 		return r.insert(ctx, db, e, g)
 	}
 	if _, err := tx.ExecContext(ctx, "SAVEPOINT cachegate_insert"); err != nil {
@@ -182,10 +179,7 @@ func (r *CacheRepository) PurgeIdempotency(ctx context.Context, now time.Time, l
 	if limit <= 0 {
 		return 0, nil
 	}
-	lock := ""
-	if isPostgres(r.db) {
-		lock = " FOR UPDATE SKIP LOCKED"
-	}
+	lock := r.eng.skipLocked()
 	n, err := r.exec(ctx, r.db, "DELETE FROM "+idempotencyTable+" WHERE (scope, key) IN (SELECT scope, key FROM "+
 		idempotencyTable+" WHERE expires_at <= ? ORDER BY expires_at LIMIT ?"+lock+")", timeArg(now), limit)
 	if err != nil {

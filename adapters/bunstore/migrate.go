@@ -102,7 +102,7 @@ func migrateBefore(ctx context.Context, db *bun.DB, tables []string, before stri
 		if err == nil {
 			break
 		}
-		if !isPostgres(db) || !isMigrationRace(err) || try == maxMigrateTries {
+		if !engineOf(db).retriesMigrationRace() || !isMigrationRace(err) || try == maxMigrateTries {
 			return err
 		}
 		// A migrator killed while a statement ran left that statement
@@ -204,19 +204,5 @@ func validateTables(tables []string) error {
 // An open transaction keeps its server connection, through a pooler or
 // not, and a crash or a lost connection ends it, releasing the lock.
 func lockMigrations(ctx context.Context, db *bun.DB) (func(), error) {
-	if !isPostgres(db) {
-		return func() {}, nil
-	}
-	if db.Stats().MaxOpenConnections == 1 {
-		return nil, errors.New("bunstore: Migrate on PostgreSQL needs a pool of at least two connections")
-	}
-	tx, err := db.BeginTx(ctx, nil)
-	if err != nil {
-		return nil, dbError("begin the migration lock's transaction", err)
-	}
-	if _, err := tx.ExecContext(ctx, "SELECT pg_advisory_xact_lock(?)", migrationLockKey); err != nil {
-		_ = tx.Rollback()
-		return nil, dbError("take the migration lock", err)
-	}
-	return func() { _ = tx.Rollback() }, nil
+	return engineOf(db).lockMigrations(ctx, db)
 }

@@ -3,14 +3,10 @@ package bunstore
 import (
 	"context"
 	"database/sql"
-	"strconv"
-	"strings"
 	"sync"
 	"time"
 
 	"github.com/uptrace/bun"
-
-	"github.com/cachegate/cachegate/domain"
 )
 
 // Bun writes a query's arguments into its text, so SQLite prepares every
@@ -26,6 +22,7 @@ import (
 // preparedSet prepares a fixed list of statements once, on first use.
 type preparedSet struct {
 	db      *bun.DB
+	eng     engine
 	queries []string
 
 	mu    sync.Mutex
@@ -60,8 +57,8 @@ func (p *preparedSet) get(ctx context.Context) ([]*sql.Stmt, error) {
 // statement outlives the transaction and a pooler in transaction mode
 // (PgBouncer) meets no session state; Bun's own queries already go so.
 func (p *preparedSet) queryRow(ctx context.Context, tx bun.Tx, i int, args ...any) (*sql.Row, error) {
-	if isPostgres(p.db) {
-		return tx.Tx.QueryRowContext(ctx, placeholders(p.db, p.queries[i]), args...), nil
+	if !p.engine().prepares() {
+		return tx.Tx.QueryRowContext(ctx, p.engine().placeholders(p.queries[i]), args...), nil
 	}
 	stmts, err := p.get(ctx)
 	if err != nil {
@@ -72,8 +69,8 @@ func (p *preparedSet) queryRow(ctx context.Context, tx bun.Tx, i int, args ...an
 
 // exec is queryRow for a statement that returns no rows.
 func (p *preparedSet) exec(ctx context.Context, tx bun.Tx, i int, args ...any) (sql.Result, error) {
-	if isPostgres(p.db) {
-		return tx.Tx.ExecContext(ctx, placeholders(p.db, p.queries[i]), args...)
+	if !p.engine().prepares() {
+		return tx.Tx.ExecContext(ctx, p.engine().placeholders(p.queries[i]), args...)
 	}
 	stmts, err := p.get(ctx)
 	if err != nil {
@@ -84,8 +81,8 @@ func (p *preparedSet) exec(ctx context.Context, tx bun.Tx, i int, args ...any) (
 
 // execDB is exec outside a transaction: the statement commits alone.
 func (p *preparedSet) execDB(ctx context.Context, i int, args ...any) (sql.Result, error) {
-	if isPostgres(p.db) {
-		return p.db.DB.ExecContext(ctx, placeholders(p.db, p.queries[i]), args...)
+	if !p.engine().prepares() {
+		return p.db.DB.ExecContext(ctx, p.engine().placeholders(p.queries[i]), args...)
 	}
 	stmts, err := p.get(ctx)
 	if err != nil {
@@ -94,35 +91,22 @@ func (p *preparedSet) execDB(ctx context.Context, i int, args ...any) (sql.Resul
 	return stmts[i].ExecContext(ctx, args...)
 }
 
-// placeholders rewrites the ? placeholders of q as PostgreSQL's $1, $2, …
-// when db speaks PostgreSQL; SQLite takes ? as it is. q must have no ?
-// other than placeholders.
-func placeholders(db bun.IDB, q string) string {
-	if !isPostgres(db) {
-		return q
+// engine returns the engine of the set's handle.
+func (p *preparedSet) engine() engine {
+	if p.eng == nil {
+		return engineOf(p.db)
 	}
-	var b strings.Builder
-	n := 0
-	for _, c := range q {
-		if c == '?' {
-			n++
-			b.WriteString("$" + strconv.Itoa(n))
-			continue
-		}
-		b.WriteRune(c)
-	}
-	return b.String()
+	return p.eng
 }
 
+// placeholders rewrites the ? placeholders of q in the form of db's
+// engine (PostgreSQL's $1, $2, …; SQLite takes ? as it is). q must have no
+// ? other than placeholders.
+func placeholders(db bun.IDB, q string) string { return engineOf(db).placeholders(q) }
+
 // driverTime is t as a database/sql argument in the column form of db's
-// dialect (see sqlTime).
-func driverTime(db bun.IDB, t time.Time) any {
-	t = domain.Normalize(t)
-	if isPostgres(db) {
-		return t
-	}
-	return t.UnixMicro()
-}
+// engine (see sqlTime).
+func driverTime(db bun.IDB, t time.Time) any { return engineOf(db).time(t) }
 
 // driverNullTime is driverTime for a nullable time.
 func driverNullTime(db bun.IDB, t *time.Time) any {

@@ -9,6 +9,7 @@ import (
 
 	"github.com/uptrace/bun"
 
+	"github.com/cachegate/cachegate/adapters/bunstore/internal/batch"
 	"github.com/cachegate/cachegate/domain"
 	"github.com/cachegate/cachegate/ports"
 )
@@ -20,8 +21,10 @@ type RefreshStore struct {
 	bounds bounds
 	// rotation holds the statement of RotateRefresh's rotation.
 	rotation *preparedSet
-	// group batches concurrent rotations on SQLite (rotation_group.go).
-	group rotationGroup
+	// group batches concurrent rotations on SQLite (rotation_group.go);
+	// nil where each rotation runs alone (PostgreSQL). The constructor
+	// chooses once.
+	group *batch.Batcher[*rotation]
 }
 
 var (
@@ -32,7 +35,11 @@ var (
 // NewRefreshStore returns the store over db, which must come from Open and
 // have been migrated.
 func NewRefreshStore(db *bun.DB, opts ...RepoOption) *RefreshStore {
-	return &RefreshStore{db: db, bounds: newBounds(opts), rotation: &preparedSet{db: db, queries: []string{rotateQuery}}}
+	s := &RefreshStore{db: db, bounds: newBounds(opts), rotation: &preparedSet{db: db, queries: []string{rotateQuery}}}
+	if gate := writeGate(db); gate != nil {
+		s.group = newRotationGroup(s, gate)
+	}
+	return s
 }
 
 // rotateQuery replaces a family's live token in place, when the presented
@@ -84,9 +91,9 @@ func (s *RefreshStore) RotateRefresh(ctx context.Context, presented domain.Claim
 	}
 	ctx, done := s.bounds.enter(ctx)
 	defer done(&err)
-	r := &rotation{ctx: ctx, presented: presented, next: next, now: domain.Normalize(now), grace: grace, events: events}
-	if gate := writeGate(s.db); gate != nil {
-		err = s.group.rotate(ctx, gate, r, func(ctx context.Context, batch []*rotation) { s.commitGroup(ctx, batch) })
+	r := &rotation{presented: presented, next: next, now: domain.Normalize(now), grace: grace, events: events}
+	if s.group != nil {
+		err = s.group.Do(ctx, r)
 		return r.rec, err
 	}
 	return s.rotateAlone(ctx, r)

@@ -72,10 +72,7 @@ func refreshFamiliesMigration(ctx context.Context, m *migrate.Migrator, _ *migra
 
 // tableExists reports whether the schema in use has table.
 func tableExists(ctx context.Context, db bun.IDB, table string) (bool, error) {
-	q := `SELECT count(*) FROM sqlite_master WHERE type = 'table' AND name = ?`
-	if isPostgres(db) {
-		q = `SELECT count(*) FROM pg_tables WHERE schemaname = current_schema() AND tablename = ?`
-	}
+	q := engineOf(db).tableExistsQuery()
 	var n int
 	if err := db.QueryRowContext(ctx, q, table).Scan(&n); err != nil {
 		return false, fmt.Errorf("bunstore: look for table %s: %w", table, err)

@@ -43,9 +43,7 @@ func holdGateWhile(t *testing.T, s *RefreshStore, want int, start func()) {
 	}
 	start()
 	for deadline := time.Now().Add(10 * time.Second); ; {
-		s.group.mu.Lock()
-		queued := len(s.group.pending)
-		s.group.mu.Unlock()
+		queued := s.group.Queued()
 		if queued == want {
 			break
 		}
@@ -145,9 +143,7 @@ func TestRotationGroupJudgesInArrivalOrder(t *testing.T) {
 			wg.Go(func() { errs[i] = call() })
 			// Queue one at a time, so the group's order is the calls' order.
 			for deadline := time.Now().Add(10 * time.Second); ; {
-				s.group.mu.Lock()
-				queued := len(s.group.pending)
-				s.group.mu.Unlock()
+				queued := s.group.Queued()
 				if queued == i+1 || time.Now().After(deadline) {
 					break
 				}

@@ -49,17 +49,13 @@ func (l *LoginThrottle) Reserve(ctx context.Context, keys []ports.ThrottleKey, n
 	)
 	err = authInTx(ctx, l.db, "reserve a login attempt", func(ctx context.Context, tx bun.Tx) error {
 		ok, oldest = false, time.Time{}
-		if isPostgres(tx) {
-			names := make([]string, 0, len(keys))
-			for _, k := range keys {
-				names = append(names, k.Key)
-			}
-			slices.Sort(names)
-			for _, name := range slices.Compact(names) {
-				if _, err := tx.ExecContext(ctx, "SELECT pg_advisory_xact_lock(?, hashtext(?))", throttleLockClass, name); err != nil {
-					return dbError("lock a login throttle key", err)
-				}
-			}
+		names := make([]string, 0, len(keys))
+		for _, k := range keys {
+			names = append(names, k.Key)
+		}
+		slices.Sort(names)
+		if err := engineOf(tx).lockThrottleKeys(ctx, tx, slices.Compact(names)); err != nil {
+			return err
 		}
 		for _, k := range keys {
 			var (

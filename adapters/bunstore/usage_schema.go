@@ -50,22 +50,16 @@ func usageTableMigration() migrate.Migration {
 	return migrate.Migration{
 		Name: usageMigration,
 		Up: ddlMigration("create the usage counts", func(db bun.IDB) []string {
-			text, without := textColumnType(db), ""
-			if !isPostgres(db) {
-				without = " WITHOUT ROWID"
-			}
+			text, without := textColumnType(db), engineOf(db).withoutRowID()
 			out := []string{"CREATE TABLE IF NOT EXISTS " + usageTable + " (" +
 				"entity " + text + " NOT NULL, assignee_id " + text + " NOT NULL, shard smallint NOT NULL, " +
 				"entries bigint NOT NULL, bytes bigint NOT NULL, " +
 				"PRIMARY KEY (entity, assignee_id, shard))" + without}
-			if isPostgres(db) {
-				out = append(out, pgUsageAdmitFunction)
-			}
-			return out
+			return append(out, engineOf(db).usageTableDDL()...)
 		}),
 		Down: ddlMigration("drop the usage counts", func(db bun.IDB) []string {
 			out := []string{"DROP TABLE IF EXISTS " + usageTable}
-			if isPostgres(db) {
+			if engineOf(db).usageTableDDL() != nil {
 				out = append(out, "DROP FUNCTION IF EXISTS cache_usage_admit")
 			}
 			return out
@@ -98,44 +92,7 @@ func usageDDL(db bun.IDB, table string) []string {
 		"CREATE INDEX IF NOT EXISTS " + quoteIdent(cacheNamesOf(table).expiring) + " ON " + t +
 			" (assignee_id, expires_at) WHERE date_deleted IS NULL AND expires_at IS NOT NULL",
 	}
-	if isPostgres(db) {
-		out = append(out, pgUsageAddedFunction, pgUsageChangedFunction, pgUsageRemovedFunction,
-			"DROP TRIGGER IF EXISTS "+objectName(table, "usage")+" ON "+t,
-			"DROP FUNCTION IF EXISTS cache_usage_row()",
-			"DROP TRIGGER IF EXISTS "+objectName(table, "usage_added")+" ON "+t,
-			"CREATE TRIGGER "+objectName(table, "usage_added")+" AFTER INSERT ON "+t+
-				" REFERENCING NEW TABLE AS added FOR EACH STATEMENT EXECUTE FUNCTION cache_usage_added()",
-			"DROP TRIGGER IF EXISTS "+objectName(table, "usage_changed")+" ON "+t,
-			"CREATE TRIGGER "+objectName(table, "usage_changed")+" AFTER UPDATE ON "+t+
-				" REFERENCING OLD TABLE AS before NEW TABLE AS after FOR EACH STATEMENT EXECUTE FUNCTION cache_usage_changed()",
-			"DROP TRIGGER IF EXISTS "+objectName(table, "usage_removed")+" ON "+t,
-			"CREATE TRIGGER "+objectName(table, "usage_removed")+" AFTER DELETE ON "+t+
-				" REFERENCING OLD TABLE AS gone FOR EACH STATEMENT EXECUTE FUNCTION cache_usage_removed()")
-	} else {
-		add := func(rec string) string {
-			return "INSERT INTO " + usageTable + " (entity, assignee_id, shard, entries, bytes) VALUES ('" + table + "', " +
-				rec + ".assignee_id, 0, 1, octet_length(" + rec + ".data)) ON CONFLICT (entity, assignee_id, shard) DO UPDATE " +
-				"SET entries = entries + 1, bytes = bytes + excluded.bytes;"
-		}
-		sub := func(rec string) string {
-			return "UPDATE " + usageTable + " SET entries = entries - 1, bytes = bytes - octet_length(" + rec + ".data) " +
-				"WHERE entity = '" + table + "' AND assignee_id = " + rec + ".assignee_id AND shard = 0;"
-		}
-		trigger := func(suffix, event, when, body string) string {
-			return "CREATE TRIGGER IF NOT EXISTS " + objectName(table, suffix) + " AFTER " + event + " ON " + t +
-				" WHEN " + when + " BEGIN " + body + " END"
-		}
-		stays := "OLD.date_deleted IS NULL AND NEW.date_deleted IS NULL AND OLD.assignee_id = NEW.assignee_id"
-		out = append(out,
-			trigger("usage_insert", "INSERT", "NEW.date_deleted IS NULL", add("NEW")),
-			trigger("usage_resize", "UPDATE", stays+" AND octet_length(OLD.data) <> octet_length(NEW.data)",
-				"UPDATE "+usageTable+" SET bytes = bytes + octet_length(NEW.data) - octet_length(OLD.data) "+
-					"WHERE entity = '"+table+"' AND assignee_id = NEW.assignee_id AND shard = 0;"),
-			trigger("usage_leave", "UPDATE", "OLD.date_deleted IS NULL AND NOT ("+stays+")", sub("OLD")),
-			trigger("usage_enter", "UPDATE", "NEW.date_deleted IS NULL AND NOT ("+stays+")", add("NEW")),
-			trigger("usage_delete", "DELETE", "OLD.date_deleted IS NULL", sub("OLD")),
-		)
-	}
+	out = append(out, engineOf(db).usageTriggerDDL(table)...)
 	return append(out,
 		"DELETE FROM "+usageTable+" WHERE entity = '"+table+"'",
 		"INSERT INTO "+usageTable+" (entity, assignee_id, shard, entries, bytes) SELECT '"+table+"', assignee_id, 0, count(*), "+
@@ -149,97 +106,7 @@ func quoteIdent(name string) string { return `"` + name + `"` }
 
 // usageDropDDL undoes usageDDL.
 func usageDropDDL(db bun.IDB, table string) []string {
-	t := quoteIdent(table)
 	out := []string{"DROP INDEX IF EXISTS " + quoteIdent(cacheNamesOf(table).expiring)}
-	if isPostgres(db) {
-		out = append(out, "DROP TRIGGER IF EXISTS "+objectName(table, "usage_added")+" ON "+t,
-			"DROP TRIGGER IF EXISTS "+objectName(table, "usage_changed")+" ON "+t,
-			"DROP TRIGGER IF EXISTS "+objectName(table, "usage_removed")+" ON "+t)
-	} else {
-		for _, s := range []string{"usage_insert", "usage_resize", "usage_leave", "usage_enter", "usage_delete"} {
-			out = append(out, "DROP TRIGGER IF EXISTS "+objectName(table, s))
-		}
-	}
+	out = append(out, engineOf(db).usageTriggerDropDDL(table)...)
 	return append(out, "DELETE FROM "+usageTable+" WHERE entity = '"+table+"'")
 }
-
-// pgUsageAdmitFunction is the quota check of a write on PostgreSQL
-// (cache_quota.go): it takes the transaction-scoped advisory lock of the
-// assignee in the entity (class "quot", key the hash of both names; a
-// collision of two hashes only makes two assignees wait for each other),
-// then sums the shards. Being VOLATILE, its statements each read a fresh
-// snapshot, so the sum taken after the lock sees every write committed
-// before, including the previous holder's, whatever shard its trigger
-// counted it in. It returns whether the growth fits the limits (0: none);
-// the lock is held until the write commits. An advisory lock lives in
-// memory: taking it writes nothing, where locking a row would.
-const pgUsageAdmitFunction = `CREATE OR REPLACE FUNCTION cache_usage_admit(p_entity text, p_assignee text,
-		grow_entries bigint, grow_bytes bigint, max_entries bigint, max_bytes bigint) RETURNS boolean
-		LANGUAGE plpgsql VOLATILE AS $$
-DECLARE
-	n bigint;
-	b bigint;
-BEGIN
-	PERFORM pg_advisory_xact_lock(` + quotaLockClass + `, hashtext(p_entity || '/' || p_assignee));
-	SELECT coalesce(sum(entries), 0), coalesce(sum(bytes), 0) INTO n, b
-	FROM cache_usage WHERE entity = p_entity AND assignee_id = p_assignee;
-	IF grow_entries > 0 AND max_entries > 0 AND n + grow_entries > max_entries
-			OR grow_bytes > 0 AND max_bytes > 0 AND b + grow_bytes > max_bytes THEN
-		RETURN false;
-	END IF;
-	RETURN true;
-END
-$$`
-
-// quotaLockClass is the first half of cache_usage_admit's two-key advisory
-// locks ("quot"); the two-key space never meets Migrate's one-key lock, and
-// the throttle's class differs.
-const quotaLockClass = "1903521652"
-
-// pgOwnShard is the shard of a change on PostgreSQL: its connection's.
-const pgOwnShard = `1 + pg_backend_pid() % 15`
-
-// pgUsageAddedFunction and pgUsageChangedFunction count the rows one
-// INSERT or UPDATE statement wrote, from its transition tables: one upsert
-// per assignee whose counts changed, in assignee order. They replaced a
-// row-level trigger, which upserted the count row once per written row: a
-// statement writing many rows of one assignee (an import, a batch insert)
-// then updated the same row thousands of times in one transaction, and
-// each update had to walk past the versions the earlier ones left, which
-// grew quadratically (a million-row INSERT ran for minutes). An update
-// counts as its rows leaving and entering; one that keeps an entry's
-// assignee and size nets to zero and touches no count.
-const pgUsageAddedFunction = `CREATE OR REPLACE FUNCTION cache_usage_added() RETURNS trigger LANGUAGE plpgsql AS $$
-BEGIN
-	INSERT INTO cache_usage AS u (entity, assignee_id, shard, entries, bytes)
-	SELECT TG_TABLE_NAME, assignee_id, ` + pgOwnShard + `, count(*), sum(octet_length(data)) FROM added
-	WHERE date_deleted IS NULL GROUP BY assignee_id ORDER BY assignee_id
-	ON CONFLICT (entity, assignee_id, shard) DO UPDATE SET entries = u.entries + excluded.entries, bytes = u.bytes + excluded.bytes;
-	RETURN NULL;
-END
-$$`
-
-const pgUsageChangedFunction = `CREATE OR REPLACE FUNCTION cache_usage_changed() RETURNS trigger LANGUAGE plpgsql AS $$
-BEGIN
-	INSERT INTO cache_usage AS u (entity, assignee_id, shard, entries, bytes)
-	SELECT TG_TABLE_NAME, assignee_id, ` + pgOwnShard + `, sum(n), sum(b) FROM (
-		SELECT assignee_id, -1 AS n, -octet_length(data)::bigint AS b FROM before WHERE date_deleted IS NULL
-		UNION ALL
-		SELECT assignee_id, 1, octet_length(data)::bigint FROM after WHERE date_deleted IS NULL
-	) d GROUP BY assignee_id HAVING sum(n) <> 0 OR sum(b) <> 0 ORDER BY assignee_id
-	ON CONFLICT (entity, assignee_id, shard) DO UPDATE SET entries = u.entries + excluded.entries, bytes = u.bytes + excluded.bytes;
-	RETURN NULL;
-END
-$$`
-
-// pgUsageRemovedFunction counts the rows one DELETE removed (the
-// transition table gone), one upsert per assignee in assignee order.
-const pgUsageRemovedFunction = `CREATE OR REPLACE FUNCTION cache_usage_removed() RETURNS trigger LANGUAGE plpgsql AS $$
-BEGIN
-	INSERT INTO cache_usage AS u (entity, assignee_id, shard, entries, bytes)
-	SELECT TG_TABLE_NAME, assignee_id, ` + pgOwnShard + `, -count(*), -sum(octet_length(data)) FROM gone
-	WHERE date_deleted IS NULL GROUP BY assignee_id ORDER BY assignee_id
-	ON CONFLICT (entity, assignee_id, shard) DO UPDATE SET entries = u.entries + excluded.entries, bytes = u.bytes + excluded.bytes;
-	RETURN NULL;
-END
-$$`

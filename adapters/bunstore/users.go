@@ -105,7 +105,7 @@ func (r *UserRepository) UserByUsername(ctx context.Context, username string) (_
 func (r *UserRepository) UserByID(ctx context.Context, id string) (_ domain.User, err error) {
 	ctx, done := r.bounds.enter(ctx)
 	defer done(&err)
-	if isPostgres(r.db) {
+	if !engineOf(r.db).prepares() {
 		return r.userWhere(ctx, r.db, "id", id, false)
 	}
 	stmts, err := r.byID.get(ctx)

@@ -3,9 +3,12 @@ package bunstore
 import (
 	"context"
 	"errors"
-	"time"
 
+	"github.com/jackc/pgx/v5/pgconn"
 	"github.com/uptrace/bun"
+	"modernc.org/sqlite"
+
+	"github.com/cachegate/cachegate/adapters/bunstore/internal/batch"
 )
 
 // Group commit of entry writes on SQLite.
@@ -14,128 +17,107 @@ import (
 // own transaction: under load the writers met in SQLite's busy handler,
 // and every commit appended to the WAL every page the write touched, the
 // table's and each index's and the change log's (about eight pages, 32 KB,
-// for one created entry). A writeGroup queues a handle's entry writes and
-// lets the writer that gets the write gate (writegate.go) run the ones
-// waiting behind it in the same transaction, each inside a SAVEPOINT of
-// its own: a write that fails (a conflict, a failed precondition) is
-// rolled back to its savepoint and answered alone, the others commit.
-// Consecutive writes mostly touch the same pages (entries are appended to
-// the same leaves of the indexes and of the log), so a group of 64 writes
-// appends a few dozen pages to the WAL instead of five hundred.
+// for one created entry). The handle's batcher (internal/batch) queues its
+// entry writes and lets the writer that gets the write gate (writegate.go)
+// run the ones waiting behind it in the same transaction, each inside a
+// SAVEPOINT of its own: a write that fails (a conflict, a failed
+// precondition) is rolled back to its savepoint and answered alone, the
+// others commit. Consecutive writes mostly touch the same pages (entries
+// are appended to the same leaves of the indexes and of the log), so a
+// group of 64 writes appends a few dozen pages to the WAL instead of five
+// hundred.
 //
 // Semantics are those of consecutive transactions: the writes of a group
 // run one after the other, in arrival order, each seeing the ones before
 // it; the change log gives them consecutive revisions, and a subscriber
 // sees them when the group commits, in revision order. A write answers
-// only after its group committed. If the commit fails, every write of the
-// group fails with that error, and none of them took effect.
+// only after its group committed. A failure of the group's transaction is
+// answered by the batcher's one rule (internal/batch): under an outage
+// (a full disk, a passed bound) every write of the group gets it and none
+// took effect; when SQLite refused the transaction otherwise, every write
+// runs again alone.
 //
 // The statements run under the context of the group, not of each writer:
 // interrupting a statement inside a transaction makes SQLite roll back the
 // whole transaction, so a writer that gives up must not interrupt the
-// others. A writer whose context ends while it waits is taken out of the
-// queue; once taken, it waits for its answer (bounded by the group's
-// timeout). PostgreSQL, which has no gate, runs each write as before.
+// others. PostgreSQL, which has no gate, runs each write directly.
 //
 // docs/benchmarks.md has the measurements.
 
 // maxWriteGroup bounds the writes one transaction commits.
 const maxWriteGroup = 64
 
-// groupWrite is one write waiting in a group.
+// groupWrite is one write waiting in a group: fn, on the handle db.
 type groupWrite struct {
-	ctx  context.Context //nolint:containedctx // a write whose caller gave up is not run
-	fn   func(ctx context.Context, db bun.IDB) error
-	done chan error
+	db *bun.DB
+	fn func(ctx context.Context, db bun.IDB) error
 }
 
-// writeGroup is the queue of one SQLite handle's entry writes.
-type writeGroup struct {
-	queue writeQueue[groupWrite]
-}
-
-// run queues fn, and returns its result once a holder of gate, perhaps
-// this caller, has run and committed it. timeout bounds the transaction of
-// a group this caller runs.
-func (g *writeGroup) run(ctx context.Context, db *bun.DB, gate chan struct{}, timeout time.Duration,
-	fn func(ctx context.Context, db bun.IDB) error,
-) error {
-	w := &groupWrite{ctx: ctx, fn: fn, done: make(chan error, 1)}
-	g.queue.push(w)
-	return g.queue.await(ctx, w, w.done, gate, maxWriteGroup, func(batch []*groupWrite) {
-		g.commit(ctx, db, timeout, batch)
+// newWriteGroup returns the batcher of the entry writes of the SQLite
+// handle whose write gate is gate.
+func newWriteGroup(gate chan struct{}) *batch.Batcher[groupWrite] {
+	return batch.New(batch.Config[groupWrite]{
+		Slots: gate, Max: maxWriteGroup, PastBound: errPastBound,
+		Run: commitWrites,
+		Alone: func(ctx context.Context, w groupWrite) error {
+			leave, err := enterWriter(ctx, gate)
+			if err != nil {
+				return err
+			}
+			defer leave()
+			answers, err := commitWrites(ctx, []batch.Job[groupWrite]{{Ctx: ctx, Work: w}})
+			if err != nil {
+				return err
+			}
+			return answers[0]
+		},
+		Outage: batchOutage,
 	})
 }
 
-// commit runs batch in one transaction and answers every write in it.
-//
-// The transaction ends at the earliest deadline of the writes it runs
-// (and at most timeout from now), not timeout after it began: each
-// caller's bound (--database-timeout, README "Configuration") covers its
-// wait at the gate, its wait for another process's lock in SQLite's busy
-// handler (which the driver interrupts when the context ends) and the
-// commit together, so a write never answers past its bound, and never
-// 503 after it committed. A write whose caller gave up before the
-// transaction began is answered at once and not run.
-func (g *writeGroup) commit(ctx context.Context, db *bun.DB, timeout time.Duration, batch []*groupWrite) {
-	deadline := time.Now().Add(timeout)
-	live := batch[:0:0]
-	for _, w := range batch {
-		if err := w.ctx.Err(); err != nil {
-			w.done <- err
-			continue
-		}
-		if d, ok := w.ctx.Deadline(); ok && d.Before(deadline) {
-			deadline = d
-		}
-		live = append(live, w)
-	}
-	if len(live) == 0 {
-		return
-	}
-	batch = live
-	ctx, cancel := context.WithDeadlineCause(context.WithoutCancel(ctx), deadline, errPastBound)
-	defer cancel()
-	results := make([]error, len(batch))
+// commitWrites runs jobs in one transaction and returns each write's
+// answer, or the transaction's failure (batchFailure).
+func commitWrites(ctx context.Context, jobs []batch.Job[groupWrite]) ([]error, error) {
+	db := jobs[0].Work.db
+	answers := make([]error, len(jobs))
 	err := func() error {
 		tx, err := db.BeginTx(ctx, nil)
 		if err != nil {
 			return err
 		}
-		if len(batch) == 1 {
+		if len(jobs) == 1 {
 			// Alone, a write needs no savepoint: its failure rolls back
 			// the transaction.
-			w := batch[0]
-			if err := w.ctx.Err(); err != nil {
-				results[0] = err
+			j := jobs[0]
+			if err := j.Ctx.Err(); err != nil {
+				answers[0] = err
 				_ = tx.Rollback()
 				return nil
 			}
-			if results[0] = w.fn(ctx, tx); results[0] != nil {
+			if answers[0] = j.Work.fn(ctx, tx); answers[0] != nil {
 				_ = tx.Rollback()
 				return nil
 			}
 			return tx.Commit()
 		}
-		for i, w := range batch {
-			if err := w.ctx.Err(); err != nil {
-				results[i] = err
+		for i, j := range jobs {
+			if err := j.Ctx.Err(); err != nil {
+				answers[i] = err
 				continue
 			}
 			if _, err := tx.ExecContext(ctx, "SAVEPOINT cachegate_write"); err != nil {
 				_ = tx.Rollback()
 				return err
 			}
-			results[i] = w.fn(ctx, tx)
-			if results[i] != nil {
+			answers[i] = j.Work.fn(ctx, tx)
+			if answers[i] != nil {
 				if _, err := tx.ExecContext(ctx, "ROLLBACK TO cachegate_write"); err != nil {
 					// SQLite ended the whole transaction on the write's
-					// failure (a full disk, an I/O error): that failure is
-					// what every write of the group must be answered with,
-					// so a full disk still reads as one (507), not as a
-					// missing savepoint.
+					// failure (a full disk, an I/O error): that failure
+					// is the group's, so a full disk still reads as one
+					// (507), not as a missing savepoint.
 					_ = tx.Rollback()
-					return errors.Join(results[i], err)
+					return errors.Join(answers[i], err)
 				}
 			}
 			if _, err := tx.ExecContext(ctx, "RELEASE cachegate_write"); err != nil {
@@ -145,16 +127,52 @@ func (g *writeGroup) commit(ctx context.Context, db *bun.DB, timeout time.Durati
 		}
 		return tx.Commit()
 	}()
-	for i, w := range batch {
-		if err != nil {
-			// Past the group's deadline the driver's error may say only
-			// "interrupted": translate names it as the outage it is.
-			w.done <- translate(ctx, dbError("commit a group of entry writes", err))
-			continue
-		}
-		if results[i] != nil {
-			results[i] = translate(ctx, results[i])
-		}
-		w.done <- results[i]
+	if err != nil {
+		// Past the group's deadline the driver's error may say only
+		// "interrupted": batchFailure names it as the outage it is.
+		return nil, batchFailure(ctx, "commit a group of entry writes", err)
 	}
+	for i := range answers {
+		if answers[i] != nil {
+			answers[i] = translate(ctx, answers[i])
+		}
+	}
+	return answers, nil
+}
+
+// refusedBatch is the failure of a batch the database refused: it
+// answered, and nothing of the batch committed.
+type refusedBatch struct{ err error }
+
+func (e *refusedBatch) Error() string { return e.err.Error() }
+func (e *refusedBatch) Unwrap() error { return e.err }
+
+// batchFailure is what a batch whose statement or transaction failed with
+// err under ctx answers. An outage (a lost connection, a passed bound, a
+// full disk, a read-only standby) leaves unknown whether it committed:
+// every work of the batch gets it. A refusal by the database itself (an
+// error PostgreSQL or SQLite answered) committed nothing: a refusedBatch,
+// after which every work runs again alone. Any other failure is treated as
+// an outage: a work run again could meet its own row.
+func batchFailure(ctx context.Context, op string, err error) error {
+	t := translate(ctx, err)
+	var (
+		o    *outage
+		pg   *pgconn.PgError
+		lite *sqlite.Error
+	)
+	switch {
+	case errors.As(t, &o):
+		return t
+	case errors.As(err, &pg), errors.As(err, &lite):
+		return &refusedBatch{err: t}
+	}
+	return dbError(op, err)
+}
+
+// batchOutage is the batchers' Outage (internal/batch): every failure but
+// a refusedBatch leaves unknown whether the batch committed.
+func batchOutage(err error) bool {
+	var r *refusedBatch
+	return !errors.As(err, &r)
 }

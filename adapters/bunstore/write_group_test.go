@@ -18,7 +18,7 @@ import (
 // then lets the gate go, so that the next holder commits them as one group.
 func queueWhileHoldingTheGate(t *testing.T, r *CacheRepository, writes []func()) {
 	t.Helper()
-	leave, err := enterWriter(t.Context(), r.gate)
+	leave, err := enterWriter(t.Context(), r.group.Slots())
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -27,7 +27,7 @@ func queueWhileHoldingTheGate(t *testing.T, r *CacheRepository, writes []func())
 		wg.Go(w)
 	}
 	for deadline := time.Now().Add(10 * time.Second); ; {
-		queued := r.group.queue.len()
+		queued := r.group.Queued()
 		if queued == len(writes) {
 			break
 		}
@@ -179,7 +179,7 @@ func TestAWriterThatGivesUpWhileQueuedIsNotRun(t *testing.T) {
 	t.Parallel()
 	db := openTestDB(t, "sqlite:"+filepath.Join(t.TempDir(), "gaveup.db"))
 	r := migrateTable(t, db, "gaveup_cache")
-	leave, err := enterWriter(t.Context(), r.gate)
+	leave, err := enterWriter(t.Context(), r.group.Slots())
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -187,7 +187,7 @@ func TestAWriterThatGivesUpWhileQueuedIsNotRun(t *testing.T) {
 	done := make(chan error, 1)
 	go func() { done <- r.Create(ctx, testEntry(1), testNow, domain.Quota{}) }()
 	for deadline := time.Now().Add(10 * time.Second); ; {
-		queued := r.group.queue.len()
+		queued := r.group.Queued()
 		if queued == 1 {
 			break
 		}
@@ -210,18 +210,12 @@ func TestAWriterThatGivesUpWhileQueuedIsNotRun(t *testing.T) {
 	}
 }
 
-// TestAGroupEndedByAWritesFailureAnswersEveryWriteWithThatFailure runs, in
-// one group, a write whose failure ended the whole transaction (as SQLite
-// does on a full disk) and another write: both are answered with the
-// failure itself, which is what the HTTP layer classifies, and neither
-// took effect.
-func TestAGroupEndedByAWritesFailureAnswersEveryWriteWithThatFailure(t *testing.T) {
-	t.Parallel()
-	db := openTestDB(t, "sqlite:"+filepath.Join(t.TempDir(), "ended.db"))
-	r := migrateTable(t, db, "ended_cache")
+// groupEndedBy runs, in one group, a write that fails with failure after
+// ending the whole transaction (as SQLite does on a full disk), and
+// another write; it returns both answers.
+func groupEndedBy(t *testing.T, r *CacheRepository, failure error) (errA, errB error) {
+	t.Helper()
 	ctx := t.Context()
-	full := errors.New("the disk is full")
-	var errA, errB error
 	queueWhileHoldingTheGate(t, r, []func(){
 		func() {
 			errA = r.write(ctx, func(ctx context.Context, db bun.IDB) error {
@@ -231,7 +225,7 @@ func TestAGroupEndedByAWritesFailureAnswersEveryWriteWithThatFailure(t *testing.
 				if _, err := db.ExecContext(ctx, "ROLLBACK"); err != nil {
 					return err
 				}
-				return full
+				return failure
 			})
 		},
 		func() {
@@ -240,12 +234,46 @@ func TestAGroupEndedByAWritesFailureAnswersEveryWriteWithThatFailure(t *testing.
 			})
 		},
 	})
-	if !errors.Is(errA, full) || !errors.Is(errB, full) {
+	return errA, errB
+}
+
+// TestAGroupEndedByAnOutageAnswersEveryWriteWithThatFailure: a full disk
+// ends the group's transaction; whether it committed is the database's
+// to say, so both writes are answered with the failure itself (which the
+// HTTP layer classifies) and neither took effect (internal/batch's rule).
+func TestAGroupEndedByAnOutageAnswersEveryWriteWithThatFailure(t *testing.T) {
+	t.Parallel()
+	db := openTestDB(t, "sqlite:"+filepath.Join(t.TempDir(), "ended.db"))
+	r := migrateTable(t, db, "ended_cache")
+	full := errors.New("the disk is full")
+	errA, errB := groupEndedBy(t, r, &outage{kind: domain.ErrStorageFull, cause: full})
+	if !errors.Is(errA, full) || !errors.Is(errB, full) || !errors.Is(errB, domain.ErrStorageFull) {
 		t.Fatalf("errors %v and %v, want both to carry the failure", errA, errB)
 	}
 	for _, i := range []int{1, 2} {
-		if _, err := r.Get(ctx, testEntry(i).ID, testNow); !errors.Is(err, domain.ErrCacheNotFound) {
+		if _, err := r.Get(t.Context(), testEntry(i).ID, testNow); !errors.Is(err, domain.ErrCacheNotFound) {
 			t.Errorf("entry %d: %v, want not found", i, err)
 		}
+	}
+}
+
+// TestAGroupEndedByARefusalRunsEachWriteAgainAlone: a write whose own
+// failure ended the group's transaction, the database still there, does
+// not decide the other's fate: each runs again alone, the failing one gets
+// its failure and the other commits (internal/batch's rule).
+func TestAGroupEndedByARefusalRunsEachWriteAgainAlone(t *testing.T) {
+	t.Parallel()
+	db := openTestDB(t, "sqlite:"+filepath.Join(t.TempDir(), "refused.db"))
+	r := migrateTable(t, db, "refused_cache")
+	refused := errors.New("refused")
+	errA, errB := groupEndedBy(t, r, refused)
+	if !errors.Is(errA, refused) || errB != nil {
+		t.Fatalf("errors %v and %v, want the refusal and nil", errA, errB)
+	}
+	if _, err := r.Get(t.Context(), testEntry(1).ID, testNow); !errors.Is(err, domain.ErrCacheNotFound) {
+		t.Errorf("the refused write's entry: %v, want not found", err)
+	}
+	if _, err := r.Get(t.Context(), testEntry(2).ID, testNow); err != nil {
+		t.Errorf("the other write's entry: %v, want it committed", err)
 	}
 }

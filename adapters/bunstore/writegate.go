@@ -5,6 +5,8 @@ import (
 	"database/sql/driver"
 
 	"github.com/uptrace/bun"
+
+	"github.com/cachegate/cachegate/adapters/bunstore/internal/batch"
 )
 
 // SQLite has one writer at a time. Writers that find the database locked
@@ -48,13 +50,14 @@ func (c gatedConnector) Driver() driver.Driver { return c.driver }
 type gatedDriver struct {
 	driver.Driver
 	writers chan struct{}
-	// entries queues the handle's entry writes (write_group.go).
-	entries *writeGroup
+	// entries batches the handle's entry writes (write_group.go).
+	entries *batch.Batcher[groupWrite]
 }
 
 // withWriteGate returns c with a new write gate.
 func withWriteGate(c driver.Connector) driver.Connector {
-	return gatedConnector{Connector: c, driver: gatedDriver{Driver: c.Driver(), writers: make(chan struct{}, 1), entries: new(writeGroup)}}
+	gate := make(chan struct{}, 1)
+	return gatedConnector{Connector: c, driver: gatedDriver{Driver: c.Driver(), writers: gate, entries: newWriteGroup(gate)}}
 }
 
 // writeGate returns db's gate, or nil when db has none (PostgreSQL, or a
@@ -68,7 +71,7 @@ func writeGate(db *bun.DB) chan struct{} {
 
 // entryWrites returns db's group of entry writes, or nil when db has no
 // write gate.
-func entryWrites(db *bun.DB) *writeGroup {
+func entryWrites(db *bun.DB) *batch.Batcher[groupWrite] {
 	if d, ok := db.Driver().(gatedDriver); ok {
 		return d.entries
 	}

@@ -1,0 +1,122 @@
+package bunstore
+
+import (
+	"context"
+	"time"
+
+	"github.com/uptrace/bun"
+	"github.com/uptrace/bun/dialect"
+)
+
+// engine is the seam between the stores and the database they run on: one
+// implementation per database, each with all of its SQL that differs from
+// the other's (engine_sqlite.go, engine_postgres.go). The stores ask the
+// engine; none of them asks which database it is. docs/storage.md ("One
+// engine per database") lists what lives behind it.
+//
+// Open chooses the dialect of a handle, and so its engine (engineOf maps
+// the one to the other, the only place the dialect is read); each
+// repository keeps the engine of its handle from its constructor, and
+// code that only has a bun.IDB (a transaction, a migration) asks engineOf.
+type engine interface {
+	// Column types and DDL pieces.
+	timeColumn() string       // a time
+	textColumn() string       // text compared byte by byte
+	bytesColumn() string      // raw bytes
+	serialPrimaryKey() string // an integer key the database numbers itself
+	// serialRevision is the column definition of a revision number that
+	// never reuses a number (the change log's).
+	serialRevision() string
+	// withoutRowID is the table option of a table keyed by its primary key
+	// alone.
+	withoutRowID() string
+	// tableExistsQuery counts the tables named ? of the schema in use.
+	tableExistsQuery() string
+	// columnExistsQuery counts the columns named ? (second) of table ?
+	// (first).
+	columnExistsQuery() string
+	// addColumnIfMissing adds column to table unless it is there.
+	addColumnIfMissing(ctx context.Context, tx bun.Tx, table, column, typ string) error
+	// withTriggersOff runs fn with table's triggers off, in tx.
+	withTriggersOff(ctx context.Context, tx bun.Tx, table string, fn func() error) error
+	// defineFold defines the database's case fold function, if it needs one
+	// (fold.go).
+	defineFold(ctx context.Context, db bun.IDB) error
+
+	// The change log's triggers (changes_schema.go).
+	changesTriggerDDL(table string) []string
+	changesTriggerDropDDL(table string) []string
+	changesRemovedDDL(table string) []string
+	changesRemovedDownDDL(table string) []string
+	// newWatermark returns the state of the change log's visible head, or
+	// nil when the last revision written is the head (changes.go).
+	newWatermark() *pgWatermark
+
+	// The quota counts (usage_schema.go, cache_quota.go).
+	usageTableDDL() []string
+	usageTriggerDDL(table string) []string
+	usageTriggerDropDDL(table string) []string
+	// guarded returns the parts that make a statement write only within g
+	// (see CacheRepository.guarded).
+	guarded(r *CacheRepository, g *quotaGuard) (with, from, where string, args []any)
+
+	// Locks.
+	forUpdate() string  // locks the rows a SELECT reads until the transaction ends
+	skipLocked() string // makes a batch-selecting subquery skip held rows
+	lockTableForWriters(ctx context.Context, tx bun.Tx, table string) error
+	// lockMigrations takes the migration lock (migrate.go).
+	lockMigrations(ctx context.Context, db *bun.DB) (func(), error)
+	// retriesMigrationRace reports whether a migration that met a
+	// concurrent one's objects runs again (migrate.go).
+	retriesMigrationRace() bool
+	// lockThrottleKeys serialises the reservations of the login throttle
+	// keys names (throttle.go).
+	lockThrottleKeys(ctx context.Context, tx bun.Tx, names []string) error
+
+	// Statements.
+	// purgeStatement returns the statement that deletes at most limit rows
+	// of table that are deleted or expired at now, with its arguments
+	// (dialect.go says how each database walks them).
+	purgeStatement(table bun.Ident, now time.Time, limit int) (string, []any)
+	// purge runs purgeStatement and returns how many rows it removed.
+	purge(ctx context.Context, db bun.IDB, table bun.Ident, now time.Time, limit int) (int64, error)
+	// positionFunction is the name of the function that finds a substring.
+	positionFunction() string
+	// queryBounded runs fn on conn within the query bound of b (see
+	// bounds.queryBounded).
+	queryBounded(ctx context.Context, b bounds, conn bun.Conn, fn func(ctx context.Context, db bun.IDB) error) error
+	// abortsOnError reports whether a failed statement aborts its
+	// transaction (then a statement that may fail runs in a savepoint).
+	abortsOnError() bool
+	// batchesCreates reports whether a repository batches its creates
+	// (create_batch.go); SQLite groups every entry write at its write gate
+	// instead (write_group.go).
+	batchesCreates() bool
+
+	// Prepared statements (prepared.go).
+	// prepares reports whether hot statements are prepared once.
+	prepares() bool
+	// placeholders rewrites the ? placeholders of q in the database's form.
+	placeholders(q string) string
+	// time is t as a database/sql argument in the column form of the
+	// database (sqlTime is the same for Bun's queries).
+	time(t time.Time) any
+
+	// check reports whether the database can serve (bounds.go Check).
+	check(ctx context.Context, db *bun.DB) error
+	// backup copies the database to path (backup.go).
+	backup(ctx context.Context, db *bun.DB, path string) error
+}
+
+var (
+	_ engine = sqliteEngine{}
+	_ engine = postgresEngine{}
+)
+
+// engineOf returns the engine of db's dialect, which Open chose.
+func engineOf(db bun.IDB) engine {
+	if db.Dialect().Name() == dialect.PG {
+		return postgresEngine{}
+	}
+	return sqliteEngine{}
+}

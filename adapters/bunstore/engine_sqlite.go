@@ -1,0 +1,238 @@
+package bunstore
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"os"
+	"time"
+
+	"github.com/uptrace/bun"
+
+	"github.com/cachegate/cachegate/domain"
+)
+
+// sqliteEngine is SQLite's side of the engine seam (engine.go): its column
+// types, its triggers, its statements. SQLite has one writer at a time
+// (the write gate, writegate.go), so it needs no row, table or advisory
+// lock: its IMMEDIATE transactions already hold the whole database.
+type sqliteEngine struct{}
+
+// Times are INTEGER microseconds since the Unix epoch (UTC): an integer
+// compares correctly, indexes well and round-trips exactly the
+// microsecond precision domain.Normalize keeps (docs/storage.md).
+func (sqliteEngine) timeColumn() string       { return "INTEGER" }
+func (sqliteEngine) textColumn() string       { return "TEXT" }
+func (sqliteEngine) bytesColumn() string      { return "BLOB" }
+func (sqliteEngine) serialPrimaryKey() string { return "INTEGER PRIMARY KEY" }
+func (sqliteEngine) serialRevision() string   { return "INTEGER PRIMARY KEY AUTOINCREMENT" }
+func (sqliteEngine) withoutRowID() string     { return " WITHOUT ROWID" }
+func (sqliteEngine) positionFunction() string { return "instr" }
+func (sqliteEngine) forUpdate() string        { return "" }
+func (sqliteEngine) skipLocked() string       { return "" }
+func (sqliteEngine) abortsOnError() bool      { return false }
+func (sqliteEngine) batchesCreates() bool     { return false }
+func (sqliteEngine) prepares() bool           { return true }
+func (sqliteEngine) retriesMigrationRace() bool {
+	return false
+}
+func (sqliteEngine) newWatermark() *pgWatermark   { return nil }
+func (sqliteEngine) placeholders(q string) string { return q }
+func (sqliteEngine) time(t time.Time) any         { return domain.Normalize(t).UnixMicro() }
+
+func (sqliteEngine) tableExistsQuery() string {
+	return `SELECT count(*) FROM sqlite_master WHERE type = 'table' AND name = ?`
+}
+
+func (sqliteEngine) columnExistsQuery() string {
+	return "SELECT count(*) FROM pragma_table_info(?) WHERE name = ?"
+}
+
+func (e sqliteEngine) addColumnIfMissing(ctx context.Context, tx bun.Tx, table, column, typ string) error {
+	var n int
+	if err := tx.QueryRowContext(ctx, e.columnExistsQuery(), table, column).Scan(&n); err != nil {
+		return err
+	}
+	if n > 0 {
+		return nil
+	}
+	_, err := tx.ExecContext(ctx, "ALTER TABLE ? ADD COLUMN ? "+typ, bun.Ident(table), bun.Ident(column))
+	return err
+}
+
+// withTriggersOff drops table's triggers and creates them again from
+// their own stored text after fn: SQLite cannot disable one.
+func (sqliteEngine) withTriggersOff(ctx context.Context, tx bun.Tx, table string, fn func() error) error {
+	var triggers []struct{ name, sql string }
+	rows, err := tx.QueryContext(ctx, "SELECT name, sql FROM sqlite_master WHERE type = 'trigger' AND tbl_name = ? ORDER BY name", table)
+	if err != nil {
+		return fmt.Errorf("bunstore: read the triggers of %s: %w", table, err)
+	}
+	for rows.Next() {
+		var t struct{ name, sql string }
+		if err := rows.Scan(&t.name, &t.sql); err != nil {
+			_ = rows.Close()
+			return fmt.Errorf("bunstore: read the triggers of %s: %w", table, err)
+		}
+		triggers = append(triggers, t)
+	}
+	if err := rows.Close(); err != nil {
+		return err
+	}
+	for _, t := range triggers {
+		if _, err := tx.ExecContext(ctx, "DROP TRIGGER "+quoteIdent(t.name)); err != nil {
+			return fmt.Errorf("bunstore: drop trigger %s: %w", t.name, err)
+		}
+	}
+	if err := fn(); err != nil {
+		return err
+	}
+	for _, t := range triggers {
+		if _, err := tx.ExecContext(ctx, t.sql); err != nil {
+			return fmt.Errorf("bunstore: create trigger %s again: %w", t.name, err)
+		}
+	}
+	return nil
+}
+
+// defineFold does nothing: SQLite's fold is a Go function registered with
+// the driver (fold.go).
+func (sqliteEngine) defineFold(context.Context, bun.IDB) error { return nil }
+
+// sqliteNow is the current time in SQLite's time column form.
+const sqliteNow = "CAST((julianday('now') - 2440587.5) * 86400000000.0 AS INTEGER)"
+
+// changesTriggerDDL returns the statements creating table's triggers:
+// one per kind of change. table passed ValidateTableName, so it is safe
+// inside a string literal.
+func (sqliteEngine) changesTriggerDDL(table string) []string {
+	row := func(kind, rec, deleted string) string {
+		return "INSERT INTO " + changesTable + " (" + changeColumns + ", at) VALUES ('" + table + "', " + kind + ", " +
+			rec + ".id, " + rec + ".key, " + rec + ".type, " + rec + ".assignee_id, " + rec + ".data, " + rec + ".version, " +
+			rec + ".date_created, " + rec + ".date_updated, " + deleted + ", " + rec + ".expires_at, " + sqliteNow + ");"
+	}
+	return []string{
+		"CREATE TRIGGER IF NOT EXISTS " + objectName(table, "changes_insert") + " AFTER INSERT ON " + quoteIdent(table) +
+			" BEGIN " + row("'created'", "NEW", "NEW.date_deleted") + " END",
+		"CREATE TRIGGER IF NOT EXISTS " + objectName(table, "changes_update") + " AFTER UPDATE ON " + quoteIdent(table) +
+			" BEGIN " + row("CASE WHEN OLD.date_deleted IS NULL AND NEW.date_deleted IS NOT NULL THEN 'deleted' ELSE 'updated' END",
+			"NEW", "NEW.date_deleted") + " END",
+		"CREATE TRIGGER IF NOT EXISTS " + objectName(table, "changes_delete") + " AFTER DELETE ON " + quoteIdent(table) +
+			" WHEN OLD.date_deleted IS NULL BEGIN " +
+			row("CASE WHEN OLD.expires_at IS NULL THEN 'deleted' ELSE 'expired' END",
+				"OLD", "COALESCE(OLD.expires_at, "+sqliteNow+")") + " END",
+	}
+}
+
+func (sqliteEngine) changesTriggerDropDDL(table string) []string {
+	var out []string
+	for _, s := range []string{"changes_insert", "changes_update", "changes_delete"} {
+		out = append(out, "DROP TRIGGER IF EXISTS "+objectName(table, s))
+	}
+	return out
+}
+
+// changesRemovedDDL: SQLite's delete trigger stays a row trigger (its
+// triggers are row triggers only).
+func (sqliteEngine) changesRemovedDDL(string) []string     { return nil }
+func (sqliteEngine) changesRemovedDownDDL(string) []string { return nil }
+
+// usageTableDDL: SQLite checks a quota with sqliteGuard, no function.
+func (sqliteEngine) usageTableDDL() []string { return nil }
+
+// usageTriggerDDL returns the row triggers that keep table's counts in
+// cache_usage.
+func (sqliteEngine) usageTriggerDDL(table string) []string {
+	t := quoteIdent(table)
+	add := func(rec string) string {
+		return "INSERT INTO " + usageTable + " (entity, assignee_id, shard, entries, bytes) VALUES ('" + table + "', " +
+			rec + ".assignee_id, 0, 1, octet_length(" + rec + ".data)) ON CONFLICT (entity, assignee_id, shard) DO UPDATE " +
+			"SET entries = entries + 1, bytes = bytes + excluded.bytes;"
+	}
+	sub := func(rec string) string {
+		return "UPDATE " + usageTable + " SET entries = entries - 1, bytes = bytes - octet_length(" + rec + ".data) " +
+			"WHERE entity = '" + table + "' AND assignee_id = " + rec + ".assignee_id AND shard = 0;"
+	}
+	trigger := func(suffix, event, when, body string) string {
+		return "CREATE TRIGGER IF NOT EXISTS " + objectName(table, suffix) + " AFTER " + event + " ON " + t +
+			" WHEN " + when + " BEGIN " + body + " END"
+	}
+	stays := "OLD.date_deleted IS NULL AND NEW.date_deleted IS NULL AND OLD.assignee_id = NEW.assignee_id"
+	return []string{
+		trigger("usage_insert", "INSERT", "NEW.date_deleted IS NULL", add("NEW")),
+		trigger("usage_resize", "UPDATE", stays+" AND octet_length(OLD.data) <> octet_length(NEW.data)",
+			"UPDATE "+usageTable+" SET bytes = bytes + octet_length(NEW.data) - octet_length(OLD.data) "+
+				"WHERE entity = '"+table+"' AND assignee_id = NEW.assignee_id AND shard = 0;"),
+		trigger("usage_leave", "UPDATE", "OLD.date_deleted IS NULL AND NOT ("+stays+")", sub("OLD")),
+		trigger("usage_enter", "UPDATE", "NEW.date_deleted IS NULL AND NOT ("+stays+")", add("NEW")),
+		trigger("usage_delete", "DELETE", "OLD.date_deleted IS NULL", sub("OLD")),
+	}
+}
+
+func (sqliteEngine) usageTriggerDropDDL(table string) []string {
+	var out []string
+	for _, s := range []string{"usage_insert", "usage_resize", "usage_leave", "usage_enter", "usage_delete"} {
+		out = append(out, "DROP TRIGGER IF EXISTS "+objectName(table, s))
+	}
+	return out
+}
+
+// guarded: where is ANDed to the statement's WHERE (an INSERT … SELECT
+// gets it as its WHERE).
+func (sqliteEngine) guarded(r *CacheRepository, g *quotaGuard) (with, from, where string, args []any) {
+	return "", "", sqliteGuard, r.sqliteGuardArgs(g)
+}
+
+func (sqliteEngine) lockTableForWriters(context.Context, bun.Tx, string) error { return nil }
+
+// lockMigrations: SQLite's single writer and idempotent DDL suffice.
+func (sqliteEngine) lockMigrations(context.Context, *bun.DB) (func(), error) { return func() {}, nil }
+
+func (sqliteEngine) lockThrottleKeys(context.Context, bun.Tx, []string) error { return nil }
+
+// purgeStatement deletes a UNION ALL of the two index walks; SQLite's
+// planner would scan the table for the OR, and its one writer needs no row
+// locks.
+func (sqliteEngine) purgeStatement(table bun.Ident, now time.Time, limit int) (string, []any) {
+	return "DELETE FROM ? WHERE id IN (SELECT id FROM ? WHERE date_deleted IS NOT NULL " +
+		"UNION ALL SELECT id FROM ? WHERE date_deleted IS NULL AND expires_at <= ? LIMIT ?)", []any{table, table, table, timeArg(now), limit}
+}
+
+func (e sqliteEngine) purge(ctx context.Context, db bun.IDB, table bun.Ident, now time.Time, limit int) (int64, error) {
+	query, args := e.purgeStatement(table, now, limit)
+	var n int64
+	err := withRetry(ctx, func() error {
+		res, err := db.ExecContext(ctx, query, args...)
+		if err != nil {
+			return err
+		}
+		n, err = res.RowsAffected()
+		return err
+	})
+	return n, err
+}
+
+// queryBounded bounds fn by a deadline of its context: the driver
+// interrupts the statement.
+func (sqliteEngine) queryBounded(ctx context.Context, b bounds, conn bun.Conn, fn func(ctx context.Context, db bun.IDB) error) error {
+	qctx, cancel := context.WithTimeoutCause(ctx, b.query, errQueryBound)
+	defer cancel()
+	err := fn(qctx, conn)
+	if err != nil && ctx.Err() == nil && errors.Is(context.Cause(qctx), errQueryBound) {
+		return fmt.Errorf("%w: %w", domain.ErrQueryTooExpensive, err)
+	}
+	return err
+}
+
+func (sqliteEngine) check(ctx context.Context, db *bun.DB) error { return checkSQLite(ctx, db, statFS) }
+
+// backup copies the database with VACUUM INTO (backup.go).
+func (sqliteEngine) backup(ctx context.Context, db *bun.DB, path string) error {
+	if _, err := os.Lstat(path); err == nil {
+		return fmt.Errorf("%s exists; backup writes a new file only", path)
+	}
+	if _, err := db.ExecContext(ctx, "VACUUM INTO ?", path); err != nil {
+		return translate(ctx, dbError("copy the database", err))
+	}
+	return os.Chmod(path, 0o600)
+}
