@@ -11,6 +11,7 @@ import (
 
 	"github.com/cachegate/cachegate/adapters/memstore"
 	"github.com/cachegate/cachegate/application"
+	"github.com/cachegate/cachegate/application/background"
 	"github.com/cachegate/cachegate/domain"
 )
 
@@ -146,7 +147,7 @@ func TestRevokedSessionsLogWhenPollsStartFailingAndWhenTheyRecover(t *testing.T)
 	var logs logRecords
 	feed := &downFeed{}
 	feed.down.Store(true)
-	r, err := application.NewRevokedSessions(application.RevokedSessionsOptions{Feed: feed, Clock: newClock(),
+	r, err := background.NewRevokedSessions(background.RevokedSessionsOptions{Feed: feed, Clock: newClock(),
 		Poll: time.Millisecond, Log: slog.New(&logs)})
 	if err != nil {
 		t.Fatal(err)
