@@ -16,14 +16,14 @@ type AdminUsers struct {
 	ua       *UserAdmin
 	check    *AdminCheck
 	refresh  ports.RefreshStore
-	revoked  *RevokedSessions
+	revoked  SessionRevocations
 	dir      ports.UserDirectory // nil: the user store cannot list or delete
 	sessions ports.SessionStore  // nil: the refresh store cannot show sessions
 }
 
 // NewAdminUsers returns the use cases over ua's stores; check is told of
 // changes so this process applies them at once; revoked may be nil.
-func NewAdminUsers(ua *UserAdmin, check *AdminCheck, refresh ports.RefreshStore, revoked *RevokedSessions) (*AdminUsers, error) {
+func NewAdminUsers(ua *UserAdmin, check *AdminCheck, refresh ports.RefreshStore, revoked SessionRevocations) (*AdminUsers, error) {
 	if ua == nil || check == nil || refresh == nil {
 		return nil, errors.New("the admin API needs user administration, the admin check and the refresh store")
 	}
@@ -241,7 +241,7 @@ func (a *AdminUsers) revokedHere(sid string) {
 
 // revokeSession revokes the family sid with the event e, applies it in
 // this process at once, and reports the event after the commit.
-func revokeSession(ctx context.Context, audit *Auditor, refresh ports.RefreshStore, revoked *RevokedSessions, clock ports.Clock, sid string, e domain.AuditEvent) error {
+func revokeSession(ctx context.Context, audit *Auditor, refresh ports.RefreshStore, revoked SessionRevocations, clock ports.Clock, sid string, e domain.AuditEvent) error {
 	event, events := audit.Prepare(ctx, e)
 	if err := refresh.RevokeFamily(ctx, sid, clock.Now(), events...); err != nil {
 		return fmt.Errorf("revoke session: %w", err)

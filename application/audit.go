@@ -3,7 +3,6 @@ package application
 import (
 	"context"
 	"log/slog"
-	"time"
 
 	"github.com/cachegate/cachegate/domain"
 	"github.com/cachegate/cachegate/ports"
@@ -155,12 +154,4 @@ func (a *Auditor) store1(ctx context.Context, e domain.AuditEvent) {
 	if err != nil {
 		a.log.WarnContext(ctx, "store audit event", "type", string(e.Type), "err", err)
 	}
-}
-
-// AuditPurger returns the sweeper's purger of the events older than
-// retention, removed in batches like expired entries.
-func AuditPurger(store ports.AuditLog, retention time.Duration) Purger {
-	return Purger{Name: "audit", Purge: func(ctx context.Context, now time.Time, limit int) (int, error) {
-		return store.PurgeEvents(ctx, now.Add(-retention), limit)
-	}}
 }

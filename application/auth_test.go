@@ -13,6 +13,7 @@ import (
 	"github.com/cachegate/cachegate/adapters/passhash"
 	"github.com/cachegate/cachegate/adapters/system"
 	"github.com/cachegate/cachegate/application"
+	"github.com/cachegate/cachegate/application/background"
 	"github.com/cachegate/cachegate/domain"
 	"github.com/cachegate/cachegate/ports"
 )
@@ -31,7 +32,7 @@ type authEnv struct {
 	refresher *application.Refresh
 	logout    *application.Logout
 	tokens    application.TokenDeps
-	revoked   *application.RevokedSessions
+	revoked   *background.RevokedSessions
 	verifier  ports.TokenVerifier
 }
 
@@ -72,7 +73,7 @@ func newAuthEnv(t testing.TB, o authOpts) *authEnv {
 	e.tokens = application.TokenDeps{Issuer: tok.Issuer(), Refresh: e.refresh, Clock: e.clock, IDs: ids,
 		SessionMax: o.sessionMax, RefreshTTL: o.refreshTTL}
 	e.verifier = tok.Verifier()
-	if e.revoked, err = application.NewRevokedSessions(application.RevokedSessionsOptions{Feed: e.refresh, Clock: e.clock}); err != nil {
+	if e.revoked, err = background.NewRevokedSessions(background.RevokedSessionsOptions{Feed: e.refresh, Clock: e.clock}); err != nil {
 		t.Fatal(err)
 	}
 	limits := o.limits

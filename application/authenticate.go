@@ -15,7 +15,7 @@ type Authenticate struct {
 	verifier  ports.TokenVerifier
 	validator ports.TokenValidator
 	lookup    ports.UserLookup
-	revoked   *RevokedSessions
+	revoked   SessionRevocations
 	keys      ports.KeyRevocations // nil when the verifier cannot tell
 	changes   *AuthChanges
 }
@@ -23,7 +23,7 @@ type Authenticate struct {
 // NewAuthenticate returns the use case; validator may be nil (extra
 // validation then passes), and so may revoked (then an access token stays
 // valid until it expires, whatever happens to its session).
-func NewAuthenticate(verifier ports.TokenVerifier, validator ports.TokenValidator, lookup ports.UserLookup, revoked *RevokedSessions) (*Authenticate, error) {
+func NewAuthenticate(verifier ports.TokenVerifier, validator ports.TokenValidator, lookup ports.UserLookup, revoked SessionRevocations) (*Authenticate, error) {
 	if verifier == nil || lookup == nil {
 		return nil, errors.New("authenticate needs a token verifier and a user lookup")
 	}

@@ -8,8 +8,10 @@ import (
 	"github.com/cachegate/cachegate/ports"
 )
 
-// CacheOperations bundles one use case per cache operation; the HTTP adapter
-// drives them, and the Go API Cache wraps them.
+// CacheOperations bundles one use case per cache operation, as
+// NewCacheOperations builds them on one CacheConfig: the HTTP adapter
+// drives them, and NewCache takes the Go API's use cases from it. It is a
+// bundle, not a layer: nothing calls through it.
 type CacheOperations struct {
 	Assignments *Assignments
 	Create      *CreateCache
@@ -90,28 +92,42 @@ func collect(ctx context.Context, opts []QueryOption) (context.Context, queryOpt
 // takes the assignment (an assignment name or an entity key), the cache
 // argument and optional query options. Calls run as the trusted system
 // actor unless AsActor says otherwise.
-type Cache struct{ uc *CacheOperations }
+//
+// Cache is the one layer over the use cases: each method calls its use
+// case directly (ARCHITECTURE.md, "Who owns what").
+type Cache struct {
+	create *CreateCache
+	get    *GetCache
+	list   *ListCaches
+	update *UpdateCacheByKey
+	delete *DeleteCache
+	clear  *ClearCaches
+	watch  *WatchCaches
+}
 
-// NewCache returns the Go API over the use cases.
-func NewCache(uc *CacheOperations) *Cache { return &Cache{uc: uc} }
+// NewCache returns the Go API over the use cases of uc.
+func NewCache(uc *CacheOperations) *Cache {
+	return &Cache{create: uc.Create, get: uc.Get, list: uc.List, update: uc.Update, delete: uc.Delete,
+		clear: uc.Clear, watch: uc.Watch}
+}
 
 // Create creates an entry; see CreateCache.Execute for its errors.
 func (c *Cache) Create(ctx context.Context, assignment string, in CacheInput, opts ...QueryOption) (domain.Entry, error) {
 	ctx, o := collect(ctx, opts)
-	return c.uc.Create.Execute(ctx, CreateCacheInput{Assignment: assignment, Actor: o.actor, Cache: in, Idempotency: o.idem})
+	return c.create.Execute(ctx, CreateCacheInput{Assignment: assignment, Actor: o.actor, Cache: in, Idempotency: o.idem})
 }
 
 // Update replaces the data, and the expiry when in.ExpiresIn is set, of
 // the entry with in's key, type and assignee.
 func (c *Cache) Update(ctx context.Context, assignment string, in CacheInput, opts ...QueryOption) (domain.Entry, error) {
 	ctx, o := collect(ctx, opts)
-	return c.uc.Update.Execute(ctx, UpdateCacheByKeyInput{Assignment: assignment, Actor: o.actor, Cache: in, Pre: o.pre})
+	return c.update.Execute(ctx, UpdateCacheByKeyInput{Assignment: assignment, Actor: o.actor, Cache: in, Pre: o.pre})
 }
 
 // Delete deletes the entry with ref's key, type and assignee.
 func (c *Cache) Delete(ctx context.Context, assignment string, ref CacheRef, opts ...QueryOption) error {
 	ctx, o := collect(ctx, opts)
-	_, err := c.uc.Delete.Execute(ctx, DeleteCacheInput{Assignment: assignment, Actor: o.actor, Ref: ref, Pre: o.pre})
+	_, err := c.delete.Execute(ctx, DeleteCacheInput{Assignment: assignment, Actor: o.actor, Ref: ref, Pre: o.pre})
 	return err
 }
 
@@ -119,7 +135,7 @@ func (c *Cache) Delete(ctx context.Context, assignment string, ref CacheRef, opt
 // domain.ErrCacheNotFound.
 func (c *Cache) Get(ctx context.Context, assignment string, ref CacheRef, opts ...QueryOption) (domain.Entry, error) {
 	ctx, o := collect(ctx, opts)
-	return c.uc.Get.Execute(ctx, GetCacheInput{Assignment: assignment, Actor: o.actor, Ref: ref})
+	return c.get.Execute(ctx, GetCacheInput{Assignment: assignment, Actor: o.actor, Ref: ref})
 }
 
 // GetAssignedCaches returns every live entry of the assignee, oldest
@@ -130,9 +146,9 @@ func (c *Cache) GetAssignedCaches(ctx context.Context, assignment, assigneeID st
 		return nil, err
 	}
 	all := []domain.Entry{}
-	_, size := c.uc.List.Limits()
+	_, size := c.list.Limits()
 	for offset := 0; ; offset += size {
-		page, err := c.uc.List.Execute(ctx, ListCachesInput{Assignment: assignment, Actor: o.actor,
+		page, err := c.list.Execute(ctx, ListCachesInput{Assignment: assignment, Actor: o.actor,
 			AssigneeID: assigneeID, Limit: size, Offset: offset})
 		if err != nil {
 			return nil, err
@@ -151,10 +167,10 @@ func (c *Cache) GetAssignedCaches(ctx context.Context, assignment, assigneeID st
 func (c *Cache) Find(ctx context.Context, assignment string, f domain.Filter, sort []domain.SortKey, opts ...QueryOption) ([]domain.Entry, error) {
 	ctx, o := collect(ctx, opts)
 	all := []domain.Entry{}
-	_, size := c.uc.List.Limits()
+	_, size := c.list.Limits()
 	for offset := 0; ; offset += size {
 		n := 0
-		_, err := c.uc.List.Stream(ctx, ListCachesInput{Assignment: assignment, Actor: o.actor,
+		_, err := c.list.Stream(ctx, ListCachesInput{Assignment: assignment, Actor: o.actor,
 			Filter: f, Sort: sort, Limit: size, Offset: offset}, func(e domain.Entry) error {
 			all = append(all, e)
 			n++
@@ -172,7 +188,7 @@ func (c *Cache) Find(ctx context.Context, assignment string, f domain.Filter, so
 // Clear deletes every entry of the assignee and returns how many.
 func (c *Cache) Clear(ctx context.Context, assignment, assigneeID string, opts ...QueryOption) (int, error) {
 	ctx, o := collect(ctx, opts)
-	return c.uc.Clear.Execute(ctx, ClearCachesInput{Assignment: assignment, Actor: o.actor, AssigneeID: assigneeID})
+	return c.clear.Execute(ctx, ClearCachesInput{Assignment: assignment, Actor: o.actor, AssigneeID: assigneeID})
 }
 
 // WatchFilter selects the changes Watch reports; see WatchCachesInput.
@@ -191,7 +207,7 @@ type WatchFilter struct {
 func (c *Cache) Watch(ctx context.Context, assignment string, w WatchFilter, opts ...QueryOption) iter.Seq2[FeedEvent, error] {
 	ctx, o := collect(ctx, opts)
 	return func(yield func(FeedEvent, error) bool) {
-		s, err := c.uc.Watch.Execute(ctx, WatchCachesInput{Assignment: assignment, Actor: o.actor, Since: w.Since,
+		s, err := c.watch.Execute(ctx, WatchCachesInput{Assignment: assignment, Actor: o.actor, Since: w.Since,
 			Key: w.Key, Type: w.Type, AssigneeID: w.AssigneeID})
 		if err != nil {
 			yield(FeedEvent{}, err)

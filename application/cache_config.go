@@ -24,9 +24,9 @@ type CacheConfig struct {
 	// lists; zero means DefaultListLimit and MaxListLimit.
 	ListDefault int
 	ListMax     int
-	// Feed, when set, serves Watch; without it Watch answers
-	// ErrFeedUnavailable.
-	Feed *Feed
+	// Feed, when set, serves Watch (background.Feed implements it);
+	// without it Watch answers ErrFeedUnavailable.
+	Feed ChangeFeed
 	// Tracer, when set, wraps each use case in a span; nil traces
 	// nothing (ports.NopTracer).
 	Tracer ports.Tracer

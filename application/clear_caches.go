@@ -19,10 +19,7 @@ type ClearCaches struct{ deps CacheConfig }
 
 // Execute deletes the assignee's live entries and returns how many.
 func (uc *ClearCaches) Execute(ctx context.Context, in ClearCachesInput) (int, error) {
-	ctx, span := uc.deps.Tracer.Start(ctx, "ClearCaches")
-	n, err := uc.execute(ctx, in)
-	span.End(err)
-	return n, err
+	return traced(ctx, uc.deps.Tracer, "ClearCaches", uc, in, (*ClearCaches).execute)
 }
 
 // execute is Execute inside its span.

@@ -43,10 +43,7 @@ func newCreateCache(d CacheConfig) (*CreateCache, error) {
 // entry as the first create made it when the request is the same, and
 // domain.ErrIdempotencyKeyReused when it is not.
 func (uc *CreateCache) Execute(ctx context.Context, in CreateCacheInput) (domain.Entry, error) {
-	ctx, span := uc.deps.Tracer.Start(ctx, "CreateCache")
-	e, err := uc.execute(ctx, in)
-	span.End(err)
-	return e, err
+	return traced(ctx, uc.deps.Tracer, "CreateCache", uc, in, (*CreateCache).execute)
 }
 
 // execute is Execute inside its span.

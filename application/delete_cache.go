@@ -26,10 +26,7 @@ type DeleteCache struct{ deps CacheConfig }
 // domain.ErrCacheNotFound when no visible live entry matches and
 // domain.ErrVersionMismatch for a stale Pre.IfMatch.
 func (uc *DeleteCache) Execute(ctx context.Context, in DeleteCacheInput) (domain.Entry, error) {
-	ctx, span := uc.deps.Tracer.Start(ctx, "DeleteCache")
-	e, err := uc.execute(ctx, in)
-	span.End(err)
-	return e, err
+	return traced(ctx, uc.deps.Tracer, "DeleteCache", uc, in, (*DeleteCache).execute)
 }
 
 // execute is Execute inside its span.

@@ -8,7 +8,7 @@ import (
 )
 
 // TestAWatcherOfOneTypeOrKeyNeverReceivesAnother pins the feed's filters
-// in the package that applies them (application/feed.go, changeFilter):
+// in the package that applies them (application/change_feed.go, changeFilter):
 // a subscriber for type A (or key A) never receives a change of another
 // type (key), neither live nor replayed from the log. The other entries
 // are written first, so a change let through would be the first event.

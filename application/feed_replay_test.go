@@ -9,6 +9,7 @@ import (
 
 	"github.com/cachegate/cachegate/adapters/memstore"
 	"github.com/cachegate/cachegate/application"
+	"github.com/cachegate/cachegate/application/background"
 	"github.com/cachegate/cachegate/domain"
 	"github.com/cachegate/cachegate/ports"
 )
@@ -37,7 +38,7 @@ func TestAResumingOwnerReplaysOnlyItsOwnChanges(t *testing.T) {
 	t.Parallel()
 	clock := newClock()
 	log := &recordingLog{ChangeLog: memstore.NewChangeLog()}
-	feed, err := application.NewFeed(application.FeedConfig{Log: log, Clock: clock, Poll: 10 * time.Millisecond, Buffer: 4096})
+	feed, err := background.NewFeed(background.FeedConfig{Log: log, Clock: clock, Poll: 10 * time.Millisecond, Buffer: 4096})
 	if err != nil {
 		t.Fatal(err)
 	}

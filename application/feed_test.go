@@ -9,6 +9,7 @@ import (
 
 	"github.com/cachegate/cachegate/adapters/memstore"
 	"github.com/cachegate/cachegate/application"
+	"github.com/cachegate/cachegate/application/background"
 	"github.com/cachegate/cachegate/domain"
 	"github.com/cachegate/cachegate/ports"
 )
@@ -19,7 +20,7 @@ type feedFixture struct {
 	cache *application.Cache
 	ops   *application.CacheOperations
 	log   *memstore.ChangeLog
-	feed  *application.Feed
+	feed  *background.Feed
 	stop  func()
 }
 
@@ -27,7 +28,7 @@ func newFeedFixture(t *testing.T, buffer int) *feedFixture {
 	t.Helper()
 	clock := newClock()
 	log := memstore.NewChangeLog()
-	feed, err := application.NewFeed(application.FeedConfig{Log: log, Clock: clock, Buffer: buffer, Poll: 10 * time.Millisecond})
+	feed, err := background.NewFeed(background.FeedConfig{Log: log, Clock: clock, Buffer: buffer, Poll: 10 * time.Millisecond})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -215,7 +216,7 @@ func TestASubscriptionWithoutARevisionSkipsChangesCommittedBeforeIt(t *testing.T
 	log := memstore.NewChangeLog()
 	// The reader reads on a poke only: the log does not wake it and the
 	// poll is an hour.
-	feed, err := application.NewFeed(application.FeedConfig{Log: sleepyLog{log}, Clock: clock, Poll: time.Hour})
+	feed, err := background.NewFeed(background.FeedConfig{Log: sleepyLog{log}, Clock: clock, Poll: time.Hour})
 	if err != nil {
 		t.Fatal(err)
 	}

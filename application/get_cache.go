@@ -21,10 +21,7 @@ type GetCache struct{ deps CacheConfig }
 // Execute returns the entry, or domain.ErrCacheNotFound when it is missing,
 // deleted, expired, malformed or invisible to the actor.
 func (uc *GetCache) Execute(ctx context.Context, in GetCacheInput) (domain.Entry, error) {
-	ctx, span := uc.deps.Tracer.Start(ctx, "GetCache")
-	e, err := uc.execute(ctx, in)
-	span.End(err)
-	return e, err
+	return traced(ctx, uc.deps.Tracer, "GetCache", uc, in, (*GetCache).execute)
 }
 
 // execute is Execute inside its span.

@@ -63,21 +63,4 @@ func TestIdempotentCreate(t *testing.T) {
 		}
 	})
 
-	t.Run("the sweeper removes the records of keys past their lifetime", func(t *testing.T) {
-		t.Parallel()
-		env := newCacheEnv(t, domain.PolicyOwner, 0)
-		if _, err := env.api.Create(ctx, "user", input("k", alice), application.WithIdempotencyKey("k-1")); err != nil {
-			t.Fatal(err)
-		}
-		swept := map[string]int{}
-		s := &application.Sweeper{Purgers: application.CachePurgers(env.uc.Assignments), Clock: env.clock,
-			OnSwept: func(name string, n int) { swept[name] += n }}
-		if _, err := s.SweepOnce(ctx); err != nil || swept["idempotency#0"] != 0 {
-			t.Fatalf("a sweep within the lifetime removed %d records (%v)", swept["idempotency#0"], err)
-		}
-		env.clock.Advance(application.IdempotencyLifetime)
-		if _, err := s.SweepOnce(ctx); err != nil || swept["idempotency#0"] != 1 {
-			t.Fatalf("a sweep after the lifetime removed %d records (%v), want 1", swept["idempotency#0"], err)
-		}
-	})
 }

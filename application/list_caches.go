@@ -69,10 +69,18 @@ func (uc *ListCaches) Execute(ctx context.Context, in ListCachesInput) (ListCach
 // check (assignment, access, limits, filter) is made before the first
 // entry; an error from yield stops the list and is returned wrapped.
 func (uc *ListCaches) Stream(ctx context.Context, in ListCachesInput, yield func(domain.Entry) error) (ListCachesOutput, error) {
-	ctx, span := uc.deps.Tracer.Start(ctx, "ListCaches")
-	out, err := uc.stream(ctx, in, yield)
-	span.End(err)
-	return out, err
+	return traced(ctx, uc.deps.Tracer, "ListCaches", uc, streamCall{in, yield}, (*ListCaches).traceable)
+}
+
+// streamCall is stream's two arguments as traced's one.
+type streamCall struct {
+	in    ListCachesInput
+	yield func(domain.Entry) error
+}
+
+// traceable is stream in the shape traced calls.
+func (uc *ListCaches) traceable(ctx context.Context, c streamCall) (ListCachesOutput, error) {
+	return uc.stream(ctx, c.in, c.yield)
 }
 
 // stream is Stream inside its span.

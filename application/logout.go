@@ -13,13 +13,13 @@ import (
 type Logout struct {
 	refresh ports.RefreshStore
 	clock   ports.Clock
-	revoked *RevokedSessions
+	revoked SessionRevocations
 	audit   *Auditor
 }
 
 // NewLogout returns the use case; revoked may be nil (then this process
 // learns of the logout at its next poll, like every other).
-func NewLogout(refresh ports.RefreshStore, clock ports.Clock, revoked *RevokedSessions) (*Logout, error) {
+func NewLogout(refresh ports.RefreshStore, clock ports.Clock, revoked SessionRevocations) (*Logout, error) {
 	if refresh == nil || clock == nil {
 		return nil, errors.New("logout needs a refresh store and a clock")
 	}

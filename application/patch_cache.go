@@ -46,10 +46,7 @@ func (p CachePatch) entryPatch() domain.EntryPatch {
 // domain.ErrCacheQuotaExceeded when the change would take the (new)
 // assignee past its quota.
 func (uc *PatchCache) Execute(ctx context.Context, in PatchCacheInput) (domain.Entry, error) {
-	ctx, span := uc.deps.Tracer.Start(ctx, "PatchCache")
-	e, err := uc.execute(ctx, in)
-	span.End(err)
-	return e, err
+	return traced(ctx, uc.deps.Tracer, "PatchCache", uc, in, (*PatchCache).execute)
 }
 
 // execute is Execute inside its span.

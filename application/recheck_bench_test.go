@@ -9,6 +9,7 @@ import (
 
 	"github.com/cachegate/cachegate/adapters/memstore"
 	"github.com/cachegate/cachegate/application"
+	"github.com/cachegate/cachegate/application/background"
 	"github.com/cachegate/cachegate/domain"
 )
 
@@ -24,7 +25,7 @@ func BenchmarkRecheckWakesTenThousandStreams(b *testing.B) {
 	ctx := context.Background()
 	clock := newClock()
 	changes := application.NewAuthChanges()
-	revoked, err := application.NewRevokedSessions(application.RevokedSessionsOptions{Feed: memstore.NewRefreshStore(),
+	revoked, err := background.NewRevokedSessions(background.RevokedSessionsOptions{Feed: memstore.NewRefreshStore(),
 		Clock: clock, Changes: changes})
 	if err != nil {
 		b.Fatal(err)

@@ -9,6 +9,7 @@ import (
 	"github.com/cachegate/cachegate/adapters/josejwt"
 	"github.com/cachegate/cachegate/adapters/memstore"
 	"github.com/cachegate/cachegate/application"
+	"github.com/cachegate/cachegate/application/background"
 	"github.com/cachegate/cachegate/domain"
 )
 
@@ -70,10 +71,10 @@ func TestAuthChanges(t *testing.T) {
 // streamReplica is another process's guard over e's stores, as an event
 // stream sees it: its revoked sessions bump changes when a poll finds a
 // new family.
-func (e *authEnv) streamReplica(t *testing.T) (*application.Authenticate, *application.RevokedSessions) {
+func (e *authEnv) streamReplica(t *testing.T) (*application.Authenticate, *background.RevokedSessions) {
 	t.Helper()
 	changes := application.NewAuthChanges()
-	revoked, err := application.NewRevokedSessions(application.RevokedSessionsOptions{Feed: e.refresh, Clock: e.clock,
+	revoked, err := background.NewRevokedSessions(background.RevokedSessionsOptions{Feed: e.refresh, Clock: e.clock,
 		Changes: changes})
 	if err != nil {
 		t.Fatal(err)
@@ -145,7 +146,7 @@ func TestRecheckEndsWhatARequestWouldRefuse(t *testing.T) {
 				t.Fatal("the replica signalled a change before it could know of one")
 			}
 			// What the replica's poll loop does next.
-			e.clock.Advance(application.DefaultRevocationPoll)
+			e.clock.Advance(background.DefaultRevocationPoll)
 			if err := revoked.Poll(ctx); err != nil {
 				t.Fatal(err)
 			}
@@ -160,7 +161,7 @@ func TestRecheckEndsWhatARequestWouldRefuse(t *testing.T) {
 			}
 			// A poll that finds nothing new signals nothing.
 			next := replica.Changed()
-			e.clock.Advance(application.DefaultRevocationPoll)
+			e.clock.Advance(background.DefaultRevocationPoll)
 			if err := revoked.Poll(ctx); err != nil {
 				t.Fatal(err)
 			}
@@ -179,7 +180,7 @@ func TestRecheckHere(t *testing.T) {
 		e := newAuthEnv(t, authOpts{})
 		e.addUser(t, "alice", pw, true)
 		changes := application.NewAuthChanges()
-		revoked, err := application.NewRevokedSessions(application.RevokedSessionsOptions{Feed: e.refresh, Clock: e.clock,
+		revoked, err := background.NewRevokedSessions(background.RevokedSessionsOptions{Feed: e.refresh, Clock: e.clock,
 			Changes: changes})
 		if err != nil {
 			t.Fatal(err)

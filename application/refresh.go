@@ -26,7 +26,7 @@ type RefreshDeps struct {
 	Audit *Auditor
 	// Revoked, when set, learns at once of a family this process revokes
 	// on reuse.
-	Revoked *RevokedSessions
+	Revoked SessionRevocations
 	// ReuseGrace forgives presenting a just-used refresh token again
 	// within this window of its first use (a client refreshing twice at
 	// once, or retrying after a lost answer): the answer is a fresh access

@@ -45,10 +45,20 @@ func newReplaceCache(d CacheConfig) (*ReplaceCache, error) {
 // domain.ErrCacheEntityAlreadyExists; a replacement or creation that would
 // take the assignee past its quota is domain.ErrCacheQuotaExceeded.
 func (uc *ReplaceCache) Execute(ctx context.Context, in ReplaceCacheInput) (e domain.Entry, created bool, err error) {
-	ctx, span := uc.deps.Tracer.Start(ctx, "ReplaceCache")
-	e, created, err = uc.execute(ctx, in)
-	span.End(err)
-	return e, created, err
+	r, err := traced(ctx, uc.deps.Tracer, "ReplaceCache", uc, in, (*ReplaceCache).traceable)
+	return r.entry, r.created, err
+}
+
+// replaced is execute's two results as traced's one.
+type replaced struct {
+	entry   domain.Entry
+	created bool
+}
+
+// traceable is execute in the shape traced calls.
+func (uc *ReplaceCache) traceable(ctx context.Context, in ReplaceCacheInput) (replaced, error) {
+	e, created, err := uc.execute(ctx, in)
+	return replaced{e, created}, err
 }
 
 // execute is Execute inside its span.

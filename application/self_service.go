@@ -17,12 +17,12 @@ type SelfService struct {
 	ua       *UserAdmin
 	refresh  ports.RefreshStore
 	sessions ports.SessionStore
-	revoked  *RevokedSessions
+	revoked  SessionRevocations
 }
 
 // NewSelfService returns the use cases. login's throttle and validator
 // guard the password change; revoked may be nil.
-func NewSelfService(login *Login, ua *UserAdmin, refresh ports.RefreshStore, revoked *RevokedSessions) (*SelfService, error) {
+func NewSelfService(login *Login, ua *UserAdmin, refresh ports.RefreshStore, revoked SessionRevocations) (*SelfService, error) {
 	if login == nil || ua == nil || refresh == nil {
 		return nil, errors.New("self-service needs login, user administration and the refresh store")
 	}

@@ -3,11 +3,11 @@ package application_test
 import (
 	"context"
 	"errors"
-	"fmt"
 	"testing"
 	"time"
 
 	"github.com/cachegate/cachegate/application"
+	"github.com/cachegate/cachegate/application/background"
 	"github.com/cachegate/cachegate/domain"
 )
 
@@ -15,7 +15,7 @@ import (
 // of revocations only through its own polls of the store.
 func (e *authEnv) replica(t *testing.T) *application.Authenticate {
 	t.Helper()
-	revoked, err := application.NewRevokedSessions(application.RevokedSessionsOptions{Feed: e.refresh, Clock: e.clock})
+	revoked, err := background.NewRevokedSessions(background.RevokedSessionsOptions{Feed: e.refresh, Clock: e.clock})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -86,7 +86,7 @@ func TestSessionsEndEverywhere(t *testing.T) {
 			}
 			// The replica learns at its next poll, at most two intervals
 			// later when nothing runs its loop.
-			e.clock.Advance(2 * application.DefaultRevocationPoll)
+			e.clock.Advance(2 * background.DefaultRevocationPoll)
 			for _, auth := range []*application.Authenticate{e.auth, replica} {
 				if _, err := auth.Execute(ctx, mine.AccessToken); !errors.Is(err, domain.ErrUnauthenticated) {
 					t.Fatalf("access token of the ended session: %v, want unauthenticated", err)
@@ -103,36 +103,6 @@ func TestSessionsEndEverywhere(t *testing.T) {
 				}
 			}
 		})
-	}
-}
-
-func TestRevokedSessionsForgetWhatNoTokenNeeds(t *testing.T) {
-	t.Parallel()
-	ctx := context.Background()
-	e := newAuthEnv(t, authOpts{})
-	for i := range 3 {
-		if err := e.refresh.SaveRefresh(ctx, domain.RefreshRecord{ID: fmt.Sprint("t", i), FamilyID: fmt.Sprint("f", i),
-			UserID: "u", IssuedAt: e.clock.Now(), ExpiresAt: e.clock.Now().Add(time.Hour)}); err != nil {
-			t.Fatal(err)
-		}
-		if err := e.refresh.RevokeFamily(ctx, fmt.Sprint("f", i), e.clock.Now()); err != nil {
-			t.Fatal(err)
-		}
-	}
-	if err := e.revoked.Poll(ctx); err != nil {
-		t.Fatal(err)
-	}
-	if !e.revoked.Revoked(ctx, "f1") || e.revoked.Revoked(ctx, "f9") || e.revoked.Len() != 3 {
-		t.Fatalf("after a poll: f1 %v, f9 %v, %d held; want true, false, 3", e.revoked.Revoked(ctx, "f1"),
-			e.revoked.Revoked(ctx, "f9"), e.revoked.Len())
-	}
-	// Access lifetime, leeway and overlap later, no token of them is valid.
-	e.clock.Advance(application.DefaultAccessTTL + application.DefaultRevocationOverlap + time.Minute)
-	if err := e.revoked.Poll(ctx); err != nil {
-		t.Fatal(err)
-	}
-	if e.revoked.Len() != 0 {
-		t.Fatalf("%d families still held after every token of theirs expired", e.revoked.Len())
 	}
 }
 

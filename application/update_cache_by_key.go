@@ -28,10 +28,7 @@ type UpdateCacheByKey struct{ deps CacheConfig }
 // domain.ErrCacheQuotaExceeded when larger data would take the assignee
 // past its quota.
 func (uc *UpdateCacheByKey) Execute(ctx context.Context, in UpdateCacheByKeyInput) (domain.Entry, error) {
-	ctx, span := uc.deps.Tracer.Start(ctx, "UpdateCacheByKey")
-	e, err := uc.execute(ctx, in)
-	span.End(err)
-	return e, err
+	return traced(ctx, uc.deps.Tracer, "UpdateCacheByKey", uc, in, (*UpdateCacheByKey).execute)
 }
 
 // execute is Execute inside its span.

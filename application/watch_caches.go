@@ -44,7 +44,7 @@ type WatchCachesInput struct {
 // access policy: an owner-policy actor sees only its own entries' changes.
 type WatchCaches struct {
 	deps CacheConfig
-	feed *Feed
+	feed ChangeFeed
 }
 
 // Available reports whether the cache has a change feed to watch.
@@ -81,12 +81,12 @@ func (uc *WatchCaches) Execute(ctx context.Context, in WatchCachesInput) (*Subsc
 		// committed that this process's reader has not read yet (a
 		// local write it was not woken for yet, another replica's
 		// change before the next poll).
-		if err := uc.feed.catchUp(ctx); err != nil {
+		if err := uc.feed.CatchUp(ctx); err != nil {
 			return nil, err
 		}
 	}
-	s := &Subscription{feed: uc.feed, entity: st.Table, filter: f, queue: newChangeQueue(), done: make(chan struct{})}
-	pos, err := uc.feed.subscribe(ctx, s)
+	s := &Subscription{feed: uc.feed, clock: uc.deps.Clock, entity: st.Table, filter: f, queue: newChangeQueue(), done: make(chan struct{})}
+	pos, err := uc.feed.Subscribe(ctx, s)
 	if err != nil {
 		return nil, err
 	}
@@ -95,7 +95,7 @@ func (uc *WatchCaches) Execute(ctx context.Context, in WatchCachesInput) (*Subsc
 		return s, nil
 	}
 	since := *in.Since
-	horizon, err := uc.feed.cfg.Log.Horizon(ctx)
+	horizon, err := uc.feed.Log().Horizon(ctx)
 	if err != nil {
 		s.Close()
 		return nil, err
@@ -106,7 +106,7 @@ func (uc *WatchCaches) Execute(ctx context.Context, in WatchCachesInput) (*Subsc
 		// in that list, so the stream goes on after the log's head, not
 		// after the feed's position, which may not have read it yet (the
 		// changes between the two would come again after the reset).
-		head, err := uc.feed.cfg.Log.Head(ctx)
+		head, err := uc.feed.Log().Head(ctx)
 		if err != nil {
 			s.Close()
 			return nil, err
@@ -126,7 +126,8 @@ func (uc *WatchCaches) Execute(ctx context.Context, in WatchCachesInput) (*Subsc
 // Subscription is one subscriber's view of the feed. Next is not safe for
 // concurrent use; Close is.
 type Subscription struct {
-	feed   *Feed
+	feed   ChangeFeed
+	clock  ports.Clock
 	entity string
 	filter changeFilter
 	queue  changeQueue
@@ -156,7 +157,7 @@ func (s *Subscription) Done() <-chan struct{} { return s.done }
 
 // Close ends the subscription.
 func (s *Subscription) Close() {
-	s.feed.unsubscribe(s)
+	s.feed.Unsubscribe(s)
 	s.end(ErrFeedClosed)
 }
 
@@ -238,7 +239,7 @@ func (s *Subscription) TryNext(ctx context.Context) (ev FeedEvent, ok bool, err 
 // (ports.ChangeLog.ChangesOf). When the log was pruned past the cursor
 // meanwhile, the replay ends with a reset.
 func (s *Subscription) loadPage(ctx context.Context) error {
-	log := s.feed.cfg.Log
+	log := s.feed.Log()
 	page, err := log.ChangesOf(ctx, ports.ChangeQuery{Entity: s.entity, AssigneeID: s.filter.assignee,
 		Key: s.filter.key, Type: s.filter.typ, After: s.cursor, Upto: s.replayTo, Limit: replayPage})
 	if err != nil {
@@ -273,9 +274,9 @@ func (s *Subscription) loadPage(ctx context.Context) error {
 }
 
 func (s *Subscription) deliver(c *domain.Change) FeedEvent {
-	m := s.feed.cfg.Metrics
+	m := s.feed.Metrics()
 	m.FeedEventSent()
-	m.FeedDeliveryLag(s.feed.cfg.Clock.Now().Sub(c.At))
+	m.FeedDeliveryLag(s.clock.Now().Sub(c.At))
 	return FeedEvent{Change: *c}
 }
 

@@ -13,6 +13,7 @@ import (
 	"github.com/cachegate/cachegate/adapters/ginhttp"
 	"github.com/cachegate/cachegate/adapters/system"
 	"github.com/cachegate/cachegate/application"
+	"github.com/cachegate/cachegate/application/background"
 	"github.com/cachegate/cachegate/bootstrap/authfx"
 	"github.com/cachegate/cachegate/bootstrap/cachefx"
 	"github.com/cachegate/cachegate/bootstrap/config"
@@ -157,7 +158,7 @@ func callerLimits(c config.Caps) ginhttp.CallerLimits {
 type sweeperDeps struct {
 	fx.In
 	Cache   *application.CacheOperations
-	Purgers []application.Purger `group:"purgers"`
+	Purgers []background.Purger `group:"purgers"`
 	Clock   ports.Clock
 	Log     *slog.Logger
 	Metrics ports.Metrics `optional:"true"`
@@ -166,8 +167,8 @@ type sweeperDeps struct {
 // Sweeper runs the background sweeper for the app's lifetime.
 func Sweeper(c config.Sweep) fx.Option {
 	return fx.Module("sweeper", fx.Invoke(func(lc fx.Lifecycle, d sweeperDeps) {
-		s := &application.Sweeper{
-			Purgers:  append(application.CachePurgers(d.Cache.Assignments), d.Purgers...),
+		s := &background.Sweeper{
+			Purgers:  append(background.CachePurgers(d.Cache.Assignments), d.Purgers...),
 			Clock:    d.Clock,
 			Batch:    c.Batch,
 			Interval: c.Interval,

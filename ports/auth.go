@@ -176,7 +176,7 @@ type RefreshStore interface {
 
 // RevocationFeed tells which refresh families were revoked lately, so
 // every replica's guard refuses their access tokens without asking the
-// store on each request (application.RevokedSessions polls it).
+// store on each request (background.RevokedSessions polls it).
 type RevocationFeed interface {
 	// RevokedFamilies returns, each once, the families revoked at or
 	// after since. It must be cheap when few are: one

@@ -9,6 +9,7 @@ import (
 
 	"github.com/cachegate/cachegate/adapters/system"
 	"github.com/cachegate/cachegate/application"
+	"github.com/cachegate/cachegate/application/background"
 	"github.com/cachegate/cachegate/domain"
 	"github.com/cachegate/cachegate/test/pgtest"
 )
@@ -32,7 +33,7 @@ func TestChangeLogPostgresOverlappingTransactions(t *testing.T) {
 		t.Fatal(err)
 	}
 	log := NewChangeLog(db)
-	feed, err := application.NewFeed(application.FeedConfig{Log: log, Clock: system.Clock{}, Poll: 20 * time.Millisecond})
+	feed, err := background.NewFeed(background.FeedConfig{Log: log, Clock: system.Clock{}, Poll: 20 * time.Millisecond})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -17,6 +17,7 @@ import (
 	"github.com/cachegate/cachegate/adapters/passhash"
 	"github.com/cachegate/cachegate/adapters/system"
 	"github.com/cachegate/cachegate/application"
+	"github.com/cachegate/cachegate/application/background"
 	"github.com/cachegate/cachegate/domain"
 	"github.com/cachegate/cachegate/test/contract"
 )
@@ -76,7 +77,7 @@ func newAuthStack(t *testing.T, c authSetup) *authStack {
 		Throttle: memstore.NewLoginThrottle(), Users: users, Hasher: hasher,
 		Limits: application.ThrottleLimits{PerUsername: c.UsernameLimit, PerAddress: c.AddressLimit, Window: c.ThrottleWindow}})
 	must(t, err)
-	revoked, err := application.NewRevokedSessions(application.RevokedSessionsOptions{Feed: refresh, Clock: clock,
+	revoked, err := background.NewRevokedSessions(background.RevokedSessionsOptions{Feed: refresh, Clock: clock,
 		AccessTTL: c.AccessTTL, Poll: 100 * time.Millisecond})
 	must(t, err)
 	grace := c.ReuseGrace

@@ -14,6 +14,7 @@ import (
 	"github.com/cachegate/cachegate/adapters/memstore"
 	"github.com/cachegate/cachegate/adapters/system"
 	"github.com/cachegate/cachegate/application"
+	"github.com/cachegate/cachegate/application/background"
 	"github.com/cachegate/cachegate/domain"
 	"github.com/cachegate/cachegate/ports"
 )
@@ -155,10 +156,10 @@ func do(t *testing.T, method, url string, body string, hdr ...string) (int, http
 // newTestFeed runs a change feed over an in-memory log for the test's
 // lifetime and returns it with a constructor of repositories that record
 // into it, by table.
-func newTestFeed(t testing.TB, clock ports.Clock) (*application.Feed, func(table string) ports.CacheRepository) {
+func newTestFeed(t testing.TB, clock ports.Clock) (*background.Feed, func(table string) ports.CacheRepository) {
 	t.Helper()
 	log := memstore.NewChangeLog()
-	feed, err := application.NewFeed(application.FeedConfig{Log: log, Clock: clock})
+	feed, err := background.NewFeed(background.FeedConfig{Log: log, Clock: clock})
 	if err != nil {
 		t.Fatal(err)
 	}

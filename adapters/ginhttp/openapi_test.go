@@ -29,6 +29,7 @@ import (
 	"github.com/cachegate/cachegate/adapters/prom"
 	"github.com/cachegate/cachegate/adapters/system"
 	"github.com/cachegate/cachegate/application"
+	"github.com/cachegate/cachegate/application/background"
 	"github.com/cachegate/cachegate/domain"
 	"github.com/cachegate/cachegate/ports"
 )
@@ -768,10 +769,10 @@ func TestDocumentedSecurityMatchesTheGuard(t *testing.T) {
 
 // oasFeed runs a change feed over an in-memory log for the test's lifetime
 // and returns it with a constructor of repositories recording into it.
-func oasFeed(t *testing.T, clock ports.Clock) (*application.Feed, func(table string) ports.CacheRepository) {
+func oasFeed(t *testing.T, clock ports.Clock) (*background.Feed, func(table string) ports.CacheRepository) {
 	t.Helper()
 	log := memstore.NewChangeLog()
-	feed, err := application.NewFeed(application.FeedConfig{Log: log, Clock: clock})
+	feed, err := background.NewFeed(background.FeedConfig{Log: log, Clock: clock})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -4,6 +4,7 @@ import (
 	"go.uber.org/fx"
 
 	"github.com/cachegate/cachegate/application"
+	"github.com/cachegate/cachegate/application/background"
 	"github.com/cachegate/cachegate/ports"
 )
 
@@ -16,7 +17,7 @@ type adminDeps struct {
 	Audit   ports.AuditLog `optional:"true"`
 	UA      *application.UserAdmin
 	Login   *application.Login
-	Revoked *application.RevokedSessions
+	Revoked *background.RevokedSessions
 }
 
 // adminServices are the admin API's use cases.
@@ -37,7 +38,7 @@ func newAdmin(d adminDeps) (adminServices, error) {
 	if out.Check, err = application.NewAdminCheck(d.Users, d.Clock); err != nil {
 		return out, err
 	}
-	if out.Users, err = application.NewAdminUsers(d.UA, out.Check, d.Refresh, d.Revoked); err != nil {
+	if out.Users, err = application.NewAdminUsers(d.UA, out.Check, d.Refresh, revocations(d.Revoked)); err != nil {
 		return out, err
 	}
 	if d.Audit != nil {
@@ -45,6 +46,6 @@ func newAdmin(d adminDeps) (adminServices, error) {
 			return out, err
 		}
 	}
-	out.Self, err = application.NewSelfService(d.Login, d.UA, d.Refresh, d.Revoked)
+	out.Self, err = application.NewSelfService(d.Login, d.UA, d.Refresh, revocations(d.Revoked))
 	return out, err
 }

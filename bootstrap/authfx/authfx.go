@@ -20,7 +20,7 @@
 // logged and counted).
 // Provides: the ports above, *application.Auditor, *application.Login, *application.Authenticate,
 // *application.Refresh, *application.Logout, *application.UserAdmin,
-// *application.RevokedSessions (polled while the app runs),
+// *background.RevokedSessions (polled while the app runs),
 // *application.AuthChanges (bumped when a session or a signing key is
 // revoked; open event streams then re-check their caller),
 // *application.KeyAdmin and a KeySet (JWKS, key rotation, listing and
@@ -38,6 +38,7 @@ import (
 	"github.com/cachegate/cachegate/adapters/josejwt"
 	"github.com/cachegate/cachegate/adapters/passhash"
 	"github.com/cachegate/cachegate/application"
+	"github.com/cachegate/cachegate/application/background"
 	"github.com/cachegate/cachegate/domain"
 	"github.com/cachegate/cachegate/ports"
 )
@@ -80,7 +81,7 @@ type Options struct {
 	// 90 days).
 	SessionMax time.Duration
 	// RevocationPoll is how often the revoked sessions are read from the
-	// store (default application.DefaultRevocationPoll); negative turns
+	// store (default background.DefaultRevocationPoll); negative turns
 	// the check off, so access tokens then outlive their session.
 	RevocationPoll time.Duration
 	// KeyEncryptionSecret, when set (at least 32 bytes), seals the private
@@ -327,13 +328,13 @@ type VerifyParams struct {
 // DefaultSubjectCacheTTL is the default of Options.SubjectCacheTTL.
 const DefaultSubjectCacheTTL = time.Second
 
-func newAuthenticate(o Options, d VerifyParams, clock ports.Clock, revoked *application.RevokedSessions,
+func newAuthenticate(o Options, d VerifyParams, clock ports.Clock, revoked *background.RevokedSessions,
 	changes *application.AuthChanges) (*application.Authenticate, error) {
 	ttl := o.SubjectCacheTTL
 	if ttl == 0 {
 		ttl = DefaultSubjectCacheTTL
 	}
-	uc, err := application.NewAuthenticate(d.Verifier, d.Validator, application.NewSubjectCache(d.Lookup, ttl, 0, clock), revoked)
+	uc, err := application.NewAuthenticate(d.Verifier, d.Validator, application.NewSubjectCache(d.Lookup, ttl, 0, clock), revocations(revoked))
 	if err == nil {
 		uc.SetChanges(changes)
 	}
@@ -344,13 +345,13 @@ type refreshDeps struct {
 	fx.In
 	MintParams
 	VerifyParams
-	Revoked *application.RevokedSessions
+	Revoked *background.RevokedSessions
 }
 
 func newRefresh(d refreshDeps) (*application.Refresh, error) {
 	return application.NewRefresh(application.RefreshDeps{Verifier: d.Verifier, Validator: d.Validator,
 		Lookup: d.Lookup, Tokens: d.tokens(), Log: d.Log, Metrics: d.Metrics,
-		ReuseGrace: d.Options.RefreshReuseGrace, Revoked: d.Revoked, Audit: d.Audit})
+		ReuseGrace: d.Options.RefreshReuseGrace, Revoked: revocations(d.Revoked), Audit: d.Audit})
 }
 
 type revokedDeps struct {
@@ -363,11 +364,21 @@ type revokedDeps struct {
 	Changes *application.AuthChanges
 }
 
+// revocations hands r to the use cases as application.SessionRevocations:
+// a nil set (revocation polling off) becomes a nil interface, which they
+// skip, not an interface holding a nil pointer, which they would call.
+func revocations(r *background.RevokedSessions) application.SessionRevocations {
+	if r == nil {
+		return nil
+	}
+	return r
+}
+
 // newRevokedSessions returns the set of revoked sessions, polled while the
 // app runs. The feed is ports.RevocationFeed when the graph has one, else
 // the refresh store when it is one (bunstore's and memstore's are); nil
 // (no check) without a feed or with a negative poll.
-func newRevokedSessions(lc fx.Lifecycle, d revokedDeps) (*application.RevokedSessions, error) {
+func newRevokedSessions(lc fx.Lifecycle, d revokedDeps) (*background.RevokedSessions, error) {
 	feed := d.Feed
 	if feed == nil {
 		feed, _ = d.Refresh.(ports.RevocationFeed)
@@ -375,7 +386,7 @@ func newRevokedSessions(lc fx.Lifecycle, d revokedDeps) (*application.RevokedSes
 	if feed == nil || d.Options.RevocationPoll < 0 {
 		return nil, nil
 	}
-	r, err := application.NewRevokedSessions(application.RevokedSessionsOptions{Feed: feed, Clock: d.Clock,
+	r, err := background.NewRevokedSessions(background.RevokedSessionsOptions{Feed: feed, Clock: d.Clock,
 		AccessTTL: d.Options.AccessTTL, Leeway: josejwt.DefaultLeeway, Poll: d.Options.RevocationPoll, Log: d.Log,
 		Changes: d.Changes})
 	if err != nil {
@@ -410,8 +421,8 @@ func newKeyAdmin(keys KeySet, clock ports.Clock, log *slog.Logger, audit *applic
 	return a, err
 }
 
-func newLogout(refresh ports.RefreshStore, clock ports.Clock, revoked *application.RevokedSessions, audit *application.Auditor) (*application.Logout, error) {
-	uc, err := application.NewLogout(refresh, clock, revoked)
+func newLogout(refresh ports.RefreshStore, clock ports.Clock, revoked *background.RevokedSessions, audit *application.Auditor) (*application.Logout, error) {
+	uc, err := application.NewLogout(refresh, clock, revocations(revoked))
 	if err == nil {
 		uc.SetAuditor(audit)
 	}

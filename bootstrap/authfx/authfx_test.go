@@ -16,6 +16,7 @@ import (
 	"go.uber.org/fx/fxtest"
 
 	"github.com/cachegate/cachegate/application"
+	"github.com/cachegate/cachegate/application/background"
 	"github.com/cachegate/cachegate/bootstrap"
 	"github.com/cachegate/cachegate/bootstrap/authfx"
 	"github.com/cachegate/cachegate/bootstrap/storefx"
@@ -263,7 +264,7 @@ func TestLogoutEndsTheAccessTokenAndSessionMaxIsPassedOn(t *testing.T) {
 	t.Parallel()
 	ctx := context.Background()
 	var logout *application.Logout
-	var revoked *application.RevokedSessions
+	var revoked *background.RevokedSessions
 	h := start(t, authfx.ForRoot(fast(authfx.Options{SessionMax: time.Hour, RefreshTTL: 2 * time.Hour})),
 		fx.Populate(&logout, &revoked))
 	if revoked == nil {

@@ -9,7 +9,7 @@
 // `name:"cache.<name>"`.
 //
 // Every mode requires a RepoFactory (storefx provides one), a ports.Clock
-// and a ports.IDGenerator; a ports.Metrics and an *application.Feed are used
+// and a ports.IDGenerator; a ports.Metrics and an *background.Feed are used
 // when present.
 package cachefx
 
@@ -22,6 +22,7 @@ import (
 
 	"github.com/cachegate/cachegate/adapters/oteltrace"
 	"github.com/cachegate/cachegate/application"
+	"github.com/cachegate/cachegate/application/background"
 	"github.com/cachegate/cachegate/bootstrap/tracefx"
 	"github.com/cachegate/cachegate/domain"
 	"github.com/cachegate/cachegate/ports"
@@ -107,7 +108,7 @@ type Deps struct {
 	Metrics ports.Metrics `optional:"true"`
 	// Feed, when present, serves Watch and sees this feature's writes at
 	// once (feedfx provides it).
-	Feed *application.Feed `optional:"true"`
+	Feed *background.Feed `optional:"true"`
 	// Tracing, when its Provider is set, wraps each use case in a span.
 	Tracing tracefx.Tracing `optional:"true"`
 }
@@ -139,12 +140,18 @@ func New(o Options, d Deps) (*application.CacheOperations, error) {
 	if err != nil {
 		return nil, err
 	}
+	// A nil *background.Feed must reach the use cases as a nil interface,
+	// which they read as "no feed", not as an interface holding nil.
+	var feed application.ChangeFeed
+	if d.Feed != nil {
+		feed = d.Feed
+	}
 	var tracer ports.Tracer
 	if d.Tracing.Provider != nil {
 		tracer = oteltrace.NewTracer(d.Tracing.Provider)
 	}
 	return application.NewCacheOperations(application.CacheConfig{Assignments: s, Clock: d.Clock, IDs: d.IDs,
-		MaxDataBytes: o.MaxDataBytes, Metrics: d.Metrics, ListDefault: o.ListDefault, ListMax: o.ListMax, Feed: d.Feed,
+		MaxDataBytes: o.MaxDataBytes, Metrics: d.Metrics, ListDefault: o.ListDefault, ListMax: o.ListMax, Feed: feed,
 		Tracer: tracer})
 }
 

@@ -1,10 +1,10 @@
 // Package feedfx is the fx module of the change feed: the one reader of
-// the change log in the process (application.Feed), run for the app's
+// the change log in the process (background.Feed), run for the app's
 // lifetime.
 //
 // Requires: ports.ChangeLog (storefx provides it), ports.Clock,
 // *slog.Logger; ports.FeedMetrics when present. Provides:
-// *application.Feed, which cachefx serves as Watch and the HTTP module as
+// *background.Feed, which cachefx serves as Watch and the HTTP module as
 // GET /cache/<a>/events.
 package feedfx
 
@@ -15,7 +15,7 @@ import (
 
 	"go.uber.org/fx"
 
-	"github.com/cachegate/cachegate/application"
+	"github.com/cachegate/cachegate/application/background"
 	"github.com/cachegate/cachegate/ports"
 )
 
@@ -39,8 +39,8 @@ type Deps struct {
 }
 
 // New builds the feed: the plain constructor behind Module.
-func New(o Options, d Deps) (*application.Feed, error) {
-	return application.NewFeed(application.FeedConfig{Log: d.Log, Clock: d.Clock, Retention: o.Retention,
+func New(o Options, d Deps) (*background.Feed, error) {
+	return background.NewFeed(background.FeedConfig{Log: d.Log, Clock: d.Clock, Retention: o.Retention,
 		Poll: o.Poll, Metrics: d.Metrics, Logger: d.Logger})
 }
 
@@ -54,7 +54,7 @@ func Module(o Options) fx.Option {
 	)
 }
 
-func run(lc fx.Lifecycle, f *application.Feed) {
+func run(lc fx.Lifecycle, f *background.Feed) {
 	ctx, cancel := context.WithCancel(context.Background())
 	done := make(chan struct{})
 	lc.Append(fx.Hook{

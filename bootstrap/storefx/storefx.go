@@ -21,7 +21,7 @@ import (
 
 	"github.com/cachegate/cachegate/adapters/bunstore"
 	"github.com/cachegate/cachegate/adapters/memstore"
-	"github.com/cachegate/cachegate/application"
+	"github.com/cachegate/cachegate/application/background"
 	"github.com/cachegate/cachegate/bootstrap/cachefx"
 	"github.com/cachegate/cachegate/bootstrap/tracefx"
 	"github.com/cachegate/cachegate/ports"
@@ -237,9 +237,9 @@ func (alwaysReady) Ping(context.Context) error { return nil }
 // Purgers are the sweeper's jobs besides the cache tables.
 type Purgers struct {
 	fx.Out
-	Refresh  application.Purger `group:"purgers"`
-	Failures application.Purger `group:"purgers"`
-	Audit    application.Purger `group:"purgers"`
+	Refresh  background.Purger `group:"purgers"`
+	Failures background.Purger `group:"purgers"`
+	Audit    background.Purger `group:"purgers"`
 }
 
 // failureRetention keeps failed logins long enough for any throttle
@@ -252,9 +252,9 @@ func purgers(r ports.RefreshStore, t ports.LoginThrottle, a ports.AuditLog, o Op
 		retention = DefaultAuditRetention
 	}
 	return Purgers{
-		Audit:   application.AuditPurger(a, retention),
-		Refresh: application.Purger{Name: "refresh_families", Purge: r.PurgeRefresh},
-		Failures: application.Purger{Name: "login_failures", Purge: func(ctx context.Context, now time.Time, limit int) (int, error) {
+		Audit:   background.AuditPurger(a, retention),
+		Refresh: background.Purger{Name: "refresh_families", Purge: r.PurgeRefresh},
+		Failures: background.Purger{Name: "login_failures", Purge: func(ctx context.Context, now time.Time, limit int) (int, error) {
 			return t.PurgeFailures(ctx, now.Add(-failureRetention), limit)
 		}},
 	}

@@ -1,4 +1,4 @@
-package application_test
+package background_test
 
 import (
 	"context"
@@ -6,14 +6,14 @@ import (
 	"testing"
 
 	"github.com/cachegate/cachegate/adapters/memstore"
-	"github.com/cachegate/cachegate/application"
+	"github.com/cachegate/cachegate/application/background"
 )
 
 // BenchmarkRevokedSessionsCheck measures what the guard adds per request
 // for sessions that end everywhere: the lookup of a live token's family in
 // a set of 10 000 revoked ones.
 func BenchmarkRevokedSessionsCheck(b *testing.B) {
-	r, err := application.NewRevokedSessions(application.RevokedSessionsOptions{Feed: memstore.NewRefreshStore(), Clock: newClock()})
+	r, err := background.NewRevokedSessions(background.RevokedSessionsOptions{Feed: memstore.NewRefreshStore(), Clock: newClock()})
 	if err != nil {
 		b.Fatal(err)
 	}

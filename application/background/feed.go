@@ -1,4 +1,4 @@
-package application
+package background
 
 import (
 	"context"
@@ -7,6 +7,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/cachegate/cachegate/application"
 	"github.com/cachegate/cachegate/domain"
 	"github.com/cachegate/cachegate/ports"
 )
@@ -22,13 +23,6 @@ const (
 	// holds revisions back for transactions in flight (PostgreSQL).
 	feedPendingPoll = 5 * time.Millisecond
 )
-
-// ErrFeedLagging ends a subscription whose subscriber did not keep up; it
-// resumes from the last revision it received.
-var ErrFeedLagging = errors.New("change feed: subscriber too slow, disconnected")
-
-// ErrFeedClosed ends every subscription when the feed stops (shutdown).
-var ErrFeedClosed = errors.New("change feed: closed")
 
 // FeedConfig configures a Feed.
 type FeedConfig struct {
@@ -48,12 +42,13 @@ type FeedConfig struct {
 	Logger  *slog.Logger
 }
 
-// Feed is the one reader of the change log in a process: it reads each
-// new change once and hands it to every subscription that wants it, so the
-// database sees one query per batch of changes however many subscribers
-// listen. A subscriber that falls Buffer changes behind is dropped
-// (ErrFeedLagging); the feed never waits for a subscriber, so slow readers
-// slow neither writers nor other subscribers.
+// Feed is the one reader of the change log in a process (it implements
+// application.ChangeFeed, which WatchCaches subscribes through): it reads
+// each new change once and hands it to every subscription that wants it,
+// so the database sees one query per batch of changes however many
+// subscribers listen. A subscriber that falls Buffer changes behind is
+// dropped (application.ErrFeedLagging); the feed never waits for a
+// subscriber, so slow readers slow neither writers nor other subscribers.
 type Feed struct {
 	cfg FeedConfig
 	// kick wakes the reader after a write of this process.
@@ -78,9 +73,11 @@ type Feed struct {
 // are confined to, so a change reaches only the subscribers that may want
 // it.
 type entitySubs struct {
-	byAssignee map[string]map[*Subscription]struct{}
-	any        map[*Subscription]struct{}
+	byAssignee map[string]map[*application.Subscription]struct{}
+	any        map[*application.Subscription]struct{}
 }
+
+var _ application.ChangeFeed = (*Feed)(nil)
 
 // NewFeed returns a feed; Run starts it.
 func NewFeed(cfg FeedConfig) (*Feed, error) {
@@ -106,6 +103,12 @@ func NewFeed(cfg FeedConfig) (*Feed, error) {
 		subs: map[string]*entitySubs{}}, nil
 }
 
+// Log returns the change log the feed reads.
+func (f *Feed) Log() ports.ChangeLog { return f.cfg.Log }
+
+// Metrics returns the feed's metrics (a no-op when none were given).
+func (f *Feed) Metrics() ports.FeedMetrics { return f.cfg.Metrics }
+
 // Retention returns how long changes are kept.
 func (f *Feed) Retention() time.Duration { return f.cfg.Retention }
 
@@ -118,8 +121,8 @@ func (f *Feed) Poke() {
 }
 
 // Run reads the log until ctx ends, then closes every subscription with
-// ErrFeedClosed. It also prunes changes older than the retention, in
-// batches.
+// application.ErrFeedClosed. It also prunes changes older than the
+// retention, in batches.
 func (f *Feed) Run(ctx context.Context) error {
 	defer f.Close()
 	head, err := f.startPos(ctx)
@@ -240,13 +243,10 @@ func (f *Feed) fanOut(batch []domain.Change) {
 }
 
 // offerLocked queues c for s, or drops s when its buffer is full.
-func (f *Feed) offerLocked(s *Subscription, c *domain.Change) {
-	if !s.filter.matches(&c.Entry) {
-		return
-	}
-	if !s.queue.push(c, f.cfg.Buffer) {
+func (f *Feed) offerLocked(s *application.Subscription, c *domain.Change) {
+	if !s.Offer(c, f.cfg.Buffer) {
 		f.removeLocked(s)
-		s.end(ErrFeedLagging)
+		s.End(application.ErrFeedLagging)
 		f.cfg.Metrics.FeedSubscriberDropped()
 	}
 }
@@ -261,8 +261,8 @@ func (f *Feed) prune(ctx context.Context) error {
 	}
 }
 
-// Close ends every subscription with ErrFeedClosed; later subscriptions
-// fail with it.
+// Close ends every subscription with application.ErrFeedClosed; later
+// subscriptions fail with it.
 func (f *Feed) Close() {
 	f.mu.Lock()
 	defer f.mu.Unlock()
@@ -273,11 +273,11 @@ func (f *Feed) Close() {
 	for _, es := range f.subs {
 		for _, set := range es.byAssignee {
 			for s := range set {
-				s.end(ErrFeedClosed)
+				s.End(application.ErrFeedClosed)
 			}
 		}
 		for s := range es.any {
-			s.end(ErrFeedClosed)
+			s.End(application.ErrFeedClosed)
 		}
 	}
 	f.subs = map[string]*entitySubs{}
@@ -289,11 +289,11 @@ func (f *Feed) Close() {
 	}
 }
 
-// catchUp returns once a read of the log that started after the call has
+// CatchUp returns once a read of the log that started after the call has
 // ended, so the feed's position has passed every change committed before
 // it (up to the log's head). Concurrent callers share that read: a burst
 // of new subscriptions costs no query of its own.
-func (f *Feed) catchUp(ctx context.Context) error {
+func (f *Feed) CatchUp(ctx context.Context) error {
 	select {
 	case <-f.ready:
 	case <-ctx.Done():
@@ -302,7 +302,7 @@ func (f *Feed) catchUp(ctx context.Context) error {
 	f.mu.Lock()
 	if f.closed {
 		f.mu.Unlock()
-		return ErrFeedClosed
+		return application.ErrFeedClosed
 	}
 	if f.waiting == nil {
 		f.waiting = make(chan struct{})
@@ -318,8 +318,8 @@ func (f *Feed) catchUp(ctx context.Context) error {
 	}
 }
 
-// subscribe registers s and returns the revision it starts after.
-func (f *Feed) subscribe(ctx context.Context, s *Subscription) (int64, error) {
+// Subscribe registers s and returns the revision it starts after.
+func (f *Feed) Subscribe(ctx context.Context, s *application.Subscription) (int64, error) {
 	select {
 	case <-f.ready:
 	case <-ctx.Done():
@@ -328,17 +328,18 @@ func (f *Feed) subscribe(ctx context.Context, s *Subscription) (int64, error) {
 	f.mu.Lock()
 	defer f.mu.Unlock()
 	if f.closed {
-		return 0, ErrFeedClosed
+		return 0, application.ErrFeedClosed
 	}
-	es := f.subs[s.entity]
+	entity, assignee := s.Scope()
+	es := f.subs[entity]
 	if es == nil {
-		es = &entitySubs{byAssignee: map[string]map[*Subscription]struct{}{}, any: map[*Subscription]struct{}{}}
-		f.subs[s.entity] = es
+		es = &entitySubs{byAssignee: map[string]map[*application.Subscription]struct{}{}, any: map[*application.Subscription]struct{}{}}
+		f.subs[entity] = es
 	}
-	if a := s.filter.assignee; a != "" {
+	if a := assignee; a != "" {
 		set := es.byAssignee[a]
 		if set == nil {
-			set = map[*Subscription]struct{}{}
+			set = map[*application.Subscription]struct{}{}
 			es.byAssignee[a] = set
 		}
 		set[s] = struct{}{}
@@ -350,19 +351,21 @@ func (f *Feed) subscribe(ctx context.Context, s *Subscription) (int64, error) {
 	return f.pos, nil
 }
 
-func (f *Feed) unsubscribe(s *Subscription) {
+// Unsubscribe removes s; removing it again is harmless.
+func (f *Feed) Unsubscribe(s *application.Subscription) {
 	f.mu.Lock()
 	defer f.mu.Unlock()
 	f.removeLocked(s)
 }
 
-func (f *Feed) removeLocked(s *Subscription) {
-	es := f.subs[s.entity]
+func (f *Feed) removeLocked(s *application.Subscription) {
+	entity, assignee := s.Scope()
+	es := f.subs[entity]
 	if es == nil {
 		return
 	}
 	removed := false
-	if a := s.filter.assignee; a != "" {
+	if a := assignee; a != "" {
 		if set := es.byAssignee[a]; set != nil {
 			if _, removed = set[s]; removed {
 				delete(set, s)
@@ -378,19 +381,6 @@ func (f *Feed) removeLocked(s *Subscription) {
 		f.count--
 		f.cfg.Metrics.FeedSubscribers(f.count)
 	}
-}
-
-// changeFilter selects the changes a subscription wants.
-type changeFilter struct {
-	assignee, key, typ string
-	// never is set when the filters contradict the policy (an owner
-	// asking for another assignee): nothing matches.
-	never bool
-}
-
-func (c changeFilter) matches(e *domain.Entry) bool {
-	return !c.never && (c.assignee == "" || e.AssigneeID == c.assignee) &&
-		(c.key == "" || e.Key == c.key) && (c.typ == "" || e.Type == c.typ)
 }
 
 type nopFeedMetrics struct{}

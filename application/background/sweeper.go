@@ -1,4 +1,4 @@
-package application
+package background
 
 import (
 	"context"
@@ -6,6 +6,7 @@ import (
 	"log/slog"
 	"time"
 
+	"github.com/cachegate/cachegate/application"
 	"github.com/cachegate/cachegate/ports"
 )
 
@@ -19,13 +20,21 @@ type Purger struct {
 // dead entries, and its expired idempotency records (README, "Idempotent
 // retries"). Repositories sharing a database share its one table of
 // records, which the first of them purges.
-func CachePurgers(stores *Assignments) []Purger {
+func CachePurgers(stores *application.Assignments) []Purger {
 	var out []Purger
 	for i, r := range stores.Repos() {
 		out = append(out, Purger{Name: fmt.Sprintf("cache#%d", i), Purge: r.Purge},
 			Purger{Name: fmt.Sprintf("idempotency#%d", i), Purge: r.PurgeIdempotency})
 	}
 	return out
+}
+
+// AuditPurger returns the sweeper's purger of the events older than
+// retention, removed in batches like expired entries.
+func AuditPurger(store ports.AuditLog, retention time.Duration) Purger {
+	return Purger{Name: "audit", Purge: func(ctx context.Context, now time.Time, limit int) (int, error) {
+		return store.PurgeEvents(ctx, now.Add(-retention), limit)
+	}}
 }
 
 // Sweeper removes expired and deleted rows in the background, in bounded

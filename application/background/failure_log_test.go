@@ -1,4 +1,4 @@
-package application_test
+package background_test
 
 import (
 	"context"
@@ -10,7 +10,7 @@ import (
 	"time"
 
 	"github.com/cachegate/cachegate/adapters/memstore"
-	"github.com/cachegate/cachegate/application"
+	"github.com/cachegate/cachegate/application/background"
 	"github.com/cachegate/cachegate/domain"
 )
 
@@ -96,7 +96,7 @@ func TestFeedLogsWhenItsReadsStartFailingAndWhenTheyRecover(t *testing.T) {
 	t.Parallel()
 	var logs logRecords
 	log := &downLog{ChangeLog: memstore.NewChangeLog()}
-	feed, err := application.NewFeed(application.FeedConfig{Log: log, Clock: newClock(), Poll: time.Millisecond,
+	feed, err := background.NewFeed(background.FeedConfig{Log: log, Clock: newClock(), Poll: time.Millisecond,
 		Logger: slog.New(&logs)})
 	if err != nil {
 		t.Fatal(err)
@@ -146,7 +146,7 @@ func TestRevokedSessionsLogWhenPollsStartFailingAndWhenTheyRecover(t *testing.T)
 	var logs logRecords
 	feed := &downFeed{}
 	feed.down.Store(true)
-	r, err := application.NewRevokedSessions(application.RevokedSessionsOptions{Feed: feed, Clock: newClock(),
+	r, err := background.NewRevokedSessions(background.RevokedSessionsOptions{Feed: feed, Clock: newClock(),
 		Poll: time.Millisecond, Log: slog.New(&logs)})
 	if err != nil {
 		t.Fatal(err)
@@ -188,7 +188,7 @@ func (pendingDownLog) Pending() bool { return true }
 func TestAFailingFeedPollsAtItsIntervalNotThePendingOne(t *testing.T) {
 	t.Parallel()
 	log := pendingDownLog{&downLog{ChangeLog: memstore.NewChangeLog()}}
-	feed, err := application.NewFeed(application.FeedConfig{Log: log, Clock: newClock(), Poll: 200 * time.Millisecond,
+	feed, err := background.NewFeed(background.FeedConfig{Log: log, Clock: newClock(), Poll: 200 * time.Millisecond,
 		Logger: slog.New(&logRecords{})})
 	if err != nil {
 		t.Fatal(err)

@@ -1,4 +1,4 @@
-package application
+package background
 
 import (
 	"context"
@@ -8,6 +8,7 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/cachegate/cachegate/application"
 	"github.com/cachegate/cachegate/ports"
 )
 
@@ -42,7 +43,7 @@ type RevokedSessionsOptions struct {
 	// Changes, when set, is bumped whenever the set gains a family (a
 	// poll's find or Add), so open streams re-check their session at once
 	// rather than at their next heartbeat.
-	Changes *AuthChanges
+	Changes *application.AuthChanges
 }
 
 // RevokedSessions is one process's view of the refresh families revoked
@@ -61,6 +62,9 @@ type RevokedSessionsOptions struct {
 // succeeds the process keeps refusing what it knew (it fails open for
 // revocations it has not heard of, as the store itself is then
 // unreachable).
+//
+// It implements application.SessionRevocations, which Authenticate,
+// Refresh, Logout and the admin use cases are given.
 type RevokedSessions struct {
 	o    RevokedSessionsOptions
 	keep time.Duration
@@ -79,6 +83,8 @@ type RevokedSessions struct {
 	failures ports.FailureLog
 }
 
+var _ application.SessionRevocations = (*RevokedSessions)(nil)
+
 // NewRevokedSessions returns the set, empty until its first poll (which
 // reads back AccessTTL plus Leeway plus Overlap).
 func NewRevokedSessions(o RevokedSessionsOptions) (*RevokedSessions, error) {
@@ -86,7 +92,7 @@ func NewRevokedSessions(o RevokedSessionsOptions) (*RevokedSessions, error) {
 		return nil, errors.New("revoked sessions need a revocation feed and a clock")
 	}
 	if o.AccessTTL <= 0 {
-		o.AccessTTL = DefaultAccessTTL
+		o.AccessTTL = application.DefaultAccessTTL
 	}
 	if o.Poll <= 0 {
 		o.Poll = DefaultRevocationPoll

@@ -1,4 +1,4 @@
-package application_test
+package background_test
 
 import (
 	"context"
@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/cachegate/cachegate/application"
+	"github.com/cachegate/cachegate/application/background"
 	"github.com/cachegate/cachegate/domain"
 )
 
@@ -16,7 +17,7 @@ func TestSweeper(t *testing.T) {
 
 	t.Run("every dead row is removed, in batches no larger than asked", func(t *testing.T) {
 		t.Parallel()
-		env := newCacheEnv(t, domain.PolicyOwner, 0)
+		env := newCacheEnv(t, domain.PolicyOwner)
 		for i := range 25 {
 			in := input("k"+string(rune('a'+i)), alice)
 			in.ExpiresIn = str("1s")
@@ -29,7 +30,7 @@ func TestSweeper(t *testing.T) {
 		}
 		env.clock.Advance(2 * time.Second)
 		var batches []int
-		s := &application.Sweeper{Purgers: application.CachePurgers(env.uc.Assignments), Clock: env.clock, Batch: 10,
+		s := &background.Sweeper{Purgers: background.CachePurgers(env.uc.Assignments), Clock: env.clock, Batch: 10,
 			OnSwept: func(_ string, n int) { batches = append(batches, n) }}
 		n, err := s.SweepOnce(ctx)
 		if err != nil || n != 25 {
@@ -51,14 +52,14 @@ func TestSweeper(t *testing.T) {
 	t.Run("between two full batches it rests as long as the last took", func(t *testing.T) {
 		t.Parallel()
 		left := 25
-		slow := application.Purger{Name: "slow", Purge: func(_ context.Context, _ time.Time, limit int) (int, error) {
+		slow := background.Purger{Name: "slow", Purge: func(_ context.Context, _ time.Time, limit int) (int, error) {
 			time.Sleep(2 * time.Millisecond)
 			n := min(limit, left)
 			left -= n
 			return n, nil
 		}}
 		var rests []time.Duration
-		s := &application.Sweeper{Purgers: []application.Purger{slow}, Clock: newClock(), Batch: 10,
+		s := &background.Sweeper{Purgers: []background.Purger{slow}, Clock: newClock(), Batch: 10,
 			Rest: func(_ context.Context, d time.Duration) { rests = append(rests, d) }}
 		if n, err := s.SweepOnce(ctx); err != nil || n != 25 {
 			t.Fatalf("swept %d, %v; want 25", n, err)
@@ -78,11 +79,11 @@ func TestSweeper(t *testing.T) {
 	t.Run("a failing purger is reported and Run keeps going until cancelled", func(t *testing.T) {
 		t.Parallel()
 		calls := 0
-		boom := application.Purger{Name: "boom", Purge: func(context.Context, time.Time, int) (int, error) {
+		boom := background.Purger{Name: "boom", Purge: func(context.Context, time.Time, int) (int, error) {
 			calls++
 			return 0, errors.New("database gone")
 		}}
-		s := &application.Sweeper{Purgers: []application.Purger{boom}, Clock: newClock(), Interval: time.Millisecond}
+		s := &background.Sweeper{Purgers: []background.Purger{boom}, Clock: newClock(), Interval: time.Millisecond}
 		if _, err := s.SweepOnce(ctx); err == nil {
 			t.Fatal("the purger's error was lost")
 		}
@@ -91,6 +92,24 @@ func TestSweeper(t *testing.T) {
 		s.Run(runCtx)
 		if calls < 3 {
 			t.Fatalf("Run tried %d times in 50 ms at a 1 ms interval", calls)
+		}
+	})
+
+	t.Run("the sweeper removes the records of keys past their lifetime", func(t *testing.T) {
+		t.Parallel()
+		env := newCacheEnv(t, domain.PolicyOwner)
+		if _, err := env.api.Create(ctx, "user", input("k", alice), application.WithIdempotencyKey("k-1")); err != nil {
+			t.Fatal(err)
+		}
+		swept := map[string]int{}
+		s := &background.Sweeper{Purgers: background.CachePurgers(env.uc.Assignments), Clock: env.clock,
+			OnSwept: func(name string, n int) { swept[name] += n }}
+		if _, err := s.SweepOnce(ctx); err != nil || swept["idempotency#0"] != 0 {
+			t.Fatalf("a sweep within the lifetime removed %d records (%v)", swept["idempotency#0"], err)
+		}
+		env.clock.Advance(application.IdempotencyLifetime)
+		if _, err := s.SweepOnce(ctx); err != nil || swept["idempotency#0"] != 1 {
+			t.Fatalf("a sweep after the lifetime removed %d records (%v), want 1", swept["idempotency#0"], err)
 		}
 	})
 }
