@@ -18,7 +18,7 @@ import (
 // BenchmarkPurgeWhileReading sweeps CACHEGATE_BENCH_ROWS expired rows
 // (default 10 000; the figure is 1 000 000) in batches of
 // CACHEGATE_BENCH_BATCH (default 1000, the sweeper's default), resting
-// between two batches as long as the last took, as application.Sweeper
+// between two batches as long as the last took, as background.Sweeper
 // does (CACHEGATE_BENCH_REST, a factor, rests that many times as long;
 // CACHEGATE_BENCH_PAUSE, a Go duration, sets a fixed rest instead; 0s:
 // none), while four goroutines read live entries by id.

@@ -16,7 +16,7 @@ import (
 
 // ChangeLog reads the change log the cache tables' triggers write
 // (changes_schema.go). One ChangeLog per process is meant to serve every
-// subscriber (application.Feed reads it); it keeps the PostgreSQL
+// subscriber (background.Feed reads it); it keeps the PostgreSQL
 // watermark's state.
 //
 // Which revisions are safe to deliver:
@@ -58,7 +58,7 @@ func NewChangeLog(db *bun.DB, opts ...RepoOption) *ChangeLog {
 }
 
 // Wake implements ports.ChangeLog: the database does not tell. Writes of
-// this process wake the reader through application.Feed.Observe; those of
+// this process wake the reader through background.Feed.Observe; those of
 // other processes are read by its periodic catch-up.
 func (l *ChangeLog) Wake() <-chan struct{} { return nil }
 
