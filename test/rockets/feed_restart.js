@@ -112,6 +112,7 @@ function recorder(name) {
     ids: new Set(),
     problems: [],
     connects: [],
+    opens: 0,
     take(eventName, id, data) {
       if (eventName !== 'created') {
         if (eventName === 'reset') this.problems.push(`reset: ${data}`);
@@ -145,6 +146,7 @@ function startEventSource() {
       return fetch(url, { ...init, headers });
     },
   });
+  es.addEventListener('open', () => { a.opens++; });
   es.addEventListener('created', (e) => a.take('created', e.lastEventId, e.data));
   es.addEventListener('reset', (e) => a.take('reset', e.lastEventId, e.data));
   es.onmessage = (e) => a.problems.push(`unnamed message: ${String(e.data).slice(0, 80)}`);
@@ -164,6 +166,7 @@ function startFetchEventSource(signal) {
     },
     async onopen(res) {
       if (res.status !== 200) throw new Error(`the stream answered ${res.status}`);
+      b.opens++;
     },
     onmessage(m) {
       if (m.event === '' && m.data === '') {
@@ -211,7 +214,8 @@ function verify(r) {
   fes.catch((err) => { console.log(`FAIL fetch-event-source: ${err && err.message}`); process.exit(1); });
 
   await step('both clients get the changes written before the restart', async () => {
-    await until(() => a.connects.length >= 1 && b.connects.length >= 1, 'both clients to connect', 15_000);
+    // A stream starts with the next change: write once both are open.
+    await until(() => a.opens >= 1 && b.opens >= 1, 'both streams to open', 15_000);
     for (let i = 0; i < 5; i++) {
       await create(`before-${i}`);
     }
