@@ -206,7 +206,7 @@ func (r *CacheRepository) Get(ctx context.Context, id string, now time.Time) (_ 
 // planning, and with statistics the planner may answer a bound beyond
 // their histogram by walking the expiry index to its end, over the
 // entries of every row a sweep removed and vacuum has not yet reclaimed
-// (docs/benchmarks.md, round four).
+// (docs/benchmarks.md, "Sweeps").
 func (r *CacheRepository) get(ctx context.Context, db bun.IDB, id string, now time.Time) (domain.Entry, error) {
 	return r.getOne(ctx, db, now, "SELECT "+cacheColumns+" FROM ? WHERE id = ? AND date_deleted IS NULL", r.table, id)
 }

@@ -43,7 +43,7 @@ func AuditPurger(store ports.AuditLog, retention time.Duration) Purger {
 // long backlog takes at most half of the time of its connection, and of
 // the core the database spends on it: on a small machine a sweep at full
 // speed took a core from the readers, whose reads then queued for the CPU
-// (docs/benchmarks.md, round four). A backlog takes twice as long to
+// (docs/benchmarks.md, "Sweeps"). A backlog takes twice as long to
 // clear. Several replicas may sweep one database at once; the
 // repositories make sure no row is removed twice.
 type Sweeper struct {
