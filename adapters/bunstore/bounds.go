@@ -97,6 +97,16 @@ var errPastBound = errors.New("bunstore: the database did not answer within the 
 // boundary. Calls nest: an inner call keeps the outer deadline when it is
 // sooner.
 //
+// enterGrouped is enter for a call whose statements run in a group's
+// transaction (the SQLite write group and rotation group, PostgreSQL's
+// create batches: internal/batch). The group holds one connection for all
+// the writers it runs, so such a call holds none of its own while it
+// waits: it takes no place of its caller's (README, "Fair share of the
+// database"), and one user's writes batch as they did before the bound.
+func (b bounds) enterGrouped(ctx context.Context) (context.Context, func(*error)) {
+	return b.enter(context.WithValue(ctx, heldKey{}, true))
+}
+
 // With a CallerLimit, enter first takes one of the caller's places (an
 // inner call runs in its outer call's place). A caller whose places all
 // stay taken is refused: the call gets a context that has already ended,

@@ -108,7 +108,11 @@ const deadAt = "(date_deleted IS NOT NULL OR expires_at <= ?)"
 // id and e's natural key, the id wins: ErrCacheIDTaken, as the port says.
 // A conflict is reported before the quota (cache_quota.go).
 func (r *CacheRepository) Create(ctx context.Context, e domain.Entry, now time.Time, q domain.Quota) (err error) {
-	ctx, done := r.bounds.enter(ctx)
+	enter := r.bounds.enter
+	if r.group != nil || r.creates != nil {
+		enter = r.bounds.enterGrouped
+	}
+	ctx, done := enter(ctx)
 	defer done(&err)
 	e = e.Normalized()
 	if r.creates != nil {

@@ -234,3 +234,31 @@ func TestACallerKeptOutForTheWholeBoundIs429(t *testing.T) {
 		t.Errorf("refused call = %v, want TOO_MANY_REQUESTS alone", err)
 	}
 }
+
+// TestGroupedWritesTakeNoPlaceOfTheirCaller: creates that wait for the
+// write group (SQLite) hold no connection of their own, so one user's
+// burst of creates is batched as before the bound, not refused: with one
+// place per caller and no wait for it, 16 concurrent creates of one user
+// all succeed.
+func TestGroupedWritesTakeNoPlaceOfTheirCaller(t *testing.T) {
+	t.Parallel()
+	db := openTestDB(t, "sqlite:"+t.TempDir()+"/grouped.db")
+	if err := Migrate(t.Context(), db, []string{"user_cache"}); err != nil {
+		t.Fatal(err)
+	}
+	l := &CallerLimit{per: 1, wait: time.Nanosecond, held: map[string]*callerSlots{}}
+	repo := NewCacheRepository(db, "user_cache", WithCallerLimit(l))
+	if repo.group == nil {
+		t.Fatal("the SQLite repository has no write group")
+	}
+	ctx := ports.WithCaller(t.Context(), "user:burst")
+	errs := make(chan error, 16)
+	for i := range 16 {
+		go func() { errs <- repo.Create(ctx, testEntry(i), testNow, domain.Quota{}) }()
+	}
+	for range 16 {
+		if err := <-errs; err != nil {
+			t.Errorf("a grouped create of one caller: %v", err)
+		}
+	}
+}

@@ -89,7 +89,11 @@ func (s *RefreshStore) RotateRefresh(ctx context.Context, presented domain.Claim
 	if next.FamilyID != presented.FamilyID || next.UserID != presented.Subject || next.ID == presented.ID {
 		return domain.RefreshRecord{}, errors.New("bunstore: rotate refresh token: the successor must keep the family and user of the token it replaces, with a new id")
 	}
-	ctx, done := s.bounds.enter(ctx)
+	enter := s.bounds.enter
+	if s.group != nil {
+		enter = s.bounds.enterGrouped
+	}
+	ctx, done := enter(ctx)
 	defer done(&err)
 	r := &rotation{presented: presented, next: next, now: domain.Normalize(now), grace: grace, events: events}
 	if s.group != nil {
