@@ -82,27 +82,7 @@ func (l *ChangeLog) Changes(ctx context.Context, after int64, limit int) (_ []do
 		}
 		q, args = changeSelect+" WHERE rev > ? AND rev <= ? ORDER BY rev LIMIT ?", []any{after, head, limit}
 	}
-	var out []domain.Change
-	err = withRetry(ctx, func() error {
-		out = out[:0]
-		rows, err := l.db.QueryContext(ctx, q, args...)
-		if err != nil {
-			return err
-		}
-		defer rows.Close()
-		for rows.Next() {
-			c, err := scanChange(rows)
-			if err != nil {
-				return err
-			}
-			out = append(out, c)
-		}
-		return rows.Err()
-	})
-	if err != nil {
-		return nil, dbError("read changes", err)
-	}
-	return out, nil
+	return l.read(ctx, q, args)
 }
 
 // ChangesOf implements ports.ChangeLog. With an assignee, the index on
@@ -118,8 +98,14 @@ func (l *ChangeLog) ChangesOf(ctx context.Context, q ports.ChangeQuery) (_ []dom
 		return nil, nil
 	}
 	query, args := changesOfQuery(q)
+	return l.read(ctx, query, args)
+}
+
+// read runs query, a select of changeSelect's columns, retrying a
+// transient failure, and returns the changes it reads.
+func (l *ChangeLog) read(ctx context.Context, query string, args []any) ([]domain.Change, error) {
 	var out []domain.Change
-	err = withRetry(ctx, func() error {
+	err := withRetry(ctx, func() error {
 		out = out[:0]
 		rows, err := l.db.QueryContext(ctx, query, args...)
 		if err != nil {
