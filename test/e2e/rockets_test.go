@@ -118,7 +118,7 @@ func rocketsInstall(t *testing.T, npm string) string {
 			rocketsErr = err.Error()
 			return
 		}
-		for _, name := range []string{"package.json", "package-lock.json", "session.js", "feed.js", "feed_restart.js", "jwt.mjs"} {
+		for _, name := range []string{"package.json", "package-lock.json", "session.js", "sse_common.js", "feed.js", "feed_restart.js", "jwt.mjs"} {
 			b, err := os.ReadFile(filepath.Join("..", "rockets", name))
 			if err == nil {
 				err = os.WriteFile(filepath.Join(dir, name), b, 0o644)

@@ -17,7 +17,7 @@
 // fetch-event-source is written for browsers: it reads `window.fetch`,
 // `window.setTimeout`/`clearTimeout` and, unless `openWhenHidden` is set,
 // listens to `document`'s visibilitychange. Under Node the minimal shim
-// below gives it `window` = the global object (which has fetch and the
+// of sse_common.js gives it `window` = the global object (which has fetch and the
 // timers) and a `document` that is never hidden and whose listeners are
 // no-ops; `openWhenHidden: true` is passed as well. Its parser
 // (getLines/getMessages) runs unchanged on the real bytes.
@@ -38,13 +38,7 @@
 const crypto = require('node:crypto');
 const readline = require('node:readline');
 
-globalThis.window = globalThis;
-globalThis.document = {
-  hidden: false,
-  addEventListener() {},
-  removeEventListener() {},
-};
-
+const { bound, mustEnv, check, step, until } = require('./sse_common.js');
 const { EventSource } = require('eventsource');
 const { fetchEventSource } = require('@microsoft/fetch-event-source');
 
@@ -55,45 +49,6 @@ const writes = Number(process.env.CACHEGATE_FEED_WRITES || 2000);
 const dataBytes = Number(process.env.CACHEGATE_FEED_DATA_BYTES || 8192);
 // The server's --events-retry in milliseconds, when the caller knows it.
 const retryMs = process.env.CACHEGATE_FEED_RETRY_MS;
-// Bounds of the waits; no check asserts a latency.
-const bound = 120_000;
-
-function mustEnv(name) {
-  const v = process.env[name];
-  if (!v) {
-    console.error(`feed: ${name} is not set`);
-    process.exit(2);
-  }
-  return v;
-}
-
-function check(ok, what) {
-  if (!ok) {
-    throw new Error(what);
-  }
-}
-
-async function step(name, fn) {
-  const started = Date.now();
-  try {
-    await fn();
-  } catch (err) {
-    console.log(`FAIL ${name}: ${err && err.message ? err.message : err}`);
-    process.exit(1);
-  }
-  console.log(`ok   ${name} (${Date.now() - started} ms)`);
-}
-
-// until resolves once cond() holds, polling; it fails after bound.
-async function until(cond, what, ms = bound) {
-  const deadline = Date.now() + ms;
-  while (!cond()) {
-    if (Date.now() > deadline) {
-      throw new Error(`timed out waiting for ${what}`);
-    }
-    await new Promise((r) => setTimeout(r, 20));
-  }
-}
 
 let access;
 let subject;

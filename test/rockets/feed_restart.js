@@ -11,7 +11,8 @@
 // fetch-event-source stops at the end of a stream unless onclose throws;
 // the program's onclose throws so that the library retries, which is how
 // its README says a client reconnects. Its retry delay is the server's
-// `retry:`. Under Node the same minimal window/document shim as feed.js.
+// `retry:`. Under Node the same minimal window/document shim as feed.js
+// (sse_common.js).
 //
 // test/e2e/feed_restart_test.go runs it. Protocol on stdout/stdin: once
 // both clients have the first changes it prints "RESTART now" and waits
@@ -23,58 +24,13 @@
 
 const readline = require('node:readline');
 
-globalThis.window = globalThis;
-globalThis.document = {
-  hidden: false,
-  addEventListener() {},
-  removeEventListener() {},
-};
-
+const { bound, mustEnv, check, step, until } = require('./sse_common.js');
 const { EventSource } = require('eventsource');
 const { fetchEventSource } = require('@microsoft/fetch-event-source');
 
 const base = mustEnv('CACHEGATE_URL');
 const username = mustEnv('CACHEGATE_USERNAME');
 const password = mustEnv('CACHEGATE_PASSWORD');
-// Bound of every wait; no check asserts a latency.
-const bound = 120_000;
-
-function mustEnv(name) {
-  const v = process.env[name];
-  if (!v) {
-    console.error(`feed_restart: ${name} is not set`);
-    process.exit(2);
-  }
-  return v;
-}
-
-function check(ok, what) {
-  if (!ok) {
-    throw new Error(what);
-  }
-}
-
-async function step(name, fn) {
-  const started = Date.now();
-  try {
-    await fn();
-  } catch (err) {
-    console.log(`FAIL ${name}: ${err && err.message ? err.message : err}`);
-    process.exit(1);
-  }
-  console.log(`ok   ${name} (${Date.now() - started} ms)`);
-}
-
-async function until(cond, what, ms = bound) {
-  const deadline = Date.now() + ms;
-  while (!cond()) {
-    if (Date.now() > deadline) {
-      throw new Error(`timed out waiting for ${what}`);
-    }
-    await new Promise((r) => setTimeout(r, 20));
-  }
-}
-
 let access;
 let subject;
 
