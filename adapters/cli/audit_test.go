@@ -34,14 +34,17 @@ func TestAuditPrintsStoredStringsWithControlCharactersEscaped(t *testing.T) {
 	t.Parallel()
 	t0 := time.Date(2030, 1, 2, 3, 4, 5, 0, time.UTC)
 	evil := "\x1b[2J\x1b]0;pwn\x07\r\nforged\tlogin.ok\u009b31m\u202e\\x\x7f\xff"
-	rt := auditRuntime(t,
-		domain.AuditEvent{ID: "e1", Time: t0, Type: domain.AuditLoginFailed, Username: evil, Address: "192.0.2.1\n",
+	events := []domain.AuditEvent{
+		{ID: "e1", Time: t0, Type: domain.AuditLoginFailed, Username: evil, Address: "192.0.2.1\n",
 			Reason: domain.AuditReasonUnknownUser, Count: 42, LastSeen: t0.Add(time.Minute)},
-		domain.AuditEvent{ID: "e2", Time: t0.Add(-time.Hour), Type: domain.AuditLogout, Username: "bob"})
+		{ID: "e2", Time: t0.Add(-time.Hour), Type: domain.AuditLogout, Username: "bob"},
+	}
+	// Each subtest has its own runtime: the fake counts starts and stops
+	// without a lock.
 
 	t.Run("the table escapes every control character and shows the count", func(t *testing.T) {
 		t.Parallel()
-		code, out, errOut := run(t, rt, nil, "audit")
+		code, out, errOut := run(t, auditRuntime(t, events...), nil, "audit")
 		if code != 0 {
 			t.Fatalf("exit %d: %s", code, errOut)
 		}
@@ -71,7 +74,7 @@ func TestAuditPrintsStoredStringsWithControlCharactersEscaped(t *testing.T) {
 
 	t.Run("JSON lines escape them too and keep the value", func(t *testing.T) {
 		t.Parallel()
-		code, out, errOut := run(t, rt, nil, "audit", "--json")
+		code, out, errOut := run(t, auditRuntime(t, events...), nil, "audit", "--json")
 		if code != 0 {
 			t.Fatalf("exit %d: %s", code, errOut)
 		}
