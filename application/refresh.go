@@ -41,7 +41,13 @@ type RefreshDeps struct {
 // rotate: the presented one is consumed and its successor joins the same
 // family; presenting a consumed token revokes the whole family, unless it
 // is within the reuse grace (see RefreshDeps.ReuseGrace).
-type Refresh struct{ d RefreshDeps }
+type Refresh struct {
+	d RefreshDeps
+	// reader reads refresh tokens unchecked, first; nil when the verifier
+	// cannot, the store does not judge digests, or an extra validation is
+	// configured (it must see verified claims only).
+	reader ports.RefreshTokenReader
+}
 
 // NewRefresh returns the use case.
 func NewRefresh(d RefreshDeps) (*Refresh, error) {
@@ -55,7 +61,13 @@ func NewRefresh(d RefreshDeps) (*Refresh, error) {
 	if d.Log == nil {
 		d.Log = slog.New(slog.DiscardHandler)
 	}
-	return &Refresh{d: d}, nil
+	uc := &Refresh{d: d}
+	if r, ok := d.Verifier.(ports.RefreshTokenReader); ok && d.Validator == nil {
+		if _, judges := d.Tokens.Refresh.(ports.RefreshDigests); judges {
+			uc.reader = r
+		}
+	}
+	return uc, nil
 }
 
 // Execute returns the new pair. An invalid, expired, revoked or already
@@ -87,7 +99,24 @@ var (
 	errReissued = errors.New("refresh token issued again")
 )
 
+// execute exchanges token. When the verifier can read a refresh token
+// without checking its signature (ports.RefreshTokenReader), the store
+// judges such claims (ports.RefreshDigests) and no extra validation is
+// configured, it first presents those claims to the store,
+// which rotates only the family's live token by its exact string
+// (domain.RefreshFamily.Judge); on any other answer it checks the
+// signature and goes the verified way. A genuine live token so costs no
+// signature check; anything else costs what it did, and nothing but the
+// verified way ever revokes, forgives or records.
 func (uc *Refresh) execute(ctx context.Context, token string) (domain.TokenPair, error) {
+	if uc.reader != nil {
+		if c, err := uc.reader.ReadRefreshToken(ctx, token); err == nil {
+			pair, err := uc.exchange(ctx, c)
+			if !errors.Is(err, domain.ErrRefreshTokenUnproven) {
+				return pair, err
+			}
+		}
+	}
 	c, err := uc.d.Verifier.RefreshToken(ctx, token)
 	if err != nil {
 		return domain.TokenPair{}, unauthenticated(err)
@@ -95,6 +124,16 @@ func (uc *Refresh) execute(ctx context.Context, token string) (domain.TokenPair,
 	if err := extraValidation(ctx, uc.d.Validator, c, domain.ErrRefreshTokenFailedValidation); err != nil {
 		return domain.TokenPair{}, err
 	}
+	c.Digest = domain.Digest{}
+	return uc.exchange(ctx, c)
+}
+
+// exchange mints the pair that succeeds the refresh token of claims c and
+// rotates it in the store. Claims read unchecked (c.Digest set) act on
+// nothing but a rotation of the live token: every other outcome that
+// would change or record something is domain.ErrRefreshTokenUnproven.
+func (uc *Refresh) exchange(ctx context.Context, c domain.Claims) (domain.TokenPair, error) {
+	unchecked := !c.Digest.IsZero()
 	p, err := uc.d.Lookup.BySubject(ctx, c.Subject)
 	if errors.Is(err, domain.ErrUserNotFound) {
 		return domain.TokenPair{}, domain.ErrUnauthenticated
@@ -104,6 +143,9 @@ func (uc *Refresh) execute(ctx context.Context, token string) (domain.TokenPair,
 	}
 	family := c.FamilyID
 	if family == "" {
+		if unchecked {
+			return domain.TokenPair{}, domain.ErrRefreshTokenUnproven
+		}
 		// A token from an integrator's issuer without families starts one.
 		family = uc.d.Tokens.IDs.NewID()
 	}
@@ -115,6 +157,9 @@ func (uc *Refresh) execute(ctx context.Context, token string) (domain.TokenPair,
 	}
 	pair, rec, err := uc.d.Tokens.mint(ctx, p.ID, family, start, p.Admin)
 	if errors.Is(err, errSessionOver) {
+		if unchecked {
+			return domain.TokenPair{}, domain.ErrRefreshTokenUnproven
+		}
 		uc.sessionExpired(ctx, p, family)
 		return domain.TokenPair{}, domain.ErrUnauthenticated
 	}
@@ -128,10 +173,20 @@ func (uc *Refresh) execute(ctx context.Context, token string) (domain.TokenPair,
 	presented.FamilyID = family
 	// The refresh.reused event is prepared before the rotation, so the
 	// store writes it in the transaction that revokes the family.
-	event, events := uc.d.Audit.Prepare(ctx, domain.AuditEvent{Type: domain.AuditRefreshReused, UserID: p.ID,
-		Username: p.Username, Family: family})
+	var event domain.AuditEvent
+	var events []domain.AuditEvent
+	if !unchecked {
+		event, events = uc.d.Audit.Prepare(ctx, domain.AuditEvent{Type: domain.AuditRefreshReused, UserID: p.ID,
+			Username: p.Username, Family: family})
+	}
 	live, err := uc.d.Tokens.Refresh.RotateRefresh(ctx, presented, rec, rec.IssuedAt, uc.d.ReuseGrace, events...)
 	switch {
+	case errors.Is(err, domain.ErrRefreshTokenUnproven):
+		return domain.TokenPair{}, err
+	case unchecked && domain.KindOf(err) == domain.KindUnauthenticated:
+		// Refused (a revoked or expired family): the verified way gives
+		// the answer, as it would have without this one.
+		return domain.TokenPair{}, domain.ErrRefreshTokenUnproven
 	case errors.Is(err, domain.ErrRefreshTokenReused):
 		uc.reused(ctx, p, family, event)
 		return domain.TokenPair{}, errReused
@@ -140,6 +195,9 @@ func (uc *Refresh) execute(ctx context.Context, token string) (domain.TokenPair,
 	case err != nil:
 		return domain.TokenPair{}, fmt.Errorf("refresh: rotate: %w", err)
 	case live.ID != rec.ID:
+		if unchecked {
+			return domain.TokenPair{}, domain.ErrRefreshTokenUnproven
+		}
 		// A reuse within the grace window: the family keeps its one live
 		// token, issued again, so every concurrent answer holds the same
 		// refresh token.

@@ -84,7 +84,7 @@ func (d TokenDeps) mint(ctx context.Context, userID, familyID string, start time
 	if err != nil {
 		return domain.TokenPair{}, domain.RefreshRecord{}, fmt.Errorf("sign refresh token: %w", err)
 	}
-	rec := domain.RefreshRecord{ID: refresh.ID, FamilyID: familyID, UserID: userID,
+	rec := domain.RefreshRecord{ID: refresh.ID, Digest: domain.TokenDigest(rt), FamilyID: familyID, UserID: userID,
 		IssuedAt: now, ExpiresAt: refresh.ExpiresAt, Address: ports.ClientAddr(ctx), UserAgent: domain.CutUserAgent(ports.UserAgent(ctx))}
 	return domain.TokenPair{AccessToken: at, RefreshToken: rt}, rec, nil
 }

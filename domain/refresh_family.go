@@ -25,6 +25,10 @@ type RefreshFamily struct {
 	// may rotate; empty when the family has none (a family converted from
 	// old data whose tokens were all used).
 	CurrentID string
+	// CurrentDigest is the live token's TokenDigest; zero when unknown (a
+	// family stored before digests were, imported, or whose live token
+	// was issued again), in which case claims read unchecked never match.
+	CurrentDigest Digest
 	// IssuedAt and ExpiresAt are the live token's. No token of the family
 	// outlives ExpiresAt, so the family is purged after it.
 	IssuedAt  time.Time
@@ -66,14 +70,14 @@ type UsedRefresh struct {
 // NewRefreshFamily returns the family a login starts, whose live token is
 // r (r.UsedAt is ignored; r.RevokedAt revokes the family).
 func NewRefreshFamily(r RefreshRecord) RefreshFamily {
-	return RefreshFamily{ID: r.FamilyID, UserID: r.UserID, CurrentID: r.ID, IssuedAt: Normalize(r.IssuedAt),
+	return RefreshFamily{ID: r.FamilyID, UserID: r.UserID, CurrentID: r.ID, CurrentDigest: r.Digest, IssuedAt: Normalize(r.IssuedAt),
 		ExpiresAt: Normalize(r.ExpiresAt), RevokedAt: NormalizePtr(r.RevokedAt), Created: Normalize(r.IssuedAt),
 		Address: r.Address, UserAgent: CutUserAgent(r.UserAgent)}
 }
 
 // Current returns the live token's record.
 func (f RefreshFamily) Current() RefreshRecord {
-	return RefreshRecord{ID: f.CurrentID, FamilyID: f.ID, UserID: f.UserID, IssuedAt: f.IssuedAt, ExpiresAt: f.ExpiresAt}
+	return RefreshRecord{ID: f.CurrentID, Digest: f.CurrentDigest, FamilyID: f.ID, UserID: f.UserID, IssuedAt: f.IssuedAt, ExpiresAt: f.ExpiresAt}
 }
 
 // Rotated returns the family after its live token was replaced by next at
@@ -83,7 +87,8 @@ func (f RefreshFamily) Rotated(next RefreshRecord, now time.Time) RefreshFamily 
 	used = append(used, UsedRefresh{ID: f.CurrentID, UsedAt: Normalize(now)})
 	used = append(used, f.Used[:min(len(f.Used), RefreshKept-1)]...)
 	f.Used = used
-	f.CurrentID, f.IssuedAt, f.ExpiresAt = next.ID, Normalize(next.IssuedAt), Normalize(next.ExpiresAt)
+	f.CurrentID, f.CurrentDigest = next.ID, next.Digest
+	f.IssuedAt, f.ExpiresAt = Normalize(next.IssuedAt), Normalize(next.ExpiresAt)
 	f.Address, f.UserAgent = next.Address, CutUserAgent(next.UserAgent)
 	f.Generation++
 	return f
@@ -121,6 +126,10 @@ const (
 	// RefreshReused: the token was used before; the family is to be
 	// revoked.
 	RefreshReused
+	// RefreshUnproven: the claims were read without their signature
+	// checked (Claims.Digest) and are not the live token's exact string;
+	// change nothing and let the caller check the signature.
+	RefreshUnproven
 )
 
 // Judge tells what presenting the refresh token p (its verified claims) at
@@ -136,12 +145,23 @@ const (
 //     ago, or one older than those the family remembers, used before
 //     them): reused.
 //
+// Claims read without their signature checked (p.Digest set) are judged
+// only as the live token, and only when p.Digest is the family's
+// CurrentDigest: the exact string issued, so as good as a checked
+// signature. Anything else they might mean is unproven: no reuse is
+// detected and no grace given on an unchecked claim.
+//
 // The grace is exact as long as a family rotates at most RefreshKept
 // times within one grace window: only a token replaced more than
 // RefreshKept rotations ago and still within the window is judged reused
 // rather than forgiven.
 func (f RefreshFamily) Judge(p Claims, now time.Time, grace time.Duration) RefreshVerdict {
 	now = Normalize(now)
+	if !p.Digest.IsZero() {
+		if f.CurrentID == "" || p.ID != f.CurrentID || !p.Digest.Matches(f.CurrentDigest) {
+			return RefreshUnproven
+		}
+	}
 	switch {
 	case f.RevokedAt != nil, !f.ExpiresAt.After(now), p.Subject != f.UserID:
 		return RefreshRefused

@@ -27,6 +27,15 @@ func TestRefreshFamilyRotatedKeepsTheLastReplacedTokens(t *testing.T) {
 	}
 }
 
+var (
+	live  = domain.TokenDigest("the live token")
+	other = domain.TokenDigest("a token forged with the live token's claims")
+)
+
+func withDigest(f domain.RefreshFamily) domain.RefreshFamily { f.CurrentDigest = live; return f }
+
+func unchecked(c domain.Claims, d domain.Digest) domain.Claims { c.Digest = d; return c }
+
 func TestRefreshFamilyJudge(t *testing.T) {
 	t.Parallel()
 	now := time.Date(2030, 1, 2, 3, 4, 5, 0, time.UTC)
@@ -62,6 +71,16 @@ func TestRefreshFamilyJudge(t *testing.T) {
 		{"the older used token used long ago is reuse", family(nil), token("t1"), 10 * time.Second, domain.RefreshReused},
 		{"a token older than those remembered is reuse", family(nil), token("t0"), time.Hour, domain.RefreshReused},
 		{"within grace without a live token is refused", family(func(f *domain.RefreshFamily) { f.CurrentID = "" }), token("t2"), 10 * time.Second, domain.RefreshRefused},
+
+		// Claims read without their signature checked (Digest set).
+		{"unchecked claims of the live token with its digest rotate", withDigest(family(nil)), unchecked(token("t3"), live), 0, domain.RefreshRotate},
+		{"unchecked claims of the live token with another digest are unproven", withDigest(family(nil)), unchecked(token("t3"), other), 0, domain.RefreshUnproven},
+		{"unchecked claims of a family without a digest are unproven", family(nil), unchecked(token("t3"), live), 0, domain.RefreshUnproven},
+		{"unchecked claims of a used token within grace are unproven, not reissued", withDigest(family(nil)), unchecked(token("t2"), live), 10 * time.Second, domain.RefreshUnproven},
+		{"unchecked claims of a used token are unproven, never reuse", withDigest(family(nil)), unchecked(token("t1"), live), 0, domain.RefreshUnproven},
+		{"unchecked claims older than those remembered are unproven, never reuse", withDigest(family(nil)), unchecked(token("t0"), live), 0, domain.RefreshUnproven},
+		{"unchecked claims without a live token are unproven", withDigest(family(func(f *domain.RefreshFamily) { f.CurrentID = "" })), unchecked(token(""), live), 0, domain.RefreshUnproven},
+		{"unchecked claims proven by the digest of a revoked family are refused", withDigest(family(func(f *domain.RefreshFamily) { f.RevokedAt = &revoked })), unchecked(token("t3"), live), 0, domain.RefreshRefused},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			t.Parallel()
@@ -69,5 +88,28 @@ func TestRefreshFamilyJudge(t *testing.T) {
 				t.Errorf("Judge = %d, want %d", got, tc.want)
 			}
 		})
+	}
+}
+
+func TestDigestMatchesOnlyTheSameDigest(t *testing.T) {
+	t.Parallel()
+	a, b := domain.TokenDigest("a"), domain.TokenDigest("b")
+	var zero domain.Digest
+	if !a.Matches(a) || a.Matches(b) || a.Matches(zero) || zero.Matches(zero) || !zero.IsZero() || a.IsZero() {
+		t.Errorf("Matches: a~a %v, a~b %v, a~zero %v, zero~zero %v; want true, false, false, false",
+			a.Matches(a), a.Matches(b), a.Matches(zero), zero.Matches(zero))
+	}
+}
+
+func TestRotatedKeepsTheSuccessorsDigest(t *testing.T) {
+	t.Parallel()
+	t0 := time.Date(2030, 1, 2, 3, 4, 5, 0, time.UTC)
+	f := domain.NewRefreshFamily(domain.RefreshRecord{ID: "t1", Digest: live, FamilyID: "f", UserID: "u", IssuedAt: t0, ExpiresAt: t0.Add(time.Hour)})
+	if f.CurrentDigest != live || f.Current().Digest != live {
+		t.Fatalf("a new family's digest %x, want the live token's", f.CurrentDigest)
+	}
+	f = f.Rotated(domain.RefreshRecord{ID: "t2", Digest: other, FamilyID: "f", UserID: "u", IssuedAt: t0, ExpiresAt: t0.Add(time.Hour)}, t0)
+	if f.CurrentDigest != other {
+		t.Errorf("after a rotation the digest is %x, want the successor's", f.CurrentDigest)
 	}
 }

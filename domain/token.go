@@ -1,6 +1,10 @@
 package domain
 
-import "time"
+import (
+	"crypto/sha256"
+	"crypto/subtle"
+	"time"
+)
 
 // TokenKind tells access tokens from refresh tokens; neither can stand in
 // for the other.
@@ -44,6 +48,32 @@ type Claims struct {
 	// clients only; the server checks admin rights against the store
 	// (docs/admin.md). The verifier does not read it back.
 	Admin bool
+	// Digest, when set, says the claims were read from a refresh token
+	// WITHOUT checking its signature (ports.RefreshTokenReader), and is
+	// that token's TokenDigest. Such claims prove nothing by themselves: a
+	// refresh store acts on them only when the digest is the one it
+	// stored for the family's live token, which only the exact token
+	// string issued can match (RefreshFamily.Judge). Zero for verified
+	// claims.
+	Digest Digest
+}
+
+// Digest is the SHA-256 digest of a token string (TokenDigest), as refresh
+// families store their live token's (RefreshRecord.Digest): it matches
+// the string issued and nothing else, and reveals nothing of it. The zero
+// Digest is none.
+type Digest [sha256.Size]byte
+
+// TokenDigest returns the digest of token.
+func TokenDigest(token string) Digest { return sha256.Sum256([]byte(token)) }
+
+// IsZero reports whether d is none.
+func (d Digest) IsZero() bool { return d == Digest{} }
+
+// Matches reports whether d is a digest and o the same, in time
+// independent of where they differ.
+func (d Digest) Matches(o Digest) bool {
+	return !d.IsZero() && subtle.ConstantTimeCompare(d[:], o[:]) == 1
 }
 
 // RoleAdmin is the role of an admin (docs/admin.md).
@@ -66,7 +96,10 @@ type TokenPair struct {
 
 // RefreshRecord is the stored state of one issued refresh token.
 type RefreshRecord struct {
-	ID        string // the token's jti
+	ID string // the token's jti
+	// Digest is the TokenDigest of the token string issued; zero when
+	// unknown (a token issued again, or imported).
+	Digest    Digest
 	FamilyID  string
 	UserID    string
 	IssuedAt  time.Time

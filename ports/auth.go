@@ -119,6 +119,24 @@ type KeyRevocations interface {
 	KeyRevoked(kid string) bool
 }
 
+// RefreshTokenReader is what a TokenVerifier may implement besides: the
+// claims of a refresh token read with every check RefreshToken makes
+// except the signature's, marked as such (domain.Claims.Digest set to the
+// token's domain.TokenDigest). Refresh presents them to the refresh store
+// first, which acts on them only when the digest is the one it stored for
+// the family's live token (domain.RefreshFamily.Judge): that token is the
+// exact string issued, so its signature need not be checked again, which
+// is a refresh's most expensive step with EdDSA (docs/benchmarks.md,
+// "Refresh and rotation"). Any other answer sends Refresh back to
+// RefreshToken. Refresh reads tokens so only for a refresh store that says
+// it judges such claims (RefreshDigests).
+type RefreshTokenReader interface {
+	// ReadRefreshToken returns the claims, with Digest set, or
+	// domain.ErrUnauthenticated for a token RefreshToken would refuse for
+	// any reason but its signature.
+	ReadRefreshToken(ctx context.Context, token string) (domain.Claims, error)
+}
+
 // TokenValidator runs an integrator's extra validation after a token was
 // verified (replaceable: README, "Embedding").
 type TokenValidator interface {
@@ -132,16 +150,21 @@ type TokenValidator interface {
 // with live sessions, not with refreshes.
 type RefreshStore interface {
 	// SaveRefresh starts the family of a newly issued refresh token (a
-	// login): r becomes the live token of family r.FamilyID. A family
+	// login): r becomes the live token of family r.FamilyID, r.Digest its
+	// digest. A family
 	// already stored is an internal error. r.RevokedAt set stores the
 	// family revoked; r.UsedAt is ignored.
 	SaveRefresh(ctx context.Context, r domain.RefreshRecord) error
 	// RotateRefresh handles the refresh token presented, given by its
-	// verified claims (ID, FamilyID, Subject, ExpiresAt), at now: what it
-	// means is presented's family's Judge (domain.RefreshFamily).
+	// claims (ID, FamilyID, Subject, ExpiresAt), at now: what it means is
+	// presented's family's Judge (domain.RefreshFamily). The claims are
+	// verified, or read unchecked with their Digest set
+	// (RefreshTokenReader), in which case only a rotation of the live
+	// token whose stored digest they match may happen; otherwise the
+	// answer is domain.ErrRefreshTokenUnproven and nothing changes.
 	//
-	//   - Rotate: next replaces the live token, atomically, and is
-	//     returned. Of concurrent calls presenting one token at most one
+	//   - Rotate: next replaces the live token (next.Digest its digest),
+	//     atomically, and is returned. Of concurrent calls presenting one token at most one
 	//     stores its next.
 	//   - Reissue (a reuse within a positive grace of the token's first
 	//     use: a client that refreshed twice at once, or retried after a
@@ -172,6 +195,14 @@ type RefreshStore interface {
 	// expired before now (so every token of theirs has) and returns how
 	// many it removed.
 	PurgeRefresh(ctx context.Context, now time.Time, limit int) (int, error)
+}
+
+// RefreshDigests is what a RefreshStore implements to say that its
+// RotateRefresh judges claims read unchecked by their digest, as
+// RefreshStore says; a store written before such claims existed would
+// judge them as verified, so Refresh never hands it any.
+type RefreshDigests interface {
+	JudgesRefreshDigests()
 }
 
 // RevocationFeed tells which refresh families were revoked lately, so

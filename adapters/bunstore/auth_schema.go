@@ -68,6 +68,10 @@ func authMigrations() []migrate.Migration {
 		Name: "20261129002700_admin",
 		Up:   adminMigration,
 		Down: func(context.Context, *migrate.Migrator, *migrate.Migration) error { return nil },
+	}, {
+		Name: "20261130000100_refresh_families_digest",
+		Up:   refreshDigestMigration,
+		Down: func(context.Context, *migrate.Migrator, *migrate.Migration) error { return nil },
 	}}
 }
 

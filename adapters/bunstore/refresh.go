@@ -30,12 +30,17 @@ type RefreshStore struct {
 var (
 	_ ports.RefreshStore   = (*RefreshStore)(nil)
 	_ ports.RevocationFeed = (*RefreshStore)(nil)
+	_ ports.RefreshDigests = (*RefreshStore)(nil)
 )
+
+// JudgesRefreshDigests implements ports.RefreshDigests: RotateRefresh
+// rotates claims read unchecked only by their live token's digest.
+func (*RefreshStore) JudgesRefreshDigests() {}
 
 // NewRefreshStore returns the store over db, which must come from Open and
 // have been migrated.
 func NewRefreshStore(db *bun.DB, opts ...RepoOption) *RefreshStore {
-	s := &RefreshStore{db: db, bounds: newBounds(opts), rotation: &preparedSet{db: db, queries: []string{rotateQuery}}}
+	s := &RefreshStore{db: db, bounds: newBounds(opts), rotation: &preparedSet{db: db, queries: []string{rotateVerified: rotateQuery, rotateDigest: rotateDigestQuery}}}
 	if gate := writeGate(db); gate != nil {
 		s.group = newRotationGroup(s, gate)
 	}
@@ -46,16 +51,28 @@ func NewRefreshStore(db *bun.DB, opts ...RepoOption) *RefreshStore {
 // token is the live one of an unrevoked, unexpired family of the user:
 // the live token becomes prev (first used now), prev becomes prev2. SET
 // expressions read the row as it was before the statement, on SQLite and
-// PostgreSQL alike. Arguments: now, next id, next issued, next expires,
-// next address, next user agent, family, presented id, user, now.
-const rotateQuery = `UPDATE refresh_families SET
+// PostgreSQL alike. Arguments: now, next id, next digest, next issued,
+// next expires, next address, next user agent, family, presented id,
+// user, now. rotateDigestQuery is the same for claims read unchecked
+// (domain.Claims.Digest), with their digest as one more argument: only the
+// live token's exact string matches it.
+const (
+	rotateQuery = `UPDATE refresh_families SET
 		prev2_id = prev_id, prev2_used_at = prev_used_at, prev_id = current_id, prev_used_at = ?,
-		current_id = ?, issued_at = ?, expires_at = ?, generation = generation + 1, address = ?, user_agent = ?
+		current_id = ?, current_digest = ?, issued_at = ?, expires_at = ?, generation = generation + 1, address = ?, user_agent = ?
 	WHERE family_id = ? AND current_id = ? AND user_id = ? AND revoked_at IS NULL AND expires_at > ?`
+	rotateDigestQuery = rotateQuery + ` AND current_digest = ?`
+)
+
+// The statements of RefreshStore.rotation, by index.
+const (
+	rotateVerified = iota
+	rotateDigest
+)
 
 // familyColumns are the columns readFamily scans, in scanFamily's order.
 const familyColumns = `family_id, user_id, current_id, issued_at, expires_at, generation,
-	prev_id, prev_used_at, prev2_id, prev2_used_at, revoked_at, created_at, address, user_agent`
+	prev_id, prev_used_at, prev2_id, prev2_used_at, revoked_at, created_at, address, user_agent, current_digest`
 
 // SaveRefresh starts r's family with r as its live token; a family already
 // stored is an internal error.
@@ -106,7 +123,8 @@ func (s *RefreshStore) RotateRefresh(ctx context.Context, presented domain.Claim
 // rotateAlone is RotateRefresh without a group: the UPDATE as a statement
 // of its own, then, when it matched nothing, the verdict.
 func (s *RefreshStore) rotateAlone(ctx context.Context, r *rotation) (domain.RefreshRecord, error) {
-	res, err := s.rotation.execDB(ctx, 0, s.rotateArgs(r)...)
+	q, args := s.rotateStatement(r)
+	res, err := s.rotation.execDB(ctx, q, args...)
 	if err != nil {
 		return domain.RefreshRecord{}, dbError("rotate refresh token", err)
 	}
@@ -114,6 +132,9 @@ func (s *RefreshStore) rotateAlone(ctx context.Context, r *rotation) (domain.Ref
 		return domain.RefreshRecord{}, dbError("rotate refresh token", err)
 	} else if n == 1 {
 		return rotated(r.next), nil
+	}
+	if !r.presented.Digest.IsZero() {
+		return domain.RefreshRecord{}, domain.ErrRefreshTokenUnproven
 	}
 	f, found, err := readFamily(ctx, s.db, r.presented.FamilyID, false)
 	if err != nil {
@@ -147,7 +168,8 @@ type rotationAnswer struct {
 // nothing, the verdict (judgeIn). An error is a failure, after which tx
 // must roll back.
 func (s *RefreshStore) rotateIn(ctx context.Context, tx bun.Tx, r *rotation) (rotationAnswer, error) {
-	res, err := s.rotation.exec(ctx, tx, 0, s.rotateArgs(r)...)
+	q, args := s.rotateStatement(r)
+	res, err := s.rotation.exec(ctx, tx, q, args...)
 	if err != nil {
 		return rotationAnswer{}, dbError("rotate refresh token", err)
 	}
@@ -155,6 +177,9 @@ func (s *RefreshStore) rotateIn(ctx context.Context, tx bun.Tx, r *rotation) (ro
 		return rotationAnswer{}, dbError("rotate refresh token", err)
 	} else if n == 1 {
 		return rotationAnswer{rec: rotated(r.next)}, nil
+	}
+	if !r.presented.Digest.IsZero() {
+		return rotationAnswer{verdict: domain.ErrRefreshTokenUnproven}, nil
 	}
 	return s.judgeIn(ctx, tx, r)
 }
@@ -200,11 +225,25 @@ func answer(f domain.RefreshFamily, v domain.RefreshVerdict) rotationAnswer {
 	return rotationAnswer{verdict: domain.ErrUnauthenticated}
 }
 
-// rotateArgs are rotateQuery's arguments for r.
-func (s *RefreshStore) rotateArgs(r *rotation) []any {
+// rotateStatement returns the statement that rotates r (its index in
+// s.rotation) with its arguments: rotateDigestQuery for claims read
+// unchecked, else rotateQuery.
+func (s *RefreshStore) rotateStatement(r *rotation) (int, []any) {
 	now := driverTime(s.db, r.now)
-	return []any{now, r.next.ID, driverTime(s.db, r.next.IssuedAt), driverTime(s.db, r.next.ExpiresAt),
+	args := []any{now, r.next.ID, digestArg(r.next.Digest), driverTime(s.db, r.next.IssuedAt), driverTime(s.db, r.next.ExpiresAt),
 		r.next.Address, domain.CutUserAgent(r.next.UserAgent), r.presented.FamilyID, r.presented.ID, r.presented.Subject, now}
+	if !r.presented.Digest.IsZero() {
+		return rotateDigest, append(args, r.presented.Digest[:])
+	}
+	return rotateVerified, args
+}
+
+// digestArg is d as a statement argument: NULL when zero.
+func digestArg(d domain.Digest) any {
+	if d.IsZero() {
+		return nil
+	}
+	return d[:]
 }
 
 // rotated is the record a successful rotation returns: next as stored.
@@ -239,12 +278,16 @@ func scanFamily(row rowScanner) (domain.RefreshFamily, error) {
 		issued, expires, used1, used2, rev nullTime
 		created                            nullTime
 		prev, prev2                        sql.NullString
+		digest                             []byte
 	)
 	if err := row.Scan(&f.ID, &f.UserID, &f.CurrentID, &issued, &expires, &f.Generation,
-		&prev, &used1, &prev2, &used2, &rev, &created, &f.Address, &f.UserAgent); err != nil {
+		&prev, &used1, &prev2, &used2, &rev, &created, &f.Address, &f.UserAgent, &digest); err != nil {
 		return domain.RefreshFamily{}, err
 	}
 	f.IssuedAt, f.ExpiresAt, f.RevokedAt, f.Created = issued.Time, expires.Time, rev.Ptr(), created.Time
+	if len(digest) == len(f.CurrentDigest) {
+		f.CurrentDigest = domain.Digest(digest)
+	}
 	for _, u := range []struct {
 		id sql.NullString
 		at nullTime
@@ -264,12 +307,12 @@ func insertFamilies(ctx context.Context, db bun.IDB, skipTaken bool, fs []domain
 	}
 	var b []byte
 	b = append(b, `INSERT INTO refresh_families (`+familyColumns+`) VALUES `...)
-	args := make([]any, 0, 14*len(fs))
+	args := make([]any, 0, 15*len(fs))
 	for i, f := range fs {
 		if i > 0 {
 			b = append(b, ", "...)
 		}
-		b = append(b, "(?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)"...)
+		b = append(b, "(?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)"...)
 		used := make([]any, 0, 2*domain.RefreshKept)
 		for k := range domain.RefreshKept {
 			if k < len(f.Used) {
@@ -283,7 +326,8 @@ func insertFamilies(ctx context.Context, db bun.IDB, skipTaken bool, fs []domain
 		if !f.Created.IsZero() {
 			created = &f.Created
 		}
-		args = append(append(args, used...), nullTimeArg(f.RevokedAt), nullTimeArg(created), f.Address, domain.CutUserAgent(f.UserAgent))
+		args = append(append(args, used...), nullTimeArg(f.RevokedAt), nullTimeArg(created), f.Address, domain.CutUserAgent(f.UserAgent),
+			digestArg(f.CurrentDigest))
 	}
 	if skipTaken {
 		b = append(b, " ON CONFLICT DO NOTHING"...)

@@ -42,6 +42,21 @@ func refreshFamiliesDDL(db bun.IDB) []string {
 	}
 }
 
+// refreshDigestMigration adds refresh_families.current_digest, the live
+// token's domain.TokenDigest, against which a refresh presenting claims
+// read without their signature checked is matched (RotateRefresh). Rows
+// stored before have none: their next refresh checks the signature, and
+// its rotation stores the successor's digest. Idempotent, as the other
+// auth migrations.
+func refreshDigestMigration(ctx context.Context, m *migrate.Migrator, _ *migrate.Migration) error {
+	return m.DB().RunInTx(ctx, nil, func(ctx context.Context, tx bun.Tx) error {
+		if err := addColumnIfMissing(ctx, tx, "refresh_families", "current_digest", bytesColumnType(tx)); err != nil {
+			return fmt.Errorf("bunstore: add refresh_families.current_digest: %w", err)
+		}
+		return nil
+	})
+}
+
 // refreshFamiliesMigration creates refresh_families, converts the rows of
 // refresh_tokens (one per issued token, the schema before it) into
 // families, and drops refresh_tokens, in one transaction: a database

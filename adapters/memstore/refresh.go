@@ -29,7 +29,12 @@ func (s *RefreshStore) SetAuditLog(l *AuditLog) { s.audit = l }
 var (
 	_ ports.RefreshStore   = (*RefreshStore)(nil)
 	_ ports.RevocationFeed = (*RefreshStore)(nil)
+	_ ports.RefreshDigests = (*RefreshStore)(nil)
 )
+
+// JudgesRefreshDigests implements ports.RefreshDigests: RotateRefresh
+// rotates claims read unchecked only by their live token's digest.
+func (*RefreshStore) JudgesRefreshDigests() {}
 
 // NewRefreshStore returns an empty store.
 func NewRefreshStore() *RefreshStore {
@@ -72,7 +77,12 @@ func (s *RefreshStore) RotateRefresh(_ context.Context, presented domain.Claims,
 	if !ok {
 		return domain.RefreshRecord{}, domain.ErrUnauthenticated
 	}
-	switch f.Judge(presented, now, grace) {
+	v := f.Judge(presented, now, grace)
+	if !presented.Digest.IsZero() && v != domain.RefreshRotate {
+		// Claims read unchecked act on nothing but a rotation.
+		v = domain.RefreshUnproven
+	}
+	switch v {
 	case domain.RefreshRotate:
 		if f.Holds(next.ID) {
 			return domain.RefreshRecord{}, fmt.Errorf("memstore: rotate refresh token: id %q is already stored in family %q", next.ID, f.ID)
@@ -82,6 +92,8 @@ func (s *RefreshStore) RotateRefresh(_ context.Context, presented domain.Claims,
 		return f.Current(), nil
 	case domain.RefreshReissue:
 		return f.Current(), nil
+	case domain.RefreshUnproven:
+		return domain.RefreshRecord{}, domain.ErrRefreshTokenUnproven
 	case domain.RefreshReused:
 		if err := eventsSink(s.audit, "revoke a reused refresh family", events); err != nil {
 			return domain.RefreshRecord{}, err

@@ -256,6 +256,52 @@ func RefreshStore(t *testing.T, newStore func(t *testing.T) ports.RefreshStore) 
 		authRotate(t, s, "t2", authToken("t3", "f1", "u1"), now, nil)
 	})
 
+	t.Run("claims read unchecked rotate only the live token, by its digest, and change nothing else", func(t *testing.T) {
+		t.Parallel()
+		// Claims whose Digest is set were read without their signature
+		// checked (ports.RefreshTokenReader): the store may rotate the live
+		// token by its exact string's digest, and must otherwise answer
+		// ErrRefreshTokenUnproven and change nothing (no reuse, no grace).
+		s := newStore(t)
+		authSave(t, s, authDigested("t1", "f1", "u1"))
+		authRotateClaims(t, s, authUnchecked("t1", "f1", "u1", "t1"), authDigested("t2", "f1", "u1"), now, nil)
+		// The successor's digest was stored with it.
+		authRotateClaims(t, s, authUnchecked("t2", "f1", "u1", "t2"), authDigested("t3", "f1", "u1"), now.Add(time.Second), nil)
+		for _, tc := range []struct {
+			name  string
+			token domain.Claims
+			grace time.Duration
+		}{
+			{"the live token's claims with another string's digest", authUnchecked("t3", "f1", "u1", "forged"), 0},
+			{"a used token's claims, with its own digest (never reuse)", authUnchecked("t1", "f1", "u1", "t1"), 0},
+			{"a used token's claims with the live token's digest", authUnchecked("t2", "f1", "u1", "t3"), 0},
+			{"a just-used token's claims within grace (never reissued)", authUnchecked("t2", "f1", "u1", "t2"), time.Minute},
+			{"a token older than the family remembers", authUnchecked("t0", "f1", "u1", "t0"), 0},
+			{"the live token's claims and digest with another user", authUnchecked("t3", "f1", "u2", "t3"), 0},
+		} {
+			next := authDigested("x", "f1", tc.token.Subject)
+			if _, err := s.RotateRefresh(t.Context(), tc.token, next, now.Add(2*time.Second), tc.grace); !authIs(err, domain.ErrRefreshTokenUnproven) {
+				t.Errorf("%s: RotateRefresh = %v, want ErrRefreshTokenUnproven", tc.name, err)
+			}
+		}
+		// Nothing was revoked, forgiven or stored: the live token rotates.
+		authRotate(t, s, "t3", authDigested("t4", "f1", "u1"), now.Add(3*time.Second), nil)
+	})
+
+	t.Run("claims read unchecked of a family stored without a digest, or revoked, are unproven", func(t *testing.T) {
+		t.Parallel()
+		s := newStore(t)
+		authSave(t, s, authToken("t1", "f1", "u1"))
+		authRotateClaims(t, s, authUnchecked("t1", "f1", "u1", "t1"), authDigested("t2", "f1", "u1"), now, domain.ErrRefreshTokenUnproven)
+		// The verified claims rotate it, and store the successor's digest.
+		authRotate(t, s, "t1", authDigested("t2", "f1", "u1"), now, nil)
+		if err := s.RevokeFamily(t.Context(), "f1", now); err != nil {
+			t.Fatalf("RevokeFamily: %v", err)
+		}
+		authRotateClaims(t, s, authUnchecked("t2", "f1", "u1", "t2"), authDigested("t3", "f1", "u1"), now, domain.ErrRefreshTokenUnproven)
+		authRotate(t, s, "t2", authDigested("t3", "f1", "u1"), now, domain.ErrUnauthenticated)
+	})
+
 	t.Run("starting a family twice fails", func(t *testing.T) {
 		t.Parallel()
 		s := newStore(t)
@@ -370,6 +416,22 @@ func authToken(id, family, user string) domain.RefreshRecord {
 		IssuedAt: authT0, ExpiresAt: authT0.Add(24 * time.Hour)}
 }
 
+// authDigested is authToken with the digest of the string "<id>-token",
+// the token string the tests pretend was issued for it.
+func authDigested(id, family, user string) domain.RefreshRecord {
+	r := authToken(id, family, user)
+	r.Digest = domain.TokenDigest(id + "-token")
+	return r
+}
+
+// authUnchecked is authPresented read without its signature checked from
+// the token string authDigested pretends was issued for the id stringOf.
+func authUnchecked(id, family, user, stringOf string) domain.Claims {
+	c := authPresented(id, family, user)
+	c.Digest = domain.TokenDigest(stringOf + "-token")
+	return c
+}
+
 // authTokenExpiring returns a token of family f1 and user u1 expiring at exp.
 func authTokenExpiring(id string, exp time.Time) domain.RefreshRecord {
 	r := authToken(id, "f1", "u1")
@@ -439,6 +501,8 @@ func authName(err error) string {
 		return "ErrRefreshTokenReused"
 	case domain.ErrUnauthenticated:
 		return "ErrUnauthenticated"
+	case domain.ErrRefreshTokenUnproven:
+		return "ErrRefreshTokenUnproven"
 	}
 	return err.Error()
 }
