@@ -86,7 +86,7 @@ func (r *adminRoutes) register() error {
 		if rt.stream {
 			mount = r.s.handleStream
 		}
-		if err := mount(rt.method, rt.path, neverPublic, r.adminOnly(rt.h)); err != nil {
+		if err := mount(rt.method, rt.path, neverPublic, r.adminOnly(rt.h), setNoStore); err != nil {
 			return err
 		}
 	}
@@ -94,20 +94,18 @@ func (r *adminRoutes) register() error {
 		if !rt.on {
 			continue
 		}
-		if err := r.s.handle(rt.method, rt.path, neverPublic, noStore(rt.h)); err != nil {
+		if err := r.s.handle(rt.method, rt.path, neverPublic, rt.h, setNoStore); err != nil {
 			return err
 		}
 	}
 	return nil
 }
 
-// adminOnly answers 401 to an anonymous caller and 403 to a user who is
-// not an admin now (AdminCheck asks the store, not the token), before
-// anything of the request is read; every answer is Cache-Control:
-// no-store.
+// adminOnly answers 403 to a user who is not an admin now (AdminCheck
+// asks the store, not the token), before anything of the request is
+// read; the guard before it answered 401 to an anonymous caller.
 func (r *adminRoutes) adminOnly(h gin.HandlerFunc) gin.HandlerFunc {
 	return func(c *gin.Context) {
-		c.Header("Cache-Control", "no-store")
 		if err := r.o.Check.Require(c.Request.Context(), actorFrom(c)); err != nil {
 			r.s.writeError(c, err)
 			return
@@ -116,13 +114,10 @@ func (r *adminRoutes) adminOnly(h gin.HandlerFunc) gin.HandlerFunc {
 	}
 }
 
-// noStore marks h's answers Cache-Control: no-store.
-func noStore(h gin.HandlerFunc) gin.HandlerFunc {
-	return func(c *gin.Context) {
-		c.Header("Cache-Control", "no-store")
-		h(c)
-	}
-}
+// setNoStore marks every answer of the admin and self-service routes
+// Cache-Control: no-store, the guard's 401 included: it runs before the
+// guard.
+func setNoStore(c *gin.Context) { c.Header("Cache-Control", "no-store") }
 
 // decodeAdminBody reads the JSON object of an admin request into dst
 // strictly: unknown members, wrong types, null (the body or a member: no

@@ -17,8 +17,8 @@ import (
 )
 
 // Every /admin route the router mounts, whatever list it came from,
-// answers 401 to an anonymous caller and 403 FORBIDDEN with
-// Cache-Control: no-store to a signed-in user who is not an admin.
+// answers 401 to an anonymous caller and 403 FORBIDDEN to a signed-in
+// user who is not an admin, both with Cache-Control: no-store.
 func TestEveryMountedAdminRouteRefusesNonAdmins(t *testing.T) {
 	t.Parallel()
 	st := newOASStack(t, nil)
@@ -43,8 +43,9 @@ func TestEveryMountedAdminRouteRefusesNonAdmins(t *testing.T) {
 		path = strings.ReplaceAll(path, "{assignment}", "user")
 		t.Run(r.Method+" "+r.Path, func(t *testing.T) {
 			t.Parallel()
-			if x := oasSend(t, r.Method, ts.URL+path, "application/json", []byte(`{}`)); x.status != http.StatusUnauthorized {
-				t.Errorf("anonymous: %d, want 401", x.status)
+			if x := oasSend(t, r.Method, ts.URL+path, "application/json", []byte(`{}`)); x.status != http.StatusUnauthorized ||
+				x.header.Get("Cache-Control") != "no-store" {
+				t.Errorf("anonymous: %d, Cache-Control %q; want 401, no-store", x.status, x.header.Get("Cache-Control"))
 			}
 			x := oasSend(t, r.Method, ts.URL+path, "application/json", []byte(`{"active":false}`), "Authorization", "Bearer "+pair.AccessToken)
 			var e struct{ ErrorCode string }
@@ -59,6 +60,17 @@ func TestEveryMountedAdminRouteRefusesNonAdmins(t *testing.T) {
 	}
 	if n < 15 {
 		t.Errorf("%d admin routes mounted, want the 15 of docs/admin.md", n)
+	}
+	for _, r := range []struct{ method, path string }{
+		{http.MethodGet, "/auth/sessions"}, {http.MethodDelete, "/auth/sessions/" + st.userID}, {http.MethodPost, "/auth/password"},
+	} {
+		t.Run("self-service "+r.method+" "+r.path+" anonymous", func(t *testing.T) {
+			t.Parallel()
+			if x := oasSend(t, r.method, ts.URL+r.path, "application/json", []byte(`{}`)); x.status != http.StatusUnauthorized ||
+				x.header.Get("Cache-Control") != "no-store" {
+				t.Errorf("%d, Cache-Control %q; want 401, no-store", x.status, x.header.Get("Cache-Control"))
+			}
+		})
 	}
 }
 

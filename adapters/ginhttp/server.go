@@ -378,32 +378,38 @@ func (s *Server) HandleGroup(g Group) error {
 
 // handle mounts h behind the guard (when there is an Authenticator).
 // Gin panics on clashing routes; that becomes an error here.
-func (s *Server) handle(method, path string, public accessRule, h gin.HandlerFunc) (err error) {
+func (s *Server) handle(method, path string, public accessRule, h gin.HandlerFunc, pre ...gin.HandlerFunc) (err error) {
 	defer func() {
 		if r := recover(); r != nil {
 			err = fmt.Errorf("ginhttp: route %s %s: %v", method, path, r)
 		}
 	}()
-	if s.auth == nil {
-		s.engine.Handle(method, path, h)
-	} else {
-		s.engine.Handle(method, path, s.guard(public), h)
-	}
+	s.engine.Handle(method, path, s.chain(pre, false, public, h)...)
 	return nil
+}
+
+// chain is the handlers of a route: pre (which runs before the guard,
+// so it also shapes the guard's refusals), then, when there is an
+// Authenticator, bearerFromQuery for a stream and the guard, then h.
+func (s *Server) chain(pre []gin.HandlerFunc, stream bool, public accessRule, h gin.HandlerFunc) []gin.HandlerFunc {
+	hs := append([]gin.HandlerFunc(nil), pre...)
+	if s.auth != nil {
+		if stream {
+			hs = append(hs, bearerFromQuery)
+		}
+		hs = append(hs, s.guard(public))
+	}
+	return append(hs, h)
 }
 
 // handleStream mounts an event stream's route: as handle, except that the
 // token may come from the access_token parameter (bearerFromQuery).
-func (s *Server) handleStream(method, path string, public accessRule, h gin.HandlerFunc) (err error) {
+func (s *Server) handleStream(method, path string, public accessRule, h gin.HandlerFunc, pre ...gin.HandlerFunc) (err error) {
 	defer func() {
 		if r := recover(); r != nil {
 			err = fmt.Errorf("ginhttp: route %s %s: %v", method, path, r)
 		}
 	}()
-	if s.auth == nil {
-		s.engine.Handle(method, path, h)
-	} else {
-		s.engine.Handle(method, path, bearerFromQuery, s.guard(public), h)
-	}
+	s.engine.Handle(method, path, s.chain(pre, true, public, h)...)
 	return nil
 }
