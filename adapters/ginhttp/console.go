@@ -98,11 +98,17 @@ func (s *Server) mountConsole(assignments []string) (err error) {
 			err = fmt.Errorf("ginhttp: console routes: %v", r)
 		}
 	}()
-	s.engine.GET(strings.TrimSuffix(ConsolePath, "/"), func(c *gin.Context) {
+	redirect := func(c *gin.Context) {
 		consoleHeaders(c.Writer.Header())
 		c.Redirect(http.StatusMovedPermanently, ConsolePath)
-	})
-	s.engine.GET(ConsolePath+"*file", func(c *gin.Context) { s.serveConsole(c, files) })
+	}
+	serve := func(c *gin.Context) { s.serveConsole(c, files) }
+	// HEAD answers as GET without the body (net/http drops it), as for
+	// any static file.
+	for _, method := range []string{http.MethodGet, http.MethodHead} {
+		s.engine.Handle(method, strings.TrimSuffix(ConsolePath, "/"), redirect)
+		s.engine.Handle(method, ConsolePath+"*file", serve)
+	}
 	return nil
 }
 

@@ -76,6 +76,12 @@ func TestConsoleServesItsFilesWithoutATokenAndHardened(t *testing.T) {
 				t.Errorf("with If-None-Match its ETag: status %d, body %q; want 304 and no body", status, body)
 			}
 			checkConsoleHeaders(t, tc.path+" (304)", h)
+			status, h, body = do(t, http.MethodHead, base+tc.path, "")
+			if status != http.StatusOK || body != "" || h.Get("ETag") != etag || h.Get("Content-Type") != tc.contentType {
+				t.Errorf("HEAD: status %d, body %q, ETag %q, Content-Type %q; want 200, no body, the GET's ETag and type",
+					status, body, h.Get("ETag"), h.Get("Content-Type"))
+			}
+			checkConsoleHeaders(t, tc.path+" (HEAD)", h)
 		})
 	}
 }

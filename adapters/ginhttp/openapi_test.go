@@ -288,8 +288,8 @@ func withoutConsole(t *testing.T, routes []routeSpec, want bool) []routeSpec {
 		}
 		out = append(out, r)
 	}
-	if want && dropped != 2 {
-		t.Errorf("%d console routes mounted, want GET /console and GET /console/*file", dropped)
+	if want && dropped != 4 {
+		t.Errorf("%d console routes mounted, want GET and HEAD of /console and /console/*file", dropped)
 	}
 	return out
 }
