@@ -110,11 +110,16 @@ var (
 // verified way ever revokes, forgives or records.
 func (uc *Refresh) execute(ctx context.Context, token string) (domain.TokenPair, error) {
 	if uc.reader != nil {
-		if c, err := uc.reader.ReadRefreshToken(ctx, token); err == nil {
-			pair, err := uc.exchange(ctx, c)
-			if !errors.Is(err, domain.ErrRefreshTokenUnproven) {
-				return pair, err
-			}
+		c, err := uc.reader.ReadRefreshToken(ctx, token)
+		if err != nil {
+			// The reader refuses only tokens the verifier refuses too
+			// (ports.RefreshTokenReader): no signature check is spent on
+			// them.
+			return domain.TokenPair{}, unauthenticated(err)
+		}
+		pair, err := uc.exchange(ctx, c)
+		if !errors.Is(err, domain.ErrRefreshTokenUnproven) {
+			return pair, err
 		}
 	}
 	c, err := uc.d.Verifier.RefreshToken(ctx, token)

@@ -158,3 +158,18 @@ func TestAForgedRefreshTokenChangesNothing(t *testing.T) {
 type acceptAll struct{}
 
 func (acceptAll) ValidateToken(context.Context, domain.Claims) (bool, error) { return true, nil }
+
+func TestARefreshTokenTheReaderRefusesCostsNoSignatureCheck(t *testing.T) {
+	t.Parallel()
+	e, r, v, _ := uncheckedEnv(t, authOpts{refreshTTL: time.Hour, sessionMax: 2 * time.Hour})
+	expired := e.loginAlice(t).RefreshToken
+	e.clock.Advance(time.Hour + time.Minute)
+	for name, token := range map[string]string{"garbage": "a.b.c", "an expired token": expired, "an access token": e.loginAlice(t).AccessToken} {
+		if _, err := r.Execute(context.Background(), token); !errors.Is(err, domain.ErrUnauthenticated) {
+			t.Errorf("%s: %v, want ErrUnauthenticated", name, err)
+		}
+	}
+	if n := v.checked.Load(); n != 0 {
+		t.Errorf("%d signature checks for tokens refused before it, want 0", n)
+	}
+}
