@@ -101,7 +101,10 @@ func (w groupWriter) write(ctx context.Context, fn func(ctx context.Context, db 
 }
 
 func (w groupWriter) create(ctx context.Context, e domain.Entry, now time.Time, q domain.Quota) error {
-	return w.write(ctx, func(ctx context.Context, db bun.IDB) error { return w.r.create(ctx, db, e, now, q) })
+	// The closure holds r, not w: one pointer, as many bytes as before the
+	// writer (BenchmarkCreate's B/op).
+	r := w.r
+	return w.write(ctx, func(ctx context.Context, db bun.IDB) error { return r.create(ctx, db, e, now, q) })
 }
 
 // inTx is write: the write's savepoint holds its statements together.
