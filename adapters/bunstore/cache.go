@@ -10,8 +10,6 @@ import (
 
 	"github.com/uptrace/bun"
 
-	"github.com/cachegate/cachegate/adapters/bunstore/internal/batch"
-
 	"github.com/cachegate/cachegate/domain"
 	"github.com/cachegate/cachegate/ports"
 )
@@ -26,11 +24,12 @@ const maxCreateTries = 3
 // CacheRepository stores the entries of one cache entity in one table, on
 // SQLite or PostgreSQL. Create is one INSERT, and Update and Delete are
 // optimistic (read, apply fn, UPDATE … WHERE version matches, reload on a
-// miss). On PostgreSQL each statement is its own transaction, and creates
-// that arrive together share one INSERT (create_batch.go); on SQLite a
-// write runs with the writes queued beside it in one transaction of the
-// handle's write group (write_group.go), each in a savepoint of its own,
-// which behaves like consecutive transactions.
+// miss). How a write reaches the database is its writer's, chosen once by
+// the constructor (cache_writer.go): on PostgreSQL each statement is its
+// own transaction, and creates that arrive together share one INSERT
+// (create_batch.go); on SQLite a write runs with the writes queued beside
+// it in one transaction of the handle's write group (write_group.go), each
+// in a savepoint of its own, which behaves like consecutive transactions.
 //
 // Rows are soft-deleted and expire by time; they stay in the table, dead,
 // until Purge removes them or a Create needs their id or natural key.
@@ -45,14 +44,10 @@ type CacheRepository struct {
 	// eng is the engine of db, chosen once here (engine.go).
 	eng    engine
 	handle *bun.DB
-	// group batches the entry writes on SQLite, where writes are grouped
-	// (write_group.go), and prepared holds the grouped writes' statements;
-	// both are nil where each write runs directly (PostgreSQL, or
-	// ungrouped). The constructor chooses once.
-	group    *batch.Batcher[groupWrite]
-	prepared *preparedSet
-	// creates batches creates on PostgreSQL (create_batch.go).
-	creates *batch.Batcher[*queuedCreate]
+	// writer runs the entry writes: directly, in the SQLite write group,
+	// or with PostgreSQL's create batches (cache_writer.go). The
+	// constructor chooses once.
+	writer entryWriter
 	// batchedCreates counts the creates written by statements of several,
 	// for tests.
 	batchedCreates atomic.Int64
@@ -64,31 +59,8 @@ var _ ports.CacheRepository = (*CacheRepository)(nil)
 // created.
 func NewCacheRepository(db *bun.DB, table string, opts ...RepoOption) *CacheRepository {
 	r := &CacheRepository{db: db, table: bun.Ident(table), name: table, bounds: newBounds(opts), eng: engineOf(db), handle: db}
-	if !r.bounds.ungrouped {
-		r.group = entryWrites(db)
-		if r.eng.batchesCreates() {
-			r.creates = newCreateBatcher(r)
-		}
-	}
-	if r.group != nil {
-		r.prepared = sqliteWrites(db, table)
-	}
+	r.writer = newEntryWriter(r, db)
 	return r
-}
-
-// write runs fn, a write of one entry, with the database it must use: on
-// SQLite a transaction shared with other writes of the handle's group, on
-// PostgreSQL the handle itself.
-func (r *CacheRepository) write(ctx context.Context, fn func(ctx context.Context, db bun.IDB) error) error {
-	if r.group == nil {
-		return fn(ctx, r.db)
-	}
-	// Prepared before the group's transaction takes a connection: an
-	// sqlite::memory: handle has only that one.
-	if _, err := r.prepared.get(ctx); err != nil {
-		return dbError("prepare the entry writes", err)
-	}
-	return r.group.Do(ctx, groupWrite{db: r.handle, fn: fn})
 }
 
 const cacheColumns = "id, key, type, assignee_id, data, version, date_created, date_updated, date_deleted, expires_at"
@@ -109,16 +81,12 @@ const deadAt = "(date_deleted IS NOT NULL OR expires_at <= ?)"
 // A conflict is reported before the quota (cache_quota.go).
 func (r *CacheRepository) Create(ctx context.Context, e domain.Entry, now time.Time, q domain.Quota) (err error) {
 	enter := r.bounds.enter
-	if r.group != nil || r.creates != nil {
+	if r.writer.groupsCreates() {
 		enter = r.bounds.enterGrouped
 	}
 	ctx, done := enter(ctx)
 	defer done(&err)
-	e = e.Normalized()
-	if r.creates != nil {
-		return r.createBatched(ctx, e, now, q)
-	}
-	return r.write(ctx, func(ctx context.Context, db bun.IDB) error { return r.create(ctx, db, e, now, q) })
+	return r.writer.create(ctx, e.Normalized(), now, q)
 }
 
 func (r *CacheRepository) create(ctx context.Context, db bun.IDB, e domain.Entry, now time.Time, q domain.Quota) error {
@@ -251,7 +219,7 @@ func (r *CacheRepository) Update(ctx context.Context, id string, now time.Time, 
 	ctx, done := r.bounds.enter(ctx)
 	defer done(&err)
 	var next domain.Entry
-	err = r.write(ctx, func(ctx context.Context, db bun.IDB) error {
+	err = r.writer.write(ctx, func(ctx context.Context, db bun.IDB) error {
 		var err error
 		next, err = r.update(ctx, db, id, now, q, fn)
 		return err
@@ -323,7 +291,7 @@ func (r *CacheRepository) replace(ctx context.Context, db bun.IDB, cur, next dom
 // updateRow runs the UPDATE of cur to next, within g when g is set, and
 // reports how many rows it changed.
 func (r *CacheRepository) updateRow(ctx context.Context, db bun.IDB, cur, next domain.Entry, g *quotaGuard) (int64, error) {
-	if tx, ok := db.(bun.Tx); ok && r.prepared != nil {
+	if tx, ok := db.(bun.Tx); ok && r.writer.statements() != nil {
 		args := []any{next.Key, next.Type, next.AssigneeID, string(next.Data), next.Version,
 			driverTime(db, next.DateCreated), driverTime(db, next.DateUpdated), driverNullTime(db, next.DateDeleted),
 			driverNullTime(db, next.ExpiresAt), foldedArg(next.Key), foldedArg(next.Type),
@@ -399,7 +367,7 @@ func (r *CacheRepository) Delete(ctx context.Context, id string, now time.Time, 
 	defer done(&err)
 	now = domain.Normalize(now)
 	var gone domain.Entry
-	err = r.write(ctx, func(ctx context.Context, db bun.IDB) error {
+	err = r.writer.write(ctx, func(ctx context.Context, db bun.IDB) error {
 		var err error
 		gone, err = r.delete(ctx, db, id, now, fn)
 		return err

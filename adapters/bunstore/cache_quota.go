@@ -109,7 +109,7 @@ func (r *CacheRepository) guarded(g *quotaGuard) (with, from, where string, args
 // insert runs the INSERT of e, within g when g is set, and reports how
 // many rows it wrote (0: refused by the guard).
 func (r *CacheRepository) insert(ctx context.Context, db bun.IDB, e domain.Entry, g *quotaGuard) (int64, error) {
-	if tx, ok := db.(bun.Tx); ok && r.prepared != nil {
+	if tx, ok := db.(bun.Tx); ok && r.writer.statements() != nil {
 		args := []any{e.ID, e.Key, e.Type, e.AssigneeID, string(e.Data), e.Version,
 			driverTime(db, e.DateCreated), driverTime(db, e.DateUpdated), driverNullTime(db, e.DateDeleted),
 			driverNullTime(db, e.ExpiresAt), foldedArg(e.Key), foldedArg(e.Type)}
@@ -220,7 +220,7 @@ func sqliteWrites(db *bun.DB, table string) *preparedSet {
 func (r *CacheRepository) execPrepared(ctx context.Context, tx bun.Tx, i int, args ...any) (int64, error) {
 	var n int64
 	err := withRetry(ctx, func() error {
-		res, err := r.prepared.exec(ctx, tx, i, args...)
+		res, err := r.writer.statements().exec(ctx, tx, i, args...)
 		if err != nil {
 			return err
 		}

@@ -248,7 +248,7 @@ func TestGroupedWritesTakeNoPlaceOfTheirCaller(t *testing.T) {
 	}
 	l := &CallerLimit{per: 1, wait: time.Nanosecond, held: map[string]*callerSlots{}}
 	repo := NewCacheRepository(db, "user_cache", WithCallerLimit(l))
-	if repo.group == nil {
+	if repo.writeGroup() == nil {
 		t.Fatal("the SQLite repository has no write group")
 	}
 	ctx := ports.WithCaller(t.Context(), "user:burst")

@@ -14,9 +14,11 @@ import (
 	"github.com/cachegate/cachegate/test/pgtest"
 )
 
-// txRepo is the repository of table writing through tx.
+// txRepo is the repository of table writing through tx, directly.
 func txRepo(tx bun.Tx, table string) *CacheRepository {
-	return &CacheRepository{db: tx, table: bun.Ident(table), bounds: newBounds(nil), eng: engineOf(tx)}
+	r := &CacheRepository{db: tx, table: bun.Ident(table), bounds: newBounds(nil), eng: engineOf(tx)}
+	r.writer = directWriter{r: r}
+	return r
 }
 
 // TestChangeLogPostgresOverlappingTransactions interleaves two writers so

@@ -86,15 +86,15 @@ func newCreateBatcher(r *CacheRepository) *batch.Batcher[*queuedCreate] {
 	})
 }
 
-// createBatched writes e under q: in a batch with the creates queued
-// beside it, or alone. A create too large for q whatever its assignee
-// holds runs alone at once.
-func (r *CacheRepository) createBatched(ctx context.Context, e domain.Entry, now time.Time, q domain.Quota) error {
+// create writes e under q: in a batch with the creates queued beside it,
+// or alone. A create too large for q whatever its assignee holds runs
+// alone at once.
+func (w batchWriter) create(ctx context.Context, e domain.Entry, now time.Time, q domain.Quota) error {
 	g := newQuotaGuard(q, nil, e)
 	if g != nil && g.admit(domain.Usage{}) != nil {
-		return r.create(ctx, r.db, e, now, q)
+		return w.r.create(ctx, w.r.db, e, now, q)
 	}
-	return r.creates.Do(ctx, &queuedCreate{e: e, now: now, q: q, g: g})
+	return w.creates.Do(ctx, &queuedCreate{e: e, now: now, q: q, g: g})
 }
 
 // writeCreates answers every create of jobs: nil for those its statement

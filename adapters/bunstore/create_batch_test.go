@@ -21,7 +21,7 @@ import (
 // returns waits for the creates and returns their errors, in order.
 func queueCreates(t *testing.T, r *CacheRepository, n int, create func(i int) error) func() []error {
 	t.Helper()
-	b := r.creates
+	b := r.createBatches()
 	for range createBatchSlots {
 		b.Slots() <- struct{}{}
 	}
@@ -48,7 +48,7 @@ func queueCreates(t *testing.T, r *CacheRepository, n int, create func(i int) er
 // releaseSlots frees the slots queueCreates filled.
 func releaseSlots(r *CacheRepository) {
 	for range createBatchSlots {
-		<-r.creates.Slots()
+		<-r.createBatches().Slots()
 	}
 }
 
@@ -56,7 +56,7 @@ func TestCreatesQueuedTogetherOnPostgresAnswerAsIfAlone(t *testing.T) {
 	t.Parallel()
 	db := openTestDB(t, pgtest.New(t))
 	r := migrateTable(t, db, "batch_cache")
-	if r.creates == nil {
+	if r.createBatches() == nil {
 		t.Fatal("a repository on PostgreSQL batches no creates")
 	}
 	ctx := t.Context()

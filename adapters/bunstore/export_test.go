@@ -1,6 +1,10 @@
 package bunstore
 
-import "github.com/uptrace/bun"
+import (
+	"github.com/uptrace/bun"
+
+	"github.com/cachegate/cachegate/adapters/bunstore/internal/batch"
+)
 
 // RevokedFamiliesQuery is the query of RefreshStore.RevokedFamilies, for
 // the query-plan test.
@@ -9,3 +13,17 @@ const RevokedFamiliesQuery = revokedFamiliesQuery
 // onPostgres reports whether db's engine is PostgreSQL's, for tests that
 // measure or check a PostgreSQL-only detail.
 func onPostgres(db bun.IDB) bool { _, ok := engineOf(db).(postgresEngine); return ok }
+
+// writeGroup returns the SQLite write group r's writer runs in, or nil
+// when it runs none (cache_writer.go).
+func (r *CacheRepository) writeGroup() *batch.Batcher[groupWrite] {
+	w, _ := r.writer.(groupWriter)
+	return w.group
+}
+
+// createBatches returns the batcher of r's creates on PostgreSQL, or nil
+// when its writer batches none (cache_writer.go).
+func (r *CacheRepository) createBatches() *batch.Batcher[*queuedCreate] {
+	w, _ := r.writer.(batchWriter)
+	return w.creates
+}

@@ -114,10 +114,7 @@ func (r *CacheRepository) CreateIdempotent(ctx context.Context, e domain.Entry, 
 		}
 		return r.create(ctx, db, e, now, q)
 	}
-	if r.group != nil {
-		return r.write(ctx, fn)
-	}
-	return r.db.RunInTx(ctx, nil, func(ctx context.Context, tx bun.Tx) error { return fn(ctx, tx) })
+	return r.writer.inTx(ctx, fn)
 }
 
 // insertIn is insert inside a savepoint when db is a PostgreSQL

@@ -18,7 +18,7 @@ import (
 // then lets the gate go, so that the next holder commits them as one group.
 func queueWhileHoldingTheGate(t *testing.T, r *CacheRepository, writes []func()) {
 	t.Helper()
-	leave, err := enterWriter(t.Context(), r.group.Slots())
+	leave, err := enterWriter(t.Context(), r.writeGroup().Slots())
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -27,7 +27,7 @@ func queueWhileHoldingTheGate(t *testing.T, r *CacheRepository, writes []func())
 		wg.Go(w)
 	}
 	for deadline := time.Now().Add(10 * time.Second); ; {
-		queued := r.group.Queued()
+		queued := r.writeGroup().Queued()
 		if queued == len(writes) {
 			break
 		}
@@ -51,7 +51,7 @@ func TestEntryWritesCommitTogetherAndFailAlone(t *testing.T) {
 	t.Parallel()
 	db := openTestDB(t, "sqlite:"+filepath.Join(t.TempDir(), "group.db"))
 	r := migrateTable(t, db, "group_cache")
-	if r.group == nil {
+	if r.writeGroup() == nil {
 		t.Fatal("an SQLite repository has no write group")
 	}
 	ctx := t.Context()
@@ -149,7 +149,7 @@ func TestAGroupedWriteThatFailsMidwayLeavesNothing(t *testing.T) {
 	var errA, errB error
 	queueWhileHoldingTheGate(t, r, []func(){
 		func() {
-			errA = r.write(ctx, func(ctx context.Context, db bun.IDB) error {
+			errA = r.writer.write(ctx, func(ctx context.Context, db bun.IDB) error {
 				if err := r.create(ctx, db, testEntry(1), testNow, domain.Quota{}); err != nil {
 					return err
 				}
@@ -157,7 +157,7 @@ func TestAGroupedWriteThatFailsMidwayLeavesNothing(t *testing.T) {
 			})
 		},
 		func() {
-			errB = r.write(ctx, func(ctx context.Context, db bun.IDB) error {
+			errB = r.writer.write(ctx, func(ctx context.Context, db bun.IDB) error {
 				return r.create(ctx, db, testEntry(2), testNow, domain.Quota{})
 			})
 		},
@@ -179,7 +179,7 @@ func TestAWriterThatGivesUpWhileQueuedIsNotRun(t *testing.T) {
 	t.Parallel()
 	db := openTestDB(t, "sqlite:"+filepath.Join(t.TempDir(), "gaveup.db"))
 	r := migrateTable(t, db, "gaveup_cache")
-	leave, err := enterWriter(t.Context(), r.group.Slots())
+	leave, err := enterWriter(t.Context(), r.writeGroup().Slots())
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -187,7 +187,7 @@ func TestAWriterThatGivesUpWhileQueuedIsNotRun(t *testing.T) {
 	done := make(chan error, 1)
 	go func() { done <- r.Create(ctx, testEntry(1), testNow, domain.Quota{}) }()
 	for deadline := time.Now().Add(10 * time.Second); ; {
-		queued := r.group.Queued()
+		queued := r.writeGroup().Queued()
 		if queued == 1 {
 			break
 		}
@@ -218,7 +218,7 @@ func groupEndedBy(t *testing.T, r *CacheRepository, failure error) (errA, errB e
 	ctx := t.Context()
 	queueWhileHoldingTheGate(t, r, []func(){
 		func() {
-			errA = r.write(ctx, func(ctx context.Context, db bun.IDB) error {
+			errA = r.writer.write(ctx, func(ctx context.Context, db bun.IDB) error {
 				if err := r.create(ctx, db, testEntry(1), testNow, domain.Quota{}); err != nil {
 					return err
 				}
@@ -229,7 +229,7 @@ func groupEndedBy(t *testing.T, r *CacheRepository, failure error) (errA, errB e
 			})
 		},
 		func() {
-			errB = r.write(ctx, func(ctx context.Context, db bun.IDB) error {
+			errB = r.writer.write(ctx, func(ctx context.Context, db bun.IDB) error {
 				return r.create(ctx, db, testEntry(2), testNow, domain.Quota{})
 			})
 		},
