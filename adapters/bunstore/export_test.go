@@ -1,6 +1,8 @@
 package bunstore
 
 import (
+	"time"
+
 	"github.com/uptrace/bun"
 
 	"github.com/cachegate/cachegate/adapters/bunstore/internal/batch"
@@ -27,3 +29,7 @@ func (r *CacheRepository) createBatches() *batch.Batcher[*queuedCreate] {
 	w, _ := r.writer.(batchWriter)
 	return w.creates
 }
+
+// PGTimeLiteral is the timestamptz literal a query argument of time t is
+// written as on PostgreSQL.
+func PGTimeLiteral(t time.Time) string { return string(appendPGTime(nil, t.UTC())) }

@@ -99,6 +99,9 @@ func TestAKnownGapCoversEveryPartOfACause(t *testing.T) {
 		{finding{op: "createCacheEntry", check: checkPositive, cause: "400 VALIDATION_FAILED data: must not be null; expiresIn: must be at most 100 years"}, false},
 		{finding{op: "createCacheEntry", check: checkPositive, cause: "400 VALIDATION_FAILED expiresIn: needs a unit, such as"}, false},
 		{finding{op: "listCacheEntries", check: checkPositive, cause: "400 VALIDATION_FAILED page: is too large"}, false},
+		{finding{op: "listCacheEntries", check: checkPositive, cause: "400 VALIDATION_FAILED or: dateCreated: <value> is outside the years 0001 to 9999"}, true},
+		{finding{op: "listCacheEntries", check: checkPositive, cause: "400 VALIDATION_FAILED filter: dateCreated: <value> is not an RFC 3339 date-time"}, false},
+		{finding{op: "adminListUsers", check: checkPositive, cause: "400 VALIDATION_FAILED filter: dateCreated: <value> is outside the years 0001 to 9999"}, false},
 		{finding{op: "healthz", check: checkPositive, cause: "401 UNAUTHORIZED "}, false},
 		{finding{op: "healthz", check: checkServerError, cause: "500"}, false},
 	} {

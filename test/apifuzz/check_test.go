@@ -183,9 +183,10 @@ func errorCode(a answer) string {
 }
 
 // refusalCause names an error answer by what the server said: status,
-// errorCode and, for each field its details name, the message up to the
-// first quoted value or parenthesis, operator and field names replaced
-// (so causes group); or the media type when it is not the Error envelope.
+// errorCode and, for each field its details name, the message with its
+// quoted values replaced by <value> and cut at the first parenthesis,
+// operator and field names replaced (so causes group); or the media type
+// when it is not the Error envelope.
 func refusalCause(a answer) string {
 	var e errorBody
 	if err := json.Unmarshal(a.body, &e); err != nil || e.ErrorCode == "" {
@@ -194,7 +195,7 @@ func refusalCause(a answer) string {
 	}
 	var fields []string
 	for _, d := range e.Details {
-		msg := strings.TrimPrefix(d.Message, d.Field+": ")
+		msg := quotedValue.ReplaceAllString(strings.TrimPrefix(d.Message, d.Field+": "), "<value>")
 		if i := strings.IndexAny(msg, `"(`); i >= 0 {
 			msg = msg[:i]
 		}
@@ -206,6 +207,7 @@ func refusalCause(a answer) string {
 }
 
 var (
+	quotedValue  = regexp.MustCompile(`"(?:[^"\\]|\\.)*"`)
 	operatorName = regexp.MustCompile(`\$[A-Za-z]+`)
 	fieldName    = regexp.MustCompile(`^[\w.]+ \$op`)
 )

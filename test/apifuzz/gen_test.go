@@ -138,6 +138,9 @@ func (g *gen) drawString(s *openapi3.Schema) string {
 		b[6], b[8] = b[6]&0x0f|0x70, b[8]&0x3f|0x80
 		return fmt.Sprintf("%x-%x-%x-%x-%x", b[0:4], b[4:6], b[6:8], b[8:10], b[10:])
 	case "date-time":
+		if g.chance(4) {
+			return g.edgeTime()
+		}
 		return time.Unix(g.r.Int64N(4e9), 0).UTC().Format(time.RFC3339)
 	}
 	if s.Pattern != "" {
@@ -148,6 +151,25 @@ func (g *gen) drawString(s *openapi3.Schema) string {
 		}
 	}
 	return g.str(int(s.MinLength), maxLen)
+}
+
+// edgeTime is an RFC 3339 time at an edge: in the first or the last days
+// of the years 0001 to 9999, with an offset of up to 23:59 either way
+// (0001-01-01T00:00:00+23:59 is in 1 BC once in UTC) and a fraction of
+// up to nine digits.
+func (g *gen) edgeTime() string {
+	year, month, day := 1, 1, 1+g.r.IntN(2)
+	if g.chance(2) {
+		year, month, day = 9999, 12, 30+g.r.IntN(2)
+	}
+	s := fmt.Sprintf("%04d-%02d-%02dT%02d:%02d:%02d", year, month, day, g.r.IntN(24), g.r.IntN(60), g.r.IntN(60))
+	if g.chance(2) {
+		s += "." + strings.Repeat("9", 1+g.r.IntN(9))
+	}
+	if g.chance(3) {
+		return s + "Z"
+	}
+	return s + fmt.Sprintf("%c%02d:%02d", "+-"[g.r.IntN(2)], 23, g.r.IntN(60))
 }
 
 // fromRegexp writes a string matching re.

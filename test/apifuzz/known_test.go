@@ -59,6 +59,12 @@ var known = []knownFinding{
 	// only describes the terms. The server refuses a larger sum with this
 	// message alone, which the ExpiresIn schema's description states.
 	{cacheWrites, checkPositive, regexp.MustCompile(`^400 VALIDATION_FAILED expiresIn: must be at most 100 years$`), "expiresIn over 100 years"},
+	// Arithmetic again: a list's date-time must fall within the years
+	// 0001 to 9999 once in UTC (docs/api.md, "Listing: the query
+	// language"), and the pattern only describes the date as written:
+	// 0001-01-01T00:00:00+23:59 matches it and is in 1 BC. The
+	// ListCondition schema's description states the refusal.
+	{"listCacheEntries adminListCacheEntries", checkPositive, regexp.MustCompile(`^400 VALIDATION_FAILED (filter|filter\[\]|or|or\[\]|s): (dateCreated|dateUpdated|expirationDate): <value> is outside the years 0001 to 9999$`), "date-time outside the years 0001 to 9999 in UTC"},
 	// An audit cursor is opaque (docs/admin.md, "Audit trail"): no schema
 	// tells one the server made from another string, which the before
 	// parameter's description states. The fuzz also sends the cursors

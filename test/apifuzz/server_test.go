@@ -12,6 +12,7 @@ import (
 	"github.com/cachegate/cachegate/bootstrap"
 	"github.com/cachegate/cachegate/bootstrap/config"
 	"github.com/cachegate/cachegate/bootstrap/httpfx"
+	"github.com/cachegate/cachegate/test/pgtest"
 )
 
 // The fuzzer's users: one who is not an admin (the cache and self-service
@@ -29,11 +30,21 @@ type target struct {
 	addr    string
 	userID  string
 	adminID string
-	dbPath  string
+	// dbPath is the SQLite file; "" on PostgreSQL.
+	dbPath string
+}
+
+// onPostgres is a startTarget tweak: the server runs on a fresh
+// PostgreSQL database (test/pgtest; the test skips loudly without
+// CACHEGATE_TEST_POSTGRES, and fails under CI) instead of a SQLite file.
+func onPostgres(t *testing.T) func(*config.Config) {
+	url := pgtest.New(t)
+	return func(c *config.Config) { c.Database = url }
 }
 
 // startTarget runs the whole service as a user runs it: bootstrap with the
-// default configuration on a SQLite file, listening on a free loopback
+// default configuration on a SQLite file (or, with onPostgres, on
+// PostgreSQL), listening on a free loopback
 // port. Two settings differ, both to let a long run go on: bcrypt at its
 // lowest cost, and no failed-login throttle (thousands of generated logins
 // fail; with the default limits every later login, the stateful pass's
@@ -48,6 +59,9 @@ func startTarget(t *testing.T, tweak ...func(*config.Config)) *target {
 	cfg.Auth.Throttle.UsernameLimit, cfg.Auth.Throttle.AddressLimit = 0, 0
 	for _, f := range tweak {
 		f(&cfg)
+	}
+	if cfg.Database != "sqlite:"+path {
+		path = ""
 	}
 	var (
 		addr  httpfx.Addr
