@@ -102,12 +102,15 @@ var (
 // execute exchanges token. When the verifier can read a refresh token
 // without checking its signature (ports.RefreshTokenReader), the store
 // judges such claims (ports.RefreshDigests) and no extra validation is
-// configured, it first presents those claims to the store,
-// which rotates only the family's live token by its exact string
+// configured, it first presents those claims to the store, which rotates
+// only the family's live token by its exact string
 // (domain.RefreshFamily.Judge); on any other answer it checks the
-// signature and goes the verified way. A genuine live token so costs no
-// signature check; anything else costs what it did, and nothing but the
-// verified way ever revokes, forgives or records.
+// signature and goes the verified way. Nothing but the verified way ever
+// revokes, forgives or records. A genuine live token so costs no
+// signature check, a token the read refuses a parse; a forged one naming
+// an existing user costs the lookup, the new pair's signatures and the
+// rotation's statement before its own check refuses it, about what a
+// genuine refresh costs.
 func (uc *Refresh) execute(ctx context.Context, token string) (domain.TokenPair, error) {
 	if uc.reader != nil {
 		c, err := uc.reader.ReadRefreshToken(ctx, token)
