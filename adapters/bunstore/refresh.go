@@ -21,9 +21,13 @@ type RefreshStore struct {
 	bounds bounds
 	// rotation holds the statement of RotateRefresh's rotation.
 	rotation *preparedSet
-	// group batches concurrent rotations on SQLite (rotation_group.go);
-	// nil where each rotation runs alone (PostgreSQL). The constructor
-	// chooses once.
+	// rotate runs one rotation, and enter takes its caller's place for it
+	// (bounds): on SQLite in the rotation group (rotation_group.go), whose
+	// waiters take no place (enterGrouped); elsewhere alone (rotateAlone).
+	// The constructor chooses once.
+	rotate func(ctx context.Context, r *rotation) (domain.RefreshRecord, error)
+	enter  func(ctx context.Context) (context.Context, func(*error))
+	// group is the SQLite rotation group, nil elsewhere; for tests.
 	group *batch.Batcher[*rotation]
 }
 
@@ -41,8 +45,10 @@ func (*RefreshStore) JudgesRefreshDigests() {}
 // have been migrated.
 func NewRefreshStore(db *bun.DB, opts ...RepoOption) *RefreshStore {
 	s := &RefreshStore{db: db, bounds: newBounds(opts), rotation: &preparedSet{db: db, queries: []string{rotateVerified: rotateQuery, rotateDigest: rotateDigestQuery}}}
+	s.rotate, s.enter = s.rotateAlone, s.bounds.enter
 	if gate := writeGate(db); gate != nil {
 		s.group = newRotationGroup(s, gate)
+		s.rotate, s.enter = s.rotateGrouped, s.bounds.enterGrouped
 	}
 	return s
 }
@@ -106,18 +112,15 @@ func (s *RefreshStore) RotateRefresh(ctx context.Context, presented domain.Claim
 	if next.FamilyID != presented.FamilyID || next.UserID != presented.Subject || next.ID == presented.ID {
 		return domain.RefreshRecord{}, errors.New("bunstore: rotate refresh token: the successor must keep the family and user of the token it replaces, with a new id")
 	}
-	enter := s.bounds.enter
-	if s.group != nil {
-		enter = s.bounds.enterGrouped
-	}
-	ctx, done := enter(ctx)
+	ctx, done := s.enter(ctx)
 	defer done(&err)
-	r := &rotation{presented: presented, next: next, now: domain.Normalize(now), grace: grace, events: events}
-	if s.group != nil {
-		err = s.group.Do(ctx, r)
-		return r.rec, err
-	}
-	return s.rotateAlone(ctx, r)
+	return s.rotate(ctx, &rotation{presented: presented, next: next, now: domain.Normalize(now), grace: grace, events: events})
+}
+
+// rotateGrouped is RotateRefresh in the SQLite rotation group.
+func (s *RefreshStore) rotateGrouped(ctx context.Context, r *rotation) (domain.RefreshRecord, error) {
+	err := s.group.Do(ctx, r)
+	return r.rec, err
 }
 
 // rotateAlone is RotateRefresh without a group: the UPDATE as a statement
