@@ -47,3 +47,45 @@ func FuzzVerifyAccessToken(f *testing.F) {
 		}
 	})
 }
+
+// FuzzReadRefreshToken holds the unchecked read to its port's promise
+// (ports.RefreshTokenReader): it refuses only what RefreshToken refuses
+// too, and reads what RefreshToken verifies as the same claims with the
+// token's digest. Refresh answers 401 at once on a refused read, so a
+// read stricter than the verifier would refuse a good token, and one
+// that accepted garbage is harmless only because the store matches the
+// digest.
+func FuzzReadRefreshToken(f *testing.F) {
+	envs := bothModes(f, nil)
+	for _, e := range envs {
+		tok := e.issue(f, e.claims(domain.RefreshToken, time.Hour))
+		parts := strings.Split(tok, ".")
+		f.Add(tok)
+		f.Add(parts[0] + "." + parts[1] + ".")
+		f.Add(parts[0] + "." + parts[1] + ".AAAA")
+		f.Add(e.issue(f, e.claims(domain.AccessToken, time.Minute)))
+	}
+	for _, s := range []string{"", "a.b.c", "eyJhbGciOiJub25lIn0.e30."} {
+		f.Add(s)
+	}
+	ctx := context.Background()
+	f.Fuzz(func(t *testing.T, s string) {
+		for _, e := range envs {
+			read, rerr := e.tok.Verifier().ReadRefreshToken(ctx, s)
+			verified, verr := e.tok.Verifier().RefreshToken(ctx, s)
+			switch {
+			case rerr != nil && !errors.Is(rerr, domain.ErrUnauthenticated):
+				t.Fatalf("%s: read err = %v, want ErrUnauthenticated", e.name, rerr)
+			case rerr != nil && verr == nil:
+				t.Fatalf("%s: the read refused a token the verifier accepts: %v", e.name, rerr)
+			case verr == nil:
+				verified.Digest = domain.TokenDigest(s)
+				if read != verified {
+					t.Fatalf("%s: read %+v, want the verified claims with the digest %+v", e.name, read, verified)
+				}
+			case rerr == nil && read.Digest != domain.TokenDigest(s):
+				t.Fatalf("%s: a read without the token's digest", e.name)
+			}
+		}
+	})
+}
