@@ -119,8 +119,12 @@ func (r *cacheRoutes) create(c *gin.Context) {
 	writeEntry(c, http.StatusCreated, &e)
 }
 
-// list streams the matching entries (see listStream).
-func (r *cacheRoutes) list(c *gin.Context) {
+// list streams the matching entries the caller may see (see listStream).
+func (r *cacheRoutes) list(c *gin.Context) { r.listAs(c, actorFrom(c)) }
+
+// listAs is list run as actor: the caller, or the system actor for the
+// admin API's list of every assignee (admin_cache.go).
+func (r *cacheRoutes) listAs(c *gin.Context, actor domain.Actor) {
 	a, ok := r.assignment(c)
 	if !ok {
 		return
@@ -137,7 +141,7 @@ func (r *cacheRoutes) list(c *gin.Context) {
 		return
 	}
 	in := q.in
-	in.Assignment, in.Actor = a, actorFrom(c)
+	in.Assignment, in.Actor = a, actor
 	bp := getBuf()
 	defer putBuf(bp)
 	w := &listStream{c: c, buf: bp, paged: q.paged, fields: q.fields}
