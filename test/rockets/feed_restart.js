@@ -24,7 +24,7 @@
 
 const readline = require('node:readline');
 
-const { bound, mustEnv, check, step, until } = require('./sse_common.js');
+const { bound, mustEnv, check, step, until, signIn } = require('./sse_common.js');
 const { EventSource } = require('eventsource');
 const { fetchEventSource } = require('@microsoft/fetch-event-source');
 
@@ -35,15 +35,7 @@ let access;
 let subject;
 
 async function login() {
-  const res = await fetch(`${base}/auth/login`, {
-    method: 'POST',
-    headers: { 'Content-Type': 'application/json' },
-    body: JSON.stringify({ username, password }),
-  });
-  check(res.status === 201, `login answered ${res.status}`);
-  access = (await res.json()).accessToken;
-  subject = JSON.parse(Buffer.from(access.split('.')[1], 'base64url').toString()).sub;
-  check(subject, 'the access token has no subject');
+  ({ access, subject } = await signIn(base, username, password));
 }
 
 const written = [];

@@ -53,4 +53,19 @@ async function until(cond, what, ms = bound) {
   }
 }
 
-module.exports = { bound, mustEnv, check, step, until };
+// signIn logs username in at base and returns its access token and the
+// token's subject (the caller's user id).
+async function signIn(base, username, password) {
+  const res = await fetch(`${base}/auth/login`, {
+    method: 'POST',
+    headers: { 'Content-Type': 'application/json' },
+    body: JSON.stringify({ username, password }),
+  });
+  check(res.status === 201, `login answered ${res.status}`);
+  const access = (await res.json()).accessToken;
+  const subject = JSON.parse(Buffer.from(access.split('.')[1], 'base64url').toString()).sub;
+  check(subject, 'the access token has no subject');
+  return { access, subject };
+}
+
+module.exports = { bound, mustEnv, check, step, until, signIn };
