@@ -7,18 +7,14 @@ import (
 	"os/exec"
 	"path/filepath"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 )
 
-// Bounds of the console's browser session: installing playwright-core and
-// axe-core (from npm's cache after the first time) and running the
-// session (about twenty pages and their checks in one Chromium).
-const (
-	consoleNPMBound     = 5 * time.Minute
-	consoleSessionBound = 4 * time.Minute
-)
+// consoleSessionBound bounds the console's browser session (about twenty
+// pages and their checks in one Chromium); installing playwright-core and
+// axe-core is npmBound's.
+const consoleSessionBound = 4 * time.Minute
 
 // defaultChromium is where Debian's chromium package puts the browser;
 // test/run installs it when missing. CHROMIUM names another.
@@ -45,7 +41,7 @@ func TestConsoleInARealBrowser(t *testing.T) {
 	node, npm := nodeTools(t)
 	browser := chromiumPath(t)
 	dir := t.TempDir()
-	app := consoleInstall(t, npm)
+	app := consoleProject.install(t, npm)
 	artifacts := consoleArtifacts(t)
 
 	dbURL := "sqlite:" + filepath.Join(dir, "console.db")
@@ -140,51 +136,4 @@ func consoleArtifacts(t *testing.T) string {
 		t.Fatal(err)
 	}
 	return dir
-}
-
-var (
-	consoleOnce sync.Once
-	consoleDir  string
-	consoleErr  string
-)
-
-// consoleInstall copies test/console (without node_modules) beside the
-// binary and runs `npm ci` there, once per test process, as rocketsInstall
-// does for test/rockets.
-func consoleInstall(t *testing.T, npm string) string {
-	t.Helper()
-	consoleOnce.Do(func() {
-		dir, err := os.MkdirTemp(filepath.Dir(binary), "console-")
-		if err != nil {
-			consoleErr = err.Error()
-			return
-		}
-		for _, name := range []string{"package.json", "package-lock.json", "console.mjs"} {
-			b, err := os.ReadFile(filepath.Join("..", "console", name))
-			if err == nil {
-				err = os.WriteFile(filepath.Join(dir, name), b, 0o644)
-			}
-			if err != nil {
-				consoleErr = err.Error()
-				return
-			}
-		}
-		ctx, cancel := context.WithTimeout(context.Background(), consoleNPMBound)
-		defer cancel()
-		// --ignore-scripts: playwright-core's install script would fetch a
-		// browser; the test drives the system's Chromium.
-		cmd := exec.CommandContext(ctx, npm, "ci", "--no-audit", "--no-fund", "--ignore-scripts", "--loglevel=error")
-		cmd.Dir = dir
-		var out bytes.Buffer
-		cmd.Stdout, cmd.Stderr = &out, &out
-		if err := cmd.Run(); err != nil {
-			consoleErr = "npm ci in test/console: " + err.Error() + "\n" + npmNoise.ReplaceAllString(out.String(), "")
-			return
-		}
-		consoleDir = dir
-	})
-	if consoleErr != "" {
-		t.Fatal(consoleErr)
-	}
-	return consoleDir
 }

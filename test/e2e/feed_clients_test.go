@@ -37,7 +37,7 @@ const cutLine = "connection cut"
 func TestRealSSEClientsReadTheChangeFeedExactlyOnce(t *testing.T) {
 	t.Parallel()
 	node, npm := nodeTools(t)
-	app := rocketsInstall(t, npm)
+	app := rocketsProject.install(t, npm)
 	for _, db := range authDatabases {
 		t.Run(db.name, func(t *testing.T) {
 			t.Parallel()

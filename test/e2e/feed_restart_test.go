@@ -24,7 +24,7 @@ import (
 func TestRealSSEClientsResumeAcrossARestart(t *testing.T) {
 	t.Parallel()
 	node, npm := nodeTools(t)
-	app := rocketsInstall(t, npm)
+	app := rocketsProject.install(t, npm)
 	for _, db := range authDatabases {
 		t.Run(db.name, func(t *testing.T) {
 			t.Parallel()

@@ -37,7 +37,7 @@ var rotatedAnyKid = regexp.MustCompile(`new signing key (\S+) is`)
 func TestStandardJWTLibrariesVerifyTokensAcrossARotation(t *testing.T) {
 	t.Parallel()
 	node, npm := nodeTools(t)
-	app := rocketsInstall(t, npm)
+	app := rocketsProject.install(t, npm)
 	dir := t.TempDir()
 	dbURL := "sqlite:" + filepath.Join(dir, "jwt.db")
 	const username, password = "jose", "jwt-clients-password-1"

@@ -13,9 +13,9 @@ import (
 	"time"
 )
 
-// Bounds of the Rockets session: installing the npm packages (from npm's
-// cache after the first time) and running the session, which waits for
-// three access-token expiries of 1 s plus the 5 s leeway.
+// Bounds of installing a Node project's npm packages (from npm's cache
+// after the first time; npmProject) and of the Rockets session, which
+// waits for three access-token expiries of 1 s plus the 5 s leeway.
 const (
 	npmBound     = 5 * time.Minute
 	sessionBound = 2 * time.Minute
@@ -35,7 +35,7 @@ const (
 func TestRocketsFrontendLibrariesDriveAWholeSession(t *testing.T) {
 	t.Parallel()
 	node, npm := nodeTools(t)
-	app := rocketsInstall(t, npm)
+	app := rocketsProject.install(t, npm)
 	for _, db := range authDatabases {
 		t.Run(db.name, func(t *testing.T) {
 			t.Parallel()
@@ -100,51 +100,64 @@ func nodeTools(t *testing.T) (node, npm string) {
 	return node, npm
 }
 
+// npmProject is one of the Node projects under test/ that the end-to-end
+// tests run: its files are copied (without node_modules) to a directory
+// beside the binary, which TestMain removes at the end, and `npm ci` runs
+// there once per test process. The source tree is left as it is.
+type npmProject struct {
+	name  string   // its folder under test/
+	files []string // what the programs need of it
+
+	once sync.Once
+	dir  string
+	err  string
+}
+
 var (
-	rocketsOnce sync.Once
-	rocketsDir  string
-	rocketsErr  string
+	rocketsProject = &npmProject{name: "rockets",
+		files: []string{"package.json", "package-lock.json", "session.js", "sse_common.js", "feed.js", "feed_restart.js", "jwt.mjs"}}
+	consoleProject = &npmProject{name: "console", files: []string{"package.json", "package-lock.json", "console.mjs"}}
 )
 
-// rocketsInstall copies test/rockets (without node_modules) to a
-// temporary directory and runs `npm ci` there, once per test process; it
-// returns that directory. The source tree is left as it is.
-func rocketsInstall(t *testing.T, npm string) string {
+// install returns the project's installed copy, installing it on the
+// first call.
+func (p *npmProject) install(t *testing.T, npm string) string {
 	t.Helper()
-	rocketsOnce.Do(func() {
-		// Beside the binary: TestMain removes that directory at the end.
-		dir, err := os.MkdirTemp(filepath.Dir(binary), "rockets-")
+	p.once.Do(func() {
+		dir, err := os.MkdirTemp(filepath.Dir(binary), p.name+"-")
 		if err != nil {
-			rocketsErr = err.Error()
+			p.err = err.Error()
 			return
 		}
-		for _, name := range []string{"package.json", "package-lock.json", "session.js", "sse_common.js", "feed.js", "feed_restart.js", "jwt.mjs"} {
-			b, err := os.ReadFile(filepath.Join("..", "rockets", name))
+		for _, name := range p.files {
+			b, err := os.ReadFile(filepath.Join("..", p.name, name))
 			if err == nil {
 				err = os.WriteFile(filepath.Join(dir, name), b, 0o644)
 			}
 			if err != nil {
-				rocketsErr = err.Error()
+				p.err = err.Error()
 				return
 			}
 		}
 		ctx, cancel := context.WithTimeout(context.Background(), npmBound)
 		defer cancel()
-		// --ignore-scripts: the packages need no install script to run.
+		// --ignore-scripts: no package here needs an install script, and
+		// playwright-core's would fetch a browser (the console test drives
+		// the system's Chromium).
 		cmd := exec.CommandContext(ctx, npm, "ci", "--no-audit", "--no-fund", "--ignore-scripts", "--loglevel=error")
 		cmd.Dir = dir
 		var out bytes.Buffer
 		cmd.Stdout, cmd.Stderr = &out, &out
 		if err := cmd.Run(); err != nil {
-			rocketsErr = "npm ci in test/rockets: " + err.Error() + "\n" + npmNoise.ReplaceAllString(out.String(), "")
+			p.err = "npm ci in test/" + p.name + ": " + err.Error() + "\n" + npmNoise.ReplaceAllString(out.String(), "")
 			return
 		}
-		rocketsDir = dir
+		p.dir = dir
 	})
-	if rocketsErr != "" {
-		t.Fatal(rocketsErr)
+	if p.err != "" {
+		t.Fatal(p.err)
 	}
-	return rocketsDir
+	return p.dir
 }
 
 // npmNoise drops npm's advertising lines from a failure report.
