@@ -87,3 +87,22 @@ func TestACallerWhoseDatabaseBudgetIsSpentGets429(t *testing.T) {
 		}
 	})
 }
+
+func TestAnonymousCallersHaveABudgetPerClientAddress(t *testing.T) {
+	t.Parallel()
+	budget := &fakeBudget{spent: map[string]time.Duration{"address:127.0.0.1": 3 * time.Second}}
+	f := newFixture(t, func(o *ginhttp.Options) {
+		o.Authenticator = fakeAuth{}
+		o.Limits = ginhttp.CallerLimits{Budget: budget}
+	})
+	base := f.listen(t)
+
+	h := open(t, base, "127.0.0.1", "/cache/user?limit=1")
+	h.wantStatus(t, "an anonymous list from an address whose budget is spent", http.StatusTooManyRequests)
+	if ra := h.resp.Header.Get("Retry-After"); ra != "3" {
+		t.Errorf("Retry-After %q, want 3", ra)
+	}
+	open(t, base, "127.0.0.2", "/cache/user?limit=1").wantStatus(t, "an anonymous list from another address", http.StatusOK)
+	open(t, base, "127.0.0.1", "/cache/user?limit=1", bearer(alice)...).wantStatus(t, "alice's list from that address", http.StatusOK)
+	open(t, base, "127.0.0.1", "/readyz").wantStatus(t, "the readiness probe from that address", http.StatusOK)
+}
