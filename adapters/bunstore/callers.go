@@ -27,10 +27,10 @@ type CallerLimit struct {
 	budget *Budget
 	// pool holds one token per connection of the pool for the bounded
 	// calls, which take one after their caller's place: the wait for a
-	// connection happens here, first come first served, and the budget
-	// is charged from the token on, so a caller pays for its time on a
-	// connection, never for waiting behind others.
-	pool chan struct{}
+	// connection happens here (connTokens), and the budget is charged
+	// from the token on, so a caller pays for its time on a connection,
+	// never for waiting behind others.
+	pool *connTokens
 	// wait bounds the wait for a place below the call's own bound (the
 	// repository's timeout); zero waits that whole bound. Tests shorten it.
 	wait time.Duration
@@ -68,7 +68,7 @@ func NewCallerLimit(db *bun.DB, n int, budget *Budget) *CallerLimit {
 			n = 0
 		}
 	}
-	return &CallerLimit{per: n, budget: budget, pool: make(chan struct{}, max(db.DB.Stats().MaxOpenConnections, 1)),
+	return &CallerLimit{per: n, budget: budget, pool: newConnTokens(db.DB.Stats().MaxOpenConnections),
 		held: map[string]*callerSlots{}}
 }
 
@@ -125,7 +125,7 @@ func (l *CallerLimit) acquire(ctx context.Context) (context.Context, func(answer
 	release := func(answered bool) {
 		if l.pool != nil {
 			l.budget.charge(caller, time.Since(since))
-			<-l.pool
+			l.pool.give()
 		}
 		l.noteAnswer(answered)
 		<-s.slots
@@ -134,15 +134,13 @@ func (l *CallerLimit) acquire(ctx context.Context) (context.Context, func(answer
 	// placed takes a pool token for a call that has its place.
 	placed := func() (context.Context, func(answered bool), error) {
 		if l.pool != nil {
-			select {
-			case l.pool <- struct{}{}:
-			case <-ctx.Done():
+			if err := l.pool.take(ctx, l.budget.Spent(caller) > 0); err != nil {
 				<-s.slots
 				leave()
-				if errors.Is(context.Cause(ctx), errPastBound) {
+				if errors.Is(err, errPastBound) {
 					return ctx, nil, &outage{kind: domain.ErrDatabaseUnavailable, cause: errPastBound}
 				}
-				return ctx, nil, context.Cause(ctx)
+				return ctx, nil, err
 			}
 			since = time.Now()
 		}

@@ -1,0 +1,57 @@
+package bunstore
+
+import (
+	"context"
+	"errors"
+	"slices"
+	"testing"
+	"time"
+)
+
+func TestCallsOfSpentCallersWaitBehindTheOthers(t *testing.T) {
+	t.Parallel()
+	p := newConnTokens(1)
+	if err := p.take(t.Context(), true); err != nil {
+		t.Fatal(err)
+	}
+	served := make(chan string, 3)
+	queued := 0
+	wait := func(name string, spent bool) {
+		go func() {
+			if err := p.take(context.Background(), spent); err == nil {
+				served <- name
+			}
+		}()
+		// Queue the calls in this order.
+		queued++
+		for {
+			p.mu.Lock()
+			n := len(p.high) + len(p.low)
+			p.mu.Unlock()
+			if n == queued {
+				return
+			}
+			time.Sleep(time.Millisecond)
+		}
+	}
+	wait("spent", true)
+	wait("first", false)
+	wait("second", false)
+	canceled, cancel := context.WithCancel(t.Context())
+	cancel()
+	if err := p.take(canceled, false); !errors.Is(err, context.Canceled) {
+		t.Fatalf("take with an ended context = %v, want context.Canceled", err)
+	}
+	var order []string
+	for range 3 {
+		p.give()
+		order = append(order, <-served)
+	}
+	if want := []string{"first", "second", "spent"}; !slices.Equal(order, want) {
+		t.Errorf("served %v, want %v: callers with budget first, in turn", order, want)
+	}
+	p.give()
+	if p.free != 1 || len(p.high)+len(p.low) != 0 {
+		t.Errorf("%d tokens free and %d calls queued after every call gave its back, want 1 and 0", p.free, len(p.high)+len(p.low))
+	}
+}
