@@ -121,11 +121,14 @@ func (l *CallerLimit) acquire(ctx context.Context) (context.Context, func(answer
 		}
 		l.mu.Unlock()
 	}
-	var since time.Time
+	var (
+		since time.Time
+		spent bool
+	)
 	release := func(answered bool) {
 		if l.pool != nil {
 			l.budget.charge(caller, time.Since(since))
-			l.pool.give()
+			l.pool.give(spent)
 		}
 		l.noteAnswer(answered)
 		<-s.slots
@@ -134,7 +137,8 @@ func (l *CallerLimit) acquire(ctx context.Context) (context.Context, func(answer
 	// placed takes a pool token for a call that has its place.
 	placed := func() (context.Context, func(answered bool), error) {
 		if l.pool != nil {
-			if err := l.pool.take(ctx, l.budget.Spent(caller) > 0); err != nil {
+			spent = l.budget.Spent(caller) > 0
+			if err := l.pool.take(ctx, spent); err != nil {
 				<-s.slots
 				leave()
 				if errors.Is(err, errPastBound) {
