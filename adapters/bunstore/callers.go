@@ -21,7 +21,7 @@ import (
 // actor) are not bounded. A list takes its place per page, never while it
 // waits on its reader. Share one CallerLimit between every repository of
 // a database (WithCallerLimit): the bound is on the pool. With a Budget,
-// the time each call holds its place is charged to its caller.
+// the time each call holds a connection is charged to its caller.
 type CallerLimit struct {
 	per    int
 	budget *Budget
@@ -60,7 +60,7 @@ var errCallerBusy = &domain.Error{Kind: domain.KindTooMany, Code: "TOO_MANY_REQU
 // NewCallerLimit returns the bound of n calls at once per caller on db;
 // n <= 0 means half of db's pool (at least one), and a pool without a
 // size has no bound (and meters nothing). budget, when not nil, is
-// charged the time each call holds its place.
+// charged the time each call holds a connection.
 func NewCallerLimit(db *bun.DB, n int, budget *Budget) *CallerLimit {
 	if n <= 0 {
 		n = max(db.DB.Stats().MaxOpenConnections/2, 1)

@@ -111,25 +111,22 @@ func newCaps(l CallerLimits) caps {
 
 // checkBudget answers 429 with Retry-After (whole seconds, rounded up) to
 // a request whose caller (ports.Caller, which the guard set: a user, or
-// an anonymous client's address) has spent its budget of database time,
-// and reports whether the request may go on. Checking before the work
-// and charging after it (bunstore.Budget) cuts nothing in flight.
-func (s *Server) checkBudget(c *gin.Context) bool {
+// an anonymous client's address) has spent its budget of database time.
+// Checking before the work and charging after it (bunstore.Budget) cuts
+// nothing in flight.
+func (s *Server) checkBudget(c *gin.Context) {
 	if s.caps.budget == nil {
-		return true
+		return
 	}
 	caller := ports.Caller(c.Request.Context())
 	if p := c.FullPath(); caller == "" || p == "/healthz" || p == "/readyz" {
 		// The probes charge no caller and must answer whoever asks.
-		return true
+		return
 	}
-	wait := s.caps.budget.Spent(caller)
-	if wait <= 0 {
-		return true
+	if wait := s.caps.budget.Spent(caller); wait > 0 {
+		s.writeError(c, &domain.Error{Kind: domain.KindTooMany, Code: CodeTooManyRequests, RetryAfter: wait,
+			Message: "your requests have used their share of database time; try again after Retry-After seconds"})
 	}
-	s.writeError(c, &domain.Error{Kind: domain.KindTooMany, Code: CodeTooManyRequests, RetryAfter: wait,
-		Message: "your requests have used their share of database time; try again after Retry-After seconds"})
-	return false
 }
 
 // callerKey names the caller a per-user cap counts: the authenticated
