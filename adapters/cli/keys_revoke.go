@@ -9,7 +9,7 @@ var keysRevokeCommand = Command{
 	Name:     "keys revoke",
 	Synopsis: "KID",
 	Summary: "revoke a signing key: every server refuses its tokens within a minute (a new key is made current first when KID is current); " +
-		`a KID starting with "-" follows "--"`,
+		`"--" before KID stays accepted (no generated kid begins with "-")`,
 	Uses: UsesStorage | UsesKeys,
 	Args: 1,
 	Run: func(ctx context.Context, env *Env) error {

@@ -260,20 +260,28 @@ func newSigner(alg jose.SignatureAlgorithm, kid string, key any) (*signer, error
 }
 
 // newEd25519Key generates a signing key created at now. Its kid is the
-// first 16 characters of the key's RFC 7638 thumbprint.
+// first 16 characters of the key's RFC 7638 thumbprint. A key whose kid
+// would begin with "-" (one in 64) is drawn again, so that a kid given to
+// `cachegate keys revoke` is never taken for a flag (README.md,
+// "Commands").
 func newEd25519Key(random io.Reader, now time.Time) (domain.SigningKey, error) {
 	seed := make([]byte, ed25519.SeedSize)
-	if _, err := io.ReadFull(random, seed); err != nil {
-		return domain.SigningKey{}, fmt.Errorf("generate signing key: %w", err)
-	}
-	pub := ed25519.NewKeyFromSeed(seed).Public().(ed25519.PublicKey)
-	jwk := jose.JSONWebKey{Key: pub}
-	tp, err := jwk.Thumbprint(crypto.SHA256)
-	if err != nil {
-		return domain.SigningKey{}, fmt.Errorf("generate signing key: %w", err)
+	var pub ed25519.PublicKey
+	var kid string
+	for kid == "" || kid[0] == '-' {
+		if _, err := io.ReadFull(random, seed); err != nil {
+			return domain.SigningKey{}, fmt.Errorf("generate signing key: %w", err)
+		}
+		pub = ed25519.NewKeyFromSeed(seed).Public().(ed25519.PublicKey)
+		jwk := jose.JSONWebKey{Key: pub}
+		tp, err := jwk.Thumbprint(crypto.SHA256)
+		if err != nil {
+			return domain.SigningKey{}, fmt.Errorf("generate signing key: %w", err)
+		}
+		kid = base64.RawURLEncoding.EncodeToString(tp)[:16]
 	}
 	return domain.SigningKey{
-		ID:          base64.RawURLEncoding.EncodeToString(tp)[:16],
+		ID:          kid,
 		Algorithm:   algEdDSA,
 		Private:     seed,
 		Public:      pub,
