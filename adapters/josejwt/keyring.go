@@ -36,6 +36,8 @@ type verifyKey struct {
 	kid string
 	// key is an ed25519.PublicKey or an HMAC secret ([]byte).
 	key any
+	// from is when the key starts signing (zero: it always signed).
+	from time.Time
 	// retiredAt is zero while the key is current.
 	retiredAt time.Time
 }
@@ -127,6 +129,15 @@ func (k *verifyKey) usable(now time.Time, window time.Duration) bool {
 	return k.retiredAt.IsZero() || now.Before(k.retiredAt.Add(window))
 }
 
+// signs reports whether a token issued at iat and presented at now can
+// carry k's signature: a key published ahead signs nothing before its
+// activation, so no genuine token of it is presented earlier or names an
+// earlier iat (whole seconds, rounded down, so up to a second before it),
+// with leeway for the clocks of the replicas.
+func (k *verifyKey) signs(iat, now time.Time, leeway time.Duration) bool {
+	return !now.Add(leeway).Before(k.from) && iat.Add(leeway+time.Second).After(k.from)
+}
+
 // hs256Ring builds the one-key ring of HS256 mode.
 func hs256Ring(secret []byte) (*keyring, error) {
 	sum := sha256.Sum256(append([]byte("cachegate/josejwt hs256 kid\x00"), secret...))
@@ -160,7 +171,7 @@ func eddsaRing(stored []domain.SigningKey, seal *sealer, now time.Time) (*keyrin
 		if _, dup := r.byKID[sk.ID]; dup {
 			return nil, fmt.Errorf("stored signing key %q appears twice", sk.ID)
 		}
-		k := &verifyKey{kid: sk.ID, key: ed25519.PublicKey(bytes.Clone(sk.Public))}
+		k := &verifyKey{kid: sk.ID, key: ed25519.PublicKey(bytes.Clone(sk.Public)), from: sk.Activation()}
 		if sk.RetiredAt != nil {
 			k.retiredAt = *sk.RetiredAt
 		}

@@ -2,6 +2,7 @@ package josejwt_test
 
 import (
 	"context"
+	"crypto/ed25519"
 	"slices"
 	"testing"
 	"time"
@@ -200,5 +201,62 @@ func TestAClockLaggingTheSwitchSignsWithThePublishedKey(t *testing.T) {
 	l := &env{name: "lagging", tok: lagging, clock: e.clock, store: e.store}
 	if got := l.kidOf(t); got != key.ID {
 		t.Errorf("signs with %s, want the published %s", got, key.ID)
+	}
+}
+
+// A key published ahead verifies no token before it signs: a token its
+// stolen private half forges then, or backdates to before its
+// activation, is refused (the JWKS lists the key, so any client would
+// take it); from its activation its tokens pass.
+func TestAPublishedKeyVerifiesNothingBeforeItSigns(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	e := newEdDSA(t, nil)
+	k, err := e.tok.Rotate(ctx, false)
+	if err != nil {
+		t.Fatal(err)
+	}
+	stored, err := e.store.SigningKeys(ctx)
+	if err != nil || stored[0].ID != k.ID {
+		t.Fatalf("SigningKeys = %d keys, %v; want the published key first", len(stored), err)
+	}
+	pub := *e
+	pub.key, pub.kid = ed25519.NewKeyFromSeed(stored[0].Private), k.ID
+	refresh := func(m map[string]any) {
+		m["aud"] = "cachegate:refresh"
+		delete(m, "client_id")
+	}
+	typ := map[domain.TokenKind]map[string]any{domain.AccessToken: nil, domain.RefreshToken: {"typ": "refresh+jwt"}}
+	edit := map[domain.TokenKind]func(map[string]any){domain.AccessToken: nil, domain.RefreshToken: refresh}
+	want := func(when string, kind domain.TokenKind, tok string, ok bool) {
+		t.Helper()
+		if _, err := e.verify(kind, tok); ok != (err == nil) {
+			t.Errorf("%s: %s token of the published key: err = %v, want accepted %v", when, kind, err, ok)
+		}
+	}
+	for _, kind := range []domain.TokenKind{domain.AccessToken, domain.RefreshToken} {
+		want("right after the rotation", kind, pub.signed(t, typ[kind], edit[kind]), false)
+	}
+	e.clock.Advance(josejwt.DefaultKeyPublishAhead - josejwt.DefaultLeeway - time.Second)
+	for _, kind := range []domain.TokenKind{domain.AccessToken, domain.RefreshToken} {
+		want("6 s before its activation", kind, pub.signed(t, typ[kind], edit[kind]), false)
+	}
+	e.clock.Advance(josejwt.DefaultLeeway + time.Second)
+	for _, kind := range []domain.TokenKind{domain.AccessToken, domain.RefreshToken} {
+		want("at its activation", kind, pub.signed(t, typ[kind], edit[kind]), true)
+		backdated := pub.signed(t, typ[kind], func(m map[string]any) {
+			if f := edit[kind]; f != nil {
+				f(m)
+			}
+			m["iat"] = e.clock.Now().Add(-time.Minute).Unix()
+		})
+		want("issued a minute before its activation", kind, backdated, false)
+	}
+	// What the issuer signs with it from then on passes.
+	if got := e.kidOf(t); got != k.ID {
+		t.Fatalf("signs with %s at the activation, want %s", got, k.ID)
+	}
+	for _, kind := range []domain.TokenKind{domain.AccessToken, domain.RefreshToken} {
+		want("issued by the issuer", kind, e.issue(t, e.claims(kind, time.Minute)), true)
 	}
 }

@@ -115,7 +115,7 @@ func TestKeysListAndRevoke(t *testing.T) {
 			leaked := a.signingKey(t) // as read from a stolen database file
 			now := time.Now().Unix()
 			forged, err := contract.SignJWT(leaked, "at+jwt", map[string]any{"iss": "cachegate", "aud": "cachegate",
-				"sub": userID, "jti": newUUID(), "sid": newUUID(), "iat": now, "exp": now + 600})
+				"sub": userID, "jti": newUUID(), "sid": newUUID(), "client_id": "cachegate", "iat": now, "exp": now + 600})
 			if err != nil {
 				t.Fatal(err)
 			}
