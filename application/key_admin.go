@@ -22,7 +22,8 @@ type SigningKeys interface {
 	// returns it without its private half.
 	Rotate(ctx context.Context, immediate bool, events ...domain.AuditEvent) (domain.SigningKey, error)
 	// Revoke stops every process accepting tokens of kid, making a new key
-	// sign at once first when kid signs or is published to;
+	// sign at once first when kid signs (a key published ahead, not
+	// signing yet, is only withdrawn: the signing key keeps signing);
 	// domain.ErrSigningKeyNotFound for an unknown kid.
 	Revoke(ctx context.Context, kid string, events ...domain.AuditEvent) error
 	// List returns every stored key, newest first, without private halves.

@@ -158,23 +158,49 @@ func TestRotationPublishesTheNewKeyAheadOfSigning(t *testing.T) {
 		}
 	})
 
-	t.Run("revoking a published key makes a new key sign at once", func(t *testing.T) {
+	t.Run("revoking a published key withdraws only it: the signing key keeps signing", func(t *testing.T) {
 		t.Parallel()
 		e := newEdDSA(t, nil)
+		tb, err := josejwt.New(ctx, josejwt.Options{Keys: e.store, Clock: e.clock})
+		if err != nil {
+			t.Fatal(err)
+		}
+		b := &env{name: "B", tok: tb, clock: e.clock, store: e.store}
 		key, err := e.tok.Rotate(ctx, false)
 		if err != nil {
 			t.Fatal(err)
 		}
+		if err := b.tok.Reload(ctx); err != nil {
+			t.Fatal(err)
+		}
+		tok := e.issue(t, e.claims(domain.AccessToken, 10*time.Minute))
 		if err := e.tok.Revoke(ctx, key.ID); err != nil {
 			t.Fatal(err)
 		}
-		got := e.kidOf(t)
-		if got == e.kid || got == key.ID {
-			t.Errorf("signs with %s after revoking the published key, want a third key", got)
+		if err := b.tok.Reload(ctx); err != nil {
+			t.Fatal(err)
 		}
-		e.clock.Advance(josejwt.DefaultKeyPublishAhead)
-		if again := e.kidOf(t); again != got {
-			t.Errorf("signs with %s after the revoked key's activation, want %s still", again, got)
+		keys, err := e.tok.List(ctx)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if len(keys) != 2 || keys[0].ID != key.ID || keys[0].StateAt(e.clock.Now()) != domain.KeyRevoked ||
+			keys[1].ID != e.kid || keys[1].StateAt(e.clock.Now()) != domain.KeySigning {
+			t.Fatalf("keys after revoking the published one: %d, want it revoked and %s signing", len(keys), e.kid)
+		}
+		for _, at := range []time.Duration{0, josejwt.DefaultKeyPublishAhead + time.Minute} {
+			e.clock.Advance(at)
+			for _, r := range []*env{e, b} {
+				if got := r.kidOf(t); got != e.kid {
+					t.Errorf("%s signs with %s %v after revoking the published key, want %s still", r.name, got, at, e.kid)
+				}
+				if set, _ := jwks(t, r.tok); !slices.Equal(kids(set), []string{e.kid}) {
+					t.Errorf("%s: JWKS kids = %v, want only the signing %s", r.name, kids(set), e.kid)
+				}
+			}
+		}
+		if _, err := b.verify(domain.AccessToken, tok); err != nil {
+			t.Errorf("a token of the signing key is refused after the revocation of the published one: %v", err)
 		}
 	})
 }

@@ -393,11 +393,11 @@ func (t *Tokens) List(ctx context.Context) ([]domain.SigningKey, error) {
 }
 
 // Revoke revokes the key kid: no process accepts a token it signed once
-// its keys are reloaded (every KeyReload). When kid signs, or is
-// published to sign, a new key that signs at once is added first (a
-// published key follows the signing one: revoking either alone would
-// leave no key to sign after its activation). domain.ErrSigningKeyNotFound for an unknown kid;
-// in HS256 mode it fails. The events record the revocation: the store
+// its keys are reloaded (every KeyReload). When kid signs, a new key that
+// signs at once is added first; a key published ahead that does not sign
+// yet is only withdrawn, and the signing key keeps signing
+// (ports.KeyStore.RevokeSigningKey). domain.ErrSigningKeyNotFound for an
+// unknown kid; in HS256 mode it fails. The events record the revocation: the store
 // writes them in its transaction (ports.KeyStore.RevokeSigningKey).
 func (t *Tokens) Revoke(ctx context.Context, kid string, events ...domain.AuditEvent) error {
 	if t.alg != jose.EdDSA {
@@ -414,7 +414,7 @@ func (t *Tokens) Revoke(ctx context.Context, kid string, events ...domain.AuditE
 	if i < 0 {
 		return domain.ErrSigningKeyNotFound
 	}
-	if s := stored[i].StateAt(now); s == domain.KeySigning || s == domain.KeyPublished {
+	if stored[i].StateAt(now) == domain.KeySigning {
 		k, err := t.newKey(now)
 		if err != nil {
 			return err
