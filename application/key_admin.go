@@ -104,7 +104,7 @@ func (a *KeyAdmin) Rotate(ctx context.Context, in RotateKeyInput) (domain.Signin
 }
 
 // Revoke revokes the key kid: tokens it signed stop working everywhere
-// within a minute (sessions whose refresh token it signed end). It returns
+// within a second (sessions whose refresh token it signed end). It returns
 // domain.ErrSigningKeyNotFound for an unknown kid. The key.revoked event
 // is written with the revocation, in its transaction, where the key store
 // writes events.

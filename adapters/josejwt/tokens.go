@@ -3,6 +3,8 @@ package josejwt
 import (
 	"context"
 	"crypto/rand"
+	"crypto/sha256"
+	"encoding/binary"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -52,6 +54,9 @@ type Tokens struct {
 	nextReload atomic.Int64
 	// lastReload is when the keys were last read; guarded by reloadMu.
 	lastReload time.Time
+	// stamp is the keysStamp of the stored keys the ring was last built
+	// from; guarded by reloadMu.
+	stamp [sha256.Size]byte
 	// reloads logs when the periodic reloads start failing and when they
 	// recover, not every failed reload (a second apart in an outage).
 	reloads ports.FailureLog
@@ -233,26 +238,77 @@ func revokedMore(prev, next *keyring) bool {
 	return false
 }
 
-// KeepLoaded reloads the keys once they are KeyReload old (checked every
-// second) until ctx is done, so a process that serves no request, only
-// open event streams, still learns of a revocation within KeyReload and
-// ends the streams of the revoked key (README.md, "Commands": keys
-// revoke). Requests reload lazily as before; whichever comes first
-// reloads. It is a no-op in HS256 mode.
+// KeepLoaded reads the stored keys every KeyPoll until ctx is done and
+// reloads them when they changed (a key published by `keys rotate` on
+// another process, a revocation), or once they are KeyReload old. So every
+// process lists a published key, and ends the streams of a revoked key's
+// tokens, within a second, serving requests or not (README.md, "Signing
+// keys"), and a rotation's publish-ahead holds on every replica. Requests
+// reload lazily as before; whichever comes first reloads. It is a no-op
+// in HS256 mode.
 func (t *Tokens) KeepLoaded(ctx context.Context) {
 	if t.alg != jose.EdDSA {
 		return
 	}
-	tick := time.NewTicker(time.Second)
+	tick := time.NewTicker(KeyPoll)
 	defer tick.Stop()
 	for {
 		select {
 		case <-ctx.Done():
 			return
 		case <-tick.C:
-			t.keys(ctx, t.opts.Clock.Now())
+			t.poll(ctx, t.opts.Clock.Now())
 		}
 	}
+}
+
+// poll reloads the keys when they are stale (keys), else reads the
+// stored keys and reloads only when they differ from those the ring was
+// built from: the read is one small query, the reload opens private
+// halves and may write.
+func (t *Tokens) poll(ctx context.Context, now time.Time) {
+	if now.UnixNano() >= t.nextReload.Load() {
+		t.keys(ctx, now)
+		return
+	}
+	if !t.reloadMu.TryLock() {
+		return // a reload is under way
+	}
+	defer t.reloadMu.Unlock()
+	stored, err := t.opts.Keys.SigningKeys(ctx)
+	if err == nil && keysStamp(stored) != t.stamp {
+		err = t.reloadLocked(ctx, now)
+	}
+	t.reloads.Record(ctx, t.opts.Logger, "reload signing keys", err, now)
+}
+
+// keysStamp digests stored keys, every field, so that any change to them
+// changes it.
+func keysStamp(stored []domain.SigningKey) [sha256.Size]byte {
+	h := sha256.New()
+	field := func(b []byte) {
+		h.Write(binary.BigEndian.AppendUint32(nil, uint32(len(b))))
+		h.Write(b)
+	}
+	stamp := func(t *time.Time) {
+		if t == nil {
+			field(nil)
+			return
+		}
+		field(binary.BigEndian.AppendUint64([]byte{1}, uint64(t.UnixMicro())))
+	}
+	for _, k := range stored {
+		field([]byte(k.ID))
+		field([]byte(k.Algorithm))
+		field(k.Private)
+		field(k.Public)
+		stamp(&k.DateCreated)
+		from := k.Activation()
+		stamp(&from)
+		stamp(k.RetiredAt)
+		stamp(k.RevokedAt)
+	}
+	return [sha256.Size]byte(h.Sum(nil))
 }
 
 // keysForUnknownKID reloads the keys for a token naming kid, unless kid is
@@ -296,6 +352,7 @@ func (t *Tokens) reloadLocked(ctx context.Context, now time.Time) error {
 	if err != nil {
 		return err
 	}
+	t.stamp = keysStamp(stored)
 	if len(ring.plain) > 0 {
 		if err := t.sealPlain(ctx, ring); err != nil {
 			return err
