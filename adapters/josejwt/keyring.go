@@ -80,7 +80,8 @@ type keyring struct {
 	// naming one causes no reload.
 	revoked map[string]bool
 	// plain names the signers whose private half is stored in clear
-	// although a key encryption secret is configured.
+	// although a key encryption secret is configured (reloadLocked
+	// replaces them).
 	plain []string
 	// ordered lists the keys newest first, for the JWKS.
 	ordered []*verifyKey

@@ -76,9 +76,11 @@ type Options struct {
 	AccessTokenTTL time.Duration
 	// KeyEncryptionSecret, when set (at least MinKeyEncryptionSecretLen
 	// bytes), seals the private halves of stored keys with AES-256-GCM
-	// under a key derived by HKDF-SHA256 (sealing.go has the layout). A
-	// current key stored in clear is sealed when loaded; a sealed key
-	// without the secret, or with another, fails New.
+	// under a key derived by HKDF-SHA256 (sealing.go has the layout).
+	// When the keys that sign are stored in clear, a new sealed key
+	// signs at once instead, and they retire with their private halves
+	// erased (reloadLocked); a sealed key without the secret, or with
+	// another, fails New.
 	KeyEncryptionSecret []byte
 	// HS256Secret switches to HS256 signing with this secret (at least
 	// MinHS256SecretLen bytes). Keys is then not used, the JWKS is empty

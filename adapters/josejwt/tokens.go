@@ -327,16 +327,27 @@ func (t *Tokens) keysForUnknownKID(ctx context.Context, now time.Time, kid strin
 }
 
 // reloadLocked reads the keys from the store and swaps in the new
-// snapshot. When no key can sign it generates one first. The caller
-// holds reloadMu.
+// snapshot. When no key can sign, or the keys that sign are stored in
+// clear although a key encryption secret is configured, it adds a key
+// that signs at once first. The caller holds reloadMu.
+//
+// Adding that key retires every other key at once and erases its private
+// half (ports.KeyStore.AddSigningKey): a key stored in clear is replaced,
+// not sealed in place, because its seed in clear may outlive the erasure
+// in the database's free pages and log (PostgreSQL's dead rows and WAL,
+// docs/operations.md, "Signing keys at rest"), and a seed found there
+// then belongs to a key that signs nothing. Its public half keeps
+// verifying the tokens it signed, as any retired key's does, so no
+// session ends.
 func (t *Tokens) reloadLocked(ctx context.Context, now time.Time) error {
 	t.lastReload = now
 	// Until this attempt succeeds, retry after unknownKIDReload.
 	t.nextReload.Store(now.Add(unknownKIDReload).UnixNano())
 	ring, stored, err := t.load(ctx, now)
 	generated := false
-	if err == nil && len(ring.signers) == 0 {
+	if err == nil && (len(ring.signers) == 0 || len(ring.plain) > 0) {
 		generated = true
+		plain := ring.plain
 		key, gerr := t.newKey(now)
 		if gerr != nil {
 			return gerr
@@ -348,16 +359,15 @@ func (t *Tokens) reloadLocked(ctx context.Context, now time.Time) error {
 		if err == nil && len(ring.signers) == 0 {
 			err = errors.New("the key store holds no signing EdDSA key after adding one")
 		}
+		if err == nil && len(plain) > 0 {
+			t.opts.Logger.InfoContext(ctx, "signing keys stored in clear retired and erased; an encrypted key signs",
+				"retired", plain, "kid", key.ID)
+		}
 	}
 	if err != nil {
 		return err
 	}
 	t.stamp = keysStamp(stored)
-	if len(ring.plain) > 0 {
-		if err := t.sealPlain(ctx, ring); err != nil {
-			return err
-		}
-	}
 	t.eraseRetired(ctx, stored, now)
 	prev := t.ring.Swap(ring)
 	t.nextReload.Store(now.Add(t.opts.KeyReload).UnixNano())
@@ -407,30 +417,6 @@ func (t *Tokens) eraseRetired(ctx context.Context, stored []domain.SigningKey, n
 			t.opts.Logger.WarnContext(ctx, "erase the private half of a retired signing key", "kid", sk.ID, "error", err)
 		}
 	}
-}
-
-// sealPlain stores the private halves of the signers stored in clear
-// sealed: they were stored before a key encryption secret was configured.
-func (t *Tokens) sealPlain(ctx context.Context, ring *keyring) error {
-	stored, err := t.opts.Keys.SigningKeys(ctx)
-	if err != nil {
-		return fmt.Errorf("encrypt the stored signing key: %w", err)
-	}
-	for _, sk := range stored {
-		if !slices.Contains(ring.plain, sk.ID) || isSealed(sk.Private) {
-			continue
-		}
-		sealed, err := t.seal.seal(sk.ID, sk.Private)
-		if err != nil {
-			return err
-		}
-		if err := t.opts.Keys.SetSigningKeyPrivate(ctx, sk.ID, sealed); err != nil {
-			return fmt.Errorf("encrypt the stored signing key: %w", err)
-		}
-		t.opts.Logger.InfoContext(ctx, "signing key encrypted at rest", "kid", sk.ID)
-	}
-	ring.plain = nil
-	return nil
 }
 
 // List returns every stored key, newest first, without private halves.
