@@ -232,6 +232,10 @@ type KeyStore interface {
 	// RevokeSigningKey marks the key kid revoked at now (a key revoked
 	// before keeps its time) and erases its private half; it returns
 	// domain.ErrSigningKeyNotFound for an unknown kid, storing nothing.
+	// When kid was published ahead and its activation is after now, the
+	// keys AddSigningKey retired at that activation take kid's retirement
+	// instead (none when it had none), atomically: the key that signs
+	// keeps signing as if kid had never been added.
 	// The events, if any, are appended to the store's own audit trail in
 	// the same transaction as the revocation.
 	RevokeSigningKey(ctx context.Context, kid string, now time.Time, events ...domain.AuditEvent) error

@@ -121,8 +121,8 @@ type KeySet interface {
 	List(ctx context.Context) ([]domain.SigningKey, error)
 	// Revoke stops every process accepting tokens of kid (within its key
 	// reload period), making a new key sign at once first when kid signs
-	// or is published to;
-	// the events are stored with the revocation.
+	// (a key published ahead is only withdrawn); the events are stored
+	// with the revocation.
 	Revoke(ctx context.Context, kid string, events ...domain.AuditEvent) error
 }
 

@@ -10,6 +10,8 @@ import (
 	"strconv"
 	"strings"
 	"time"
+
+	"github.com/cachegate/cachegate/domain"
 )
 
 // Setting describes one scalar setting by its three names, for help texts
@@ -265,14 +267,18 @@ func settings() []setting {
 				return nil
 			}},
 		{flag: "key-publish-ahead", arg: "duration", key: "auth.keyPublishAhead", def: "2m",
-			usage: "how long keys rotate publishes a new key in the JWKS before it signs (keys rotate --now: at once)",
+			usage: "how long keys rotate publishes a new key in the JWKS before it signs: 0 (at once, as keys rotate --now) or from the JWKS max-age (1m) to 1d",
 			parse: func(c *Config, v string) (err error) {
 				c.Auth.KeyPublishAhead, err = parseDurationOrZero(v)
 				return err
 			},
 			check: func(c Config) error {
-				if c.Auth.KeyPublishAhead < 0 || c.Auth.KeyPublishAhead > 24*time.Hour {
-					return fmt.Errorf("%s must be between 0 and 1d", c.Auth.KeyPublishAhead)
+				switch d := c.Auth.KeyPublishAhead; {
+				case d < 0 || d > 24*time.Hour:
+					return fmt.Errorf("%s must be between 0 and 1d", d)
+				case d > 0 && d < domain.KeySetMaxAge:
+					return fmt.Errorf("%s is below the JWKS max-age of %s: a client caching the key set could meet a token of the new key "+
+						"before it knows the key; use at least %s, or 0 to sign at once", d, durationText(domain.KeySetMaxAge), durationText(domain.KeySetMaxAge))
 				}
 				return nil
 			}},
