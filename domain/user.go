@@ -3,6 +3,7 @@ package domain
 import (
 	"strings"
 	"time"
+	"unicode"
 	"unicode/utf8"
 )
 
@@ -34,14 +35,18 @@ type User struct {
 // surrounding spaces trimmed, lower case. Usernames are unique in this form.
 func NormalizeUsername(s string) string { return strings.ToLower(strings.TrimSpace(s)) }
 
-// ValidateUsername checks a username for creation.
+// ValidateUsername checks a username for creation, by every path that
+// makes one (CLI, admin API, import): control characters (C0, DEL, C1)
+// are refused anywhere in it, surrounding spaces included, as they would
+// act on the terminal or break the line of whoever reads the name.
 func ValidateUsername(s string) error {
-	s = strings.TrimSpace(s)
 	switch {
-	case s == "":
+	case strings.TrimSpace(s) == "":
 		return InvalidField("username", "must not be empty")
-	case !utf8.ValidString(s) || utf8.RuneCountInString(s) > MaxUsernameLen || strings.IndexByte(s, 0) >= 0:
-		return InvalidField("username", "must be valid UTF-8 of at most 320 characters, without NUL")
+	case !utf8.ValidString(s) || utf8.RuneCountInString(strings.TrimSpace(s)) > MaxUsernameLen:
+		return InvalidField("username", "must be valid UTF-8 of at most 320 characters")
+	case strings.ContainsFunc(s, unicode.IsControl):
+		return InvalidField("username", "must not contain control characters (such as line breaks, tabs, NUL or escape)")
 	}
 	return nil
 }
