@@ -86,7 +86,7 @@ func NewLogin(d LoginDeps) (*Login, error) {
 // RetryAfter and costs no password hashing.
 func (uc *Login) Execute(ctx context.Context, in LoginInput) (domain.TokenPair, error) {
 	if in.Username == "" || in.Password == "" || len(in.Password) > domain.MaxPasswordBytes ||
-		domain.ValidateUsername(in.Username) != nil {
+		domain.CheckUsername(in.Username) != nil {
 		return domain.TokenPair{}, domain.ErrUnauthenticated
 	}
 	keys := uc.throttleKeys(in)

@@ -60,7 +60,7 @@ func configGroups(uses cli.Uses) config.Group {
 		g config.Group
 	}{
 		{cli.UsesStorage, config.GroupStorage}, {cli.UsesPasswords, config.GroupPasswords},
-		{cli.UsesKeys, config.GroupKeys}, {cli.UsesServer, config.GroupServer},
+		{cli.UsesKeys, config.GroupKeys}, {cli.UsesServer, config.GroupServer}, {cli.UsesData, config.GroupData},
 	} {
 		if uses&m.u != 0 {
 			g |= m.g
@@ -166,7 +166,7 @@ func (r *cliRuntime) StartStorage(ctx context.Context) (cli.Storage, error) {
 	}
 	archive := bunstore.NewArchive(db, bunstore.WithTimeout(r.cfg.DatabaseTimeout))
 	return cli.Storage{
-		Archive: &application.Archive{Reader: archive, Writer: archive, Clock: system.Clock{}, Entities: entities},
+		Archive: &application.Archive{Reader: archive, Writer: archive, Clock: system.Clock{}, Entities: entities, MaxDataBytes: int(r.cfg.Limits.DataBytes)},
 		Backup:  func(ctx context.Context, path string) error { return bunstore.Backup(ctx, db, path) },
 	}, nil
 }

@@ -300,7 +300,7 @@ func settings() []setting {
 			usage: "largest request header (431 beyond)",
 			parse: sizeInto(func(c *Config) *int64 { return &c.Limits.HeaderBytes }),
 			check: func(c Config) error { return checkRange(c.Limits.HeaderBytes, 4<<10, 16<<20) }},
-		{flag: "data-bytes", arg: "size", key: "limits.dataBytes", def: "256KiB", usage: "largest entry data, as JSON text",
+		{flag: "data-bytes", arg: "size", key: "limits.dataBytes", def: "256KiB", usage: "largest entry data, as JSON text, of a write and of an imported entry",
 			parse: sizeInto(func(c *Config) *int64 { return &c.Limits.DataBytes }),
 			check: func(c Config) error { return checkRange(c.Limits.DataBytes, 1, maxSize) }},
 		{flag: "list-max", arg: "n", key: "limits.listMax", def: "1000", usage: "largest limit= of a list",
