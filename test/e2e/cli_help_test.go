@@ -183,3 +183,27 @@ func TestTheBinaryLinksNoMessagePackCodec(t *testing.T) {
 		t.Errorf("the binary links github.com/ugorji/go/codec: build it with -tags nomsgpack")
 	}
 }
+
+// Every flag of `serve --help` says its default: "(default X)" from the
+// flag itself, or "default none" in its text when it has none.
+func TestServeHelpShowsEveryFlagsDefault(t *testing.T) {
+	t.Parallel()
+	r := runCLI(t, t.TempDir(), "", nil, "serve", "--help")
+	if r.Code != 0 {
+		t.Fatalf("serve --help: status %d, stderr %q", r.Code, r.Stderr)
+	}
+	blocks := regexp.MustCompile(`(?m)^  --(\S+).*\n      (.*)$`).FindAllStringSubmatch(r.Stdout, -1)
+	if len(blocks) < 50 {
+		t.Fatalf("serve --help lists %d flags; want at least 50:\n%s", len(blocks), r.Stdout)
+	}
+	for _, b := range blocks {
+		if !strings.Contains(b[2], "(default ") {
+			t.Errorf("--%s does not say its default: %q", b[1], b[2])
+		}
+	}
+	for _, want := range []string{"(default 127.0.0.1:8080)", "(default sqlite:cachegate.db)", "(default 15m)", "(default 64MiB)"} {
+		if !strings.Contains(r.Stdout, want) {
+			t.Errorf("serve --help lacks %q", want)
+		}
+	}
+}
