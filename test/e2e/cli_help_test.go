@@ -6,6 +6,7 @@ import (
 	"path/filepath"
 	"regexp"
 	"slices"
+	"strconv"
 	"strings"
 	"testing"
 )
@@ -205,5 +206,27 @@ func TestServeHelpShowsEveryFlagsDefault(t *testing.T) {
 		if !strings.Contains(r.Stdout, want) {
 			t.Errorf("serve --help lacks %q", want)
 		}
+	}
+}
+
+// The README's quick start states the size of a release build; the
+// binary the tests build is one, and the figure stays within 10 % of it.
+func TestTheREADMEStatesTheBinarySize(t *testing.T) {
+	t.Parallel()
+	readme, err := os.ReadFile(filepath.Join("..", "..", "README.md"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	m := regexp.MustCompile("`-tags nomsgpack,grpcnotrace` \\(a ([0-9]+) MB binary").FindSubmatch(readme)
+	if m == nil {
+		t.Fatal("README.md no longer says \"`-tags nomsgpack,grpcnotrace` (a N MB binary\"; update this test")
+	}
+	stated, _ := strconv.ParseFloat(string(m[1]), 64)
+	info, err := os.Stat(binary)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := float64(info.Size()) / 1e6; got < stated*0.9 || got > stated*1.1 {
+		t.Errorf("README.md says a %s MB binary; the release build is %.1f MB: measure again and update README.md and docs/binary-size.md", m[1], got)
 	}
 }
