@@ -41,6 +41,23 @@ func (a *AdminUsers) List(ctx context.Context, q domain.UserQuery) ([]domain.Use
 	return a.dir.FindUsers(ctx, q)
 }
 
+// HasAdmin reports whether an active admin exists, so that serve can say
+// how the first one is made when none does (README.md, "Web console");
+// domain.ErrNotImplemented when the user store cannot list.
+func (a *AdminUsers) HasAdmin(ctx context.Context) (bool, error) {
+	var q domain.UserQuery
+	for _, field := range []string{"admin", "active"} {
+		c, err := domain.NewUserCondition("admin", field, domain.OpEq, false, []string{"true"})
+		if err != nil {
+			return false, err
+		}
+		q.All = append(q.All, c)
+	}
+	q.Limit = 1
+	page, _, err := a.List(ctx, q)
+	return len(page) > 0, err
+}
+
 // Get returns a user, or domain.ErrUserNotFound.
 func (a *AdminUsers) Get(ctx context.Context, id string) (domain.User, error) {
 	if !domain.IsUUID(id) {

@@ -226,8 +226,9 @@ type Limits struct {
 	HeaderBytes int64
 	// DataBytes bounds an entry's data, as JSON text; at most BodyBytes.
 	DataBytes int64
-	// ListMax is the largest accepted limit= of a list; ListDefault the
-	// limit when none is given (at most ListMax).
+	// ListMax is the largest accepted limit= of a list, and the size of a
+	// bare list; ListDefault the page size of a paged list (page= or
+	// offset=) without limit= (at most ListMax).
 	ListMax     int
 	ListDefault int
 }

@@ -114,7 +114,7 @@ func settings() []setting {
 			parse: intInto(func(c *Config) *int { return &c.DatabaseUserStatements }),
 			check: func(c Config) error { return checkRange(int64(c.DatabaseUserStatements), 0, 10_000) }},
 		{flag: "metrics-addr", arg: "host:port", key: "metricsAddr",
-			usage: "separate listen address for /metrics, served there without authentication (empty: /metrics on addr, for the metrics token or an administrator)",
+			usage: "separate listen address for /metrics, served there without authentication (default none: /metrics on addr, for the metrics token or an administrator)",
 			parse: func(c *Config, v string) error { c.MetricsAddr = v; return nil },
 			check: func(c Config) error {
 				if c.MetricsAddr == "" {
@@ -123,7 +123,7 @@ func settings() []setting {
 				return checkAddr(c.MetricsAddr)
 			}},
 		{flag: "metrics-token-file", arg: "file", key: "metricsTokenFile",
-			usage: "file holding the token (at least 16 bytes) scrapers send as Authorization: Bearer to /metrics on addr (empty: /metrics on addr is refused)",
+			usage: "file holding the token (at least 16 bytes) scrapers send as Authorization: Bearer to /metrics on addr (default none: only an administrator's access token reads /metrics on addr)",
 			parse: readMetricsTokenFile},
 		{flag: "error-format", arg: "format", key: "errorFormat", def: "cachegate",
 			usage: "shape of 400 validation errors: cachegate (message a string, details) or rockets (message an array of {property, constraints})",
@@ -216,7 +216,7 @@ func settings() []setting {
 			parse: func(c *Config, v string) error { c.Auth.HS256Secret = NewSecret(v); return nil },
 			check: checkSecret},
 		{flag: secretFileFlag, arg: "file", key: "auth.hs256SecretFile",
-			usage: "file holding the HS256 signing secret",
+			usage: "file holding the HS256 signing secret (default none: the stored EdDSA keys sign)",
 			parse: readSecretFile,
 			check: checkSecret},
 		{flag: "username-field", arg: "name", key: "auth.usernameField", def: "username", usage: "login body field of the username",
@@ -258,7 +258,7 @@ func settings() []setting {
 			parse: durationInto(func(c *Config) *time.Duration { return &c.Auth.SessionMax }),
 			check: func(c Config) error { return checkPositive(c.Auth.SessionMax) }},
 		{flag: "key-encryption-secret-file", arg: "file", key: "auth.keyEncryptionSecretFile",
-			usage: "file holding a secret of at least 32 bytes that encrypts the stored signing keys",
+			usage: "file holding a secret of at least 32 bytes that encrypts the stored signing keys (default none: stored unencrypted)",
 			parse: readKeyEncryptionSecretFile,
 			check: func(c Config) error {
 				if s := c.Auth.KeyEncryptionSecret; s.IsSet() && s.Len() < minSecretBytes {
@@ -303,10 +303,10 @@ func settings() []setting {
 		{flag: "data-bytes", arg: "size", key: "limits.dataBytes", def: "256KiB", usage: "largest entry data, as JSON text, of a write and of an imported entry",
 			parse: sizeInto(func(c *Config) *int64 { return &c.Limits.DataBytes }),
 			check: func(c Config) error { return checkRange(c.Limits.DataBytes, 1, maxSize) }},
-		{flag: "list-max", arg: "n", key: "limits.listMax", def: "1000", usage: "largest limit= of a list",
+		{flag: "list-max", arg: "n", key: "limits.listMax", def: "1000", usage: "largest limit= of a list; also the size of a bare list (no page=, offset= or limit=)",
 			parse: intInto(func(c *Config) *int { return &c.Limits.ListMax }),
 			check: func(c Config) error { return checkRange(int64(c.Limits.ListMax), 1, 100_000) }},
-		{flag: "list-default", arg: "n", key: "limits.listDefault", def: "100", usage: "limit of a list without limit=",
+		{flag: "list-default", arg: "n", key: "limits.listDefault", def: "100", usage: "page size of a paged list (page= or offset=) without limit=",
 			parse: intInto(func(c *Config) *int { return &c.Limits.ListDefault }),
 			check: func(c Config) error { return checkRange(int64(c.Limits.ListDefault), 1, 100_000) }},
 		{flag: "log-format", arg: "format", key: "log.format", def: "text", usage: "log format: text or json",
