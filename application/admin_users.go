@@ -194,17 +194,21 @@ func (a *AdminUsers) Delete(ctx context.Context, by domain.Principal, id string)
 	return nil
 }
 
-// Sessions returns the live sessions of a user, the last used first;
-// domain.ErrUserNotFound for an unknown user, domain.ErrNotImplemented
-// when the refresh store cannot show sessions.
-func (a *AdminUsers) Sessions(ctx context.Context, userID string) ([]domain.Session, error) {
+// Sessions returns page p of the live sessions of a user, the last used
+// first; domain.ErrUserNotFound for an unknown user,
+// domain.ErrNotImplemented when the refresh store cannot show sessions.
+func (a *AdminUsers) Sessions(ctx context.Context, userID string, p SessionPage) (SessionList, error) {
 	if a.sessions == nil {
-		return nil, domain.ErrNotImplemented
+		return SessionList{}, domain.ErrNotImplemented
 	}
 	if _, err := a.Get(ctx, userID); err != nil {
-		return nil, err
+		return SessionList{}, err
 	}
-	return a.sessions.UserSessions(ctx, userID, a.ua.clock.Now())
+	all, err := a.sessions.UserSessions(ctx, userID, a.ua.clock.Now())
+	if err != nil {
+		return SessionList{}, err
+	}
+	return sessionList(all, p), nil
 }
 
 // RevokeSessions revokes every session of a user.

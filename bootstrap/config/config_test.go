@@ -285,6 +285,7 @@ auth:
   bcryptCost: 12
   refreshReuseGrace: 3s
   sessionMax: 7d
+  maxSessionsPerUser: 20
   keyEncryptionSecretFile: ` + keySecretFile + `
   throttle: {usernameLimit: 5, addressLimit: 0, window: 1h}
 limits: {bodyBytes: 2MiB, headerBytes: 32KiB, dataBytes: 1048576, listMax: 500, listDefault: 50}
@@ -316,6 +317,7 @@ caps: {listsPerUser: 2, streamsPerUser: 0, connsPerAddress: 64}
 			RefreshFrom:       config.TokenSource{In: config.InCookie, Name: "refresh"},
 			PasswordAlgorithm: config.Argon2id, BcryptCost: 12, RefreshReuseGrace: 3 * time.Second,
 			SessionMax:              7 * 24 * time.Hour,
+			MaxSessionsPerUser:      20,
 			KeyEncryptionSecret:     config.NewSecret("key-encryption-secret-of-32-bytes!!"),
 			KeyEncryptionSecretFile: keySecretFile,
 			Throttle:                config.Throttle{UsernameLimit: 5, AddressLimit: 0, Window: time.Hour},

@@ -52,7 +52,7 @@ var serverSettings = []string{
 	"addr", "metrics-addr", "metrics-token-file", "error-format", "trusted-proxies", "cors-origins",
 	"cors-credentials", "shutdown-timeout", "cache-expires-in", "quota-max-entries", "quota-max-bytes",
 	"enable-guards", "username-field", "password-field", "refresh-from", "refresh-reuse-grace",
-	"session-max", "throttle-username-limit", "throttle-address-limit", "throttle-window",
+	"session-max", "max-sessions-per-user", "throttle-username-limit", "throttle-address-limit", "throttle-window",
 	"body-bytes", "max-header-bytes", "list-max", "list-default", "sweep-interval",
 	"audit-retention", "sweep-batch", "events-retention", "events-heartbeat", "events-retry",
 	"max-lists-per-user", "max-streams-per-user", "max-conns-per-address", "query-timeout",
