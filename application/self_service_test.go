@@ -40,9 +40,9 @@ func TestAUserCannotRevokeAnotherUsersSession(t *testing.T) {
 // sessions.
 func liveSession(t *testing.T, self *application.SelfService, p domain.Principal) bool {
 	t.Helper()
-	list, _, err := self.Sessions(context.Background(), domain.AsPrincipal(p))
+	list, err := self.Sessions(context.Background(), domain.AsPrincipal(p), application.SessionPage{Limit: 1000})
 	if err != nil {
 		t.Fatal(err)
 	}
-	return slices.ContainsFunc(list, func(s domain.Session) bool { return s.ID == p.FamilyID })
+	return slices.ContainsFunc(list.Page, func(s domain.Session) bool { return s.ID == p.FamilyID })
 }
