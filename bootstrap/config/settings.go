@@ -185,7 +185,7 @@ func settings() []setting {
 				return nil
 			}},
 		{flag: "quota-max-entries", arg: "n", key: "cache.settings.maxEntries", def: "10000",
-			usage: "most entries one assignee may keep in an assignment (0: no limit); an assignment's maxEntries replaces it",
+			usage: "most entries one assignee may keep in an assignment, deleted and expired ones until removed, counted in the database (0: no limit); an assignment's maxEntries replaces it",
 			parse: func(c *Config, v string) error {
 				n, err := parseInt(v)
 				c.Cache.Settings.MaxEntries = int64(n)
@@ -193,7 +193,7 @@ func settings() []setting {
 			},
 			check: func(c Config) error { return checkRange(c.Cache.Settings.MaxEntries, 0, maxQuotaEntries) }},
 		{flag: "quota-max-bytes", arg: "size", key: "cache.settings.maxBytes", def: "64MiB",
-			usage: "most bytes of data one assignee may keep in an assignment (0: no limit); an assignment's maxBytes replaces it",
+			usage: "most bytes one assignee's writes may keep in an assignment: data, and the changes and idempotency records kept of it, counted in the database (0: no limit); an assignment's maxBytes replaces it",
 			parse: func(c *Config, v string) (err error) {
 				c.Cache.Settings.MaxBytes, err = parseSizeUpTo(v, maxQuotaBytes)
 				return err
