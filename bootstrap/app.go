@@ -50,6 +50,7 @@ func Core(cfg config.Config, logOut io.Writer) fx.Option {
 		tracefx.Module(),
 		storefx.SQL(storefx.Options{Database: cfg.Database, Timeout: cfg.DatabaseTimeout,
 			QueryTimeout: cfg.QueryTimeout, UserStatements: cfg.DatabaseUserStatements,
+			UserTime: cfg.DatabaseUserTime, UserBurst: cfg.DatabaseUserBurst,
 			Tables: cache.Tables(), Migrate: true, AuditRetention: cfg.AuditRetention}),
 		cachefx.ForRoot(cache),
 		authfx.ForRoot(AuthOptions(cfg)),

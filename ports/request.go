@@ -3,6 +3,7 @@ package ports
 import (
 	"context"
 	"log/slog"
+	"time"
 )
 
 // requestIDKey is the context key of the request id.
@@ -101,4 +102,14 @@ func WithCaller(ctx context.Context, caller string) context.Context {
 func Caller(ctx context.Context) string {
 	c, _ := ctx.Value(callerKey{}).(string)
 	return c
+}
+
+// CallerBudget is each caller's budget of database time on this replica
+// (README.md, "Fair share"): storage charges what a caller's calls take,
+// and a driving adapter refuses the caller's next request while its
+// budget is spent.
+type CallerBudget interface {
+	// Spent returns how long until caller (as Caller names it) has
+	// database time again: zero while it has some.
+	Spent(caller string) time.Duration
 }

@@ -20,9 +20,17 @@ import (
 // calls without one (background loops, in-process calls without an
 // actor) are not bounded. A list takes its place per page, never while it
 // waits on its reader. Share one CallerLimit between every repository of
-// a database (WithCallerLimit): the bound is on the pool.
+// a database (WithCallerLimit): the bound is on the pool. With a Budget,
+// the time each call holds a connection is charged to its caller.
 type CallerLimit struct {
-	per int
+	per    int
+	budget *Budget
+	// pool holds one token per connection of the pool for the bounded
+	// calls, which take one after their caller's place: the wait for a
+	// connection happens here (connTokens), and the budget is charged
+	// from the token on, so a caller pays for its time on a connection,
+	// never for waiting behind others.
+	pool *connTokens
 	// wait bounds the wait for a place below the call's own bound (the
 	// repository's timeout); zero waits that whole bound. Tests shorten it.
 	wait time.Duration
@@ -51,15 +59,17 @@ var errCallerBusy = &domain.Error{Kind: domain.KindTooMany, Code: "TOO_MANY_REQU
 
 // NewCallerLimit returns the bound of n calls at once per caller on db;
 // n <= 0 means half of db's pool (at least one), and a pool without a
-// size has no bound.
-func NewCallerLimit(db *bun.DB, n int) *CallerLimit {
+// size has no bound (and meters nothing). budget, when not nil, is
+// charged the time each call holds a connection.
+func NewCallerLimit(db *bun.DB, n int, budget *Budget) *CallerLimit {
 	if n <= 0 {
 		n = max(db.DB.Stats().MaxOpenConnections/2, 1)
 		if db.DB.Stats().MaxOpenConnections <= 0 {
 			n = 0
 		}
 	}
-	return &CallerLimit{per: n, held: map[string]*callerSlots{}}
+	return &CallerLimit{per: n, budget: budget, pool: newConnTokens(db.DB.Stats().MaxOpenConnections),
+		held: map[string]*callerSlots{}}
 }
 
 // PerCaller returns how many calls one caller may run at once (0: no bound).
@@ -111,14 +121,38 @@ func (l *CallerLimit) acquire(ctx context.Context) (context.Context, func(answer
 		}
 		l.mu.Unlock()
 	}
+	var (
+		since time.Time
+		spent bool
+	)
 	release := func(answered bool) {
+		if l.pool != nil {
+			l.budget.charge(caller, time.Since(since))
+			l.pool.give(spent)
+		}
 		l.noteAnswer(answered)
 		<-s.slots
 		leave()
 	}
+	// placed takes a pool token for a call that has its place.
+	placed := func() (context.Context, func(answered bool), error) {
+		if l.pool != nil {
+			spent = l.budget.Spent(caller) > 0
+			if err := l.pool.take(ctx, spent); err != nil {
+				<-s.slots
+				leave()
+				if errors.Is(err, errPastBound) {
+					return ctx, nil, &outage{kind: domain.ErrDatabaseUnavailable, cause: errPastBound}
+				}
+				return ctx, nil, err
+			}
+			since = time.Now()
+		}
+		return context.WithValue(ctx, heldKey{}, true), release, nil
+	}
 	select {
 	case s.slots <- struct{}{}:
-		return context.WithValue(ctx, heldKey{}, true), release, nil
+		return placed()
 	default:
 	}
 	waitFrom := time.Now().UnixNano()
@@ -143,7 +177,7 @@ func (l *CallerLimit) acquire(ctx context.Context) (context.Context, func(answer
 	}
 	select {
 	case s.slots <- struct{}{}:
-		return context.WithValue(ctx, heldKey{}, true), release, nil
+		return placed()
 	case <-expired:
 		leave()
 		return ctx, nil, busy()

@@ -97,10 +97,10 @@ func TestNewCallerLimitTakesHalfThePool(t *testing.T) {
 	for pool, want := range map[int]int{1: 1, 2: 1, 4: 2, 9: 4} {
 		db := openTestDB(t, "sqlite::memory:")
 		db.DB.SetMaxOpenConns(pool)
-		if got := NewCallerLimit(db, 0).PerCaller(); got != want {
+		if got := NewCallerLimit(db, 0, nil).PerCaller(); got != want {
 			t.Errorf("pool of %d: %d per caller, want %d", pool, got, want)
 		}
-		if got := NewCallerLimit(db, 3).PerCaller(); got != 3 {
+		if got := NewCallerLimit(db, 3, nil).PerCaller(); got != 3 {
 			t.Errorf("explicit 3: %d per caller", got)
 		}
 	}
@@ -176,7 +176,7 @@ func TestOneCallerNeverTakesThePool(t *testing.T) {
 	}
 	pagedDatabases(t, func(t *testing.T, db *bun.DB) {
 		t.Run("bounded, the other user is served and the hog's extra statements are 429", func(t *testing.T) {
-			limit := NewCallerLimit(db, 0)
+			limit := NewCallerLimit(db, 0, nil)
 			limit.wait = 300 * time.Millisecond
 			hogs, other := run(t, db, limit)
 			if other != nil {

@@ -133,7 +133,20 @@ func publicRule(public bool) accessRule {
 //     A missing token is 401 when guards are enabled; with guards disabled
 //     the caller proceeds anonymously and the use case applies the
 //     assignment's policy.
+//
+// Once the caller is known, a caller whose budget of database time is
+// spent is refused (checkBudget).
 func (s *Server) guard(public accessRule) gin.HandlerFunc {
+	identify := s.identify(public)
+	return func(c *gin.Context) {
+		if identify(c); !c.IsAborted() {
+			s.checkBudget(c)
+		}
+	}
+}
+
+// identify is the guard's authentication, without the budget.
+func (s *Server) identify(public accessRule) func(*gin.Context) {
 	return func(c *gin.Context) {
 		tok, perr := parseBearer(c.Request.Header.Values("Authorization"))
 		if public(c) {

@@ -9,6 +9,7 @@ import (
 	"github.com/gin-gonic/gin"
 
 	"github.com/cachegate/cachegate/domain"
+	"github.com/cachegate/cachegate/ports"
 )
 
 // Fair share: what one caller may hold open at once (README.md, "Fair
@@ -41,6 +42,11 @@ type CallerLimits struct {
 	// clients. Instead, a request arriving through one counts against the
 	// address X-Forwarded-For names while it is in flight.
 	ConnsPerAddress int
+	// Budget, when set, is each caller's budget of database time: a
+	// request of a caller whose budget is spent is answered 429 with
+	// Retry-After until it has refilled enough (the guard checks it once
+	// it knows the caller; the work of requests admitted before goes on).
+	Budget ports.CallerBudget
 }
 
 // withDefaults replaces zeros by the defaults and negative values by 0,
@@ -59,6 +65,7 @@ func (l CallerLimits) withDefaults() CallerLimits {
 		ListsPerUser:    pick(l.ListsPerUser, DefaultMaxListsPerUser),
 		StreamsPerUser:  pick(l.StreamsPerUser, DefaultMaxStreamsPerUser),
 		ConnsPerAddress: pick(l.ConnsPerAddress, DefaultMaxConnsPerAddress),
+		Budget:          l.Budget,
 	}
 }
 
@@ -86,6 +93,7 @@ type caps struct {
 	// address, however it arrives.
 	conns                                      *keyLimiter
 	tooManyLists, tooManyStreams, tooManyConns *domain.Error
+	budget                                     ports.CallerBudget
 }
 
 func newCaps(l CallerLimits) caps {
@@ -97,6 +105,27 @@ func newCaps(l CallerLimits) caps {
 		tooManyLists:   tooMany("lists of this caller", l.ListsPerUser),
 		tooManyStreams: tooMany("event streams of this caller", l.StreamsPerUser),
 		tooManyConns:   tooMany("connections or requests from this address", l.ConnsPerAddress),
+		budget:         l.Budget,
+	}
+}
+
+// checkBudget answers 429 with Retry-After (whole seconds, rounded up) to
+// a request whose caller (ports.Caller, which the guard set: a user, or
+// an anonymous client's address) has spent its budget of database time.
+// Checking before the work and charging after it (bunstore.Budget) cuts
+// nothing in flight.
+func (s *Server) checkBudget(c *gin.Context) {
+	if s.caps.budget == nil {
+		return
+	}
+	caller := ports.Caller(c.Request.Context())
+	if p := c.FullPath(); caller == "" || p == "/healthz" || p == "/readyz" {
+		// The probes charge no caller and must answer whoever asks.
+		return
+	}
+	if wait := s.caps.budget.Spent(caller); wait > 0 {
+		s.writeError(c, &domain.Error{Kind: domain.KindTooMany, Code: CodeTooManyRequests, RetryAfter: wait,
+			Message: "your requests have used their share of database time; try again after Retry-After seconds"})
 	}
 }
 

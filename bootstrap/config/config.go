@@ -28,6 +28,13 @@ type Config struct {
 	// user, or an anonymous client's address) runs at once; 0 is half the
 	// connection pool (bunstore.NewCallerLimit).
 	DatabaseUserStatements int
+	// DatabaseUserTime is the database time one caller (as
+	// DatabaseUserStatements counts them) may use per second on this
+	// replica, and DatabaseUserBurst what it may use at once; past them
+	// its requests answer 429 until the budget refills (bunstore.Budget).
+	// A zero rate is no budget.
+	DatabaseUserTime  time.Duration
+	DatabaseUserBurst time.Duration
 	// MetricsAddr is a separate listen address for GET /metrics; empty
 	// serves /metrics, guarded, on Addr.
 	MetricsAddr string
@@ -298,15 +305,17 @@ const (
 // Default returns the configuration with every setting at its default.
 func Default() Config {
 	return Config{
-		Addr:            "127.0.0.1:8080",
-		Database:        "sqlite:cachegate.db",
-		DatabaseTimeout: 5 * time.Second,
-		QueryTimeout:    2 * time.Second,
-		AccessTokenTTL:  15 * time.Minute,
-		RefreshTokenTTL: 30 * domain.Day,
-		ShutdownTimeout: 15 * time.Second,
-		ErrorFormat:     ErrorFormatCachegate,
-		Console:         true,
+		Addr:              "127.0.0.1:8080",
+		Database:          "sqlite:cachegate.db",
+		DatabaseTimeout:   5 * time.Second,
+		QueryTimeout:      2 * time.Second,
+		DatabaseUserTime:  500 * time.Millisecond,
+		DatabaseUserBurst: 5 * time.Second,
+		AccessTokenTTL:    15 * time.Minute,
+		RefreshTokenTTL:   30 * domain.Day,
+		ShutdownTimeout:   15 * time.Second,
+		ErrorFormat:       ErrorFormatCachegate,
+		Console:           true,
 		Cache: Cache{
 			Entities: map[string]Entity{DefaultEntityKey: {Table: "user_cache"}},
 			Settings: CacheSettings{Assignments: map[string]Assignment{

@@ -254,6 +254,8 @@ database: postgres://app:pw@db:5432/cache?sslmode=disable
 databaseTimeout: 2s
 queryTimeout: 500ms
 databaseUserStatements: 3
+databaseUserTime: 250ms
+databaseUserBurst: 2s
 metricsAddr: 127.0.0.1:9090
 accessTokenTTL: 5m
 refreshTokenTTL: 1w
@@ -298,6 +300,7 @@ caps: {listsPerUser: 2, streamsPerUser: 0, connsPerAddress: 64}
 	want := config.Config{
 		Addr: "0.0.0.0:80", Database: "postgres://app:pw@db:5432/cache?sslmode=disable", DatabaseTimeout: 2 * time.Second,
 		QueryTimeout: 500 * time.Millisecond, DatabaseUserStatements: 3,
+		DatabaseUserTime: 250 * time.Millisecond, DatabaseUserBurst: 2 * time.Second,
 		MetricsAddr: "127.0.0.1:9090", AccessTokenTTL: 5 * time.Minute, RefreshTokenTTL: 7 * 24 * time.Hour,
 		ShutdownTimeout: 30 * time.Second, ConfigFile: c.ConfigFile,
 		TrustedProxies: []string{"10.0.0.0/8", "192.0.2.7"}, AuditRetention: 30 * 24 * time.Hour, AuditFoldWindow: 10 * time.Minute,

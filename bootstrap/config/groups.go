@@ -56,7 +56,7 @@ var serverSettings = []string{
 	"body-bytes", "max-header-bytes", "list-max", "list-default", "sweep-interval",
 	"audit-retention", "sweep-batch", "events-retention", "events-heartbeat", "events-retry",
 	"max-lists-per-user", "max-streams-per-user", "max-conns-per-address", "query-timeout",
-	"database-user-statements", "audit-fold-window", "console",
+	"database-user-statements", "database-user-time", "database-user-burst", "audit-fold-window", "console",
 }
 
 func init() {

@@ -113,6 +113,14 @@ func settings() []setting {
 			usage: "database calls one user (or anonymous client address) may run at once; beyond, 429 TOO_MANY_REQUESTS; 0: half the connection pool",
 			parse: intInto(func(c *Config) *int { return &c.DatabaseUserStatements }),
 			check: func(c Config) error { return checkRange(int64(c.DatabaseUserStatements), 0, 10_000) }},
+		{flag: "database-user-time", arg: "duration", key: "databaseUserTime", def: "500ms",
+			usage: "database time one user (or anonymous client address) may use per second on this replica; once its budget is spent, 429 TOO_MANY_REQUESTS until it refills; 0: no budget",
+			parse: func(c *Config, v string) (err error) { c.DatabaseUserTime, err = parseDurationOrZero(v); return err },
+			check: func(c Config) error { return checkBudget(c.DatabaseUserTime, time.Second) }},
+		{flag: "database-user-burst", arg: "duration", key: "databaseUserBurst", def: "5s",
+			usage: "database time one user (or anonymous client address) may use at once before database-user-time paces it",
+			parse: durationInto(func(c *Config) *time.Duration { return &c.DatabaseUserBurst }),
+			check: func(c Config) error { return checkBudget(c.DatabaseUserBurst, 10*time.Minute) }},
 		{flag: "metrics-addr", arg: "host:port", key: "metricsAddr",
 			usage: "separate listen address for /metrics, served there without authentication (default none: /metrics on addr, for the metrics token or an administrator)",
 			parse: func(c *Config, v string) error { c.MetricsAddr = v; return nil },
@@ -403,6 +411,14 @@ func sizeInto(field func(*Config) *int64) func(*Config, string) error {
 func checkPositive(d time.Duration) error {
 	if d <= 0 {
 		return fmt.Errorf("%s must be positive", d)
+	}
+	return nil
+}
+
+// checkBudget bounds a setting of the database time budget to [0, most].
+func checkBudget(d, most time.Duration) error {
+	if d < 0 || d > most {
+		return fmt.Errorf("%s must be between 0 and %s", d, most)
 	}
 	return nil
 }

@@ -4,8 +4,8 @@
 //
 // Requires: *application.CacheOperations (optional), the auth use cases
 // (optional: without *application.Authenticate no route is guarded),
-// storefx.Pinger (optional), *slog.Logger. Provides: *ginhttp.Server and
-// the bound listen address (Addr).
+// storefx.Pinger (optional), ports.CallerBudget (optional), *slog.Logger.
+// Provides: *ginhttp.Server and the bound listen address (Addr).
 package httpfx
 
 import (
@@ -23,6 +23,7 @@ import (
 	"github.com/cachegate/cachegate/bootstrap/storefx"
 	"github.com/cachegate/cachegate/bootstrap/tracefx"
 	"github.com/cachegate/cachegate/domain"
+	"github.com/cachegate/cachegate/ports"
 )
 
 // Options configure the server.
@@ -62,6 +63,16 @@ type Options struct {
 	Console bool
 }
 
+// limits are the options' caps with the storage's budget of database
+// time, unless the options name one.
+func limits(d Deps) ginhttp.CallerLimits {
+	l := d.Options.Limits
+	if l.Budget == nil {
+		l.Budget = d.Budget
+	}
+	return l
+}
+
 // Addr is the address the server listens on once the app started.
 type Addr struct{ addr chan string }
 
@@ -98,6 +109,8 @@ type Deps struct {
 	Metrics *ginhttp.MetricsOptions `optional:"true"`
 	// Tracing, when its Provider is set, gives each request a span.
 	Tracing tracefx.Tracing `optional:"true"`
+	// Budget is each caller's budget of database time (storefx.SQL).
+	Budget ports.CallerBudget `optional:"true"`
 }
 
 // New builds the ginhttp server: the plain constructor behind Module.
@@ -141,7 +154,7 @@ func New(d Deps) (*ginhttp.Server, error) {
 		Observer:       d.Observer,
 		TracerProvider: d.Tracing.Provider,
 		Stream:         streamOptions(d),
-		Limits:         d.Options.Limits,
+		Limits:         limits(d),
 		ErrorFormat:    d.Options.ErrorFormat,
 		Metrics:        d.Metrics,
 		Console:        d.Options.Console,

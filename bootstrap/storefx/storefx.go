@@ -4,7 +4,8 @@
 // instead, for tests and embedders who need no persistence.
 //
 // Provides: *bun.DB (SQL only), cachefx.RepoFactory, ports.ChangeLog (the
-// log the cache tables' writes record into), ports.UserRepository,
+// log the cache tables' writes record into), ports.CallerBudget (SQL
+// only: each caller's budget of database time), ports.UserRepository,
 // ports.RefreshStore, ports.KeyStore, ports.LoginThrottle, a Pinger for
 // readiness, and purgers in the value group "purgers" for the sweeper.
 package storefx
@@ -40,6 +41,10 @@ type Options struct {
 	// UserStatements bounds the calls one caller runs at once on the
 	// database (bunstore.NewCallerLimit); zero means half the pool.
 	UserStatements int
+	// UserTime and UserBurst are each caller's budget of database time
+	// per second and at once (bunstore.NewBudget); a zero UserTime is no
+	// budget.
+	UserTime, UserBurst time.Duration
 	// Tables are the cache tables to migrate.
 	Tables []string
 	// Migrate applies pending migrations when the database is opened.
@@ -115,9 +120,15 @@ func SQL(o Options) fx.Option {
 		fx.Supply(fx.Private, o),
 		// One bound on each caller's calls for every repository of the
 		// database: the bound is on its pool.
-		fx.Provide(fx.Private, func(db *bun.DB, o Options) *bunstore.CallerLimit {
-			return bunstore.NewCallerLimit(db, o.UserStatements)
+		fx.Provide(fx.Private, func(db *bun.DB, o Options, b *bunstore.Budget) *bunstore.CallerLimit {
+			return bunstore.NewCallerLimit(db, o.UserStatements, b)
 		}),
+		// The budget the caller limit charges and the HTTP server checks
+		// (httpfx).
+		fx.Provide(fx.Private, func(o Options, clock ports.Clock) *bunstore.Budget {
+			return bunstore.NewBudget(o.UserTime, o.UserBurst, clock)
+		}),
+		fx.Provide(func(b *bunstore.Budget) ports.CallerBudget { return b }),
 		fx.Provide(
 			func(lc fx.Lifecycle, o Options, t tracing) (*bun.DB, error) {
 				ctx, cancel := context.WithTimeout(context.Background(), openTimeout)

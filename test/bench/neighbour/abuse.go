@@ -26,6 +26,7 @@ type attacker struct {
 	from   string // the loopback address it connects from
 	token  string
 	keys   []string
+	heavy  []string // the heavy accounts' tokens
 	counts *statuses
 }
 
@@ -52,6 +53,7 @@ var abuses = map[string]func(ctx context.Context, a *attacker, c config){
 	"fold":    foldQueries,
 	"logins":  loginFlood,
 	"streams": streamFlood,
+	"heavy":   heavyLists,
 }
 
 // slowLists holds c.slowReaders lists of the attacker's entries open

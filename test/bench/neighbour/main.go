@@ -8,6 +8,8 @@
 //	fold     closed loops of case-insensitive ($contL, $eqL …) paged queries
 //	logins   a flood of failed logins, each naming a new 300-character username
 //	streams  200 change-feed streams of the attacker, kept open
+//	heavy    three more accounts, each running closed loops of 49-condition
+//	         case-insensitive lists over its own entries
 //
 // For each phase it prints the victim's success rate, p50, p99 and p99
 // against the quiet run, the attacker's answers by status, and (logins)
@@ -52,13 +54,14 @@ type config struct {
 	foldWorkers   int
 	loginWorkers  int
 	streams       int
+	heavyWorkers  int
 	bcryptCost    int
 	victimAddr    string
 	attackAddr    string
 }
 
 // phaseNames are the phases --phases accepts, in their default order.
-var phaseNames = []string{"quiet", "lists", "fold", "logins", "streams"}
+var phaseNames = []string{"quiet", "lists", "fold", "logins", "streams", "heavy"}
 
 func main() {
 	c, err := parseFlags(os.Args[1:], os.Stderr)
@@ -109,6 +112,7 @@ reach the server (its settings). Options:`)
 	fs.IntVar(&c.foldWorkers, "fold-workers", 16, "fold phase: concurrent query loops")
 	fs.IntVar(&c.loginWorkers, "login-workers", 8, "logins phase: concurrent failed-login loops")
 	fs.IntVar(&c.streams, "streams", 200, "streams phase: change-feed streams held open")
+	fs.IntVar(&c.heavyWorkers, "heavy-workers", 4, "heavy phase: concurrent list loops of each of the three accounts")
 	fs.IntVar(&c.bcryptCost, "bcrypt-cost", 4, "the server's bcrypt cost (low, so that logins are cheap)")
 	fs.StringVar(&c.victimAddr, "victim-addr", "127.0.0.1", "loopback address the victim connects from")
 	fs.StringVar(&c.attackAddr, "attacker-addr", "127.0.0.2", "loopback address the attacker connects from")
@@ -145,7 +149,7 @@ reach the server (its settings). Options:`)
 		v    int
 	}{{"--victim-rate", c.victimRate}, {"--victim-entries", c.victimEntries}, {"--attacker-entries", c.attackEntries},
 		{"--data-bytes", c.dataBytes}, {"--slow-readers", c.slowReaders}, {"--fold-workers", c.foldWorkers},
-		{"--login-workers", c.loginWorkers}, {"--streams", c.streams}} {
+		{"--login-workers", c.loginWorkers}, {"--streams", c.streams}, {"--heavy-workers", c.heavyWorkers}} {
 		if n.v < 1 {
 			problems = append(problems, fmt.Errorf("%s must be at least 1", n.name))
 		}

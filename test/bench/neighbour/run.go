@@ -9,6 +9,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"runtime"
+	"slices"
 	"strings"
 	"syscall"
 	"time"
@@ -46,6 +47,16 @@ func run(ctx context.Context, c config) error {
 	if err != nil {
 		return err
 	}
+	var heavyIDs, heavyPasswords []string
+	if slices.Contains(c.phases, "heavy") {
+		for i := range heavyAccounts {
+			id, pass, err := srv.addUser(ctx, heavyName(i))
+			if err != nil {
+				return err
+			}
+			heavyIDs, heavyPasswords = append(heavyIDs, id), append(heavyPasswords, pass)
+		}
+	}
 	if err := srv.start(ctx); err != nil {
 		return err
 	}
@@ -82,8 +93,12 @@ func run(ctx context.Context, c config) error {
 	}); err != nil {
 		return fmt.Errorf("seed the attacker: %w", err)
 	}
-	fmt.Fprintf(os.Stderr, "seeded %d victim and %d attacker entries through POST in %s\n", c.victimEntries, c.attackEntries,
-		time.Since(t0).Round(time.Millisecond))
+	heavy, err := seedHeavy(ctx, c, aclient, base, heavyIDs, heavyPasswords)
+	if err != nil {
+		return err
+	}
+	fmt.Fprintf(os.Stderr, "seeded %d victim and %d attacker entries (and %d of each of %d heavy accounts) through POST in %s\n",
+		c.victimEntries, c.attackEntries, c.attackEntries, len(heavy), time.Since(t0).Round(time.Millisecond))
 
 	var head bytes.Buffer
 	writeHeader(&head, c)
@@ -91,7 +106,7 @@ func run(ctx context.Context, c config) error {
 
 	v := &victim{client: vclient, base: base, token: vtoken, ids: vids, username: "victim", password: victimPass,
 		getRate: c.victimRate, logins: c.victimLogins}
-	a := &attacker{addr: srv.addr, base: base, from: c.attackAddr, token: atoken, keys: keys}
+	a := &attacker{addr: srv.addr, base: base, from: c.attackAddr, token: atoken, keys: keys, heavy: heavy}
 	var results []phaseResult
 	for _, p := range c.phases {
 		r, err := runPhase(ctx, c, srv, v, a, p)
@@ -206,7 +221,7 @@ func writeHeader(w io.Writer, c config) {
 		strings.Join(strings.Fields(string(load))[:min(3, len(strings.Fields(string(load))))], " "),
 		runtime.Version(), strings.TrimSpace(string(commit)))
 	fmt.Fprintf(w, "run: db=%s duration=%s per phase, victim %d GET/s + %d logins/s over %d entries; attacker %d entries "+
-		"(250-character non-ASCII keys, %d bytes of data); lists %d, fold %d, logins %d, streams %d; bcrypt cost %d\n",
+		"(250-character non-ASCII keys, %d bytes of data); lists %d, fold %d, logins %d, streams %d, heavy %d×%d; bcrypt cost %d\n",
 		c.db, c.duration, c.victimRate, c.victimLogins, c.victimEntries, c.attackEntries, c.dataBytes,
-		c.slowReaders, c.foldWorkers, c.loginWorkers, c.streams, c.bcryptCost)
+		c.slowReaders, c.foldWorkers, c.loginWorkers, c.streams, heavyAccounts, c.heavyWorkers, c.bcryptCost)
 }
