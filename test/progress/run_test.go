@@ -37,17 +37,18 @@ func TestRunRecordsASkippedPartAndRefusesItUnderCI(t *testing.T) {
 	}
 }
 
-func TestRunDropsRaceOnlyWhenToldTo(t *testing.T) {
+func TestRunInstrumentsAllButSQLitesCAndDropsRaceOnlyWhenToldTo(t *testing.T) {
 	t.Parallel()
-	out, errOut, err := sourceRun(t, `go_test_args -run X; echo --; RACE=""; go_test_args ./domain/`)
+	out, errOut, err := sourceRun(t, `go_test_args -run X; echo --; RACE_FLAGS=(); go_test_args ./domain/`)
 	if err != nil {
 		t.Fatalf("%v: %s", err, errOut)
 	}
 	with, without, _ := strings.Cut(out, "--\n")
-	if !strings.Contains(with, "-race\n") || !strings.HasSuffix(with, "-run\nX\n./...\n") {
+	if !strings.Contains(with, "-race\n-gcflags=modernc.org/libc/...=-race=false\n-gcflags=modernc.org/sqlite/lib=-race=false\n") ||
+		!strings.HasSuffix(with, "-run\nX\n./...\n") {
 		t.Errorf("default arguments %q", with)
 	}
-	if strings.Contains(without, "-race") || !strings.HasSuffix(without, "20m\n./domain/\n") {
+	if strings.Contains(without, "-race") || strings.Contains(without, "gcflags") || !strings.HasSuffix(without, "20m\n./domain/\n") {
 		t.Errorf("arguments without a C compiler %q", without)
 	}
 }
