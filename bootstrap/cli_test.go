@@ -2,6 +2,7 @@ package bootstrap_test
 
 import (
 	"bytes"
+	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
@@ -28,9 +29,12 @@ func TestUsersAdminCommandsLeaveTheSigningKeysAlone(t *testing.T) {
 	t.Parallel()
 	dir := t.TempDir()
 	fresh := "sqlite:" + filepath.Join(dir, "fresh.db")
-	if code, _, stderr := cliRun(t, "a-long-password-1\n", "users", "add", "--username", "ada", "--password-stdin",
-		"--bcrypt-cost", "4", "--database", fresh); code != 0 {
-		t.Fatalf("users add: status %d, %s", code, stderr)
+	// root stays an admin when ada's role is revoked (docs/admin.md).
+	for _, name := range []string{"root", "ada"} {
+		if code, _, stderr := cliRun(t, "a-long-password-1\n", "users", "add", "--username", name, "--password-stdin",
+			"--admin="+fmt.Sprint(name == "root"), "--bcrypt-cost", "4", "--database", fresh); code != 0 {
+			t.Fatalf("users add %s: status %d, %s", name, code, stderr)
+		}
 	}
 	for _, verb := range []string{"grant", "revoke"} {
 		if code, stdout, stderr := cliRun(t, "", "users", "admin", verb, "ada", "--database", fresh); code != 0 || !strings.Contains(stdout, "ada") {
@@ -55,9 +59,11 @@ func TestUsersAdminCommandsLeaveTheSigningKeysAlone(t *testing.T) {
 	if code, _, stderr := cliRun(t, "", "keys", "rotate", "--database", sealed, "--key-encryption-secret-file", secret); code != 0 {
 		t.Fatalf("keys rotate: status %d, %s", code, stderr)
 	}
-	if code, _, stderr := cliRun(t, "a-long-password-1\n", "users", "add", "--username", "bob", "--password-stdin",
-		"--bcrypt-cost", "4", "--database", sealed); code != 0 {
-		t.Fatalf("users add: status %d, %s", code, stderr)
+	for _, name := range []string{"root", "bob"} {
+		if code, _, stderr := cliRun(t, "a-long-password-1\n", "users", "add", "--username", name, "--password-stdin",
+			"--admin="+fmt.Sprint(name == "root"), "--bcrypt-cost", "4", "--database", sealed); code != 0 {
+			t.Fatalf("users add %s: status %d, %s", name, code, stderr)
+		}
 	}
 	for _, verb := range []string{"grant", "revoke"} {
 		if code, _, stderr := cliRun(t, "", "users", "admin", verb, "bob", "--database", sealed); code != 0 {
