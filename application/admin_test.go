@@ -252,3 +252,28 @@ func TestChangePasswordEndsTheOtherSessions(t *testing.T) {
 		t.Error("wrong current passwords left no login.failed event")
 	}
 }
+
+// HasAdmin counts only an active admin: a disabled one cannot sign in.
+func TestHasAdminCountsOnlyAnActiveAdmin(t *testing.T) {
+	t.Parallel()
+	f := newAdminFixture(t)
+	ctx := context.Background()
+	want := func(step string, expect bool) {
+		t.Helper()
+		if got, err := f.admin.HasAdmin(ctx); err != nil || got != expect {
+			t.Errorf("%s: HasAdmin = %v, %v; want %v", step, got, err, expect)
+		}
+	}
+	want("no user", false)
+	f.add(t, "bob", false)
+	want("a user who is not an admin", false)
+	f.add(t, "root", true)
+	if _, err := f.ua.SetActive(ctx, "root", false); err != nil {
+		t.Fatal(err)
+	}
+	want("a disabled admin", false)
+	if _, err := f.ua.SetActive(ctx, "root", true); err != nil {
+		t.Fatal(err)
+	}
+	want("an active admin", true)
+}

@@ -41,6 +41,23 @@ func (a *AdminUsers) List(ctx context.Context, q domain.UserQuery) ([]domain.Use
 	return a.dir.FindUsers(ctx, q)
 }
 
+// HasAdmin reports whether an active admin exists, so that serve can say
+// how the first one is made when none does (README.md, "Web console");
+// domain.ErrNotImplemented when the user store cannot list.
+func (a *AdminUsers) HasAdmin(ctx context.Context) (bool, error) {
+	var q domain.UserQuery
+	for _, field := range []string{"admin", "active"} {
+		c, err := domain.NewUserCondition("admin", field, domain.OpEq, false, []string{"true"})
+		if err != nil {
+			return false, err
+		}
+		q.All = append(q.All, c)
+	}
+	q.Limit = 1
+	page, _, err := a.List(ctx, q)
+	return len(page) > 0, err
+}
+
 // Get returns a user, or domain.ErrUserNotFound.
 func (a *AdminUsers) Get(ctx context.Context, id string) (domain.User, error) {
 	if !domain.IsUUID(id) {
@@ -144,17 +161,21 @@ func (a *AdminUsers) Delete(ctx context.Context, by domain.Principal, id string)
 	return nil
 }
 
-// Sessions returns the live sessions of a user, the last used first;
-// domain.ErrUserNotFound for an unknown user, domain.ErrNotImplemented
-// when the refresh store cannot show sessions.
-func (a *AdminUsers) Sessions(ctx context.Context, userID string) ([]domain.Session, error) {
+// Sessions returns page p of the live sessions of a user, the last used
+// first; domain.ErrUserNotFound for an unknown user,
+// domain.ErrNotImplemented when the refresh store cannot show sessions.
+func (a *AdminUsers) Sessions(ctx context.Context, userID string, p SessionPage) (SessionList, error) {
 	if a.sessions == nil {
-		return nil, domain.ErrNotImplemented
+		return SessionList{}, domain.ErrNotImplemented
 	}
 	if _, err := a.Get(ctx, userID); err != nil {
-		return nil, err
+		return SessionList{}, err
 	}
-	return a.sessions.UserSessions(ctx, userID, a.ua.clock.Now())
+	all, err := a.sessions.UserSessions(ctx, userID, a.ua.clock.Now())
+	if err != nil {
+		return SessionList{}, err
+	}
+	return sessionList(all, p), nil
 }
 
 // RevokeSessions revokes every session of a user (one session.revoked

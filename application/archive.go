@@ -20,6 +20,17 @@ type Archive struct {
 	Clock  ports.Clock
 	// Entities maps each configured entity key to its table.
 	Entities map[string]string
+	// MaxDataBytes bounds an imported entry's data as a write's
+	// (--data-bytes); zero means domain.DefaultMaxDataBytes.
+	MaxDataBytes int
+}
+
+// MaxData is the bound on an imported entry's data.
+func (a *Archive) MaxData() int {
+	if a.MaxDataBytes > 0 {
+		return a.MaxDataBytes
+	}
+	return domain.DefaultMaxDataBytes
 }
 
 // ArchiveRecord is one record of an archive; exactly one of User, Key,
@@ -121,7 +132,10 @@ const (
 )
 
 // Import loads records into the target in one transaction, in batches: on
-// any error nothing of the import stays. Entries deleted or expired, and
+// any error nothing of the import stays. Every record is held to the rules
+// of the path that makes it (domain: Entry.Validate with MaxData,
+// User.Validate, SigningKey.Validate, RefreshFamily.Validate), and one
+// that breaks them is refused with its line. Entries deleted or expired, and
 // refresh families (or tokens) expired, by now are skipped. The refresh
 // tokens of an archive of format version 1 are stored as families once
 // the last of them is loaded (ports.ArchiveLoad.AddRefreshTokens). A record of an
@@ -154,6 +168,9 @@ func (a *Archive) Import(ctx context.Context, in ImportInput) (ArchiveCounts, er
 			break
 		}
 		if err != nil {
+			return c, err
+		}
+		if err := validRecord(&r, a.MaxData()); err != nil {
 			return c, err
 		}
 		switch {
@@ -191,16 +208,6 @@ func (a *Archive) Import(ctx context.Context, in ImportInput) (ArchiveCounts, er
 				err = b.flushTokens(ctx)
 			}
 		case r.Entry != nil:
-			// The entry's rules hold for an imported entry as for one a
-			// client writes (domain.Entry.Validate); the data size limit
-			// does not, like the quotas: an import is an administrator's
-			// restore of what another service accepted (README, "Moving
-			// from SQLite to PostgreSQL").
-			e, verr := r.Entry.Validate(0)
-			if verr != nil {
-				return c, fmt.Errorf("line %d: entry: %w", r.Line, verr)
-			}
-			r.Entry = &e
 			if !r.Entry.Live(now) {
 				c.Skipped++
 				continue
@@ -243,6 +250,37 @@ func (a *Archive) Import(ctx context.Context, in ImportInput) (ArchiveCounts, er
 		return c, fmt.Errorf("import: %w", err)
 	}
 	return c, nil
+}
+
+// validRecord holds r to its rules (see Import), an entry's ids put in
+// lower case as every store keeps them; the error names r's line and kind.
+// Quotas do not apply: an import is an administrator's restore (README,
+// "Export and import").
+func validRecord(r *ArchiveRecord, maxData int) error {
+	var (
+		kind string
+		err  error
+	)
+	switch {
+	case r.User != nil:
+		kind, err = "user", r.User.Validate()
+	case r.Key != nil:
+		kind, err = "signingKey", r.Key.Validate()
+	case r.Family != nil:
+		kind, err = "refreshFamily", r.Family.Validate()
+	case r.Refresh != nil:
+		kind, err = "refresh", r.Refresh.Validate()
+	case r.Entry != nil:
+		kind = "entry"
+		var e domain.Entry
+		if e, err = r.Entry.Validate(maxData); err == nil {
+			r.Entry = &e
+		}
+	}
+	if err != nil {
+		return fmt.Errorf("line %d: %s: %w", r.Line, kind, err)
+	}
+	return nil
 }
 
 // importBatches holds the rows read and not yet written, per kind, and the

@@ -222,6 +222,22 @@ func TestLogin(t *testing.T) {
 			t.Fatalf("login with the upgraded hash: %v", err)
 		}
 	})
+	t.Run("a user stored with a control character before they were refused still signs in", func(t *testing.T) {
+		t.Parallel()
+		e := newAuthEnv(t, authOpts{})
+		const name = "tab\tname"
+		if _, err := e.admin.Add(ctx, application.AddUserInput{Username: name, Password: pw, Active: true}); domain.KindOf(err) != domain.KindInvalid {
+			t.Fatalf("adding %q: %v, want it refused", name, err)
+		}
+		u := e.addUser(t, "stand-in", pw, true)
+		u.ID, u.Username = "0190a000-0000-7000-8000-0000000000ab", name
+		if err := e.users.CreateUser(ctx, u); err != nil {
+			t.Fatal(err)
+		}
+		if _, err := e.login.Execute(ctx, application.LoginInput{Username: name, Password: pw}); err != nil {
+			t.Fatalf("login of a stored %q: %v", name, err)
+		}
+	})
 }
 
 type refuseAll struct{}

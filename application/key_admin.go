@@ -22,7 +22,8 @@ type SigningKeys interface {
 	// returns it without its private half.
 	Rotate(ctx context.Context, immediate bool, events ...domain.AuditEvent) (domain.SigningKey, error)
 	// Revoke stops every process accepting tokens of kid, making a new key
-	// sign at once first when kid signs or is published to;
+	// sign at once first when kid signs (a key published ahead, not
+	// signing yet, is only withdrawn: the signing key keeps signing);
 	// domain.ErrSigningKeyNotFound for an unknown kid.
 	Revoke(ctx context.Context, kid string, events ...domain.AuditEvent) error
 	// List returns every stored key, newest first, without private halves.
@@ -103,7 +104,7 @@ func (a *KeyAdmin) Rotate(ctx context.Context, in RotateKeyInput) (domain.Signin
 }
 
 // Revoke revokes the key kid: tokens it signed stop working everywhere
-// within a minute (sessions whose refresh token it signed end). It returns
+// within a second (sessions whose refresh token it signed end). It returns
 // domain.ErrSigningKeyNotFound for an unknown kid. The key.revoked event
 // is written with the revocation, in its transaction, where the key store
 // writes events.

@@ -22,6 +22,10 @@ type ThrottleLimits struct {
 // DefaultThrottleLimits are the README's configuration defaults.
 var DefaultThrottleLimits = ThrottleLimits{PerUsername: 10, PerAddress: 100, Window: 15 * time.Minute}
 
+// DefaultMaxSessionsPerUser is the README's default of
+// --max-sessions-per-user.
+const DefaultMaxSessionsPerUser = 100
+
 // LoginDeps are the ports of Login. Throttle, Users and Hasher are
 // optional: without Throttle no attempt is throttled; without Users and
 // Hasher weak hashes are not upgraded.
@@ -42,6 +46,16 @@ type LoginDeps struct {
 	// checked waits for them to end (see inFlight); zero means
 	// DefaultInFlightWait, a negative value no waiting.
 	InFlightWait time.Duration
+	// MaxSessions bounds a user's live sessions (refresh families): a
+	// login beyond it ends the least recently used ones, recorded as
+	// session.evicted. Zero means DefaultMaxSessionsPerUser, a negative
+	// value no bound. A refresh store that is no ports.SessionEvictor
+	// bounds nothing.
+	MaxSessions int
+	// Revoked is told of the sessions a login ends, so this process
+	// refuses their access tokens at once (every other one at its next
+	// poll); nil leaves this process to its poll too.
+	Revoked SessionRevocations
 }
 
 // LoginInput is a login attempt.
@@ -55,8 +69,9 @@ type LoginInput struct {
 // Login exchanges a username and password for a token pair, starting a
 // new refresh family.
 type Login struct {
-	d      LoginDeps
-	flying *inFlight
+	d       LoginDeps
+	flying  *inFlight
+	evictor ports.SessionEvictor // nil: sessions are not bounded
 }
 
 // NewLogin returns the use case.
@@ -77,7 +92,14 @@ func NewLogin(d LoginDeps) (*Login, error) {
 	if d.InFlightWait == 0 {
 		d.InFlightWait = DefaultInFlightWait
 	}
-	return &Login{d: d, flying: newInFlight()}, nil
+	if d.MaxSessions == 0 {
+		d.MaxSessions = DefaultMaxSessionsPerUser
+	}
+	evictor, _ := d.Tokens.Refresh.(ports.SessionEvictor)
+	if d.MaxSessions < 0 {
+		evictor = nil
+	}
+	return &Login{d: d, flying: newInFlight(), evictor: evictor}, nil
 }
 
 // Execute returns a new pair. Every wrong-credential case (unknown user,
@@ -86,7 +108,7 @@ func NewLogin(d LoginDeps) (*Login, error) {
 // RetryAfter and costs no password hashing.
 func (uc *Login) Execute(ctx context.Context, in LoginInput) (domain.TokenPair, error) {
 	if in.Username == "" || in.Password == "" || len(in.Password) > domain.MaxPasswordBytes ||
-		domain.ValidateUsername(in.Username) != nil {
+		domain.CheckUsername(in.Username) != nil {
 		return domain.TokenPair{}, domain.ErrUnauthenticated
 	}
 	keys := uc.throttleKeys(in)
@@ -128,10 +150,42 @@ func (uc *Login) Execute(ctx context.Context, in LoginInput) (domain.TokenPair, 
 	if err := uc.d.Tokens.Refresh.SaveRefresh(ctx, rec); err != nil {
 		return domain.TokenPair{}, fmt.Errorf("login: store refresh token: %w", err)
 	}
+	evicted, err := uc.evict(ctx, u.ID)
+	if err != nil {
+		return domain.TokenPair{}, fmt.Errorf("login: end the least recently used sessions: %w", err)
+	}
 	uc.d.Metrics.LoginOutcome("success")
 	uc.d.Audit.Record(ctx, domain.AuditEvent{Type: domain.AuditLoginSucceeded, UserID: u.ID,
 		Username: u.Username, Address: in.ClientAddr, Family: rec.FamilyID})
+	for _, id := range evicted {
+		uc.d.Audit.Record(ctx, domain.AuditEvent{Type: domain.AuditSessionEvicted, UserID: u.ID, Username: u.Username,
+			Address: in.ClientAddr, Family: id, Detail: fmt.Sprintf("max-sessions-per-user=%d", uc.d.MaxSessions)})
+	}
 	return pair, nil
+}
+
+// evict ends the user's live sessions beyond MaxSessions, the least
+// recently used, once the login's own is stored, and returns them. They
+// end as a logout does: the store revokes them, this process refuses
+// their access tokens at once and every other one at its next poll of
+// the revoked sessions (docs/api.md, "Authentication"). The store does
+// it in one statement after the login's own family committed, so that
+// concurrent logins leave no more than MaxSessions (ports.SessionEvictor);
+// the events are recorded after it, as the store takes none.
+func (uc *Login) evict(ctx context.Context, userID string) ([]string, error) {
+	if uc.evictor == nil {
+		return nil, nil
+	}
+	ids, err := uc.evictor.EvictSessions(ctx, userID, uc.d.MaxSessions, uc.d.Tokens.Clock.Now())
+	if err != nil {
+		return nil, err
+	}
+	if uc.d.Revoked != nil {
+		for _, id := range ids {
+			uc.d.Revoked.Add(id)
+		}
+	}
+	return ids, nil
 }
 
 // throttleKeys returns the counters an attempt is reserved under: the

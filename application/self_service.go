@@ -30,17 +30,23 @@ func NewSelfService(login *Login, ua *UserAdmin, refresh ports.RefreshStore, rev
 	return &SelfService{login: login, ua: ua, refresh: refresh, sessions: sessions, revoked: revoked}, nil
 }
 
-// Sessions returns the caller's live sessions, the last used first, and
-// the id of the caller's own (the sid of the access token presented).
-func (s *SelfService) Sessions(ctx context.Context, actor domain.Actor) ([]domain.Session, string, error) {
+// Sessions returns page p of the caller's live sessions, the last used
+// first, with the id of the caller's own (the sid of the access token
+// presented).
+func (s *SelfService) Sessions(ctx context.Context, actor domain.Actor, p SessionPage) (SessionList, error) {
 	if !actor.Authenticated() {
-		return nil, "", domain.ErrUnauthenticated
+		return SessionList{}, domain.ErrUnauthenticated
 	}
 	if s.sessions == nil {
-		return nil, "", domain.ErrNotImplemented
+		return SessionList{}, domain.ErrNotImplemented
 	}
-	list, err := s.sessions.UserSessions(ctx, actor.Principal.ID, s.ua.clock.Now())
-	return list, actor.Principal.FamilyID, err
+	all, err := s.sessions.UserSessions(ctx, actor.Principal.ID, s.ua.clock.Now())
+	if err != nil {
+		return SessionList{}, err
+	}
+	list := sessionList(all, p)
+	list.Current = actor.Principal.FamilyID
+	return list, nil
 }
 
 // RevokeSession ends one of the caller's sessions ("sign out that

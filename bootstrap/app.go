@@ -115,6 +115,7 @@ func AuthOptions(cfg config.Config) authfx.Options {
 	}
 	o.RefreshReuseGrace = a.RefreshReuseGrace
 	o.SessionMax = a.SessionMax
+	o.MaxSessionsPerUser = a.MaxSessionsPerUser
 	o.AuditFoldWindow = cfg.AuditFoldWindow
 	if a.KeyEncryptionSecret.IsSet() {
 		o.KeyEncryptionSecret = a.KeyEncryptionSecret.Bytes()

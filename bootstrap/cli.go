@@ -60,7 +60,7 @@ func configGroups(uses cli.Uses) config.Group {
 		g config.Group
 	}{
 		{cli.UsesStorage, config.GroupStorage}, {cli.UsesPasswords, config.GroupPasswords},
-		{cli.UsesKeys, config.GroupKeys}, {cli.UsesServer, config.GroupServer},
+		{cli.UsesKeys, config.GroupKeys}, {cli.UsesServer, config.GroupServer}, {cli.UsesData, config.GroupData},
 	} {
 		if uses&m.u != 0 {
 			g |= m.g
@@ -102,10 +102,12 @@ func (r *cliRuntime) JSONLogs() bool { return r.cfg.Log.Format == config.LogJSON
 func (r *cliRuntime) Serve(ctx context.Context) error {
 	log := NewLogger(r.cfg.Log, r.host.logOut)
 	log.Info("starting", "version", r.host.version, "config", r.cfg)
-	app, err := Start(App(r.cfg, r.host.logOut))
+	var admins *application.AdminUsers
+	app, err := Start(App(r.cfg, r.host.logOut, fx.Populate(&admins)))
 	if err != nil {
 		return err
 	}
+	hintFirstAdmin(ctx, log, admins, r.cfg.Console)
 	select {
 	case <-ctx.Done():
 		var sig cli.SignalError
@@ -122,6 +124,20 @@ func (r *cliRuntime) Serve(ctx context.Context) error {
 	}
 	log.Info("stopped")
 	return nil
+}
+
+// hintFirstAdmin logs, when no active admin exists, how to make the first
+// one (README.md, "Web console"): a newcomer who opens /console/ needs an
+// admin to sign in with. A store that cannot tell says nothing.
+func hintFirstAdmin(ctx context.Context, log *slog.Logger, admins *application.AdminUsers, console bool) {
+	if has, err := admins.HasAdmin(ctx); err != nil || has {
+		return
+	}
+	then := "then use the admin API (docs/admin.md)"
+	if console {
+		then = "then sign in at /console/"
+	}
+	log.Info("no admin exists: create the first with `cachegate users add --username NAME --admin --password-stdin` on this database, " + then)
 }
 
 // Start starts the core with its log limited to errors: the output of an
@@ -166,7 +182,7 @@ func (r *cliRuntime) StartStorage(ctx context.Context) (cli.Storage, error) {
 	}
 	archive := bunstore.NewArchive(db, bunstore.WithTimeout(r.cfg.DatabaseTimeout))
 	return cli.Storage{
-		Archive: &application.Archive{Reader: archive, Writer: archive, Clock: system.Clock{}, Entities: entities},
+		Archive: &application.Archive{Reader: archive, Writer: archive, Clock: system.Clock{}, Entities: entities, MaxDataBytes: int(r.cfg.Limits.DataBytes)},
 		Backup:  func(ctx context.Context, path string) error { return bunstore.Backup(ctx, db, path) },
 	}, nil
 }

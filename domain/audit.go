@@ -20,6 +20,7 @@ const (
 	AuditRefreshReused       AuditType = "refresh.reused"
 	AuditLogout              AuditType = "logout"
 	AuditSessionExpired      AuditType = "session.expired"
+	AuditSessionEvicted      AuditType = "session.evicted"
 	AuditUserAdded           AuditType = "user.added"
 	AuditUserDisabled        AuditType = "user.disabled"
 	AuditUserEnabled         AuditType = "user.enabled"
@@ -49,7 +50,7 @@ const (
 // AuditTypes lists every audit event type.
 func AuditTypes() []AuditType {
 	return []AuditType{AuditLoginSucceeded, AuditLoginFailed, AuditLoginThrottled, AuditRefreshReused,
-		AuditLogout, AuditSessionExpired, AuditUserAdded, AuditUserDisabled, AuditUserEnabled,
+		AuditLogout, AuditSessionExpired, AuditSessionEvicted, AuditUserAdded, AuditUserDisabled, AuditUserEnabled,
 		AuditUserPasswordChanged, AuditKeyRotated, AuditKeyRevoked,
 		AuditAdminUserAdded, AuditAdminUserUpdated, AuditAdminPasswordSet, AuditAdminUserDeleted,
 		AuditAdminSessionsRevoked, AuditAdminKeyRotated, AuditAdminKeyRevoked, AuditSessionRevoked,

@@ -12,15 +12,17 @@ const (
 	DefaultQuotaMaxBytes   = 64 << 20
 )
 
-// Quota bounds what one assignee may keep in one assignment: at most
-// MaxEntries entries and MaxBytes bytes of data (the entries' JSON text,
-// summed). Zero in either field means no limit on that count, so the zero
-// Quota limits nothing.
+// Quota bounds what one assignee's writes keep in one assignment (README,
+// "Quotas"): at most MaxEntries entries and MaxBytes bytes. Zero in either
+// field means no limit on that count, so the zero Quota limits nothing.
 //
-// Only entries that are neither deleted nor expired count. A write is
-// refused only when it grows a count past its limit: an update that keeps
-// or shrinks an entry passes even when the assignee is over a quota that
-// was lowered meanwhile.
+// Entries count until they are removed: live, expired and deleted ones
+// alike (the sweeper, or a write that finds the quota used up, removes the
+// dead). Bytes count everything kept because of the writes: the data of
+// those entries, and every copy kept for a while after — each change the
+// change feed retains (ChangeBytes) and each idempotency record
+// (RecordBytes) — until it is pruned. A create or an update is refused
+// when what it adds would pass a limit; a delete never is.
 type Quota struct {
 	MaxEntries int64
 	MaxBytes   int64
@@ -44,8 +46,8 @@ func NewQuota(maxEntries, maxBytes int64) (Quota, error) {
 // Unlimited reports whether q limits nothing.
 func (q Quota) Unlimited() bool { return q.MaxEntries <= 0 && q.MaxBytes <= 0 }
 
-// Usage is what one assignee keeps in one store: entries and bytes of
-// data.
+// Usage is what one assignee keeps in one store: entries, and bytes as
+// Quota counts them.
 type Usage struct {
 	Entries int64
 	Bytes   int64
@@ -59,29 +61,51 @@ func (q Quota) Admit(u Usage, entries, bytes int64) error {
 	case entries > 0 && q.MaxEntries > 0 && u.Entries+entries > q.MaxEntries:
 		return quotaExceeded("entries", q.MaxEntries)
 	case bytes > 0 && q.MaxBytes > 0 && u.Bytes+bytes > q.MaxBytes:
-		return quotaExceeded("bytes of data", q.MaxBytes)
+		return quotaExceeded("bytes", q.MaxBytes)
 	}
 	return nil
 }
 
-// Growth returns how much writing next in place of prev grows next's
-// assignee's usage: by one entry when the entry is new to that assignee
-// (prev is nil, or had another assignee), and by the bytes of data it
-// adds. A deleted next grows nothing.
+// RetainedRowBytes is what the quota charges a retained copy (a change
+// kept for the change feed, an idempotency record) besides the text it
+// holds: about what its ids, dates and index entries take on disk, so that
+// many small copies cannot outgrow the quota.
+const RetainedRowBytes = 256
+
+// ChangeBytes is what the change that writes e keeps: its data, key and
+// type, and RetainedRowBytes.
+func ChangeBytes(e Entry) int64 {
+	return int64(len(e.Data)+len(e.Key)+len(e.Type)) + RetainedRowBytes
+}
+
+// RecordBytes is what an idempotency record of scope and key answering e
+// keeps: the entry's change (ChangeBytes) and the record's own names.
+func RecordBytes(scope, key string, e Entry) int64 {
+	return ChangeBytes(e) + int64(len(scope)+len(key))
+}
+
+// Growth returns how much writing next in place of prev (nil for a new
+// entry) grows next's assignee's usage: by one entry and its data when the
+// entry is new to that assignee (prev is nil or had another assignee),
+// else by the change in data size, and always by the change it logs
+// (ChangeBytes). A delete (next deleted) is never refused, so it grows
+// nothing here.
 func Growth(prev *Entry, next Entry) (entries, bytes int64) {
 	switch {
 	case next.DateDeleted != nil:
 		return 0, 0
 	case prev == nil || prev.DateDeleted != nil || prev.AssigneeID != next.AssigneeID:
-		return 1, int64(len(next.Data))
+		return 1, int64(len(next.Data)) + ChangeBytes(next)
 	}
-	return 0, int64(len(next.Data)) - int64(len(prev.Data))
+	return 0, int64(len(next.Data)) - int64(len(prev.Data)) + ChangeBytes(next)
 }
 
 // quotaExceeded is ErrCacheQuotaExceeded saying which limit was reached.
 func quotaExceeded(what string, limit int64) error {
 	e := *ErrCacheQuotaExceeded
 	e.Message = "the assignee's quota in this assignment is used up: at most " +
-		strconv.FormatInt(limit, 10) + " " + what
+		strconv.FormatInt(limit, 10) + " " + what + " (counted: entries until removed, deleted and expired ones too, " +
+		"and the copies kept of each write — its change for the change feed's retention, its idempotency record for 24 h — " +
+		"which free up as they expire)"
 	return &e
 }

@@ -61,16 +61,25 @@ func TestGrowthIsWhatAWriteAddsToItsAssignee(t *testing.T) {
 		next           domain.Entry
 		entries, bytes int64
 	}{
-		{"a new entry", nil, cur, 1, 5},
-		{"the same entry", &cur, cur, 0, 0},
-		{"larger data", &cur, bigger, 0, 3},
-		{"smaller data", &bigger, cur, 0, -3},
-		{"moved to another assignee", &cur, moved, 1, 5},
+		// cur's change keeps its 5 bytes of data and 256 more.
+		{"a new entry", nil, cur, 1, 5 + 261},
+		{"the same entry", &cur, cur, 0, 261},
+		{"larger data", &cur, bigger, 0, 3 + 264},
+		{"smaller data", &bigger, cur, 0, -3 + 261},
+		{"moved to another assignee", &cur, moved, 1, 5 + 261},
 		{"deleted", &cur, gone, 0, 0},
 	} {
 		if e, b := domain.Growth(tc.prev, tc.next); e != tc.entries || b != tc.bytes {
 			t.Errorf("%s: Growth = %d entries, %d bytes; want %d, %d", tc.name, e, b, tc.entries, tc.bytes)
 		}
+	}
+	keyed := cur
+	keyed.Key, keyed.Type = "k", "tt"
+	if got := domain.ChangeBytes(keyed); got != 5+1+2+domain.RetainedRowBytes {
+		t.Errorf("ChangeBytes = %d, want data, key and type plus %d", got, domain.RetainedRowBytes)
+	}
+	if got := domain.RecordBytes("s/user:1", "key1", keyed); got != domain.ChangeBytes(keyed)+8+4 {
+		t.Errorf("RecordBytes = %d, want the change's bytes plus the scope's and the key's", got)
 	}
 	if _, err := domain.NewQuota(-1, 0); err == nil {
 		t.Error("NewQuota(-1, 0) succeeded")

@@ -152,6 +152,13 @@ const (
 	KeyRevoked = "revoked"
 )
 
+// KeySetMaxAge is how long a client may keep the key set it fetched (the
+// JWKS route's Cache-Control max-age). A key published ahead of signing is
+// published at least this long, so a client that fetched the set before
+// the key was added holds a fresh copy before the key's first token
+// (README.md, "Signing keys").
+const KeySetMaxAge = time.Minute
+
 // Activation returns when k starts signing: SignsFrom, or DateCreated
 // when SignsFrom is zero.
 func (k SigningKey) Activation() time.Time {

@@ -3,6 +3,7 @@ package domain
 import (
 	"strings"
 	"time"
+	"unicode"
 	"unicode/utf8"
 )
 
@@ -38,14 +39,33 @@ func (u User) ActiveAdmin() bool { return u.Active && u.Admin }
 // surrounding spaces trimmed, lower case. Usernames are unique in this form.
 func NormalizeUsername(s string) string { return strings.ToLower(strings.TrimSpace(s)) }
 
-// ValidateUsername checks a username for creation.
-func ValidateUsername(s string) error {
+// CheckUsername checks what any username compared with the stored ones
+// must be: not empty once trimmed, valid UTF-8 of at most MaxUsernameLen
+// characters, without NUL. A login checks only this, so that a user
+// stored before ValidateUsername refused control characters can still
+// sign in.
+func CheckUsername(s string) error {
 	s = strings.TrimSpace(s)
 	switch {
 	case s == "":
 		return InvalidField("username", "must not be empty")
 	case !utf8.ValidString(s) || utf8.RuneCountInString(s) > MaxUsernameLen || strings.IndexByte(s, 0) >= 0:
 		return InvalidField("username", "must be valid UTF-8 of at most 320 characters, without NUL")
+	}
+	return nil
+}
+
+// ValidateUsername checks a username for creation, by every path that
+// makes one (CLI, admin API, import): CheckUsername's rules, and no
+// control character (C0, DEL, C1) anywhere in it, surrounding spaces
+// included, as they would act on the terminal or break the line of
+// whoever reads the name.
+func ValidateUsername(s string) error {
+	if err := CheckUsername(s); err != nil {
+		return err
+	}
+	if strings.ContainsFunc(s, unicode.IsControl) {
+		return InvalidField("username", "must not contain control characters (such as line breaks, tabs or escape)")
 	}
 	return nil
 }

@@ -28,7 +28,8 @@ type UserDirectory interface {
 // do; without it the session routes answer NOT_IMPLEMENTED.
 type SessionStore interface {
 	// UserSessions returns the live sessions of a user at now (neither
-	// revoked nor expired), the last used first; none is no error.
+	// revoked nor expired), the last used first (of equal times, the
+	// greatest id first); none is no error.
 	UserSessions(ctx context.Context, userID string, now time.Time) ([]domain.Session, error)
 	// Session returns a session by id, revoked or not; an unknown id is
 	// domain.ErrSessionNotFound.

@@ -209,6 +209,23 @@ type RefreshDigests interface {
 	JudgesRefreshDigests()
 }
 
+// SessionEvictor is what a RefreshStore implements besides to bound a
+// user's live sessions (README, "Configuration": --max-sessions-per-user);
+// bunstore's and memstore's do. A login calls it right after SaveRefresh;
+// with a store without it, sessions are not bounded.
+type SessionEvictor interface {
+	// EvictSessions revokes at now every live family of the user
+	// (neither revoked nor expired at now) but the keep last used (the
+	// latest IssuedAt of their live token; of equal times, the greatest
+	// family id: the order of SessionStore.UserSessions), and returns the
+	// ids of the families this call revoked. keep is at least 1. Once
+	// concurrent calls for one user, each made after its own SaveRefresh
+	// returned, have all returned, on every replica sharing the store, at
+	// most keep families saved before them are live; a family is revoked
+	// by one call only, so its id is returned once.
+	EvictSessions(ctx context.Context, userID string, keep int, now time.Time) ([]string, error)
+}
+
 // RevocationFeed tells which refresh families were revoked lately, so
 // every replica's guard refuses their access tokens without asking the
 // store on each request (background.RevokedSessions polls it).
@@ -236,6 +253,10 @@ type KeyStore interface {
 	// RevokeSigningKey marks the key kid revoked at now (a key revoked
 	// before keeps its time) and erases its private half; it returns
 	// domain.ErrSigningKeyNotFound for an unknown kid, storing nothing.
+	// When kid was published ahead and its activation is after now, the
+	// keys AddSigningKey retired at that activation take kid's retirement
+	// instead (none when it had none), atomically: the key that signs
+	// keeps signing as if kid had never been added.
 	// The events, if any, are appended to the store's own audit trail in
 	// the same transaction as the revocation.
 	RevokeSigningKey(ctx context.Context, kid string, now time.Time, events ...domain.AuditEvent) error

@@ -13,8 +13,9 @@ import (
 )
 
 var (
-	_ ports.UserDirectory = (*UserRepository)(nil)
-	_ ports.SessionStore  = (*RefreshStore)(nil)
+	_ ports.UserDirectory  = (*UserRepository)(nil)
+	_ ports.SessionStore   = (*RefreshStore)(nil)
+	_ ports.SessionEvictor = (*RefreshStore)(nil)
 )
 
 // FindUsers returns the page of users q selects. Users are accounts,
@@ -65,12 +66,12 @@ func (r *UserRepository) DeleteUser(ctx context.Context, id string, now time.Tim
 }
 
 // UserSessions returns the user's live families as sessions, the last
-// used first.
+// used first, then the greatest id.
 func (s *RefreshStore) UserSessions(ctx context.Context, userID string, now time.Time) (_ []domain.Session, err error) {
 	ctx, done := s.bounds.enter(ctx)
 	defer done(&err)
 	rows, err := s.db.QueryContext(ctx, `SELECT `+familyColumns+` FROM refresh_families
-		WHERE user_id = ? AND revoked_at IS NULL AND expires_at > ? ORDER BY issued_at DESC, family_id`,
+		WHERE user_id = ? AND revoked_at IS NULL AND expires_at > ? ORDER BY issued_at DESC, family_id DESC`,
 		userID, timeArg(now))
 	if err != nil {
 		return nil, dbError("list sessions", err)

@@ -28,6 +28,13 @@ func TestAuthRevocationFeed(t *testing.T) {
 	})
 }
 
+func TestAuthSessionEvictor(t *testing.T) {
+	t.Parallel()
+	authForEachEngine(t, func(t *testing.T, newDB func(*testing.T) *bun.DB) {
+		contract.SessionEvictor(t, func(t *testing.T) contract.SessionBoundStore { return bunstore.NewRefreshStore(newDB(t)) })
+	})
+}
+
 // TestAuthRevokeFamilyCatchesConcurrentSuccessor pins the PostgreSQL race
 // a revocation meets: a rotation holding the family's row commits a
 // successor while RevokeFamily's UPDATE waits for that row. The UPDATE

@@ -72,6 +72,10 @@ func authMigrations() []migrate.Migration {
 		Name: "20261130000100_refresh_families_digest",
 		Up:   refreshDigestMigration,
 		Down: func(context.Context, *migrate.Migrator, *migrate.Migration) error { return nil },
+	}, {
+		Name: "20261215000100_refresh_families_live",
+		Up:   authMigration(func(bun.IDB) []string { return []string{refreshLiveIndexDDL} }),
+		Down: authMigration(func(bun.IDB) []string { return []string{`DROP INDEX IF EXISTS refresh_families_live_idx`} }),
 	}}
 }
 

@@ -90,7 +90,16 @@ func (r *CacheRepository) Create(ctx context.Context, e domain.Entry, now time.T
 }
 
 func (r *CacheRepository) create(ctx context.Context, db bun.IDB, e domain.Entry, now time.Time, q domain.Quota) error {
+	return r.createWith(ctx, db, e, now, q, 0)
+}
+
+// createWith is create leaving room in q for extra bytes besides e's (an
+// idempotency record's).
+func (r *CacheRepository) createWith(ctx context.Context, db bun.IDB, e domain.Entry, now time.Time, q domain.Quota, extra int64) error {
 	g := newQuotaGuard(q, nil, e)
+	if g != nil {
+		g.bytes += extra
+	}
 	if g != nil {
 		if refused := g.admit(domain.Usage{}); refused != nil {
 			// Too large for the quota whatever the assignee holds.

@@ -63,10 +63,10 @@ func TestMigrateAppliesEachTableOnceAndAddsNewOnes(t *testing.T) {
 	want := "20261125000100_cache_a_cache 20261125000300_cache_a_cache_list " +
 		"20261126000100_cache_changes 20261126000200_cache_a_cache_changes 20261126100100_cache_a_cache_list_covering " +
 		"20261201000100_cache_usage 20261201000200_cache_a_cache_usage 20261202000100_cache_a_cache_changes_removed " +
-		"20261204000100_cache_a_cache_folded 20261210000100_cache_changes_assignee " +
+		"20261204000100_cache_a_cache_folded 20261210000100_cache_changes_assignee 20261220000200_cache_a_cache_usage_kept " +
 		"20261125000100_cache_b_cache 20261125000300_cache_b_cache_list 20261126000200_cache_b_cache_changes " +
 		"20261126100100_cache_b_cache_list_covering 20261201000200_cache_b_cache_usage 20261202000100_cache_b_cache_changes_removed " +
-		"20261204000100_cache_b_cache_folded"
+		"20261204000100_cache_b_cache_folded 20261220000200_cache_b_cache_usage_kept"
 	if got := strings.Join(names, " "); got != want {
 		t.Errorf("migration history = %s, want %s", got, want)
 	}

@@ -151,8 +151,8 @@ func (r *CacheRepository) usage(ctx context.Context, db bun.IDB, assignee string
 }
 
 // refusal examines a write that g refused: it reports whether to try
-// again, having removed the assignee's expired rows or seen room made
-// meanwhile; otherwise it returns the quota error.
+// again, having removed the assignee's dead rows (expired or deleted) or
+// seen room made meanwhile; otherwise it returns the quota error.
 func (r *CacheRepository) refusal(ctx context.Context, db bun.IDB, g *quotaGuard, now time.Time) (retry bool, err error) {
 	u, err := r.usage(ctx, db, g.assignee)
 	if err != nil {
@@ -162,10 +162,9 @@ func (r *CacheRepository) refusal(ctx context.Context, db bun.IDB, g *quotaGuard
 	if refused == nil {
 		return true, nil
 	}
-	n, err := r.exec(ctx, db, "DELETE FROM ? WHERE assignee_id = ? AND date_deleted IS NULL AND expires_at <= ?",
-		r.table, g.assignee, timeArg(now))
+	n, err := r.exec(ctx, db, "DELETE FROM ? WHERE assignee_id = ? AND "+deadAt, r.table, g.assignee, timeArg(now))
 	if err != nil {
-		return false, dbError("remove the assignee's expired entries", err)
+		return false, dbError("remove the assignee's dead entries", err)
 	}
 	return n > 0, refused
 }

@@ -255,6 +255,14 @@ func (l *ChangeLog) Prune(ctx context.Context, before time.Time, limit int) (_ i
 		if n == 0 {
 			return nil
 		}
+		// What the pruned changes kept leaves their assignees' counts
+		// (usage_schema.go), one upsert per entity and assignee in order.
+		if _, err := tx.ExecContext(ctx, "INSERT INTO "+usageTable+" (entity, assignee_id, shard, entries, bytes) "+
+			"SELECT entity, assignee_id, "+engineOf(tx).usageShard()+", 0, -sum("+changeCost(changesTable)+") FROM "+changesTable+
+			" WHERE rev <= ? GROUP BY entity, assignee_id ORDER BY entity, assignee_id"+
+			" ON CONFLICT (entity, assignee_id, shard) DO UPDATE SET bytes = "+usageTable+".bytes + excluded.bytes", last); err != nil {
+			return err
+		}
 		if _, err := tx.ExecContext(ctx, "DELETE FROM "+changesTable+" WHERE rev <= ?", last); err != nil {
 			return err
 		}

@@ -56,6 +56,11 @@ type engine interface {
 	usageTableDDL() []string
 	usageTriggerDDL(table string) []string
 	usageTriggerDropDDL(table string) []string
+	// usageShard is the SQL expression of the shard a write counts in.
+	usageShard() string
+	// recountLocks are the statements that keep writers of table's counts
+	// out while they are counted again (usageKeptMigration).
+	recountLocks(table string) []string
 	// guarded returns the parts that make a statement write only within g
 	// (see CacheRepository.guarded).
 	guarded(r *CacheRepository, g *quotaGuard) (with, from, where string, args []any)

@@ -373,46 +373,56 @@ const quotaLockClass = "1903521652"
 // pgOwnShard is the shard of a change on PostgreSQL: its connection's.
 const pgOwnShard = `1 + pg_backend_pid() % 15`
 
-// pgUsageAddedFunction and pgUsageChangedFunction count the rows one
-// INSERT or UPDATE statement wrote, from its transition tables: one upsert
-// per assignee whose counts changed, in assignee order. They replaced a
-// row-level trigger, which upserted the count row once per written row: a
-// statement writing many rows of one assignee (an import, a batch insert)
-// then updated the same row thousands of times in one transaction, and
-// each update had to walk past the versions the earlier ones left, which
-// grew quadratically (a million-row INSERT ran for minutes). An update
-// counts as its rows leaving and entering; one that keeps an entry's
-// assignee and size nets to zero and touches no count.
-const pgUsageAddedFunction = `CREATE OR REPLACE FUNCTION cache_usage_added() RETURNS trigger LANGUAGE plpgsql AS $$
+// usageShard: the connection's shard.
+func (postgresEngine) usageShard() string { return pgOwnShard }
+
+// recountLocks locks the tables that hold what table's assignees keep, in
+// the order writers take them (a create with a key writes its record, then
+// the entry, whose trigger logs the change), so no writer meets the
+// migration in the other order.
+func (postgresEngine) recountLocks(table string) []string {
+	return []string{"LOCK TABLE " + idempotencyTable + ", " + quoteIdent(table) + ", " + changesTable + " IN SHARE ROW EXCLUSIVE MODE"}
+}
+
+// pgUsageAddedFunction, pgUsageChangedFunction and pgUsageRemovedFunction
+// count what one INSERT, UPDATE or DELETE statement changed
+// (usage_schema.go says what counts), from its transition tables: one
+// upsert per assignee, in assignee order. A row-level trigger upserting
+// the count row once per written row made a statement writing many rows of
+// one assignee (an import) update the same row thousands of times in one
+// transaction, each update walking past the versions the earlier ones
+// left: quadratic. Every inserted and updated row logs a change of the row
+// as written, every removed row not deleted before one of the row as it
+// was (changes_schema.go).
+var pgUsageAddedFunction = `CREATE OR REPLACE FUNCTION cache_usage_added() RETURNS trigger LANGUAGE plpgsql AS $$
 BEGIN
 	INSERT INTO cache_usage AS u (entity, assignee_id, shard, entries, bytes)
-	SELECT TG_TABLE_NAME, assignee_id, ` + pgOwnShard + `, count(*), sum(octet_length(data)) FROM added
-	WHERE date_deleted IS NULL GROUP BY assignee_id ORDER BY assignee_id
+	SELECT TG_TABLE_NAME, assignee_id, ` + pgOwnShard + `, count(*), sum(octet_length(data) + ` + changeCost("added") + `) FROM added
+	GROUP BY assignee_id ORDER BY assignee_id
 	ON CONFLICT (entity, assignee_id, shard) DO UPDATE SET entries = u.entries + excluded.entries, bytes = u.bytes + excluded.bytes;
 	RETURN NULL;
 END
 $$`
 
-const pgUsageChangedFunction = `CREATE OR REPLACE FUNCTION cache_usage_changed() RETURNS trigger LANGUAGE plpgsql AS $$
+var pgUsageChangedFunction = `CREATE OR REPLACE FUNCTION cache_usage_changed() RETURNS trigger LANGUAGE plpgsql AS $$
 BEGIN
 	INSERT INTO cache_usage AS u (entity, assignee_id, shard, entries, bytes)
 	SELECT TG_TABLE_NAME, assignee_id, ` + pgOwnShard + `, sum(n), sum(b) FROM (
-		SELECT assignee_id, -1 AS n, -octet_length(data)::bigint AS b FROM before WHERE date_deleted IS NULL
+		SELECT assignee_id, -1 AS n, -octet_length(data)::bigint AS b FROM before
 		UNION ALL
-		SELECT assignee_id, 1, octet_length(data)::bigint FROM after WHERE date_deleted IS NULL
+		SELECT assignee_id, 1, octet_length(data)::bigint + ` + changeCost("after") + ` FROM after
 	) d GROUP BY assignee_id HAVING sum(n) <> 0 OR sum(b) <> 0 ORDER BY assignee_id
 	ON CONFLICT (entity, assignee_id, shard) DO UPDATE SET entries = u.entries + excluded.entries, bytes = u.bytes + excluded.bytes;
 	RETURN NULL;
 END
 $$`
 
-// pgUsageRemovedFunction counts the rows one DELETE removed (the
-// transition table gone), one upsert per assignee in assignee order.
-const pgUsageRemovedFunction = `CREATE OR REPLACE FUNCTION cache_usage_removed() RETURNS trigger LANGUAGE plpgsql AS $$
+var pgUsageRemovedFunction = `CREATE OR REPLACE FUNCTION cache_usage_removed() RETURNS trigger LANGUAGE plpgsql AS $$
 BEGIN
 	INSERT INTO cache_usage AS u (entity, assignee_id, shard, entries, bytes)
-	SELECT TG_TABLE_NAME, assignee_id, ` + pgOwnShard + `, -count(*), -sum(octet_length(data)) FROM gone
-	WHERE date_deleted IS NULL GROUP BY assignee_id ORDER BY assignee_id
+	SELECT TG_TABLE_NAME, assignee_id, ` + pgOwnShard + `, -count(*),
+		sum(-octet_length(data) + CASE WHEN date_deleted IS NULL THEN ` + changeCost("gone") + ` ELSE 0 END) FROM gone
+	GROUP BY assignee_id ORDER BY assignee_id
 	ON CONFLICT (entity, assignee_id, shard) DO UPDATE SET entries = u.entries + excluded.entries, bytes = u.bytes + excluded.bytes;
 	RETURN NULL;
 END

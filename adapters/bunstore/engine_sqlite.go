@@ -142,32 +142,42 @@ func (sqliteEngine) usageTableDDL() []string { return nil }
 
 // usageTriggerDDL returns the row triggers that keep table's counts in
 // cache_usage.
+// usageTriggerDDL: row triggers, each counting one row's change in shard
+// 0 (usage_schema.go says what counts). Every insert and update logs a
+// change of the row as written, a removal of a row not deleted before one
+// of the row as it was.
 func (sqliteEngine) usageTriggerDDL(table string) []string {
 	t := quoteIdent(table)
 	add := func(rec string) string {
 		return "INSERT INTO " + usageTable + " (entity, assignee_id, shard, entries, bytes) VALUES ('" + table + "', " +
-			rec + ".assignee_id, 0, 1, octet_length(" + rec + ".data)) ON CONFLICT (entity, assignee_id, shard) DO UPDATE " +
-			"SET entries = entries + 1, bytes = bytes + excluded.bytes;"
+			rec + ".assignee_id, 0, 1, octet_length(" + rec + ".data) + " + changeCost(rec) + ") " +
+			"ON CONFLICT (entity, assignee_id, shard) DO UPDATE SET entries = entries + 1, bytes = bytes + excluded.bytes;"
 	}
-	sub := func(rec string) string {
-		return "UPDATE " + usageTable + " SET entries = entries - 1, bytes = bytes - octet_length(" + rec + ".data) " +
-			"WHERE entity = '" + table + "' AND assignee_id = " + rec + ".assignee_id AND shard = 0;"
+	count := func(rec, entries, bytes string) string {
+		return "UPDATE " + usageTable + " SET entries = entries + " + entries + ", bytes = bytes + " + bytes +
+			" WHERE entity = '" + table + "' AND assignee_id = " + rec + ".assignee_id AND shard = 0;"
 	}
 	trigger := func(suffix, event, when, body string) string {
 		return "CREATE TRIGGER IF NOT EXISTS " + objectName(table, suffix) + " AFTER " + event + " ON " + t +
 			" WHEN " + when + " BEGIN " + body + " END"
 	}
-	stays := "OLD.date_deleted IS NULL AND NEW.date_deleted IS NULL AND OLD.assignee_id = NEW.assignee_id"
+	stays := "OLD.assignee_id = NEW.assignee_id"
 	return []string{
-		trigger("usage_insert", "INSERT", "NEW.date_deleted IS NULL", add("NEW")),
-		trigger("usage_resize", "UPDATE", stays+" AND octet_length(OLD.data) <> octet_length(NEW.data)",
-			"UPDATE "+usageTable+" SET bytes = bytes + octet_length(NEW.data) - octet_length(OLD.data) "+
-				"WHERE entity = '"+table+"' AND assignee_id = NEW.assignee_id AND shard = 0;"),
-		trigger("usage_leave", "UPDATE", "OLD.date_deleted IS NULL AND NOT ("+stays+")", sub("OLD")),
-		trigger("usage_enter", "UPDATE", "NEW.date_deleted IS NULL AND NOT ("+stays+")", add("NEW")),
-		trigger("usage_delete", "DELETE", "OLD.date_deleted IS NULL", sub("OLD")),
+		trigger("usage_insert", "INSERT", "true", add("NEW")),
+		trigger("usage_resize", "UPDATE", stays,
+			count("NEW", "0", "octet_length(NEW.data) - octet_length(OLD.data) + "+changeCost("NEW"))),
+		trigger("usage_leave", "UPDATE", "NOT ("+stays+")", count("OLD", "-1", "-octet_length(OLD.data)")),
+		trigger("usage_enter", "UPDATE", "NOT ("+stays+")", add("NEW")),
+		trigger("usage_delete", "DELETE", "true", count("OLD", "-1",
+			"-octet_length(OLD.data) + CASE WHEN OLD.date_deleted IS NULL THEN "+changeCost("OLD")+" ELSE 0 END")),
 	}
 }
+
+// usageShard: one writer, one shard.
+func (sqliteEngine) usageShard() string { return "0" }
+
+// recountLocks: the migration's IMMEDIATE transaction is the one writer.
+func (sqliteEngine) recountLocks(string) []string { return nil }
 
 func (sqliteEngine) usageTriggerDropDDL(table string) []string {
 	var out []string

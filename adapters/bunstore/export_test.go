@@ -33,3 +33,7 @@ func (r *CacheRepository) createBatches() *batch.Batcher[*queuedCreate] {
 // PGTimeLiteral is the timestamptz literal a query argument of time t is
 // written as on PostgreSQL.
 func PGTimeLiteral(t time.Time) string { return string(appendPGTime(nil, t.UTC())) }
+
+// EvictQuery is the statement of RefreshStore.EvictSessions, for its
+// query plan.
+const EvictQuery = evictQuery

@@ -1,10 +1,15 @@
 package bunstore
 
 import (
+	"cmp"
 	"context"
 	"database/sql"
 	"encoding/json"
 	"errors"
+	"fmt"
+	"maps"
+	"slices"
+	"strings"
 	"time"
 
 	"github.com/uptrace/bun"
@@ -18,8 +23,12 @@ import (
 // per database, shared by every cache table and every replica:
 //
 //   - cachegate_idempotency (scope, key, request_hash, entry_id, answer,
-//     created_at, expires_at), primary key (scope, key): answer is the
-//     entry as its create made it, as JSON (idemAnswer).
+//     created_at, expires_at, entity, assignee_id, cost), primary key
+//     (scope, key): answer is the entry as its create made it, as JSON
+//     (idemAnswer); cost (domain.RecordBytes) counts in the quota of the
+//     entry's assignee in entity until the record is removed
+//     (usage_schema.go). Records written before cost existed count
+//     nothing and expire within a day.
 //
 // A create with a key writes its record first, then the entry, in one
 // transaction (CreateIdempotent): on PostgreSQL a transaction of its own,
@@ -90,7 +99,40 @@ func (a idemAnswer) entry() domain.Entry {
 		DateDeleted: a.DateDeleted, ExpiresAt: a.ExpiresAt}.Normalized()
 }
 
-// CreateIdempotent implements ports.CacheRepository.
+// idempotencyKeptMigrationOf returns the migration giving each record the
+// entity and assignee whose quota it counts in, and its cost.
+func idempotencyKeptMigrationOf() migrate.Migration {
+	return migrate.Migration{
+		Name: idempotencyKeptMigration,
+		Up: func(ctx context.Context, m *migrate.Migrator, _ *migrate.Migration) error {
+			return m.DB().RunInTx(ctx, nil, func(ctx context.Context, tx bun.Tx) error {
+				text := textColumnType(tx) + " NOT NULL DEFAULT ''"
+				for _, c := range []struct{ name, typ string }{
+					{"entity", text}, {"assignee_id", text}, {"cost", "bigint NOT NULL DEFAULT 0"},
+				} {
+					if err := addColumnIfMissing(ctx, tx, idempotencyTable, c.name, c.typ); err != nil {
+						return fmt.Errorf("bunstore: add %s.%s: %w", idempotencyTable, c.name, err)
+					}
+				}
+				return nil
+			})
+		},
+		Down: func(context.Context, *migrate.Migrator, *migrate.Migration) error { return nil },
+	}
+}
+
+// keptRecord is what a removed record counted: cost bytes of assignee in
+// entity.
+type keptRecord struct {
+	entity, assignee string
+	cost             int64
+}
+
+// CreateIdempotent implements ports.CacheRepository. The record's cost
+// counts in the quota with the entry's: the create must leave room for
+// both, and the count is written after the entry, so that on PostgreSQL
+// the assignee's quota lock comes before its count rows, as in every
+// other write.
 func (r *CacheRepository) CreateIdempotent(ctx context.Context, e domain.Entry, now time.Time, q domain.Quota, rec ports.IdempotencyRecord) (err error) {
 	ctx, done := r.bounds.enter(ctx)
 	defer done(&err)
@@ -99,22 +141,87 @@ func (r *CacheRepository) CreateIdempotent(ctx context.Context, e domain.Entry, 
 	if err != nil {
 		return err
 	}
+	cost := domain.RecordBytes(rec.Scope, rec.Key, rec.Entry)
 	fn := func(ctx context.Context, db bun.IDB) error {
+		expired, err := r.removeRecords(ctx, db, "scope = ? AND key = ? AND expires_at <= ?", rec.Scope, rec.Key, timeArg(now))
+		if err != nil {
+			return dbError("replace the expired idempotency record", err)
+		}
 		n, err := r.exec(ctx, db, "INSERT INTO "+idempotencyTable+
-			" (scope, key, request_hash, entry_id, answer, created_at, expires_at) VALUES (?, ?, ?, ?, ?, ?, ?)"+
-			" ON CONFLICT (scope, key) DO UPDATE SET request_hash = excluded.request_hash, entry_id = excluded.entry_id,"+
-			" answer = excluded.answer, created_at = excluded.created_at, expires_at = excluded.expires_at"+
-			" WHERE "+idempotencyTable+".expires_at <= ?",
-			rec.Scope, rec.Key, rec.RequestHash, rec.Entry.ID, string(answer), timeArg(now), timeArg(rec.ExpiresAt), timeArg(now))
+			" (scope, key, request_hash, entry_id, answer, created_at, expires_at, entity, assignee_id, cost) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)"+
+			" ON CONFLICT (scope, key) DO NOTHING",
+			rec.Scope, rec.Key, rec.RequestHash, rec.Entry.ID, string(answer), timeArg(now), timeArg(rec.ExpiresAt),
+			r.name, e.AssigneeID, cost)
 		switch {
 		case err != nil:
 			return dbError("store the idempotency record", err)
 		case n == 0:
 			return domain.ErrIdempotencyKeyInProgress
 		}
-		return r.create(ctx, db, e, now, q)
+		if err := r.createWith(ctx, db, e, now, q, cost); err != nil {
+			return err
+		}
+		return r.countRecords(ctx, db, append(removed(expired), keptRecord{r.name, e.AssigneeID, cost}))
 	}
 	return r.writer.inTx(ctx, fn)
+}
+
+// removeRecords deletes the records where says and returns what they
+// counted.
+func (r *CacheRepository) removeRecords(ctx context.Context, db bun.IDB, where string, args ...any) ([]keptRecord, error) {
+	var out []keptRecord
+	err := withRetry(ctx, func() error {
+		out = out[:0]
+		rows, err := db.QueryContext(ctx, "DELETE FROM "+idempotencyTable+" WHERE "+where+" RETURNING entity, assignee_id, cost", args...)
+		if err != nil {
+			return err
+		}
+		defer rows.Close()
+		for rows.Next() {
+			var k keptRecord
+			if err := rows.Scan(&k.entity, &k.assignee, &k.cost); err != nil {
+				return err
+			}
+			out = append(out, k)
+		}
+		return rows.Err()
+	})
+	return out, err
+}
+
+// removed returns records with their costs negated: what removing them
+// takes off the counts.
+func removed(records []keptRecord) []keptRecord {
+	for i := range records {
+		records[i].cost = -records[i].cost
+	}
+	return records
+}
+
+// countRecords adds the cost of each of records to its assignee's count,
+// one upsert per entity and assignee in their order, as the triggers
+// count.
+func (r *CacheRepository) countRecords(ctx context.Context, db bun.IDB, records []keptRecord) error {
+	sums := make(map[[2]string]int64)
+	for _, k := range records {
+		if k.entity != "" {
+			sums[[2]string{k.entity, k.assignee}] += k.cost
+		}
+	}
+	keys := slices.SortedFunc(maps.Keys(sums), func(a, b [2]string) int {
+		return cmp.Or(strings.Compare(a[0], b[0]), strings.Compare(a[1], b[1]))
+	})
+	for _, k := range keys {
+		if sums[k] == 0 {
+			continue
+		}
+		if _, err := r.exec(ctx, db, "INSERT INTO "+usageTable+" (entity, assignee_id, shard, entries, bytes) VALUES (?, ?, "+
+			r.eng.usageShard()+", 0, ?) ON CONFLICT (entity, assignee_id, shard) DO UPDATE SET bytes = "+usageTable+".bytes + excluded.bytes",
+			k[0], k[1], sums[k]); err != nil {
+			return dbError("count the idempotency records", err)
+		}
+	}
+	return nil
 }
 
 // insertIn is insert inside a savepoint when db is a PostgreSQL
@@ -176,11 +283,18 @@ func (r *CacheRepository) PurgeIdempotency(ctx context.Context, now time.Time, l
 	if limit <= 0 {
 		return 0, nil
 	}
-	lock := r.eng.skipLocked()
-	n, err := r.exec(ctx, r.db, "DELETE FROM "+idempotencyTable+" WHERE (scope, key) IN (SELECT scope, key FROM "+
-		idempotencyTable+" WHERE expires_at <= ? ORDER BY expires_at LIMIT ?"+lock+")", timeArg(now), limit)
+	n := 0
+	err = r.writer.inTx(ctx, func(ctx context.Context, db bun.IDB) error {
+		gone, err := r.removeRecords(ctx, db, "(scope, key) IN (SELECT scope, key FROM "+idempotencyTable+
+			" WHERE expires_at <= ? ORDER BY expires_at LIMIT ?"+r.eng.skipLocked()+")", timeArg(now), limit)
+		if err != nil {
+			return err
+		}
+		n = len(gone)
+		return r.countRecords(ctx, db, removed(gone))
+	})
 	if err != nil {
 		return 0, dbError("purge idempotency records", err)
 	}
-	return int(n), nil
+	return n, nil
 }

@@ -118,17 +118,33 @@ func (s *KeyStore) AddSigningKey(ctx context.Context, k domain.SigningKey, event
 // revocation, and erases its private half.
 const revokeKeyQuery = `UPDATE signing_keys SET revoked_at = COALESCE(revoked_at, ?), "private" = ? WHERE id = ?`
 
+// unpublishKeyQuery undoes what adding a key published ahead did to the
+// others, when that key (id, the first three arguments) is revoked before
+// its activation (the fourth): the keys that were to retire at its
+// activation take its retirement instead, none when it had none.
+const unpublishKeyQuery = `UPDATE signing_keys
+	SET retired_at = (SELECT k.retired_at FROM signing_keys k WHERE k.id = ?)
+	WHERE id <> ? AND revoked_at IS NULL AND retired_at = (
+		SELECT COALESCE(k.signs_from, k.date_created) FROM signing_keys k
+		WHERE k.id = ? AND k.revoked_at IS NULL AND COALESCE(k.signs_from, k.date_created) > ?)`
+
 // RevokeSigningKey marks kid revoked at now (a key revoked before keeps
 // its time) and erases its private half; domain.ErrSigningKeyNotFound for
-// an unknown kid. With events, the revocation and the events' rows in
-// auth_events are one transaction (an unknown kid stores neither).
+// an unknown kid. A key published ahead that does not sign yet at now is
+// only withdrawn: the keys it was to retire at its activation keep
+// signing as before it was added. The revocation and the events' rows in
+// auth_events are one transaction (an unknown kid stores neither),
+// queued behind a concurrent AddSigningKey as those are.
 func (s *KeyStore) RevokeSigningKey(ctx context.Context, kid string, now time.Time, events ...domain.AuditEvent) (err error) {
-	if len(events) == 0 {
-		return s.updateKey(ctx, "revoke signing key", revokeKeyQuery, timeArg(now), []byte{}, kid)
-	}
 	ctx, done := s.bounds.enter(ctx)
 	defer done(&err)
 	return authInTx(ctx, s.db, "revoke signing key", func(ctx context.Context, tx bun.Tx) error {
+		if err := lockTableForWriters(ctx, tx, "signing_keys"); err != nil {
+			return dbError("lock signing keys", err)
+		}
+		if _, err := tx.ExecContext(ctx, unpublishKeyQuery, kid, kid, kid, timeArg(now)); err != nil {
+			return dbError("revoke signing key", err)
+		}
 		res, err := tx.ExecContext(ctx, revokeKeyQuery, timeArg(now), []byte{}, kid)
 		if err != nil {
 			return dbError("revoke signing key", err)

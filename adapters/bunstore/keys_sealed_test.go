@@ -6,12 +6,14 @@ import (
 	"crypto/ed25519"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/uptrace/bun"
 
 	"github.com/cachegate/cachegate/adapters/bunstore"
 	"github.com/cachegate/cachegate/adapters/josejwt"
 	"github.com/cachegate/cachegate/adapters/system"
+	"github.com/cachegate/cachegate/domain"
 )
 
 // storedKeyRow is a row of signing_keys as the database holds it.
@@ -91,12 +93,52 @@ func TestSigningKeysAreSealedInTheDatabase(t *testing.T) {
 		t.Run("a key stored in clear before the secret", func(t *testing.T) {
 			t.Parallel()
 			db := newDB(t)
-			start(t, db, nil)
-			if rs := rows(t, db); len(rs) != 1 || !clearSeedIn(rs[0].Private, rs[0].Public) {
+			plain := start(t, db, nil)
+			rs := rows(t, db)
+			if len(rs) != 1 || !clearSeedIn(rs[0].Private, rs[0].Public) {
 				t.Fatal("without a secret the key is not stored in clear; the check below would prove nothing")
 			}
-			start(t, db, secret)
+			old := rs[0]
+			now := time.Now()
+			access, err := plain.Issuer().AccessToken(t.Context(), domain.Claims{Kind: domain.AccessToken,
+				Subject: "0195f3a4-0000-7000-8000-000000000001", ID: "jti-1", FamilyID: "fam-1", IssuedAt: now, ExpiresAt: now.Add(time.Minute)})
+			if err != nil {
+				t.Fatal(err)
+			}
+			tok := start(t, db, secret)
 			sealed(t, db, "a start with the secret")
+			// The key stored in clear is retired with its private half
+			// erased, not sealed in place: the seed PostgreSQL may keep
+			// in dead rows and WAL signs nothing. A new sealed key signs.
+			keys, err := tok.List(t.Context())
+			if err != nil {
+				t.Fatal(err)
+			}
+			if len(keys) != 2 || keys[0].ID == old.ID || keys[1].ID != old.ID || keys[1].RetiredAt == nil {
+				t.Fatalf("keys after the start with the secret: %d, want a new one and %s retired", len(keys), old.ID)
+			}
+			for _, r := range rows(t, db) {
+				if r.ID == old.ID && len(r.Private) != 0 {
+					t.Errorf("the row of the key stored in clear keeps %d bytes of private half", len(r.Private))
+				}
+				if clearSeedIn(r.Private, old.Public) {
+					t.Errorf("the row of key %s holds the seed stored in clear", r.ID)
+				}
+			}
+			next, err := tok.Issuer().AccessToken(t.Context(), domain.Claims{Kind: domain.AccessToken,
+				Subject: "0195f3a4-0000-7000-8000-000000000001", ID: "jti-2", FamilyID: "fam-1", IssuedAt: now, ExpiresAt: now.Add(time.Minute)})
+			if err != nil {
+				t.Fatal(err)
+			}
+			for name, access := range map[string]string{"the key stored in clear": access, "the new key": next} {
+				c, err := tok.Verifier().AccessToken(t.Context(), access)
+				if err != nil {
+					t.Errorf("an access token of %s is refused: %v", name, err)
+				}
+				if name == "the new key" && c.KeyID != keys[0].ID {
+					t.Errorf("a token signed after the start names %s, want the new %s", c.KeyID, keys[0].ID)
+				}
+			}
 		})
 	})
 }

@@ -71,6 +71,7 @@ func migrateBefore(ctx context.Context, db *bun.DB, tables []string, before stri
 		ms.Add(changesAssigneeIndexMigration())
 		ms.Add(usageTableMigration())
 		ms.Add(idempotencyTableMigration())
+		ms.Add(idempotencyKeptMigrationOf())
 	}
 	for _, t := range tables {
 		ms.Add(cacheTableMigration(t))
@@ -79,6 +80,9 @@ func migrateBefore(ctx context.Context, db *bun.DB, tables []string, before stri
 		ms.Add(changesTriggerMigration(t))
 		ms.Add(usageTriggerMigration(t))
 		ms.Add(changesRemovedMigration(t))
+		if before == "" || usageKeptVersion < before {
+			ms.Add(usageKeptMigration(t))
+		}
 		if before == "" || cacheFoldedMigrationVersion < before {
 			ms.Add(cacheFoldedMigration(t))
 		}

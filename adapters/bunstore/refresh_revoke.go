@@ -61,6 +61,42 @@ func revokeIn(ctx context.Context, tx bun.Tx, column, value string, now time.Tim
 
 const revokeQuery = `UPDATE refresh_families SET revoked_at = ? WHERE ? = ? AND revoked_at IS NULL`
 
+// evictQuery revokes the user's live families but the ? last used (the
+// order of UserSessions), returning those it revoked. Arguments: now,
+// user, now, user, now, keep.
+//
+// It is one statement, run after the login's own family committed, so
+// that of concurrent logins of one user the statement that starts last
+// sees every family they saved (on PostgreSQL each statement reads a
+// snapshot taken when it starts; SQLite runs one writer at a time). It
+// never revokes a family among the keep last used of all, and revokes
+// every other one: the user keeps exactly keep. A family that another
+// eviction revoked meanwhile no longer matches revoked_at IS NULL once
+// its row is re-read, so it is returned by one statement only.
+const evictQuery = `UPDATE refresh_families SET revoked_at = ?
+	WHERE user_id = ? AND revoked_at IS NULL AND expires_at > ? AND family_id NOT IN (
+		SELECT family_id FROM refresh_families WHERE user_id = ? AND revoked_at IS NULL AND expires_at > ?
+		ORDER BY issued_at DESC, family_id DESC LIMIT ?)
+	RETURNING family_id`
+
+// EvictSessions revokes every live family of the user but the keep last
+// used, and returns those it revoked (ports.SessionEvictor); a keep below
+// 1 keeps none.
+func (s *RefreshStore) EvictSessions(ctx context.Context, userID string, keep int, now time.Time) (_ []string, err error) {
+	ctx, done := s.bounds.enter(ctx)
+	defer done(&err)
+	at := timeArg(now)
+	var evicted []string
+	err = withRetry(ctx, func() error {
+		evicted = evicted[:0]
+		return s.db.NewRaw(evictQuery, at, userID, at, userID, at, max(keep, 0)).Scan(ctx, &evicted)
+	})
+	if err != nil {
+		return nil, dbError("evict sessions", err)
+	}
+	return evicted, nil
+}
+
 // revokedFamiliesQuery selects the families revoked since ?.
 const revokedFamiliesQuery = `SELECT family_id FROM refresh_families WHERE revoked_at IS NOT NULL AND revoked_at >= ?`
 

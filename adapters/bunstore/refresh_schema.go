@@ -42,6 +42,15 @@ func refreshFamiliesDDL(db bun.IDB) []string {
 	}
 }
 
+// refreshLiveIndexDDL indexes each user's unrevoked families by last
+// use, what a login beyond --max-sessions-per-user reads to evict the
+// least recently used (RefreshStore.EvictSessions) and the session lists
+// read: the families it revokes stay until they expire, so without it
+// each login of a user who logs in in a loop would read every family the
+// loop left.
+const refreshLiveIndexDDL = `CREATE INDEX IF NOT EXISTS refresh_families_live_idx
+	ON refresh_families (user_id, issued_at) WHERE revoked_at IS NULL`
+
 // refreshDigestMigration adds refresh_families.current_digest, the live
 // token's domain.TokenDigest, against which a refresh presenting claims
 // read without their signature checked is matched (RotateRefresh). Rows

@@ -1,24 +1,35 @@
 package bunstore
 
 import (
+	"strconv"
+
 	"github.com/uptrace/bun"
 	"github.com/uptrace/bun/migrate"
+
+	"github.com/cachegate/cachegate/domain"
 )
 
-// Quotas (docs/api.md, "Quotas") read the counts of cache_usage, kept by
-// triggers in the transaction of every change:
+// Quotas (README, "Quotas"; domain.Quota says what counts) read the
+// counts of cache_usage, kept in the transaction of every change:
 //
-//   - cache_usage (entity, assignee_id, shard, entries, bytes): the rows
-//     of entity (a cache table) not deleted, expired or not, and the bytes
-//     of their data; an assignee's counts are the sums over its shards.
-//     Expired rows count until they are removed; a write that finds the
-//     quota used up removes its assignee's expired rows first
-//     (cache_quota.go), so an expired entry never takes a place.
+//   - cache_usage (entity, assignee_id, shard, entries, bytes): per cache
+//     table (entity) and assignee, the rows of entity until they are
+//     removed (live, expired or deleted) with the bytes of their data,
+//     plus the bytes of what the assignee's writes keep besides: each
+//     change in the change log (changeCost, as domain.ChangeBytes) until
+//     ChangeLog.Prune removes it, and each idempotency record (its cost
+//     column, domain.RecordBytes) until it is purged. An assignee's counts
+//     are the sums over its shards. A write that finds the quota used up
+//     removes its assignee's dead rows first (cache_quota.go), so a dead
+//     entry never takes a place for long.
+//
+// The entity's triggers count its rows and the changes they log; Prune
+// and the idempotency records' statements count theirs in Go, in the
+// transaction that writes them.
 //
 // Triggers rather than statements in the repository keep the counts right
 // whichever path writes (the sweeper, clear, import, a path written later),
-// as the change log's triggers do. An update that keeps an entry's
-// assignee and size touches no count at all.
+// as the change log's triggers do.
 //
 // Shards exist for PostgreSQL, where a count row stays locked from the
 // statement that changes it to its commit: with one row per assignee,
@@ -43,7 +54,43 @@ const (
 	// migration adding one cache table's triggers, index and counts.
 	usageMigration      = "20261201000100_cache_usage"
 	usageTriggerVersion = "20261201000200"
+	// usageKeptVersion prefixes the migration that makes table's counts
+	// include deleted rows and the changes logged (usageKeptMigration);
+	// idempotencyKeptMigration gives the records their owner and cost.
+	usageKeptVersion         = "20261220000200"
+	idempotencyKeptMigration = "20261220000100_idempotency_kept"
 )
+
+// changeCost is the SQL of domain.ChangeBytes for the row rec: what the
+// change logging it keeps.
+func changeCost(rec string) string {
+	return "(octet_length(" + rec + ".data) + octet_length(" + rec + ".key) + octet_length(" + rec + ".type) + " +
+		strconv.Itoa(domain.RetainedRowBytes) + ")"
+}
+
+// usageKeptMigration returns the migration that brings table's triggers
+// to today's counting (usageTriggerDDL) and counts again what table,
+// the change log and the idempotency records hold for it, with writers
+// kept out meanwhile (recountLocks), so the counts start exact.
+func usageKeptMigration(table string) migrate.Migration {
+	return migrate.Migration{
+		Name: usageKeptVersion + "_cache_" + table + "_usage_kept",
+		Up: ddlMigration("count what "+table+" keeps", func(db bun.IDB) []string {
+			t := quoteIdent(table)
+			out := engineOf(db).recountLocks(table)
+			out = append(out, engineOf(db).usageTriggerDropDDL(table)...)
+			out = append(out, engineOf(db).usageTriggerDDL(table)...)
+			return append(out,
+				"DELETE FROM "+usageTable+" WHERE entity = '"+table+"'",
+				"INSERT INTO "+usageTable+" (entity, assignee_id, shard, entries, bytes) SELECT '"+table+"', assignee_id, 0, sum(n), sum(b) FROM ("+
+					"SELECT assignee_id, 1 AS n, octet_length(data) AS b FROM "+t+
+					" UNION ALL SELECT assignee_id, 0, "+changeCost(changesTable)+" FROM "+changesTable+" WHERE entity = '"+table+"'"+
+					" UNION ALL SELECT assignee_id, 0, cost FROM "+idempotencyTable+" WHERE entity = '"+table+"'"+
+					") kept GROUP BY assignee_id")
+		}),
+		Down: ddlMigration("keep counting what "+table+" keeps", func(bun.IDB) []string { return nil }),
+	}
+}
 
 // usageTableMigration returns the migration creating cache_usage.
 func usageTableMigration() migrate.Migration {

@@ -41,10 +41,18 @@ const (
 	archiveVersion = 2
 	// archiveOldest is the oldest version still read.
 	archiveOldest = 1
-	// maxArchiveLine bounds one line: the largest entry data cachegate can
-	// be configured to accept is 256 MiB; far more than any default.
-	maxArchiveLine = 300 << 20
+	// archiveLineSlack is what a line holds besides an entry's data: the
+	// largest of any other record (a signing key's halves of 64 KiB each
+	// in base64, a username or user agent escaped) fits.
+	archiveLineSlack = 1 << 20
 )
+
+// maxArchiveLine is the longest line a valid record can take when entry
+// data is at most maxData bytes: data written as a string (dataText)
+// takes at most 6 bytes for each of its own (encoding/json writes "<" as
+// \u003c). A longer line is refused before it is read whole, so that an
+// import's memory is that of one record (README.md, "Export and import").
+func maxArchiveLine(maxData int) int { return 6*maxData + archiveLineSlack }
 
 type archiveHeader struct {
 	Format     string    `json:"format"`
@@ -229,10 +237,46 @@ func utcPtr(t *time.Time) *time.Time {
 // archiveReader reads the file record by record; every error names the
 // line it is about.
 type archiveReader struct {
-	s       *bufio.Scanner
+	lines   lineReader
+	maxData int
 	line    int
 	records int
 	ended   bool
+}
+
+// lineReader reads lines of at most max bytes (without their end).
+type lineReader struct {
+	r   *bufio.Reader
+	max int
+	buf []byte
+}
+
+// errLineTooLong is a line longer than lineReader.max.
+var errLineTooLong = errors.New("line too long")
+
+// next returns the next line without its end ("\n" or "\r\n"), valid
+// until the following call, or io.EOF after the last. A line longer than
+// max is refused with errLineTooLong once more than max bytes of it were
+// read; the rest of it is never read.
+func (l *lineReader) next() ([]byte, error) {
+	l.buf = l.buf[:0]
+	for {
+		chunk, err := l.r.ReadSlice('\n')
+		l.buf = append(l.buf, chunk...)
+		line := bytes.TrimSuffix(bytes.TrimSuffix(l.buf, []byte("\n")), []byte("\r"))
+		if len(line) > l.max {
+			return nil, errLineTooLong
+		}
+		switch {
+		case errors.Is(err, bufio.ErrBufferFull):
+			continue
+		case errors.Is(err, io.EOF) && len(l.buf) > 0:
+			return line, nil
+		case err != nil:
+			return nil, err
+		}
+		return line, nil
+	}
 }
 
 // lineError is a problem of one line of the file.
@@ -240,10 +284,12 @@ func lineError(line int, format string, a ...any) error {
 	return fmt.Errorf("line %d: "+format, append([]any{line}, a...)...)
 }
 
+// newArchiveReader reads the header of the file r and returns its
+// reader, which holds entry data to domain.DefaultMaxDataBytes until
+// limitData says otherwise.
 func newArchiveReader(r io.Reader) (*archiveReader, error) {
-	s := bufio.NewScanner(r)
-	s.Buffer(make([]byte, 0, 1<<20), maxArchiveLine)
-	a := &archiveReader{s: s}
+	a := &archiveReader{lines: lineReader{r: bufio.NewReaderSize(r, 64<<10)}}
+	a.limitData(domain.DefaultMaxDataBytes)
 	b, err := a.next()
 	if errors.Is(err, io.EOF) {
 		return nil, errors.New("line 1: the file is empty; want a cachegate export")
@@ -261,16 +307,26 @@ func newArchiveReader(r io.Reader) (*archiveReader, error) {
 	return a, nil
 }
 
+// limitData bounds the lines that follow to what a record holding entry
+// data of at most maxData bytes can take (maxArchiveLine).
+func (a *archiveReader) limitData(maxData int) {
+	a.maxData, a.lines.max = maxData, maxArchiveLine(maxData)
+}
+
 // next returns the next line's bytes, valid until the following call.
 func (a *archiveReader) next() ([]byte, error) {
-	if !a.s.Scan() {
-		if err := a.s.Err(); err != nil {
-			return nil, lineError(a.line+1, "%v", err)
-		}
+	b, err := a.lines.next()
+	if errors.Is(err, io.EOF) {
 		return nil, io.EOF
 	}
+	if errors.Is(err, errLineTooLong) {
+		return nil, lineError(a.line+1, "longer than %d bytes, more than any record can take with entry data of at most %d bytes (--data-bytes): an entry's data is over the limit, or the line is not a record", a.lines.max, a.maxData)
+	}
+	if err != nil {
+		return nil, lineError(a.line+1, "%v", err)
+	}
 	a.line++
-	return a.s.Bytes(), nil
+	return b, nil
 }
 
 // Next returns the next record, or io.EOF after the end line.

@@ -171,3 +171,78 @@ func FuzzArchiveReader(f *testing.F) {
 		}
 	})
 }
+
+// boundedSource is a file of a header line then one endless line; it
+// fails the test if more than limit bytes are read from it.
+type boundedSource struct {
+	t      *testing.T
+	header []byte
+	read   int
+	limit  int
+}
+
+func (s *boundedSource) Read(p []byte) (int, error) {
+	if s.read+len(p) > s.limit {
+		s.t.Errorf("the reader read past %d bytes: it buffers the over-long line", s.limit)
+		return 0, errors.New("read past the bound")
+	}
+	for i := range p {
+		if s.read+i < len(s.header) {
+			p[i] = s.header[s.read+i]
+		} else {
+			p[i] = 'x'
+		}
+	}
+	s.read += len(p)
+	return len(p), nil
+}
+
+// TestArchiveReaderRefusesAnOverlongLineWithoutReadingIt: a line longer
+// than any record can take with the data limit is refused by its number
+// once the bound is passed, its rest never read (README.md, "Export and
+// import": memory stays that of one record).
+func TestArchiveReaderRefusesAnOverlongLineWithoutReadingIt(t *testing.T) {
+	t.Parallel()
+	const maxData = 1000
+	header := strings.SplitAfter(string(writeArchive(t, nil)), "\n")[0]
+	src := &boundedSource{t: t, header: []byte(header), limit: maxArchiveLine(maxData) + 256<<10}
+	r, err := newArchiveReader(src)
+	if err != nil {
+		t.Fatal(err)
+	}
+	r.limitData(maxData)
+	_, err = r.Next()
+	if err == nil || !strings.HasPrefix(err.Error(), "line 2: longer than") || !strings.Contains(err.Error(), "--data-bytes") {
+		t.Fatalf("error %v, want line 2 refused as longer than the bound", err)
+	}
+}
+
+// TestArchiveReaderTakesTheLongestValidRecord: data of maxData bytes that
+// goes as dataText, escaped six bytes a byte, is read, and the line ends
+// "\r\n" and none (at the end of the file) are read as "\n".
+func TestArchiveReaderTakesTheLongestValidRecord(t *testing.T) {
+	t.Parallel()
+	const maxData = 1000
+	data := []byte("\"" + strings.Repeat("<", maxData-3) + "\"\n")
+	recs := archiveSample()[3:4]
+	e := *recs[0].Entry
+	e.Data = data
+	recs[0].Entry = &e
+	file := writeArchive(t, recs)
+	if len(file) < 6*(maxData-3) {
+		t.Fatalf("the file is %d bytes: the data was not escaped six bytes a byte", len(file))
+	}
+	file = bytes.TrimSuffix(bytes.ReplaceAll(file, []byte("\n"), []byte("\r\n")), []byte("\r\n"))
+	r, err := newArchiveReader(bytes.NewReader(file))
+	if err != nil {
+		t.Fatal(err)
+	}
+	r.limitData(maxData)
+	got, err := r.Next()
+	if err != nil || !bytes.Equal(got.Entry.Data, data) {
+		t.Fatalf("Next = %v; data equal: %v", err, err == nil && bytes.Equal(got.Entry.Data, data))
+	}
+	if _, err := r.Next(); !errors.Is(err, io.EOF) {
+		t.Fatalf("after the record: %v, want the end line read and io.EOF", err)
+	}
+}

@@ -58,9 +58,11 @@ const (
 	UsesKeys
 	// UsesServer: everything else the HTTP service reads.
 	UsesServer
+	// UsesData: the bound on an entry's data (--data-bytes).
+	UsesData
 
 	// UsesAll is every group.
-	UsesAll = UsesStorage | UsesPasswords | UsesKeys | UsesServer
+	UsesAll = UsesStorage | UsesPasswords | UsesKeys | UsesServer | UsesData
 )
 
 // RunFunc runs a command. An error that wraps ErrUsage exits with status 2,

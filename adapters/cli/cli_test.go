@@ -230,3 +230,29 @@ func TestUsersAdminIsAGroupOfUsersCommands(t *testing.T) {
 		}
 	}
 }
+
+// --help shows each flag's default as flag.PrintDefaults does: every one
+// but the zero value of the flag's type.
+func TestHelpShowsEveryFlagsDefault(t *testing.T) {
+	t.Parallel()
+	var stdout, stderr bytes.Buffer
+	cl := cli.New(fakeHost{&fakeRuntime{}}, "v1", strings.NewReader(""), &stdout, &stderr)
+	cl.Commands = append(cl.Commands, cli.Command{Name: "probe", Summary: "test", Setup: func(fs *flag.FlagSet) cli.RunFunc {
+		fs.Int("limit", 1000, "at most `N`")
+		fs.Int("none", 0, "zero")
+		fs.String("out", "", "the `FILE`")
+		fs.String("addr", "127.0.0.1:8080", "the `host:port`")
+		fs.Bool("on", true, "on by default")
+		fs.Bool("off", false, "off by default")
+		return func(context.Context, *cli.Env) error { return nil }
+	}})
+	if code := cl.Run(context.Background(), []string{"probe", "--help"}); code != cli.ExitOK {
+		t.Fatalf("exit %d: %s", code, stderr.String())
+	}
+	for _, want := range []string{"at most N (default 1000)\n", "zero\n", "the FILE\n", "the host:port (default 127.0.0.1:8080)\n",
+		"on by default (default true)\n", "off by default\n"} {
+		if !strings.Contains(stdout.String(), want) {
+			t.Errorf("--help lacks %q:\n%s", want, stdout.String())
+		}
+	}
+}

@@ -14,7 +14,7 @@ var importCommand = Command{
 	Name:     "import",
 	Synopsis: "[--in FILE] [--merge]",
 	Summary:  "load an export into this database, all or nothing",
-	Uses:     UsesStorage,
+	Uses:     UsesStorage | UsesData,
 	Setup: func(fs *flag.FlagSet) RunFunc {
 		in := fs.String("in", "", "read `FILE` instead of standard input")
 		merge := fs.Bool("merge", false, "allow a database that is not empty; rows already stored win")
@@ -42,6 +42,7 @@ var importCommand = Command{
 			if err != nil {
 				return err
 			}
+			ar.limitData(st.Archive.MaxData())
 			p := newProgress(env.Stderr, "import", total)
 			n := 0
 			counts, err := st.Archive.Import(ctx, application.ImportInput{Merge: *merge, Next: func() (application.ArchiveRecord, error) {

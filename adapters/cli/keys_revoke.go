@@ -8,8 +8,8 @@ import (
 var keysRevokeCommand = Command{
 	Name:     "keys revoke",
 	Synopsis: "KID",
-	Summary: "revoke a signing key: every server refuses its tokens within a minute (a new key is made current first when KID is current); " +
-		`a KID starting with "-" follows "--"`,
+	Summary: "revoke a signing key: every server refuses its tokens within a second (a new key is made current first when KID signs; a published KID is only withdrawn); " +
+		`"--" before KID stays accepted (no generated kid begins with "-")`,
 	Uses: UsesStorage | UsesKeys,
 	Args: 1,
 	Run: func(ctx context.Context, env *Env) error {
@@ -21,7 +21,7 @@ var keysRevokeCommand = Command{
 		if err := s.Keys.Revoke(ctx, kid); err != nil {
 			return err
 		}
-		fmt.Fprintf(env.Stdout, "signing key %s revoked; servers refuse its tokens within a minute\n", kid)
+		fmt.Fprintf(env.Stdout, "signing key %s revoked; servers refuse its tokens within a second\n", kid)
 		return nil
 	},
 }

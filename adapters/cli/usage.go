@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
+	"reflect"
 	"strings"
 	"text/tabwriter"
 	"time"
@@ -82,7 +83,8 @@ func hasFlags(fs *flag.FlagSet) bool {
 }
 
 // writeFlags writes flags as "  --name VALUE" lines, each followed by its
-// indented description, in the order given.
+// indented description and, as flag.PrintDefaults does, its default
+// unless that is the zero value of the flag's type, in the order given.
 func writeFlags(w io.Writer, flags []*flag.Flag) {
 	for _, f := range flags {
 		arg, usage := flag.UnquoteUsage(f)
@@ -93,8 +95,25 @@ func writeFlags(w io.Writer, flags []*flag.Flag) {
 		if arg != "" {
 			line += " " + arg
 		}
+		if !isZeroValue(f) {
+			usage += " (default " + f.DefValue + ")"
+		}
 		fmt.Fprintf(w, "%s\n      %s\n", line, usage)
 	}
+}
+
+// isZeroValue reports whether f's default is its type's zero value, which
+// flag.PrintDefaults leaves unsaid too: "", false, 0.
+func isZeroValue(f *flag.Flag) bool {
+	t := reflect.TypeOf(f.Value)
+	var z reflect.Value
+	if t.Kind() == reflect.Pointer {
+		z = reflect.New(t.Elem())
+	} else {
+		z = reflect.Zero(t)
+	}
+	v, ok := z.Interface().(flag.Value)
+	return ok && f.DefValue == v.String()
 }
 
 func isBool(f *flag.Flag) bool {

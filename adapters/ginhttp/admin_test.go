@@ -195,6 +195,10 @@ func TestAdminAnswersMatchTheOpenAPIDocument(t *testing.T) {
 		{http.MethodPost, "/admin/users", `{"username":"made","password":"` + oasPassword + `"}`, 409},
 		{http.MethodGet, "/admin/users/" + st.userID, "", 200},
 		{http.MethodGet, "/admin/users/" + nobody, "", 404},
+		// A malformed id names nothing: 404, as docs/admin.md says.
+		{http.MethodGet, "/admin/users/not-an-id", "", 404},
+		{http.MethodPatch, "/admin/users/not-an-id", `{"active":true}`, 404},
+		{http.MethodDelete, "/admin/sessions/not-an-id", "", 404},
 		{http.MethodPatch, "/admin/users/" + st.userID, `{"active":true,"admin":false}`, 200},
 		{http.MethodPut, "/admin/users/" + st.userID + "/password", `{"password":"` + oasPassword + `"}`, 204},
 		{http.MethodGet, "/admin/users/" + st.userID + "/sessions", "", 200},

@@ -44,11 +44,6 @@ func toSessionDTO(s domain.Session) sessionDTO {
 		Address: s.Address, UserAgent: s.UserAgent, ExpiresAt: jsonTime(s.ExpiresAt)}
 }
 
-const (
-	defaultUserPage = 100
-	maxUserPage     = 1000
-)
-
 // parseUserQuery parses the user list's query: filter and or (repeatable,
 // <field>||<operator>||<value>), sort (<field>[,ASC|DESC]), limit, page,
 // offset; the same grammar as the cache lists on the user fields.
@@ -61,8 +56,7 @@ func parseUserQuery(raw string) (q domain.UserQuery, page int, err error) {
 		return q, 0, domain.InvalidField("query", "is not a valid query string")
 	}
 	var errs problems
-	q.Limit, page = defaultUserPage, 1
-	var offset *int
+	lp := newListPage()
 	for name, vs := range values {
 		switch name {
 		case "filter", "filter[]", "or", "or[]":
@@ -96,18 +90,10 @@ func parseUserQuery(raw string) (q domain.UserQuery, page int, err error) {
 			default:
 				errs.add("sort", "direction must be ASC or DESC")
 			}
-		case "limit", "per_page":
-			if p := intParam(&errs, name, vs[len(vs)-1], 1, maxUserPage); p != nil {
-				q.Limit = *p
-			}
-		case "page":
-			if p := intParam(&errs, name, vs[len(vs)-1], 1, 1<<20); p != nil {
-				page = *p
-			}
-		case "offset":
-			offset = intParam(&errs, name, vs[len(vs)-1], 0, 1<<30)
 		default:
-			errs.add(name, "is not a parameter of the user list")
+			if !lp.param(&errs, name, vs) {
+				errs.add(name, "is not a parameter of the user list")
+			}
 		}
 	}
 	if len(q.All)+len(q.Any) > domain.MaxQueryConditions {
@@ -116,10 +102,8 @@ func parseUserQuery(raw string) (q domain.UserQuery, page int, err error) {
 	if len(errs) > 0 {
 		return q, 0, domain.Invalid(errs...)
 	}
-	q.Offset = (page - 1) * q.Limit
-	if offset != nil {
-		q.Offset, page = *offset, *offset/q.Limit+1
-	}
+	q.Limit = lp.limit
+	q.Offset, page = lp.resolve()
 	return q, page, nil
 }
 
@@ -160,13 +144,7 @@ func (r *adminRoutes) listUsers(c *gin.Context) {
 	for i, u := range users {
 		data[i] = toUserDTO(u)
 	}
-	writeAdminJSON(c, http.StatusOK, struct {
-		Data      []userDTO `json:"data"`
-		Count     int       `json:"count"`
-		Total     int       `json:"total"`
-		Page      int       `json:"page"`
-		PageCount int       `json:"pageCount"`
-	}{data, len(data), total, page, (total + q.Limit - 1) / q.Limit})
+	writeAdminJSON(c, http.StatusOK, newAdminPage(data, total, page, q.Limit))
 }
 
 func (r *adminRoutes) addUser(c *gin.Context) {
@@ -245,26 +223,31 @@ func (r *adminRoutes) deleteUser(c *gin.Context) {
 }
 
 func (r *adminRoutes) userSessions(c *gin.Context) {
-	list, err := r.o.Users.Sessions(c.Request.Context(), c.Param("id"))
+	p, lp, err := parseSessionPage(c.Request.URL.RawQuery)
 	if err != nil {
 		r.s.writeError(c, err)
 		return
 	}
-	writeSessions(c, list, "")
+	list, err := r.o.Users.Sessions(c.Request.Context(), c.Param("id"), p)
+	if err != nil {
+		r.s.writeError(c, err)
+		return
+	}
+	writeSessions(c, list, lp, "")
 }
 
-func writeSessions(c *gin.Context, list []domain.Session, current string) {
-	data := make([]sessionDTO, len(list))
-	for i, s := range list {
+// writeSessions writes a page of sessions; with current set, each is
+// marked current or not.
+func writeSessions(c *gin.Context, list application.SessionList, lp listPage, current string) {
+	data := make([]sessionDTO, len(list.Page))
+	for i, s := range list.Page {
 		data[i] = toSessionDTO(s)
 		if current != "" {
 			cur := s.ID == current
 			data[i].Current = &cur
 		}
 	}
-	writeAdminJSON(c, http.StatusOK, struct {
-		Data []sessionDTO `json:"data"`
-	}{data})
+	writeAdminJSON(c, http.StatusOK, newAdminPage(data, list.Total, lp.page, lp.limit))
 }
 
 func (r *adminRoutes) revokeUserSessions(c *gin.Context) {

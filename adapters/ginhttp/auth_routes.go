@@ -6,6 +6,7 @@ import (
 	"net/http"
 	"strconv"
 	"strings"
+	"time"
 	"unicode/utf8"
 
 	"github.com/gin-gonic/gin"
@@ -191,14 +192,17 @@ func (r *authRoutes) logout(c *gin.Context) {
 	c.Status(http.StatusNoContent)
 }
 
-// jwks serves the public keys; caches may keep them a minute.
+// jwksCacheControl lets caches keep the key set domain.KeySetMaxAge.
+var jwksCacheControl = "public, max-age=" + strconv.Itoa(int(domain.KeySetMaxAge/time.Second))
+
+// jwks serves the public keys; caches may keep them domain.KeySetMaxAge.
 func (r *authRoutes) jwks(c *gin.Context) {
 	b, err := r.o.Keys.JWKS(c.Request.Context())
 	if err != nil {
 		r.s.writeError(c, err)
 		return
 	}
-	c.Header("Cache-Control", "public, max-age=60")
+	c.Header("Cache-Control", jwksCacheControl)
 	writeJSON(c, http.StatusOK, b)
 }
 

@@ -53,7 +53,7 @@ type fixture struct {
 // newFixture builds the use cases and the server; tweak adjusts the
 // options before New.
 // smallQuota is the quota of the fixture's assignment "small".
-var smallQuota = domain.Quota{MaxEntries: 4, MaxBytes: 1 << 10}
+var smallQuota = domain.Quota{MaxEntries: 4, MaxBytes: 4 << 10}
 
 func newFixture(t testing.TB, tweak func(*ginhttp.Options)) *fixture {
 	t.Helper()

@@ -1,6 +1,7 @@
 package ginhttp
 
 import (
+	"errors"
 	"io"
 	"net"
 	"net/netip"
@@ -123,6 +124,11 @@ func (l *capListener) refuse(c net.Conn) {
 
 // capConn gives its address's place back when it is closed, once,
 // however often Close is called (net/http and a stream may both).
+//
+// It keeps what net/http looks for on a *net.TCPConn: CloseWrite and
+// CloseRead (net/http half-closes after answering 431 to an over-long
+// header, whose body ends with the connection; without it the client
+// reads a reset instead) and ReadFrom (sendfile).
 type capConn struct {
 	net.Conn
 	conns  *keyLimiter
@@ -136,4 +142,25 @@ func (c *capConn) Close() error {
 		c.conns.release(c.key)
 	}
 	return err
+}
+
+func (c *capConn) CloseWrite() error {
+	if hc, ok := c.Conn.(interface{ CloseWrite() error }); ok {
+		return hc.CloseWrite()
+	}
+	return errors.ErrUnsupported
+}
+
+func (c *capConn) CloseRead() error {
+	if hc, ok := c.Conn.(interface{ CloseRead() error }); ok {
+		return hc.CloseRead()
+	}
+	return errors.ErrUnsupported
+}
+
+func (c *capConn) ReadFrom(r io.Reader) (int64, error) {
+	if rf, ok := c.Conn.(io.ReaderFrom); ok {
+		return rf.ReadFrom(r)
+	}
+	return io.Copy(c.Conn, r)
 }

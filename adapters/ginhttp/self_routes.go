@@ -12,15 +12,21 @@ import (
 // mySessions is GET /auth/sessions: the caller's own live sessions, the
 // one of the presented token marked current.
 func (r *adminRoutes) mySessions(c *gin.Context) {
-	list, current, err := r.o.Self.Sessions(c.Request.Context(), actorFrom(c))
+	p, lp, err := parseSessionPage(c.Request.URL.RawQuery)
 	if err != nil {
 		r.s.writeError(c, err)
 		return
 	}
+	list, err := r.o.Self.Sessions(c.Request.Context(), actorFrom(c), p)
+	if err != nil {
+		r.s.writeError(c, err)
+		return
+	}
+	current := list.Current
 	if current == "" {
 		current = "-" // every session is marked, none current
 	}
-	writeSessions(c, list, current)
+	writeSessions(c, list, lp, current)
 }
 
 // revokeMySession is DELETE /auth/sessions/<id>: sign out one of the

@@ -39,6 +39,13 @@ func TestAccessTokensCarryTheClaimsOfRFC9068(t *testing.T) {
 				if p["client_id"] != tc.want {
 					t.Errorf("%s: client_id %v, want %s", e.name, p["client_id"], tc.want)
 				}
+				if _, err := e.verify(domain.AccessToken, tok); err != nil {
+					t.Errorf("%s: the verifier refuses its own access token: %v", e.name, err)
+				}
+				other := e.signed(t, nil, func(m map[string]any) { m["client_id"] = "other-" + tc.want })
+				if _, err := e.verify(domain.AccessToken, other); !errors.Is(err, domain.ErrUnauthenticated) {
+					t.Errorf("%s: an access token of another client_id: err = %v, want unauthenticated", e.name, err)
+				}
 			}
 		})
 	}

@@ -61,12 +61,28 @@ func clone(k domain.SigningKey) domain.SigningKey {
 }
 
 func (s *memKeys) RevokeSigningKey(_ context.Context, kid string, now time.Time, events ...domain.AuditEvent) error {
-	return s.change(kid, events, func(k *domain.SigningKey) {
+	var unpublished *domain.SigningKey
+	err := s.change(kid, events, func(k *domain.SigningKey) {
 		if k.RevokedAt == nil {
+			if k.Activation().After(now) {
+				c := clone(*k)
+				unpublished = &c
+			}
 			k.RevokedAt = &now
 		}
 		k.Private = nil
 	})
+	if err != nil || unpublished == nil {
+		return err
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	for i := range s.keys {
+		if r := s.keys[i].RetiredAt; s.keys[i].ID != kid && s.keys[i].RevokedAt == nil && r != nil && r.Equal(unpublished.Activation()) {
+			s.keys[i].RetiredAt = unpublished.RetiredAt
+		}
+	}
+	return nil
 }
 
 func (s *memKeys) SetSigningKeyPrivate(_ context.Context, kid string, private []byte) error {

@@ -120,6 +120,15 @@ func TestForgedTokensAreRefused(t *testing.T) {
 		{"an access token naming its session only in the old fam claim is refused", func(t *testing.T, e *env) string {
 			return e.signed(t, nil, func(m map[string]any) { delete(m, "sid"); m["fam"] = "fam-1" })
 		}, false},
+		{"an access token without client_id is refused", func(t *testing.T, e *env) string {
+			return e.signed(t, nil, func(m map[string]any) { delete(m, "client_id") })
+		}, false},
+		{"an access token of another client_id is refused", func(t *testing.T, e *env) string {
+			return e.signed(t, nil, func(m map[string]any) { m["client_id"] = "other-app" })
+		}, false},
+		{"an access token with an empty client_id is refused", func(t *testing.T, e *env) string {
+			return e.signed(t, nil, func(m map[string]any) { m["client_id"] = "" })
+		}, false},
 		{"an access token living 7 days is refused", func(t *testing.T, e *env) string {
 			return e.signed(t, nil, set("exp", at(7*domain.Day))(e))
 		}, false},

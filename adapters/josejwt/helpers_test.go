@@ -134,7 +134,7 @@ func (e *env) payloadJSON(t testing.TB, edit func(m map[string]any)) string {
 	t.Helper()
 	now := e.clock.Now()
 	m := map[string]any{"iss": "cachegate", "aud": "cachegate", "sub": "user-1", "jti": "jti-1", "sid": "fam-1",
-		"iat": now.Unix(), "exp": now.Add(time.Minute).Unix()}
+		"client_id": "cachegate", "iat": now.Unix(), "exp": now.Add(time.Minute).Unix()}
 	if edit != nil {
 		edit(m)
 	}

@@ -36,6 +36,8 @@ type verifyKey struct {
 	kid string
 	// key is an ed25519.PublicKey or an HMAC secret ([]byte).
 	key any
+	// from is when the key starts signing (zero: it always signed).
+	from time.Time
 	// retiredAt is zero while the key is current.
 	retiredAt time.Time
 }
@@ -78,7 +80,8 @@ type keyring struct {
 	// naming one causes no reload.
 	revoked map[string]bool
 	// plain names the signers whose private half is stored in clear
-	// although a key encryption secret is configured.
+	// although a key encryption secret is configured (reloadLocked
+	// replaces them).
 	plain []string
 	// ordered lists the keys newest first, for the JWKS.
 	ordered []*verifyKey
@@ -127,6 +130,15 @@ func (k *verifyKey) usable(now time.Time, window time.Duration) bool {
 	return k.retiredAt.IsZero() || now.Before(k.retiredAt.Add(window))
 }
 
+// signs reports whether a token issued at iat and presented at now can
+// carry k's signature: a key published ahead signs nothing before its
+// activation, so no genuine token of it is presented earlier or names an
+// earlier iat (whole seconds, rounded down, so up to a second before it),
+// with leeway for the clocks of the replicas.
+func (k *verifyKey) signs(iat, now time.Time, leeway time.Duration) bool {
+	return !now.Add(leeway).Before(k.from) && iat.Add(leeway+time.Second).After(k.from)
+}
+
 // hs256Ring builds the one-key ring of HS256 mode.
 func hs256Ring(secret []byte) (*keyring, error) {
 	sum := sha256.Sum256(append([]byte("cachegate/josejwt hs256 kid\x00"), secret...))
@@ -160,7 +172,7 @@ func eddsaRing(stored []domain.SigningKey, seal *sealer, now time.Time) (*keyrin
 		if _, dup := r.byKID[sk.ID]; dup {
 			return nil, fmt.Errorf("stored signing key %q appears twice", sk.ID)
 		}
-		k := &verifyKey{kid: sk.ID, key: ed25519.PublicKey(bytes.Clone(sk.Public))}
+		k := &verifyKey{kid: sk.ID, key: ed25519.PublicKey(bytes.Clone(sk.Public)), from: sk.Activation()}
 		if sk.RetiredAt != nil {
 			k.retiredAt = *sk.RetiredAt
 		}
@@ -260,20 +272,28 @@ func newSigner(alg jose.SignatureAlgorithm, kid string, key any) (*signer, error
 }
 
 // newEd25519Key generates a signing key created at now. Its kid is the
-// first 16 characters of the key's RFC 7638 thumbprint.
+// first 16 characters of the key's RFC 7638 thumbprint. A key whose kid
+// would begin with "-" (one in 64) is drawn again, so that a kid given to
+// `cachegate keys revoke` is never taken for a flag (README.md,
+// "Commands").
 func newEd25519Key(random io.Reader, now time.Time) (domain.SigningKey, error) {
 	seed := make([]byte, ed25519.SeedSize)
-	if _, err := io.ReadFull(random, seed); err != nil {
-		return domain.SigningKey{}, fmt.Errorf("generate signing key: %w", err)
-	}
-	pub := ed25519.NewKeyFromSeed(seed).Public().(ed25519.PublicKey)
-	jwk := jose.JSONWebKey{Key: pub}
-	tp, err := jwk.Thumbprint(crypto.SHA256)
-	if err != nil {
-		return domain.SigningKey{}, fmt.Errorf("generate signing key: %w", err)
+	var pub ed25519.PublicKey
+	var kid string
+	for kid == "" || kid[0] == '-' {
+		if _, err := io.ReadFull(random, seed); err != nil {
+			return domain.SigningKey{}, fmt.Errorf("generate signing key: %w", err)
+		}
+		pub = ed25519.NewKeyFromSeed(seed).Public().(ed25519.PublicKey)
+		jwk := jose.JSONWebKey{Key: pub}
+		tp, err := jwk.Thumbprint(crypto.SHA256)
+		if err != nil {
+			return domain.SigningKey{}, fmt.Errorf("generate signing key: %w", err)
+		}
+		kid = base64.RawURLEncoding.EncodeToString(tp)[:16]
 	}
 	return domain.SigningKey{
-		ID:          base64.RawURLEncoding.EncodeToString(tp)[:16],
+		ID:          kid,
 		Algorithm:   algEdDSA,
 		Private:     seed,
 		Public:      pub,

@@ -20,16 +20,24 @@ const (
 	MaxLeeway             = 5 * time.Second
 	DefaultMaxTokenTTL    = 30 * domain.Day
 	DefaultAccessTokenTTL = 15 * time.Minute
-	// DefaultKeyReload is short enough that a key revoked by
-	// `cachegate keys revoke` is refused everywhere within a minute
-	// (README, "Commands": keys revoke).
+	// DefaultKeyReload is how often the keys are read again in full
+	// (erasing the private halves of retired keys on the way). A change
+	// to the stored keys reaches a process sooner: KeepLoaded looks for
+	// one every KeyPoll.
 	DefaultKeyReload       = 30 * time.Second
 	DefaultVerifyCacheSize = 10000
 	// DefaultKeyPublishAhead is twice the JWKS route's Cache-Control
-	// max-age (60 s): a client caching the key set for its max-age, or
-	// refetching it on an unknown kid, holds a rotated key before the
-	// first token it signs (README.md, "Signing keys").
-	DefaultKeyPublishAhead = 2 * time.Minute
+	// max-age (domain.KeySetMaxAge): a client caching the key set for its
+	// max-age, or refetching it on an unknown kid, holds a rotated key
+	// before the first token it signs (README.md, "Signing keys"). A
+	// shorter positive KeyPublishAhead than domain.KeySetMaxAge is
+	// refused.
+	DefaultKeyPublishAhead = 2 * domain.KeySetMaxAge
+	// KeyPoll is how often KeepLoaded reads the stored keys to find a
+	// change (a key published, revoked, added) made by another process,
+	// reloading them only then: every process lists a published key, and
+	// refuses a revoked one, within a second (README.md, "Signing keys").
+	KeyPoll = 500 * time.Millisecond
 	// MinHS256SecretLen is the shortest HS256 secret accepted, in bytes.
 	MinHS256SecretLen = 32
 	// MaxTokenLen bounds the tokens the verifier parses; longer input is
@@ -50,7 +58,7 @@ type Options struct {
 	// KeyPublishAhead is how long a key made by Rotate is published (in
 	// the JWKS, verifying) before it signs, unless Rotate is asked to
 	// sign at once: zero means DefaultKeyPublishAhead, a negative value
-	// none.
+	// none; a positive value is at least domain.KeySetMaxAge.
 	KeyPublishAhead time.Duration
 	// Leeway is the clock skew tolerated when checking exp and iat: zero
 	// means DefaultLeeway, a negative value means none. At most MaxLeeway.
@@ -68,9 +76,11 @@ type Options struct {
 	AccessTokenTTL time.Duration
 	// KeyEncryptionSecret, when set (at least MinKeyEncryptionSecretLen
 	// bytes), seals the private halves of stored keys with AES-256-GCM
-	// under a key derived by HKDF-SHA256 (sealing.go has the layout). A
-	// current key stored in clear is sealed when loaded; a sealed key
-	// without the secret, or with another, fails New.
+	// under a key derived by HKDF-SHA256 (sealing.go has the layout).
+	// When the keys that sign are stored in clear, a new sealed key
+	// signs at once instead, and they retire with their private halves
+	// erased (reloadLocked); a sealed key without the secret, or with
+	// another, fails New.
 	KeyEncryptionSecret []byte
 	// HS256Secret switches to HS256 signing with this secret (at least
 	// MinHS256SecretLen bytes). Keys is then not used, the JWKS is empty
@@ -83,7 +93,8 @@ type Options struct {
 	Clock ports.Clock
 	// KeyReload is how often the keys are re-read from Keys, so a rotation
 	// made by another process is picked up. The reload is lazy: the first
-	// call after the interval does it.
+	// call after the interval does it. KeepLoaded, which a server runs,
+	// also reloads them as soon as it finds them changed (KeyPoll).
 	KeyReload time.Duration
 	// VerifyCacheSize bounds the cache of verified access tokens: zero
 	// means DefaultVerifyCacheSize, a negative value disables the cache.
@@ -142,6 +153,11 @@ func (o Options) withDefaults() (Options, error) {
 	}
 	if o.MaxTokenTTL < 0 {
 		errs = append(errs, errors.New("max token TTL must be positive"))
+	}
+	if o.KeyPublishAhead > 0 && o.KeyPublishAhead < domain.KeySetMaxAge {
+		errs = append(errs, fmt.Errorf("key publish-ahead %v is below the key set's max-age of %v "+
+			"(a client caching the JWKS could meet a token of the new key before it knows the key); 0 signs at once",
+			o.KeyPublishAhead, domain.KeySetMaxAge))
 	}
 	if o.KeyReload < 0 {
 		errs = append(errs, errors.New("key reload interval must be positive"))

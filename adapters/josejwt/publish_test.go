@@ -2,6 +2,7 @@ package josejwt_test
 
 import (
 	"context"
+	"crypto/ed25519"
 	"slices"
 	"testing"
 	"time"
@@ -75,18 +76,18 @@ func TestRotationPublishesTheNewKeyAheadOfSigning(t *testing.T) {
 
 	t.Run("the publish-ahead time is configurable", func(t *testing.T) {
 		t.Parallel()
-		e := newEdDSA(t, func(o *josejwt.Options) { o.KeyPublishAhead = 3 * time.Second })
+		e := newEdDSA(t, func(o *josejwt.Options) { o.KeyPublishAhead = 90 * time.Second })
 		key, err := e.tok.Rotate(ctx, false)
 		if err != nil {
 			t.Fatal(err)
 		}
-		e.clock.Advance(2 * time.Second)
+		e.clock.Advance(89 * time.Second)
 		if got := e.kidOf(t); got != e.kid {
-			t.Errorf("signs with %s after 2 s, want the old %s", got, e.kid)
+			t.Errorf("signs with %s after 89 s, want the old %s", got, e.kid)
 		}
 		e.clock.Advance(time.Second)
 		if got := e.kidOf(t); got != key.ID {
-			t.Errorf("signs with %s after 3 s, want the new %s", got, key.ID)
+			t.Errorf("signs with %s after 90 s, want the new %s", got, key.ID)
 		}
 	})
 
@@ -157,23 +158,49 @@ func TestRotationPublishesTheNewKeyAheadOfSigning(t *testing.T) {
 		}
 	})
 
-	t.Run("revoking a published key makes a new key sign at once", func(t *testing.T) {
+	t.Run("revoking a published key withdraws only it: the signing key keeps signing", func(t *testing.T) {
 		t.Parallel()
 		e := newEdDSA(t, nil)
+		tb, err := josejwt.New(ctx, josejwt.Options{Keys: e.store, Clock: e.clock})
+		if err != nil {
+			t.Fatal(err)
+		}
+		b := &env{name: "B", tok: tb, clock: e.clock, store: e.store}
 		key, err := e.tok.Rotate(ctx, false)
 		if err != nil {
 			t.Fatal(err)
 		}
+		if err := b.tok.Reload(ctx); err != nil {
+			t.Fatal(err)
+		}
+		tok := e.issue(t, e.claims(domain.AccessToken, 10*time.Minute))
 		if err := e.tok.Revoke(ctx, key.ID); err != nil {
 			t.Fatal(err)
 		}
-		got := e.kidOf(t)
-		if got == e.kid || got == key.ID {
-			t.Errorf("signs with %s after revoking the published key, want a third key", got)
+		if err := b.tok.Reload(ctx); err != nil {
+			t.Fatal(err)
 		}
-		e.clock.Advance(josejwt.DefaultKeyPublishAhead)
-		if again := e.kidOf(t); again != got {
-			t.Errorf("signs with %s after the revoked key's activation, want %s still", again, got)
+		keys, err := e.tok.List(ctx)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if len(keys) != 2 || keys[0].ID != key.ID || keys[0].StateAt(e.clock.Now()) != domain.KeyRevoked ||
+			keys[1].ID != e.kid || keys[1].StateAt(e.clock.Now()) != domain.KeySigning {
+			t.Fatalf("keys after revoking the published one: %d, want it revoked and %s signing", len(keys), e.kid)
+		}
+		for _, at := range []time.Duration{0, josejwt.DefaultKeyPublishAhead + time.Minute} {
+			e.clock.Advance(at)
+			for _, r := range []*env{e, b} {
+				if got := r.kidOf(t); got != e.kid {
+					t.Errorf("%s signs with %s %v after revoking the published key, want %s still", r.name, got, at, e.kid)
+				}
+				if set, _ := jwks(t, r.tok); !slices.Equal(kids(set), []string{e.kid}) {
+					t.Errorf("%s: JWKS kids = %v, want only the signing %s", r.name, kids(set), e.kid)
+				}
+			}
+		}
+		if _, err := b.verify(domain.AccessToken, tok); err != nil {
+			t.Errorf("a token of the signing key is refused after the revocation of the published one: %v", err)
 		}
 	})
 }
@@ -200,5 +227,62 @@ func TestAClockLaggingTheSwitchSignsWithThePublishedKey(t *testing.T) {
 	l := &env{name: "lagging", tok: lagging, clock: e.clock, store: e.store}
 	if got := l.kidOf(t); got != key.ID {
 		t.Errorf("signs with %s, want the published %s", got, key.ID)
+	}
+}
+
+// A key published ahead verifies no token before it signs: a token its
+// stolen private half forges then, or backdates to before its
+// activation, is refused (the JWKS lists the key, so any client would
+// take it); from its activation its tokens pass.
+func TestAPublishedKeyVerifiesNothingBeforeItSigns(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	e := newEdDSA(t, nil)
+	k, err := e.tok.Rotate(ctx, false)
+	if err != nil {
+		t.Fatal(err)
+	}
+	stored, err := e.store.SigningKeys(ctx)
+	if err != nil || stored[0].ID != k.ID {
+		t.Fatalf("SigningKeys = %d keys, %v; want the published key first", len(stored), err)
+	}
+	pub := *e
+	pub.key, pub.kid = ed25519.NewKeyFromSeed(stored[0].Private), k.ID
+	refresh := func(m map[string]any) {
+		m["aud"] = "cachegate:refresh"
+		delete(m, "client_id")
+	}
+	typ := map[domain.TokenKind]map[string]any{domain.AccessToken: nil, domain.RefreshToken: {"typ": "refresh+jwt"}}
+	edit := map[domain.TokenKind]func(map[string]any){domain.AccessToken: nil, domain.RefreshToken: refresh}
+	want := func(when string, kind domain.TokenKind, tok string, ok bool) {
+		t.Helper()
+		if _, err := e.verify(kind, tok); ok != (err == nil) {
+			t.Errorf("%s: %s token of the published key: err = %v, want accepted %v", when, kind, err, ok)
+		}
+	}
+	for _, kind := range []domain.TokenKind{domain.AccessToken, domain.RefreshToken} {
+		want("right after the rotation", kind, pub.signed(t, typ[kind], edit[kind]), false)
+	}
+	e.clock.Advance(josejwt.DefaultKeyPublishAhead - josejwt.DefaultLeeway - time.Second)
+	for _, kind := range []domain.TokenKind{domain.AccessToken, domain.RefreshToken} {
+		want("6 s before its activation", kind, pub.signed(t, typ[kind], edit[kind]), false)
+	}
+	e.clock.Advance(josejwt.DefaultLeeway + time.Second)
+	for _, kind := range []domain.TokenKind{domain.AccessToken, domain.RefreshToken} {
+		want("at its activation", kind, pub.signed(t, typ[kind], edit[kind]), true)
+		backdated := pub.signed(t, typ[kind], func(m map[string]any) {
+			if f := edit[kind]; f != nil {
+				f(m)
+			}
+			m["iat"] = e.clock.Now().Add(-time.Minute).Unix()
+		})
+		want("issued a minute before its activation", kind, backdated, false)
+	}
+	// What the issuer signs with it from then on passes.
+	if got := e.kidOf(t); got != k.ID {
+		t.Fatalf("signs with %s at the activation, want %s", got, k.ID)
+	}
+	for _, kind := range []domain.TokenKind{domain.AccessToken, domain.RefreshToken} {
+		want("issued by the issuer", kind, e.issue(t, e.claims(kind, time.Minute)), true)
 	}
 }

@@ -8,6 +8,7 @@ import (
 	"strings"
 	"sync"
 	"testing"
+	"time"
 
 	"github.com/cachegate/cachegate/adapters/josejwt"
 	"github.com/cachegate/cachegate/domain"
@@ -119,18 +120,52 @@ func TestEveryPrivateHalfIsStoredSealedWithASecret(t *testing.T) {
 	}
 	checkStore(t, store, "the key a revocation makes current", 1)
 
-	t.Run("a key stored in clear is sealed when the secret comes", func(t *testing.T) {
+	t.Run("a key stored in clear is replaced by a sealed one when the secret comes", func(t *testing.T) {
 		t.Parallel()
 		store, clock := &writeWatch{memKeys: &memKeys{}}, newClock()
-		if _, err := josejwt.New(ctx, josejwt.Options{Keys: store.memKeys, Clock: clock}); err != nil {
+		plain, err := josejwt.New(ctx, josejwt.Options{Keys: store.memKeys, Clock: clock})
+		if err != nil {
 			t.Fatal(err)
 		}
-		if k := store.current(); !holdsClearSeed(k.Private, k.Public) {
+		old := store.current()
+		if !holdsClearSeed(old.Private, old.Public) {
 			t.Fatal("without a secret the key is not stored in clear: the check below would prove nothing")
 		}
-		if _, err := josejwt.New(ctx, josejwt.Options{Keys: store, Clock: clock, KeyEncryptionSecret: secret}); err != nil {
+		e := &env{name: "plain", tok: plain, clock: clock, store: store.memKeys}
+		access := e.issue(t, e.claims(domain.AccessToken, 10*time.Minute))
+		refresh := e.issue(t, e.claims(domain.RefreshToken, 24*time.Hour))
+
+		clock.Advance(time.Second)
+		sealed, err := josejwt.New(ctx, josejwt.Options{Keys: store, Clock: clock, KeyEncryptionSecret: secret})
+		if err != nil {
 			t.Fatal(err)
 		}
 		checkStore(t, store, "a start with the secret", 1)
+		keys, err := store.SigningKeys(ctx)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if len(keys) != 2 || keys[0].ID == old.ID || keys[1].ID != old.ID {
+			t.Fatalf("after the start with the secret the store holds %d keys, want a new one and %s", len(keys), old.ID)
+		}
+		now := clock.Now()
+		if s0, s1 := keys[0].StateAt(now), keys[1].StateAt(now); s0 != domain.KeySigning || s1 != domain.KeyRetired || len(keys[1].Private) != 0 {
+			t.Errorf("states %s, %s, the old key's private half %d bytes; want signing, retired and erased", s0, s1, len(keys[1].Private))
+		}
+		s := &env{name: "sealed", tok: sealed, clock: clock, store: store.memKeys}
+		if got := s.kidOf(t); got != keys[0].ID {
+			t.Errorf("signs with %s, want the new sealed %s", got, keys[0].ID)
+		}
+		// The retired key's public half verifies what it signed: no
+		// session ends.
+		if _, err := s.verify(domain.AccessToken, access); err != nil {
+			t.Errorf("an access token of the key stored in clear is refused: %v", err)
+		}
+		if _, err := s.verify(domain.RefreshToken, refresh); err != nil {
+			t.Errorf("a refresh token of the key stored in clear is refused: %v", err)
+		}
+		if set, _ := jwks(t, s.tok); !slices.Equal(kids(set), []string{keys[0].ID, old.ID}) {
+			t.Errorf("JWKS kids = %v, want the new key and the retired one", kids(set))
+		}
 	})
 }

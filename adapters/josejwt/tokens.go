@@ -3,6 +3,8 @@ package josejwt
 import (
 	"context"
 	"crypto/rand"
+	"crypto/sha256"
+	"encoding/binary"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -52,6 +54,9 @@ type Tokens struct {
 	nextReload atomic.Int64
 	// lastReload is when the keys were last read; guarded by reloadMu.
 	lastReload time.Time
+	// stamp is the keysStamp of the stored keys the ring was last built
+	// from; guarded by reloadMu.
+	stamp [sha256.Size]byte
 	// reloads logs when the periodic reloads start failing and when they
 	// recover, not every failed reload (a second apart in an outage).
 	reloads ports.FailureLog
@@ -233,26 +238,77 @@ func revokedMore(prev, next *keyring) bool {
 	return false
 }
 
-// KeepLoaded reloads the keys once they are KeyReload old (checked every
-// second) until ctx is done, so a process that serves no request, only
-// open event streams, still learns of a revocation within KeyReload and
-// ends the streams of the revoked key (README.md, "Commands": keys
-// revoke). Requests reload lazily as before; whichever comes first
-// reloads. It is a no-op in HS256 mode.
+// KeepLoaded reads the stored keys every KeyPoll until ctx is done and
+// reloads them when they changed (a key published by `keys rotate` on
+// another process, a revocation), or once they are KeyReload old. So every
+// process lists a published key, and ends the streams of a revoked key's
+// tokens, within a second, serving requests or not (README.md, "Signing
+// keys"), and a rotation's publish-ahead holds on every replica. Requests
+// reload lazily as before; whichever comes first reloads. It is a no-op
+// in HS256 mode.
 func (t *Tokens) KeepLoaded(ctx context.Context) {
 	if t.alg != jose.EdDSA {
 		return
 	}
-	tick := time.NewTicker(time.Second)
+	tick := time.NewTicker(KeyPoll)
 	defer tick.Stop()
 	for {
 		select {
 		case <-ctx.Done():
 			return
 		case <-tick.C:
-			t.keys(ctx, t.opts.Clock.Now())
+			t.poll(ctx, t.opts.Clock.Now())
 		}
 	}
+}
+
+// poll reloads the keys when they are stale (keys), else reads the
+// stored keys and reloads only when they differ from those the ring was
+// built from: the read is one small query, the reload opens private
+// halves and may write.
+func (t *Tokens) poll(ctx context.Context, now time.Time) {
+	if now.UnixNano() >= t.nextReload.Load() {
+		t.keys(ctx, now)
+		return
+	}
+	if !t.reloadMu.TryLock() {
+		return // a reload is under way
+	}
+	defer t.reloadMu.Unlock()
+	stored, err := t.opts.Keys.SigningKeys(ctx)
+	if err == nil && keysStamp(stored) != t.stamp {
+		err = t.reloadLocked(ctx, now)
+	}
+	t.reloads.Record(ctx, t.opts.Logger, "reload signing keys", err, now)
+}
+
+// keysStamp digests stored keys, every field, so that any change to them
+// changes it.
+func keysStamp(stored []domain.SigningKey) [sha256.Size]byte {
+	h := sha256.New()
+	field := func(b []byte) {
+		h.Write(binary.BigEndian.AppendUint32(nil, uint32(len(b))))
+		h.Write(b)
+	}
+	stamp := func(t *time.Time) {
+		if t == nil {
+			field(nil)
+			return
+		}
+		field(binary.BigEndian.AppendUint64([]byte{1}, uint64(t.UnixMicro())))
+	}
+	for _, k := range stored {
+		field([]byte(k.ID))
+		field([]byte(k.Algorithm))
+		field(k.Private)
+		field(k.Public)
+		stamp(&k.DateCreated)
+		from := k.Activation()
+		stamp(&from)
+		stamp(k.RetiredAt)
+		stamp(k.RevokedAt)
+	}
+	return [sha256.Size]byte(h.Sum(nil))
 }
 
 // keysForUnknownKID reloads the keys for a token naming kid, unless kid is
@@ -271,16 +327,27 @@ func (t *Tokens) keysForUnknownKID(ctx context.Context, now time.Time, kid strin
 }
 
 // reloadLocked reads the keys from the store and swaps in the new
-// snapshot. When no key can sign it generates one first. The caller
-// holds reloadMu.
+// snapshot. When no key can sign, or the keys that sign are stored in
+// clear although a key encryption secret is configured, it adds a key
+// that signs at once first. The caller holds reloadMu.
+//
+// Adding that key retires every other key at once and erases its private
+// half (ports.KeyStore.AddSigningKey): a key stored in clear is replaced,
+// not sealed in place, because its seed in clear may outlive the erasure
+// in the database's free pages and log (PostgreSQL's dead rows and WAL,
+// docs/operations.md, "Signing keys at rest"), and a seed found there
+// then belongs to a key that signs nothing. Its public half keeps
+// verifying the tokens it signed, as any retired key's does, so no
+// session ends.
 func (t *Tokens) reloadLocked(ctx context.Context, now time.Time) error {
 	t.lastReload = now
 	// Until this attempt succeeds, retry after unknownKIDReload.
 	t.nextReload.Store(now.Add(unknownKIDReload).UnixNano())
 	ring, stored, err := t.load(ctx, now)
 	generated := false
-	if err == nil && len(ring.signers) == 0 {
+	if err == nil && (len(ring.signers) == 0 || len(ring.plain) > 0) {
 		generated = true
+		plain := ring.plain
 		key, gerr := t.newKey(now)
 		if gerr != nil {
 			return gerr
@@ -292,15 +359,15 @@ func (t *Tokens) reloadLocked(ctx context.Context, now time.Time) error {
 		if err == nil && len(ring.signers) == 0 {
 			err = errors.New("the key store holds no signing EdDSA key after adding one")
 		}
+		if err == nil && len(plain) > 0 {
+			t.opts.Logger.InfoContext(ctx, "signing keys stored in clear retired and erased; an encrypted key signs",
+				"retired", plain, "kid", key.ID)
+		}
 	}
 	if err != nil {
 		return err
 	}
-	if len(ring.plain) > 0 {
-		if err := t.sealPlain(ctx, ring); err != nil {
-			return err
-		}
-	}
+	t.stamp = keysStamp(stored)
 	t.eraseRetired(ctx, stored, now)
 	prev := t.ring.Swap(ring)
 	t.nextReload.Store(now.Add(t.opts.KeyReload).UnixNano())
@@ -352,30 +419,6 @@ func (t *Tokens) eraseRetired(ctx context.Context, stored []domain.SigningKey, n
 	}
 }
 
-// sealPlain stores the private halves of the signers stored in clear
-// sealed: they were stored before a key encryption secret was configured.
-func (t *Tokens) sealPlain(ctx context.Context, ring *keyring) error {
-	stored, err := t.opts.Keys.SigningKeys(ctx)
-	if err != nil {
-		return fmt.Errorf("encrypt the stored signing key: %w", err)
-	}
-	for _, sk := range stored {
-		if !slices.Contains(ring.plain, sk.ID) || isSealed(sk.Private) {
-			continue
-		}
-		sealed, err := t.seal.seal(sk.ID, sk.Private)
-		if err != nil {
-			return err
-		}
-		if err := t.opts.Keys.SetSigningKeyPrivate(ctx, sk.ID, sealed); err != nil {
-			return fmt.Errorf("encrypt the stored signing key: %w", err)
-		}
-		t.opts.Logger.InfoContext(ctx, "signing key encrypted at rest", "kid", sk.ID)
-	}
-	ring.plain = nil
-	return nil
-}
-
 // List returns every stored key, newest first, without private halves.
 // In HS256 mode it returns none.
 func (t *Tokens) List(ctx context.Context) ([]domain.SigningKey, error) {
@@ -393,11 +436,11 @@ func (t *Tokens) List(ctx context.Context) ([]domain.SigningKey, error) {
 }
 
 // Revoke revokes the key kid: no process accepts a token it signed once
-// its keys are reloaded (every KeyReload). When kid signs, or is
-// published to sign, a new key that signs at once is added first (a
-// published key follows the signing one: revoking either alone would
-// leave no key to sign after its activation). domain.ErrSigningKeyNotFound for an unknown kid;
-// in HS256 mode it fails. The events record the revocation: the store
+// its keys are reloaded (every KeyReload). When kid signs, a new key that
+// signs at once is added first; a key published ahead that does not sign
+// yet is only withdrawn, and the signing key keeps signing
+// (ports.KeyStore.RevokeSigningKey). domain.ErrSigningKeyNotFound for an
+// unknown kid; in HS256 mode it fails. The events record the revocation: the store
 // writes them in its transaction (ports.KeyStore.RevokeSigningKey).
 func (t *Tokens) Revoke(ctx context.Context, kid string, events ...domain.AuditEvent) error {
 	if t.alg != jose.EdDSA {
@@ -414,7 +457,7 @@ func (t *Tokens) Revoke(ctx context.Context, kid string, events ...domain.AuditE
 	if i < 0 {
 		return domain.ErrSigningKeyNotFound
 	}
-	if s := stored[i].StateAt(now); s == domain.KeySigning || s == domain.KeyPublished {
+	if stored[i].StateAt(now) == domain.KeySigning {
 		k, err := t.newKey(now)
 		if err != nil {
 			return err

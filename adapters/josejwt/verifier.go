@@ -28,7 +28,10 @@ var (
 // for, the configured iss and aud, an exp not passed and an iat not in the
 // future (both with the leeway), and a non-empty sub and jti. An access
 // token must also name its session (sid) and live no longer than the
-// configured AccessTokenTTL (exp - iat, see lifetimeOK). Every other
+// configured AccessTokenTTL (exp - iat, see lifetimeOK) and carry the
+// configured client_id (RFC 9068). A key published ahead of signing
+// verifies no token presented before its activation or issued before it
+// (verifyKey.signs). Every other
 // input yields an error wrapping domain.ErrUnauthenticated that never
 // quotes the token.
 type Verifier struct{ t *Tokens }
@@ -48,6 +51,8 @@ var (
 	errNotYet     = unauthenticated("token not valid yet")
 	errClaims     = unauthenticated("token lacks a required claim")
 	errLifetime   = unauthenticated("token lives longer than the access lifetime")
+	errClientID   = unauthenticated("wrong client_id")
+	errInactive   = unauthenticated("signing key not active when the token was issued")
 )
 
 func unauthenticated(reason string) error {
@@ -87,6 +92,7 @@ type parsedClaims struct {
 	// Family is where tokens signed before sid was introduced carry it.
 	Family   string           `json:"fam"`
 	AuthTime *jwt.NumericDate `json:"auth_time"`
+	ClientID string           `json:"client_id"`
 }
 
 // verify checks token as a token of kind; without signed, every check but
@@ -144,6 +150,9 @@ func (v *Verifier) verify(ctx context.Context, kind domain.TokenKind, token stri
 	if err != nil {
 		return domain.Claims{}, err
 	}
+	if !k.signs(c.IssuedAt, now, t.opts.Leeway) {
+		return domain.Claims{}, errInactive
+	}
 	c.KeyID = k.kid
 	if cache != nil {
 		cache.put(token, cacheEntry{claims: c, kid: k.kid, deadline: c.ExpiresAt.Add(t.opts.Leeway)}, now)
@@ -174,6 +183,10 @@ func (t *Tokens) validate(kind domain.TokenKind, pc *parsedClaims, now time.Time
 		return domain.Claims{}, errClaims
 	case kind == domain.AccessToken && !t.lifetimeOK(pc):
 		return domain.Claims{}, errLifetime
+	case kind == domain.AccessToken && pc.ClientID != t.opts.ClientID:
+		// RFC 9068 2.2: every access token this server issues names
+		// the configured client.
+		return domain.Claims{}, errClientID
 	}
 	c := domain.Claims{
 		Kind:      kind,

@@ -12,9 +12,10 @@ import (
 )
 
 var (
-	_ ports.UserDirectory = (*UserRepository)(nil)
-	_ ports.SessionStore  = (*RefreshStore)(nil)
-	_ ports.AuditQueryLog = (*AuditLog)(nil)
+	_ ports.UserDirectory  = (*UserRepository)(nil)
+	_ ports.SessionStore   = (*RefreshStore)(nil)
+	_ ports.SessionEvictor = (*RefreshStore)(nil)
+	_ ports.AuditQueryLog  = (*AuditLog)(nil)
 )
 
 // FindUsers returns the page of users q selects (domain.UserQuery).
@@ -61,7 +62,29 @@ func (r *UserRepository) DeleteUser(ctx context.Context, id string, now time.Tim
 func (s *RefreshStore) UserSessions(_ context.Context, userID string, now time.Time) ([]domain.Session, error) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
+	return s.liveSessions(userID, authTime(now)), nil
+}
+
+// EvictSessions revokes every live family of the user but the keep
+// last used (ports.SessionEvictor), under the store's lock.
+func (s *RefreshStore) EvictSessions(_ context.Context, userID string, keep int, now time.Time) ([]string, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
 	now = authTime(now)
+	live := s.liveSessions(userID, now)
+	var evicted []string
+	for _, sess := range live[min(max(keep, 0), len(live)):] {
+		f := s.families[sess.ID]
+		f.RevokedAt = authTimePtr(&now)
+		s.families[sess.ID] = f
+		evicted = append(evicted, sess.ID)
+	}
+	return evicted, nil
+}
+
+// liveSessions returns the user's live families at now as sessions, the
+// last used first, then the greatest id; s.mu is held.
+func (s *RefreshStore) liveSessions(userID string, now time.Time) []domain.Session {
 	var out []domain.Session
 	for _, f := range s.families {
 		if f.UserID == userID && f.RevokedAt == nil && f.ExpiresAt.After(now) {
@@ -69,9 +92,9 @@ func (s *RefreshStore) UserSessions(_ context.Context, userID string, now time.T
 		}
 	}
 	slices.SortFunc(out, func(a, b domain.Session) int {
-		return cmp.Or(b.LastUsed.Compare(a.LastUsed), cmp.Compare(a.ID, b.ID))
+		return cmp.Or(b.LastUsed.Compare(a.LastUsed), cmp.Compare(b.ID, a.ID))
 	})
-	return out, nil
+	return out
 }
 
 // Session returns the family id as a session, or

@@ -29,9 +29,11 @@ type CacheRepository struct {
 	// keys indexes the rows not deleted by natural key, as the database's
 	// partial unique index does, so a create costs no scan.
 	keys map[domain.NaturalKey]string
-	// usage counts the rows not deleted, expired or not, per assignee, as
-	// the database's cache_usage does; quota checks reclaim the expired
-	// ones (see admitLocked).
+	// usage counts per assignee what the database's cache_usage counts
+	// (domain.Quota): every row until it is removed, and the bytes of the
+	// changes and idempotency records kept; quota checks reclaim the dead
+	// rows (see admitLocked). A repository without a log keeps no changes,
+	// so only its rows and records count.
 	usage map[string]domain.Usage
 	// log, when set, records every change as entity (ChangeLog.Repository).
 	log    *ChangeLog
@@ -56,11 +58,12 @@ func (r *CacheRepository) Create(_ context.Context, e domain.Entry, now time.Tim
 	e = cacheCopy(e)
 	r.mu.Lock()
 	defer r.mu.Unlock()
-	return r.createLocked(e, now, q)
+	return r.createLocked(e, now, q, 0)
 }
 
-// createLocked is Create under the lock.
-func (r *CacheRepository) createLocked(e domain.Entry, now time.Time, q domain.Quota) error {
+// createLocked is Create under the lock; the quota must also leave room
+// for extra bytes (an idempotency record's).
+func (r *CacheRepository) createLocked(e domain.Entry, now time.Time, q domain.Quota, extra int64) error {
 	if old, ok := r.rows[e.ID]; ok {
 		if old.Live(now) {
 			return domain.ErrCacheIDTaken
@@ -70,7 +73,7 @@ func (r *CacheRepository) createLocked(e domain.Entry, now time.Time, q domain.Q
 	if err := r.claimKeyLocked(e.NaturalKey(), e.ID, now); err != nil {
 		return err
 	}
-	if err := r.admitLocked(q, nil, e, now); err != nil {
+	if err := r.admitLocked(q, nil, e, now, extra); err != nil {
 		return err
 	}
 	r.rows[e.ID] = e
@@ -81,14 +84,17 @@ func (r *CacheRepository) createLocked(e domain.Entry, now time.Time, q domain.Q
 }
 
 // admitLocked returns nil when writing next in place of prev (nil for a
-// new entry) keeps next's assignee within q. When it would not, the
-// assignee's expired rows are reclaimed first, as the database store does,
-// so an expired entry never takes a place.
-func (r *CacheRepository) admitLocked(q domain.Quota, prev *domain.Entry, next domain.Entry, now time.Time) error {
+// new entry), and extra bytes beside it, keeps next's assignee within q.
+// When it would not, the assignee's dead rows are reclaimed first, as the
+// database store does, so an expired or deleted entry never takes a place.
+func (r *CacheRepository) admitLocked(q domain.Quota, prev *domain.Entry, next domain.Entry, now time.Time, extra int64) error {
 	if q.Unlimited() {
 		return nil
 	}
 	entries, bytes := domain.Growth(prev, next)
+	if next.DateDeleted == nil {
+		bytes += extra
+	}
 	if entries <= 0 && bytes <= 0 {
 		return nil
 	}
@@ -96,27 +102,29 @@ func (r *CacheRepository) admitLocked(q domain.Quota, prev *domain.Entry, next d
 		return nil
 	}
 	for id, e := range r.rows {
-		if e.AssigneeID == next.AssigneeID && e.DateDeleted == nil && !e.Live(now) {
+		if e.AssigneeID == next.AssigneeID && !e.Live(now) {
 			r.dropLocked(id, now)
 		}
 	}
 	return q.Admit(r.usage[next.AssigneeID], entries, bytes)
 }
 
-// countLocked adds e to its assignee's usage (sign 1) or takes it away
-// (sign -1), when e is not deleted.
+// countLocked adds the row e to its assignee's usage (sign 1) or takes it
+// away (sign -1).
 func (r *CacheRepository) countLocked(e domain.Entry, sign int64) {
-	if e.DateDeleted != nil {
-		return
-	}
-	u := r.usage[e.AssigneeID]
-	u.Entries += sign
-	u.Bytes += sign * int64(len(e.Data))
+	r.addLocked(e.AssigneeID, sign, sign*int64(len(e.Data)))
+}
+
+// addLocked adds entries and bytes to assignee's usage.
+func (r *CacheRepository) addLocked(assignee string, entries, bytes int64) {
+	u := r.usage[assignee]
+	u.Entries += entries
+	u.Bytes += bytes
 	if u == (domain.Usage{}) {
-		delete(r.usage, e.AssigneeID)
+		delete(r.usage, assignee)
 		return
 	}
-	r.usage[e.AssigneeID] = u
+	r.usage[assignee] = u
 }
 
 // claimKeyLocked makes way for an entry with natural key k and id: a live
@@ -153,10 +161,21 @@ func (r *CacheRepository) dropLocked(id string, now time.Time) {
 	}
 }
 
-// recordLocked records a change of e when the repository has a log.
+// recordLocked records a change of e when the repository has a log, and
+// counts what the change keeps until the log prunes it (unprune).
 func (r *CacheRepository) recordLocked(kind domain.ChangeKind, e domain.Entry, now time.Time) {
 	if r.log != nil {
+		r.addLocked(e.AssigneeID, 0, domain.ChangeBytes(e))
 		r.log.record(r.entity, kind, e, now)
+	}
+}
+
+// unprune takes the changes the log pruned off their assignees' usage.
+func (r *CacheRepository) unprune(pruned []domain.Change) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	for _, c := range pruned {
+		r.addLocked(c.Entry.AssigneeID, 0, -domain.ChangeBytes(c.Entry))
 	}
 }
 
@@ -263,7 +282,7 @@ func (r *CacheRepository) swap(cur, next domain.Entry, now time.Time, q domain.Q
 			return false, err
 		}
 	}
-	if err := r.admitLocked(q, &cur, next, now); err != nil {
+	if err := r.admitLocked(q, &cur, next, now, 0); err != nil {
 		return false, err
 	}
 	r.unindexLocked(cur)
@@ -301,7 +320,6 @@ func (r *CacheRepository) Delete(ctx context.Context, id string, now time.Time, 
 		ok := r.unchangedLocked(cur)
 		if ok {
 			r.unindexLocked(cur)
-			r.countLocked(cur, -1)
 			cur.DateDeleted = &at
 			r.rows[id] = cur
 			r.recordLocked(domain.ChangeDeleted, cur, at)
@@ -323,7 +341,6 @@ func (r *CacheRepository) DeleteByAssignee(_ context.Context, assigneeID string,
 	for id, e := range r.rows {
 		if e.AssigneeID == assigneeID && e.Live(now) {
 			r.unindexLocked(e)
-			r.countLocked(e, -1)
 			e.DateDeleted = &at
 			r.rows[id] = e
 			r.recordLocked(domain.ChangeDeleted, e, at)

@@ -10,5 +10,5 @@ import (
 
 func TestCacheRepository(t *testing.T) {
 	t.Parallel()
-	contract.CacheRepository(t, func(*testing.T) ports.CacheRepository { return memstore.NewCacheRepository() })
+	contract.CacheRepository(t, func(*testing.T) ports.CacheRepository { return memstore.NewChangeLog().Repository("cache") })
 }

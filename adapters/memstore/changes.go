@@ -2,6 +2,7 @@ package memstore
 
 import (
 	"context"
+	"maps"
 	"sync"
 	"time"
 
@@ -18,6 +19,9 @@ type ChangeLog struct {
 	last    int64           // the highest revision handed out
 	pruned  int64
 	wake    chan struct{}
+	// repos are the repositories whose changes l records, by entity: a
+	// pruned change leaves its assignee's usage there.
+	repos map[string]*CacheRepository
 }
 
 var _ ports.ChangeLog = (*ChangeLog)(nil)
@@ -30,6 +34,12 @@ func NewChangeLog() *ChangeLog { return &ChangeLog{wake: make(chan struct{}, 1)}
 func (l *ChangeLog) Repository(entity string) *CacheRepository {
 	r := NewCacheRepository()
 	r.log, r.entity = l, entity
+	l.mu.Lock()
+	if l.repos == nil {
+		l.repos = make(map[string]*CacheRepository)
+	}
+	l.repos[entity] = r
+	l.mu.Unlock()
 	return r
 }
 
@@ -113,14 +123,27 @@ func (l *ChangeLog) Horizon(context.Context) (int64, error) {
 // Prune implements ports.ChangeLog.
 func (l *ChangeLog) Prune(_ context.Context, before time.Time, limit int) (int, error) {
 	l.mu.Lock()
-	defer l.mu.Unlock()
 	n := 0
 	for n < len(l.changes) && n < limit && l.changes[n].At.Before(before) {
 		n++
 	}
+	pruned := l.changes[:n]
 	if n > 0 {
 		l.pruned = l.changes[n-1].Rev
 		l.changes = append(l.changes[:0:0], l.changes[n:]...)
+	}
+	repos := maps.Clone(l.repos)
+	l.mu.Unlock()
+	// A repository records under its own lock, then takes l's: its usage
+	// is changed after l's lock is let go, never under it.
+	byEntity := make(map[string][]domain.Change)
+	for _, c := range pruned {
+		byEntity[c.Entity] = append(byEntity[c.Entity], c)
+	}
+	for entity, cs := range byEntity {
+		if r := repos[entity]; r != nil {
+			r.unprune(cs)
+		}
 	}
 	return n, nil
 }

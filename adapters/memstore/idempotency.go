@@ -22,13 +22,18 @@ func (r *CacheRepository) CreateIdempotent(_ context.Context, e domain.Entry, no
 	if old, ok := r.idem[k]; ok && old.ExpiresAt.After(now) {
 		return domain.ErrIdempotencyKeyInProgress
 	}
-	if err := r.createLocked(e, now, q); err != nil {
+	if old, ok := r.idem[k]; ok {
+		r.dropRecordLocked(k, old)
+	}
+	cost := domain.RecordBytes(rec.Scope, rec.Key, rec.Entry)
+	if err := r.createLocked(e, now, q, cost); err != nil {
 		return err
 	}
 	if r.idem == nil {
 		r.idem = make(map[idemKey]ports.IdempotencyRecord)
 	}
 	r.idem[k] = rec
+	r.addLocked(rec.Entry.AssigneeID, 0, cost)
 	return nil
 }
 
@@ -54,9 +59,15 @@ func (r *CacheRepository) PurgeIdempotency(_ context.Context, now time.Time, lim
 			break
 		}
 		if !rec.ExpiresAt.After(now) {
-			delete(r.idem, k)
+			r.dropRecordLocked(k, rec)
 			n++
 		}
 	}
 	return n, nil
+}
+
+// dropRecordLocked removes the record rec of k and what it counted.
+func (r *CacheRepository) dropRecordLocked(k idemKey, rec ports.IdempotencyRecord) {
+	delete(r.idem, k)
+	r.addLocked(rec.Entry.AssigneeID, 0, -domain.RecordBytes(rec.Scope, rec.Key, rec.Entry))
 }

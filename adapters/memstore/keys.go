@@ -87,8 +87,10 @@ func (s *KeyStore) AddSigningKey(_ context.Context, k domain.SigningKey, events 
 
 // RevokeSigningKey marks kid revoked at now (a key revoked before keeps
 // its time) and erases its private half; domain.ErrSigningKeyNotFound for
-// an unknown kid. The events are appended to the attached audit log
-// (SetAuditLog) with the revocation, or not at all.
+// an unknown kid. A key published ahead that does not sign yet at now is
+// only withdrawn: the keys it was to retire at its activation take its
+// retirement instead (none when it had none). The events are appended to
+// the attached audit log (SetAuditLog) with the revocation, or not at all.
 func (s *KeyStore) RevokeSigningKey(_ context.Context, kid string, now time.Time, events ...domain.AuditEvent) error {
 	s.mu.Lock()
 	defer s.mu.Unlock()
@@ -99,8 +101,15 @@ func (s *KeyStore) RevokeSigningKey(_ context.Context, kid string, now time.Time
 	if i < 0 {
 		return domain.ErrSigningKeyNotFound
 	}
-	if s.keys[i].RevokedAt == nil {
+	if k := s.keys[i]; k.RevokedAt == nil {
 		at := authTime(now)
+		if from := k.Activation(); from.After(at) {
+			for j := range s.keys {
+				if r := s.keys[j].RetiredAt; j != i && s.keys[j].RevokedAt == nil && r != nil && r.Equal(from) {
+					s.keys[j].RetiredAt = authTimePtr(k.RetiredAt)
+				}
+			}
+		}
 		s.keys[i].RevokedAt = &at
 	}
 	s.keys[i].Private = []byte{}

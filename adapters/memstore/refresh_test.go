@@ -17,3 +17,8 @@ func TestRevocationFeed(t *testing.T) {
 	t.Parallel()
 	contract.RevocationFeed(t, func(*testing.T) contract.RevocationStore { return memstore.NewRefreshStore() })
 }
+
+func TestSessionEvictor(t *testing.T) {
+	t.Parallel()
+	contract.SessionEvictor(t, func(*testing.T) contract.SessionBoundStore { return memstore.NewRefreshStore() })
+}

@@ -155,7 +155,7 @@ func New(o Options) (*Metrics, error) {
 	m.audits = children(audits, types)
 
 	err := errors.Join(
-		m.registry.Register(collectors.NewGoCollector()),
+		m.registry.Register(goCollector()),
 		m.registry.Register(collectors.NewProcessCollector(collectors.ProcessCollectorOpts{})),
 		m.registry.Register(m.requests),
 		m.registry.Register(m.duration),

@@ -80,6 +80,10 @@ type Options struct {
 	// SessionMax bounds a refresh family's life from its login (default
 	// 90 days).
 	SessionMax time.Duration
+	// MaxSessionsPerUser bounds a user's live sessions: a login beyond it
+	// ends the least recently used (default
+	// application.DefaultMaxSessionsPerUser; negative: no bound).
+	MaxSessionsPerUser int
 	// RevocationPoll is how often the revoked sessions are read from the
 	// store (default background.DefaultRevocationPoll); negative turns
 	// the check off, so access tokens then outlive their session.
@@ -121,8 +125,8 @@ type KeySet interface {
 	List(ctx context.Context) ([]domain.SigningKey, error)
 	// Revoke stops every process accepting tokens of kid (within its key
 	// reload period), making a new key sign at once first when kid signs
-	// or is published to;
-	// the events are stored with the revocation.
+	// (a key published ahead is only withdrawn); the events are stored
+	// with the revocation.
 	Revoke(ctx context.Context, kid string, events ...domain.AuditEvent) error
 }
 
@@ -301,6 +305,7 @@ type loginDeps struct {
 	Throttle  ports.LoginThrottle
 	Users     ports.UserRepository
 	Hasher    ports.PasswordHasher
+	Revoked   *background.RevokedSessions
 }
 
 func newLogin(d loginDeps) (*application.Login, error) {
@@ -314,7 +319,7 @@ func newLogin(d loginDeps) (*application.Login, error) {
 	}
 	return application.NewLogin(application.LoginDeps{Validator: d.Validator, Tokens: d.tokens(),
 		Throttle: throttle, Limits: limits, Users: d.Users, Hasher: d.Hasher, Log: d.Log, Metrics: d.Metrics,
-		Audit: d.Audit})
+		Audit: d.Audit, MaxSessions: d.Options.MaxSessionsPerUser, Revoked: revocations(d.Revoked)})
 }
 
 // VerifyParams are what verifying tokens needs from the graph.

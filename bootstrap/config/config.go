@@ -201,6 +201,9 @@ type Auth struct {
 	// SessionMax bounds a refresh family's life from its login, however
 	// often it refreshes.
 	SessionMax time.Duration
+	// MaxSessionsPerUser bounds a user's live sessions, counted in the
+	// database: a login beyond it ends the least recently used.
+	MaxSessionsPerUser int
 	// KeyEncryptionSecret, when set (at least 32 bytes), encrypts the
 	// private halves of the stored signing keys.
 	KeyEncryptionSecret Secret
@@ -226,8 +229,9 @@ type Limits struct {
 	HeaderBytes int64
 	// DataBytes bounds an entry's data, as JSON text; at most BodyBytes.
 	DataBytes int64
-	// ListMax is the largest accepted limit= of a list; ListDefault the
-	// limit when none is given (at most ListMax).
+	// ListMax is the largest accepted limit= of a list, and the size of a
+	// bare list; ListDefault the page size of a paged list (page= or
+	// offset=) without limit= (at most ListMax).
 	ListMax     int
 	ListDefault int
 }
@@ -310,19 +314,20 @@ func Default() Config {
 			}, MaxEntries: domain.DefaultQuotaMaxEntries, MaxBytes: domain.DefaultQuotaMaxBytes},
 		},
 		Auth: Auth{
-			EnableGuards:      true,
-			Issuer:            "cachegate",
-			Audience:          "cachegate",
-			ClientID:          "cachegate",
-			KeyPublishAhead:   2 * time.Minute,
-			UsernameField:     "username",
-			PasswordField:     "password",
-			RefreshFrom:       TokenSource{In: InBody, Name: "refreshToken"},
-			PasswordAlgorithm: Bcrypt,
-			BcryptCost:        10,
-			RefreshReuseGrace: 10 * time.Second,
-			SessionMax:        90 * domain.Day,
-			Throttle:          Throttle{UsernameLimit: 10, AddressLimit: 100, Window: 15 * time.Minute},
+			EnableGuards:       true,
+			Issuer:             "cachegate",
+			Audience:           "cachegate",
+			ClientID:           "cachegate",
+			KeyPublishAhead:    2 * time.Minute,
+			UsernameField:      "username",
+			PasswordField:      "password",
+			RefreshFrom:        TokenSource{In: InBody, Name: "refreshToken"},
+			PasswordAlgorithm:  Bcrypt,
+			BcryptCost:         10,
+			RefreshReuseGrace:  10 * time.Second,
+			SessionMax:         90 * domain.Day,
+			MaxSessionsPerUser: 100,
+			Throttle:           Throttle{UsernameLimit: 10, AddressLimit: 100, Window: 15 * time.Minute},
 		},
 		Limits: Limits{BodyBytes: 1 << 20, HeaderBytes: 64 << 10, DataBytes: 256 << 10, ListMax: 1000, ListDefault: 100},
 		Log:    Log{Format: LogText, Level: slog.LevelInfo},

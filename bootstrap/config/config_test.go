@@ -285,6 +285,7 @@ auth:
   bcryptCost: 12
   refreshReuseGrace: 3s
   sessionMax: 7d
+  maxSessionsPerUser: 20
   keyEncryptionSecretFile: ` + keySecretFile + `
   throttle: {usernameLimit: 5, addressLimit: 0, window: 1h}
 limits: {bodyBytes: 2MiB, headerBytes: 32KiB, dataBytes: 1048576, listMax: 500, listDefault: 50}
@@ -316,6 +317,7 @@ caps: {listsPerUser: 2, streamsPerUser: 0, connsPerAddress: 64}
 			RefreshFrom:       config.TokenSource{In: config.InCookie, Name: "refresh"},
 			PasswordAlgorithm: config.Argon2id, BcryptCost: 12, RefreshReuseGrace: 3 * time.Second,
 			SessionMax:              7 * 24 * time.Hour,
+			MaxSessionsPerUser:      20,
 			KeyEncryptionSecret:     config.NewSecret("key-encryption-secret-of-32-bytes!!"),
 			KeyEncryptionSecretFile: keySecretFile,
 			Throttle:                config.Throttle{UsernameLimit: 5, AddressLimit: 0, Window: time.Hour},
@@ -457,5 +459,36 @@ func TestAMetricsTokenTooShortOrNotABearerTokenIsRefusedWithoutQuotingIt(t *test
 				t.Fatalf("the error quotes the token: %v", err)
 			}
 		})
+	}
+}
+
+// --key-publish-ahead is 0 (sign at once) or at least the JWKS max-age,
+// so that a client caching the key set knows a rotated key before its
+// first token; a shorter value stops start-up with a clear line.
+func TestKeyPublishAheadBelowTheJWKSMaxAgeIsRefused(t *testing.T) {
+	t.Parallel()
+	for _, c := range []struct {
+		text string
+		want time.Duration
+		ok   bool
+	}{
+		{"3s", 0, false}, {"59s", 0, false}, {"59.9s", 0, false},
+		{"0", 0, true}, {"1m", time.Minute, true}, {"2m", 2 * time.Minute, true}, {"1d", domain.Day, true},
+	} {
+		cfg, err := load(t, input{args: []string{"--key-publish-ahead", c.text}})
+		switch {
+		case c.ok && (err != nil || cfg.Auth.KeyPublishAhead != c.want):
+			t.Errorf("--key-publish-ahead %s: %v, %v; want %v", c.text, cfg.Auth.KeyPublishAhead, err, c.want)
+		case !c.ok && err == nil:
+			t.Errorf("--key-publish-ahead %s accepted", c.text)
+		case !c.ok:
+			if got := lines(err); len(got) != 1 || !strings.HasPrefix(got[0], "key-publish-ahead: ") ||
+				!strings.Contains(got[0], "below the JWKS max-age of 1m0s") || !strings.Contains(got[0], "0 to sign at once") {
+				t.Errorf("--key-publish-ahead %s: error %q, want one line naming the flag, the max-age and 0", c.text, got)
+			}
+		}
+	}
+	if _, err := load(t, input{env: map[string]string{"CACHEGATE_KEY_PUBLISH_AHEAD": "10s"}}); err == nil {
+		t.Error("CACHEGATE_KEY_PUBLISH_AHEAD=10s accepted")
 	}
 }

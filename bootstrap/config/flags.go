@@ -43,7 +43,7 @@ func RegisterGroups(fs *flag.FlagSet, groups Group) *Flags {
 		f.values[name] = v
 		fs.Var(v, name, usage)
 	}
-	define(configFlag, "", "YAML configuration `file` (env "+envName(configFlag)+")", false)
+	define(configFlag, "", "YAML configuration `file` (default none; env "+envName(configFlag)+")", false)
 	for _, s := range settings() {
 		if s.noFlag || groupOf(s.flag)&groups == 0 {
 			continue

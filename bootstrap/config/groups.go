@@ -16,9 +16,12 @@ const (
 	GroupKeys
 	// GroupServer: what only the HTTP service reads.
 	GroupServer
+	// GroupData: the bound on what an entry holds (--data-bytes), which
+	// import holds its records to as the HTTP service holds writes.
+	GroupData
 
 	// GroupAll is every group.
-	GroupAll = GroupStorage | GroupPasswords | GroupKeys | GroupServer
+	GroupAll = GroupStorage | GroupPasswords | GroupKeys | GroupServer | GroupData
 )
 
 // groups names the group of each setting read outside the HTTP service;
@@ -41,6 +44,7 @@ var groups = map[string]Group{
 	"key-encryption-secret-file": GroupKeys,
 	"client-id":                  GroupKeys,
 	"key-publish-ahead":          GroupKeys,
+	"data-bytes":                 GroupData,
 }
 
 // serverSettings are the settings only the HTTP service reads.
@@ -48,8 +52,8 @@ var serverSettings = []string{
 	"addr", "metrics-addr", "metrics-token-file", "error-format", "trusted-proxies", "cors-origins",
 	"cors-credentials", "shutdown-timeout", "cache-expires-in", "quota-max-entries", "quota-max-bytes",
 	"enable-guards", "username-field", "password-field", "refresh-from", "refresh-reuse-grace",
-	"session-max", "throttle-username-limit", "throttle-address-limit", "throttle-window",
-	"body-bytes", "max-header-bytes", "data-bytes", "list-max", "list-default", "sweep-interval",
+	"session-max", "max-sessions-per-user", "throttle-username-limit", "throttle-address-limit", "throttle-window",
+	"body-bytes", "max-header-bytes", "list-max", "list-default", "sweep-interval",
 	"audit-retention", "sweep-batch", "events-retention", "events-heartbeat", "events-retry",
 	"max-lists-per-user", "max-streams-per-user", "max-conns-per-address", "query-timeout",
 	"database-user-statements", "audit-fold-window", "console",

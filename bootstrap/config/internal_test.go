@@ -83,6 +83,9 @@ func TestRegisterGroupsDefinesOnlyTheGroupsFlags(t *testing.T) {
 		{"the key commands' groups", GroupStorage | GroupKeys,
 			[]string{"database", "key-encryption-secret-file", "hs256-secret-file", "issuer"},
 			[]string{"addr", "bcrypt-cost", "throttle-window"}},
+		{"import's groups", GroupStorage | GroupData,
+			[]string{"database", "data-bytes"},
+			[]string{"addr", "body-bytes", "bcrypt-cost", "issuer"}},
 		{"every group", GroupAll,
 			[]string{"addr", "cors-origins", "database", "bcrypt-cost", "key-encryption-secret-file", "max-conns-per-address"}, nil},
 	} {

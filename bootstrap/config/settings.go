@@ -10,6 +10,8 @@ import (
 	"strconv"
 	"strings"
 	"time"
+
+	"github.com/cachegate/cachegate/domain"
 )
 
 // Setting describes one scalar setting by its three names, for help texts
@@ -112,7 +114,7 @@ func settings() []setting {
 			parse: intInto(func(c *Config) *int { return &c.DatabaseUserStatements }),
 			check: func(c Config) error { return checkRange(int64(c.DatabaseUserStatements), 0, 10_000) }},
 		{flag: "metrics-addr", arg: "host:port", key: "metricsAddr",
-			usage: "separate listen address for /metrics, served there without authentication (empty: /metrics on addr, for the metrics token or an administrator)",
+			usage: "separate listen address for /metrics, served there without authentication (default none: /metrics on addr, for the metrics token or an administrator)",
 			parse: func(c *Config, v string) error { c.MetricsAddr = v; return nil },
 			check: func(c Config) error {
 				if c.MetricsAddr == "" {
@@ -121,7 +123,7 @@ func settings() []setting {
 				return checkAddr(c.MetricsAddr)
 			}},
 		{flag: "metrics-token-file", arg: "file", key: "metricsTokenFile",
-			usage: "file holding the token (at least 16 bytes) scrapers send as Authorization: Bearer to /metrics on addr (empty: /metrics on addr is refused)",
+			usage: "file holding the token (at least 16 bytes) scrapers send as Authorization: Bearer to /metrics on addr (default none: only an administrator's access token reads /metrics on addr)",
 			parse: readMetricsTokenFile},
 		{flag: "error-format", arg: "format", key: "errorFormat", def: "cachegate",
 			usage: "shape of 400 validation errors: cachegate (message a string, details) or rockets (message an array of {property, constraints})",
@@ -183,7 +185,7 @@ func settings() []setting {
 				return nil
 			}},
 		{flag: "quota-max-entries", arg: "n", key: "cache.settings.maxEntries", def: "10000",
-			usage: "most entries one assignee may keep in an assignment (0: no limit); an assignment's maxEntries replaces it",
+			usage: "most entries one assignee may keep in an assignment, deleted and expired ones until removed, counted in the database (0: no limit); an assignment's maxEntries replaces it",
 			parse: func(c *Config, v string) error {
 				n, err := parseInt(v)
 				c.Cache.Settings.MaxEntries = int64(n)
@@ -191,7 +193,7 @@ func settings() []setting {
 			},
 			check: func(c Config) error { return checkRange(c.Cache.Settings.MaxEntries, 0, maxQuotaEntries) }},
 		{flag: "quota-max-bytes", arg: "size", key: "cache.settings.maxBytes", def: "64MiB",
-			usage: "most bytes of data one assignee may keep in an assignment (0: no limit); an assignment's maxBytes replaces it",
+			usage: "most bytes one assignee's writes may keep in an assignment: data, and the changes and idempotency records kept of it, counted in the database (0: no limit); an assignment's maxBytes replaces it",
 			parse: func(c *Config, v string) (err error) {
 				c.Cache.Settings.MaxBytes, err = parseSizeUpTo(v, maxQuotaBytes)
 				return err
@@ -214,7 +216,7 @@ func settings() []setting {
 			parse: func(c *Config, v string) error { c.Auth.HS256Secret = NewSecret(v); return nil },
 			check: checkSecret},
 		{flag: secretFileFlag, arg: "file", key: "auth.hs256SecretFile",
-			usage: "file holding the HS256 signing secret",
+			usage: "file holding the HS256 signing secret (default none: the stored EdDSA keys sign)",
 			parse: readSecretFile,
 			check: checkSecret},
 		{flag: "username-field", arg: "name", key: "auth.usernameField", def: "username", usage: "login body field of the username",
@@ -255,8 +257,12 @@ func settings() []setting {
 			usage: "longest life of a session (refresh family) from its login, however often it refreshes",
 			parse: durationInto(func(c *Config) *time.Duration { return &c.Auth.SessionMax }),
 			check: func(c Config) error { return checkPositive(c.Auth.SessionMax) }},
+		{flag: "max-sessions-per-user", arg: "n", key: "auth.maxSessionsPerUser", def: "100",
+			usage: "live sessions (refresh families) of one user, counted in the database (all replicas together); a login beyond it ends the least recently used",
+			parse: intInto(func(c *Config) *int { return &c.Auth.MaxSessionsPerUser }),
+			check: func(c Config) error { return checkRange(int64(c.Auth.MaxSessionsPerUser), 1, 100_000) }},
 		{flag: "key-encryption-secret-file", arg: "file", key: "auth.keyEncryptionSecretFile",
-			usage: "file holding a secret of at least 32 bytes that encrypts the stored signing keys",
+			usage: "file holding a secret of at least 32 bytes that encrypts the stored signing keys (default none: stored unencrypted)",
 			parse: readKeyEncryptionSecretFile,
 			check: func(c Config) error {
 				if s := c.Auth.KeyEncryptionSecret; s.IsSet() && s.Len() < minSecretBytes {
@@ -265,14 +271,18 @@ func settings() []setting {
 				return nil
 			}},
 		{flag: "key-publish-ahead", arg: "duration", key: "auth.keyPublishAhead", def: "2m",
-			usage: "how long keys rotate publishes a new key in the JWKS before it signs (keys rotate --now: at once)",
+			usage: "how long keys rotate publishes a new key in the JWKS before it signs: 0 (at once, as keys rotate --now) or from the JWKS max-age (1m) to 1d",
 			parse: func(c *Config, v string) (err error) {
 				c.Auth.KeyPublishAhead, err = parseDurationOrZero(v)
 				return err
 			},
 			check: func(c Config) error {
-				if c.Auth.KeyPublishAhead < 0 || c.Auth.KeyPublishAhead > 24*time.Hour {
-					return fmt.Errorf("%s must be between 0 and 1d", c.Auth.KeyPublishAhead)
+				switch d := c.Auth.KeyPublishAhead; {
+				case d < 0 || d > 24*time.Hour:
+					return fmt.Errorf("%s must be between 0 and 1d", d)
+				case d > 0 && d < domain.KeySetMaxAge:
+					return fmt.Errorf("%s is below the JWKS max-age of %s: a client caching the key set could meet a token of the new key "+
+						"before it knows the key; use at least %s, or 0 to sign at once", d, durationText(domain.KeySetMaxAge), durationText(domain.KeySetMaxAge))
 				}
 				return nil
 			}},
@@ -294,13 +304,13 @@ func settings() []setting {
 			usage: "largest request header (431 beyond)",
 			parse: sizeInto(func(c *Config) *int64 { return &c.Limits.HeaderBytes }),
 			check: func(c Config) error { return checkRange(c.Limits.HeaderBytes, 4<<10, 16<<20) }},
-		{flag: "data-bytes", arg: "size", key: "limits.dataBytes", def: "256KiB", usage: "largest entry data, as JSON text",
+		{flag: "data-bytes", arg: "size", key: "limits.dataBytes", def: "256KiB", usage: "largest entry data, as JSON text, of a write and of an imported entry",
 			parse: sizeInto(func(c *Config) *int64 { return &c.Limits.DataBytes }),
 			check: func(c Config) error { return checkRange(c.Limits.DataBytes, 1, maxSize) }},
-		{flag: "list-max", arg: "n", key: "limits.listMax", def: "1000", usage: "largest limit= of a list",
+		{flag: "list-max", arg: "n", key: "limits.listMax", def: "1000", usage: "largest limit= of a list; also the size of a bare list (no page=, offset= or limit=)",
 			parse: intInto(func(c *Config) *int { return &c.Limits.ListMax }),
 			check: func(c Config) error { return checkRange(int64(c.Limits.ListMax), 1, 100_000) }},
-		{flag: "list-default", arg: "n", key: "limits.listDefault", def: "100", usage: "limit of a list without limit=",
+		{flag: "list-default", arg: "n", key: "limits.listDefault", def: "100", usage: "page size of a paged list (page= or offset=) without limit=",
 			parse: intInto(func(c *Config) *int { return &c.Limits.ListDefault }),
 			check: func(c Config) error { return checkRange(int64(c.Limits.ListDefault), 1, 100_000) }},
 		{flag: "log-format", arg: "format", key: "log.format", def: "text", usage: "log format: text or json",

@@ -229,6 +229,7 @@ async function main() {
       await page.goto(`${base}/console/`);
       await page.getByRole('heading', { level: 1, name: 'Sign in' }).waitFor();
       check(page.url().endsWith('#/signin'), `at ${page.url()}`);
+      await page.getByText('cachegate users add --username NAME --admin --password-stdin', { exact: true }).waitFor();
       await pageChecks(page, 'signin');
     });
 

@@ -804,6 +804,8 @@ func (s *adSuite) testBadInput(t *testing.T) {
 		{http.MethodGet, "/admin/users?filter=username||$eq||%00", nil, http.StatusOK},
 		{http.MethodGet, "/admin/users?" + long, nil, http.StatusBadRequest},
 		{http.MethodPost, "/admin/users", map[string]any{"username": "a\x00b", "password": adPassword}, http.StatusBadRequest},
+		{http.MethodPost, "/admin/users", map[string]any{"username": "ctl\nname", "password": adPassword}, http.StatusBadRequest},
+		{http.MethodPost, "/admin/users", map[string]any{"username": "esc\x1b[2J", "password": adPassword}, http.StatusBadRequest},
 		{http.MethodPost, "/admin/users", []int{1}, http.StatusBadRequest},
 		{http.MethodPatch, "/admin/users/0190a000-0000-7000-8000-000000000000", map[string]any{"active": "no"}, http.StatusBadRequest},
 		{http.MethodDelete, "/auth/sessions/%00", nil, http.StatusNotFound},

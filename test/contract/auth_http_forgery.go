@@ -119,9 +119,11 @@ func ahClaimsTests(t *testing.T, s *ahSuite) {
 			key.ID = ahKid(t, s.login(t, u).Access)
 		}
 		sign := func(typ string, change func(c map[string]any)) string {
-			// What the service issues: a session id, the access lifetime.
+			// What the service issues: a session id, the access lifetime,
+			// its client_id (RFC 9068; refused by name below).
 			c := ahClaims(u.ID, s.cfg.AccessTTL)
 			c["sid"] = webUUID()
+			c["client_id"] = "cachegate"
 			if change != nil {
 				change(c)
 			}
@@ -157,6 +159,8 @@ func ahClaimsTests(t *testing.T, s *ahSuite) {
 			{"not valid before an hour from now", "at+jwt", func(c map[string]any) { c["nbf"] = now.Add(time.Hour).Unix() }},
 			{"no expiry", "at+jwt", func(c map[string]any) { delete(c, "exp") }},
 			{"no session id (sid)", "at+jwt", func(c map[string]any) { delete(c, "sid") }},
+			{"no client_id", "at+jwt", func(c map[string]any) { delete(c, "client_id") }},
+			{"another client_id", "at+jwt", func(c map[string]any) { c["client_id"] = "another-app" }},
 			{"a lifetime of 7 days, as a stolen key could sign", "at+jwt", func(c map[string]any) {
 				c["exp"] = now.Add(7 * domain.Day).Unix()
 			}},

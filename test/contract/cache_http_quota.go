@@ -7,6 +7,8 @@ import (
 	"strings"
 	"sync"
 	"testing"
+
+	"github.com/cachegate/cachegate/domain"
 )
 
 // webQuotaTests pin the answers of docs/api.md's "Quotas" over
@@ -20,8 +22,10 @@ func webQuotaTests(t *testing.T, s *webSuite) {
 	}
 	q := &webSuite{target: s.target, client: s.client, a: s.target.QuotaAssignment}
 	max, maxBytes := int(s.target.Quota.MaxEntries), int(s.target.Quota.MaxBytes)
-	if max < 2 || maxBytes < 64 {
-		t.Fatalf("the quota %+v is too small for the suite: at least 2 entries and 64 bytes", s.target.Quota)
+	// Each small entry counts its change too (domain.ChangeBytes): room
+	// for max of them, a deleted one and its changes, with some to spare.
+	if need := (max + 3) * 2 * domain.RetainedRowBytes; max < 2 || maxBytes < need {
+		t.Fatalf("the quota %+v is too small for the suite: at least 2 entries and %d bytes", s.target.Quota, need)
 	}
 	// fill creates n small entries of assignee and returns them.
 	fill := func(t *testing.T, assignee string, n int) []webEntry {
@@ -54,6 +58,11 @@ func webQuotaTests(t *testing.T, s *webSuite) {
 		env := q.do(t, http.MethodPost, q.coll(), webBody("over", "t", a, `"x"`, "null")).fail(t, http.StatusForbidden, "CACHE_QUOTA_EXCEEDED")
 		if !strings.Contains(env.Message, fmt.Sprint(max)) {
 			t.Errorf("message %q does not name the limit %d", env.Message, max)
+		}
+		for _, says := range []string{"deleted and expired", "change feed", "idempotency record", "free up"} {
+			if !strings.Contains(env.Message, says) {
+				t.Errorf("message %q does not say what counts and when it frees up (%q)", env.Message, says)
+			}
 		}
 		wantKept(t, a, kept)
 		// Another assignee has a quota of its own.

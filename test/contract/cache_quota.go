@@ -13,11 +13,13 @@ import (
 )
 
 // cacheQuotaTests pin the quota of CacheRepository.Create and Update
-// (docs/api.md, "Quotas"): what counts (live entries and their data's
-// bytes, per assignee), what frees a place (deletion, clearing, expiry,
-// swept or not, moving an entry away), that updates are refused only when
-// they grow, that conflicts come before the quota, and that the check and
-// the write are one atomic step.
+// (domain.Quota): what counts (entries until removed and their data's
+// bytes, per assignee, and the change each write logs), what frees a place
+// (deletion, clearing, expiry, swept or not, moving an entry away), that
+// every write adding bytes is checked, that conflicts come before the
+// quota, and that the check and the write are one atomic step. What the
+// change log and idempotency records keep is pinned where they are
+// (ChangeLog, CacheIdempotency).
 func cacheQuotaTests(t *testing.T, newRepo func(t *testing.T) ports.CacheRepository) {
 	entries3 := domain.Quota{MaxEntries: 3}
 
@@ -54,7 +56,11 @@ func cacheQuotaTests(t *testing.T, newRepo func(t *testing.T) ports.CacheReposit
 		a, b := cacheEntry(1), cacheEntry(2)
 		a.Data = []byte(`"héllo"`) // 8 bytes, 7 characters
 		b.Data = []byte(`"日本語"`)   // 11 bytes
-		q := domain.Quota{MaxBytes: 19}
+		if created(a)-created(cacheEntry(1)) != int64(2*(8-len(cacheEntry(1).Data))) {
+			t.Fatalf("a create of 8 bytes of data counts %d, want its data twice (the entry and its change)", created(a))
+		}
+		limit := created(a) + created(b)
+		q := domain.Quota{MaxBytes: limit}
 		quotaCreate(t, repo, a, cacheT0, q)
 		quotaCreate(t, repo, b, cacheT0, q)
 		c := cacheEntry(3)
@@ -62,23 +68,27 @@ func cacheQuotaTests(t *testing.T, newRepo func(t *testing.T) ports.CacheReposit
 		err := repo.Create(t.Context(), c, cacheT0, q)
 		cacheWantErr(t, "one byte past maxBytes", err, domain.ErrCacheQuotaExceeded)
 		var de *domain.Error
-		if errors.As(err, &de) && !strings.Contains(de.Message, "19 bytes") {
-			t.Errorf("quota error %q does not name the limit of 19 bytes", de.Message)
+		if errors.As(err, &de) && !strings.Contains(de.Message, fmt.Sprintf("%d bytes", limit)) {
+			t.Errorf("quota error %q does not name the limit of %d bytes", de.Message, limit)
 		}
 		big := cacheEntry(4)
 		big.AssigneeID = cacheAssignee(1)
-		big.Data = []byte(`"` + strings.Repeat("x", 18) + `"`) // 20 bytes
-		cacheWantErr(t, "an entry larger than maxBytes by itself", repo.Create(t.Context(), big, cacheT0, q), domain.ErrCacheQuotaExceeded)
-		big.Data = []byte(`"` + strings.Repeat("x", 16) + `"`) // 18 bytes
-		quotaCreate(t, repo, big, cacheT0, domain.Quota{MaxBytes: 18, MaxEntries: 1})
+		big.Data = []byte(`"` + strings.Repeat("x", 18) + `"`)
+		tight := domain.Quota{MaxBytes: created(big) - 1, MaxEntries: 1}
+		cacheWantErr(t, "an entry larger than maxBytes by itself", repo.Create(t.Context(), big, cacheT0, tight), domain.ErrCacheQuotaExceeded)
+		tight.MaxBytes++
+		quotaCreate(t, repo, big, cacheT0, tight)
 	})
 
-	t.Run("an update is refused only when it grows past the quota, and then changes nothing", func(t *testing.T) {
+	t.Run("an update is refused when it would pass the quota, its change included, and then changes nothing", func(t *testing.T) {
 		t.Parallel()
 		repo := newRepo(t)
-		q := domain.Quota{MaxBytes: 20}
 		a, b := cacheEntry(1), cacheEntry(2)
 		a.Data, b.Data = []byte(`"aaaa"`), []byte(`"bbbb"`) // 6 bytes each
+		a14 := a
+		a14.Data = []byte(`"` + strings.Repeat("a", 12) + `"`)
+		_, grown := domain.Growth(&a, a14)
+		q := domain.Quota{MaxBytes: created(a) + created(b) + grown}
 		quotaCreate(t, repo, a, cacheT0, q)
 		quotaCreate(t, repo, b, cacheT0, q)
 		now := cacheT0.Add(time.Second)
@@ -89,30 +99,28 @@ func cacheQuotaTests(t *testing.T, newRepo func(t *testing.T) ports.CacheReposit
 			})
 			return err
 		}
-		if err := grow(`"` + strings.Repeat("a", 12) + `"`); err != nil { // 14 + 6 = 20: exactly the limit
-			t.Fatalf("an update growing to exactly maxBytes = %v", err)
+		if err := grow(string(a14.Data)); err != nil {
+			t.Fatalf("an update reaching exactly maxBytes = %v", err)
 		}
-		cacheWantErr(t, "an update growing one byte past maxBytes", grow(`"`+strings.Repeat("a", 13)+`"`), domain.ErrCacheQuotaExceeded)
+		// The quota is used up: even an update that keeps the size logs a
+		// change, which would pass it.
+		cacheWantErr(t, "an update keeping the size at maxBytes", grow(`"`+strings.Repeat("b", 12)+`"`), domain.ErrCacheQuotaExceeded)
 		got := cacheGet(t, repo, a.ID, now)
-		if string(got.Data) != `"`+strings.Repeat("a", 12)+`"` || got.Version != 2 {
+		if string(got.Data) != string(a14.Data) || got.Version != 2 {
 			t.Errorf("after a refused update: data %s version %d, want the 14 bytes of version 2", got.Data, got.Version)
 		}
-		// The quota lowered below what is stored: keeping or shrinking
-		// still works, growing does not.
+		// An update that frees more than its change keeps passes a quota
+		// lowered below what is stored; a delete always does.
 		low := domain.Quota{MaxBytes: 9, MaxEntries: 1}
-		for _, data := range []string{`"` + strings.Repeat("b", 12) + `"`, `"b"`} {
-			if _, err := repo.Update(t.Context(), a.ID, now, low, func(e *domain.Entry) error {
-				e.Data = []byte(data)
-				return nil
-			}); err != nil {
-				t.Errorf("an update to %s over a lowered quota = %v, want it kept (it does not grow)", data, err)
-			}
-		}
-		_, err := repo.Update(t.Context(), b.ID, now, low, func(e *domain.Entry) error {
-			e.Data = []byte(`"bbbbb"`)
+		if _, err := repo.Update(t.Context(), a.ID, now, low, func(e *domain.Entry) error {
+			e.Data = []byte(`"b"`)
 			return nil
-		})
-		cacheWantErr(t, "a growing update over a lowered quota", err, domain.ErrCacheQuotaExceeded)
+		}); err == nil {
+			t.Errorf("an update shrinking 14 bytes to 3 over a lowered quota passed; its change keeps more than it frees")
+		}
+		if _, err := repo.Delete(t.Context(), b.ID, now, func(domain.Entry) error { return nil }); err != nil {
+			t.Errorf("a delete over a lowered quota = %v, want it done", err)
+		}
 	})
 
 	t.Run("moving an entry to another assignee counts it there and frees its place here", func(t *testing.T) {
@@ -154,8 +162,10 @@ func cacheQuotaTests(t *testing.T, newRepo func(t *testing.T) ports.CacheReposit
 		if n, err := repo.DeleteByAssignee(t.Context(), cacheAssignee(0), cacheT0); err != nil || n != 3 {
 			t.Fatalf("DeleteByAssignee = %d, %v; want 3", n, err)
 		}
-		if n, err := repo.Purge(t.Context(), cacheT0, 100); err != nil || n != 4 {
-			t.Fatalf("Purge = %d, %v; want the 4 deleted rows", n, err)
+		// The row deleted first was removed by the create that needed its
+		// place.
+		if n, err := repo.Purge(t.Context(), cacheT0, 100); err != nil || n != 3 {
+			t.Fatalf("Purge = %d, %v; want the 3 deleted rows left", n, err)
 		}
 		for i := 5; i < 8; i++ {
 			quotaCreate(t, repo, cacheEntry(i), cacheT0, entries3)
@@ -166,7 +176,7 @@ func cacheQuotaTests(t *testing.T, newRepo func(t *testing.T) ports.CacheReposit
 	t.Run("an expired entry takes no place, swept or not", func(t *testing.T) {
 		t.Parallel()
 		repo := newRepo(t)
-		q := domain.Quota{MaxEntries: 3, MaxBytes: 30}
+		q := domain.Quota{MaxEntries: 3}
 		expires := cacheT0.Add(time.Minute)
 		for i := range 3 {
 			e := cacheEntry(i)
@@ -247,10 +257,14 @@ func cacheQuotaTests(t *testing.T, newRepo func(t *testing.T) ports.CacheReposit
 	t.Run("of concurrent updates competing for the last bytes exactly one succeeds", func(t *testing.T) {
 		t.Parallel()
 		repo := newRepo(t)
-		q := domain.Quota{MaxBytes: int64(cacheConcurrency*3 + 1)}
+		var q domain.Quota
 		for i := range cacheConcurrency {
 			e := cacheEntry(i)
 			e.Data = []byte(`"x"`)
+			next := e
+			next.Data = []byte(`"xy"`)
+			_, grown := domain.Growth(&e, next)
+			q.MaxBytes = created(e)*int64(i+1) + grown
 			quotaCreate(t, repo, e, cacheT0, q)
 		}
 		var wg sync.WaitGroup
@@ -266,6 +280,13 @@ func cacheQuotaTests(t *testing.T, newRepo func(t *testing.T) ports.CacheReposit
 		wg.Wait()
 		quotaWinners(t, errs)
 	})
+}
+
+// created is what creating e counts in its assignee's bytes: its data and
+// its change.
+func created(e domain.Entry) int64 {
+	_, b := domain.Growth(nil, e)
+	return b
 }
 
 // quotaCreate creates e under q and fails t if that fails.

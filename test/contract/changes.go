@@ -271,6 +271,53 @@ func ChangeLog(t *testing.T, open func(t *testing.T) ChangeStore) {
 		}
 	})
 
+	t.Run("a change counts in its assignee's bytes until it is pruned", func(t *testing.T) {
+		t.Parallel()
+		s := open(t)
+		ctx, repo := t.Context(), s.Repo("a")
+		e := cacheEntry(1)
+		q := domain.Quota{MaxBytes: created(e)}
+		quotaCreate(t, repo, e, cacheT0, q)
+		// Deleted and removed, the entry is gone; its two changes (created,
+		// deleted) stay until the log prunes them.
+		if _, err := repo.Delete(ctx, e.ID, cacheT0, func(domain.Entry) error { return nil }); err != nil {
+			t.Fatal(err)
+		}
+		if _, err := repo.Purge(ctx, cacheT0, 100); err != nil {
+			t.Fatal(err)
+		}
+		again := cacheEntry(2)
+		cacheWantErr(t, "a create while the changes are kept", repo.Create(ctx, again, cacheT0, q), domain.ErrCacheQuotaExceeded)
+		if n, err := s.Log.Prune(ctx, farFuture, 100); err != nil || n != 2 {
+			t.Fatalf("Prune = %d, %v; want the 2 changes", n, err)
+		}
+		quotaCreate(t, repo, again, cacheT0, q)
+		// An expiring entry logs a change again when it is removed.
+		exp := cacheEntry(3)
+		exp.ExpiresAt = cacheAt(cacheT0.Add(time.Second))
+		if _, err := s.Log.Prune(ctx, farFuture, 100); err != nil {
+			t.Fatal(err)
+		}
+		if _, err := repo.Delete(ctx, again.ID, cacheT0, func(domain.Entry) error { return nil }); err != nil {
+			t.Fatal(err)
+		}
+		if _, err := repo.Purge(ctx, cacheT0, 100); err != nil {
+			t.Fatal(err)
+		}
+		if _, err := s.Log.Prune(ctx, farFuture, 100); err != nil {
+			t.Fatal(err)
+		}
+		big := domain.Quota{MaxBytes: created(exp) + domain.ChangeBytes(exp)}
+		quotaCreate(t, repo, exp, cacheT0, big)
+		later := cacheT0.Add(time.Hour)
+		if n, err := repo.Purge(ctx, later, 100); err != nil || n != 1 {
+			t.Fatalf("Purge of the expired entry = %d, %v", n, err)
+		}
+		small := cacheEntry(4)
+		small.Data = []byte(`1`)
+		cacheWantErr(t, "a create while the created and expired changes are kept", repo.Create(ctx, small, later, big), domain.ErrCacheQuotaExceeded)
+	})
+
 	t.Run("concurrent writers get distinct revisions and none is lost", func(t *testing.T) {
 		t.Parallel()
 		s := open(t)

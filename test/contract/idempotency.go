@@ -174,6 +174,33 @@ func idemRecordTests(t *testing.T, newRepo func(t *testing.T) ports.CacheReposit
 		}
 	})
 
+	t.Run("a record counts in its assignee's bytes until it is purged", func(t *testing.T) {
+		t.Parallel()
+		repo, scope := newRepo(t), t.Name()
+		e := cacheEntry(1)
+		rec := idemRecord(scope, "k", e)
+		cost := domain.RecordBytes(scope, "k", e)
+		q := domain.Quota{MaxBytes: created(e) + cost - 1}
+		cacheWantErr(t, "an idempotent create one byte past the quota, its record included",
+			repo.CreateIdempotent(t.Context(), e, cacheT0, q, rec), domain.ErrCacheQuotaExceeded)
+		if _, ok := idemLookup(t, repo, scope, "k", cacheT0); ok {
+			t.Fatal("a refused create left its record")
+		}
+		q.MaxBytes++
+		if err := repo.CreateIdempotent(t.Context(), e, cacheT0, q, rec); err != nil {
+			t.Fatalf("an idempotent create reaching the quota exactly = %v", err)
+		}
+		// Room for one more create as large as the record, once it is gone.
+		f := cacheEntry(2)
+		f.Data = []byte(`1`)
+		q.MaxBytes += created(f) - cost
+		cacheWantErr(t, "a create while the record is kept", repo.Create(t.Context(), f, cacheT0, q), domain.ErrCacheQuotaExceeded)
+		if n, err := repo.PurgeIdempotency(t.Context(), rec.ExpiresAt, 1000); err != nil || n < 1 {
+			t.Fatalf("PurgeIdempotency = %d, %v; want the record", n, err)
+		}
+		quotaCreate(t, repo, f, rec.ExpiresAt, q)
+	})
+
 	t.Run("of concurrent creates with one key exactly one writes", func(t *testing.T) {
 		t.Parallel()
 		repo, scope := newRepo(t), t.Name()

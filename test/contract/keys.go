@@ -224,6 +224,66 @@ func KeyStore(t *testing.T, newStore func(t *testing.T) ports.KeyStore) {
 		}
 	})
 
+	t.Run("revoking a key published ahead withdraws it: the key that signs keeps signing", func(t *testing.T) {
+		t.Parallel()
+		s := newStore(t)
+		t1, t2, t3 := authT0, authT0.Add(time.Hour), authT0.Add(time.Hour+time.Minute)
+		f2, f3 := t2.Add(2*time.Minute), t3.Add(2*time.Minute)
+		authAddKey(t, s, authKey("k1", t1))
+		k2, k3 := authKey("k2", t2), authKey("k3", t3)
+		k2.SignsFrom, k3.SignsFrom = f2, f3
+		authAddKey(t, s, k2)
+		authAddKey(t, s, k3) // k2 signs from f2 to f3, k1 until f2
+		k1 := authKey("k1", t1)
+		k1.RetiredAt, k2.RetiredAt = &f2, &f3
+		authWantKeys(t, s, k3, k2, k1)
+
+		// Withdrawing k2 leaves k1 signing until k3 takes over.
+		r2 := t3.Add(30 * time.Second) // before f2
+		// A second revocation changes nothing.
+		for range 2 {
+			if err := s.RevokeSigningKey(t.Context(), "k2", r2); err != nil {
+				t.Fatalf("RevokeSigningKey(k2): %v", err)
+			}
+			k1.RetiredAt, k2.RevokedAt = &f3, &r2
+			authWantKeys(t, s, k3, k2, k1)
+		}
+		// Withdrawing k3 too leaves k1 signing on, private half and all.
+		r3 := r2.Add(time.Second)
+		if err := s.RevokeSigningKey(t.Context(), "k3", r3); err != nil {
+			t.Fatalf("RevokeSigningKey(k3): %v", err)
+		}
+		k1.RetiredAt, k3.RevokedAt = nil, &r3
+		authWantKeys(t, s, k3, k2, k1)
+		keys, err := s.SigningKeys(t.Context())
+		if err != nil {
+			t.Fatal(err)
+		}
+		for i, want := range []string{domain.KeyRevoked, domain.KeyRevoked, domain.KeySigning} {
+			if got := keys[i].StateAt(f3.Add(time.Hour)); got != want {
+				t.Errorf("state of %s after both activations = %s, want %s", keys[i].ID, got, want)
+			}
+		}
+	})
+
+	t.Run("revoking a key that signed already changes no other key", func(t *testing.T) {
+		t.Parallel()
+		s := newStore(t)
+		t1, t2 := authT0, authT0.Add(time.Hour)
+		from := t2.Add(2 * time.Minute)
+		authAddKey(t, s, authKey("k1", t1))
+		k2 := authKey("k2", t2)
+		k2.SignsFrom = from
+		authAddKey(t, s, k2)
+		at := from.Add(time.Minute) // k2 signs, k1 is retired
+		if err := s.RevokeSigningKey(t.Context(), "k2", at); err != nil {
+			t.Fatal(err)
+		}
+		k1 := authKey("k1", t1)
+		k1.RetiredAt, k2.RevokedAt = &from, &at
+		authWantKeys(t, s, k2, k1)
+	})
+
 	t.Run("revoking or replacing an unknown key is not found", func(t *testing.T) {
 		t.Parallel()
 		s := newStore(t)

@@ -7,6 +7,7 @@ import (
 	"net/http"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -226,6 +227,49 @@ func TestImportRefusesWhatWouldLeaveTheTargetHalfDone(t *testing.T) {
 		if r := target.importFile(t, good); r.Code != 0 {
 			t.Fatalf("the target was not left empty: %d %s", r.Code, r.Stderr)
 		}
+	})
+	// refused imports f and wants status 1 and every one of wants on
+	// standard error; the target is left empty.
+	refused := func(t *testing.T, f []string, wants ...string) {
+		t.Helper()
+		target := newArchiveSite(t, "")
+		r := target.importFile(t, writeLines(t, append([]string{header}, f...)))
+		for _, want := range append(wants, "nothing was imported") {
+			if r.Code != 1 || !strings.Contains(r.Stderr, want) {
+				t.Fatalf("import: status %d, stderr %.500q; want 1 and %q", r.Code, r.Stderr, want)
+			}
+		}
+		if r := target.importFile(t, good); r.Code != 0 {
+			t.Fatalf("the target was not left empty: %d %s", r.Code, r.Stderr)
+		}
+	}
+	entry := slices.IndexFunc(lines, func(l string) bool { return strings.HasPrefix(l, `{"kind":"entry"`) })
+	withData := func(data string) []string {
+		f := slices.Clone(lines)
+		f[entry] = strings.Replace(f[entry], `"data":"v"`, `"data":`+data, 1)
+		if f[entry] == lines[entry] {
+			t.Fatalf("no data to replace in %s", lines[entry])
+		}
+		return f
+	}
+	t.Run("an entry whose data is over --data-bytes is refused with its line number", func(t *testing.T) {
+		t.Parallel()
+		big := `"` + strings.Repeat("x", 256<<10) + `"`
+		refused(t, withData(big), fmt.Sprintf("line %d: entry: ", entry+2), "data: is larger than the limit of 262144 bytes")
+	})
+	t.Run("a line longer than any record can take is refused by its number, unread", func(t *testing.T) {
+		t.Parallel()
+		huge := `"` + strings.Repeat("x", 8<<20) + `"`
+		refused(t, withData(huge), fmt.Sprintf("line %d: longer than", entry+2), "--data-bytes")
+	})
+	t.Run("a user whose username holds a control character is refused with its line number", func(t *testing.T) {
+		t.Parallel()
+		f := slices.Clone(lines)
+		f[0] = strings.Replace(f[0], `"username":"alice"`, `"username":"esc\u001b[2J"`, 1)
+		if f[0] == lines[0] || !strings.HasPrefix(f[0], `{"kind":"user"`) {
+			t.Fatalf("line 2 is not alice: %s", lines[0])
+		}
+		refused(t, f, "line 2: user: ", "username: must not contain control characters")
 	})
 	t.Run("a truncated file is refused", func(t *testing.T) {
 		t.Parallel()

@@ -6,6 +6,7 @@ import (
 	"path/filepath"
 	"regexp"
 	"slices"
+	"strconv"
 	"strings"
 	"testing"
 )
@@ -181,5 +182,51 @@ func TestTheBinaryLinksNoMessagePackCodec(t *testing.T) {
 	}
 	if strings.Contains(string(out), "github.com/ugorji/go/codec") {
 		t.Errorf("the binary links github.com/ugorji/go/codec: build it with -tags nomsgpack")
+	}
+}
+
+// Every flag of `serve --help` says its default: "(default X)" from the
+// flag itself, or "default none" in its text when it has none.
+func TestServeHelpShowsEveryFlagsDefault(t *testing.T) {
+	t.Parallel()
+	r := runCLI(t, t.TempDir(), "", nil, "serve", "--help")
+	if r.Code != 0 {
+		t.Fatalf("serve --help: status %d, stderr %q", r.Code, r.Stderr)
+	}
+	blocks := regexp.MustCompile(`(?m)^  --(\S+).*\n      (.*)$`).FindAllStringSubmatch(r.Stdout, -1)
+	if len(blocks) < 50 {
+		t.Fatalf("serve --help lists %d flags; want at least 50:\n%s", len(blocks), r.Stdout)
+	}
+	for _, b := range blocks {
+		if !strings.Contains(b[2], "(default ") {
+			t.Errorf("--%s does not say its default: %q", b[1], b[2])
+		}
+	}
+	for _, want := range []string{"(default 127.0.0.1:8080)", "(default sqlite:cachegate.db)", "(default 15m)", "(default 64MiB)"} {
+		if !strings.Contains(r.Stdout, want) {
+			t.Errorf("serve --help lacks %q", want)
+		}
+	}
+}
+
+// The README's quick start states the size of a release build; the
+// binary the tests build is one, and the figure stays within 10 % of it.
+func TestTheREADMEStatesTheBinarySize(t *testing.T) {
+	t.Parallel()
+	readme, err := os.ReadFile(filepath.Join("..", "..", "README.md"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	m := regexp.MustCompile("`-tags nomsgpack,grpcnotrace` \\(a ([0-9]+) MB binary").FindSubmatch(readme)
+	if m == nil {
+		t.Fatal("README.md no longer says \"`-tags nomsgpack,grpcnotrace` (a N MB binary\"; update this test")
+	}
+	stated, _ := strconv.ParseFloat(string(m[1]), 64)
+	info, err := os.Stat(binary)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := float64(info.Size()) / 1e6; got < stated*0.9 || got > stated*1.1 {
+		t.Errorf("README.md says a %s MB binary; the release build is %.1f MB: measure again and update README.md and docs/binary-size.md", m[1], got)
 	}
 }

@@ -62,6 +62,8 @@ func TestEachCommandsHelpListsOnlyTheFlagsItReads(t *testing.T) {
 		{[]string{"migrate"}, []string{"--database", "--database-timeout"}, []string{"--addr", "--key-encryption-secret-file"}},
 		{[]string{"audit"}, []string{"--database"}, []string{"--addr", "--key-encryption-secret-file"}},
 		{[]string{"keys", "rotate"}, []string{"--database", "--key-encryption-secret-file"}, []string{"--addr", "--cors-origins", "--bcrypt-cost"}},
+		{[]string{"import"}, []string{"--database", "--data-bytes", "--in"}, []string{"--addr", "--body-bytes", "--key-encryption-secret-file"}},
+		{[]string{"export"}, []string{"--database"}, []string{"--data-bytes", "--addr"}},
 	} {
 		r := runCLI(t, t.TempDir(), "", nil, append(c.args, "--help")...)
 		if r.Code != 0 {

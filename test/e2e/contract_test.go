@@ -19,7 +19,7 @@ const contractYAML = `cache:
     assignments:
       user: {entityKey: userCache, policy: public}
       org: {entityKey: orgCache, policy: public}
-      small: {entityKey: smallCache, policy: public, maxEntries: 4, maxBytes: 1KiB}
+      small: {entityKey: smallCache, policy: public, maxEntries: 4, maxBytes: 4KiB}
 `
 
 // The HTTP contract of the cache routes, against the real binary on each
@@ -43,7 +43,7 @@ func TestCacheHTTPContractOnTheBinary(t *testing.T) {
 				s := startServer(t, serverConfig{Dir: dir, YAML: contractYAML,
 					Args: []string{"--database", tc.database(t, dir)}})
 				return contract.CacheHTTPTarget{BaseURL: s.URL, Assignments: []string{"user", "org"},
-					Client: newClient(), QuotaAssignment: "small", Quota: domain.Quota{MaxEntries: 4, MaxBytes: 1024}}
+					Client: newClient(), QuotaAssignment: "small", Quota: domain.Quota{MaxEntries: 4, MaxBytes: 4 << 10}}
 			})
 		})
 	}

@@ -3,7 +3,6 @@ package e2e
 import (
 	"bufio"
 	"context"
-	"encoding/base64"
 	"net/http"
 	"os"
 	"os/exec"
@@ -14,14 +13,14 @@ import (
 	"time"
 )
 
-// jwtClientsBound bounds test/rockets/jwt.mjs: two rotations, 3 s of
-// publishing ahead, the logins around them.
-const jwtClientsBound = 2 * time.Minute
+// jwtClientsBound bounds test/rockets/jwt.mjs: two rotations, a minute
+// of publishing ahead, the logins around them.
+const jwtClientsBound = 3 * time.Minute
 
-// testPublishAhead is the --key-publish-ahead of the test's rotation:
-// more than the key set's 1 s cache (jwt.mjs), as the default 2 min is
-// more than the JWKS's max-age of 60 s.
-const testPublishAhead = "3s"
+// testPublishAhead is the --key-publish-ahead of the test's rotation: the
+// least the server accepts, the JWKS's max-age of 60 s (the default is
+// twice that), and more than the key set's 1 s cache (jwt.mjs).
+const testPublishAhead = "1m"
 
 var rotatedAnyKid = regexp.MustCompile(`new signing key (\S+) is`)
 
@@ -85,7 +84,7 @@ func TestStandardJWTLibrariesVerifyTokensAcrossARotation(t *testing.T) {
 		if r.Code != 0 || m == nil {
 			t.Fatalf("%s: status %d, stdout %q, stderr %q", strings.Join(args, " "), r.Code, r.Stdout, r.Stderr)
 		}
-		serverReadsKey(t, client, s.URL, m[1])
+		serverListsKey(t, client, s.URL, m[1])
 		if _, err := stdin.Write([]byte(m[1] + "\n")); err != nil {
 			t.Fatalf("tell jwt.mjs the new kid: %v", err)
 		}
@@ -100,22 +99,15 @@ func TestStandardJWTLibrariesVerifyTokensAcrossARotation(t *testing.T) {
 	t.Logf("jwt.mjs:\n%s", steps.String())
 }
 
-// serverReadsKey makes the running server read its keys now, as a token
-// from a replica that knows kid does: a token naming a kid the server
-// does not know makes it reload (at most once a second). In production
-// its 30 s reload is enough, the key being published 2 min ahead; the test
-// publishes 3 s ahead. The token's signature is garbage: it is refused.
-func serverReadsKey(t *testing.T, c *http.Client, base, kid string) {
+// serverListsKey waits until the running server's JWKS lists kid: within
+// a second of the rotation (README.md, "Signing keys").
+func serverListsKey(t *testing.T, c *http.Client, base, kid string) {
 	t.Helper()
-	enc := base64.RawURLEncoding
-	tok := enc.EncodeToString([]byte(`{"alg":"EdDSA","kid":"`+kid+`","typ":"at+jwt"}`)) + "." +
-		enc.EncodeToString([]byte(`{}`)) + "." + enc.EncodeToString(make([]byte, 64))
-	deadline := time.Now().Add(10 * time.Second)
+	deadline := time.Now().Add(publishReachBound)
 	for !strings.Contains(jwksKids(t, c, base), `"`+kid+`"`) {
 		if time.Now().After(deadline) {
-			t.Fatalf("the server did not read key %s within 10 s", kid)
+			t.Fatalf("the server does not list key %s %v after the rotation", kid, publishReachBound)
 		}
-		mustSend(t, c, http.MethodGet, base+"/cache/user", nil, "Authorization", "Bearer "+tok)
-		time.Sleep(200 * time.Millisecond)
+		time.Sleep(20 * time.Millisecond)
 	}
 }

@@ -59,7 +59,10 @@ function signInPage(main) {
     }
   });
   main.append(h('h1', { id: 'signin-title', tabindex: '-1' }, 'Sign in'),
-    h('p', {}, 'Sign in with an administrator account.'), form);
+    h('p', {}, 'Sign in with an administrator account.'), form,
+    h('p', { id: 'first-admin' }, 'No administrator yet? Create the first on the server\'s database with ',
+      h('code', {}, 'cachegate users add --username NAME --admin --password-stdin'),
+      ' (the password on standard input), then sign in here.'));
 }
 
 function frame(signedIn) {
