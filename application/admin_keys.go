@@ -7,9 +7,9 @@ import (
 )
 
 // RotateBy is Rotate done by the admin p over the admin API: the event is
-// admin.key_rotated, naming p (docs/admin.md).
+// key.rotated, naming p (docs/admin.md).
 func (a *KeyAdmin) RotateBy(ctx context.Context, p domain.Principal, in RotateKeyInput) (domain.SigningKey, error) {
-	event, events := a.audit.Prepare(ctx, byAdmin(p, domain.AuditEvent{Type: domain.AuditAdminKeyRotated}))
+	event, events := a.audit.Prepare(ctx, byAdmin(p, domain.AuditEvent{Type: domain.AuditKeyRotated}))
 	k, err := a.keys.Rotate(ctx, in.Now, events...)
 	if err != nil {
 		return domain.SigningKey{}, err
@@ -21,12 +21,12 @@ func (a *KeyAdmin) RotateBy(ctx context.Context, p domain.Principal, in RotateKe
 }
 
 // RevokeBy is Revoke done by the admin p over the admin API: the event is
-// admin.key_revoked, naming p.
+// key.revoked, naming p.
 func (a *KeyAdmin) RevokeBy(ctx context.Context, p domain.Principal, kid string) error {
 	if !plausibleKid(kid) {
 		return domain.ErrSigningKeyNotFound
 	}
-	event, events := a.audit.Prepare(ctx, byAdmin(p, domain.AuditEvent{Type: domain.AuditAdminKeyRevoked, Family: kid}))
+	event, events := a.audit.Prepare(ctx, byAdmin(p, domain.AuditEvent{Type: domain.AuditKeyRevoked, Family: kid}))
 	if err := a.keys.Revoke(ctx, kid, events...); err != nil {
 		return err
 	}

@@ -4,14 +4,14 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"strings"
 
 	"github.com/cachegate/cachegate/domain"
 	"github.com/cachegate/cachegate/ports"
 )
 
 // AdminUsers are the admin API's user and session use cases
-// (docs/admin.md). Every change is recorded with the acting admin.
+// (docs/admin.md). Every change is recorded as the command line records
+// it (one event per fact, of the fact's own type), with the acting admin.
 type AdminUsers struct {
 	ua       *UserAdmin
 	check    *AdminCheck
@@ -75,23 +75,7 @@ type AdminAddUserInput struct {
 // Add creates an active user: domain.ErrUserExists for a taken username,
 // a validation error for a bad username or password.
 func (a *AdminUsers) Add(ctx context.Context, by domain.Principal, in AdminAddUserInput) (domain.User, error) {
-	if err := errors.Join(domain.ValidateUsername(in.Username), domain.ValidatePassword(in.Password)); err != nil {
-		return domain.User{}, err
-	}
-	hash, salt, err := a.ua.hasher.Hash(ctx, in.Password)
-	if err != nil {
-		return domain.User{}, fmt.Errorf("hash password: %w", err)
-	}
-	now := domain.Normalize(a.ua.clock.Now())
-	u := domain.User{ID: a.ua.ids.NewID(), Username: strings.TrimSpace(in.Username), PasswordHash: hash,
-		PasswordSalt: salt, Active: true, Admin: in.Admin, DateCreated: now, DateUpdated: now}
-	event, events := a.ua.audit.Prepare(ctx, byAdmin(by, domain.AuditEvent{Type: domain.AuditAdminUserAdded,
-		UserID: u.ID, Username: u.Username, Detail: "admin=" + fmt.Sprint(u.Admin)}))
-	if err := a.ua.users.CreateUser(ctx, u, events...); err != nil {
-		return domain.User{}, fmt.Errorf("add user: %w", err)
-	}
-	a.ua.audit.Committed(ctx, event)
-	return u, nil
+	return a.ua.add(ctx, by, AddUserInput{Username: in.Username, Password: in.Password, Active: true, Admin: in.Admin})
 }
 
 // UserPatch is what PATCH /admin/users/{id} changes; nil leaves a field.
@@ -99,51 +83,44 @@ type UserPatch struct {
 	Active, Admin *bool
 }
 
-// Patch changes a user's active and admin flags. Disabling ends every
-// session of the user in the same transaction. An admin cannot disable
-// or demote themself (domain.ErrOwnAdminChange).
+// Patch changes a user's active and admin flags, recording an event per
+// flag given (user.enabled or user.disabled, user.admin_granted or
+// user.admin_revoked). Disabling ends every session of the user in the
+// same transaction. An admin cannot disable or demote themself
+// (domain.ErrOwnAdminChange), nor the last active admin
+// (domain.ErrLastAdmin).
 func (a *AdminUsers) Patch(ctx context.Context, by domain.Principal, id string, p UserPatch) (domain.User, error) {
 	if (p.Active != nil && !*p.Active || p.Admin != nil && !*p.Admin) && id == by.ID {
 		return domain.User{}, domain.ErrOwnAdminChange
 	}
-	var detail []string
+	var types []domain.AuditType
 	if p.Active != nil {
-		detail = append(detail, fmt.Sprintf("active=%t", *p.Active))
+		types = append(types, activeEvent(*p.Active))
 	}
 	if p.Admin != nil {
-		detail = append(detail, fmt.Sprintf("admin=%t", *p.Admin))
+		types = append(types, adminEvent(*p.Admin))
 	}
 	u, err := a.Get(ctx, id)
 	if err != nil {
 		return domain.User{}, err
 	}
-	event, events := a.ua.audit.Prepare(ctx, byAdmin(by, domain.AuditEvent{Type: domain.AuditAdminUserUpdated,
-		UserID: u.ID, Username: u.Username, Detail: strings.Join(detail, " ")}))
-	fn := func(cur *domain.User) error {
+	u, err = a.ua.change(ctx, by, u, p.Active != nil && !*p.Active, func(cur *domain.User) {
 		if p.Active != nil {
 			cur.Active = *p.Active
 		}
 		if p.Admin != nil {
 			cur.Admin = *p.Admin
 		}
-		cur.DateUpdated = domain.Normalize(a.ua.clock.Now())
-		return nil
-	}
-	if p.Active != nil && !*p.Active {
-		u, err = a.ua.users.UpdateUserEndingSessions(ctx, id, a.ua.clock.Now(), fn, events...)
-	} else {
-		u, err = a.ua.users.UpdateUser(ctx, id, fn, events...)
-	}
+	}, types...)
 	if err != nil {
 		return domain.User{}, err
 	}
 	a.check.Forget(id)
-	a.ua.audit.Committed(ctx, event)
 	return u, nil
 }
 
 // SetPassword replaces a user's password and ends every session of the
-// user in the same transaction.
+// user in the same transaction (user.password_changed).
 func (a *AdminUsers) SetPassword(ctx context.Context, by domain.Principal, id, password string) error {
 	if err := domain.ValidatePassword(password); err != nil {
 		return err
@@ -152,27 +129,18 @@ func (a *AdminUsers) SetPassword(ctx context.Context, by domain.Principal, id, p
 	if err != nil {
 		return err
 	}
-	hash, salt, err := a.ua.hasher.Hash(ctx, password)
-	if err != nil {
-		return fmt.Errorf("hash password: %w", err)
-	}
-	event, events := a.ua.audit.Prepare(ctx, byAdmin(by, domain.AuditEvent{Type: domain.AuditAdminPasswordSet,
-		UserID: u.ID, Username: u.Username}))
-	_, err = a.ua.users.UpdateUserEndingSessions(ctx, id, a.ua.clock.Now(), func(cur *domain.User) error {
-		cur.PasswordHash, cur.PasswordSalt = hash, salt
-		cur.DateUpdated = domain.Normalize(a.ua.clock.Now())
-		return nil
-	}, events...)
+	change, err := a.ua.passwordChange(ctx, password)
 	if err != nil {
 		return err
 	}
-	a.ua.audit.Committed(ctx, event)
-	return nil
+	_, err = a.ua.change(ctx, by, u, true, change, domain.AuditUserPasswordChanged)
+	return err
 }
 
-// Delete removes a user and revokes every session of theirs;
-// domain.ErrNotImplemented when the user store cannot delete, and an
-// admin cannot delete themself (domain.ErrOwnAdminChange).
+// Delete removes a user and revokes every session of theirs
+// (user.deleted); domain.ErrNotImplemented when the user store cannot
+// delete. An admin cannot delete themself (domain.ErrOwnAdminChange), nor
+// the last active admin (domain.ErrLastAdmin).
 func (a *AdminUsers) Delete(ctx context.Context, by domain.Principal, id string) error {
 	if a.dir == nil {
 		return domain.ErrNotImplemented
@@ -184,13 +152,12 @@ func (a *AdminUsers) Delete(ctx context.Context, by domain.Principal, id string)
 	if err != nil {
 		return err
 	}
-	event, events := a.ua.audit.Prepare(ctx, byAdmin(by, domain.AuditEvent{Type: domain.AuditAdminUserDeleted,
-		UserID: u.ID, Username: u.Username}))
+	filled, events := a.ua.prepare(ctx, by, u, domain.AuditUserDeleted)
 	if err := a.dir.DeleteUser(ctx, id, a.ua.clock.Now(), events...); err != nil {
 		return err
 	}
 	a.check.Forget(id)
-	a.ua.audit.Committed(ctx, event)
+	a.ua.committed(ctx, filled)
 	return nil
 }
 
@@ -211,7 +178,8 @@ func (a *AdminUsers) Sessions(ctx context.Context, userID string, p SessionPage)
 	return sessionList(all, p), nil
 }
 
-// RevokeSessions revokes every session of a user.
+// RevokeSessions revokes every session of a user (one session.revoked
+// event, detail "all").
 func (a *AdminUsers) RevokeSessions(ctx context.Context, by domain.Principal, userID string) error {
 	u, err := a.Get(ctx, userID)
 	if err != nil {
@@ -229,7 +197,7 @@ func (a *AdminUsers) RevokeSessions(ctx context.Context, by domain.Principal, us
 	}
 	// RevokeUser takes no events (ports.RefreshStore), so the event is
 	// recorded right after the revocation.
-	a.ua.audit.Record(ctx, byAdmin(by, domain.AuditEvent{Type: domain.AuditAdminSessionsRevoked,
+	a.ua.audit.Record(ctx, byAdmin(by, domain.AuditEvent{Type: domain.AuditSessionRevoked,
 		UserID: u.ID, Username: u.Username, Detail: "all"}))
 	return nil
 }
@@ -247,7 +215,7 @@ func (a *AdminUsers) RevokeSession(ctx context.Context, by domain.Principal, sid
 	if err != nil {
 		return err
 	}
-	e := byAdmin(by, domain.AuditEvent{Type: domain.AuditAdminSessionsRevoked, UserID: s.UserID, Family: sid})
+	e := byAdmin(by, domain.AuditEvent{Type: domain.AuditSessionRevoked, UserID: s.UserID, Family: sid})
 	if u, err := a.ua.users.UserByID(ctx, s.UserID); err == nil {
 		e.Username = u.Username
 	}

@@ -34,8 +34,8 @@ func NewUserAdmin(users ports.UserRepository, hasher ports.PasswordHasher, clock
 	return &UserAdmin{users: users, hasher: hasher, clock: clock, ids: ids}, nil
 }
 
-// SetAuditor makes a record user.added, user.disabled, user.enabled and
-// user.password_changed events; call it before use.
+// SetAuditor makes a record the events of the changes (docs/admin.md,
+// "Audit event types"); call it before use.
 func (a *UserAdmin) SetAuditor(x *Auditor) { a.audit = x }
 
 // AddUserInput describes a new user.
@@ -51,6 +51,12 @@ type AddUserInput struct {
 // the username is taken (case-insensitively) and a validation error for a
 // bad username or password.
 func (a *UserAdmin) Add(ctx context.Context, in AddUserInput) (domain.User, error) {
+	return a.add(ctx, domain.Principal{}, in)
+}
+
+// add is Add done by the admin by (the zero Principal: the command line).
+// It records user.added and, for an admin, user.admin_granted.
+func (a *UserAdmin) add(ctx context.Context, by domain.Principal, in AddUserInput) (domain.User, error) {
 	if err := errors.Join(domain.ValidateUsername(in.Username), domain.ValidatePassword(in.Password)); err != nil {
 		return domain.User{}, err
 	}
@@ -61,11 +67,15 @@ func (a *UserAdmin) Add(ctx context.Context, in AddUserInput) (domain.User, erro
 	now := domain.Normalize(a.clock.Now())
 	u := domain.User{ID: a.ids.NewID(), Username: strings.TrimSpace(in.Username), PasswordHash: hash,
 		PasswordSalt: salt, Active: in.Active, Admin: in.Admin, DateCreated: now, DateUpdated: now}
-	event, events := a.audit.Prepare(ctx, domain.AuditEvent{Type: domain.AuditUserAdded, UserID: u.ID, Username: u.Username})
+	types := []domain.AuditType{domain.AuditUserAdded}
+	if u.Admin {
+		types = append(types, domain.AuditUserAdminGranted)
+	}
+	filled, events := a.prepare(ctx, by, u, types...)
 	if err := a.users.CreateUser(ctx, u, events...); err != nil {
 		return domain.User{}, fmt.Errorf("add user: %w", err)
 	}
-	a.audit.Committed(ctx, event)
+	a.committed(ctx, filled)
 	return u, nil
 }
 
@@ -76,56 +86,83 @@ func (a *UserAdmin) List(ctx context.Context) ([]domain.User, error) {
 
 // SetActive enables or disables a user; disabling revokes every refresh
 // family of the user in the same transaction. It returns
-// domain.ErrUserNotFound for an unknown username.
+// domain.ErrUserNotFound for an unknown username, domain.ErrLastAdmin
+// for the last active admin.
 func (a *UserAdmin) SetActive(ctx context.Context, username string, active bool) (domain.User, error) {
-	typ := domain.AuditUserDisabled
-	if active {
-		typ = domain.AuditUserEnabled
-	}
-	return a.update(ctx, username, typ, !active, func(u *domain.User) { u.Active = active })
+	return a.update(ctx, username, activeEvent(active), !active, func(u *domain.User) { u.Active = active })
 }
 
 // SetAdmin grants (admin) or revokes the admin role of the user named
 // username (`users admin grant|revoke`); the admin API follows the store
 // within a second (docs/admin.md). It returns domain.ErrUserNotFound for
-// an unknown username.
+// an unknown username, domain.ErrLastAdmin for the last active admin.
 func (a *UserAdmin) SetAdmin(ctx context.Context, username string, admin bool) (domain.User, error) {
-	typ := domain.AuditUserAdminRevoked
-	if admin {
-		typ = domain.AuditUserAdminGranted
+	return a.update(ctx, username, adminEvent(admin), false, func(u *domain.User) { u.Admin = admin })
+}
+
+// activeEvent and adminEvent are the types of the facts "enabled or
+// disabled" and "made or no longer an admin".
+func activeEvent(active bool) domain.AuditType {
+	if active {
+		return domain.AuditUserEnabled
 	}
-	return a.update(ctx, username, typ, false, func(u *domain.User) { u.Admin = admin })
+	return domain.AuditUserDisabled
+}
+
+func adminEvent(admin bool) domain.AuditType {
+	if admin {
+		return domain.AuditUserAdminGranted
+	}
+	return domain.AuditUserAdminRevoked
 }
 
 // SetPassword replaces a user's password and revokes the user's refresh
 // families in the same transaction, so sessions started with the old
 // password end.
 func (a *UserAdmin) SetPassword(ctx context.Context, username, password string) (domain.User, error) {
-	if err := domain.ValidatePassword(password); err != nil {
+	change, err := a.passwordChange(ctx, password)
+	if err != nil {
 		return domain.User{}, err
+	}
+	return a.update(ctx, username, domain.AuditUserPasswordChanged, true, change)
+}
+
+// passwordChange checks and hashes password and returns the change that
+// sets it.
+func (a *UserAdmin) passwordChange(ctx context.Context, password string) (func(*domain.User), error) {
+	if err := domain.ValidatePassword(password); err != nil {
+		return nil, err
 	}
 	hash, salt, err := a.hasher.Hash(ctx, password)
 	if err != nil {
-		return domain.User{}, fmt.Errorf("hash password: %w", err)
+		return nil, fmt.Errorf("hash password: %w", err)
 	}
-	return a.update(ctx, username, domain.AuditUserPasswordChanged, true, func(u *domain.User) { u.PasswordHash, u.PasswordSalt = hash, salt })
+	return func(u *domain.User) { u.PasswordHash, u.PasswordSalt = hash, salt }, nil
 }
 
-// update changes the user named username and records an event of type
-// typ with the change (in its transaction where the store writes events);
-// with endSessions the user's refresh families are revoked in that
-// transaction too.
+// update changes the user named username with an event of type typ (the
+// command line's changes).
 func (a *UserAdmin) update(ctx context.Context, username string, typ domain.AuditType, endSessions bool, change func(*domain.User)) (domain.User, error) {
 	u, err := a.users.UserByUsername(ctx, username)
 	if err != nil {
 		return domain.User{}, err
 	}
-	event, events := a.audit.Prepare(ctx, domain.AuditEvent{Type: typ, UserID: u.ID, Username: u.Username})
+	return a.change(ctx, domain.Principal{}, u, endSessions, change, typ)
+}
+
+// change changes the user u for the admin by (the zero Principal: the
+// command line) and records one event per type, one per fact changed (in
+// the change's transaction where the store writes events); with
+// endSessions the user's refresh families are revoked in that
+// transaction too.
+func (a *UserAdmin) change(ctx context.Context, by domain.Principal, u domain.User, endSessions bool, change func(*domain.User), types ...domain.AuditType) (domain.User, error) {
+	filled, events := a.prepare(ctx, by, u, types...)
 	fn := func(cur *domain.User) error {
 		change(cur)
 		cur.DateUpdated = domain.Normalize(a.clock.Now())
 		return nil
 	}
+	var err error
 	if endSessions {
 		u, err = a.users.UpdateUserEndingSessions(ctx, u.ID, a.clock.Now(), fn, events...)
 	} else {
@@ -134,6 +171,25 @@ func (a *UserAdmin) update(ctx context.Context, username string, typ domain.Audi
 	if err != nil {
 		return u, err
 	}
-	a.audit.Committed(ctx, event)
+	a.committed(ctx, filled)
 	return u, nil
+}
+
+// prepare returns an event of each type about u, made by the admin by
+// (none for the command line), filled for a change about to be made, and
+// those the store must write with it (Auditor.Prepare).
+func (a *UserAdmin) prepare(ctx context.Context, by domain.Principal, u domain.User, types ...domain.AuditType) (filled, stored []domain.AuditEvent) {
+	for _, typ := range types {
+		e, s := a.audit.Prepare(ctx, byAdmin(by, domain.AuditEvent{Type: typ, UserID: u.ID, Username: u.Username}))
+		filled, stored = append(filled, e), append(stored, s...)
+	}
+	return filled, stored
+}
+
+// committed reports the events prepare filled once their change
+// committed.
+func (a *UserAdmin) committed(ctx context.Context, filled []domain.AuditEvent) {
+	for _, e := range filled {
+		a.audit.Committed(ctx, e)
+	}
 }

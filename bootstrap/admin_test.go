@@ -25,7 +25,7 @@ func TestAdminHTTPContractInProcess(t *testing.T) {
 	} {
 		t.Run(name, func(t *testing.T) {
 			t.Parallel()
-			contract.AdminHTTP(t, func(t *testing.T) contract.AdminHTTPTarget {
+			harness := func(t *testing.T) contract.AdminHTTPTarget {
 				cfg := config.Default()
 				cfg.Addr = "127.0.0.1:0"
 				cfg.Database = database(t)
@@ -50,7 +50,9 @@ func TestAdminHTTPContractInProcess(t *testing.T) {
 						return u.ID
 					},
 				}
-			})
+			}
+			t.Run("contract", func(t *testing.T) { t.Parallel(); contract.AdminHTTP(t, harness) })
+			t.Run("last admin", func(t *testing.T) { t.Parallel(); contract.AdminHTTPLastAdmin(t, harness) })
 		})
 	}
 }

@@ -27,8 +27,14 @@ const (
 	AuditUserPasswordChanged AuditType = "user.password_changed"
 	AuditKeyRotated          AuditType = "key.rotated"
 	AuditKeyRevoked          AuditType = "key.revoked"
-	// The events of the admin API and self-service (docs/admin.md); the
-	// admin ones carry the acting admin (AuditEvent.ActorID).
+	AuditUserDeleted         AuditType = "user.deleted"
+	AuditSessionRevoked      AuditType = "session.revoked"
+	AuditUserAdminGranted    AuditType = "user.admin_granted"
+	AuditUserAdminRevoked    AuditType = "user.admin_revoked"
+	// The types the admin API recorded before it recorded each fact's own
+	// type with the acting admin (docs/admin.md, "Audit event types"):
+	// no longer recorded, still valid in queries for the events stored
+	// then.
 	AuditAdminUserAdded       AuditType = "admin.user_added"
 	AuditAdminUserUpdated     AuditType = "admin.user_updated"
 	AuditAdminPasswordSet     AuditType = "admin.user_password_set"
@@ -36,9 +42,6 @@ const (
 	AuditAdminSessionsRevoked AuditType = "admin.sessions_revoked"
 	AuditAdminKeyRotated      AuditType = "admin.key_rotated"
 	AuditAdminKeyRevoked      AuditType = "admin.key_revoked"
-	AuditSessionRevoked       AuditType = "session.revoked"
-	AuditUserAdminGranted     AuditType = "user.admin_granted"
-	AuditUserAdminRevoked     AuditType = "user.admin_revoked"
 	AuditReasonUnknownUser              = "unknown_user"
 	AuditReasonBadPassword              = "bad_password"
 	AuditReasonInactive                 = "inactive"
@@ -51,7 +54,7 @@ func AuditTypes() []AuditType {
 		AuditUserPasswordChanged, AuditKeyRotated, AuditKeyRevoked,
 		AuditAdminUserAdded, AuditAdminUserUpdated, AuditAdminPasswordSet, AuditAdminUserDeleted,
 		AuditAdminSessionsRevoked, AuditAdminKeyRotated, AuditAdminKeyRevoked, AuditSessionRevoked,
-		AuditUserAdminGranted, AuditUserAdminRevoked}
+		AuditUserAdminGranted, AuditUserAdminRevoked, AuditUserDeleted}
 }
 
 // Valid reports whether t is one of AuditTypes.
@@ -84,12 +87,13 @@ type AuditEvent struct {
 	Reason    string
 	Count     int
 	LastSeen  time.Time
-	// ActorID and ActorUsername name the admin who made the change an
-	// admin event records (docs/admin.md); empty otherwise.
+	// ActorID and ActorUsername name the admin who made the change over
+	// the admin API (docs/admin.md); empty when the command line or the
+	// user themself made it.
 	ActorID       string
 	ActorUsername string
-	// Detail is a short text of what an admin event changed
-	// ("active=false"); never a password or a token.
+	// Detail is a short text an event may carry ("all" for every
+	// session of a user); never a password or a token.
 	Detail string
 }
 

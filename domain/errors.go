@@ -205,6 +205,11 @@ var (
 	// themself (docs/admin.md: the last admin would lock everyone out).
 	ErrOwnAdminChange = &Error{Kind: KindConflict, Code: "CANNOT_CHANGE_OWN_ADMIN",
 		Message: "an admin cannot disable, demote or delete themself"}
+	// ErrLastAdmin is a change that would leave no active admin where
+	// there was one: disabling, demoting or deleting the last one
+	// (docs/admin.md). The stores check it in the change's transaction.
+	ErrLastAdmin = &Error{Kind: KindConflict, Code: "LAST_ADMIN",
+		Message: "at least one active admin must remain: make another user an admin first"}
 )
 
 // DatabaseRetryAfter is the pause ErrDatabaseUnavailable suggests: short,

@@ -31,6 +31,10 @@ type User struct {
 	DateUpdated time.Time
 }
 
+// ActiveAdmin reports whether u can use the admin API: an active admin.
+// The stores keep at least one (ErrLastAdmin).
+func (u User) ActiveAdmin() bool { return u.Active && u.Admin }
+
 // NormalizeUsername returns the form usernames are compared in:
 // surrounding spaces trimmed, lower case. Usernames are unique in this form.
 func NormalizeUsername(s string) string { return strings.ToLower(strings.TrimSpace(s)) }

@@ -18,7 +18,8 @@ type UserDirectory interface {
 	// DeleteUser removes the user with id and revokes at now every
 	// refresh family of theirs (those of the RefreshStore of the same
 	// storage), with the events, in one transaction: all or nothing. It
-	// returns domain.ErrUserNotFound, storing nothing, for an unknown id.
+	// returns domain.ErrUserNotFound, storing nothing, for an unknown id,
+	// and domain.ErrLastAdmin for the last active admin (as UpdateUser).
 	DeleteUser(ctx context.Context, id string, now time.Time, events ...domain.AuditEvent) error
 }
 

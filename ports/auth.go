@@ -32,9 +32,13 @@ type UserRepository interface {
 	// ListUsers returns every user ordered by username.
 	ListUsers(ctx context.Context) ([]domain.User, error)
 	// UpdateUser loads the user with id, lets fn change it and stores it
-	// atomically; domain.ErrUserNotFound when missing; fn's error as is.
-	// The events, if any, are appended to the store's own audit trail in
-	// the same transaction as the change.
+	// atomically; domain.ErrUserNotFound when missing; fn's error as is;
+	// domain.ErrLastAdmin, storing nothing, when the change makes the
+	// last active admin inactive or no admin (checked in the change's
+	// transaction, serialised with every other such change, so two
+	// admins demoting each other at once leave one). The events, if any,
+	// are appended to the store's own audit trail in the same transaction
+	// as the change.
 	UpdateUser(ctx context.Context, id string, fn func(*domain.User) error, events ...domain.AuditEvent) (domain.User, error)
 	// UpdateUserEndingSessions is UpdateUser that also revokes at now
 	// every refresh family of the user (RefreshStore.RevokeUser), in the

@@ -31,7 +31,8 @@ func (r *UserRepository) FindUsers(ctx context.Context, q domain.UserQuery) ([]d
 }
 
 // DeleteUser removes the user and revokes every refresh family of theirs
-// with the events, in one transaction. The families' rows stay, revoked,
+// with the events, in one transaction; the last active admin is
+// domain.ErrLastAdmin (keepAnAdmin). The families' rows stay, revoked,
 // until they expire and are purged: the revoked-session poll of every
 // replica (RevokedFamilies) then ends their access tokens and streams
 // as after a logout.
@@ -39,6 +40,15 @@ func (r *UserRepository) DeleteUser(ctx context.Context, id string, now time.Tim
 	ctx, done := r.bounds.enter(ctx)
 	defer done(&err)
 	return authInTx(ctx, r.db, "delete user", func(ctx context.Context, tx bun.Tx) error {
+		u, err := r.userWhere(ctx, tx, "id", id, true)
+		if err != nil {
+			return err
+		}
+		if u.ActiveAdmin() {
+			if err := keepAnAdmin(ctx, tx, id); err != nil {
+				return err
+			}
+		}
 		res, err := tx.ExecContext(ctx, `DELETE FROM users WHERE id = ?`, id)
 		if err != nil {
 			return dbError("delete user", err)

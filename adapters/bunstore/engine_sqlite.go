@@ -236,13 +236,27 @@ func (sqliteEngine) queryBounded(ctx context.Context, b bounds, conn bun.Conn, f
 
 func (sqliteEngine) check(ctx context.Context, db *bun.DB) error { return checkSQLite(ctx, db, statFS) }
 
-// backup copies the database with VACUUM INTO (backup.go).
+// backup copies the database with VACUUM INTO (backup.go). The file is
+// created empty, mode 0600 and exclusively (an existing path or a link
+// is refused) before the copy: VACUUM INTO fills an empty file, and keeps
+// its mode, so the copy is never readable by others, not even while it is
+// written. A failed copy removes the file.
 func (sqliteEngine) backup(ctx context.Context, db *bun.DB, path string) error {
-	if _, err := os.Lstat(path); err == nil {
+	f, err := os.OpenFile(path, os.O_WRONLY|os.O_CREATE|os.O_EXCL, 0o600)
+	if errors.Is(err, os.ErrExist) {
 		return fmt.Errorf("%s exists; backup writes a new file only", path)
 	}
+	if err != nil {
+		return err
+	}
+	// The umask may only take bits away; Chmod makes it exactly 0600.
+	if err := errors.Join(f.Chmod(0o600), f.Close()); err != nil {
+		_ = os.Remove(path)
+		return err
+	}
 	if _, err := db.ExecContext(ctx, "VACUUM INTO ?", path); err != nil {
+		_ = os.Remove(path)
 		return translate(ctx, dbError("copy the database", err))
 	}
-	return os.Chmod(path, 0o600)
+	return nil
 }

@@ -146,6 +146,8 @@ func (r *UserRepository) ListUsers(ctx context.Context) (_ []domain.User, err er
 // returns domain.ErrUserNotFound when the user is missing (fn is not
 // called), fn's error as is (nothing is stored), and domain.ErrUserExists
 // when fn renamed the user onto a taken username. fn cannot change the id.
+// A change that makes the last active admin inactive or no admin is
+// domain.ErrLastAdmin (keepAnAdmin).
 // The store sets no field itself; fn keeps DateUpdated current. The user
 // returned is as stored: times in UTC, truncated to the microsecond. The
 // events are inserted into auth_events in the same transaction.
@@ -173,8 +175,14 @@ func (r *UserRepository) update(ctx context.Context, id string, endSessions *tim
 		if err != nil {
 			return err
 		}
+		wasAdmin := u.ActiveAdmin()
 		if err := fn(&u); err != nil {
 			return err
+		}
+		if wasAdmin && !u.ActiveAdmin() {
+			if err := keepAnAdmin(ctx, tx, id); err != nil {
+				return err
+			}
 		}
 		u.ID = id
 		u.DateCreated, u.DateUpdated = authStoredTime(u.DateCreated), authStoredTime(u.DateUpdated)
@@ -204,6 +212,28 @@ func (r *UserRepository) update(ctx context.Context, id string, endSessions *tim
 		return domain.User{}, err
 	}
 	return out, nil
+}
+
+// keepAnAdmin returns domain.ErrLastAdmin unless an active admin other
+// than the user id remains, within tx, the transaction of the change
+// that makes id no active admin (docs/admin.md). Every such change takes
+// the users table's writer lock first on PostgreSQL (SQLite's IMMEDIATE
+// transaction is the one writer already), so two admins demoting or
+// disabling each other queue: the second counts after the first
+// committed, and finds no other admin. The count takes no row lock, so
+// the transaction holding the lock waits for nobody's.
+func keepAnAdmin(ctx context.Context, tx bun.Tx, id string) error {
+	if err := lockTableForWriters(ctx, tx, "users"); err != nil {
+		return dbError("lock the admins", err)
+	}
+	var others int
+	if err := tx.NewRaw("SELECT count(*) FROM users WHERE admin AND active AND id <> ?", id).Scan(ctx, &others); err != nil {
+		return dbError("count the admins", err)
+	}
+	if others == 0 {
+		return domain.ErrLastAdmin
+	}
+	return nil
 }
 
 // userWhere reads the user whose column equals value; lock locks the

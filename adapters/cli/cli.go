@@ -223,8 +223,9 @@ func (c *CLI) Run(ctx context.Context, args []string) int {
 func isHelp(arg string) bool { return arg == "-h" || arg == "--help" || arg == "-help" }
 
 // find returns the command the arguments name and the arguments after its
-// name; when none matches but args[0] is a group of subcommands, it
-// returns that group's name.
+// name; when none matches but the arguments begin with a group of
+// subcommands ("users", "users admin"), it returns the longest such
+// group's name and the arguments after it.
 func (c *CLI) find(args []string) (*Command, []string, string) {
 	for i := range c.Commands {
 		words := strings.Fields(c.Commands[i].Name)
@@ -232,12 +233,21 @@ func (c *CLI) find(args []string) (*Command, []string, string) {
 			return &c.Commands[i], args[len(words):], ""
 		}
 	}
+	var group []string
 	for _, cmd := range c.Commands {
-		if words := strings.Fields(cmd.Name); len(words) > 1 && words[0] == args[0] {
-			return nil, args[1:], words[0]
+		words := strings.Fields(cmd.Name)
+		n := 0
+		for n < len(words)-1 && n < len(args) && words[n] == args[n] {
+			n++
+		}
+		if n > len(group) {
+			group = words[:n]
 		}
 	}
-	return nil, nil, ""
+	if len(group) == 0 {
+		return nil, nil, ""
+	}
+	return nil, args[len(group):], strings.Join(group, " ")
 }
 
 func equalWords(a, b []string) bool {

@@ -199,6 +199,38 @@ func TestACommandsFlagsAreThoseOfTheSettingsItUses(t *testing.T) {
 	}
 }
 
+// `users admin` is a group like `users`: its --help lists its
+// subcommands, and each subcommand reads the storage settings only, like
+// the other `users` commands (no server flag, no signing keys).
+func TestUsersAdminIsAGroupOfUsersCommands(t *testing.T) {
+	t.Parallel()
+	for _, args := range [][]string{{"users", "admin", "--help"}, {"help", "users", "admin"}} {
+		code, stdout, stderr := run(t, &fakeRuntime{}, nil, args...)
+		if code != cli.ExitOK || !strings.Contains(stdout, "usage: cachegate users admin <command>") ||
+			!strings.Contains(stdout, "cachegate users admin grant NAME") || !strings.Contains(stdout, "cachegate users admin revoke NAME") ||
+			strings.Contains(stdout, "users add") {
+			t.Errorf("%v: status %d, stdout %q, stderr %q; want 0 and the two subcommands only", args, code, stdout, stderr)
+		}
+	}
+	if code, _, stderr := run(t, &fakeRuntime{}, nil, "users", "admin"); code != cli.ExitUsage || !strings.Contains(stderr, "users admin needs a command") {
+		t.Errorf("users admin: status %d, stderr %q", code, stderr)
+	}
+	if code, _, stderr := run(t, &fakeRuntime{}, nil, "users", "admin", "promote"); code != cli.ExitUsage || !strings.Contains(stderr, `unknown command "users admin promote"`) {
+		t.Errorf("users admin promote: status %d, stderr %q", code, stderr)
+	}
+	for _, verb := range []string{"grant", "revoke"} {
+		code, stdout, _ := run(t, &fakeRuntime{}, nil, "users", "admin", verb, "--help")
+		if code != cli.ExitOK || strings.Contains(stdout, "--server-flag") || !strings.Contains(stdout, "--fail-config") {
+			t.Errorf("users admin %s --help: status %d, want 0 and the storage flags only:\n%s", verb, code, stdout)
+		}
+		for _, cmd := range cli.Commands() {
+			if cmd.Name == "users admin "+verb && cmd.Uses != cli.UsesStorage {
+				t.Errorf("users admin %s uses %b, want the storage settings only (no signing keys)", verb, cmd.Uses)
+			}
+		}
+	}
+}
+
 // --help shows each flag's default as flag.PrintDefaults does: every one
 // but the zero value of the flag's type.
 func TestHelpShowsEveryFlagsDefault(t *testing.T) {

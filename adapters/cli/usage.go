@@ -34,7 +34,7 @@ func (c *CLI) usage(group string) string {
 	w := tabwriter.NewWriter(&b, 0, 4, 3, ' ', 0)
 	for i := range c.Commands {
 		cmd := &c.Commands[i]
-		if group != "" && strings.Fields(cmd.Name)[0] != group {
+		if group != "" && !strings.HasPrefix(cmd.Name, group+" ") {
 			continue
 		}
 		fmt.Fprintf(w, "  cachegate %s\t%s\n", c.line(cmd), cmd.Summary)

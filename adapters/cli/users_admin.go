@@ -18,6 +18,7 @@ func setAdminCommand(verb string, admin bool, summary string) Command {
 		Name:     "users admin " + verb,
 		Synopsis: "NAME",
 		Summary:  summary,
+		Uses:     UsesStorage,
 		Args:     1,
 		Run: func(ctx context.Context, env *Env) error {
 			s, err := env.Services(ctx)

@@ -31,6 +31,7 @@ func (r *UserRepository) FindUsers(ctx context.Context, q domain.UserQuery) ([]d
 // DeleteUser removes the user and revokes every family of theirs in the
 // attached refresh store (SetRefreshStore), with the events, all or
 // nothing; without a refresh store attached it fails and changes nothing.
+// The last active admin is domain.ErrLastAdmin.
 func (r *UserRepository) DeleteUser(ctx context.Context, id string, now time.Time, events ...domain.AuditEvent) error {
 	r.mu.Lock()
 	defer r.mu.Unlock()
@@ -43,6 +44,9 @@ func (r *UserRepository) DeleteUser(ctx context.Context, id string, now time.Tim
 	u, ok := r.byID[id]
 	if !ok {
 		return domain.ErrUserNotFound
+	}
+	if u.ActiveAdmin() && !r.otherActiveAdmin(id) {
+		return domain.ErrLastAdmin
 	}
 	if err := r.sessions.RevokeUser(ctx, id, now); err != nil {
 		return err

@@ -107,7 +107,9 @@ func (r *UserRepository) ListUsers(context.Context) ([]domain.User, error) {
 // another's changes. It returns domain.ErrUserNotFound when the user is
 // missing (fn is not called), fn's error as is (nothing is stored), and
 // domain.ErrUserExists when fn renamed the user onto a taken username.
-// fn cannot change the id: the user stays under id. The store sets no
+// fn cannot change the id: the user stays under id. A change that makes
+// the last active admin inactive or no admin is domain.ErrLastAdmin
+// (nothing is stored). The store sets no
 // field itself; fn keeps DateUpdated current. The events are appended to
 // the attached audit log (SetAuditLog) with the change, or not at all.
 func (r *UserRepository) UpdateUser(ctx context.Context, id string, fn func(*domain.User) error, events ...domain.AuditEvent) (domain.User, error) {
@@ -141,6 +143,9 @@ func (r *UserRepository) update(ctx context.Context, id string, endSessions *tim
 	if err := fn(&u); err != nil {
 		return domain.User{}, err
 	}
+	if old.ActiveAdmin() && !u.ActiveAdmin() && !r.otherActiveAdmin(id) {
+		return domain.User{}, domain.ErrLastAdmin
+	}
 	u.ID = id
 	u = authUser(u)
 	oldNorm, newNorm := domain.NormalizeUsername(old.Username), domain.NormalizeUsername(u.Username)
@@ -158,6 +163,18 @@ func (r *UserRepository) update(ctx context.Context, id string, endSessions *tim
 	r.byID[id] = u
 	r.audit.appendEvents(events)
 	return u, nil
+}
+
+// otherActiveAdmin reports whether an active admin other than the user
+// id exists; the caller holds r.mu, so the check and the change it
+// guards are one step (docs/admin.md: at least one active admin remains).
+func (r *UserRepository) otherActiveAdmin(id string) bool {
+	for _, u := range r.byID {
+		if u.ID != id && u.ActiveAdmin() {
+			return true
+		}
+	}
+	return false
 }
 
 // authUser returns u with its times as a database returns them.

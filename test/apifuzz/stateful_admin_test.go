@@ -240,8 +240,8 @@ func (f *fuzzer) adminRound() {
 
 // auditRound reads the throwaway user's audit trail two events a page,
 // following next to the end (no event twice, the round's admin events
-// all there), then only its admin.user_updated events since the round
-// began: the disable and the enable.
+// all there, of the same types as the command line's), then only its
+// user.disabled and user.enabled events since the round began: one each.
 func (f *fuzzer) auditRound(name string, since time.Time) {
 	seen := map[string]bool{}
 	types := map[string]int{}
@@ -272,19 +272,21 @@ func (f *fuzzer) auditRound(name string, since time.Time) {
 		}
 		before = *p.Next
 	}
-	for _, want := range []string{"admin.user_added", "admin.user_updated", "admin.user_password_set", "admin.sessions_revoked",
-		"user.password_changed", "session.revoked", "login.succeeded"} {
+	for _, want := range []string{"user.added", "user.disabled", "user.enabled", "user.password_changed",
+		"session.revoked", "login.succeeded"} {
 		if types[want] == 0 {
 			f.record(f.step("adminAudit", "", nil), answer{header: http.Header{}}, finding{op: "adminAudit", check: checkStatefulSteps,
 				cause: "the throwaway user's trail, read page by page, lacks " + want})
 		}
 	}
-	r := f.step("adminAudit", "", nil)
-	r.query = [][2]string{{"type", "admin.user_updated"}, {"user", name}, {"since", since.Format(time.RFC3339)}, {"limit", "1000"}}
-	if a, ok := f.expect(checkStatefulSteps, r, 200); ok {
-		var p struct{ Data []struct{ Type string } }
-		if json.Unmarshal(a.body, &p) != nil || len(p.Data) != 2 {
-			f.fail(checkStatefulSteps, r, a, "%d admin.user_updated events, want 2 (disable, enable)", len(p.Data))
+	for _, typ := range []string{"user.disabled", "user.enabled"} {
+		r := f.step("adminAudit", "", nil)
+		r.query = [][2]string{{"type", typ}, {"user", name}, {"since", since.Format(time.RFC3339)}, {"limit", "1000"}}
+		if a, ok := f.expect(checkStatefulSteps, r, 200); ok {
+			var p struct{ Data []struct{ Type string } }
+			if json.Unmarshal(a.body, &p) != nil || len(p.Data) != 1 {
+				f.fail(checkStatefulSteps, r, a, "%d %s events, want 1", len(p.Data), typ)
+			}
 		}
 	}
 }

@@ -294,7 +294,7 @@ async function main() {
     await step('the audit page shows an event live as it is recorded', async () => {
       await goto(page, '#/audit', 'Audit trail');
       await page.locator('.state', { hasText: 'live' }).waitFor();
-      await page.getByRole('cell', { name: 'admin.user_updated' }).first().waitFor();
+      await page.getByRole('cell', { name: 'user.disabled' }).first().waitFor();
       await pageChecks(page, 'audit');
       // Another administrator session (over HTTP) adds a user: the page
       // must show the event without being reloaded.
@@ -302,7 +302,7 @@ async function main() {
       const r = await http('POST', '/admin/users', { token: admin.accessToken, body: { username: dave, password: userPassword } });
       check(r.status === 201, `POST /admin/users: ${r.status}`);
       await page.getByRole('list', { name: 'Live audit events' }).getByRole('listitem')
-        .filter({ hasText: 'admin.user_added' }).filter({ hasText: dave }).waitFor({ timeout: WAIT });
+        .filter({ hasText: 'user.added' }).filter({ hasText: dave }).waitFor({ timeout: WAIT });
       await shoot(page, 'audit-live');
       // The search form: every type it offers is one the server knows,
       // and a search by type shows only that type.
@@ -312,12 +312,12 @@ async function main() {
         const q = await http('GET', `/admin/audit?type=${encodeURIComponent(type)}&limit=1`, { token: admin.accessToken });
         check(q.status === 200, `GET /admin/audit?type=${type}: ${q.status}`);
       }
-      await page.getByLabel('Type').selectOption('admin.user_added');
+      await page.getByLabel('Type').selectOption('user.added');
       await page.getByRole('button', { name: 'Search' }).click();
       const region = page.getByRole('region', { name: 'Audit events, newest first' });
       await region.getByRole('cell', { name: dave, exact: true }).waitFor();
       await page.waitForFunction(() => [...document.querySelectorAll('.results tbody tr')]
-        .every((tr) => tr.children[1].textContent === 'admin.user_added'));
+        .every((tr) => tr.children[1].textContent === 'user.added'));
     });
 
     await step('the entry browser filters every assignee\'s entries with the query language', async () => {

@@ -129,6 +129,101 @@ func AdminStores(t *testing.T, newStores func(t *testing.T) AuditStores) {
 		}
 	})
 
+	t.Run("the last active admin cannot be demoted, disabled or deleted", func(t *testing.T) {
+		t.Parallel()
+		s := newStores(t)
+		dir, _, _ := caps(t, s)
+		add(t, s, user(uid(1), "root", true, 0), user(uid(2), "plain", false, 0))
+		off := user(uid(3), "offadmin", true, 0)
+		off.Active = false
+		add(t, s, off)
+		e := domain.AuditEvent{ID: uid(90), Time: at(1), Type: domain.AuditUserAdminRevoked, UserID: uid(1)}
+		for name, err := range map[string]error{
+			"demote": func() error {
+				_, err := s.Users.UpdateUser(t.Context(), uid(1), func(u *domain.User) error { u.Admin = false; return nil }, e)
+				return err
+			}(),
+			"disable": func() error {
+				_, err := s.Users.UpdateUserEndingSessions(t.Context(), uid(1), at(1), func(u *domain.User) error { u.Active = false; return nil }, e)
+				return err
+			}(),
+			"delete": dir.DeleteUser(t.Context(), uid(1), at(1), e),
+		} {
+			if !errors.Is(err, domain.ErrLastAdmin) {
+				t.Errorf("%s the last active admin: %v, want ErrLastAdmin", name, err)
+			}
+		}
+		if u, err := s.Users.UserByID(t.Context(), uid(1)); err != nil || !u.ActiveAdmin() {
+			t.Errorf("the last admin after refused changes: %+v, %v", u, err)
+		}
+		if got, _ := s.Log.Events(t.Context(), ports.AuditFilter{}); len(got) != 0 {
+			t.Errorf("refused changes stored %d events", len(got))
+		}
+		// Changes that leave an active admin, or concern no active admin,
+		// go through.
+		if _, err := s.Users.UpdateUser(t.Context(), uid(1), func(u *domain.User) error { u.PasswordHash = "$2b$04$new"; return nil }); err != nil {
+			t.Errorf("a new password for the last admin: %v", err)
+		}
+		if _, err := s.Users.UpdateUser(t.Context(), uid(3), func(u *domain.User) error { u.Admin = false; return nil }); err != nil {
+			t.Errorf("demoting a disabled admin: %v", err)
+		}
+		if err := dir.DeleteUser(t.Context(), uid(2), at(2)); err != nil {
+			t.Errorf("deleting a user who is no admin: %v", err)
+		}
+	})
+
+	t.Run("two admins demoting, disabling or deleting each other at once leave one", func(t *testing.T) {
+		t.Parallel()
+		s := newStores(t)
+		dir, _, _ := caps(t, s)
+		type op func(id string) error
+		demote := func(id string) error {
+			_, err := s.Users.UpdateUser(t.Context(), id, func(u *domain.User) error { u.Admin = false; return nil })
+			return err
+		}
+		disable := func(id string) error {
+			_, err := s.Users.UpdateUserEndingSessions(t.Context(), id, at(1), func(u *domain.User) error { u.Active = false; return nil })
+			return err
+		}
+		del := func(id string) error { return dir.DeleteUser(t.Context(), id, at(1)) }
+		pairs := [][2]op{{demote, demote}, {disable, disable}, {demote, disable}, {del, demote}, {disable, del}, {del, del}}
+		survivor := ""
+		for round := range 30 {
+			a, b := uid(100+2*round), uid(101+2*round)
+			add(t, s, user(a, fmt.Sprint("a", round), true, 0), user(b, fmt.Sprint("b", round), true, 0))
+			if survivor != "" {
+				if err := demote(survivor); err != nil {
+					t.Fatalf("round %d: demoting the last round's admin with two others: %v", round, err)
+				}
+			}
+			pair := pairs[round%len(pairs)]
+			start := make(chan struct{})
+			errs := make(chan error, 2)
+			for i, id := range []string{a, b} {
+				go func() { <-start; errs <- pair[i](id) }()
+			}
+			close(start)
+			err1, err2 := <-errs, <-errs
+			if (err1 == nil) == (err2 == nil) || !errors.Is(errors.Join(err1, err2), domain.ErrLastAdmin) {
+				t.Fatalf("round %d: the two changes answered %v and %v; want one to succeed, the other ErrLastAdmin", round, err1, err2)
+			}
+			users, err := s.Users.ListUsers(t.Context())
+			if err != nil {
+				t.Fatal(err)
+			}
+			var admins []string
+			for _, u := range users {
+				if u.ActiveAdmin() {
+					admins = append(admins, u.ID)
+				}
+			}
+			if len(admins) != 1 {
+				t.Fatalf("round %d: %d active admins remain, want 1", round, len(admins))
+			}
+			survivor = admins[0]
+		}
+	})
+
 	t.Run("sessions show created, last used, address and agent, live ones only", func(t *testing.T) {
 		t.Parallel()
 		s := newStores(t)

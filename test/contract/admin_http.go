@@ -465,10 +465,11 @@ func (s *adSuite) testAudit(t *testing.T) {
 	tok := s.login(t, adminName, adPassword, "audit").Access
 	start := time.Now().Add(-time.Second).UTC()
 	target, targetID := s.user(t, "audited", false)
-	for _, active := range []bool{false, true, false} {
+	// Three disables: each is user.disabled, as on the command line.
+	for _, active := range []bool{false, true, false, true, false} {
 		s.expect(t, s.send(t, http.MethodPatch, "/admin/users/"+targetID, tok, map[string]any{"active": active}), http.StatusOK, "patch")
 	}
-	q := "/admin/audit?type=admin.user_updated&user=" + url.QueryEscape(target)
+	q := "/admin/audit?type=user.disabled&user=" + url.QueryEscape(target)
 	a := s.send(t, http.MethodGet, q, tok, nil)
 	s.expect(t, a, http.StatusOK, "query by type and user")
 	var page adAuditPage
@@ -477,7 +478,7 @@ func (s *adSuite) testAudit(t *testing.T) {
 		t.Fatalf("%d events (next %v), want 3 and no next page", len(page.Data), page.Next)
 	}
 	e := page.Data[0]
-	if e.Actor == nil || e.Actor.ID != adminID || e.Actor.Username != adminName || e.UserID != targetID || e.Detail != "active=false" || e.Count != 1 {
+	if e.Actor == nil || e.Actor.ID != adminID || e.Actor.Username != adminName || e.UserID != targetID || e.Type != "user.disabled" || e.Count != 1 {
 		t.Errorf("newest event %+v (actor %+v)", e, e.Actor)
 	}
 	// Paging: one a page, following next, newest first, each once.
@@ -578,7 +579,7 @@ func (s *adSuite) testAuditStream(t *testing.T) {
 				if err := json.Unmarshal([]byte(l[6:]), &e); err != nil {
 					t.Fatalf("data %q: %v", l, err)
 				}
-				if e.Type == "admin.user_added" && e.Username == name {
+				if e.Type == "user.added" && e.Username == name {
 					if e.ID != id || e.Actor == nil || e.Actor.Username != adminName {
 						t.Errorf("event %+v under id %q", e, id)
 					}
@@ -587,7 +588,7 @@ func (s *adSuite) testAuditStream(t *testing.T) {
 				}
 			}
 		case <-timeout:
-			t.Fatal("no admin.user_added event within 10 s")
+			t.Fatal("no user.added event within 10 s")
 		}
 	}
 }
@@ -769,9 +770,9 @@ func (s *adSuite) testKeys(t *testing.T) {
 	}
 	s.expect(t, s.send(t, http.MethodPost, "/admin/keys/no-such-kid/revoke", tok, nil), http.StatusNotFound, "an unknown kid")
 	var page adAuditPage
-	s.send(t, http.MethodGet, "/admin/audit?type=admin.key_revoked&user=", tok, nil).decode(t, &page)
+	s.send(t, http.MethodGet, "/admin/audit?type=key.revoked&user=", tok, nil).decode(t, &page)
 	if len(page.Data) == 0 || page.Data[0].Actor == nil || page.Data[0].Actor.Username != adminName {
-		t.Errorf("no admin.key_revoked event naming the admin")
+		t.Errorf("no key.revoked event naming the admin")
 	}
 }
 

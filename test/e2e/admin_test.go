@@ -57,6 +57,7 @@ func TestARevokedAdminLosesItsRightsWithinASecondOnEveryReplica(t *testing.T) {
 			b := startServer(t, serverConfig{Dir: a.dir, Args: authArgs(a.dbURL, adminConfig)})
 			const password = "replica admin password"
 			a.addAdminUser(t, "ada", password, true)
+			a.addAdminUser(t, "keeper", password, true) // the last active admin cannot be revoked
 			p := loginAt(t, a.client, a.srv.URL, "ada", password)
 			for _, s := range []*server{a.srv, b} {
 				if r := mustSend(t, a.client, http.MethodGet, s.URL+"/admin/users", nil, "Authorization", "Bearer "+p.Access); r.Status != http.StatusOK {

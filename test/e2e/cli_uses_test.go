@@ -35,6 +35,9 @@ func TestCommandsWithoutSigningKeysNeedNoKeyEncryptionSecret(t *testing.T) {
 		{[]string{"users", "set-password", "ada", "--password-stdin"}, "a-long-password-2\n"},
 		{[]string{"users", "disable", "ada"}, ""},
 		{[]string{"users", "enable", "ada"}, ""},
+		{[]string{"users", "add", "--username", "root", "--password-stdin", "--admin"}, "a-long-password-3\n"},
+		{[]string{"users", "admin", "grant", "ada"}, ""},
+		{[]string{"users", "admin", "revoke", "ada"}, ""},
 		{[]string{"audit"}, ""},
 	} {
 		args := append(append([]string(nil), c.args...), "--database", db)
@@ -55,6 +58,7 @@ func TestEachCommandsHelpListsOnlyTheFlagsItReads(t *testing.T) {
 		{[]string{"users", "add"}, []string{"--database", "--bcrypt-cost", "--username"},
 			[]string{"--addr", "--cors-origins", "--metrics-addr", "--key-encryption-secret-file", "--throttle-window"}},
 		{[]string{"users", "list"}, []string{"--database"}, []string{"--addr", "--cors-origins", "--bcrypt-cost"}},
+		{[]string{"users", "admin", "grant"}, []string{"--database"}, []string{"--addr", "--cors-origins", "--bcrypt-cost", "--key-encryption-secret-file"}},
 		{[]string{"migrate"}, []string{"--database", "--database-timeout"}, []string{"--addr", "--key-encryption-secret-file"}},
 		{[]string{"audit"}, []string{"--database"}, []string{"--addr", "--key-encryption-secret-file"}},
 		{[]string{"keys", "rotate"}, []string{"--database", "--key-encryption-secret-file"}, []string{"--addr", "--cors-origins", "--bcrypt-cost"}},
