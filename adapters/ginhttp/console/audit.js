@@ -8,7 +8,7 @@ import { h, clear, field, table, announce, when } from './dom.js';
 const TYPES = ['login.succeeded', 'login.failed', 'login.throttled', 'refresh.reused', 'logout',
   'session.expired', 'user.added', 'user.disabled', 'user.enabled', 'user.password_changed',
   'key.rotated', 'key.revoked', 'session.revoked', 'user.admin_granted', 'user.admin_revoked',
-  'user.deleted',
+  'user.deleted', 'session.evicted',
   // Recorded by the admin API before each fact had one type (docs/admin.md).
   'admin.user_added', 'admin.user_updated', 'admin.user_password_set', 'admin.user_deleted',
   'admin.sessions_revoked', 'admin.key_rotated', 'admin.key_revoked'];
