@@ -72,13 +72,13 @@ func TestAFrozenPostgreSQLAnswers503WithinTheBoundAndRecoversAtSIGCONT(t *testin
 // with a remount to give the space back.
 func TestAFullDiskOnSQLiteIs507WhileReadsGoOnAndRecovers(t *testing.T) {
 	t.Parallel()
-	dir := mountSmallTmpfs(t, "2m")
+	dir := mountSmallTmpfs(t, "3m")
 	s := startServer(t, serverConfig{YAML: publicYAML, Args: []string{"--database", "sqlite:" + filepath.Join(dir, "full.db")}})
 	load := startWriteLoad(t, s.URL, 4, 4000)
 	deadline := time.Now().Add(60 * time.Second)
 	for load.snapshot()[http.StatusInsufficientStorage] < 20 {
 		if time.Now().After(deadline) {
-			t.Fatalf("no 507 within a minute of filling a 2 MiB disk: %v", load.snapshot())
+			t.Fatalf("no 507 within a minute of filling a 3 MiB disk: %v", load.snapshot())
 		}
 		time.Sleep(20 * time.Millisecond)
 	}
