@@ -23,12 +23,13 @@ import (
 // per database, shared by every cache table and every replica:
 //
 //   - cachegate_idempotency (scope, key, request_hash, entry_id, answer,
-//     created_at, expires_at, entity, assignee_id, cost), primary key
-//     (scope, key): answer is the entry as its create made it, as JSON
-//     (idemAnswer); cost (domain.RecordBytes) counts in the quota of the
-//     entry's assignee in entity until the record is removed
-//     (usage_schema.go). Records written before cost existed count
-//     nothing and expire within a day.
+//     created_at, expires_at, entity, assignee_id, cost, data), primary
+//     key (scope, key): answer is the entry as its create made it, as
+//     JSON (idemAnswer) without its data, which data holds as sent; cost
+//     (domain.RecordBytes) counts in the quota of the entry's assignee in
+//     entity until the record is removed (usage_schema.go). Records
+//     written before cost existed hold their data in answer (base64),
+//     count nothing and expire within a day.
 //
 // A create with a key writes its record first, then the entry, in one
 // transaction (CreateIdempotent): on PostgreSQL a transaction of its own,
@@ -76,9 +77,9 @@ type idemAnswer struct {
 	Key        string `json:"key"`
 	Type       string `json:"type"`
 	AssigneeID string `json:"assigneeId"`
-	// Data is base64 (a []byte), so its bytes come back exactly as
-	// stored, whatever they are.
-	Data        []byte     `json:"data"`
+	// Data is empty in a record written with the data column; an older
+	// record has it here, base64 (a []byte).
+	Data        []byte     `json:"data,omitempty"`
 	Version     int        `json:"version"`
 	DateCreated time.Time  `json:"dateCreated"`
 	DateUpdated time.Time  `json:"dateUpdated"`
@@ -108,7 +109,7 @@ func idempotencyKeptMigrationOf() migrate.Migration {
 			return m.DB().RunInTx(ctx, nil, func(ctx context.Context, tx bun.Tx) error {
 				text := textColumnType(tx) + " NOT NULL DEFAULT ''"
 				for _, c := range []struct{ name, typ string }{
-					{"entity", text}, {"assignee_id", text}, {"cost", "bigint NOT NULL DEFAULT 0"},
+					{"entity", text}, {"assignee_id", text}, {"cost", "bigint NOT NULL DEFAULT 0"}, {"data", "TEXT NOT NULL DEFAULT ''"},
 				} {
 					if err := addColumnIfMissing(ctx, tx, idempotencyTable, c.name, c.typ); err != nil {
 						return fmt.Errorf("bunstore: add %s.%s: %w", idempotencyTable, c.name, err)
@@ -137,21 +138,30 @@ func (r *CacheRepository) CreateIdempotent(ctx context.Context, e domain.Entry, 
 	ctx, done := r.bounds.enter(ctx)
 	defer done(&err)
 	e = e.Normalized()
-	answer, err := json.Marshal(toIdemAnswer(rec.Entry))
+	a := toIdemAnswer(rec.Entry)
+	data := string(a.Data)
+	a.Data = nil
+	answer, err := json.Marshal(a)
 	if err != nil {
 		return err
 	}
 	cost := domain.RecordBytes(rec.Scope, rec.Key, rec.Entry)
+	if g := newQuotaGuard(q, nil, e); g != nil {
+		g.bytes += cost
+		if err := r.refuseEarly(ctx, e, g, rec, now); err != nil {
+			return err
+		}
+	}
 	fn := func(ctx context.Context, db bun.IDB) error {
 		expired, err := r.removeRecords(ctx, db, "scope = ? AND key = ? AND expires_at <= ?", rec.Scope, rec.Key, timeArg(now))
 		if err != nil {
 			return dbError("replace the expired idempotency record", err)
 		}
 		n, err := r.exec(ctx, db, "INSERT INTO "+idempotencyTable+
-			" (scope, key, request_hash, entry_id, answer, created_at, expires_at, entity, assignee_id, cost) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)"+
+			" (scope, key, request_hash, entry_id, answer, created_at, expires_at, entity, assignee_id, cost, data) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)"+
 			" ON CONFLICT (scope, key) DO NOTHING",
 			rec.Scope, rec.Key, rec.RequestHash, rec.Entry.ID, string(answer), timeArg(now), timeArg(rec.ExpiresAt),
-			r.name, e.AssigneeID, cost)
+			r.name, e.AssigneeID, cost, data)
 		switch {
 		case err != nil:
 			return dbError("store the idempotency record", err)
@@ -164,6 +174,38 @@ func (r *CacheRepository) CreateIdempotent(ctx context.Context, e domain.Entry, 
 		return r.countRecords(ctx, db, append(removed(expired), keptRecord{r.name, e.AssigneeID, cost}))
 	}
 	return r.writer.inTx(ctx, fn)
+}
+
+// refuseEarly returns the quota's refusal of an idempotent create that g
+// cannot fit, read before anything is written: the create writes its
+// record first, and on PostgreSQL a refusal rolled back after that leaves
+// the record's and the entry's row versions behind until vacuum (as large
+// as the data, each). It returns nil — the create goes on and its own
+// statement decides — when the write fits, when the assignee has dead
+// rows the create would remove to make room, or when the key already has
+// a record (the create answers that it is in progress).
+func (r *CacheRepository) refuseEarly(ctx context.Context, e domain.Entry, g *quotaGuard, rec ports.IdempotencyRecord, now time.Time) error {
+	u, err := r.usage(ctx, r.db, g.assignee)
+	if err != nil {
+		return err
+	}
+	refused := g.admit(u)
+	if refused == nil {
+		return nil
+	}
+	var dead, held int
+	err = withRetry(ctx, func() error {
+		return r.db.QueryRowContext(ctx, "SELECT (SELECT count(*) FROM (SELECT 1 FROM ? WHERE assignee_id = ? AND "+deadAt+" LIMIT 1) d), "+
+			"(SELECT count(*) FROM "+idempotencyTable+" WHERE scope = ? AND key = ? AND expires_at > ?)",
+			r.table, g.assignee, timeArg(now), rec.Scope, rec.Key, timeArg(now)).Scan(&dead, &held)
+	})
+	switch {
+	case err != nil:
+		return dbError("check the assignee's quota", err)
+	case dead > 0 || held > 0:
+		return nil
+	}
+	return r.conflictOr(ctx, r.db, e, now, refused)
 }
 
 // removeRecords deletes the records where says and returns what they
@@ -254,11 +296,12 @@ func (r *CacheRepository) IdempotencyRecord(ctx context.Context, scope, key stri
 	var (
 		rec     = ports.IdempotencyRecord{Scope: scope, Key: key}
 		answer  string
+		data    string
 		expires nullTime
 	)
 	err = withRetry(ctx, func() error {
-		return r.db.QueryRowContext(ctx, "SELECT request_hash, answer, expires_at FROM "+idempotencyTable+
-			" WHERE scope = ? AND key = ? AND expires_at > ?", scope, key, timeArg(now)).Scan(&rec.RequestHash, &answer, &expires)
+		return r.db.QueryRowContext(ctx, "SELECT request_hash, answer, expires_at, data FROM "+idempotencyTable+
+			" WHERE scope = ? AND key = ? AND expires_at > ?", scope, key, timeArg(now)).Scan(&rec.RequestHash, &answer, &expires, &data)
 	})
 	switch {
 	case errors.Is(err, sql.ErrNoRows):
@@ -269,6 +312,9 @@ func (r *CacheRepository) IdempotencyRecord(ctx context.Context, scope, key stri
 	var a idemAnswer
 	if err := json.Unmarshal([]byte(answer), &a); err != nil {
 		return ports.IdempotencyRecord{}, false, dbError("decode the idempotency record", err)
+	}
+	if len(a.Data) == 0 {
+		a.Data = []byte(data)
 	}
 	rec.Entry, rec.ExpiresAt = a.entry(), expires.Time
 	return rec, true, nil
