@@ -27,6 +27,8 @@ type attacker struct {
 	token  string
 	keys   []string
 	counts *statuses
+	// accounts are the users of the sessions and churn phases, by phase.
+	accounts map[string]*account
 }
 
 // retryPause is how long an attacker waits after a cut or a failed
@@ -48,10 +50,14 @@ func refusalPause(h head) time.Duration {
 // abuses are the phases' attacks; each runs until ctx ends and has let go
 // of every connection when it returns.
 var abuses = map[string]func(ctx context.Context, a *attacker, c config){
-	"lists":   slowLists,
-	"fold":    foldQueries,
-	"logins":  loginFlood,
-	"streams": streamFlood,
+	"lists":        slowLists,
+	"fold":         foldQueries,
+	"logins":       loginFlood,
+	"streams":      streamFlood,
+	"sessions":     loginLoop,
+	"churn-expire": churn("churn-expire", churnVariants["churn-expire"]),
+	"churn-idem":   churn("churn-idem", churnVariants["churn-idem"]),
+	"churn-delete": churn("churn-delete", churnVariants["churn-delete"]),
 }
 
 // slowLists holds c.slowReaders lists of the attacker's entries open

@@ -46,6 +46,10 @@ func run(ctx context.Context, c config) error {
 	if err != nil {
 		return err
 	}
+	accounts, err := addAccounts(ctx, srv, c)
+	if err != nil {
+		return err
+	}
 	if err := srv.start(ctx); err != nil {
 		return err
 	}
@@ -91,9 +95,14 @@ func run(ctx context.Context, c config) error {
 
 	v := &victim{client: vclient, base: base, token: vtoken, ids: vids, username: "victim", password: victimPass,
 		getRate: c.victimRate, logins: c.victimLogins}
-	a := &attacker{addr: srv.addr, base: base, from: c.attackAddr, token: atoken, keys: keys}
+	a := &attacker{addr: srv.addr, base: base, from: c.attackAddr, token: atoken, keys: keys, accounts: accounts}
 	var results []phaseResult
 	for _, p := range c.phases {
+		if _, ok := churnVariants[p]; ok {
+			if err := beforeChurn(ctx, c, srv, v, vclient, aclient); err != nil {
+				return err
+			}
+		}
 		r, err := runPhase(ctx, c, srv, v, a, p)
 		if err != nil {
 			return fmt.Errorf("phase %s: %w", p, err)
@@ -120,6 +129,15 @@ func run(ctx context.Context, c config) error {
 	return nil
 }
 
+// phaseDuration is how long phase runs: --churn-duration for the churn
+// phases, --duration for the others.
+func phaseDuration(c config, phase string) time.Duration {
+	if _, ok := churnVariants[phase]; ok {
+		return c.churnDuration
+	}
+	return c.duration
+}
+
 // measured reports whether a phase's database growth is measured: the
 // login flood's, and the quiet run's, which is the victim's own (its
 // successful logins are audit events too) and is taken off the flood's.
@@ -132,10 +150,19 @@ func runPhase(ctx context.Context, c config, srv *server, v *victim, a *attacker
 	r := phaseResult{name: phase}
 	abuse := abuses[phase]
 	a.counts = &statuses{}
+	d := phaseDuration(c, phase)
 	var before sizes
-	if measured(phase) {
+	if measured(phase) || phase == "sessions" {
 		var err error
 		if before, err = srv.measure(ctx); err != nil {
+			return r, fmt.Errorf("measure the database: %w", err)
+		}
+	}
+	_, churning := churnVariants[phase]
+	var churnBefore churnSizes
+	if churning {
+		var err error
+		if churnBefore, err = srv.measureChurn(ctx, churnAccounts(a)); err != nil {
 			return r, fmt.Errorf("measure the database: %w", err)
 		}
 	}
@@ -163,7 +190,7 @@ func runPhase(ctx context.Context, c config, srv *server, v *victim, a *attacker
 	if measured(phase) {
 		go func() {
 			defer close(midDone)
-			if sleep(ctx, c.duration/2) {
+			if sleep(ctx, d/2) {
 				midAt = time.Now()
 				mid, midErr = srv.measure(ctx)
 			}
@@ -171,7 +198,7 @@ func runPhase(ctx context.Context, c config, srv *server, v *victim, a *attacker
 	} else {
 		close(midDone)
 	}
-	samples := v.run(ctx, c.duration)
+	samples := v.run(ctx, d)
 	<-midDone
 	stop()
 	<-done
@@ -181,6 +208,23 @@ func runPhase(ctx context.Context, c config, srv *server, v *victim, a *attacker
 	}
 	r.victim = summarise(samples)
 	r.attacker = a.counts.snapshot()
+	if churning {
+		after, err := srv.measureChurn(ctx, churnAccounts(a))
+		if err != nil {
+			return r, fmt.Errorf("measure the database: %w", err)
+		}
+		r.churn = &churnResult{quota: int64(c.churnQuotaMiB) << 20, before: churnBefore, after: after,
+			accepted: r.attacker["201"], quot: r.attacker["403quota"]}
+	}
+	if phase == "sessions" {
+		after, err := srv.measure(ctx)
+		if err != nil {
+			return r, fmt.Errorf("measure the database: %w", err)
+		}
+		if r.sessions, err = finishSessions(ctx, a, before, after); err != nil {
+			return r, fmt.Errorf("count the sessions: %w", err)
+		}
+	}
 	if measured(phase) {
 		after, err := srv.measure(ctx)
 		if err != nil {
@@ -209,4 +253,7 @@ func writeHeader(w io.Writer, c config) {
 		"(250-character non-ASCII keys, %d bytes of data); lists %d, fold %d, logins %d, streams %d; bcrypt cost %d\n",
 		c.db, c.duration, c.victimRate, c.victimLogins, c.victimEntries, c.attackEntries, c.dataBytes,
 		c.slowReaders, c.foldWorkers, c.loginWorkers, c.streams, c.bcryptCost)
+	fmt.Fprintf(w, "run: sessions %d login loop(s) of one account; churn %s per variant, %d loops of one account each, "+
+		"%d-%d KiB values, the server restarted with --quota-max-bytes %dMiB before the first\n",
+		c.loopWorkers, c.churnDuration, c.churnWorkers, churnMinBytes>>10, churnMaxBytes>>10, c.churnQuotaMiB)
 }
