@@ -122,7 +122,7 @@ func beforeChurn(ctx context.Context, c config, srv *server, v *victim, clients 
 func churn(phase string, variant churnVariant) func(ctx context.Context, a *attacker, c config) {
 	return func(ctx context.Context, a *attacker, c config) {
 		acc := a.accounts[phase]
-		client := newClient(a.from, c.churnWorkers, 30*time.Second)
+		client := newClient(c.accountAddr, c.churnWorkers, 30*time.Second)
 		defer client.CloseIdleConnections()
 		token, err := login(ctx, client, a.base, phase, acc.password)
 		if err != nil {

@@ -21,7 +21,7 @@ import (
 // access token it got, which the count of live sessions uses.
 func loginLoop(ctx context.Context, a *attacker, c config) {
 	acc := a.accounts["sessions"]
-	client := newClient(a.from, c.loopWorkers, 30*time.Second)
+	client := newClient(c.accountAddr, c.loopWorkers, 30*time.Second)
 	defer client.CloseIdleConnections()
 	body := map[string]string{"username": "sessions", "password": acc.password}
 	var wg sync.WaitGroup
@@ -94,7 +94,7 @@ func liveSessions(ctx context.Context, client *http.Client, base, token string) 
 
 // finishSessions counts the looping account's live sessions after its
 // phase, with the last token it got.
-func finishSessions(ctx context.Context, a *attacker, before, after sizes) (*sessionsResult, error) {
+func finishSessions(ctx context.Context, c config, a *attacker, before, after sizes) (*sessionsResult, error) {
 	acc := a.accounts["sessions"]
 	acc.mu.Lock()
 	token := acc.token
@@ -103,7 +103,7 @@ func finishSessions(ctx context.Context, a *attacker, before, after sizes) (*ses
 	if token == "" {
 		return r, fmt.Errorf("the login loop got no token")
 	}
-	client := newClient(a.from, 1, 10*time.Second)
+	client := newClient(c.accountAddr, 1, 10*time.Second)
 	defer client.CloseIdleConnections()
 	n, err := liveSessions(ctx, client, a.base, token)
 	if err != nil {

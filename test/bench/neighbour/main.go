@@ -60,6 +60,7 @@ type config struct {
 	bcryptCost    int
 	victimAddr    string
 	attackAddr    string
+	accountAddr   string
 	churnDuration time.Duration
 	churnQuotaMiB int
 	churnWorkers  int
@@ -121,6 +122,8 @@ reach the server (its settings). Options:`)
 	fs.IntVar(&c.bcryptCost, "bcrypt-cost", 4, "the server's bcrypt cost (low, so that logins are cheap)")
 	fs.StringVar(&c.victimAddr, "victim-addr", "127.0.0.1", "loopback address the victim connects from")
 	fs.StringVar(&c.attackAddr, "attacker-addr", "127.0.0.2", "loopback address the attacker connects from")
+	fs.StringVar(&c.accountAddr, "accounts-addr", "127.0.0.3", "loopback address the accounts of the sessions and churn phases connect from "+
+		"(not the attacker's: after the logins phase the throttle refuses its logins for --throttle-window)")
 	fs.IntVar(&c.loopWorkers, "loop-workers", 1, "sessions phase: concurrent login loops of one account")
 	fs.DurationVar(&c.churnDuration, "churn-duration", 45*time.Second, "length of each churn phase")
 	fs.IntVar(&c.churnQuotaMiB, "churn-quota-mib", 4, "churn phases: the server's --quota-max-bytes, in MiB (it restarts with it before the first)")

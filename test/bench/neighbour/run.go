@@ -42,6 +42,13 @@ func run(ctx context.Context, c config) error {
 	if err != nil {
 		return err
 	}
+	// The victim's logins are another account's: each login is a new
+	// session, and past --max-sessions-per-user (100) the oldest ends,
+	// which after 50 s would be the session of the victim's GETs.
+	_, loginsPass, err := srv.addUser(ctx, "victim-logins")
+	if err != nil {
+		return err
+	}
 	attackerID, attackerPass, err := srv.addUser(ctx, "attacker")
 	if err != nil {
 		return err
@@ -93,7 +100,7 @@ func run(ctx context.Context, c config) error {
 	writeHeader(&head, c)
 	os.Stdout.Write(head.Bytes())
 
-	v := &victim{client: vclient, base: base, token: vtoken, ids: vids, username: "victim", password: victimPass,
+	v := &victim{client: vclient, base: base, token: vtoken, ids: vids, username: "victim-logins", password: loginsPass,
 		getRate: c.victimRate, logins: c.victimLogins}
 	a := &attacker{addr: srv.addr, base: base, from: c.attackAddr, token: atoken, keys: keys, accounts: accounts}
 	var results []phaseResult
@@ -221,7 +228,7 @@ func runPhase(ctx context.Context, c config, srv *server, v *victim, a *attacker
 		if err != nil {
 			return r, fmt.Errorf("measure the database: %w", err)
 		}
-		if r.sessions, err = finishSessions(ctx, a, before, after); err != nil {
+		if r.sessions, err = finishSessions(ctx, c, a, before, after); err != nil {
 			return r, fmt.Errorf("count the sessions: %w", err)
 		}
 	}
