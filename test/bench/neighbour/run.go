@@ -93,6 +93,14 @@ func run(ctx context.Context, c config) error {
 	}); err != nil {
 		return fmt.Errorf("seed the attacker: %w", err)
 	}
+	// The victim's login account starts at the session cap, so that each
+	// of its logins in every phase, the quiet one too, also ends its
+	// oldest session (and records session.evicted).
+	for range sessionCap() {
+		if _, err := login(ctx, vclient, base, "victim-logins", loginsPass); err != nil {
+			return fmt.Errorf("seed the victim's sessions: %w", err)
+		}
+	}
 	fmt.Fprintf(os.Stderr, "seeded %d victim and %d attacker entries through POST in %s\n", c.victimEntries, c.attackEntries,
 		time.Since(t0).Round(time.Millisecond))
 
