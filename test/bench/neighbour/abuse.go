@@ -28,6 +28,8 @@ type attacker struct {
 	keys   []string
 	heavy  []string // the heavy accounts' tokens
 	counts *statuses
+	// accounts are the users of the sessions and churn phases, by phase.
+	accounts map[string]*account
 }
 
 // retryPause is how long an attacker waits after a cut or a failed
@@ -49,11 +51,15 @@ func refusalPause(h head) time.Duration {
 // abuses are the phases' attacks; each runs until ctx ends and has let go
 // of every connection when it returns.
 var abuses = map[string]func(ctx context.Context, a *attacker, c config){
-	"lists":   slowLists,
-	"fold":    foldQueries,
-	"logins":  loginFlood,
-	"streams": streamFlood,
-	"heavy":   heavyLists,
+	"lists":        slowLists,
+	"fold":         foldQueries,
+	"logins":       loginFlood,
+	"streams":      streamFlood,
+	"heavy":        heavyLists,
+	"sessions":     loginLoop,
+	"churn-expire": churn("churn-expire", churnVariants["churn-expire"]),
+	"churn-idem":   churn("churn-idem", churnVariants["churn-idem"]),
+	"churn-delete": churn("churn-delete", churnVariants["churn-delete"]),
 }
 
 // slowLists holds c.slowReaders lists of the attacker's entries open

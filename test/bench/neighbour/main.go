@@ -10,10 +10,15 @@
 //	streams  200 change-feed streams of the attacker, kept open
 //	heavy    three more accounts, each running closed loops of 49-condition
 //	         case-insensitive lists over its own entries
+//	sessions one account logging in again and again (login loop)
+//	churn-*  one account under a 4 MiB quota creating entries that leave
+//	         nothing live: expiring at once, the same with an
+//	         Idempotency-Key each, deleted at once (churn.go)
 //
 // For each phase it prints the victim's success rate, p50, p99 and p99
 // against the quiet run, the attacker's answers by status, and (logins)
-// how fast the database and its audit tables grew. The victim is judged:
+// how fast the database and its audit tables grew; (sessions) the live
+// sessions left; (churn) the database's growth against the quota. The victim is judged:
 // 429 and 422 answers to the attacker are what a defended server gives.
 //
 //	go run ./test/bench/neighbour                       # SQLite, 15 s per phase
@@ -58,10 +63,15 @@ type config struct {
 	bcryptCost    int
 	victimAddr    string
 	attackAddr    string
+	accountAddr   string
+	churnDuration time.Duration
+	churnQuotaMiB int
+	churnWorkers  int
+	loopWorkers   int
 }
 
 // phaseNames are the phases --phases accepts, in their default order.
-var phaseNames = []string{"quiet", "lists", "fold", "logins", "streams", "heavy"}
+var phaseNames = []string{"quiet", "lists", "fold", "logins", "streams", "heavy", "sessions", "churn-expire", "churn-idem", "churn-delete"}
 
 func main() {
 	c, err := parseFlags(os.Args[1:], os.Stderr)
@@ -116,6 +126,12 @@ reach the server (its settings). Options:`)
 	fs.IntVar(&c.bcryptCost, "bcrypt-cost", 4, "the server's bcrypt cost (low, so that logins are cheap)")
 	fs.StringVar(&c.victimAddr, "victim-addr", "127.0.0.1", "loopback address the victim connects from")
 	fs.StringVar(&c.attackAddr, "attacker-addr", "127.0.0.2", "loopback address the attacker connects from")
+	fs.StringVar(&c.accountAddr, "accounts-addr", "127.0.0.3", "loopback address the accounts of the sessions and churn phases connect from "+
+		"(not the attacker's: after the logins phase the throttle refuses its logins for --throttle-window)")
+	fs.IntVar(&c.loopWorkers, "loop-workers", 1, "sessions phase: concurrent login loops of one account")
+	fs.DurationVar(&c.churnDuration, "churn-duration", 45*time.Second, "length of each churn phase")
+	fs.IntVar(&c.churnQuotaMiB, "churn-quota-mib", 4, "churn phases: the server's --quota-max-bytes, in MiB (it restarts with it before the first)")
+	fs.IntVar(&c.churnWorkers, "churn-workers", 2, "churn phases: concurrent create loops of the churning account")
 	if err := fs.Parse(args); err != nil {
 		return c, err
 	}
@@ -141,15 +157,16 @@ reach the server (its settings). Options:`)
 		problems = append(problems, err)
 	}
 	c.phases = ps
-	if c.duration < time.Second || c.duration > time.Hour {
-		problems = append(problems, errors.New("--duration must be 1s to 1h"))
+	if c.duration < time.Second || c.duration > time.Hour || c.churnDuration < time.Second || c.churnDuration > time.Hour {
+		problems = append(problems, errors.New("--duration and --churn-duration must be 1s to 1h"))
 	}
 	for _, n := range []struct {
 		name string
 		v    int
 	}{{"--victim-rate", c.victimRate}, {"--victim-entries", c.victimEntries}, {"--attacker-entries", c.attackEntries},
 		{"--data-bytes", c.dataBytes}, {"--slow-readers", c.slowReaders}, {"--fold-workers", c.foldWorkers},
-		{"--login-workers", c.loginWorkers}, {"--streams", c.streams}, {"--heavy-workers", c.heavyWorkers}} {
+		{"--login-workers", c.loginWorkers}, {"--streams", c.streams}, {"--heavy-workers", c.heavyWorkers}, {"--loop-workers", c.loopWorkers},
+		{"--churn-quota-mib", c.churnQuotaMiB}, {"--churn-workers", c.churnWorkers}} {
 		if n.v < 1 {
 			problems = append(problems, fmt.Errorf("%s must be at least 1", n.name))
 		}

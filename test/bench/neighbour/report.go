@@ -107,6 +107,8 @@ type phaseResult struct {
 	victim   victimStats
 	attacker map[string]int
 	growth   *growth
+	churn    *churnResult    // churn phases
+	sessions *sessionsResult // sessions phase
 }
 
 // verdict says whether r met the goals against the quiet p99.
@@ -127,6 +129,12 @@ func verdict(r phaseResult, quietP99 time.Duration, quietGrowth float64) string 
 	}
 	if r.growth != nil && r.growth.judged().perHour(r.growth.judged().audit)-quietGrowth > goalGrowth {
 		missed = append(missed, "growth")
+	}
+	if r.churn != nil && r.churn.missed() {
+		missed = append(missed, "growth")
+	}
+	if r.sessions != nil && r.sessions.missed() {
+		missed = append(missed, "sessions")
 	}
 	if len(missed) == 0 {
 		return "met"
@@ -149,15 +157,20 @@ func writeTable(w io.Writer, results []phaseResult) {
 			break
 		}
 	}
-	const row = "%-8s %11s %7s %8s %8s %9s %8s %9s  %s\n"
-	fmt.Fprintf(w, row, "phase", "victim reqs", "ok %", "p50 ms", "p99 ms", "p99/quiet", "GET p99", "login p99", "goal")
+	// The phase column is as wide as the longest name, at least 8.
+	width := 8
+	for _, r := range results {
+		width = max(width, len(r.name))
+	}
+	const row = "%-*s %11s %7s %8s %8s %9s %8s %9s  %s\n"
+	fmt.Fprintf(w, row, width, "phase", "victim reqs", "ok %", "p50 ms", "p99 ms", "p99/quiet", "GET p99", "login p99", "goal")
 	for _, r := range results {
 		v := r.victim
 		ratio := "-"
 		if r.name != "quiet" && quietP99 > 0 {
 			ratio = fmt.Sprintf("%.2f", float64(v.p99)/float64(quietP99))
 		}
-		fmt.Fprintf(w, row, r.name, fmt.Sprint(v.n), fmt.Sprintf("%.2f", v.successPct),
+		fmt.Fprintf(w, row, width, r.name, fmt.Sprint(v.n), fmt.Sprintf("%.2f", v.successPct),
 			ms(v.p50), ms(v.p99), ratio, msOf(v.getP99, v.gets), msOf(v.loginP99, v.n-v.gets), verdict(r, quietP99, quietGrowth))
 	}
 	fmt.Fprintln(w)
@@ -177,6 +190,12 @@ func writeTable(w io.Writer, results []phaseResult) {
 				fmt.Fprintf(w, "%-8s   of which the last %.0f s (judged): %+d rows, %s (%s/h); database %s (%s/h)\n", "", l.seconds,
 					l.rows, mib(float64(l.audit)), mib(l.perHour(l.audit)), mib(float64(l.db)), mib(l.perHour(l.db)))
 			}
+		}
+		if r.churn != nil {
+			writeChurn(w, r.churn)
+		}
+		if r.sessions != nil {
+			writeSessions(w, r.sessions)
 		}
 	}
 }

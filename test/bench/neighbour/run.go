@@ -43,6 +43,13 @@ func run(ctx context.Context, c config) error {
 	if err != nil {
 		return err
 	}
+	// The victim's logins are another account's: each login is a new
+	// session, and past --max-sessions-per-user (100) the oldest ends,
+	// which after 50 s would be the session of the victim's GETs.
+	_, loginsPass, err := srv.addUser(ctx, "victim-logins")
+	if err != nil {
+		return err
+	}
 	attackerID, attackerPass, err := srv.addUser(ctx, "attacker")
 	if err != nil {
 		return err
@@ -56,6 +63,10 @@ func run(ctx context.Context, c config) error {
 			}
 			heavyIDs, heavyPasswords = append(heavyIDs, id), append(heavyPasswords, pass)
 		}
+	}
+	accounts, err := addAccounts(ctx, srv, c)
+	if err != nil {
+		return err
 	}
 	if err := srv.start(ctx); err != nil {
 		return err
@@ -97,6 +108,14 @@ func run(ctx context.Context, c config) error {
 	if err != nil {
 		return err
 	}
+	// The victim's login account starts at the session cap, so that each
+	// of its logins in every phase, the quiet one too, also ends its
+	// oldest session (and records session.evicted).
+	for range sessionCap() {
+		if _, err := login(ctx, vclient, base, "victim-logins", loginsPass); err != nil {
+			return fmt.Errorf("seed the victim's sessions: %w", err)
+		}
+	}
 	fmt.Fprintf(os.Stderr, "seeded %d victim and %d attacker entries (and %d of each of %d heavy accounts) through POST in %s\n",
 		c.victimEntries, c.attackEntries, c.attackEntries, len(heavy), time.Since(t0).Round(time.Millisecond))
 
@@ -104,11 +123,16 @@ func run(ctx context.Context, c config) error {
 	writeHeader(&head, c)
 	os.Stdout.Write(head.Bytes())
 
-	v := &victim{client: vclient, base: base, token: vtoken, ids: vids, username: "victim", password: victimPass,
+	v := &victim{client: vclient, base: base, token: vtoken, ids: vids, username: "victim-logins", password: loginsPass,
 		getRate: c.victimRate, logins: c.victimLogins}
-	a := &attacker{addr: srv.addr, base: base, from: c.attackAddr, token: atoken, keys: keys, heavy: heavy}
+	a := &attacker{addr: srv.addr, base: base, from: c.attackAddr, token: atoken, keys: keys, heavy: heavy, accounts: accounts}
 	var results []phaseResult
 	for _, p := range c.phases {
+		if _, ok := churnVariants[p]; ok {
+			if err := beforeChurn(ctx, c, srv, v, vclient, aclient); err != nil {
+				return err
+			}
+		}
 		r, err := runPhase(ctx, c, srv, v, a, p)
 		if err != nil {
 			return fmt.Errorf("phase %s: %w", p, err)
@@ -135,6 +159,15 @@ func run(ctx context.Context, c config) error {
 	return nil
 }
 
+// phaseDuration is how long phase runs: --churn-duration for the churn
+// phases, --duration for the others.
+func phaseDuration(c config, phase string) time.Duration {
+	if _, ok := churnVariants[phase]; ok {
+		return c.churnDuration
+	}
+	return c.duration
+}
+
 // measured reports whether a phase's database growth is measured: the
 // login flood's, and the quiet run's, which is the victim's own (its
 // successful logins are audit events too) and is taken off the flood's.
@@ -147,10 +180,19 @@ func runPhase(ctx context.Context, c config, srv *server, v *victim, a *attacker
 	r := phaseResult{name: phase}
 	abuse := abuses[phase]
 	a.counts = &statuses{}
+	d := phaseDuration(c, phase)
 	var before sizes
-	if measured(phase) {
+	if measured(phase) || phase == "sessions" {
 		var err error
 		if before, err = srv.measure(ctx); err != nil {
+			return r, fmt.Errorf("measure the database: %w", err)
+		}
+	}
+	_, churning := churnVariants[phase]
+	var churnBefore churnSizes
+	if churning {
+		var err error
+		if churnBefore, err = srv.measureChurn(ctx, churnAccounts(a)); err != nil {
 			return r, fmt.Errorf("measure the database: %w", err)
 		}
 	}
@@ -178,7 +220,7 @@ func runPhase(ctx context.Context, c config, srv *server, v *victim, a *attacker
 	if measured(phase) {
 		go func() {
 			defer close(midDone)
-			if sleep(ctx, c.duration/2) {
+			if sleep(ctx, d/2) {
 				midAt = time.Now()
 				mid, midErr = srv.measure(ctx)
 			}
@@ -186,7 +228,7 @@ func runPhase(ctx context.Context, c config, srv *server, v *victim, a *attacker
 	} else {
 		close(midDone)
 	}
-	samples := v.run(ctx, c.duration)
+	samples := v.run(ctx, d)
 	<-midDone
 	stop()
 	<-done
@@ -196,6 +238,23 @@ func runPhase(ctx context.Context, c config, srv *server, v *victim, a *attacker
 	}
 	r.victim = summarise(samples)
 	r.attacker = a.counts.snapshot()
+	if churning {
+		after, err := srv.measureChurn(ctx, churnAccounts(a))
+		if err != nil {
+			return r, fmt.Errorf("measure the database: %w", err)
+		}
+		r.churn = &churnResult{quota: int64(c.churnQuotaMiB) << 20, before: churnBefore, after: after,
+			accepted: r.attacker["201"], quot: r.attacker["403quota"]}
+	}
+	if phase == "sessions" {
+		after, err := srv.measure(ctx)
+		if err != nil {
+			return r, fmt.Errorf("measure the database: %w", err)
+		}
+		if r.sessions, err = finishSessions(ctx, c, a, before, after); err != nil {
+			return r, fmt.Errorf("count the sessions: %w", err)
+		}
+	}
 	if measured(phase) {
 		after, err := srv.measure(ctx)
 		if err != nil {
@@ -224,4 +283,7 @@ func writeHeader(w io.Writer, c config) {
 		"(250-character non-ASCII keys, %d bytes of data); lists %d, fold %d, logins %d, streams %d, heavy %d×%d; bcrypt cost %d\n",
 		c.db, c.duration, c.victimRate, c.victimLogins, c.victimEntries, c.attackEntries, c.dataBytes,
 		c.slowReaders, c.foldWorkers, c.loginWorkers, c.streams, heavyAccounts, c.heavyWorkers, c.bcryptCost)
+	fmt.Fprintf(w, "run: sessions %d login loop(s) of one account; churn %s per variant, %d loops of one account each, "+
+		"%d-%d KiB values, the server restarted with --quota-max-bytes %dMiB before the first\n",
+		c.loopWorkers, c.churnDuration, c.churnWorkers, churnMinBytes>>10, churnMaxBytes>>10, c.churnQuotaMiB)
 }

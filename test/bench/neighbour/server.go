@@ -35,6 +35,10 @@ type server struct {
 	cmd      *exec.Cmd
 	logPath  string
 	env      []string
+	args     []string // settings of serve beyond the defaults (restart)
+	// churnQuota is set once the server runs with the churn phases'
+	// quota (beforeChurn).
+	churnQuota bool
 }
 
 // benchDBPrefix starts the name of every database this program creates
@@ -109,20 +113,22 @@ func (s *server) addUser(ctx context.Context, name string) (id, password string,
 // other 127/8 addresses the victim and attacker connect from reach too)
 // and waits for /readyz.
 func (s *server) start(ctx context.Context) error {
-	l, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		return err
+	if s.addr == "" {
+		l, err := net.Listen("tcp", "127.0.0.1:0")
+		if err != nil {
+			return err
+		}
+		s.addr = l.Addr().String()
+		l.Close()
+		s.base = "http://" + s.addr
 	}
-	s.addr = l.Addr().String()
-	l.Close()
-	s.base = "http://" + s.addr
-	logf, err := os.Create(s.logPath)
+	logf, err := os.OpenFile(s.logPath, os.O_CREATE|os.O_WRONLY|os.O_APPEND, 0o644)
 	if err != nil {
 		return err
 	}
 	defer logf.Close()
 	// One access token lasts the run (streams end when theirs expires).
-	s.cmd = exec.Command(s.bin, "serve", "--addr", s.addr, "--access-token-ttl", "2h")
+	s.cmd = exec.Command(s.bin, append([]string{"serve", "--addr", s.addr, "--access-token-ttl", "2h"}, s.args...)...)
 	s.cmd.Env = s.env
 	s.cmd.Stdout, s.cmd.Stderr = logf, logf
 	if err := s.cmd.Start(); err != nil {
@@ -147,8 +153,16 @@ func (s *server) start(ctx context.Context) error {
 	return fmt.Errorf("cachegate did not become ready: %s", lastLines(readFile(s.logPath), 10))
 }
 
-// close stops the server and drops the PostgreSQL database.
-func (s *server) close() {
+// restart stops the server and starts it again on the same address and
+// database with args added to its settings.
+func (s *server) restart(ctx context.Context, args ...string) error {
+	s.stop()
+	s.args = append(s.args, args...)
+	return s.start(ctx)
+}
+
+// stop ends the server process, if it runs.
+func (s *server) stop() {
 	if s.cmd != nil && s.cmd.Process != nil {
 		_ = s.cmd.Process.Signal(syscall.SIGTERM)
 		done := make(chan struct{})
@@ -160,6 +174,12 @@ func (s *server) close() {
 			<-done
 		}
 	}
+	s.cmd = nil
+}
+
+// close stops the server and drops the PostgreSQL database.
+func (s *server) close() {
+	s.stop()
 	if s.pgDB != "" {
 		ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 		defer cancel()
