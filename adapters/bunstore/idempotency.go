@@ -180,29 +180,36 @@ func (r *CacheRepository) CreateIdempotent(ctx context.Context, e domain.Entry, 
 // cannot fit, read before anything is written: the create writes its
 // record first, and on PostgreSQL a refusal rolled back after that leaves
 // the record's and the entry's row versions behind until vacuum (as large
-// as the data, each). It returns nil — the create goes on and its own
-// statement decides — when the write fits, when the assignee has dead
-// rows the create would remove to make room, or when the key already has
-// a record (the create answers that it is in progress).
+// as the data, each). It counts what removing the assignee's dead rows
+// would give back, as the create would: a deleted row its data, an
+// expired one nothing (its data leaves, its expired change comes). It
+// returns nil — the create goes on and its own statement decides — when
+// the write fits after that, or when the key already has a record (the
+// create then answers that it is in progress).
 func (r *CacheRepository) refuseEarly(ctx context.Context, e domain.Entry, g *quotaGuard, rec ports.IdempotencyRecord, now time.Time) error {
 	u, err := r.usage(ctx, r.db, g.assignee)
 	if err != nil {
 		return err
 	}
-	refused := g.admit(u)
-	if refused == nil {
+	if g.admit(u) == nil {
 		return nil
 	}
-	var dead, held int
+	var (
+		dead, held int64
+		grows      int64
+	)
 	err = withRetry(ctx, func() error {
-		return r.db.QueryRowContext(ctx, "SELECT (SELECT count(*) FROM (SELECT 1 FROM ? WHERE assignee_id = ? AND "+deadAt+" LIMIT 1) d), "+
-			"(SELECT count(*) FROM "+idempotencyTable+" WHERE scope = ? AND key = ? AND expires_at > ?)",
-			r.table, g.assignee, timeArg(now), rec.Scope, rec.Key, timeArg(now)).Scan(&dead, &held)
+		return r.db.QueryRowContext(ctx, "SELECT count(*), coalesce(sum(CASE WHEN date_deleted IS NOT NULL THEN -octet_length(data) "+
+			"ELSE octet_length(key) + octet_length(type) + ? END), 0), "+
+			"(SELECT count(*) FROM "+idempotencyTable+" WHERE scope = ? AND key = ? AND expires_at > ?) "+
+			"FROM ? WHERE assignee_id = ? AND "+deadAt,
+			domain.RetainedRowBytes, rec.Scope, rec.Key, timeArg(now), r.table, g.assignee, timeArg(now)).Scan(&dead, &grows, &held)
 	})
-	switch {
-	case err != nil:
+	if err != nil {
 		return dbError("check the assignee's quota", err)
-	case dead > 0 || held > 0:
+	}
+	refused := g.admit(domain.Usage{Entries: u.Entries - dead, Bytes: u.Bytes + grows})
+	if refused == nil || held > 0 {
 		return nil
 	}
 	return r.conflictOr(ctx, r.db, e, now, refused)
