@@ -138,7 +138,7 @@ func (l *CallerLimit) acquire(ctx context.Context) (context.Context, func(answer
 	placed := func() (context.Context, func(answered bool), error) {
 		if l.pool != nil {
 			spent = l.budget.Spent(caller) > 0
-			if err := l.pool.take(ctx, spent); err != nil {
+			if err := l.pool.takeFor(ctx, spent, len(s.slots) == 1); err != nil {
 				<-s.slots
 				leave()
 				if errors.Is(err, errPastBound) {

@@ -96,3 +96,50 @@ func TestSpentCallersHoldAtMostHalfTheConnections(t *testing.T) {
 		t.Fatal(err)
 	}
 }
+
+func TestTheLastQuarterOfTheConnectionsWaitsForACallerWithNoneInFlight(t *testing.T) {
+	t.Parallel()
+	p := newConnTokens(4)
+	// Three callers' lone calls, then each caller's second call: the
+	// seconds find only the reserve free and wait.
+	for range 3 {
+		if err := p.takeFor(t.Context(), false, true); err != nil {
+			t.Fatal(err)
+		}
+	}
+	short, cancel := context.WithTimeout(t.Context(), 20*time.Millisecond)
+	defer cancel()
+	if err := p.takeFor(short, false, false); !errors.Is(err, context.DeadlineExceeded) {
+		t.Fatalf("a caller's second call with only the reserve free = %v, want it to wait", err)
+	}
+	got := make(chan error, 1)
+	go func() { got <- p.takeFor(context.Background(), false, false) }()
+	for {
+		p.mu.Lock()
+		n := len(p.mid)
+		p.mu.Unlock()
+		if n == 1 {
+			break
+		}
+		time.Sleep(time.Millisecond)
+	}
+	// A caller with nothing in flight takes the reserve at once.
+	if err := p.takeFor(t.Context(), false, true); err != nil {
+		t.Fatalf("a lone call with the reserve free = %v, want the token", err)
+	}
+	// Its token back makes the reserve again: the waiting second call
+	// does not get it; a token above the reserve goes to it.
+	p.give(false)
+	select {
+	case err := <-got:
+		t.Fatalf("a second call took the reserve: %v", err)
+	case <-time.After(20 * time.Millisecond):
+	}
+	p.give(false)
+	if err := <-got; err != nil {
+		t.Fatal(err)
+	}
+	if p.free != 1 {
+		t.Errorf("%d tokens free, want the reserve of 1", p.free)
+	}
+}
