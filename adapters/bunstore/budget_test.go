@@ -2,6 +2,7 @@ package bunstore
 
 import (
 	"errors"
+	"path/filepath"
 	"testing"
 	"time"
 
@@ -97,4 +98,38 @@ func TestCallsChargeTheirCallersBudget(t *testing.T) {
 			t.Errorf("bob's budget after alice's call: spent for %v, want untouched", got)
 		}
 	})
+}
+
+// TestAWaitForSQLitesWriterIsNotChargedToTheCaller holds SQLite's write
+// gate while a caller's call waits for it: the wait is the other
+// writer's time, so the caller's budget (a tenth of a second at once)
+// stays unspent.
+func TestAWaitForSQLitesWriterIsNotChargedToTheCaller(t *testing.T) {
+	t.Parallel()
+	db := openTestDB(t, "sqlite:"+filepath.Join(t.TempDir(), "gate.db"))
+	budget := NewBudget(100*time.Millisecond, 100*time.Millisecond, nil)
+	l := NewCallerLimit(db, 0, budget)
+	gate := writeGate(db)
+	leaveOther, err := enterWriter(t.Context(), gate)
+	if err != nil {
+		t.Fatal(err)
+	}
+	time.AfterFunc(300*time.Millisecond, leaveOther)
+	ctx, release, err := l.acquire(ports.WithCaller(t.Context(), "user:alice"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	start := time.Now()
+	leave, err := enterWriter(ctx, gate)
+	if err != nil {
+		t.Fatal(err)
+	}
+	leave()
+	release(true)
+	if waited := time.Since(start); waited < 250*time.Millisecond {
+		t.Fatalf("the call waited %v for the gate, want about 300ms", waited)
+	}
+	if got := budget.Spent("user:alice"); got != 0 {
+		t.Errorf("alice's budget after a call that only waited for the writer: spent for %v, want untouched", got)
+	}
 }

@@ -91,6 +91,18 @@ func (l *CallerLimit) noteAnswer(answered bool) {
 // so that nested calls (bounds.enter) do not take a second one.
 type heldKey struct{}
 
+// waitedKey holds, in a bounded call's context, how long (nanoseconds,
+// an *atomic.Int64) the call waited for SQLite's write gate: other
+// writers' time, which its caller's budget is not charged.
+type waitedKey struct{}
+
+// noteWaited adds d to the write-gate wait of ctx's call, if it has one.
+func noteWaited(ctx context.Context, d time.Duration) {
+	if w, ok := ctx.Value(waitedKey{}).(*atomic.Int64); ok {
+		w.Add(int64(d))
+	}
+}
+
 // acquire takes one of the caller's places, waiting until ctx (bounded
 // by the repository's timeout) ends, or at most l.wait when set. It
 // returns the context the call runs with (marked as holding the place)
@@ -122,12 +134,13 @@ func (l *CallerLimit) acquire(ctx context.Context) (context.Context, func(answer
 		l.mu.Unlock()
 	}
 	var (
-		since time.Time
-		spent bool
+		since  time.Time
+		spent  bool
+		waited atomic.Int64
 	)
 	release := func(answered bool) {
 		if l.pool != nil {
-			l.budget.charge(caller, time.Since(since))
+			l.budget.charge(caller, time.Since(since)-time.Duration(waited.Load()))
 			l.pool.give(spent)
 		}
 		l.noteAnswer(answered)
@@ -148,7 +161,7 @@ func (l *CallerLimit) acquire(ctx context.Context) (context.Context, func(answer
 			}
 			since = time.Now()
 		}
-		return context.WithValue(ctx, heldKey{}, true), release, nil
+		return context.WithValue(context.WithValue(ctx, heldKey{}, true), waitedKey{}, &waited), release, nil
 	}
 	select {
 	case s.slots <- struct{}{}:

@@ -3,6 +3,7 @@ package bunstore
 import (
 	"context"
 	"database/sql/driver"
+	"time"
 
 	"github.com/uptrace/bun"
 
@@ -80,6 +81,8 @@ func entryWrites(db *bun.DB) *batch.Batcher[groupWrite] {
 
 // enterWriter waits for the gate, or for ctx to end, and returns the
 // function that lets the next writer in. A nil gate lets everyone in.
+// Time spent waiting is the other writers': it is left out of the
+// caller's budget of database time (noteWaited).
 func enterWriter(ctx context.Context, gate chan struct{}) (func(), error) {
 	if gate == nil {
 		return func() {}, nil
@@ -87,7 +90,15 @@ func enterWriter(ctx context.Context, gate chan struct{}) (func(), error) {
 	select {
 	case gate <- struct{}{}:
 		return func() { <-gate }, nil
+	default:
+	}
+	start := time.Now()
+	select {
+	case gate <- struct{}{}:
+		noteWaited(ctx, time.Since(start))
+		return func() { <-gate }, nil
 	case <-ctx.Done():
+		noteWaited(ctx, time.Since(start))
 		return nil, ctx.Err()
 	}
 }
