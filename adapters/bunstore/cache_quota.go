@@ -32,8 +32,8 @@ import (
 //     missing row is an empty count.
 //
 // Only a write that grows a limited count carries the condition; without
-// a quota, or for an update that keeps its assignee and does not grow, the
-// statements are the plain ones. A statement that wrote nothing is
+// a quota, or for an update that frees more than its logged change keeps
+// (domain.Growth), the statements are the plain ones. A statement that wrote nothing is
 // examined (refusal): room made meanwhile, or expired rows of the
 // assignee, removed there, lead to another try; otherwise the write is
 // refused with domain.ErrCacheQuotaExceeded.
