@@ -1,12 +1,16 @@
 // Drives the web console (/console/) in a real browser: Debian's Chromium
 // through playwright-core (no browser download; executablePath is the
-// system one), as an administrator would use it, and checks each page with
-// axe-core (WCAG 2.1 A and AA rules) and the keyboard (Tab walks the
-// interactive elements in document order, the skip link first). A
-// screenshot of each page, at 1280 and at 375 pixels wide, goes to
+// system one), as an administrator would use it, and checks each view with
+// axe-core (WCAG 2.1 A and AA rules and best practices, at zero
+// violations) and the keyboard (Tab walks the interactive elements in
+// document order, the skip link first). axe.min.js is evaluated through
+// the DevTools protocol rather than added as a <script> tag: the console's
+// Content-Security-Policy refuses inline script, as it should. A
+// screenshot of each view, at 1280 and at 375 pixels wide, goes to
 // CACHEGATE_ARTIFACTS. test/e2e/console_test.go starts the binary, makes
 // the administrator and runs this program; a failed step exits non-zero
-// naming it. Tokens and passwords are never printed.
+// naming it (and leaves a FAIL-… screenshot). Tokens and passwords are
+// never printed.
 //
 // Environment: CACHEGATE_URL, CACHEGATE_ADMIN_USERNAME,
 // CACHEGATE_ADMIN_PASSWORD, CACHEGATE_ARTIFACTS, CHROMIUM (default
