@@ -20,7 +20,9 @@ var healthCommand = Command{
 	Name:     "health",
 	Synopsis: "[--url URL] [--timeout DURATION]",
 	Summary:  "exit 0 when the service at --addr (or --url) answers GET /readyz with 200, else 1",
-	Uses:     UsesServer,
+	// The server's settings for --addr; the storage group's for the log
+	// format of its error (it never opens the database).
+	Uses: UsesStorage | UsesServer,
 	Setup: func(fs *flag.FlagSet) RunFunc {
 		url := fs.String("url", "", "the readiness `URL` to ask (default: /readyz at --addr, a wildcard host asked on loopback)")
 		timeout := fs.Duration("timeout", 5*time.Second, "give up and exit 1 after `DURATION`")
