@@ -98,6 +98,9 @@ type cliKeys struct {
 // JSONLogs reports whether the logs are JSON.
 func (r *cliRuntime) JSONLogs() bool { return r.cfg.Log.Format == config.LogJSON }
 
+// Addr is the HTTP listen address, which `cachegate health` asks.
+func (r *cliRuntime) Addr() string { return r.cfg.Addr }
+
 // Serve runs the whole service until ctx is done or the app stops.
 func (r *cliRuntime) Serve(ctx context.Context) error {
 	log := NewLogger(r.cfg.Log, r.host.logOut)

@@ -123,6 +123,9 @@ type Runtime interface {
 	// JSONLogs reports whether the configuration asks for JSON logs; fatal
 	// errors are then printed as one JSON object.
 	JSONLogs() bool
+	// Addr is the configured HTTP listen address (host:port), which the
+	// health command asks.
+	Addr() string
 }
 
 // Env is what a running command sees.

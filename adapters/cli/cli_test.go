@@ -37,6 +37,7 @@ type fakeRuntime struct {
 	starts, stops   int
 	startErr, stopE error
 	services        cli.Services
+	addr            string
 }
 
 func (r *fakeRuntime) Serve(context.Context) error { return nil }
@@ -50,6 +51,7 @@ func (r *fakeRuntime) StartStorage(context.Context) (cli.Storage, error) {
 }
 func (r *fakeRuntime) Stop(context.Context) error { r.stops++; return r.stopE }
 func (r *fakeRuntime) JSONLogs() bool             { return r.json }
+func (r *fakeRuntime) Addr() string               { return r.addr }
 
 // run runs args against the fake host, with one extra command "probe"
 // that calls do.

@@ -20,6 +20,7 @@ func Commands() []Command {
 		exportCommand,
 		importCommand,
 		backupCommand,
+		healthCommand,
 		versionCommand,
 	}
 }

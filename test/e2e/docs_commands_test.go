@@ -129,7 +129,7 @@ const dryRunLevel = "dry-run-of-the-docs"
 // TestEveryCommandTheDocsShowWorks runs every cachegate command README.md
 // and docs/*.md show: for real in a sandbox (a copy of a small SQLite
 // database with users, keys and an export) when it is self-contained, as
-// a dry run (flags, operands and configuration checked) for serve and
+// a dry run (flags, operands and configuration checked) for serve, health and
 // anything aimed at PostgreSQL; a script of test/ with its options and
 // --help. So a shown command with a flag or operand the binary refuses,
 // or a script that is not in the repository, fails here.
@@ -199,7 +199,9 @@ func checkCachegateCommand(t *testing.T, line, template, kid string, groups map[
 	if sub != nil && groups[sub[1]] && regexp.MustCompile(`cachegate\s+[a-z-]+\s*$`).MatchString(cmdline) {
 		cmdline += " --help" // a group named alone, as prose does
 	}
-	dry := strings.Contains(cmdline, "postgres://") || (sub != nil && sub[1] == "serve")
+	// health asks a running server, and the sandbox runs none: its
+	// flags and configuration are checked as serve's are.
+	dry := strings.Contains(cmdline, "postgres://") || (sub != nil && (sub[1] == "serve" || sub[1] == "health"))
 	dir := t.TempDir()
 	importing := sub != nil && sub[1] == "import"
 	if !importing { // import wants an empty database
