@@ -14,10 +14,11 @@ import (
 // linClients is how many clients send at once.
 const linClients = 6
 
-// linFaultEvery is the interval between two faults: a quarter of the
-// history (three faults in a short run), at most linFaultMax.
+// linFaultMax bounds the interval between two faults.
 const linFaultMax = 5 * time.Second
 
+// linFaultEvery is the interval between two faults in a history of d: a
+// quarter of it (three faults in a short run), at most linFaultMax.
 func linFaultEvery(d time.Duration) time.Duration { return min(d/4, linFaultMax) }
 
 // linCheckTimeout bounds Porcupine's search.

@@ -113,7 +113,7 @@ const linInitData = `"init"`
 // nondeterministic, Porcupine follows the set of states it may be in.
 // (With one state per partition and such writes placed last when they
 // did not happen, as a return at infinity allows, the checker tried every
-// subset of them at each step: a 2-minute history, 40 unknown writes over
+// subset of them at each step: a 2-minute history, 94 unknown writes over
 // 3 entries, had no verdict within 4 minutes.) Histories are
 // partitioned by entry.
 var linModel = linSpec.ToModel()
