@@ -28,6 +28,9 @@ type pgCluster struct {
 	bin  string // directory of initdb, postgres, pg_basebackup, pg_ctl
 	dir  string // holds data/ and the socket
 	Port int
+	// KeepPort makes start retry on Port rather than on another free
+	// port: a restarted server stays where its clients look.
+	KeepPort bool
 
 	cred   *syscall.Credential // nil unless run as root
 	cmd    *exec.Cmd
@@ -138,7 +141,7 @@ func (c *pgCluster) run(t *testing.T, prog string, args ...string) {
 func (c *pgCluster) start(t *testing.T) {
 	t.Helper()
 	for attempt := 0; ; attempt++ {
-		if c.Port == 0 || attempt > 0 {
+		if c.Port == 0 || attempt > 0 && !c.KeepPort {
 			c.Port = freePort(t)
 		}
 		logf, err := os.Create(filepath.Join(c.dir, "server.log"))
@@ -166,6 +169,9 @@ func (c *pgCluster) start(t *testing.T) {
 			t.Fatalf("postgres did not start: %v\n%s", err, log)
 		}
 		c.stop()
+		if c.KeepPort {
+			time.Sleep(time.Second)
+		}
 	}
 	t.Cleanup(c.stop)
 }
