@@ -179,7 +179,11 @@ func (uc *Refresh) read(ctx context.Context, token string) (domain.Claims, error
 		if err != nil {
 			return domain.Claims{}, unauthenticated(err)
 		}
-		c.Digest = domain.TokenDigest(token)
+		if c.Digest.IsZero() {
+			// A reader that left it unset: the claims are unchecked all
+			// the same.
+			c.Digest = domain.TokenDigest(token)
+		}
 		return c, nil
 	}
 	c, err := uc.d.Verifier.RefreshToken(ctx, token)
