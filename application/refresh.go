@@ -133,6 +133,8 @@ func (uc *Refresh) execute(ctx context.Context, token string) (domain.TokenPair,
 	}
 	rot, event, err := uc.rotate(ctx, c, p, next)
 	if err == nil && !c.Digest.IsZero() && rot.Outcome != domain.RefreshRotate {
+		// The store rotates unchecked claims or vouches for nothing: prove
+		// them, and ask again with next, which it did not store.
 		if err = uc.prove(ctx, token, &c); err == nil {
 			rot, event, err = uc.rotate(ctx, c, p, next)
 		}
@@ -142,7 +144,7 @@ func (uc *Refresh) execute(ctx context.Context, token string) (domain.TokenPair,
 	}
 	refreshToken, outcome := next.refresh, "rotated"
 	switch rot.Outcome {
-	case domain.RefreshRotate:
+	case domain.RefreshRotate: // next's refresh token is the live one now
 	case domain.RefreshReissue:
 		// A reuse within the grace window: the family keeps its one live
 		// token, issued again, so every concurrent answer holds the same
