@@ -143,11 +143,16 @@ func (uc *Login) Execute(ctx context.Context, in LoginInput) (domain.TokenPair, 
 	uc.giveBack(ctx, keys, usernameThrottleKey(in.Username), at)
 	finish(true)
 	uc.upgradeHash(ctx, u, in.Password)
-	pair, rec, err := uc.d.Tokens.mint(ctx, u.ID, uc.d.Tokens.IDs.NewID(), domain.Normalize(uc.d.Tokens.Clock.Now()), u.Admin)
+	next, err := uc.d.Tokens.prepare(ctx, u.ID, uc.d.Tokens.IDs.NewID(), domain.Normalize(uc.d.Tokens.Clock.Now()), u.Admin)
 	if err != nil {
 		return domain.TokenPair{}, fmt.Errorf("login: %w", err)
 	}
-	if err := uc.d.Tokens.Refresh.SaveRefresh(ctx, rec); err != nil {
+	// Signed before the family is stored, so a failure stores nothing.
+	pair, err := uc.d.Tokens.pair(ctx, next, next.refresh)
+	if err != nil {
+		return domain.TokenPair{}, fmt.Errorf("login: %w", err)
+	}
+	if err := uc.d.Tokens.Refresh.SaveRefresh(ctx, next.rec); err != nil {
 		return domain.TokenPair{}, fmt.Errorf("login: store refresh token: %w", err)
 	}
 	evicted, err := uc.evict(ctx, u.ID)
@@ -156,7 +161,7 @@ func (uc *Login) Execute(ctx context.Context, in LoginInput) (domain.TokenPair, 
 	}
 	uc.d.Metrics.LoginOutcome("success")
 	uc.d.Audit.Record(ctx, domain.AuditEvent{Type: domain.AuditLoginSucceeded, UserID: u.ID,
-		Username: u.Username, Address: in.ClientAddr, Family: rec.FamilyID})
+		Username: u.Username, Address: in.ClientAddr, Family: next.rec.FamilyID})
 	for _, id := range evicted {
 		uc.d.Audit.Record(ctx, domain.AuditEvent{Type: domain.AuditSessionEvicted, UserID: u.ID, Username: u.Username,
 			Address: in.ClientAddr, Family: id, Detail: fmt.Sprintf("max-sessions-per-user=%d", uc.d.MaxSessions)})

@@ -44,8 +44,8 @@ type RefreshDeps struct {
 type Refresh struct {
 	d RefreshDeps
 	// reader reads refresh tokens unchecked, first; nil when the verifier
-	// cannot, the store does not judge digests, or an extra validation is
-	// configured (it must see verified claims only).
+	// cannot or an extra validation is configured (it must see verified
+	// claims only).
 	reader ports.RefreshTokenReader
 }
 
@@ -63,9 +63,7 @@ func NewRefresh(d RefreshDeps) (*Refresh, error) {
 	}
 	uc := &Refresh{d: d}
 	if r, ok := d.Verifier.(ports.RefreshTokenReader); ok && d.Validator == nil {
-		if _, judges := d.Tokens.Refresh.(ports.RefreshDigests); judges {
-			uc.reader = r
-		}
+		uc.reader = r
 	}
 	return uc, nil
 }
@@ -75,87 +73,46 @@ func NewRefresh(d RefreshDeps) (*Refresh, error) {
 // domain.ErrUnauthenticated; a verified token the extra validation refuses
 // is domain.ErrRefreshTokenFailedValidation.
 func (uc *Refresh) Execute(ctx context.Context, token string) (domain.TokenPair, error) {
-	pair, err := uc.execute(ctx, token)
-	switch {
-	case err == nil:
-		uc.d.Metrics.RefreshOutcome("rotated")
-	case errors.Is(err, errReissued):
-		uc.d.Metrics.RefreshOutcome("reissued")
-		err = nil
-	case errors.Is(err, errReused):
-		uc.d.Metrics.RefreshOutcome("reused")
-		err = domain.ErrUnauthenticated
-	default:
-		uc.d.Metrics.RefreshOutcome("rejected")
-	}
+	pair, outcome, err := uc.execute(ctx, token)
+	uc.d.Metrics.RefreshOutcome(outcome)
 	return pair, err
 }
 
-// errReused marks a detected reuse inside Refresh; callers see
-// domain.ErrUnauthenticated. errReissued marks a reuse forgiven within the
-// grace window; callers see success.
-var (
-	errReused   = errors.New("refresh token reused")
-	errReissued = errors.New("refresh token issued again")
-)
-
-// execute exchanges token. When the verifier can read a refresh token
-// without checking its signature (ports.RefreshTokenReader), the store
-// judges such claims (ports.RefreshDigests) and no extra validation is
-// configured, it first presents those claims to the store, which rotates
-// only the family's live token by its exact string
-// (domain.RefreshFamily.Judge); on any other answer it checks the
-// signature and goes the verified way. Nothing but the verified way ever
-// revokes, forgives or records. A genuine live token so costs no
-// signature check, a token the read refuses a parse; a forged one naming
-// an existing user costs the lookup, the new pair's signatures and the
-// rotation's statement before its own check refuses it, about what a
-// genuine refresh costs.
-func (uc *Refresh) execute(ctx context.Context, token string) (domain.TokenPair, error) {
-	if uc.reader != nil {
-		c, err := uc.reader.ReadRefreshToken(ctx, token)
-		if err != nil {
-			// The reader refuses only tokens the verifier refuses too
-			// (ports.RefreshTokenReader): no signature check is spent on
-			// them.
-			return domain.TokenPair{}, unauthenticated(err)
-		}
-		pair, err := uc.exchange(ctx, c)
-		if !errors.Is(err, domain.ErrRefreshTokenUnproven) {
-			return pair, err
-		}
-	}
-	c, err := uc.d.Verifier.RefreshToken(ctx, token)
+// execute exchanges token and returns the outcome it counts: rotated,
+// reissued, reused or rejected (refused, or failed).
+//
+// The claims are read unchecked when the verifier can (read), and such
+// claims act on nothing but the store's rotation of the family's live
+// token, which it makes only by the digest of that token's exact string
+// (domain.RefreshFamily.Judge). Before anything else happens (a new
+// family, a session's end, any other answer of the store) the signature
+// is checked (prove) and the claims, now verified, presented again: only
+// verified claims revoke, forgive or record. A genuine live token so
+// costs no signature check, a token the read refuses a parse; a forged
+// one naming an existing user costs the lookup, the successor's signature
+// and the rotation's statement before its own check refuses it, less than
+// a genuine refresh. The successor's refresh token is signed before the
+// store is asked, as the store keeps its digest (issue); the access token,
+// or the live refresh token issued again, only after the store decided.
+func (uc *Refresh) execute(ctx context.Context, token string) (domain.TokenPair, string, error) {
+	c, err := uc.read(ctx, token)
 	if err != nil {
-		return domain.TokenPair{}, unauthenticated(err)
+		return domain.TokenPair{}, "rejected", err
 	}
-	if err := extraValidation(ctx, uc.d.Validator, c, domain.ErrRefreshTokenFailedValidation); err != nil {
-		return domain.TokenPair{}, err
-	}
-	c.Digest = domain.Digest{}
-	return uc.exchange(ctx, c)
-}
-
-// exchange mints the pair that succeeds the refresh token of claims c and
-// rotates it in the store. Claims read unchecked (c.Digest set) act on
-// nothing but a rotation of the live token: every other outcome that
-// would change or record something is domain.ErrRefreshTokenUnproven.
-func (uc *Refresh) exchange(ctx context.Context, c domain.Claims) (domain.TokenPair, error) {
-	unchecked := !c.Digest.IsZero()
 	p, err := uc.d.Lookup.BySubject(ctx, c.Subject)
 	if errors.Is(err, domain.ErrUserNotFound) {
-		return domain.TokenPair{}, domain.ErrUnauthenticated
+		return domain.TokenPair{}, "rejected", domain.ErrUnauthenticated
 	}
 	if err != nil {
-		return domain.TokenPair{}, fmt.Errorf("refresh: look up subject: %w", err)
+		return domain.TokenPair{}, "rejected", fmt.Errorf("refresh: look up subject: %w", err)
 	}
-	family := c.FamilyID
-	if family == "" {
-		if unchecked {
-			return domain.TokenPair{}, domain.ErrRefreshTokenUnproven
+	if c.FamilyID == "" {
+		// A token from an integrator's issuer without families starts one,
+		// which the store does not hold.
+		if err := uc.prove(ctx, token, &c); err != nil {
+			return domain.TokenPair{}, "rejected", err
 		}
-		// A token from an integrator's issuer without families starts one.
-		family = uc.d.Tokens.IDs.NewID()
+		c.FamilyID = uc.d.Tokens.IDs.NewID()
 	}
 	start := c.SessionStart
 	if start.IsZero() {
@@ -163,62 +120,112 @@ func (uc *Refresh) exchange(ctx context.Context, c domain.Claims) (domain.TokenP
 		// integrator's issuer): its own issue time is the earliest known.
 		start = c.IssuedAt
 	}
-	pair, rec, err := uc.d.Tokens.mint(ctx, p.ID, family, start, p.Admin)
+	next, err := uc.d.Tokens.prepare(ctx, p.ID, c.FamilyID, start, p.Admin)
 	if errors.Is(err, errSessionOver) {
-		if unchecked {
-			return domain.TokenPair{}, domain.ErrRefreshTokenUnproven
+		if err = uc.prove(ctx, token, &c); err == nil {
+			uc.sessionExpired(ctx, p, c.FamilyID)
+			err = domain.ErrUnauthenticated
 		}
-		uc.sessionExpired(ctx, p, family)
-		return domain.TokenPair{}, domain.ErrUnauthenticated
+		return domain.TokenPair{}, "rejected", err
 	}
 	if err != nil {
-		return domain.TokenPair{}, fmt.Errorf("refresh: %w", err)
+		return domain.TokenPair{}, "rejected", fmt.Errorf("refresh: %w", err)
 	}
-	// The presented token, as the store judges it: its family is the one
-	// its claims name (a new one for a token without, which the store
-	// does not know).
-	presented := c
-	presented.FamilyID = family
-	// The refresh.reused event is prepared before the rotation, so the
-	// store writes it in the transaction that revokes the family.
-	var event domain.AuditEvent
-	var events []domain.AuditEvent
-	if !unchecked {
-		event, events = uc.d.Audit.Prepare(ctx, domain.AuditEvent{Type: domain.AuditRefreshReused, UserID: p.ID,
-			Username: p.Username, Family: family})
-	}
-	live, err := uc.d.Tokens.Refresh.RotateRefresh(ctx, presented, rec, rec.IssuedAt, uc.d.ReuseGrace, events...)
-	switch {
-	case errors.Is(err, domain.ErrRefreshTokenUnproven):
-		return domain.TokenPair{}, err
-	case unchecked && domain.KindOf(err) == domain.KindUnauthenticated:
-		// Refused (a revoked or expired family): the verified way gives
-		// the answer, as it would have without this one.
-		return domain.TokenPair{}, domain.ErrRefreshTokenUnproven
-	case errors.Is(err, domain.ErrRefreshTokenReused):
-		uc.reused(ctx, p, family, event)
-		return domain.TokenPair{}, errReused
-	case domain.KindOf(err) == domain.KindUnauthenticated:
-		return domain.TokenPair{}, domain.ErrUnauthenticated
-	case err != nil:
-		return domain.TokenPair{}, fmt.Errorf("refresh: rotate: %w", err)
-	case live.ID != rec.ID:
-		if unchecked {
-			return domain.TokenPair{}, domain.ErrRefreshTokenUnproven
+	rot, event, err := uc.rotate(ctx, c, p, next)
+	if err == nil && !c.Digest.IsZero() && rot.Outcome != domain.RefreshRotate {
+		// The store rotates unchecked claims or vouches for nothing: prove
+		// them, and ask again with next, which it did not store.
+		if err = uc.prove(ctx, token, &c); err == nil {
+			rot, event, err = uc.rotate(ctx, c, p, next)
 		}
+	}
+	if err != nil {
+		return domain.TokenPair{}, "rejected", err
+	}
+	refreshToken, outcome := next.refresh, "rotated"
+	switch rot.Outcome {
+	case domain.RefreshRotate: // next's refresh token is the live one now
+	case domain.RefreshReissue:
 		// A reuse within the grace window: the family keeps its one live
 		// token, issued again, so every concurrent answer holds the same
 		// refresh token.
-		pair.RefreshToken, err = uc.d.Tokens.Issuer.RefreshToken(ctx, domain.Claims{Kind: domain.RefreshToken,
+		live := rot.Record
+		refreshToken, err = uc.d.Tokens.Issuer.RefreshToken(ctx, domain.Claims{Kind: domain.RefreshToken,
 			Subject: live.UserID, ID: live.ID, FamilyID: live.FamilyID, IssuedAt: live.IssuedAt, ExpiresAt: live.ExpiresAt,
 			SessionStart: start})
 		if err != nil {
-			return domain.TokenPair{}, fmt.Errorf("refresh: sign the live refresh token again: %w", err)
+			return domain.TokenPair{}, "rejected", fmt.Errorf("refresh: sign the live refresh token again: %w", err)
 		}
-		uc.d.Log.InfoContext(ctx, "refresh token presented again within the reuse grace; live token issued again", "family", family, "user", p.ID)
-		return pair, errReissued
+		uc.d.Log.InfoContext(ctx, "refresh token presented again within the reuse grace; live token issued again", "family", c.FamilyID, "user", p.ID)
+		outcome = "reissued"
+	case domain.RefreshReused:
+		uc.reused(ctx, p, c.FamilyID, event)
+		return domain.TokenPair{}, "reused", domain.ErrUnauthenticated
+	default:
+		return domain.TokenPair{}, "rejected", domain.ErrUnauthenticated
 	}
-	return pair, nil
+	pair, err := uc.d.Tokens.pair(ctx, next, refreshToken)
+	if err != nil {
+		return domain.TokenPair{}, "rejected", fmt.Errorf("refresh: %w", err)
+	}
+	return pair, outcome, nil
+}
+
+// read returns the claims of token: read unchecked, with Digest set, when
+// uc.reader can; else verified, and accepted by the extra validation. The
+// reader refuses only tokens the verifier refuses too
+// (ports.RefreshTokenReader): no signature check is spent on them.
+func (uc *Refresh) read(ctx context.Context, token string) (domain.Claims, error) {
+	if uc.reader != nil {
+		c, err := uc.reader.ReadRefreshToken(ctx, token)
+		if err != nil {
+			return domain.Claims{}, unauthenticated(err)
+		}
+		if c.Digest.IsZero() {
+			// A reader that left it unset: the claims are unchecked all
+			// the same.
+			c.Digest = domain.TokenDigest(token)
+		}
+		return c, nil
+	}
+	c, err := uc.d.Verifier.RefreshToken(ctx, token)
+	if err != nil {
+		return domain.Claims{}, unauthenticated(err)
+	}
+	c.Digest = domain.Digest{}
+	return c, extraValidation(ctx, uc.d.Validator, c, domain.ErrRefreshTokenFailedValidation)
+}
+
+// prove checks the signature of token when its claims c were read
+// unchecked, which then count as verified: the signature covers the
+// string they were read from with every other check. No extra validation
+// is due: unchecked reads happen only without one.
+func (uc *Refresh) prove(ctx context.Context, token string, c *domain.Claims) error {
+	if c.Digest.IsZero() {
+		return nil
+	}
+	if _, err := uc.d.Verifier.RefreshToken(ctx, token); err != nil {
+		return unauthenticated(err)
+	}
+	c.Digest = domain.Digest{}
+	return nil
+}
+
+// rotate presents c to the store once, with next's record as its
+// successor. For verified claims it prepares the refresh.reused event, so
+// the store writes it in the transaction that revokes the family.
+func (uc *Refresh) rotate(ctx context.Context, c domain.Claims, p domain.Principal, next issue) (ports.Rotation, domain.AuditEvent, error) {
+	var event domain.AuditEvent
+	var events []domain.AuditEvent
+	if c.Digest.IsZero() {
+		event, events = uc.d.Audit.Prepare(ctx, domain.AuditEvent{Type: domain.AuditRefreshReused, UserID: p.ID,
+			Username: p.Username, Family: c.FamilyID})
+	}
+	rot, err := uc.d.Tokens.Refresh.RotateRefresh(ctx, c, next.rec, next.rec.IssuedAt, uc.d.ReuseGrace, events...)
+	if err != nil {
+		return ports.Rotation{}, event, fmt.Errorf("refresh: rotate: %w", err)
+	}
+	return rot, event, nil
 }
 
 // reused reports a detected refresh-token reuse after the store revoked

@@ -52,19 +52,31 @@ func (d *TokenDeps) validate() error {
 	return nil
 }
 
-// errSessionOver tells mint that the family's session maximum has passed.
+// errSessionOver tells prepare that the family's session maximum has
+// passed.
 var errSessionOver = errors.New("the session reached its maximum lifetime")
 
-// mint signs a pair for userID in familyID, whose login happened at
-// start, and returns the refresh token's record for the caller to store.
-// Both tokens expire at the latest at start plus SessionMax; when less
-// than a second of the session is left it returns errSessionOver (token
-// times are whole seconds).
-func (d TokenDeps) mint(ctx context.Context, userID, familyID string, start time.Time, admin bool) (domain.TokenPair, domain.RefreshRecord, error) {
+// issue is a pair being issued. Its refresh token is signed at once: the
+// store keeps the digest of its exact string (domain.RefreshRecord.Digest,
+// what lets a refresh skip the signature check), which only the signed
+// string has. Its access token is signed by pair, once the store has
+// decided.
+type issue struct {
+	access  domain.Claims
+	refresh string
+	rec     domain.RefreshRecord
+}
+
+// prepare returns the pair for userID in familyID, whose login happened
+// at start, with the refresh token's record for the caller to store. Both
+// tokens expire at the latest at start plus SessionMax; when less than a
+// second of the session is left it returns errSessionOver (token times
+// are whole seconds).
+func (d TokenDeps) prepare(ctx context.Context, userID, familyID string, start time.Time, admin bool) (issue, error) {
 	now := domain.Normalize(d.Clock.Now())
 	end := start.Add(d.SessionMax)
 	if end.Unix() <= now.Unix() {
-		return domain.TokenPair{}, domain.RefreshRecord{}, errSessionOver
+		return issue{}, errSessionOver
 	}
 	capped := func(ttl time.Duration) time.Time {
 		if exp := now.Add(ttl); exp.Before(end) {
@@ -76,15 +88,21 @@ func (d TokenDeps) mint(ctx context.Context, userID, familyID string, start time
 		FamilyID: familyID, IssuedAt: now, ExpiresAt: capped(d.AccessTTL), SessionStart: start, Admin: admin}
 	refresh := domain.Claims{Kind: domain.RefreshToken, Subject: userID, ID: d.IDs.NewID(),
 		FamilyID: familyID, IssuedAt: now, ExpiresAt: capped(d.RefreshTTL), SessionStart: start}
-	at, err := d.Issuer.AccessToken(ctx, access)
-	if err != nil {
-		return domain.TokenPair{}, domain.RefreshRecord{}, fmt.Errorf("sign access token: %w", err)
-	}
 	rt, err := d.Issuer.RefreshToken(ctx, refresh)
 	if err != nil {
-		return domain.TokenPair{}, domain.RefreshRecord{}, fmt.Errorf("sign refresh token: %w", err)
+		return issue{}, fmt.Errorf("sign refresh token: %w", err)
 	}
 	rec := domain.RefreshRecord{ID: refresh.ID, Digest: domain.TokenDigest(rt), FamilyID: familyID, UserID: userID,
 		IssuedAt: now, ExpiresAt: refresh.ExpiresAt, Address: ports.ClientAddr(ctx), UserAgent: domain.CutUserAgent(ports.UserAgent(ctx))}
-	return domain.TokenPair{AccessToken: at, RefreshToken: rt}, rec, nil
+	return issue{access: access, refresh: rt, rec: rec}, nil
+}
+
+// pair signs i's access token and returns it with refreshToken: i's own,
+// or the family's live token issued again.
+func (d TokenDeps) pair(ctx context.Context, i issue, refreshToken string) (domain.TokenPair, error) {
+	at, err := d.Issuer.AccessToken(ctx, i.access)
+	if err != nil {
+		return domain.TokenPair{}, fmt.Errorf("sign access token: %w", err)
+	}
+	return domain.TokenPair{AccessToken: at, RefreshToken: refreshToken}, nil
 }

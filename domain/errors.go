@@ -156,17 +156,6 @@ var (
 		Message: "a user with this username already exists"}
 	ErrUserNotFound = &Error{Kind: KindNotFound, Code: "USER_NOT_FOUND",
 		Message: "user not found"}
-	// ErrRefreshTokenReused has a code of its own so errors.Is tells it from
-	// ErrUnauthenticated; use cases answer clients with the latter.
-	ErrRefreshTokenReused = &Error{Kind: KindUnauthenticated, Code: "REFRESH_TOKEN_REUSED",
-		Message: "Unauthorized"}
-	// ErrRefreshTokenUnproven is a refresh store's answer to claims read
-	// without their signature checked (Claims.Digest) that it cannot vouch
-	// for: their digest is not the family's live token's. Nothing was
-	// changed; the caller checks the signature and presents the verified
-	// claims. Clients never see it.
-	ErrRefreshTokenUnproven = &Error{Kind: KindUnauthenticated, Code: "REFRESH_TOKEN_UNPROVEN",
-		Message: "Unauthorized"}
 	ErrTooManyAttempts = &Error{Kind: KindTooMany, Code: "TOO_MANY_ATTEMPTS",
 		Message: "too many failed login attempts; try again later"}
 	ErrSigningKeyNotFound = &Error{Kind: KindNotFound, Code: "SIGNING_KEY_NOT_FOUND",

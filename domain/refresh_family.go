@@ -108,7 +108,8 @@ func (f RefreshFamily) Holds(id string) bool {
 	return false
 }
 
-// RefreshVerdict is what presenting a refresh token of a family means.
+// RefreshVerdict is what presenting a refresh token of a family means;
+// a refresh store answers the one it acted on (ports.Rotation).
 type RefreshVerdict uint8
 
 // The verdicts of RefreshFamily.Judge.

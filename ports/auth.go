@@ -124,16 +124,16 @@ type KeyRevocations interface {
 }
 
 // RefreshTokenReader is what a TokenVerifier may implement besides: the
-// claims of a refresh token read with every check RefreshToken makes
-// except the signature's, marked as such (domain.Claims.Digest set to the
-// token's domain.TokenDigest). Refresh presents them to the refresh store
-// first, which acts on them only when the digest is the one it stored for
-// the family's live token (domain.RefreshFamily.Judge): that token is the
-// exact string issued, so its signature need not be checked again, which
-// is a refresh's most expensive step with EdDSA (docs/benchmarks.md,
-// "Refresh and rotation"). Any other answer sends Refresh back to
-// RefreshToken. Refresh reads tokens so only for a refresh store that says
-// it judges such claims (RefreshDigests).
+// claims RefreshToken returns for a refresh token, read with every check
+// it makes except the signature's, marked as such (domain.Claims.Digest
+// set to the token's domain.TokenDigest). Refresh presents them to the
+// refresh store first, which acts on them only when the digest is the one
+// it stored for the family's live token (domain.RefreshFamily.Judge): that
+// token is the exact string issued, so its signature need not be checked
+// again, which is a refresh's most expensive step with EdDSA
+// (docs/benchmarks.md, "Refresh and rotation"). On any other answer
+// Refresh checks the signature (RefreshToken) and presents them again as
+// verified.
 type RefreshTokenReader interface {
 	// ReadRefreshToken returns the claims, with Digest set, or
 	// domain.ErrUnauthenticated for a token RefreshToken would refuse for
@@ -160,34 +160,32 @@ type RefreshStore interface {
 	// family revoked; r.UsedAt is ignored.
 	SaveRefresh(ctx context.Context, r domain.RefreshRecord) error
 	// RotateRefresh handles the refresh token presented, given by its
-	// claims (ID, FamilyID, Subject, ExpiresAt), at now: what it means is
-	// presented's family's Judge (domain.RefreshFamily). The claims are
-	// verified, or read unchecked with their Digest set
-	// (RefreshTokenReader), in which case only a rotation of the live
-	// token whose stored digest they match may happen; otherwise the
-	// answer is domain.ErrRefreshTokenUnproven and nothing changes.
+	// claims (ID, FamilyID, Subject, ExpiresAt), at now, and answers what
+	// it did: presented's family's Judge (domain.RefreshFamily), a family
+	// the store does not hold being refused. The error is for failures
+	// only. Claims read unchecked (Digest set, RefreshTokenReader) may
+	// rotate the live token whose stored digest they match and nothing
+	// else: any other answer to them is Unproven, changing nothing.
 	//
 	//   - Rotate: next replaces the live token (next.Digest its digest),
-	//     atomically, and is returned. Of concurrent calls presenting one token at most one
-	//     stores its next.
+	//     atomically, and is the Record. Of concurrent calls presenting
+	//     one token at most one stores its next.
 	//   - Reissue (a reuse within a positive grace of the token's first
 	//     use: a client that refreshed twice at once, or retried after a
 	//     lost answer): next is NOT stored, nothing is revoked, and the
-	//     family's live token is returned for the caller to issue again.
-	//     So a family never has two live tokens.
-	//   - Reused: the whole family is revoked at now and
-	//     domain.ErrRefreshTokenReused returned. The events, if any, are
-	//     appended to the store's own audit trail in the same transaction
-	//     as that revocation (see ports.AuditLog); on any other outcome
-	//     they are dropped.
-	//   - Refused, or a family the store does not hold:
-	//     domain.ErrUnauthenticated.
+	//     Record is the family's live token, for the caller to issue
+	//     again. So a family never has two live tokens.
+	//   - Reused: the whole family is revoked at now. The events, if any,
+	//     are appended to the store's own audit trail in the same
+	//     transaction as that revocation (see ports.AuditLog); on any
+	//     other outcome they are dropped.
+	//   - Refused, Unproven: nothing changes.
 	//
 	// next must belong to presented's family and user and have a new id
 	// (neither presented's nor one the family remembers); otherwise
 	// RotateRefresh fails with an internal error and changes nothing.
 	RotateRefresh(ctx context.Context, presented domain.Claims, next domain.RefreshRecord, now time.Time, grace time.Duration,
-		events ...domain.AuditEvent) (domain.RefreshRecord, error)
+		events ...domain.AuditEvent) (Rotation, error)
 	// RevokeFamily revokes a family; a family revoked before keeps its
 	// time, an unknown one is no error. The events, if any, are appended
 	// to the store's own audit trail in the same transaction as the
@@ -201,12 +199,12 @@ type RefreshStore interface {
 	PurgeRefresh(ctx context.Context, now time.Time, limit int) (int, error)
 }
 
-// RefreshDigests is what a RefreshStore implements to say that its
-// RotateRefresh judges claims read unchecked by their digest, as
-// RefreshStore says; a store written before such claims existed would
-// judge them as verified, so Refresh never hands it any.
-type RefreshDigests interface {
-	JudgesRefreshDigests()
+// Rotation is what RefreshStore.RotateRefresh did with a presented
+// token: the verdict it acted on and, for Rotate and Reissue, the family's
+// live token (zero otherwise).
+type Rotation struct {
+	Outcome domain.RefreshVerdict
+	Record  domain.RefreshRecord
 }
 
 // SessionEvictor is what a RefreshStore implements besides to bound a

@@ -1,7 +1,6 @@
 package bunstore_test
 
 import (
-	"errors"
 	"testing"
 	"time"
 
@@ -74,8 +73,8 @@ func TestAuthRevokeFamilyCatchesConcurrentSuccessor(t *testing.T) {
 	}
 	next := rec("t3")
 	presented := domain.Claims{Kind: domain.RefreshToken, ID: "t2", FamilyID: "f1", Subject: "u1", ExpiresAt: now.Add(time.Hour)}
-	if _, err := s.RotateRefresh(ctx, presented, next, now, 0); !errors.Is(err, domain.ErrUnauthenticated) {
-		t.Errorf("rotating the successor after RevokeFamily = %v, want ErrUnauthenticated", err)
+	if rot, err := s.RotateRefresh(ctx, presented, next, now, 0); err != nil || rot.Outcome != domain.RefreshRefused {
+		t.Errorf("rotating the successor after RevokeFamily = %v, %v; want refused", rot.Outcome, err)
 	}
 }
 

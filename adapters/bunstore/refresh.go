@@ -21,34 +21,22 @@ type RefreshStore struct {
 	bounds bounds
 	// rotation holds the statement of RotateRefresh's rotation.
 	rotation *preparedSet
-	// rotate runs one rotation, and enter takes its caller's place for it
-	// (bounds): on SQLite in the rotation group (rotation_group.go), whose
-	// waiters take no place (enterGrouped); elsewhere alone (rotateAlone).
-	// The constructor chooses once.
-	rotate func(ctx context.Context, r *rotation) (domain.RefreshRecord, error)
-	enter  func(ctx context.Context) (context.Context, func(*error))
-	// group is the SQLite rotation group, nil elsewhere; for tests.
+	// group is the SQLite rotation group (rotation_group.go), nil
+	// elsewhere.
 	group *batch.Batcher[*rotation]
 }
 
 var (
 	_ ports.RefreshStore   = (*RefreshStore)(nil)
 	_ ports.RevocationFeed = (*RefreshStore)(nil)
-	_ ports.RefreshDigests = (*RefreshStore)(nil)
 )
-
-// JudgesRefreshDigests implements ports.RefreshDigests: RotateRefresh
-// rotates claims read unchecked only by their live token's digest.
-func (*RefreshStore) JudgesRefreshDigests() {}
 
 // NewRefreshStore returns the store over db, which must come from Open and
 // have been migrated.
 func NewRefreshStore(db *bun.DB, opts ...RepoOption) *RefreshStore {
 	s := &RefreshStore{db: db, bounds: newBounds(opts), rotation: &preparedSet{db: db, queries: []string{rotateVerified: rotateQuery, rotateDigest: rotateDigestQuery}}}
-	s.rotate, s.enter = s.rotateAlone, s.bounds.enter
 	if gate := writeGate(db); gate != nil {
 		s.group = newRotationGroup(s, gate)
-		s.rotate, s.enter = s.rotateGrouped, s.bounds.enterGrouped
 	}
 	return s
 }
@@ -108,81 +96,72 @@ func (s *RefreshStore) SaveRefresh(ctx context.Context, r domain.RefreshRecord) 
 // (rotation_group.go), and a refused one is judged in its group's
 // transaction, as it would be in a transaction of its own.
 func (s *RefreshStore) RotateRefresh(ctx context.Context, presented domain.Claims, next domain.RefreshRecord, now time.Time, grace time.Duration,
-	events ...domain.AuditEvent) (_ domain.RefreshRecord, err error) {
+	events ...domain.AuditEvent) (_ ports.Rotation, err error) {
 	if next.FamilyID != presented.FamilyID || next.UserID != presented.Subject || next.ID == presented.ID {
-		return domain.RefreshRecord{}, errors.New("bunstore: rotate refresh token: the successor must keep the family and user of the token it replaces, with a new id")
+		return ports.Rotation{}, errors.New("bunstore: rotate refresh token: the successor must keep the family and user of the token it replaces, with a new id")
 	}
-	ctx, done := s.enter(ctx)
+	r := &rotation{presented: presented, next: next, now: domain.Normalize(now), grace: grace, events: events}
+	if s.group != nil {
+		// The group's waiters take no place (bounds.enterGrouped).
+		ctx, done := s.bounds.enterGrouped(ctx)
+		defer done(&err)
+		if err = s.group.Do(ctx, r); err != nil {
+			return ports.Rotation{}, err
+		}
+		return r.answer, nil
+	}
+	ctx, done := s.bounds.enter(ctx)
 	defer done(&err)
-	return s.rotate(ctx, &rotation{presented: presented, next: next, now: domain.Normalize(now), grace: grace, events: events})
-}
-
-// rotateGrouped is RotateRefresh in the SQLite rotation group.
-func (s *RefreshStore) rotateGrouped(ctx context.Context, r *rotation) (domain.RefreshRecord, error) {
-	err := s.group.Do(ctx, r)
-	return r.rec, err
+	return s.rotateAlone(ctx, r)
 }
 
 // rotateAlone is RotateRefresh without a group: the UPDATE as a statement
 // of its own, then, when it matched nothing, the verdict.
-func (s *RefreshStore) rotateAlone(ctx context.Context, r *rotation) (domain.RefreshRecord, error) {
+func (s *RefreshStore) rotateAlone(ctx context.Context, r *rotation) (ports.Rotation, error) {
 	q, args := s.rotateStatement(r)
 	res, err := s.rotation.execDB(ctx, q, args...)
 	if err != nil {
-		return domain.RefreshRecord{}, dbError("rotate refresh token", err)
+		return ports.Rotation{}, dbError("rotate refresh token", err)
 	}
 	if n, err := res.RowsAffected(); err != nil {
-		return domain.RefreshRecord{}, dbError("rotate refresh token", err)
+		return ports.Rotation{}, dbError("rotate refresh token", err)
 	} else if n == 1 {
 		return rotated(r.next), nil
 	}
 	if !r.presented.Digest.IsZero() {
-		return domain.RefreshRecord{}, domain.ErrRefreshTokenUnproven
+		return ports.Rotation{Outcome: domain.RefreshUnproven}, nil
 	}
 	f, found, err := readFamily(ctx, s.db, r.presented.FamilyID, false)
 	if err != nil {
-		return domain.RefreshRecord{}, err
+		return ports.Rotation{}, err
 	}
 	if v := judge(f, found, r); v != domain.RefreshReused {
-		a := answer(f, v)
-		return a.rec, a.verdict
+		return answer(f, v), nil
 	}
-	var a rotationAnswer
+	var a ports.Rotation
 	err = authInTx(ctx, s.db, "revoke a reused refresh family", func(ctx context.Context, tx bun.Tx) (err error) {
 		a, err = s.judgeIn(ctx, tx, r)
 		return err
 	})
-	if err != nil {
-		return domain.RefreshRecord{}, err
-	}
-	return a.rec, a.verdict
-}
-
-// rotationAnswer is what a rotation answers its caller: the record
-// (rotated, or the live token issued again), or a verdict error such as
-// domain.ErrUnauthenticated, which does not keep the rotation's
-// transaction from committing.
-type rotationAnswer struct {
-	rec     domain.RefreshRecord
-	verdict error
+	return a, err
 }
 
 // rotateIn runs one rotation in tx: the UPDATE, and when it matched
 // nothing, the verdict (judgeIn). An error is a failure, after which tx
-// must roll back.
-func (s *RefreshStore) rotateIn(ctx context.Context, tx bun.Tx, r *rotation) (rotationAnswer, error) {
+// must roll back; any outcome commits.
+func (s *RefreshStore) rotateIn(ctx context.Context, tx bun.Tx, r *rotation) (ports.Rotation, error) {
 	q, args := s.rotateStatement(r)
 	res, err := s.rotation.exec(ctx, tx, q, args...)
 	if err != nil {
-		return rotationAnswer{}, dbError("rotate refresh token", err)
+		return ports.Rotation{}, dbError("rotate refresh token", err)
 	}
 	if n, err := res.RowsAffected(); err != nil {
-		return rotationAnswer{}, dbError("rotate refresh token", err)
+		return ports.Rotation{}, dbError("rotate refresh token", err)
 	} else if n == 1 {
-		return rotationAnswer{rec: rotated(r.next)}, nil
+		return rotated(r.next), nil
 	}
 	if !r.presented.Digest.IsZero() {
-		return rotationAnswer{verdict: domain.ErrRefreshTokenUnproven}, nil
+		return ports.Rotation{Outcome: domain.RefreshUnproven}, nil
 	}
 	return s.judgeIn(ctx, tx, r)
 }
@@ -190,22 +169,22 @@ func (s *RefreshStore) rotateIn(ctx context.Context, tx bun.Tx, r *rotation) (ro
 // judgeIn reads the presented token's family in tx (locking its row on
 // PostgreSQL) and acts on the verdict: on reuse it revokes the family and
 // appends r's events, both in tx.
-func (s *RefreshStore) judgeIn(ctx context.Context, tx bun.Tx, r *rotation) (rotationAnswer, error) {
+func (s *RefreshStore) judgeIn(ctx context.Context, tx bun.Tx, r *rotation) (ports.Rotation, error) {
 	f, found, err := readFamily(ctx, tx, r.presented.FamilyID, true)
 	if err != nil {
-		return rotationAnswer{}, err
+		return ports.Rotation{}, err
 	}
 	v := judge(f, found, r)
 	if v != domain.RefreshReused {
 		return answer(f, v), nil
 	}
 	if err := revokeIn(ctx, tx, "family_id", f.ID, r.now); err != nil {
-		return rotationAnswer{}, err
+		return ports.Rotation{}, err
 	}
 	if err := insertEvents(ctx, tx, r.events); err != nil {
-		return rotationAnswer{}, err
+		return ports.Rotation{}, err
 	}
-	return rotationAnswer{verdict: domain.ErrRefreshTokenReused}, nil
+	return ports.Rotation{Outcome: v}, nil
 }
 
 // judge is the verdict on r's presented token for its family, refused
@@ -219,13 +198,13 @@ func judge(f domain.RefreshFamily, found bool, r *rotation) domain.RefreshVerdic
 
 // answer is the answer to a rotation that matched nothing, for every
 // verdict but reuse: within grace the family's live token; otherwise
-// domain.ErrUnauthenticated (a Rotate verdict here means the row changed
-// between the UPDATE and the read: refusing is the safe answer).
-func answer(f domain.RefreshFamily, v domain.RefreshVerdict) rotationAnswer {
+// refused (a Rotate verdict here means the row changed between the UPDATE
+// and the read: refusing is the safe answer).
+func answer(f domain.RefreshFamily, v domain.RefreshVerdict) ports.Rotation {
 	if v == domain.RefreshReissue {
-		return rotationAnswer{rec: f.Current()}
+		return ports.Rotation{Outcome: v, Record: f.Current()}
 	}
-	return rotationAnswer{verdict: domain.ErrUnauthenticated}
+	return ports.Rotation{Outcome: domain.RefreshRefused}
 }
 
 // rotateStatement returns the statement that rotates r (its index in
@@ -249,11 +228,11 @@ func digestArg(d domain.Digest) any {
 	return d[:]
 }
 
-// rotated is the record a successful rotation returns: next as stored.
-func rotated(next domain.RefreshRecord) domain.RefreshRecord {
+// rotated is the answer of a successful rotation: next as stored.
+func rotated(next domain.RefreshRecord) ports.Rotation {
 	next.IssuedAt, next.ExpiresAt = domain.Normalize(next.IssuedAt), domain.Normalize(next.ExpiresAt)
 	next.UsedAt, next.RevokedAt = nil, nil
-	return next
+	return ports.Rotation{Outcome: domain.RefreshRotate, Record: next}
 }
 
 // readFamily reads a family's row; found is false when there is none.

@@ -1,7 +1,6 @@
 package bunstore
 
 import (
-	"errors"
 	"fmt"
 	"path/filepath"
 	"slices"
@@ -9,6 +8,7 @@ import (
 	"time"
 
 	"github.com/cachegate/cachegate/domain"
+	"github.com/cachegate/cachegate/ports"
 	"github.com/cachegate/cachegate/test/pgtest"
 )
 
@@ -86,13 +86,10 @@ func TestRefreshFamiliesMigrationKeepsSessions(t *testing.T) {
 				return domain.RefreshRecord{ID: id, FamilyID: family, UserID: user, IssuedAt: now, ExpiresAt: now.Add(30 * domain.Day)}
 			}
 			const grace = 10 * time.Second
-			want := func(what string, got domain.RefreshRecord, err error, wantID string, wantErr error) {
+			want := func(what string, got ports.Rotation, err error, wantID string, outcome domain.RefreshVerdict) {
 				t.Helper()
-				switch {
-				case wantErr != nil && !errors.Is(err, wantErr):
-					t.Errorf("%s = %v, want %v", what, err, wantErr)
-				case wantErr == nil && (err != nil || got.ID != wantID):
-					t.Errorf("%s = %s, %v; want %s", what, got.ID, err, wantID)
+				if err != nil || got.Outcome != outcome || got.Record.ID != wantID {
+					t.Errorf("%s = %v %s, %v; want %v %s", what, got.Outcome, got.Record.ID, err, outcome, wantID)
 				}
 			}
 			byID := func(id string) domain.RefreshRecord {
@@ -101,22 +98,22 @@ func TestRefreshFamiliesMigrationKeepsSessions(t *testing.T) {
 			}
 
 			got, err := s.RotateRefresh(ctx, claims(byID("a3")), next("a4", "fa", "u1"), now, grace)
-			want("the live token of fa", got, err, "a4", nil)
+			want("the live token of fa", got, err, "a4", domain.RefreshRotate)
 			got, err = s.RotateRefresh(ctx, claims(byID("b2")), next("b9", "fb", "u1"), now, grace)
-			want("fb's token used 3 s ago, within grace", got, err, "b3", nil)
-			if got.ExpiresAt != exp || !got.IssuedAt.Equal(now.Add(-3*time.Second)) {
-				t.Errorf("the live token given again: issued %v, expires %v; want its stored times", got.IssuedAt, got.ExpiresAt)
+			want("fb's token used 3 s ago, within grace", got, err, "b3", domain.RefreshReissue)
+			if got.Record.ExpiresAt != exp || !got.Record.IssuedAt.Equal(now.Add(-3*time.Second)) {
+				t.Errorf("the live token given again: issued %v, expires %v; want its stored times", got.Record.IssuedAt, got.Record.ExpiresAt)
 			}
 			got, err = s.RotateRefresh(ctx, claims(byID("c1")), next("c2", "fc", "u2"), now, grace)
-			want("a token of the revoked fc", got, err, "", domain.ErrUnauthenticated)
+			want("a token of the revoked fc", got, err, "", domain.RefreshRefused)
 			got, err = s.RotateRefresh(ctx, claims(byID("d1")), next("d2", "fd", "u2"), now, grace)
-			want("the expired token of fd", got, err, "", domain.ErrUnauthenticated)
+			want("the expired token of fd", got, err, "", domain.RefreshRefused)
 			got, err = s.RotateRefresh(ctx, claims(byID("e1")), next("e9", "fe", "u3"), now, grace)
-			want("fe's oldest token", got, err, "", domain.ErrRefreshTokenReused)
+			want("fe's oldest token", got, err, "", domain.RefreshReused)
 			got, err = s.RotateRefresh(ctx, claims(byID("e4")), next("e5", "fe", "u3"), now, grace)
-			want("fe's live token after the reuse", got, err, "", domain.ErrUnauthenticated)
+			want("fe's live token after the reuse", got, err, "", domain.RefreshRefused)
 			got, err = s.RotateRefresh(ctx, claims(byID("b1")), next("b8", "fb", "u1"), now, grace)
-			want("fb's token used 2 h ago", got, err, "", domain.ErrRefreshTokenReused)
+			want("fb's token used 2 h ago", got, err, "", domain.RefreshReused)
 
 			revoked, err := s.RevokedFamilies(ctx, now.Add(-2*time.Minute))
 			if err != nil || !slices.Equal(revoked, []string{"fb", "fc", "fe"}) {
@@ -164,13 +161,14 @@ func TestRefreshStorageStaysOnePerFamily(t *testing.T) {
 			}
 			const n = 1000
 			for i := range n {
-				live, err := s.RotateRefresh(ctx, claims(rec(i, "f1")), rec(i+1, "f1"), now, 10*time.Second)
-				if err != nil || live.ID != rec(i+1, "f1").ID {
+				rot, err := s.RotateRefresh(ctx, claims(rec(i, "f1")), rec(i+1, "f1"), now, 10*time.Second)
+				live := rot.Record
+				if err != nil || rot.Outcome != domain.RefreshRotate || live.ID != rec(i+1, "f1").ID {
 					t.Fatalf("rotation %d: %s, %v", i, live.ID, err)
 				}
 				if i%100 == 0 { // a client retrying: the live token again, nothing stored
-					if again, err := s.RotateRefresh(ctx, claims(rec(i, "f1")), rec(n+i, "f1"), now, 10*time.Second); err != nil || again.ID != live.ID {
-						t.Fatalf("retry %d: %s, %v", i, again.ID, err)
+					if again, err := s.RotateRefresh(ctx, claims(rec(i, "f1")), rec(n+i, "f1"), now, 10*time.Second); err != nil || again.Record.ID != live.ID {
+						t.Fatalf("retry %d: %s, %v", i, again.Record.ID, err)
 					}
 				}
 			}

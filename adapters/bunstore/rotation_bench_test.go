@@ -41,14 +41,14 @@ func BenchmarkRotateRefresh(b *testing.B) {
 						UserID: cur.UserID, IssuedAt: now, ExpiresAt: now.Add(time.Hour)}
 					presented := domain.Claims{Kind: domain.RefreshToken, ID: cur.ID, FamilyID: cur.FamilyID,
 						Subject: cur.UserID, IssuedAt: cur.IssuedAt, ExpiresAt: cur.ExpiresAt}
-					rec, err := s.RotateRefresh(ctx, presented, succ, now, time.Minute)
-					if err != nil {
+					rot, err := s.RotateRefresh(ctx, presented, succ, now, time.Minute)
+					if err != nil || (rot.Outcome != domain.RefreshRotate && rot.Outcome != domain.RefreshReissue) {
 						// Another goroutine of the same family rotated
 						// first: take its token and go on.
 						failed.Add(1)
 						continue
 					}
-					live[f].Store(&rec)
+					live[f].Store(&rot.Record)
 				}
 			})
 			b.ReportMetric(float64(failed.Load())/float64(b.N), "failed/op")

@@ -8,6 +8,7 @@ import (
 
 	"github.com/cachegate/cachegate/adapters/bunstore/internal/batch"
 	"github.com/cachegate/cachegate/domain"
+	"github.com/cachegate/cachegate/ports"
 )
 
 // Group commit of refresh rotations on SQLite. Every rotation is a small
@@ -38,8 +39,9 @@ type rotation struct {
 	now       time.Time
 	grace     time.Duration
 	events    []domain.AuditEvent
-	// rec is the record answered, set before the batcher answers nil.
-	rec domain.RefreshRecord
+	// answer is the rotation's outcome, set before the batcher answers
+	// nil.
+	answer ports.Rotation
 }
 
 // newRotationGroup returns the batcher of s's rotations on an SQLite
@@ -53,33 +55,26 @@ func newRotationGroup(s *RefreshStore, gate chan struct{}) *batch.Batcher[*rotat
 	})
 }
 
-// commitGroup runs the rotations of jobs in one transaction and returns
-// each one's answer (its record in rotation.rec). Rotations refused (or
-// forgiven, or found reused) do not disturb the others. The caller holds
-// the write gate.
+// commitGroup runs the rotations of jobs in one transaction, each
+// answered in its rotation.answer, and returns the error of each (a job
+// whose caller left). Rotations refused (or forgiven, or found reused) do
+// not disturb the others. The caller holds the write gate.
 func (s *RefreshStore) commitGroup(ctx context.Context, jobs []batch.Job[*rotation]) ([]error, error) {
-	answers := make([]rotationAnswer, len(jobs))
-	err := inTx(ctx, s.db, "rotate refresh tokens", func(ctx context.Context, tx bun.Tx) error {
+	out := make([]error, len(jobs))
+	err := inTx(ctx, s.db, "rotate refresh tokens", func(ctx context.Context, tx bun.Tx) (err error) {
 		for i, j := range jobs {
-			if err := j.Ctx.Err(); err != nil {
-				answers[i] = rotationAnswer{verdict: dbError("rotate refresh token", err)}
+			if out[i] = j.Ctx.Err(); out[i] != nil {
+				out[i] = dbError("rotate refresh token", out[i])
 				continue
 			}
-			a, err := s.rotateIn(ctx, tx, j.Work)
-			if err != nil {
+			if j.Work.answer, err = s.rotateIn(ctx, tx, j.Work); err != nil {
 				return err
 			}
-			answers[i] = a
 		}
 		return nil
 	})
 	if err != nil {
 		return nil, batchFailure(ctx, "rotate refresh tokens", err)
-	}
-	out := make([]error, len(jobs))
-	for i, j := range jobs {
-		j.Work.rec = answers[i].rec
-		out[i] = answers[i].verdict
 	}
 	return out, nil
 }
@@ -87,13 +82,8 @@ func (s *RefreshStore) commitGroup(ctx context.Context, jobs []batch.Job[*rotati
 // rotateOne runs one rotation in a transaction of its own, through the
 // write gate.
 func (s *RefreshStore) rotateOne(ctx context.Context, r *rotation) error {
-	var a rotationAnswer
-	if err := authInTx(ctx, s.db, "rotate refresh token", func(ctx context.Context, tx bun.Tx) (err error) {
-		a, err = s.rotateIn(ctx, tx, r)
+	return authInTx(ctx, s.db, "rotate refresh token", func(ctx context.Context, tx bun.Tx) (err error) {
+		r.answer, err = s.rotateIn(ctx, tx, r)
 		return err
-	}); err != nil {
-		return err
-	}
-	r.rec = a.rec
-	return a.verdict
+	})
 }

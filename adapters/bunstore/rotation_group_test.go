@@ -70,12 +70,12 @@ func TestRotationGroup(t *testing.T) {
 		if err := s.SaveRefresh(t.Context(), rec(fmt.Sprintf("t%d", i), fmt.Sprint(i))); err != nil {
 			t.Fatal(err)
 		}
-		if _, err := s.RotateRefresh(t.Context(), presentedOf(rec(fmt.Sprintf("t%d", i), fmt.Sprint(i))),
-			rec(fmt.Sprintf("t%d-b", i), fmt.Sprint(i)), groupNow, 0); err != nil {
-			t.Fatal(err)
+		if rot, err := s.RotateRefresh(t.Context(), presentedOf(rec(fmt.Sprintf("t%d", i), fmt.Sprint(i))),
+			rec(fmt.Sprintf("t%d-b", i), fmt.Sprint(i)), groupNow, 0); err != nil || rot.Outcome != domain.RefreshRotate {
+			t.Fatal(rot.Outcome, err)
 		}
 	}
-	errs := make([]error, n)
+	rots, errs := make([]ports.Rotation, n), make([]error, n)
 	var wg sync.WaitGroup
 	holdGateWhile(t, s, n, func() {
 		for i := range n {
@@ -84,7 +84,7 @@ func TestRotationGroup(t *testing.T) {
 				if i == bad {
 					next.ID = fmt.Sprintf("t%d", i)
 				}
-				_, errs[i] = s.RotateRefresh(t.Context(), presentedOf(rec(fmt.Sprintf("t%d-b", i), fmt.Sprint(i))), next, groupNow, 0)
+				rots[i], errs[i] = s.RotateRefresh(t.Context(), presentedOf(rec(fmt.Sprintf("t%d-b", i), fmt.Sprint(i))), next, groupNow, 0)
 			})
 		}
 	})
@@ -93,18 +93,18 @@ func TestRotationGroup(t *testing.T) {
 		switch {
 		case i == bad && err == nil:
 			t.Errorf("rotation %d to an id its family holds succeeded", i)
-		case i == bad && (errors.Is(err, domain.ErrRefreshTokenReused) || domain.KindOf(err) == domain.KindUnauthenticated):
+		case i == bad && domain.KindOf(err) == domain.KindUnauthenticated:
 			t.Errorf("rotation %d to an id its family holds = %v, want an internal error", i, err)
-		case i != bad && err != nil:
-			t.Errorf("rotation %d = %v, want success", i, err)
+		case i != bad && (err != nil || rots[i].Outcome != domain.RefreshRotate):
+			t.Errorf("rotation %d = %v, %v; want a rotation", i, rots[i].Outcome, err)
 		}
 	}
 	// The failed rotation left t7-b live; the others replaced theirs.
-	if _, err := s.RotateRefresh(t.Context(), presentedOf(rec("t7-b", "7")), rec("t7-again", "7"), groupNow, 0); err != nil {
-		t.Errorf("rotating the token of the failed rotation: %v", err)
+	if rot, err := s.RotateRefresh(t.Context(), presentedOf(rec("t7-b", "7")), rec("t7-again", "7"), groupNow, 0); err != nil || rot.Outcome != domain.RefreshRotate {
+		t.Errorf("rotating the token of the failed rotation: %v, %v", rot.Outcome, err)
 	}
-	if _, err := s.RotateRefresh(t.Context(), presentedOf(rec("t3-b", "3")), rec("t3-again", "3"), groupNow, 0); !errors.Is(err, domain.ErrRefreshTokenReused) {
-		t.Errorf("rotating a token its group used = %v, want ErrRefreshTokenReused", err)
+	if rot, err := s.RotateRefresh(t.Context(), presentedOf(rec("t3-b", "3")), rec("t3-again", "3"), groupNow, 0); err != nil || rot.Outcome != domain.RefreshReused {
+		t.Errorf("rotating a token its group used = %v, %v; want reuse", rot.Outcome, err)
 	}
 }
 
@@ -122,25 +122,22 @@ func TestRotationGroupJudgesInArrivalOrder(t *testing.T) {
 		t.Fatal(err)
 	}
 	event := domain.AuditEvent{ID: "e1", Time: groupNow, Type: domain.AuditRefreshReused, UserID: "u1", Family: "f-1"}
-	calls := []func() error{
-		func() error {
-			_, err := s.RotateRefresh(t.Context(), presentedOf(rec("t1", "1")), rec("t2", "1"), groupNow, 0)
-			return err
+	calls := []func() (ports.Rotation, error){
+		func() (ports.Rotation, error) {
+			return s.RotateRefresh(t.Context(), presentedOf(rec("t1", "1")), rec("t2", "1"), groupNow, 0)
 		},
-		func() error {
-			_, err := s.RotateRefresh(t.Context(), presentedOf(rec("t1", "1")), rec("t2b", "1"), groupNow, 0, event)
-			return err
+		func() (ports.Rotation, error) {
+			return s.RotateRefresh(t.Context(), presentedOf(rec("t1", "1")), rec("t2b", "1"), groupNow, 0, event)
 		},
-		func() error {
-			_, err := s.RotateRefresh(t.Context(), presentedOf(rec("t1", "1")), rec("t2c", "1"), groupNow, time.Minute)
-			return err
+		func() (ports.Rotation, error) {
+			return s.RotateRefresh(t.Context(), presentedOf(rec("t1", "1")), rec("t2c", "1"), groupNow, time.Minute)
 		},
 	}
-	errs := make([]error, len(calls))
+	rots, errs := make([]ports.Rotation, len(calls)), make([]error, len(calls))
 	var wg sync.WaitGroup
 	holdGateWhile(t, s, len(calls), func() {
 		for i, call := range calls {
-			wg.Go(func() { errs[i] = call() })
+			wg.Go(func() { rots[i], errs[i] = call() })
 			// Queue one at a time, so the group's order is the calls' order.
 			for deadline := time.Now().Add(10 * time.Second); ; {
 				queued := s.group.Queued()
@@ -152,8 +149,9 @@ func TestRotationGroupJudgesInArrivalOrder(t *testing.T) {
 		}
 	})
 	wg.Wait()
-	if errs[0] != nil || !errors.Is(errs[1], domain.ErrRefreshTokenReused) || !errors.Is(errs[2], domain.ErrUnauthenticated) {
-		t.Fatalf("answers %v, want success, ErrRefreshTokenReused, ErrUnauthenticated", errs)
+	if errors.Join(errs...) != nil || rots[0].Outcome != domain.RefreshRotate || rots[1].Outcome != domain.RefreshReused ||
+		rots[2].Outcome != domain.RefreshRefused {
+		t.Fatalf("answers %+v, %v; want rotated, reused, refused", rots, errs)
 	}
 	events, err := log.Events(t.Context(), ports.AuditFilter{})
 	if err != nil || len(events) != 1 || events[0].ID != "e1" {

@@ -29,12 +29,7 @@ func (s *RefreshStore) SetAuditLog(l *AuditLog) { s.audit = l }
 var (
 	_ ports.RefreshStore   = (*RefreshStore)(nil)
 	_ ports.RevocationFeed = (*RefreshStore)(nil)
-	_ ports.RefreshDigests = (*RefreshStore)(nil)
 )
-
-// JudgesRefreshDigests implements ports.RefreshDigests: RotateRefresh
-// rotates claims read unchecked only by their live token's digest.
-func (*RefreshStore) JudgesRefreshDigests() {}
 
 // NewRefreshStore returns an empty store.
 func NewRefreshStore() *RefreshStore {
@@ -66,18 +61,18 @@ func (s *RefreshStore) SaveRefresh(_ context.Context, r domain.RefreshRecord) er
 // revokes the family (appending events to the attached audit log with the
 // revocation) or refuses, as ports.RefreshStore says.
 func (s *RefreshStore) RotateRefresh(_ context.Context, presented domain.Claims, next domain.RefreshRecord, now time.Time, grace time.Duration,
-	events ...domain.AuditEvent) (domain.RefreshRecord, error) {
+	events ...domain.AuditEvent) (ports.Rotation, error) {
 	if next.FamilyID != presented.FamilyID || next.UserID != presented.Subject || next.ID == presented.ID {
-		return domain.RefreshRecord{}, fmt.Errorf("memstore: rotate refresh token: the successor must keep the family and user of the token it replaces, with a new id")
+		return ports.Rotation{}, fmt.Errorf("memstore: rotate refresh token: the successor must keep the family and user of the token it replaces, with a new id")
 	}
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	now = authTime(now)
 	f, ok := s.families[presented.FamilyID]
-	if !ok {
-		return domain.RefreshRecord{}, domain.ErrUnauthenticated
+	v := domain.RefreshRefused
+	if ok {
+		v = f.Judge(presented, now, grace)
 	}
-	v := f.Judge(presented, now, grace)
 	if !presented.Digest.IsZero() && v != domain.RefreshRotate {
 		// Claims read unchecked act on nothing but a rotation.
 		v = domain.RefreshUnproven
@@ -85,25 +80,21 @@ func (s *RefreshStore) RotateRefresh(_ context.Context, presented domain.Claims,
 	switch v {
 	case domain.RefreshRotate:
 		if f.Holds(next.ID) {
-			return domain.RefreshRecord{}, fmt.Errorf("memstore: rotate refresh token: id %q is already stored in family %q", next.ID, f.ID)
+			return ports.Rotation{}, fmt.Errorf("memstore: rotate refresh token: id %q is already stored in family %q", next.ID, f.ID)
 		}
 		f = f.Rotated(next, now)
 		s.families[f.ID] = f
-		return f.Current(), nil
+		return ports.Rotation{Outcome: v, Record: f.Current()}, nil
 	case domain.RefreshReissue:
-		return f.Current(), nil
-	case domain.RefreshUnproven:
-		return domain.RefreshRecord{}, domain.ErrRefreshTokenUnproven
+		return ports.Rotation{Outcome: v, Record: f.Current()}, nil
 	case domain.RefreshReused:
 		if err := eventsSink(s.audit, "revoke a reused refresh family", events); err != nil {
-			return domain.RefreshRecord{}, err
+			return ports.Rotation{}, err
 		}
 		s.revoke(now, func(f domain.RefreshFamily) bool { return f.ID == presented.FamilyID })
 		s.audit.appendEvents(events)
-		return domain.RefreshRecord{}, domain.ErrRefreshTokenReused
-	default:
-		return domain.RefreshRecord{}, domain.ErrUnauthenticated
 	}
+	return ports.Rotation{Outcome: v}, nil
 }
 
 // RevokeFamily revokes a family at now; a family revoked before keeps its

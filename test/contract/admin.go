@@ -244,9 +244,9 @@ func AdminStores(t *testing.T, newStores func(t *testing.T) AuditStores) {
 		}
 		next := domain.RefreshRecord{ID: "a2", FamilyID: "fa", UserID: uid(1), IssuedAt: at(7), ExpiresAt: at(700),
 			Address: "198.51.100.9", UserAgent: "phone/2"}
-		if _, err := s.Refresh.RotateRefresh(t.Context(), domain.Claims{Kind: domain.RefreshToken, ID: "a1", FamilyID: "fa",
-			Subject: uid(1), IssuedAt: at(1), ExpiresAt: at(600)}, next, at(7), 0); err != nil {
-			t.Fatalf("RotateRefresh: %v", err)
+		if rot, err := s.Refresh.RotateRefresh(t.Context(), domain.Claims{Kind: domain.RefreshToken, ID: "a1", FamilyID: "fa",
+			Subject: uid(1), IssuedAt: at(1), ExpiresAt: at(600)}, next, at(7), 0); err != nil || rot.Outcome != domain.RefreshRotate {
+			t.Fatalf("RotateRefresh: %v, %v", rot.Outcome, err)
 		}
 		l, err := sess.UserSessions(t.Context(), uid(1), at(8))
 		if err != nil || len(l) != 2 {

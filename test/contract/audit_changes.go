@@ -164,7 +164,7 @@ func AuditWithChanges(t *testing.T, newStores func(t *testing.T) AuditStores) {
 			t.Fatalf("RevokeFamily: %v", err)
 		}
 		wantEvents(t, s, taken, e) // same time: newest first by id
-		authRotate(t, s.Refresh, "t1", authToken("t2", "f1", "u1"), now, domain.ErrUnauthenticated)
+		authRotate(t, s.Refresh, "t1", authToken("t2", "f1", "u1"), now, domain.RefreshRefused)
 	})
 
 	t.Run("a family whose event failed is not revoked", func(t *testing.T) {
@@ -177,7 +177,7 @@ func AuditWithChanges(t *testing.T, newStores func(t *testing.T) AuditStores) {
 		if err := s.Refresh.RevokeFamily(t.Context(), "f1", now, event("taken", domain.AuditLogout)); err == nil {
 			t.Fatal("RevokeFamily with an event id already stored succeeded")
 		}
-		authRotate(t, s.Refresh, "t1", authToken("t2", "f1", "u1"), now, nil)
+		authRotate(t, s.Refresh, "t1", authToken("t2", "f1", "u1"), now, domain.RefreshRotate)
 	})
 	t.Run("a key added with its event stores both, or neither", func(t *testing.T) {
 		t.Parallel()
@@ -272,8 +272,8 @@ func AuditWithChanges(t *testing.T, newStores func(t *testing.T) AuditStores) {
 			t.Errorf("revoked families %v, want the user's f1 and f2", got)
 		}
 		wantEvents(t, s, e)
-		authRotate(t, s.Refresh, "t1", authToken("t1b", "f1", "u1"), now, domain.ErrUnauthenticated)
-		authRotate(t, s.Refresh, "t3", authToken("t3b", "f3", "u2"), now, nil)
+		authRotate(t, s.Refresh, "t1", authToken("t1b", "f1", "u1"), now, domain.RefreshRefused)
+		authRotate(t, s.Refresh, "t3", authToken("t3b", "f3", "u2"), now, domain.RefreshRotate)
 	})
 
 	t.Run("ending a user's sessions without events still revokes them", func(t *testing.T) {
@@ -324,7 +324,7 @@ func AuditWithChanges(t *testing.T, newStores func(t *testing.T) AuditStores) {
 			t.Errorf("revoked families %v after failed updates, want none", got)
 		}
 		wantEvents(t, s, taken)
-		authRotate(t, s.Refresh, "t1", authToken("t1b", "f1", "u1"), now, nil)
+		authRotate(t, s.Refresh, "t1", authToken("t1b", "f1", "u1"), now, domain.RefreshRotate)
 	})
 	t.Run("a user's sessions ended while a family rotates leave it no live token", func(t *testing.T) {
 		t.Parallel()
@@ -340,7 +340,7 @@ func AuditWithChanges(t *testing.T, newStores func(t *testing.T) AuditStores) {
 					close(started)
 				}
 				next := authToken(fmt.Sprintf("t1-%d", i), "f1", "u1")
-				if _, err := s.Refresh.RotateRefresh(context.Background(), authPresented(cur, "f1", "u1"), next, now, 0); err != nil {
+				if rot, err := s.Refresh.RotateRefresh(context.Background(), authPresented(cur, "f1", "u1"), next, now, 0); err != nil || rot.Outcome != domain.RefreshRotate {
 					if i < 3 {
 						close(started)
 					}
@@ -355,7 +355,7 @@ func AuditWithChanges(t *testing.T, newStores func(t *testing.T) AuditStores) {
 		}
 		// The rotations stop at the first refusal; the token they stopped
 		// at is the family's newest and must be revoked too.
-		authRotate(t, s.Refresh, <-last, authToken("after", "f1", "u1"), now, domain.ErrUnauthenticated)
+		authRotate(t, s.Refresh, <-last, authToken("after", "f1", "u1"), now, domain.RefreshRefused)
 	})
 
 	auditReuseWithChanges(t, newStores)

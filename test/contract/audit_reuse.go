@@ -38,42 +38,42 @@ func auditReuseWithChanges(t *testing.T, newStores func(t *testing.T) AuditStore
 			}
 		}
 	}
-	rotate := func(t *testing.T, s AuditStores, id, next string, at time.Time, grace time.Duration, e domain.AuditEvent) error {
+	rotate := func(t *testing.T, s AuditStores, id, next string, at time.Time, grace time.Duration, e domain.AuditEvent) (domain.RefreshVerdict, error) {
 		t.Helper()
-		_, err := s.Refresh.RotateRefresh(t.Context(), authPresented(id, "f1", "u1"), authToken(next, "f1", "u1"), at, grace, e)
-		return err
+		rot, err := s.Refresh.RotateRefresh(t.Context(), authPresented(id, "f1", "u1"), authToken(next, "f1", "u1"), at, grace, e)
+		return rot.Outcome, err
 	}
 
 	t.Run("a reuse stores its event with the family's revocation", func(t *testing.T) {
 		t.Parallel()
 		s := newStores(t)
 		authSave(t, s.Refresh, authToken("t1", "f1", "u1"))
-		authRotate(t, s.Refresh, "t1", authToken("t2", "f1", "u1"), now, nil)
+		authRotate(t, s.Refresh, "t1", authToken("t2", "f1", "u1"), now, domain.RefreshRotate)
 		e := event("e1", domain.AuditRefreshReused)
-		if err := rotate(t, s, "t1", "t3", now, 0, e); !authIs(err, domain.ErrRefreshTokenReused) {
-			t.Fatalf("a reuse = %v, want ErrRefreshTokenReused", err)
+		if v, err := rotate(t, s, "t1", "t3", now, 0, e); err != nil || v != domain.RefreshReused {
+			t.Fatalf("a reuse = %s, %v; want Reused", authName(v), err)
 		}
 		wantEvents(t, s, "e1")
 		got, err := s.Log.Events(t.Context(), ports.AuditFilter{})
 		if err != nil || len(got) != 1 || got[0].Type != domain.AuditRefreshReused || got[0].Family != "f1" || got[0].RequestID != "rid-e1" {
 			t.Fatalf("events %+v, %v; want the refresh.reused event as given", got, err)
 		}
-		authRotate(t, s.Refresh, "t2", authToken("t4", "f1", "u1"), now, domain.ErrUnauthenticated)
+		authRotate(t, s.Refresh, "t2", authToken("t4", "f1", "u1"), now, domain.RefreshRefused)
 	})
 
 	t.Run("a rotation that detects no reuse stores no event", func(t *testing.T) {
 		t.Parallel()
 		s := newStores(t)
 		authSave(t, s.Refresh, authToken("t1", "f1", "u1"))
-		if err := rotate(t, s, "t1", "t2", now, time.Minute, event("rotated", domain.AuditRefreshReused)); err != nil {
-			t.Fatalf("a rotation: %v", err)
+		if v, err := rotate(t, s, "t1", "t2", now, time.Minute, event("rotated", domain.AuditRefreshReused)); err != nil || v != domain.RefreshRotate {
+			t.Fatalf("a rotation: %s, %v", authName(v), err)
 		}
-		if err := rotate(t, s, "t1", "t2b", now.Add(time.Second), time.Minute, event("forgiven", domain.AuditRefreshReused)); err != nil {
-			t.Fatalf("a reuse within grace: %v", err)
+		if v, err := rotate(t, s, "t1", "t2b", now.Add(time.Second), time.Minute, event("forgiven", domain.AuditRefreshReused)); err != nil || v != domain.RefreshReissue {
+			t.Fatalf("a reuse within grace: %s, %v", authName(v), err)
 		}
-		if _, err := s.Refresh.RotateRefresh(t.Context(), authPresented("x1", "f9", "u1"), authToken("x2", "f9", "u1"), now, 0,
-			event("unknown", domain.AuditRefreshReused)); !authIs(err, domain.ErrUnauthenticated) {
-			t.Fatalf("a token of an unknown family = %v, want ErrUnauthenticated", err)
+		if rot, err := s.Refresh.RotateRefresh(t.Context(), authPresented("x1", "f9", "u1"), authToken("x2", "f9", "u1"), now, 0,
+			event("unknown", domain.AuditRefreshReused)); err != nil || rot.Outcome != domain.RefreshRefused {
+			t.Fatalf("a token of an unknown family = %s, %v; want Refused", authName(rot.Outcome), err)
 		}
 		wantEvents(t, s)
 	})
@@ -82,17 +82,17 @@ func auditReuseWithChanges(t *testing.T, newStores func(t *testing.T) AuditStore
 		t.Parallel()
 		s := newStores(t)
 		authSave(t, s.Refresh, authToken("t1", "f1", "u1"))
-		authRotate(t, s.Refresh, "t1", authToken("t2", "f1", "u1"), now, nil)
+		authRotate(t, s.Refresh, "t1", authToken("t2", "f1", "u1"), now, domain.RefreshRotate)
 		taken := event("taken", domain.AuditLoginFailed)
 		if err := s.Log.RecordEvent(t.Context(), taken); err != nil {
 			t.Fatalf("RecordEvent: %v", err)
 		}
-		err := rotate(t, s, "t1", "t3", now, 0, event("taken", domain.AuditRefreshReused))
-		if err == nil || authIs(err, domain.ErrRefreshTokenReused) || domain.KindOf(err) == domain.KindUnauthenticated {
+		_, err := rotate(t, s, "t1", "t3", now, 0, event("taken", domain.AuditRefreshReused))
+		if err == nil || domain.KindOf(err) == domain.KindUnauthenticated {
 			t.Fatalf("a reuse whose event id is taken = %v, want an internal error", err)
 		}
 		wantEvents(t, s, "taken")
 		// The family was not revoked: its live token still rotates.
-		authRotate(t, s.Refresh, "t2", authToken("t3", "f1", "u1"), now, nil)
+		authRotate(t, s.Refresh, "t2", authToken("t3", "f1", "u1"), now, domain.RefreshRotate)
 	})
 }

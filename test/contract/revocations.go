@@ -34,7 +34,7 @@ func RevocationFeed(t *testing.T, newStore func(t *testing.T) RevocationStore) {
 		t.Parallel()
 		s := newStore(t)
 		authSave(t, s, authToken("t1", "f1", "u1"))
-		authRotate(t, s, "t1", authToken("t2", "f1", "u1"), now, nil)
+		authRotate(t, s, "t1", authToken("t2", "f1", "u1"), now, domain.RefreshRotate)
 		authSave(t, s, authToken("other", "f2", "u1"))
 		if err := s.RevokeFamily(t.Context(), "f1", now); err != nil {
 			t.Fatalf("RevokeFamily: %v", err)
@@ -60,9 +60,9 @@ func RevocationFeed(t *testing.T, newStore func(t *testing.T) RevocationStore) {
 		t.Parallel()
 		s := newStore(t)
 		authSave(t, s, authToken("t1", "f1", "u1"))
-		authRotate(t, s, "t1", authToken("t2", "f1", "u1"), now, nil)
+		authRotate(t, s, "t1", authToken("t2", "f1", "u1"), now, domain.RefreshRotate)
 		later := now.Add(time.Minute)
-		authRotate(t, s, "t1", authToken("t3", "f1", "u1"), later, domain.ErrRefreshTokenReused)
+		authRotate(t, s, "t1", authToken("t3", "f1", "u1"), later, domain.RefreshReused)
 		authWantRevoked(t, s, later, "f1")
 	})
 

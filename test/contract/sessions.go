@@ -73,7 +73,7 @@ func SessionEvictor(t *testing.T, newStore func(t *testing.T) SessionBoundStore)
 		// A refresh is a use: f1 becomes the last used.
 		next := authToken("f1-t2", "f1", "u1")
 		next.IssuedAt = authT0.Add(30 * time.Minute)
-		authRotate(t, s, "f1-t1", next, authT0.Add(30*time.Minute), nil)
+		authRotate(t, s, "f1-t1", next, authT0.Add(30*time.Minute), domain.RefreshRotate)
 		if got, want := live(t, s, "u1"), []string{"f1", "f5", "f4", "f3", "f2"}; !slices.Equal(got, want) {
 			t.Fatalf("sessions before = %v, want %v", got, want)
 		}
@@ -84,7 +84,7 @@ func SessionEvictor(t *testing.T, newStore func(t *testing.T) SessionBoundStore)
 			t.Errorf("sessions after = %v, want %v", got, want)
 		}
 		// The evicted families' tokens are refused, and the feed lists them.
-		authRotate(t, s, "f2-t1", authToken("f2-t2", "f2", "u1"), now, domain.ErrUnauthenticated)
+		authRotate(t, s, "f2-t1", authToken("f2-t2", "f2", "u1"), now, domain.RefreshRefused)
 		revoked, err := s.RevokedFamilies(t.Context(), now)
 		if err != nil || !slices.Equal(revoked, []string{"f2", "f3"}) {
 			t.Errorf("RevokedFamilies = %v, %v; want [f2 f3]", revoked, err)
@@ -95,7 +95,7 @@ func SessionEvictor(t *testing.T, newStore func(t *testing.T) SessionBoundStore)
 		if got := live(t, s, "u2"); !slices.Equal(got, []string{"other"}) {
 			t.Errorf("another user's sessions = %v", got)
 		}
-		authRotate(t, s, "f4-t1", authToken("f4-t2", "f4", "u1"), now, nil)
+		authRotate(t, s, "f4-t1", authToken("f4-t2", "f4", "u1"), now, domain.RefreshRotate)
 	})
 
 	t.Run("of sessions last used at the same time, the greatest id is kept and listed first", func(t *testing.T) {
