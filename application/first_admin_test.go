@@ -114,7 +114,7 @@ func TestSetUpLinkCreatesTheFirstAdminOnce(t *testing.T) {
 		t.Fatalf("Create: %v", err)
 	}
 	if u.Username != "root" || !u.Admin || !u.Active {
-		t.Errorf("user %+v, want the active admin root", u)
+		t.Errorf("user %q admin=%v active=%v, want the active admin root", u.Username, u.Admin, u.Active)
 	}
 	if has, err := f.admin.HasAdmin(ctx); err != nil || !has {
 		t.Errorf("HasAdmin after set-up = %v, %v", has, err)
@@ -271,7 +271,7 @@ func TestSetUpLinkUsedTwiceAtOnceMakesOneAdmin(t *testing.T) {
 	}
 	all, err := f.users.ListUsers(ctx)
 	if err != nil || len(all) != 1 {
-		t.Errorf("users %v, %v; want one", all, err)
+		t.Errorf("%d users (%v), want one", len(all), err)
 	}
 }
 
