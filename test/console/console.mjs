@@ -252,6 +252,8 @@ async function main() {
       await page.getByRole('heading', { level: 1, name: 'Sign in' }).waitFor();
       check(page.url().endsWith('#/signin'), `at ${page.url()}`);
       await page.getByText('cachegate users add --username NAME --admin --password-stdin', { exact: true }).waitFor();
+      const hint = await page.locator('#first-admin').textContent();
+      check(hint.includes('one-time set-up link'), `the sign-in page does not point at the set-up link: ${hint}`);
       await pageChecks(page, 'signin');
     });
 

@@ -63,7 +63,7 @@ function signInPage(main) {
   });
   main.append(h('h1', { id: 'signin-title', tabindex: '-1' }, 'Sign in'),
     h('p', {}, 'Sign in with an administrator account.'), form,
-    h('p', { id: 'first-admin' }, 'No administrator yet? Create the first on the server\'s database with ',
+    h('p', { id: 'first-admin' }, 'No administrator yet? Open the one-time set-up link the server logged at start-up (its line says "one-time set-up link"; it works for 30 minutes), or create the first on the server\'s database with ',
       h('code', {}, 'cachegate users add --username NAME --admin --password-stdin'),
       ' (the password on standard input), then sign in here.'));
 }
