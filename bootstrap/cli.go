@@ -83,7 +83,7 @@ type cliRuntime struct {
 // cliServices are the use cases the administrative commands call.
 type cliServices struct {
 	fx.In
-	Users *application.UserAdmin
+	Users *application.Users
 	Audit *application.AuditTrail
 }
 
@@ -92,7 +92,7 @@ type cliServices struct {
 // secret); only commands using cli.UsesKeys do.
 type cliKeys struct {
 	fx.In
-	Keys *application.KeyAdmin
+	Keys *application.Keys
 }
 
 // JSONLogs reports whether the logs are JSON.
@@ -102,7 +102,7 @@ func (r *cliRuntime) JSONLogs() bool { return r.cfg.Log.Format == config.LogJSON
 func (r *cliRuntime) Serve(ctx context.Context) error {
 	log := NewLogger(r.cfg.Log, r.host.logOut)
 	log.Info("starting", "version", r.host.version, "config", r.cfg)
-	var admins *application.AdminUsers
+	var admins *application.Users
 	app, err := Start(App(r.cfg, r.host.logOut, fx.Populate(&admins)))
 	if err != nil {
 		return err
@@ -129,7 +129,7 @@ func (r *cliRuntime) Serve(ctx context.Context) error {
 // hintFirstAdmin logs, when no active admin exists, how to make the first
 // one (README.md, "Web console"): a newcomer who opens /console/ needs an
 // admin to sign in with. A store that cannot tell says nothing.
-func hintFirstAdmin(ctx context.Context, log *slog.Logger, admins *application.AdminUsers, console bool) {
+func hintFirstAdmin(ctx context.Context, log *slog.Logger, admins *application.Users, console bool) {
 	if has, err := admins.HasAdmin(ctx); err != nil || has {
 		return
 	}

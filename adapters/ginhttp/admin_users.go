@@ -160,8 +160,8 @@ func (r *adminRoutes) addUser(c *gin.Context) {
 		r.s.writeError(c, domain.InvalidField("body", "needs username and password"))
 		return
 	}
-	u, err := r.o.Users.Add(c.Request.Context(), actorFrom(c).Principal,
-		application.AdminAddUserInput{Username: *body.Username, Password: *body.Password, Admin: body.Admin})
+	u, err := r.o.Users.Add(c.Request.Context(), actorFrom(c),
+		application.AddUserInput{Username: *body.Username, Password: *body.Password, Active: true, Admin: body.Admin})
 	if err != nil {
 		r.s.writeError(c, err)
 		return
@@ -187,7 +187,7 @@ func (r *adminRoutes) patchUser(c *gin.Context) {
 	if !r.decodeAdminBody(c, &body) {
 		return
 	}
-	u, err := r.o.Users.Patch(c.Request.Context(), actorFrom(c).Principal, c.Param("id"),
+	u, err := r.o.Users.Patch(c.Request.Context(), actorFrom(c), c.Param("id"),
 		application.UserPatch{Active: body.Active, Admin: body.Admin})
 	if err != nil {
 		r.s.writeError(c, err)
@@ -207,7 +207,7 @@ func (r *adminRoutes) setPassword(c *gin.Context) {
 		r.s.writeError(c, domain.InvalidField("password", "is required"))
 		return
 	}
-	if err := r.o.Users.SetPassword(c.Request.Context(), actorFrom(c).Principal, c.Param("id"), *body.Password); err != nil {
+	if err := r.o.Users.ResetPassword(c.Request.Context(), actorFrom(c), c.Param("id"), *body.Password); err != nil {
 		r.s.writeError(c, err)
 		return
 	}
@@ -215,7 +215,7 @@ func (r *adminRoutes) setPassword(c *gin.Context) {
 }
 
 func (r *adminRoutes) deleteUser(c *gin.Context) {
-	if err := r.o.Users.Delete(c.Request.Context(), actorFrom(c).Principal, c.Param("id")); err != nil {
+	if err := r.o.Users.Delete(c.Request.Context(), actorFrom(c), c.Param("id")); err != nil {
 		r.s.writeError(c, err)
 		return
 	}
@@ -251,7 +251,7 @@ func writeSessions(c *gin.Context, list application.SessionList, lp listPage, cu
 }
 
 func (r *adminRoutes) revokeUserSessions(c *gin.Context) {
-	if err := r.o.Users.RevokeSessions(c.Request.Context(), actorFrom(c).Principal, c.Param("id")); err != nil {
+	if err := r.o.Users.RevokeSessions(c.Request.Context(), actorFrom(c), c.Param("id")); err != nil {
 		r.s.writeError(c, err)
 		return
 	}
@@ -259,7 +259,7 @@ func (r *adminRoutes) revokeUserSessions(c *gin.Context) {
 }
 
 func (r *adminRoutes) revokeSession(c *gin.Context) {
-	if err := r.o.Users.RevokeSession(c.Request.Context(), actorFrom(c).Principal, c.Param("sid")); err != nil {
+	if err := r.o.Users.RevokeSession(c.Request.Context(), actorFrom(c), c.Param("sid")); err != nil {
 		r.s.writeError(c, err)
 		return
 	}
