@@ -3,6 +3,7 @@ package application_test
 import (
 	"context"
 	"errors"
+	"slices"
 	"testing"
 	"time"
 
@@ -18,14 +19,14 @@ import (
 // the auditor writing into the stores' own log.
 type adminFixture struct {
 	clock   interface{ Advance(time.Duration) }
-	auditor *application.Auditor
+	auditor *application.AuditTrail
 	users   *memstore.UserRepository
 	refresh *memstore.RefreshStore
 	log     *memstore.AuditLog
-	ua      *application.UserAdmin
+	ua      *application.Users
 	check   *application.AdminCheck
-	admin   *application.AdminUsers
-	audit   *application.AdminAudit
+	admin   *application.Users
+	audit   *application.AuditTrail
 	self    *application.SelfService
 	login   *application.Login
 }
@@ -44,13 +45,8 @@ func newAdminFixture(t *testing.T) *adminFixture {
 	if err != nil {
 		t.Fatal(err)
 	}
-	auditor := application.NewAuditor(f.log, nil, nil, clock, ids)
-	auditor.SetStoredWithChanges(true)
-	f.auditor = auditor
-	if f.ua, err = application.NewUserAdmin(f.users, hasher, clock, ids); err != nil {
-		t.Fatal(err)
-	}
-	f.ua.SetAuditor(auditor)
+	auditor := application.NewAuditTrail(application.AuditTrailDeps{Store: f.log, Clock: clock, IDs: ids, StoredWithChanges: true})
+	f.auditor, f.audit = auditor, auditor
 	tokens, err := josejwt.New(ctx, josejwt.Options{Keys: memstore.NewKeyStore(), Clock: clock})
 	if err != nil {
 		t.Fatal(err)
@@ -69,10 +65,15 @@ func newAdminFixture(t *testing.T) *adminFixture {
 	if f.check, err = application.NewAdminCheck(f.users, clock); err != nil {
 		t.Fatal(err)
 	}
-	if f.admin, err = application.NewAdminUsers(f.ua, f.check, f.refresh, nil); err != nil {
+	deps := application.UsersDeps{Users: f.users, Hasher: hasher, Clock: clock, IDs: ids, Audit: auditor, Check: f.check, Refresh: f.refresh}
+	if f.admin, err = application.NewUsers(deps); err != nil {
 		t.Fatal(err)
 	}
-	if f.audit, err = application.NewAdminAudit(f.log, clock); err != nil {
+	// f.ua is the command line's, another process with a check of its own.
+	if deps.Check, err = application.NewAdminCheck(f.users, clock); err != nil {
+		t.Fatal(err)
+	}
+	if f.ua, err = application.NewUsers(deps); err != nil {
 		t.Fatal(err)
 	}
 	if f.self, err = application.NewSelfService(f.login, f.ua, f.refresh, nil); err != nil {
@@ -81,9 +82,28 @@ func newAdminFixture(t *testing.T) *adminFixture {
 	return f
 }
 
+// patchByName changes the user named name as the command line does.
+func patchByName(ctx context.Context, users *application.Users, name string, p application.UserPatch) (domain.User, error) {
+	u, err := users.ByUsername(ctx, name)
+	if err != nil {
+		return u, err
+	}
+	return users.Patch(ctx, domain.System(), u.ID, p)
+}
+
+// resetByName sets the password of the user named name as the command
+// line does.
+func resetByName(ctx context.Context, users *application.Users, name, password string) (domain.User, error) {
+	u, err := users.ByUsername(ctx, name)
+	if err != nil {
+		return u, err
+	}
+	return u, users.ResetPassword(ctx, domain.System(), u.ID, password)
+}
+
 func (f *adminFixture) add(t *testing.T, name string, admin bool) domain.Principal {
 	t.Helper()
-	u, err := f.ua.Add(context.Background(), application.AddUserInput{Username: name, Password: adminTestPassword, Active: true, Admin: admin})
+	u, err := f.ua.Add(context.Background(), domain.System(), application.AddUserInput{Username: name, Password: adminTestPassword, Active: true, Admin: admin})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -117,7 +137,7 @@ func TestAdminCheckRemembersTheStoreForLessThanASecond(t *testing.T) {
 	if err := f.check.Require(ctx, actor); err != nil {
 		t.Fatalf("an admin: %v", err)
 	}
-	if _, err := f.ua.SetAdmin(ctx, "ada", false); err != nil {
+	if _, err := patchByName(ctx, f.ua, "ada", application.UserPatch{Admin: new(false)}); err != nil {
 		t.Fatal(err)
 	}
 	f.clock.Advance(999 * time.Millisecond)
@@ -146,7 +166,7 @@ func TestAdminChangesNameTheActingAdmin(t *testing.T) {
 	root := f.add(t, "root", true)
 	bob := f.loginAs(t, f.add(t, "bob", false))
 	off := false
-	if _, err := f.admin.Patch(ctx, root, bob.ID, application.UserPatch{Active: &off}); err != nil {
+	if _, err := f.admin.Patch(ctx, domain.AsPrincipal(root), bob.ID, application.UserPatch{Active: &off}); err != nil {
 		t.Fatal(err)
 	}
 	if list, _ := f.refresh.UserSessions(ctx, bob.ID, time.Date(2026, 11, 25, 10, 0, 0, 0, time.UTC)); len(list) != 0 {
@@ -158,20 +178,20 @@ func TestAdminChangesNameTheActingAdmin(t *testing.T) {
 	}
 	for name, err := range map[string]error{
 		"disable self": func() error {
-			_, err := f.admin.Patch(ctx, root, root.ID, application.UserPatch{Active: &off})
+			_, err := f.admin.Patch(ctx, domain.AsPrincipal(root), root.ID, application.UserPatch{Active: &off})
 			return err
 		}(),
 		"demote self": func() error {
-			_, err := f.admin.Patch(ctx, root, root.ID, application.UserPatch{Admin: &off})
+			_, err := f.admin.Patch(ctx, domain.AsPrincipal(root), root.ID, application.UserPatch{Admin: &off})
 			return err
 		}(),
-		"delete self": f.admin.Delete(ctx, root, root.ID),
+		"delete self": f.admin.Delete(ctx, domain.AsPrincipal(root), root.ID),
 	} {
 		if !errors.Is(err, domain.ErrOwnAdminChange) {
 			t.Errorf("%s: %v, want ErrOwnAdminChange", name, err)
 		}
 	}
-	if err := f.admin.Delete(ctx, root, bob.ID); err != nil {
+	if err := f.admin.Delete(ctx, domain.AsPrincipal(root), bob.ID); err != nil {
 		t.Fatal(err)
 	}
 	if events, _ := f.log.Events(ctx, ports.AuditFilter{Type: domain.AuditUserDeleted}); len(events) != 1 || events[0].ActorID != root.ID {
@@ -181,7 +201,7 @@ func TestAdminChangesNameTheActingAdmin(t *testing.T) {
 
 // A watch delivers the events stored after it started, each once, oldest
 // first; a page's cursor continues where it stopped.
-func TestAdminAuditWatchAndPages(t *testing.T) {
+func TestAuditTrailWatchAndPages(t *testing.T) {
 	t.Parallel()
 	f := newAdminFixture(t)
 	ctx := context.Background()
@@ -268,12 +288,88 @@ func TestHasAdminCountsOnlyAnActiveAdmin(t *testing.T) {
 	f.add(t, "bob", false)
 	want("a user who is not an admin", false)
 	// Created disabled: the last active admin could not be disabled.
-	if _, err := f.ua.Add(ctx, application.AddUserInput{Username: "root", Password: adminTestPassword, Admin: true}); err != nil {
+	if _, err := f.ua.Add(ctx, domain.System(), application.AddUserInput{Username: "root", Password: adminTestPassword, Admin: true}); err != nil {
 		t.Fatal(err)
 	}
 	want("a disabled admin", false)
-	if _, err := f.ua.SetActive(ctx, "root", true); err != nil {
+	if _, err := patchByName(ctx, f.ua, "root", application.UserPatch{Active: new(true)}); err != nil {
 		t.Fatal(err)
 	}
 	want("an active admin", true)
+}
+
+// Users.List filters, sorts, pages and counts in the application, with
+// the list query language's one evaluator, whatever the store
+// (docs/admin.md).
+func TestUsersListFiltersSortsPagesAndCounts(t *testing.T) {
+	t.Parallel()
+	f := newAdminFixture(t)
+	ctx := context.Background()
+	for _, u := range []struct {
+		name  string
+		admin bool
+	}{{"carol", true}, {"Alice", false}, {"bob", true}} {
+		f.add(t, u.name, u.admin)
+		f.clock.Advance(time.Second)
+	}
+	cond := func(field domain.QueryField, op domain.QueryOp, fold bool, v ...string) domain.Filter {
+		t.Helper()
+		c, err := domain.UserFields.Condition("filter", field, op, fold, v)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return domain.Where(c)
+	}
+	names := func(us []domain.User) (out []string) {
+		for _, u := range us {
+			out = append(out, u.Username)
+		}
+		return out
+	}
+	for _, tc := range []struct {
+		name      string
+		q         application.UserList
+		want      []string
+		wantTotal int
+	}{
+		{"admins by username", application.UserList{Filter: cond(domain.FieldAdmin, domain.OpEq, false, "true")}, []string{"bob", "carol"}, 2},
+		{"the second newest", application.UserList{Sort: []domain.SortKey{{Field: domain.FieldDateCreated, Desc: true}}, Limit: 1, Offset: 1},
+			[]string{"Alice"}, 3},
+		{"username $contL LI", application.UserList{Filter: cond(domain.FieldUsername, domain.OpCont, true, "LI")}, []string{"Alice"}, 1},
+		{"filter OR or, as the cache lists combine them", application.UserList{Filter: domain.AnyOf(
+			cond(domain.FieldAdmin, domain.OpEq, false, "false"), cond(domain.FieldUsername, domain.OpStarts, false, "c"))},
+			[]string{"Alice", "carol"}, 2},
+	} {
+		page, total, err := f.admin.List(ctx, tc.q)
+		if err != nil || total != tc.wantTotal || !slices.Equal(names(page), tc.want) {
+			t.Errorf("%s: %v (total %d, %v); want %v (total %d)", tc.name, names(page), total, err, tc.want, tc.wantTotal)
+		}
+	}
+}
+
+// The request's client is an input, not a context value: the session
+// records the address and User-Agent of LoginInput, and an admin's
+// change is recorded from the address of the actor's client.
+func TestTheClientIsAnInputOfTheUseCases(t *testing.T) {
+	t.Parallel()
+	f := newAdminFixture(t)
+	ctx := context.Background() // carries no request facts
+	root := f.add(t, "root", true)
+	u := f.add(t, "ada", false)
+	if _, err := f.login.Execute(ctx, application.LoginInput{Username: "ada", Password: adminTestPassword,
+		ClientAddr: "198.51.100.7", UserAgent: "agent/1.0"}); err != nil {
+		t.Fatal(err)
+	}
+	list, err := f.refresh.UserSessions(ctx, u.ID, time.Date(2026, 11, 25, 10, 0, 0, 0, time.UTC))
+	if err != nil || len(list) != 1 || list[0].Address != "198.51.100.7" || list[0].UserAgent != "agent/1.0" {
+		t.Fatalf("sessions %+v, %v; want one from 198.51.100.7, agent/1.0", list, err)
+	}
+	actor := domain.AsPrincipal(root).From(domain.Client{Address: "203.0.113.9", UserAgent: "console"})
+	if err := f.admin.RevokeSessions(ctx, actor, u.ID); err != nil {
+		t.Fatal(err)
+	}
+	events, err := f.log.Events(ctx, ports.AuditFilter{Type: domain.AuditSessionRevoked})
+	if err != nil || len(events) != 1 || events[0].Address != "203.0.113.9" || events[0].ActorID != root.ID {
+		t.Fatalf("session.revoked events %+v, %v; want one from 203.0.113.9 by root", events, err)
+	}
 }

@@ -26,7 +26,8 @@ type authEnv struct {
 	refresh   *memstore.RefreshStore
 	throttle  *memstore.LoginThrottle
 	hasher    *passhash.Hasher
-	admin     *application.UserAdmin
+	admin     *application.Users
+	ids       ports.IDGenerator
 	login     *application.Login
 	auth      *application.Authenticate
 	refresher *application.Refresh
@@ -59,9 +60,8 @@ func newAuthEnv(t testing.TB, o authOpts) *authEnv {
 		t.Fatal(err)
 	}
 	ids := &seqIDs{}
-	if e.admin, err = application.NewUserAdmin(e.users, e.hasher, e.clock, ids); err != nil {
-		t.Fatal(err)
-	}
+	e.ids = ids
+	e.audit(t, nil)
 	lookup := o.lookup
 	if lookup == nil {
 		lookup = application.RepoUserLookup{Users: e.users}
@@ -84,22 +84,36 @@ func newAuthEnv(t testing.TB, o authOpts) *authEnv {
 		Throttle: e.throttle, Limits: limits, Users: e.users, Hasher: e.hasher}); err != nil {
 		t.Fatal(err)
 	}
-	if e.auth, err = application.NewAuthenticate(tok.Verifier(), o.validator, lookup, e.revoked); err != nil {
+	if e.auth, err = application.NewAuthenticate(tok.Verifier(), o.validator, lookup, e.revoked, nil); err != nil {
 		t.Fatal(err)
 	}
 	if e.refresher, err = application.NewRefresh(application.RefreshDeps{Verifier: tok.Verifier(),
 		Validator: o.validator, Lookup: lookup, Tokens: e.tokens, Revoked: e.revoked}); err != nil {
 		t.Fatal(err)
 	}
-	if e.logout, err = application.NewLogout(e.refresh, e.clock, e.revoked); err != nil {
+	e.audit(t, nil)
+	return e
+}
+
+// audit rebuilds the user administration and logout recording in a.
+func (e *authEnv) audit(t testing.TB, a *application.AuditTrail) {
+	t.Helper()
+	check, err := application.NewAdminCheck(e.users, e.clock)
+	if err != nil {
 		t.Fatal(err)
 	}
-	return e
+	if e.admin, err = application.NewUsers(application.UsersDeps{Users: e.users, Hasher: e.hasher, Clock: e.clock,
+		IDs: e.ids, Audit: a, Check: check, Refresh: e.refresh, Revoked: e.revoked}); err != nil {
+		t.Fatal(err)
+	}
+	if e.logout, err = application.NewLogout(e.refresh, e.clock, e.revoked, a); err != nil {
+		t.Fatal(err)
+	}
 }
 
 func (e *authEnv) addUser(t *testing.T, name, password string, active bool) domain.User {
 	t.Helper()
-	u, err := e.admin.Add(context.Background(), application.AddUserInput{Username: name, Password: password, Active: active})
+	u, err := e.admin.Add(context.Background(), domain.System(), application.AddUserInput{Username: name, Password: password, Active: active})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -226,7 +240,7 @@ func TestLogin(t *testing.T) {
 		t.Parallel()
 		e := newAuthEnv(t, authOpts{})
 		const name = "tab\tname"
-		if _, err := e.admin.Add(ctx, application.AddUserInput{Username: name, Password: pw, Active: true}); domain.KindOf(err) != domain.KindInvalid {
+		if _, err := e.admin.Add(ctx, domain.System(), application.AddUserInput{Username: name, Password: pw, Active: true}); domain.KindOf(err) != domain.KindInvalid {
 			t.Fatalf("adding %q: %v, want it refused", name, err)
 		}
 		u := e.addUser(t, "stand-in", pw, true)
@@ -255,13 +269,13 @@ func TestExtraTokenValidation(t *testing.T) {
 	}
 	strict := newAuthEnv(t, authOpts{validator: refuseAll{}})
 	strict.users = plain.users
-	auth, _ := application.NewAuthenticate(mustVerifier(t, plain), refuseAll{}, application.RepoUserLookup{Users: plain.users}, nil)
+	auth, _ := application.NewAuthenticate(mustVerifier(t, plain), refuseAll{}, application.RepoUserLookup{Users: plain.users}, nil, nil)
 	if _, err := auth.Execute(ctx, pair.AccessToken); !errors.Is(err, domain.ErrAccessTokenFailedValidation) {
 		t.Fatalf("access: %v", err)
 	}
 	ref, _ := application.NewRefresh(application.RefreshDeps{Verifier: mustVerifier(t, plain), Validator: refuseAll{},
 		Lookup: application.RepoUserLookup{Users: plain.users}, Tokens: plain.tokens})
-	if _, err := ref.Execute(ctx, pair.RefreshToken); !errors.Is(err, domain.ErrRefreshTokenFailedValidation) {
+	if _, err := ref.Execute(ctx, pair.RefreshToken, domain.Client{}); !errors.Is(err, domain.ErrRefreshTokenFailedValidation) {
 		t.Fatalf("refresh: %v", err)
 	}
 	if domain.KindOf(domain.ErrAccessTokenFailedValidation) != domain.KindInvalid {
@@ -288,11 +302,11 @@ func TestRefreshRotation(t *testing.T) {
 		e.addUser(t, "alice", pw, true)
 		first, _ := e.login.Execute(ctx, application.LoginInput{Username: "alice", Password: pw})
 		e.clock.Advance(time.Second)
-		second, err := e.refresher.Execute(ctx, first.RefreshToken)
+		second, err := e.refresher.Execute(ctx, first.RefreshToken, domain.Client{})
 		if err != nil {
 			t.Fatal(err)
 		}
-		third, err := e.refresher.Execute(ctx, second.RefreshToken)
+		third, err := e.refresher.Execute(ctx, second.RefreshToken, domain.Client{})
 		if err != nil || third.RefreshToken == second.RefreshToken {
 			t.Fatalf("successor: %v", err)
 		}
@@ -303,18 +317,18 @@ func TestRefreshRotation(t *testing.T) {
 		e := newAuthEnv(t, authOpts{})
 		e.addUser(t, "alice", pw, true)
 		first, _ := e.login.Execute(ctx, application.LoginInput{Username: "alice", Password: pw})
-		second, err := e.refresher.Execute(ctx, first.RefreshToken)
+		second, err := e.refresher.Execute(ctx, first.RefreshToken, domain.Client{})
 		if err != nil {
 			t.Fatal(err)
 		}
-		if _, err := e.refresher.Execute(ctx, first.RefreshToken); !errors.Is(err, domain.ErrUnauthenticated) {
+		if _, err := e.refresher.Execute(ctx, first.RefreshToken, domain.Client{}); !errors.Is(err, domain.ErrUnauthenticated) {
 			t.Fatalf("reuse: %v", err)
 		}
-		if _, err := e.refresher.Execute(ctx, second.RefreshToken); !errors.Is(err, domain.ErrUnauthenticated) {
+		if _, err := e.refresher.Execute(ctx, second.RefreshToken, domain.Client{}); !errors.Is(err, domain.ErrUnauthenticated) {
 			t.Fatalf("the thief's successor must be revoked too: %v", err)
 		}
 		other, _ := e.login.Execute(ctx, application.LoginInput{Username: "alice", Password: pw})
-		if _, err := e.refresher.Execute(ctx, other.RefreshToken); err != nil {
+		if _, err := e.refresher.Execute(ctx, other.RefreshToken, domain.Client{}); err != nil {
 			t.Fatalf("another login's family is untouched: %v", err)
 		}
 	})
@@ -329,7 +343,7 @@ func TestRefreshRotation(t *testing.T) {
 		ok := 0
 		for range 20 {
 			wg.Go(func() {
-				_, err := e.refresher.Execute(ctx, pair.RefreshToken)
+				_, err := e.refresher.Execute(ctx, pair.RefreshToken, domain.Client{})
 				if err == nil {
 					mu.Lock()
 					ok++
@@ -351,12 +365,12 @@ func TestRefreshRotation(t *testing.T) {
 		e.addUser(t, "alice", pw, true)
 		graceful := e.graceful(t, 10*time.Second)
 		first, _ := e.login.Execute(ctx, application.LoginInput{Username: "alice", Password: pw})
-		rotated, err := graceful.Execute(ctx, first.RefreshToken)
+		rotated, err := graceful.Execute(ctx, first.RefreshToken, domain.Client{})
 		if err != nil {
 			t.Fatal(err)
 		}
 		e.clock.Advance(5 * time.Second)
-		retried, err := graceful.Execute(ctx, first.RefreshToken)
+		retried, err := graceful.Execute(ctx, first.RefreshToken, domain.Client{})
 		if err != nil {
 			t.Fatalf("a retry within the grace window: %v", err)
 		}
@@ -367,10 +381,10 @@ func TestRefreshRotation(t *testing.T) {
 			t.Fatalf("the retry's access token: %v", err)
 		}
 		e.clock.Advance(6 * time.Second)
-		if _, err := graceful.Execute(ctx, first.RefreshToken); !errors.Is(err, domain.ErrUnauthenticated) {
+		if _, err := graceful.Execute(ctx, first.RefreshToken, domain.Client{}); !errors.Is(err, domain.ErrUnauthenticated) {
 			t.Fatalf("a reuse after the window: %v", err)
 		}
-		if _, err := graceful.Execute(ctx, retried.RefreshToken); !errors.Is(err, domain.ErrUnauthenticated) {
+		if _, err := graceful.Execute(ctx, retried.RefreshToken, domain.Client{}); !errors.Is(err, domain.ErrUnauthenticated) {
 			t.Fatalf("the late reuse must revoke the family: %v", err)
 		}
 	})
@@ -386,7 +400,7 @@ func TestRefreshRotation(t *testing.T) {
 		errs := make([]error, n)
 		var wg sync.WaitGroup
 		for i := range n {
-			wg.Go(func() { got[i], errs[i] = graceful.Execute(ctx, pair.RefreshToken) })
+			wg.Go(func() { got[i], errs[i] = graceful.Execute(ctx, pair.RefreshToken, domain.Client{}) })
 		}
 		wg.Wait()
 		ids := map[string]bool{}
@@ -400,13 +414,13 @@ func TestRefreshRotation(t *testing.T) {
 			t.Fatalf("%d distinct refresh tokens were handed out, want 1", len(ids))
 		}
 		e.clock.Advance(11 * time.Second)
-		if _, err := graceful.Execute(ctx, got[n-1].RefreshToken); err != nil {
+		if _, err := graceful.Execute(ctx, got[n-1].RefreshToken, domain.Client{}); err != nil {
 			t.Fatalf("the one live refresh token after the window: %v", err)
 		}
-		if _, err := graceful.Execute(ctx, pair.RefreshToken); !errors.Is(err, domain.ErrUnauthenticated) {
+		if _, err := graceful.Execute(ctx, pair.RefreshToken, domain.Client{}); !errors.Is(err, domain.ErrUnauthenticated) {
 			t.Fatalf("the first token after the window must be reuse: %v", err)
 		}
-		if _, err := graceful.Execute(ctx, got[0].RefreshToken); !errors.Is(err, domain.ErrUnauthenticated) {
+		if _, err := graceful.Execute(ctx, got[0].RefreshToken, domain.Client{}); !errors.Is(err, domain.ErrUnauthenticated) {
 			t.Fatalf("the reuse must revoke the family: %v", err)
 		}
 	})
@@ -417,14 +431,14 @@ func TestRefreshRotation(t *testing.T) {
 		e.addUser(t, "alice", pw, true)
 		strict := e.graceful(t, 0)
 		first, _ := e.login.Execute(ctx, application.LoginInput{Username: "alice", Password: pw})
-		second, err := strict.Execute(ctx, first.RefreshToken)
+		second, err := strict.Execute(ctx, first.RefreshToken, domain.Client{})
 		if err != nil {
 			t.Fatal(err)
 		}
-		if _, err := strict.Execute(ctx, first.RefreshToken); !errors.Is(err, domain.ErrUnauthenticated) {
+		if _, err := strict.Execute(ctx, first.RefreshToken, domain.Client{}); !errors.Is(err, domain.ErrUnauthenticated) {
 			t.Fatalf("an immediate retry without grace: %v", err)
 		}
-		if _, err := strict.Execute(ctx, second.RefreshToken); !errors.Is(err, domain.ErrUnauthenticated) {
+		if _, err := strict.Execute(ctx, second.RefreshToken, domain.Client{}); !errors.Is(err, domain.ErrUnauthenticated) {
 			t.Fatalf("the reuse must revoke the family: %v", err)
 		}
 	})
@@ -435,7 +449,7 @@ func TestRefreshRotation(t *testing.T) {
 		e.addUser(t, "alice", pw, true)
 		pair, _ := e.login.Execute(ctx, application.LoginInput{Username: "alice", Password: pw})
 		e.clock.Advance(application.DefaultRefreshTTL + 6*time.Second)
-		if _, err := e.refresher.Execute(ctx, pair.RefreshToken); !errors.Is(err, domain.ErrUnauthenticated) {
+		if _, err := e.refresher.Execute(ctx, pair.RefreshToken, domain.Client{}); !errors.Is(err, domain.ErrUnauthenticated) {
 			t.Fatalf("err = %v", err)
 		}
 	})
@@ -445,19 +459,19 @@ func TestRefreshRotation(t *testing.T) {
 		e := newAuthEnv(t, authOpts{})
 		e.addUser(t, "alice", pw, true)
 		pair, _ := e.login.Execute(ctx, application.LoginInput{Username: "alice", Password: pw})
-		if _, err := e.admin.SetActive(ctx, "alice", false); err != nil {
+		if _, err := patchByName(ctx, e.admin, "alice", application.UserPatch{Active: new(false)}); err != nil {
 			t.Fatal(err)
 		}
-		if _, err := e.refresher.Execute(ctx, pair.RefreshToken); !errors.Is(err, domain.ErrUnauthenticated) {
+		if _, err := e.refresher.Execute(ctx, pair.RefreshToken, domain.Client{}); !errors.Is(err, domain.ErrUnauthenticated) {
 			t.Fatalf("refresh: %v", err)
 		}
 		if _, err := e.auth.Execute(ctx, pair.AccessToken); !errors.Is(err, domain.ErrUnauthenticated) {
 			t.Fatalf("authenticate: %v", err)
 		}
-		if _, err := e.admin.SetActive(ctx, "alice", true); err != nil {
+		if _, err := patchByName(ctx, e.admin, "alice", application.UserPatch{Active: new(true)}); err != nil {
 			t.Fatal(err)
 		}
-		if _, err := e.refresher.Execute(ctx, pair.RefreshToken); !errors.Is(err, domain.ErrUnauthenticated) {
+		if _, err := e.refresher.Execute(ctx, pair.RefreshToken, domain.Client{}); !errors.Is(err, domain.ErrUnauthenticated) {
 			t.Fatalf("a family revoked at disable stays revoked: %v", err)
 		}
 	})
@@ -475,27 +489,27 @@ func TestRefreshRotation(t *testing.T) {
 		if err := e.logout.Execute(ctx, domain.AsPrincipal(p)); err != nil {
 			t.Fatal(err)
 		}
-		if _, err := e.refresher.Execute(ctx, a.RefreshToken); !errors.Is(err, domain.ErrUnauthenticated) {
+		if _, err := e.refresher.Execute(ctx, a.RefreshToken, domain.Client{}); !errors.Is(err, domain.ErrUnauthenticated) {
 			t.Fatalf("logged-out family: %v", err)
 		}
-		if _, err := e.refresher.Execute(ctx, b.RefreshToken); err != nil {
+		if _, err := e.refresher.Execute(ctx, b.RefreshToken, domain.Client{}); err != nil {
 			t.Fatalf("other session: %v", err)
 		}
 	})
 }
 
-func TestUserAdmin(t *testing.T) {
+func TestUsersOnTheCommandLine(t *testing.T) {
 	t.Parallel()
 	ctx := context.Background()
 	e := newAuthEnv(t, authOpts{})
 	e.addUser(t, "Alice", pw, true)
-	if _, err := e.admin.Add(ctx, application.AddUserInput{Username: "alice ", Password: pw}); !errors.Is(err, domain.ErrUserExists) {
+	if _, err := e.admin.Add(ctx, domain.System(), application.AddUserInput{Username: "alice ", Password: pw}); !errors.Is(err, domain.ErrUserExists) {
 		t.Fatalf("case-insensitive duplicate: %v", err)
 	}
-	if _, err := e.admin.Add(ctx, application.AddUserInput{Username: "bob", Password: "short"}); domain.KindOf(err) != domain.KindInvalid {
+	if _, err := e.admin.Add(ctx, domain.System(), application.AddUserInput{Username: "bob", Password: "short"}); domain.KindOf(err) != domain.KindInvalid {
 		t.Fatalf("short password: %v", err)
 	}
-	if _, err := e.admin.SetPassword(ctx, "alice", "another password"); err != nil {
+	if _, err := resetByName(ctx, e.admin, "alice", "another password"); err != nil {
 		t.Fatal(err)
 	}
 	if _, err := e.login.Execute(ctx, application.LoginInput{Username: "alice", Password: pw}); !errors.Is(err, domain.ErrUnauthenticated) {
@@ -504,7 +518,7 @@ func TestUserAdmin(t *testing.T) {
 	if _, err := e.login.Execute(ctx, application.LoginInput{Username: "alice", Password: "another password"}); err != nil {
 		t.Fatalf("new password: %v", err)
 	}
-	if _, err := e.admin.SetActive(ctx, "nobody", false); !errors.Is(err, domain.ErrUserNotFound) {
+	if _, err := patchByName(ctx, e.admin, "nobody", application.UserPatch{Active: new(false)}); !errors.Is(err, domain.ErrUserNotFound) {
 		t.Fatalf("unknown user: %v", err)
 	}
 }

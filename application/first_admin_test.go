@@ -22,8 +22,8 @@ type setupFixture struct {
 	clock interface{ Advance(time.Duration) }
 	users *memstore.UserRepository
 	log   *memstore.AuditLog
-	ua    *application.UserAdmin
-	admin *application.AdminUsers
+	ua    *application.Users
+	admin *application.Users
 	link  *application.FirstAdmin
 }
 
@@ -53,19 +53,16 @@ func newSetupFixture(t *testing.T, opts application.FirstAdminOptions) *setupFix
 	if err != nil {
 		t.Fatal(err)
 	}
-	auditor := application.NewAuditor(f.log, nil, nil, clock, ids)
-	auditor.SetStoredWithChanges(true)
-	if f.ua, err = application.NewUserAdmin(f.users, hasher, clock, ids); err != nil {
-		t.Fatal(err)
-	}
-	f.ua.SetAuditor(auditor)
+	auditor := application.NewAuditTrail(application.AuditTrailDeps{Store: f.log, Clock: clock, IDs: ids, StoredWithChanges: true})
 	check, err := application.NewAdminCheck(f.users, clock)
 	if err != nil {
 		t.Fatal(err)
 	}
-	if f.admin, err = application.NewAdminUsers(f.ua, check, refresh, nil); err != nil {
+	if f.admin, err = application.NewUsers(application.UsersDeps{Users: f.users, Hasher: hasher, Clock: clock, IDs: ids,
+		Audit: auditor, Check: check, Refresh: refresh}); err != nil {
 		t.Fatal(err)
 	}
+	f.ua = f.admin
 	if f.link, err = application.NewFirstAdmin(f.ua, f.admin.HasAdmin, clock, &countingSecrets{}, opts); err != nil {
 		t.Fatal(err)
 	}
@@ -187,14 +184,14 @@ func TestSetUpLinkRefusals(t *testing.T) {
 			prepare: func(_ *testing.T, _ *setupFixture, token string) application.SetupInput { return setupIn(token, " ") }},
 		{name: "a taken username is a conflict", want: domain.ErrUserExists, usable: true,
 			prepare: func(t *testing.T, f *setupFixture, token string) application.SetupInput {
-				if _, err := f.ua.Add(ctx, application.AddUserInput{Username: "Root", Password: setupPassword, Active: true}); err != nil {
+				if _, err := f.ua.Add(ctx, domain.System(), application.AddUserInput{Username: "Root", Password: setupPassword, Active: true}); err != nil {
 					t.Fatal(err)
 				}
 				return setupIn(token, "root")
 			}},
 		{name: "an admin made meanwhile spends the link", want: domain.ErrAdminExists,
 			prepare: func(t *testing.T, f *setupFixture, token string) application.SetupInput {
-				if _, err := f.ua.Add(ctx, application.AddUserInput{Username: "cli", Password: setupPassword, Active: true, Admin: true}); err != nil {
+				if _, err := f.ua.Add(ctx, domain.System(), application.AddUserInput{Username: "cli", Password: setupPassword, Active: true, Admin: true}); err != nil {
 					t.Fatal(err)
 				}
 				return setupIn(token, "root")

@@ -14,16 +14,17 @@ type Logout struct {
 	refresh ports.RefreshStore
 	clock   ports.Clock
 	revoked SessionRevocations
-	audit   *Auditor
+	audit   *AuditTrail
 }
 
-// NewLogout returns the use case; revoked may be nil (then this process
-// learns of the logout at its next poll, like every other).
-func NewLogout(refresh ports.RefreshStore, clock ports.Clock, revoked SessionRevocations) (*Logout, error) {
+// NewLogout returns the use case, which records a "logout" event for
+// every logout in audit; revoked may be nil (then this process learns of
+// the logout at its next poll, like every other), and so may audit.
+func NewLogout(refresh ports.RefreshStore, clock ports.Clock, revoked SessionRevocations, audit *AuditTrail) (*Logout, error) {
 	if refresh == nil || clock == nil {
 		return nil, errors.New("logout needs a refresh store and a clock")
 	}
-	return &Logout{refresh: refresh, clock: clock, revoked: revoked}, nil
+	return &Logout{refresh: refresh, clock: clock, revoked: revoked, audit: audit}, nil
 }
 
 // Execute revokes p's family; a principal without one (an integrator's
@@ -39,7 +40,8 @@ func (uc *Logout) Execute(ctx context.Context, actor domain.Actor) error {
 		return nil
 	}
 	p := actor.Principal
-	event, events := uc.audit.Prepare(ctx, domain.AuditEvent{Type: domain.AuditLogout, UserID: p.ID, Username: p.Username, Family: family})
+	event, events := uc.audit.Prepare(ctx, fromClient(actor, domain.AuditEvent{Type: domain.AuditLogout, UserID: p.ID,
+		Username: p.Username, Family: family}))
 	if err := uc.refresh.RevokeFamily(ctx, family, uc.clock.Now(), events...); err != nil {
 		return fmt.Errorf("logout: %w", err)
 	}
@@ -49,7 +51,3 @@ func (uc *Logout) Execute(ctx context.Context, actor domain.Actor) error {
 	uc.audit.Committed(ctx, event)
 	return nil
 }
-
-// SetAuditor makes uc record a "logout" event for every logout; call it
-// before use.
-func (uc *Logout) SetAuditor(a *Auditor) { uc.audit = a }

@@ -21,9 +21,9 @@ type RefreshDeps struct {
 	Metrics   ports.Metrics
 	// Audit records refresh.reused (handed to the refresh store, which
 	// writes it with the family's revocation, when the stores write the
-	// events of their changes; see Auditor) and session.expired; nil
+	// events of their changes; see AuditTrail) and session.expired; nil
 	// records nothing.
-	Audit *Auditor
+	Audit *AuditTrail
 	// Revoked, when set, learns at once of a family this process revokes
 	// on reuse.
 	Revoked SessionRevocations
@@ -71,9 +71,11 @@ func NewRefresh(d RefreshDeps) (*Refresh, error) {
 // Execute returns the new pair. An invalid, expired, revoked or already
 // used token, or one whose user is gone or inactive, is
 // domain.ErrUnauthenticated; a verified token the extra validation refuses
-// is domain.ErrRefreshTokenFailedValidation.
-func (uc *Refresh) Execute(ctx context.Context, token string) (domain.TokenPair, error) {
-	pair, outcome, err := uc.execute(ctx, token)
+// is domain.ErrRefreshTokenFailedValidation. client is who presents the
+// token: the rotated session records its address and user agent, and the
+// audit events its address.
+func (uc *Refresh) Execute(ctx context.Context, token string, client domain.Client) (domain.TokenPair, error) {
+	pair, outcome, err := uc.execute(ctx, token, client)
 	uc.d.Metrics.RefreshOutcome(outcome)
 	return pair, err
 }
@@ -94,7 +96,7 @@ func (uc *Refresh) Execute(ctx context.Context, token string) (domain.TokenPair,
 // a genuine refresh. The successor's refresh token is signed before the
 // store is asked, as the store keeps its digest (issue); the access token,
 // or the live refresh token issued again, only after the store decided.
-func (uc *Refresh) execute(ctx context.Context, token string) (domain.TokenPair, string, error) {
+func (uc *Refresh) execute(ctx context.Context, token string, client domain.Client) (domain.TokenPair, string, error) {
 	c, err := uc.read(ctx, token)
 	if err != nil {
 		return domain.TokenPair{}, "rejected", err
@@ -120,10 +122,10 @@ func (uc *Refresh) execute(ctx context.Context, token string) (domain.TokenPair,
 		// integrator's issuer): its own issue time is the earliest known.
 		start = c.IssuedAt
 	}
-	next, err := uc.d.Tokens.prepare(ctx, p.ID, c.FamilyID, start, p.Admin)
+	next, err := uc.d.Tokens.prepare(ctx, p.ID, c.FamilyID, start, p.Admin, client)
 	if errors.Is(err, errSessionOver) {
 		if err = uc.prove(ctx, token, &c); err == nil {
-			uc.sessionExpired(ctx, p, c.FamilyID)
+			uc.sessionExpired(ctx, p, c.FamilyID, client)
 			err = domain.ErrUnauthenticated
 		}
 		return domain.TokenPair{}, "rejected", err
@@ -219,7 +221,7 @@ func (uc *Refresh) rotate(ctx context.Context, c domain.Claims, p domain.Princip
 	var events []domain.AuditEvent
 	if c.Digest.IsZero() {
 		event, events = uc.d.Audit.Prepare(ctx, domain.AuditEvent{Type: domain.AuditRefreshReused, UserID: p.ID,
-			Username: p.Username, Family: c.FamilyID})
+			Username: p.Username, Family: c.FamilyID, Address: next.rec.Address})
 	}
 	rot, err := uc.d.Tokens.Refresh.RotateRefresh(ctx, c, next.rec, next.rec.IssuedAt, uc.d.ReuseGrace, events...)
 	if err != nil {
@@ -242,7 +244,8 @@ func (uc *Refresh) reused(ctx context.Context, p domain.Principal, family string
 
 // sessionExpired is where a refresh refused by the session maximum is
 // reported (the audit trail's "session.expired" event belongs here).
-func (uc *Refresh) sessionExpired(ctx context.Context, p domain.Principal, family string) {
+func (uc *Refresh) sessionExpired(ctx context.Context, p domain.Principal, family string, client domain.Client) {
 	uc.d.Log.InfoContext(ctx, "refresh refused: the session reached its maximum lifetime", "family", family, "user", p.ID)
-	uc.d.Audit.Record(ctx, domain.AuditEvent{Type: domain.AuditSessionExpired, UserID: p.ID, Username: p.Username, Family: family})
+	uc.d.Audit.Record(ctx, domain.AuditEvent{Type: domain.AuditSessionExpired, UserID: p.ID, Username: p.Username, Family: family,
+		Address: client.Address})
 }

@@ -27,12 +27,12 @@ func TestRefreshKeepsOneFamilyPerSession(t *testing.T) {
 	}
 	for i := range 200 {
 		e.clock.Advance(time.Second)
-		next, err := graceful.Execute(ctx, pair.RefreshToken)
+		next, err := graceful.Execute(ctx, pair.RefreshToken, domain.Client{})
 		if err != nil {
 			t.Fatalf("refresh %d: %v", i, err)
 		}
 		if i%50 == 0 {
-			if _, err := graceful.Execute(ctx, pair.RefreshToken); err != nil {
+			if _, err := graceful.Execute(ctx, pair.RefreshToken, domain.Client{}); err != nil {
 				t.Fatalf("a retry within grace at refresh %d: %v", i, err)
 			}
 		}
@@ -68,8 +68,8 @@ func TestRefreshReusedEventIsStoredWithTheRevocation(t *testing.T) {
 			if tc.withChanges {
 				e.refresh.SetAuditLog(log)
 			}
-			a := application.NewAuditor(embedder, nil, nil, e.clock, &seqIDs{})
-			a.SetStoredWithChanges(tc.withChanges)
+			a := application.NewAuditTrail(application.AuditTrailDeps{Store: embedder, Clock: e.clock, IDs: &seqIDs{},
+				StoredWithChanges: tc.withChanges})
 			refresher, err := application.NewRefresh(application.RefreshDeps{Verifier: mustVerifier(t, e),
 				Lookup: application.RepoUserLookup{Users: e.users}, Tokens: e.tokens, Audit: a, Revoked: e.revoked})
 			if err != nil {
@@ -80,17 +80,17 @@ func TestRefreshReusedEventIsStoredWithTheRevocation(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			second, err := refresher.Execute(ctx, first.RefreshToken)
+			second, err := refresher.Execute(ctx, first.RefreshToken, domain.Client{})
 			if err != nil {
 				t.Fatal(err)
 			}
 			if got, err := log.Events(ctx, ports.AuditFilter{Type: domain.AuditRefreshReused}); err != nil || len(got) != 0 {
 				t.Fatalf("events after a rotation: %+v, %v; want none", got, err)
 			}
-			if _, err := refresher.Execute(ctx, first.RefreshToken); !errors.Is(err, domain.ErrUnauthenticated) {
+			if _, err := refresher.Execute(ctx, first.RefreshToken, domain.Client{}); !errors.Is(err, domain.ErrUnauthenticated) {
 				t.Fatalf("reuse: %v", err)
 			}
-			if _, err := refresher.Execute(ctx, second.RefreshToken); !errors.Is(err, domain.ErrUnauthenticated) {
+			if _, err := refresher.Execute(ctx, second.RefreshToken, domain.Client{}); !errors.Is(err, domain.ErrUnauthenticated) {
 				t.Fatalf("the family must be revoked: %v", err)
 			}
 			if got := embedder.calls[domain.AuditRefreshReused]; got != tc.wantCalls {

@@ -83,7 +83,7 @@ func TestRefreshOutcomes(t *testing.T) {
 		log := &countingLog{AuditLog: memstore.NewAuditLog(), calls: map[domain.AuditType]int{}}
 		r, err := application.NewRefresh(application.RefreshDeps{Verifier: v, Lookup: application.RepoUserLookup{Users: e.users},
 			Tokens: tokens, Revoked: e.revoked, Metrics: m, ReuseGrace: 10 * time.Second,
-			Audit: application.NewAuditor(log, nil, nil, e.clock, &seqIDs{})})
+			Audit: application.NewAuditTrail(application.AuditTrailDeps{Store: log, Clock: e.clock, IDs: &seqIDs{}})})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -95,7 +95,7 @@ func TestRefreshOutcomes(t *testing.T) {
 	used := func(t *testing.T, v env) (string, string) {
 		t.Helper()
 		first := v.e.loginAlice(t).RefreshToken
-		pair, err := v.r.Execute(ctx, first)
+		pair, err := v.r.Execute(ctx, first, domain.Client{})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -137,7 +137,7 @@ func TestRefreshOutcomes(t *testing.T) {
 		t.Parallel()
 		v := newEnv(t)
 		_, live := used(t, v)
-		pair, err := v.r.Execute(ctx, live)
+		pair, err := v.r.Execute(ctx, live, domain.Client{})
 		check(t, v, pair, err, want{outcomes: []domain.RefreshVerdict{domain.RefreshRotate}, access: 1, signed: 1, metric: "rotated"})
 	})
 
@@ -145,7 +145,7 @@ func TestRefreshOutcomes(t *testing.T) {
 		t.Parallel()
 		v := newEnv(t)
 		first, live := used(t, v)
-		pair, err := v.r.Execute(ctx, first)
+		pair, err := v.r.Execute(ctx, first, domain.Client{})
 		check(t, v, pair, err, want{outcomes: []domain.RefreshVerdict{domain.RefreshUnproven, domain.RefreshReissue}, checks: 1,
 			access: 1, signed: 2, metric: "reissued"})
 		if pair.RefreshToken != live {
@@ -158,13 +158,13 @@ func TestRefreshOutcomes(t *testing.T) {
 		v := newEnv(t)
 		first, live := used(t, v)
 		v.e.clock.Advance(time.Minute)
-		pair, err := v.r.Execute(ctx, first)
+		pair, err := v.r.Execute(ctx, first, domain.Client{})
 		check(t, v, pair, err, want{err: domain.ErrUnauthenticated, outcomes: []domain.RefreshVerdict{domain.RefreshUnproven, domain.RefreshReused},
 			checks: 1, signed: 1, metric: "reused"})
 		if n := v.log.calls[domain.AuditRefreshReused]; n != 1 {
 			t.Errorf("%d refresh.reused events, want 1", n)
 		}
-		if _, err := v.r.Execute(ctx, live); !errors.Is(err, domain.ErrUnauthenticated) {
+		if _, err := v.r.Execute(ctx, live, domain.Client{}); !errors.Is(err, domain.ErrUnauthenticated) {
 			t.Errorf("the live token after the reuse: %v, want ErrUnauthenticated (the family is revoked)", err)
 		}
 	})
@@ -176,7 +176,7 @@ func TestRefreshOutcomes(t *testing.T) {
 		if err := v.e.refresh.RevokeFamily(ctx, familyOf(t, v.e, live), v.e.clock.Now()); err != nil {
 			t.Fatal(err)
 		}
-		pair, err := v.r.Execute(ctx, live)
+		pair, err := v.r.Execute(ctx, live, domain.Client{})
 		check(t, v, pair, err, want{err: domain.ErrUnauthenticated, outcomes: []domain.RefreshVerdict{domain.RefreshUnproven, domain.RefreshRefused},
 			checks: 1, signed: 1, metric: "rejected"})
 	})
@@ -185,7 +185,7 @@ func TestRefreshOutcomes(t *testing.T) {
 		t.Parallel()
 		v := newEnv(t)
 		_, live := used(t, v)
-		pair, err := v.r.Execute(ctx, tampered(live))
+		pair, err := v.r.Execute(ctx, tampered(live), domain.Client{})
 		check(t, v, pair, err, want{err: domain.ErrUnauthenticated, outcomes: []domain.RefreshVerdict{domain.RefreshUnproven},
 			checks: 1, signed: 1, metric: "rejected"})
 	})
@@ -195,7 +195,7 @@ func TestRefreshOutcomes(t *testing.T) {
 		v := newEnv(t)
 		_, live := used(t, v)
 		v.store.fail = errors.New("the database is gone")
-		pair, err := v.r.Execute(ctx, live)
+		pair, err := v.r.Execute(ctx, live, domain.Client{})
 		if err == nil || domain.KindOf(err) == domain.KindUnauthenticated || !errors.Is(err, v.store.fail) {
 			t.Errorf("Execute = %v, want the store's failure", err)
 		}

@@ -49,7 +49,7 @@ func uncheckedEnv(t *testing.T, o authOpts) (*authEnv, *application.Refresh, *co
 	log := &countingLog{AuditLog: memstore.NewAuditLog(), calls: map[domain.AuditType]int{}}
 	r, err := application.NewRefresh(application.RefreshDeps{Verifier: v, Validator: o.validator,
 		Lookup: application.RepoUserLookup{Users: e.users}, Tokens: e.tokens, Revoked: e.revoked,
-		Audit: application.NewAuditor(log, nil, nil, e.clock, &seqIDs{})})
+		Audit: application.NewAuditTrail(application.AuditTrailDeps{Store: log, Clock: e.clock, IDs: &seqIDs{}})})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -72,7 +72,7 @@ func TestRefreshOfTheLiveTokenChecksNoSignature(t *testing.T) {
 	e, r, v, _ := uncheckedEnv(t, authOpts{})
 	token := e.loginAlice(t).RefreshToken
 	for i := range 3 {
-		pair, err := r.Execute(ctx, token)
+		pair, err := r.Execute(ctx, token, domain.Client{})
 		if err != nil {
 			t.Fatalf("refresh %d: %v", i, err)
 		}
@@ -86,7 +86,7 @@ func TestRefreshOfTheLiveTokenChecksNoSignature(t *testing.T) {
 func TestRefreshWithExtraValidationChecksEverySignature(t *testing.T) {
 	t.Parallel()
 	e, r, v, _ := uncheckedEnv(t, authOpts{validator: acceptAll{}})
-	if _, err := r.Execute(context.Background(), e.loginAlice(t).RefreshToken); err != nil {
+	if _, err := r.Execute(context.Background(), e.loginAlice(t).RefreshToken, domain.Client{}); err != nil {
 		t.Fatal(err)
 	}
 	if n := v.checked.Load(); n != 1 {
@@ -102,13 +102,13 @@ func TestAForgedRefreshTokenChangesNothing(t *testing.T) {
 		t.Parallel()
 		e, r, v, _ := uncheckedEnv(t, authOpts{})
 		live := e.loginAlice(t).RefreshToken
-		if _, err := r.Execute(ctx, tampered(live)); !errors.Is(err, domain.ErrUnauthenticated) {
+		if _, err := r.Execute(ctx, tampered(live), domain.Client{}); !errors.Is(err, domain.ErrUnauthenticated) {
 			t.Fatalf("forged: %v, want ErrUnauthenticated", err)
 		}
 		if v.checked.Load() != 1 {
 			t.Errorf("%d signature checks for the forged token, want 1", v.checked.Load())
 		}
-		if _, err := r.Execute(ctx, live); err != nil {
+		if _, err := r.Execute(ctx, live, domain.Client{}); err != nil {
 			t.Fatalf("the live token after the forgery: %v", err)
 		}
 	})
@@ -117,22 +117,22 @@ func TestAForgedRefreshTokenChangesNothing(t *testing.T) {
 		t.Parallel()
 		e, r, _, log := uncheckedEnv(t, authOpts{})
 		used := e.loginAlice(t).RefreshToken
-		pair, err := r.Execute(ctx, used)
+		pair, err := r.Execute(ctx, used, domain.Client{})
 		if err != nil {
 			t.Fatal(err)
 		}
 		e.clock.Advance(time.Minute) // past the reuse grace
-		if _, err := r.Execute(ctx, tampered(used)); !errors.Is(err, domain.ErrUnauthenticated) {
+		if _, err := r.Execute(ctx, tampered(used), domain.Client{}); !errors.Is(err, domain.ErrUnauthenticated) {
 			t.Fatalf("forged used token: %v, want ErrUnauthenticated", err)
 		}
 		if n := log.calls[domain.AuditRefreshReused]; n != 0 {
 			t.Errorf("%d refresh.reused events for a forged token, want 0", n)
 		}
-		if _, err := r.Execute(ctx, pair.RefreshToken); err != nil {
+		if _, err := r.Execute(ctx, pair.RefreshToken, domain.Client{}); err != nil {
 			t.Fatalf("the live token after a forged reuse: %v (the family must not be revoked)", err)
 		}
 		// The genuine used token is still reuse, found the verified way.
-		if _, err := r.Execute(ctx, used); !errors.Is(err, domain.ErrUnauthenticated) || log.calls[domain.AuditRefreshReused] != 1 {
+		if _, err := r.Execute(ctx, used, domain.Client{}); !errors.Is(err, domain.ErrUnauthenticated) || log.calls[domain.AuditRefreshReused] != 1 {
 			t.Errorf("genuine reuse: %v, %d events; want ErrUnauthenticated and one refresh.reused", err, log.calls[domain.AuditRefreshReused])
 		}
 	})
@@ -142,13 +142,13 @@ func TestAForgedRefreshTokenChangesNothing(t *testing.T) {
 		e, r, _, log := uncheckedEnv(t, authOpts{sessionMax: time.Hour, refreshTTL: 2 * time.Hour})
 		live := e.loginAlice(t).RefreshToken
 		e.clock.Advance(time.Hour + time.Second)
-		if _, err := r.Execute(ctx, tampered(live)); !errors.Is(err, domain.ErrUnauthenticated) {
+		if _, err := r.Execute(ctx, tampered(live), domain.Client{}); !errors.Is(err, domain.ErrUnauthenticated) {
 			t.Fatalf("forged: %v, want ErrUnauthenticated", err)
 		}
 		if n := log.calls[domain.AuditSessionExpired]; n != 0 {
 			t.Errorf("%d session.expired events for a forged token, want 0", n)
 		}
-		if _, err := r.Execute(ctx, live); !errors.Is(err, domain.ErrUnauthenticated) || log.calls[domain.AuditSessionExpired] != 1 {
+		if _, err := r.Execute(ctx, live, domain.Client{}); !errors.Is(err, domain.ErrUnauthenticated) || log.calls[domain.AuditSessionExpired] != 1 {
 			t.Errorf("genuine token past the session: %v, %d events; want ErrUnauthenticated and one session.expired",
 				err, log.calls[domain.AuditSessionExpired])
 		}
@@ -165,7 +165,7 @@ func TestARefreshTokenTheReaderRefusesCostsNoSignatureCheck(t *testing.T) {
 	expired := e.loginAlice(t).RefreshToken
 	e.clock.Advance(time.Hour + time.Minute)
 	for name, token := range map[string]string{"garbage": "a.b.c", "an expired token": expired, "an access token": e.loginAlice(t).AccessToken} {
-		if _, err := r.Execute(context.Background(), token); !errors.Is(err, domain.ErrUnauthenticated) {
+		if _, err := r.Execute(context.Background(), token, domain.Client{}); !errors.Is(err, domain.ErrUnauthenticated) {
 			t.Errorf("%s: %v, want ErrUnauthenticated", name, err)
 		}
 	}

@@ -10,6 +10,7 @@ import (
 	"testing"
 
 	"github.com/cachegate/cachegate/application"
+	"github.com/cachegate/cachegate/domain"
 )
 
 // A refresh token issued before refresh tokens carried their own audience
@@ -42,14 +43,14 @@ func TestARefreshTokenOfThePlainAudienceRefreshesAfterTheUpgrade(t *testing.T) {
 	m.Write([]byte(input))
 	legacy := input + "." + base64.RawURLEncoding.EncodeToString(m.Sum(nil))
 
-	next, err := e.refresher.Execute(ctx, legacy)
+	next, err := e.refresher.Execute(ctx, legacy, domain.Client{})
 	if err != nil {
 		t.Fatalf("refreshing with a refresh token of the plain audience: %v", err)
 	}
 	if aud := tokenClaims(t, next.RefreshToken)["aud"]; aud != "cachegate:refresh" {
 		t.Errorf("its successor's aud %v, want cachegate:refresh", aud)
 	}
-	if _, err := e.refresher.Execute(ctx, legacy); err == nil {
+	if _, err := e.refresher.Execute(ctx, legacy, domain.Client{}); err == nil {
 		t.Error("the legacy token refreshed twice: it should have been used up")
 	}
 }

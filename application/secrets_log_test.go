@@ -46,7 +46,7 @@ func TestAuthenticationLogsNeverHoldPasswordsOrTokens(t *testing.T) {
 	log := slog.New(slog.NewJSONHandler(&buf, &slog.HandlerOptions{Level: slog.LevelDebug}))
 	e := newAuthEnv(t, authOpts{})
 	e.addUser(t, "logger", password, true)
-	audit := application.NewAuditor(memstore.NewAuditLog(), log, nil, e.clock, &seqIDs{})
+	audit := application.NewAuditTrail(application.AuditTrailDeps{Store: memstore.NewAuditLog(), Log: log, Clock: e.clock, IDs: &seqIDs{}})
 	validator, err := application.NewCredentialValidator(ctx, application.RepoUserLookup{Users: e.users}, e.hasher, e.hasher)
 	if err != nil {
 		t.Fatal(err)
@@ -70,11 +70,11 @@ func TestAuthenticationLogsNeverHoldPasswordsOrTokens(t *testing.T) {
 	for range 4 { // the fourth is throttled
 		_, _ = login.Execute(ctx, application.LoginInput{Username: "logger", Password: password + "-wrong", ClientAddr: "10.0.0.1"})
 	}
-	next, err := refresh.Execute(ctx, pair.RefreshToken)
+	next, err := refresh.Execute(ctx, pair.RefreshToken, domain.Client{})
 	if err != nil {
 		t.Fatal(err)
 	}
-	if _, err := refresh.Execute(ctx, pair.RefreshToken); domain.KindOf(err) != domain.KindUnauthenticated {
+	if _, err := refresh.Execute(ctx, pair.RefreshToken, domain.Client{}); domain.KindOf(err) != domain.KindUnauthenticated {
 		t.Fatalf("reuse of a refresh token: %v, want unauthenticated", err)
 	}
 	p, err := e.verifier.AccessToken(ctx, next.AccessToken)

@@ -24,7 +24,7 @@ func cappedLogin(t *testing.T, e *authEnv, max int) (*application.Login, *memsto
 		t.Fatal(err)
 	}
 	login, err := application.NewLogin(application.LoginDeps{Validator: validator, Tokens: e.tokens, MaxSessions: max,
-		Revoked: e.revoked, Audit: application.NewAuditor(log, nil, nil, e.clock, &seqIDs{})})
+		Revoked: e.revoked, Audit: application.NewAuditTrail(application.AuditTrailDeps{Store: log, Clock: e.clock, IDs: &seqIDs{}})})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -60,7 +60,7 @@ func TestTheLoginPastTheSessionCapEndsTheLeastRecentlyUsedSession(t *testing.T) 
 	}
 	// A refresh is a use: the first session is now the last used, so the
 	// least recently used is the second.
-	first, err := e.refresher.Execute(ctx, pairs[0].RefreshToken)
+	first, err := e.refresher.Execute(ctx, pairs[0].RefreshToken, domain.Client{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -94,7 +94,7 @@ func TestTheLoginPastTheSessionCapEndsTheLeastRecentlyUsedSession(t *testing.T) 
 	if _, err := replica.Execute(ctx, lru.AccessToken); !errors.Is(err, domain.ErrUnauthenticated) {
 		t.Errorf("another replica accepts the evicted session's access token: %v", err)
 	}
-	if _, err := e.refresher.Execute(ctx, lru.RefreshToken); !errors.Is(err, domain.ErrUnauthenticated) {
+	if _, err := e.refresher.Execute(ctx, lru.RefreshToken, domain.Client{}); !errors.Is(err, domain.ErrUnauthenticated) {
 		t.Errorf("the evicted session refreshes: %v", err)
 	}
 	// The refreshed first session and the third live on.
@@ -103,7 +103,7 @@ func TestTheLoginPastTheSessionCapEndsTheLeastRecentlyUsedSession(t *testing.T) 
 			t.Errorf("a session that was used later: %v", err)
 		}
 	}
-	if _, err := e.refresher.Execute(ctx, first.RefreshToken); err != nil {
+	if _, err := e.refresher.Execute(ctx, first.RefreshToken, domain.Client{}); err != nil {
 		t.Errorf("the refreshed first session: %v", err)
 	}
 }

@@ -19,7 +19,7 @@ func (e *authEnv) replica(t *testing.T) *application.Authenticate {
 	if err != nil {
 		t.Fatal(err)
 	}
-	auth, err := application.NewAuthenticate(e.verifier, nil, application.RepoUserLookup{Users: e.users}, revoked)
+	auth, err := application.NewAuthenticate(e.verifier, nil, application.RepoUserLookup{Users: e.users}, revoked, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -45,20 +45,20 @@ func TestSessionsEndEverywhere(t *testing.T) {
 			}
 		}, true},
 		{"refresh-token reuse", func(t *testing.T, e *authEnv, mine, _ domain.TokenPair) {
-			if _, err := e.refresher.Execute(ctx, mine.RefreshToken); err != nil {
+			if _, err := e.refresher.Execute(ctx, mine.RefreshToken, domain.Client{}); err != nil {
 				t.Fatal(err)
 			}
-			if _, err := e.refresher.Execute(ctx, mine.RefreshToken); !errors.Is(err, domain.ErrUnauthenticated) {
+			if _, err := e.refresher.Execute(ctx, mine.RefreshToken, domain.Client{}); !errors.Is(err, domain.ErrUnauthenticated) {
 				t.Fatalf("reuse: %v", err)
 			}
 		}, true},
 		{"set-password", func(t *testing.T, e *authEnv, _, _ domain.TokenPair) {
-			if _, err := e.admin.SetPassword(ctx, "alice", "another password"); err != nil {
+			if _, err := resetByName(ctx, e.admin, "alice", "another password"); err != nil {
 				t.Fatal(err)
 			}
 		}, false},
 		{"disable", func(t *testing.T, e *authEnv, _, _ domain.TokenPair) {
-			if _, err := e.admin.SetActive(ctx, "alice", false); err != nil {
+			if _, err := patchByName(ctx, e.admin, "alice", application.UserPatch{Active: new(false)}); err != nil {
 				t.Fatal(err)
 			}
 		}, false},
@@ -121,7 +121,7 @@ func TestSessionMax(t *testing.T) {
 	// Refreshing every 50 minutes never reaches past the session's end.
 	for i := range 2 {
 		e.clock.Advance(50 * time.Minute)
-		if pair, err = e.refresher.Execute(ctx, pair.RefreshToken); err != nil {
+		if pair, err = e.refresher.Execute(ctx, pair.RefreshToken, domain.Client{}); err != nil {
 			t.Fatalf("refresh %d: %v", i+1, err)
 		}
 		rc, err := e.verifier.RefreshToken(ctx, pair.RefreshToken)
@@ -143,7 +143,7 @@ func TestSessionMax(t *testing.T) {
 	// Within the leeway after the end the token still verifies, yet the
 	// session is over.
 	e.clock.Advance(end.Add(2 * time.Second).Sub(e.clock.Now()))
-	if _, err := e.refresher.Execute(ctx, pair.RefreshToken); !errors.Is(err, domain.ErrUnauthenticated) {
+	if _, err := e.refresher.Execute(ctx, pair.RefreshToken, domain.Client{}); !errors.Is(err, domain.ErrUnauthenticated) {
 		t.Fatalf("refresh past the session maximum: %v, want unauthenticated", err)
 	}
 	// A new login starts a new session.

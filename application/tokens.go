@@ -68,11 +68,12 @@ type issue struct {
 }
 
 // prepare returns the pair for userID in familyID, whose login happened
-// at start, with the refresh token's record for the caller to store. Both
+// at start, for client (whose address and user agent the session
+// records), with the refresh token's record for the caller to store. Both
 // tokens expire at the latest at start plus SessionMax; when less than a
 // second of the session is left it returns errSessionOver (token times
 // are whole seconds).
-func (d TokenDeps) prepare(ctx context.Context, userID, familyID string, start time.Time, admin bool) (issue, error) {
+func (d TokenDeps) prepare(ctx context.Context, userID, familyID string, start time.Time, admin bool, client domain.Client) (issue, error) {
 	now := domain.Normalize(d.Clock.Now())
 	end := start.Add(d.SessionMax)
 	if end.Unix() <= now.Unix() {
@@ -93,7 +94,7 @@ func (d TokenDeps) prepare(ctx context.Context, userID, familyID string, start t
 		return issue{}, fmt.Errorf("sign refresh token: %w", err)
 	}
 	rec := domain.RefreshRecord{ID: refresh.ID, Digest: domain.TokenDigest(rt), FamilyID: familyID, UserID: userID,
-		IssuedAt: now, ExpiresAt: refresh.ExpiresAt, Address: ports.ClientAddr(ctx), UserAgent: domain.CutUserAgent(ports.UserAgent(ctx))}
+		IssuedAt: now, ExpiresAt: refresh.ExpiresAt, Address: client.Address, UserAgent: domain.CutUserAgent(client.UserAgent)}
 	return issue{access: access, refresh: rt, rec: rec}, nil
 }
 

@@ -54,36 +54,6 @@ func (h requestIDHandler) WithGroup(name string) slog.Handler {
 	return requestIDHandler{h.Handler.WithGroup(name)}
 }
 
-// clientAddrKey is the context key of the client address.
-type clientAddrKey struct{}
-
-// WithClientAddr returns ctx carrying the client address of the request
-// being served, as the driving adapter determined it (trusted proxies).
-func WithClientAddr(ctx context.Context, addr string) context.Context {
-	return context.WithValue(ctx, clientAddrKey{}, addr)
-}
-
-// ClientAddr returns the client address ctx carries, or "".
-func ClientAddr(ctx context.Context) string {
-	a, _ := ctx.Value(clientAddrKey{}).(string)
-	return a
-}
-
-// userAgentKey is the context key of the client's user agent.
-type userAgentKey struct{}
-
-// WithUserAgent returns ctx carrying the User-Agent of the request being
-// served, which a session records at login and refresh (docs/admin.md).
-func WithUserAgent(ctx context.Context, ua string) context.Context {
-	return context.WithValue(ctx, userAgentKey{}, ua)
-}
-
-// UserAgent returns the user agent ctx carries, or "".
-func UserAgent(ctx context.Context) string {
-	a, _ := ctx.Value(userAgentKey{}).(string)
-	return a
-}
-
 // callerKey is the context key of the caller's identity.
 type callerKey struct{}
 

@@ -45,9 +45,10 @@ func toSessionDTO(s domain.Session) sessionDTO {
 }
 
 // parseUserQuery parses the user list's query: filter and or (repeatable,
-// <field>||<operator>||<value>), sort (<field>[,ASC|DESC]), limit, page,
-// offset; the same grammar as the cache lists on the user fields.
-func parseUserQuery(raw string) (q domain.UserQuery, page int, err error) {
+// <field>||<operator>||<value>, combined as the cache lists combine
+// them), one sort (<field>[,ASC|DESC]), limit, page, offset; the grammar
+// and the parser of the cache lists (list_query.go) on the user fields.
+func parseUserQuery(raw string) (q application.UserList, page int, err error) {
 	if len(raw) > 4096 {
 		return q, 0, domain.InvalidField("query", "is longer than 4096 bytes")
 	}
@@ -55,21 +56,24 @@ func parseUserQuery(raw string) (q domain.UserQuery, page int, err error) {
 	if perr != nil || strings.ContainsRune(raw, 0) {
 		return q, 0, domain.InvalidField("query", "is not a valid query string")
 	}
-	var errs problems
+	var (
+		errs         problems
+		filters, ors []domain.Filter
+	)
 	lp := newListPage()
 	for name, vs := range values {
 		switch name {
 		case "filter", "filter[]", "or", "or[]":
 			for _, v := range vs {
-				c, err := parseUserCondition(name, v)
+				c, err := parseCondition(domain.UserFields, name, v)
 				if err != nil {
 					errs.addErr(err)
 					continue
 				}
 				if strings.HasPrefix(name, "or") {
-					q.Any = append(q.Any, c)
+					ors = append(ors, domain.Where(c))
 				} else {
-					q.All = append(q.All, c)
+					filters = append(filters, domain.Where(c))
 				}
 			}
 		case "sort", "sort[]":
@@ -77,56 +81,27 @@ func parseUserQuery(raw string) (q domain.UserQuery, page int, err error) {
 				errs.add("sort", "sorts on one user field at most")
 				continue
 			}
-			field, dir, _ := strings.Cut(vs[0], ",")
-			if err := domain.ParseUserSort(field); err != nil {
+			k, err := parseSort(domain.UserFields, vs[0])
+			if err != nil {
 				errs.addErr(err)
 				continue
 			}
-			q.Sort = field
-			switch {
-			case dir == "" || strings.EqualFold(dir, "ASC"):
-			case strings.EqualFold(dir, "DESC"):
-				q.Desc = true
-			default:
-				errs.add("sort", "direction must be ASC or DESC")
-			}
+			q.Sort = []domain.SortKey{k}
 		default:
 			if !lp.param(&errs, name, vs) {
 				errs.add(name, "is not a parameter of the user list")
 			}
 		}
 	}
-	if len(q.All)+len(q.Any) > domain.MaxQueryConditions {
+	if len(filters)+len(ors) > domain.MaxQueryConditions {
 		errs.add("filter", "has more than "+strconv.Itoa(domain.MaxQueryConditions)+" conditions")
 	}
 	if len(errs) > 0 {
 		return q, 0, domain.Invalid(errs...)
 	}
-	q.Limit = lp.limit
+	q.Filter, q.Limit = combine(filters, ors), lp.limit
 	q.Offset, page = lp.resolve()
 	return q, page, nil
-}
-
-func parseUserCondition(where, s string) (domain.UserCondition, error) {
-	field, rest, ok := strings.Cut(s, "||")
-	if !ok {
-		return domain.UserCondition{}, domain.InvalidField(where, strconv.Quote(clip(s))+" is not <field>||<operator>||<value>")
-	}
-	opName, value, hasValue := strings.Cut(rest, "||")
-	op, fold, err := domain.ParseQueryOp(where, opName)
-	if err != nil {
-		return domain.UserCondition{}, err
-	}
-	var vals []string
-	if hasValue {
-		switch op {
-		case domain.OpIn, domain.OpNotIn, domain.OpBetween:
-			vals = strings.Split(value, ",")
-		default:
-			vals = []string{value}
-		}
-	}
-	return domain.NewUserCondition(where, field, op, fold, vals)
 }
 
 func (r *adminRoutes) listUsers(c *gin.Context) {
@@ -160,8 +135,8 @@ func (r *adminRoutes) addUser(c *gin.Context) {
 		r.s.writeError(c, domain.InvalidField("body", "needs username and password"))
 		return
 	}
-	u, err := r.o.Users.Add(c.Request.Context(), actorFrom(c).Principal,
-		application.AdminAddUserInput{Username: *body.Username, Password: *body.Password, Admin: body.Admin})
+	u, err := r.o.Users.Add(c.Request.Context(), actorFrom(c),
+		application.AddUserInput{Username: *body.Username, Password: *body.Password, Active: true, Admin: body.Admin})
 	if err != nil {
 		r.s.writeError(c, err)
 		return
@@ -187,7 +162,7 @@ func (r *adminRoutes) patchUser(c *gin.Context) {
 	if !r.decodeAdminBody(c, &body) {
 		return
 	}
-	u, err := r.o.Users.Patch(c.Request.Context(), actorFrom(c).Principal, c.Param("id"),
+	u, err := r.o.Users.Patch(c.Request.Context(), actorFrom(c), c.Param("id"),
 		application.UserPatch{Active: body.Active, Admin: body.Admin})
 	if err != nil {
 		r.s.writeError(c, err)
@@ -207,7 +182,7 @@ func (r *adminRoutes) setPassword(c *gin.Context) {
 		r.s.writeError(c, domain.InvalidField("password", "is required"))
 		return
 	}
-	if err := r.o.Users.SetPassword(c.Request.Context(), actorFrom(c).Principal, c.Param("id"), *body.Password); err != nil {
+	if err := r.o.Users.ResetPassword(c.Request.Context(), actorFrom(c), c.Param("id"), *body.Password); err != nil {
 		r.s.writeError(c, err)
 		return
 	}
@@ -215,7 +190,7 @@ func (r *adminRoutes) setPassword(c *gin.Context) {
 }
 
 func (r *adminRoutes) deleteUser(c *gin.Context) {
-	if err := r.o.Users.Delete(c.Request.Context(), actorFrom(c).Principal, c.Param("id")); err != nil {
+	if err := r.o.Users.Delete(c.Request.Context(), actorFrom(c), c.Param("id")); err != nil {
 		r.s.writeError(c, err)
 		return
 	}
@@ -251,7 +226,7 @@ func writeSessions(c *gin.Context, list application.SessionList, lp listPage, cu
 }
 
 func (r *adminRoutes) revokeUserSessions(c *gin.Context) {
-	if err := r.o.Users.RevokeSessions(c.Request.Context(), actorFrom(c).Principal, c.Param("id")); err != nil {
+	if err := r.o.Users.RevokeSessions(c.Request.Context(), actorFrom(c), c.Param("id")); err != nil {
 		r.s.writeError(c, err)
 		return
 	}
@@ -259,7 +234,7 @@ func (r *adminRoutes) revokeUserSessions(c *gin.Context) {
 }
 
 func (r *adminRoutes) revokeSession(c *gin.Context) {
-	if err := r.o.Users.RevokeSession(c.Request.Context(), actorFrom(c).Principal, c.Param("sid")); err != nil {
+	if err := r.o.Users.RevokeSession(c.Request.Context(), actorFrom(c), c.Param("sid")); err != nil {
 		r.s.writeError(c, err)
 		return
 	}

@@ -127,8 +127,9 @@ func (r *authRoutes) login(c *gin.Context) {
 		r.s.writeError(c, err)
 		return
 	}
+	client := clientOf(c)
 	pair, err := r.o.Login.Execute(c.Request.Context(), application.LoginInput{
-		Username: fields[0], Password: fields[1], ClientAddr: r.s.proxies.clientAddr(c.Request)})
+		Username: fields[0], Password: fields[1], ClientAddr: client.Address, UserAgent: client.UserAgent})
 	if err != nil {
 		r.s.writeError(c, err)
 		return
@@ -175,7 +176,7 @@ func (r *authRoutes) refresh(c *gin.Context) {
 		r.s.writeError(c, domain.ErrUnauthenticated)
 		return
 	}
-	pair, err := r.o.Refresh.Execute(c.Request.Context(), token)
+	pair, err := r.o.Refresh.Execute(c.Request.Context(), token, clientOf(c))
 	if err != nil {
 		r.s.writeError(c, err)
 		return

@@ -99,13 +99,13 @@ func CurrentUser(r *http.Request) (domain.Principal, bool) {
 }
 
 // actorFrom is the one place handlers learn who calls: the principal the
-// guard stored, or domain.Anonymous(). An HTTP caller is never the
-// trusted system actor.
+// guard stored, or domain.Anonymous(), from the request's client. An HTTP
+// caller is never the trusted system actor.
 func actorFrom(c *gin.Context) domain.Actor {
 	if p, ok := CurrentUser(c.Request); ok {
-		return domain.AsPrincipal(p)
+		return domain.AsPrincipal(p).From(clientOf(c))
 	}
-	return domain.Anonymous()
+	return domain.Anonymous().From(clientOf(c))
 }
 
 // accessRule tells the guard whether the matched route is public.
@@ -187,7 +187,7 @@ func setPrincipal(c *gin.Context, p domain.Principal) {
 // setAnonymousCaller names an anonymous request's client address as its
 // caller: anonymous clients share storage per address.
 func setAnonymousCaller(c *gin.Context) {
-	if addr := ports.ClientAddr(c.Request.Context()); addr != "" {
+	if addr := clientOf(c).Address; addr != "" {
 		c.Request = c.Request.WithContext(ports.WithCaller(c.Request.Context(), "address:"+addr))
 	}
 }

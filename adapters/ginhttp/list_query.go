@@ -15,10 +15,13 @@ import (
 	"github.com/cachegate/cachegate/domain"
 )
 
-// The list endpoint's query string: the CRUD query language of docs/api.md
-// ("Listing: the query language", the syntax of @nestjsx/crud 5), parsed here, once, into the
-// core's query value (domain.Filter, domain.SortKey); every rule about
-// what a condition means lives in domain, every translation in the stores.
+// The lists' query string: the CRUD query language of docs/api.md
+// ("Listing: the query language", the syntax of @nestjsx/crud 5), parsed
+// here, once, into the core's query value (domain.Filter,
+// domain.SortKey), for the cache entries (domain.EntryFields) and the
+// admin API's users (domain.UserFields, admin_users.go) alike; every rule
+// about what a condition means lives in domain, every translation in the
+// stores.
 
 // listQuery is the list endpoint's query, parsed.
 type listQuery struct {
@@ -108,7 +111,7 @@ func toListInput(rawQuery string, defLimit, maxLimit int) (listQuery, error) {
 		}
 		switch name {
 		case "key", "type", "assignee.id":
-			f, _ := domain.ParseQueryField(name, name)
+			f, _ := domain.EntryFields.Field(name, name)
 			c, err := domain.NewCondition(name, f, domain.OpEq, false, []string{p.value})
 			if err != nil {
 				errs.addErr(err)
@@ -116,7 +119,7 @@ func toListInput(rawQuery string, defLimit, maxLimit int) (listQuery, error) {
 			}
 			exact = append(exact, domain.Where(c))
 		case "filter", "or":
-			c, err := parseCondition(name, p.value)
+			c, err := parseCondition(domain.EntryFields, name, p.value)
 			if err != nil {
 				errs.addErr(err)
 				continue
@@ -138,7 +141,7 @@ func toListInput(rawQuery string, defLimit, maxLimit int) (listQuery, error) {
 			}
 			search = &f
 		case "sort":
-			k, err := parseSort(p.value)
+			k, err := parseSort(domain.EntryFields, p.value)
 			if err != nil {
 				errs.addErr(err)
 				continue
@@ -275,14 +278,15 @@ func combine(filters, ors []domain.Filter) domain.Filter {
 	return domain.AnyOf(and(filters), and(ors))
 }
 
-// parseCondition parses <field>||<op>[||<value>]; where is "filter" or "or".
-func parseCondition(where, s string) (domain.Condition, error) {
+// parseCondition parses <field>||<op>[||<value>] on a field of set; where
+// is "filter" or "or".
+func parseCondition(set domain.FieldSet, where, s string) (domain.Condition, error) {
 	name, rest, ok := strings.Cut(s, "||")
 	if !ok {
 		return domain.Condition{}, domain.InvalidField(where, strconv.Quote(clip(s))+" is not <field>||<operator>||<value>")
 	}
 	opName, value, hasValue := strings.Cut(rest, "||")
-	field, err := domain.ParseQueryField(where, name)
+	field, err := set.Field(where, name)
 	if err != nil {
 		return domain.Condition{}, err
 	}
@@ -302,13 +306,13 @@ func parseCondition(where, s string) (domain.Condition, error) {
 			values = []string{value}
 		}
 	}
-	return domain.NewCondition(where, field, op, fold, values)
+	return set.Condition(where, field, op, fold, values)
 }
 
-// parseSort parses <field>[,ASC|DESC].
-func parseSort(s string) (domain.SortKey, error) {
+// parseSort parses <field>[,ASC|DESC] on a field of set.
+func parseSort(set domain.FieldSet, s string) (domain.SortKey, error) {
 	name, dir, _ := strings.Cut(s, ",")
-	f, err := domain.ParseQueryField("sort", name)
+	f, err := set.Field("sort", name)
 	if err != nil {
 		return domain.SortKey{}, err
 	}
@@ -374,7 +378,7 @@ func searchObject(v any, depth int) (domain.Filter, error) {
 				all = append(all, domain.AnyOf(subs...))
 			}
 		default:
-			field, err := domain.ParseQueryField("s", name)
+			field, err := domain.EntryFields.Field("s", name)
 			if err != nil {
 				return domain.Filter{}, err
 			}

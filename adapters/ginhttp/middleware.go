@@ -14,6 +14,7 @@ import (
 	"github.com/gin-gonic/gin"
 	"go.opentelemetry.io/otel/trace"
 
+	"github.com/cachegate/cachegate/domain"
 	"github.com/cachegate/cachegate/ports"
 )
 
@@ -63,20 +64,29 @@ func saneRequestID(id string) bool {
 // requestIDMiddleware takes X-Request-Id from the request when sane, else
 // generates one, sets it on the response before anything is written, and
 // puts it in the request's context (ports.WithRequestID), where the
-// server's logger (ports.LogRequestIDs) and every layer below find it,
-// with the client address (ports.WithClientAddr) for the audit trail.
+// server's logger (ports.LogRequestIDs) and every layer below find it.
+// The request's client (address and User-Agent) is kept for the
+// handlers, which give it to the use cases as an input (actorFrom,
+// LoginInput, the refresh's client): it is not a context value.
 func (s *Server) requestIDMiddleware(c *gin.Context) {
 	id := c.Request.Header.Get(HeaderRequestID)
 	if !saneRequestID(id) {
 		id = newRequestID()
 	}
 	c.Writer.Header()[HeaderRequestID] = []string{id}
-	ctx := ports.WithRequestID(c.Request.Context(), id)
-	ctx = ports.WithClientAddr(ctx, s.proxies.clientAddr(c.Request))
-	if ua := c.Request.UserAgent(); ua != "" {
-		ctx = ports.WithUserAgent(ctx, ua)
-	}
-	c.Request = c.Request.WithContext(ctx)
+	client := domain.Client{Address: s.proxies.clientAddr(c.Request), UserAgent: c.Request.UserAgent()}
+	c.Set(clientKey, client)
+	c.Request = c.Request.WithContext(ports.WithRequestID(c.Request.Context(), id))
+}
+
+// clientKey is the gin context key of the request's domain.Client.
+const clientKey = "cachegate.client"
+
+// clientOf returns the request's client, as requestIDMiddleware saw it.
+func clientOf(c *gin.Context) domain.Client {
+	client, _ := c.Get(clientKey)
+	cl, _ := client.(domain.Client)
+	return cl
 }
 
 // requestID returns the id requestIDMiddleware set.

@@ -57,7 +57,7 @@ func (r *adminRoutes) changePassword(c *gin.Context) {
 		cur = *body.CurrentPassword
 	}
 	err := r.o.Self.ChangePassword(c.Request.Context(), application.ChangePasswordInput{Actor: actorFrom(c),
-		CurrentPassword: cur, NewPassword: *body.NewPassword, ClientAddr: r.s.proxies.clientAddr(c.Request)})
+		CurrentPassword: cur, NewPassword: *body.NewPassword, ClientAddr: clientOf(c).Address})
 	if err != nil {
 		r.s.writeError(c, err)
 		return

@@ -32,7 +32,7 @@ type harness struct {
 	login   *application.Login
 	auth    *application.Authenticate
 	refresh *application.Refresh
-	admin   *application.UserAdmin
+	admin   *application.Users
 }
 
 func start(t *testing.T, opts ...fx.Option) harness {
@@ -53,7 +53,7 @@ func start(t *testing.T, opts ...fx.Option) harness {
 
 func (h harness) addAlice(t *testing.T) domain.User {
 	t.Helper()
-	u, err := h.admin.Add(context.Background(), application.AddUserInput{Username: "alice", Password: password, Active: true})
+	u, err := h.admin.Add(context.Background(), domain.System(), application.AddUserInput{Username: "alice", Password: password, Active: true})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -246,7 +246,7 @@ func TestTokenValidatorIsReplaceable(t *testing.T) {
 	if _, err := h.auth.Execute(ctx, pair.AccessToken); !errors.Is(err, domain.ErrAccessTokenFailedValidation) {
 		t.Fatalf("access: %v", err)
 	}
-	if _, err := h.refresh.Execute(ctx, pair.RefreshToken); !errors.Is(err, domain.ErrRefreshTokenFailedValidation) {
+	if _, err := h.refresh.Execute(ctx, pair.RefreshToken, domain.Client{}); !errors.Is(err, domain.ErrRefreshTokenFailedValidation) {
 		t.Fatalf("refresh: %v", err)
 	}
 }
