@@ -45,7 +45,7 @@ func (r *UserRepository) DeleteUser(ctx context.Context, id string, now time.Tim
 			return err
 		}
 		if u.ActiveAdmin() {
-			if err := keepAnAdmin(ctx, tx, id); err != nil {
+			if err := keepAnAdmin(ctx, r.db.eng, tx, id); err != nil {
 				return err
 			}
 		}
@@ -70,7 +70,7 @@ func (r *UserRepository) DeleteUser(ctx context.Context, id string, now time.Tim
 func (s *RefreshStore) UserSessions(ctx context.Context, userID string, now time.Time) (_ []domain.Session, err error) {
 	ctx, done := s.bounds.enter(ctx)
 	defer done(&err)
-	rows, err := s.db.QueryContext(ctx, `SELECT `+familyColumns+` FROM refresh_families
+	rows, err := s.db.sql.QueryContext(ctx, `SELECT `+familyColumns+` FROM refresh_families
 		WHERE user_id = ? AND revoked_at IS NULL AND expires_at > ? ORDER BY issued_at DESC, family_id DESC`,
 		userID, timeArg(now))
 	if err != nil {
@@ -102,7 +102,7 @@ func (s *RefreshStore) Session(ctx context.Context, id string) (_ domain.Session
 	}
 	ctx, done := s.bounds.enter(ctx)
 	defer done(&err)
-	f, found, err := readFamily(ctx, s.db, id, false)
+	f, found, err := readFamily(ctx, s.db.eng, s.db.sql, id, false)
 	if err != nil {
 		return domain.Session{}, err
 	}

@@ -22,7 +22,7 @@ import (
 // keeps the id, version and dates it had, which no use case would let a
 // caller choose, and a batch of rows is one statement.
 type Archive struct {
-	db     *bun.DB
+	db     *DB
 	bounds bounds
 }
 
@@ -34,8 +34,8 @@ var (
 // NewArchive returns the archive of db, which must come from Open and have
 // been migrated. Each page read or batch written is bounded by the
 // repository timeout (WithTimeout).
-func NewArchive(db *bun.DB, opts ...RepoOption) *Archive {
-	return &Archive{db: db, bounds: newBounds(opts)}
+func NewArchive(db *DB) *Archive {
+	return &Archive{db: db, bounds: db.bounds}
 }
 
 // archivePage is how many rows one read fetches.
@@ -61,7 +61,7 @@ func (a *Archive) eachPage(ctx context.Context, op, query string, args []any, sc
 func (a *Archive) page(ctx context.Context, op, query string, args []any, scan func(*sql.Rows) (string, error)) (n int, last string, err error) {
 	ctx, done := a.bounds.enter(ctx)
 	defer done(&err)
-	rows, err := a.db.QueryContext(ctx, query, args...)
+	rows, err := a.db.sql.QueryContext(ctx, query, args...)
 	if err != nil {
 		return 0, "", dbError(op, err)
 	}
@@ -145,7 +145,7 @@ func (a *Archive) Holds(ctx context.Context, tables []string) (_ bool, err error
 			return false, err
 		}
 		var one int
-		err := a.db.QueryRowContext(ctx, "SELECT 1 FROM ? LIMIT 1", bun.Ident(t)).Scan(&one)
+		err := a.db.sql.QueryRowContext(ctx, "SELECT 1 FROM ? LIMIT 1", bun.Ident(t)).Scan(&one)
 		switch {
 		case err == nil:
 			return true, nil
@@ -169,21 +169,22 @@ func isAuthTable(t string) bool {
 // by the repository timeout (a load of millions of rows takes longer);
 // each batch is.
 func (a *Archive) BeginLoad(ctx context.Context, merge bool) (ports.ArchiveLoad, error) {
-	leave, err := enterWriter(ctx, writeGate(a.db))
+	leave, err := enterWriter(ctx, a.db.gate)
 	if err != nil {
 		return nil, dbError("begin the import", err)
 	}
-	tx, err := a.db.BeginTx(ctx, nil)
+	tx, err := a.db.sql.BeginTx(ctx, nil)
 	if err != nil {
 		leave()
 		return nil, translate(ctx, dbError("begin the import", err))
 	}
-	return &archiveLoad{tx: tx, merge: merge, bounds: a.bounds, leave: leave}, nil
+	return &archiveLoad{tx: tx, eng: a.db.eng, merge: merge, bounds: a.bounds, leave: leave}, nil
 }
 
 // archiveLoad is one import's transaction.
 type archiveLoad struct {
 	tx     bun.Tx
+	eng    engine
 	merge  bool
 	bounds bounds
 	leave  func()
@@ -284,7 +285,7 @@ func (l *archiveLoad) AddRefreshTokens(ctx context.Context, rs []domain.RefreshR
 		return 0, nil
 	}
 	if !l.tokens {
-		text, tm := textColumnType(l.tx), timeColumnType(l.tx)
+		text, tm := l.eng.textColumn(), l.eng.timeColumn()
 		_, err := l.tx.ExecContext(ctx, `CREATE TEMPORARY TABLE `+tokensTable+` (
 			id `+text+` NOT NULL, family_id `+text+` NOT NULL, user_id `+text+` NOT NULL,
 			issued_at `+tm+` NOT NULL, expires_at `+tm+` NOT NULL, used_at `+tm+`, revoked_at `+tm+`,

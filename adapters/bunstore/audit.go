@@ -17,8 +17,8 @@ import (
 // "Audit trail"), username_norm for --user, indexes for the newest-first
 // listing and for retention. auditFoldDDL adds the columns of folded
 // login attempts.
-func auditDDL(db bun.IDB) []string {
-	text, tm := textColumnType(db), timeColumnType(db)
+func auditDDL(eng engine) []string {
+	text, tm := eng.textColumn(), eng.timeColumn()
 	return []string{
 		`CREATE TABLE IF NOT EXISTS auth_events (
 			id ` + text + ` NOT NULL,
@@ -45,12 +45,12 @@ func auditDDL(db bun.IDB) []string {
 // among the rows that have one, and an index of those rows by address and
 // time for counting an address's rows of a window. Both indexes are
 // partial, so events that are not folded pay nothing for them.
-func auditFoldMigration(ctx context.Context, m *migrate.Migrator, _ *migrate.Migration) error {
+func auditFoldMigration(ctx context.Context, eng engine, m *migrate.Migrator) error {
 	return m.DB().RunInTx(ctx, nil, func(ctx context.Context, tx bun.Tx) error {
 		for _, c := range []struct{ name, typ string }{
-			{"attempts", "INTEGER NOT NULL DEFAULT 1"}, {"last_at", timeColumnType(tx)}, {"fold_key", textColumnType(tx)},
+			{"attempts", "INTEGER NOT NULL DEFAULT 1"}, {"last_at", eng.timeColumn()}, {"fold_key", eng.textColumn()},
 		} {
-			if err := addColumnIfMissing(ctx, tx, "auth_events", c.name, c.typ); err != nil {
+			if err := eng.addColumnIfMissing(ctx, tx, "auth_events", c.name, c.typ); err != nil {
 				return fmt.Errorf("bunstore: add auth_events.%s: %w", c.name, err)
 			}
 		}
@@ -69,7 +69,7 @@ func auditFoldMigration(ctx context.Context, m *migrate.Migrator, _ *migrate.Mig
 // AuditLog is the ports.AuditLog (and ports.AuditFolder) of the
 // auth_events table.
 type AuditLog struct {
-	db     *bun.DB
+	db     *DB
 	bounds bounds
 	fold   *foldBuffer
 }
@@ -81,15 +81,15 @@ var (
 
 // NewAuditLog returns the audit log over db, which must come from Open and
 // have been migrated.
-func NewAuditLog(db *bun.DB, opts ...RepoOption) *AuditLog {
-	return &AuditLog{db: db, bounds: newBounds(opts), fold: &foldBuffer{rows: map[string]*foldRow{}}}
+func NewAuditLog(db *DB) *AuditLog {
+	return &AuditLog{db: db, bounds: db.bounds, fold: &foldBuffer{rows: map[string]*foldRow{}}}
 }
 
 // RecordEvent stores e.
 func (l *AuditLog) RecordEvent(ctx context.Context, e domain.AuditEvent) (err error) {
 	ctx, done := l.bounds.enter(ctx)
 	defer done(&err)
-	return insertEvents(ctx, l.db, []domain.AuditEvent{e})
+	return insertEvents(ctx, l.db.sql, []domain.AuditEvent{e})
 }
 
 // insertEvents stores es through db, a transaction when the events belong
@@ -164,7 +164,7 @@ func (l *AuditLog) QueryEvents(ctx context.Context, f ports.AuditFilter, address
 	if limit <= 0 {
 		limit = 1000
 	}
-	rows, err := l.db.QueryContext(ctx, q+` ORDER BY "at" DESC, id DESC LIMIT ?`, append(args, limit)...)
+	rows, err := l.db.sql.QueryContext(ctx, q+` ORDER BY "at" DESC, id DESC LIMIT ?`, append(args, limit)...)
 	if err != nil {
 		return nil, dbError("list audit events", err)
 	}
@@ -201,8 +201,8 @@ func (l *AuditLog) PurgeEvents(ctx context.Context, before time.Time, limit int)
 	if limit < 1 {
 		return 0, nil
 	}
-	res, err := l.db.ExecContext(ctx, `DELETE FROM auth_events WHERE id IN (
-		SELECT id FROM auth_events WHERE "at" < ? ORDER BY "at" LIMIT ?`+skipLocked(l.db)+`)`, timeArg(before), limit)
+	res, err := l.db.sql.ExecContext(ctx, `DELETE FROM auth_events WHERE id IN (
+		SELECT id FROM auth_events WHERE "at" < ? ORDER BY "at" LIMIT ?`+l.db.eng.skipLocked()+`)`, timeArg(before), limit)
 	if err != nil {
 		return 0, dbError("purge audit events", err)
 	}

@@ -116,7 +116,7 @@ func (l *AuditLog) FoldEvent(ctx context.Context, e domain.AuditEvent, f domain.
 		// process's), and how many rows has the address in the window?
 		start := f.Start(e.Time)
 		var ownRows, addressRows int
-		if err := l.db.QueryRowContext(ctx, `SELECT (SELECT count(*) FROM auth_events WHERE fold_key = ?),
+		if err := l.db.sql.QueryRowContext(ctx, `SELECT (SELECT count(*) FROM auth_events WHERE fold_key = ?),
 			(SELECT count(*) FROM auth_events WHERE fold_key IS NOT NULL AND address = ? AND "at" >= ? AND "at" < ? AND type = ?)`,
 			own, e.Address, timeArg(start), timeArg(end), string(domain.AuditLoginFailed)).Scan(&ownRows, &addressRows); err != nil {
 			return dbError("fold audit event", err)
@@ -128,7 +128,7 @@ func (l *AuditLog) FoldEvent(ctx context.Context, e domain.AuditEvent, f domain.
 			}
 		}
 	}
-	_, err = l.db.ExecContext(ctx, `INSERT INTO auth_events
+	_, err = l.db.sql.ExecContext(ctx, `INSERT INTO auth_events
 		(id, "at", type, user_id, username, username_norm, address, request_id, family, reason, fold_key)
 		VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
 		ON CONFLICT (fold_key) WHERE fold_key IS NOT NULL DO UPDATE SET `+foldSet(func(c string) string {
@@ -183,7 +183,7 @@ func (l *AuditLog) addAttempts1(ctx context.Context, key string, a foldAdd) (boo
 		"reason": str(a.reason)}
 	var args []any
 	set := foldSet(func(c string) string { args = append(args, vals[c]); return "?" })
-	res, err := l.db.ExecContext(ctx, `UPDATE auth_events SET `+set+` WHERE fold_key = ?`, append(args, key)...)
+	res, err := l.db.sql.ExecContext(ctx, `UPDATE auth_events SET `+set+` WHERE fold_key = ?`, append(args, key)...)
 	if err != nil {
 		return false, dbError("fold audit event", err)
 	}

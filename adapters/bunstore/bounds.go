@@ -6,36 +6,30 @@ import (
 	"fmt"
 	"time"
 
-	"github.com/uptrace/bun"
-
 	"github.com/cachegate/cachegate/domain"
 )
 
-// DefaultTimeout bounds each repository call when no WithTimeout is given:
+// DefaultTimeout bounds each store call when no WithTimeout is given:
 // waiting for a pooled connection, every statement and reading the rows.
 const DefaultTimeout = 5 * time.Second
 
-// RepoOption tunes a repository (NewCacheRepository, NewUserRepository,
-// NewRefreshStore, NewKeyStore, NewLoginThrottle).
-type RepoOption func(*bounds)
-
-// WithTimeout bounds each call of the repository to d, from asking the pool
-// for a connection to the last row read. Past it the call fails with an
-// error wrapping domain.ErrDatabaseUnavailable. A database that is frozen,
-// unreachable or failing over therefore never holds a request longer than
-// d. Zero or less means DefaultTimeout.
-func WithTimeout(d time.Duration) RepoOption {
-	return func(b *bounds) { b.timeout = d }
+// WithTimeout bounds each call of the handle's stores to d, from asking
+// the pool for a connection to the last row read. Past it the call fails
+// with an error wrapping domain.ErrDatabaseUnavailable. A database that is
+// frozen, unreachable or failing over therefore never holds a request
+// longer than d. Zero or less means DefaultTimeout.
+func WithTimeout(d time.Duration) Option {
+	return func(c *openConfig) { c.bounds.timeout = max(d, 0) }
 }
 
-// WithUngroupedWrites makes a CacheRepository run each write on its own:
-// on SQLite outside the handle's write group (write_group.go), on
-// PostgreSQL outside the batches of creates (create_batch.go). It is for
-// a tool that wraps many writes in a transaction of its own, by BEGIN and
-// COMMIT on a pool of one connection, as the bench seeder does. The
+// WithUngroupedWrites makes the handle's CacheRepositories run each write
+// on its own: on SQLite outside the handle's write group (write_group.go),
+// on PostgreSQL outside the batches of creates (create_batch.go). It is
+// for a tool that wraps many writes in a transaction of its own, by BEGIN
+// and COMMIT on a pool of one connection, as the bench seeder does. The
 // writes of a server should stay grouped.
-func WithUngroupedWrites() RepoOption {
-	return func(b *bounds) { b.ungrouped = true }
+func WithUngroupedWrites() Option {
+	return func(c *openConfig) { c.bounds.ungrouped = true }
 }
 
 // DefaultQueryTimeout bounds each statement of a list when no
@@ -53,31 +47,30 @@ const DefaultQueryTimeout = 2 * time.Second
 // DefaultQueryTimeout. A d longer than WithTimeout's does not lengthen
 // the call: its own bound ends the statement first
 // (domain.ErrDatabaseUnavailable).
-func WithQueryTimeout(d time.Duration) RepoOption {
-	return func(b *bounds) { b.query = d }
+func WithQueryTimeout(d time.Duration) Option {
+	return func(c *openConfig) { c.bounds.query = max(d, 0) }
 }
 
-// WithCallerLimit bounds the calls each caller runs at once with l, which
-// every repository of the same database should share (see CallerLimit).
-// Without it a repository bounds no caller.
-func WithCallerLimit(l *CallerLimit) RepoOption {
-	return func(b *bounds) { b.callers = l }
+// WithCallerBound bounds the calls each caller runs at once on the
+// handle's pool to perCaller (zero or less: half the pool, at least one),
+// so that one caller never takes the whole pool (callers.go). budget,
+// when not nil, is charged the time each call holds a connection.
+// Without it no caller is bounded.
+func WithCallerBound(perCaller int, budget *Budget) Option {
+	return func(c *openConfig) { c.callerBound, c.perCaller, c.budget = true, perCaller, budget }
 }
 
-// bounds is what every repository keeps of its options.
+// bounds are the handle's bounds of every call.
 type bounds struct {
 	timeout   time.Duration
 	ungrouped bool
 	query     time.Duration
-	callers   *CallerLimit
+	callers   *callerLimit
 	paging    listPaging
 }
 
-func newBounds(opts []RepoOption) bounds {
-	var b bounds
-	for _, o := range opts {
-		o(&b)
-	}
+// fill gives the unset time bounds their defaults.
+func (b bounds) fill() bounds {
 	if b.timeout <= 0 {
 		b.timeout = DefaultTimeout
 	}
@@ -107,7 +100,7 @@ func (b bounds) enterGrouped(ctx context.Context) (context.Context, func(*error)
 	return b.enter(context.WithValue(ctx, heldKey{}, true))
 }
 
-// With a CallerLimit, enter first takes one of the caller's places (an
+// With a callerLimit, enter first takes one of the caller's places (an
 // inner call runs in its outer call's place). A caller whose places all
 // stay taken is refused: the call gets a context that has already ended,
 // so its first statement fails at once, and done answers errCallerBusy
@@ -159,7 +152,7 @@ const probeTable = "cachegate_probe"
 // then the space available on the file's file system, statfs(2), which
 // passes again once there is room, so readiness recovers by itself. On
 // PostgreSQL it asks whether the session is read-only.
-func Check(ctx context.Context, db *bun.DB) (err error) {
+func Check(ctx context.Context, db *DB) (err error) {
 	ctx, done := bounds{timeout: DefaultTimeout}.enter(ctx)
 	defer done(&err)
 	defer func() {
@@ -167,5 +160,5 @@ func Check(ctx context.Context, db *bun.DB) (err error) {
 			err = &outage{kind: domain.ErrDatabaseUnavailable, cause: err}
 		}
 	}()
-	return engineOf(db).check(ctx, db)
+	return db.eng.check(ctx, db.sql)
 }

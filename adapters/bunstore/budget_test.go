@@ -6,8 +6,6 @@ import (
 	"testing"
 	"time"
 
-	"github.com/uptrace/bun"
-
 	"github.com/cachegate/cachegate/adapters/system"
 	"github.com/cachegate/cachegate/domain"
 	"github.com/cachegate/cachegate/ports"
@@ -73,11 +71,11 @@ func TestBudgetIsATokenBucketPerCaller(t *testing.T) {
 // another caller or to a call without one.
 func TestCallsChargeTheirCallersBudget(t *testing.T) {
 	t.Parallel()
-	pagedDatabases(t, func(t *testing.T, db *bun.DB) {
+	pagedDatabases(t, func(t *testing.T, db *DB) {
 		// A budget of one nanosecond a second and at once: any call
 		// spends it.
 		budget := NewBudget(time.Nanosecond, time.Nanosecond, nil)
-		repo := pagedRepo(t, db, "budget_cache", listPaging{}, WithCallerLimit(NewCallerLimit(db, 0, budget)))
+		repo := pagedRepo(t, db, "budget_cache", listPaging{}, withCallerLimit(newCallerLimit(db, 0, budget)))
 		alice := ports.WithCaller(t.Context(), "user:alice")
 		if err := repo.Create(alice, testEntry(1), testNow, domain.Quota{}); err != nil {
 			t.Fatal(err)
@@ -108,8 +106,8 @@ func TestAWaitForSQLitesWriterIsNotChargedToTheCaller(t *testing.T) {
 	t.Parallel()
 	db := openTestDB(t, "sqlite:"+filepath.Join(t.TempDir(), "gate.db"))
 	budget := NewBudget(100*time.Millisecond, 100*time.Millisecond, nil)
-	l := NewCallerLimit(db, 0, budget)
-	gate := writeGate(db)
+	l := newCallerLimit(db, 0, budget)
+	gate := db.gate
 	leaveOther, err := enterWriter(t.Context(), gate)
 	if err != nil {
 		t.Fatal(err)

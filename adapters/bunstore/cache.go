@@ -43,7 +43,7 @@ type CacheRepository struct {
 	bounds bounds
 	// eng is the engine of db, chosen once here (engine.go).
 	eng    engine
-	handle *bun.DB
+	handle *DB
 	// writer runs the entry writes: directly, in the SQLite write group,
 	// or with PostgreSQL's create batches (cache_writer.go). The
 	// constructor chooses once.
@@ -57,8 +57,8 @@ var _ ports.CacheRepository = (*CacheRepository)(nil)
 
 // NewCacheRepository returns the repository of table, which Migrate
 // created.
-func NewCacheRepository(db *bun.DB, table string, opts ...RepoOption) *CacheRepository {
-	r := &CacheRepository{db: db, table: bun.Ident(table), name: table, bounds: newBounds(opts), eng: engineOf(db), handle: db}
+func NewCacheRepository(db *DB, table string) *CacheRepository {
+	r := &CacheRepository{db: db.sql, table: bun.Ident(table), name: table, bounds: db.bounds, eng: db.eng, handle: db}
 	r.writer = newEntryWriter(r, db)
 	return r
 }
@@ -302,9 +302,9 @@ func (r *CacheRepository) replace(ctx context.Context, db bun.IDB, cur, next dom
 func (r *CacheRepository) updateRow(ctx context.Context, db bun.IDB, cur, next domain.Entry, g *quotaGuard) (int64, error) {
 	if tx, ok := db.(bun.Tx); ok && r.writer.statements() != nil {
 		args := []any{next.Key, next.Type, next.AssigneeID, string(next.Data), next.Version,
-			driverTime(db, next.DateCreated), driverTime(db, next.DateUpdated), driverNullTime(db, next.DateDeleted),
-			driverNullTime(db, next.ExpiresAt), foldedArg(next.Key), foldedArg(next.Type),
-			cur.ID, cur.Version, driverTime(db, cur.DateCreated)}
+			driverTime(r.eng, next.DateCreated), driverTime(r.eng, next.DateUpdated), driverNullTime(r.eng, next.DateDeleted),
+			driverNullTime(r.eng, next.ExpiresAt), foldedArg(next.Key), foldedArg(next.Type),
+			cur.ID, cur.Version, driverTime(r.eng, cur.DateCreated)}
 		if g == nil {
 			return r.execPrepared(ctx, tx, stmtUpdate, args...)
 		}

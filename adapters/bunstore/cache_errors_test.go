@@ -40,7 +40,7 @@ func TestUniqueViolationsAreReadByCodeOnSQLite(t *testing.T) {
 		"CREATE UNIQUE INDEX t_u ON t (u)",
 		"INSERT INTO t VALUES ('a', 'x', 'n')",
 	} {
-		if _, err := db.ExecContext(t.Context(), stmt); err != nil {
+		if _, err := db.sql.ExecContext(t.Context(), stmt); err != nil {
 			t.Fatal(err)
 		}
 	}
@@ -52,7 +52,7 @@ func TestUniqueViolationsAreReadByCodeOnSQLite(t *testing.T) {
 		{"INSERT INTO t VALUES ('b', 'x', 'n')", true, false},
 		{"INSERT INTO t VALUES ('c', 'z', NULL)", false, false},
 	} {
-		_, err := db.ExecContext(t.Context(), c.stmt)
+		_, err := db.sql.ExecContext(t.Context(), c.stmt)
 		if err == nil {
 			t.Fatalf("%s succeeded", c.stmt)
 		}

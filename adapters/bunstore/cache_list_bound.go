@@ -27,23 +27,10 @@ const pgQueryCanceled = "57014"
 func (r *CacheRepository) listStatement(ctx context.Context, fn func(ctx context.Context, db bun.IDB) error) (err error) {
 	ctx, done := r.bounds.enter(ctx)
 	defer done(&err)
-	conn, err := r.handle.Conn(ctx)
+	conn, err := r.handle.sql.Conn(ctx)
 	if err != nil {
 		return err
 	}
 	defer func() { _ = conn.Close() }()
-	return withRetry(ctx, func() error { return r.bounds.queryBounded(ctx, conn, fn) })
-}
-
-// queryBounded runs fn on conn, bounding the database's time on it by
-// b.query. Past the bound fn's error is wrapped in
-// domain.ErrQueryTooExpensive. On SQLite the bound is a deadline of fn's
-// context: the driver interrupts the statement. On PostgreSQL it is the
-// server's statement_timeout, set for a transaction of its own (SET
-// LOCAL, so nothing stays on a connection that a pool such as PgBouncer
-// passes on): the server stops a statement that works past it, while a
-// server that stops answering meets the repository's timeout as any
-// other call does and stays domain.ErrDatabaseUnavailable.
-func (b bounds) queryBounded(ctx context.Context, conn bun.Conn, fn func(ctx context.Context, db bun.IDB) error) error {
-	return engineOf(conn).queryBounded(ctx, b, conn, fn)
+	return withRetry(ctx, func() error { return r.eng.boundQuery(ctx, r.bounds.query, conn, fn) })
 }

@@ -111,8 +111,8 @@ func (r *CacheRepository) guarded(g *quotaGuard) (with, from, where string, args
 func (r *CacheRepository) insert(ctx context.Context, db bun.IDB, e domain.Entry, g *quotaGuard) (int64, error) {
 	if tx, ok := db.(bun.Tx); ok && r.writer.statements() != nil {
 		args := []any{e.ID, e.Key, e.Type, e.AssigneeID, string(e.Data), e.Version,
-			driverTime(db, e.DateCreated), driverTime(db, e.DateUpdated), driverNullTime(db, e.DateDeleted),
-			driverNullTime(db, e.ExpiresAt), foldedArg(e.Key), foldedArg(e.Type)}
+			driverTime(r.eng, e.DateCreated), driverTime(r.eng, e.DateUpdated), driverNullTime(r.eng, e.DateDeleted),
+			driverNullTime(r.eng, e.ExpiresAt), foldedArg(e.Key), foldedArg(e.Type)}
 		if g == nil {
 			return r.execPrepared(ctx, tx, stmtInsert, args...)
 		}
@@ -200,13 +200,13 @@ const (
 )
 
 // sqliteWrites returns the prepared set of table's entry writes.
-func sqliteWrites(db *bun.DB, table string) *preparedSet {
+func sqliteWrites(db *DB, table string) *preparedSet {
 	t := quoteIdent(table)
 	insert := "INSERT INTO " + t + " (" + cacheWriteColumns + ") "
 	update := "UPDATE " + t + " SET key = ?, type = ?, assignee_id = ?, data = ?, version = ?, " +
 		"date_created = ?, date_updated = ?, date_deleted = ?, expires_at = ?, key_folded = ?, type_folded = ? " +
 		"WHERE id = ? AND version = ? AND date_created = ? AND date_deleted IS NULL"
-	return &preparedSet{db: db, queries: []string{
+	return &preparedSet{db: db.sql, eng: db.eng, queries: []string{
 		insert + "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
 		insert + "SELECT ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ? WHERE " + sqliteGuard,
 		update,

@@ -49,7 +49,7 @@ var (
 // newEntryWriter returns the writer of r, on db: grouped at db's write
 // gate (SQLite), batching creates (PostgreSQL), or, WithUngroupedWrites or
 // on a handle with neither, direct.
-func newEntryWriter(r *CacheRepository, db *bun.DB) entryWriter {
+func newEntryWriter(r *CacheRepository, db *DB) entryWriter {
 	direct := directWriter{r: r}
 	switch {
 	case r.bounds.ungrouped:
@@ -57,7 +57,7 @@ func newEntryWriter(r *CacheRepository, db *bun.DB) entryWriter {
 	case r.eng.batchesCreates():
 		return batchWriter{directWriter: direct, creates: newCreateBatcher(r)}
 	}
-	if group := entryWrites(db); group != nil {
+	if group := db.entries; group != nil {
 		return groupWriter{r: r, group: group, prepared: sqliteWrites(db, r.name)}
 	}
 	return direct

@@ -7,22 +7,20 @@ import (
 	"sync/atomic"
 	"time"
 
-	"github.com/uptrace/bun"
-
 	"github.com/cachegate/cachegate/domain"
 	"github.com/cachegate/cachegate/ports"
 )
 
-// CallerLimit bounds how many repository calls one caller runs at once on
+// callerLimit bounds how many repository calls one caller runs at once on
 // one database, so that one user's work never takes the whole connection
 // pool: the other callers always find a connection. The caller is the
 // identity ports.WithCaller put in the context (ginhttp's guard sets it);
 // calls without one (background loops, in-process calls without an
 // actor) are not bounded. A list takes its place per page, never while it
-// waits on its reader. Share one CallerLimit between every repository of
-// a database (WithCallerLimit): the bound is on the pool. With a Budget,
+// waits on its reader. Share one callerLimit between every repository of
+// a database (WithCallerBound): the bound is on the pool. With a Budget,
 // the time each call holds a connection is charged to its caller.
-type CallerLimit struct {
+type callerLimit struct {
 	per    int
 	budget *Budget
 	// pool holds one token per connection of the pool for the bounded
@@ -57,23 +55,24 @@ type callerSlots struct {
 var errCallerBusy = &domain.Error{Kind: domain.KindTooMany, Code: "TOO_MANY_REQUESTS",
 	Message: "too many of your requests are using the database at once; try again shortly", RetryAfter: time.Second}
 
-// NewCallerLimit returns the bound of n calls at once per caller on db;
+// newCallerLimit returns the bound of n calls at once per caller on db;
 // n <= 0 means half of db's pool (at least one), and a pool without a
 // size has no bound (and meters nothing). budget, when not nil, is
 // charged the time each call holds a connection.
-func NewCallerLimit(db *bun.DB, n int, budget *Budget) *CallerLimit {
+func newCallerLimit(db *DB, n int, budget *Budget) *callerLimit {
+	size := db.sql.DB.Stats().MaxOpenConnections
 	if n <= 0 {
-		n = max(db.DB.Stats().MaxOpenConnections/2, 1)
-		if db.DB.Stats().MaxOpenConnections <= 0 {
+		n = max(size/2, 1)
+		if size <= 0 {
 			n = 0
 		}
 	}
-	return &CallerLimit{per: n, budget: budget, pool: newConnTokens(db.DB.Stats().MaxOpenConnections),
+	return &callerLimit{per: n, budget: budget, pool: newConnTokens(size),
 		held: map[string]*callerSlots{}}
 }
 
 // PerCaller returns how many calls one caller may run at once (0: no bound).
-func (l *CallerLimit) PerCaller() int {
+func (l *callerLimit) PerCaller() int {
 	if l == nil {
 		return 0
 	}
@@ -81,7 +80,7 @@ func (l *CallerLimit) PerCaller() int {
 }
 
 // noteAnswer records that the database answered a call, when it did.
-func (l *CallerLimit) noteAnswer(answered bool) {
+func (l *callerLimit) noteAnswer(answered bool) {
 	if answered {
 		l.answered.Store(time.Now().UnixNano())
 	}
@@ -108,7 +107,7 @@ func noteWaited(ctx context.Context, d time.Duration) {
 // returns the context the call runs with (marked as holding the place)
 // and the release function; errCallerBusy when no place came free in
 // time, ctx's error when the caller's own context ended first.
-func (l *CallerLimit) acquire(ctx context.Context) (context.Context, func(answered bool), error) {
+func (l *callerLimit) acquire(ctx context.Context) (context.Context, func(answered bool), error) {
 	caller := ports.Caller(ctx)
 	if l == nil || l.per <= 0 {
 		return ctx, func(bool) {}, nil

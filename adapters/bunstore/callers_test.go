@@ -7,15 +7,13 @@ import (
 	"testing"
 	"time"
 
-	"github.com/uptrace/bun"
-
 	"github.com/cachegate/cachegate/domain"
 	"github.com/cachegate/cachegate/ports"
 )
 
 func TestCallerLimit(t *testing.T) {
 	t.Parallel()
-	l := &CallerLimit{per: 2, wait: 10 * time.Millisecond, held: map[string]*callerSlots{}}
+	l := &callerLimit{per: 2, wait: 10 * time.Millisecond, held: map[string]*callerSlots{}}
 	a := ports.WithCaller(t.Context(), "user:a")
 	b := ports.WithCaller(t.Context(), "user:b")
 	take := func(ctx context.Context) (context.Context, func()) {
@@ -96,11 +94,11 @@ func TestNewCallerLimitTakesHalfThePool(t *testing.T) {
 	t.Parallel()
 	for pool, want := range map[int]int{1: 1, 2: 1, 4: 2, 9: 4} {
 		db := openTestDB(t, "sqlite::memory:")
-		db.DB.SetMaxOpenConns(pool)
-		if got := NewCallerLimit(db, 0, nil).PerCaller(); got != want {
+		db.sql.DB.SetMaxOpenConns(pool)
+		if got := newCallerLimit(db, 0, nil).PerCaller(); got != want {
 			t.Errorf("pool of %d: %d per caller, want %d", pool, got, want)
 		}
-		if got := NewCallerLimit(db, 3, nil).PerCaller(); got != 3 {
+		if got := newCallerLimit(db, 3, nil).PerCaller(); got != 3 {
 			t.Errorf("explicit 3: %d per caller", got)
 		}
 	}
@@ -113,7 +111,7 @@ func TestNewCallerLimitTakesHalfThePool(t *testing.T) {
 func TestOneCallerNeverTakesThePool(t *testing.T) {
 	t.Parallel()
 	const pool = 4
-	run := func(t *testing.T, db *bun.DB, limit *CallerLimit) (hogs []error, other error) {
+	run := func(t *testing.T, db *DB, limit *callerLimit) (hogs []error, other error) {
 		t.Helper()
 		var entered sync.WaitGroup
 		release := make(chan struct{})
@@ -123,9 +121,9 @@ func TestOneCallerNeverTakesThePool(t *testing.T) {
 				<-release
 			}
 		}}
-		opts := []RepoOption{WithTimeout(500 * time.Millisecond)}
+		opts := []Option{WithTimeout(500 * time.Millisecond)}
 		if limit != nil {
-			opts = append(opts, WithCallerLimit(limit))
+			opts = append(opts, withCallerLimit(limit))
 		}
 		repo := pagedRepo(t, db, "user_cache", paging, opts...)
 		seed(t, db, "user_cache", 5, time.Time{})
@@ -174,9 +172,9 @@ func TestOneCallerNeverTakesThePool(t *testing.T) {
 		}
 		return hogs, other
 	}
-	pagedDatabases(t, func(t *testing.T, db *bun.DB) {
+	pagedDatabases(t, func(t *testing.T, db *DB) {
 		t.Run("bounded, the other user is served and the hog's extra statements are 429", func(t *testing.T) {
-			limit := NewCallerLimit(db, 0, nil)
+			limit := newCallerLimit(db, 0, nil)
 			limit.wait = 300 * time.Millisecond
 			hogs, other := run(t, db, limit)
 			if other != nil {
@@ -200,7 +198,7 @@ func TestOneCallerNeverTakesThePool(t *testing.T) {
 	t.Run("unbounded, the other user waits out the timeout", func(t *testing.T) {
 		t.Parallel()
 		db := openTestDB(t, "sqlite:"+t.TempDir()+"/unbounded.db")
-		db.DB.SetMaxOpenConns(pool)
+		db.sql.DB.SetMaxOpenConns(pool)
 		if _, other := run(t, db, nil); !errors.Is(other, domain.ErrDatabaseUnavailable) {
 			t.Errorf("the other user's Get with the pool taken = %v, want DATABASE_UNAVAILABLE", other)
 		}
@@ -213,7 +211,7 @@ func TestOneCallerNeverTakesThePool(t *testing.T) {
 // outage, and runs no statement.
 func TestACallerKeptOutForTheWholeBoundIs429(t *testing.T) {
 	t.Parallel()
-	l := &CallerLimit{per: 1, held: map[string]*callerSlots{}}
+	l := &callerLimit{per: 1, held: map[string]*callerSlots{}}
 	b := bounds{timeout: 30 * time.Millisecond, callers: l}
 	a := ports.WithCaller(t.Context(), "user:a")
 	_, release, err := l.acquire(a)
@@ -246,8 +244,8 @@ func TestGroupedWritesTakeNoPlaceOfTheirCaller(t *testing.T) {
 	if err := Migrate(t.Context(), db, []string{"user_cache"}); err != nil {
 		t.Fatal(err)
 	}
-	l := &CallerLimit{per: 1, wait: time.Nanosecond, held: map[string]*callerSlots{}}
-	repo := NewCacheRepository(db, "user_cache", WithCallerLimit(l))
+	l := &callerLimit{per: 1, wait: time.Nanosecond, held: map[string]*callerSlots{}}
+	repo := NewCacheRepository(db.with(withCallerLimit(l)), "user_cache")
 	if repo.writeGroup() == nil {
 		t.Fatal("the SQLite repository has no write group")
 	}

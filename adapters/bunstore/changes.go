@@ -44,7 +44,7 @@ import (
 //     xid would not do, as a transaction with a lower xid can draw a
 //     higher revision.
 type ChangeLog struct {
-	db     *bun.DB
+	db     *DB
 	bounds bounds
 	pg     *pgWatermark // nil on SQLite
 }
@@ -53,8 +53,8 @@ var _ ports.ChangeLog = (*ChangeLog)(nil)
 
 // NewChangeLog returns the log of db, which Migrate prepared. Each call is
 // bounded as the repositories' are (WithTimeout).
-func NewChangeLog(db *bun.DB, opts ...RepoOption) *ChangeLog {
-	return &ChangeLog{db: db, bounds: newBounds(opts), pg: engineOf(db).newWatermark()}
+func NewChangeLog(db *DB) *ChangeLog {
+	return &ChangeLog{db: db, bounds: db.bounds, pg: db.eng.newWatermark()}
 }
 
 // Wake implements ports.ChangeLog: the database does not tell. Writes of
@@ -107,7 +107,7 @@ func (l *ChangeLog) read(ctx context.Context, query string, args []any) ([]domai
 	var out []domain.Change
 	err := withRetry(ctx, func() error {
 		out = out[:0]
-		rows, err := l.db.QueryContext(ctx, query, args...)
+		rows, err := l.db.sql.QueryContext(ctx, query, args...)
 		if err != nil {
 			return err
 		}
@@ -177,11 +177,11 @@ func (l *ChangeLog) Head(ctx context.Context) (_ int64, err error) {
 	ctx, done := l.bounds.enter(ctx)
 	defer done(&err)
 	if l.pg != nil {
-		return l.pg.head(ctx, l.db)
+		return l.pg.head(ctx, l.db.sql)
 	}
 	var head int64
 	err = withRetry(ctx, func() error {
-		return l.db.QueryRowContext(ctx, "SELECT COALESCE(MAX(rev), 0) FROM "+changesTable).Scan(&head)
+		return l.db.sql.QueryRowContext(ctx, "SELECT COALESCE(MAX(rev), 0) FROM "+changesTable).Scan(&head)
 	})
 	if err != nil {
 		return 0, dbError("read the change log's head", err)
@@ -199,7 +199,7 @@ func (l *ChangeLog) Horizon(ctx context.Context) (_ int64, err error) {
 	defer done(&err)
 	var h int64
 	err = withRetry(ctx, func() error {
-		return l.db.QueryRowContext(ctx, "SELECT pruned FROM "+changesStateTable+" WHERE id = 1").Scan(&h)
+		return l.db.sql.QueryRowContext(ctx, "SELECT pruned FROM "+changesStateTable+" WHERE id = 1").Scan(&h)
 	})
 	if err != nil {
 		return 0, dbError("read the change log's horizon", err)
@@ -223,7 +223,7 @@ func (l *ChangeLog) Prune(ctx context.Context, before time.Time, limit int) (_ i
 	n := 0
 	err = authInTx(ctx, l.db, "prune changes", func(ctx context.Context, tx bun.Tx) error {
 		var pruned int64
-		if err := tx.QueryRowContext(ctx, "SELECT pruned FROM "+changesStateTable+" WHERE id = 1"+forUpdate(tx)).Scan(&pruned); err != nil {
+		if err := tx.QueryRowContext(ctx, "SELECT pruned FROM "+changesStateTable+" WHERE id = 1"+l.db.eng.forUpdate()).Scan(&pruned); err != nil {
 			return err
 		}
 		var last int64
@@ -258,7 +258,7 @@ func (l *ChangeLog) Prune(ctx context.Context, before time.Time, limit int) (_ i
 		// What the pruned changes kept leaves their assignees' counts
 		// (usage_schema.go), one upsert per entity and assignee in order.
 		if _, err := tx.ExecContext(ctx, "INSERT INTO "+usageTable+" (entity, assignee_id, shard, entries, bytes) "+
-			"SELECT entity, assignee_id, "+engineOf(tx).usageShard()+", 0, -sum("+changeCost(changesTable)+") FROM "+changesTable+
+			"SELECT entity, assignee_id, "+l.db.eng.usageShard()+", 0, -sum("+changeCost(changesTable)+") FROM "+changesTable+
 			" WHERE rev <= ? GROUP BY entity, assignee_id ORDER BY entity, assignee_id"+
 			" ON CONFLICT (entity, assignee_id, shard) DO UPDATE SET bytes = "+usageTable+".bytes + excluded.bytes", last); err != nil {
 			return err

@@ -67,7 +67,7 @@ func TestCreatesQueuedTogetherOnPostgresAnswerAsIfAlone(t *testing.T) {
 	past := testNow.Add(-time.Minute)
 	expired.ExpiresAt = &past
 	for _, e := range []domain.Entry{holdsID, holdsKey, expired} {
-		if err := r.create(ctx, db, e, testNow.Add(-time.Hour), domain.Quota{}); err != nil {
+		if err := r.create(ctx, db.sql, e, testNow.Add(-time.Hour), domain.Quota{}); err != nil {
 			t.Fatal(err)
 		}
 	}
@@ -151,17 +151,17 @@ func TestCreatesQueuedTogetherOnPostgresAnswerAsIfAlone(t *testing.T) {
 		t.Errorf("the create whose caller gave up: Get err = %v, want not found", err)
 	}
 	var logged int
-	if err := db.NewRaw("SELECT count(*) FROM "+changesTable+" WHERE entity = 'batch_cache' AND kind = 'created'").Scan(ctx, &logged); err != nil {
+	if err := db.sql.NewRaw("SELECT count(*) FROM "+changesTable+" WHERE entity = 'batch_cache' AND kind = 'created'").Scan(ctx, &logged); err != nil {
 		t.Fatal(err)
 	}
 	if logged != created+3 {
 		t.Errorf("the change log holds %d creations, want %d (3 made before the batch)", logged, created+3)
 	}
 	var live, counted int
-	if err := db.NewRaw("SELECT count(*) FROM batch_cache WHERE date_deleted IS NULL").Scan(ctx, &live); err != nil {
+	if err := db.sql.NewRaw("SELECT count(*) FROM batch_cache WHERE date_deleted IS NULL").Scan(ctx, &live); err != nil {
 		t.Fatal(err)
 	}
-	if err := db.NewRaw("SELECT coalesce(sum(entries), 0) FROM "+usageTable+" WHERE entity = 'batch_cache'").Scan(ctx, &counted); err != nil {
+	if err := db.sql.NewRaw("SELECT coalesce(sum(entries), 0) FROM "+usageTable+" WHERE entity = 'batch_cache'").Scan(ctx, &counted); err != nil {
 		t.Fatal(err)
 	}
 	if live != created+2 || counted != live {
@@ -210,7 +210,7 @@ func TestQueuedCreatesUnderAQuotaOnPostgresFillItExactly(t *testing.T) {
 	// without one.
 	a := func(i int) domain.Entry { return testEntry(100*i + 1) }
 	for i := range 2 {
-		if err := r.create(ctx, db, a(i), testNow, domain.Quota{}); err != nil {
+		if err := r.create(ctx, db.sql, a(i), testNow, domain.Quota{}); err != nil {
 			t.Fatal(err)
 		}
 	}
@@ -252,7 +252,7 @@ func TestQueuedCreatesUnderAQuotaOnPostgresFillItExactly(t *testing.T) {
 		t.Errorf("the batch wrote %d creates, want b's 4 and c's 2", got)
 	}
 	var counts []int
-	if err := db.NewRaw("SELECT sum(entries) FROM "+usageTable+" WHERE entity = 'batch_cache' GROUP BY assignee_id ORDER BY assignee_id").
+	if err := db.sql.NewRaw("SELECT sum(entries) FROM "+usageTable+" WHERE entity = 'batch_cache' GROUP BY assignee_id ORDER BY assignee_id").
 		Scan(ctx, &counts); err != nil {
 		t.Fatal(err)
 	}

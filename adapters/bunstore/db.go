@@ -17,10 +17,36 @@ import (
 	"github.com/uptrace/bun/dialect/pgdialect"
 	"github.com/uptrace/bun/dialect/sqlitedialect"
 
+	"github.com/cachegate/cachegate/adapters/bunstore/internal/batch"
+
 	// The pure-Go SQLite driver; docs/storage.md has the measurements
 	// behind choosing it over mattn/go-sqlite3.
 	"modernc.org/sqlite"
 )
+
+// DB is the handle of one database, which every store is made from: it
+// owns the connection pool, the engine of the database (chosen once, by
+// Open), SQLite's write gate and group of entry writes, and the bounds of
+// every call (the time bounds and the bound on each caller's calls). The
+// stores share it; none of them asks which database it runs on.
+type DB struct {
+	sql *bun.DB
+	eng engine
+	// gate queues the writers of an SQLite database (writegate.go); nil
+	// on PostgreSQL, whose writers lock rows.
+	gate chan struct{}
+	// entries groups the entry writes at the gate (write_group.go); nil
+	// without a gate.
+	entries *batch.Batcher[groupWrite]
+	bounds  bounds
+}
+
+// Bun returns the Bun handle, for tools and tests that run SQL of their
+// own; the stores need none.
+func (db *DB) Bun() *bun.DB { return db.sql }
+
+// Close closes the connection pool.
+func (db *DB) Close() error { return db.sql.Close() }
 
 // Option tunes Open.
 type Option func(*openConfig)
@@ -28,6 +54,11 @@ type Option func(*openConfig)
 type openConfig struct {
 	maxOpenConns   int
 	connectTimeout time.Duration
+	bounds         bounds
+	callerBound    bool
+	perCaller      int
+	budget         *Budget
+	hooks          []bun.QueryHook
 }
 
 // WithMaxOpenConns sets the size of the connection pool, overriding the
@@ -44,6 +75,11 @@ func WithConnectTimeout(d time.Duration) Option {
 	return func(c *openConfig) { c.connectTimeout = d }
 }
 
+// WithQueryHook adds h to the handle's query hooks (tracing).
+func WithQueryHook(h bun.QueryHook) Option {
+	return func(c *openConfig) { c.hooks = append(c.hooks, h) }
+}
+
 // sqliteParams are the connection settings of every SQLite connection: a
 // write waits up to 5 s for the writer before it fails with SQLITE_BUSY,
 // foreign keys are enforced, and transactions take the write lock when they
@@ -56,8 +92,8 @@ const sqliteParams = "_busy_timeout=5000&_foreign_keys=1&_txlock=immediate"
 // corrupts (a power cut may lose the last commits).
 const sqliteFileParams = "&_journal_mode=WAL&_synchronous=NORMAL"
 
-// Open connects to the database named by dsn and returns it ready for
-// Migrate and the repositories. The forms accepted are:
+// Open connects to the database named by dsn and returns its handle, ready
+// for Migrate and the stores. The forms accepted are:
 //
 //   - sqlite:PATH — an SQLite file, created when missing, in WAL mode with
 //     synchronous=NORMAL, a 5 s busy timeout and foreign keys on. WAL lets
@@ -74,13 +110,13 @@ const sqliteFileParams = "&_journal_mode=WAL&_synchronous=NORMAL"
 //     juggle idle backends).
 //
 // Errors never repeat dsn, which may hold a password.
-func Open(ctx context.Context, dsn string, opts ...Option) (*bun.DB, error) {
+func Open(ctx context.Context, dsn string, opts ...Option) (*DB, error) {
 	var cfg openConfig
 	for _, o := range opts {
 		o(&cfg)
 	}
 	var (
-		db  *bun.DB
+		db  *DB
 		err error
 	)
 	switch {
@@ -96,14 +132,21 @@ func Open(ctx context.Context, dsn string, opts ...Option) (*bun.DB, error) {
 	if err != nil {
 		return nil, err
 	}
-	if err := db.PingContext(ctx); err != nil {
+	if err := db.sql.PingContext(ctx); err != nil {
 		_ = db.Close()
 		return nil, fmt.Errorf("bunstore: connect to the database: %w", err)
+	}
+	for _, h := range cfg.hooks {
+		db.sql.AddQueryHook(h)
+	}
+	db.bounds = cfg.bounds.fill()
+	if cfg.callerBound {
+		db.bounds.callers = newCallerLimit(db, cfg.perCaller, cfg.budget)
 	}
 	return db, nil
 }
 
-func openSQLiteFile(path string, cfg openConfig) (*bun.DB, error) {
+func openSQLiteFile(path string, cfg openConfig) (*DB, error) {
 	if path == "" {
 		return nil, errors.New("bunstore: sqlite: needs a file path, as in sqlite:cachegate.db")
 	}
@@ -131,13 +174,13 @@ func createPrivate(path string) error {
 	return f.Close()
 }
 
-func openSQLite(uri string, memory bool, cfg openConfig) (*bun.DB, error) {
+func openSQLite(uri string, memory bool, cfg openConfig) (*DB, error) {
 	registerSQLiteFold()
 	conn, err := sqlite.NewConnector(uri)
 	if err != nil {
 		return nil, fmt.Errorf("bunstore: open SQLite: %w", err)
 	}
-	sqldb := sql.OpenDB(withWriteGate(conn))
+	sqldb := sql.OpenDB(conn)
 	switch {
 	case memory:
 		sqldb.SetMaxOpenConns(1)
@@ -152,10 +195,11 @@ func openSQLite(uri string, memory bool, cfg openConfig) (*bun.DB, error) {
 		sqldb.SetMaxOpenConns(n)
 		sqldb.SetMaxIdleConns(n)
 	}
-	return bun.NewDB(sqldb, sqlitedialect.New()), nil
+	gate := make(chan struct{}, 1)
+	return &DB{sql: bun.NewDB(sqldb, sqlitedialect.New()), eng: sqliteEngine{}, gate: gate, entries: newWriteGroup(gate)}, nil
 }
 
-func openPostgres(dsn string, cfg openConfig) (*bun.DB, error) {
+func openPostgres(dsn string, cfg openConfig) (*DB, error) {
 	pgcfg, err := pgx.ParseConfig(dsn)
 	if err != nil {
 		// pgx redacts the password in its parse errors.
@@ -180,5 +224,5 @@ func openPostgres(dsn string, cfg openConfig) (*bun.DB, error) {
 	sqldb.SetMaxIdleConns(n)
 	sqldb.SetConnMaxIdleTime(5 * time.Minute)
 	sqldb.SetConnMaxLifetime(time.Hour)
-	return bun.NewDB(sqldb, pgdialect.New()), nil
+	return &DB{sql: bun.NewDB(sqldb, pgdialect.New()), eng: postgresEngine{}}, nil
 }

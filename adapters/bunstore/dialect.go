@@ -1,12 +1,10 @@
 package bunstore
 
 import (
-	"context"
 	"fmt"
 	"strconv"
 	"time"
 
-	"github.com/uptrace/bun"
 	"github.com/uptrace/bun/dialect"
 	"github.com/uptrace/bun/schema"
 
@@ -56,42 +54,6 @@ import (
 // Identifiers: a name that passed ValidateTableName is written into DDL
 // and statements with quoteIdent; bun.Ident is for names passed as
 // arguments of Bun's queries, which Bun quotes the same way.
-
-// timeColumnType is the column type that holds a time.
-func timeColumnType(db bun.IDB) string { return engineOf(db).timeColumn() }
-
-// textColumnType is the column type of text compared byte by byte.
-func textColumnType(db bun.IDB) string { return engineOf(db).textColumn() }
-
-// bytesColumnType is the column type of raw bytes.
-func bytesColumnType(db bun.IDB) string { return engineOf(db).bytesColumn() }
-
-// serialPrimaryKey is the column definition of an integer key the
-// database numbers itself.
-func serialPrimaryKey(db bun.IDB) string { return engineOf(db).serialPrimaryKey() }
-
-// forUpdate is the clause that locks the rows a SELECT reads until the
-// transaction ends: FOR UPDATE on PostgreSQL, nothing on SQLite, whose
-// IMMEDIATE transactions already hold the database.
-func forUpdate(db bun.IDB) string { return engineOf(db).forUpdate() }
-
-// lockTableForWriters makes concurrent writers of table queue behind this
-// transaction while readers go on (nothing on SQLite, where the IMMEDIATE
-// transaction is the one writer already).
-func lockTableForWriters(ctx context.Context, tx bun.Tx, table string) error {
-	return engineOf(tx).lockTableForWriters(ctx, tx, table)
-}
-
-// skipLocked is the clause that makes a batch-selecting subquery skip rows
-// another transaction holds (nothing on SQLite, whose one writer needs no
-// row locks).
-func skipLocked(db bun.IDB) string { return engineOf(db).skipLocked() }
-
-// purgeStatement returns the statement that deletes at most limit rows of
-// table that are deleted or expired at now, with its arguments.
-func purgeStatement(db bun.IDB, table bun.Ident, now time.Time, limit int) (string, []any) {
-	return engineOf(db).purgeStatement(table, now, limit)
-}
 
 // sqlTime is a time as a query argument, written in the form the dialect
 // of the query stores times in. Its precision is the microsecond.

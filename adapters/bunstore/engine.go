@@ -5,7 +5,6 @@ import (
 	"time"
 
 	"github.com/uptrace/bun"
-	"github.com/uptrace/bun/dialect"
 )
 
 // engine is the seam between the stores and the database they run on: one
@@ -14,10 +13,8 @@ import (
 // engine; none of them asks which database it is. docs/storage.md ("One
 // engine per database") lists what lives behind it.
 //
-// Open chooses the dialect of a handle, and so its engine (engineOf maps
-// the one to the other, the only place the dialect is read); each
-// repository keeps the engine of its handle from its constructor, and
-// code that only has a bun.IDB (a transaction, a migration) asks engineOf.
+// Open chooses the engine of a handle (DB) once; the stores and the
+// migrations take it from the handle.
 type engine interface {
 	// Column types and DDL pieces.
 	timeColumn() string       // a time
@@ -87,9 +84,9 @@ type engine interface {
 	purge(ctx context.Context, db bun.IDB, table bun.Ident, now time.Time, limit int) (int64, error)
 	// positionFunction is the name of the function that finds a substring.
 	positionFunction() string
-	// queryBounded runs fn on conn within the query bound of b (see
-	// bounds.queryBounded).
-	queryBounded(ctx context.Context, b bounds, conn bun.Conn, fn func(ctx context.Context, db bun.IDB) error) error
+	// boundQuery runs fn on conn, bounding the database's time on it by
+	// limit; past it fn's error wraps domain.ErrQueryTooExpensive.
+	boundQuery(ctx context.Context, limit time.Duration, conn bun.Conn, fn func(ctx context.Context, db bun.IDB) error) error
 	// abortsOnError reports whether a failed statement aborts its
 	// transaction (then a statement that may fail runs in a savepoint).
 	abortsOnError() bool
@@ -117,11 +114,3 @@ var (
 	_ engine = sqliteEngine{}
 	_ engine = postgresEngine{}
 )
-
-// engineOf returns the engine of db's dialect, which Open chose.
-func engineOf(db bun.IDB) engine {
-	if db.Dialect().Name() == dialect.PG {
-		return postgresEngine{}
-	}
-	return sqliteEngine{}
-}

@@ -183,8 +183,16 @@ func (postgresEngine) lockTableForWriters(ctx context.Context, tx bun.Tx, table 
 	return err
 }
 
-// lockMigrations takes the transaction-scoped advisory lock (migrate.go
-// says why not a session lock). The returned function releases it.
+// lockMigrations takes the transaction-scoped advisory lock
+// (pg_advisory_xact_lock); the returned function releases it. Its
+// transaction stays open, on a connection of its own, while the
+// migrations run on others; releasing is ending that transaction. A
+// session lock would not do behind PgBouncer in transaction mode: between
+// transactions the pooler hands the session's statements to any server
+// connection, so the unlock could reach another backend and the lock stay
+// held for good. An open transaction keeps its server connection, through
+// a pooler or not, and a crash or a lost connection ends it, releasing
+// the lock.
 func (postgresEngine) lockMigrations(ctx context.Context, db *bun.DB) (func(), error) {
 	if db.Stats().MaxOpenConnections == 1 {
 		return nil, errors.New("bunstore: Migrate on PostgreSQL needs a pool of at least two connections")
@@ -249,16 +257,16 @@ func (e postgresEngine) purge(ctx context.Context, db bun.IDB, table bun.Ident, 
 	return n, err
 }
 
-// queryBounded bounds fn by the server's statement_timeout, set for a
+// boundQuery bounds fn by the server's statement_timeout, set for a
 // transaction of its own (SET LOCAL, so nothing stays on a connection that
 // a pool such as PgBouncer passes on).
-func (postgresEngine) queryBounded(ctx context.Context, b bounds, conn bun.Conn, fn func(ctx context.Context, db bun.IDB) error) error {
+func (postgresEngine) boundQuery(ctx context.Context, limit time.Duration, conn bun.Conn, fn func(ctx context.Context, db bun.IDB) error) error {
 	tx, err := conn.BeginTx(ctx, nil)
 	if err != nil {
 		return err
 	}
 	defer func() { _ = tx.Rollback() }()
-	ms := max(b.query.Milliseconds(), 1)
+	ms := max(limit.Milliseconds(), 1)
 	if _, err := tx.ExecContext(ctx, "SELECT set_config('statement_timeout', ?, true)", strconv.FormatInt(ms, 10)); err != nil {
 		return err
 	}

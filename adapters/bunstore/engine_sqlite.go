@@ -222,10 +222,10 @@ func (e sqliteEngine) purge(ctx context.Context, db bun.IDB, table bun.Ident, no
 	return n, err
 }
 
-// queryBounded bounds fn by a deadline of its context: the driver
+// boundQuery bounds fn by a deadline of its context: the driver
 // interrupts the statement.
-func (sqliteEngine) queryBounded(ctx context.Context, b bounds, conn bun.Conn, fn func(ctx context.Context, db bun.IDB) error) error {
-	qctx, cancel := context.WithTimeoutCause(ctx, b.query, errQueryBound)
+func (sqliteEngine) boundQuery(ctx context.Context, limit time.Duration, conn bun.Conn, fn func(ctx context.Context, db bun.IDB) error) error {
+	qctx, cancel := context.WithTimeoutCause(ctx, limit, errQueryBound)
 	defer cancel()
 	err := fn(qctx, conn)
 	if err != nil && ctx.Err() == nil && errors.Is(context.Cause(qctx), errQueryBound) {

@@ -1,13 +1,11 @@
 package bunstore
 
 import (
-	"context"
 	"database/sql/driver"
 	"strings"
 	"sync"
 	"unicode"
 
-	"github.com/uptrace/bun"
 	"modernc.org/sqlite"
 
 	"github.com/cachegate/cachegate/domain"
@@ -73,21 +71,6 @@ func foldTable() (from, to string) {
 }
 
 const utf8RuneSelf = 0x80
-
-// definePostgresFold (re)creates foldFunction on PostgreSQL; on SQLite it
-// does nothing. Migrate calls it under the migration lock, so replicas
-// starting together do not redefine it at once.
-//
-// The function is deliberately not STRICT: PostgreSQL inlines an SQL
-// function into the query only when it can prove a STRICT one returns
-// NULL for NULL input, which it cannot for a CASE, so a STRICT fold was
-// called per row (about 10 µs each; docs/benchmarks.md, "List queries").
-// Without STRICT the body is inlined, and NULL still gives NULL
-// (octet_length(NULL) = length(NULL) is NULL, and translate of NULL is
-// NULL).
-func definePostgresFold(ctx context.Context, db bun.IDB) error {
-	return engineOf(db).defineFold(ctx, db)
-}
 
 // foldedColumn returns the SQL of the folded form of field, whose column
 // is col: the stored folded key or type (fold_schema.go), folded in Go

@@ -47,11 +47,11 @@ const (
 
 // idempotencyTableMigration returns the migration creating the table of
 // idempotency records.
-func idempotencyTableMigration() migrate.Migration {
+func idempotencyTableMigration(eng engine) migrate.Migration {
 	return migrate.Migration{
 		Name: idempotencyMigration,
-		Up:   ddlMigration("create the idempotency records", idempotencyDDL),
-		Down: ddlMigration("drop the idempotency records", func(bun.IDB) []string {
+		Up:   ddlMigration(eng, "create the idempotency records", idempotencyDDL),
+		Down: ddlMigration(eng, "drop the idempotency records", func(engine) []string {
 			return []string{"DROP TABLE IF EXISTS " + idempotencyTable}
 		}),
 	}
@@ -59,8 +59,8 @@ func idempotencyTableMigration() migrate.Migration {
 
 // idempotencyDDL creates the table of idempotency records and the index
 // the sweeper walks.
-func idempotencyDDL(db bun.IDB) []string {
-	text, ts, without := textColumnType(db), timeColumnType(db), engineOf(db).withoutRowID()
+func idempotencyDDL(eng engine) []string {
+	text, ts, without := eng.textColumn(), eng.timeColumn(), eng.withoutRowID()
 	return []string{
 		"CREATE TABLE IF NOT EXISTS " + idempotencyTable + " (" +
 			"scope " + text + " NOT NULL, key " + text + " NOT NULL, request_hash " + text + " NOT NULL, " +
@@ -102,16 +102,16 @@ func (a idemAnswer) entry() domain.Entry {
 
 // idempotencyKeptMigrationOf returns the migration giving each record the
 // entity and assignee whose quota it counts in, and its cost.
-func idempotencyKeptMigrationOf() migrate.Migration {
+func idempotencyKeptMigrationOf(eng engine) migrate.Migration {
 	return migrate.Migration{
 		Name: idempotencyKeptMigration,
 		Up: func(ctx context.Context, m *migrate.Migrator, _ *migrate.Migration) error {
 			return m.DB().RunInTx(ctx, nil, func(ctx context.Context, tx bun.Tx) error {
-				text := textColumnType(tx) + " NOT NULL DEFAULT ''"
+				text := eng.textColumn() + " NOT NULL DEFAULT ''"
 				for _, c := range []struct{ name, typ string }{
 					{"entity", text}, {"assignee_id", text}, {"cost", "bigint NOT NULL DEFAULT 0"}, {"data", "TEXT NOT NULL DEFAULT ''"},
 				} {
-					if err := addColumnIfMissing(ctx, tx, idempotencyTable, c.name, c.typ); err != nil {
+					if err := eng.addColumnIfMissing(ctx, tx, idempotencyTable, c.name, c.typ); err != nil {
 						return fmt.Errorf("bunstore: add %s.%s: %w", idempotencyTable, c.name, err)
 					}
 				}

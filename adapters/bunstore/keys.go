@@ -14,7 +14,7 @@ import (
 
 // KeyStore is the ports.KeyStore of the signing_keys table.
 type KeyStore struct {
-	db     *bun.DB
+	db     *DB
 	bounds bounds
 }
 
@@ -22,8 +22,8 @@ var _ ports.KeyStore = (*KeyStore)(nil)
 
 // NewKeyStore returns the store over db, which must come from Open and
 // have been migrated.
-func NewKeyStore(db *bun.DB, opts ...RepoOption) *KeyStore {
-	return &KeyStore{db: db, bounds: newBounds(opts)}
+func NewKeyStore(db *DB) *KeyStore {
+	return &KeyStore{db: db, bounds: db.bounds}
 }
 
 // signingKeyRow is a row of signing_keys as read.
@@ -59,7 +59,7 @@ func (s *KeyStore) SigningKeys(ctx context.Context) (_ []domain.SigningKey, err 
 	ctx, done := s.bounds.enter(ctx)
 	defer done(&err)
 	var rows []signingKeyRow
-	err = s.db.NewRaw(`SELECT id, algorithm, "private", "public", date_created,
+	err = s.db.sql.NewRaw(`SELECT id, algorithm, "private", "public", date_created,
 		COALESCE(signs_from, date_created) AS signs_from, retired_at, revoked_at
 		FROM signing_keys ORDER BY date_created DESC, id DESC`).Scan(ctx, &rows)
 	if err != nil {
@@ -86,7 +86,7 @@ func (s *KeyStore) AddSigningKey(ctx context.Context, k domain.SigningKey, event
 	ctx, done := s.bounds.enter(ctx)
 	defer done(&err)
 	return authInTx(ctx, s.db, "add signing key", func(ctx context.Context, tx bun.Tx) error {
-		if err := lockTableForWriters(ctx, tx, "signing_keys"); err != nil {
+		if err := s.db.eng.lockTableForWriters(ctx, tx, "signing_keys"); err != nil {
 			return dbError("lock signing keys", err)
 		}
 		from := timeArg(k.Activation())
@@ -139,7 +139,7 @@ func (s *KeyStore) RevokeSigningKey(ctx context.Context, kid string, now time.Ti
 	ctx, done := s.bounds.enter(ctx)
 	defer done(&err)
 	return authInTx(ctx, s.db, "revoke signing key", func(ctx context.Context, tx bun.Tx) error {
-		if err := lockTableForWriters(ctx, tx, "signing_keys"); err != nil {
+		if err := s.db.eng.lockTableForWriters(ctx, tx, "signing_keys"); err != nil {
 			return dbError("lock signing keys", err)
 		}
 		if _, err := tx.ExecContext(ctx, unpublishKeyQuery, kid, kid, kid, timeArg(now)); err != nil {
@@ -173,7 +173,7 @@ func (s *KeyStore) updateKey(ctx context.Context, op, query string, args ...any)
 	defer done(&err)
 	var n int64
 	err = withRetry(ctx, func() error {
-		res, err := s.db.ExecContext(ctx, query, args...)
+		res, err := s.db.sql.ExecContext(ctx, query, args...)
 		if err != nil {
 			return err
 		}
@@ -194,7 +194,7 @@ func (s *KeyStore) updateKey(ctx context.Context, op, query string, args ...any)
 func (s *KeyStore) DeleteSigningKeysRetiredBefore(ctx context.Context, t time.Time) (_ int, err error) {
 	ctx, done := s.bounds.enter(ctx)
 	defer done(&err)
-	res, err := s.db.ExecContext(ctx, "DELETE FROM signing_keys WHERE retired_at IS NOT NULL AND retired_at < ?", timeArg(t))
+	res, err := s.db.sql.ExecContext(ctx, "DELETE FROM signing_keys WHERE retired_at IS NOT NULL AND retired_at < ?", timeArg(t))
 	if err != nil {
 		return 0, dbError("delete retired signing keys", err)
 	}
@@ -219,9 +219,9 @@ func authBytes(b []byte) []byte {
 // signing with it), stored so that every replica switches to a new key
 // at the same instant. Keys stored before sign from their creation;
 // SigningKeys reads a NULL (a key imported by an older archive) so too.
-func signsFromMigration(ctx context.Context, m *migrate.Migrator, _ *migrate.Migration) error {
+func signsFromMigration(ctx context.Context, eng engine, m *migrate.Migrator) error {
 	return m.DB().RunInTx(ctx, nil, func(ctx context.Context, tx bun.Tx) error {
-		if err := addColumnIfMissing(ctx, tx, "signing_keys", "signs_from", timeColumnType(tx)); err != nil {
+		if err := eng.addColumnIfMissing(ctx, tx, "signing_keys", "signs_from", eng.timeColumn()); err != nil {
 			return fmt.Errorf("bunstore: add signing_keys.signs_from: %w", err)
 		}
 		if _, err := tx.ExecContext(ctx, `UPDATE signing_keys SET signs_from = date_created WHERE signs_from IS NULL`); err != nil {

@@ -54,40 +54,41 @@ func ValidateTableName(name string) error {
 // IMMEDIATE transaction of idempotent DDL (IF NOT EXISTS) and marking a
 // migration applied is an upsert, so processes racing on one file apply
 // the same DDL twice, harmlessly.
-func Migrate(ctx context.Context, db *bun.DB, tables []string) error {
+func Migrate(ctx context.Context, db *DB, tables []string) error {
 	return migrateBefore(ctx, db, tables, "")
 }
 
 // migrateBefore is Migrate applying only the migrations whose names sort
 // before before (every migration when before is empty): the schema of an
 // older cachegate, for the tests of a migration that converts data.
-func migrateBefore(ctx context.Context, db *bun.DB, tables []string, before string) error {
+func migrateBefore(ctx context.Context, db *DB, tables []string, before string) error {
 	if err := validateTables(tables); err != nil {
 		return err
 	}
+	eng := db.eng
 	ms := migrate.NewMigrations()
 	if len(tables) > 0 {
-		ms.Add(changesLogMigration())
-		ms.Add(changesAssigneeIndexMigration())
-		ms.Add(usageTableMigration())
-		ms.Add(idempotencyTableMigration())
-		ms.Add(idempotencyKeptMigrationOf())
+		ms.Add(changesLogMigration(eng))
+		ms.Add(changesAssigneeIndexMigration(eng))
+		ms.Add(usageTableMigration(eng))
+		ms.Add(idempotencyTableMigration(eng))
+		ms.Add(idempotencyKeptMigrationOf(eng))
 	}
 	for _, t := range tables {
-		ms.Add(cacheTableMigration(t))
-		ms.Add(cacheListMigration(t))
-		ms.Add(cacheCoveringMigration(t))
-		ms.Add(changesTriggerMigration(t))
-		ms.Add(usageTriggerMigration(t))
-		ms.Add(changesRemovedMigration(t))
+		ms.Add(cacheTableMigration(eng, t))
+		ms.Add(cacheListMigration(eng, t))
+		ms.Add(cacheCoveringMigration(eng, t))
+		ms.Add(changesTriggerMigration(eng, t))
+		ms.Add(usageTriggerMigration(eng, t))
+		ms.Add(changesRemovedMigration(eng, t))
 		if before == "" || usageKeptVersion < before {
-			ms.Add(usageKeptMigration(t))
+			ms.Add(usageKeptMigration(eng, t))
 		}
 		if before == "" || cacheFoldedMigrationVersion < before {
-			ms.Add(cacheFoldedMigration(t))
+			ms.Add(cacheFoldedMigration(eng, t))
 		}
 	}
-	for _, m := range authMigrations() {
+	for _, m := range authMigrations(eng) {
 		if before == "" || m.Name < before {
 			ms.Add(m)
 		}
@@ -95,18 +96,18 @@ func migrateBefore(ctx context.Context, db *bun.DB, tables []string, before stri
 	if len(ms.Sorted()) == 0 {
 		return nil
 	}
-	unlock, err := lockMigrations(ctx, db)
+	unlock, err := eng.lockMigrations(ctx, db.sql)
 	if err != nil {
 		return err
 	}
 	defer unlock()
 
 	for try := 1; ; try++ {
-		err := runMigrations(ctx, db, ms)
+		err := runMigrations(ctx, db.sql, ms)
 		if err == nil {
 			break
 		}
-		if !engineOf(db).retriesMigrationRace() || !isMigrationRace(err) || try == maxMigrateTries {
+		if !eng.retriesMigrationRace() || !isMigrationRace(err) || try == maxMigrateTries {
 			return err
 		}
 		// A migrator killed while a statement ran left that statement
@@ -120,7 +121,7 @@ func migrateBefore(ctx context.Context, db *bun.DB, tables []string, before stri
 		case <-time.After(migrateRacePause):
 		}
 	}
-	return definePostgresFold(ctx, db)
+	return eng.defineFold(ctx, db.sql)
 }
 
 // A killed migrator's last statement goes on running on PostgreSQL after
@@ -194,19 +195,4 @@ func validateTables(tables []string) error {
 		}
 	}
 	return errors.Join(errs...)
-}
-
-// lockMigrations takes the PostgreSQL advisory lock; on SQLite it does
-// nothing. The returned function releases the lock.
-//
-// The lock is transaction-scoped (pg_advisory_xact_lock) and its
-// transaction stays open, on a connection of its own, while the migrations
-// run on others; releasing is ending that transaction. A session lock
-// would not do behind PgBouncer in transaction mode: between transactions
-// the pooler hands the session's statements to any server connection, so
-// the unlock could reach another backend and the lock stay held for good.
-// An open transaction keeps its server connection, through a pooler or
-// not, and a crash or a lost connection ends it, releasing the lock.
-func lockMigrations(ctx context.Context, db *bun.DB) (func(), error) {
-	return engineOf(db).lockMigrations(ctx, db)
 }

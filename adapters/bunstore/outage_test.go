@@ -29,10 +29,10 @@ func TestAFullSQLiteFileIsStorageFullAndReadsStillWork(t *testing.T) {
 	t.Cleanup(func() { _ = db.Close() })
 	repo := migrateTable(t, db, "user_cache")
 	var pages int
-	if err := db.QueryRowContext(t.Context(), "PRAGMA page_count").Scan(&pages); err != nil {
+	if err := db.sql.QueryRowContext(t.Context(), "PRAGMA page_count").Scan(&pages); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := db.ExecContext(t.Context(), fmt.Sprintf("PRAGMA max_page_count = %d", pages+4)); err != nil {
+	if _, err := db.sql.ExecContext(t.Context(), fmt.Sprintf("PRAGMA max_page_count = %d", pages+4)); err != nil {
 		t.Fatal(err)
 	}
 	var full error
@@ -68,8 +68,8 @@ func TestACallPastTheTimeoutIsDatabaseUnavailable(t *testing.T) {
 		}
 		t.Cleanup(func() { _ = db.Close() })
 		migrateTable(t, db, "user_cache")
-		repo := NewCacheRepository(db, "user_cache", WithTimeout(bound))
-		held, err := db.Conn(t.Context()) // the pool's one connection
+		repo := NewCacheRepository(db.with(WithTimeout(bound)), "user_cache")
+		held, err := db.sql.Conn(t.Context()) // the pool's one connection
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -83,8 +83,8 @@ func TestACallPastTheTimeoutIsDatabaseUnavailable(t *testing.T) {
 		t.Parallel()
 		db := openTestDB(t, pgtest.New(t))
 		migrateTable(t, db, "user_cache")
-		repo := NewCacheRepository(db, "user_cache", WithTimeout(bound))
-		tx, err := db.BeginTx(t.Context(), nil)
+		repo := NewCacheRepository(db.with(WithTimeout(bound)), "user_cache")
+		tx, err := db.sql.BeginTx(t.Context(), nil)
 		if err != nil {
 			t.Fatal(err)
 		}

@@ -17,7 +17,7 @@ import (
 // RefreshStore is the ports.RefreshStore of the refresh_families table:
 // one row per family (refresh_schema.go).
 type RefreshStore struct {
-	db     *bun.DB
+	db     *DB
 	bounds bounds
 	// rotation holds the statement of RotateRefresh's rotation.
 	rotation *preparedSet
@@ -43,10 +43,10 @@ func (*RefreshStore) JudgesRefreshDigests() {}
 
 // NewRefreshStore returns the store over db, which must come from Open and
 // have been migrated.
-func NewRefreshStore(db *bun.DB, opts ...RepoOption) *RefreshStore {
-	s := &RefreshStore{db: db, bounds: newBounds(opts), rotation: &preparedSet{db: db, queries: []string{rotateVerified: rotateQuery, rotateDigest: rotateDigestQuery}}}
+func NewRefreshStore(db *DB) *RefreshStore {
+	s := &RefreshStore{db: db, bounds: db.bounds, rotation: &preparedSet{db: db.sql, eng: db.eng, queries: []string{rotateVerified: rotateQuery, rotateDigest: rotateDigestQuery}}}
 	s.rotate, s.enter = s.rotateAlone, s.bounds.enter
-	if gate := writeGate(db); gate != nil {
+	if gate := db.gate; gate != nil {
 		s.group = newRotationGroup(s, gate)
 		s.rotate, s.enter = s.rotateGrouped, s.bounds.enterGrouped
 	}
@@ -85,7 +85,7 @@ const familyColumns = `family_id, user_id, current_id, issued_at, expires_at, ge
 func (s *RefreshStore) SaveRefresh(ctx context.Context, r domain.RefreshRecord) (err error) {
 	ctx, done := s.bounds.enter(ctx)
 	defer done(&err)
-	if _, err := insertFamilies(ctx, s.db, false, []domain.RefreshFamily{domain.NewRefreshFamily(r)}); err != nil {
+	if _, err := insertFamilies(ctx, s.db.sql, false, []domain.RefreshFamily{domain.NewRefreshFamily(r)}); err != nil {
 		return dbError("save refresh token", err)
 	}
 	return nil
@@ -139,7 +139,7 @@ func (s *RefreshStore) rotateAlone(ctx context.Context, r *rotation) (domain.Ref
 	if !r.presented.Digest.IsZero() {
 		return domain.RefreshRecord{}, domain.ErrRefreshTokenUnproven
 	}
-	f, found, err := readFamily(ctx, s.db, r.presented.FamilyID, false)
+	f, found, err := readFamily(ctx, s.db.eng, s.db.sql, r.presented.FamilyID, false)
 	if err != nil {
 		return domain.RefreshRecord{}, err
 	}
@@ -191,7 +191,7 @@ func (s *RefreshStore) rotateIn(ctx context.Context, tx bun.Tx, r *rotation) (ro
 // PostgreSQL) and acts on the verdict: on reuse it revokes the family and
 // appends r's events, both in tx.
 func (s *RefreshStore) judgeIn(ctx context.Context, tx bun.Tx, r *rotation) (rotationAnswer, error) {
-	f, found, err := readFamily(ctx, tx, r.presented.FamilyID, true)
+	f, found, err := readFamily(ctx, s.db.eng, tx, r.presented.FamilyID, true)
 	if err != nil {
 		return rotationAnswer{}, err
 	}
@@ -232,8 +232,8 @@ func answer(f domain.RefreshFamily, v domain.RefreshVerdict) rotationAnswer {
 // s.rotation) with its arguments: rotateDigestQuery for claims read
 // unchecked, else rotateQuery.
 func (s *RefreshStore) rotateStatement(r *rotation) (int, []any) {
-	now := driverTime(s.db, r.now)
-	args := []any{now, r.next.ID, digestArg(r.next.Digest), driverTime(s.db, r.next.IssuedAt), driverTime(s.db, r.next.ExpiresAt),
+	now := driverTime(s.db.eng, r.now)
+	args := []any{now, r.next.ID, digestArg(r.next.Digest), driverTime(s.db.eng, r.next.IssuedAt), driverTime(s.db.eng, r.next.ExpiresAt),
 		r.next.Address, domain.CutUserAgent(r.next.UserAgent), r.presented.FamilyID, r.presented.ID, r.presented.Subject, now}
 	if !r.presented.Digest.IsZero() {
 		return rotateDigest, append(args, r.presented.Digest[:])
@@ -259,10 +259,10 @@ func rotated(next domain.RefreshRecord) domain.RefreshRecord {
 // readFamily reads a family's row; found is false when there is none.
 // With lock, the row stays locked until db's transaction ends
 // (PostgreSQL; SQLite's IMMEDIATE transactions hold the database).
-func readFamily(ctx context.Context, db bun.IDB, familyID string, lock bool) (f domain.RefreshFamily, found bool, err error) {
+func readFamily(ctx context.Context, eng engine, db bun.IDB, familyID string, lock bool) (f domain.RefreshFamily, found bool, err error) {
 	q := `SELECT ` + familyColumns + ` FROM refresh_families WHERE family_id = ?`
 	if lock {
-		q += forUpdate(db)
+		q += eng.forUpdate()
 	}
 	f, err = scanFamily(db.QueryRowContext(ctx, q, familyID))
 	switch {

@@ -42,7 +42,7 @@ func (s *RefreshStore) RevokeUser(ctx context.Context, userID string, now time.T
 // value, as a statement of its own.
 func (s *RefreshStore) revoke(ctx context.Context, column, value string, now time.Time) error {
 	err := withRetry(ctx, func() error {
-		_, err := s.db.ExecContext(ctx, revokeQuery, timeArg(now), bun.Ident(column), value)
+		_, err := s.db.sql.ExecContext(ctx, revokeQuery, timeArg(now), bun.Ident(column), value)
 		return err
 	})
 	if err != nil {
@@ -89,7 +89,7 @@ func (s *RefreshStore) EvictSessions(ctx context.Context, userID string, keep in
 	var evicted []string
 	err = withRetry(ctx, func() error {
 		evicted = evicted[:0]
-		return s.db.NewRaw(evictQuery, at, userID, at, userID, at, max(keep, 0)).Scan(ctx, &evicted)
+		return s.db.sql.NewRaw(evictQuery, at, userID, at, userID, at, max(keep, 0)).Scan(ctx, &evicted)
 	})
 	if err != nil {
 		return nil, dbError("evict sessions", err)
@@ -109,7 +109,7 @@ func (s *RefreshStore) RevokedFamilies(ctx context.Context, since time.Time) (_ 
 	ctx, done := s.bounds.enter(ctx)
 	defer done(&err)
 	var rows []string
-	err = s.db.NewRaw(revokedFamiliesQuery, timeArg(since)).Scan(ctx, &rows)
+	err = s.db.sql.NewRaw(revokedFamiliesQuery, timeArg(since)).Scan(ctx, &rows)
 	if err != nil {
 		return nil, dbError("read revoked families", err)
 	}
@@ -127,8 +127,8 @@ func (s *RefreshStore) PurgeRefresh(ctx context.Context, now time.Time, limit in
 	if limit < 1 {
 		return 0, nil
 	}
-	res, err := s.db.ExecContext(ctx, `DELETE FROM refresh_families WHERE family_id IN (
-		SELECT family_id FROM refresh_families WHERE expires_at < ? ORDER BY expires_at LIMIT ?`+skipLocked(s.db)+`)`,
+	res, err := s.db.sql.ExecContext(ctx, `DELETE FROM refresh_families WHERE family_id IN (
+		SELECT family_id FROM refresh_families WHERE expires_at < ? ORDER BY expires_at LIMIT ?`+s.db.eng.skipLocked()+`)`,
 		timeArg(now), limit)
 	if err != nil {
 		return 0, dbError("purge refresh families", err)

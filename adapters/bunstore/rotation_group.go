@@ -59,7 +59,7 @@ func newRotationGroup(s *RefreshStore, gate chan struct{}) *batch.Batcher[*rotat
 // the write gate.
 func (s *RefreshStore) commitGroup(ctx context.Context, jobs []batch.Job[*rotation]) ([]error, error) {
 	answers := make([]rotationAnswer, len(jobs))
-	err := inTx(ctx, s.db, "rotate refresh tokens", func(ctx context.Context, tx bun.Tx) error {
+	err := inTx(ctx, s.db.sql, "rotate refresh tokens", func(ctx context.Context, tx bun.Tx) error {
 		for i, j := range jobs {
 			if err := j.Ctx.Err(); err != nil {
 				answers[i] = rotationAnswer{verdict: dbError("rotate refresh token", err)}

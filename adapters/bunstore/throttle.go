@@ -22,7 +22,7 @@ import (
 // holder committed. On SQLite the IMMEDIATE transaction holds the
 // database already.
 type LoginThrottle struct {
-	db     *bun.DB
+	db     *DB
 	bounds bounds
 }
 
@@ -30,8 +30,8 @@ var _ ports.LoginThrottle = (*LoginThrottle)(nil)
 
 // NewLoginThrottle returns the throttle over db, which must come from Open
 // and have been migrated.
-func NewLoginThrottle(db *bun.DB, opts ...RepoOption) *LoginThrottle {
-	return &LoginThrottle{db: db, bounds: newBounds(opts)}
+func NewLoginThrottle(db *DB) *LoginThrottle {
+	return &LoginThrottle{db: db, bounds: db.bounds}
 }
 
 // throttleLockClass is the first half of the two-key advisory locks of
@@ -54,7 +54,7 @@ func (l *LoginThrottle) Reserve(ctx context.Context, keys []ports.ThrottleKey, n
 			names = append(names, k.Key)
 		}
 		slices.Sort(names)
-		if err := engineOf(tx).lockThrottleKeys(ctx, tx, slices.Compact(names)); err != nil {
+		if err := l.db.eng.lockThrottleKeys(ctx, tx, slices.Compact(names)); err != nil {
 			return err
 		}
 		for _, k := range keys {
@@ -90,7 +90,7 @@ func (l *LoginThrottle) Reserve(ctx context.Context, keys []ports.ThrottleKey, n
 func (l *LoginThrottle) Release(ctx context.Context, key string, at time.Time) (err error) {
 	ctx, done := l.bounds.enter(ctx)
 	defer done(&err)
-	_, err = l.db.ExecContext(ctx, `DELETE FROM login_failures WHERE id IN (
+	_, err = l.db.sql.ExecContext(ctx, `DELETE FROM login_failures WHERE id IN (
 		SELECT id FROM login_failures WHERE "key" = ? AND "at" = ? LIMIT 1)`, key, timeArg(at))
 	if err != nil {
 		return dbError("release a login attempt", err)
@@ -107,7 +107,7 @@ func (l *LoginThrottle) Failures(ctx context.Context, key string, since time.Tim
 		n      int
 		oldest nullTime
 	)
-	err = l.db.QueryRowContext(ctx, `SELECT count(*), min("at") FROM login_failures WHERE "key" = ? AND "at" >= ?`,
+	err = l.db.sql.QueryRowContext(ctx, `SELECT count(*), min("at") FROM login_failures WHERE "key" = ? AND "at" >= ?`,
 		key, timeArg(since)).Scan(&n, &oldest)
 	if err != nil {
 		return 0, time.Time{}, dbError("count login failures", err)
@@ -119,7 +119,7 @@ func (l *LoginThrottle) Failures(ctx context.Context, key string, since time.Tim
 func (l *LoginThrottle) RecordFailure(ctx context.Context, key string, now time.Time) (err error) {
 	ctx, done := l.bounds.enter(ctx)
 	defer done(&err)
-	if _, err := l.db.ExecContext(ctx, `INSERT INTO login_failures ("key", "at") VALUES (?, ?)`, key, timeArg(now)); err != nil {
+	if _, err := l.db.sql.ExecContext(ctx, `INSERT INTO login_failures ("key", "at") VALUES (?, ?)`, key, timeArg(now)); err != nil {
 		return dbError("record login failure", err)
 	}
 	return nil
@@ -129,7 +129,7 @@ func (l *LoginThrottle) RecordFailure(ctx context.Context, key string, now time.
 func (l *LoginThrottle) Reset(ctx context.Context, key string) (err error) {
 	ctx, done := l.bounds.enter(ctx)
 	defer done(&err)
-	if _, err := l.db.ExecContext(ctx, `DELETE FROM login_failures WHERE "key" = ?`, key); err != nil {
+	if _, err := l.db.sql.ExecContext(ctx, `DELETE FROM login_failures WHERE "key" = ?`, key); err != nil {
 		return dbError("reset login failures", err)
 	}
 	return nil
@@ -145,8 +145,8 @@ func (l *LoginThrottle) PurgeFailures(ctx context.Context, before time.Time, lim
 	if limit < 1 {
 		return 0, nil
 	}
-	res, err := l.db.ExecContext(ctx, `DELETE FROM login_failures WHERE id IN (
-		SELECT id FROM login_failures WHERE "at" < ? ORDER BY "at" LIMIT ?`+skipLocked(l.db)+`)`,
+	res, err := l.db.sql.ExecContext(ctx, `DELETE FROM login_failures WHERE id IN (
+		SELECT id FROM login_failures WHERE "at" < ? ORDER BY "at" LIMIT ?`+l.db.eng.skipLocked()+`)`,
 		timeArg(before), limit)
 	if err != nil {
 		return 0, dbError("purge login failures", err)

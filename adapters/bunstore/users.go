@@ -14,7 +14,7 @@ import (
 
 // UserRepository is the ports.UserRepository of the users table.
 type UserRepository struct {
-	db     *bun.DB
+	db     *DB
 	bounds bounds
 	// byID is UserByID's statement on SQLite, prepared once: every
 	// refresh reads its user by id, and SQLite's prepare was a large share
@@ -27,9 +27,9 @@ var _ ports.UserRepository = (*UserRepository)(nil)
 
 // NewUserRepository returns the repository over db, which must come from
 // Open and have been migrated.
-func NewUserRepository(db *bun.DB, opts ...RepoOption) *UserRepository {
-	return &UserRepository{db: db, bounds: newBounds(opts),
-		byID: &preparedSet{db: db, queries: []string{"SELECT " + userColumns + " FROM users WHERE id = ?"}}}
+func NewUserRepository(db *DB) *UserRepository {
+	return &UserRepository{db: db, bounds: db.bounds,
+		byID: &preparedSet{db: db.sql, eng: db.eng, queries: []string{"SELECT " + userColumns + " FROM users WHERE id = ?"}}}
 }
 
 // userRow is a row of users as read.
@@ -68,7 +68,7 @@ func (r *UserRepository) CreateUser(ctx context.Context, u domain.User, events .
 	ctx, done := r.bounds.enter(ctx)
 	defer done(&err)
 	if len(events) == 0 {
-		return r.createUser(ctx, r.db, u)
+		return r.createUser(ctx, r.db.sql, u)
 	}
 	return authInTx(ctx, r.db, "create user", func(ctx context.Context, tx bun.Tx) error {
 		if err := r.createUser(ctx, tx, u); err != nil {
@@ -98,15 +98,15 @@ func (r *UserRepository) createUser(ctx context.Context, db bun.IDB, u domain.Us
 func (r *UserRepository) UserByUsername(ctx context.Context, username string) (_ domain.User, err error) {
 	ctx, done := r.bounds.enter(ctx)
 	defer done(&err)
-	return r.userWhere(ctx, r.db, "username_norm", domain.NormalizeUsername(username), false)
+	return r.userWhere(ctx, r.db.sql, "username_norm", domain.NormalizeUsername(username), false)
 }
 
 // UserByID returns the user, or domain.ErrUserNotFound.
 func (r *UserRepository) UserByID(ctx context.Context, id string) (_ domain.User, err error) {
 	ctx, done := r.bounds.enter(ctx)
 	defer done(&err)
-	if !engineOf(r.db).prepares() {
-		return r.userWhere(ctx, r.db, "id", id, false)
+	if !r.db.eng.prepares() {
+		return r.userWhere(ctx, r.db.sql, "id", id, false)
 	}
 	stmts, err := r.byID.get(ctx)
 	if err != nil {
@@ -130,7 +130,7 @@ func (r *UserRepository) ListUsers(ctx context.Context) (_ []domain.User, err er
 	ctx, done := r.bounds.enter(ctx)
 	defer done(&err)
 	var rows []userRow
-	if err := r.db.NewRaw("SELECT "+userColumns+" FROM users ORDER BY username_norm, id").Scan(ctx, &rows); err != nil {
+	if err := r.db.sql.NewRaw("SELECT "+userColumns+" FROM users ORDER BY username_norm, id").Scan(ctx, &rows); err != nil {
 		return nil, dbError("list users", err)
 	}
 	users := make([]domain.User, len(rows))
@@ -180,7 +180,7 @@ func (r *UserRepository) update(ctx context.Context, id string, endSessions *tim
 			return err
 		}
 		if wasAdmin && !u.ActiveAdmin() {
-			if err := keepAnAdmin(ctx, tx, id); err != nil {
+			if err := keepAnAdmin(ctx, r.db.eng, tx, id); err != nil {
 				return err
 			}
 		}
@@ -222,8 +222,8 @@ func (r *UserRepository) update(ctx context.Context, id string, endSessions *tim
 // disabling each other queue: the second counts after the first
 // committed, and finds no other admin. The count takes no row lock, so
 // the transaction holding the lock waits for nobody's.
-func keepAnAdmin(ctx context.Context, tx bun.Tx, id string) error {
-	if err := lockTableForWriters(ctx, tx, "users"); err != nil {
+func keepAnAdmin(ctx context.Context, eng engine, tx bun.Tx, id string) error {
+	if err := eng.lockTableForWriters(ctx, tx, "users"); err != nil {
 		return dbError("lock the admins", err)
 	}
 	var others int
@@ -242,7 +242,7 @@ func keepAnAdmin(ctx context.Context, tx bun.Tx, id string) error {
 func (r *UserRepository) userWhere(ctx context.Context, db bun.IDB, column, value string, lock bool) (domain.User, error) {
 	query := "SELECT " + userColumns + " FROM users WHERE ? = ?"
 	if lock {
-		query += forUpdate(db)
+		query += r.db.eng.forUpdate()
 	}
 	var row userRow
 	err := db.NewRaw(query, bun.Ident(column), value).Scan(ctx, &row)

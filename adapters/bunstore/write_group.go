@@ -49,7 +49,7 @@ const maxWriteGroup = 64
 
 // groupWrite is one write waiting in a group: fn, on the handle db.
 type groupWrite struct {
-	db *bun.DB
+	db *DB
 	fn func(ctx context.Context, db bun.IDB) error
 }
 
@@ -81,7 +81,7 @@ func commitWrites(ctx context.Context, jobs []batch.Job[groupWrite]) ([]error, e
 	db := jobs[0].Work.db
 	answers := make([]error, len(jobs))
 	err := func() error {
-		tx, err := db.BeginTx(ctx, nil)
+		tx, err := db.sql.BeginTx(ctx, nil)
 		if err != nil {
 			return err
 		}

@@ -61,7 +61,7 @@ func TestEntryWritesCommitTogetherAndFailAlone(t *testing.T) {
 		}
 	}
 	var before int
-	if err := db.NewRaw("SELECT count(*) FROM cache_changes").Scan(ctx, &before); err != nil {
+	if err := db.sql.NewRaw("SELECT count(*) FROM cache_changes").Scan(ctx, &before); err != nil {
 		t.Fatal(err)
 	}
 
@@ -123,7 +123,7 @@ func TestEntryWritesCommitTogetherAndFailAlone(t *testing.T) {
 		t.Errorf("entry of the refused update: %+v, %v", e, err)
 	}
 	var after []int64
-	if err := db.NewRaw("SELECT rev FROM cache_changes ORDER BY rev").Scan(ctx, &after); err != nil {
+	if err := db.sql.NewRaw("SELECT rev FROM cache_changes ORDER BY rev").Scan(ctx, &after); err != nil {
 		t.Fatal(err)
 	}
 	// 36 creates (one of the two rivals won), one update, one delete.

@@ -2,12 +2,7 @@ package bunstore
 
 import (
 	"context"
-	"database/sql/driver"
 	"time"
-
-	"github.com/uptrace/bun"
-
-	"github.com/cachegate/cachegate/adapters/bunstore/internal/batch"
 )
 
 // SQLite has one writer at a time. Writers that find the database locked
@@ -31,53 +26,8 @@ import (
 // whichever of them gets it (rotation_group.go for refresh rotations,
 // write_group.go for entries).
 //
-// The gate belongs to the database handle: Open builds each SQLite handle
-// on a connector whose driver value carries the handle's gate, so every
-// store made from one *bun.DB finds the same gate through db.Driver(), and
-// the gate lives and dies with the handle. No package-level state.
-
-// gatedConnector is the SQLite connector Open uses: the driver's own, with
-// a Driver that carries the write gate.
-type gatedConnector struct {
-	driver.Connector
-	driver gatedDriver
-}
-
-// Driver returns the driver with the gate.
-func (c gatedConnector) Driver() driver.Driver { return c.driver }
-
-// gatedDriver is an SQLite driver plus the write gate of the one database
-// handle it belongs to.
-type gatedDriver struct {
-	driver.Driver
-	writers chan struct{}
-	// entries batches the handle's entry writes (write_group.go).
-	entries *batch.Batcher[groupWrite]
-}
-
-// withWriteGate returns c with a new write gate.
-func withWriteGate(c driver.Connector) driver.Connector {
-	gate := make(chan struct{}, 1)
-	return gatedConnector{Connector: c, driver: gatedDriver{Driver: c.Driver(), writers: gate, entries: newWriteGroup(gate)}}
-}
-
-// writeGate returns db's gate, or nil when db has none (PostgreSQL, or a
-// handle not made by Open).
-func writeGate(db *bun.DB) chan struct{} {
-	if d, ok := db.Driver().(gatedDriver); ok {
-		return d.writers
-	}
-	return nil
-}
-
-// entryWrites returns db's group of entry writes, or nil when db has no
-// write gate.
-func entryWrites(db *bun.DB) *batch.Batcher[groupWrite] {
-	if d, ok := db.Driver().(gatedDriver); ok {
-		return d.entries
-	}
-	return nil
-}
+// The gate belongs to the database handle (DB): Open makes one for each
+// SQLite handle, and every store made from the handle queues there.
 
 // enterWriter waits for the gate, or for ctx to end, and returns the
 // function that lets the next writer in. A nil gate lets everyone in.
