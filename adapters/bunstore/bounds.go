@@ -95,7 +95,7 @@ var errPastBound = errors.New("bunstore: the database did not answer within the 
 // create batches: internal/batch). The group holds one connection for all
 // the writers it runs, so such a call holds none of its own while it
 // waits: it takes no place of its caller's (README, "Fair share of the
-// database"), and one user's writes batch as they did before the bound.
+// database"), so one user's writes still batch together.
 func (b bounds) enterGrouped(ctx context.Context) (context.Context, func(*error)) {
 	return b.enter(context.WithValue(ctx, heldKey{}, true))
 }

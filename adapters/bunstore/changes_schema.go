@@ -108,13 +108,12 @@ func changesRemovedMigration(eng engine, table string) migrate.Migration {
 }
 
 // changesRemovedDDL returns the statements of changesRemovedMigration.
-// The sweeper removes expired rows a thousand at a time, and the row
-// trigger ran PL/pgSQL and an INSERT for each: 10 ms of a batch's 19
-// (measured, 100 000 expired rows). One INSERT from the statement's
-// transition table records the same rows. Inserts and updates keep the
-// row trigger: they write one row a statement, and a statement trigger
-// on INSERT measured no faster (BenchmarkCreate/postgres: 181–195 µs
-// parallel either way; a create there waits mostly for its commit).
+// The sweeper removes expired rows a thousand at a time, and a row
+// trigger would run PL/pgSQL and an INSERT for each; one INSERT from the
+// statement's transition table records the same rows. Inserts and updates
+// keep the row trigger: they write one row a statement, and a create waits
+// mostly for its commit, so a statement trigger gains them nothing
+// (docs/benchmarks.md, "Storage design choices").
 func changesRemovedDDL(eng engine, table string) []string {
 	return eng.changesRemovedDDL(table)
 }

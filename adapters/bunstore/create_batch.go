@@ -12,13 +12,12 @@ import (
 
 // Batched creates on PostgreSQL.
 //
-// A create was one INSERT in a transaction of its own. Under load its
-// cost was mostly PostgreSQL's per statement and per commit: parsing and
-// planning, the change log's and the usage counts' triggers being set up,
-// the commit record and its WAL flush, two round trips of the protocol.
-// Measured with pgbench on a migrated table (docs/benchmarks.md), a
-// statement of 8 rows costs PostgreSQL less than half the CPU per row of
-// 8 statements of one.
+// A create in an INSERT and a transaction of its own costs PostgreSQL
+// mostly per statement and per commit: parsing and planning, the change
+// log's and the usage counts' triggers being set up, the commit record and
+// its WAL flush, two round trips of the protocol. A statement of 8 rows
+// costs less than half the CPU per row of 8 statements of one
+// (docs/benchmarks.md, "Storage design choices").
 //
 // So a repository on PostgreSQL lets at most createBatchSlots creates
 // run at once. A create that finds every slot taken

@@ -70,40 +70,6 @@ func (t sqlTime) AppendQuery(gen schema.QueryGen, b []byte) ([]byte, error) {
 	return strconv.AppendInt(b, tm.UnixMicro(), 10), nil
 }
 
-// The instants a PostgreSQL timestamptz holds: 4713 BC (year -4712 as Go
-// counts) to 294276 AD.
-var (
-	pgTimeMin = time.Date(-4712, time.November, 24, 0, 0, 0, 0, time.UTC)
-	pgTimeMax = time.Date(294276, time.December, 31, 23, 59, 59, 999999000, time.UTC)
-)
-
-// appendPGTime writes tm, in UTC, as a timestamptz literal. A time before
-// AD 1 is written with PostgreSQL's era ("0001-12-31 … BC" is Go's year
-// 0, there being no year 0 in that count); "0000-…" would be refused, and
-// a query bound from a request (an audit since of 0001-01-01T00:00:00+23:59,
-// which is 31 December of 1 BC in UTC, or an audit cursor) would answer
-// 500. A time outside what the type holds is clamped to its bounds: the
-// server stores no time that far out, so every comparison with a stored
-// time keeps its answer (SQLite, which stores microseconds, needs none of
-// this).
-func appendPGTime(b []byte, tm time.Time) []byte {
-	switch {
-	case tm.Before(pgTimeMin):
-		tm = pgTimeMin
-	case tm.After(pgTimeMax):
-		tm = pgTimeMax
-	}
-	b = append(b, '\'')
-	y := tm.Year()
-	if y >= 1 {
-		b = tm.AppendFormat(b, "2006-01-02 15:04:05.999999-07:00")
-		return append(b, "'::timestamptz"...)
-	}
-	b = fmt.Appendf(b, "%04d", 1-y)
-	b = tm.AppendFormat(b, "-01-02 15:04:05.999999-07:00")
-	return append(b, " BC'::timestamptz"...)
-}
-
 // timeArg returns t as a query argument.
 func timeArg(t time.Time) any { return sqlTime(t) }
 

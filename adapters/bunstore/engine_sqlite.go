@@ -2,12 +2,15 @@ package bunstore
 
 import (
 	"context"
+	"database/sql/driver"
 	"errors"
 	"fmt"
 	"os"
+	"sync"
 	"time"
 
 	"github.com/uptrace/bun"
+	"modernc.org/sqlite"
 
 	"github.com/cachegate/cachegate/domain"
 )
@@ -259,4 +262,26 @@ func (sqliteEngine) backup(ctx context.Context, db *bun.DB, path string) error {
 		return translate(ctx, dbError("copy the database", err))
 	}
 	return nil
+}
+
+var registerFoldOnce sync.Once
+
+// registerSQLiteFold registers foldFunction with the SQLite driver, once
+// per process, before the first connection opens.
+func registerSQLiteFold() {
+	registerFoldOnce.Do(func() {
+		sqlite.MustRegisterDeterministicScalarFunction(foldFunction, 1,
+			func(_ *sqlite.FunctionContext, args []driver.Value) (driver.Value, error) {
+				switch v := args[0].(type) {
+				case nil:
+					return nil, nil
+				case string:
+					return domain.FoldCase(v), nil
+				case []byte:
+					return domain.FoldCase(string(v)), nil
+				default:
+					return v, nil
+				}
+			})
+	})
 }

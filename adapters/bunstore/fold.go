@@ -1,12 +1,7 @@
 package bunstore
 
 import (
-	"database/sql/driver"
 	"strings"
-	"sync"
-	"unicode"
-
-	"modernc.org/sqlite"
 
 	"github.com/cachegate/cachegate/domain"
 )
@@ -34,43 +29,6 @@ import (
 //     from the Go tables of the running binary, so it is the same mapping
 //     character for character.
 const foldFunction = "cachegate_fold"
-
-var registerFoldOnce sync.Once
-
-// registerSQLiteFold registers foldFunction with the SQLite driver, once
-// per process, before the first connection opens.
-func registerSQLiteFold() {
-	registerFoldOnce.Do(func() {
-		sqlite.MustRegisterDeterministicScalarFunction(foldFunction, 1,
-			func(_ *sqlite.FunctionContext, args []driver.Value) (driver.Value, error) {
-				switch v := args[0].(type) {
-				case nil:
-					return nil, nil
-				case string:
-					return domain.FoldCase(v), nil
-				case []byte:
-					return domain.FoldCase(string(v)), nil
-				default:
-					return v, nil
-				}
-			})
-	})
-}
-
-// foldTable returns the non-ASCII characters that unicode.ToLower changes,
-// and what it changes them to, in the same order.
-func foldTable() (from, to string) {
-	var f, t strings.Builder
-	for r := rune(utf8RuneSelf); r <= unicode.MaxRune; r++ {
-		if l := unicode.ToLower(r); l != r {
-			f.WriteRune(r)
-			t.WriteRune(l)
-		}
-	}
-	return f.String(), t.String()
-}
-
-const utf8RuneSelf = 0x80
 
 // foldedColumn returns the SQL of the folded form of field, whose column
 // is col: the stored folded key or type (fold_schema.go), folded in Go

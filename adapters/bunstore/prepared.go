@@ -14,10 +14,8 @@ import (
 // the user read of refresh) are prepared once instead, with placeholders; database/sql
 // keeps them prepared per connection, until the database is closed. On
 // PostgreSQL they are not prepared (see queryRow): a kept statement is
-// session state, which a pooler in transaction mode cannot carry.
-//
-// Measured with test/bench/run on the refresh path: 2,612–3,248 req/s
-// before, 3,200–3,767 after (three runs each, this shared two-core box).
+// session state, which a pooler in transaction mode cannot carry
+// (docs/benchmarks.md, "Storage design choices").
 
 // preparedSet prepares a fixed list of statements once, on first use.
 type preparedSet struct {

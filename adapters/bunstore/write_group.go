@@ -13,9 +13,8 @@ import (
 
 // Group commit of entry writes on SQLite.
 //
-// An entry write (Create, Update, Delete) is small, but each one was its
-// own transaction: under load the writers met in SQLite's busy handler,
-// and every commit appended to the WAL every page the write touched, the
+// An entry write (Create, Update, Delete) is small, but a transaction of
+// its own would append to the WAL every page the write touches, the
 // table's and each index's and the change log's (about eight pages, 32 KB,
 // for one created entry). The handle's batcher (internal/batch) queues its
 // entry writes and lets the writer that gets the write gate (writegate.go)
