@@ -8,6 +8,7 @@ import (
 
 	"github.com/uptrace/bun"
 
+	"github.com/cachegate/cachegate/adapters/bunstore/internal/dberr"
 	"github.com/cachegate/cachegate/domain"
 	"github.com/cachegate/cachegate/ports"
 )
@@ -51,10 +52,10 @@ func (r *UserRepository) DeleteUser(ctx context.Context, id string, now time.Tim
 		}
 		res, err := tx.ExecContext(ctx, `DELETE FROM users WHERE id = ?`, id)
 		if err != nil {
-			return dbError("delete user", err)
+			return dberr.Wrap("delete user", err)
 		}
 		if n, err := res.RowsAffected(); err != nil {
-			return dbError("delete user", err)
+			return dberr.Wrap("delete user", err)
 		} else if n == 0 {
 			return domain.ErrUserNotFound
 		}
@@ -74,19 +75,19 @@ func (s *RefreshStore) UserSessions(ctx context.Context, userID string, now time
 		WHERE user_id = ? AND revoked_at IS NULL AND expires_at > ? ORDER BY issued_at DESC, family_id DESC`,
 		userID, timeArg(now))
 	if err != nil {
-		return nil, dbError("list sessions", err)
+		return nil, dberr.Wrap("list sessions", err)
 	}
 	defer rows.Close()
 	var out []domain.Session
 	for rows.Next() {
 		f, err := scanFamily(rows)
 		if err != nil {
-			return nil, dbError("list sessions", err)
+			return nil, dberr.Wrap("list sessions", err)
 		}
 		out = append(out, f.Session())
 	}
 	if err := rows.Err(); err != nil {
-		return nil, dbError("list sessions", err)
+		return nil, dberr.Wrap("list sessions", err)
 	}
 	return out, nil
 }

@@ -8,6 +8,7 @@ import (
 
 	"github.com/uptrace/bun"
 
+	"github.com/cachegate/cachegate/adapters/bunstore/internal/dberr"
 	"github.com/cachegate/cachegate/domain"
 	"github.com/cachegate/cachegate/ports"
 )
@@ -63,7 +64,7 @@ func (a *Archive) page(ctx context.Context, op, query string, args []any, scan f
 	defer done(&err)
 	rows, err := a.db.sql.QueryContext(ctx, query, args...)
 	if err != nil {
-		return 0, "", dbError(op, err)
+		return 0, "", dberr.Wrap(op, err)
 	}
 	defer rows.Close()
 	for rows.Next() {
@@ -74,7 +75,7 @@ func (a *Archive) page(ctx context.Context, op, query string, args []any, scan f
 		n, last = n+1, id
 	}
 	if err := rows.Err(); err != nil {
-		return n, last, dbError(op, err)
+		return n, last, dberr.Wrap(op, err)
 	}
 	return n, last, nil
 }
@@ -85,7 +86,7 @@ func (a *Archive) EachUser(ctx context.Context, fn func(domain.User) error) erro
 		func(rows *sql.Rows) (string, error) {
 			var r userRow
 			if err := rows.Scan(&r.ID, &r.Username, &r.PasswordHash, &r.PasswordSalt, &r.Active, &r.DateCreated, &r.DateUpdated, &r.Admin); err != nil {
-				return "", dbError("export users", err)
+				return "", dberr.Wrap("export users", err)
 			}
 			return r.ID, fn(toDomainUser(r))
 		})
@@ -98,7 +99,7 @@ func (a *Archive) EachSigningKey(ctx context.Context, fn func(domain.SigningKey)
 		func(rows *sql.Rows) (string, error) {
 			var r signingKeyRow
 			if err := rows.Scan(&r.ID, &r.Algorithm, &r.Private, &r.Public, &r.DateCreated, &r.RetiredAt, &r.RevokedAt); err != nil {
-				return "", dbError("export signing keys", err)
+				return "", dberr.Wrap("export signing keys", err)
 			}
 			return r.ID, fn(toDomainSigningKey(r))
 		})
@@ -111,7 +112,7 @@ func (a *Archive) EachRefreshFamily(ctx context.Context, now time.Time, fn func(
 		func(rows *sql.Rows) (string, error) {
 			f, err := scanFamily(rows)
 			if err != nil {
-				return "", dbError("export refresh families", err)
+				return "", dberr.Wrap("export refresh families", err)
 			}
 			return f.ID, fn(f)
 		})
@@ -127,7 +128,7 @@ func (a *Archive) EachEntry(ctx context.Context, table string, now time.Time, fn
 		func(rows *sql.Rows) (string, error) {
 			e, err := scanEntry(rows)
 			if err != nil {
-				return "", dbError("export entries", err)
+				return "", dberr.Wrap("export entries", err)
 			}
 			return e.ID, fn(e)
 		})
@@ -150,7 +151,7 @@ func (a *Archive) Holds(ctx context.Context, tables []string) (_ bool, err error
 		case err == nil:
 			return true, nil
 		case err != sql.ErrNoRows:
-			return false, dbError("look into "+t, err)
+			return false, dberr.Wrap("look into "+t, err)
 		}
 	}
 	return false, nil
@@ -171,12 +172,12 @@ func isAuthTable(t string) bool {
 func (a *Archive) BeginLoad(ctx context.Context, merge bool) (ports.ArchiveLoad, error) {
 	leave, err := enterWriter(ctx, a.db.gate)
 	if err != nil {
-		return nil, dbError("begin the import", err)
+		return nil, dberr.Wrap("begin the import", err)
 	}
 	tx, err := a.db.sql.BeginTx(ctx, nil)
 	if err != nil {
 		leave()
-		return nil, translate(ctx, dbError("begin the import", err))
+		return nil, dberr.Translate(ctx, dberr.Wrap("begin the import", err))
 	}
 	return &archiveLoad{tx: tx, eng: a.db.eng, merge: merge, bounds: a.bounds, leave: leave}, nil
 }
@@ -228,10 +229,10 @@ func (l *archiveLoad) insertError(op string, err error) error {
 	if err == nil {
 		return nil
 	}
-	if _, ok := asUniqueViolation(err); ok {
-		return dbError(op+": a row of this batch is already stored (use --merge to keep the stored one)", err)
+	if _, ok := dberr.AsUniqueViolation(err); ok {
+		return dberr.Wrap(op+": a row of this batch is already stored (use --merge to keep the stored one)", err)
 	}
-	return dbError(op, err)
+	return dberr.Wrap(op, err)
 }
 
 func (l *archiveLoad) AddUsers(ctx context.Context, us []domain.User) (int, error) {
@@ -263,7 +264,7 @@ func (l *archiveLoad) KeepSigningKey(ctx context.Context, id string, at time.Tim
 		AND EXISTS (SELECT 1 FROM signing_keys k WHERE k.id = ? AND k.retired_at IS NULL AND k.revoked_at IS NULL)`,
 		timeArg(at), []byte{}, id, id)
 	if err != nil {
-		return 0, dbError("retire the signing keys the import replaces", err)
+		return 0, dberr.Wrap("retire the signing keys the import replaces", err)
 	}
 	n, err := res.RowsAffected()
 	return int(n), err
@@ -291,7 +292,7 @@ func (l *archiveLoad) AddRefreshTokens(ctx context.Context, rs []domain.RefreshR
 			issued_at `+tm+` NOT NULL, expires_at `+tm+` NOT NULL, used_at `+tm+`, revoked_at `+tm+`,
 			PRIMARY KEY (id))`)
 		if err != nil {
-			return 0, dbError("import refresh tokens: create a temporary table", err)
+			return 0, dberr.Wrap("import refresh tokens: create a temporary table", err)
 		}
 		l.tokens = true
 	}
@@ -313,7 +314,7 @@ func (l *archiveLoad) ConvertRefreshTokens(ctx context.Context) (stored, skipped
 	}
 	var families int
 	if err := l.tx.QueryRowContext(ctx, `SELECT count(DISTINCT family_id) FROM `+tokensTable).Scan(&families); err != nil {
-		return 0, 0, dbError("import refresh tokens: count their families", err)
+		return 0, 0, dberr.Wrap("import refresh tokens: count their families", err)
 	}
 	res, err := l.tx.ExecContext(ctx, convertRefreshTokens(tokensTable, l.merge))
 	if err != nil {
@@ -321,10 +322,10 @@ func (l *archiveLoad) ConvertRefreshTokens(ctx context.Context) (stored, skipped
 	}
 	n, err := res.RowsAffected()
 	if err != nil {
-		return 0, 0, dbError("import refresh tokens", err)
+		return 0, 0, dberr.Wrap("import refresh tokens", err)
 	}
 	if _, err := l.tx.ExecContext(ctx, `DROP TABLE `+tokensTable); err != nil {
-		return 0, 0, dbError("import refresh tokens: drop the temporary table", err)
+		return 0, 0, dberr.Wrap("import refresh tokens: drop the temporary table", err)
 	}
 	l.tokens = false
 	return int(n), families - int(n), nil
@@ -352,7 +353,7 @@ func (l *archiveLoad) Commit() error {
 	l.ended = true
 	defer l.leave()
 	if err := l.tx.Commit(); err != nil {
-		return translate(context.Background(), dbError("commit the import", err))
+		return dberr.Translate(context.Background(), dberr.Wrap("commit the import", err))
 	}
 	return nil
 }

@@ -9,6 +9,7 @@ import (
 	"github.com/uptrace/bun"
 	"github.com/uptrace/bun/migrate"
 
+	"github.com/cachegate/cachegate/adapters/bunstore/internal/dberr"
 	"github.com/cachegate/cachegate/domain"
 	"github.com/cachegate/cachegate/ports"
 )
@@ -104,7 +105,7 @@ func insertEvents(ctx context.Context, db bun.IDB, es []domain.AuditEvent) error
 			domain.NormalizeUsername(domain.CutAuditUsername(e.Username)),
 			e.Address, e.RequestID, e.Family, e.Reason, e.ActorID, domain.CutAuditUsername(e.ActorUsername), e.Detail)
 		if err != nil {
-			return dbError("record audit event", err)
+			return dberr.Wrap("record audit event", err)
 		}
 	}
 	return nil
@@ -166,7 +167,7 @@ func (l *AuditLog) QueryEvents(ctx context.Context, f ports.AuditFilter, address
 	}
 	rows, err := l.db.sql.QueryContext(ctx, q+` ORDER BY "at" DESC, id DESC LIMIT ?`, append(args, limit)...)
 	if err != nil {
-		return nil, dbError("list audit events", err)
+		return nil, dberr.Wrap("list audit events", err)
 	}
 	defer rows.Close()
 	var out []domain.AuditEvent
@@ -179,7 +180,7 @@ func (l *AuditLog) QueryEvents(ctx context.Context, f ports.AuditFilter, address
 		)
 		if err := rows.Scan(&e.ID, &at, &ty, &e.UserID, &e.Username, &e.Address, &e.RequestID, &e.Family, &e.Reason,
 			&attempts, &last, &e.ActorID, &e.ActorUsername, &e.Detail); err != nil {
-			return nil, dbError("list audit events", err)
+			return nil, dberr.Wrap("list audit events", err)
 		}
 		e.Time, e.Type = at.Time, domain.AuditType(ty)
 		if attempts > 1 {
@@ -188,7 +189,7 @@ func (l *AuditLog) QueryEvents(ctx context.Context, f ports.AuditFilter, address
 		out = append(out, e)
 	}
 	if err := rows.Err(); err != nil {
-		return nil, dbError("list audit events", err)
+		return nil, dberr.Wrap("list audit events", err)
 	}
 	return out, nil
 }
@@ -204,11 +205,11 @@ func (l *AuditLog) PurgeEvents(ctx context.Context, before time.Time, limit int)
 	res, err := l.db.sql.ExecContext(ctx, `DELETE FROM auth_events WHERE id IN (
 		SELECT id FROM auth_events WHERE "at" < ? ORDER BY "at" LIMIT ?`+l.db.eng.skipLocked()+`)`, timeArg(before), limit)
 	if err != nil {
-		return 0, dbError("purge audit events", err)
+		return 0, dberr.Wrap("purge audit events", err)
 	}
 	n, err := res.RowsAffected()
 	if err != nil {
-		return 0, dbError("purge audit events", err)
+		return 0, dberr.Wrap("purge audit events", err)
 	}
 	return int(n), nil
 }

@@ -6,6 +6,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/cachegate/cachegate/adapters/bunstore/internal/dberr"
 	"github.com/cachegate/cachegate/domain"
 )
 
@@ -119,7 +120,7 @@ func (l *AuditLog) FoldEvent(ctx context.Context, e domain.AuditEvent, f domain.
 		if err := l.db.sql.QueryRowContext(ctx, `SELECT (SELECT count(*) FROM auth_events WHERE fold_key = ?),
 			(SELECT count(*) FROM auth_events WHERE fold_key IS NOT NULL AND address = ? AND "at" >= ? AND "at" < ? AND type = ?)`,
 			own, e.Address, timeArg(start), timeArg(end), string(domain.AuditLoginFailed)).Scan(&ownRows, &addressRows); err != nil {
-			return dbError("fold audit event", err)
+			return dberr.Wrap("fold audit event", err)
 		}
 		if ownRows == 0 && addressRows >= f.Distinct {
 			key = shared
@@ -142,7 +143,7 @@ func (l *AuditLog) FoldEvent(ctx context.Context, e domain.AuditEvent, f domain.
 	}),
 		e.ID, timeArg(e.Time), string(e.Type), e.UserID, e.Username, *add.norm, e.Address, e.RequestID, e.Family, e.Reason, key)
 	if err != nil {
-		return dbError("fold audit event", err)
+		return dberr.Wrap("fold audit event", err)
 	}
 	l.fold.wrote(key, end)
 	return nil
@@ -185,11 +186,11 @@ func (l *AuditLog) addAttempts1(ctx context.Context, key string, a foldAdd) (boo
 	set := foldSet(func(c string) string { args = append(args, vals[c]); return "?" })
 	res, err := l.db.sql.ExecContext(ctx, `UPDATE auth_events SET `+set+` WHERE fold_key = ?`, append(args, key)...)
 	if err != nil {
-		return false, dbError("fold audit event", err)
+		return false, dberr.Wrap("fold audit event", err)
 	}
 	n, err := res.RowsAffected()
 	if err != nil {
-		return false, dbError("fold audit event", err)
+		return false, dberr.Wrap("fold audit event", err)
 	}
 	return n > 0, nil
 }

@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 
+	"github.com/cachegate/cachegate/adapters/bunstore/internal/dberr"
 	"github.com/uptrace/bun"
 	"github.com/uptrace/bun/migrate"
 )
@@ -192,7 +193,7 @@ var authDropDDL = []string{
 func authInTx(ctx context.Context, db *DB, op string, fn func(ctx context.Context, tx bun.Tx) error) error {
 	leave, err := enterWriter(ctx, db.gate)
 	if err != nil {
-		return dbError(op, err)
+		return dberr.Wrap(op, err)
 	}
 	defer leave()
 	return inTx(ctx, db.sql, op, fn)
@@ -203,14 +204,14 @@ func authInTx(ctx context.Context, db *DB, op string, fn func(ctx context.Contex
 func inTx(ctx context.Context, db *bun.DB, op string, fn func(ctx context.Context, tx bun.Tx) error) error {
 	tx, err := db.BeginTx(ctx, nil)
 	if err != nil {
-		return dbError(op, err)
+		return dberr.Wrap(op, err)
 	}
 	if err := fn(ctx, tx); err != nil {
 		_ = tx.Rollback()
 		return err
 	}
 	if err := tx.Commit(); err != nil {
-		return dbError(op, err)
+		return dberr.Wrap(op, err)
 	}
 	return nil
 }

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"time"
 
+	"github.com/cachegate/cachegate/adapters/bunstore/internal/dberr"
 	"github.com/cachegate/cachegate/domain"
 )
 
@@ -80,9 +81,6 @@ func (b bounds) fill() bounds {
 	return b
 }
 
-// errPastBound is the cause of the contexts bounds.enter makes.
-var errPastBound = errors.New("bunstore: the database did not answer within the configured timeout")
-
 // enter starts one bounded repository call: it returns the context the
 // call must use and the function to defer with the address of the call's
 // error, which ends the context and translates a failure of the database
@@ -106,7 +104,7 @@ func (b bounds) enterGrouped(ctx context.Context) (context.Context, func(*error)
 // so its first statement fails at once, and done answers errCallerBusy
 // (429) instead.
 func (b bounds) enter(ctx context.Context) (context.Context, func(*error)) {
-	ctx, cancel := context.WithTimeoutCause(ctx, b.timeout, errPastBound)
+	ctx, cancel := context.WithTimeoutCause(ctx, b.timeout, dberr.ErrPastBound)
 	ctx, release, refused := b.callers.acquire(ctx)
 	if refused != nil {
 		ctx, stop := context.WithCancelCause(ctx)
@@ -120,7 +118,7 @@ func (b bounds) enter(ctx context.Context) (context.Context, func(*error)) {
 	}
 	return ctx, func(errp *error) {
 		if *errp != nil {
-			*errp = translate(ctx, *errp)
+			*errp = dberr.Translate(ctx, *errp)
 		}
 		release(answered(*errp))
 		cancel()
@@ -157,7 +155,7 @@ func Check(ctx context.Context, db *DB) (err error) {
 	defer done(&err)
 	defer func() {
 		if err != nil && errors.Is(err, context.DeadlineExceeded) {
-			err = &outage{kind: domain.ErrDatabaseUnavailable, cause: err}
+			err = &dberr.Outage{Kind: domain.ErrDatabaseUnavailable, Cause: err}
 		}
 	}()
 	return db.eng.check(ctx, db.sql)

@@ -10,6 +10,7 @@ import (
 
 	"github.com/uptrace/bun"
 
+	"github.com/cachegate/cachegate/adapters/bunstore/internal/dberr"
 	"github.com/cachegate/cachegate/domain"
 	"github.com/cachegate/cachegate/ports"
 )
@@ -125,9 +126,9 @@ func (r *CacheRepository) createWith(ctx context.Context, db bun.IDB, e domain.E
 			quotaTry++
 			continue
 		}
-		uv, ok := asUniqueViolation(err)
+		uv, ok := dberr.AsUniqueViolation(err)
 		if !ok {
-			return dbError("create entry", err)
+			return dberr.Wrap("create entry", err)
 		}
 		removed := int64(0)
 		if try < maxCreateTries {
@@ -135,19 +136,19 @@ func (r *CacheRepository) createWith(ctx context.Context, db bun.IDB, e domain.E
 			removed, err = r.exec(ctx, db, "DELETE FROM ? WHERE (id = ? OR (key = ? AND type = ? AND assignee_id = ? AND date_deleted IS NULL)) AND "+deadAt,
 				r.table, e.ID, e.Key, e.Type, e.AssigneeID, timeArg(now))
 			if err != nil {
-				return dbError("clear dead entries", err)
+				return dberr.Wrap("clear dead entries", err)
 			}
 		}
 		try++
 		if removed == 0 {
-			if uv.primaryKey {
+			if uv.PrimaryKey {
 				return domain.ErrCacheIDTaken
 			}
 			// SQLite names only the first constraint it trips over; ask
 			// whether the id is taken too.
 			n, err := db.NewSelect().TableExpr("?", r.table).Where("id = ?", e.ID).Count(ctx)
 			if err != nil {
-				return dbError("check entry id", err)
+				return dberr.Wrap("check entry id", err)
 			}
 			if n > 0 {
 				return domain.ErrCacheIDTaken
@@ -204,7 +205,7 @@ func (r *CacheRepository) GetByKey(ctx context.Context, k domain.NaturalKey, now
 // expired at now.
 func (r *CacheRepository) getOne(ctx context.Context, db bun.IDB, now time.Time, query string, args ...any) (domain.Entry, error) {
 	var e domain.Entry
-	err := withRetry(ctx, func() error {
+	err := dberr.WithRetry(ctx, func() error {
 		var err error
 		e, err = scanEntry(db.QueryRowContext(ctx, query, args...))
 		return err
@@ -216,7 +217,7 @@ func (r *CacheRepository) getOne(ctx context.Context, db bun.IDB, now time.Time,
 	case errors.Is(err, sql.ErrNoRows):
 		return domain.Entry{}, domain.ErrCacheNotFound
 	case err != nil:
-		return domain.Entry{}, dbError("read entry", err)
+		return domain.Entry{}, dberr.Wrap("read entry", err)
 	}
 	return e, nil
 }
@@ -280,15 +281,15 @@ func (r *CacheRepository) replace(ctx context.Context, db bun.IDB, cur, next dom
 		if err == nil {
 			return 0, r.updateRefusal(ctx, db, g, cur, next, now)
 		}
-		if _, ok := asUniqueViolation(err); !ok {
-			return 0, dbError("update entry", err)
+		if _, ok := dberr.AsUniqueViolation(err); !ok {
+			return 0, dberr.Wrap("update entry", err)
 		}
 		removed := int64(0)
 		if try < maxCreateTries {
 			removed, err = r.exec(ctx, db, "DELETE FROM ? WHERE key = ? AND type = ? AND assignee_id = ? AND date_deleted IS NULL AND id <> ? AND "+deadAt,
 				r.table, next.Key, next.Type, next.AssigneeID, next.ID, timeArg(now))
 			if err != nil {
-				return 0, dbError("clear dead entries", err)
+				return 0, dberr.Wrap("clear dead entries", err)
 			}
 		}
 		if removed == 0 {
@@ -341,13 +342,13 @@ func (r *CacheRepository) updateRefusal(ctx context.Context, db bun.IDB, g *quot
 		return nil
 	}
 	var same int
-	err := withRetry(ctx, func() error {
+	err := dberr.WithRetry(ctx, func() error {
 		return db.QueryRowContext(ctx, "SELECT count(*) FROM ? WHERE id = ? AND version = ? AND date_created = ? AND date_deleted IS NULL",
 			r.table, cur.ID, cur.Version, timeArg(cur.DateCreated)).Scan(&same)
 	})
 	switch {
 	case err != nil:
-		return dbError("read entry", err)
+		return dberr.Wrap("read entry", err)
 	case same == 0:
 		return nil
 	}
@@ -396,7 +397,7 @@ func (r *CacheRepository) delete(ctx context.Context, db bun.IDB, id string, now
 		n, err := r.exec(ctx, db, "UPDATE ? SET date_deleted = ? WHERE id = ? AND version = ? AND date_created = ? AND date_deleted IS NULL",
 			r.table, timeArg(now), cur.ID, cur.Version, timeArg(cur.DateCreated))
 		if err != nil {
-			return domain.Entry{}, dbError("delete entry", err)
+			return domain.Entry{}, dberr.Wrap("delete entry", err)
 		}
 		if n == 1 {
 			cur.DateDeleted = &now
@@ -413,7 +414,7 @@ func (r *CacheRepository) DeleteByAssignee(ctx context.Context, assigneeID strin
 	n, err := r.exec(ctx, r.db, "UPDATE ? SET date_deleted = ? WHERE assignee_id = ? AND "+liveAt,
 		r.table, timeArg(now), assigneeID, timeArg(now))
 	if err != nil {
-		return 0, dbError("delete the assignee's entries", err)
+		return 0, dberr.Wrap("delete the assignee's entries", err)
 	}
 	return int(n), nil
 }
@@ -428,7 +429,7 @@ func (r *CacheRepository) Purge(ctx context.Context, now time.Time, limit int) (
 	}
 	n, err := r.eng.purge(ctx, r.db, r.table, now, limit)
 	if err != nil {
-		return 0, dbError("purge entries", err)
+		return 0, dberr.Wrap("purge entries", err)
 	}
 	return int(n), nil
 }
@@ -437,7 +438,7 @@ func (r *CacheRepository) Purge(ctx context.Context, now time.Time, limit int) (
 // returns how many rows it changed.
 func (r *CacheRepository) exec(ctx context.Context, db bun.IDB, query string, args ...any) (int64, error) {
 	var n int64
-	err := withRetry(ctx, func() error {
+	err := dberr.WithRetry(ctx, func() error {
 		res, err := db.ExecContext(ctx, query, args...)
 		if err != nil {
 			return err

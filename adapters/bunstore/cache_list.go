@@ -10,6 +10,7 @@ import (
 
 	"github.com/uptrace/bun"
 
+	"github.com/cachegate/cachegate/adapters/bunstore/internal/dberr"
 	"github.com/cachegate/cachegate/domain"
 	"github.com/cachegate/cachegate/ports"
 )
@@ -59,7 +60,7 @@ func (r *CacheRepository) List(ctx context.Context, q ports.ListQuery, now time.
 			return db.QueryRowContext(ctx, "SELECT count(*) FROM ? WHERE "+cond, args...).Scan(&res.Total)
 		})
 		if err != nil {
-			return ports.ListResult{}, dbError("count entries", err)
+			return ports.ListResult{}, dberr.Wrap("count entries", err)
 		}
 	}
 	if q.Limit <= 0 {
@@ -80,7 +81,7 @@ func (r *CacheRepository) List(ctx context.Context, q ports.ListQuery, now time.
 			return pages.read(ctx, db, query, qargs)
 		})
 		if err != nil {
-			return ports.ListResult{}, dbError("list entries", err)
+			return ports.ListResult{}, dberr.Wrap("list entries", err)
 		}
 		more, err := pages.yield(yield)
 		if err != nil || !more {

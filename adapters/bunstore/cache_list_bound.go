@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 
+	"github.com/cachegate/cachegate/adapters/bunstore/internal/dberr"
 	"github.com/uptrace/bun"
 )
 
@@ -14,10 +15,6 @@ import (
 // errQueryBound is the cause of the context that bounds a list's
 // statement on SQLite (bounds.query).
 var errQueryBound = errors.New("bunstore: the list's statement ran past the query bound")
-
-// pgQueryCanceled is the SQLSTATE of a statement PostgreSQL cancelled,
-// here by its statement_timeout.
-const pgQueryCanceled = "57014"
 
 // listStatement runs fn, one statement of a list (the count or a page),
 // as one bounded call (bounds.enter: the repository's timeout, the
@@ -32,5 +29,5 @@ func (r *CacheRepository) listStatement(ctx context.Context, fn func(ctx context
 		return err
 	}
 	defer func() { _ = conn.Close() }()
-	return withRetry(ctx, func() error { return r.eng.boundQuery(ctx, r.bounds.query, conn, fn) })
+	return dberr.WithRetry(ctx, func() error { return r.eng.boundQuery(ctx, r.bounds.query, conn, fn) })
 }

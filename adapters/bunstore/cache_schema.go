@@ -128,7 +128,7 @@ func cacheListDDL(eng engine, table string) []string {
 
 // cacheNames are the names of a cache table's constraints and indexes.
 type cacheNames struct {
-	pkey       string // the primary key (id); must end in _pkey, see errors.go
+	pkey       string // the primary key (id); must end in _pkey, see internal/dberr
 	naturalKey string // UNIQUE (key, type, assignee_id) among live rows
 	assignee   string // live rows by assignee_id: lists and clears
 	expires    string // rows with an expiry: purge

@@ -7,6 +7,7 @@ import (
 	"github.com/uptrace/bun"
 
 	"github.com/cachegate/cachegate/adapters/bunstore/internal/batch"
+	"github.com/cachegate/cachegate/adapters/bunstore/internal/dberr"
 
 	"github.com/cachegate/cachegate/domain"
 )
@@ -95,7 +96,7 @@ func (w groupWriter) write(ctx context.Context, fn func(ctx context.Context, db 
 	// Prepared before the group's transaction takes a connection: an
 	// sqlite::memory: handle has only that one.
 	if _, err := w.prepared.get(ctx); err != nil {
-		return dbError("prepare the entry writes", err)
+		return dberr.Wrap("prepare the entry writes", err)
 	}
 	return w.group.Do(ctx, groupWrite{db: w.r.handle, fn: fn})
 }

@@ -7,6 +7,7 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/cachegate/cachegate/adapters/bunstore/internal/dberr"
 	"github.com/cachegate/cachegate/domain"
 	"github.com/cachegate/cachegate/ports"
 )
@@ -153,8 +154,8 @@ func (l *callerLimit) acquire(ctx context.Context) (context.Context, func(answer
 			if err := l.pool.takeFor(ctx, spent, len(s.slots) == 1); err != nil {
 				<-s.slots
 				leave()
-				if errors.Is(err, errPastBound) {
-					return ctx, nil, &outage{kind: domain.ErrDatabaseUnavailable, cause: errPastBound}
+				if errors.Is(err, dberr.ErrPastBound) {
+					return ctx, nil, &dberr.Outage{Kind: domain.ErrDatabaseUnavailable, Cause: dberr.ErrPastBound}
 				}
 				return ctx, nil, err
 			}
@@ -177,7 +178,7 @@ func (l *callerLimit) acquire(ctx context.Context) (context.Context, func(answer
 	busy := func() error {
 		half := waitFrom + (time.Now().UnixNano()-waitFrom)/2
 		if l.answered.Load() < half {
-			return &outage{kind: domain.ErrDatabaseUnavailable, cause: errPastBound}
+			return &dberr.Outage{Kind: domain.ErrDatabaseUnavailable, Cause: dberr.ErrPastBound}
 		}
 		return errCallerBusy
 	}
@@ -195,7 +196,7 @@ func (l *callerLimit) acquire(ctx context.Context) (context.Context, func(answer
 		return ctx, nil, busy()
 	case <-ctx.Done():
 		leave()
-		if errors.Is(context.Cause(ctx), errPastBound) {
+		if errors.Is(context.Cause(ctx), dberr.ErrPastBound) {
 			// The repository's own bound ended the wait.
 			return ctx, nil, busy()
 		}

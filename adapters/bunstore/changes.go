@@ -10,6 +10,7 @@ import (
 
 	"github.com/uptrace/bun"
 
+	"github.com/cachegate/cachegate/adapters/bunstore/internal/dberr"
 	"github.com/cachegate/cachegate/domain"
 	"github.com/cachegate/cachegate/ports"
 )
@@ -105,7 +106,7 @@ func (l *ChangeLog) ChangesOf(ctx context.Context, q ports.ChangeQuery) (_ []dom
 // transient failure, and returns the changes it reads.
 func (l *ChangeLog) read(ctx context.Context, query string, args []any) ([]domain.Change, error) {
 	var out []domain.Change
-	err := withRetry(ctx, func() error {
+	err := dberr.WithRetry(ctx, func() error {
 		out = out[:0]
 		rows, err := l.db.sql.QueryContext(ctx, query, args...)
 		if err != nil {
@@ -122,7 +123,7 @@ func (l *ChangeLog) read(ctx context.Context, query string, args []any) ([]domai
 		return rows.Err()
 	})
 	if err != nil {
-		return nil, dbError("read changes", err)
+		return nil, dberr.Wrap("read changes", err)
 	}
 	return out, nil
 }
@@ -180,11 +181,11 @@ func (l *ChangeLog) Head(ctx context.Context) (_ int64, err error) {
 		return l.pg.head(ctx, l.db.sql)
 	}
 	var head int64
-	err = withRetry(ctx, func() error {
+	err = dberr.WithRetry(ctx, func() error {
 		return l.db.sql.QueryRowContext(ctx, "SELECT COALESCE(MAX(rev), 0) FROM "+changesTable).Scan(&head)
 	})
 	if err != nil {
-		return 0, dbError("read the change log's head", err)
+		return 0, dberr.Wrap("read the change log's head", err)
 	}
 	// An empty log after pruning still has had revisions up to pruned.
 	if head == 0 {
@@ -198,11 +199,11 @@ func (l *ChangeLog) Horizon(ctx context.Context) (_ int64, err error) {
 	ctx, done := l.bounds.enter(ctx)
 	defer done(&err)
 	var h int64
-	err = withRetry(ctx, func() error {
+	err = dberr.WithRetry(ctx, func() error {
 		return l.db.sql.QueryRowContext(ctx, "SELECT pruned FROM "+changesStateTable+" WHERE id = 1").Scan(&h)
 	})
 	if err != nil {
-		return 0, dbError("read the change log's horizon", err)
+		return 0, dberr.Wrap("read the change log's horizon", err)
 	}
 	return h, nil
 }
@@ -270,7 +271,7 @@ func (l *ChangeLog) Prune(ctx context.Context, before time.Time, limit int) (_ i
 		return err
 	})
 	if err != nil {
-		return 0, dbError("prune changes", err)
+		return 0, dberr.Wrap("prune changes", err)
 	}
 	return n, nil
 }
@@ -307,24 +308,24 @@ func (w *pgWatermark) head(ctx context.Context, db *bun.DB) (int64, error) {
 		last     int64
 		isCalled bool
 	)
-	err := withRetry(ctx, func() error {
+	err := dberr.WithRetry(ctx, func() error {
 		return db.QueryRowContext(ctx, "SELECT last_value, is_called FROM "+pgChangesSequence).Scan(&last, &isCalled)
 	})
 	if err != nil {
-		return 0, dbError("read the change log's sequence", err)
+		return 0, dberr.Wrap("read the change log's sequence", err)
 	}
 	if !isCalled {
 		last = 0
 	}
 	var holders sql.NullString
-	err = withRetry(ctx, func() error {
+	err = dberr.WithRetry(ctx, func() error {
 		return db.QueryRowContext(ctx, "SELECT string_agg(virtualtransaction, ',') FROM pg_locks "+
 			"WHERE locktype = 'advisory' AND database = (SELECT oid FROM pg_database WHERE datname = current_database()) "+
 			"AND classid = ? AND objid = ? AND objsubid = 1",
 			lockHigh, lockLow).Scan(&holders)
 	})
 	if err != nil {
-		return 0, dbError("read the change log's writers", err)
+		return 0, dberr.Wrap("read the change log's writers", err)
 	}
 	writers := map[string]bool{}
 	if holders.Valid {

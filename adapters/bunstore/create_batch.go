@@ -6,6 +6,7 @@ import (
 	"time"
 
 	"github.com/cachegate/cachegate/adapters/bunstore/internal/batch"
+	"github.com/cachegate/cachegate/adapters/bunstore/internal/dberr"
 
 	"github.com/cachegate/cachegate/domain"
 )
@@ -32,7 +33,7 @@ import (
 // (create), which clears dead rows out of its way and tells which
 // conflict it met. If PostgreSQL refuses the statement, every create of
 // the batch runs alone, so each gets the answer it would have got by
-// itself; if the database fails under it (batchFailure), each gets that
+// itself; if the database fails under it (dberr.BatchFailure), each gets that
 // failure: the one failure rule of the batcher (internal/batch).
 // Within a batch a second create of the same id or natural key is left
 // out of the statement and runs alone after it, so it meets the first as
@@ -76,12 +77,12 @@ type queuedCreate struct {
 // newCreateBatcher returns the batcher of r's creates.
 func newCreateBatcher(r *CacheRepository) *batch.Batcher[*queuedCreate] {
 	return batch.New(batch.Config[*queuedCreate]{
-		Slots: make(chan struct{}, createBatchSlots), Max: maxCreateBatch, Timeout: r.bounds.timeout, PastBound: errPastBound,
+		Slots: make(chan struct{}, createBatchSlots), Max: maxCreateBatch, Timeout: r.bounds.timeout, PastBound: dberr.ErrPastBound,
 		Run: r.writeCreates,
 		Alone: func(ctx context.Context, w *queuedCreate) error {
 			return r.create(ctx, r.db, w.e, w.now, w.q)
 		},
-		Outage: batchOutage,
+		Outage: dberr.BatchOutage,
 	})
 }
 
@@ -138,7 +139,7 @@ func (r *CacheRepository) writeCreates(ctx context.Context, jobs []batch.Job[*qu
 }
 
 // insertCreates writes rows in one statement and returns the ids it
-// wrote, or the statement's failure (batchFailure). It runs under the
+// wrote, or the statement's failure (dberr.BatchFailure). It runs under the
 // batch's context: the statement is every row's, not only its caller's.
 func (r *CacheRepository) insertCreates(ctx context.Context, rows []*queuedCreate) (map[string]bool, error) {
 	if len(rows) == 0 {
@@ -191,7 +192,7 @@ func (r *CacheRepository) insertCreates(ctx context.Context, rows []*queuedCreat
 	}
 	q.WriteString(" ON CONFLICT DO NOTHING RETURNING id")
 	var written map[string]bool
-	err := withRetry(ctx, func() error {
+	err := dberr.WithRetry(ctx, func() error {
 		written = make(map[string]bool, len(rows))
 		res, err := r.db.QueryContext(ctx, q.String(), args...)
 		if err != nil {
@@ -208,7 +209,7 @@ func (r *CacheRepository) insertCreates(ctx context.Context, rows []*queuedCreat
 		return res.Err()
 	})
 	if err != nil {
-		return nil, batchFailure(ctx, "create entries", err)
+		return nil, dberr.BatchFailure(ctx, "create entries", err)
 	}
 	return written, nil
 }

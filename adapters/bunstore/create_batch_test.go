@@ -11,6 +11,7 @@ import (
 
 	"github.com/jackc/pgx/v5/pgconn"
 
+	"github.com/cachegate/cachegate/adapters/bunstore/internal/dberr"
 	"github.com/cachegate/cachegate/domain"
 	"github.com/cachegate/cachegate/test/pgtest"
 )
@@ -263,7 +264,7 @@ func TestQueuedCreatesUnderAQuotaOnPostgresFillItExactly(t *testing.T) {
 
 func TestAFailedBatchRunsItsCreatesAloneOnlyWhenNothingCommitted(t *testing.T) {
 	t.Parallel()
-	past, cancel := context.WithTimeoutCause(context.Background(), 0, errPastBound)
+	past, cancel := context.WithTimeoutCause(context.Background(), 0, dberr.ErrPastBound)
 	defer cancel()
 	<-past.Done()
 	for _, c := range []struct {
@@ -274,15 +275,15 @@ func TestAFailedBatchRunsItsCreatesAloneOnlyWhenNothingCommitted(t *testing.T) {
 		want  error
 	}{
 		{"a statement PostgreSQL refused", t.Context(), &pgconn.PgError{Code: "22021"}, true, nil},
-		{"a read-only standby", t.Context(), &pgconn.PgError{Code: pgReadOnlyTransaction}, false, domain.ErrDatabaseUnavailable},
-		{"a full disk", t.Context(), &pgconn.PgError{Code: pgDiskFull}, false, domain.ErrStorageFull},
+		{"a read-only standby", t.Context(), &pgconn.PgError{Code: dberr.PGReadOnlyTransaction}, false, domain.ErrDatabaseUnavailable},
+		{"a full disk", t.Context(), &pgconn.PgError{Code: dberr.PGDiskFull}, false, domain.ErrStorageFull},
 		{"a connection lost under it", t.Context(), io.ErrUnexpectedEOF, false, domain.ErrDatabaseUnavailable},
 		{"the bound passed", past, context.DeadlineExceeded, false, domain.ErrDatabaseUnavailable},
 		{"anything else", t.Context(), errors.New("boom"), false, nil},
 	} {
-		got := batchFailure(c.ctx, "create entries", c.err)
-		if batchOutage(got) == c.alone || got == nil || (c.want != nil && !errors.Is(got, c.want)) {
-			t.Errorf("%s: batchFailure = %v, want alone %v, %v", c.name, got, c.alone, c.want)
+		got := dberr.BatchFailure(c.ctx, "create entries", c.err)
+		if dberr.BatchOutage(got) == c.alone || got == nil || (c.want != nil && !errors.Is(got, c.want)) {
+			t.Errorf("%s: dberr.BatchFailure = %v, want alone %v, %v", c.name, got, c.alone, c.want)
 		}
 	}
 }

@@ -27,7 +27,7 @@ import (
 //     ORDER BY and the indexes compare bytes, as SQLite's BINARY collation
 //     and Go's string comparison do; lists sort the same on every store.
 //   - Errors. Unique violations, busy and serialization errors come as
-//     different types and codes; errors.go reads both.
+//     different types and codes; internal/dberr reads both.
 //   - Purge batches (purgeStatement): each batch takes the rows of two
 //     index walks, soft-deleted rows in date_deleted order, then expired
 //     rows in (assignee_id, expires_at) order, each on its partial index.

@@ -12,6 +12,7 @@ import (
 	"github.com/jackc/pgx/v5/pgconn"
 	"github.com/uptrace/bun"
 
+	"github.com/cachegate/cachegate/adapters/bunstore/internal/dberr"
 	"github.com/cachegate/cachegate/domain"
 )
 
@@ -200,11 +201,11 @@ func (postgresEngine) lockMigrations(ctx context.Context, db *bun.DB) (func(), e
 	}
 	tx, err := db.BeginTx(ctx, nil)
 	if err != nil {
-		return nil, dbError("begin the migration lock's transaction", err)
+		return nil, dberr.Wrap("begin the migration lock's transaction", err)
 	}
 	if _, err := tx.ExecContext(ctx, "SELECT pg_advisory_xact_lock(?)", migrationLockKey); err != nil {
 		_ = tx.Rollback()
-		return nil, dbError("take the migration lock", err)
+		return nil, dberr.Wrap("take the migration lock", err)
 	}
 	return func() { _ = tx.Rollback() }, nil
 }
@@ -214,7 +215,7 @@ func (postgresEngine) lockMigrations(ctx context.Context, db *bun.DB) (func(), e
 func (postgresEngine) lockThrottleKeys(ctx context.Context, tx bun.Tx, names []string) error {
 	for _, name := range names {
 		if _, err := tx.ExecContext(ctx, "SELECT pg_advisory_xact_lock(?, hashtext(?))", throttleLockClass, name); err != nil {
-			return dbError("lock a login throttle key", err)
+			return dberr.Wrap("lock a login throttle key", err)
 		}
 	}
 	return nil
@@ -242,7 +243,7 @@ func (postgresEngine) purgeStatement(table bun.Ident, now time.Time, limit int) 
 func (e postgresEngine) purge(ctx context.Context, db bun.IDB, table bun.Ident, now time.Time, limit int) (int64, error) {
 	query, args := e.purgeStatement(table, now, limit)
 	var n int64
-	err := withRetry(ctx, func() error {
+	err := dberr.WithRetry(ctx, func() error {
 		return db.RunInTx(ctx, nil, func(ctx context.Context, tx bun.Tx) error {
 			if _, err := tx.ExecContext(ctx, purgePlan); err != nil {
 				return err
@@ -273,7 +274,7 @@ func (postgresEngine) boundQuery(ctx context.Context, limit time.Duration, conn 
 	}
 	if err := fn(ctx, tx); err != nil {
 		var pg *pgconn.PgError
-		if errors.As(err, &pg) && pg.Code == pgQueryCanceled && ctx.Err() == nil {
+		if errors.As(err, &pg) && pg.Code == dberr.PGQueryCanceled && ctx.Err() == nil {
 			return fmt.Errorf("%w: %w", domain.ErrQueryTooExpensive, err)
 		}
 		return err
@@ -285,10 +286,10 @@ func (postgresEngine) boundQuery(ctx context.Context, limit time.Duration, conn 
 func (postgresEngine) check(ctx context.Context, db *bun.DB) error {
 	var readOnly string
 	if err := db.QueryRowContext(ctx, "SELECT current_setting('transaction_read_only')").Scan(&readOnly); err != nil {
-		return dbError("check the database", err)
+		return dberr.Wrap("check the database", err)
 	}
 	if readOnly == "on" {
-		return &outage{kind: domain.ErrDatabaseUnavailable, cause: errors.New("the server is a read-only standby")}
+		return &dberr.Outage{Kind: domain.ErrDatabaseUnavailable, Cause: errors.New("the server is a read-only standby")}
 	}
 	return nil
 }

@@ -12,6 +12,7 @@ import (
 	"github.com/uptrace/bun"
 	"modernc.org/sqlite"
 
+	"github.com/cachegate/cachegate/adapters/bunstore/internal/dberr"
 	"github.com/cachegate/cachegate/domain"
 )
 
@@ -214,7 +215,7 @@ func (sqliteEngine) purgeStatement(table bun.Ident, now time.Time, limit int) (s
 func (e sqliteEngine) purge(ctx context.Context, db bun.IDB, table bun.Ident, now time.Time, limit int) (int64, error) {
 	query, args := e.purgeStatement(table, now, limit)
 	var n int64
-	err := withRetry(ctx, func() error {
+	err := dberr.WithRetry(ctx, func() error {
 		res, err := db.ExecContext(ctx, query, args...)
 		if err != nil {
 			return err
@@ -259,7 +260,7 @@ func (sqliteEngine) backup(ctx context.Context, db *bun.DB, path string) error {
 	}
 	if _, err := db.ExecContext(ctx, "VACUUM INTO ?", path); err != nil {
 		_ = os.Remove(path)
-		return translate(ctx, dbError("copy the database", err))
+		return dberr.Translate(ctx, dberr.Wrap("copy the database", err))
 	}
 	return nil
 }

@@ -8,6 +8,7 @@ import (
 	"github.com/uptrace/bun"
 	"github.com/uptrace/bun/migrate"
 
+	"github.com/cachegate/cachegate/adapters/bunstore/internal/dberr"
 	"github.com/cachegate/cachegate/domain"
 	"github.com/cachegate/cachegate/ports"
 )
@@ -63,7 +64,7 @@ func (s *KeyStore) SigningKeys(ctx context.Context) (_ []domain.SigningKey, err 
 		COALESCE(signs_from, date_created) AS signs_from, retired_at, revoked_at
 		FROM signing_keys ORDER BY date_created DESC, id DESC`).Scan(ctx, &rows)
 	if err != nil {
-		return nil, dbError("read signing keys", err)
+		return nil, dberr.Wrap("read signing keys", err)
 	}
 	keys := make([]domain.SigningKey, len(rows))
 	for i, row := range rows {
@@ -87,16 +88,16 @@ func (s *KeyStore) AddSigningKey(ctx context.Context, k domain.SigningKey, event
 	defer done(&err)
 	return authInTx(ctx, s.db, "add signing key", func(ctx context.Context, tx bun.Tx) error {
 		if err := s.db.eng.lockTableForWriters(ctx, tx, "signing_keys"); err != nil {
-			return dbError("lock signing keys", err)
+			return dberr.Wrap("lock signing keys", err)
 		}
 		from := timeArg(k.Activation())
 		if _, err := tx.ExecContext(ctx, `UPDATE signing_keys SET retired_at = ?
 			WHERE retired_at IS NULL OR retired_at > ?`, from, from); err != nil {
-			return dbError("retire signing keys", err)
+			return dberr.Wrap("retire signing keys", err)
 		}
 		if _, err := tx.ExecContext(ctx, `UPDATE signing_keys SET "private" = ?
 			WHERE retired_at <= ? AND length("private") > 0`, []byte{}, timeArg(k.DateCreated)); err != nil {
-			return dbError("erase retired signing keys", err)
+			return dberr.Wrap("erase retired signing keys", err)
 		}
 		private := k.Private
 		if k.RetiredAt != nil || k.RevokedAt != nil {
@@ -108,7 +109,7 @@ func (s *KeyStore) AddSigningKey(ctx context.Context, k domain.SigningKey, event
 			k.ID, k.Algorithm, authBytes(private), authBytes(k.Public), timeArg(k.DateCreated), from,
 			nullTimeArg(k.RetiredAt), nullTimeArg(k.RevokedAt))
 		if err != nil {
-			return dbError("add signing key", err)
+			return dberr.Wrap("add signing key", err)
 		}
 		return insertEvents(ctx, tx, events)
 	})
@@ -140,18 +141,18 @@ func (s *KeyStore) RevokeSigningKey(ctx context.Context, kid string, now time.Ti
 	defer done(&err)
 	return authInTx(ctx, s.db, "revoke signing key", func(ctx context.Context, tx bun.Tx) error {
 		if err := s.db.eng.lockTableForWriters(ctx, tx, "signing_keys"); err != nil {
-			return dbError("lock signing keys", err)
+			return dberr.Wrap("lock signing keys", err)
 		}
 		if _, err := tx.ExecContext(ctx, unpublishKeyQuery, kid, kid, kid, timeArg(now)); err != nil {
-			return dbError("revoke signing key", err)
+			return dberr.Wrap("revoke signing key", err)
 		}
 		res, err := tx.ExecContext(ctx, revokeKeyQuery, timeArg(now), []byte{}, kid)
 		if err != nil {
-			return dbError("revoke signing key", err)
+			return dberr.Wrap("revoke signing key", err)
 		}
 		switch n, err := res.RowsAffected(); {
 		case err != nil:
-			return dbError("revoke signing key", err)
+			return dberr.Wrap("revoke signing key", err)
 		case n == 0:
 			return domain.ErrSigningKeyNotFound
 		}
@@ -172,7 +173,7 @@ func (s *KeyStore) updateKey(ctx context.Context, op, query string, args ...any)
 	ctx, done := s.bounds.enter(ctx)
 	defer done(&err)
 	var n int64
-	err = withRetry(ctx, func() error {
+	err = dberr.WithRetry(ctx, func() error {
 		res, err := s.db.sql.ExecContext(ctx, query, args...)
 		if err != nil {
 			return err
@@ -182,7 +183,7 @@ func (s *KeyStore) updateKey(ctx context.Context, op, query string, args ...any)
 	})
 	switch {
 	case err != nil:
-		return dbError(op, err)
+		return dberr.Wrap(op, err)
 	case n == 0:
 		return domain.ErrSigningKeyNotFound
 	}
@@ -196,11 +197,11 @@ func (s *KeyStore) DeleteSigningKeysRetiredBefore(ctx context.Context, t time.Ti
 	defer done(&err)
 	res, err := s.db.sql.ExecContext(ctx, "DELETE FROM signing_keys WHERE retired_at IS NOT NULL AND retired_at < ?", timeArg(t))
 	if err != nil {
-		return 0, dbError("delete retired signing keys", err)
+		return 0, dberr.Wrap("delete retired signing keys", err)
 	}
 	n, err := res.RowsAffected()
 	if err != nil {
-		return 0, dbError("delete retired signing keys", err)
+		return 0, dberr.Wrap("delete retired signing keys", err)
 	}
 	return int(n), nil
 }

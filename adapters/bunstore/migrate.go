@@ -9,6 +9,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/cachegate/cachegate/adapters/bunstore/internal/dberr"
 	"github.com/jackc/pgx/v5/pgconn"
 	"github.com/uptrace/bun"
 	"github.com/uptrace/bun/migrate"
@@ -117,7 +118,7 @@ func migrateBefore(ctx context.Context, db *DB, tables []string, before string) 
 		// history skips what was applied).
 		select {
 		case <-ctx.Done():
-			return dbError("migrate", ctx.Err())
+			return dberr.Wrap("migrate", ctx.Err())
 		case <-time.After(migrateRacePause):
 		}
 	}
@@ -147,10 +148,10 @@ func runMigrations(ctx context.Context, db *bun.DB, ms *migrate.Migrations) erro
 		migrate.WithMarkAppliedOnSuccess(true),
 		migrate.WithUpsert(true))
 	if err := m.Init(ctx); err != nil {
-		return dbError("create the migrations table", err)
+		return dberr.Wrap("create the migrations table", err)
 	}
 	if _, err := m.Migrate(ctx); err != nil {
-		return dbError("migrate", err)
+		return dberr.Wrap("migrate", err)
 	}
 	return nil
 }
@@ -163,7 +164,7 @@ func isMigrationRace(err error) bool {
 		return false
 	}
 	switch pg.Code {
-	case "42P07", "42710", pgUniqueViolation, pgDeadlockDetected, pgSerializationFailure:
+	case "42P07", "42710", dberr.PGUniqueViolation, dberr.PGDeadlockDetected, dberr.PGSerializationFailure:
 		return true
 	}
 	// CREATE OR REPLACE FUNCTION beside another one.

@@ -10,6 +10,7 @@ import (
 	"github.com/uptrace/bun"
 
 	"github.com/cachegate/cachegate/adapters/bunstore/internal/batch"
+	"github.com/cachegate/cachegate/adapters/bunstore/internal/dberr"
 	"github.com/cachegate/cachegate/domain"
 	"github.com/cachegate/cachegate/ports"
 )
@@ -86,7 +87,7 @@ func (s *RefreshStore) SaveRefresh(ctx context.Context, r domain.RefreshRecord) 
 	ctx, done := s.bounds.enter(ctx)
 	defer done(&err)
 	if _, err := insertFamilies(ctx, s.db.sql, false, []domain.RefreshFamily{domain.NewRefreshFamily(r)}); err != nil {
-		return dbError("save refresh token", err)
+		return dberr.Wrap("save refresh token", err)
 	}
 	return nil
 }
@@ -129,10 +130,10 @@ func (s *RefreshStore) rotateAlone(ctx context.Context, r *rotation) (domain.Ref
 	q, args := s.rotateStatement(r)
 	res, err := s.rotation.execDB(ctx, q, args...)
 	if err != nil {
-		return domain.RefreshRecord{}, dbError("rotate refresh token", err)
+		return domain.RefreshRecord{}, dberr.Wrap("rotate refresh token", err)
 	}
 	if n, err := res.RowsAffected(); err != nil {
-		return domain.RefreshRecord{}, dbError("rotate refresh token", err)
+		return domain.RefreshRecord{}, dberr.Wrap("rotate refresh token", err)
 	} else if n == 1 {
 		return rotated(r.next), nil
 	}
@@ -174,10 +175,10 @@ func (s *RefreshStore) rotateIn(ctx context.Context, tx bun.Tx, r *rotation) (ro
 	q, args := s.rotateStatement(r)
 	res, err := s.rotation.exec(ctx, tx, q, args...)
 	if err != nil {
-		return rotationAnswer{}, dbError("rotate refresh token", err)
+		return rotationAnswer{}, dberr.Wrap("rotate refresh token", err)
 	}
 	if n, err := res.RowsAffected(); err != nil {
-		return rotationAnswer{}, dbError("rotate refresh token", err)
+		return rotationAnswer{}, dberr.Wrap("rotate refresh token", err)
 	} else if n == 1 {
 		return rotationAnswer{rec: rotated(r.next)}, nil
 	}
@@ -269,7 +270,7 @@ func readFamily(ctx context.Context, eng engine, db bun.IDB, familyID string, lo
 	case errors.Is(err, sql.ErrNoRows):
 		return domain.RefreshFamily{}, false, nil
 	case err != nil:
-		return domain.RefreshFamily{}, false, dbError("read refresh family", err)
+		return domain.RefreshFamily{}, false, dberr.Wrap("read refresh family", err)
 	}
 	return f, true, nil
 }

@@ -7,6 +7,7 @@ import (
 
 	"github.com/uptrace/bun"
 
+	"github.com/cachegate/cachegate/adapters/bunstore/internal/dberr"
 	"github.com/cachegate/cachegate/domain"
 )
 
@@ -41,12 +42,12 @@ func (s *RefreshStore) RevokeUser(ctx context.Context, userID string, now time.T
 // revoke sets revoked_at on every unrevoked family whose column equals
 // value, as a statement of its own.
 func (s *RefreshStore) revoke(ctx context.Context, column, value string, now time.Time) error {
-	err := withRetry(ctx, func() error {
+	err := dberr.WithRetry(ctx, func() error {
 		_, err := s.db.sql.ExecContext(ctx, revokeQuery, timeArg(now), bun.Ident(column), value)
 		return err
 	})
 	if err != nil {
-		return dbError("revoke refresh families", err)
+		return dberr.Wrap("revoke refresh families", err)
 	}
 	return nil
 }
@@ -54,7 +55,7 @@ func (s *RefreshStore) revoke(ctx context.Context, column, value string, now tim
 // revokeIn is revoke inside tx.
 func revokeIn(ctx context.Context, tx bun.Tx, column, value string, now time.Time) error {
 	if _, err := tx.ExecContext(ctx, revokeQuery, timeArg(now), bun.Ident(column), value); err != nil {
-		return dbError("revoke refresh families", err)
+		return dberr.Wrap("revoke refresh families", err)
 	}
 	return nil
 }
@@ -87,12 +88,12 @@ func (s *RefreshStore) EvictSessions(ctx context.Context, userID string, keep in
 	defer done(&err)
 	at := timeArg(now)
 	var evicted []string
-	err = withRetry(ctx, func() error {
+	err = dberr.WithRetry(ctx, func() error {
 		evicted = evicted[:0]
 		return s.db.sql.NewRaw(evictQuery, at, userID, at, userID, at, max(keep, 0)).Scan(ctx, &evicted)
 	})
 	if err != nil {
-		return nil, dbError("evict sessions", err)
+		return nil, dberr.Wrap("evict sessions", err)
 	}
 	return evicted, nil
 }
@@ -111,7 +112,7 @@ func (s *RefreshStore) RevokedFamilies(ctx context.Context, since time.Time) (_ 
 	var rows []string
 	err = s.db.sql.NewRaw(revokedFamiliesQuery, timeArg(since)).Scan(ctx, &rows)
 	if err != nil {
-		return nil, dbError("read revoked families", err)
+		return nil, dberr.Wrap("read revoked families", err)
 	}
 	slices.Sort(rows)
 	return rows, nil
@@ -131,11 +132,11 @@ func (s *RefreshStore) PurgeRefresh(ctx context.Context, now time.Time, limit in
 		SELECT family_id FROM refresh_families WHERE expires_at < ? ORDER BY expires_at LIMIT ?`+s.db.eng.skipLocked()+`)`,
 		timeArg(now), limit)
 	if err != nil {
-		return 0, dbError("purge refresh families", err)
+		return 0, dberr.Wrap("purge refresh families", err)
 	}
 	n, err := res.RowsAffected()
 	if err != nil {
-		return 0, dbError("purge refresh families", err)
+		return 0, dberr.Wrap("purge refresh families", err)
 	}
 	return int(n), nil
 }

@@ -7,6 +7,7 @@ import (
 	"github.com/uptrace/bun"
 
 	"github.com/cachegate/cachegate/adapters/bunstore/internal/batch"
+	"github.com/cachegate/cachegate/adapters/bunstore/internal/dberr"
 	"github.com/cachegate/cachegate/domain"
 )
 
@@ -46,10 +47,10 @@ type rotation struct {
 // handle whose write gate is gate.
 func newRotationGroup(s *RefreshStore, gate chan struct{}) *batch.Batcher[*rotation] {
 	return batch.New(batch.Config[*rotation]{
-		Slots: gate, Max: maxGroup, PastBound: errPastBound,
+		Slots: gate, Max: maxGroup, PastBound: dberr.ErrPastBound,
 		Run:    s.commitGroup,
 		Alone:  s.rotateOne,
-		Outage: batchOutage,
+		Outage: dberr.BatchOutage,
 	})
 }
 
@@ -62,7 +63,7 @@ func (s *RefreshStore) commitGroup(ctx context.Context, jobs []batch.Job[*rotati
 	err := inTx(ctx, s.db.sql, "rotate refresh tokens", func(ctx context.Context, tx bun.Tx) error {
 		for i, j := range jobs {
 			if err := j.Ctx.Err(); err != nil {
-				answers[i] = rotationAnswer{verdict: dbError("rotate refresh token", err)}
+				answers[i] = rotationAnswer{verdict: dberr.Wrap("rotate refresh token", err)}
 				continue
 			}
 			a, err := s.rotateIn(ctx, tx, j.Work)
@@ -74,7 +75,7 @@ func (s *RefreshStore) commitGroup(ctx context.Context, jobs []batch.Job[*rotati
 		return nil
 	})
 	if err != nil {
-		return nil, batchFailure(ctx, "rotate refresh tokens", err)
+		return nil, dberr.BatchFailure(ctx, "rotate refresh tokens", err)
 	}
 	out := make([]error, len(jobs))
 	for i, j := range jobs {

@@ -7,6 +7,7 @@ import (
 
 	"github.com/uptrace/bun"
 
+	"github.com/cachegate/cachegate/adapters/bunstore/internal/dberr"
 	"github.com/cachegate/cachegate/ports"
 )
 
@@ -65,7 +66,7 @@ func (l *LoginThrottle) Reserve(ctx context.Context, keys []ports.ThrottleKey, n
 			err := tx.QueryRowContext(ctx, `SELECT count(*), min("at") FROM login_failures WHERE "key" = ? AND "at" >= ?`,
 				k.Key, timeArg(since)).Scan(&n, &old)
 			if err != nil {
-				return dbError("count login attempts", err)
+				return dberr.Wrap("count login attempts", err)
 			}
 			if n >= k.Limit {
 				oldest = old.Time
@@ -74,7 +75,7 @@ func (l *LoginThrottle) Reserve(ctx context.Context, keys []ports.ThrottleKey, n
 		}
 		for _, k := range keys {
 			if _, err := tx.ExecContext(ctx, `INSERT INTO login_failures ("key", "at") VALUES (?, ?)`, k.Key, timeArg(now)); err != nil {
-				return dbError("count a login attempt", err)
+				return dberr.Wrap("count a login attempt", err)
 			}
 		}
 		ok = true
@@ -93,7 +94,7 @@ func (l *LoginThrottle) Release(ctx context.Context, key string, at time.Time) (
 	_, err = l.db.sql.ExecContext(ctx, `DELETE FROM login_failures WHERE id IN (
 		SELECT id FROM login_failures WHERE "key" = ? AND "at" = ? LIMIT 1)`, key, timeArg(at))
 	if err != nil {
-		return dbError("release a login attempt", err)
+		return dberr.Wrap("release a login attempt", err)
 	}
 	return nil
 }
@@ -110,7 +111,7 @@ func (l *LoginThrottle) Failures(ctx context.Context, key string, since time.Tim
 	err = l.db.sql.QueryRowContext(ctx, `SELECT count(*), min("at") FROM login_failures WHERE "key" = ? AND "at" >= ?`,
 		key, timeArg(since)).Scan(&n, &oldest)
 	if err != nil {
-		return 0, time.Time{}, dbError("count login failures", err)
+		return 0, time.Time{}, dberr.Wrap("count login failures", err)
 	}
 	return n, oldest.Time, nil
 }
@@ -120,7 +121,7 @@ func (l *LoginThrottle) RecordFailure(ctx context.Context, key string, now time.
 	ctx, done := l.bounds.enter(ctx)
 	defer done(&err)
 	if _, err := l.db.sql.ExecContext(ctx, `INSERT INTO login_failures ("key", "at") VALUES (?, ?)`, key, timeArg(now)); err != nil {
-		return dbError("record login failure", err)
+		return dberr.Wrap("record login failure", err)
 	}
 	return nil
 }
@@ -130,7 +131,7 @@ func (l *LoginThrottle) Reset(ctx context.Context, key string) (err error) {
 	ctx, done := l.bounds.enter(ctx)
 	defer done(&err)
 	if _, err := l.db.sql.ExecContext(ctx, `DELETE FROM login_failures WHERE "key" = ?`, key); err != nil {
-		return dbError("reset login failures", err)
+		return dberr.Wrap("reset login failures", err)
 	}
 	return nil
 }
@@ -149,11 +150,11 @@ func (l *LoginThrottle) PurgeFailures(ctx context.Context, before time.Time, lim
 		SELECT id FROM login_failures WHERE "at" < ? ORDER BY "at" LIMIT ?`+l.db.eng.skipLocked()+`)`,
 		timeArg(before), limit)
 	if err != nil {
-		return 0, dbError("purge login failures", err)
+		return 0, dberr.Wrap("purge login failures", err)
 	}
 	n, err := res.RowsAffected()
 	if err != nil {
-		return 0, dbError("purge login failures", err)
+		return 0, dberr.Wrap("purge login failures", err)
 	}
 	return int(n), nil
 }

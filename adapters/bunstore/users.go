@@ -8,6 +8,7 @@ import (
 
 	"github.com/uptrace/bun"
 
+	"github.com/cachegate/cachegate/adapters/bunstore/internal/dberr"
 	"github.com/cachegate/cachegate/domain"
 	"github.com/cachegate/cachegate/ports"
 )
@@ -84,11 +85,11 @@ func (r *UserRepository) createUser(ctx context.Context, db bun.IDB, u domain.Us
 		VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)`,
 		u.ID, u.Username, domain.NormalizeUsername(u.Username), u.PasswordHash, u.PasswordSalt,
 		u.Active, timeArg(u.DateCreated), timeArg(u.DateUpdated), u.Admin)
-	if v, ok := asUniqueViolation(err); ok && !v.primaryKey {
+	if v, ok := dberr.AsUniqueViolation(err); ok && !v.PrimaryKey {
 		return domain.ErrUserExists
 	}
 	if err != nil {
-		return dbError("create user", err)
+		return dberr.Wrap("create user", err)
 	}
 	return nil
 }
@@ -110,7 +111,7 @@ func (r *UserRepository) UserByID(ctx context.Context, id string) (_ domain.User
 	}
 	stmts, err := r.byID.get(ctx)
 	if err != nil {
-		return domain.User{}, dbError("prepare the user read", err)
+		return domain.User{}, dberr.Wrap("prepare the user read", err)
 	}
 	var row userRow
 	err = stmts[0].QueryRowContext(ctx, id).Scan(&row.ID, &row.Username, &row.PasswordHash, &row.PasswordSalt,
@@ -119,7 +120,7 @@ func (r *UserRepository) UserByID(ctx context.Context, id string) (_ domain.User
 	case errors.Is(err, sql.ErrNoRows):
 		return domain.User{}, domain.ErrUserNotFound
 	case err != nil:
-		return domain.User{}, dbError("read user", err)
+		return domain.User{}, dberr.Wrap("read user", err)
 	}
 	return toDomainUser(row), nil
 }
@@ -131,7 +132,7 @@ func (r *UserRepository) ListUsers(ctx context.Context) (_ []domain.User, err er
 	defer done(&err)
 	var rows []userRow
 	if err := r.db.sql.NewRaw("SELECT "+userColumns+" FROM users ORDER BY username_norm, id").Scan(ctx, &rows); err != nil {
-		return nil, dbError("list users", err)
+		return nil, dberr.Wrap("list users", err)
 	}
 	users := make([]domain.User, len(rows))
 	for i, row := range rows {
@@ -190,11 +191,11 @@ func (r *UserRepository) update(ctx context.Context, id string, endSessions *tim
 			password_salt = ?, active = ?, date_created = ?, date_updated = ?, admin = ? WHERE id = ?`,
 			u.Username, domain.NormalizeUsername(u.Username), u.PasswordHash, u.PasswordSalt,
 			u.Active, timeArg(u.DateCreated), timeArg(u.DateUpdated), u.Admin, id)
-		if v, ok := asUniqueViolation(err); ok && !v.primaryKey {
+		if v, ok := dberr.AsUniqueViolation(err); ok && !v.PrimaryKey {
 			return domain.ErrUserExists
 		}
 		if err != nil {
-			return dbError("update user", err)
+			return dberr.Wrap("update user", err)
 		}
 		out = u
 		if endSessions != nil {
@@ -224,11 +225,11 @@ func (r *UserRepository) update(ctx context.Context, id string, endSessions *tim
 // the transaction holding the lock waits for nobody's.
 func keepAnAdmin(ctx context.Context, eng engine, tx bun.Tx, id string) error {
 	if err := eng.lockTableForWriters(ctx, tx, "users"); err != nil {
-		return dbError("lock the admins", err)
+		return dberr.Wrap("lock the admins", err)
 	}
 	var others int
 	if err := tx.NewRaw("SELECT count(*) FROM users WHERE admin AND active AND id <> ?", id).Scan(ctx, &others); err != nil {
-		return dbError("count the admins", err)
+		return dberr.Wrap("count the admins", err)
 	}
 	if others == 0 {
 		return domain.ErrLastAdmin
@@ -250,7 +251,7 @@ func (r *UserRepository) userWhere(ctx context.Context, db bun.IDB, column, valu
 		return domain.User{}, domain.ErrUserNotFound
 	}
 	if err != nil {
-		return domain.User{}, dbError("read user", err)
+		return domain.User{}, dberr.Wrap("read user", err)
 	}
 	return toDomainUser(row), nil
 }

@@ -4,11 +4,10 @@ import (
 	"context"
 	"errors"
 
-	"github.com/jackc/pgx/v5/pgconn"
 	"github.com/uptrace/bun"
-	"modernc.org/sqlite"
 
 	"github.com/cachegate/cachegate/adapters/bunstore/internal/batch"
+	"github.com/cachegate/cachegate/adapters/bunstore/internal/dberr"
 )
 
 // Group commit of entry writes on SQLite.
@@ -56,7 +55,7 @@ type groupWrite struct {
 // handle whose write gate is gate.
 func newWriteGroup(gate chan struct{}) *batch.Batcher[groupWrite] {
 	return batch.New(batch.Config[groupWrite]{
-		Slots: gate, Max: maxWriteGroup, PastBound: errPastBound,
+		Slots: gate, Max: maxWriteGroup, PastBound: dberr.ErrPastBound,
 		Run: commitWrites,
 		Alone: func(ctx context.Context, w groupWrite) error {
 			leave, err := enterWriter(ctx, gate)
@@ -70,12 +69,12 @@ func newWriteGroup(gate chan struct{}) *batch.Batcher[groupWrite] {
 			}
 			return answers[0]
 		},
-		Outage: batchOutage,
+		Outage: dberr.BatchOutage,
 	})
 }
 
 // commitWrites runs jobs in one transaction and returns each write's
-// answer, or the transaction's failure (batchFailure).
+// answer, or the transaction's failure (dberr.BatchFailure).
 func commitWrites(ctx context.Context, jobs []batch.Job[groupWrite]) ([]error, error) {
 	db := jobs[0].Work.db
 	answers := make([]error, len(jobs))
@@ -128,50 +127,13 @@ func commitWrites(ctx context.Context, jobs []batch.Job[groupWrite]) ([]error, e
 	}()
 	if err != nil {
 		// Past the group's deadline the driver's error may say only
-		// "interrupted": batchFailure names it as the outage it is.
-		return nil, batchFailure(ctx, "commit a group of entry writes", err)
+		// "interrupted": dberr.BatchFailure names it as the outage it is.
+		return nil, dberr.BatchFailure(ctx, "commit a group of entry writes", err)
 	}
 	for i := range answers {
 		if answers[i] != nil {
-			answers[i] = translate(ctx, answers[i])
+			answers[i] = dberr.Translate(ctx, answers[i])
 		}
 	}
 	return answers, nil
-}
-
-// refusedBatch is the failure of a batch the database refused: it
-// answered, and nothing of the batch committed.
-type refusedBatch struct{ err error }
-
-func (e *refusedBatch) Error() string { return e.err.Error() }
-func (e *refusedBatch) Unwrap() error { return e.err }
-
-// batchFailure is what a batch whose statement or transaction failed with
-// err under ctx answers. An outage (a lost connection, a passed bound, a
-// full disk, a read-only standby) leaves unknown whether it committed:
-// every work of the batch gets it. A refusal by the database itself (an
-// error PostgreSQL or SQLite answered) committed nothing: a refusedBatch,
-// after which every work runs again alone. Any other failure is treated as
-// an outage: a work run again could meet its own row.
-func batchFailure(ctx context.Context, op string, err error) error {
-	t := translate(ctx, err)
-	var (
-		o    *outage
-		pg   *pgconn.PgError
-		lite *sqlite.Error
-	)
-	switch {
-	case errors.As(t, &o):
-		return t
-	case errors.As(err, &pg), errors.As(err, &lite):
-		return &refusedBatch{err: t}
-	}
-	return dbError(op, err)
-}
-
-// batchOutage is the batchers' Outage (internal/batch): every failure but
-// a refusedBatch leaves unknown whether the batch committed.
-func batchOutage(err error) bool {
-	var r *refusedBatch
-	return !errors.As(err, &r)
 }

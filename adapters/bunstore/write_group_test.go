@@ -10,6 +10,7 @@ import (
 
 	"github.com/uptrace/bun"
 
+	"github.com/cachegate/cachegate/adapters/bunstore/internal/dberr"
 	"github.com/cachegate/cachegate/domain"
 )
 
@@ -246,7 +247,7 @@ func TestAGroupEndedByAnOutageAnswersEveryWriteWithThatFailure(t *testing.T) {
 	db := openTestDB(t, "sqlite:"+filepath.Join(t.TempDir(), "ended.db"))
 	r := migrateTable(t, db, "ended_cache")
 	full := errors.New("the disk is full")
-	errA, errB := groupEndedBy(t, r, &outage{kind: domain.ErrStorageFull, cause: full})
+	errA, errB := groupEndedBy(t, r, &dberr.Outage{Kind: domain.ErrStorageFull, Cause: full})
 	if !errors.Is(errA, full) || !errors.Is(errB, full) || !errors.Is(errB, domain.ErrStorageFull) {
 		t.Fatalf("errors %v and %v, want both to carry the failure", errA, errB)
 	}
