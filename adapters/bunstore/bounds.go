@@ -6,8 +6,10 @@ import (
 	"fmt"
 	"time"
 
+	"github.com/cachegate/cachegate/adapters/bunstore/internal/callers"
 	"github.com/cachegate/cachegate/adapters/bunstore/internal/dberr"
 	"github.com/cachegate/cachegate/domain"
+	"github.com/cachegate/cachegate/ports"
 )
 
 // DefaultTimeout bounds each store call when no WithTimeout is given:
@@ -54,7 +56,7 @@ func WithQueryTimeout(d time.Duration) Option {
 
 // WithCallerBound bounds the calls each caller runs at once on the
 // handle's pool to perCaller (zero or less: half the pool, at least one),
-// so that one caller never takes the whole pool (callers.go). budget,
+// so that one caller never takes the whole pool (internal/callers). budget,
 // when not nil, is charged the time each call holds a connection.
 // Without it no caller is bounded.
 func WithCallerBound(perCaller int, budget *Budget) Option {
@@ -66,7 +68,7 @@ type bounds struct {
 	timeout   time.Duration
 	ungrouped bool
 	query     time.Duration
-	callers   *callerLimit
+	callers   *callers.Limit
 	paging    listPaging
 }
 
@@ -95,7 +97,7 @@ func (b bounds) fill() bounds {
 // waits: it takes no place of its caller's (README, "Fair share of the
 // database"), so one user's writes still batch together.
 func (b bounds) enterGrouped(ctx context.Context) (context.Context, func(*error)) {
-	return b.enter(context.WithValue(ctx, heldKey{}, true))
+	return b.enter(callers.MarkHeld(ctx))
 }
 
 // With a callerLimit, enter first takes one of the caller's places (an
@@ -105,7 +107,7 @@ func (b bounds) enterGrouped(ctx context.Context) (context.Context, func(*error)
 // (429) instead.
 func (b bounds) enter(ctx context.Context) (context.Context, func(*error)) {
 	ctx, cancel := context.WithTimeoutCause(ctx, b.timeout, dberr.ErrPastBound)
-	ctx, release, refused := b.callers.acquire(ctx)
+	ctx, release, refused := b.callers.Acquire(ctx)
 	if refused != nil {
 		ctx, stop := context.WithCancelCause(ctx)
 		stop(refused)
@@ -159,4 +161,17 @@ func Check(ctx context.Context, db *DB) (err error) {
 		}
 	}()
 	return db.eng.check(ctx, db.sql)
+}
+
+// Budget is each caller's budget of database time (internal/callers),
+// which WithCallerBound charges and ginhttp checks through
+// ports.CallerBudget.
+type Budget = callers.Budget
+
+// NewBudget returns the budget of rate database time per second per
+// caller, with a burst of burst; a rate or burst of zero or less is no
+// budget (nil, which admits every caller). clock is the time it refills
+// by (nil: the system clock).
+func NewBudget(rate, burst time.Duration, clock ports.Clock) *Budget {
+	return callers.NewBudget(rate, burst, clock)
 }

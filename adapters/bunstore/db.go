@@ -18,6 +18,7 @@ import (
 	"github.com/uptrace/bun/dialect/sqlitedialect"
 
 	"github.com/cachegate/cachegate/adapters/bunstore/internal/batch"
+	"github.com/cachegate/cachegate/adapters/bunstore/internal/callers"
 
 	// The pure-Go SQLite driver; docs/storage.md has the measurements
 	// behind choosing it over mattn/go-sqlite3.
@@ -141,7 +142,7 @@ func Open(ctx context.Context, dsn string, opts ...Option) (*DB, error) {
 	}
 	db.bounds = cfg.bounds.fill()
 	if cfg.callerBound {
-		db.bounds.callers = newCallerLimit(db, cfg.perCaller, cfg.budget)
+		db.bounds.callers = callers.New(db.sql.DB.Stats().MaxOpenConnections, cfg.perCaller, cfg.budget)
 	}
 	return db, nil
 }

@@ -4,6 +4,7 @@ import (
 	"time"
 
 	"github.com/cachegate/cachegate/adapters/bunstore/internal/batch"
+	"github.com/cachegate/cachegate/adapters/bunstore/internal/callers"
 )
 
 // RevokedFamiliesQuery is the query of RefreshStore.RevokedFamilies, for
@@ -52,7 +53,12 @@ func (db *DB) with(opts ...Option) *DB {
 	return &h
 }
 
+// newCallerLimit is the caller bound Open makes for db.
+func newCallerLimit(db *DB, n int, budget *Budget) *callers.Limit {
+	return callers.New(db.sql.DB.Stats().MaxOpenConnections, n, budget)
+}
+
 // withCallerLimit makes the stores of a handle share l.
-func withCallerLimit(l *callerLimit) Option {
+func withCallerLimit(l *callers.Limit) Option {
 	return func(c *openConfig) { c.bounds.callers = l }
 }

@@ -3,6 +3,8 @@ package bunstore
 import (
 	"context"
 	"time"
+
+	"github.com/cachegate/cachegate/adapters/bunstore/internal/callers"
 )
 
 // SQLite has one writer at a time. Writers that find the database locked
@@ -28,7 +30,7 @@ import (
 // enterWriter waits for the gate, or for ctx to end, and returns the
 // function that lets the next writer in. A nil gate lets everyone in.
 // Time spent waiting is the other writers': it is left out of the
-// caller's budget of database time (noteWaited).
+// caller's budget of database time (callers.NoteWaited).
 func enterWriter(ctx context.Context, gate chan struct{}) (func(), error) {
 	if gate == nil {
 		return func() {}, nil
@@ -41,10 +43,10 @@ func enterWriter(ctx context.Context, gate chan struct{}) (func(), error) {
 	start := time.Now()
 	select {
 	case gate <- struct{}{}:
-		noteWaited(ctx, time.Since(start))
+		callers.NoteWaited(ctx, time.Since(start))
 		return func() { <-gate }, nil
 	case <-ctx.Done():
-		noteWaited(ctx, time.Since(start))
+		callers.NoteWaited(ctx, time.Since(start))
 		return nil, ctx.Err()
 	}
 }
