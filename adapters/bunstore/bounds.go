@@ -22,7 +22,7 @@ const DefaultTimeout = 5 * time.Second
 // frozen, unreachable or failing over therefore never holds a request
 // longer than d. Zero or less means DefaultTimeout.
 func WithTimeout(d time.Duration) Option {
-	return func(c *openConfig) { c.bounds.timeout = max(d, 0) }
+	return func(c *openConfig) { c.bounds.timeout = d }
 }
 
 // WithUngroupedWrites makes the handle's CacheRepositories run each write
@@ -51,7 +51,7 @@ const DefaultQueryTimeout = 2 * time.Second
 // the call: its own bound ends the statement first
 // (domain.ErrDatabaseUnavailable).
 func WithQueryTimeout(d time.Duration) Option {
-	return func(c *openConfig) { c.bounds.query = max(d, 0) }
+	return func(c *openConfig) { c.bounds.query = d }
 }
 
 // WithCallerBound bounds the calls each caller runs at once on the

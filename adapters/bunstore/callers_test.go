@@ -12,7 +12,7 @@ import (
 	"github.com/cachegate/cachegate/ports"
 )
 
-func TestNewCallerLimitTakesHalfThePool(t *testing.T) {
+func TestTheCallerBoundTakesHalfThePool(t *testing.T) {
 	t.Parallel()
 	for pool, want := range map[int]int{1: 1, 2: 1, 4: 2, 9: 4} {
 		db := openTestDB(t, "sqlite::memory:")
