@@ -8,6 +8,7 @@ import (
 
 	"github.com/uptrace/bun"
 
+	"github.com/cachegate/cachegate/adapters/bunstore/internal/bound"
 	"github.com/cachegate/cachegate/adapters/bunstore/internal/dberr"
 	"github.com/cachegate/cachegate/domain"
 	"github.com/cachegate/cachegate/ports"
@@ -24,7 +25,7 @@ import (
 // caller choose, and a batch of rows is one statement.
 type Archive struct {
 	db     *DB
-	bounds bounds
+	bounds bound.Bounds
 }
 
 var (
@@ -60,7 +61,7 @@ func (a *Archive) eachPage(ctx context.Context, op, query string, args []any, sc
 }
 
 func (a *Archive) page(ctx context.Context, op, query string, args []any, scan func(*sql.Rows) (string, error)) (n int, last string, err error) {
-	ctx, done := a.bounds.enter(ctx)
+	ctx, done := a.bounds.Enter(ctx)
 	defer done(&err)
 	rows, err := a.db.sql.QueryContext(ctx, query, args...)
 	if err != nil {
@@ -136,7 +137,7 @@ func (a *Archive) EachEntry(ctx context.Context, table string, now time.Time, fn
 
 // Holds implements ports.ArchiveWriter.
 func (a *Archive) Holds(ctx context.Context, tables []string) (_ bool, err error) {
-	ctx, done := a.bounds.enter(ctx)
+	ctx, done := a.bounds.Enter(ctx)
 	defer done(&err)
 	// Signing keys are left out: every start creates one, `migrate` too,
 	// and Import retires it when the archive brings its own
@@ -187,7 +188,7 @@ type archiveLoad struct {
 	tx     bun.Tx
 	eng    engine
 	merge  bool
-	bounds bounds
+	bounds bound.Bounds
 	leave  func()
 	ended  bool
 	// tokens is set while the temporary table of AddRefreshTokens exists.
@@ -201,7 +202,7 @@ func (l *archiveLoad) insert(ctx context.Context, op, head string, width, n int,
 	if n == 0 {
 		return 0, nil
 	}
-	ctx, done := l.bounds.enter(ctx)
+	ctx, done := l.bounds.Enter(ctx)
 	defer done(&err)
 	row := "(" + strings.TrimSuffix(strings.Repeat("?, ", width), ", ") + ")"
 	var b strings.Builder
@@ -257,7 +258,7 @@ func (l *archiveLoad) AddSigningKeys(ctx context.Context, ks []domain.SigningKey
 
 // KeepSigningKey implements ports.ArchiveLoad.
 func (l *archiveLoad) KeepSigningKey(ctx context.Context, id string, at time.Time) (_ int, err error) {
-	ctx, done := l.bounds.enter(ctx)
+	ctx, done := l.bounds.Enter(ctx)
 	defer done(&err)
 	res, err := l.tx.ExecContext(ctx, `UPDATE signing_keys SET retired_at = ?, "private" = ?
 		WHERE retired_at IS NULL AND revoked_at IS NULL AND id <> ?
@@ -271,7 +272,7 @@ func (l *archiveLoad) KeepSigningKey(ctx context.Context, id string, at time.Tim
 }
 
 func (l *archiveLoad) AddRefreshFamilies(ctx context.Context, fs []domain.RefreshFamily) (n int, err error) {
-	ctx, done := l.bounds.enter(ctx)
+	ctx, done := l.bounds.Enter(ctx)
 	defer done(&err)
 	n, err = insertFamilies(ctx, l.tx, l.merge, fs)
 	return n, l.insertError("import refresh families", err)

@@ -9,6 +9,7 @@ import (
 	"github.com/uptrace/bun"
 	"github.com/uptrace/bun/migrate"
 
+	"github.com/cachegate/cachegate/adapters/bunstore/internal/bound"
 	"github.com/cachegate/cachegate/adapters/bunstore/internal/dberr"
 	"github.com/cachegate/cachegate/domain"
 	"github.com/cachegate/cachegate/ports"
@@ -71,7 +72,7 @@ func auditFoldMigration(ctx context.Context, eng engine, m *migrate.Migrator) er
 // auth_events table.
 type AuditLog struct {
 	db     *DB
-	bounds bounds
+	bounds bound.Bounds
 	fold   *foldBuffer
 }
 
@@ -88,7 +89,7 @@ func NewAuditLog(db *DB) *AuditLog {
 
 // RecordEvent stores e.
 func (l *AuditLog) RecordEvent(ctx context.Context, e domain.AuditEvent) (err error) {
-	ctx, done := l.bounds.enter(ctx)
+	ctx, done := l.bounds.Enter(ctx)
 	defer done(&err)
 	return insertEvents(ctx, l.db.sql, []domain.AuditEvent{e})
 }
@@ -127,7 +128,7 @@ func (l *AuditLog) QueryEvents(ctx context.Context, f ports.AuditFilter, address
 	if !validText(f.Username) || !validText(address) {
 		return nil, nil
 	}
-	ctx, done := l.bounds.enter(ctx)
+	ctx, done := l.bounds.Enter(ctx)
 	defer done(&err)
 	if err := l.flushHeld(ctx); err != nil {
 		return nil, err
@@ -197,7 +198,7 @@ func (l *AuditLog) QueryEvents(ctx context.Context, f ports.AuditFilter, address
 // PurgeEvents removes at most limit events older than before, oldest
 // first; replicas purging together take disjoint batches on PostgreSQL.
 func (l *AuditLog) PurgeEvents(ctx context.Context, before time.Time, limit int) (_ int, err error) {
-	ctx, done := l.bounds.enter(ctx)
+	ctx, done := l.bounds.Enter(ctx)
 	defer done(&err)
 	if limit < 1 {
 		return 0, nil

@@ -93,7 +93,7 @@ func (l *AuditLog) FoldEvent(ctx context.Context, e domain.AuditEvent, f domain.
 	if !f.Folds(e) {
 		return fmt.Errorf("bunstore: fold audit event: %s is not folded", e.Type)
 	}
-	ctx, done := l.bounds.enter(ctx)
+	ctx, done := l.bounds.Enter(ctx)
 	defer done(&err)
 	e.Username = domain.CutAuditUsername(e.Username)
 	own, shared := f.Keys(e)
@@ -199,7 +199,7 @@ func (l *AuditLog) addAttempts1(ctx context.Context, key string, a foldAdd) (boo
 // it before closing the database, so that a process that stops loses
 // none.
 func (l *AuditLog) Flush(ctx context.Context) (err error) {
-	ctx, done := l.bounds.enter(ctx)
+	ctx, done := l.bounds.Enter(ctx)
 	defer done(&err)
 	return l.flushHeld(ctx)
 }
@@ -223,7 +223,7 @@ func (l *AuditLog) flushHeld(ctx context.Context) error {
 // flushHeldLater is flushHeld run by the buffer's timer. A failure loses
 // those counts, as a failed RecordEvent loses its event.
 func (l *AuditLog) flushHeldLater() {
-	ctx, done := l.bounds.enter(context.Background())
+	ctx, done := l.bounds.Enter(context.Background())
 	err := l.flushHeld(ctx)
 	done(&err)
 }

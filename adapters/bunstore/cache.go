@@ -10,6 +10,7 @@ import (
 
 	"github.com/uptrace/bun"
 
+	"github.com/cachegate/cachegate/adapters/bunstore/internal/bound"
 	"github.com/cachegate/cachegate/adapters/bunstore/internal/dberr"
 	"github.com/cachegate/cachegate/domain"
 	"github.com/cachegate/cachegate/ports"
@@ -41,10 +42,12 @@ type CacheRepository struct {
 	table bun.Ident
 	// name is the table's name as a value: its entity in cache_usage.
 	name   string
-	bounds bounds
+	bounds bound.Bounds
 	// eng is the engine of db, chosen once here (engine.go).
 	eng    engine
 	handle *DB
+	// paging overrides the page bounds of List, for tests (cache_page.go).
+	paging listPaging
 	// writer runs the entry writes: directly, in the SQLite write group,
 	// or with PostgreSQL's create batches (cache_writer.go). The
 	// constructor chooses once.
@@ -81,9 +84,9 @@ const deadAt = "(date_deleted IS NOT NULL OR expires_at <= ?)"
 // id and e's natural key, the id wins: ErrCacheIDTaken, as the port says.
 // A conflict is reported before the quota (cache_quota.go).
 func (r *CacheRepository) Create(ctx context.Context, e domain.Entry, now time.Time, q domain.Quota) (err error) {
-	enter := r.bounds.enter
+	enter := r.bounds.Enter
 	if r.writer.groupsCreates() {
-		enter = r.bounds.enterGrouped
+		enter = r.bounds.EnterGrouped
 	}
 	ctx, done := enter(ctx)
 	defer done(&err)
@@ -175,7 +178,7 @@ func (r *CacheRepository) conflictOr(ctx context.Context, db bun.IDB, e domain.E
 
 // Get implements ports.CacheRepository.
 func (r *CacheRepository) Get(ctx context.Context, id string, now time.Time) (_ domain.Entry, err error) {
-	ctx, done := r.bounds.enter(ctx)
+	ctx, done := r.bounds.Enter(ctx)
 	defer done(&err)
 	return r.get(ctx, r.db, id, now)
 }
@@ -195,7 +198,7 @@ func (r *CacheRepository) get(ctx context.Context, db bun.IDB, id string, now ti
 
 // GetByKey implements ports.CacheRepository.
 func (r *CacheRepository) GetByKey(ctx context.Context, k domain.NaturalKey, now time.Time) (_ domain.Entry, err error) {
-	ctx, done := r.bounds.enter(ctx)
+	ctx, done := r.bounds.Enter(ctx)
 	defer done(&err)
 	return r.getOne(ctx, r.db, now, "SELECT "+cacheColumns+" FROM ? WHERE key = ? AND type = ? AND assignee_id = ? AND date_deleted IS NULL",
 		r.table, k.Key, k.Type, k.AssigneeID)
@@ -226,7 +229,7 @@ func (r *CacheRepository) getOne(ctx context.Context, db bun.IDB, now time.Time,
 // repository; every other field, DateUpdated included, is what fn left
 // (the id excepted, which fn cannot change).
 func (r *CacheRepository) Update(ctx context.Context, id string, now time.Time, q domain.Quota, fn func(*domain.Entry) error) (_ domain.Entry, err error) {
-	ctx, done := r.bounds.enter(ctx)
+	ctx, done := r.bounds.Enter(ctx)
 	defer done(&err)
 	var next domain.Entry
 	err = r.writer.write(ctx, func(ctx context.Context, db bun.IDB) error {
@@ -373,7 +376,7 @@ func (r *CacheRepository) keyConflictOr(ctx context.Context, db bun.IDB, cur, ne
 
 // Delete implements ports.CacheRepository.
 func (r *CacheRepository) Delete(ctx context.Context, id string, now time.Time, fn func(domain.Entry) error) (_ domain.Entry, err error) {
-	ctx, done := r.bounds.enter(ctx)
+	ctx, done := r.bounds.Enter(ctx)
 	defer done(&err)
 	now = domain.Normalize(now)
 	var gone domain.Entry
@@ -409,7 +412,7 @@ func (r *CacheRepository) delete(ctx context.Context, db bun.IDB, id string, now
 
 // DeleteByAssignee implements ports.CacheRepository.
 func (r *CacheRepository) DeleteByAssignee(ctx context.Context, assigneeID string, now time.Time) (_ int, err error) {
-	ctx, done := r.bounds.enter(ctx)
+	ctx, done := r.bounds.Enter(ctx)
 	defer done(&err)
 	n, err := r.exec(ctx, r.db, "UPDATE ? SET date_deleted = ? WHERE assignee_id = ? AND "+liveAt,
 		r.table, timeArg(now), assigneeID, timeArg(now))
@@ -422,7 +425,7 @@ func (r *CacheRepository) DeleteByAssignee(ctx context.Context, assigneeID strin
 // Purge implements ports.CacheRepository. Purgers running at once remove
 // disjoint rows (see purgeStatement).
 func (r *CacheRepository) Purge(ctx context.Context, now time.Time, limit int) (_ int, err error) {
-	ctx, done := r.bounds.enter(ctx)
+	ctx, done := r.bounds.Enter(ctx)
 	defer done(&err)
 	if limit <= 0 {
 		return 0, nil

@@ -13,21 +13,21 @@ import (
 // query bound on the statement, the caller's place while it runs.
 
 // errQueryBound is the cause of the context that bounds a list's
-// statement on SQLite (bounds.query).
+// statement on SQLite (bound.Bounds.Query).
 var errQueryBound = errors.New("bunstore: the list's statement ran past the query bound")
 
 // listStatement runs fn, one statement of a list (the count or a page),
-// as one bounded call (bounds.enter: the repository's timeout, the
+// as one bounded call (bound.Bounds.Enter: the repository's timeout, the
 // caller's place): it takes a connection for fn alone, runs fn under the
-// query bound (bounds.query) and gives the connection back when fn
+// query bound (bound.Bounds.Query) and gives the connection back when fn
 // returns.
 func (r *CacheRepository) listStatement(ctx context.Context, fn func(ctx context.Context, db bun.IDB) error) (err error) {
-	ctx, done := r.bounds.enter(ctx)
+	ctx, done := r.bounds.Enter(ctx)
 	defer done(&err)
 	conn, err := r.handle.sql.Conn(ctx)
 	if err != nil {
 		return err
 	}
 	defer func() { _ = conn.Close() }()
-	return dberr.WithRetry(ctx, func() error { return r.eng.boundQuery(ctx, r.bounds.query, conn, fn) })
+	return dberr.WithRetry(ctx, func() error { return r.eng.boundQuery(ctx, r.bounds.Query, conn, fn) })
 }

@@ -48,7 +48,7 @@ func pagedRepo(t *testing.T, db *DB, table string, p listPaging, opts ...Option)
 		t.Fatal(err)
 	}
 	r := NewCacheRepository(db.with(opts...), table)
-	r.bounds.paging = p
+	r.paging = p
 	return r
 }
 
@@ -150,7 +150,7 @@ func TestPagedListsEqualTheOneStatementList(t *testing.T) {
 		// A page of about three of these entries' bytes: the pages stop
 		// at their bytes, not at their rows.
 		byBytes := NewCacheRepository(db, "user_cache")
-		byBytes.bounds.paging = listPaging{rows: 50, bytes: 3 * (entryOverhead + 200)}
+		byBytes.paging = listPaging{rows: 50, bytes: 3 * (entryOverhead + 200)}
 		fields := []domain.QueryField{domain.FieldID, domain.FieldKey, domain.FieldType, domain.FieldAssigneeID,
 			domain.FieldVersion, domain.FieldDateCreated, domain.FieldDateUpdated, domain.FieldExpirationDate}
 		var sorts [][]domain.SortKey

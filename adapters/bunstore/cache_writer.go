@@ -33,7 +33,7 @@ type entryWriter interface {
 	// (CreateIdempotent's record and entry).
 	inTx(ctx context.Context, fn func(ctx context.Context, db bun.IDB) error) error
 	// groupsCreates reports whether a create waits for a group or a batch
-	// (then its call enters with bounds.enterGrouped).
+	// (then its call enters with bound.Bounds.EnterGrouped).
 	groupsCreates() bool
 	// statements returns the prepared statements of the entry writes,
 	// usable inside the writer's transactions, or nil when writes send
@@ -53,7 +53,7 @@ var (
 func newEntryWriter(r *CacheRepository, db *DB) entryWriter {
 	direct := directWriter{r: r}
 	switch {
-	case r.bounds.ungrouped:
+	case db.ungrouped:
 		return direct
 	case r.eng.batchesCreates():
 		return batchWriter{directWriter: direct, creates: newCreateBatcher(r)}

@@ -10,6 +10,7 @@ import (
 
 	"github.com/uptrace/bun"
 
+	"github.com/cachegate/cachegate/adapters/bunstore/internal/bound"
 	"github.com/cachegate/cachegate/adapters/bunstore/internal/dberr"
 	"github.com/cachegate/cachegate/domain"
 	"github.com/cachegate/cachegate/ports"
@@ -46,7 +47,7 @@ import (
 //     higher revision.
 type ChangeLog struct {
 	db     *DB
-	bounds bounds
+	bounds bound.Bounds
 	pg     *pgWatermark // nil on SQLite
 }
 
@@ -67,7 +68,7 @@ const changeSelect = "SELECT rev, " + changeColumns + ", at FROM " + changesTabl
 
 // Changes implements ports.ChangeLog.
 func (l *ChangeLog) Changes(ctx context.Context, after int64, limit int) (_ []domain.Change, err error) {
-	ctx, done := l.bounds.enter(ctx)
+	ctx, done := l.bounds.Enter(ctx)
 	defer done(&err)
 	if limit <= 0 {
 		return nil, nil
@@ -93,7 +94,7 @@ func (l *ChangeLog) Changes(ctx context.Context, after int64, limit int) (_ []do
 // Without one (a caller who may see every assignee's entries) it reads
 // the log's range by revision, as Changes does.
 func (l *ChangeLog) ChangesOf(ctx context.Context, q ports.ChangeQuery) (_ []domain.Change, err error) {
-	ctx, done := l.bounds.enter(ctx)
+	ctx, done := l.bounds.Enter(ctx)
 	defer done(&err)
 	if q.Limit <= 0 || q.Upto <= q.After {
 		return nil, nil
@@ -175,7 +176,7 @@ func scanChange(s rowScanner) (domain.Change, error) {
 
 // Head implements ports.ChangeLog.
 func (l *ChangeLog) Head(ctx context.Context) (_ int64, err error) {
-	ctx, done := l.bounds.enter(ctx)
+	ctx, done := l.bounds.Enter(ctx)
 	defer done(&err)
 	if l.pg != nil {
 		return l.pg.head(ctx, l.db.sql)
@@ -196,7 +197,7 @@ func (l *ChangeLog) Head(ctx context.Context) (_ int64, err error) {
 
 // Horizon implements ports.ChangeLog.
 func (l *ChangeLog) Horizon(ctx context.Context) (_ int64, err error) {
-	ctx, done := l.bounds.enter(ctx)
+	ctx, done := l.bounds.Enter(ctx)
 	defer done(&err)
 	var h int64
 	err = dberr.WithRetry(ctx, func() error {
@@ -212,7 +213,7 @@ func (l *ChangeLog) Horizon(ctx context.Context) (_ int64, err error) {
 // row (replicas prune in turn); it deletes the prefix of the log, up to the
 // head, recorded before t.
 func (l *ChangeLog) Prune(ctx context.Context, before time.Time, limit int) (_ int, err error) {
-	ctx, done := l.bounds.enter(ctx)
+	ctx, done := l.bounds.Enter(ctx)
 	defer done(&err)
 	if limit <= 0 {
 		return 0, nil

@@ -77,7 +77,7 @@ type queuedCreate struct {
 // newCreateBatcher returns the batcher of r's creates.
 func newCreateBatcher(r *CacheRepository) *batch.Batcher[*queuedCreate] {
 	return batch.New(batch.Config[*queuedCreate]{
-		Slots: make(chan struct{}, createBatchSlots), Max: maxCreateBatch, Timeout: r.bounds.timeout, PastBound: dberr.ErrPastBound,
+		Slots: make(chan struct{}, createBatchSlots), Max: maxCreateBatch, Timeout: r.bounds.Timeout, PastBound: dberr.ErrPastBound,
 		Run: r.writeCreates,
 		Alone: func(ctx context.Context, w *queuedCreate) error {
 			return r.create(ctx, r.db, w.e, w.now, w.q)

@@ -18,7 +18,11 @@ import (
 	"github.com/uptrace/bun/dialect/sqlitedialect"
 
 	"github.com/cachegate/cachegate/adapters/bunstore/internal/batch"
+	"github.com/cachegate/cachegate/adapters/bunstore/internal/bound"
 	"github.com/cachegate/cachegate/adapters/bunstore/internal/callers"
+	"github.com/cachegate/cachegate/adapters/bunstore/internal/dberr"
+	"github.com/cachegate/cachegate/domain"
+	"github.com/cachegate/cachegate/ports"
 
 	// The pure-Go SQLite driver; docs/storage.md has the measurements
 	// behind choosing it over mattn/go-sqlite3.
@@ -39,7 +43,9 @@ type DB struct {
 	// entries groups the entry writes at the gate (write_group.go); nil
 	// without a gate.
 	entries *batch.Batcher[groupWrite]
-	bounds  bounds
+	bounds  bound.Bounds
+	// ungrouped runs every entry write on its own (WithUngroupedWrites).
+	ungrouped bool
 }
 
 // Bun returns the Bun handle, for tools and tests that run SQL of their
@@ -55,7 +61,8 @@ type Option func(*openConfig)
 type openConfig struct {
 	maxOpenConns   int
 	connectTimeout time.Duration
-	bounds         bounds
+	bounds         bound.Bounds
+	ungrouped      bool
 	callerBound    bool
 	perCaller      int
 	budget         *Budget
@@ -140,9 +147,9 @@ func Open(ctx context.Context, dsn string, opts ...Option) (*DB, error) {
 	for _, h := range cfg.hooks {
 		db.sql.AddQueryHook(h)
 	}
-	db.bounds = cfg.bounds.fill()
+	db.bounds, db.ungrouped = fillBounds(cfg.bounds), cfg.ungrouped
 	if cfg.callerBound {
-		db.bounds.callers = callers.New(db.sql.DB.Stats().MaxOpenConnections, cfg.perCaller, cfg.budget)
+		db.bounds.Callers = callers.New(db.sql.DB.Stats().MaxOpenConnections, cfg.perCaller, cfg.budget)
 	}
 	return db, nil
 }
@@ -226,4 +233,107 @@ func openPostgres(dsn string, cfg openConfig) (*DB, error) {
 	sqldb.SetConnMaxIdleTime(5 * time.Minute)
 	sqldb.SetConnMaxLifetime(time.Hour)
 	return &DB{sql: bun.NewDB(sqldb, pgdialect.New()), eng: postgresEngine{}}, nil
+}
+
+// DefaultTimeout bounds each store call when no WithTimeout is given:
+// waiting for a pooled connection, every statement and reading the rows.
+const DefaultTimeout = 5 * time.Second
+
+// WithTimeout bounds each call of the handle's stores to d, from asking
+// the pool for a connection to the last row read. Past it the call fails
+// with an error wrapping domain.ErrDatabaseUnavailable. A database that is
+// frozen, unreachable or failing over therefore never holds a request
+// longer than d. Zero or less means DefaultTimeout.
+func WithTimeout(d time.Duration) Option {
+	return func(c *openConfig) { c.bounds.Timeout = d }
+}
+
+// WithUngroupedWrites makes the handle's CacheRepositories run each write
+// on its own: on SQLite outside the handle's write group (write_group.go),
+// on PostgreSQL outside the batches of creates (create_batch.go). It is
+// for a tool that wraps many writes in a transaction of its own, by BEGIN
+// and COMMIT on a pool of one connection, as the bench seeder does. The
+// writes of a server should stay grouped.
+func WithUngroupedWrites() Option {
+	return func(c *openConfig) { c.ungrouped = true }
+}
+
+// DefaultQueryTimeout bounds each statement of a list when no
+// WithQueryTimeout is given.
+const DefaultQueryTimeout = 2 * time.Second
+
+// WithQueryTimeout bounds the time the database may spend on each
+// statement of a CacheRepository's List (the count, and each page of
+// rows) to d. Past it the list fails with an error wrapping
+// domain.ErrQueryTooExpensive: the query, not the database, is the
+// cause. Waiting for a connection stays under WithTimeout's bound
+// (domain.ErrDatabaseUnavailable), and so does a PostgreSQL server that
+// stops answering: there the bound is the server's statement_timeout,
+// which a frozen server cannot apply. Zero or less means
+// DefaultQueryTimeout. A d longer than WithTimeout's does not lengthen
+// the call: its own bound ends the statement first
+// (domain.ErrDatabaseUnavailable).
+func WithQueryTimeout(d time.Duration) Option {
+	return func(c *openConfig) { c.bounds.Query = d }
+}
+
+// WithCallerBound bounds the calls each caller runs at once on the
+// handle's pool to perCaller (zero or less: half the pool, at least one),
+// so that one caller never takes the whole pool (internal/callers). budget,
+// when not nil, is charged the time each call holds a connection.
+// Without it no caller is bounded.
+func WithCallerBound(perCaller int, budget *Budget) Option {
+	return func(c *openConfig) { c.callerBound, c.perCaller, c.budget = true, perCaller, budget }
+}
+
+// probeTable is a name reserved for the readiness check: files made by
+// earlier versions hold an empty table of that name, so no assignment may
+// use it (migrate.go).
+const probeTable = "cachegate_probe"
+
+// Check reports whether db serves reads and writes now, for readiness
+// probes. It fails with an error wrapping domain.ErrDatabaseUnavailable
+// when the database does not answer within ctx's deadline (or
+// DefaultTimeout), cannot be reached, or is a read-only PostgreSQL standby
+// (or an SQLite file on a read-only file system); with one wrapping
+// domain.ErrStorageFull when an SQLite file's file system has less room
+// than a write may need.
+//
+// On SQLite the check writes nothing (sqlite_ready.go): a read-only query,
+// then the space available on the file's file system, statfs(2), which
+// passes again once there is room, so readiness recovers by itself. On
+// PostgreSQL it asks whether the session is read-only.
+func Check(ctx context.Context, db *DB) (err error) {
+	ctx, done := bound.Bounds{Timeout: DefaultTimeout}.Enter(ctx)
+	defer done(&err)
+	defer func() {
+		if err != nil && errors.Is(err, context.DeadlineExceeded) {
+			err = &dberr.Outage{Kind: domain.ErrDatabaseUnavailable, Cause: err}
+		}
+	}()
+	return db.eng.check(ctx, db.sql)
+}
+
+// Budget is each caller's budget of database time (internal/callers),
+// which WithCallerBound charges and ginhttp checks through
+// ports.CallerBudget.
+type Budget = callers.Budget
+
+// NewBudget returns the budget of rate database time per second per
+// caller, with a burst of burst; a rate or burst of zero or less is no
+// budget (nil, which admits every caller). clock is the time it refills
+// by (nil: the system clock).
+func NewBudget(rate, burst time.Duration, clock ports.Clock) *Budget {
+	return callers.NewBudget(rate, burst, clock)
+}
+
+// fillBounds gives the unset time bounds of b their defaults.
+func fillBounds(b bound.Bounds) bound.Bounds {
+	if b.Timeout <= 0 {
+		b.Timeout = DefaultTimeout
+	}
+	if b.Query <= 0 {
+		b.Query = DefaultQueryTimeout
+	}
+	return b
 }

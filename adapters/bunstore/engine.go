@@ -104,7 +104,7 @@ type engine interface {
 	// database (sqlTime is the same for Bun's queries).
 	time(t time.Time) any
 
-	// check reports whether the database can serve (bounds.go Check).
+	// check reports whether the database can serve (Check, db.go).
 	check(ctx context.Context, db *bun.DB) error
 	// backup copies the database to path (backup.go).
 	backup(ctx context.Context, db *bun.DB, path string) error

@@ -46,9 +46,9 @@ func (db *DB) with(opts ...Option) *DB {
 		o(&cfg)
 	}
 	h := *db
-	h.bounds = cfg.bounds.fill()
+	h.bounds = fillBounds(cfg.bounds)
 	if cfg.callerBound {
-		h.bounds.callers = newCallerLimit(db, cfg.perCaller, cfg.budget)
+		h.bounds.Callers = newCallerLimit(db, cfg.perCaller, cfg.budget)
 	}
 	return &h
 }
@@ -60,5 +60,5 @@ func newCallerLimit(db *DB, n int, budget *Budget) *callers.Limit {
 
 // withCallerLimit makes the stores of a handle share l.
 func withCallerLimit(l *callers.Limit) Option {
-	return func(c *openConfig) { c.bounds.callers = l }
+	return func(c *openConfig) { c.bounds.Callers = l }
 }

@@ -136,7 +136,7 @@ type keptRecord struct {
 // the assignee's quota lock comes before its count rows, as in every
 // other write.
 func (r *CacheRepository) CreateIdempotent(ctx context.Context, e domain.Entry, now time.Time, q domain.Quota, rec ports.IdempotencyRecord) (err error) {
-	ctx, done := r.bounds.enter(ctx)
+	ctx, done := r.bounds.Enter(ctx)
 	defer done(&err)
 	e = e.Normalized()
 	a := toIdemAnswer(rec.Entry)
@@ -299,7 +299,7 @@ func (r *CacheRepository) insertIn(ctx context.Context, db bun.IDB, e domain.Ent
 
 // IdempotencyRecord implements ports.CacheRepository.
 func (r *CacheRepository) IdempotencyRecord(ctx context.Context, scope, key string, now time.Time) (_ ports.IdempotencyRecord, _ bool, err error) {
-	ctx, done := r.bounds.enter(ctx)
+	ctx, done := r.bounds.Enter(ctx)
 	defer done(&err)
 	var (
 		rec     = ports.IdempotencyRecord{Scope: scope, Key: key}
@@ -332,7 +332,7 @@ func (r *CacheRepository) IdempotencyRecord(ctx context.Context, scope, key stri
 // database's one table of records, whichever cache table r serves; on
 // PostgreSQL replicas purging at once skip each other's rows.
 func (r *CacheRepository) PurgeIdempotency(ctx context.Context, now time.Time, limit int) (_ int, err error) {
-	ctx, done := r.bounds.enter(ctx)
+	ctx, done := r.bounds.Enter(ctx)
 	defer done(&err)
 	if limit <= 0 {
 		return 0, nil

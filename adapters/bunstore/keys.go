@@ -8,6 +8,7 @@ import (
 	"github.com/uptrace/bun"
 	"github.com/uptrace/bun/migrate"
 
+	"github.com/cachegate/cachegate/adapters/bunstore/internal/bound"
 	"github.com/cachegate/cachegate/adapters/bunstore/internal/dberr"
 	"github.com/cachegate/cachegate/domain"
 	"github.com/cachegate/cachegate/ports"
@@ -16,7 +17,7 @@ import (
 // KeyStore is the ports.KeyStore of the signing_keys table.
 type KeyStore struct {
 	db     *DB
-	bounds bounds
+	bounds bound.Bounds
 }
 
 var _ ports.KeyStore = (*KeyStore)(nil)
@@ -57,7 +58,7 @@ func toDomainSigningKey(r signingKeyRow) domain.SigningKey {
 // descending id, so the order is total). A key stored before signs_from
 // existed, or imported without it, signs from its creation.
 func (s *KeyStore) SigningKeys(ctx context.Context) (_ []domain.SigningKey, err error) {
-	ctx, done := s.bounds.enter(ctx)
+	ctx, done := s.bounds.Enter(ctx)
 	defer done(&err)
 	var rows []signingKeyRow
 	err = s.db.sql.NewRaw(`SELECT id, algorithm, "private", "public", date_created,
@@ -84,7 +85,7 @@ func (s *KeyStore) SigningKeys(ctx context.Context) (_ []domain.SigningKey, err 
 // an internal error and changes nothing. The events are inserted into
 // auth_events in the same transaction.
 func (s *KeyStore) AddSigningKey(ctx context.Context, k domain.SigningKey, events ...domain.AuditEvent) (err error) {
-	ctx, done := s.bounds.enter(ctx)
+	ctx, done := s.bounds.Enter(ctx)
 	defer done(&err)
 	return authInTx(ctx, s.db, "add signing key", func(ctx context.Context, tx bun.Tx) error {
 		if err := s.db.eng.lockTableForWriters(ctx, tx, "signing_keys"); err != nil {
@@ -137,7 +138,7 @@ const unpublishKeyQuery = `UPDATE signing_keys
 // auth_events are one transaction (an unknown kid stores neither),
 // queued behind a concurrent AddSigningKey as those are.
 func (s *KeyStore) RevokeSigningKey(ctx context.Context, kid string, now time.Time, events ...domain.AuditEvent) (err error) {
-	ctx, done := s.bounds.enter(ctx)
+	ctx, done := s.bounds.Enter(ctx)
 	defer done(&err)
 	return authInTx(ctx, s.db, "revoke signing key", func(ctx context.Context, tx bun.Tx) error {
 		if err := s.db.eng.lockTableForWriters(ctx, tx, "signing_keys"); err != nil {
@@ -170,7 +171,7 @@ func (s *KeyStore) SetSigningKeyPrivate(ctx context.Context, kid string, private
 // updateKey runs an UPDATE of one key; no row matched is
 // domain.ErrSigningKeyNotFound.
 func (s *KeyStore) updateKey(ctx context.Context, op, query string, args ...any) (err error) {
-	ctx, done := s.bounds.enter(ctx)
+	ctx, done := s.bounds.Enter(ctx)
 	defer done(&err)
 	var n int64
 	err = dberr.WithRetry(ctx, func() error {
@@ -193,7 +194,7 @@ func (s *KeyStore) updateKey(ctx context.Context, op, query string, args ...any)
 // DeleteSigningKeysRetiredBefore removes the keys retired before t and
 // returns how many it removed. Current keys are never removed.
 func (s *KeyStore) DeleteSigningKeysRetiredBefore(ctx context.Context, t time.Time) (_ int, err error) {
-	ctx, done := s.bounds.enter(ctx)
+	ctx, done := s.bounds.Enter(ctx)
 	defer done(&err)
 	res, err := s.db.sql.ExecContext(ctx, "DELETE FROM signing_keys WHERE retired_at IS NOT NULL AND retired_at < ?", timeArg(t))
 	if err != nil {

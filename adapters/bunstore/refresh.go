@@ -10,6 +10,7 @@ import (
 	"github.com/uptrace/bun"
 
 	"github.com/cachegate/cachegate/adapters/bunstore/internal/batch"
+	"github.com/cachegate/cachegate/adapters/bunstore/internal/bound"
 	"github.com/cachegate/cachegate/adapters/bunstore/internal/dberr"
 	"github.com/cachegate/cachegate/domain"
 	"github.com/cachegate/cachegate/ports"
@@ -19,12 +20,12 @@ import (
 // one row per family (refresh_schema.go).
 type RefreshStore struct {
 	db     *DB
-	bounds bounds
+	bounds bound.Bounds
 	// rotation holds the statement of RotateRefresh's rotation.
 	rotation *preparedSet
 	// rotate runs one rotation, and enter takes its caller's place for it
 	// (bounds): on SQLite in the rotation group (rotation_group.go), whose
-	// waiters take no place (enterGrouped); elsewhere alone (rotateAlone).
+	// waiters take no place (EnterGrouped); elsewhere alone (rotateAlone).
 	// The constructor chooses once.
 	rotate func(ctx context.Context, r *rotation) (domain.RefreshRecord, error)
 	enter  func(ctx context.Context) (context.Context, func(*error))
@@ -46,10 +47,10 @@ func (*RefreshStore) JudgesRefreshDigests() {}
 // have been migrated.
 func NewRefreshStore(db *DB) *RefreshStore {
 	s := &RefreshStore{db: db, bounds: db.bounds, rotation: &preparedSet{db: db.sql, eng: db.eng, queries: []string{rotateVerified: rotateQuery, rotateDigest: rotateDigestQuery}}}
-	s.rotate, s.enter = s.rotateAlone, s.bounds.enter
+	s.rotate, s.enter = s.rotateAlone, s.bounds.Enter
 	if gate := db.gate; gate != nil {
 		s.group = newRotationGroup(s, gate)
-		s.rotate, s.enter = s.rotateGrouped, s.bounds.enterGrouped
+		s.rotate, s.enter = s.rotateGrouped, s.bounds.EnterGrouped
 	}
 	return s
 }
@@ -84,7 +85,7 @@ const familyColumns = `family_id, user_id, current_id, issued_at, expires_at, ge
 // SaveRefresh starts r's family with r as its live token; a family already
 // stored is an internal error.
 func (s *RefreshStore) SaveRefresh(ctx context.Context, r domain.RefreshRecord) (err error) {
-	ctx, done := s.bounds.enter(ctx)
+	ctx, done := s.bounds.Enter(ctx)
 	defer done(&err)
 	if _, err := insertFamilies(ctx, s.db.sql, false, []domain.RefreshFamily{domain.NewRefreshFamily(r)}); err != nil {
 		return dberr.Wrap("save refresh token", err)

@@ -19,7 +19,7 @@ import (
 // having waited for the row, revokes its successor) or waits and then
 // finds the family revoked.
 func (s *RefreshStore) RevokeFamily(ctx context.Context, familyID string, now time.Time, events ...domain.AuditEvent) (err error) {
-	ctx, done := s.bounds.enter(ctx)
+	ctx, done := s.bounds.Enter(ctx)
 	defer done(&err)
 	if len(events) == 0 {
 		return s.revoke(ctx, "family_id", familyID, now)
@@ -34,7 +34,7 @@ func (s *RefreshStore) RevokeFamily(ctx context.Context, familyID string, now ti
 
 // RevokeUser revokes every family of a user at now.
 func (s *RefreshStore) RevokeUser(ctx context.Context, userID string, now time.Time) (err error) {
-	ctx, done := s.bounds.enter(ctx)
+	ctx, done := s.bounds.Enter(ctx)
 	defer done(&err)
 	return s.revoke(ctx, "user_id", userID, now)
 }
@@ -84,7 +84,7 @@ const evictQuery = `UPDATE refresh_families SET revoked_at = ?
 // used, and returns those it revoked (ports.SessionEvictor); a keep below
 // 1 keeps none.
 func (s *RefreshStore) EvictSessions(ctx context.Context, userID string, keep int, now time.Time) (_ []string, err error) {
-	ctx, done := s.bounds.enter(ctx)
+	ctx, done := s.bounds.Enter(ctx)
 	defer done(&err)
 	at := timeArg(now)
 	var evicted []string
@@ -107,7 +107,7 @@ const revokedFamiliesQuery = `SELECT family_id FROM refresh_families WHERE revok
 // rows are sorted here, not in SQL: with ORDER BY, SQLite's planner may
 // prefer walking the primary key over the whole table.
 func (s *RefreshStore) RevokedFamilies(ctx context.Context, since time.Time) (_ []string, err error) {
-	ctx, done := s.bounds.enter(ctx)
+	ctx, done := s.bounds.Enter(ctx)
 	defer done(&err)
 	var rows []string
 	err = s.db.sql.NewRaw(revokedFamiliesQuery, timeArg(since)).Scan(ctx, &rows)
@@ -123,7 +123,7 @@ func (s *RefreshStore) RevokedFamilies(ctx context.Context, since time.Time) (_ 
 // limit below 1 removes nothing. On PostgreSQL replicas purging together
 // take disjoint batches (SKIP LOCKED).
 func (s *RefreshStore) PurgeRefresh(ctx context.Context, now time.Time, limit int) (_ int, err error) {
-	ctx, done := s.bounds.enter(ctx)
+	ctx, done := s.bounds.Enter(ctx)
 	defer done(&err)
 	if limit < 1 {
 		return 0, nil

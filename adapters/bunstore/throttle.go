@@ -7,6 +7,7 @@ import (
 
 	"github.com/uptrace/bun"
 
+	"github.com/cachegate/cachegate/adapters/bunstore/internal/bound"
 	"github.com/cachegate/cachegate/adapters/bunstore/internal/dberr"
 	"github.com/cachegate/cachegate/ports"
 )
@@ -24,7 +25,7 @@ import (
 // database already.
 type LoginThrottle struct {
 	db     *DB
-	bounds bounds
+	bounds bound.Bounds
 }
 
 var _ ports.LoginThrottle = (*LoginThrottle)(nil)
@@ -42,7 +43,7 @@ const throttleLockClass int32 = 0x74687274
 // Reserve counts one attempt at now under every key, unless one already
 // holds its limit of attempts at or after since.
 func (l *LoginThrottle) Reserve(ctx context.Context, keys []ports.ThrottleKey, now, since time.Time) (_ bool, _ time.Time, err error) {
-	ctx, done := l.bounds.enter(ctx)
+	ctx, done := l.bounds.Enter(ctx)
 	defer done(&err)
 	var (
 		ok     bool
@@ -89,7 +90,7 @@ func (l *LoginThrottle) Reserve(ctx context.Context, keys []ports.ThrottleKey, n
 
 // Release forgets one attempt counted under key at at.
 func (l *LoginThrottle) Release(ctx context.Context, key string, at time.Time) (err error) {
-	ctx, done := l.bounds.enter(ctx)
+	ctx, done := l.bounds.Enter(ctx)
 	defer done(&err)
 	_, err = l.db.sql.ExecContext(ctx, `DELETE FROM login_failures WHERE id IN (
 		SELECT id FROM login_failures WHERE "key" = ? AND "at" = ? LIMIT 1)`, key, timeArg(at))
@@ -102,7 +103,7 @@ func (l *LoginThrottle) Release(ctx context.Context, key string, at time.Time) (
 // Failures returns how many failures were recorded for key at or after
 // since, and the time of the oldest of them (the zero time when none).
 func (l *LoginThrottle) Failures(ctx context.Context, key string, since time.Time) (_ int, _ time.Time, err error) {
-	ctx, done := l.bounds.enter(ctx)
+	ctx, done := l.bounds.Enter(ctx)
 	defer done(&err)
 	var (
 		n      int
@@ -118,7 +119,7 @@ func (l *LoginThrottle) Failures(ctx context.Context, key string, since time.Tim
 
 // RecordFailure counts one failure for key at now.
 func (l *LoginThrottle) RecordFailure(ctx context.Context, key string, now time.Time) (err error) {
-	ctx, done := l.bounds.enter(ctx)
+	ctx, done := l.bounds.Enter(ctx)
 	defer done(&err)
 	if _, err := l.db.sql.ExecContext(ctx, `INSERT INTO login_failures ("key", "at") VALUES (?, ?)`, key, timeArg(now)); err != nil {
 		return dberr.Wrap("record login failure", err)
@@ -128,7 +129,7 @@ func (l *LoginThrottle) RecordFailure(ctx context.Context, key string, now time.
 
 // Reset forgets the failures of key.
 func (l *LoginThrottle) Reset(ctx context.Context, key string) (err error) {
-	ctx, done := l.bounds.enter(ctx)
+	ctx, done := l.bounds.Enter(ctx)
 	defer done(&err)
 	if _, err := l.db.sql.ExecContext(ctx, `DELETE FROM login_failures WHERE "key" = ?`, key); err != nil {
 		return dberr.Wrap("reset login failures", err)
@@ -141,7 +142,7 @@ func (l *LoginThrottle) Reset(ctx context.Context, key string) (err error) {
 // On PostgreSQL replicas purging together take disjoint batches (SKIP
 // LOCKED).
 func (l *LoginThrottle) PurgeFailures(ctx context.Context, before time.Time, limit int) (_ int, err error) {
-	ctx, done := l.bounds.enter(ctx)
+	ctx, done := l.bounds.Enter(ctx)
 	defer done(&err)
 	if limit < 1 {
 		return 0, nil

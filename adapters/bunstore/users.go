@@ -8,6 +8,7 @@ import (
 
 	"github.com/uptrace/bun"
 
+	"github.com/cachegate/cachegate/adapters/bunstore/internal/bound"
 	"github.com/cachegate/cachegate/adapters/bunstore/internal/dberr"
 	"github.com/cachegate/cachegate/domain"
 	"github.com/cachegate/cachegate/ports"
@@ -16,7 +17,7 @@ import (
 // UserRepository is the ports.UserRepository of the users table.
 type UserRepository struct {
 	db     *DB
-	bounds bounds
+	bounds bound.Bounds
 	// byID is UserByID's statement on SQLite, prepared once: every
 	// refresh reads its user by id, and SQLite's prepare was a large share
 	// of that read (see prepared.go, docs/benchmarks.md). PostgreSQL keeps
@@ -66,7 +67,7 @@ func toDomainUser(r userRow) domain.User {
 // An id already stored is an internal error. The events are inserted into
 // auth_events in the same transaction as u: both are stored or neither.
 func (r *UserRepository) CreateUser(ctx context.Context, u domain.User, events ...domain.AuditEvent) (err error) {
-	ctx, done := r.bounds.enter(ctx)
+	ctx, done := r.bounds.Enter(ctx)
 	defer done(&err)
 	if len(events) == 0 {
 		return r.createUser(ctx, r.db.sql, u)
@@ -97,14 +98,14 @@ func (r *UserRepository) createUser(ctx context.Context, db bun.IDB, u domain.Us
 // UserByUsername returns the user whose username equals username after
 // domain.NormalizeUsername, or domain.ErrUserNotFound.
 func (r *UserRepository) UserByUsername(ctx context.Context, username string) (_ domain.User, err error) {
-	ctx, done := r.bounds.enter(ctx)
+	ctx, done := r.bounds.Enter(ctx)
 	defer done(&err)
 	return r.userWhere(ctx, r.db.sql, "username_norm", domain.NormalizeUsername(username), false)
 }
 
 // UserByID returns the user, or domain.ErrUserNotFound.
 func (r *UserRepository) UserByID(ctx context.Context, id string) (_ domain.User, err error) {
-	ctx, done := r.bounds.enter(ctx)
+	ctx, done := r.bounds.Enter(ctx)
 	defer done(&err)
 	if !r.db.eng.prepares() {
 		return r.userWhere(ctx, r.db.sql, "id", id, false)
@@ -128,7 +129,7 @@ func (r *UserRepository) UserByID(ctx context.Context, id string) (_ domain.User
 // ListUsers returns every user ordered by normalized username, compared
 // byte by byte.
 func (r *UserRepository) ListUsers(ctx context.Context) (_ []domain.User, err error) {
-	ctx, done := r.bounds.enter(ctx)
+	ctx, done := r.bounds.Enter(ctx)
 	defer done(&err)
 	var rows []userRow
 	if err := r.db.sql.NewRaw("SELECT "+userColumns+" FROM users ORDER BY username_norm, id").Scan(ctx, &rows); err != nil {
@@ -168,7 +169,7 @@ func (r *UserRepository) UpdateUserEndingSessions(ctx context.Context, id string
 // update is UpdateUser, revoking the user's refresh families at
 // *endSessions when it is set.
 func (r *UserRepository) update(ctx context.Context, id string, endSessions *time.Time, fn func(*domain.User) error, events []domain.AuditEvent) (_ domain.User, err error) {
-	ctx, done := r.bounds.enter(ctx)
+	ctx, done := r.bounds.Enter(ctx)
 	defer done(&err)
 	var out domain.User
 	err = authInTx(ctx, r.db, "update user", func(ctx context.Context, tx bun.Tx) error {
