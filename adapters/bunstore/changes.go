@@ -2,10 +2,8 @@ package bunstore
 
 import (
 	"context"
-	"database/sql"
 	"fmt"
 	"strings"
-	"sync"
 	"time"
 
 	"github.com/uptrace/bun"
@@ -48,7 +46,21 @@ import (
 type ChangeLog struct {
 	db     *DB
 	bounds bound.Bounds
-	pg     *pgWatermark // nil on SQLite
+	// head finds the visible head: the engine's (changeHead).
+	head changeHead
+}
+
+// changeHead finds the change log's head, the last revision up to which
+// every revision that will ever exist is readable.
+type changeHead interface {
+	// read returns the head.
+	read(ctx context.Context, db *bun.DB) (int64, error)
+	// trails reports whether revisions past the head may be readable
+	// already (then Changes reads up to the head only).
+	trails() bool
+	// pending reports whether revisions are waiting for transactions in
+	// flight to end.
+	pending() bool
 }
 
 var _ ports.ChangeLog = (*ChangeLog)(nil)
@@ -56,7 +68,7 @@ var _ ports.ChangeLog = (*ChangeLog)(nil)
 // NewChangeLog returns the log of db, which Migrate prepared. Each call is
 // bounded as the repositories' are (WithTimeout).
 func NewChangeLog(db *DB) *ChangeLog {
-	return &ChangeLog{db: db, bounds: db.bounds, pg: db.eng.newWatermark()}
+	return &ChangeLog{db: db, bounds: db.bounds, head: db.eng.changeHead()}
 }
 
 // Wake implements ports.ChangeLog: the database does not tell. Writes of
@@ -74,7 +86,7 @@ func (l *ChangeLog) Changes(ctx context.Context, after int64, limit int) (_ []do
 		return nil, nil
 	}
 	q, args := changeSelect+" WHERE rev > ? ORDER BY rev LIMIT ?", []any{after, limit}
-	if l.pg != nil {
+	if l.head.trails() {
 		head, err := l.Head(ctx)
 		if err != nil {
 			return nil, err
@@ -178,21 +190,12 @@ func scanChange(s rowScanner) (domain.Change, error) {
 func (l *ChangeLog) Head(ctx context.Context) (_ int64, err error) {
 	ctx, done := l.bounds.Enter(ctx)
 	defer done(&err)
-	if l.pg != nil {
-		return l.pg.head(ctx, l.db.sql)
-	}
-	var head int64
-	err = dberr.WithRetry(ctx, func() error {
-		return l.db.sql.QueryRowContext(ctx, "SELECT COALESCE(MAX(rev), 0) FROM "+changesTable).Scan(&head)
-	})
-	if err != nil {
-		return 0, dberr.Wrap("read the change log's head", err)
+	head, err := l.head.read(ctx, l.db.sql)
+	if err != nil || head != 0 || l.head.trails() {
+		return head, err
 	}
 	// An empty log after pruning still has had revisions up to pruned.
-	if head == 0 {
-		return l.Horizon(ctx)
-	}
-	return head, nil
+	return l.Horizon(ctx)
 }
 
 // Horizon implements ports.ChangeLog.
@@ -277,96 +280,10 @@ func (l *ChangeLog) Prune(ctx context.Context, before time.Time, limit int) (_ i
 	return n, nil
 }
 
-// pgWatermark is the state of the PostgreSQL head (see ChangeLog).
-type pgWatermark struct {
-	mu   sync.Mutex
-	safe int64 // the head: every revision up to it is settled
-	// pending is a candidate: revisions up to pendingRev are settled once
-	// none of the writers in pendingWriters holds the writers' lock.
-	pending        bool
-	pendingRev     int64
-	pendingWriters map[string]bool
-}
-
-// changesWriterLock is the advisory lock key every transaction writing the
-// log holds, shared, from before it draws a revision until it ends; the
-// bytes spell "cachechg".
-const changesWriterLock int64 = 0x63616368_65636867
-
-// lockHigh and lockLow are the halves pg_locks shows the key in.
-const (
-	lockHigh = uint32(uint64(changesWriterLock) >> 32)
-	lockLow  = uint32(uint64(changesWriterLock) & 0xffffffff)
-)
-
-// head advances the watermark as far as it can and returns it.
-func (w *pgWatermark) head(ctx context.Context, db *bun.DB) (int64, error) {
-	w.mu.Lock()
-	defer w.mu.Unlock()
-	// The sequence first, then the lock's holders: the order is what makes
-	// the candidate sound.
-	var (
-		last     int64
-		isCalled bool
-	)
-	err := dberr.WithRetry(ctx, func() error {
-		return db.QueryRowContext(ctx, "SELECT last_value, is_called FROM "+pgChangesSequence).Scan(&last, &isCalled)
-	})
-	if err != nil {
-		return 0, dberr.Wrap("read the change log's sequence", err)
-	}
-	if !isCalled {
-		last = 0
-	}
-	var holders sql.NullString
-	err = dberr.WithRetry(ctx, func() error {
-		return db.QueryRowContext(ctx, "SELECT string_agg(virtualtransaction, ',') FROM pg_locks "+
-			"WHERE locktype = 'advisory' AND database = (SELECT oid FROM pg_database WHERE datname = current_database()) "+
-			"AND classid = ? AND objid = ? AND objsubid = 1",
-			lockHigh, lockLow).Scan(&holders)
-	})
-	if err != nil {
-		return 0, dberr.Wrap("read the change log's writers", err)
-	}
-	writers := map[string]bool{}
-	if holders.Valid {
-		for _, v := range strings.Split(holders.String, ",") {
-			writers[v] = true
-		}
-	}
-	if w.pending && !overlaps(w.pendingWriters, writers) {
-		w.safe = max(w.safe, w.pendingRev)
-		w.pending = false
-	}
-	switch {
-	case last <= w.safe:
-	case len(writers) == 0:
-		// No writer in flight: every drawn revision is settled now.
-		w.safe, w.pending = last, false
-	case !w.pending:
-		w.pending, w.pendingRev, w.pendingWriters = true, last, writers
-	}
-	return w.safe, nil
-}
-
-func overlaps(a, b map[string]bool) bool {
-	for k := range a {
-		if b[k] {
-			return true
-		}
-	}
-	return false
-}
-
 // Pending reports whether revisions are waiting for transactions in
 // flight to end; a reader polls again soon when they are.
 func (l *ChangeLog) Pending() bool {
-	if l.pg == nil {
-		return false
-	}
-	l.pg.mu.Lock()
-	defer l.pg.mu.Unlock()
-	return l.pg.pending
+	return l.head.pending()
 }
 
 // pgChangesSequence is the identity sequence of cache_changes.rev, as

@@ -45,9 +45,8 @@ type engine interface {
 	changesTriggerDropDDL(table string) []string
 	changesRemovedDDL(table string) []string
 	changesRemovedDownDDL(table string) []string
-	// newWatermark returns the state of the change log's visible head, or
-	// nil when the last revision written is the head (changes.go).
-	newWatermark() *pgWatermark
+	// changeHead returns what finds the change log's head (changes.go).
+	changeHead() changeHead
 
 	// The quota counts (usage_schema.go, cache_quota.go).
 	usageTableDDL() []string

@@ -2,10 +2,12 @@ package bunstore
 
 import (
 	"context"
+	"database/sql"
 	"errors"
 	"fmt"
 	"strconv"
 	"strings"
+	"sync"
 	"time"
 	"unicode"
 
@@ -35,7 +37,7 @@ func (postgresEngine) skipLocked() string         { return " FOR UPDATE SKIP LOC
 func (postgresEngine) abortsOnError() bool        { return true }
 func (postgresEngine) batchesCreates() bool       { return true }
 func (postgresEngine) retriesMigrationRace() bool { return true }
-func (postgresEngine) newWatermark() *pgWatermark { return &pgWatermark{} }
+func (postgresEngine) changeHead() changeHead     { return &pgWatermark{} }
 func (postgresEngine) time(t time.Time) any       { return domain.Normalize(t) }
 
 func (postgresEngine) serialPrimaryKey() string {
@@ -486,3 +488,93 @@ func foldTable() (from, to string) {
 }
 
 const utf8RuneSelf = 0x80
+
+// pgWatermark is the state of the PostgreSQL head (see ChangeLog).
+type pgWatermark struct {
+	mu   sync.Mutex
+	safe int64 // the head: every revision up to it is settled
+	// waiting is set while there is a candidate: revisions up to
+	// pendingRev are settled once none of the writers in pendingWriters
+	// holds the writers' lock.
+	waiting        bool
+	pendingRev     int64
+	pendingWriters map[string]bool
+}
+
+// changesWriterLock is the advisory lock key every transaction writing the
+// log holds, shared, from before it draws a revision until it ends; the
+// bytes spell "cachechg".
+const changesWriterLock int64 = 0x63616368_65636867
+
+// lockHigh and lockLow are the halves pg_locks shows the key in.
+const (
+	lockHigh = uint32(uint64(changesWriterLock) >> 32)
+	lockLow  = uint32(uint64(changesWriterLock) & 0xffffffff)
+)
+
+// read advances the watermark as far as it can and returns it.
+func (w *pgWatermark) read(ctx context.Context, db *bun.DB) (int64, error) {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	// The sequence first, then the lock's holders: the order is what makes
+	// the candidate sound.
+	var (
+		last     int64
+		isCalled bool
+	)
+	err := dberr.WithRetry(ctx, func() error {
+		return db.QueryRowContext(ctx, "SELECT last_value, is_called FROM "+pgChangesSequence).Scan(&last, &isCalled)
+	})
+	if err != nil {
+		return 0, dberr.Wrap("read the change log's sequence", err)
+	}
+	if !isCalled {
+		last = 0
+	}
+	var holders sql.NullString
+	err = dberr.WithRetry(ctx, func() error {
+		return db.QueryRowContext(ctx, "SELECT string_agg(virtualtransaction, ',') FROM pg_locks "+
+			"WHERE locktype = 'advisory' AND database = (SELECT oid FROM pg_database WHERE datname = current_database()) "+
+			"AND classid = ? AND objid = ? AND objsubid = 1",
+			lockHigh, lockLow).Scan(&holders)
+	})
+	if err != nil {
+		return 0, dberr.Wrap("read the change log's writers", err)
+	}
+	writers := map[string]bool{}
+	if holders.Valid {
+		for _, v := range strings.Split(holders.String, ",") {
+			writers[v] = true
+		}
+	}
+	if w.waiting && !overlaps(w.pendingWriters, writers) {
+		w.safe = max(w.safe, w.pendingRev)
+		w.waiting = false
+	}
+	switch {
+	case last <= w.safe:
+	case len(writers) == 0:
+		// No writer in flight: every drawn revision is settled now.
+		w.safe, w.waiting = last, false
+	case !w.waiting:
+		w.waiting, w.pendingRev, w.pendingWriters = true, last, writers
+	}
+	return w.safe, nil
+}
+
+func (*pgWatermark) trails() bool { return true }
+
+func (w *pgWatermark) pending() bool {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	return w.waiting
+}
+
+func overlaps(a, b map[string]bool) bool {
+	for k := range a {
+		if b[k] {
+			return true
+		}
+	}
+	return false
+}

@@ -40,7 +40,7 @@ func (sqliteEngine) prepares() bool           { return true }
 func (sqliteEngine) retriesMigrationRace() bool {
 	return false
 }
-func (sqliteEngine) newWatermark() *pgWatermark   { return nil }
+func (sqliteEngine) changeHead() changeHead       { return lastWritten{} }
 func (sqliteEngine) placeholders(q string) string { return q }
 func (sqliteEngine) time(t time.Time) any         { return domain.Normalize(t).UnixMicro() }
 
@@ -286,3 +286,21 @@ func registerSQLiteFold() {
 			})
 	})
 }
+
+// lastWritten is SQLite's change log head: its one writer commits the
+// revisions in order, so the last one written is the head.
+type lastWritten struct{}
+
+func (lastWritten) read(ctx context.Context, db *bun.DB) (int64, error) {
+	var head int64
+	err := dberr.WithRetry(ctx, func() error {
+		return db.QueryRowContext(ctx, "SELECT COALESCE(MAX(rev), 0) FROM "+changesTable).Scan(&head)
+	})
+	if err != nil {
+		return 0, dberr.Wrap("read the change log's head", err)
+	}
+	return head, nil
+}
+
+func (lastWritten) trails() bool  { return false }
+func (lastWritten) pending() bool { return false }
