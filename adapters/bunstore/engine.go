@@ -14,9 +14,21 @@ import (
 // engine per database") lists what lives behind it.
 //
 // Open chooses the engine of a handle (DB) once; the stores and the
-// migrations take it from the handle.
+// migrations take it from the handle. It is made of one interface per
+// concern: the schema, the change log, the quota counts, locks,
+// statements, prepared statements and the operations of a whole database.
 type engine interface {
-	// Column types and DDL pieces.
+	schemaEngine
+	changeLogEngine
+	quotaEngine
+	lockEngine
+	statementEngine
+	preparedEngine
+	operationsEngine
+}
+
+// schemaEngine writes the column types and DDL pieces of the migrations.
+type schemaEngine interface {
 	timeColumn() string       // a time
 	textColumn() string       // text compared byte by byte
 	bytesColumn() string      // raw bytes
@@ -39,16 +51,27 @@ type engine interface {
 	// defineFold defines the database's case fold function, if it needs one
 	// (fold.go).
 	defineFold(ctx context.Context, db bun.IDB) error
+	// lockMigrations takes the migration lock (migrate.go).
+	lockMigrations(ctx context.Context, db *bun.DB) (func(), error)
+	// retriesMigrationRace reports whether a migration that met a
+	// concurrent one's objects runs again (migrate.go).
+	retriesMigrationRace() bool
+}
 
-	// The change log's triggers (changes_schema.go).
+// changeLogEngine keeps the change log: its triggers (changes_schema.go)
+// and its head (changes.go).
+type changeLogEngine interface {
 	changesTriggerDDL(table string) []string
 	changesTriggerDropDDL(table string) []string
 	changesRemovedDDL(table string) []string
 	changesRemovedDownDDL(table string) []string
-	// changeHead returns what finds the change log's head (changes.go).
+	// changeHead returns what finds the change log's head.
 	changeHead() changeHead
+}
 
-	// The quota counts (usage_schema.go, cache_quota.go).
+// quotaEngine keeps and checks the quota counts (usage_schema.go,
+// cache_quota.go).
+type quotaEngine interface {
 	usageTableDDL() []string
 	usageTriggerDDL(table string) []string
 	usageTriggerDropDDL(table string) []string
@@ -60,21 +83,20 @@ type engine interface {
 	// guarded returns the parts that make a statement write only within g
 	// (see CacheRepository.guarded).
 	guarded(r *CacheRepository, g *quotaGuard) (with, from, where string, args []any)
+}
 
-	// Locks.
+// lockEngine locks rows, tables and keys for a transaction.
+type lockEngine interface {
 	forUpdate() string  // locks the rows a SELECT reads until the transaction ends
 	skipLocked() string // makes a batch-selecting subquery skip held rows
 	lockTableForWriters(ctx context.Context, tx bun.Tx, table string) error
-	// lockMigrations takes the migration lock (migrate.go).
-	lockMigrations(ctx context.Context, db *bun.DB) (func(), error)
-	// retriesMigrationRace reports whether a migration that met a
-	// concurrent one's objects runs again (migrate.go).
-	retriesMigrationRace() bool
 	// lockThrottleKeys serialises the reservations of the login throttle
 	// keys names (throttle.go).
 	lockThrottleKeys(ctx context.Context, tx bun.Tx, names []string) error
+}
 
-	// Statements.
+// statementEngine writes and runs the statements that differ.
+type statementEngine interface {
 	// purgeStatement returns the statement that deletes at most limit rows
 	// of table that are deleted or expired at now, with its arguments
 	// (dialect.go says how each database walks them).
@@ -93,8 +115,10 @@ type engine interface {
 	// (create_batch.go); SQLite groups every entry write at its write gate
 	// instead (write_group.go).
 	batchesCreates() bool
+}
 
-	// Prepared statements (prepared.go).
+// preparedEngine serves the prepared statements (prepared.go).
+type preparedEngine interface {
 	// prepares reports whether hot statements are prepared once.
 	prepares() bool
 	// placeholders rewrites the ? placeholders of q in the database's form.
@@ -102,7 +126,10 @@ type engine interface {
 	// time is t as a database/sql argument in the column form of the
 	// database (sqlTime is the same for Bun's queries).
 	time(t time.Time) any
+}
 
+// operationsEngine checks and copies a whole database.
+type operationsEngine interface {
 	// check reports whether the database can serve (Check, db.go).
 	check(ctx context.Context, db *bun.DB) error
 	// backup copies the database to path (backup.go).
