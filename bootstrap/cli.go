@@ -9,7 +9,6 @@ import (
 	"runtime/debug"
 	"time"
 
-	"github.com/uptrace/bun"
 	"go.uber.org/fx"
 
 	"github.com/cachegate/cachegate/adapters/bunstore"
@@ -78,7 +77,7 @@ type cliRuntime struct {
 	// the signing keys are never loaded (README.md, "Commands").
 	uses cli.Uses
 	app  *fx.App
-	db   *bun.DB // opened by StartStorage
+	db   *bunstore.DB // opened by StartStorage
 }
 
 // cliServices are the use cases the administrative commands call.
@@ -174,7 +173,7 @@ func (r *cliRuntime) StartStorage(ctx context.Context) (cli.Storage, error) {
 	for key, e := range r.cfg.Cache.Entities {
 		entities[key] = e.Table
 	}
-	archive := bunstore.NewArchive(db, bunstore.WithTimeout(r.cfg.DatabaseTimeout))
+	archive := bunstore.NewArchive(db)
 	return cli.Storage{
 		Archive: &application.Archive{Reader: archive, Writer: archive, Clock: system.Clock{}, Entities: entities, MaxDataBytes: int(r.cfg.Limits.DataBytes)},
 		Backup:  func(ctx context.Context, path string) error { return bunstore.Backup(ctx, db, path) },

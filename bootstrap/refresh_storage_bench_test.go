@@ -70,7 +70,7 @@ func BenchmarkRefreshStorage(b *testing.B) {
 		}
 		tokens[i] = p.RefreshToken
 	}
-	rows0, bytes0 := refreshTableSize(b, db.DB, cfg.Database)
+	rows0, bytes0 := refreshTableSize(b, db.Bun().DB, cfg.Database)
 	b.ResetTimer()
 	for i := range b.N {
 		p, err := refresh.Execute(ctx, tokens[i%sessions], domain.Client{})
@@ -80,13 +80,13 @@ func BenchmarkRefreshStorage(b *testing.B) {
 		tokens[i%sessions] = p.RefreshToken
 		if q := 4 * (i + 1) / b.N; q < 4 && 4*(i+1)%b.N == 0 && b.N >= 4 {
 			b.StopTimer()
-			_, bytes := refreshTableSize(b, db.DB, cfg.Database)
+			_, bytes := refreshTableSize(b, db.Bun().DB, cfg.Database)
 			b.ReportMetric(float64(bytes)/1024, fmt.Sprintf("KiB-q%d", q))
 			b.StartTimer()
 		}
 	}
 	b.StopTimer()
-	rows1, bytes1 := refreshTableSize(b, db.DB, cfg.Database)
+	rows1, bytes1 := refreshTableSize(b, db.Bun().DB, cfg.Database)
 	b.ReportMetric(float64(rows0), "rows-before")
 	b.ReportMetric(float64(rows1), "rows-after")
 	b.ReportMetric(float64(bytes0)/1024, "KiB-before")

@@ -8,6 +8,7 @@ import (
 
 	"github.com/uptrace/bun"
 
+	"github.com/cachegate/cachegate/adapters/bunstore/internal/dberr"
 	"github.com/cachegate/cachegate/domain"
 	"github.com/cachegate/cachegate/ports"
 )
@@ -25,7 +26,7 @@ var (
 // replica (RevokedFamilies) then ends their access tokens and streams
 // as after a logout.
 func (r *UserRepository) DeleteUser(ctx context.Context, id string, now time.Time, events ...domain.AuditEvent) (err error) {
-	ctx, done := r.bounds.enter(ctx)
+	ctx, done := r.bounds.Enter(ctx)
 	defer done(&err)
 	return authInTx(ctx, r.db, "delete user", func(ctx context.Context, tx bun.Tx) error {
 		u, err := r.userWhere(ctx, tx, "id", id, true)
@@ -33,16 +34,16 @@ func (r *UserRepository) DeleteUser(ctx context.Context, id string, now time.Tim
 			return err
 		}
 		if u.ActiveAdmin() {
-			if err := keepAnAdmin(ctx, tx, id); err != nil {
+			if err := keepAnAdmin(ctx, r.db.eng, tx, id); err != nil {
 				return err
 			}
 		}
 		res, err := tx.ExecContext(ctx, `DELETE FROM users WHERE id = ?`, id)
 		if err != nil {
-			return dbError("delete user", err)
+			return dberr.Wrap("delete user", err)
 		}
 		if n, err := res.RowsAffected(); err != nil {
-			return dbError("delete user", err)
+			return dberr.Wrap("delete user", err)
 		} else if n == 0 {
 			return domain.ErrUserNotFound
 		}
@@ -56,25 +57,25 @@ func (r *UserRepository) DeleteUser(ctx context.Context, id string, now time.Tim
 // UserSessions returns the user's live families as sessions, the last
 // used first, then the greatest id.
 func (s *RefreshStore) UserSessions(ctx context.Context, userID string, now time.Time) (_ []domain.Session, err error) {
-	ctx, done := s.bounds.enter(ctx)
+	ctx, done := s.bounds.Enter(ctx)
 	defer done(&err)
-	rows, err := s.db.QueryContext(ctx, `SELECT `+familyColumns+` FROM refresh_families
+	rows, err := s.db.sql.QueryContext(ctx, `SELECT `+familyColumns+` FROM refresh_families
 		WHERE user_id = ? AND revoked_at IS NULL AND expires_at > ? ORDER BY issued_at DESC, family_id DESC`,
 		userID, timeArg(now))
 	if err != nil {
-		return nil, dbError("list sessions", err)
+		return nil, dberr.Wrap("list sessions", err)
 	}
 	defer rows.Close()
 	var out []domain.Session
 	for rows.Next() {
 		f, err := scanFamily(rows)
 		if err != nil {
-			return nil, dbError("list sessions", err)
+			return nil, dberr.Wrap("list sessions", err)
 		}
 		out = append(out, f.Session())
 	}
 	if err := rows.Err(); err != nil {
-		return nil, dbError("list sessions", err)
+		return nil, dberr.Wrap("list sessions", err)
 	}
 	return out, nil
 }
@@ -88,9 +89,9 @@ func (s *RefreshStore) Session(ctx context.Context, id string) (_ domain.Session
 		// reads a NUL as the end of the statement).
 		return domain.Session{}, domain.ErrSessionNotFound
 	}
-	ctx, done := s.bounds.enter(ctx)
+	ctx, done := s.bounds.Enter(ctx)
 	defer done(&err)
-	f, found, err := readFamily(ctx, s.db, id, false)
+	f, found, err := readFamily(ctx, s.db.eng, s.db.sql, id, false)
 	if err != nil {
 		return domain.Session{}, err
 	}

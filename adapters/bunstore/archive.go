@@ -8,6 +8,8 @@ import (
 
 	"github.com/uptrace/bun"
 
+	"github.com/cachegate/cachegate/adapters/bunstore/internal/bound"
+	"github.com/cachegate/cachegate/adapters/bunstore/internal/dberr"
 	"github.com/cachegate/cachegate/domain"
 	"github.com/cachegate/cachegate/ports"
 )
@@ -22,8 +24,8 @@ import (
 // keeps the id, version and dates it had, which no use case would let a
 // caller choose, and a batch of rows is one statement.
 type Archive struct {
-	db     *bun.DB
-	bounds bounds
+	db     *DB
+	bounds bound.Bounds
 }
 
 var (
@@ -34,8 +36,8 @@ var (
 // NewArchive returns the archive of db, which must come from Open and have
 // been migrated. Each page read or batch written is bounded by the
 // repository timeout (WithTimeout).
-func NewArchive(db *bun.DB, opts ...RepoOption) *Archive {
-	return &Archive{db: db, bounds: newBounds(opts)}
+func NewArchive(db *DB) *Archive {
+	return &Archive{db: db, bounds: db.bounds}
 }
 
 // archivePage is how many rows one read fetches.
@@ -59,11 +61,11 @@ func (a *Archive) eachPage(ctx context.Context, op, query string, args []any, sc
 }
 
 func (a *Archive) page(ctx context.Context, op, query string, args []any, scan func(*sql.Rows) (string, error)) (n int, last string, err error) {
-	ctx, done := a.bounds.enter(ctx)
+	ctx, done := a.bounds.Enter(ctx)
 	defer done(&err)
-	rows, err := a.db.QueryContext(ctx, query, args...)
+	rows, err := a.db.sql.QueryContext(ctx, query, args...)
 	if err != nil {
-		return 0, "", dbError(op, err)
+		return 0, "", dberr.Wrap(op, err)
 	}
 	defer rows.Close()
 	for rows.Next() {
@@ -74,7 +76,7 @@ func (a *Archive) page(ctx context.Context, op, query string, args []any, scan f
 		n, last = n+1, id
 	}
 	if err := rows.Err(); err != nil {
-		return n, last, dbError(op, err)
+		return n, last, dberr.Wrap(op, err)
 	}
 	return n, last, nil
 }
@@ -85,7 +87,7 @@ func (a *Archive) EachUser(ctx context.Context, fn func(domain.User) error) erro
 		func(rows *sql.Rows) (string, error) {
 			var r userRow
 			if err := rows.Scan(&r.ID, &r.Username, &r.PasswordHash, &r.PasswordSalt, &r.Active, &r.DateCreated, &r.DateUpdated, &r.Admin); err != nil {
-				return "", dbError("export users", err)
+				return "", dberr.Wrap("export users", err)
 			}
 			return r.ID, fn(toDomainUser(r))
 		})
@@ -98,7 +100,7 @@ func (a *Archive) EachSigningKey(ctx context.Context, fn func(domain.SigningKey)
 		func(rows *sql.Rows) (string, error) {
 			var r signingKeyRow
 			if err := rows.Scan(&r.ID, &r.Algorithm, &r.Private, &r.Public, &r.DateCreated, &r.RetiredAt, &r.RevokedAt); err != nil {
-				return "", dbError("export signing keys", err)
+				return "", dberr.Wrap("export signing keys", err)
 			}
 			return r.ID, fn(toDomainSigningKey(r))
 		})
@@ -111,7 +113,7 @@ func (a *Archive) EachRefreshFamily(ctx context.Context, now time.Time, fn func(
 		func(rows *sql.Rows) (string, error) {
 			f, err := scanFamily(rows)
 			if err != nil {
-				return "", dbError("export refresh families", err)
+				return "", dberr.Wrap("export refresh families", err)
 			}
 			return f.ID, fn(f)
 		})
@@ -127,7 +129,7 @@ func (a *Archive) EachEntry(ctx context.Context, table string, now time.Time, fn
 		func(rows *sql.Rows) (string, error) {
 			e, err := scanEntry(rows)
 			if err != nil {
-				return "", dbError("export entries", err)
+				return "", dberr.Wrap("export entries", err)
 			}
 			return e.ID, fn(e)
 		})
@@ -135,7 +137,7 @@ func (a *Archive) EachEntry(ctx context.Context, table string, now time.Time, fn
 
 // Holds implements ports.ArchiveWriter.
 func (a *Archive) Holds(ctx context.Context, tables []string) (_ bool, err error) {
-	ctx, done := a.bounds.enter(ctx)
+	ctx, done := a.bounds.Enter(ctx)
 	defer done(&err)
 	// Signing keys are left out: every start creates one, `migrate` too,
 	// and Import retires it when the archive brings its own
@@ -145,12 +147,12 @@ func (a *Archive) Holds(ctx context.Context, tables []string) (_ bool, err error
 			return false, err
 		}
 		var one int
-		err := a.db.QueryRowContext(ctx, "SELECT 1 FROM ? LIMIT 1", bun.Ident(t)).Scan(&one)
+		err := a.db.sql.QueryRowContext(ctx, "SELECT 1 FROM ? LIMIT 1", bun.Ident(t)).Scan(&one)
 		switch {
 		case err == nil:
 			return true, nil
 		case err != sql.ErrNoRows:
-			return false, dbError("look into "+t, err)
+			return false, dberr.Wrap("look into "+t, err)
 		}
 	}
 	return false, nil
@@ -169,23 +171,24 @@ func isAuthTable(t string) bool {
 // by the repository timeout (a load of millions of rows takes longer);
 // each batch is.
 func (a *Archive) BeginLoad(ctx context.Context, merge bool) (ports.ArchiveLoad, error) {
-	leave, err := enterWriter(ctx, writeGate(a.db))
+	leave, err := enterWriter(ctx, a.db.gate)
 	if err != nil {
-		return nil, dbError("begin the import", err)
+		return nil, dberr.Wrap("begin the import", err)
 	}
-	tx, err := a.db.BeginTx(ctx, nil)
+	tx, err := a.db.sql.BeginTx(ctx, nil)
 	if err != nil {
 		leave()
-		return nil, translate(ctx, dbError("begin the import", err))
+		return nil, dberr.Translate(ctx, dberr.Wrap("begin the import", err))
 	}
-	return &archiveLoad{tx: tx, merge: merge, bounds: a.bounds, leave: leave}, nil
+	return &archiveLoad{tx: tx, eng: a.db.eng, merge: merge, bounds: a.bounds, leave: leave}, nil
 }
 
 // archiveLoad is one import's transaction.
 type archiveLoad struct {
 	tx     bun.Tx
+	eng    engine
 	merge  bool
-	bounds bounds
+	bounds bound.Bounds
 	leave  func()
 	ended  bool
 	// tokens is set while the temporary table of AddRefreshTokens exists.
@@ -199,7 +202,7 @@ func (l *archiveLoad) insert(ctx context.Context, op, head string, width, n int,
 	if n == 0 {
 		return 0, nil
 	}
-	ctx, done := l.bounds.enter(ctx)
+	ctx, done := l.bounds.Enter(ctx)
 	defer done(&err)
 	row := "(" + strings.TrimSuffix(strings.Repeat("?, ", width), ", ") + ")"
 	var b strings.Builder
@@ -227,10 +230,10 @@ func (l *archiveLoad) insertError(op string, err error) error {
 	if err == nil {
 		return nil
 	}
-	if _, ok := asUniqueViolation(err); ok {
-		return dbError(op+": a row of this batch is already stored (use --merge to keep the stored one)", err)
+	if _, ok := dberr.AsUniqueViolation(err); ok {
+		return dberr.Wrap(op+": a row of this batch is already stored (use --merge to keep the stored one)", err)
 	}
-	return dbError(op, err)
+	return dberr.Wrap(op, err)
 }
 
 func (l *archiveLoad) AddUsers(ctx context.Context, us []domain.User) (int, error) {
@@ -255,21 +258,21 @@ func (l *archiveLoad) AddSigningKeys(ctx context.Context, ks []domain.SigningKey
 
 // KeepSigningKey implements ports.ArchiveLoad.
 func (l *archiveLoad) KeepSigningKey(ctx context.Context, id string, at time.Time) (_ int, err error) {
-	ctx, done := l.bounds.enter(ctx)
+	ctx, done := l.bounds.Enter(ctx)
 	defer done(&err)
 	res, err := l.tx.ExecContext(ctx, `UPDATE signing_keys SET retired_at = ?, "private" = ?
 		WHERE retired_at IS NULL AND revoked_at IS NULL AND id <> ?
 		AND EXISTS (SELECT 1 FROM signing_keys k WHERE k.id = ? AND k.retired_at IS NULL AND k.revoked_at IS NULL)`,
 		timeArg(at), []byte{}, id, id)
 	if err != nil {
-		return 0, dbError("retire the signing keys the import replaces", err)
+		return 0, dberr.Wrap("retire the signing keys the import replaces", err)
 	}
 	n, err := res.RowsAffected()
 	return int(n), err
 }
 
 func (l *archiveLoad) AddRefreshFamilies(ctx context.Context, fs []domain.RefreshFamily) (n int, err error) {
-	ctx, done := l.bounds.enter(ctx)
+	ctx, done := l.bounds.Enter(ctx)
 	defer done(&err)
 	n, err = insertFamilies(ctx, l.tx, l.merge, fs)
 	return n, l.insertError("import refresh families", err)
@@ -284,13 +287,13 @@ func (l *archiveLoad) AddRefreshTokens(ctx context.Context, rs []domain.RefreshR
 		return 0, nil
 	}
 	if !l.tokens {
-		text, tm := textColumnType(l.tx), timeColumnType(l.tx)
+		text, tm := l.eng.textColumn(), l.eng.timeColumn()
 		_, err := l.tx.ExecContext(ctx, `CREATE TEMPORARY TABLE `+tokensTable+` (
 			id `+text+` NOT NULL, family_id `+text+` NOT NULL, user_id `+text+` NOT NULL,
 			issued_at `+tm+` NOT NULL, expires_at `+tm+` NOT NULL, used_at `+tm+`, revoked_at `+tm+`,
 			PRIMARY KEY (id))`)
 		if err != nil {
-			return 0, dbError("import refresh tokens: create a temporary table", err)
+			return 0, dberr.Wrap("import refresh tokens: create a temporary table", err)
 		}
 		l.tokens = true
 	}
@@ -312,7 +315,7 @@ func (l *archiveLoad) ConvertRefreshTokens(ctx context.Context) (stored, skipped
 	}
 	var families int
 	if err := l.tx.QueryRowContext(ctx, `SELECT count(DISTINCT family_id) FROM `+tokensTable).Scan(&families); err != nil {
-		return 0, 0, dbError("import refresh tokens: count their families", err)
+		return 0, 0, dberr.Wrap("import refresh tokens: count their families", err)
 	}
 	res, err := l.tx.ExecContext(ctx, convertRefreshTokens(tokensTable, l.merge))
 	if err != nil {
@@ -320,10 +323,10 @@ func (l *archiveLoad) ConvertRefreshTokens(ctx context.Context) (stored, skipped
 	}
 	n, err := res.RowsAffected()
 	if err != nil {
-		return 0, 0, dbError("import refresh tokens", err)
+		return 0, 0, dberr.Wrap("import refresh tokens", err)
 	}
 	if _, err := l.tx.ExecContext(ctx, `DROP TABLE `+tokensTable); err != nil {
-		return 0, 0, dbError("import refresh tokens: drop the temporary table", err)
+		return 0, 0, dberr.Wrap("import refresh tokens: drop the temporary table", err)
 	}
 	l.tokens = false
 	return int(n), families - int(n), nil
@@ -351,7 +354,7 @@ func (l *archiveLoad) Commit() error {
 	l.ended = true
 	defer l.leave()
 	if err := l.tx.Commit(); err != nil {
-		return translate(context.Background(), dbError("commit the import", err))
+		return dberr.Translate(context.Background(), dberr.Wrap("commit the import", err))
 	}
 	return nil
 }

@@ -9,6 +9,8 @@ import (
 	"github.com/uptrace/bun"
 	"github.com/uptrace/bun/migrate"
 
+	"github.com/cachegate/cachegate/adapters/bunstore/internal/bound"
+	"github.com/cachegate/cachegate/adapters/bunstore/internal/dberr"
 	"github.com/cachegate/cachegate/domain"
 	"github.com/cachegate/cachegate/ports"
 )
@@ -17,8 +19,8 @@ import (
 // "Audit trail"), username_norm for --user, indexes for the newest-first
 // listing and for retention. auditFoldDDL adds the columns of folded
 // login attempts.
-func auditDDL(db bun.IDB) []string {
-	text, tm := textColumnType(db), timeColumnType(db)
+func auditDDL(eng engine) []string {
+	text, tm := eng.textColumn(), eng.timeColumn()
 	return []string{
 		`CREATE TABLE IF NOT EXISTS auth_events (
 			id ` + text + ` NOT NULL,
@@ -45,12 +47,12 @@ func auditDDL(db bun.IDB) []string {
 // among the rows that have one, and an index of those rows by address and
 // time for counting an address's rows of a window. Both indexes are
 // partial, so events that are not folded pay nothing for them.
-func auditFoldMigration(ctx context.Context, m *migrate.Migrator, _ *migrate.Migration) error {
+func auditFoldMigration(ctx context.Context, eng engine, m *migrate.Migrator) error {
 	return m.DB().RunInTx(ctx, nil, func(ctx context.Context, tx bun.Tx) error {
 		for _, c := range []struct{ name, typ string }{
-			{"attempts", "INTEGER NOT NULL DEFAULT 1"}, {"last_at", timeColumnType(tx)}, {"fold_key", textColumnType(tx)},
+			{"attempts", "INTEGER NOT NULL DEFAULT 1"}, {"last_at", eng.timeColumn()}, {"fold_key", eng.textColumn()},
 		} {
-			if err := addColumnIfMissing(ctx, tx, "auth_events", c.name, c.typ); err != nil {
+			if err := eng.addColumnIfMissing(ctx, tx, "auth_events", c.name, c.typ); err != nil {
 				return fmt.Errorf("bunstore: add auth_events.%s: %w", c.name, err)
 			}
 		}
@@ -69,8 +71,8 @@ func auditFoldMigration(ctx context.Context, m *migrate.Migrator, _ *migrate.Mig
 // AuditLog is the ports.AuditLog (and ports.AuditFolder) of the
 // auth_events table.
 type AuditLog struct {
-	db     *bun.DB
-	bounds bounds
+	db     *DB
+	bounds bound.Bounds
 	fold   *foldBuffer
 }
 
@@ -81,15 +83,15 @@ var (
 
 // NewAuditLog returns the audit log over db, which must come from Open and
 // have been migrated.
-func NewAuditLog(db *bun.DB, opts ...RepoOption) *AuditLog {
-	return &AuditLog{db: db, bounds: newBounds(opts), fold: &foldBuffer{rows: map[string]*foldRow{}}}
+func NewAuditLog(db *DB) *AuditLog {
+	return &AuditLog{db: db, bounds: db.bounds, fold: &foldBuffer{rows: map[string]*foldRow{}}}
 }
 
 // RecordEvent stores e.
 func (l *AuditLog) RecordEvent(ctx context.Context, e domain.AuditEvent) (err error) {
-	ctx, done := l.bounds.enter(ctx)
+	ctx, done := l.bounds.Enter(ctx)
 	defer done(&err)
-	return insertEvents(ctx, l.db, []domain.AuditEvent{e})
+	return insertEvents(ctx, l.db.sql, []domain.AuditEvent{e})
 }
 
 // insertEvents stores es through db, a transaction when the events belong
@@ -104,7 +106,7 @@ func insertEvents(ctx context.Context, db bun.IDB, es []domain.AuditEvent) error
 			domain.NormalizeUsername(domain.CutAuditUsername(e.Username)),
 			e.Address, e.RequestID, e.Family, e.Reason, e.ActorID, domain.CutAuditUsername(e.ActorUsername), e.Detail)
 		if err != nil {
-			return dbError("record audit event", err)
+			return dberr.Wrap("record audit event", err)
 		}
 	}
 	return nil
@@ -126,7 +128,7 @@ func (l *AuditLog) QueryEvents(ctx context.Context, f ports.AuditFilter, address
 	if !validText(f.Username) || !validText(address) {
 		return nil, nil
 	}
-	ctx, done := l.bounds.enter(ctx)
+	ctx, done := l.bounds.Enter(ctx)
 	defer done(&err)
 	if err := l.flushHeld(ctx); err != nil {
 		return nil, err
@@ -164,9 +166,9 @@ func (l *AuditLog) QueryEvents(ctx context.Context, f ports.AuditFilter, address
 	if limit <= 0 {
 		limit = 1000
 	}
-	rows, err := l.db.QueryContext(ctx, q+` ORDER BY "at" DESC, id DESC LIMIT ?`, append(args, limit)...)
+	rows, err := l.db.sql.QueryContext(ctx, q+` ORDER BY "at" DESC, id DESC LIMIT ?`, append(args, limit)...)
 	if err != nil {
-		return nil, dbError("list audit events", err)
+		return nil, dberr.Wrap("list audit events", err)
 	}
 	defer rows.Close()
 	var out []domain.AuditEvent
@@ -179,7 +181,7 @@ func (l *AuditLog) QueryEvents(ctx context.Context, f ports.AuditFilter, address
 		)
 		if err := rows.Scan(&e.ID, &at, &ty, &e.UserID, &e.Username, &e.Address, &e.RequestID, &e.Family, &e.Reason,
 			&attempts, &last, &e.ActorID, &e.ActorUsername, &e.Detail); err != nil {
-			return nil, dbError("list audit events", err)
+			return nil, dberr.Wrap("list audit events", err)
 		}
 		e.Time, e.Type = at.Time, domain.AuditType(ty)
 		if attempts > 1 {
@@ -188,7 +190,7 @@ func (l *AuditLog) QueryEvents(ctx context.Context, f ports.AuditFilter, address
 		out = append(out, e)
 	}
 	if err := rows.Err(); err != nil {
-		return nil, dbError("list audit events", err)
+		return nil, dberr.Wrap("list audit events", err)
 	}
 	return out, nil
 }
@@ -196,19 +198,19 @@ func (l *AuditLog) QueryEvents(ctx context.Context, f ports.AuditFilter, address
 // PurgeEvents removes at most limit events older than before, oldest
 // first; replicas purging together take disjoint batches on PostgreSQL.
 func (l *AuditLog) PurgeEvents(ctx context.Context, before time.Time, limit int) (_ int, err error) {
-	ctx, done := l.bounds.enter(ctx)
+	ctx, done := l.bounds.Enter(ctx)
 	defer done(&err)
 	if limit < 1 {
 		return 0, nil
 	}
-	res, err := l.db.ExecContext(ctx, `DELETE FROM auth_events WHERE id IN (
-		SELECT id FROM auth_events WHERE "at" < ? ORDER BY "at" LIMIT ?`+skipLocked(l.db)+`)`, timeArg(before), limit)
+	res, err := l.db.sql.ExecContext(ctx, `DELETE FROM auth_events WHERE id IN (
+		SELECT id FROM auth_events WHERE "at" < ? ORDER BY "at" LIMIT ?`+l.db.eng.skipLocked()+`)`, timeArg(before), limit)
 	if err != nil {
-		return 0, dbError("purge audit events", err)
+		return 0, dberr.Wrap("purge audit events", err)
 	}
 	n, err := res.RowsAffected()
 	if err != nil {
-		return 0, dbError("purge audit events", err)
+		return 0, dberr.Wrap("purge audit events", err)
 	}
 	return int(n), nil
 }

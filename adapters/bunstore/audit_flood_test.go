@@ -12,8 +12,6 @@ import (
 	"testing"
 	"time"
 
-	"github.com/uptrace/bun"
-
 	"github.com/cachegate/cachegate/adapters/bunstore"
 	"github.com/cachegate/cachegate/adapters/josejwt"
 	"github.com/cachegate/cachegate/adapters/passhash"
@@ -45,7 +43,7 @@ func TestAuditGrowthUnderAFailedLoginFlood(t *testing.T) {
 		}
 		attempts = n
 	}
-	authForEachEngine(t, func(t *testing.T, newDB func(*testing.T) *bun.DB) {
+	authForEachEngine(t, func(t *testing.T, newDB func(*testing.T) *bunstore.DB) {
 		for _, sc := range []struct {
 			name   string
 			limits application.ThrottleLimits
@@ -61,7 +59,7 @@ func TestAuditGrowthUnderAFailedLoginFlood(t *testing.T) {
 	})
 }
 
-func floodAudit(t *testing.T, db *bun.DB, limits application.ThrottleLimits, attempts int) {
+func floodAudit(t *testing.T, db *bunstore.DB, limits application.ThrottleLimits, attempts int) {
 	ctx := context.Background()
 	clock := system.NewManualClock(time.Date(2030, 1, 1, 0, 0, 0, 0, time.UTC))
 	h, err := passhash.New(passhash.Options{BcryptCost: 4})
@@ -124,12 +122,12 @@ func floodAudit(t *testing.T, db *bun.DB, limits application.ThrottleLimits, att
 	}
 	added := auditBytes(t, db) - before
 	var rows, counted int64
-	if err := db.QueryRowContext(ctx, `SELECT count(*), coalesce(sum(attempts), 0) FROM auth_events`).Scan(&rows, &counted); err != nil {
+	if err := db.Bun().QueryRowContext(ctx, `SELECT count(*), coalesce(sum(attempts), 0) FROM auth_events`).Scan(&rows, &counted); err != nil {
 		t.Fatal(err)
 	}
 	t.Logf("%s: %d attempts (%d failed, %d throttled) in %.1f s of wall time (%.0f/s), one simulated hour: "+
 		"auth_events gained %d rows standing for %d attempts, %d bytes (%.1f KiB an hour)",
-		db.Dialect().Name(), attempts, failed.Load(), throttled.Load(), elapsed.Seconds(),
+		db.Bun().Dialect().Name(), attempts, failed.Load(), throttled.Load(), elapsed.Seconds(),
 		float64(attempts)/elapsed.Seconds(), rows, counted, added, float64(added)/1024)
 	if counted != int64(attempts) {
 		t.Errorf("the rows stand for %d attempts, want %d", counted, attempts)
@@ -145,14 +143,14 @@ func floodAudit(t *testing.T, db *bun.DB, limits application.ThrottleLimits, att
 }
 
 // auditBytes is the size of auth_events with its indexes.
-func auditBytes(t *testing.T, db *bun.DB) int64 {
+func auditBytes(t *testing.T, db *bunstore.DB) int64 {
 	t.Helper()
 	q := `SELECT coalesce(sum(pgsize), 0) FROM dbstat WHERE name IN (SELECT name FROM sqlite_master WHERE tbl_name = 'auth_events')`
-	if db.Dialect().Name().String() == "pg" {
+	if db.Bun().Dialect().Name().String() == "pg" {
 		q = `SELECT pg_total_relation_size('auth_events'::regclass)`
 	}
 	var n int64
-	if err := db.QueryRowContext(context.Background(), q).Scan(&n); err != nil {
+	if err := db.Bun().QueryRowContext(context.Background(), q).Scan(&n); err != nil {
 		t.Fatalf("measure auth_events: %v", err)
 	}
 	return n

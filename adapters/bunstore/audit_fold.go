@@ -6,6 +6,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/cachegate/cachegate/adapters/bunstore/internal/dberr"
 	"github.com/cachegate/cachegate/domain"
 )
 
@@ -92,7 +93,7 @@ func (l *AuditLog) FoldEvent(ctx context.Context, e domain.AuditEvent, f domain.
 	if !f.Folds(e) {
 		return fmt.Errorf("bunstore: fold audit event: %s is not folded", e.Type)
 	}
-	ctx, done := l.bounds.enter(ctx)
+	ctx, done := l.bounds.Enter(ctx)
 	defer done(&err)
 	e.Username = domain.CutAuditUsername(e.Username)
 	own, shared := f.Keys(e)
@@ -116,10 +117,10 @@ func (l *AuditLog) FoldEvent(ctx context.Context, e domain.AuditEvent, f domain.
 		// process's), and how many rows has the address in the window?
 		start := f.Start(e.Time)
 		var ownRows, addressRows int
-		if err := l.db.QueryRowContext(ctx, `SELECT (SELECT count(*) FROM auth_events WHERE fold_key = ?),
+		if err := l.db.sql.QueryRowContext(ctx, `SELECT (SELECT count(*) FROM auth_events WHERE fold_key = ?),
 			(SELECT count(*) FROM auth_events WHERE fold_key IS NOT NULL AND address = ? AND "at" >= ? AND "at" < ? AND type = ?)`,
 			own, e.Address, timeArg(start), timeArg(end), string(domain.AuditLoginFailed)).Scan(&ownRows, &addressRows); err != nil {
-			return dbError("fold audit event", err)
+			return dberr.Wrap("fold audit event", err)
 		}
 		if ownRows == 0 && addressRows >= f.Distinct {
 			key = shared
@@ -128,7 +129,7 @@ func (l *AuditLog) FoldEvent(ctx context.Context, e domain.AuditEvent, f domain.
 			}
 		}
 	}
-	_, err = l.db.ExecContext(ctx, `INSERT INTO auth_events
+	_, err = l.db.sql.ExecContext(ctx, `INSERT INTO auth_events
 		(id, "at", type, user_id, username, username_norm, address, request_id, family, reason, fold_key)
 		VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
 		ON CONFLICT (fold_key) WHERE fold_key IS NOT NULL DO UPDATE SET `+foldSet(func(c string) string {
@@ -142,7 +143,7 @@ func (l *AuditLog) FoldEvent(ctx context.Context, e domain.AuditEvent, f domain.
 	}),
 		e.ID, timeArg(e.Time), string(e.Type), e.UserID, e.Username, *add.norm, e.Address, e.RequestID, e.Family, e.Reason, key)
 	if err != nil {
-		return dbError("fold audit event", err)
+		return dberr.Wrap("fold audit event", err)
 	}
 	l.fold.wrote(key, end)
 	return nil
@@ -183,13 +184,13 @@ func (l *AuditLog) addAttempts1(ctx context.Context, key string, a foldAdd) (boo
 		"reason": str(a.reason)}
 	var args []any
 	set := foldSet(func(c string) string { args = append(args, vals[c]); return "?" })
-	res, err := l.db.ExecContext(ctx, `UPDATE auth_events SET `+set+` WHERE fold_key = ?`, append(args, key)...)
+	res, err := l.db.sql.ExecContext(ctx, `UPDATE auth_events SET `+set+` WHERE fold_key = ?`, append(args, key)...)
 	if err != nil {
-		return false, dbError("fold audit event", err)
+		return false, dberr.Wrap("fold audit event", err)
 	}
 	n, err := res.RowsAffected()
 	if err != nil {
-		return false, dbError("fold audit event", err)
+		return false, dberr.Wrap("fold audit event", err)
 	}
 	return n > 0, nil
 }
@@ -198,7 +199,7 @@ func (l *AuditLog) addAttempts1(ctx context.Context, key string, a foldAdd) (boo
 // it before closing the database, so that a process that stops loses
 // none.
 func (l *AuditLog) Flush(ctx context.Context) (err error) {
-	ctx, done := l.bounds.enter(ctx)
+	ctx, done := l.bounds.Enter(ctx)
 	defer done(&err)
 	return l.flushHeld(ctx)
 }
@@ -222,7 +223,7 @@ func (l *AuditLog) flushHeld(ctx context.Context) error {
 // flushHeldLater is flushHeld run by the buffer's timer. A failure loses
 // those counts, as a failed RecordEvent loses its event.
 func (l *AuditLog) flushHeldLater() {
-	ctx, done := l.bounds.enter(context.Background())
+	ctx, done := l.bounds.Enter(context.Background())
 	err := l.flushHeld(ctx)
 	done(&err)
 }

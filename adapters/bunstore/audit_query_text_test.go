@@ -4,8 +4,6 @@ import (
 	"testing"
 	"time"
 
-	"github.com/uptrace/bun"
-
 	"github.com/cachegate/cachegate/adapters/bunstore"
 	"github.com/cachegate/cachegate/domain"
 	"github.com/cachegate/cachegate/ports"
@@ -17,7 +15,7 @@ import (
 // value, so the query selects nothing, on every engine, without error.
 func TestAuditQueryWithTextNoEventHoldsSelectsNothing(t *testing.T) {
 	t.Parallel()
-	authForEachEngine(t, func(t *testing.T, newDB func(*testing.T) *bun.DB) {
+	authForEachEngine(t, func(t *testing.T, newDB func(*testing.T) *bunstore.DB) {
 		log := bunstore.NewAuditLog(newDB(t))
 		at := time.Date(2026, 11, 27, 6, 0, 0, 0, time.UTC)
 		if err := log.RecordEvent(t.Context(), domain.AuditEvent{ID: "0190a000-0000-7000-8000-0000000000a1", Type: domain.AuditLogout,

@@ -5,8 +5,6 @@ import (
 	"testing"
 	"time"
 
-	"github.com/uptrace/bun"
-
 	"github.com/cachegate/cachegate/adapters/bunstore"
 	"github.com/cachegate/cachegate/domain"
 	"github.com/cachegate/cachegate/ports"
@@ -15,14 +13,14 @@ import (
 
 func TestAuthAuditLog(t *testing.T) {
 	t.Parallel()
-	authForEachEngine(t, func(t *testing.T, newDB func(*testing.T) *bun.DB) {
+	authForEachEngine(t, func(t *testing.T, newDB func(*testing.T) *bunstore.DB) {
 		contract.AuditLog(t, func(t *testing.T) ports.AuditLog { return bunstore.NewAuditLog(newDB(t)) })
 	})
 }
 
 func TestAuthAuditWithChanges(t *testing.T) {
 	t.Parallel()
-	authForEachEngine(t, func(t *testing.T, newDB func(*testing.T) *bun.DB) {
+	authForEachEngine(t, func(t *testing.T, newDB func(*testing.T) *bunstore.DB) {
 		contract.AuditWithChanges(t, func(t *testing.T) contract.AuditStores {
 			db := newDB(t)
 			return contract.AuditStores{Users: bunstore.NewUserRepository(db), Refresh: bunstore.NewRefreshStore(db),
@@ -33,7 +31,7 @@ func TestAuthAuditWithChanges(t *testing.T) {
 
 func TestAuthAuditFold(t *testing.T) {
 	t.Parallel()
-	authForEachEngine(t, func(t *testing.T, newDB func(*testing.T) *bun.DB) {
+	authForEachEngine(t, func(t *testing.T, newDB func(*testing.T) *bunstore.DB) {
 		contract.AuditFold(t, func(t *testing.T) contract.AuditFoldLog { return bunstore.NewAuditLog(newDB(t)) })
 	})
 }
@@ -45,7 +43,7 @@ func TestAuthAuditFold(t *testing.T) {
 // by the contract suite (contract.AuditFold) and the flood test.
 func TestAuthAuditFoldHoldsAFloodsAttempts(t *testing.T) {
 	t.Parallel()
-	authForEachEngine(t, func(t *testing.T, newDB func(*testing.T) *bun.DB) {
+	authForEachEngine(t, func(t *testing.T, newDB func(*testing.T) *bunstore.DB) {
 		db := newDB(t)
 		writer, reader := bunstore.NewAuditLog(db), bunstore.NewAuditLog(db)
 		fold := domain.DefaultAuditFold

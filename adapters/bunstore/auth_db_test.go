@@ -18,10 +18,10 @@ import (
 // file in t.TempDir() on SQLite; on PostgreSQL a schema of its own in one
 // database per engine run (creating a database per store would cost half
 // a second each).
-func authForEachEngine(t *testing.T, suite func(t *testing.T, newDB func(t *testing.T) *bun.DB)) {
+func authForEachEngine(t *testing.T, suite func(t *testing.T, newDB func(t *testing.T) *bunstore.DB)) {
 	t.Run("sqlite", func(t *testing.T) {
 		t.Parallel()
-		suite(t, func(t *testing.T) *bun.DB {
+		suite(t, func(t *testing.T) *bunstore.DB {
 			return authOpen(t, "sqlite:"+filepath.Join(t.TempDir(), "auth.db"))
 		})
 	})
@@ -30,9 +30,9 @@ func authForEachEngine(t *testing.T, suite func(t *testing.T, newDB func(t *test
 		base := pgtest.New(t)
 		admin := authOpen(t, base)
 		var schemas atomic.Int64
-		suite(t, func(t *testing.T) *bun.DB {
+		suite(t, func(t *testing.T) *bunstore.DB {
 			schema := fmt.Sprintf("auth_%d", schemas.Add(1))
-			if _, err := admin.ExecContext(t.Context(), "CREATE SCHEMA ?", bun.Ident(schema)); err != nil {
+			if _, err := admin.Bun().ExecContext(t.Context(), "CREATE SCHEMA ?", bun.Ident(schema)); err != nil {
 				t.Fatalf("create schema: %v", err)
 			}
 			return authOpen(t, base+"&search_path="+schema)
@@ -41,7 +41,7 @@ func authForEachEngine(t *testing.T, suite func(t *testing.T, newDB func(t *test
 }
 
 // authOpen opens and migrates the database at dsn, closing it at cleanup.
-func authOpen(t *testing.T, dsn string) *bun.DB {
+func authOpen(t *testing.T, dsn string) *bunstore.DB {
 	t.Helper()
 	ctx := context.WithoutCancel(t.Context())
 	db, err := bunstore.Open(ctx, dsn)

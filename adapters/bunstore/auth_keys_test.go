@@ -3,8 +3,6 @@ package bunstore_test
 import (
 	"testing"
 
-	"github.com/uptrace/bun"
-
 	"github.com/cachegate/cachegate/adapters/bunstore"
 	"github.com/cachegate/cachegate/ports"
 	"github.com/cachegate/cachegate/test/contract"
@@ -12,7 +10,7 @@ import (
 
 func TestAuthKeyStore(t *testing.T) {
 	t.Parallel()
-	authForEachEngine(t, func(t *testing.T, newDB func(*testing.T) *bun.DB) {
+	authForEachEngine(t, func(t *testing.T, newDB func(*testing.T) *bunstore.DB) {
 		contract.KeyStore(t, func(t *testing.T) ports.KeyStore { return bunstore.NewKeyStore(newDB(t)) })
 	})
 }

@@ -16,7 +16,7 @@ func TestRevokedFamiliesUsesTheRevokedIndex(t *testing.T) {
 	db := authOpen(t, "sqlite:"+filepath.Join(t.TempDir(), "plan.db"))
 	var id, parent, notused int
 	var detail string
-	err := db.QueryRowContext(t.Context(), "EXPLAIN QUERY PLAN "+bunstore.RevokedFamiliesQuery, "2026-01-01").
+	err := db.Bun().QueryRowContext(t.Context(), "EXPLAIN QUERY PLAN "+bunstore.RevokedFamiliesQuery, "2026-01-01").
 		Scan(&id, &parent, &notused, &detail)
 	if err != nil {
 		t.Fatal(err)
@@ -33,7 +33,7 @@ func TestRevokedFamiliesUsesTheRevokedIndex(t *testing.T) {
 func TestEvictionReadsTheLiveIndex(t *testing.T) {
 	t.Parallel()
 	db := authOpen(t, "sqlite:"+filepath.Join(t.TempDir(), "plan.db"))
-	rows, err := db.QueryContext(t.Context(), "EXPLAIN QUERY PLAN "+bunstore.EvictQuery,
+	rows, err := db.Bun().QueryContext(t.Context(), "EXPLAIN QUERY PLAN "+bunstore.EvictQuery,
 		"2026-01-01", "u1", "2026-01-01", "u1", "2026-01-01", 100)
 	if err != nil {
 		t.Fatal(err)

@@ -4,8 +4,6 @@ import (
 	"testing"
 	"time"
 
-	"github.com/uptrace/bun"
-
 	"github.com/cachegate/cachegate/adapters/bunstore"
 	"github.com/cachegate/cachegate/domain"
 	"github.com/cachegate/cachegate/ports"
@@ -15,21 +13,21 @@ import (
 
 func TestAuthRefreshStore(t *testing.T) {
 	t.Parallel()
-	authForEachEngine(t, func(t *testing.T, newDB func(*testing.T) *bun.DB) {
+	authForEachEngine(t, func(t *testing.T, newDB func(*testing.T) *bunstore.DB) {
 		contract.RefreshStore(t, func(t *testing.T) ports.RefreshStore { return bunstore.NewRefreshStore(newDB(t)) })
 	})
 }
 
 func TestAuthRevocationFeed(t *testing.T) {
 	t.Parallel()
-	authForEachEngine(t, func(t *testing.T, newDB func(*testing.T) *bun.DB) {
+	authForEachEngine(t, func(t *testing.T, newDB func(*testing.T) *bunstore.DB) {
 		contract.RevocationFeed(t, func(t *testing.T) contract.RevocationStore { return bunstore.NewRefreshStore(newDB(t)) })
 	})
 }
 
 func TestAuthSessionEvictor(t *testing.T) {
 	t.Parallel()
-	authForEachEngine(t, func(t *testing.T, newDB func(*testing.T) *bun.DB) {
+	authForEachEngine(t, func(t *testing.T, newDB func(*testing.T) *bunstore.DB) {
 		contract.SessionEvictor(t, func(t *testing.T) contract.SessionBoundStore { return bunstore.NewRefreshStore(newDB(t)) })
 	})
 }
@@ -52,7 +50,7 @@ func TestAuthRevokeFamilyCatchesConcurrentSuccessor(t *testing.T) {
 	}
 
 	// A rotation of t1 to t2, caught before its commit.
-	tx, err := db.BeginTx(ctx, nil)
+	tx, err := db.Bun().BeginTx(ctx, nil)
 	if err != nil {
 		t.Fatalf("begin: %v", err)
 	}
@@ -80,11 +78,11 @@ func TestAuthRevokeFamilyCatchesConcurrentSuccessor(t *testing.T) {
 
 // authAwaitLockWait returns once a session of db's database waits for a
 // lock.
-func authAwaitLockWait(t *testing.T, db *bun.DB) {
+func authAwaitLockWait(t *testing.T, db *bunstore.DB) {
 	t.Helper()
 	for {
 		var n int
-		err := db.QueryRowContext(t.Context(), `SELECT count(*) FROM pg_stat_activity
+		err := db.Bun().QueryRowContext(t.Context(), `SELECT count(*) FROM pg_stat_activity
 			WHERE datname = current_database() AND wait_event_type = 'Lock'`).Scan(&n)
 		if err != nil {
 			t.Fatalf("read pg_stat_activity: %v", err)

@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 
+	"github.com/cachegate/cachegate/adapters/bunstore/internal/dberr"
 	"github.com/uptrace/bun"
 	"github.com/uptrace/bun/migrate"
 )
@@ -39,43 +40,43 @@ func retiredAuthTables() []string { return []string{"refresh_tokens"} }
 // authMigrations returns the schema migrations of the authentication
 // tables, in order. Their names sort after the cache tables' migrations
 // (20261125000100_cache_…), so Migrate runs them last.
-func authMigrations() []migrate.Migration {
+func authMigrations(eng engine) []migrate.Migration {
 	return []migrate.Migration{{
 		Name: "20261125000200_auth_tables",
-		Up:   authMigration(authTablesDDL),
-		Down: authMigration(func(bun.IDB) []string { return authDropDDL }),
+		Up:   authMigration(eng, authTablesDDL),
+		Down: authMigration(eng, func(engine) []string { return authDropDDL }),
 	}, {
 		Name: "20261126000200_auth_sessions_keys",
-		Up:   sessionsKeysMigration,
+		Up:   withEngine(eng, sessionsKeysMigration),
 		Down: func(context.Context, *migrate.Migrator, *migrate.Migration) error { return nil },
 	}, {
 		Name: "20261126000300_auth_events",
-		Up:   authMigration(auditDDL),
-		Down: authMigration(func(bun.IDB) []string { return []string{`DROP TABLE IF EXISTS auth_events`} }),
+		Up:   authMigration(eng, auditDDL),
+		Down: authMigration(eng, func(engine) []string { return []string{`DROP TABLE IF EXISTS auth_events`} }),
 	}, {
 		Name: "20261127000100_auth_refresh_families",
-		Up:   refreshFamiliesMigration,
-		Down: authMigration(func(bun.IDB) []string { return []string{`DROP TABLE IF EXISTS refresh_families`} }),
+		Up:   withEngine(eng, refreshFamiliesMigration),
+		Down: authMigration(eng, func(engine) []string { return []string{`DROP TABLE IF EXISTS refresh_families`} }),
 	}, {
 		Name: "20261127002500_signing_keys_signs_from",
-		Up:   signsFromMigration,
+		Up:   withEngine(eng, signsFromMigration),
 		Down: func(context.Context, *migrate.Migrator, *migrate.Migration) error { return nil },
 	}, {
 		Name: "20261128000700_auth_events_fold",
-		Up:   auditFoldMigration,
+		Up:   withEngine(eng, auditFoldMigration),
 		Down: func(context.Context, *migrate.Migrator, *migrate.Migration) error { return nil },
 	}, {
 		Name: "20261129002700_admin",
-		Up:   adminMigration,
+		Up:   withEngine(eng, adminMigration),
 		Down: func(context.Context, *migrate.Migrator, *migrate.Migration) error { return nil },
 	}, {
 		Name: "20261130000100_refresh_families_digest",
-		Up:   refreshDigestMigration,
+		Up:   withEngine(eng, refreshDigestMigration),
 		Down: func(context.Context, *migrate.Migrator, *migrate.Migration) error { return nil },
 	}, {
 		Name: "20261215000100_refresh_families_live",
-		Up:   authMigration(func(bun.IDB) []string { return []string{refreshLiveIndexDDL} }),
-		Down: authMigration(func(bun.IDB) []string { return []string{`DROP INDEX IF EXISTS refresh_families_live_idx`} }),
+		Up:   authMigration(eng, func(engine) []string { return []string{refreshLiveIndexDDL} }),
+		Down: authMigration(eng, func(engine) []string { return []string{`DROP INDEX IF EXISTS refresh_families_live_idx`} }),
 	}}
 }
 
@@ -85,14 +86,14 @@ func authMigrations() []migrate.Migration {
 // every replica), signing_keys.revoked_at, and erases the private halves
 // of keys already retired. Each step is idempotent: SQLite has no ADD
 // COLUMN IF NOT EXISTS, so the column is looked for first.
-func sessionsKeysMigration(ctx context.Context, m *migrate.Migrator, _ *migrate.Migration) error {
+func sessionsKeysMigration(ctx context.Context, eng engine, m *migrate.Migrator) error {
 	return m.DB().RunInTx(ctx, nil, func(ctx context.Context, tx bun.Tx) error {
-		if err := addColumnIfMissing(ctx, tx, "signing_keys", "revoked_at", timeColumnType(tx)); err != nil {
+		if err := eng.addColumnIfMissing(ctx, tx, "signing_keys", "revoked_at", eng.timeColumn()); err != nil {
 			return fmt.Errorf("bunstore: add signing_keys.revoked_at: %w", err)
 		}
 		// refresh_tokens is gone when a process migrating the same SQLite
 		// file at once already ran 20261127000100, which replaces it.
-		if exists, err := tableExists(ctx, tx, "refresh_tokens"); err != nil {
+		if exists, err := tableExists(ctx, eng, tx, "refresh_tokens"); err != nil {
 			return err
 		} else if exists {
 			if _, err := tx.ExecContext(ctx, `CREATE INDEX IF NOT EXISTS refresh_tokens_revoked_at_idx
@@ -108,18 +109,18 @@ func sessionsKeysMigration(ctx context.Context, m *migrate.Migrator, _ *migrate.
 	})
 }
 
-// addColumnIfMissing adds column to table unless it is there.
-func addColumnIfMissing(ctx context.Context, tx bun.Tx, table, column, typ string) error {
-	return engineOf(tx).addColumnIfMissing(ctx, tx, table, column, typ)
+// withEngine returns the migration step fn on the database of eng.
+func withEngine(eng engine, fn func(ctx context.Context, eng engine, m *migrate.Migrator) error) func(context.Context, *migrate.Migrator, *migrate.Migration) error {
+	return func(ctx context.Context, m *migrate.Migrator, _ *migrate.Migration) error { return fn(ctx, eng, m) }
 }
 
 // authMigration returns a migration step running the statements ddl
 // makes for the database at hand, in one transaction. Every statement is
 // idempotent, so processes racing on one SQLite file may both run it.
-func authMigration(ddl func(bun.IDB) []string) func(context.Context, *migrate.Migrator, *migrate.Migration) error {
+func authMigration(eng engine, ddl func(engine) []string) func(context.Context, *migrate.Migrator, *migrate.Migration) error {
 	return func(ctx context.Context, m *migrate.Migrator, _ *migrate.Migration) error {
 		return m.DB().RunInTx(ctx, nil, func(ctx context.Context, tx bun.Tx) error {
-			for _, stmt := range ddl(tx) {
+			for _, stmt := range ddl(eng) {
 				if _, err := tx.ExecContext(ctx, stmt); err != nil {
 					return fmt.Errorf("bunstore: create the authentication tables: %w", err)
 				}
@@ -130,8 +131,8 @@ func authMigration(ddl func(bun.IDB) []string) func(context.Context, *migrate.Mi
 }
 
 // authTablesDDL returns the statements creating the authentication tables.
-func authTablesDDL(db bun.IDB) []string {
-	text, tm, bytes, serial := textColumnType(db), timeColumnType(db), bytesColumnType(db), serialPrimaryKey(db)
+func authTablesDDL(eng engine) []string {
+	text, tm, bytes, serial := eng.textColumn(), eng.timeColumn(), eng.bytesColumn(), eng.serialPrimaryKey()
 	return []string{
 		`CREATE TABLE IF NOT EXISTS users (
 			id ` + text + ` NOT NULL,
@@ -189,13 +190,13 @@ var authDropDDL = []string{
 // error comes back as is; failing to begin or commit is wrapped naming op.
 // On SQLite the transaction is IMMEDIATE (see Open), so it holds the write
 // lock from the start and never meets a stale snapshot.
-func authInTx(ctx context.Context, db *bun.DB, op string, fn func(ctx context.Context, tx bun.Tx) error) error {
-	leave, err := enterWriter(ctx, writeGate(db))
+func authInTx(ctx context.Context, db *DB, op string, fn func(ctx context.Context, tx bun.Tx) error) error {
+	leave, err := enterWriter(ctx, db.gate)
 	if err != nil {
-		return dbError(op, err)
+		return dberr.Wrap(op, err)
 	}
 	defer leave()
-	return inTx(ctx, db, op, fn)
+	return inTx(ctx, db.sql, op, fn)
 }
 
 // inTx is authInTx for a caller that already holds the write gate (or
@@ -203,14 +204,14 @@ func authInTx(ctx context.Context, db *bun.DB, op string, fn func(ctx context.Co
 func inTx(ctx context.Context, db *bun.DB, op string, fn func(ctx context.Context, tx bun.Tx) error) error {
 	tx, err := db.BeginTx(ctx, nil)
 	if err != nil {
-		return dbError(op, err)
+		return dberr.Wrap(op, err)
 	}
 	if err := fn(ctx, tx); err != nil {
 		_ = tx.Rollback()
 		return err
 	}
 	if err := tx.Commit(); err != nil {
-		return dbError(op, err)
+		return dberr.Wrap(op, err)
 	}
 	return nil
 }

@@ -35,7 +35,7 @@ func TestAuthMigrationsCreateTheAuthTablesIdempotently(t *testing.T) {
 			}
 			for _, table := range authTables() {
 				var n int
-				if err := db.QueryRowContext(ctx, "SELECT count(*) FROM ?", bun.Ident(table)).Scan(&n); err != nil {
+				if err := db.sql.QueryRowContext(ctx, "SELECT count(*) FROM ?", bun.Ident(table)).Scan(&n); err != nil {
 					t.Errorf("table %s: %v", table, err)
 				}
 			}
@@ -46,17 +46,17 @@ func TestAuthMigrationsCreateTheAuthTablesIdempotently(t *testing.T) {
 
 // authWantDown runs the down step of the authentication migration and
 // checks the tables are gone.
-func authWantDown(ctx context.Context, t *testing.T, db *bun.DB) {
+func authWantDown(ctx context.Context, t *testing.T, db *DB) {
 	t.Helper()
-	migrator := migrate.NewMigrator(db, migrate.NewMigrations())
-	for _, m := range authMigrations() {
+	migrator := migrate.NewMigrator(db.sql, migrate.NewMigrations())
+	for _, m := range authMigrations(db.eng) {
 		if err := m.Down(ctx, migrator, &m); err != nil {
 			t.Fatalf("down %s: %v", m.Name, err)
 		}
 	}
 	for _, table := range authTables() {
 		var n int
-		if err := db.QueryRowContext(ctx, "SELECT count(*) FROM ?", bun.Ident(table)).Scan(&n); err == nil {
+		if err := db.sql.QueryRowContext(ctx, "SELECT count(*) FROM ?", bun.Ident(table)).Scan(&n); err == nil {
 			t.Errorf("table %s still exists after the down migration", table)
 		}
 	}

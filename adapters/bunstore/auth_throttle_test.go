@@ -4,8 +4,6 @@ import (
 	"path/filepath"
 	"testing"
 
-	"github.com/uptrace/bun"
-
 	"github.com/cachegate/cachegate/adapters/bunstore"
 	"github.com/cachegate/cachegate/ports"
 	"github.com/cachegate/cachegate/test/contract"
@@ -14,7 +12,7 @@ import (
 
 func TestAuthLoginThrottle(t *testing.T) {
 	t.Parallel()
-	authForEachEngine(t, func(t *testing.T, newDB func(*testing.T) *bun.DB) {
+	authForEachEngine(t, func(t *testing.T, newDB func(*testing.T) *bunstore.DB) {
 		contract.LoginThrottle(t, func(t *testing.T) ports.LoginThrottle { return bunstore.NewLoginThrottle(newDB(t)) })
 	})
 }

@@ -2,8 +2,6 @@ package bunstore
 
 import (
 	"context"
-
-	"github.com/uptrace/bun"
 )
 
 // Backup writes a consistent copy of an SQLite database to a new file at
@@ -13,6 +11,6 @@ import (
 // The file has mode 0600 from its first byte. An existing path is refused,
 // never overwritten.
 // PostgreSQL has its own tools (pg_dump, pg_basebackup): Backup refuses it.
-func Backup(ctx context.Context, db *bun.DB, path string) error {
-	return engineOf(db).backup(ctx, db, path)
+func Backup(ctx context.Context, db *DB, path string) error {
+	return db.eng.backup(ctx, db.sql, path)
 }

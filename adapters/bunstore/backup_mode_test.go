@@ -28,7 +28,7 @@ func TestBackupFileIsReadableByItsOwnerOnly(t *testing.T) {
 	// Bulk, so the copy takes a while to write.
 	for _, q := range []string{"CREATE TABLE bulk (b BLOB)",
 		"WITH RECURSIVE n(i) AS (SELECT 1 UNION ALL SELECT i + 1 FROM n WHERE i < 1024) INSERT INTO bulk SELECT zeroblob(2048) FROM n"} {
-		if _, err := db.ExecContext(t.Context(), q); err != nil {
+		if _, err := db.Bun().ExecContext(t.Context(), q); err != nil {
 			t.Fatal(err)
 		}
 	}

@@ -10,6 +10,8 @@ import (
 
 	"github.com/uptrace/bun"
 
+	"github.com/cachegate/cachegate/adapters/bunstore/internal/bound"
+	"github.com/cachegate/cachegate/adapters/bunstore/internal/dberr"
 	"github.com/cachegate/cachegate/domain"
 	"github.com/cachegate/cachegate/ports"
 )
@@ -40,10 +42,12 @@ type CacheRepository struct {
 	table bun.Ident
 	// name is the table's name as a value: its entity in cache_usage.
 	name   string
-	bounds bounds
+	bounds bound.Bounds
 	// eng is the engine of db, chosen once here (engine.go).
 	eng    engine
-	handle *bun.DB
+	handle *DB
+	// paging overrides the page bounds of List, for tests (cache_page.go).
+	paging listPaging
 	// writer runs the entry writes: directly, in the SQLite write group,
 	// or with PostgreSQL's create batches (cache_writer.go). The
 	// constructor chooses once.
@@ -57,8 +61,8 @@ var _ ports.CacheRepository = (*CacheRepository)(nil)
 
 // NewCacheRepository returns the repository of table, which Migrate
 // created.
-func NewCacheRepository(db *bun.DB, table string, opts ...RepoOption) *CacheRepository {
-	r := &CacheRepository{db: db, table: bun.Ident(table), name: table, bounds: newBounds(opts), eng: engineOf(db), handle: db}
+func NewCacheRepository(db *DB, table string) *CacheRepository {
+	r := &CacheRepository{db: db.sql, table: bun.Ident(table), name: table, bounds: db.bounds, eng: db.eng, handle: db}
 	r.writer = newEntryWriter(r, db)
 	return r
 }
@@ -80,9 +84,9 @@ const deadAt = "(date_deleted IS NOT NULL OR expires_at <= ?)"
 // id and e's natural key, the id wins: ErrCacheIDTaken, as the port says.
 // A conflict is reported before the quota (cache_quota.go).
 func (r *CacheRepository) Create(ctx context.Context, e domain.Entry, now time.Time, q domain.Quota) (err error) {
-	enter := r.bounds.enter
+	enter := r.bounds.Enter
 	if r.writer.groupsCreates() {
-		enter = r.bounds.enterGrouped
+		enter = r.bounds.EnterGrouped
 	}
 	ctx, done := enter(ctx)
 	defer done(&err)
@@ -125,9 +129,9 @@ func (r *CacheRepository) createWith(ctx context.Context, db bun.IDB, e domain.E
 			quotaTry++
 			continue
 		}
-		uv, ok := asUniqueViolation(err)
+		uv, ok := dberr.AsUniqueViolation(err)
 		if !ok {
-			return dbError("create entry", err)
+			return dberr.Wrap("create entry", err)
 		}
 		removed := int64(0)
 		if try < maxCreateTries {
@@ -135,19 +139,19 @@ func (r *CacheRepository) createWith(ctx context.Context, db bun.IDB, e domain.E
 			removed, err = r.exec(ctx, db, "DELETE FROM ? WHERE (id = ? OR (key = ? AND type = ? AND assignee_id = ? AND date_deleted IS NULL)) AND "+deadAt,
 				r.table, e.ID, e.Key, e.Type, e.AssigneeID, timeArg(now))
 			if err != nil {
-				return dbError("clear dead entries", err)
+				return dberr.Wrap("clear dead entries", err)
 			}
 		}
 		try++
 		if removed == 0 {
-			if uv.primaryKey {
+			if uv.PrimaryKey {
 				return domain.ErrCacheIDTaken
 			}
 			// SQLite names only the first constraint it trips over; ask
 			// whether the id is taken too.
 			n, err := db.NewSelect().TableExpr("?", r.table).Where("id = ?", e.ID).Count(ctx)
 			if err != nil {
-				return dbError("check entry id", err)
+				return dberr.Wrap("check entry id", err)
 			}
 			if n > 0 {
 				return domain.ErrCacheIDTaken
@@ -174,7 +178,7 @@ func (r *CacheRepository) conflictOr(ctx context.Context, db bun.IDB, e domain.E
 
 // Get implements ports.CacheRepository.
 func (r *CacheRepository) Get(ctx context.Context, id string, now time.Time) (_ domain.Entry, err error) {
-	ctx, done := r.bounds.enter(ctx)
+	ctx, done := r.bounds.Enter(ctx)
 	defer done(&err)
 	return r.get(ctx, r.db, id, now)
 }
@@ -194,7 +198,7 @@ func (r *CacheRepository) get(ctx context.Context, db bun.IDB, id string, now ti
 
 // GetByKey implements ports.CacheRepository.
 func (r *CacheRepository) GetByKey(ctx context.Context, k domain.NaturalKey, now time.Time) (_ domain.Entry, err error) {
-	ctx, done := r.bounds.enter(ctx)
+	ctx, done := r.bounds.Enter(ctx)
 	defer done(&err)
 	return r.getOne(ctx, r.db, now, "SELECT "+cacheColumns+" FROM ? WHERE key = ? AND type = ? AND assignee_id = ? AND date_deleted IS NULL",
 		r.table, k.Key, k.Type, k.AssigneeID)
@@ -204,7 +208,7 @@ func (r *CacheRepository) GetByKey(ctx context.Context, k domain.NaturalKey, now
 // expired at now.
 func (r *CacheRepository) getOne(ctx context.Context, db bun.IDB, now time.Time, query string, args ...any) (domain.Entry, error) {
 	var e domain.Entry
-	err := withRetry(ctx, func() error {
+	err := dberr.WithRetry(ctx, func() error {
 		var err error
 		e, err = scanEntry(db.QueryRowContext(ctx, query, args...))
 		return err
@@ -216,7 +220,7 @@ func (r *CacheRepository) getOne(ctx context.Context, db bun.IDB, now time.Time,
 	case errors.Is(err, sql.ErrNoRows):
 		return domain.Entry{}, domain.ErrCacheNotFound
 	case err != nil:
-		return domain.Entry{}, dbError("read entry", err)
+		return domain.Entry{}, dberr.Wrap("read entry", err)
 	}
 	return e, nil
 }
@@ -225,7 +229,7 @@ func (r *CacheRepository) getOne(ctx context.Context, db bun.IDB, now time.Time,
 // repository; every other field, DateUpdated included, is what fn left
 // (the id excepted, which fn cannot change).
 func (r *CacheRepository) Update(ctx context.Context, id string, now time.Time, q domain.Quota, fn func(*domain.Entry) error) (_ domain.Entry, err error) {
-	ctx, done := r.bounds.enter(ctx)
+	ctx, done := r.bounds.Enter(ctx)
 	defer done(&err)
 	var next domain.Entry
 	err = r.writer.write(ctx, func(ctx context.Context, db bun.IDB) error {
@@ -280,15 +284,15 @@ func (r *CacheRepository) replace(ctx context.Context, db bun.IDB, cur, next dom
 		if err == nil {
 			return 0, r.updateRefusal(ctx, db, g, cur, next, now)
 		}
-		if _, ok := asUniqueViolation(err); !ok {
-			return 0, dbError("update entry", err)
+		if _, ok := dberr.AsUniqueViolation(err); !ok {
+			return 0, dberr.Wrap("update entry", err)
 		}
 		removed := int64(0)
 		if try < maxCreateTries {
 			removed, err = r.exec(ctx, db, "DELETE FROM ? WHERE key = ? AND type = ? AND assignee_id = ? AND date_deleted IS NULL AND id <> ? AND "+deadAt,
 				r.table, next.Key, next.Type, next.AssigneeID, next.ID, timeArg(now))
 			if err != nil {
-				return 0, dbError("clear dead entries", err)
+				return 0, dberr.Wrap("clear dead entries", err)
 			}
 		}
 		if removed == 0 {
@@ -302,9 +306,9 @@ func (r *CacheRepository) replace(ctx context.Context, db bun.IDB, cur, next dom
 func (r *CacheRepository) updateRow(ctx context.Context, db bun.IDB, cur, next domain.Entry, g *quotaGuard) (int64, error) {
 	if tx, ok := db.(bun.Tx); ok && r.writer.statements() != nil {
 		args := []any{next.Key, next.Type, next.AssigneeID, string(next.Data), next.Version,
-			driverTime(db, next.DateCreated), driverTime(db, next.DateUpdated), driverNullTime(db, next.DateDeleted),
-			driverNullTime(db, next.ExpiresAt), foldedArg(next.Key), foldedArg(next.Type),
-			cur.ID, cur.Version, driverTime(db, cur.DateCreated)}
+			driverTime(r.eng, next.DateCreated), driverTime(r.eng, next.DateUpdated), driverNullTime(r.eng, next.DateDeleted),
+			driverNullTime(r.eng, next.ExpiresAt), foldedArg(next.Key), foldedArg(next.Type),
+			cur.ID, cur.Version, driverTime(r.eng, cur.DateCreated)}
 		if g == nil {
 			return r.execPrepared(ctx, tx, stmtUpdate, args...)
 		}
@@ -341,13 +345,13 @@ func (r *CacheRepository) updateRefusal(ctx context.Context, db bun.IDB, g *quot
 		return nil
 	}
 	var same int
-	err := withRetry(ctx, func() error {
+	err := dberr.WithRetry(ctx, func() error {
 		return db.QueryRowContext(ctx, "SELECT count(*) FROM ? WHERE id = ? AND version = ? AND date_created = ? AND date_deleted IS NULL",
 			r.table, cur.ID, cur.Version, timeArg(cur.DateCreated)).Scan(&same)
 	})
 	switch {
 	case err != nil:
-		return dbError("read entry", err)
+		return dberr.Wrap("read entry", err)
 	case same == 0:
 		return nil
 	}
@@ -372,7 +376,7 @@ func (r *CacheRepository) keyConflictOr(ctx context.Context, db bun.IDB, cur, ne
 
 // Delete implements ports.CacheRepository.
 func (r *CacheRepository) Delete(ctx context.Context, id string, now time.Time, fn func(domain.Entry) error) (_ domain.Entry, err error) {
-	ctx, done := r.bounds.enter(ctx)
+	ctx, done := r.bounds.Enter(ctx)
 	defer done(&err)
 	now = domain.Normalize(now)
 	var gone domain.Entry
@@ -396,7 +400,7 @@ func (r *CacheRepository) delete(ctx context.Context, db bun.IDB, id string, now
 		n, err := r.exec(ctx, db, "UPDATE ? SET date_deleted = ? WHERE id = ? AND version = ? AND date_created = ? AND date_deleted IS NULL",
 			r.table, timeArg(now), cur.ID, cur.Version, timeArg(cur.DateCreated))
 		if err != nil {
-			return domain.Entry{}, dbError("delete entry", err)
+			return domain.Entry{}, dberr.Wrap("delete entry", err)
 		}
 		if n == 1 {
 			cur.DateDeleted = &now
@@ -408,12 +412,12 @@ func (r *CacheRepository) delete(ctx context.Context, db bun.IDB, id string, now
 
 // DeleteByAssignee implements ports.CacheRepository.
 func (r *CacheRepository) DeleteByAssignee(ctx context.Context, assigneeID string, now time.Time) (_ int, err error) {
-	ctx, done := r.bounds.enter(ctx)
+	ctx, done := r.bounds.Enter(ctx)
 	defer done(&err)
 	n, err := r.exec(ctx, r.db, "UPDATE ? SET date_deleted = ? WHERE assignee_id = ? AND "+liveAt,
 		r.table, timeArg(now), assigneeID, timeArg(now))
 	if err != nil {
-		return 0, dbError("delete the assignee's entries", err)
+		return 0, dberr.Wrap("delete the assignee's entries", err)
 	}
 	return int(n), nil
 }
@@ -421,14 +425,14 @@ func (r *CacheRepository) DeleteByAssignee(ctx context.Context, assigneeID strin
 // Purge implements ports.CacheRepository. Purgers running at once remove
 // disjoint rows (see purgeStatement).
 func (r *CacheRepository) Purge(ctx context.Context, now time.Time, limit int) (_ int, err error) {
-	ctx, done := r.bounds.enter(ctx)
+	ctx, done := r.bounds.Enter(ctx)
 	defer done(&err)
 	if limit <= 0 {
 		return 0, nil
 	}
 	n, err := r.eng.purge(ctx, r.db, r.table, now, limit)
 	if err != nil {
-		return 0, dbError("purge entries", err)
+		return 0, dberr.Wrap("purge entries", err)
 	}
 	return int(n), nil
 }
@@ -437,7 +441,7 @@ func (r *CacheRepository) Purge(ctx context.Context, now time.Time, limit int) (
 // returns how many rows it changed.
 func (r *CacheRepository) exec(ctx context.Context, db bun.IDB, query string, args ...any) (int64, error) {
 	var n int64
-	err := withRetry(ctx, func() error {
+	err := dberr.WithRetry(ctx, func() error {
 		res, err := db.ExecContext(ctx, query, args...)
 		if err != nil {
 			return err

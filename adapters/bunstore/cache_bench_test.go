@@ -10,8 +10,6 @@ import (
 	"testing"
 	"time"
 
-	"github.com/uptrace/bun"
-
 	"github.com/cachegate/cachegate/domain"
 	"github.com/cachegate/cachegate/test/pgtest"
 )
@@ -28,7 +26,7 @@ import (
 
 type benchBackend struct {
 	name string
-	open func(b *testing.B) *bun.DB
+	open func(b *testing.B) *DB
 }
 
 func benchBackends(b *testing.B) []benchBackend {
@@ -36,18 +34,18 @@ func benchBackends(b *testing.B) []benchBackend {
 	if n, err := strconv.Atoi(os.Getenv("CACHEGATE_BENCH_CONNS")); err == nil {
 		opts = append(opts, WithMaxOpenConns(n))
 	}
-	backends := []benchBackend{{"sqlite-modernc", func(b *testing.B) *bun.DB {
+	backends := []benchBackend{{"sqlite-modernc", func(b *testing.B) *DB {
 		return benchOpen(b, "sqlite:"+filepath.Join(b.TempDir(), "bench.db"), opts...)
 	}}}
 	if os.Getenv(pgtest.EnvVar) != "" {
-		backends = append(backends, benchBackend{"postgres", func(b *testing.B) *bun.DB {
+		backends = append(backends, benchBackend{"postgres", func(b *testing.B) *DB {
 			return benchOpen(b, pgtest.New(b), opts...)
 		}})
 	}
 	return backends
 }
 
-func benchOpen(b *testing.B, dsn string, opts ...Option) *bun.DB {
+func benchOpen(b *testing.B, dsn string, opts ...Option) *DB {
 	b.Helper()
 	db, err := Open(context.Background(), dsn, opts...)
 	if err != nil {

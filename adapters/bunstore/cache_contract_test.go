@@ -7,15 +7,13 @@ import (
 	"sync/atomic"
 	"testing"
 
-	"github.com/uptrace/bun"
-
 	"github.com/cachegate/cachegate/ports"
 	"github.com/cachegate/cachegate/test/contract"
 	"github.com/cachegate/cachegate/test/pgtest"
 )
 
 // openTestDB opens dsn for the test's lifetime.
-func openTestDB(t testing.TB, dsn string) *bun.DB {
+func openTestDB(t testing.TB, dsn string) *DB {
 	t.Helper()
 	db, err := Open(context.Background(), dsn)
 	if err != nil {
@@ -26,7 +24,7 @@ func openTestDB(t testing.TB, dsn string) *bun.DB {
 }
 
 // migrateTable creates table in db and returns its repository.
-func migrateTable(t testing.TB, db *bun.DB, table string) *CacheRepository {
+func migrateTable(t testing.TB, db *DB, table string) *CacheRepository {
 	t.Helper()
 	if err := Migrate(context.Background(), db, []string{table}); err != nil {
 		t.Fatalf("Migrate: %v", err)

@@ -8,6 +8,7 @@ import (
 
 	"github.com/jackc/pgx/v5/pgconn"
 
+	"github.com/cachegate/cachegate/adapters/bunstore/internal/dberr"
 	"github.com/cachegate/cachegate/domain"
 )
 
@@ -25,9 +26,9 @@ func TestUniqueViolationsAreReadByCodeOnPostgres(t *testing.T) {
 		{"a not-null violation", &pgconn.PgError{Code: "23502", Message: "duplicate key value violates unique constraint"}, false, false, ""},
 		{"a message that only looks like one", errors.New(`ERROR: duplicate key value violates unique constraint "t_pkey" (SQLSTATE 23505)`), false, false, ""},
 	} {
-		uv, ok := asUniqueViolation(c.err)
-		if ok != c.ok || uv.primaryKey != c.pkey || uv.constraint != c.constraint {
-			t.Errorf("%s: asUniqueViolation = %+v, %v; want primaryKey %v, constraint %q, %v", c.name, uv, ok, c.pkey, c.constraint, c.ok)
+		uv, ok := dberr.AsUniqueViolation(c.err)
+		if ok != c.ok || uv.PrimaryKey != c.pkey || uv.Constraint != c.constraint {
+			t.Errorf("%s: dberr.AsUniqueViolation = %+v, %v; want primaryKey %v, constraint %q, %v", c.name, uv, ok, c.pkey, c.constraint, c.ok)
 		}
 	}
 }
@@ -40,7 +41,7 @@ func TestUniqueViolationsAreReadByCodeOnSQLite(t *testing.T) {
 		"CREATE UNIQUE INDEX t_u ON t (u)",
 		"INSERT INTO t VALUES ('a', 'x', 'n')",
 	} {
-		if _, err := db.ExecContext(t.Context(), stmt); err != nil {
+		if _, err := db.sql.ExecContext(t.Context(), stmt); err != nil {
 			t.Fatal(err)
 		}
 	}
@@ -52,13 +53,13 @@ func TestUniqueViolationsAreReadByCodeOnSQLite(t *testing.T) {
 		{"INSERT INTO t VALUES ('b', 'x', 'n')", true, false},
 		{"INSERT INTO t VALUES ('c', 'z', NULL)", false, false},
 	} {
-		_, err := db.ExecContext(t.Context(), c.stmt)
+		_, err := db.sql.ExecContext(t.Context(), c.stmt)
 		if err == nil {
 			t.Fatalf("%s succeeded", c.stmt)
 		}
-		uv, ok := asUniqueViolation(err)
-		if ok != c.ok || uv.primaryKey != c.pkey {
-			t.Errorf("%s: asUniqueViolation(%v) = %+v, %v; want primaryKey %v, %v", c.stmt, err, uv, ok, c.pkey, c.ok)
+		uv, ok := dberr.AsUniqueViolation(err)
+		if ok != c.ok || uv.PrimaryKey != c.pkey {
+			t.Errorf("%s: dberr.AsUniqueViolation(%v) = %+v, %v; want primaryKey %v, %v", c.stmt, err, uv, ok, c.pkey, c.ok)
 		}
 	}
 }
@@ -74,12 +75,12 @@ func TestWithRetryRetriesTransientErrorsOnly(t *testing.T) {
 	}{
 		{"a serialization failure passes on retry", 2, &pgconn.PgError{Code: "40001"}, 3, false},
 		{"a deadlock passes on retry", 1, &pgconn.PgError{Code: "40P01"}, 2, false},
-		{"a lasting serialization failure gives up", 100, &pgconn.PgError{Code: "40001"}, maxTransientTries, true},
+		{"a lasting serialization failure gives up", 100, &pgconn.PgError{Code: "40001"}, dberr.MaxTransientTries, true},
 		{"a unique violation is not retried", 100, &pgconn.PgError{Code: "23505"}, 1, true},
 		{"any other error is not retried", 100, errors.New("boom"), 1, true},
 	} {
 		calls := 0
-		err := withRetry(t.Context(), func() error {
+		err := dberr.WithRetry(t.Context(), func() error {
 			calls++
 			if calls <= c.failures {
 				return c.err
@@ -92,8 +93,8 @@ func TestWithRetryRetriesTransientErrorsOnly(t *testing.T) {
 	}
 	ctx, cancel := context.WithCancel(t.Context())
 	cancel()
-	if err := withRetry(ctx, func() error { return &pgconn.PgError{Code: "40001"} }); !errors.Is(err, context.Canceled) {
-		t.Errorf("withRetry with a cancelled context = %v, want context.Canceled", err)
+	if err := dberr.WithRetry(ctx, func() error { return &pgconn.PgError{Code: "40001"} }); !errors.Is(err, context.Canceled) {
+		t.Errorf("dberr.WithRetry with a cancelled context = %v, want context.Canceled", err)
 	}
 }
 

@@ -30,10 +30,10 @@ func testEntry(i int) domain.Entry {
 
 // seed inserts n entries numbered from 0 into table with multi-row INSERTs
 // in one transaction, expiring at expires (nil: never).
-func seed(tb testing.TB, db *bun.DB, table string, n int, expires time.Time) {
+func seed(tb testing.TB, db *DB, table string, n int, expires time.Time) {
 	tb.Helper()
 	ctx := tb.Context()
-	tx, err := db.BeginTx(ctx, nil)
+	tx, err := db.sql.BeginTx(ctx, nil)
 	if err != nil {
 		tb.Fatal(err)
 	}

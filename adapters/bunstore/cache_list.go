@@ -10,6 +10,7 @@ import (
 
 	"github.com/uptrace/bun"
 
+	"github.com/cachegate/cachegate/adapters/bunstore/internal/dberr"
 	"github.com/cachegate/cachegate/domain"
 	"github.com/cachegate/cachegate/ports"
 )
@@ -40,7 +41,7 @@ var queryColumns = map[domain.QueryField]string{
 // a connection is under the repository's timeout (past it
 // domain.ErrDatabaseUnavailable), the statement under the query bound
 // (past it domain.ErrQueryTooExpensive), and the caller's place of the
-// CallerLimit is held only while the statement runs. A transient failure
+// callerLimit is held only while the statement runs. A transient failure
 // retries the page, which nobody has seen yet.
 //
 // The pages are separate statements, so a list is not one snapshot: an
@@ -49,7 +50,7 @@ var queryColumns = map[domain.QueryField]string{
 // meanwhile may be met twice or not at all. The total is one more
 // statement, which a write between them can make disagree by that write.
 func (r *CacheRepository) List(ctx context.Context, q ports.ListQuery, now time.Time, yield func(domain.Entry) error) (ports.ListResult, error) {
-	cond, args, err := listWhere(r.db, r.table, q, now)
+	cond, args, err := listWhere(r.eng, r.table, q, now)
 	if err != nil {
 		return ports.ListResult{}, err
 	}
@@ -59,7 +60,7 @@ func (r *CacheRepository) List(ctx context.Context, q ports.ListQuery, now time.
 			return db.QueryRowContext(ctx, "SELECT count(*) FROM ? WHERE "+cond, args...).Scan(&res.Total)
 		})
 		if err != nil {
-			return ports.ListResult{}, dbError("count entries", err)
+			return ports.ListResult{}, dberr.Wrap("count entries", err)
 		}
 	}
 	if q.Limit <= 0 {
@@ -80,7 +81,7 @@ func (r *CacheRepository) List(ctx context.Context, q ports.ListQuery, now time.
 			return pages.read(ctx, db, query, qargs)
 		})
 		if err != nil {
-			return ports.ListResult{}, dbError("list entries", err)
+			return ports.ListResult{}, dberr.Wrap("list entries", err)
 		}
 		more, err := pages.yield(yield)
 		if err != nil || !more {
@@ -94,7 +95,7 @@ func (r *CacheRepository) List(ctx context.Context, q ports.ListQuery, now time.
 // The access policy's owner and the liveness test come first and the
 // caller's filter is ANDed after them, in parentheses: nothing in the
 // filter can widen them. Every value is an argument, never SQL text.
-func listWhere(db bun.IDB, table bun.Ident, q ports.ListQuery, now time.Time) (string, []any, error) {
+func listWhere(eng engine, table bun.Ident, q ports.ListQuery, now time.Time) (string, []any, error) {
 	var b strings.Builder
 	args := []any{table, timeArg(now)}
 	b.WriteString(liveAt)
@@ -105,7 +106,7 @@ func listWhere(db bun.IDB, table bun.Ident, q ports.ListQuery, now time.Time) (s
 	if !q.Filter.IsAll() {
 		b.WriteString(" AND (")
 		var err error
-		if args, err = appendFilter(&b, args, db, q.Filter); err != nil {
+		if args, err = appendFilter(&b, args, eng, q.Filter); err != nil {
 			return "", nil, err
 		}
 		b.WriteString(")")
@@ -114,10 +115,10 @@ func listWhere(db bun.IDB, table bun.Ident, q ports.ListQuery, now time.Time) (s
 }
 
 // appendFilter writes f as SQL to b and returns args with f's values.
-func appendFilter(b *strings.Builder, args []any, db bun.IDB, f domain.Filter) ([]any, error) {
+func appendFilter(b *strings.Builder, args []any, eng engine, f domain.Filter) ([]any, error) {
 	switch f.Kind {
 	case domain.FilterCond:
-		return appendCondition(b, args, db, &f.Cond)
+		return appendCondition(b, args, eng, &f.Cond)
 	case domain.FilterAll, domain.FilterAny:
 		if len(f.Subs) == 0 {
 			if f.Kind == domain.FilterAll {
@@ -140,7 +141,7 @@ func appendFilter(b *strings.Builder, args []any, db bun.IDB, f domain.Filter) (
 			}
 			b.WriteString("(")
 			var err error
-			if args, err = appendFilter(b, args, db, s); err != nil {
+			if args, err = appendFilter(b, args, eng, s); err != nil {
 				return nil, err
 			}
 			b.WriteString(")")
@@ -157,7 +158,7 @@ func appendFilter(b *strings.Builder, args []any, db bun.IDB, f domain.Filter) (
 // (SQLite) or strpos() (PostgreSQL). Character positions count the same
 // on both. The L forms compare the folded column (foldedColumn) with the
 // value folded in Go by the same mapping.
-func appendCondition(b *strings.Builder, args []any, db bun.IDB, c *domain.Condition) ([]any, error) {
+func appendCondition(b *strings.Builder, args []any, eng engine, c *domain.Condition) ([]any, error) {
 	col, ok := queryColumns[c.Field]
 	if !ok {
 		return nil, fmt.Errorf("bunstore: unknown query field %d", c.Field)
@@ -181,7 +182,7 @@ func appendCondition(b *strings.Builder, args []any, db bun.IDB, c *domain.Condi
 		}
 		return v.Text
 	}
-	position := engineOf(db).positionFunction()
+	position := eng.positionFunction()
 	switch c.Op {
 	case domain.OpEq, domain.OpNe, domain.OpGt, domain.OpLt, domain.OpGte, domain.OpLte:
 		b.WriteString(col + comparators[c.Op] + "?")

@@ -86,12 +86,12 @@ func BenchmarkListPage(b *testing.B) {
 // seedDated inserts n entries like seed, but created one second apart,
 // the last at testNow, in batches of multi-row INSERTs, one transaction
 // per 50 batches.
-func seedDated(tb testing.TB, db *bun.DB, table string, n int) {
+func seedDated(tb testing.TB, db *DB, table string, n int) {
 	tb.Helper()
 	ctx := context.Background()
 	const batch, perTx = 500, 50
 	for txFrom := 0; txFrom < n; txFrom += batch * perTx {
-		tx, err := db.BeginTx(ctx, nil)
+		tx, err := db.sql.BeginTx(ctx, nil)
 		if err != nil {
 			tb.Fatal(err)
 		}
@@ -117,14 +117,14 @@ func seedDated(tb testing.TB, db *bun.DB, table string, n int) {
 			tb.Fatal(err)
 		}
 	}
-	if _, err := db.ExecContext(ctx, "ANALYZE"); err != nil {
+	if _, err := db.sql.ExecContext(ctx, "ANALYZE"); err != nil {
 		tb.Fatal(err)
 	}
 }
 
 // listPlan returns the database's plan of q.
-func listPlan(tb testing.TB, db *bun.DB, q ports.ListQuery) string {
-	cond, args, err := listWhere(db, bun.Ident("bench_cache"), q, testNow)
+func listPlan(tb testing.TB, db *DB, q ports.ListQuery) string {
+	cond, args, err := listWhere(db.eng, bun.Ident("bench_cache"), q, testNow)
 	if err != nil {
 		tb.Fatal(err)
 	}
@@ -133,7 +133,7 @@ func listPlan(tb testing.TB, db *bun.DB, q ports.ListQuery) string {
 	if onPostgres(db) {
 		explain = "EXPLAIN "
 	}
-	rows, err := db.QueryContext(context.Background(), explain+"SELECT "+cacheColumns+" FROM ? WHERE "+cond+" ORDER BY "+order+" LIMIT 100", args...)
+	rows, err := db.sql.QueryContext(context.Background(), explain+"SELECT "+cacheColumns+" FROM ? WHERE "+cond+" ORDER BY "+order+" LIMIT 100", args...)
 	if err != nil {
 		tb.Fatal(err)
 	}

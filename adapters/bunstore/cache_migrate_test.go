@@ -39,7 +39,7 @@ func TestMigrateRejectsUnsafeOrCollidingTableNames(t *testing.T) {
 		}
 	}
 	var n int
-	if err := db.NewRaw("SELECT count(*) FROM sqlite_master WHERE type = 'table'").Scan(t.Context(), &n); err != nil || n != 0 {
+	if err := db.sql.NewRaw("SELECT count(*) FROM sqlite_master WHERE type = 'table'").Scan(t.Context(), &n); err != nil || n != 0 {
 		t.Errorf("a refused Migrate left %d tables (%v)", n, err)
 	}
 	long := strings.Repeat("a", 63)
@@ -57,7 +57,7 @@ func TestMigrateAppliesEachTableOnceAndAddsNewOnes(t *testing.T) {
 		}
 	}
 	var names []string
-	if err := db.NewRaw("SELECT name FROM cachegate_migrations WHERE name LIKE '%cache%' ORDER BY id").Scan(t.Context(), &names); err != nil {
+	if err := db.sql.NewRaw("SELECT name FROM cachegate_migrations WHERE name LIKE '%cache%' ORDER BY id").Scan(t.Context(), &names); err != nil {
 		t.Fatalf("read the migration history: %v", err)
 	}
 	want := "20261125000100_cache_a_cache 20261125000300_cache_a_cache_list " +
@@ -79,7 +79,7 @@ func TestMigrateAppliesEachTableOnceAndAddsNewOnes(t *testing.T) {
 
 // migrateConcurrently runs Migrate on every db at once and fails t unless
 // all succeed.
-func migrateConcurrently(t *testing.T, dbs []*bun.DB, tables []string) {
+func migrateConcurrently(t *testing.T, dbs []*DB, tables []string) {
 	t.Helper()
 	var wg sync.WaitGroup
 	errs := make([]error, len(dbs))
@@ -103,7 +103,7 @@ func migrateConcurrently(t *testing.T, dbs []*bun.DB, tables []string) {
 func TestMigrateConcurrentlyOnPostgres(t *testing.T) {
 	t.Parallel()
 	dsn := pgtest.New(t)
-	dbs := make([]*bun.DB, 4)
+	dbs := make([]*DB, 4)
 	for i := range dbs {
 		dbs[i] = openTestDB(t, dsn)
 	}
@@ -114,7 +114,7 @@ func TestMigrateConcurrentlyOnPostgres(t *testing.T) {
 func TestMigrateConcurrentlyOnOneSQLiteFile(t *testing.T) {
 	t.Parallel()
 	dsn := "sqlite:" + filepath.Join(t.TempDir(), "m.db")
-	dbs := []*bun.DB{openTestDB(t, dsn), openTestDB(t, dsn), openTestDB(t, dsn)}
+	dbs := []*DB{openTestDB(t, dsn), openTestDB(t, dsn), openTestDB(t, dsn)}
 	migrateConcurrently(t, dbs, []string{"user_cache", "org_cache"})
 }
 
@@ -132,7 +132,7 @@ func TestPurgeByTwoReplicasOnPostgresRemovesEachRowOnce(t *testing.T) {
 	}
 	var wg sync.WaitGroup
 	counts := make([]int, 2)
-	for i, db := range []*bun.DB{a, b} {
+	for i, db := range []*DB{a, b} {
 		r := NewCacheRepository(db, "user_cache")
 		wg.Go(func() {
 			for {
@@ -153,7 +153,7 @@ func TestPurgeByTwoReplicasOnPostgresRemovesEachRowOnce(t *testing.T) {
 		t.Errorf("replicas purged %d + %d rows, want %d in all", counts[0], counts[1], dead)
 	}
 	var n int
-	if err := a.NewRaw("SELECT count(*) FROM user_cache").Scan(t.Context(), &n); err != nil || n != live {
+	if err := a.sql.NewRaw("SELECT count(*) FROM user_cache").Scan(t.Context(), &n); err != nil || n != live {
 		t.Errorf("%d rows left (%v), want %d", n, err, live)
 	}
 }
@@ -165,7 +165,7 @@ func TestOpenConfiguresSQLite(t *testing.T) {
 		"journal_mode": "wal", "synchronous": "1", "busy_timeout": "5000", "foreign_keys": "1",
 	} {
 		var got string
-		if err := db.NewRaw("PRAGMA "+pragma).Scan(t.Context(), &got); err != nil || got != want {
+		if err := db.sql.NewRaw("PRAGMA "+pragma).Scan(t.Context(), &got); err != nil || got != want {
 			t.Errorf("PRAGMA %s = %q (%v), want %q", pragma, got, err, want)
 		}
 	}
@@ -218,7 +218,7 @@ func TestListsReadAPageInIndexOrder(t *testing.T) {
 		}
 		q := "EXPLAIN QUERY PLAN SELECT id FROM plan_cache WHERE " + strings.ReplaceAll(liveAt, "?", "0") + filter +
 			" ORDER BY date_created ASC, id ASC LIMIT 100 OFFSET 0"
-		if err := db.NewRaw(q).Scan(t.Context(), &plan); err != nil {
+		if err := db.sql.NewRaw(q).Scan(t.Context(), &plan); err != nil {
 			t.Fatal(err)
 		}
 		for _, p := range plan {
@@ -260,7 +260,7 @@ func TestAnOwnersFilteredListReadsTheCoveringIndex(t *testing.T) {
 			db := openTestDB(t, dsn)
 			migrateTable(t, db, "cover_cache")
 			var names []string
-			if err := db.NewRaw(indexes).Scan(t.Context(), &names); err != nil {
+			if err := db.sql.NewRaw(indexes).Scan(t.Context(), &names); err != nil {
 				t.Fatal(err)
 			}
 			if !slices.Contains(names, "cover_cache_assignee_list") || slices.Contains(names, "cover_cache_assignee_created") {
@@ -268,16 +268,16 @@ func TestAnOwnersFilteredListReadsTheCoveringIndex(t *testing.T) {
 			}
 			if engine == "postgres" {
 				// An empty table is read sequentially whatever the indexes.
-				if _, err := db.ExecContext(t.Context(), "SET enable_seqscan = off"); err != nil {
+				if _, err := db.sql.ExecContext(t.Context(), "SET enable_seqscan = off"); err != nil {
 					t.Fatal(err)
 				}
 			}
-			cond, args, err := listWhere(db, bun.Ident("cover_cache"), q, testNow)
+			cond, args, err := listWhere(db.eng, bun.Ident("cover_cache"), q, testNow)
 			if err != nil {
 				t.Fatal(err)
 			}
 			order, _ := listOrder(q.Sort)
-			rows, err := db.QueryContext(t.Context(), explain+"SELECT "+cacheColumns+" FROM ? WHERE "+cond+" ORDER BY "+order+" LIMIT 100", args...)
+			rows, err := db.sql.QueryContext(t.Context(), explain+"SELECT "+cacheColumns+" FROM ? WHERE "+cond+" ORDER BY "+order+" LIMIT 100", args...)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -319,8 +319,8 @@ func TestAPurgeBatchWalksTheIndexesInOrderOnPostgres(t *testing.T) {
 	migrateTable(t, db, "sweep_cache")
 	seed(t, db, "sweep_cache", 2000, testNow.Add(time.Hour))
 	later := testNow.Add(2 * time.Hour)
-	query, args := purgeStatement(db, bun.Ident("sweep_cache"), later, 100)
-	tx, err := db.BeginTx(t.Context(), nil)
+	query, args := db.eng.purgeStatement(bun.Ident("sweep_cache"), later, 100)
+	tx, err := db.sql.BeginTx(t.Context(), nil)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -53,12 +53,12 @@ type pager struct {
 
 func (r *CacheRepository) newPager(limit, offset int) *pager {
 	p := &pager{left: limit, offset: max(offset, 0), maxRows: listPageRowsMax, maxBytes: listPageBytes,
-		rowRead: r.bounds.paging.rowRead}
-	if r.bounds.paging.rows > 0 {
-		p.maxRows = r.bounds.paging.rows
+		rowRead: r.paging.rowRead}
+	if r.paging.rows > 0 {
+		p.maxRows = r.paging.rows
 	}
-	if r.bounds.paging.bytes > 0 {
-		p.maxBytes = r.bounds.paging.bytes
+	if r.paging.bytes > 0 {
+		p.maxBytes = r.paging.bytes
 	}
 	p.rows = min(listFirstPageRows, p.maxRows)
 	p.page = make([]domain.Entry, 0, min(limit, p.rows))

@@ -11,8 +11,6 @@ import (
 	"testing"
 	"time"
 
-	"github.com/uptrace/bun"
-
 	"github.com/cachegate/cachegate/domain"
 	"github.com/cachegate/cachegate/ports"
 	"github.com/cachegate/cachegate/test/pgtest"
@@ -20,7 +18,7 @@ import (
 
 // pagedDatabases runs fn on a fresh SQLite file and a fresh PostgreSQL
 // database, each opened with opts.
-func pagedDatabases(t *testing.T, fn func(t *testing.T, db *bun.DB), opts ...Option) {
+func pagedDatabases(t *testing.T, fn func(t *testing.T, db *DB), opts ...Option) {
 	t.Helper()
 	t.Run("SQLite", func(t *testing.T) {
 		t.Parallel()
@@ -44,19 +42,19 @@ func pagedDatabases(t *testing.T, fn func(t *testing.T, db *bun.DB), opts ...Opt
 
 // pagedRepo migrates table and returns its repository with the page
 // bounds p and opts.
-func pagedRepo(t *testing.T, db *bun.DB, table string, p listPaging, opts ...RepoOption) *CacheRepository {
+func pagedRepo(t *testing.T, db *DB, table string, p listPaging, opts ...Option) *CacheRepository {
 	t.Helper()
 	if err := Migrate(t.Context(), db, []string{table}); err != nil {
 		t.Fatal(err)
 	}
-	r := NewCacheRepository(db, table, opts...)
-	r.bounds.paging = p
+	r := NewCacheRepository(db.with(opts...), table)
+	r.paging = p
 	return r
 }
 
 func TestAListWhoseReaderWaitsHoldsNoConnection(t *testing.T) {
 	t.Parallel()
-	pagedDatabases(t, func(t *testing.T, db *bun.DB) {
+	pagedDatabases(t, func(t *testing.T, db *DB) {
 		repo := pagedRepo(t, db, "user_cache", listPaging{rows: 7})
 		seed(t, db, "user_cache", 50, time.Time{})
 		blocked, release := make(chan int, 1), make(chan struct{})
@@ -70,7 +68,7 @@ func TestAListWhoseReaderWaitsHoldsNoConnection(t *testing.T) {
 				got++
 				if got == 3 {
 					once.Do(func() {
-						blocked <- db.DB.Stats().InUse
+						blocked <- db.sql.DB.Stats().InUse
 						<-release
 					})
 				}
@@ -116,7 +114,7 @@ func pageFixture(t *testing.T, repo *CacheRepository) {
 // oneStatement is List as one statement: what the pages must add up to.
 func oneStatement(t *testing.T, repo *CacheRepository, q ports.ListQuery) []string {
 	t.Helper()
-	cond, args, err := listWhere(repo.db, repo.table, q, testNow)
+	cond, args, err := listWhere(repo.eng, repo.table, q, testNow)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -146,13 +144,13 @@ func oneStatement(t *testing.T, repo *CacheRepository, q ports.ListQuery) []stri
 
 func TestPagedListsEqualTheOneStatementList(t *testing.T) {
 	t.Parallel()
-	pagedDatabases(t, func(t *testing.T, db *bun.DB) {
+	pagedDatabases(t, func(t *testing.T, db *DB) {
 		byRows := pagedRepo(t, db, "user_cache", listPaging{rows: 3})
 		pageFixture(t, byRows)
 		// A page of about three of these entries' bytes: the pages stop
 		// at their bytes, not at their rows.
 		byBytes := NewCacheRepository(db, "user_cache")
-		byBytes.bounds.paging = listPaging{rows: 50, bytes: 3 * (entryOverhead + 200)}
+		byBytes.paging = listPaging{rows: 50, bytes: 3 * (entryOverhead + 200)}
 		fields := []domain.QueryField{domain.FieldID, domain.FieldKey, domain.FieldType, domain.FieldAssigneeID,
 			domain.FieldVersion, domain.FieldDateCreated, domain.FieldDateUpdated, domain.FieldExpirationDate}
 		var sorts [][]domain.SortKey
@@ -203,7 +201,7 @@ func expensiveQuery(t *testing.T) ports.ListQuery {
 
 func TestAListPastTheQueryBoundIsQueryTooExpensive(t *testing.T) {
 	t.Parallel()
-	pagedDatabases(t, func(t *testing.T, db *bun.DB) {
+	pagedDatabases(t, func(t *testing.T, db *DB) {
 		if err := Migrate(t.Context(), db, []string{"user_cache"}); err != nil {
 			t.Fatal(err)
 		}
@@ -213,7 +211,7 @@ func TestAListPastTheQueryBoundIsQueryTooExpensive(t *testing.T) {
 		// interrupt (SQLite) cannot lose a race with a statement that
 		// happens to finish quickly on a loaded machine; PostgreSQL's
 		// statement_timeout is then its least, 1 ms.
-		bounded := NewCacheRepository(db, "user_cache", WithQueryTimeout(time.Nanosecond))
+		bounded := NewCacheRepository(db.with(WithQueryTimeout(time.Nanosecond)), "user_cache")
 		_, err := bounded.List(t.Context(), q, testNow, func(domain.Entry) error { return nil })
 		if !errors.Is(err, domain.ErrQueryTooExpensive) || domain.KindOf(err) != domain.KindTooExpensive {
 			t.Fatalf("List past the query bound = %v, want QUERY_TOO_EXPENSIVE", err)
@@ -225,7 +223,7 @@ func TestAListPastTheQueryBoundIsQueryTooExpensive(t *testing.T) {
 		// generous one, not the 2 s default, which a loaded machine
 		// running -race can pass on this list.
 		var n int
-		generous := NewCacheRepository(db, "user_cache", WithTimeout(time.Minute), WithQueryTimeout(time.Minute))
+		generous := NewCacheRepository(db.with(WithTimeout(time.Minute), WithQueryTimeout(time.Minute)), "user_cache")
 		res, err := generous.List(t.Context(), q, testNow, func(domain.Entry) error { n++; return nil })
 		if err != nil || n != 10 || res.Total != 20000 {
 			t.Fatalf("the same list under a generous bound: %d entries of %d, %v", n, res.Total, err)
@@ -239,7 +237,7 @@ func TestAListPastTheQueryBoundIsQueryTooExpensive(t *testing.T) {
 func TestWaitingForAConnectionIsStillUnavailable(t *testing.T) {
 	t.Parallel()
 	const pool = 2 // PostgreSQL's Migrate needs two
-	pagedDatabases(t, func(t *testing.T, db *bun.DB) {
+	pagedDatabases(t, func(t *testing.T, db *DB) {
 		var holding sync.WaitGroup
 		holding.Add(pool)
 		release := make(chan struct{})
@@ -256,7 +254,7 @@ func TestWaitingForAConnectionIsStillUnavailable(t *testing.T) {
 			}()
 		}
 		holding.Wait()
-		waiter := NewCacheRepository(db, "user_cache", WithTimeout(200*time.Millisecond), WithQueryTimeout(time.Millisecond))
+		waiter := NewCacheRepository(db.with(WithTimeout(200*time.Millisecond), WithQueryTimeout(time.Millisecond)), "user_cache")
 		_, err := waiter.List(t.Context(), ports.ListQuery{Limit: 10}, testNow, func(domain.Entry) error { return nil })
 		close(release)
 		if !errors.Is(err, domain.ErrDatabaseUnavailable) || errors.Is(err, domain.ErrQueryTooExpensive) {
@@ -276,7 +274,7 @@ func TestWaitingForAConnectionIsStillUnavailable(t *testing.T) {
 // owners.
 func TestANextPageIsAnIndexRange(t *testing.T) {
 	t.Parallel()
-	pagedDatabases(t, func(t *testing.T, db *bun.DB) {
+	pagedDatabases(t, func(t *testing.T, db *DB) {
 		if err := Migrate(t.Context(), db, []string{"range_cache"}); err != nil {
 			t.Fatal(err)
 		}
@@ -284,7 +282,7 @@ func TestANextPageIsAnIndexRange(t *testing.T) {
 		if onPostgres(db) {
 			explain = "EXPLAIN "
 			// An empty table is read sequentially whatever the indexes.
-			if _, err := db.ExecContext(t.Context(), "SET enable_seqscan = off"); err != nil {
+			if _, err := db.sql.ExecContext(t.Context(), "SET enable_seqscan = off"); err != nil {
 				t.Fatal(err)
 			}
 		}
@@ -292,7 +290,7 @@ func TestANextPageIsAnIndexRange(t *testing.T) {
 		last := testEntry(7)
 		for _, owner := range []string{last.AssigneeID, ""} {
 			q := ports.ListQuery{Owner: owner, Limit: 1000}
-			cond, args, err := listWhere(db, repo.table, q, testNow)
+			cond, args, err := listWhere(db.eng, repo.table, q, testNow)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -304,7 +302,7 @@ func TestANextPageIsAnIndexRange(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			rows, err := db.QueryContext(t.Context(), explain+query, qargs...)
+			rows, err := db.sql.QueryContext(t.Context(), explain+query, qargs...)
 			if err != nil {
 				t.Fatal(err)
 			}

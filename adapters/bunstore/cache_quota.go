@@ -9,6 +9,7 @@ import (
 
 	"github.com/uptrace/bun"
 
+	"github.com/cachegate/cachegate/adapters/bunstore/internal/dberr"
 	"github.com/cachegate/cachegate/domain"
 )
 
@@ -111,8 +112,8 @@ func (r *CacheRepository) guarded(g *quotaGuard) (with, from, where string, args
 func (r *CacheRepository) insert(ctx context.Context, db bun.IDB, e domain.Entry, g *quotaGuard) (int64, error) {
 	if tx, ok := db.(bun.Tx); ok && r.writer.statements() != nil {
 		args := []any{e.ID, e.Key, e.Type, e.AssigneeID, string(e.Data), e.Version,
-			driverTime(db, e.DateCreated), driverTime(db, e.DateUpdated), driverNullTime(db, e.DateDeleted),
-			driverNullTime(db, e.ExpiresAt), foldedArg(e.Key), foldedArg(e.Type)}
+			driverTime(r.eng, e.DateCreated), driverTime(r.eng, e.DateUpdated), driverNullTime(r.eng, e.DateDeleted),
+			driverNullTime(r.eng, e.ExpiresAt), foldedArg(e.Key), foldedArg(e.Type)}
 		if g == nil {
 			return r.execPrepared(ctx, tx, stmtInsert, args...)
 		}
@@ -140,12 +141,12 @@ func (r *CacheRepository) insert(ctx context.Context, db bun.IDB, e domain.Entry
 
 // usage reads the counts of assignee, summed over its shards.
 func (r *CacheRepository) usage(ctx context.Context, db bun.IDB, assignee string) (u domain.Usage, err error) {
-	err = withRetry(ctx, func() error {
+	err = dberr.WithRetry(ctx, func() error {
 		return db.QueryRowContext(ctx, "SELECT coalesce(sum(entries), 0), coalesce(sum(bytes), 0) FROM "+usageTable+
 			" WHERE entity = ? AND assignee_id = ?", r.name, assignee).Scan(&u.Entries, &u.Bytes)
 	})
 	if err != nil {
-		return domain.Usage{}, dbError("read the assignee's usage", err)
+		return domain.Usage{}, dberr.Wrap("read the assignee's usage", err)
 	}
 	return u, nil
 }
@@ -164,7 +165,7 @@ func (r *CacheRepository) refusal(ctx context.Context, db bun.IDB, g *quotaGuard
 	}
 	n, err := r.exec(ctx, db, "DELETE FROM ? WHERE assignee_id = ? AND "+deadAt, r.table, g.assignee, timeArg(now))
 	if err != nil {
-		return false, dbError("remove the assignee's dead entries", err)
+		return false, dberr.Wrap("remove the assignee's dead entries", err)
 	}
 	return n > 0, refused
 }
@@ -174,7 +175,7 @@ func (r *CacheRepository) refusal(ctx context.Context, db bun.IDB, g *quotaGuard
 // anyway reports the conflict.
 func (r *CacheRepository) liveHolder(ctx context.Context, db bun.IDB, id string, k domain.NaturalKey, now time.Time) (string, error) {
 	var holder string
-	err := withRetry(ctx, func() error {
+	err := dberr.WithRetry(ctx, func() error {
 		return db.QueryRowContext(ctx, "SELECT id FROM ? WHERE (id = ? OR (key = ? AND type = ? AND assignee_id = ?)) AND "+
 			liveAt+" ORDER BY id = ? DESC LIMIT 1", r.table, id, k.Key, k.Type, k.AssigneeID, timeArg(now), id).Scan(&holder)
 	})
@@ -182,7 +183,7 @@ func (r *CacheRepository) liveHolder(ctx context.Context, db bun.IDB, id string,
 	case errors.Is(err, sql.ErrNoRows):
 		return "", nil
 	case err != nil:
-		return "", dbError("check the entry's keys", err)
+		return "", dberr.Wrap("check the entry's keys", err)
 	}
 	return holder, nil
 }
@@ -200,13 +201,13 @@ const (
 )
 
 // sqliteWrites returns the prepared set of table's entry writes.
-func sqliteWrites(db *bun.DB, table string) *preparedSet {
+func sqliteWrites(db *DB, table string) *preparedSet {
 	t := quoteIdent(table)
 	insert := "INSERT INTO " + t + " (" + cacheWriteColumns + ") "
 	update := "UPDATE " + t + " SET key = ?, type = ?, assignee_id = ?, data = ?, version = ?, " +
 		"date_created = ?, date_updated = ?, date_deleted = ?, expires_at = ?, key_folded = ?, type_folded = ? " +
 		"WHERE id = ? AND version = ? AND date_created = ? AND date_deleted IS NULL"
-	return &preparedSet{db: db, queries: []string{
+	return &preparedSet{db: db.sql, eng: db.eng, queries: []string{
 		insert + "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
 		insert + "SELECT ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ? WHERE " + sqliteGuard,
 		update,
@@ -218,7 +219,7 @@ func sqliteWrites(db *bun.DB, table string) *preparedSet {
 // failures, and returns how many rows it changed.
 func (r *CacheRepository) execPrepared(ctx context.Context, tx bun.Tx, i int, args ...any) (int64, error) {
 	var n int64
-	err := withRetry(ctx, func() error {
+	err := dberr.WithRetry(ctx, func() error {
 		res, err := r.writer.statements().exec(ctx, tx, i, args...)
 		if err != nil {
 			return err

@@ -8,8 +8,6 @@ import (
 	"testing"
 	"time"
 
-	"github.com/uptrace/bun"
-
 	"github.com/cachegate/cachegate/domain"
 	"github.com/cachegate/cachegate/ports"
 )
@@ -97,7 +95,7 @@ func reportSize(b *testing.B, perEntry float64) {
 // scaleOpen opens be's database for BenchmarkScale and reports whether it
 // already holds rows entries: SQLite's file kept in
 // CACHEGATE_BENCH_SQLITE_DIR by an earlier run.
-func scaleOpen(b *testing.B, be benchBackend, rows int) (*bun.DB, bool) {
+func scaleOpen(b *testing.B, be benchBackend, rows int) (*DB, bool) {
 	dir := os.Getenv("CACHEGATE_BENCH_SQLITE_DIR")
 	if dir == "" || be.name != "sqlite-modernc" {
 		return be.open(b), false
@@ -106,7 +104,7 @@ func scaleOpen(b *testing.B, be benchBackend, rows int) (*bun.DB, bool) {
 	// seedDated writes entries 0 to rows-1 in order, so its last entry
 	// tells a full file, where count(*) would read a whole index.
 	has := func(i int) bool {
-		n, err := db.NewSelect().TableExpr("bench_cache").Where("id = ?", testEntry(i).ID).Count(context.Background())
+		n, err := db.sql.NewSelect().TableExpr("bench_cache").Where("id = ?", testEntry(i).ID).Count(context.Background())
 		if err != nil {
 			b.Fatal(err)
 		}
@@ -122,7 +120,7 @@ func scaleOpen(b *testing.B, be benchBackend, rows int) (*bun.DB, bool) {
 }
 
 // tableBytes returns the bytes that table and its indexes take.
-func tableBytes(tb testing.TB, db *bun.DB, table string) int64 {
+func tableBytes(tb testing.TB, db *DB, table string) int64 {
 	tb.Helper()
 	q := "SELECT pg_total_relation_size(?)"
 	if !onPostgres(db) {
@@ -131,7 +129,7 @@ func tableBytes(tb testing.TB, db *bun.DB, table string) int64 {
 		q = "SELECT coalesce(sum(pgsize), 0) FROM dbstat WHERE name IN (SELECT name FROM sqlite_master WHERE tbl_name = ?)"
 	}
 	var n int64
-	if err := db.QueryRowContext(context.Background(), q, table).Scan(&n); err != nil {
+	if err := db.sql.QueryRowContext(context.Background(), q, table).Scan(&n); err != nil {
 		tb.Fatalf("%s: %v", q, err)
 	}
 	return n

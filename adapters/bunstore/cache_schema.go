@@ -7,7 +7,6 @@ import (
 
 	"github.com/uptrace/bun"
 	"github.com/uptrace/bun/migrate"
-	"github.com/uptrace/bun/schema"
 )
 
 // cacheMigrationVersion prefixes the migration that creates a cache table;
@@ -20,12 +19,12 @@ const (
 
 // cacheTableMigration returns the migration that creates one cache table
 // with its indexes.
-func cacheTableMigration(table string) migrate.Migration {
+func cacheTableMigration(eng engine, table string) migrate.Migration {
 	return migrate.Migration{
 		Name: cacheMigrationVersion + "_cache_" + table,
 		Up: func(ctx context.Context, m *migrate.Migrator, _ *migrate.Migration) error {
 			return m.DB().RunInTx(ctx, nil, func(ctx context.Context, tx bun.Tx) error {
-				for _, stmt := range cacheTableDDL(tx, table) {
+				for _, stmt := range cacheTableDDL(eng, table) {
 					if _, err := tx.ExecContext(ctx, stmt); err != nil {
 						return err
 					}
@@ -45,12 +44,12 @@ func cacheTableMigration(table string) migrate.Migration {
 // creation (the default sort of an owner's list) and by creation alone
 // (lists across assignees). The first replaces the plain assignee index,
 // which it covers.
-func cacheListMigration(table string) migrate.Migration {
+func cacheListMigration(eng engine, table string) migrate.Migration {
 	return migrate.Migration{
 		Name: cacheListMigrationVersion + "_cache_" + table + "_list",
 		Up: func(ctx context.Context, m *migrate.Migrator, _ *migrate.Migration) error {
 			return m.DB().RunInTx(ctx, nil, func(ctx context.Context, tx bun.Tx) error {
-				for _, stmt := range cacheListDDL(tx, table) {
+				for _, stmt := range cacheListDDL(eng, table) {
 					if _, err := tx.ExecContext(ctx, stmt); err != nil {
 						return err
 					}
@@ -80,12 +79,12 @@ func cacheListMigration(table string) migrate.Migration {
 // narrower index read a row for every candidate (docs/benchmarks.md, "List
 // queries"). The index replaces the narrower one, so a write updates as
 // many indexes as before, each entry a little longer.
-func cacheCoveringMigration(table string) migrate.Migration {
+func cacheCoveringMigration(eng engine, table string) migrate.Migration {
 	return migrate.Migration{
 		Name: cacheCoveringMigrationVersion + "_cache_" + table + "_list_covering",
 		Up: func(ctx context.Context, m *migrate.Migrator, _ *migrate.Migration) error {
 			return m.DB().RunInTx(ctx, nil, func(ctx context.Context, tx bun.Tx) error {
-				for _, stmt := range cacheCoveringDDL(tx, table) {
+				for _, stmt := range cacheCoveringDDL(eng, table) {
 					if _, err := tx.ExecContext(ctx, stmt); err != nil {
 						return err
 					}
@@ -105,10 +104,9 @@ func cacheCoveringMigration(table string) migrate.Migration {
 	}
 }
 
-func cacheCoveringDDL(db bun.IDB, table string) []string {
+func cacheCoveringDDL(eng engine, table string) []string {
 	n := cacheNamesOf(table)
-	gen := schema.NewQueryGen(db.Dialect())
-	ident := func(s string) string { return string(gen.AppendIdent(nil, s)) }
+	ident := quoteIdent
 	return []string{
 		"CREATE INDEX IF NOT EXISTS " + ident(n.assigneeList) + " ON " + ident(table) +
 			" (assignee_id, date_created, id, key, expires_at) WHERE date_deleted IS NULL",
@@ -116,10 +114,9 @@ func cacheCoveringDDL(db bun.IDB, table string) []string {
 	}
 }
 
-func cacheListDDL(db bun.IDB, table string) []string {
+func cacheListDDL(eng engine, table string) []string {
 	n := cacheNamesOf(table)
-	gen := schema.NewQueryGen(db.Dialect())
-	ident := func(s string) string { return string(gen.AppendIdent(nil, s)) }
+	ident := quoteIdent
 	t := ident(table)
 	return []string{
 		"CREATE INDEX IF NOT EXISTS " + ident(n.assigneeCreated) + " ON " + t +
@@ -131,7 +128,7 @@ func cacheListDDL(db bun.IDB, table string) []string {
 
 // cacheNames are the names of a cache table's constraints and indexes.
 type cacheNames struct {
-	pkey       string // the primary key (id); must end in _pkey, see errors.go
+	pkey       string // the primary key (id); must end in _pkey, see internal/dberr
 	naturalKey string // UNIQUE (key, type, assignee_id) among live rows
 	assignee   string // live rows by assignee_id: lists and clears
 	expires    string // rows with an expiry: purge
@@ -191,11 +188,10 @@ func objectName(table, suffix string) string {
 // cacheTableDDL returns the statements that create a cache table. Data is
 // text on both databases, never jsonb, which would reorder and reformat
 // it: entries return their data byte for byte.
-func cacheTableDDL(db bun.IDB, table string) []string {
+func cacheTableDDL(eng engine, table string) []string {
 	n := cacheNamesOf(table)
-	text, ts := textColumnType(db), timeColumnType(db)
-	gen := schema.NewQueryGen(db.Dialect())
-	ident := func(s string) string { return string(gen.AppendIdent(nil, s)) }
+	text, ts := eng.textColumn(), eng.timeColumn()
+	ident := quoteIdent
 	t := ident(table)
 	return []string{
 		"CREATE TABLE IF NOT EXISTS " + t + " (" +

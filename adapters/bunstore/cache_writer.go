@@ -7,6 +7,7 @@ import (
 	"github.com/uptrace/bun"
 
 	"github.com/cachegate/cachegate/adapters/bunstore/internal/batch"
+	"github.com/cachegate/cachegate/adapters/bunstore/internal/dberr"
 
 	"github.com/cachegate/cachegate/domain"
 )
@@ -32,7 +33,7 @@ type entryWriter interface {
 	// (CreateIdempotent's record and entry).
 	inTx(ctx context.Context, fn func(ctx context.Context, db bun.IDB) error) error
 	// groupsCreates reports whether a create waits for a group or a batch
-	// (then its call enters with bounds.enterGrouped).
+	// (then its call enters with bound.Bounds.EnterGrouped).
 	groupsCreates() bool
 	// statements returns the prepared statements of the entry writes,
 	// usable inside the writer's transactions, or nil when writes send
@@ -49,15 +50,15 @@ var (
 // newEntryWriter returns the writer of r, on db: grouped at db's write
 // gate (SQLite), batching creates (PostgreSQL), or, WithUngroupedWrites or
 // on a handle with neither, direct.
-func newEntryWriter(r *CacheRepository, db *bun.DB) entryWriter {
+func newEntryWriter(r *CacheRepository, db *DB) entryWriter {
 	direct := directWriter{r: r}
 	switch {
-	case r.bounds.ungrouped:
+	case db.ungrouped:
 		return direct
 	case r.eng.batchesCreates():
 		return batchWriter{directWriter: direct, creates: newCreateBatcher(r)}
 	}
-	if group := entryWrites(db); group != nil {
+	if group := db.entries; group != nil {
 		return groupWriter{r: r, group: group, prepared: sqliteWrites(db, r.name)}
 	}
 	return direct
@@ -95,14 +96,14 @@ func (w groupWriter) write(ctx context.Context, fn func(ctx context.Context, db 
 	// Prepared before the group's transaction takes a connection: an
 	// sqlite::memory: handle has only that one.
 	if _, err := w.prepared.get(ctx); err != nil {
-		return dbError("prepare the entry writes", err)
+		return dberr.Wrap("prepare the entry writes", err)
 	}
 	return w.group.Do(ctx, groupWrite{db: w.r.handle, fn: fn})
 }
 
 func (w groupWriter) create(ctx context.Context, e domain.Entry, now time.Time, q domain.Quota) error {
-	// The closure holds r, not w: one pointer, as many bytes as before the
-	// writer (BenchmarkCreate's B/op).
+	// The closure holds r, not w: one pointer to capture, not the writer's
+	// three words (BenchmarkCreate's B/op).
 	r := w.r
 	return w.write(ctx, func(ctx context.Context, db bun.IDB) error { return r.create(ctx, db, e, now, q) })
 }

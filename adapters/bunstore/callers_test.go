@@ -7,100 +7,20 @@ import (
 	"testing"
 	"time"
 
-	"github.com/uptrace/bun"
-
+	"github.com/cachegate/cachegate/adapters/bunstore/internal/callers"
 	"github.com/cachegate/cachegate/domain"
 	"github.com/cachegate/cachegate/ports"
 )
 
-func TestCallerLimit(t *testing.T) {
-	t.Parallel()
-	l := &CallerLimit{per: 2, wait: 10 * time.Millisecond, held: map[string]*callerSlots{}}
-	a := ports.WithCaller(t.Context(), "user:a")
-	b := ports.WithCaller(t.Context(), "user:b")
-	take := func(ctx context.Context) (context.Context, func()) {
-		t.Helper()
-		ctx, release, err := l.acquire(ctx)
-		if err != nil {
-			t.Fatalf("acquire: %v", err)
-		}
-		return ctx, func() { release(true) }
-	}
-	inA, releaseA1 := take(a)
-	_, releaseA2 := take(a)
-	t.Run("while the database answers nobody, the wait ends as an outage, not a 429", func(t *testing.T) {
-		l.answered.Store(0)
-		_, _, err := l.acquire(a)
-		if !errors.Is(err, domain.ErrDatabaseUnavailable) || errors.Is(err, errCallerBusy) {
-			t.Fatalf("third acquire of one caller, no answer meanwhile = %v, want DATABASE_UNAVAILABLE", err)
-		}
-	})
-	t.Run("a caller past its places is refused with 429 and a pause", func(t *testing.T) {
-		// The database answered during the wait (a time ahead of it
-		// stands for an answer meanwhile): the caller's own calls kept
-		// this one out.
-		l.answered.Store(time.Now().Add(time.Hour).UnixNano())
-		_, _, err := l.acquire(a)
-		if !errors.Is(err, errCallerBusy) || domain.KindOf(err) != domain.KindTooMany || errCallerBusy.RetryAfter <= 0 {
-			t.Fatalf("third acquire of one caller = %v, want TOO_MANY_REQUESTS with a Retry-After", err)
-		}
-	})
-	t.Run("another caller is not affected", func(t *testing.T) {
-		_, release := take(b)
-		release()
-	})
-	t.Run("a nested call runs in its outer call's place", func(t *testing.T) {
-		_, release := take(inA)
-		release()
-	})
-	t.Run("calls without a caller are not bounded", func(t *testing.T) {
-		for range 5 {
-			if _, _, err := l.acquire(t.Context()); err != nil {
-				t.Fatal(err)
-			}
-		}
-	})
-	t.Run("a released place lets the waiting caller in", func(t *testing.T) {
-		l.wait = time.Minute
-		got := make(chan error, 1)
-		go func() {
-			_, release, err := l.acquire(a)
-			if err == nil {
-				release(true)
-			}
-			got <- err
-		}()
-		releaseA1()
-		if err := <-got; err != nil {
-			t.Fatal(err)
-		}
-	})
-	t.Run("a waiting call ends with its context", func(t *testing.T) {
-		_, release := take(a) // a holds two places again
-		defer release()
-		ctx, cancel := context.WithCancel(a)
-		cancel()
-		if _, _, err := l.acquire(ctx); !errors.Is(err, context.Canceled) {
-			t.Fatalf("acquire with an ended context = %v, want context.Canceled", err)
-		}
-	})
-	releaseA2()
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	if len(l.held) != 0 {
-		t.Errorf("places of %d callers kept after every release", len(l.held))
-	}
-}
-
-func TestNewCallerLimitTakesHalfThePool(t *testing.T) {
+func TestTheCallerBoundTakesHalfThePool(t *testing.T) {
 	t.Parallel()
 	for pool, want := range map[int]int{1: 1, 2: 1, 4: 2, 9: 4} {
 		db := openTestDB(t, "sqlite::memory:")
-		db.DB.SetMaxOpenConns(pool)
-		if got := NewCallerLimit(db, 0, nil).PerCaller(); got != want {
+		db.sql.DB.SetMaxOpenConns(pool)
+		if got := newCallerLimit(db, 0, nil).PerCaller(); got != want {
 			t.Errorf("pool of %d: %d per caller, want %d", pool, got, want)
 		}
-		if got := NewCallerLimit(db, 3, nil).PerCaller(); got != 3 {
+		if got := newCallerLimit(db, 3, nil).PerCaller(); got != 3 {
 			t.Errorf("explicit 3: %d per caller", got)
 		}
 	}
@@ -113,7 +33,7 @@ func TestNewCallerLimitTakesHalfThePool(t *testing.T) {
 func TestOneCallerNeverTakesThePool(t *testing.T) {
 	t.Parallel()
 	const pool = 4
-	run := func(t *testing.T, db *bun.DB, limit *CallerLimit) (hogs []error, other error) {
+	run := func(t *testing.T, db *DB, limit *callers.Limit) (hogs []error, other error) {
 		t.Helper()
 		var entered sync.WaitGroup
 		release := make(chan struct{})
@@ -123,9 +43,9 @@ func TestOneCallerNeverTakesThePool(t *testing.T) {
 				<-release
 			}
 		}}
-		opts := []RepoOption{WithTimeout(500 * time.Millisecond)}
+		opts := []Option{WithTimeout(500 * time.Millisecond)}
 		if limit != nil {
-			opts = append(opts, WithCallerLimit(limit))
+			opts = append(opts, withCallerLimit(limit))
 		}
 		repo := pagedRepo(t, db, "user_cache", paging, opts...)
 		seed(t, db, "user_cache", 5, time.Time{})
@@ -174,10 +94,10 @@ func TestOneCallerNeverTakesThePool(t *testing.T) {
 		}
 		return hogs, other
 	}
-	pagedDatabases(t, func(t *testing.T, db *bun.DB) {
+	pagedDatabases(t, func(t *testing.T, db *DB) {
 		t.Run("bounded, the other user is served and the hog's extra statements are 429", func(t *testing.T) {
-			limit := NewCallerLimit(db, 0, nil)
-			limit.wait = 300 * time.Millisecond
+			limit := newCallerLimit(db, 0, nil)
+			limit.Wait = 300 * time.Millisecond
 			hogs, other := run(t, db, limit)
 			if other != nil {
 				t.Errorf("the other user's Get = %v, want the entry", other)
@@ -186,7 +106,7 @@ func TestOneCallerNeverTakesThePool(t *testing.T) {
 			for _, err := range hogs {
 				switch {
 				case err == nil:
-				case errors.Is(err, errCallerBusy):
+				case errors.Is(err, callers.ErrCallerBusy):
 					busy++
 				default:
 					t.Errorf("a hog's list = %v", err)
@@ -200,39 +120,11 @@ func TestOneCallerNeverTakesThePool(t *testing.T) {
 	t.Run("unbounded, the other user waits out the timeout", func(t *testing.T) {
 		t.Parallel()
 		db := openTestDB(t, "sqlite:"+t.TempDir()+"/unbounded.db")
-		db.DB.SetMaxOpenConns(pool)
+		db.sql.DB.SetMaxOpenConns(pool)
 		if _, other := run(t, db, nil); !errors.Is(other, domain.ErrDatabaseUnavailable) {
 			t.Errorf("the other user's Get with the pool taken = %v, want DATABASE_UNAVAILABLE", other)
 		}
 	})
-}
-
-// TestACallerKeptOutForTheWholeBoundIs429: a call that waited its
-// repository's whole timeout for its caller's place, while the database
-// answered others, is refused as too many requests, not as a database
-// outage, and runs no statement.
-func TestACallerKeptOutForTheWholeBoundIs429(t *testing.T) {
-	t.Parallel()
-	l := &CallerLimit{per: 1, held: map[string]*callerSlots{}}
-	b := bounds{timeout: 30 * time.Millisecond, callers: l}
-	a := ports.WithCaller(t.Context(), "user:a")
-	_, release, err := l.acquire(a)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer release(true)
-	// Another call is answered during the wait (ahead of it, to stand
-	// for "meanwhile" without a race).
-	l.answered.Store(time.Now().Add(time.Hour).UnixNano())
-	ctx, done := b.enter(a)
-	err = ctx.Err()
-	if err == nil {
-		t.Fatal("the refused call's context has not ended: its statements would run")
-	}
-	done(&err)
-	if !errors.Is(err, errCallerBusy) || errors.Is(err, domain.ErrDatabaseUnavailable) {
-		t.Errorf("refused call = %v, want TOO_MANY_REQUESTS alone", err)
-	}
 }
 
 // TestGroupedWritesTakeNoPlaceOfTheirCaller: creates that wait for the
@@ -246,8 +138,9 @@ func TestGroupedWritesTakeNoPlaceOfTheirCaller(t *testing.T) {
 	if err := Migrate(t.Context(), db, []string{"user_cache"}); err != nil {
 		t.Fatal(err)
 	}
-	l := &CallerLimit{per: 1, wait: time.Nanosecond, held: map[string]*callerSlots{}}
-	repo := NewCacheRepository(db, "user_cache", WithCallerLimit(l))
+	l := callers.New(0, 1, nil)
+	l.Wait = time.Nanosecond
+	repo := NewCacheRepository(db.with(withCallerLimit(l)), "user_cache")
 	if repo.writeGroup() == nil {
 		t.Fatal("the SQLite repository has no write group")
 	}

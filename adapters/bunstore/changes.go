@@ -2,14 +2,14 @@ package bunstore
 
 import (
 	"context"
-	"database/sql"
 	"fmt"
 	"strings"
-	"sync"
 	"time"
 
 	"github.com/uptrace/bun"
 
+	"github.com/cachegate/cachegate/adapters/bunstore/internal/bound"
+	"github.com/cachegate/cachegate/adapters/bunstore/internal/dberr"
 	"github.com/cachegate/cachegate/domain"
 	"github.com/cachegate/cachegate/ports"
 )
@@ -44,17 +44,31 @@ import (
 //     xid would not do, as a transaction with a lower xid can draw a
 //     higher revision.
 type ChangeLog struct {
-	db     *bun.DB
-	bounds bounds
-	pg     *pgWatermark // nil on SQLite
+	db     *DB
+	bounds bound.Bounds
+	// head finds the visible head: the engine's (changeHead).
+	head changeHead
+}
+
+// changeHead finds the change log's head, the last revision up to which
+// every revision that will ever exist is readable.
+type changeHead interface {
+	// read returns the head.
+	read(ctx context.Context, db *bun.DB) (int64, error)
+	// trails reports whether revisions past the head may be readable
+	// already (then Changes reads up to the head only).
+	trails() bool
+	// pending reports whether revisions are waiting for transactions in
+	// flight to end.
+	pending() bool
 }
 
 var _ ports.ChangeLog = (*ChangeLog)(nil)
 
 // NewChangeLog returns the log of db, which Migrate prepared. Each call is
 // bounded as the repositories' are (WithTimeout).
-func NewChangeLog(db *bun.DB, opts ...RepoOption) *ChangeLog {
-	return &ChangeLog{db: db, bounds: newBounds(opts), pg: engineOf(db).newWatermark()}
+func NewChangeLog(db *DB) *ChangeLog {
+	return &ChangeLog{db: db, bounds: db.bounds, head: db.eng.changeHead()}
 }
 
 // Wake implements ports.ChangeLog: the database does not tell. Writes of
@@ -66,13 +80,13 @@ const changeSelect = "SELECT rev, " + changeColumns + ", at FROM " + changesTabl
 
 // Changes implements ports.ChangeLog.
 func (l *ChangeLog) Changes(ctx context.Context, after int64, limit int) (_ []domain.Change, err error) {
-	ctx, done := l.bounds.enter(ctx)
+	ctx, done := l.bounds.Enter(ctx)
 	defer done(&err)
 	if limit <= 0 {
 		return nil, nil
 	}
 	q, args := changeSelect+" WHERE rev > ? ORDER BY rev LIMIT ?", []any{after, limit}
-	if l.pg != nil {
+	if l.head.trails() {
 		head, err := l.Head(ctx)
 		if err != nil {
 			return nil, err
@@ -92,7 +106,7 @@ func (l *ChangeLog) Changes(ctx context.Context, after int64, limit int) (_ []do
 // Without one (a caller who may see every assignee's entries) it reads
 // the log's range by revision, as Changes does.
 func (l *ChangeLog) ChangesOf(ctx context.Context, q ports.ChangeQuery) (_ []domain.Change, err error) {
-	ctx, done := l.bounds.enter(ctx)
+	ctx, done := l.bounds.Enter(ctx)
 	defer done(&err)
 	if q.Limit <= 0 || q.Upto <= q.After {
 		return nil, nil
@@ -105,9 +119,9 @@ func (l *ChangeLog) ChangesOf(ctx context.Context, q ports.ChangeQuery) (_ []dom
 // transient failure, and returns the changes it reads.
 func (l *ChangeLog) read(ctx context.Context, query string, args []any) ([]domain.Change, error) {
 	var out []domain.Change
-	err := withRetry(ctx, func() error {
+	err := dberr.WithRetry(ctx, func() error {
 		out = out[:0]
-		rows, err := l.db.QueryContext(ctx, query, args...)
+		rows, err := l.db.sql.QueryContext(ctx, query, args...)
 		if err != nil {
 			return err
 		}
@@ -122,7 +136,7 @@ func (l *ChangeLog) read(ctx context.Context, query string, args []any) ([]domai
 		return rows.Err()
 	})
 	if err != nil {
-		return nil, dbError("read changes", err)
+		return nil, dberr.Wrap("read changes", err)
 	}
 	return out, nil
 }
@@ -174,35 +188,26 @@ func scanChange(s rowScanner) (domain.Change, error) {
 
 // Head implements ports.ChangeLog.
 func (l *ChangeLog) Head(ctx context.Context) (_ int64, err error) {
-	ctx, done := l.bounds.enter(ctx)
+	ctx, done := l.bounds.Enter(ctx)
 	defer done(&err)
-	if l.pg != nil {
-		return l.pg.head(ctx, l.db)
-	}
-	var head int64
-	err = withRetry(ctx, func() error {
-		return l.db.QueryRowContext(ctx, "SELECT COALESCE(MAX(rev), 0) FROM "+changesTable).Scan(&head)
-	})
-	if err != nil {
-		return 0, dbError("read the change log's head", err)
+	head, err := l.head.read(ctx, l.db.sql)
+	if err != nil || head != 0 || l.head.trails() {
+		return head, err
 	}
 	// An empty log after pruning still has had revisions up to pruned.
-	if head == 0 {
-		return l.Horizon(ctx)
-	}
-	return head, nil
+	return l.Horizon(ctx)
 }
 
 // Horizon implements ports.ChangeLog.
 func (l *ChangeLog) Horizon(ctx context.Context) (_ int64, err error) {
-	ctx, done := l.bounds.enter(ctx)
+	ctx, done := l.bounds.Enter(ctx)
 	defer done(&err)
 	var h int64
-	err = withRetry(ctx, func() error {
-		return l.db.QueryRowContext(ctx, "SELECT pruned FROM "+changesStateTable+" WHERE id = 1").Scan(&h)
+	err = dberr.WithRetry(ctx, func() error {
+		return l.db.sql.QueryRowContext(ctx, "SELECT pruned FROM "+changesStateTable+" WHERE id = 1").Scan(&h)
 	})
 	if err != nil {
-		return 0, dbError("read the change log's horizon", err)
+		return 0, dberr.Wrap("read the change log's horizon", err)
 	}
 	return h, nil
 }
@@ -211,7 +216,7 @@ func (l *ChangeLog) Horizon(ctx context.Context) (_ int64, err error) {
 // row (replicas prune in turn); it deletes the prefix of the log, up to the
 // head, recorded before t.
 func (l *ChangeLog) Prune(ctx context.Context, before time.Time, limit int) (_ int, err error) {
-	ctx, done := l.bounds.enter(ctx)
+	ctx, done := l.bounds.Enter(ctx)
 	defer done(&err)
 	if limit <= 0 {
 		return 0, nil
@@ -223,7 +228,7 @@ func (l *ChangeLog) Prune(ctx context.Context, before time.Time, limit int) (_ i
 	n := 0
 	err = authInTx(ctx, l.db, "prune changes", func(ctx context.Context, tx bun.Tx) error {
 		var pruned int64
-		if err := tx.QueryRowContext(ctx, "SELECT pruned FROM "+changesStateTable+" WHERE id = 1"+forUpdate(tx)).Scan(&pruned); err != nil {
+		if err := tx.QueryRowContext(ctx, "SELECT pruned FROM "+changesStateTable+" WHERE id = 1"+l.db.eng.forUpdate()).Scan(&pruned); err != nil {
 			return err
 		}
 		var last int64
@@ -258,7 +263,7 @@ func (l *ChangeLog) Prune(ctx context.Context, before time.Time, limit int) (_ i
 		// What the pruned changes kept leaves their assignees' counts
 		// (usage_schema.go), one upsert per entity and assignee in order.
 		if _, err := tx.ExecContext(ctx, "INSERT INTO "+usageTable+" (entity, assignee_id, shard, entries, bytes) "+
-			"SELECT entity, assignee_id, "+engineOf(tx).usageShard()+", 0, -sum("+changeCost(changesTable)+") FROM "+changesTable+
+			"SELECT entity, assignee_id, "+l.db.eng.usageShard()+", 0, -sum("+changeCost(changesTable)+") FROM "+changesTable+
 			" WHERE rev <= ? GROUP BY entity, assignee_id ORDER BY entity, assignee_id"+
 			" ON CONFLICT (entity, assignee_id, shard) DO UPDATE SET bytes = "+usageTable+".bytes + excluded.bytes", last); err != nil {
 			return err
@@ -270,101 +275,15 @@ func (l *ChangeLog) Prune(ctx context.Context, before time.Time, limit int) (_ i
 		return err
 	})
 	if err != nil {
-		return 0, dbError("prune changes", err)
+		return 0, dberr.Wrap("prune changes", err)
 	}
 	return n, nil
-}
-
-// pgWatermark is the state of the PostgreSQL head (see ChangeLog).
-type pgWatermark struct {
-	mu   sync.Mutex
-	safe int64 // the head: every revision up to it is settled
-	// pending is a candidate: revisions up to pendingRev are settled once
-	// none of the writers in pendingWriters holds the writers' lock.
-	pending        bool
-	pendingRev     int64
-	pendingWriters map[string]bool
-}
-
-// changesWriterLock is the advisory lock key every transaction writing the
-// log holds, shared, from before it draws a revision until it ends; the
-// bytes spell "cachechg".
-const changesWriterLock int64 = 0x63616368_65636867
-
-// lockHigh and lockLow are the halves pg_locks shows the key in.
-const (
-	lockHigh = uint32(uint64(changesWriterLock) >> 32)
-	lockLow  = uint32(uint64(changesWriterLock) & 0xffffffff)
-)
-
-// head advances the watermark as far as it can and returns it.
-func (w *pgWatermark) head(ctx context.Context, db *bun.DB) (int64, error) {
-	w.mu.Lock()
-	defer w.mu.Unlock()
-	// The sequence first, then the lock's holders: the order is what makes
-	// the candidate sound.
-	var (
-		last     int64
-		isCalled bool
-	)
-	err := withRetry(ctx, func() error {
-		return db.QueryRowContext(ctx, "SELECT last_value, is_called FROM "+pgChangesSequence).Scan(&last, &isCalled)
-	})
-	if err != nil {
-		return 0, dbError("read the change log's sequence", err)
-	}
-	if !isCalled {
-		last = 0
-	}
-	var holders sql.NullString
-	err = withRetry(ctx, func() error {
-		return db.QueryRowContext(ctx, "SELECT string_agg(virtualtransaction, ',') FROM pg_locks "+
-			"WHERE locktype = 'advisory' AND database = (SELECT oid FROM pg_database WHERE datname = current_database()) "+
-			"AND classid = ? AND objid = ? AND objsubid = 1",
-			lockHigh, lockLow).Scan(&holders)
-	})
-	if err != nil {
-		return 0, dbError("read the change log's writers", err)
-	}
-	writers := map[string]bool{}
-	if holders.Valid {
-		for _, v := range strings.Split(holders.String, ",") {
-			writers[v] = true
-		}
-	}
-	if w.pending && !overlaps(w.pendingWriters, writers) {
-		w.safe = max(w.safe, w.pendingRev)
-		w.pending = false
-	}
-	switch {
-	case last <= w.safe:
-	case len(writers) == 0:
-		// No writer in flight: every drawn revision is settled now.
-		w.safe, w.pending = last, false
-	case !w.pending:
-		w.pending, w.pendingRev, w.pendingWriters = true, last, writers
-	}
-	return w.safe, nil
-}
-
-func overlaps(a, b map[string]bool) bool {
-	for k := range a {
-		if b[k] {
-			return true
-		}
-	}
-	return false
 }
 
 // Pending reports whether revisions are waiting for transactions in
 // flight to end; a reader polls again soon when they are.
 func (l *ChangeLog) Pending() bool {
-	if l.pg == nil {
-		return false
-	}
-	l.pg.mu.Lock()
-	defer l.pg.mu.Unlock()
-	return l.pg.pending
+	return l.head.pending()
 }
 
 // pgChangesSequence is the identity sequence of cache_changes.rev, as

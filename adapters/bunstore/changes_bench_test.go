@@ -7,8 +7,6 @@ import (
 	"testing"
 	"time"
 
-	"github.com/uptrace/bun"
-
 	"github.com/cachegate/cachegate/ports"
 )
 
@@ -72,7 +70,7 @@ func BenchmarkReplayOneUser(b *testing.B) {
 // seedChanges writes mine changes of one user spread evenly among others
 // changes of 1000 other users straight into the log (the triggers' work is
 // not what is measured) and returns the user and the head.
-func seedChanges(b *testing.B, db *bun.DB, mine, others int) (string, int64) {
+func seedChanges(b *testing.B, db *DB, mine, others int) (string, int64) {
 	b.Helper()
 	ctx := context.Background()
 	user := "0195f3a4-0000-7000-8000-00000000beef"
@@ -95,12 +93,12 @@ func seedChanges(b *testing.B, db *bun.DB, mine, others int) (string, int64) {
 			}
 			args = append(args, fmt.Sprintf("id-%d", i), fmt.Sprintf("key-%d", i), assignee, timeArg(at), timeArg(at), timeArg(at))
 		}
-		if _, err := db.ExecContext(ctx, sb.String(), args...); err != nil {
+		if _, err := db.sql.ExecContext(ctx, sb.String(), args...); err != nil {
 			b.Fatalf("seed changes: %v", err)
 		}
 	}
 	if onPostgres(db) {
-		if _, err := db.ExecContext(ctx, "ANALYZE "+changesTable); err != nil {
+		if _, err := db.sql.ExecContext(ctx, "ANALYZE "+changesTable); err != nil {
 			b.Fatal(err)
 		}
 	}

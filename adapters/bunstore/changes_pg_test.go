@@ -7,6 +7,7 @@ import (
 
 	"github.com/uptrace/bun"
 
+	"github.com/cachegate/cachegate/adapters/bunstore/internal/bound"
 	"github.com/cachegate/cachegate/adapters/system"
 	"github.com/cachegate/cachegate/application"
 	"github.com/cachegate/cachegate/application/background"
@@ -16,7 +17,7 @@ import (
 
 // txRepo is the repository of table writing through tx, directly.
 func txRepo(tx bun.Tx, table string) *CacheRepository {
-	r := &CacheRepository{db: tx, table: bun.Ident(table), bounds: newBounds(nil), eng: engineOf(tx)}
+	r := &CacheRepository{db: tx, table: bun.Ident(table), bounds: fillBounds(bound.Bounds{}), eng: postgresEngine{}}
 	r.writer = directWriter{r: r}
 	return r
 }
@@ -60,7 +61,7 @@ func TestChangeLogPostgresOverlappingTransactions(t *testing.T) {
 	defer sub.Close()
 
 	// Writer A draws the lower revision and stays open.
-	txA, err := db.BeginTx(ctx, nil)
+	txA, err := db.sql.BeginTx(ctx, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -70,7 +71,7 @@ func TestChangeLogPostgresOverlappingTransactions(t *testing.T) {
 		t.Fatal(err)
 	}
 	// Writer B draws the higher revision and commits first.
-	txB, err := db.BeginTx(ctx, nil)
+	txB, err := db.sql.BeginTx(ctx, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -82,7 +83,7 @@ func TestChangeLogPostgresOverlappingTransactions(t *testing.T) {
 	}
 	// B's change is visible in the table, yet nothing may be handed out.
 	var visible int
-	if err := db.QueryRowContext(ctx, "SELECT count(*) FROM "+changesTable).Scan(&visible); err != nil || visible != 1 {
+	if err := db.sql.QueryRowContext(ctx, "SELECT count(*) FROM "+changesTable).Scan(&visible); err != nil || visible != 1 {
 		t.Fatalf("visible changes = %d, %v; want B's alone", visible, err)
 	}
 	for range 3 {

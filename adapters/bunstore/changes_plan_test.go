@@ -21,7 +21,7 @@ func TestReplayOfOneAssigneeUsesItsIndex(t *testing.T) {
 		if err := Migrate(t.Context(), db, []string{"plan_cache"}); err != nil {
 			t.Fatal(err)
 		}
-		rows, err := db.QueryContext(t.Context(), "EXPLAIN QUERY PLAN "+q, args...)
+		rows, err := db.sql.QueryContext(t.Context(), "EXPLAIN QUERY PLAN "+q, args...)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -45,7 +45,7 @@ func TestReplayOfOneAssigneeUsesItsIndex(t *testing.T) {
 		if err := Migrate(t.Context(), db, []string{"plan_cache"}); err != nil {
 			t.Fatal(err)
 		}
-		tx, err := db.BeginTx(t.Context(), nil)
+		tx, err := db.sql.BeginTx(t.Context(), nil)
 		if err != nil {
 			t.Fatal(err)
 		}

@@ -52,11 +52,11 @@ const (
 func changesTables() []string { return []string{changesTable, changesStateTable} }
 
 // changesLogMigration returns the migration creating the log.
-func changesLogMigration() migrate.Migration {
+func changesLogMigration(eng engine) migrate.Migration {
 	return migrate.Migration{
 		Name: changesMigration,
-		Up:   ddlMigration("create the change log", changesDDL),
-		Down: ddlMigration("drop the change log", func(bun.IDB) []string {
+		Up:   ddlMigration(eng, "create the change log", changesDDL),
+		Down: ddlMigration(eng, "drop the change log", func(engine) []string {
 			return []string{"DROP TABLE IF EXISTS " + changesStateTable, "DROP TABLE IF EXISTS " + changesTable}
 		}),
 	}
@@ -67,27 +67,27 @@ func changesLogMigration() migrate.Migration {
 // in revision order and stops at its page, whatever other users wrote.
 // The log holds the retention's changes (an hour by default), so building
 // it, even on PostgreSQL without CONCURRENTLY, is short.
-func changesAssigneeIndexMigration() migrate.Migration {
+func changesAssigneeIndexMigration(eng engine) migrate.Migration {
 	return migrate.Migration{
 		Name: changesAssigneeMigration,
-		Up: ddlMigration("index the change log by assignee", func(bun.IDB) []string {
+		Up: ddlMigration(eng, "index the change log by assignee", func(engine) []string {
 			return []string{"CREATE INDEX IF NOT EXISTS " + changesAssigneeIndex + " ON " + changesTable + " (assignee_id, rev)"}
 		}),
-		Down: ddlMigration("drop the change log's assignee index", func(bun.IDB) []string {
+		Down: ddlMigration(eng, "drop the change log's assignee index", func(engine) []string {
 			return []string{"DROP INDEX IF EXISTS " + changesAssigneeIndex}
 		}),
 	}
 }
 
 // changesTriggerMigration returns the migration adding table's triggers.
-func changesTriggerMigration(table string) migrate.Migration {
+func changesTriggerMigration(eng engine, table string) migrate.Migration {
 	return migrate.Migration{
 		Name: changesTriggerVersion + "_cache_" + table + "_changes",
-		Up: ddlMigration("add the change triggers of "+table, func(db bun.IDB) []string {
-			return changesTriggerDDL(db, table)
+		Up: ddlMigration(eng, "add the change triggers of "+table, func(eng engine) []string {
+			return changesTriggerDDL(eng, table)
 		}),
-		Down: ddlMigration("drop the change triggers of "+table, func(db bun.IDB) []string {
-			return changesTriggerDropDDL(db, table)
+		Down: ddlMigration(eng, "drop the change triggers of "+table, func(eng engine) []string {
+			return changesTriggerDropDDL(eng, table)
 		}),
 	}
 }
@@ -95,36 +95,35 @@ func changesTriggerMigration(table string) migrate.Migration {
 // changesRemovedMigration returns the migration that makes table's
 // removals on PostgreSQL be recorded once per DELETE statement rather
 // than once per row; on SQLite it changes nothing.
-func changesRemovedMigration(table string) migrate.Migration {
+func changesRemovedMigration(eng engine, table string) migrate.Migration {
 	return migrate.Migration{
 		Name: changesRemovedVersion + "_cache_" + table + "_changes_removed",
-		Up: ddlMigration("record the removals of "+table+" per statement", func(db bun.IDB) []string {
-			return changesRemovedDDL(db, table)
+		Up: ddlMigration(eng, "record the removals of "+table+" per statement", func(eng engine) []string {
+			return changesRemovedDDL(eng, table)
 		}),
-		Down: ddlMigration("record the removals of "+table+" per row", func(db bun.IDB) []string {
-			return engineOf(db).changesRemovedDownDDL(table)
+		Down: ddlMigration(eng, "record the removals of "+table+" per row", func(eng engine) []string {
+			return eng.changesRemovedDownDDL(table)
 		}),
 	}
 }
 
 // changesRemovedDDL returns the statements of changesRemovedMigration.
-// The sweeper removes expired rows a thousand at a time, and the row
-// trigger ran PL/pgSQL and an INSERT for each: 10 ms of a batch's 19
-// (measured, 100 000 expired rows). One INSERT from the statement's
-// transition table records the same rows. Inserts and updates keep the
-// row trigger: they write one row a statement, and a statement trigger
-// on INSERT measured no faster (BenchmarkCreate/postgres: 181–195 µs
-// parallel either way; a create there waits mostly for its commit).
-func changesRemovedDDL(db bun.IDB, table string) []string {
-	return engineOf(db).changesRemovedDDL(table)
+// The sweeper removes expired rows a thousand at a time, and a row
+// trigger would run PL/pgSQL and an INSERT for each; one INSERT from the
+// statement's transition table records the same rows. Inserts and updates
+// keep the row trigger: they write one row a statement, and a create waits
+// mostly for its commit, so a statement trigger gains them nothing
+// (docs/benchmarks.md, "Storage design choices").
+func changesRemovedDDL(eng engine, table string) []string {
+	return eng.changesRemovedDDL(table)
 }
 
 // ddlMigration returns a migration step running the statements ddl makes
 // for the database at hand, in one transaction.
-func ddlMigration(what string, ddl func(bun.IDB) []string) func(context.Context, *migrate.Migrator, *migrate.Migration) error {
+func ddlMigration(eng engine, what string, ddl func(engine) []string) func(context.Context, *migrate.Migrator, *migrate.Migration) error {
 	return func(ctx context.Context, m *migrate.Migrator, _ *migrate.Migration) error {
 		return m.DB().RunInTx(ctx, nil, func(ctx context.Context, tx bun.Tx) error {
-			for _, stmt := range ddl(tx) {
+			for _, stmt := range ddl(eng) {
 				if _, err := tx.ExecContext(ctx, stmt); err != nil {
 					return fmt.Errorf("bunstore: %s: %w", what, err)
 				}
@@ -137,9 +136,9 @@ func ddlMigration(what string, ddl func(bun.IDB) []string) func(context.Context,
 // changeColumns are the columns of a change besides rev and at.
 const changeColumns = "entity, kind, id, key, type, assignee_id, data, version, date_created, date_updated, date_deleted, expires_at"
 
-func changesDDL(db bun.IDB) []string {
-	text, ts := textColumnType(db), timeColumnType(db)
-	rev := "rev " + engineOf(db).serialRevision()
+func changesDDL(eng engine) []string {
+	text, ts := eng.textColumn(), eng.timeColumn()
+	rev := "rev " + eng.serialRevision()
 	return []string{
 		"CREATE TABLE IF NOT EXISTS " + changesTable + " (" + rev + ", " +
 			"entity " + text + " NOT NULL, " +
@@ -165,10 +164,10 @@ func changesDDL(db bun.IDB) []string {
 
 // changesTriggerDDL returns the statements creating table's triggers.
 // table passed ValidateTableName, so it is safe inside a string literal.
-func changesTriggerDDL(db bun.IDB, table string) []string {
-	return engineOf(db).changesTriggerDDL(table)
+func changesTriggerDDL(eng engine, table string) []string {
+	return eng.changesTriggerDDL(table)
 }
 
-func changesTriggerDropDDL(db bun.IDB, table string) []string {
-	return engineOf(db).changesTriggerDropDDL(table)
+func changesTriggerDropDDL(eng engine, table string) []string {
+	return eng.changesTriggerDropDDL(table)
 }

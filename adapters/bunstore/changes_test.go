@@ -4,15 +4,13 @@ import (
 	"path/filepath"
 	"testing"
 
-	"github.com/uptrace/bun"
-
 	"github.com/cachegate/cachegate/ports"
 	"github.com/cachegate/cachegate/test/contract"
 	"github.com/cachegate/cachegate/test/pgtest"
 )
 
 // changeStore migrates tables a and b (named with prefix) in db.
-func changeStore(t *testing.T, db *bun.DB, prefix string) contract.ChangeStore {
+func changeStore(t *testing.T, db *DB, prefix string) contract.ChangeStore {
 	t.Helper()
 	name := func(n string) string { return prefix + n }
 	if err := Migrate(t.Context(), db, []string{name("a"), name("b")}); err != nil {

@@ -6,19 +6,19 @@ import (
 	"time"
 
 	"github.com/cachegate/cachegate/adapters/bunstore/internal/batch"
+	"github.com/cachegate/cachegate/adapters/bunstore/internal/dberr"
 
 	"github.com/cachegate/cachegate/domain"
 )
 
 // Batched creates on PostgreSQL.
 //
-// A create was one INSERT in a transaction of its own. Under load its
-// cost was mostly PostgreSQL's per statement and per commit: parsing and
-// planning, the change log's and the usage counts' triggers being set up,
-// the commit record and its WAL flush, two round trips of the protocol.
-// Measured with pgbench on a migrated table (docs/benchmarks.md), a
-// statement of 8 rows costs PostgreSQL less than half the CPU per row of
-// 8 statements of one.
+// A create in an INSERT and a transaction of its own costs PostgreSQL
+// mostly per statement and per commit: parsing and planning, the change
+// log's and the usage counts' triggers being set up, the commit record and
+// its WAL flush, two round trips of the protocol. A statement of 8 rows
+// costs less than half the CPU per row of 8 statements of one
+// (docs/benchmarks.md, "Storage design choices").
 //
 // So a repository on PostgreSQL lets at most createBatchSlots creates
 // run at once. A create that finds every slot taken
@@ -33,7 +33,7 @@ import (
 // (create), which clears dead rows out of its way and tells which
 // conflict it met. If PostgreSQL refuses the statement, every create of
 // the batch runs alone, so each gets the answer it would have got by
-// itself; if the database fails under it (batchFailure), each gets that
+// itself; if the database fails under it (dberr.BatchFailure), each gets that
 // failure: the one failure rule of the batcher (internal/batch).
 // Within a batch a second create of the same id or natural key is left
 // out of the statement and runs alone after it, so it meets the first as
@@ -77,12 +77,12 @@ type queuedCreate struct {
 // newCreateBatcher returns the batcher of r's creates.
 func newCreateBatcher(r *CacheRepository) *batch.Batcher[*queuedCreate] {
 	return batch.New(batch.Config[*queuedCreate]{
-		Slots: make(chan struct{}, createBatchSlots), Max: maxCreateBatch, Timeout: r.bounds.timeout, PastBound: errPastBound,
+		Slots: make(chan struct{}, createBatchSlots), Max: maxCreateBatch, Timeout: r.bounds.Timeout, PastBound: dberr.ErrPastBound,
 		Run: r.writeCreates,
 		Alone: func(ctx context.Context, w *queuedCreate) error {
 			return r.create(ctx, r.db, w.e, w.now, w.q)
 		},
-		Outage: batchOutage,
+		Outage: dberr.BatchOutage,
 	})
 }
 
@@ -139,7 +139,7 @@ func (r *CacheRepository) writeCreates(ctx context.Context, jobs []batch.Job[*qu
 }
 
 // insertCreates writes rows in one statement and returns the ids it
-// wrote, or the statement's failure (batchFailure). It runs under the
+// wrote, or the statement's failure (dberr.BatchFailure). It runs under the
 // batch's context: the statement is every row's, not only its caller's.
 func (r *CacheRepository) insertCreates(ctx context.Context, rows []*queuedCreate) (map[string]bool, error) {
 	if len(rows) == 0 {
@@ -192,7 +192,7 @@ func (r *CacheRepository) insertCreates(ctx context.Context, rows []*queuedCreat
 	}
 	q.WriteString(" ON CONFLICT DO NOTHING RETURNING id")
 	var written map[string]bool
-	err := withRetry(ctx, func() error {
+	err := dberr.WithRetry(ctx, func() error {
 		written = make(map[string]bool, len(rows))
 		res, err := r.db.QueryContext(ctx, q.String(), args...)
 		if err != nil {
@@ -209,7 +209,7 @@ func (r *CacheRepository) insertCreates(ctx context.Context, rows []*queuedCreat
 		return res.Err()
 	})
 	if err != nil {
-		return nil, batchFailure(ctx, "create entries", err)
+		return nil, dberr.BatchFailure(ctx, "create entries", err)
 	}
 	return written, nil
 }

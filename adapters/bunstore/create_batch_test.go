@@ -11,6 +11,7 @@ import (
 
 	"github.com/jackc/pgx/v5/pgconn"
 
+	"github.com/cachegate/cachegate/adapters/bunstore/internal/dberr"
 	"github.com/cachegate/cachegate/domain"
 	"github.com/cachegate/cachegate/test/pgtest"
 )
@@ -67,7 +68,7 @@ func TestCreatesQueuedTogetherOnPostgresAnswerAsIfAlone(t *testing.T) {
 	past := testNow.Add(-time.Minute)
 	expired.ExpiresAt = &past
 	for _, e := range []domain.Entry{holdsID, holdsKey, expired} {
-		if err := r.create(ctx, db, e, testNow.Add(-time.Hour), domain.Quota{}); err != nil {
+		if err := r.create(ctx, db.sql, e, testNow.Add(-time.Hour), domain.Quota{}); err != nil {
 			t.Fatal(err)
 		}
 	}
@@ -151,17 +152,17 @@ func TestCreatesQueuedTogetherOnPostgresAnswerAsIfAlone(t *testing.T) {
 		t.Errorf("the create whose caller gave up: Get err = %v, want not found", err)
 	}
 	var logged int
-	if err := db.NewRaw("SELECT count(*) FROM "+changesTable+" WHERE entity = 'batch_cache' AND kind = 'created'").Scan(ctx, &logged); err != nil {
+	if err := db.sql.NewRaw("SELECT count(*) FROM "+changesTable+" WHERE entity = 'batch_cache' AND kind = 'created'").Scan(ctx, &logged); err != nil {
 		t.Fatal(err)
 	}
 	if logged != created+3 {
 		t.Errorf("the change log holds %d creations, want %d (3 made before the batch)", logged, created+3)
 	}
 	var live, counted int
-	if err := db.NewRaw("SELECT count(*) FROM batch_cache WHERE date_deleted IS NULL").Scan(ctx, &live); err != nil {
+	if err := db.sql.NewRaw("SELECT count(*) FROM batch_cache WHERE date_deleted IS NULL").Scan(ctx, &live); err != nil {
 		t.Fatal(err)
 	}
-	if err := db.NewRaw("SELECT coalesce(sum(entries), 0) FROM "+usageTable+" WHERE entity = 'batch_cache'").Scan(ctx, &counted); err != nil {
+	if err := db.sql.NewRaw("SELECT coalesce(sum(entries), 0) FROM "+usageTable+" WHERE entity = 'batch_cache'").Scan(ctx, &counted); err != nil {
 		t.Fatal(err)
 	}
 	if live != created+2 || counted != live {
@@ -210,7 +211,7 @@ func TestQueuedCreatesUnderAQuotaOnPostgresFillItExactly(t *testing.T) {
 	// without one.
 	a := func(i int) domain.Entry { return testEntry(100*i + 1) }
 	for i := range 2 {
-		if err := r.create(ctx, db, a(i), testNow, domain.Quota{}); err != nil {
+		if err := r.create(ctx, db.sql, a(i), testNow, domain.Quota{}); err != nil {
 			t.Fatal(err)
 		}
 	}
@@ -252,7 +253,7 @@ func TestQueuedCreatesUnderAQuotaOnPostgresFillItExactly(t *testing.T) {
 		t.Errorf("the batch wrote %d creates, want b's 4 and c's 2", got)
 	}
 	var counts []int
-	if err := db.NewRaw("SELECT sum(entries) FROM "+usageTable+" WHERE entity = 'batch_cache' GROUP BY assignee_id ORDER BY assignee_id").
+	if err := db.sql.NewRaw("SELECT sum(entries) FROM "+usageTable+" WHERE entity = 'batch_cache' GROUP BY assignee_id ORDER BY assignee_id").
 		Scan(ctx, &counts); err != nil {
 		t.Fatal(err)
 	}
@@ -263,7 +264,7 @@ func TestQueuedCreatesUnderAQuotaOnPostgresFillItExactly(t *testing.T) {
 
 func TestAFailedBatchRunsItsCreatesAloneOnlyWhenNothingCommitted(t *testing.T) {
 	t.Parallel()
-	past, cancel := context.WithTimeoutCause(context.Background(), 0, errPastBound)
+	past, cancel := context.WithTimeoutCause(context.Background(), 0, dberr.ErrPastBound)
 	defer cancel()
 	<-past.Done()
 	for _, c := range []struct {
@@ -274,15 +275,15 @@ func TestAFailedBatchRunsItsCreatesAloneOnlyWhenNothingCommitted(t *testing.T) {
 		want  error
 	}{
 		{"a statement PostgreSQL refused", t.Context(), &pgconn.PgError{Code: "22021"}, true, nil},
-		{"a read-only standby", t.Context(), &pgconn.PgError{Code: pgReadOnlyTransaction}, false, domain.ErrDatabaseUnavailable},
-		{"a full disk", t.Context(), &pgconn.PgError{Code: pgDiskFull}, false, domain.ErrStorageFull},
+		{"a read-only standby", t.Context(), &pgconn.PgError{Code: dberr.PGReadOnlyTransaction}, false, domain.ErrDatabaseUnavailable},
+		{"a full disk", t.Context(), &pgconn.PgError{Code: dberr.PGDiskFull}, false, domain.ErrStorageFull},
 		{"a connection lost under it", t.Context(), io.ErrUnexpectedEOF, false, domain.ErrDatabaseUnavailable},
 		{"the bound passed", past, context.DeadlineExceeded, false, domain.ErrDatabaseUnavailable},
 		{"anything else", t.Context(), errors.New("boom"), false, nil},
 	} {
-		got := batchFailure(c.ctx, "create entries", c.err)
-		if batchOutage(got) == c.alone || got == nil || (c.want != nil && !errors.Is(got, c.want)) {
-			t.Errorf("%s: batchFailure = %v, want alone %v, %v", c.name, got, c.alone, c.want)
+		got := dberr.BatchFailure(c.ctx, "create entries", c.err)
+		if dberr.BatchOutage(got) == c.alone || got == nil || (c.want != nil && !errors.Is(got, c.want)) {
+			t.Errorf("%s: dberr.BatchFailure = %v, want alone %v, %v", c.name, got, c.alone, c.want)
 		}
 	}
 }

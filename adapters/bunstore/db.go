@@ -17,10 +17,43 @@ import (
 	"github.com/uptrace/bun/dialect/pgdialect"
 	"github.com/uptrace/bun/dialect/sqlitedialect"
 
+	"github.com/cachegate/cachegate/adapters/bunstore/internal/batch"
+	"github.com/cachegate/cachegate/adapters/bunstore/internal/bound"
+	"github.com/cachegate/cachegate/adapters/bunstore/internal/callers"
+	"github.com/cachegate/cachegate/adapters/bunstore/internal/dberr"
+	"github.com/cachegate/cachegate/domain"
+	"github.com/cachegate/cachegate/ports"
+
 	// The pure-Go SQLite driver; docs/storage.md has the measurements
 	// behind choosing it over mattn/go-sqlite3.
 	"modernc.org/sqlite"
 )
+
+// DB is the handle of one database, which every store is made from: it
+// owns the connection pool, the engine of the database (chosen once, by
+// Open), SQLite's write gate and group of entry writes, and the bounds of
+// every call (the time bounds and the bound on each caller's calls). The
+// stores share it; none of them asks which database it runs on.
+type DB struct {
+	sql *bun.DB
+	eng engine
+	// gate queues the writers of an SQLite database (writegate.go); nil
+	// on PostgreSQL, whose writers lock rows.
+	gate chan struct{}
+	// entries groups the entry writes at the gate (write_group.go); nil
+	// without a gate.
+	entries *batch.Batcher[groupWrite]
+	bounds  bound.Bounds
+	// ungrouped runs every entry write on its own (WithUngroupedWrites).
+	ungrouped bool
+}
+
+// Bun returns the Bun handle, for tools and tests that run SQL of their
+// own; the stores need none.
+func (db *DB) Bun() *bun.DB { return db.sql }
+
+// Close closes the connection pool.
+func (db *DB) Close() error { return db.sql.Close() }
 
 // Option tunes Open.
 type Option func(*openConfig)
@@ -28,6 +61,12 @@ type Option func(*openConfig)
 type openConfig struct {
 	maxOpenConns   int
 	connectTimeout time.Duration
+	bounds         bound.Bounds
+	ungrouped      bool
+	callerBound    bool
+	perCaller      int
+	budget         *Budget
+	hooks          []bun.QueryHook
 }
 
 // WithMaxOpenConns sets the size of the connection pool, overriding the
@@ -44,6 +83,11 @@ func WithConnectTimeout(d time.Duration) Option {
 	return func(c *openConfig) { c.connectTimeout = d }
 }
 
+// WithQueryHook adds h to the handle's query hooks (tracing).
+func WithQueryHook(h bun.QueryHook) Option {
+	return func(c *openConfig) { c.hooks = append(c.hooks, h) }
+}
+
 // sqliteParams are the connection settings of every SQLite connection: a
 // write waits up to 5 s for the writer before it fails with SQLITE_BUSY,
 // foreign keys are enforced, and transactions take the write lock when they
@@ -56,8 +100,8 @@ const sqliteParams = "_busy_timeout=5000&_foreign_keys=1&_txlock=immediate"
 // corrupts (a power cut may lose the last commits).
 const sqliteFileParams = "&_journal_mode=WAL&_synchronous=NORMAL"
 
-// Open connects to the database named by dsn and returns it ready for
-// Migrate and the repositories. The forms accepted are:
+// Open connects to the database named by dsn and returns its handle, ready
+// for Migrate and the stores. The forms accepted are:
 //
 //   - sqlite:PATH — an SQLite file, created when missing, in WAL mode with
 //     synchronous=NORMAL, a 5 s busy timeout and foreign keys on. WAL lets
@@ -74,13 +118,13 @@ const sqliteFileParams = "&_journal_mode=WAL&_synchronous=NORMAL"
 //     juggle idle backends).
 //
 // Errors never repeat dsn, which may hold a password.
-func Open(ctx context.Context, dsn string, opts ...Option) (*bun.DB, error) {
+func Open(ctx context.Context, dsn string, opts ...Option) (*DB, error) {
 	var cfg openConfig
 	for _, o := range opts {
 		o(&cfg)
 	}
 	var (
-		db  *bun.DB
+		db  *DB
 		err error
 	)
 	switch {
@@ -96,14 +140,21 @@ func Open(ctx context.Context, dsn string, opts ...Option) (*bun.DB, error) {
 	if err != nil {
 		return nil, err
 	}
-	if err := db.PingContext(ctx); err != nil {
+	if err := db.sql.PingContext(ctx); err != nil {
 		_ = db.Close()
 		return nil, fmt.Errorf("bunstore: connect to the database: %w", err)
+	}
+	for _, h := range cfg.hooks {
+		db.sql.AddQueryHook(h)
+	}
+	db.bounds, db.ungrouped = fillBounds(cfg.bounds), cfg.ungrouped
+	if cfg.callerBound {
+		db.bounds.Callers = callers.New(db.sql.DB.Stats().MaxOpenConnections, cfg.perCaller, cfg.budget)
 	}
 	return db, nil
 }
 
-func openSQLiteFile(path string, cfg openConfig) (*bun.DB, error) {
+func openSQLiteFile(path string, cfg openConfig) (*DB, error) {
 	if path == "" {
 		return nil, errors.New("bunstore: sqlite: needs a file path, as in sqlite:cachegate.db")
 	}
@@ -131,13 +182,13 @@ func createPrivate(path string) error {
 	return f.Close()
 }
 
-func openSQLite(uri string, memory bool, cfg openConfig) (*bun.DB, error) {
+func openSQLite(uri string, memory bool, cfg openConfig) (*DB, error) {
 	registerSQLiteFold()
 	conn, err := sqlite.NewConnector(uri)
 	if err != nil {
 		return nil, fmt.Errorf("bunstore: open SQLite: %w", err)
 	}
-	sqldb := sql.OpenDB(withWriteGate(conn))
+	sqldb := sql.OpenDB(conn)
 	switch {
 	case memory:
 		sqldb.SetMaxOpenConns(1)
@@ -152,10 +203,11 @@ func openSQLite(uri string, memory bool, cfg openConfig) (*bun.DB, error) {
 		sqldb.SetMaxOpenConns(n)
 		sqldb.SetMaxIdleConns(n)
 	}
-	return bun.NewDB(sqldb, sqlitedialect.New()), nil
+	gate := make(chan struct{}, 1)
+	return &DB{sql: bun.NewDB(sqldb, sqlitedialect.New()), eng: sqliteEngine{}, gate: gate, entries: newWriteGroup(gate)}, nil
 }
 
-func openPostgres(dsn string, cfg openConfig) (*bun.DB, error) {
+func openPostgres(dsn string, cfg openConfig) (*DB, error) {
 	pgcfg, err := pgx.ParseConfig(dsn)
 	if err != nil {
 		// pgx redacts the password in its parse errors.
@@ -180,5 +232,108 @@ func openPostgres(dsn string, cfg openConfig) (*bun.DB, error) {
 	sqldb.SetMaxIdleConns(n)
 	sqldb.SetConnMaxIdleTime(5 * time.Minute)
 	sqldb.SetConnMaxLifetime(time.Hour)
-	return bun.NewDB(sqldb, pgdialect.New()), nil
+	return &DB{sql: bun.NewDB(sqldb, pgdialect.New()), eng: postgresEngine{}}, nil
+}
+
+// DefaultTimeout bounds each store call when no WithTimeout is given:
+// waiting for a pooled connection, every statement and reading the rows.
+const DefaultTimeout = 5 * time.Second
+
+// WithTimeout bounds each call of the handle's stores to d, from asking
+// the pool for a connection to the last row read. Past it the call fails
+// with an error wrapping domain.ErrDatabaseUnavailable. A database that is
+// frozen, unreachable or failing over therefore never holds a request
+// longer than d. Zero or less means DefaultTimeout.
+func WithTimeout(d time.Duration) Option {
+	return func(c *openConfig) { c.bounds.Timeout = d }
+}
+
+// WithUngroupedWrites makes the handle's CacheRepositories run each write
+// on its own: on SQLite outside the handle's write group (write_group.go),
+// on PostgreSQL outside the batches of creates (create_batch.go). It is
+// for a tool that wraps many writes in a transaction of its own, by BEGIN
+// and COMMIT on a pool of one connection, as the bench seeder does. The
+// writes of a server should stay grouped.
+func WithUngroupedWrites() Option {
+	return func(c *openConfig) { c.ungrouped = true }
+}
+
+// DefaultQueryTimeout bounds each statement of a list when no
+// WithQueryTimeout is given.
+const DefaultQueryTimeout = 2 * time.Second
+
+// WithQueryTimeout bounds the time the database may spend on each
+// statement of a CacheRepository's List (the count, and each page of
+// rows) to d. Past it the list fails with an error wrapping
+// domain.ErrQueryTooExpensive: the query, not the database, is the
+// cause. Waiting for a connection stays under WithTimeout's bound
+// (domain.ErrDatabaseUnavailable), and so does a PostgreSQL server that
+// stops answering: there the bound is the server's statement_timeout,
+// which a frozen server cannot apply. Zero or less means
+// DefaultQueryTimeout. A d longer than WithTimeout's does not lengthen
+// the call: its own bound ends the statement first
+// (domain.ErrDatabaseUnavailable).
+func WithQueryTimeout(d time.Duration) Option {
+	return func(c *openConfig) { c.bounds.Query = d }
+}
+
+// WithCallerBound bounds the calls each caller runs at once on the
+// handle's pool to perCaller (zero or less: half the pool, at least one),
+// so that one caller never takes the whole pool (internal/callers). budget,
+// when not nil, is charged the time each call holds a connection.
+// Without it no caller is bounded.
+func WithCallerBound(perCaller int, budget *Budget) Option {
+	return func(c *openConfig) { c.callerBound, c.perCaller, c.budget = true, perCaller, budget }
+}
+
+// probeTable is a name reserved for the readiness check: files made by
+// earlier versions hold an empty table of that name, so no assignment may
+// use it (migrate.go).
+const probeTable = "cachegate_probe"
+
+// Check reports whether db serves reads and writes now, for readiness
+// probes. It fails with an error wrapping domain.ErrDatabaseUnavailable
+// when the database does not answer within ctx's deadline (or
+// DefaultTimeout), cannot be reached, or is a read-only PostgreSQL standby
+// (or an SQLite file on a read-only file system); with one wrapping
+// domain.ErrStorageFull when an SQLite file's file system has less room
+// than a write may need.
+//
+// On SQLite the check writes nothing (sqlite_ready.go): a read-only query,
+// then the space available on the file's file system, statfs(2), which
+// passes again once there is room, so readiness recovers by itself. On
+// PostgreSQL it asks whether the session is read-only.
+func Check(ctx context.Context, db *DB) (err error) {
+	ctx, done := bound.Bounds{Timeout: DefaultTimeout}.Enter(ctx)
+	defer done(&err)
+	defer func() {
+		if err != nil && errors.Is(err, context.DeadlineExceeded) {
+			err = &dberr.Outage{Kind: domain.ErrDatabaseUnavailable, Cause: err}
+		}
+	}()
+	return db.eng.check(ctx, db.sql)
+}
+
+// Budget is each caller's budget of database time (internal/callers),
+// which WithCallerBound charges and ginhttp checks through
+// ports.CallerBudget.
+type Budget = callers.Budget
+
+// NewBudget returns the budget of rate database time per second per
+// caller, with a burst of burst; a rate or burst of zero or less is no
+// budget (nil, which admits every caller). clock is the time it refills
+// by (nil: the system clock).
+func NewBudget(rate, burst time.Duration, clock ports.Clock) *Budget {
+	return callers.NewBudget(rate, burst, clock)
+}
+
+// fillBounds gives the unset time bounds of b their defaults.
+func fillBounds(b bound.Bounds) bound.Bounds {
+	if b.Timeout <= 0 {
+		b.Timeout = DefaultTimeout
+	}
+	if b.Query <= 0 {
+		b.Query = DefaultQueryTimeout
+	}
+	return b
 }

@@ -1,12 +1,10 @@
 package bunstore
 
 import (
-	"context"
 	"fmt"
 	"strconv"
 	"time"
 
-	"github.com/uptrace/bun"
 	"github.com/uptrace/bun/dialect"
 	"github.com/uptrace/bun/schema"
 
@@ -29,7 +27,7 @@ import (
 //     ORDER BY and the indexes compare bytes, as SQLite's BINARY collation
 //     and Go's string comparison do; lists sort the same on every store.
 //   - Errors. Unique violations, busy and serialization errors come as
-//     different types and codes; errors.go reads both.
+//     different types and codes; internal/dberr reads both.
 //   - Purge batches (purgeStatement): each batch takes the rows of two
 //     index walks, soft-deleted rows in date_deleted order, then expired
 //     rows in (assignee_id, expires_at) order, each on its partial index.
@@ -57,42 +55,6 @@ import (
 // and statements with quoteIdent; bun.Ident is for names passed as
 // arguments of Bun's queries, which Bun quotes the same way.
 
-// timeColumnType is the column type that holds a time.
-func timeColumnType(db bun.IDB) string { return engineOf(db).timeColumn() }
-
-// textColumnType is the column type of text compared byte by byte.
-func textColumnType(db bun.IDB) string { return engineOf(db).textColumn() }
-
-// bytesColumnType is the column type of raw bytes.
-func bytesColumnType(db bun.IDB) string { return engineOf(db).bytesColumn() }
-
-// serialPrimaryKey is the column definition of an integer key the
-// database numbers itself.
-func serialPrimaryKey(db bun.IDB) string { return engineOf(db).serialPrimaryKey() }
-
-// forUpdate is the clause that locks the rows a SELECT reads until the
-// transaction ends: FOR UPDATE on PostgreSQL, nothing on SQLite, whose
-// IMMEDIATE transactions already hold the database.
-func forUpdate(db bun.IDB) string { return engineOf(db).forUpdate() }
-
-// lockTableForWriters makes concurrent writers of table queue behind this
-// transaction while readers go on (nothing on SQLite, where the IMMEDIATE
-// transaction is the one writer already).
-func lockTableForWriters(ctx context.Context, tx bun.Tx, table string) error {
-	return engineOf(tx).lockTableForWriters(ctx, tx, table)
-}
-
-// skipLocked is the clause that makes a batch-selecting subquery skip rows
-// another transaction holds (nothing on SQLite, whose one writer needs no
-// row locks).
-func skipLocked(db bun.IDB) string { return engineOf(db).skipLocked() }
-
-// purgeStatement returns the statement that deletes at most limit rows of
-// table that are deleted or expired at now, with its arguments.
-func purgeStatement(db bun.IDB, table bun.Ident, now time.Time, limit int) (string, []any) {
-	return engineOf(db).purgeStatement(table, now, limit)
-}
-
 // sqlTime is a time as a query argument, written in the form the dialect
 // of the query stores times in. Its precision is the microsecond.
 type sqlTime time.Time
@@ -106,40 +68,6 @@ func (t sqlTime) AppendQuery(gen schema.QueryGen, b []byte) ([]byte, error) {
 		return appendPGTime(b, tm), nil
 	}
 	return strconv.AppendInt(b, tm.UnixMicro(), 10), nil
-}
-
-// The instants a PostgreSQL timestamptz holds: 4713 BC (year -4712 as Go
-// counts) to 294276 AD.
-var (
-	pgTimeMin = time.Date(-4712, time.November, 24, 0, 0, 0, 0, time.UTC)
-	pgTimeMax = time.Date(294276, time.December, 31, 23, 59, 59, 999999000, time.UTC)
-)
-
-// appendPGTime writes tm, in UTC, as a timestamptz literal. A time before
-// AD 1 is written with PostgreSQL's era ("0001-12-31 … BC" is Go's year
-// 0, there being no year 0 in that count); "0000-…" would be refused, and
-// a query bound from a request (an audit since of 0001-01-01T00:00:00+23:59,
-// which is 31 December of 1 BC in UTC, or an audit cursor) would answer
-// 500. A time outside what the type holds is clamped to its bounds: the
-// server stores no time that far out, so every comparison with a stored
-// time keeps its answer (SQLite, which stores microseconds, needs none of
-// this).
-func appendPGTime(b []byte, tm time.Time) []byte {
-	switch {
-	case tm.Before(pgTimeMin):
-		tm = pgTimeMin
-	case tm.After(pgTimeMax):
-		tm = pgTimeMax
-	}
-	b = append(b, '\'')
-	y := tm.Year()
-	if y >= 1 {
-		b = tm.AppendFormat(b, "2006-01-02 15:04:05.999999-07:00")
-		return append(b, "'::timestamptz"...)
-	}
-	b = fmt.Appendf(b, "%04d", 1-y)
-	b = tm.AppendFormat(b, "-01-02 15:04:05.999999-07:00")
-	return append(b, " BC'::timestamptz"...)
 }
 
 // timeArg returns t as a query argument.

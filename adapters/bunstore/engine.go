@@ -5,7 +5,6 @@ import (
 	"time"
 
 	"github.com/uptrace/bun"
-	"github.com/uptrace/bun/dialect"
 )
 
 // engine is the seam between the stores and the database they run on: one
@@ -14,12 +13,22 @@ import (
 // engine; none of them asks which database it is. docs/storage.md ("One
 // engine per database") lists what lives behind it.
 //
-// Open chooses the dialect of a handle, and so its engine (engineOf maps
-// the one to the other, the only place the dialect is read); each
-// repository keeps the engine of its handle from its constructor, and
-// code that only has a bun.IDB (a transaction, a migration) asks engineOf.
+// Open chooses the engine of a handle (DB) once; the stores and the
+// migrations take it from the handle. It is made of one interface per
+// concern: the schema, the change log, the quota counts, locks,
+// statements, prepared statements and the operations of a whole database.
 type engine interface {
-	// Column types and DDL pieces.
+	schemaEngine
+	changeLogEngine
+	quotaEngine
+	lockEngine
+	statementEngine
+	preparedEngine
+	operationsEngine
+}
+
+// schemaEngine writes the column types and DDL pieces of the migrations.
+type schemaEngine interface {
 	timeColumn() string       // a time
 	textColumn() string       // text compared byte by byte
 	bytesColumn() string      // raw bytes
@@ -42,17 +51,27 @@ type engine interface {
 	// defineFold defines the database's case fold function, if it needs one
 	// (fold.go).
 	defineFold(ctx context.Context, db bun.IDB) error
+	// lockMigrations takes the migration lock (migrate.go).
+	lockMigrations(ctx context.Context, db *bun.DB) (func(), error)
+	// retriesMigrationRace reports whether a migration that met a
+	// concurrent one's objects runs again (migrate.go).
+	retriesMigrationRace() bool
+}
 
-	// The change log's triggers (changes_schema.go).
+// changeLogEngine keeps the change log: its triggers (changes_schema.go)
+// and its head (changes.go).
+type changeLogEngine interface {
 	changesTriggerDDL(table string) []string
 	changesTriggerDropDDL(table string) []string
 	changesRemovedDDL(table string) []string
 	changesRemovedDownDDL(table string) []string
-	// newWatermark returns the state of the change log's visible head, or
-	// nil when the last revision written is the head (changes.go).
-	newWatermark() *pgWatermark
+	// changeHead returns what finds the change log's head.
+	changeHead() changeHead
+}
 
-	// The quota counts (usage_schema.go, cache_quota.go).
+// quotaEngine keeps and checks the quota counts (usage_schema.go,
+// cache_quota.go).
+type quotaEngine interface {
 	usageTableDDL() []string
 	usageTriggerDDL(table string) []string
 	usageTriggerDropDDL(table string) []string
@@ -64,21 +83,20 @@ type engine interface {
 	// guarded returns the parts that make a statement write only within g
 	// (see CacheRepository.guarded).
 	guarded(r *CacheRepository, g *quotaGuard) (with, from, where string, args []any)
+}
 
-	// Locks.
+// lockEngine locks rows, tables and keys for a transaction.
+type lockEngine interface {
 	forUpdate() string  // locks the rows a SELECT reads until the transaction ends
 	skipLocked() string // makes a batch-selecting subquery skip held rows
 	lockTableForWriters(ctx context.Context, tx bun.Tx, table string) error
-	// lockMigrations takes the migration lock (migrate.go).
-	lockMigrations(ctx context.Context, db *bun.DB) (func(), error)
-	// retriesMigrationRace reports whether a migration that met a
-	// concurrent one's objects runs again (migrate.go).
-	retriesMigrationRace() bool
 	// lockThrottleKeys serialises the reservations of the login throttle
 	// keys names (throttle.go).
 	lockThrottleKeys(ctx context.Context, tx bun.Tx, names []string) error
+}
 
-	// Statements.
+// statementEngine writes and runs the statements that differ.
+type statementEngine interface {
 	// purgeStatement returns the statement that deletes at most limit rows
 	// of table that are deleted or expired at now, with its arguments
 	// (dialect.go says how each database walks them).
@@ -87,9 +105,9 @@ type engine interface {
 	purge(ctx context.Context, db bun.IDB, table bun.Ident, now time.Time, limit int) (int64, error)
 	// positionFunction is the name of the function that finds a substring.
 	positionFunction() string
-	// queryBounded runs fn on conn within the query bound of b (see
-	// bounds.queryBounded).
-	queryBounded(ctx context.Context, b bounds, conn bun.Conn, fn func(ctx context.Context, db bun.IDB) error) error
+	// boundQuery runs fn on conn, bounding the database's time on it by
+	// limit; past it fn's error wraps domain.ErrQueryTooExpensive.
+	boundQuery(ctx context.Context, limit time.Duration, conn bun.Conn, fn func(ctx context.Context, db bun.IDB) error) error
 	// abortsOnError reports whether a failed statement aborts its
 	// transaction (then a statement that may fail runs in a savepoint).
 	abortsOnError() bool
@@ -97,8 +115,10 @@ type engine interface {
 	// (create_batch.go); SQLite groups every entry write at its write gate
 	// instead (write_group.go).
 	batchesCreates() bool
+}
 
-	// Prepared statements (prepared.go).
+// preparedEngine serves the prepared statements (prepared.go).
+type preparedEngine interface {
 	// prepares reports whether hot statements are prepared once.
 	prepares() bool
 	// placeholders rewrites the ? placeholders of q in the database's form.
@@ -106,8 +126,11 @@ type engine interface {
 	// time is t as a database/sql argument in the column form of the
 	// database (sqlTime is the same for Bun's queries).
 	time(t time.Time) any
+}
 
-	// check reports whether the database can serve (bounds.go Check).
+// operationsEngine checks and copies a whole database.
+type operationsEngine interface {
+	// check reports whether the database can serve (Check, db.go).
 	check(ctx context.Context, db *bun.DB) error
 	// backup copies the database to path (backup.go).
 	backup(ctx context.Context, db *bun.DB, path string) error
@@ -117,11 +140,3 @@ var (
 	_ engine = sqliteEngine{}
 	_ engine = postgresEngine{}
 )
-
-// engineOf returns the engine of db's dialect, which Open chose.
-func engineOf(db bun.IDB) engine {
-	if db.Dialect().Name() == dialect.PG {
-		return postgresEngine{}
-	}
-	return sqliteEngine{}
-}

@@ -2,15 +2,19 @@ package bunstore
 
 import (
 	"context"
+	"database/sql"
 	"errors"
 	"fmt"
 	"strconv"
 	"strings"
+	"sync"
 	"time"
+	"unicode"
 
 	"github.com/jackc/pgx/v5/pgconn"
 	"github.com/uptrace/bun"
 
+	"github.com/cachegate/cachegate/adapters/bunstore/internal/dberr"
 	"github.com/cachegate/cachegate/domain"
 )
 
@@ -33,7 +37,7 @@ func (postgresEngine) skipLocked() string         { return " FOR UPDATE SKIP LOC
 func (postgresEngine) abortsOnError() bool        { return true }
 func (postgresEngine) batchesCreates() bool       { return true }
 func (postgresEngine) retriesMigrationRace() bool { return true }
-func (postgresEngine) newWatermark() *pgWatermark { return &pgWatermark{} }
+func (postgresEngine) changeHead() changeHead     { return &pgWatermark{} }
 func (postgresEngine) time(t time.Time) any       { return domain.Normalize(t) }
 
 func (postgresEngine) serialPrimaryKey() string {
@@ -183,19 +187,27 @@ func (postgresEngine) lockTableForWriters(ctx context.Context, tx bun.Tx, table 
 	return err
 }
 
-// lockMigrations takes the transaction-scoped advisory lock (migrate.go
-// says why not a session lock). The returned function releases it.
+// lockMigrations takes the transaction-scoped advisory lock
+// (pg_advisory_xact_lock); the returned function releases it. Its
+// transaction stays open, on a connection of its own, while the
+// migrations run on others; releasing is ending that transaction. A
+// session lock would not do behind PgBouncer in transaction mode: between
+// transactions the pooler hands the session's statements to any server
+// connection, so the unlock could reach another backend and the lock stay
+// held for good. An open transaction keeps its server connection, through
+// a pooler or not, and a crash or a lost connection ends it, releasing
+// the lock.
 func (postgresEngine) lockMigrations(ctx context.Context, db *bun.DB) (func(), error) {
 	if db.Stats().MaxOpenConnections == 1 {
 		return nil, errors.New("bunstore: Migrate on PostgreSQL needs a pool of at least two connections")
 	}
 	tx, err := db.BeginTx(ctx, nil)
 	if err != nil {
-		return nil, dbError("begin the migration lock's transaction", err)
+		return nil, dberr.Wrap("begin the migration lock's transaction", err)
 	}
 	if _, err := tx.ExecContext(ctx, "SELECT pg_advisory_xact_lock(?)", migrationLockKey); err != nil {
 		_ = tx.Rollback()
-		return nil, dbError("take the migration lock", err)
+		return nil, dberr.Wrap("take the migration lock", err)
 	}
 	return func() { _ = tx.Rollback() }, nil
 }
@@ -205,7 +217,7 @@ func (postgresEngine) lockMigrations(ctx context.Context, db *bun.DB) (func(), e
 func (postgresEngine) lockThrottleKeys(ctx context.Context, tx bun.Tx, names []string) error {
 	for _, name := range names {
 		if _, err := tx.ExecContext(ctx, "SELECT pg_advisory_xact_lock(?, hashtext(?))", throttleLockClass, name); err != nil {
-			return dbError("lock a login throttle key", err)
+			return dberr.Wrap("lock a login throttle key", err)
 		}
 	}
 	return nil
@@ -233,7 +245,7 @@ func (postgresEngine) purgeStatement(table bun.Ident, now time.Time, limit int) 
 func (e postgresEngine) purge(ctx context.Context, db bun.IDB, table bun.Ident, now time.Time, limit int) (int64, error) {
 	query, args := e.purgeStatement(table, now, limit)
 	var n int64
-	err := withRetry(ctx, func() error {
+	err := dberr.WithRetry(ctx, func() error {
 		return db.RunInTx(ctx, nil, func(ctx context.Context, tx bun.Tx) error {
 			if _, err := tx.ExecContext(ctx, purgePlan); err != nil {
 				return err
@@ -249,22 +261,22 @@ func (e postgresEngine) purge(ctx context.Context, db bun.IDB, table bun.Ident, 
 	return n, err
 }
 
-// queryBounded bounds fn by the server's statement_timeout, set for a
+// boundQuery bounds fn by the server's statement_timeout, set for a
 // transaction of its own (SET LOCAL, so nothing stays on a connection that
 // a pool such as PgBouncer passes on).
-func (postgresEngine) queryBounded(ctx context.Context, b bounds, conn bun.Conn, fn func(ctx context.Context, db bun.IDB) error) error {
+func (postgresEngine) boundQuery(ctx context.Context, limit time.Duration, conn bun.Conn, fn func(ctx context.Context, db bun.IDB) error) error {
 	tx, err := conn.BeginTx(ctx, nil)
 	if err != nil {
 		return err
 	}
 	defer func() { _ = tx.Rollback() }()
-	ms := max(b.query.Milliseconds(), 1)
+	ms := max(limit.Milliseconds(), 1)
 	if _, err := tx.ExecContext(ctx, "SELECT set_config('statement_timeout', ?, true)", strconv.FormatInt(ms, 10)); err != nil {
 		return err
 	}
 	if err := fn(ctx, tx); err != nil {
 		var pg *pgconn.PgError
-		if errors.As(err, &pg) && pg.Code == pgQueryCanceled && ctx.Err() == nil {
+		if errors.As(err, &pg) && pg.Code == dberr.PGQueryCanceled && ctx.Err() == nil {
 			return fmt.Errorf("%w: %w", domain.ErrQueryTooExpensive, err)
 		}
 		return err
@@ -276,10 +288,10 @@ func (postgresEngine) queryBounded(ctx context.Context, b bounds, conn bun.Conn,
 func (postgresEngine) check(ctx context.Context, db *bun.DB) error {
 	var readOnly string
 	if err := db.QueryRowContext(ctx, "SELECT current_setting('transaction_read_only')").Scan(&readOnly); err != nil {
-		return dbError("check the database", err)
+		return dberr.Wrap("check the database", err)
 	}
 	if readOnly == "on" {
-		return &outage{kind: domain.ErrDatabaseUnavailable, cause: errors.New("the server is a read-only standby")}
+		return &dberr.Outage{Kind: domain.ErrDatabaseUnavailable, Cause: errors.New("the server is a read-only standby")}
 	}
 	return nil
 }
@@ -427,3 +439,142 @@ BEGIN
 	RETURN NULL;
 END
 $$`
+
+// The instants a PostgreSQL timestamptz holds: 4713 BC (year -4712 as Go
+// counts) to 294276 AD.
+var (
+	pgTimeMin = time.Date(-4712, time.November, 24, 0, 0, 0, 0, time.UTC)
+	pgTimeMax = time.Date(294276, time.December, 31, 23, 59, 59, 999999000, time.UTC)
+)
+
+// appendPGTime writes tm, in UTC, as a timestamptz literal. A time before
+// AD 1 is written with PostgreSQL's era ("0001-12-31 … BC" is Go's year
+// 0, there being no year 0 in that count); "0000-…" would be refused, and
+// a query bound from a request (an audit since of 0001-01-01T00:00:00+23:59,
+// which is 31 December of 1 BC in UTC, or an audit cursor) would answer
+// 500. A time outside what the type holds is clamped to its bounds: the
+// server stores no time that far out, so every comparison with a stored
+// time keeps its answer (SQLite, which stores microseconds, needs none of
+// this).
+func appendPGTime(b []byte, tm time.Time) []byte {
+	switch {
+	case tm.Before(pgTimeMin):
+		tm = pgTimeMin
+	case tm.After(pgTimeMax):
+		tm = pgTimeMax
+	}
+	b = append(b, '\'')
+	y := tm.Year()
+	if y >= 1 {
+		b = tm.AppendFormat(b, "2006-01-02 15:04:05.999999-07:00")
+		return append(b, "'::timestamptz"...)
+	}
+	b = fmt.Appendf(b, "%04d", 1-y)
+	b = tm.AppendFormat(b, "-01-02 15:04:05.999999-07:00")
+	return append(b, " BC'::timestamptz"...)
+}
+
+// foldTable returns the non-ASCII characters that unicode.ToLower changes,
+// and what it changes them to, in the same order.
+func foldTable() (from, to string) {
+	var f, t strings.Builder
+	for r := rune(utf8RuneSelf); r <= unicode.MaxRune; r++ {
+		if l := unicode.ToLower(r); l != r {
+			f.WriteRune(r)
+			t.WriteRune(l)
+		}
+	}
+	return f.String(), t.String()
+}
+
+const utf8RuneSelf = 0x80
+
+// pgWatermark is the state of the PostgreSQL head (see ChangeLog).
+type pgWatermark struct {
+	mu   sync.Mutex
+	safe int64 // the head: every revision up to it is settled
+	// waiting is set while there is a candidate: revisions up to
+	// pendingRev are settled once none of the writers in pendingWriters
+	// holds the writers' lock.
+	waiting        bool
+	pendingRev     int64
+	pendingWriters map[string]bool
+}
+
+// changesWriterLock is the advisory lock key every transaction writing the
+// log holds, shared, from before it draws a revision until it ends; the
+// bytes spell "cachechg".
+const changesWriterLock int64 = 0x63616368_65636867
+
+// lockHigh and lockLow are the halves pg_locks shows the key in.
+const (
+	lockHigh = uint32(uint64(changesWriterLock) >> 32)
+	lockLow  = uint32(uint64(changesWriterLock) & 0xffffffff)
+)
+
+// read advances the watermark as far as it can and returns it.
+func (w *pgWatermark) read(ctx context.Context, db *bun.DB) (int64, error) {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	// The sequence first, then the lock's holders: the order is what makes
+	// the candidate sound.
+	var (
+		last     int64
+		isCalled bool
+	)
+	err := dberr.WithRetry(ctx, func() error {
+		return db.QueryRowContext(ctx, "SELECT last_value, is_called FROM "+pgChangesSequence).Scan(&last, &isCalled)
+	})
+	if err != nil {
+		return 0, dberr.Wrap("read the change log's sequence", err)
+	}
+	if !isCalled {
+		last = 0
+	}
+	var holders sql.NullString
+	err = dberr.WithRetry(ctx, func() error {
+		return db.QueryRowContext(ctx, "SELECT string_agg(virtualtransaction, ',') FROM pg_locks "+
+			"WHERE locktype = 'advisory' AND database = (SELECT oid FROM pg_database WHERE datname = current_database()) "+
+			"AND classid = ? AND objid = ? AND objsubid = 1",
+			lockHigh, lockLow).Scan(&holders)
+	})
+	if err != nil {
+		return 0, dberr.Wrap("read the change log's writers", err)
+	}
+	writers := map[string]bool{}
+	if holders.Valid {
+		for _, v := range strings.Split(holders.String, ",") {
+			writers[v] = true
+		}
+	}
+	if w.waiting && !overlaps(w.pendingWriters, writers) {
+		w.safe = max(w.safe, w.pendingRev)
+		w.waiting = false
+	}
+	switch {
+	case last <= w.safe:
+	case len(writers) == 0:
+		// No writer in flight: every drawn revision is settled now.
+		w.safe, w.waiting = last, false
+	case !w.waiting:
+		w.waiting, w.pendingRev, w.pendingWriters = true, last, writers
+	}
+	return w.safe, nil
+}
+
+func (*pgWatermark) trails() bool { return true }
+
+func (w *pgWatermark) pending() bool {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	return w.waiting
+}
+
+func overlaps(a, b map[string]bool) bool {
+	for k := range a {
+		if b[k] {
+			return true
+		}
+	}
+	return false
+}

@@ -2,13 +2,17 @@ package bunstore
 
 import (
 	"context"
+	"database/sql/driver"
 	"errors"
 	"fmt"
 	"os"
+	"sync"
 	"time"
 
 	"github.com/uptrace/bun"
+	"modernc.org/sqlite"
 
+	"github.com/cachegate/cachegate/adapters/bunstore/internal/dberr"
 	"github.com/cachegate/cachegate/domain"
 )
 
@@ -36,7 +40,7 @@ func (sqliteEngine) prepares() bool           { return true }
 func (sqliteEngine) retriesMigrationRace() bool {
 	return false
 }
-func (sqliteEngine) newWatermark() *pgWatermark   { return nil }
+func (sqliteEngine) changeHead() changeHead       { return lastWritten{} }
 func (sqliteEngine) placeholders(q string) string { return q }
 func (sqliteEngine) time(t time.Time) any         { return domain.Normalize(t).UnixMicro() }
 
@@ -211,7 +215,7 @@ func (sqliteEngine) purgeStatement(table bun.Ident, now time.Time, limit int) (s
 func (e sqliteEngine) purge(ctx context.Context, db bun.IDB, table bun.Ident, now time.Time, limit int) (int64, error) {
 	query, args := e.purgeStatement(table, now, limit)
 	var n int64
-	err := withRetry(ctx, func() error {
+	err := dberr.WithRetry(ctx, func() error {
 		res, err := db.ExecContext(ctx, query, args...)
 		if err != nil {
 			return err
@@ -222,10 +226,10 @@ func (e sqliteEngine) purge(ctx context.Context, db bun.IDB, table bun.Ident, no
 	return n, err
 }
 
-// queryBounded bounds fn by a deadline of its context: the driver
+// boundQuery bounds fn by a deadline of its context: the driver
 // interrupts the statement.
-func (sqliteEngine) queryBounded(ctx context.Context, b bounds, conn bun.Conn, fn func(ctx context.Context, db bun.IDB) error) error {
-	qctx, cancel := context.WithTimeoutCause(ctx, b.query, errQueryBound)
+func (sqliteEngine) boundQuery(ctx context.Context, limit time.Duration, conn bun.Conn, fn func(ctx context.Context, db bun.IDB) error) error {
+	qctx, cancel := context.WithTimeoutCause(ctx, limit, errQueryBound)
 	defer cancel()
 	err := fn(qctx, conn)
 	if err != nil && ctx.Err() == nil && errors.Is(context.Cause(qctx), errQueryBound) {
@@ -256,7 +260,47 @@ func (sqliteEngine) backup(ctx context.Context, db *bun.DB, path string) error {
 	}
 	if _, err := db.ExecContext(ctx, "VACUUM INTO ?", path); err != nil {
 		_ = os.Remove(path)
-		return translate(ctx, dbError("copy the database", err))
+		return dberr.Translate(ctx, dberr.Wrap("copy the database", err))
 	}
 	return nil
 }
+
+var registerFoldOnce sync.Once
+
+// registerSQLiteFold registers foldFunction with the SQLite driver, once
+// per process, before the first connection opens.
+func registerSQLiteFold() {
+	registerFoldOnce.Do(func() {
+		sqlite.MustRegisterDeterministicScalarFunction(foldFunction, 1,
+			func(_ *sqlite.FunctionContext, args []driver.Value) (driver.Value, error) {
+				switch v := args[0].(type) {
+				case nil:
+					return nil, nil
+				case string:
+					return domain.FoldCase(v), nil
+				case []byte:
+					return domain.FoldCase(string(v)), nil
+				default:
+					return v, nil
+				}
+			})
+	})
+}
+
+// lastWritten is SQLite's change log head: its one writer commits the
+// revisions in order, so the last one written is the head.
+type lastWritten struct{}
+
+func (lastWritten) read(ctx context.Context, db *bun.DB) (int64, error) {
+	var head int64
+	err := dberr.WithRetry(ctx, func() error {
+		return db.QueryRowContext(ctx, "SELECT COALESCE(MAX(rev), 0) FROM "+changesTable).Scan(&head)
+	})
+	if err != nil {
+		return 0, dberr.Wrap("read the change log's head", err)
+	}
+	return head, nil
+}
+
+func (lastWritten) trails() bool  { return false }
+func (lastWritten) pending() bool { return false }

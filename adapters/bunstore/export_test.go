@@ -3,9 +3,8 @@ package bunstore
 import (
 	"time"
 
-	"github.com/uptrace/bun"
-
 	"github.com/cachegate/cachegate/adapters/bunstore/internal/batch"
+	"github.com/cachegate/cachegate/adapters/bunstore/internal/callers"
 )
 
 // RevokedFamiliesQuery is the query of RefreshStore.RevokedFamilies, for
@@ -14,7 +13,7 @@ const RevokedFamiliesQuery = revokedFamiliesQuery
 
 // onPostgres reports whether db's engine is PostgreSQL's, for tests that
 // measure or check a PostgreSQL-only detail.
-func onPostgres(db bun.IDB) bool { _, ok := engineOf(db).(postgresEngine); return ok }
+func onPostgres(db *DB) bool { _, ok := db.eng.(postgresEngine); return ok }
 
 // writeGroup returns the SQLite write group r's writer runs in, or nil
 // when it runs none (cache_writer.go).
@@ -37,3 +36,29 @@ func PGTimeLiteral(t time.Time) string { return string(appendPGTime(nil, t.UTC()
 // EvictQuery is the statement of RefreshStore.EvictSessions, for its
 // query plan.
 const EvictQuery = evictQuery
+
+// with returns a handle on db's database, its gate and its write group,
+// with the bounds opts set: for tests that need stores of other bounds
+// beside each other.
+func (db *DB) with(opts ...Option) *DB {
+	cfg := openConfig{bounds: db.bounds}
+	for _, o := range opts {
+		o(&cfg)
+	}
+	h := *db
+	h.bounds = fillBounds(cfg.bounds)
+	if cfg.callerBound {
+		h.bounds.Callers = newCallerLimit(db, cfg.perCaller, cfg.budget)
+	}
+	return &h
+}
+
+// newCallerLimit is the caller bound Open makes for db.
+func newCallerLimit(db *DB, n int, budget *Budget) *callers.Limit {
+	return callers.New(db.sql.DB.Stats().MaxOpenConnections, n, budget)
+}
+
+// withCallerLimit makes the stores of a handle share l.
+func withCallerLimit(l *callers.Limit) Option {
+	return func(c *openConfig) { c.bounds.Callers = l }
+}

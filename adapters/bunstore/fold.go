@@ -1,14 +1,7 @@
 package bunstore
 
 import (
-	"context"
-	"database/sql/driver"
 	"strings"
-	"sync"
-	"unicode"
-
-	"github.com/uptrace/bun"
-	"modernc.org/sqlite"
 
 	"github.com/cachegate/cachegate/domain"
 )
@@ -36,58 +29,6 @@ import (
 //     from the Go tables of the running binary, so it is the same mapping
 //     character for character.
 const foldFunction = "cachegate_fold"
-
-var registerFoldOnce sync.Once
-
-// registerSQLiteFold registers foldFunction with the SQLite driver, once
-// per process, before the first connection opens.
-func registerSQLiteFold() {
-	registerFoldOnce.Do(func() {
-		sqlite.MustRegisterDeterministicScalarFunction(foldFunction, 1,
-			func(_ *sqlite.FunctionContext, args []driver.Value) (driver.Value, error) {
-				switch v := args[0].(type) {
-				case nil:
-					return nil, nil
-				case string:
-					return domain.FoldCase(v), nil
-				case []byte:
-					return domain.FoldCase(string(v)), nil
-				default:
-					return v, nil
-				}
-			})
-	})
-}
-
-// foldTable returns the non-ASCII characters that unicode.ToLower changes,
-// and what it changes them to, in the same order.
-func foldTable() (from, to string) {
-	var f, t strings.Builder
-	for r := rune(utf8RuneSelf); r <= unicode.MaxRune; r++ {
-		if l := unicode.ToLower(r); l != r {
-			f.WriteRune(r)
-			t.WriteRune(l)
-		}
-	}
-	return f.String(), t.String()
-}
-
-const utf8RuneSelf = 0x80
-
-// definePostgresFold (re)creates foldFunction on PostgreSQL; on SQLite it
-// does nothing. Migrate calls it under the migration lock, so replicas
-// starting together do not redefine it at once.
-//
-// The function is deliberately not STRICT: PostgreSQL inlines an SQL
-// function into the query only when it can prove a STRICT one returns
-// NULL for NULL input, which it cannot for a CASE, so a STRICT fold was
-// called per row (about 10 µs each; docs/benchmarks.md, "List queries").
-// Without STRICT the body is inlined, and NULL still gives NULL
-// (octet_length(NULL) = length(NULL) is NULL, and translate of NULL is
-// NULL).
-func definePostgresFold(ctx context.Context, db bun.IDB) error {
-	return engineOf(db).defineFold(ctx, db)
-}
 
 // foldedColumn returns the SQL of the folded form of field, whose column
 // is col: the stored folded key or type (fold_schema.go), folded in Go

@@ -69,7 +69,7 @@ func BenchmarkFoldQuery(b *testing.B) {
 		if len(errs) > 0 {
 			b.Fatalf("seed: %v", errs[0])
 		}
-		if _, err := db.ExecContext(context.Background(), "ANALYZE"); err != nil {
+		if _, err := db.sql.ExecContext(context.Background(), "ANALYZE"); err != nil {
 			b.Fatal(err)
 		}
 		// hit is a whole key (one row), miss a text in no key; both in the

@@ -48,15 +48,15 @@ const foldBackfillBatch = 1000
 //
 // Older replicas must be stopped before it runs: they would write keys
 // without their folded form (README, "Listing: the CRUD query language").
-func cacheFoldedMigration(table string) migrate.Migration {
+func cacheFoldedMigration(eng engine, table string) migrate.Migration {
 	return migrate.Migration{
 		Name: cacheFoldedMigrationVersion + "_cache_" + table + "_folded",
 		Up: func(ctx context.Context, m *migrate.Migrator, _ *migrate.Migration) error {
 			return m.DB().RunInTx(ctx, nil, func(ctx context.Context, tx bun.Tx) error {
-				if err := addFoldedColumns(ctx, tx, table); err != nil {
+				if err := addFoldedColumns(ctx, eng, tx, table); err != nil {
 					return err
 				}
-				if err := withTriggersOff(ctx, tx, table, func() error { return backfillFolded(ctx, tx, table) }); err != nil {
+				if err := eng.withTriggersOff(ctx, tx, table, func() error { return backfillFolded(ctx, tx, table) }); err != nil {
 					return err
 				}
 				for _, stmt := range cacheFoldedIndexDDL(table) {
@@ -88,29 +88,21 @@ func cacheFoldedMigration(table string) migrate.Migration {
 // addFoldedColumns adds the two columns unless they are there: SQLite has
 // no ADD COLUMN IF NOT EXISTS, and processes racing on one file may both
 // run the migration (migrate.go).
-func addFoldedColumns(ctx context.Context, tx bun.Tx, table string) error {
+func addFoldedColumns(ctx context.Context, eng engine, tx bun.Tx, table string) error {
 	for _, col := range []string{"key_folded", "type_folded"} {
 		var n int
-		q := engineOf(tx).columnExistsQuery()
+		q := eng.columnExistsQuery()
 		if err := tx.QueryRowContext(ctx, q, table, col).Scan(&n); err != nil {
 			return fmt.Errorf("bunstore: look for %s.%s: %w", table, col, err)
 		}
 		if n > 0 {
 			continue
 		}
-		if _, err := tx.ExecContext(ctx, "ALTER TABLE "+quoteIdent(table)+" ADD COLUMN "+col+" "+textColumnType(tx)); err != nil {
+		if _, err := tx.ExecContext(ctx, "ALTER TABLE "+quoteIdent(table)+" ADD COLUMN "+col+" "+eng.textColumn()); err != nil {
 			return fmt.Errorf("bunstore: add %s.%s: %w", table, col, err)
 		}
 	}
 	return nil
-}
-
-// withTriggersOff runs fn with table's triggers off, in tx: on PostgreSQL
-// disabled and enabled again, on SQLite (which cannot disable one) dropped
-// and created again from their own stored text. Other writers of table
-// wait for tx, which holds the table since it altered it.
-func withTriggersOff(ctx context.Context, tx bun.Tx, table string, fn func() error) error {
-	return engineOf(tx).withTriggersOff(ctx, tx, table, fn)
 }
 
 // backfillFolded fills key_folded and type_folded of table's rows, in the

@@ -19,20 +19,20 @@ import (
 )
 
 // foldEngines opens a fresh database of each engine for a fold test.
-func foldEngines(t *testing.T) map[string]func(t *testing.T) *bun.DB {
-	return map[string]func(t *testing.T) *bun.DB{
-		"sqlite": func(t *testing.T) *bun.DB {
+func foldEngines(t *testing.T) map[string]func(t *testing.T) *DB {
+	return map[string]func(t *testing.T) *DB{
+		"sqlite": func(t *testing.T) *DB {
 			return openTestDB(t, "sqlite:"+filepath.Join(t.TempDir(), "fold.db"))
 		},
-		"postgres": func(t *testing.T) *bun.DB { return openTestDB(t, pgtest.New(t)) },
+		"postgres": func(t *testing.T) *DB { return openTestDB(t, pgtest.New(t)) },
 	}
 }
 
 // storedFolds returns key_folded and type_folded of the row id (nil: NULL).
-func storedFolds(t *testing.T, db *bun.DB, table, id string) (key, typ *string) {
+func storedFolds(t *testing.T, db *DB, table, id string) (key, typ *string) {
 	t.Helper()
 	var k, ty sql.NullString
-	if err := db.QueryRowContext(t.Context(), "SELECT key_folded, type_folded FROM ? WHERE id = ?", bun.Ident(table), id).Scan(&k, &ty); err != nil {
+	if err := db.sql.QueryRowContext(t.Context(), "SELECT key_folded, type_folded FROM ? WHERE id = ?", bun.Ident(table), id).Scan(&k, &ty); err != nil {
 		t.Fatalf("read the folds of %s: %v", id, err)
 	}
 	if k.Valid {
@@ -181,7 +181,7 @@ func TestAnOldSchemaMigratesAndAnswersFoldedQueries(t *testing.T) {
 			if err := migrateBefore(ctx, db, []string{"fold_cache"}, cacheFoldedMigrationVersion); err != nil {
 				t.Fatalf("migrate to the old schema: %v", err)
 			}
-			tx, err := db.BeginTx(ctx, nil)
+			tx, err := db.sql.BeginTx(ctx, nil)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -211,10 +211,10 @@ func TestAnOldSchemaMigratesAndAnswersFoldedQueries(t *testing.T) {
 			}
 			counts := func() string {
 				var changes, entries, bytes int64
-				if err := db.QueryRowContext(ctx, "SELECT count(*) FROM "+changesTable).Scan(&changes); err != nil {
+				if err := db.sql.QueryRowContext(ctx, "SELECT count(*) FROM "+changesTable).Scan(&changes); err != nil {
 					t.Fatal(err)
 				}
-				if err := db.QueryRowContext(ctx, "SELECT coalesce(sum(entries), 0), coalesce(sum(bytes), 0) FROM "+usageTable).Scan(&entries, &bytes); err != nil {
+				if err := db.sql.QueryRowContext(ctx, "SELECT coalesce(sum(entries), 0), coalesce(sum(bytes), 0) FROM "+usageTable).Scan(&entries, &bytes); err != nil {
 					t.Fatal(err)
 				}
 				return fmt.Sprintf("%d changes, %d entries, %d bytes counted", changes, entries, bytes)
@@ -373,10 +373,10 @@ func TestFoldedQueriesUseTheIndexesOfTheirPlainForms(t *testing.T) {
 			}
 			// 3,000 of them the owner's, 300 another's.
 			owner := testEntry(42).AssigneeID
-			if _, err := db.ExecContext(t.Context(), "UPDATE bench_cache SET assignee_id = ? WHERE id < ?", owner, testEntry(3000).ID); err != nil {
+			if _, err := db.sql.ExecContext(t.Context(), "UPDATE bench_cache SET assignee_id = ? WHERE id < ?", owner, testEntry(3000).ID); err != nil {
 				t.Fatal(err)
 			}
-			if _, err := db.ExecContext(t.Context(), "ANALYZE"); err != nil {
+			if _, err := db.sql.ExecContext(t.Context(), "ANALYZE"); err != nil {
 				t.Fatal(err)
 			}
 			indexes := regexp.MustCompile(`bench_cache_[a-z_]+`)

@@ -15,6 +15,7 @@ import (
 	"github.com/uptrace/bun"
 	"github.com/uptrace/bun/migrate"
 
+	"github.com/cachegate/cachegate/adapters/bunstore/internal/dberr"
 	"github.com/cachegate/cachegate/domain"
 	"github.com/cachegate/cachegate/ports"
 )
@@ -47,11 +48,11 @@ const (
 
 // idempotencyTableMigration returns the migration creating the table of
 // idempotency records.
-func idempotencyTableMigration() migrate.Migration {
+func idempotencyTableMigration(eng engine) migrate.Migration {
 	return migrate.Migration{
 		Name: idempotencyMigration,
-		Up:   ddlMigration("create the idempotency records", idempotencyDDL),
-		Down: ddlMigration("drop the idempotency records", func(bun.IDB) []string {
+		Up:   ddlMigration(eng, "create the idempotency records", idempotencyDDL),
+		Down: ddlMigration(eng, "drop the idempotency records", func(engine) []string {
 			return []string{"DROP TABLE IF EXISTS " + idempotencyTable}
 		}),
 	}
@@ -59,8 +60,8 @@ func idempotencyTableMigration() migrate.Migration {
 
 // idempotencyDDL creates the table of idempotency records and the index
 // the sweeper walks.
-func idempotencyDDL(db bun.IDB) []string {
-	text, ts, without := textColumnType(db), timeColumnType(db), engineOf(db).withoutRowID()
+func idempotencyDDL(eng engine) []string {
+	text, ts, without := eng.textColumn(), eng.timeColumn(), eng.withoutRowID()
 	return []string{
 		"CREATE TABLE IF NOT EXISTS " + idempotencyTable + " (" +
 			"scope " + text + " NOT NULL, key " + text + " NOT NULL, request_hash " + text + " NOT NULL, " +
@@ -102,16 +103,16 @@ func (a idemAnswer) entry() domain.Entry {
 
 // idempotencyKeptMigrationOf returns the migration giving each record the
 // entity and assignee whose quota it counts in, and its cost.
-func idempotencyKeptMigrationOf() migrate.Migration {
+func idempotencyKeptMigrationOf(eng engine) migrate.Migration {
 	return migrate.Migration{
 		Name: idempotencyKeptMigration,
 		Up: func(ctx context.Context, m *migrate.Migrator, _ *migrate.Migration) error {
 			return m.DB().RunInTx(ctx, nil, func(ctx context.Context, tx bun.Tx) error {
-				text := textColumnType(tx) + " NOT NULL DEFAULT ''"
+				text := eng.textColumn() + " NOT NULL DEFAULT ''"
 				for _, c := range []struct{ name, typ string }{
 					{"entity", text}, {"assignee_id", text}, {"cost", "bigint NOT NULL DEFAULT 0"}, {"data", "TEXT NOT NULL DEFAULT ''"},
 				} {
-					if err := addColumnIfMissing(ctx, tx, idempotencyTable, c.name, c.typ); err != nil {
+					if err := eng.addColumnIfMissing(ctx, tx, idempotencyTable, c.name, c.typ); err != nil {
 						return fmt.Errorf("bunstore: add %s.%s: %w", idempotencyTable, c.name, err)
 					}
 				}
@@ -135,7 +136,7 @@ type keptRecord struct {
 // the assignee's quota lock comes before its count rows, as in every
 // other write.
 func (r *CacheRepository) CreateIdempotent(ctx context.Context, e domain.Entry, now time.Time, q domain.Quota, rec ports.IdempotencyRecord) (err error) {
-	ctx, done := r.bounds.enter(ctx)
+	ctx, done := r.bounds.Enter(ctx)
 	defer done(&err)
 	e = e.Normalized()
 	a := toIdemAnswer(rec.Entry)
@@ -155,7 +156,7 @@ func (r *CacheRepository) CreateIdempotent(ctx context.Context, e domain.Entry, 
 	fn := func(ctx context.Context, db bun.IDB) error {
 		expired, err := r.removeRecords(ctx, db, "scope = ? AND key = ? AND expires_at <= ?", rec.Scope, rec.Key, timeArg(now))
 		if err != nil {
-			return dbError("replace the expired idempotency record", err)
+			return dberr.Wrap("replace the expired idempotency record", err)
 		}
 		n, err := r.exec(ctx, db, "INSERT INTO "+idempotencyTable+
 			" (scope, key, request_hash, entry_id, answer, created_at, expires_at, entity, assignee_id, cost, data) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)"+
@@ -164,7 +165,7 @@ func (r *CacheRepository) CreateIdempotent(ctx context.Context, e domain.Entry, 
 			r.name, e.AssigneeID, cost, data)
 		switch {
 		case err != nil:
-			return dbError("store the idempotency record", err)
+			return dberr.Wrap("store the idempotency record", err)
 		case n == 0:
 			return domain.ErrIdempotencyKeyInProgress
 		}
@@ -198,7 +199,7 @@ func (r *CacheRepository) refuseEarly(ctx context.Context, e domain.Entry, g *qu
 		dead, held int64
 		grows      int64
 	)
-	err = withRetry(ctx, func() error {
+	err = dberr.WithRetry(ctx, func() error {
 		return r.db.QueryRowContext(ctx, "SELECT count(*), coalesce(sum(CASE WHEN date_deleted IS NOT NULL THEN -octet_length(data) "+
 			"ELSE octet_length(key) + octet_length(type) + ? END), 0), "+
 			"(SELECT count(*) FROM "+idempotencyTable+" WHERE scope = ? AND key = ? AND expires_at > ?) "+
@@ -206,7 +207,7 @@ func (r *CacheRepository) refuseEarly(ctx context.Context, e domain.Entry, g *qu
 			domain.RetainedRowBytes, rec.Scope, rec.Key, timeArg(now), r.table, g.assignee, timeArg(now)).Scan(&dead, &grows, &held)
 	})
 	if err != nil {
-		return dbError("check the assignee's quota", err)
+		return dberr.Wrap("check the assignee's quota", err)
 	}
 	refused := g.admit(domain.Usage{Entries: u.Entries - dead, Bytes: u.Bytes + grows})
 	if refused == nil || held > 0 {
@@ -219,7 +220,7 @@ func (r *CacheRepository) refuseEarly(ctx context.Context, e domain.Entry, g *qu
 // counted.
 func (r *CacheRepository) removeRecords(ctx context.Context, db bun.IDB, where string, args ...any) ([]keptRecord, error) {
 	var out []keptRecord
-	err := withRetry(ctx, func() error {
+	err := dberr.WithRetry(ctx, func() error {
 		out = out[:0]
 		rows, err := db.QueryContext(ctx, "DELETE FROM "+idempotencyTable+" WHERE "+where+" RETURNING entity, assignee_id, cost", args...)
 		if err != nil {
@@ -267,7 +268,7 @@ func (r *CacheRepository) countRecords(ctx context.Context, db bun.IDB, records 
 		if _, err := r.exec(ctx, db, "INSERT INTO "+usageTable+" (entity, assignee_id, shard, entries, bytes) VALUES (?, ?, "+
 			r.eng.usageShard()+", 0, ?) ON CONFLICT (entity, assignee_id, shard) DO UPDATE SET bytes = "+usageTable+".bytes + excluded.bytes",
 			k[0], k[1], sums[k]); err != nil {
-			return dbError("count the idempotency records", err)
+			return dberr.Wrap("count the idempotency records", err)
 		}
 	}
 	return nil
@@ -298,7 +299,7 @@ func (r *CacheRepository) insertIn(ctx context.Context, db bun.IDB, e domain.Ent
 
 // IdempotencyRecord implements ports.CacheRepository.
 func (r *CacheRepository) IdempotencyRecord(ctx context.Context, scope, key string, now time.Time) (_ ports.IdempotencyRecord, _ bool, err error) {
-	ctx, done := r.bounds.enter(ctx)
+	ctx, done := r.bounds.Enter(ctx)
 	defer done(&err)
 	var (
 		rec     = ports.IdempotencyRecord{Scope: scope, Key: key}
@@ -306,7 +307,7 @@ func (r *CacheRepository) IdempotencyRecord(ctx context.Context, scope, key stri
 		data    string
 		expires nullTime
 	)
-	err = withRetry(ctx, func() error {
+	err = dberr.WithRetry(ctx, func() error {
 		return r.db.QueryRowContext(ctx, "SELECT request_hash, answer, expires_at, data FROM "+idempotencyTable+
 			" WHERE scope = ? AND key = ? AND expires_at > ?", scope, key, timeArg(now)).Scan(&rec.RequestHash, &answer, &expires, &data)
 	})
@@ -314,11 +315,11 @@ func (r *CacheRepository) IdempotencyRecord(ctx context.Context, scope, key stri
 	case errors.Is(err, sql.ErrNoRows):
 		return ports.IdempotencyRecord{}, false, nil
 	case err != nil:
-		return ports.IdempotencyRecord{}, false, dbError("read the idempotency record", err)
+		return ports.IdempotencyRecord{}, false, dberr.Wrap("read the idempotency record", err)
 	}
 	var a idemAnswer
 	if err := json.Unmarshal([]byte(answer), &a); err != nil {
-		return ports.IdempotencyRecord{}, false, dbError("decode the idempotency record", err)
+		return ports.IdempotencyRecord{}, false, dberr.Wrap("decode the idempotency record", err)
 	}
 	if len(a.Data) == 0 {
 		a.Data = []byte(data)
@@ -331,7 +332,7 @@ func (r *CacheRepository) IdempotencyRecord(ctx context.Context, scope, key stri
 // database's one table of records, whichever cache table r serves; on
 // PostgreSQL replicas purging at once skip each other's rows.
 func (r *CacheRepository) PurgeIdempotency(ctx context.Context, now time.Time, limit int) (_ int, err error) {
-	ctx, done := r.bounds.enter(ctx)
+	ctx, done := r.bounds.Enter(ctx)
 	defer done(&err)
 	if limit <= 0 {
 		return 0, nil
@@ -347,7 +348,7 @@ func (r *CacheRepository) PurgeIdempotency(ctx context.Context, now time.Time, l
 		return r.countRecords(ctx, db, removed(gone))
 	})
 	if err != nil {
-		return 0, dbError("purge idempotency records", err)
+		return 0, dberr.Wrap("purge idempotency records", err)
 	}
 	return n, nil
 }

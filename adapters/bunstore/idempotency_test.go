@@ -34,7 +34,7 @@ func TestIdempotencyRecordsKeepTheirDataAsSentAndReadOlderOnes(t *testing.T) {
 				t.Fatal(err)
 			}
 			var answer, data string
-			if err := db.QueryRowContext(ctx, "SELECT answer, data FROM "+idempotencyTable+" WHERE key = 'k'").Scan(&answer, &data); err != nil {
+			if err := db.sql.QueryRowContext(ctx, "SELECT answer, data FROM "+idempotencyTable+" WHERE key = 'k'").Scan(&answer, &data); err != nil {
 				t.Fatal(err)
 			}
 			if data != string(e.Data) {
@@ -47,7 +47,7 @@ func TestIdempotencyRecordsKeepTheirDataAsSentAndReadOlderOnes(t *testing.T) {
 			// A record of before the column: its data in the answer.
 			old := toIdemAnswer(testEntry(2))
 			oldAnswer, _ := json.Marshal(old)
-			if _, err := db.ExecContext(ctx, "INSERT INTO "+idempotencyTable+" (scope, key, request_hash, entry_id, answer, created_at, expires_at) "+
+			if _, err := db.sql.ExecContext(ctx, "INSERT INTO "+idempotencyTable+" (scope, key, request_hash, entry_id, answer, created_at, expires_at) "+
 				"VALUES ('s', 'old', 'h', ?, ?, ?, ?)", old.ID, string(oldAnswer), timeArg(testNow), timeArg(testNow.Add(time.Hour))); err != nil {
 				t.Fatal(err)
 			}

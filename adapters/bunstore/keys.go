@@ -8,22 +8,24 @@ import (
 	"github.com/uptrace/bun"
 	"github.com/uptrace/bun/migrate"
 
+	"github.com/cachegate/cachegate/adapters/bunstore/internal/bound"
+	"github.com/cachegate/cachegate/adapters/bunstore/internal/dberr"
 	"github.com/cachegate/cachegate/domain"
 	"github.com/cachegate/cachegate/ports"
 )
 
 // KeyStore is the ports.KeyStore of the signing_keys table.
 type KeyStore struct {
-	db     *bun.DB
-	bounds bounds
+	db     *DB
+	bounds bound.Bounds
 }
 
 var _ ports.KeyStore = (*KeyStore)(nil)
 
 // NewKeyStore returns the store over db, which must come from Open and
 // have been migrated.
-func NewKeyStore(db *bun.DB, opts ...RepoOption) *KeyStore {
-	return &KeyStore{db: db, bounds: newBounds(opts)}
+func NewKeyStore(db *DB) *KeyStore {
+	return &KeyStore{db: db, bounds: db.bounds}
 }
 
 // signingKeyRow is a row of signing_keys as read.
@@ -56,14 +58,14 @@ func toDomainSigningKey(r signingKeyRow) domain.SigningKey {
 // descending id, so the order is total). A key stored before signs_from
 // existed, or imported without it, signs from its creation.
 func (s *KeyStore) SigningKeys(ctx context.Context) (_ []domain.SigningKey, err error) {
-	ctx, done := s.bounds.enter(ctx)
+	ctx, done := s.bounds.Enter(ctx)
 	defer done(&err)
 	var rows []signingKeyRow
-	err = s.db.NewRaw(`SELECT id, algorithm, "private", "public", date_created,
+	err = s.db.sql.NewRaw(`SELECT id, algorithm, "private", "public", date_created,
 		COALESCE(signs_from, date_created) AS signs_from, retired_at, revoked_at
 		FROM signing_keys ORDER BY date_created DESC, id DESC`).Scan(ctx, &rows)
 	if err != nil {
-		return nil, dbError("read signing keys", err)
+		return nil, dberr.Wrap("read signing keys", err)
 	}
 	keys := make([]domain.SigningKey, len(rows))
 	for i, row := range rows {
@@ -83,20 +85,20 @@ func (s *KeyStore) SigningKeys(ctx context.Context) (_ []domain.SigningKey, err 
 // an internal error and changes nothing. The events are inserted into
 // auth_events in the same transaction.
 func (s *KeyStore) AddSigningKey(ctx context.Context, k domain.SigningKey, events ...domain.AuditEvent) (err error) {
-	ctx, done := s.bounds.enter(ctx)
+	ctx, done := s.bounds.Enter(ctx)
 	defer done(&err)
 	return authInTx(ctx, s.db, "add signing key", func(ctx context.Context, tx bun.Tx) error {
-		if err := lockTableForWriters(ctx, tx, "signing_keys"); err != nil {
-			return dbError("lock signing keys", err)
+		if err := s.db.eng.lockTableForWriters(ctx, tx, "signing_keys"); err != nil {
+			return dberr.Wrap("lock signing keys", err)
 		}
 		from := timeArg(k.Activation())
 		if _, err := tx.ExecContext(ctx, `UPDATE signing_keys SET retired_at = ?
 			WHERE retired_at IS NULL OR retired_at > ?`, from, from); err != nil {
-			return dbError("retire signing keys", err)
+			return dberr.Wrap("retire signing keys", err)
 		}
 		if _, err := tx.ExecContext(ctx, `UPDATE signing_keys SET "private" = ?
 			WHERE retired_at <= ? AND length("private") > 0`, []byte{}, timeArg(k.DateCreated)); err != nil {
-			return dbError("erase retired signing keys", err)
+			return dberr.Wrap("erase retired signing keys", err)
 		}
 		private := k.Private
 		if k.RetiredAt != nil || k.RevokedAt != nil {
@@ -108,7 +110,7 @@ func (s *KeyStore) AddSigningKey(ctx context.Context, k domain.SigningKey, event
 			k.ID, k.Algorithm, authBytes(private), authBytes(k.Public), timeArg(k.DateCreated), from,
 			nullTimeArg(k.RetiredAt), nullTimeArg(k.RevokedAt))
 		if err != nil {
-			return dbError("add signing key", err)
+			return dberr.Wrap("add signing key", err)
 		}
 		return insertEvents(ctx, tx, events)
 	})
@@ -136,22 +138,22 @@ const unpublishKeyQuery = `UPDATE signing_keys
 // auth_events are one transaction (an unknown kid stores neither),
 // queued behind a concurrent AddSigningKey as those are.
 func (s *KeyStore) RevokeSigningKey(ctx context.Context, kid string, now time.Time, events ...domain.AuditEvent) (err error) {
-	ctx, done := s.bounds.enter(ctx)
+	ctx, done := s.bounds.Enter(ctx)
 	defer done(&err)
 	return authInTx(ctx, s.db, "revoke signing key", func(ctx context.Context, tx bun.Tx) error {
-		if err := lockTableForWriters(ctx, tx, "signing_keys"); err != nil {
-			return dbError("lock signing keys", err)
+		if err := s.db.eng.lockTableForWriters(ctx, tx, "signing_keys"); err != nil {
+			return dberr.Wrap("lock signing keys", err)
 		}
 		if _, err := tx.ExecContext(ctx, unpublishKeyQuery, kid, kid, kid, timeArg(now)); err != nil {
-			return dbError("revoke signing key", err)
+			return dberr.Wrap("revoke signing key", err)
 		}
 		res, err := tx.ExecContext(ctx, revokeKeyQuery, timeArg(now), []byte{}, kid)
 		if err != nil {
-			return dbError("revoke signing key", err)
+			return dberr.Wrap("revoke signing key", err)
 		}
 		switch n, err := res.RowsAffected(); {
 		case err != nil:
-			return dbError("revoke signing key", err)
+			return dberr.Wrap("revoke signing key", err)
 		case n == 0:
 			return domain.ErrSigningKeyNotFound
 		}
@@ -169,11 +171,11 @@ func (s *KeyStore) SetSigningKeyPrivate(ctx context.Context, kid string, private
 // updateKey runs an UPDATE of one key; no row matched is
 // domain.ErrSigningKeyNotFound.
 func (s *KeyStore) updateKey(ctx context.Context, op, query string, args ...any) (err error) {
-	ctx, done := s.bounds.enter(ctx)
+	ctx, done := s.bounds.Enter(ctx)
 	defer done(&err)
 	var n int64
-	err = withRetry(ctx, func() error {
-		res, err := s.db.ExecContext(ctx, query, args...)
+	err = dberr.WithRetry(ctx, func() error {
+		res, err := s.db.sql.ExecContext(ctx, query, args...)
 		if err != nil {
 			return err
 		}
@@ -182,7 +184,7 @@ func (s *KeyStore) updateKey(ctx context.Context, op, query string, args ...any)
 	})
 	switch {
 	case err != nil:
-		return dbError(op, err)
+		return dberr.Wrap(op, err)
 	case n == 0:
 		return domain.ErrSigningKeyNotFound
 	}
@@ -192,15 +194,15 @@ func (s *KeyStore) updateKey(ctx context.Context, op, query string, args ...any)
 // DeleteSigningKeysRetiredBefore removes the keys retired before t and
 // returns how many it removed. Current keys are never removed.
 func (s *KeyStore) DeleteSigningKeysRetiredBefore(ctx context.Context, t time.Time) (_ int, err error) {
-	ctx, done := s.bounds.enter(ctx)
+	ctx, done := s.bounds.Enter(ctx)
 	defer done(&err)
-	res, err := s.db.ExecContext(ctx, "DELETE FROM signing_keys WHERE retired_at IS NOT NULL AND retired_at < ?", timeArg(t))
+	res, err := s.db.sql.ExecContext(ctx, "DELETE FROM signing_keys WHERE retired_at IS NOT NULL AND retired_at < ?", timeArg(t))
 	if err != nil {
-		return 0, dbError("delete retired signing keys", err)
+		return 0, dberr.Wrap("delete retired signing keys", err)
 	}
 	n, err := res.RowsAffected()
 	if err != nil {
-		return 0, dbError("delete retired signing keys", err)
+		return 0, dberr.Wrap("delete retired signing keys", err)
 	}
 	return int(n), nil
 }
@@ -219,9 +221,9 @@ func authBytes(b []byte) []byte {
 // signing with it), stored so that every replica switches to a new key
 // at the same instant. Keys stored before sign from their creation;
 // SigningKeys reads a NULL (a key imported by an older archive) so too.
-func signsFromMigration(ctx context.Context, m *migrate.Migrator, _ *migrate.Migration) error {
+func signsFromMigration(ctx context.Context, eng engine, m *migrate.Migrator) error {
 	return m.DB().RunInTx(ctx, nil, func(ctx context.Context, tx bun.Tx) error {
-		if err := addColumnIfMissing(ctx, tx, "signing_keys", "signs_from", timeColumnType(tx)); err != nil {
+		if err := eng.addColumnIfMissing(ctx, tx, "signing_keys", "signs_from", eng.timeColumn()); err != nil {
 			return fmt.Errorf("bunstore: add signing_keys.signs_from: %w", err)
 		}
 		if _, err := tx.ExecContext(ctx, `UPDATE signing_keys SET signs_from = date_created WHERE signs_from IS NULL`); err != nil {

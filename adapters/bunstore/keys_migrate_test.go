@@ -35,7 +35,7 @@ func TestSignsFromMigrationKeepsTheSigningKey(t *testing.T) {
 				created time.Time
 				retired *time.Time
 			}{{"old", t1, &t2}, {"cur", t2, nil}} {
-				if _, err := db.ExecContext(ctx, `INSERT INTO signing_keys
+				if _, err := db.sql.ExecContext(ctx, `INSERT INTO signing_keys
 					(id, algorithm, "private", "public", date_created, retired_at) VALUES (?, 'EdDSA', ?, ?, ?, ?)`,
 					k.id, []byte("seed"), []byte("public"), timeArg(k.created), nullTimeArg(k.retired)); err != nil {
 					t.Fatal(err)

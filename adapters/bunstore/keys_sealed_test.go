@@ -8,8 +8,6 @@ import (
 	"testing"
 	"time"
 
-	"github.com/uptrace/bun"
-
 	"github.com/cachegate/cachegate/adapters/bunstore"
 	"github.com/cachegate/cachegate/adapters/josejwt"
 	"github.com/cachegate/cachegate/adapters/system"
@@ -42,15 +40,15 @@ func clearSeedIn(b, public []byte) bool {
 func TestSigningKeysAreSealedInTheDatabase(t *testing.T) {
 	t.Parallel()
 	secret := []byte(strings.Repeat("s", 40))
-	rows := func(t *testing.T, db *bun.DB) []storedKeyRow {
+	rows := func(t *testing.T, db *bunstore.DB) []storedKeyRow {
 		t.Helper()
 		var rs []storedKeyRow
-		if err := db.NewRaw(`SELECT id, "private", "public" FROM signing_keys`).Scan(t.Context(), &rs); err != nil {
+		if err := db.Bun().NewRaw(`SELECT id, "private", "public" FROM signing_keys`).Scan(t.Context(), &rs); err != nil {
 			t.Fatal(err)
 		}
 		return rs
 	}
-	sealed := func(t *testing.T, db *bun.DB, step string) {
+	sealed := func(t *testing.T, db *bunstore.DB, step string) {
 		t.Helper()
 		n := 0
 		for _, r := range rows(t, db) {
@@ -66,7 +64,7 @@ func TestSigningKeysAreSealedInTheDatabase(t *testing.T) {
 			t.Fatalf("%s: no row holds a private half; the test would prove nothing", step)
 		}
 	}
-	start := func(t *testing.T, db *bun.DB, secret []byte) *josejwt.Tokens {
+	start := func(t *testing.T, db *bunstore.DB, secret []byte) *josejwt.Tokens {
 		t.Helper()
 		tok, err := josejwt.New(context.WithoutCancel(t.Context()), josejwt.Options{Keys: bunstore.NewKeyStore(db),
 			Clock: system.Clock{}, KeyEncryptionSecret: secret})
@@ -75,7 +73,7 @@ func TestSigningKeysAreSealedInTheDatabase(t *testing.T) {
 		}
 		return tok
 	}
-	authForEachEngine(t, func(t *testing.T, newDB func(*testing.T) *bun.DB) {
+	authForEachEngine(t, func(t *testing.T, newDB func(*testing.T) *bunstore.DB) {
 		t.Run("keys made with the secret", func(t *testing.T) {
 			t.Parallel()
 			db := newDB(t)

@@ -9,6 +9,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/cachegate/cachegate/adapters/bunstore/internal/dberr"
 	"github.com/jackc/pgx/v5/pgconn"
 	"github.com/uptrace/bun"
 	"github.com/uptrace/bun/migrate"
@@ -54,40 +55,41 @@ func ValidateTableName(name string) error {
 // IMMEDIATE transaction of idempotent DDL (IF NOT EXISTS) and marking a
 // migration applied is an upsert, so processes racing on one file apply
 // the same DDL twice, harmlessly.
-func Migrate(ctx context.Context, db *bun.DB, tables []string) error {
+func Migrate(ctx context.Context, db *DB, tables []string) error {
 	return migrateBefore(ctx, db, tables, "")
 }
 
 // migrateBefore is Migrate applying only the migrations whose names sort
 // before before (every migration when before is empty): the schema of an
 // older cachegate, for the tests of a migration that converts data.
-func migrateBefore(ctx context.Context, db *bun.DB, tables []string, before string) error {
+func migrateBefore(ctx context.Context, db *DB, tables []string, before string) error {
 	if err := validateTables(tables); err != nil {
 		return err
 	}
+	eng := db.eng
 	ms := migrate.NewMigrations()
 	if len(tables) > 0 {
-		ms.Add(changesLogMigration())
-		ms.Add(changesAssigneeIndexMigration())
-		ms.Add(usageTableMigration())
-		ms.Add(idempotencyTableMigration())
-		ms.Add(idempotencyKeptMigrationOf())
+		ms.Add(changesLogMigration(eng))
+		ms.Add(changesAssigneeIndexMigration(eng))
+		ms.Add(usageTableMigration(eng))
+		ms.Add(idempotencyTableMigration(eng))
+		ms.Add(idempotencyKeptMigrationOf(eng))
 	}
 	for _, t := range tables {
-		ms.Add(cacheTableMigration(t))
-		ms.Add(cacheListMigration(t))
-		ms.Add(cacheCoveringMigration(t))
-		ms.Add(changesTriggerMigration(t))
-		ms.Add(usageTriggerMigration(t))
-		ms.Add(changesRemovedMigration(t))
+		ms.Add(cacheTableMigration(eng, t))
+		ms.Add(cacheListMigration(eng, t))
+		ms.Add(cacheCoveringMigration(eng, t))
+		ms.Add(changesTriggerMigration(eng, t))
+		ms.Add(usageTriggerMigration(eng, t))
+		ms.Add(changesRemovedMigration(eng, t))
 		if before == "" || usageKeptVersion < before {
-			ms.Add(usageKeptMigration(t))
+			ms.Add(usageKeptMigration(eng, t))
 		}
 		if before == "" || cacheFoldedMigrationVersion < before {
-			ms.Add(cacheFoldedMigration(t))
+			ms.Add(cacheFoldedMigration(eng, t))
 		}
 	}
-	for _, m := range authMigrations() {
+	for _, m := range authMigrations(eng) {
 		if before == "" || m.Name < before {
 			ms.Add(m)
 		}
@@ -95,18 +97,18 @@ func migrateBefore(ctx context.Context, db *bun.DB, tables []string, before stri
 	if len(ms.Sorted()) == 0 {
 		return nil
 	}
-	unlock, err := lockMigrations(ctx, db)
+	unlock, err := eng.lockMigrations(ctx, db.sql)
 	if err != nil {
 		return err
 	}
 	defer unlock()
 
 	for try := 1; ; try++ {
-		err := runMigrations(ctx, db, ms)
+		err := runMigrations(ctx, db.sql, ms)
 		if err == nil {
 			break
 		}
-		if !engineOf(db).retriesMigrationRace() || !isMigrationRace(err) || try == maxMigrateTries {
+		if !eng.retriesMigrationRace() || !isMigrationRace(err) || try == maxMigrateTries {
 			return err
 		}
 		// A migrator killed while a statement ran left that statement
@@ -116,11 +118,11 @@ func migrateBefore(ctx context.Context, db *bun.DB, tables []string, before stri
 		// history skips what was applied).
 		select {
 		case <-ctx.Done():
-			return dbError("migrate", ctx.Err())
+			return dberr.Wrap("migrate", ctx.Err())
 		case <-time.After(migrateRacePause):
 		}
 	}
-	return definePostgresFold(ctx, db)
+	return eng.defineFold(ctx, db.sql)
 }
 
 // A killed migrator's last statement goes on running on PostgreSQL after
@@ -146,10 +148,10 @@ func runMigrations(ctx context.Context, db *bun.DB, ms *migrate.Migrations) erro
 		migrate.WithMarkAppliedOnSuccess(true),
 		migrate.WithUpsert(true))
 	if err := m.Init(ctx); err != nil {
-		return dbError("create the migrations table", err)
+		return dberr.Wrap("create the migrations table", err)
 	}
 	if _, err := m.Migrate(ctx); err != nil {
-		return dbError("migrate", err)
+		return dberr.Wrap("migrate", err)
 	}
 	return nil
 }
@@ -162,7 +164,7 @@ func isMigrationRace(err error) bool {
 		return false
 	}
 	switch pg.Code {
-	case "42P07", "42710", pgUniqueViolation, pgDeadlockDetected, pgSerializationFailure:
+	case "42P07", "42710", dberr.PGUniqueViolation, dberr.PGDeadlockDetected, dberr.PGSerializationFailure:
 		return true
 	}
 	// CREATE OR REPLACE FUNCTION beside another one.
@@ -194,19 +196,4 @@ func validateTables(tables []string) error {
 		}
 	}
 	return errors.Join(errs...)
-}
-
-// lockMigrations takes the PostgreSQL advisory lock; on SQLite it does
-// nothing. The returned function releases the lock.
-//
-// The lock is transaction-scoped (pg_advisory_xact_lock) and its
-// transaction stays open, on a connection of its own, while the migrations
-// run on others; releasing is ending that transaction. A session lock
-// would not do behind PgBouncer in transaction mode: between transactions
-// the pooler hands the session's statements to any server connection, so
-// the unlock could reach another backend and the lock stay held for good.
-// An open transaction keeps its server connection, through a pooler or
-// not, and a crash or a lost connection ends it, releasing the lock.
-func lockMigrations(ctx context.Context, db *bun.DB) (func(), error) {
-	return engineOf(db).lockMigrations(ctx, db)
 }

@@ -19,12 +19,12 @@ func TestMigrateOutlastsADeadMigratorsStatement(t *testing.T) {
 	db := openTestDB(t, pgtest.New(t))
 	ctx, cancel := context.WithTimeout(t.Context(), time.Minute)
 	defer cancel()
-	dead, err := db.BeginTx(ctx, nil)
+	dead, err := db.sql.BeginTx(ctx, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
 	defer func() { _ = dead.Rollback() }()
-	for _, stmt := range idempotencyDDL(db) {
+	for _, stmt := range idempotencyDDL(db.eng) {
 		if _, err := dead.ExecContext(ctx, stmt); err != nil {
 			t.Fatalf("%s: %v", stmt, err)
 		}
@@ -33,7 +33,7 @@ func TestMigrateOutlastsADeadMigratorsStatement(t *testing.T) {
 	go func() { done <- Migrate(ctx, db, []string{"user_cache"}) }()
 	for {
 		var waiting int
-		if err := db.QueryRowContext(ctx, `SELECT count(*) FROM pg_stat_activity
+		if err := db.sql.QueryRowContext(ctx, `SELECT count(*) FROM pg_stat_activity
 			WHERE datname = current_database() AND wait_event_type = 'Lock' AND wait_event = 'transactionid'`).Scan(&waiting); err != nil {
 			t.Fatal(err)
 		}

@@ -11,6 +11,7 @@ import (
 
 	"github.com/jackc/pgx/v5/pgconn"
 
+	"github.com/cachegate/cachegate/adapters/bunstore/internal/dberr"
 	"github.com/cachegate/cachegate/domain"
 	"github.com/cachegate/cachegate/test/pgtest"
 )
@@ -29,10 +30,10 @@ func TestAFullSQLiteFileIsStorageFullAndReadsStillWork(t *testing.T) {
 	t.Cleanup(func() { _ = db.Close() })
 	repo := migrateTable(t, db, "user_cache")
 	var pages int
-	if err := db.QueryRowContext(t.Context(), "PRAGMA page_count").Scan(&pages); err != nil {
+	if err := db.sql.QueryRowContext(t.Context(), "PRAGMA page_count").Scan(&pages); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := db.ExecContext(t.Context(), fmt.Sprintf("PRAGMA max_page_count = %d", pages+4)); err != nil {
+	if _, err := db.sql.ExecContext(t.Context(), fmt.Sprintf("PRAGMA max_page_count = %d", pages+4)); err != nil {
 		t.Fatal(err)
 	}
 	var full error
@@ -68,8 +69,8 @@ func TestACallPastTheTimeoutIsDatabaseUnavailable(t *testing.T) {
 		}
 		t.Cleanup(func() { _ = db.Close() })
 		migrateTable(t, db, "user_cache")
-		repo := NewCacheRepository(db, "user_cache", WithTimeout(bound))
-		held, err := db.Conn(t.Context()) // the pool's one connection
+		repo := NewCacheRepository(db.with(WithTimeout(bound)), "user_cache")
+		held, err := db.sql.Conn(t.Context()) // the pool's one connection
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -83,8 +84,8 @@ func TestACallPastTheTimeoutIsDatabaseUnavailable(t *testing.T) {
 		t.Parallel()
 		db := openTestDB(t, pgtest.New(t))
 		migrateTable(t, db, "user_cache")
-		repo := NewCacheRepository(db, "user_cache", WithTimeout(bound))
-		tx, err := db.BeginTx(t.Context(), nil)
+		repo := NewCacheRepository(db.with(WithTimeout(bound)), "user_cache")
+		tx, err := db.sql.BeginTx(t.Context(), nil)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -131,8 +132,8 @@ func TestAnUnreachablePostgreSQLIsDatabaseUnavailable(t *testing.T) {
 	if err == nil {
 		t.Fatal("Open succeeded with nothing listening")
 	}
-	if got := translate(t.Context(), err); !errors.Is(got, domain.ErrDatabaseUnavailable) {
-		t.Fatalf("translate(%v) = %v; want ErrDatabaseUnavailable", err, got)
+	if got := dberr.Translate(t.Context(), err); !errors.Is(got, domain.ErrDatabaseUnavailable) {
+		t.Fatalf("dberr.Translate(%v) = %v; want ErrDatabaseUnavailable", err, got)
 	}
 }
 
@@ -143,8 +144,8 @@ func TestTranslateLeavesOtherErrorsAlone(t *testing.T) {
 		fmt.Errorf("wrapped: %w", domain.ErrCacheEntityAlreadyExists),
 		errors.New("bunstore: something unexpected"),
 	} {
-		if got := translate(t.Context(), err); got != err {
-			t.Errorf("translate(%v) = %v; want it unchanged", err, got)
+		if got := dberr.Translate(t.Context(), err); got != err {
+			t.Errorf("dberr.Translate(%v) = %v; want it unchanged", err, got)
 		}
 	}
 }
@@ -168,8 +169,8 @@ func TestCheckReportsAReadOnlyPostgreSQLAsUnavailable(t *testing.T) {
 // never a 500.
 func TestAConnectionClosedUnderACallIsUnavailable(t *testing.T) {
 	t.Parallel()
-	err := translate(context.Background(), fmt.Errorf("create cache entry: %w", pgconn.ErrConnClosed))
+	err := dberr.Translate(context.Background(), fmt.Errorf("create cache entry: %w", pgconn.ErrConnClosed))
 	if !errors.Is(err, domain.ErrDatabaseUnavailable) {
-		t.Fatalf("translate(conn closed) = %v, want DATABASE_UNAVAILABLE", err)
+		t.Fatalf("dberr.Translate(conn closed) = %v, want DATABASE_UNAVAILABLE", err)
 	}
 }

@@ -14,10 +14,8 @@ import (
 // the user read of refresh) are prepared once instead, with placeholders; database/sql
 // keeps them prepared per connection, until the database is closed. On
 // PostgreSQL they are not prepared (see queryRow): a kept statement is
-// session state, which a pooler in transaction mode cannot carry.
-//
-// Measured with test/bench/run on the refresh path: 2,612–3,248 req/s
-// before, 3,200–3,767 after (three runs each, this shared two-core box).
+// session state, which a pooler in transaction mode cannot carry
+// (docs/benchmarks.md, "Storage design choices").
 
 // preparedSet prepares a fixed list of statements once, on first use.
 type preparedSet struct {
@@ -38,7 +36,7 @@ func (p *preparedSet) get(ctx context.Context) ([]*sql.Stmt, error) {
 	}
 	stmts := make([]*sql.Stmt, 0, len(p.queries))
 	for _, q := range p.queries {
-		st, err := p.db.DB.PrepareContext(ctx, placeholders(p.db, q))
+		st, err := p.db.DB.PrepareContext(ctx, p.eng.placeholders(q))
 		if err != nil {
 			for _, s := range stmts {
 				_ = s.Close()
@@ -57,8 +55,8 @@ func (p *preparedSet) get(ctx context.Context) ([]*sql.Stmt, error) {
 // statement outlives the transaction and a pooler in transaction mode
 // (PgBouncer) meets no session state; Bun's own queries already go so.
 func (p *preparedSet) queryRow(ctx context.Context, tx bun.Tx, i int, args ...any) (*sql.Row, error) {
-	if !p.engine().prepares() {
-		return tx.Tx.QueryRowContext(ctx, p.engine().placeholders(p.queries[i]), args...), nil
+	if !p.eng.prepares() {
+		return tx.Tx.QueryRowContext(ctx, p.eng.placeholders(p.queries[i]), args...), nil
 	}
 	stmts, err := p.get(ctx)
 	if err != nil {
@@ -69,8 +67,8 @@ func (p *preparedSet) queryRow(ctx context.Context, tx bun.Tx, i int, args ...an
 
 // exec is queryRow for a statement that returns no rows.
 func (p *preparedSet) exec(ctx context.Context, tx bun.Tx, i int, args ...any) (sql.Result, error) {
-	if !p.engine().prepares() {
-		return tx.Tx.ExecContext(ctx, p.engine().placeholders(p.queries[i]), args...)
+	if !p.eng.prepares() {
+		return tx.Tx.ExecContext(ctx, p.eng.placeholders(p.queries[i]), args...)
 	}
 	stmts, err := p.get(ctx)
 	if err != nil {
@@ -81,8 +79,8 @@ func (p *preparedSet) exec(ctx context.Context, tx bun.Tx, i int, args ...any) (
 
 // execDB is exec outside a transaction: the statement commits alone.
 func (p *preparedSet) execDB(ctx context.Context, i int, args ...any) (sql.Result, error) {
-	if !p.engine().prepares() {
-		return p.db.DB.ExecContext(ctx, p.engine().placeholders(p.queries[i]), args...)
+	if !p.eng.prepares() {
+		return p.db.DB.ExecContext(ctx, p.eng.placeholders(p.queries[i]), args...)
 	}
 	stmts, err := p.get(ctx)
 	if err != nil {
@@ -91,27 +89,14 @@ func (p *preparedSet) execDB(ctx context.Context, i int, args ...any) (sql.Resul
 	return stmts[i].ExecContext(ctx, args...)
 }
 
-// engine returns the engine of the set's handle.
-func (p *preparedSet) engine() engine {
-	if p.eng == nil {
-		return engineOf(p.db)
-	}
-	return p.eng
-}
-
-// placeholders rewrites the ? placeholders of q in the form of db's
-// engine (PostgreSQL's $1, $2, …; SQLite takes ? as it is). q must have no
-// ? other than placeholders.
-func placeholders(db bun.IDB, q string) string { return engineOf(db).placeholders(q) }
-
-// driverTime is t as a database/sql argument in the column form of db's
-// engine (see sqlTime).
-func driverTime(db bun.IDB, t time.Time) any { return engineOf(db).time(t) }
+// driverTime is t as a database/sql argument in the column form of eng's
+// database (see sqlTime).
+func driverTime(eng engine, t time.Time) any { return eng.time(t) }
 
 // driverNullTime is driverTime for a nullable time.
-func driverNullTime(db bun.IDB, t *time.Time) any {
+func driverNullTime(eng engine, t *time.Time) any {
 	if t == nil {
 		return nil
 	}
-	return driverTime(db, *t)
+	return eng.time(*t)
 }

@@ -10,6 +10,8 @@ import (
 	"github.com/uptrace/bun"
 
 	"github.com/cachegate/cachegate/adapters/bunstore/internal/batch"
+	"github.com/cachegate/cachegate/adapters/bunstore/internal/bound"
+	"github.com/cachegate/cachegate/adapters/bunstore/internal/dberr"
 	"github.com/cachegate/cachegate/domain"
 	"github.com/cachegate/cachegate/ports"
 )
@@ -17,8 +19,8 @@ import (
 // RefreshStore is the ports.RefreshStore of the refresh_families table:
 // one row per family (refresh_schema.go).
 type RefreshStore struct {
-	db     *bun.DB
-	bounds bounds
+	db     *DB
+	bounds bound.Bounds
 	// rotation holds the statement of RotateRefresh's rotation.
 	rotation *preparedSet
 	// group is the SQLite rotation group (rotation_group.go), nil
@@ -33,9 +35,9 @@ var (
 
 // NewRefreshStore returns the store over db, which must come from Open and
 // have been migrated.
-func NewRefreshStore(db *bun.DB, opts ...RepoOption) *RefreshStore {
-	s := &RefreshStore{db: db, bounds: newBounds(opts), rotation: &preparedSet{db: db, queries: []string{rotateVerified: rotateQuery, rotateDigest: rotateDigestQuery}}}
-	if gate := writeGate(db); gate != nil {
+func NewRefreshStore(db *DB) *RefreshStore {
+	s := &RefreshStore{db: db, bounds: db.bounds, rotation: &preparedSet{db: db.sql, eng: db.eng, queries: []string{rotateVerified: rotateQuery, rotateDigest: rotateDigestQuery}}}
+	if gate := db.gate; gate != nil {
 		s.group = newRotationGroup(s, gate)
 	}
 	return s
@@ -71,10 +73,10 @@ const familyColumns = `family_id, user_id, current_id, issued_at, expires_at, ge
 // SaveRefresh starts r's family with r as its live token; a family already
 // stored is an internal error.
 func (s *RefreshStore) SaveRefresh(ctx context.Context, r domain.RefreshRecord) (err error) {
-	ctx, done := s.bounds.enter(ctx)
+	ctx, done := s.bounds.Enter(ctx)
 	defer done(&err)
-	if _, err := insertFamilies(ctx, s.db, false, []domain.RefreshFamily{domain.NewRefreshFamily(r)}); err != nil {
-		return dbError("save refresh token", err)
+	if _, err := insertFamilies(ctx, s.db.sql, false, []domain.RefreshFamily{domain.NewRefreshFamily(r)}); err != nil {
+		return dberr.Wrap("save refresh token", err)
 	}
 	return nil
 }
@@ -103,14 +105,14 @@ func (s *RefreshStore) RotateRefresh(ctx context.Context, presented domain.Claim
 	r := &rotation{presented: presented, next: next, now: domain.Normalize(now), grace: grace, events: events}
 	if s.group != nil {
 		// The group's waiters take no place (bounds.enterGrouped).
-		ctx, done := s.bounds.enterGrouped(ctx)
+		ctx, done := s.bounds.EnterGrouped(ctx)
 		defer done(&err)
 		if err = s.group.Do(ctx, r); err != nil {
 			return ports.Rotation{}, err
 		}
 		return r.answer, nil
 	}
-	ctx, done := s.bounds.enter(ctx)
+	ctx, done := s.bounds.Enter(ctx)
 	defer done(&err)
 	return s.rotateAlone(ctx, r)
 }
@@ -121,17 +123,17 @@ func (s *RefreshStore) rotateAlone(ctx context.Context, r *rotation) (ports.Rota
 	q, args := s.rotateStatement(r)
 	res, err := s.rotation.execDB(ctx, q, args...)
 	if err != nil {
-		return ports.Rotation{}, dbError("rotate refresh token", err)
+		return ports.Rotation{}, dberr.Wrap("rotate refresh token", err)
 	}
 	if n, err := res.RowsAffected(); err != nil {
-		return ports.Rotation{}, dbError("rotate refresh token", err)
+		return ports.Rotation{}, dberr.Wrap("rotate refresh token", err)
 	} else if n == 1 {
 		return rotated(r.next), nil
 	}
 	if !r.presented.Digest.IsZero() {
 		return ports.Rotation{Outcome: domain.RefreshUnproven}, nil
 	}
-	f, found, err := readFamily(ctx, s.db, r.presented.FamilyID, false)
+	f, found, err := readFamily(ctx, s.db.eng, s.db.sql, r.presented.FamilyID, false)
 	if err != nil {
 		return ports.Rotation{}, err
 	}
@@ -153,10 +155,10 @@ func (s *RefreshStore) rotateIn(ctx context.Context, tx bun.Tx, r *rotation) (po
 	q, args := s.rotateStatement(r)
 	res, err := s.rotation.exec(ctx, tx, q, args...)
 	if err != nil {
-		return ports.Rotation{}, dbError("rotate refresh token", err)
+		return ports.Rotation{}, dberr.Wrap("rotate refresh token", err)
 	}
 	if n, err := res.RowsAffected(); err != nil {
-		return ports.Rotation{}, dbError("rotate refresh token", err)
+		return ports.Rotation{}, dberr.Wrap("rotate refresh token", err)
 	} else if n == 1 {
 		return rotated(r.next), nil
 	}
@@ -170,7 +172,7 @@ func (s *RefreshStore) rotateIn(ctx context.Context, tx bun.Tx, r *rotation) (po
 // PostgreSQL) and acts on the verdict: on reuse it revokes the family and
 // appends r's events, both in tx.
 func (s *RefreshStore) judgeIn(ctx context.Context, tx bun.Tx, r *rotation) (ports.Rotation, error) {
-	f, found, err := readFamily(ctx, tx, r.presented.FamilyID, true)
+	f, found, err := readFamily(ctx, s.db.eng, tx, r.presented.FamilyID, true)
 	if err != nil {
 		return ports.Rotation{}, err
 	}
@@ -211,8 +213,8 @@ func answer(f domain.RefreshFamily, v domain.RefreshVerdict) ports.Rotation {
 // s.rotation) with its arguments: rotateDigestQuery for claims read
 // unchecked, else rotateQuery.
 func (s *RefreshStore) rotateStatement(r *rotation) (int, []any) {
-	now := driverTime(s.db, r.now)
-	args := []any{now, r.next.ID, digestArg(r.next.Digest), driverTime(s.db, r.next.IssuedAt), driverTime(s.db, r.next.ExpiresAt),
+	now := driverTime(s.db.eng, r.now)
+	args := []any{now, r.next.ID, digestArg(r.next.Digest), driverTime(s.db.eng, r.next.IssuedAt), driverTime(s.db.eng, r.next.ExpiresAt),
 		r.next.Address, domain.CutUserAgent(r.next.UserAgent), r.presented.FamilyID, r.presented.ID, r.presented.Subject, now}
 	if !r.presented.Digest.IsZero() {
 		return rotateDigest, append(args, r.presented.Digest[:])
@@ -238,17 +240,17 @@ func rotated(next domain.RefreshRecord) ports.Rotation {
 // readFamily reads a family's row; found is false when there is none.
 // With lock, the row stays locked until db's transaction ends
 // (PostgreSQL; SQLite's IMMEDIATE transactions hold the database).
-func readFamily(ctx context.Context, db bun.IDB, familyID string, lock bool) (f domain.RefreshFamily, found bool, err error) {
+func readFamily(ctx context.Context, eng engine, db bun.IDB, familyID string, lock bool) (f domain.RefreshFamily, found bool, err error) {
 	q := `SELECT ` + familyColumns + ` FROM refresh_families WHERE family_id = ?`
 	if lock {
-		q += forUpdate(db)
+		q += eng.forUpdate()
 	}
 	f, err = scanFamily(db.QueryRowContext(ctx, q, familyID))
 	switch {
 	case errors.Is(err, sql.ErrNoRows):
 		return domain.RefreshFamily{}, false, nil
 	case err != nil:
-		return domain.RefreshFamily{}, false, dbError("read refresh family", err)
+		return domain.RefreshFamily{}, false, dberr.Wrap("read refresh family", err)
 	}
 	return f, true, nil
 }

@@ -58,7 +58,7 @@ func TestRefreshFamiliesMigrationKeepsSessions(t *testing.T) {
 				{ID: "e4", FamilyID: "fe", UserID: "u3", IssuedAt: now.Add(-time.Hour), ExpiresAt: exp},
 			}
 			for _, r := range old {
-				if _, err := db.ExecContext(ctx, `INSERT INTO refresh_tokens
+				if _, err := db.sql.ExecContext(ctx, `INSERT INTO refresh_tokens
 					(id, family_id, user_id, issued_at, expires_at, used_at, revoked_at) VALUES (?, ?, ?, ?, ?, ?, ?)`,
 					r.ID, r.FamilyID, r.UserID, timeArg(r.IssuedAt), timeArg(r.ExpiresAt), nullTimeArg(r.UsedAt), nullTimeArg(r.RevokedAt)); err != nil {
 					t.Fatalf("insert %s: %v", r.ID, err)
@@ -69,11 +69,11 @@ func TestRefreshFamiliesMigrationKeepsSessions(t *testing.T) {
 					t.Fatalf("upgrade: %v", err)
 				}
 			}
-			if exists, err := tableExists(ctx, db, "refresh_tokens"); err != nil || exists {
+			if exists, err := tableExists(ctx, db.eng, db.sql, "refresh_tokens"); err != nil || exists {
 				t.Fatalf("refresh_tokens after the upgrade: exists %v, %v", exists, err)
 			}
 			var rows int
-			if err := db.QueryRowContext(ctx, "SELECT count(*) FROM refresh_families").Scan(&rows); err != nil || rows != 5 {
+			if err := db.sql.QueryRowContext(ctx, "SELECT count(*) FROM refresh_families").Scan(&rows); err != nil || rows != 5 {
 				t.Fatalf("refresh_families holds %d rows (%v), want one per family: 5", rows, err)
 			}
 
@@ -174,7 +174,7 @@ func TestRefreshStorageStaysOnePerFamily(t *testing.T) {
 			}
 			var rows int
 			var generation int64
-			if err := db.QueryRowContext(ctx, "SELECT count(*), max(generation) FROM refresh_families").Scan(&rows, &generation); err != nil {
+			if err := db.sql.QueryRowContext(ctx, "SELECT count(*), max(generation) FROM refresh_families").Scan(&rows, &generation); err != nil {
 				t.Fatal(err)
 			}
 			if rows != 2 || generation != n {

@@ -7,6 +7,7 @@ import (
 
 	"github.com/uptrace/bun"
 
+	"github.com/cachegate/cachegate/adapters/bunstore/internal/dberr"
 	"github.com/cachegate/cachegate/domain"
 )
 
@@ -18,7 +19,7 @@ import (
 // having waited for the row, revokes its successor) or waits and then
 // finds the family revoked.
 func (s *RefreshStore) RevokeFamily(ctx context.Context, familyID string, now time.Time, events ...domain.AuditEvent) (err error) {
-	ctx, done := s.bounds.enter(ctx)
+	ctx, done := s.bounds.Enter(ctx)
 	defer done(&err)
 	if len(events) == 0 {
 		return s.revoke(ctx, "family_id", familyID, now)
@@ -33,7 +34,7 @@ func (s *RefreshStore) RevokeFamily(ctx context.Context, familyID string, now ti
 
 // RevokeUser revokes every family of a user at now.
 func (s *RefreshStore) RevokeUser(ctx context.Context, userID string, now time.Time) (err error) {
-	ctx, done := s.bounds.enter(ctx)
+	ctx, done := s.bounds.Enter(ctx)
 	defer done(&err)
 	return s.revoke(ctx, "user_id", userID, now)
 }
@@ -41,12 +42,12 @@ func (s *RefreshStore) RevokeUser(ctx context.Context, userID string, now time.T
 // revoke sets revoked_at on every unrevoked family whose column equals
 // value, as a statement of its own.
 func (s *RefreshStore) revoke(ctx context.Context, column, value string, now time.Time) error {
-	err := withRetry(ctx, func() error {
-		_, err := s.db.ExecContext(ctx, revokeQuery, timeArg(now), bun.Ident(column), value)
+	err := dberr.WithRetry(ctx, func() error {
+		_, err := s.db.sql.ExecContext(ctx, revokeQuery, timeArg(now), bun.Ident(column), value)
 		return err
 	})
 	if err != nil {
-		return dbError("revoke refresh families", err)
+		return dberr.Wrap("revoke refresh families", err)
 	}
 	return nil
 }
@@ -54,7 +55,7 @@ func (s *RefreshStore) revoke(ctx context.Context, column, value string, now tim
 // revokeIn is revoke inside tx.
 func revokeIn(ctx context.Context, tx bun.Tx, column, value string, now time.Time) error {
 	if _, err := tx.ExecContext(ctx, revokeQuery, timeArg(now), bun.Ident(column), value); err != nil {
-		return dbError("revoke refresh families", err)
+		return dberr.Wrap("revoke refresh families", err)
 	}
 	return nil
 }
@@ -83,16 +84,16 @@ const evictQuery = `UPDATE refresh_families SET revoked_at = ?
 // used, and returns those it revoked (ports.SessionEvictor); a keep below
 // 1 keeps none.
 func (s *RefreshStore) EvictSessions(ctx context.Context, userID string, keep int, now time.Time) (_ []string, err error) {
-	ctx, done := s.bounds.enter(ctx)
+	ctx, done := s.bounds.Enter(ctx)
 	defer done(&err)
 	at := timeArg(now)
 	var evicted []string
-	err = withRetry(ctx, func() error {
+	err = dberr.WithRetry(ctx, func() error {
 		evicted = evicted[:0]
-		return s.db.NewRaw(evictQuery, at, userID, at, userID, at, max(keep, 0)).Scan(ctx, &evicted)
+		return s.db.sql.NewRaw(evictQuery, at, userID, at, userID, at, max(keep, 0)).Scan(ctx, &evicted)
 	})
 	if err != nil {
-		return nil, dbError("evict sessions", err)
+		return nil, dberr.Wrap("evict sessions", err)
 	}
 	return evicted, nil
 }
@@ -106,12 +107,12 @@ const revokedFamiliesQuery = `SELECT family_id FROM refresh_families WHERE revok
 // rows are sorted here, not in SQL: with ORDER BY, SQLite's planner may
 // prefer walking the primary key over the whole table.
 func (s *RefreshStore) RevokedFamilies(ctx context.Context, since time.Time) (_ []string, err error) {
-	ctx, done := s.bounds.enter(ctx)
+	ctx, done := s.bounds.Enter(ctx)
 	defer done(&err)
 	var rows []string
-	err = s.db.NewRaw(revokedFamiliesQuery, timeArg(since)).Scan(ctx, &rows)
+	err = s.db.sql.NewRaw(revokedFamiliesQuery, timeArg(since)).Scan(ctx, &rows)
 	if err != nil {
-		return nil, dbError("read revoked families", err)
+		return nil, dberr.Wrap("read revoked families", err)
 	}
 	slices.Sort(rows)
 	return rows, nil
@@ -122,20 +123,20 @@ func (s *RefreshStore) RevokedFamilies(ctx context.Context, since time.Time) (_ 
 // limit below 1 removes nothing. On PostgreSQL replicas purging together
 // take disjoint batches (SKIP LOCKED).
 func (s *RefreshStore) PurgeRefresh(ctx context.Context, now time.Time, limit int) (_ int, err error) {
-	ctx, done := s.bounds.enter(ctx)
+	ctx, done := s.bounds.Enter(ctx)
 	defer done(&err)
 	if limit < 1 {
 		return 0, nil
 	}
-	res, err := s.db.ExecContext(ctx, `DELETE FROM refresh_families WHERE family_id IN (
-		SELECT family_id FROM refresh_families WHERE expires_at < ? ORDER BY expires_at LIMIT ?`+skipLocked(s.db)+`)`,
+	res, err := s.db.sql.ExecContext(ctx, `DELETE FROM refresh_families WHERE family_id IN (
+		SELECT family_id FROM refresh_families WHERE expires_at < ? ORDER BY expires_at LIMIT ?`+s.db.eng.skipLocked()+`)`,
 		timeArg(now), limit)
 	if err != nil {
-		return 0, dbError("purge refresh families", err)
+		return 0, dberr.Wrap("purge refresh families", err)
 	}
 	n, err := res.RowsAffected()
 	if err != nil {
-		return 0, dbError("purge refresh families", err)
+		return 0, dberr.Wrap("purge refresh families", err)
 	}
 	return int(n), nil
 }

@@ -7,6 +7,7 @@ import (
 	"github.com/uptrace/bun"
 
 	"github.com/cachegate/cachegate/adapters/bunstore/internal/batch"
+	"github.com/cachegate/cachegate/adapters/bunstore/internal/dberr"
 	"github.com/cachegate/cachegate/domain"
 	"github.com/cachegate/cachegate/ports"
 )
@@ -48,10 +49,10 @@ type rotation struct {
 // handle whose write gate is gate.
 func newRotationGroup(s *RefreshStore, gate chan struct{}) *batch.Batcher[*rotation] {
 	return batch.New(batch.Config[*rotation]{
-		Slots: gate, Max: maxGroup, PastBound: errPastBound,
+		Slots: gate, Max: maxGroup, PastBound: dberr.ErrPastBound,
 		Run:    s.commitGroup,
 		Alone:  s.rotateOne,
-		Outage: batchOutage,
+		Outage: dberr.BatchOutage,
 	})
 }
 
@@ -61,10 +62,10 @@ func newRotationGroup(s *RefreshStore, gate chan struct{}) *batch.Batcher[*rotat
 // not disturb the others. The caller holds the write gate.
 func (s *RefreshStore) commitGroup(ctx context.Context, jobs []batch.Job[*rotation]) ([]error, error) {
 	out := make([]error, len(jobs))
-	err := inTx(ctx, s.db, "rotate refresh tokens", func(ctx context.Context, tx bun.Tx) (err error) {
+	err := inTx(ctx, s.db.sql, "rotate refresh tokens", func(ctx context.Context, tx bun.Tx) (err error) {
 		for i, j := range jobs {
 			if out[i] = j.Ctx.Err(); out[i] != nil {
-				out[i] = dbError("rotate refresh token", out[i])
+				out[i] = dberr.Wrap("rotate refresh token", out[i])
 				continue
 			}
 			if j.Work.answer, err = s.rotateIn(ctx, tx, j.Work); err != nil {
@@ -74,7 +75,7 @@ func (s *RefreshStore) commitGroup(ctx context.Context, jobs []batch.Job[*rotati
 		return nil
 	})
 	if err != nil {
-		return nil, batchFailure(ctx, "rotate refresh tokens", err)
+		return nil, dberr.BatchFailure(ctx, "rotate refresh tokens", err)
 	}
 	return out, nil
 }

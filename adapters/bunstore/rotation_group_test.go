@@ -37,7 +37,7 @@ func presentedOf(r domain.RefreshRecord) domain.Claims {
 // starting them with start (which must not block), then lets them in.
 func holdGateWhile(t *testing.T, s *RefreshStore, want int, start func()) {
 	t.Helper()
-	leave, err := enterWriter(t.Context(), writeGate(s.db))
+	leave, err := enterWriter(t.Context(), s.db.gate)
 	if err != nil {
 		t.Fatal(err)
 	}

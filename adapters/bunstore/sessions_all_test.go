@@ -3,8 +3,6 @@ package bunstore_test
 import (
 	"testing"
 
-	"github.com/uptrace/bun"
-
 	"github.com/cachegate/cachegate/adapters/bunstore"
 	"github.com/cachegate/cachegate/ports"
 	"github.com/cachegate/cachegate/test/contract"
@@ -14,7 +12,7 @@ import (
 // CACHEGATE_TEST_POSTGRES, on PostgreSQL.
 func TestSessionDirectory(t *testing.T) {
 	t.Parallel()
-	authForEachEngine(t, func(t *testing.T, newDB func(*testing.T) *bun.DB) {
+	authForEachEngine(t, func(t *testing.T, newDB func(*testing.T) *bunstore.DB) {
 		contract.SessionDirectory(t, func(t *testing.T) ports.RefreshStore { return bunstore.NewRefreshStore(newDB(t)) })
 	})
 }

@@ -9,8 +9,6 @@ import (
 	"testing"
 	"time"
 
-	"github.com/uptrace/bun"
-
 	"github.com/cachegate/cachegate/domain"
 )
 
@@ -18,7 +16,7 @@ import (
 // user_cache and holding testEntry 0 to seed-1, and a second handle on the same file, as another process
 // would, which takes the write lock (BEGIN IMMEDIATE) and holds it until
 // the test ends.
-func lockedByAnotherProcess(t *testing.T, seed int) *bun.DB {
+func lockedByAnotherProcess(t *testing.T, seed int) *DB {
 	t.Helper()
 	path := filepath.Join(t.TempDir(), "locked.db")
 	db, err := Open(t.Context(), "sqlite:"+path)
@@ -85,7 +83,7 @@ func TestSQLiteWritesWaitingOnAnotherProcessAnswerWithinTheBound(t *testing.T) {
 	const bound = 300 * time.Millisecond
 	t.Run("the repository's bound", func(t *testing.T) {
 		t.Parallel()
-		repo := NewCacheRepository(lockedByAnotherProcess(t, 0), "user_cache", WithTimeout(bound))
+		repo := NewCacheRepository(lockedByAnotherProcess(t, 0).with(WithTimeout(bound)), "user_cache")
 		failAllWithin(t, 8, 10*bound, func(ctx context.Context, i int) error {
 			return repo.Create(ctx, testEntry(i), testNow, domain.Quota{})
 		})
@@ -96,7 +94,7 @@ func TestSQLiteWritesWaitingOnAnotherProcessAnswerWithinTheBound(t *testing.T) {
 		// deadlines can end the wait before SQLite's busy timeout (5 s)
 		// does; the group's transaction must end at them, not an hour
 		// after it began.
-		repo := NewCacheRepository(lockedByAnotherProcess(t, 0), "user_cache", WithTimeout(time.Hour))
+		repo := NewCacheRepository(lockedByAnotherProcess(t, 0).with(WithTimeout(time.Hour)), "user_cache")
 		failAllWithin(t, 8, 10*bound, func(ctx context.Context, i int) error {
 			ctx, cancel := context.WithTimeout(ctx, bound)
 			defer cancel()
@@ -105,7 +103,7 @@ func TestSQLiteWritesWaitingOnAnotherProcessAnswerWithinTheBound(t *testing.T) {
 	})
 	t.Run("updates and deletes", func(t *testing.T) {
 		t.Parallel()
-		repo := NewCacheRepository(lockedByAnotherProcess(t, 4), "user_cache", WithTimeout(bound))
+		repo := NewCacheRepository(lockedByAnotherProcess(t, 4).with(WithTimeout(bound)), "user_cache")
 		failAllWithin(t, 4, 10*bound, func(ctx context.Context, i int) error {
 			if i%2 == 0 {
 				_, err := repo.Delete(ctx, testEntry(i).ID, testNow, nil)

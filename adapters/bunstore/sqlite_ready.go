@@ -9,6 +9,7 @@ import (
 
 	"github.com/uptrace/bun"
 
+	"github.com/cachegate/cachegate/adapters/bunstore/internal/dberr"
 	"github.com/cachegate/cachegate/domain"
 )
 
@@ -42,7 +43,7 @@ type statFunc func(dir string) (st fsStat, ok bool, err error)
 func checkSQLite(ctx context.Context, db *bun.DB, stat statFunc) error {
 	var n int
 	if err := db.QueryRowContext(ctx, "SELECT count(*) FROM sqlite_schema").Scan(&n); err != nil {
-		return dbError("check the database", err)
+		return dberr.Wrap("check the database", err)
 	}
 	path, err := sqliteFile(ctx, db)
 	if err != nil || path == "" {
@@ -51,13 +52,13 @@ func checkSQLite(ctx context.Context, db *bun.DB, stat statFunc) error {
 	st, ok, err := stat(filepath.Dir(path))
 	switch {
 	case err != nil:
-		return &outage{kind: domain.ErrDatabaseUnavailable, cause: fmt.Errorf("bunstore: test the database's file system: %w", err)}
+		return &dberr.Outage{Kind: domain.ErrDatabaseUnavailable, Cause: fmt.Errorf("bunstore: test the database's file system: %w", err)}
 	case !ok:
 		return nil
 	case st.readOnly:
-		return &outage{kind: domain.ErrDatabaseUnavailable, cause: errors.New("bunstore: the database's file system is read-only")}
+		return &dberr.Outage{Kind: domain.ErrDatabaseUnavailable, Cause: errors.New("bunstore: the database's file system is read-only")}
 	case st.avail < minFreeBytes:
-		return &outage{kind: domain.ErrStorageFull, cause: errors.New("bunstore: the database's file system has " +
+		return &dberr.Outage{Kind: domain.ErrStorageFull, Cause: errors.New("bunstore: the database's file system has " +
 			strconv.FormatUint(st.avail, 10) + " bytes available, below the " + strconv.Itoa(minFreeBytes) + " a write may need")}
 	}
 	return nil
@@ -68,7 +69,7 @@ func checkSQLite(ctx context.Context, db *bun.DB, stat statFunc) error {
 func sqliteFile(ctx context.Context, db *bun.DB) (string, error) {
 	rows, err := db.QueryContext(ctx, "PRAGMA database_list")
 	if err != nil {
-		return "", dbError("check the database", err)
+		return "", dberr.Wrap("check the database", err)
 	}
 	defer rows.Close()
 	for rows.Next() {
@@ -77,14 +78,14 @@ func sqliteFile(ctx context.Context, db *bun.DB) (string, error) {
 			name, file string
 		)
 		if err := rows.Scan(&seq, &name, &file); err != nil {
-			return "", dbError("check the database", err)
+			return "", dberr.Wrap("check the database", err)
 		}
 		if name == "main" {
 			return file, nil
 		}
 	}
 	if err := rows.Err(); err != nil {
-		return "", dbError("check the database", err)
+		return "", dberr.Wrap("check the database", err)
 	}
 	return "", nil
 }

@@ -76,7 +76,7 @@ func TestCheckOnSQLiteTestsTheFileSystem(t *testing.T) {
 		t.Run(name, func(t *testing.T) {
 			t.Parallel()
 			var asked string
-			err := checkSQLite(t.Context(), db, func(dir string) (fsStat, bool, error) {
+			err := checkSQLite(t.Context(), db.sql, func(dir string) (fsStat, bool, error) {
 				asked = dir
 				return c.st, c.ok, c.err
 			})
@@ -110,7 +110,7 @@ func TestCheckOnSQLiteReadsTheRealFileSystem(t *testing.T) {
 func TestCheckOnAnInMemorySQLiteTestsNoFileSystem(t *testing.T) {
 	t.Parallel()
 	db := openTestDB(t, "sqlite::memory:")
-	err := checkSQLite(t.Context(), db, func(string) (fsStat, bool, error) {
+	err := checkSQLite(t.Context(), db.sql, func(string) (fsStat, bool, error) {
 		t.Error("the check tested a file system for an in-memory database")
 		return fsStat{}, false, nil
 	})

@@ -7,6 +7,8 @@ import (
 
 	"github.com/uptrace/bun"
 
+	"github.com/cachegate/cachegate/adapters/bunstore/internal/bound"
+	"github.com/cachegate/cachegate/adapters/bunstore/internal/dberr"
 	"github.com/cachegate/cachegate/ports"
 )
 
@@ -22,16 +24,16 @@ import (
 // holder committed. On SQLite the IMMEDIATE transaction holds the
 // database already.
 type LoginThrottle struct {
-	db     *bun.DB
-	bounds bounds
+	db     *DB
+	bounds bound.Bounds
 }
 
 var _ ports.LoginThrottle = (*LoginThrottle)(nil)
 
 // NewLoginThrottle returns the throttle over db, which must come from Open
 // and have been migrated.
-func NewLoginThrottle(db *bun.DB, opts ...RepoOption) *LoginThrottle {
-	return &LoginThrottle{db: db, bounds: newBounds(opts)}
+func NewLoginThrottle(db *DB) *LoginThrottle {
+	return &LoginThrottle{db: db, bounds: db.bounds}
 }
 
 // throttleLockClass is the first half of the two-key advisory locks of
@@ -41,7 +43,7 @@ const throttleLockClass int32 = 0x74687274
 // Reserve counts one attempt at now under every key, unless one already
 // holds its limit of attempts at or after since.
 func (l *LoginThrottle) Reserve(ctx context.Context, keys []ports.ThrottleKey, now, since time.Time) (_ bool, _ time.Time, err error) {
-	ctx, done := l.bounds.enter(ctx)
+	ctx, done := l.bounds.Enter(ctx)
 	defer done(&err)
 	var (
 		ok     bool
@@ -54,7 +56,7 @@ func (l *LoginThrottle) Reserve(ctx context.Context, keys []ports.ThrottleKey, n
 			names = append(names, k.Key)
 		}
 		slices.Sort(names)
-		if err := engineOf(tx).lockThrottleKeys(ctx, tx, slices.Compact(names)); err != nil {
+		if err := l.db.eng.lockThrottleKeys(ctx, tx, slices.Compact(names)); err != nil {
 			return err
 		}
 		for _, k := range keys {
@@ -65,7 +67,7 @@ func (l *LoginThrottle) Reserve(ctx context.Context, keys []ports.ThrottleKey, n
 			err := tx.QueryRowContext(ctx, `SELECT count(*), min("at") FROM login_failures WHERE "key" = ? AND "at" >= ?`,
 				k.Key, timeArg(since)).Scan(&n, &old)
 			if err != nil {
-				return dbError("count login attempts", err)
+				return dberr.Wrap("count login attempts", err)
 			}
 			if n >= k.Limit {
 				oldest = old.Time
@@ -74,7 +76,7 @@ func (l *LoginThrottle) Reserve(ctx context.Context, keys []ports.ThrottleKey, n
 		}
 		for _, k := range keys {
 			if _, err := tx.ExecContext(ctx, `INSERT INTO login_failures ("key", "at") VALUES (?, ?)`, k.Key, timeArg(now)); err != nil {
-				return dbError("count a login attempt", err)
+				return dberr.Wrap("count a login attempt", err)
 			}
 		}
 		ok = true
@@ -88,12 +90,12 @@ func (l *LoginThrottle) Reserve(ctx context.Context, keys []ports.ThrottleKey, n
 
 // Release forgets one attempt counted under key at at.
 func (l *LoginThrottle) Release(ctx context.Context, key string, at time.Time) (err error) {
-	ctx, done := l.bounds.enter(ctx)
+	ctx, done := l.bounds.Enter(ctx)
 	defer done(&err)
-	_, err = l.db.ExecContext(ctx, `DELETE FROM login_failures WHERE id IN (
+	_, err = l.db.sql.ExecContext(ctx, `DELETE FROM login_failures WHERE id IN (
 		SELECT id FROM login_failures WHERE "key" = ? AND "at" = ? LIMIT 1)`, key, timeArg(at))
 	if err != nil {
-		return dbError("release a login attempt", err)
+		return dberr.Wrap("release a login attempt", err)
 	}
 	return nil
 }
@@ -101,36 +103,36 @@ func (l *LoginThrottle) Release(ctx context.Context, key string, at time.Time) (
 // Failures returns how many failures were recorded for key at or after
 // since, and the time of the oldest of them (the zero time when none).
 func (l *LoginThrottle) Failures(ctx context.Context, key string, since time.Time) (_ int, _ time.Time, err error) {
-	ctx, done := l.bounds.enter(ctx)
+	ctx, done := l.bounds.Enter(ctx)
 	defer done(&err)
 	var (
 		n      int
 		oldest nullTime
 	)
-	err = l.db.QueryRowContext(ctx, `SELECT count(*), min("at") FROM login_failures WHERE "key" = ? AND "at" >= ?`,
+	err = l.db.sql.QueryRowContext(ctx, `SELECT count(*), min("at") FROM login_failures WHERE "key" = ? AND "at" >= ?`,
 		key, timeArg(since)).Scan(&n, &oldest)
 	if err != nil {
-		return 0, time.Time{}, dbError("count login failures", err)
+		return 0, time.Time{}, dberr.Wrap("count login failures", err)
 	}
 	return n, oldest.Time, nil
 }
 
 // RecordFailure counts one failure for key at now.
 func (l *LoginThrottle) RecordFailure(ctx context.Context, key string, now time.Time) (err error) {
-	ctx, done := l.bounds.enter(ctx)
+	ctx, done := l.bounds.Enter(ctx)
 	defer done(&err)
-	if _, err := l.db.ExecContext(ctx, `INSERT INTO login_failures ("key", "at") VALUES (?, ?)`, key, timeArg(now)); err != nil {
-		return dbError("record login failure", err)
+	if _, err := l.db.sql.ExecContext(ctx, `INSERT INTO login_failures ("key", "at") VALUES (?, ?)`, key, timeArg(now)); err != nil {
+		return dberr.Wrap("record login failure", err)
 	}
 	return nil
 }
 
 // Reset forgets the failures of key.
 func (l *LoginThrottle) Reset(ctx context.Context, key string) (err error) {
-	ctx, done := l.bounds.enter(ctx)
+	ctx, done := l.bounds.Enter(ctx)
 	defer done(&err)
-	if _, err := l.db.ExecContext(ctx, `DELETE FROM login_failures WHERE "key" = ?`, key); err != nil {
-		return dbError("reset login failures", err)
+	if _, err := l.db.sql.ExecContext(ctx, `DELETE FROM login_failures WHERE "key" = ?`, key); err != nil {
+		return dberr.Wrap("reset login failures", err)
 	}
 	return nil
 }
@@ -140,20 +142,20 @@ func (l *LoginThrottle) Reset(ctx context.Context, key string) (err error) {
 // On PostgreSQL replicas purging together take disjoint batches (SKIP
 // LOCKED).
 func (l *LoginThrottle) PurgeFailures(ctx context.Context, before time.Time, limit int) (_ int, err error) {
-	ctx, done := l.bounds.enter(ctx)
+	ctx, done := l.bounds.Enter(ctx)
 	defer done(&err)
 	if limit < 1 {
 		return 0, nil
 	}
-	res, err := l.db.ExecContext(ctx, `DELETE FROM login_failures WHERE id IN (
-		SELECT id FROM login_failures WHERE "at" < ? ORDER BY "at" LIMIT ?`+skipLocked(l.db)+`)`,
+	res, err := l.db.sql.ExecContext(ctx, `DELETE FROM login_failures WHERE id IN (
+		SELECT id FROM login_failures WHERE "at" < ? ORDER BY "at" LIMIT ?`+l.db.eng.skipLocked()+`)`,
 		timeArg(before), limit)
 	if err != nil {
-		return 0, dbError("purge login failures", err)
+		return 0, dberr.Wrap("purge login failures", err)
 	}
 	n, err := res.RowsAffected()
 	if err != nil {
-		return 0, dbError("purge login failures", err)
+		return 0, dberr.Wrap("purge login failures", err)
 	}
 	return int(n), nil
 }

@@ -3,7 +3,6 @@ package bunstore
 import (
 	"strconv"
 
-	"github.com/uptrace/bun"
 	"github.com/uptrace/bun/migrate"
 
 	"github.com/cachegate/cachegate/domain"
@@ -72,14 +71,14 @@ func changeCost(rec string) string {
 // to today's counting (usageTriggerDDL) and counts again what table,
 // the change log and the idempotency records hold for it, with writers
 // kept out meanwhile (recountLocks), so the counts start exact.
-func usageKeptMigration(table string) migrate.Migration {
+func usageKeptMigration(eng engine, table string) migrate.Migration {
 	return migrate.Migration{
 		Name: usageKeptVersion + "_cache_" + table + "_usage_kept",
-		Up: ddlMigration("count what "+table+" keeps", func(db bun.IDB) []string {
+		Up: ddlMigration(eng, "count what "+table+" keeps", func(eng engine) []string {
 			t := quoteIdent(table)
-			out := engineOf(db).recountLocks(table)
-			out = append(out, engineOf(db).usageTriggerDropDDL(table)...)
-			out = append(out, engineOf(db).usageTriggerDDL(table)...)
+			out := eng.recountLocks(table)
+			out = append(out, eng.usageTriggerDropDDL(table)...)
+			out = append(out, eng.usageTriggerDDL(table)...)
 			return append(out,
 				"DELETE FROM "+usageTable+" WHERE entity = '"+table+"'",
 				"INSERT INTO "+usageTable+" (entity, assignee_id, shard, entries, bytes) SELECT '"+table+"', assignee_id, 0, sum(n), sum(b) FROM ("+
@@ -88,25 +87,25 @@ func usageKeptMigration(table string) migrate.Migration {
 					" UNION ALL SELECT assignee_id, 0, cost FROM "+idempotencyTable+" WHERE entity = '"+table+"'"+
 					") kept GROUP BY assignee_id")
 		}),
-		Down: ddlMigration("keep counting what "+table+" keeps", func(bun.IDB) []string { return nil }),
+		Down: ddlMigration(eng, "keep counting what "+table+" keeps", func(engine) []string { return nil }),
 	}
 }
 
 // usageTableMigration returns the migration creating cache_usage.
-func usageTableMigration() migrate.Migration {
+func usageTableMigration(eng engine) migrate.Migration {
 	return migrate.Migration{
 		Name: usageMigration,
-		Up: ddlMigration("create the usage counts", func(db bun.IDB) []string {
-			text, without := textColumnType(db), engineOf(db).withoutRowID()
+		Up: ddlMigration(eng, "create the usage counts", func(eng engine) []string {
+			text, without := eng.textColumn(), eng.withoutRowID()
 			out := []string{"CREATE TABLE IF NOT EXISTS " + usageTable + " (" +
 				"entity " + text + " NOT NULL, assignee_id " + text + " NOT NULL, shard smallint NOT NULL, " +
 				"entries bigint NOT NULL, bytes bigint NOT NULL, " +
 				"PRIMARY KEY (entity, assignee_id, shard))" + without}
-			return append(out, engineOf(db).usageTableDDL()...)
+			return append(out, eng.usageTableDDL()...)
 		}),
-		Down: ddlMigration("drop the usage counts", func(db bun.IDB) []string {
+		Down: ddlMigration(eng, "drop the usage counts", func(eng engine) []string {
 			out := []string{"DROP TABLE IF EXISTS " + usageTable}
-			if engineOf(db).usageTableDDL() != nil {
+			if eng.usageTableDDL() != nil {
 				out = append(out, "DROP FUNCTION IF EXISTS cache_usage_admit")
 			}
 			return out
@@ -119,27 +118,27 @@ func usageTableMigration() migrate.Migration {
 // and the counts of the rows it already holds. On PostgreSQL creating the
 // triggers locks the table against writers until the migration commits, so
 // the counts start exact even while an older replica writes.
-func usageTriggerMigration(table string) migrate.Migration {
+func usageTriggerMigration(eng engine, table string) migrate.Migration {
 	return migrate.Migration{
 		Name: usageTriggerVersion + "_cache_" + table + "_usage",
-		Up: ddlMigration("count the usage of "+table, func(db bun.IDB) []string {
-			return usageDDL(db, table)
+		Up: ddlMigration(eng, "count the usage of "+table, func(eng engine) []string {
+			return usageDDL(eng, table)
 		}),
-		Down: ddlMigration("stop counting the usage of "+table, func(db bun.IDB) []string {
-			return usageDropDDL(db, table)
+		Down: ddlMigration(eng, "stop counting the usage of "+table, func(eng engine) []string {
+			return usageDropDDL(eng, table)
 		}),
 	}
 }
 
 // usageDDL returns the statements of usageTriggerMigration. table passed
 // ValidateTableName, so it is safe inside a string literal.
-func usageDDL(db bun.IDB, table string) []string {
+func usageDDL(eng engine, table string) []string {
 	t := quoteIdent(table)
 	out := []string{
 		"CREATE INDEX IF NOT EXISTS " + quoteIdent(cacheNamesOf(table).expiring) + " ON " + t +
 			" (assignee_id, expires_at) WHERE date_deleted IS NULL AND expires_at IS NOT NULL",
 	}
-	out = append(out, engineOf(db).usageTriggerDDL(table)...)
+	out = append(out, eng.usageTriggerDDL(table)...)
 	return append(out,
 		"DELETE FROM "+usageTable+" WHERE entity = '"+table+"'",
 		"INSERT INTO "+usageTable+" (entity, assignee_id, shard, entries, bytes) SELECT '"+table+"', assignee_id, 0, count(*), "+
@@ -152,8 +151,8 @@ func usageDDL(db bun.IDB, table string) []string {
 func quoteIdent(name string) string { return `"` + name + `"` }
 
 // usageDropDDL undoes usageDDL.
-func usageDropDDL(db bun.IDB, table string) []string {
+func usageDropDDL(eng engine, table string) []string {
 	out := []string{"DROP INDEX IF EXISTS " + quoteIdent(cacheNamesOf(table).expiring)}
-	out = append(out, engineOf(db).usageTriggerDropDDL(table)...)
+	out = append(out, eng.usageTriggerDropDDL(table)...)
 	return append(out, "DELETE FROM "+usageTable+" WHERE entity = '"+table+"'")
 }

@@ -42,24 +42,24 @@ func TestUsageCountsFollowStatementsOfManyRows(t *testing.T) {
 					args = append(args, fmt.Sprintf("id-%04d", i), fmt.Sprintf("k-%04d", i), fmt.Sprintf("a-%d", i%2),
 						fmt.Sprintf(`"%0*d"`, 1+i%7, i), timeArg(testNow), timeArg(testNow))
 				}
-				if _, err := db.ExecContext(ctx, q, args...); err != nil {
+				if _, err := db.sql.ExecContext(ctx, q, args...); err != nil {
 					t.Fatal(err)
 				}
 			}
 			check("two INSERTs of 500 rows")
-			if _, err := db.ExecContext(ctx, "UPDATE usage_cache SET assignee_id = 'a-2' WHERE id < 'id-0100'"); err != nil {
+			if _, err := db.sql.ExecContext(ctx, "UPDATE usage_cache SET assignee_id = 'a-2' WHERE id < 'id-0100'"); err != nil {
 				t.Fatal(err)
 			}
 			check("an UPDATE moving 100 rows to another assignee")
-			if _, err := db.ExecContext(ctx, "UPDATE usage_cache SET data = '\"a much longer value than before\"' WHERE id >= 'id-0900'"); err != nil {
+			if _, err := db.sql.ExecContext(ctx, "UPDATE usage_cache SET data = '\"a much longer value than before\"' WHERE id >= 'id-0900'"); err != nil {
 				t.Fatal(err)
 			}
 			check("an UPDATE resizing 100 rows")
-			if _, err := db.ExecContext(ctx, "UPDATE usage_cache SET date_deleted = ? WHERE assignee_id = 'a-1'", timeArg(testNow)); err != nil {
+			if _, err := db.sql.ExecContext(ctx, "UPDATE usage_cache SET date_deleted = ? WHERE assignee_id = 'a-1'", timeArg(testNow)); err != nil {
 				t.Fatal(err)
 			}
 			check("a soft delete of an assignee's rows")
-			if _, err := db.ExecContext(ctx, "DELETE FROM usage_cache WHERE date_deleted IS NOT NULL OR id < 'id-0050'"); err != nil {
+			if _, err := db.sql.ExecContext(ctx, "DELETE FROM usage_cache WHERE date_deleted IS NOT NULL OR id < 'id-0050'"); err != nil {
 				t.Fatal(err)
 			}
 			check("a DELETE of dead and live rows")
@@ -73,18 +73,18 @@ func TestUsageCountsFollowStatementsOfManyRows(t *testing.T) {
 
 // checkUsage fails t unless cache_usage holds for table what table and the
 // log keep: every row until removed, and every change the log keeps.
-func checkUsage(t *testing.T, db *bun.DB, table, step string) {
+func checkUsage(t *testing.T, db *DB, table, step string) {
 	t.Helper()
 	var got, want []struct {
 		AssigneeID string
 		Entries    int64
 		Bytes      int64
 	}
-	if err := db.NewRaw("SELECT assignee_id, sum(entries) AS entries, sum(bytes) AS bytes FROM cache_usage "+
+	if err := db.sql.NewRaw("SELECT assignee_id, sum(entries) AS entries, sum(bytes) AS bytes FROM cache_usage "+
 		"WHERE entity = ? GROUP BY assignee_id HAVING sum(entries) <> 0 OR sum(bytes) <> 0 ORDER BY assignee_id", table).Scan(t.Context(), &got); err != nil {
 		t.Fatal(err)
 	}
-	if err := db.NewRaw("SELECT assignee_id, sum(n) AS entries, sum(b) AS bytes FROM ("+
+	if err := db.sql.NewRaw("SELECT assignee_id, sum(n) AS entries, sum(b) AS bytes FROM ("+
 		"SELECT assignee_id, 1 AS n, octet_length(data) AS b FROM ?"+
 		" UNION ALL SELECT assignee_id, 0, "+changeCost(changesTable)+" FROM "+changesTable+" WHERE entity = ?"+
 		" UNION ALL SELECT assignee_id, 0, cost FROM "+idempotencyTable+" WHERE entity = ?"+
@@ -116,20 +116,20 @@ func TestUsageKeptMigrationCountsWhatADatabaseAlreadyKeeps(t *testing.T) {
 			}
 			ctx := t.Context()
 			for i := range 20 {
-				if _, err := db.ExecContext(ctx, "INSERT INTO kept_cache (id, key, type, assignee_id, data, version, date_created, date_updated) "+
+				if _, err := db.sql.ExecContext(ctx, "INSERT INTO kept_cache (id, key, type, assignee_id, data, version, date_created, date_updated) "+
 					"VALUES (?, ?, 't', ?, ?, 1, ?, ?)", fmt.Sprintf("id-%02d", i), fmt.Sprintf("k-%02d", i), fmt.Sprintf("a-%d", i%3),
 					fmt.Sprintf(`"%0*d"`, 1+i, i), timeArg(testNow), timeArg(testNow)); err != nil {
 					t.Fatal(err)
 				}
 			}
-			if _, err := db.ExecContext(ctx, "UPDATE kept_cache SET date_deleted = ? WHERE id < 'id-05'", timeArg(testNow)); err != nil {
+			if _, err := db.sql.ExecContext(ctx, "UPDATE kept_cache SET date_deleted = ? WHERE id < 'id-05'", timeArg(testNow)); err != nil {
 				t.Fatal(err)
 			}
 			if err := Migrate(ctx, db, []string{"kept_cache"}); err != nil {
 				t.Fatal(err)
 			}
 			checkUsage(t, db, "kept_cache", "the migration")
-			if _, err := db.ExecContext(ctx, "DELETE FROM kept_cache WHERE id < 'id-08'"); err != nil {
+			if _, err := db.sql.ExecContext(ctx, "DELETE FROM kept_cache WHERE id < 'id-08'"); err != nil {
 				t.Fatal(err)
 			}
 			checkUsage(t, db, "kept_cache", "a DELETE after the migration")

@@ -8,14 +8,16 @@ import (
 
 	"github.com/uptrace/bun"
 
+	"github.com/cachegate/cachegate/adapters/bunstore/internal/bound"
+	"github.com/cachegate/cachegate/adapters/bunstore/internal/dberr"
 	"github.com/cachegate/cachegate/domain"
 	"github.com/cachegate/cachegate/ports"
 )
 
 // UserRepository is the ports.UserRepository of the users table.
 type UserRepository struct {
-	db     *bun.DB
-	bounds bounds
+	db     *DB
+	bounds bound.Bounds
 	// byID is UserByID's statement on SQLite, prepared once: every
 	// refresh reads its user by id, and SQLite's prepare was a large share
 	// of that read (see prepared.go, docs/benchmarks.md). PostgreSQL keeps
@@ -27,9 +29,9 @@ var _ ports.UserRepository = (*UserRepository)(nil)
 
 // NewUserRepository returns the repository over db, which must come from
 // Open and have been migrated.
-func NewUserRepository(db *bun.DB, opts ...RepoOption) *UserRepository {
-	return &UserRepository{db: db, bounds: newBounds(opts),
-		byID: &preparedSet{db: db, queries: []string{"SELECT " + userColumns + " FROM users WHERE id = ?"}}}
+func NewUserRepository(db *DB) *UserRepository {
+	return &UserRepository{db: db, bounds: db.bounds,
+		byID: &preparedSet{db: db.sql, eng: db.eng, queries: []string{"SELECT " + userColumns + " FROM users WHERE id = ?"}}}
 }
 
 // userRow is a row of users as read.
@@ -65,10 +67,10 @@ func toDomainUser(r userRow) domain.User {
 // An id already stored is an internal error. The events are inserted into
 // auth_events in the same transaction as u: both are stored or neither.
 func (r *UserRepository) CreateUser(ctx context.Context, u domain.User, events ...domain.AuditEvent) (err error) {
-	ctx, done := r.bounds.enter(ctx)
+	ctx, done := r.bounds.Enter(ctx)
 	defer done(&err)
 	if len(events) == 0 {
-		return r.createUser(ctx, r.db, u)
+		return r.createUser(ctx, r.db.sql, u)
 	}
 	return authInTx(ctx, r.db, "create user", func(ctx context.Context, tx bun.Tx) error {
 		if err := r.createUser(ctx, tx, u); err != nil {
@@ -84,11 +86,11 @@ func (r *UserRepository) createUser(ctx context.Context, db bun.IDB, u domain.Us
 		VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)`,
 		u.ID, u.Username, domain.NormalizeUsername(u.Username), u.PasswordHash, u.PasswordSalt,
 		u.Active, timeArg(u.DateCreated), timeArg(u.DateUpdated), u.Admin)
-	if v, ok := asUniqueViolation(err); ok && !v.primaryKey {
+	if v, ok := dberr.AsUniqueViolation(err); ok && !v.PrimaryKey {
 		return domain.ErrUserExists
 	}
 	if err != nil {
-		return dbError("create user", err)
+		return dberr.Wrap("create user", err)
 	}
 	return nil
 }
@@ -96,21 +98,21 @@ func (r *UserRepository) createUser(ctx context.Context, db bun.IDB, u domain.Us
 // UserByUsername returns the user whose username equals username after
 // domain.NormalizeUsername, or domain.ErrUserNotFound.
 func (r *UserRepository) UserByUsername(ctx context.Context, username string) (_ domain.User, err error) {
-	ctx, done := r.bounds.enter(ctx)
+	ctx, done := r.bounds.Enter(ctx)
 	defer done(&err)
-	return r.userWhere(ctx, r.db, "username_norm", domain.NormalizeUsername(username), false)
+	return r.userWhere(ctx, r.db.sql, "username_norm", domain.NormalizeUsername(username), false)
 }
 
 // UserByID returns the user, or domain.ErrUserNotFound.
 func (r *UserRepository) UserByID(ctx context.Context, id string) (_ domain.User, err error) {
-	ctx, done := r.bounds.enter(ctx)
+	ctx, done := r.bounds.Enter(ctx)
 	defer done(&err)
-	if !engineOf(r.db).prepares() {
-		return r.userWhere(ctx, r.db, "id", id, false)
+	if !r.db.eng.prepares() {
+		return r.userWhere(ctx, r.db.sql, "id", id, false)
 	}
 	stmts, err := r.byID.get(ctx)
 	if err != nil {
-		return domain.User{}, dbError("prepare the user read", err)
+		return domain.User{}, dberr.Wrap("prepare the user read", err)
 	}
 	var row userRow
 	err = stmts[0].QueryRowContext(ctx, id).Scan(&row.ID, &row.Username, &row.PasswordHash, &row.PasswordSalt,
@@ -119,7 +121,7 @@ func (r *UserRepository) UserByID(ctx context.Context, id string) (_ domain.User
 	case errors.Is(err, sql.ErrNoRows):
 		return domain.User{}, domain.ErrUserNotFound
 	case err != nil:
-		return domain.User{}, dbError("read user", err)
+		return domain.User{}, dberr.Wrap("read user", err)
 	}
 	return toDomainUser(row), nil
 }
@@ -127,11 +129,11 @@ func (r *UserRepository) UserByID(ctx context.Context, id string) (_ domain.User
 // ListUsers returns every user ordered by normalized username, compared
 // byte by byte.
 func (r *UserRepository) ListUsers(ctx context.Context) (_ []domain.User, err error) {
-	ctx, done := r.bounds.enter(ctx)
+	ctx, done := r.bounds.Enter(ctx)
 	defer done(&err)
 	var rows []userRow
-	if err := r.db.NewRaw("SELECT "+userColumns+" FROM users ORDER BY username_norm, id").Scan(ctx, &rows); err != nil {
-		return nil, dbError("list users", err)
+	if err := r.db.sql.NewRaw("SELECT "+userColumns+" FROM users ORDER BY username_norm, id").Scan(ctx, &rows); err != nil {
+		return nil, dberr.Wrap("list users", err)
 	}
 	users := make([]domain.User, len(rows))
 	for i, row := range rows {
@@ -167,7 +169,7 @@ func (r *UserRepository) UpdateUserEndingSessions(ctx context.Context, id string
 // update is UpdateUser, revoking the user's refresh families at
 // *endSessions when it is set.
 func (r *UserRepository) update(ctx context.Context, id string, endSessions *time.Time, fn func(*domain.User) error, events []domain.AuditEvent) (_ domain.User, err error) {
-	ctx, done := r.bounds.enter(ctx)
+	ctx, done := r.bounds.Enter(ctx)
 	defer done(&err)
 	var out domain.User
 	err = authInTx(ctx, r.db, "update user", func(ctx context.Context, tx bun.Tx) error {
@@ -180,7 +182,7 @@ func (r *UserRepository) update(ctx context.Context, id string, endSessions *tim
 			return err
 		}
 		if wasAdmin && !u.ActiveAdmin() {
-			if err := keepAnAdmin(ctx, tx, id); err != nil {
+			if err := keepAnAdmin(ctx, r.db.eng, tx, id); err != nil {
 				return err
 			}
 		}
@@ -190,11 +192,11 @@ func (r *UserRepository) update(ctx context.Context, id string, endSessions *tim
 			password_salt = ?, active = ?, date_created = ?, date_updated = ?, admin = ? WHERE id = ?`,
 			u.Username, domain.NormalizeUsername(u.Username), u.PasswordHash, u.PasswordSalt,
 			u.Active, timeArg(u.DateCreated), timeArg(u.DateUpdated), u.Admin, id)
-		if v, ok := asUniqueViolation(err); ok && !v.primaryKey {
+		if v, ok := dberr.AsUniqueViolation(err); ok && !v.PrimaryKey {
 			return domain.ErrUserExists
 		}
 		if err != nil {
-			return dbError("update user", err)
+			return dberr.Wrap("update user", err)
 		}
 		out = u
 		if endSessions != nil {
@@ -222,13 +224,13 @@ func (r *UserRepository) update(ctx context.Context, id string, endSessions *tim
 // disabling each other queue: the second counts after the first
 // committed, and finds no other admin. The count takes no row lock, so
 // the transaction holding the lock waits for nobody's.
-func keepAnAdmin(ctx context.Context, tx bun.Tx, id string) error {
-	if err := lockTableForWriters(ctx, tx, "users"); err != nil {
-		return dbError("lock the admins", err)
+func keepAnAdmin(ctx context.Context, eng engine, tx bun.Tx, id string) error {
+	if err := eng.lockTableForWriters(ctx, tx, "users"); err != nil {
+		return dberr.Wrap("lock the admins", err)
 	}
 	var others int
 	if err := tx.NewRaw("SELECT count(*) FROM users WHERE admin AND active AND id <> ?", id).Scan(ctx, &others); err != nil {
-		return dbError("count the admins", err)
+		return dberr.Wrap("count the admins", err)
 	}
 	if others == 0 {
 		return domain.ErrLastAdmin
@@ -242,7 +244,7 @@ func keepAnAdmin(ctx context.Context, tx bun.Tx, id string) error {
 func (r *UserRepository) userWhere(ctx context.Context, db bun.IDB, column, value string, lock bool) (domain.User, error) {
 	query := "SELECT " + userColumns + " FROM users WHERE ? = ?"
 	if lock {
-		query += forUpdate(db)
+		query += r.db.eng.forUpdate()
 	}
 	var row userRow
 	err := db.NewRaw(query, bun.Ident(column), value).Scan(ctx, &row)
@@ -250,7 +252,7 @@ func (r *UserRepository) userWhere(ctx context.Context, db bun.IDB, column, valu
 		return domain.User{}, domain.ErrUserNotFound
 	}
 	if err != nil {
-		return domain.User{}, dbError("read user", err)
+		return domain.User{}, dberr.Wrap("read user", err)
 	}
 	return toDomainUser(row), nil
 }

@@ -4,18 +4,16 @@ import (
 	"context"
 	"errors"
 
-	"github.com/jackc/pgx/v5/pgconn"
 	"github.com/uptrace/bun"
-	"modernc.org/sqlite"
 
 	"github.com/cachegate/cachegate/adapters/bunstore/internal/batch"
+	"github.com/cachegate/cachegate/adapters/bunstore/internal/dberr"
 )
 
 // Group commit of entry writes on SQLite.
 //
-// An entry write (Create, Update, Delete) is small, but each one was its
-// own transaction: under load the writers met in SQLite's busy handler,
-// and every commit appended to the WAL every page the write touched, the
+// An entry write (Create, Update, Delete) is small, but a transaction of
+// its own would append to the WAL every page the write touches, the
 // table's and each index's and the change log's (about eight pages, 32 KB,
 // for one created entry). The handle's batcher (internal/batch) queues its
 // entry writes and lets the writer that gets the write gate (writegate.go)
@@ -49,7 +47,7 @@ const maxWriteGroup = 64
 
 // groupWrite is one write waiting in a group: fn, on the handle db.
 type groupWrite struct {
-	db *bun.DB
+	db *DB
 	fn func(ctx context.Context, db bun.IDB) error
 }
 
@@ -57,7 +55,7 @@ type groupWrite struct {
 // handle whose write gate is gate.
 func newWriteGroup(gate chan struct{}) *batch.Batcher[groupWrite] {
 	return batch.New(batch.Config[groupWrite]{
-		Slots: gate, Max: maxWriteGroup, PastBound: errPastBound,
+		Slots: gate, Max: maxWriteGroup, PastBound: dberr.ErrPastBound,
 		Run: commitWrites,
 		Alone: func(ctx context.Context, w groupWrite) error {
 			leave, err := enterWriter(ctx, gate)
@@ -71,17 +69,17 @@ func newWriteGroup(gate chan struct{}) *batch.Batcher[groupWrite] {
 			}
 			return answers[0]
 		},
-		Outage: batchOutage,
+		Outage: dberr.BatchOutage,
 	})
 }
 
 // commitWrites runs jobs in one transaction and returns each write's
-// answer, or the transaction's failure (batchFailure).
+// answer, or the transaction's failure (dberr.BatchFailure).
 func commitWrites(ctx context.Context, jobs []batch.Job[groupWrite]) ([]error, error) {
 	db := jobs[0].Work.db
 	answers := make([]error, len(jobs))
 	err := func() error {
-		tx, err := db.BeginTx(ctx, nil)
+		tx, err := db.sql.BeginTx(ctx, nil)
 		if err != nil {
 			return err
 		}
@@ -129,50 +127,13 @@ func commitWrites(ctx context.Context, jobs []batch.Job[groupWrite]) ([]error, e
 	}()
 	if err != nil {
 		// Past the group's deadline the driver's error may say only
-		// "interrupted": batchFailure names it as the outage it is.
-		return nil, batchFailure(ctx, "commit a group of entry writes", err)
+		// "interrupted": dberr.BatchFailure names it as the outage it is.
+		return nil, dberr.BatchFailure(ctx, "commit a group of entry writes", err)
 	}
 	for i := range answers {
 		if answers[i] != nil {
-			answers[i] = translate(ctx, answers[i])
+			answers[i] = dberr.Translate(ctx, answers[i])
 		}
 	}
 	return answers, nil
-}
-
-// refusedBatch is the failure of a batch the database refused: it
-// answered, and nothing of the batch committed.
-type refusedBatch struct{ err error }
-
-func (e *refusedBatch) Error() string { return e.err.Error() }
-func (e *refusedBatch) Unwrap() error { return e.err }
-
-// batchFailure is what a batch whose statement or transaction failed with
-// err under ctx answers. An outage (a lost connection, a passed bound, a
-// full disk, a read-only standby) leaves unknown whether it committed:
-// every work of the batch gets it. A refusal by the database itself (an
-// error PostgreSQL or SQLite answered) committed nothing: a refusedBatch,
-// after which every work runs again alone. Any other failure is treated as
-// an outage: a work run again could meet its own row.
-func batchFailure(ctx context.Context, op string, err error) error {
-	t := translate(ctx, err)
-	var (
-		o    *outage
-		pg   *pgconn.PgError
-		lite *sqlite.Error
-	)
-	switch {
-	case errors.As(t, &o):
-		return t
-	case errors.As(err, &pg), errors.As(err, &lite):
-		return &refusedBatch{err: t}
-	}
-	return dbError(op, err)
-}
-
-// batchOutage is the batchers' Outage (internal/batch): every failure but
-// a refusedBatch leaves unknown whether the batch committed.
-func batchOutage(err error) bool {
-	var r *refusedBatch
-	return !errors.As(err, &r)
 }

@@ -10,6 +10,7 @@ import (
 
 	"github.com/uptrace/bun"
 
+	"github.com/cachegate/cachegate/adapters/bunstore/internal/dberr"
 	"github.com/cachegate/cachegate/domain"
 )
 
@@ -61,7 +62,7 @@ func TestEntryWritesCommitTogetherAndFailAlone(t *testing.T) {
 		}
 	}
 	var before int
-	if err := db.NewRaw("SELECT count(*) FROM cache_changes").Scan(ctx, &before); err != nil {
+	if err := db.sql.NewRaw("SELECT count(*) FROM cache_changes").Scan(ctx, &before); err != nil {
 		t.Fatal(err)
 	}
 
@@ -123,7 +124,7 @@ func TestEntryWritesCommitTogetherAndFailAlone(t *testing.T) {
 		t.Errorf("entry of the refused update: %+v, %v", e, err)
 	}
 	var after []int64
-	if err := db.NewRaw("SELECT rev FROM cache_changes ORDER BY rev").Scan(ctx, &after); err != nil {
+	if err := db.sql.NewRaw("SELECT rev FROM cache_changes ORDER BY rev").Scan(ctx, &after); err != nil {
 		t.Fatal(err)
 	}
 	// 36 creates (one of the two rivals won), one update, one delete.
@@ -246,7 +247,7 @@ func TestAGroupEndedByAnOutageAnswersEveryWriteWithThatFailure(t *testing.T) {
 	db := openTestDB(t, "sqlite:"+filepath.Join(t.TempDir(), "ended.db"))
 	r := migrateTable(t, db, "ended_cache")
 	full := errors.New("the disk is full")
-	errA, errB := groupEndedBy(t, r, &outage{kind: domain.ErrStorageFull, cause: full})
+	errA, errB := groupEndedBy(t, r, &dberr.Outage{Kind: domain.ErrStorageFull, Cause: full})
 	if !errors.Is(errA, full) || !errors.Is(errB, full) || !errors.Is(errB, domain.ErrStorageFull) {
 		t.Fatalf("errors %v and %v, want both to carry the failure", errA, errB)
 	}

@@ -2,12 +2,9 @@ package bunstore
 
 import (
 	"context"
-	"database/sql/driver"
 	"time"
 
-	"github.com/uptrace/bun"
-
-	"github.com/cachegate/cachegate/adapters/bunstore/internal/batch"
+	"github.com/cachegate/cachegate/adapters/bunstore/internal/callers"
 )
 
 // SQLite has one writer at a time. Writers that find the database locked
@@ -15,74 +12,25 @@ import (
 // wakes them in no particular order. A write gate queues a process's
 // writers of one SQLite database in Go instead, first come first served,
 // so the lock passes straight to the next writer. Several processes on one
-// file still meet in the busy handler, as before. PostgreSQL needs no gate:
-// its writers lock rows, not the database.
+// file meet in the busy handler. PostgreSQL needs no gate: its writers
+// lock rows, not the database.
 //
 // Multi-statement write transactions (authInTx: refresh rotation, user
 // updates, key additions) go through the gate, and so do entry writes
-// (Create, Update, Delete), grouped (write_group.go). Measured with
-// test/bench/run, 64 connections, on the refresh path: throughput the same
-// within the machine's noise (2,611–3,248 req/s against 2,871), p99 down
-// from 74 ms to 35 ms. Entry writes were first left with the busy handler:
-// gating them one transaction each halved POST's p99 but cost 15–20 % of
-// its throughput, because the gate also serialises the statement's
-// preparation, which SQLite runs outside its lock. Grouped, they gain far
-// more than that: writes waiting at the gate are committed together by
-// whichever of them gets it (rotation_group.go for refresh rotations,
-// write_group.go for entries).
+// (Create, Update, Delete). Entry writes and rotations are grouped: the
+// writes waiting at the gate are committed together by whichever of them
+// gets it (write_group.go, rotation_group.go), which also spares each the
+// gate's cost of serialising its statement's preparation (SQLite prepares
+// outside its lock). docs/benchmarks.md ("Storage design choices") has
+// the measurements.
 //
-// The gate belongs to the database handle: Open builds each SQLite handle
-// on a connector whose driver value carries the handle's gate, so every
-// store made from one *bun.DB finds the same gate through db.Driver(), and
-// the gate lives and dies with the handle. No package-level state.
-
-// gatedConnector is the SQLite connector Open uses: the driver's own, with
-// a Driver that carries the write gate.
-type gatedConnector struct {
-	driver.Connector
-	driver gatedDriver
-}
-
-// Driver returns the driver with the gate.
-func (c gatedConnector) Driver() driver.Driver { return c.driver }
-
-// gatedDriver is an SQLite driver plus the write gate of the one database
-// handle it belongs to.
-type gatedDriver struct {
-	driver.Driver
-	writers chan struct{}
-	// entries batches the handle's entry writes (write_group.go).
-	entries *batch.Batcher[groupWrite]
-}
-
-// withWriteGate returns c with a new write gate.
-func withWriteGate(c driver.Connector) driver.Connector {
-	gate := make(chan struct{}, 1)
-	return gatedConnector{Connector: c, driver: gatedDriver{Driver: c.Driver(), writers: gate, entries: newWriteGroup(gate)}}
-}
-
-// writeGate returns db's gate, or nil when db has none (PostgreSQL, or a
-// handle not made by Open).
-func writeGate(db *bun.DB) chan struct{} {
-	if d, ok := db.Driver().(gatedDriver); ok {
-		return d.writers
-	}
-	return nil
-}
-
-// entryWrites returns db's group of entry writes, or nil when db has no
-// write gate.
-func entryWrites(db *bun.DB) *batch.Batcher[groupWrite] {
-	if d, ok := db.Driver().(gatedDriver); ok {
-		return d.entries
-	}
-	return nil
-}
+// The gate belongs to the database handle (DB): Open makes one for each
+// SQLite handle, and every store made from the handle queues there.
 
 // enterWriter waits for the gate, or for ctx to end, and returns the
 // function that lets the next writer in. A nil gate lets everyone in.
 // Time spent waiting is the other writers': it is left out of the
-// caller's budget of database time (noteWaited).
+// caller's budget of database time (callers.NoteWaited).
 func enterWriter(ctx context.Context, gate chan struct{}) (func(), error) {
 	if gate == nil {
 		return func() {}, nil
@@ -95,10 +43,10 @@ func enterWriter(ctx context.Context, gate chan struct{}) (func(), error) {
 	start := time.Now()
 	select {
 	case gate <- struct{}{}:
-		noteWaited(ctx, time.Since(start))
+		callers.NoteWaited(ctx, time.Since(start))
 		return func() { <-gate }, nil
 	case <-ctx.Done():
-		noteWaited(ctx, time.Since(start))
+		callers.NoteWaited(ctx, time.Since(start))
 		return nil, ctx.Err()
 	}
 }

@@ -26,7 +26,7 @@ type Config struct {
 	QueryTimeout time.Duration
 	// DatabaseUserStatements bounds the database calls one caller (a
 	// user, or an anonymous client's address) runs at once; 0 is half the
-	// connection pool (bunstore.NewCallerLimit).
+	// connection pool (bunstore.WithCallerBound).
 	DatabaseUserStatements int
 	// DatabaseUserTime is the database time one caller (as
 	// DatabaseUserStatements counts them) may use per second on this

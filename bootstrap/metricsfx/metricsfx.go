@@ -14,7 +14,8 @@ import (
 	"net/http"
 	"time"
 
-	"github.com/uptrace/bun"
+	"github.com/cachegate/cachegate/adapters/bunstore"
+
 	"go.uber.org/fx"
 
 	"github.com/cachegate/cachegate/adapters/ginhttp"
@@ -51,13 +52,13 @@ func Module(addr, token string) fx.Option {
 
 type dbParams struct {
 	fx.In
-	DB *bun.DB `optional:"true"`
+	DB *bunstore.DB `optional:"true"`
 	M  *prom.Metrics
 }
 
 func watchDB(p dbParams) {
 	if p.DB != nil {
-		p.M.WatchDB("main", p.DB.Stats)
+		p.M.WatchDB("main", p.DB.Bun().Stats)
 	}
 }
 

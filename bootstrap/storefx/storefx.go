@@ -3,7 +3,7 @@
 // provides every storage port; Memory provides the in-memory adapters
 // instead, for tests and embedders who need no persistence.
 //
-// Provides: *bun.DB (SQL only), cachefx.RepoFactory, ports.ChangeLog (the
+// Provides: *bunstore.DB (SQL only), cachefx.RepoFactory, ports.ChangeLog (the
 // log the cache tables' writes record into), ports.CallerBudget (SQL
 // only: each caller's budget of database time), ports.UserRepository,
 // ports.RefreshStore, ports.KeyStore, ports.LoginThrottle, a Pinger for
@@ -33,13 +33,14 @@ type Options struct {
 	// Database is "sqlite:PATH", "sqlite::memory:" or "postgres://…".
 	Database string
 	// Timeout bounds each call to the database and each connection
-	// attempt (bunstore.WithTimeout); zero means bunstore.DefaultTimeout.
+	// attempt (bunstore.WithTimeout, bunstore.WithConnectTimeout); zero
+	// means bunstore.DefaultTimeout.
 	Timeout time.Duration
 	// QueryTimeout bounds the database's time on each statement of a list
 	// (bunstore.WithQueryTimeout); zero means bunstore.DefaultQueryTimeout.
 	QueryTimeout time.Duration
 	// UserStatements bounds the calls one caller runs at once on the
-	// database (bunstore.NewCallerLimit); zero means half the pool.
+	// database (bunstore.WithCallerBound); zero means half the pool.
 	UserStatements int
 	// UserTime and UserBurst are each caller's budget of database time
 	// per second and at once (bunstore.NewBudget); a zero UserTime is no
@@ -64,9 +65,12 @@ type Pinger interface {
 }
 
 // Open opens and, when asked, migrates the database: the plain constructor
-// behind the module.
-func Open(ctx context.Context, o Options) (*bun.DB, error) {
-	db, err := bunstore.Open(ctx, o.Database, bunstore.WithConnectTimeout(o.Timeout))
+// behind the module. Every call is bounded by o's timeouts; opts add to
+// them (the caller bound, tracing).
+func Open(ctx context.Context, o Options, opts ...bunstore.Option) (*bunstore.DB, error) {
+	opts = append([]bunstore.Option{bunstore.WithConnectTimeout(o.Timeout), bunstore.WithTimeout(o.Timeout),
+		bunstore.WithQueryTimeout(o.QueryTimeout)}, opts...)
+	db, err := bunstore.Open(ctx, o.Database, opts...)
 	if err != nil {
 		return nil, fmt.Errorf("database: %w", err)
 	}
@@ -104,13 +108,6 @@ func (p parentedHook) AfterQuery(ctx context.Context, e *bun.QueryEvent) {
 	}
 }
 
-// repoOptions are the options of every repository of the database: the
-// call timeout, the list statements' bound, and the bound on one caller's
-// calls at once, shared by all of them (README, "Fair share of the database").
-func repoOptions(o Options, l *bunstore.CallerLimit) []bunstore.RepoOption {
-	return []bunstore.RepoOption{bunstore.WithTimeout(o.Timeout), bunstore.WithQueryTimeout(o.QueryTimeout), bunstore.WithCallerLimit(l)}
-}
-
 // openTimeout bounds opening and migrating at start-up.
 const openTimeout = 60 * time.Second
 
@@ -118,11 +115,6 @@ const openTimeout = 60 * time.Second
 func SQL(o Options) fx.Option {
 	return fx.Module("store",
 		fx.Supply(fx.Private, o),
-		// One bound on each caller's calls for every repository of the
-		// database: the bound is on its pool.
-		fx.Provide(fx.Private, func(db *bun.DB, o Options, b *bunstore.Budget) *bunstore.CallerLimit {
-			return bunstore.NewCallerLimit(db, o.UserStatements, b)
-		}),
 		// The budget the caller limit charges and the HTTP server checks
 		// (httpfx).
 		fx.Provide(fx.Private, func(o Options, clock ports.Clock) *bunstore.Budget {
@@ -130,47 +122,51 @@ func SQL(o Options) fx.Option {
 		}),
 		fx.Provide(func(b *bunstore.Budget) ports.CallerBudget { return b }),
 		fx.Provide(
-			func(lc fx.Lifecycle, o Options, t tracing) (*bun.DB, error) {
+			func(lc fx.Lifecycle, o Options, t tracing, b *bunstore.Budget) (*bunstore.DB, error) {
 				ctx, cancel := context.WithTimeout(context.Background(), openTimeout)
 				defer cancel()
-				db, err := Open(ctx, o)
-				if err != nil {
-					return nil, err
-				}
+				// One bound on each caller's calls for every store of the
+				// database: the bound is on its pool (README, "Fair share
+				// of the database").
+				opts := []bunstore.Option{bunstore.WithCallerBound(o.UserStatements, b)}
 				if t.Tracing.Provider != nil {
 					// A span per SQL statement, with the statement's text
 					// as bun writes it before binding (placeholders, no
 					// values).
-					db.AddQueryHook(parentedHook{bunotel.NewQueryHook(bunotel.WithTracerProvider(t.Tracing.Provider))})
+					opts = append(opts, bunstore.WithQueryHook(parentedHook{bunotel.NewQueryHook(bunotel.WithTracerProvider(t.Tracing.Provider))}))
+				}
+				db, err := Open(ctx, o, opts...)
+				if err != nil {
+					return nil, err
 				}
 				lc.Append(fx.StopHook(db.Close))
 				return db, nil
 			},
-			func(db *bun.DB, o Options, l *bunstore.CallerLimit) ports.ChangeLog {
-				return bunstore.NewChangeLog(db, repoOptions(o, l)...)
+			func(db *bunstore.DB) ports.ChangeLog {
+				return bunstore.NewChangeLog(db)
 			},
-			func(db *bun.DB, o Options, l *bunstore.CallerLimit) cachefx.RepoFactory {
+			func(db *bunstore.DB) cachefx.RepoFactory {
 				return func(table string) (ports.CacheRepository, error) {
 					if err := bunstore.ValidateTableName(table); err != nil {
 						return nil, err
 					}
-					return bunstore.NewCacheRepository(db, table, repoOptions(o, l)...), nil
+					return bunstore.NewCacheRepository(db, table), nil
 				}
 			},
-			func(db *bun.DB, o Options, l *bunstore.CallerLimit) ports.UserRepository {
-				return bunstore.NewUserRepository(db, repoOptions(o, l)...)
+			func(db *bunstore.DB) ports.UserRepository {
+				return bunstore.NewUserRepository(db)
 			},
-			func(db *bun.DB, o Options, l *bunstore.CallerLimit) ports.RefreshStore {
-				return bunstore.NewRefreshStore(db, repoOptions(o, l)...)
+			func(db *bunstore.DB) ports.RefreshStore {
+				return bunstore.NewRefreshStore(db)
 			},
-			func(db *bun.DB, o Options, l *bunstore.CallerLimit) ports.KeyStore {
-				return bunstore.NewKeyStore(db, repoOptions(o, l)...)
+			func(db *bunstore.DB) ports.KeyStore {
+				return bunstore.NewKeyStore(db)
 			},
-			func(db *bun.DB, o Options, l *bunstore.CallerLimit) ports.LoginThrottle {
-				return bunstore.NewLoginThrottle(db, repoOptions(o, l)...)
+			func(db *bunstore.DB) ports.LoginThrottle {
+				return bunstore.NewLoginThrottle(db)
 			},
-			func(lc fx.Lifecycle, db *bun.DB, o Options, cl *bunstore.CallerLimit) *bunstore.AuditLog {
-				l := bunstore.NewAuditLog(db, repoOptions(o, cl)...)
+			func(lc fx.Lifecycle, db *bunstore.DB) *bunstore.AuditLog {
+				l := bunstore.NewAuditLog(db)
 				// Write the login attempts it holds before the database
 				// closes (its stop hook, appended earlier, runs later).
 				lc.Append(fx.StopHook(l.Flush))
@@ -181,12 +177,12 @@ func SQL(o Options) fx.Option {
 			// events into this database's auth_events, in the change's
 			// transaction.
 			func(l *bunstore.AuditLog) ports.ChangeAuditLog { return ports.ChangeAuditLog{Log: l} },
-			func(db *bun.DB) Pinger { return sqlPinger{db} },
+			func(db *bunstore.DB) Pinger { return sqlPinger{db} },
 			purgers,
 		),
 		// Open (and migrate) the database at start-up even when nothing
 		// else asks for it, as `cachegate migrate` does not.
-		fx.Invoke(func(*bun.DB) {}),
+		fx.Invoke(func(*bunstore.DB) {}),
 	)
 }
 
@@ -235,7 +231,7 @@ func Memory() fx.Option {
 	)
 }
 
-type sqlPinger struct{ db *bun.DB }
+type sqlPinger struct{ db *bunstore.DB }
 
 // Ping reports whether the database serves reads and writes, as a
 // *domain.Error when it knows why not (bunstore.Check).

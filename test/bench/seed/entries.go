@@ -118,12 +118,12 @@ func writeRange(ctx context.Context, c entriesConfig, ids, keys []string, first 
 	if len(ids) == 0 {
 		return nil
 	}
-	db, err := bunstore.Open(ctx, c.database, bunstore.WithMaxOpenConns(1))
+	db, err := bunstore.Open(ctx, c.database, bunstore.WithMaxOpenConns(1), bunstore.WithUngroupedWrites())
 	if err != nil {
 		return fmt.Errorf("entries: %w", err)
 	}
 	defer db.Close()
-	repo := bunstore.NewCacheRepository(db, c.table, bunstore.WithUngroupedWrites())
+	repo := bunstore.NewCacheRepository(db, c.table)
 	now := domain.Normalize(time.Now())
 	var expires *time.Time
 	if c.expiresIn > 0 {
@@ -132,7 +132,7 @@ func writeRange(ctx context.Context, c entriesConfig, ids, keys []string, first 
 	}
 	for lo := 0; lo < len(ids); lo += c.batch {
 		hi := min(lo+c.batch, len(ids))
-		if err := inTx(ctx, db, isPostgres(c), func() error {
+		if err := inTx(ctx, db.Bun(), isPostgres(c), func() error {
 			for i := lo; i < hi; i++ {
 				e := domain.Entry{ID: ids[i], Key: keys[i], Type: "settings", AssigneeID: c.assignee,
 					Data: seedData(first + i), Version: 1, DateCreated: now, DateUpdated: now, ExpiresAt: expires}

@@ -26,7 +26,7 @@ func refreshTable(ctx context.Context, url string) error {
 		exists = `SELECT count(*) FROM pg_tables WHERE schemaname = current_schema() AND tablename = 'refresh_families'`
 	}
 	var n int
-	if err := db.QueryRowContext(ctx, exists).Scan(&n); err != nil {
+	if err := db.Bun().QueryRowContext(ctx, exists).Scan(&n); err != nil {
 		return fmt.Errorf("refreshtable: %w", err)
 	}
 	table := "refresh_tokens"
@@ -38,10 +38,10 @@ func refreshTable(ctx context.Context, url string) error {
 		size = `SELECT pg_total_relation_size(?::regclass)`
 	}
 	var rows, bytes int64
-	if err := db.QueryRowContext(ctx, "SELECT count(*) FROM "+table).Scan(&rows); err != nil {
+	if err := db.Bun().QueryRowContext(ctx, "SELECT count(*) FROM "+table).Scan(&rows); err != nil {
 		return fmt.Errorf("refreshtable: count rows: %w", err)
 	}
-	if err := db.QueryRowContext(ctx, size, table).Scan(&bytes); err != nil {
+	if err := db.Bun().QueryRowContext(ctx, size, table).Scan(&bytes); err != nil {
 		return fmt.Errorf("refreshtable: measure %s: %w", table, err)
 	}
 	fmt.Printf("%s: %d rows, %d KiB\n", table, rows, bytes/1024)

@@ -12,11 +12,7 @@
 // answered; then it gives the slot back. A waiter answered while it waits
 // still passes through the slot rather than leave on its answer: the
 // slot's hand-offs through answered waiters give the queue time to fill,
-// so batches are larger. Measured with BenchmarkRotateRefresh (SQLite, 16
-// goroutines, 1 s, five runs interleaved on a loaded two-core machine):
-// 10.2–13.5 µs per rotation this way, 12.8–32.5 µs leaving on the
-// answer; BenchmarkCreate/sqlite-modernc/parallel-unlimited 106–118 µs
-// against 117–150 µs.
+// so batches are larger (docs/benchmarks.md, "Storage design choices").
 //
 // # The failure rule
 //

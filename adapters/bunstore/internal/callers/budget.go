@@ -1,4 +1,4 @@
-package bunstore
+package callers
 
 import (
 	"sync"
@@ -10,7 +10,7 @@ import (
 // Budget is each caller's budget of database time on one replica, a token
 // bucket: it refills at rate seconds of database time per second, up to
 // burst. What is metered is the time each of the caller's calls holds a
-// connection (a token of the CallerLimit's pool), from when it gets one
+// connection (a token of the Limit's pool), from when it gets one
 // to its last row: a list page by page; not the wait for a connection,
 // which is the other callers' time, nor a write run in a group's
 // transaction for many callers. That time, not rows read or the planner's

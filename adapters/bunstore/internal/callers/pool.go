@@ -1,4 +1,4 @@
-package bunstore
+package callers
 
 import (
 	"context"
@@ -6,7 +6,7 @@ import (
 )
 
 // connTokens hands out one token per connection of the pool to the
-// bounded calls (CallerLimit). The calls of callers whose budget of
+// bounded calls (callerLimit). The calls of callers whose budget of
 // database time is spent hold at most half the tokens between them (at
 // least one), and wait behind every call of callers who have some: the
 // others always find a connection soon, whatever the spent callers still

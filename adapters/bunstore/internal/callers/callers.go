@@ -1,4 +1,8 @@
-package bunstore
+// Package callers bounds how many calls each caller runs at once on one
+// database, and meters each call's time on a connection against its
+// caller's Budget (README, "Fair share of the database"). The caller is
+// the identity ports.WithCaller put in the context.
+package callers
 
 import (
 	"context"
@@ -7,22 +11,21 @@ import (
 	"sync/atomic"
 	"time"
 
-	"github.com/uptrace/bun"
-
+	"github.com/cachegate/cachegate/adapters/bunstore/internal/dberr"
 	"github.com/cachegate/cachegate/domain"
 	"github.com/cachegate/cachegate/ports"
 )
 
-// CallerLimit bounds how many repository calls one caller runs at once on
+// Limit bounds how many repository calls one caller runs at once on
 // one database, so that one user's work never takes the whole connection
 // pool: the other callers always find a connection. The caller is the
 // identity ports.WithCaller put in the context (ginhttp's guard sets it);
 // calls without one (background loops, in-process calls without an
 // actor) are not bounded. A list takes its place per page, never while it
-// waits on its reader. Share one CallerLimit between every repository of
-// a database (WithCallerLimit): the bound is on the pool. With a Budget,
+// waits on its reader. Share one Limit between every store of
+// a database (the handle keeps it): the bound is on the pool. With a Budget,
 // the time each call holds a connection is charged to its caller.
-type CallerLimit struct {
+type Limit struct {
 	per    int
 	budget *Budget
 	// pool holds one token per connection of the pool for the bounded
@@ -31,9 +34,9 @@ type CallerLimit struct {
 	// from the token on, so a caller pays for its time on a connection,
 	// never for waiting behind others.
 	pool *connTokens
-	// wait bounds the wait for a place below the call's own bound (the
+	// Wait bounds the wait for a place below the call's own bound (the
 	// repository's timeout); zero waits that whole bound. Tests shorten it.
-	wait time.Duration
+	Wait time.Duration
 	mu   sync.Mutex
 	held map[string]*callerSlots
 	// answered is when a call last got an answer from the database (unix
@@ -47,33 +50,33 @@ type callerSlots struct {
 	users int
 }
 
-// errCallerBusy answers a call whose caller had all its places taken by
+// ErrCallerBusy answers a call whose caller had all its places taken by
 // its other calls for as long as the call may wait for the database (the
 // repository's timeout): the places are handed out first come, first
 // served, so a burst of one caller's requests queues and is served in
 // turn, and only a caller whose own calls keep the places busy that long
 // is refused. It is answered 429 with Retry-After, as the login
 // throttle's refusals are (README, "Fair share of the database").
-var errCallerBusy = &domain.Error{Kind: domain.KindTooMany, Code: "TOO_MANY_REQUESTS",
+var ErrCallerBusy = &domain.Error{Kind: domain.KindTooMany, Code: "TOO_MANY_REQUESTS",
 	Message: "too many of your requests are using the database at once; try again shortly", RetryAfter: time.Second}
 
-// NewCallerLimit returns the bound of n calls at once per caller on db;
-// n <= 0 means half of db's pool (at least one), and a pool without a
-// size has no bound (and meters nothing). budget, when not nil, is
-// charged the time each call holds a connection.
-func NewCallerLimit(db *bun.DB, n int, budget *Budget) *CallerLimit {
+// New returns the bound of n calls at once per caller on a pool of size
+// connections; n <= 0 means half of the pool (at least one), and a pool
+// without a size has no bound (and meters nothing). budget, when not nil,
+// is charged the time each call holds a connection.
+func New(size, n int, budget *Budget) *Limit {
 	if n <= 0 {
-		n = max(db.DB.Stats().MaxOpenConnections/2, 1)
-		if db.DB.Stats().MaxOpenConnections <= 0 {
+		n = max(size/2, 1)
+		if size <= 0 {
 			n = 0
 		}
 	}
-	return &CallerLimit{per: n, budget: budget, pool: newConnTokens(db.DB.Stats().MaxOpenConnections),
+	return &Limit{per: n, budget: budget, pool: newConnTokens(size),
 		held: map[string]*callerSlots{}}
 }
 
 // PerCaller returns how many calls one caller may run at once (0: no bound).
-func (l *CallerLimit) PerCaller() int {
+func (l *Limit) PerCaller() int {
 	if l == nil {
 		return 0
 	}
@@ -81,34 +84,39 @@ func (l *CallerLimit) PerCaller() int {
 }
 
 // noteAnswer records that the database answered a call, when it did.
-func (l *CallerLimit) noteAnswer(answered bool) {
+func (l *Limit) noteAnswer(answered bool) {
 	if answered {
 		l.answered.Store(time.Now().UnixNano())
 	}
 }
 
 // heldKey marks a context whose call already holds its caller's place,
-// so that nested calls (bounds.enter) do not take a second one.
+// so that nested calls do not take a second one.
 type heldKey struct{}
+
+// MarkHeld returns ctx marked as holding its caller's place: calls under
+// it take none (a grouped write, whose group holds one connection for
+// all the writers it runs).
+func MarkHeld(ctx context.Context) context.Context { return context.WithValue(ctx, heldKey{}, true) }
 
 // waitedKey holds, in a bounded call's context, how long (nanoseconds,
 // an *atomic.Int64) the call waited for SQLite's write gate: other
 // writers' time, which its caller's budget is not charged.
 type waitedKey struct{}
 
-// noteWaited adds d to the write-gate wait of ctx's call, if it has one.
-func noteWaited(ctx context.Context, d time.Duration) {
+// NoteWaited adds d to the write-gate wait of ctx's call, if it has one.
+func NoteWaited(ctx context.Context, d time.Duration) {
 	if w, ok := ctx.Value(waitedKey{}).(*atomic.Int64); ok {
 		w.Add(int64(d))
 	}
 }
 
-// acquire takes one of the caller's places, waiting until ctx (bounded
-// by the repository's timeout) ends, or at most l.wait when set. It
+// Acquire takes one of the caller's places, waiting until ctx (bounded
+// by the repository's timeout) ends, or at most l.Wait when set. It
 // returns the context the call runs with (marked as holding the place)
-// and the release function; errCallerBusy when no place came free in
+// and the release function; ErrCallerBusy when no place came free in
 // time, ctx's error when the caller's own context ended first.
-func (l *CallerLimit) acquire(ctx context.Context) (context.Context, func(answered bool), error) {
+func (l *Limit) Acquire(ctx context.Context) (context.Context, func(answered bool), error) {
 	caller := ports.Caller(ctx)
 	if l == nil || l.per <= 0 {
 		return ctx, func(bool) {}, nil
@@ -154,8 +162,8 @@ func (l *CallerLimit) acquire(ctx context.Context) (context.Context, func(answer
 			if err := l.pool.takeFor(ctx, spent, len(s.slots) == 1); err != nil {
 				<-s.slots
 				leave()
-				if errors.Is(err, errPastBound) {
-					return ctx, nil, &outage{kind: domain.ErrDatabaseUnavailable, cause: errPastBound}
+				if errors.Is(err, dberr.ErrPastBound) {
+					return ctx, nil, &dberr.Outage{Kind: domain.ErrDatabaseUnavailable, Cause: dberr.ErrPastBound}
 				}
 				return ctx, nil, err
 			}
@@ -178,13 +186,13 @@ func (l *CallerLimit) acquire(ctx context.Context) (context.Context, func(answer
 	busy := func() error {
 		half := waitFrom + (time.Now().UnixNano()-waitFrom)/2
 		if l.answered.Load() < half {
-			return &outage{kind: domain.ErrDatabaseUnavailable, cause: errPastBound}
+			return &dberr.Outage{Kind: domain.ErrDatabaseUnavailable, Cause: dberr.ErrPastBound}
 		}
-		return errCallerBusy
+		return ErrCallerBusy
 	}
 	var expired <-chan time.Time
-	if l.wait > 0 {
-		timer := time.NewTimer(l.wait)
+	if l.Wait > 0 {
+		timer := time.NewTimer(l.Wait)
 		defer timer.Stop()
 		expired = timer.C
 	}
@@ -196,7 +204,7 @@ func (l *CallerLimit) acquire(ctx context.Context) (context.Context, func(answer
 		return ctx, nil, busy()
 	case <-ctx.Done():
 		leave()
-		if errors.Is(context.Cause(ctx), errPastBound) {
+		if errors.Is(context.Cause(ctx), dberr.ErrPastBound) {
 			// The repository's own bound ended the wait.
 			return ctx, nil, busy()
 		}

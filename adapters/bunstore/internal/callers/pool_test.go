@@ -1,4 +1,4 @@
-package bunstore
+package callers
 
 import (
 	"context"

@@ -1,0 +1,114 @@
+package callers
+
+import (
+	"context"
+	"errors"
+	"testing"
+	"time"
+
+	"github.com/cachegate/cachegate/adapters/bunstore/internal/dberr"
+	"github.com/cachegate/cachegate/domain"
+	"github.com/cachegate/cachegate/ports"
+)
+
+func TestCallerLimit(t *testing.T) {
+	t.Parallel()
+	l := &Limit{per: 2, Wait: 10 * time.Millisecond, held: map[string]*callerSlots{}}
+	a := ports.WithCaller(t.Context(), "user:a")
+	b := ports.WithCaller(t.Context(), "user:b")
+	take := func(ctx context.Context) (context.Context, func()) {
+		t.Helper()
+		ctx, release, err := l.Acquire(ctx)
+		if err != nil {
+			t.Fatalf("acquire: %v", err)
+		}
+		return ctx, func() { release(true) }
+	}
+	inA, releaseA1 := take(a)
+	_, releaseA2 := take(a)
+	t.Run("while the database answers nobody, the wait ends as an outage, not a 429", func(t *testing.T) {
+		l.answered.Store(0)
+		_, _, err := l.Acquire(a)
+		if !errors.Is(err, domain.ErrDatabaseUnavailable) || errors.Is(err, ErrCallerBusy) {
+			t.Fatalf("third acquire of one caller, no answer meanwhile = %v, want DATABASE_UNAVAILABLE", err)
+		}
+	})
+	t.Run("a caller past its places is refused with 429 and a pause", func(t *testing.T) {
+		// The database answered during the wait (a time ahead of it
+		// stands for an answer meanwhile): the caller's own calls kept
+		// this one out.
+		l.answered.Store(time.Now().Add(time.Hour).UnixNano())
+		_, _, err := l.Acquire(a)
+		if !errors.Is(err, ErrCallerBusy) || domain.KindOf(err) != domain.KindTooMany || ErrCallerBusy.RetryAfter <= 0 {
+			t.Fatalf("third acquire of one caller = %v, want TOO_MANY_REQUESTS with a Retry-After", err)
+		}
+	})
+	t.Run("another caller is not affected", func(t *testing.T) {
+		_, release := take(b)
+		release()
+	})
+	t.Run("a nested call runs in its outer call's place", func(t *testing.T) {
+		_, release := take(inA)
+		release()
+	})
+	t.Run("calls without a caller are not bounded", func(t *testing.T) {
+		for range 5 {
+			if _, _, err := l.Acquire(t.Context()); err != nil {
+				t.Fatal(err)
+			}
+		}
+	})
+	t.Run("a released place lets the waiting caller in", func(t *testing.T) {
+		l.Wait = time.Minute
+		got := make(chan error, 1)
+		go func() {
+			_, release, err := l.Acquire(a)
+			if err == nil {
+				release(true)
+			}
+			got <- err
+		}()
+		releaseA1()
+		if err := <-got; err != nil {
+			t.Fatal(err)
+		}
+	})
+	t.Run("a waiting call ends with its context", func(t *testing.T) {
+		_, release := take(a) // a holds two places again
+		defer release()
+		ctx, cancel := context.WithCancel(a)
+		cancel()
+		if _, _, err := l.Acquire(ctx); !errors.Is(err, context.Canceled) {
+			t.Fatalf("acquire with an ended context = %v, want context.Canceled", err)
+		}
+	})
+	releaseA2()
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	if len(l.held) != 0 {
+		t.Errorf("places of %d callers kept after every release", len(l.held))
+	}
+}
+
+// TestACallerKeptOutForTheWholeBoundIs429: a call that waited its whole
+// bound for its caller's place, while the database answered others, is
+// refused as too many requests, not as a database outage.
+func TestACallerKeptOutForTheWholeBoundIs429(t *testing.T) {
+	t.Parallel()
+	l := &Limit{per: 1, held: map[string]*callerSlots{}}
+	a := ports.WithCaller(t.Context(), "user:a")
+	_, release, err := l.Acquire(a)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer release(true)
+	// Another call is answered during the wait (ahead of it, to stand
+	// for "meanwhile" without a race).
+	l.answered.Store(time.Now().Add(time.Hour).UnixNano())
+	bounded, cancel := context.WithTimeoutCause(a, 30*time.Millisecond, dberr.ErrPastBound)
+	defer cancel()
+	_, _, err = l.Acquire(bounded)
+	if !errors.Is(err, ErrCallerBusy) || errors.Is(err, domain.ErrDatabaseUnavailable) {
+		t.Errorf("refused call = %v, want TOO_MANY_REQUESTS alone", err)
+	}
+}
