@@ -1,9 +1,10 @@
 package josejwt
 
 import (
-	"strings"
+	"crypto/sha256"
 	"sync"
 	"time"
+	"unsafe"
 
 	"github.com/cachegate/cachegate/domain"
 )
@@ -19,14 +20,15 @@ type cacheEntry struct {
 	deadline time.Time
 }
 
-// verifyCache remembers verified access tokens, keyed by the whole token
-// string (so a hit needs the exact bytes that were verified), so a
-// repeated token skips parsing and the signature check. It holds at most
+// verifyCache remembers verified access tokens, keyed by the SHA-256 of
+// the whole token string (so a hit needs the exact bytes that were
+// verified, and the cache holds no token), so a repeated token skips
+// parsing and the signature check. It holds at most
 // max entries; when full it evicts an expired entry if one of a few it
 // looks at is, else an arbitrary one. Safe for concurrent use.
 type verifyCache struct {
 	mu  sync.RWMutex
-	m   map[string]cacheEntry
+	m   map[tokenKey]cacheEntry
 	max int
 }
 
@@ -34,20 +36,30 @@ type verifyCache struct {
 const evictProbe = 8
 
 func newVerifyCache(max int) *verifyCache {
-	return &verifyCache{m: make(map[string]cacheEntry, min(max, 1024)), max: max}
+	return &verifyCache{m: make(map[tokenKey]cacheEntry, min(max, 1024)), max: max}
+}
+
+// tokenKey is a token's key in the cache: its SHA-256.
+type tokenKey [sha256.Size]byte
+
+// keyOf hashes the token's bytes in place: a read-only view, which
+// Sum256 does not keep, so a lookup allocates nothing.
+func keyOf(token string) tokenKey {
+	return sha256.Sum256(unsafe.Slice(unsafe.StringData(token), len(token)))
 }
 
 // get returns the live entry of token at now.
 func (c *verifyCache) get(token string, now time.Time) (cacheEntry, bool) {
+	k := keyOf(token)
 	c.mu.RLock()
-	e, ok := c.m[token]
+	e, ok := c.m[k]
 	c.mu.RUnlock()
 	if !ok {
 		return cacheEntry{}, false
 	}
 	if !now.Before(e.deadline) {
 		c.mu.Lock()
-		delete(c.m, token)
+		delete(c.m, k)
 		c.mu.Unlock()
 		return cacheEntry{}, false
 	}
@@ -56,20 +68,20 @@ func (c *verifyCache) get(token string, now time.Time) (cacheEntry, bool) {
 
 // put stores e for token at now, evicting one entry when full.
 func (c *verifyCache) put(token string, e cacheEntry, now time.Time) {
-	// Clone so the cache never pins a larger buffer the token was cut from.
-	token = strings.Clone(token)
+	k := keyOf(token)
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	if _, ok := c.m[token]; !ok && len(c.m) >= c.max {
+	if _, ok := c.m[k]; !ok && len(c.m) >= c.max {
 		c.evictLocked(now)
 	}
-	c.m[token] = e
+	c.m[k] = e
 }
 
 // evictLocked removes one entry: the first expired one among the first
 // evictProbe of the map's (randomised) iteration order, else the first.
 func (c *verifyCache) evictLocked(now time.Time) {
-	victim, seen := "", 0
+	var victim tokenKey
+	seen := 0
 	for k, e := range c.m {
 		if seen == 0 {
 			victim = k

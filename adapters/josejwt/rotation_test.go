@@ -296,6 +296,26 @@ func TestVerifyCache(t *testing.T) {
 			t.Fatalf("err = %v, want refused", err)
 		}
 	})
+	t.Run("a hit needs the exact string: a token changed in its signature is checked and refused", func(t *testing.T) {
+		t.Parallel()
+		e := newEdDSA(t, nil)
+		tok := e.issue(t, e.claims(domain.AccessToken, time.Minute))
+		if _, err := e.verify(domain.AccessToken, tok); err != nil {
+			t.Fatal(err)
+		}
+		// A character well inside the signature, so its bits all count.
+		i, c := len(tok)-10, byte('A')
+		if tok[i] == 'A' {
+			c = 'B'
+		}
+		forged := tok[:i] + string(c) + tok[i+1:]
+		if _, err := e.verify(domain.AccessToken, forged); !errors.Is(err, domain.ErrUnauthenticated) {
+			t.Fatalf("a changed signature: err = %v, want refused", err)
+		}
+		if n := josejwt.CacheLen(e.tok); n != 1 {
+			t.Fatalf("cache holds %d tokens, want 1 (the genuine one)", n)
+		}
+	})
 	t.Run("refresh tokens are not cached", func(t *testing.T) {
 		t.Parallel()
 		e := newHS256(t, nil)
