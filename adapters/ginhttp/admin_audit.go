@@ -13,6 +13,7 @@ import (
 
 	"github.com/gin-gonic/gin"
 
+	"github.com/cachegate/cachegate/adapters/ginhttp/internal/web"
 	"github.com/cachegate/cachegate/application"
 	"github.com/cachegate/cachegate/domain"
 	"github.com/cachegate/cachegate/ports"
@@ -76,10 +77,10 @@ func parseAuditQuery(raw string) (application.AuditPageInput, error) {
 	if err != nil || len(raw) > 4096 {
 		return in, domain.InvalidField("query", "is not a valid query string")
 	}
-	var errs problems
+	var errs web.Problems
 	for name, vs := range values {
 		if len(vs) != 1 {
-			errs.add(clip(name), "may be given once")
+			errs.Add(web.Clip(name), "may be given once")
 			continue
 		}
 		v := vs[0]
@@ -87,11 +88,11 @@ func parseAuditQuery(raw string) (application.AuditPageInput, error) {
 		case "type":
 			in.Type = domain.AuditType(v)
 			if !in.Type.Valid() {
-				errs.add("type", "is not an audit event type")
+				errs.Add("type", "is not an audit event type")
 			}
 		case "user", "address":
 			if !utf8.ValidString(v) || strings.IndexByte(v, 0) >= 0 || utf8.RuneCountInString(v) > 1024 {
-				errs.add(name, "must be valid UTF-8 of at most 1024 characters, without NUL")
+				errs.Add(name, "must be valid UTF-8 of at most 1024 characters, without NUL")
 				continue
 			}
 			if name == "user" {
@@ -102,7 +103,7 @@ func parseAuditQuery(raw string) (application.AuditPageInput, error) {
 		case "since", "until":
 			t, err := time.Parse(time.RFC3339Nano, v)
 			if err != nil || t.Year() < 1 || t.Year() > 9999 {
-				errs.add(name, "must be an RFC 3339 time")
+				errs.Add(name, "must be an RFC 3339 time")
 				continue
 			}
 			if name == "since" {
@@ -117,12 +118,12 @@ func parseAuditQuery(raw string) (application.AuditPageInput, error) {
 		case "before":
 			c, ok := decodeAuditCursor(v)
 			if !ok {
-				errs.add("before", "is not a cursor this server gave")
+				errs.Add("before", "is not a cursor this server gave")
 				continue
 			}
 			in.Before = c
 		default:
-			errs.add(clip(name), "is not a parameter of the audit trail")
+			errs.Add(web.Clip(name), "is not a parameter of the audit trail")
 		}
 	}
 	if len(errs) > 0 {
@@ -181,7 +182,7 @@ func (r *adminRoutes) auditEvents(c *gin.Context) {
 		r.s.writeError(c, err)
 		return
 	}
-	p := actorFrom(c).Principal
+	p := web.Actor(c).Principal
 	h := c.Writer.Header()
 	h.Set("Content-Type", "text/event-stream")
 	h.Set("X-Accel-Buffering", "no")

@@ -5,6 +5,7 @@ import (
 
 	"github.com/gin-gonic/gin"
 
+	"github.com/cachegate/cachegate/adapters/ginhttp/internal/web"
 	"github.com/cachegate/cachegate/application"
 	"github.com/cachegate/cachegate/domain"
 )
@@ -42,17 +43,16 @@ func (r *adminRoutes) listKeys(c *gin.Context) {
 }
 
 func (r *adminRoutes) rotateKey(c *gin.Context) {
-	var body struct {
-		Now bool `json:"now"`
-	}
+	var body rotateBody
 	// The body is optional: none rotates with the publish-ahead.
 	if c.Request.ContentLength != 0 || len(c.Request.Header.Values("Content-Type")) > 0 {
-		if !r.decodeAdminBody(c, &body) {
+		var ok bool
+		if body, ok = web.Decode(r.s.host, c, rotateTable); !ok {
 			return
 		}
 	}
 	ctx := c.Request.Context()
-	k, err := r.o.Keys.RotateBy(ctx, actorFrom(c).Principal, application.RotateKeyInput{Now: body.Now})
+	k, err := r.o.Keys.RotateBy(ctx, web.Actor(c).Principal, application.RotateKeyInput{Now: body.Now.Value})
 	if err != nil {
 		r.s.writeError(c, err)
 		return
@@ -69,7 +69,7 @@ func (r *adminRoutes) rotateKey(c *gin.Context) {
 }
 
 func (r *adminRoutes) revokeKey(c *gin.Context) {
-	if err := r.o.Keys.RevokeBy(c.Request.Context(), actorFrom(c).Principal, c.Param("kid")); err != nil {
+	if err := r.o.Keys.RevokeBy(c.Request.Context(), web.Actor(c).Principal, c.Param("kid")); err != nil {
 		r.s.writeError(c, err)
 		return
 	}

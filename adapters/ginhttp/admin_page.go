@@ -4,6 +4,7 @@ import (
 	"net/url"
 	"strings"
 
+	"github.com/cachegate/cachegate/adapters/ginhttp/internal/web"
 	"github.com/cachegate/cachegate/application"
 	"github.com/cachegate/cachegate/domain"
 )
@@ -25,7 +26,7 @@ type listPage struct {
 func newListPage() listPage { return listPage{limit: defaultAdminPage, page: 1} }
 
 // param reads the paging parameter name; false when name is none.
-func (p *listPage) param(errs *problems, name string, vs []string) bool {
+func (p *listPage) param(errs *web.Problems, name string, vs []string) bool {
 	switch name {
 	case "limit", "per_page":
 		if n := intParam(errs, name, vs[len(vs)-1], 1, maxAdminPage); n != nil {
@@ -76,11 +77,11 @@ func parseSessionPage(raw string) (application.SessionPage, listPage, error) {
 	if err != nil || strings.ContainsRune(raw, 0) {
 		return application.SessionPage{}, listPage{}, domain.InvalidField("query", "is not a valid query string")
 	}
-	var errs problems
+	var errs web.Problems
 	lp := newListPage()
 	for name, vs := range values {
 		if !lp.param(&errs, name, vs) {
-			errs.add(clip(name), "is not a parameter of the session list")
+			errs.Add(web.Clip(name), "is not a parameter of the session list")
 		}
 	}
 	if len(errs) > 0 {

@@ -1,7 +1,6 @@
 package ginhttp
 
 import (
-	"bytes"
 	"encoding/json"
 	"errors"
 	"net/http"
@@ -9,8 +8,8 @@ import (
 
 	"github.com/gin-gonic/gin"
 
+	"github.com/cachegate/cachegate/adapters/ginhttp/internal/web"
 	"github.com/cachegate/cachegate/application"
-	"github.com/cachegate/cachegate/domain"
 )
 
 // AdminOptions mount the admin API under /admin and the self-service
@@ -86,7 +85,7 @@ func (r *adminRoutes) register() error {
 		if rt.stream {
 			mount = r.s.handleStream
 		}
-		if err := mount(rt.method, rt.path, neverPublic, r.adminOnly(rt.h), setNoStore); err != nil {
+		if err := mount(rt.method, rt.path, web.Private, r.adminOnly(rt.h), setNoStore); err != nil {
 			return err
 		}
 	}
@@ -94,7 +93,7 @@ func (r *adminRoutes) register() error {
 		if !rt.on {
 			continue
 		}
-		if err := r.s.handle(rt.method, rt.path, neverPublic, rt.h, setNoStore); err != nil {
+		if err := r.s.handle(rt.method, rt.path, web.Private, rt.h, setNoStore); err != nil {
 			return err
 		}
 	}
@@ -106,7 +105,7 @@ func (r *adminRoutes) register() error {
 // read; the guard before it answered 401 to an anonymous caller.
 func (r *adminRoutes) adminOnly(h gin.HandlerFunc) gin.HandlerFunc {
 	return func(c *gin.Context) {
-		if err := r.o.Check.Require(c.Request.Context(), actorFrom(c)); err != nil {
+		if err := r.o.Check.Require(c.Request.Context(), web.Actor(c)); err != nil {
 			r.s.writeError(c, err)
 			return
 		}
@@ -119,57 +118,37 @@ func (r *adminRoutes) adminOnly(h gin.HandlerFunc) gin.HandlerFunc {
 // guard.
 func setNoStore(c *gin.Context) { c.Header("Cache-Control", "no-store") }
 
-// decodeAdminBody reads the JSON object of an admin request into dst
-// strictly: unknown members, wrong types, null (the body or a member: no
-// member of these bodies is nullable in openapi.json) and trailing data
-// are 400.
-func (r *adminRoutes) decodeAdminBody(c *gin.Context, dst any) bool {
-	b, err := r.s.readBody(c)
-	if err != nil {
-		r.s.writeError(c, err)
-		return false
+// The bodies of the admin API and of self-service (openapi.json): no
+// member of these is nullable.
+type (
+	addUserBody struct {
+		Username web.String `json:"username"`
+		Password web.String `json:"password"`
+		Admin    web.Bool   `json:"admin"`
 	}
-	var members map[string]json.RawMessage
-	if json.Unmarshal(b, &members) == nil {
-		if members == nil {
-			r.s.writeError(c, domain.InvalidField("body", "must be one JSON object"))
-			return false
-		}
-		for name, v := range members {
-			if string(v) == "null" {
-				r.s.writeError(c, domain.InvalidField(clip(name), "must not be null"))
-				return false
-			}
-		}
+	patchUserBody struct {
+		Active web.Bool `json:"active"`
+		Admin  web.Bool `json:"admin"`
 	}
-	dec := json.NewDecoder(bytes.NewReader(b))
-	dec.DisallowUnknownFields()
-	if err := dec.Decode(dst); err != nil {
-		r.s.writeError(c, domain.InvalidField("body", adminBodyProblem(err)))
-		return false
+	passwordBody struct {
+		Password web.String `json:"password"`
 	}
-	if dec.More() {
-		r.s.writeError(c, domain.InvalidField("body", "must be one JSON object"))
-		return false
+	changePasswordBody struct {
+		CurrentPassword web.String `json:"currentPassword"`
+		NewPassword     web.String `json:"newPassword"`
 	}
-	return true
-}
+	rotateBody struct {
+		Now web.Bool `json:"now"`
+	}
+)
 
-// adminBodyProblem says what is wrong with a body, without echoing it.
-func adminBodyProblem(err error) string {
-	var te *json.UnmarshalTypeError
-	if errors.As(err, &te) && te.Field != "" {
-		return te.Field + " has the wrong type"
-	}
-	var se *json.SyntaxError
-	if errors.As(err, &se) {
-		return "is not valid JSON"
-	}
-	if msg := err.Error(); len(msg) > 20 && msg[:20] == "json: unknown field " {
-		return "has an unknown member " + clip(msg[20:])
-	}
-	return "must be one JSON object of the documented members"
-}
+var (
+	addUserTable        = web.NewTable[addUserBody]()
+	patchUserTable      = web.NewTable[patchUserBody]()
+	passwordTable       = web.NewTable[passwordBody]()
+	changePasswordTable = web.NewTable[changePasswordBody]()
+	rotateTable         = web.NewTable[rotateBody]()
+)
 
 // writeAdminJSON answers status with v encoded.
 func writeAdminJSON(c *gin.Context, status int, v any) {
@@ -178,7 +157,7 @@ func writeAdminJSON(c *gin.Context, status int, v any) {
 		c.Status(http.StatusInternalServerError)
 		return
 	}
-	writeJSON(c, status, b)
+	web.WriteJSON(c, status, b)
 }
 
 // jsonTime is a time as the API prints it: RFC 3339 in UTC with three
@@ -189,7 +168,7 @@ func (t jsonTime) MarshalJSON() ([]byte, error) {
 	if time.Time(t).IsZero() {
 		return []byte("null"), nil
 	}
-	return appendTime(nil, time.Time(t)), nil
+	return web.AppendTime(nil, time.Time(t)), nil
 }
 
 func timePtr(t *time.Time) jsonTime {

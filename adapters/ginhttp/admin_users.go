@@ -8,6 +8,7 @@ import (
 
 	"github.com/gin-gonic/gin"
 
+	"github.com/cachegate/cachegate/adapters/ginhttp/internal/web"
 	"github.com/cachegate/cachegate/application"
 	"github.com/cachegate/cachegate/domain"
 )
@@ -55,7 +56,7 @@ func parseUserQuery(raw string) (q domain.UserQuery, page int, err error) {
 	if perr != nil || strings.ContainsRune(raw, 0) {
 		return q, 0, domain.InvalidField("query", "is not a valid query string")
 	}
-	var errs problems
+	var errs web.Problems
 	lp := newListPage()
 	for name, vs := range values {
 		switch name {
@@ -63,7 +64,7 @@ func parseUserQuery(raw string) (q domain.UserQuery, page int, err error) {
 			for _, v := range vs {
 				c, err := parseUserCondition(name, v)
 				if err != nil {
-					errs.addErr(err)
+					errs.AddErr(err)
 					continue
 				}
 				if strings.HasPrefix(name, "or") {
@@ -74,12 +75,12 @@ func parseUserQuery(raw string) (q domain.UserQuery, page int, err error) {
 			}
 		case "sort", "sort[]":
 			if len(vs) > 1 {
-				errs.add("sort", "sorts on one user field at most")
+				errs.Add("sort", "sorts on one user field at most")
 				continue
 			}
 			field, dir, _ := strings.Cut(vs[0], ",")
 			if err := domain.ParseUserSort(field); err != nil {
-				errs.addErr(err)
+				errs.AddErr(err)
 				continue
 			}
 			q.Sort = field
@@ -88,16 +89,16 @@ func parseUserQuery(raw string) (q domain.UserQuery, page int, err error) {
 			case strings.EqualFold(dir, "DESC"):
 				q.Desc = true
 			default:
-				errs.add("sort", "direction must be ASC or DESC")
+				errs.Add("sort", "direction must be ASC or DESC")
 			}
 		default:
 			if !lp.param(&errs, name, vs) {
-				errs.add(name, "is not a parameter of the user list")
+				errs.Add(name, "is not a parameter of the user list")
 			}
 		}
 	}
 	if len(q.All)+len(q.Any) > domain.MaxQueryConditions {
-		errs.add("filter", "has more than "+strconv.Itoa(domain.MaxQueryConditions)+" conditions")
+		errs.Add("filter", "has more than "+strconv.Itoa(domain.MaxQueryConditions)+" conditions")
 	}
 	if len(errs) > 0 {
 		return q, 0, domain.Invalid(errs...)
@@ -110,7 +111,7 @@ func parseUserQuery(raw string) (q domain.UserQuery, page int, err error) {
 func parseUserCondition(where, s string) (domain.UserCondition, error) {
 	field, rest, ok := strings.Cut(s, "||")
 	if !ok {
-		return domain.UserCondition{}, domain.InvalidField(where, strconv.Quote(clip(s))+" is not <field>||<operator>||<value>")
+		return domain.UserCondition{}, domain.InvalidField(where, strconv.Quote(web.Clip(s))+" is not <field>||<operator>||<value>")
 	}
 	opName, value, hasValue := strings.Cut(rest, "||")
 	op, fold, err := domain.ParseQueryOp(where, opName)
@@ -148,20 +149,16 @@ func (r *adminRoutes) listUsers(c *gin.Context) {
 }
 
 func (r *adminRoutes) addUser(c *gin.Context) {
-	var body struct {
-		Username *string `json:"username"`
-		Password *string `json:"password"`
-		Admin    bool    `json:"admin"`
-	}
-	if !r.decodeAdminBody(c, &body) {
+	body, ok := web.Decode(r.s.host, c, addUserTable)
+	if !ok {
 		return
 	}
-	if body.Username == nil || body.Password == nil {
+	if !body.Username.Given || !body.Password.Given {
 		r.s.writeError(c, domain.InvalidField("body", "needs username and password"))
 		return
 	}
-	u, err := r.o.Users.Add(c.Request.Context(), actorFrom(c).Principal,
-		application.AdminAddUserInput{Username: *body.Username, Password: *body.Password, Admin: body.Admin})
+	u, err := r.o.Users.Add(c.Request.Context(), web.Actor(c).Principal,
+		application.AdminAddUserInput{Username: body.Username.Value, Password: body.Password.Value, Admin: body.Admin.Value})
 	if err != nil {
 		r.s.writeError(c, err)
 		return
@@ -180,15 +177,12 @@ func (r *adminRoutes) getUser(c *gin.Context) {
 }
 
 func (r *adminRoutes) patchUser(c *gin.Context) {
-	var body struct {
-		Active *bool `json:"active"`
-		Admin  *bool `json:"admin"`
-	}
-	if !r.decodeAdminBody(c, &body) {
+	body, ok := web.Decode(r.s.host, c, patchUserTable)
+	if !ok {
 		return
 	}
-	u, err := r.o.Users.Patch(c.Request.Context(), actorFrom(c).Principal, c.Param("id"),
-		application.UserPatch{Active: body.Active, Admin: body.Admin})
+	u, err := r.o.Users.Patch(c.Request.Context(), web.Actor(c).Principal, c.Param("id"),
+		application.UserPatch{Active: body.Active.Ptr(), Admin: body.Admin.Ptr()})
 	if err != nil {
 		r.s.writeError(c, err)
 		return
@@ -197,17 +191,15 @@ func (r *adminRoutes) patchUser(c *gin.Context) {
 }
 
 func (r *adminRoutes) setPassword(c *gin.Context) {
-	var body struct {
-		Password *string `json:"password"`
-	}
-	if !r.decodeAdminBody(c, &body) {
+	body, ok := web.Decode(r.s.host, c, passwordTable)
+	if !ok {
 		return
 	}
-	if body.Password == nil {
+	if !body.Password.Given {
 		r.s.writeError(c, domain.InvalidField("password", "is required"))
 		return
 	}
-	if err := r.o.Users.SetPassword(c.Request.Context(), actorFrom(c).Principal, c.Param("id"), *body.Password); err != nil {
+	if err := r.o.Users.SetPassword(c.Request.Context(), web.Actor(c).Principal, c.Param("id"), body.Password.Value); err != nil {
 		r.s.writeError(c, err)
 		return
 	}
@@ -215,7 +207,7 @@ func (r *adminRoutes) setPassword(c *gin.Context) {
 }
 
 func (r *adminRoutes) deleteUser(c *gin.Context) {
-	if err := r.o.Users.Delete(c.Request.Context(), actorFrom(c).Principal, c.Param("id")); err != nil {
+	if err := r.o.Users.Delete(c.Request.Context(), web.Actor(c).Principal, c.Param("id")); err != nil {
 		r.s.writeError(c, err)
 		return
 	}
@@ -251,7 +243,7 @@ func writeSessions(c *gin.Context, list application.SessionList, lp listPage, cu
 }
 
 func (r *adminRoutes) revokeUserSessions(c *gin.Context) {
-	if err := r.o.Users.RevokeSessions(c.Request.Context(), actorFrom(c).Principal, c.Param("id")); err != nil {
+	if err := r.o.Users.RevokeSessions(c.Request.Context(), web.Actor(c).Principal, c.Param("id")); err != nil {
 		r.s.writeError(c, err)
 		return
 	}
@@ -259,7 +251,7 @@ func (r *adminRoutes) revokeUserSessions(c *gin.Context) {
 }
 
 func (r *adminRoutes) revokeSession(c *gin.Context) {
-	if err := r.o.Users.RevokeSession(c.Request.Context(), actorFrom(c).Principal, c.Param("sid")); err != nil {
+	if err := r.o.Users.RevokeSession(c.Request.Context(), web.Actor(c).Principal, c.Param("sid")); err != nil {
 		r.s.writeError(c, err)
 		return
 	}

@@ -7,6 +7,7 @@ import (
 
 	"github.com/gin-gonic/gin"
 
+	"github.com/cachegate/cachegate/adapters/ginhttp/internal/web"
 	"github.com/cachegate/cachegate/application"
 	"github.com/cachegate/cachegate/domain"
 )
@@ -89,7 +90,7 @@ func (r *cacheRoutes) create(c *gin.Context) {
 		r.s.writeError(c, err)
 		return
 	}
-	body, err := r.s.readBody(c)
+	body, err := r.s.host.ReadBody(c)
 	if err != nil {
 		r.s.writeError(c, err)
 		return
@@ -110,7 +111,7 @@ func (r *cacheRoutes) create(c *gin.Context) {
 		idem.RequestHash = bodyHash(body)
 	}
 	e, err := r.uc.Create.Execute(c.Request.Context(), application.CreateCacheInput{
-		Assignment: a, Actor: actorFrom(c), Cache: in, Idempotency: idem})
+		Assignment: a, Actor: web.Actor(c), Cache: in, Idempotency: idem})
 	if err != nil {
 		r.s.writeError(c, err)
 		return
@@ -120,7 +121,7 @@ func (r *cacheRoutes) create(c *gin.Context) {
 }
 
 // list streams the matching entries the caller may see (see listStream).
-func (r *cacheRoutes) list(c *gin.Context) { r.listAs(c, actorFrom(c)) }
+func (r *cacheRoutes) list(c *gin.Context) { r.listAs(c, web.Actor(c)) }
 
 // listAs is list run as actor: the caller, or the system actor for the
 // admin API's list of every assignee (admin_cache.go).
@@ -142,8 +143,8 @@ func (r *cacheRoutes) listAs(c *gin.Context, actor domain.Actor) {
 	}
 	in := q.in
 	in.Assignment, in.Actor = a, actor
-	bp := getBuf()
-	defer putBuf(bp)
+	bp := web.GetBuf()
+	defer web.PutBuf(bp)
 	w := &listStream{c: c, buf: bp, paged: q.paged, fields: q.fields}
 	out, err := r.uc.List.Stream(c.Request.Context(), in, w.entry)
 	if err != nil {
@@ -159,7 +160,7 @@ func (r *cacheRoutes) get(c *gin.Context) {
 		return
 	}
 	e, err := r.uc.Get.Execute(c.Request.Context(), application.GetCacheInput{
-		Assignment: a, Actor: actorFrom(c), ID: c.Param("id")})
+		Assignment: a, Actor: web.Actor(c), ID: c.Param("id")})
 	if err != nil {
 		r.s.writeError(c, err)
 		return
@@ -188,7 +189,7 @@ func (r *cacheRoutes) replace(c *gin.Context) {
 		return
 	}
 	e, created, err := r.uc.Replace.Execute(c.Request.Context(), application.ReplaceCacheInput{
-		Assignment: a, Actor: actorFrom(c), ID: c.Param("id"), Cache: in, Pre: pre})
+		Assignment: a, Actor: web.Actor(c), ID: c.Param("id"), Cache: in, Pre: pre})
 	if err != nil {
 		r.s.writeError(c, err)
 		return
@@ -205,7 +206,7 @@ func (r *cacheRoutes) patch(c *gin.Context) {
 	if !ok {
 		return
 	}
-	body, err := r.s.readBody(c)
+	body, err := r.s.host.ReadBody(c)
 	if err != nil {
 		r.s.writeError(c, err)
 		return
@@ -226,7 +227,7 @@ func (r *cacheRoutes) patch(c *gin.Context) {
 		return
 	}
 	e, err := r.uc.Patch.Execute(c.Request.Context(), application.PatchCacheInput{
-		Assignment: a, Actor: actorFrom(c), ID: c.Param("id"), Patch: p, Pre: pre})
+		Assignment: a, Actor: web.Actor(c), ID: c.Param("id"), Patch: p, Pre: pre})
 	if err != nil {
 		r.s.writeError(c, err)
 		return
@@ -247,7 +248,7 @@ func (r *cacheRoutes) delete(c *gin.Context) {
 		return
 	}
 	e, err := r.uc.Delete.Execute(c.Request.Context(), application.DeleteCacheInput{
-		Assignment: a, Actor: actorFrom(c), ID: c.Param("id"), Pre: pre})
+		Assignment: a, Actor: web.Actor(c), ID: c.Param("id"), Pre: pre})
 	if err != nil {
 		r.s.writeError(c, err)
 		return
@@ -257,7 +258,7 @@ func (r *cacheRoutes) delete(c *gin.Context) {
 
 // cacheInput reads and converts the POST and PUT body.
 func (r *cacheRoutes) cacheInput(c *gin.Context) (application.CacheInput, error) {
-	body, err := r.s.readBody(c)
+	body, err := r.s.host.ReadBody(c)
 	if err != nil {
 		return application.CacheInput{}, err
 	}
@@ -305,7 +306,7 @@ func (r *cacheRoutes) preconditions(c *gin.Context, a string) (application.Preco
 		return pre, domain.ErrVersionMismatch
 	}
 	cur, err := r.uc.Get.Execute(c.Request.Context(), application.GetCacheInput{
-		Assignment: a, Actor: actorFrom(c), ID: c.Param("id")})
+		Assignment: a, Actor: web.Actor(c), ID: c.Param("id")})
 	switch {
 	case errors.Is(err, domain.ErrCacheNotFound) && method == http.MethodPut:
 		// As with a single tag, PUT with If-Match never creates.

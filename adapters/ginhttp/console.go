@@ -11,6 +11,7 @@ import (
 	"path"
 	"strings"
 
+	"github.com/cachegate/cachegate/adapters/ginhttp/internal/web"
 	"github.com/gin-gonic/gin"
 )
 
@@ -134,7 +135,7 @@ func (s *Server) serveConsole(c *gin.Context, files map[string]consoleAsset) {
 	}
 	a, ok := files[name]
 	if !ok {
-		s.writeError(c, errRouteNotFound)
+		s.writeError(c, web.ErrRouteNotFound)
 		return
 	}
 	h.Set("ETag", a.etag)

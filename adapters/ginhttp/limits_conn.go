@@ -8,6 +8,8 @@ import (
 	"strconv"
 	"sync/atomic"
 	"time"
+
+	"github.com/cachegate/cachegate/adapters/ginhttp/internal/web"
 )
 
 // Listener returns ln holding each client address to
@@ -50,11 +52,11 @@ const (
 // the error envelope of every other answer.
 func refusalResponse(msg string) []byte {
 	body := []byte(`{"statusCode":429,"message":`)
-	body = appendString(body, msg)
+	body = web.AppendString(body, msg)
 	body = append(body, `,"errorCode":"`+CodeTooManyRequests+`"}`...)
 	head := "HTTP/1.1 429 Too Many Requests\r\n" +
 		"Content-Type: application/json; charset=utf-8\r\n" +
-		"Retry-After: " + strconv.FormatInt(retryAfterSeconds(capRetryAfter), 10) + "\r\n" +
+		"Retry-After: " + strconv.FormatInt(web.RetryAfterSeconds(capRetryAfter), 10) + "\r\n" +
 		"Connection: close\r\n" +
 		"Content-Length: " + strconv.Itoa(len(body)) + "\r\n\r\n"
 	return append([]byte(head), body...)

@@ -2,7 +2,6 @@ package ginhttp
 
 import (
 	"encoding/json"
-	"errors"
 	"io"
 	"math"
 	"math/big"
@@ -11,6 +10,7 @@ import (
 	"strings"
 	"unicode/utf8"
 
+	"github.com/cachegate/cachegate/adapters/ginhttp/internal/web"
 	"github.com/cachegate/cachegate/application"
 	"github.com/cachegate/cachegate/domain"
 )
@@ -86,7 +86,7 @@ func ParseListQuery(rawQuery string, defLimit, maxLimit int) (application.ListCa
 func toListInput(rawQuery string, defLimit, maxLimit int) (listQuery, error) {
 	var (
 		q    listQuery
-		errs problems
+		errs web.Problems
 	)
 	if len(rawQuery) > maxQueryBytes {
 		return q, domain.InvalidField("query", "is longer than 4 KiB")
@@ -103,7 +103,7 @@ func toListInput(rawQuery string, defLimit, maxLimit int) (listQuery, error) {
 	for _, p := range params {
 		name := arrayBase(p.name)
 		if name != p.name && !arrayForms[name] {
-			errs.add(clip(p.name), "is not a known query parameter")
+			errs.Add(web.Clip(p.name), "is not a known query parameter")
 			continue
 		}
 		switch name {
@@ -111,14 +111,14 @@ func toListInput(rawQuery string, defLimit, maxLimit int) (listQuery, error) {
 			f, _ := domain.ParseQueryField(name, name)
 			c, err := domain.NewCondition(name, f, domain.OpEq, false, []string{p.value})
 			if err != nil {
-				errs.addErr(err)
+				errs.AddErr(err)
 				continue
 			}
 			exact = append(exact, domain.Where(c))
 		case "filter", "or":
 			c, err := parseCondition(name, p.value)
 			if err != nil {
-				errs.addErr(err)
+				errs.AddErr(err)
 				continue
 			}
 			if name == "filter" {
@@ -128,32 +128,32 @@ func toListInput(rawQuery string, defLimit, maxLimit int) (listQuery, error) {
 			}
 		case "s":
 			if search != nil {
-				errs.add("s", "may be given once")
+				errs.Add("s", "may be given once")
 				continue
 			}
 			f, err := parseSearch(p.value)
 			if err != nil {
-				errs.addErr(err)
+				errs.AddErr(err)
 				continue
 			}
 			search = &f
 		case "sort":
 			k, err := parseSort(p.value)
 			if err != nil {
-				errs.addErr(err)
+				errs.AddErr(err)
 				continue
 			}
 			q.in.Sort = append(q.in.Sort, k)
 		case "fields", "select":
 			fs, err := parseFields(name, p.value)
 			if err != nil {
-				errs.addErr(err)
+				errs.AddErr(err)
 				continue
 			}
 			q.fields |= fs | fieldID
 		case "limit", "per_page":
 			if limit != nil {
-				errs.add(name, "may be given once (limit and per_page are the same)")
+				errs.Add(name, "may be given once (limit and per_page are the same)")
 				continue
 			}
 			limit = intParam(&errs, name, p.value, 1, maxLimit)
@@ -163,13 +163,13 @@ func toListInput(rawQuery string, defLimit, maxLimit int) (listQuery, error) {
 			page = onceInt(&errs, page, name, p.value, 1, maxOffset)
 		case "cache":
 		case "join":
-			errs.add("join", "is not supported: cache entries have no relations")
+			errs.Add("join", "is not supported: cache entries have no relations")
 		default:
-			errs.add(clip(name), "is not a known query parameter")
+			errs.Add(web.Clip(name), "is not a known query parameter")
 		}
 	}
 	if offset != nil && page != nil {
-		errs.add("page", "cannot be combined with offset")
+		errs.Add("page", "cannot be combined with offset")
 	}
 	if len(errs) > 0 {
 		return listQuery{}, domain.Invalid(errs...)
@@ -279,7 +279,7 @@ func combine(filters, ors []domain.Filter) domain.Filter {
 func parseCondition(where, s string) (domain.Condition, error) {
 	name, rest, ok := strings.Cut(s, "||")
 	if !ok {
-		return domain.Condition{}, domain.InvalidField(where, strconv.Quote(clip(s))+" is not <field>||<operator>||<value>")
+		return domain.Condition{}, domain.InvalidField(where, strconv.Quote(web.Clip(s))+" is not <field>||<operator>||<value>")
 	}
 	opName, value, hasValue := strings.Cut(rest, "||")
 	field, err := domain.ParseQueryField(where, name)
@@ -524,32 +524,20 @@ func sortedKeys(m map[string]any) []string {
 }
 
 // intParam parses an integer parameter within [lo, hi].
-func intParam(errs *problems, name, v string, lo, hi int) *int {
+func intParam(errs *web.Problems, name, v string, lo, hi int) *int {
 	n, err := strconv.Atoi(v)
 	if err != nil || n < lo || n > hi {
-		errs.add(name, "must be an integer from "+strconv.Itoa(lo)+" to "+strconv.Itoa(hi))
+		errs.Add(name, "must be an integer from "+strconv.Itoa(lo)+" to "+strconv.Itoa(hi))
 		return nil
 	}
 	return &n
 }
 
 // onceInt is intParam for a parameter that may be given once.
-func onceInt(errs *problems, prev *int, name, v string, lo, hi int) *int {
+func onceInt(errs *web.Problems, prev *int, name, v string, lo, hi int) *int {
 	if prev != nil {
-		errs.add(name, "may be given once")
+		errs.Add(name, "may be given once")
 		return prev
 	}
 	return intParam(errs, name, v, lo, hi)
-}
-
-// addErr adds the details of a validation error.
-func (p *problems) addErr(err error) {
-	var de *domain.Error
-	if errors.As(err, &de) && len(de.Details) > 0 {
-		for _, d := range de.Details {
-			p.add(d.Field, d.Message)
-		}
-		return
-	}
-	p.add("query", err.Error())
 }

@@ -10,6 +10,7 @@ import (
 
 	"github.com/gin-gonic/gin"
 
+	"github.com/cachegate/cachegate/adapters/ginhttp/internal/web"
 	"github.com/cachegate/cachegate/domain"
 )
 
@@ -73,7 +74,7 @@ func (s *Server) mountMetrics(o *MetricsOptions) (err error) {
 			s.writeError(c, err)
 			return
 		}
-		setPrincipal(c, p)
+		web.SetPrincipal(c, p)
 		if o.Admin == nil || !o.Admin(c.Request.Context(), domain.AsPrincipal(p)) {
 			s.writeError(c, domain.ErrForbidden)
 			return

@@ -14,12 +14,13 @@ import (
 	"github.com/gin-gonic/gin"
 	"go.opentelemetry.io/otel/trace"
 
+	"github.com/cachegate/cachegate/adapters/ginhttp/internal/web"
 	"github.com/cachegate/cachegate/ports"
 )
 
 // HeaderRequestID carries the request id, taken from the request when it
 // is sane and echoed on every response.
-const HeaderRequestID = "X-Request-Id"
+const HeaderRequestID = web.HeaderRequestID
 
 // maxRequestIDLen bounds a client-chosen request id.
 const maxRequestIDLen = 128
@@ -80,23 +81,7 @@ func (s *Server) requestIDMiddleware(c *gin.Context) {
 }
 
 // requestID returns the id requestIDMiddleware set.
-func requestID(c *gin.Context) string { return headerRequestID(c.Writer) }
-
-func headerRequestID(w http.ResponseWriter) string {
-	if v := w.Header()[HeaderRequestID]; len(v) > 0 {
-		return v[0]
-	}
-	return ""
-}
-
-// routeOf is the matched route template, never the raw path, so that logs
-// and metrics carry no ids and stay of bounded cardinality.
-func routeOf(c *gin.Context) string {
-	if r := c.FullPath(); r != "" {
-		return r
-	}
-	return "(unmatched)"
-}
+func requestID(c *gin.Context) string { return web.RequestIDOf(c.Writer) }
 
 // recovery turns a panic below it into a generic 500, logged once with the
 // request id and the stack. http.ErrAbortHandler keeps its meaning (abort
@@ -112,11 +97,11 @@ func (s *Server) recovery(c *gin.Context) {
 		}
 		s.log.LogAttrs(c.Request.Context(), slog.LevelError, "panic serving request",
 			slog.String("method", c.Request.Method),
-			slog.String("route", routeOf(c)),
+			slog.String("route", web.RouteOf(c)),
 			slog.Any("panic", rec),
 			slog.String("stack", string(debug.Stack())))
-		s.writeEnvelope(c.Writer, c.Request, http.StatusInternalServerError, messageInternal, codeInternal, nil)
-		c.Set(errorCodeKey, codeInternal)
+		s.errs.WriteEnvelope(c.Writer, c.Request, http.StatusInternalServerError, web.MessageInternal, web.CodeInternal, nil)
+		c.Set(web.ErrorCodeKey, web.CodeInternal)
 		c.Abort()
 	}()
 	c.Next()
@@ -145,7 +130,7 @@ func (s *Server) accessLog(c *gin.Context) {
 		if !finished && !c.Writer.Written() {
 			status = http.StatusInternalServerError
 		}
-		s.logAccess(c.Request.Context(), c.Request.Method, routeOf(c), status, c.GetString(errorCodeKey),
+		s.logAccess(c.Request.Context(), c.Request.Method, web.RouteOf(c), status, c.GetString(web.ErrorCodeKey),
 			time.Since(start), s.proxies.clientAddr(c.Request))
 	}()
 	c.Next()
@@ -161,7 +146,7 @@ const logDetached = "cachegate.logDetached"
 // really over, after the handler returned.
 func (s *Server) detachLog(c *gin.Context, start time.Time) requestLine {
 	c.Set(logDetached, true)
-	return requestLine{method: c.Request.Method, route: routeOf(c), clientIP: s.proxies.clientAddr(c.Request), start: start}
+	return requestLine{method: c.Request.Method, route: web.RouteOf(c), clientIP: s.proxies.clientAddr(c.Request), start: start}
 }
 
 // requestLine is what the access line of a detached request needs, taken
@@ -170,10 +155,6 @@ type requestLine struct {
 	method, route, clientIP string
 	start                   time.Time
 }
-
-// errorCodeKey is the gin key under which writeError leaves the errorCode
-// of a 5xx answer, for the access line's identity (logAccess).
-const errorCodeKey = "cachegate.errorCode"
 
 // logRequest reports one finished request to the observer and, at level
 // info, in the access log. ctx carries the request id and the trace.
@@ -186,7 +167,7 @@ func (s *Server) logRequest(ctx context.Context, method, route string, status in
 // service, not of its caller: during an outage every request meets it, so
 // its access line is limited like the error lines (logOutage). Failures
 // that share method, route template, status and errorCode are one
-// identity, logged once per outageLogInterval; the line written after a
+// identity, logged once per web.OutageLogInterval; the line written after a
 // quiet interval carries repeated= (how many lines of that identity were
 // left out since the last one) and over=. A left-out line's request id,
 // client address and duration are not logged; the metrics (the observer)
@@ -201,7 +182,7 @@ func (s *Server) logAccess(ctx context.Context, method, route string, status int
 	}
 	var repeated int64
 	if status >= http.StatusInternalServerError {
-		n, ok := s.failures.admit(method+"\x00"+route+"\x00"+strconv.Itoa(status)+"\x00"+code, s.now())
+		n, ok := s.failures.Admit(method+"\x00"+route+"\x00"+strconv.Itoa(status)+"\x00"+code, s.now())
 		if !ok {
 			return
 		}
@@ -222,7 +203,7 @@ func (s *Server) logAccess(ctx context.Context, method, route string, status int
 	}
 	if repeated > 0 {
 		attrs[n] = slog.Int64("repeated", repeated)
-		attrs[n+1] = slog.Duration("over", outageLogInterval)
+		attrs[n+1] = slog.Duration("over", web.OutageLogInterval)
 		n += 2
 	}
 	// With tracing on (Options.TracerProvider), the line names the
@@ -239,7 +220,7 @@ func (s *Server) logAccess(ctx context.Context, method, route string, status int
 func (s *Server) limitBody(c *gin.Context) {
 	r := c.Request
 	if r.ContentLength > s.bodyLimit {
-		s.writeError(c, payloadTooLarge(s.bodyLimit))
+		s.writeError(c, web.PayloadTooLarge(s.bodyLimit))
 		return
 	}
 	if r.Body != nil && r.Body != http.NoBody {

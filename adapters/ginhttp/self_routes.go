@@ -5,6 +5,7 @@ import (
 
 	"github.com/gin-gonic/gin"
 
+	"github.com/cachegate/cachegate/adapters/ginhttp/internal/web"
 	"github.com/cachegate/cachegate/application"
 	"github.com/cachegate/cachegate/domain"
 )
@@ -17,7 +18,7 @@ func (r *adminRoutes) mySessions(c *gin.Context) {
 		r.s.writeError(c, err)
 		return
 	}
-	list, err := r.o.Self.Sessions(c.Request.Context(), actorFrom(c), p)
+	list, err := r.o.Self.Sessions(c.Request.Context(), web.Actor(c), p)
 	if err != nil {
 		r.s.writeError(c, err)
 		return
@@ -32,7 +33,7 @@ func (r *adminRoutes) mySessions(c *gin.Context) {
 // revokeMySession is DELETE /auth/sessions/<id>: sign out one of the
 // caller's devices.
 func (r *adminRoutes) revokeMySession(c *gin.Context) {
-	if err := r.o.Self.RevokeSession(c.Request.Context(), actorFrom(c), c.Param("id")); err != nil {
+	if err := r.o.Self.RevokeSession(c.Request.Context(), web.Actor(c), c.Param("id")); err != nil {
 		r.s.writeError(c, err)
 		return
 	}
@@ -41,23 +42,16 @@ func (r *adminRoutes) revokeMySession(c *gin.Context) {
 
 // changePassword is POST /auth/password {currentPassword, newPassword}.
 func (r *adminRoutes) changePassword(c *gin.Context) {
-	var body struct {
-		CurrentPassword *string `json:"currentPassword"`
-		NewPassword     *string `json:"newPassword"`
-	}
-	if !r.decodeAdminBody(c, &body) {
+	body, ok := web.Decode(r.s.host, c, changePasswordTable)
+	if !ok {
 		return
 	}
-	if body.NewPassword == nil {
+	if !body.NewPassword.Given {
 		r.s.writeError(c, domain.InvalidField("newPassword", "is required"))
 		return
 	}
-	cur := ""
-	if body.CurrentPassword != nil {
-		cur = *body.CurrentPassword
-	}
-	err := r.o.Self.ChangePassword(c.Request.Context(), application.ChangePasswordInput{Actor: actorFrom(c),
-		CurrentPassword: cur, NewPassword: *body.NewPassword, ClientAddr: r.s.proxies.clientAddr(c.Request)})
+	err := r.o.Self.ChangePassword(c.Request.Context(), application.ChangePasswordInput{Actor: web.Actor(c),
+		CurrentPassword: body.CurrentPassword.Value, NewPassword: body.NewPassword.Value, ClientAddr: r.s.proxies.clientAddr(c.Request)})
 	if err != nil {
 		r.s.writeError(c, err)
 		return

@@ -15,6 +15,7 @@ import (
 	"go.opentelemetry.io/otel/propagation"
 	"go.opentelemetry.io/otel/trace"
 
+	"github.com/cachegate/cachegate/adapters/ginhttp/internal/web"
 	"github.com/cachegate/cachegate/application"
 	"github.com/cachegate/cachegate/domain"
 	"github.com/cachegate/cachegate/ports"
@@ -132,7 +133,7 @@ type Server struct {
 	proxies   proxies
 	maxHeader int
 	// outages limits the log lines of repeated database failures.
-	outages *logLimiter
+	outages *web.LogLimiter
 	stream  StreamOptions
 	// streams ends when the server shuts down (CloseStreams), ending every
 	// open event stream.
@@ -145,12 +146,13 @@ type Server struct {
 	streamsIdle chan struct{}
 	// caps are the per-caller limits (limits.go).
 	caps caps
-	// errorFormat renders validation errors (errors_rockets.go).
-	errorFormat ErrorFormat
+	// errs answers failures (web.Errors); host is what the rooms share.
+	errs *web.Errors
+	host *web.Host
 
 	// failures limits the access lines of requests answered 5xx
 	// (logAccess); now is its clock, replaced by tests.
-	failures *logLimiter
+	failures *web.LogLimiter
 	now      func() time.Time
 }
 
@@ -181,7 +183,7 @@ func New(opts Options) (*Server, error) {
 	case opts.MaxHeaderBytes < 0:
 		return nil, errors.New("ginhttp: MaxHeaderBytes must not be negative")
 	}
-	format, err := parseErrorFormat(opts.ErrorFormat)
+	format, err := web.ParseErrorFormat(opts.ErrorFormat)
 	if err != nil {
 		return nil, err
 	}
@@ -199,13 +201,11 @@ func New(opts Options) (*Server, error) {
 		observer:  opts.Observer,
 		proxies:   trusted,
 		maxHeader: opts.MaxHeaderBytes,
-		outages:   newLogLimiter(outageLogInterval),
-		failures:  newLogLimiter(outageLogInterval),
+		outages:   web.NewLogLimiter(web.OutageLogInterval),
+		failures:  web.NewLogLimiter(web.OutageLogInterval),
 		now:       time.Now,
 		stream:    opts.Stream,
 		caps:      newCaps(opts.Limits),
-
-		errorFormat: format,
 	}
 	s.streams, s.closeStreams = context.WithCancel(context.Background())
 	if s.stream.Heartbeat <= 0 {
@@ -227,6 +227,9 @@ func New(opts Options) (*Server, error) {
 	if s.bodyLimit == 0 {
 		s.bodyLimit = DefaultBodyLimit
 	}
+	s.errs = web.NewErrors(s.log, format, s.outages)
+	s.host = &web.Host{Router: router{s}, Errors: s.errs, BodyLimit: s.bodyLimit,
+		ClientAddr: s.proxies.clientAddr, HasAuth: s.auth != nil}
 	e := s.engine
 	e.RedirectTrailingSlash = false
 	e.RedirectFixedPath = false
@@ -256,16 +259,16 @@ func New(opts Options) (*Server, error) {
 	if len(trusted) > 0 && s.caps.conns != nil {
 		e.Use(s.capForwarded)
 	}
-	e.NoRoute(func(c *gin.Context) { s.writeError(c, errRouteNotFound) })
-	e.NoMethod(func(c *gin.Context) { s.writeError(c, errMethodNotAllowed) })
+	e.NoRoute(func(c *gin.Context) { s.writeError(c, web.ErrRouteNotFound) })
+	e.NoMethod(func(c *gin.Context) { s.writeError(c, web.ErrMethodNotAllowed) })
 
-	if err := s.handle(http.MethodGet, "/healthz", alwaysPublic, s.healthz); err != nil {
+	if err := s.handle(http.MethodGet, "/healthz", web.Public, s.healthz); err != nil {
 		return nil, err
 	}
-	if err := s.handle(http.MethodGet, "/readyz", alwaysPublic, s.readyz); err != nil {
+	if err := s.handle(http.MethodGet, "/readyz", web.Public, s.readyz); err != nil {
 		return nil, err
 	}
-	if err := s.handle(http.MethodGet, "/openapi.json", alwaysPublic, s.openAPI); err != nil {
+	if err := s.handle(http.MethodGet, "/openapi.json", web.Public, s.openAPI); err != nil {
 		return nil, err
 	}
 	var cache *cacheRoutes
@@ -346,7 +349,7 @@ func (s *Server) Handle(rt Route) error {
 	case rt.Handler == nil:
 		return fmt.Errorf("ginhttp: route %s %s: nil handler", rt.Method, rt.Path)
 	}
-	return s.handle(rt.Method, rt.Path, publicRule(rt.Public), gin.WrapH(rt.Handler))
+	return s.handle(rt.Method, rt.Path, web.PublicIf(rt.Public), gin.WrapH(rt.Handler))
 }
 
 // Group is a set of integrator routes under one path prefix that share
@@ -376,40 +379,69 @@ func (s *Server) HandleGroup(g Group) error {
 	return nil
 }
 
-// handle mounts h behind the guard (when there is an Authenticator).
-// Gin panics on clashing routes; that becomes an error here.
-func (s *Server) handle(method, path string, public accessRule, h gin.HandlerFunc, pre ...gin.HandlerFunc) (err error) {
+// router mounts the rooms' routes on the server (web.Router).
+type router struct{ s *Server }
+
+// Mount mounts rt behind the guard (when there is an Authenticator). Gin
+// panics on clashing routes; that becomes an error here.
+func (r router) Mount(rt web.Route) (err error) {
 	defer func() {
-		if r := recover(); r != nil {
-			err = fmt.Errorf("ginhttp: route %s %s: %v", method, path, r)
+		if rec := recover(); rec != nil {
+			err = fmt.Errorf("ginhttp: route %s %s: %v", rt.Method, rt.Path, rec)
 		}
 	}()
-	s.engine.Handle(method, path, s.chain(pre, false, public, h)...)
+	r.s.engine.Handle(rt.Method, rt.Path, r.s.chain(rt)...)
 	return nil
 }
 
-// chain is the handlers of a route: pre (which runs before the guard,
+// chain is the handlers of a route: Pre (which runs before the guard,
 // so it also shapes the guard's refusals), then, when there is an
-// Authenticator, bearerFromQuery for a stream and the guard, then h.
-func (s *Server) chain(pre []gin.HandlerFunc, stream bool, public accessRule, h gin.HandlerFunc) []gin.HandlerFunc {
-	hs := append([]gin.HandlerFunc(nil), pre...)
+// Authenticator, bearerFromQuery for a stream and the guard, then the
+// handler.
+func (s *Server) chain(rt web.Route) []gin.HandlerFunc {
+	hs := append([]gin.HandlerFunc(nil), rt.Pre...)
 	if s.auth != nil {
-		if stream {
+		if rt.Stream {
 			hs = append(hs, bearerFromQuery)
 		}
-		hs = append(hs, s.guard(public))
+		hs = append(hs, s.guard(rt.Access))
 	}
-	return append(hs, h)
+	return append(hs, rt.Handler)
+}
+
+// handle mounts h behind the guard (router.Mount).
+func (s *Server) handle(method, path string, public web.Access, h gin.HandlerFunc, pre ...gin.HandlerFunc) error {
+	return router{s}.Mount(web.Route{Method: method, Path: path, Access: public, Handler: h, Pre: pre})
 }
 
 // handleStream mounts an event stream's route: as handle, except that the
 // token may come from the access_token parameter (bearerFromQuery).
-func (s *Server) handleStream(method, path string, public accessRule, h gin.HandlerFunc, pre ...gin.HandlerFunc) (err error) {
-	defer func() {
-		if r := recover(); r != nil {
-			err = fmt.Errorf("ginhttp: route %s %s: %v", method, path, r)
-		}
-	}()
-	s.engine.Handle(method, path, s.chain(pre, true, public, h)...)
-	return nil
+func (s *Server) handleStream(method, path string, public web.Access, h gin.HandlerFunc, pre ...gin.HandlerFunc) error {
+	return router{s}.Mount(web.Route{Method: method, Path: path, Access: public, Handler: h, Pre: pre, Stream: true})
 }
+
+// writeError answers err in the error envelope and stops the handler
+// chain (web.Errors).
+func (s *Server) writeError(c *gin.Context, err error) { s.errs.Fail(c, err) }
+
+// WriteError answers err in cachegate's error envelope, through the same
+// status table as the built-in routes, for integrators' handlers
+// registered with Handle: a *domain.Error gets the status of its kind
+// (401 adds WWW-Authenticate: Bearer, 429 and 503 add Retry-After); anything else
+// is logged with the request id and answered as a generic 500.
+func (s *Server) WriteError(w http.ResponseWriter, r *http.Request, err error) {
+	s.errs.Respond(w, r, "", err)
+}
+
+// ErrorFormat chooses how 400 validation errors are rendered (README.md,
+// "Coming from Rockets").
+type ErrorFormat = web.ErrorFormat
+
+// The error formats: ErrorFormatCachegate, the default envelope, has the
+// field problems in details; ErrorFormatRockets renders a 400
+// VALIDATION_FAILED the way Rockets clients parse it (message an array of
+// {property, constraints}); every other error keeps the default envelope.
+const (
+	ErrorFormatCachegate = web.ErrorFormatCachegate
+	ErrorFormatRockets   = web.ErrorFormatRockets
+)
