@@ -171,11 +171,11 @@ func (r *adminRoutes) auditEvents(c *gin.Context) {
 		r.s.writeError(c, domain.InvalidField("query", "the audit stream takes no parameters"))
 		return
 	}
-	held, ok := r.s.admit(c, r.s.caps.streams, r.s.caps.tooManyStreams)
+	held, ok := r.s.caps.Stream(c)
 	if !ok {
 		return
 	}
-	defer held.release()
+	defer held.Release()
 	ctx := c.Request.Context()
 	watch, err := r.o.Audit.Watch(ctx)
 	if err != nil {

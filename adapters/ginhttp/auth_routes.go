@@ -147,7 +147,7 @@ func (r *authRoutes) login(c *gin.Context) {
 		return
 	}
 	pair, err := r.o.Login.Execute(c.Request.Context(), application.LoginInput{
-		Username: body.Username.Value, Password: body.Password.Value, ClientAddr: r.s.proxies.clientAddr(c.Request)})
+		Username: body.Username.Value, Password: body.Password.Value, ClientAddr: r.s.proxies.ClientAddr(c.Request)})
 	if err != nil {
 		r.s.writeError(c, err)
 		return

@@ -166,11 +166,11 @@ func (r *cacheRoutes) events(c *gin.Context) {
 	if !ok {
 		return
 	}
-	held, ok := r.s.admit(c, r.s.caps.streams, r.s.caps.tooManyStreams)
+	held, ok := r.s.caps.Stream(c)
 	if !ok {
 		return
 	}
-	defer held.release()
+	defer held.Release()
 	q, err := parseEventsQuery(c.Request.URL.RawQuery, c.Request.Header.Values("Last-Event-ID"))
 	if err != nil {
 		r.s.writeError(c, err)
@@ -213,8 +213,8 @@ func (r *cacheRoutes) events(c *gin.Context) {
 			}
 			st.out = connSink{conn}
 			r.s.streamStarted()
-			kept := held.handOff()
-			go func() { defer kept.release(); st.serveConn(conn, line) }()
+			kept := held.HandOff()
+			go func() { defer kept.Release(); st.serveConn(conn, line) }()
 			return
 		}
 		// Not expected (nothing was written yet); the stream can still

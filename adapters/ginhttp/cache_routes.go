@@ -130,11 +130,11 @@ func (r *cacheRoutes) listAs(c *gin.Context, actor domain.Actor) {
 	if !ok {
 		return
 	}
-	held, ok := r.s.admit(c, r.s.caps.lists, r.s.caps.tooManyLists)
+	held, ok := r.s.caps.List(c)
 	if !ok {
 		return
 	}
-	defer held.release()
+	defer held.Release()
 	def, max := r.uc.List.Limits()
 	q, err := toListInput(c.Request.URL.RawQuery, def, max)
 	if err != nil {

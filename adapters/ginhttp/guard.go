@@ -108,12 +108,12 @@ func CurrentUser(r *http.Request) (domain.Principal, bool) { return web.CurrentU
 //     assignment's policy.
 //
 // Once the caller is known, a caller whose budget of database time is
-// spent is refused (checkBudget).
+// spent is refused (limits.Caps.CheckBudget).
 func (s *Server) guard(public web.Access) gin.HandlerFunc {
 	identify := s.identify(public)
 	return func(c *gin.Context) {
 		if identify(c); !c.IsAborted() {
-			s.checkBudget(c)
+			s.caps.CheckBudget(c)
 		}
 	}
 }

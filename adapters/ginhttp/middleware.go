@@ -73,7 +73,7 @@ func (s *Server) requestIDMiddleware(c *gin.Context) {
 	}
 	c.Writer.Header()[HeaderRequestID] = []string{id}
 	ctx := ports.WithRequestID(c.Request.Context(), id)
-	ctx = ports.WithClientAddr(ctx, s.proxies.clientAddr(c.Request))
+	ctx = ports.WithClientAddr(ctx, s.proxies.ClientAddr(c.Request))
 	if ua := c.Request.UserAgent(); ua != "" {
 		ctx = ports.WithUserAgent(ctx, ua)
 	}
@@ -131,7 +131,7 @@ func (s *Server) accessLog(c *gin.Context) {
 			status = http.StatusInternalServerError
 		}
 		s.logAccess(c.Request.Context(), c.Request.Method, web.RouteOf(c), status, c.GetString(web.ErrorCodeKey),
-			time.Since(start), s.proxies.clientAddr(c.Request))
+			time.Since(start), s.proxies.ClientAddr(c.Request))
 	}()
 	c.Next()
 	finished = true
@@ -146,7 +146,7 @@ const logDetached = "cachegate.logDetached"
 // really over, after the handler returned.
 func (s *Server) detachLog(c *gin.Context, start time.Time) requestLine {
 	c.Set(logDetached, true)
-	return requestLine{method: c.Request.Method, route: web.RouteOf(c), clientIP: s.proxies.clientAddr(c.Request), start: start}
+	return requestLine{method: c.Request.Method, route: web.RouteOf(c), clientIP: s.proxies.ClientAddr(c.Request), start: start}
 }
 
 // requestLine is what the access line of a detached request needs, taken

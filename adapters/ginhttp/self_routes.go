@@ -51,7 +51,7 @@ func (r *adminRoutes) changePassword(c *gin.Context) {
 		return
 	}
 	err := r.o.Self.ChangePassword(c.Request.Context(), application.ChangePasswordInput{Actor: web.Actor(c),
-		CurrentPassword: body.CurrentPassword.Value, NewPassword: body.NewPassword.Value, ClientAddr: r.s.proxies.clientAddr(c.Request)})
+		CurrentPassword: body.CurrentPassword.Value, NewPassword: body.NewPassword.Value, ClientAddr: r.s.proxies.ClientAddr(c.Request)})
 	if err != nil {
 		r.s.writeError(c, err)
 		return

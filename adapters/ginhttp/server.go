@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"net"
 	"net/http"
 	"strings"
 	"sync"
@@ -16,6 +17,7 @@ import (
 	"go.opentelemetry.io/otel/trace"
 
 	"github.com/cachegate/cachegate/adapters/ginhttp/internal/web"
+	"github.com/cachegate/cachegate/adapters/ginhttp/limits"
 	"github.com/cachegate/cachegate/application"
 	"github.com/cachegate/cachegate/domain"
 	"github.com/cachegate/cachegate/ports"
@@ -96,8 +98,8 @@ type Options struct {
 	// Stream configures the change feed's event streams.
 	Stream StreamOptions
 	// Limits cap what one caller holds at once (lists, streams,
-	// connections); the zero value is the defaults (see CallerLimits).
-	Limits CallerLimits
+	// connections); the zero value is the defaults (see limits.Options).
+	Limits limits.Options
 	// ErrorFormat renders 400 validation errors; "" is
 	// ErrorFormatCachegate.
 	ErrorFormat ErrorFormat
@@ -130,7 +132,7 @@ type Server struct {
 	bodyLimit int64
 	ready     Pinger
 	observer  RequestObserver
-	proxies   proxies
+	proxies   web.Proxies
 	maxHeader int
 	// outages limits the log lines of repeated database failures.
 	outages *web.LogLimiter
@@ -144,8 +146,8 @@ type Server struct {
 	streamsMu   sync.Mutex
 	openStreams int
 	streamsIdle chan struct{}
-	// caps are the per-caller limits (limits.go).
-	caps caps
+	// caps are the per-caller limits (the limits room).
+	caps *limits.Caps
 	// errs answers failures (web.Errors); host is what the rooms share.
 	errs *web.Errors
 	host *web.Host
@@ -165,9 +167,14 @@ const DefaultMaxHeaderBytes = 64 << 10
 // up to 4 KiB more than this before deciding).
 func (s *Server) MaxHeaderBytes() int { return s.maxHeader }
 
+// Listener returns ln holding each client address to
+// limits.Options.ConnsPerAddress open connections (limits.Caps.Listener).
+// Serve the Handler on it (bootstrap/httpfx does).
+func (s *Server) Listener(ln net.Listener) net.Listener { return s.caps.Listener(ln) }
+
 // ClientAddr returns the client address of r as the server sees it (see
 // Options.TrustedProxies).
-func (s *Server) ClientAddr(r *http.Request) string { return s.proxies.clientAddr(r) }
+func (s *Server) ClientAddr(r *http.Request) string { return s.proxies.ClientAddr(r) }
 
 // New builds the server. It fails when the options contradict each other
 // (guards without an Authenticator, a negative body limit, an untrusted
@@ -187,7 +194,7 @@ func New(opts Options) (*Server, error) {
 	if err != nil {
 		return nil, err
 	}
-	trusted, err := parseProxies(opts.TrustedProxies)
+	trusted, err := web.ParseProxies(opts.TrustedProxies)
 	if err != nil {
 		return nil, fmt.Errorf("ginhttp: trusted proxies: %w", err)
 	}
@@ -205,7 +212,6 @@ func New(opts Options) (*Server, error) {
 		failures:  web.NewLogLimiter(web.OutageLogInterval),
 		now:       time.Now,
 		stream:    opts.Stream,
-		caps:      newCaps(opts.Limits),
 	}
 	s.streams, s.closeStreams = context.WithCancel(context.Background())
 	if s.stream.Heartbeat <= 0 {
@@ -229,7 +235,8 @@ func New(opts Options) (*Server, error) {
 	}
 	s.errs = web.NewErrors(s.log, format, s.outages)
 	s.host = &web.Host{Router: router{s}, Errors: s.errs, BodyLimit: s.bodyLimit,
-		ClientAddr: s.proxies.clientAddr, HasAuth: s.auth != nil}
+		ClientAddr: s.proxies.ClientAddr, HasAuth: s.auth != nil}
+	s.caps = limits.New(opts.Limits, s.host, s.proxies)
 	e := s.engine
 	e.RedirectTrailingSlash = false
 	e.RedirectFixedPath = false
@@ -256,8 +263,8 @@ func New(opts Options) (*Server, error) {
 		e.Use(cors)
 	}
 	e.Use(s.limitBody)
-	if len(trusted) > 0 && s.caps.conns != nil {
-		e.Use(s.capForwarded)
+	if f := s.caps.Forwarded(); f != nil {
+		e.Use(f)
 	}
 	e.NoRoute(func(c *gin.Context) { s.writeError(c, web.ErrRouteNotFound) })
 	e.NoMethod(func(c *gin.Context) { s.writeError(c, web.ErrMethodNotAllowed) })

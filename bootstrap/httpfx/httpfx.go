@@ -18,6 +18,7 @@ import (
 	"go.uber.org/fx"
 
 	"github.com/cachegate/cachegate/adapters/ginhttp"
+	"github.com/cachegate/cachegate/adapters/ginhttp/limits"
 	"github.com/cachegate/cachegate/application"
 	"github.com/cachegate/cachegate/bootstrap/authfx"
 	"github.com/cachegate/cachegate/bootstrap/storefx"
@@ -56,16 +57,16 @@ type Options struct {
 	Retry time.Duration
 	// Limits cap what one caller holds open at once; the zero value is
 	// ginhttp's defaults.
-	Limits ginhttp.CallerLimits
+	Limits limits.Options
 	// ErrorFormat renders 400 validation errors ("" is cachegate's).
 	ErrorFormat ginhttp.ErrorFormat
 	// Console serves the web console at /console/.
 	Console bool
 }
 
-// limits are the options' caps with the storage's budget of database
+// callerLimits are the options' caps with the storage's budget of database
 // time, unless the options name one.
-func limits(d Deps) ginhttp.CallerLimits {
+func callerLimits(d Deps) limits.Options {
 	l := d.Options.Limits
 	if l.Budget == nil {
 		l.Budget = d.Budget
@@ -154,7 +155,7 @@ func New(d Deps) (*ginhttp.Server, error) {
 		Observer:       d.Observer,
 		TracerProvider: d.Tracing.Provider,
 		Stream:         streamOptions(d),
-		Limits:         limits(d),
+		Limits:         callerLimits(d),
 		ErrorFormat:    d.Options.ErrorFormat,
 		Metrics:        d.Metrics,
 		Console:        d.Options.Console,

@@ -1,4 +1,4 @@
-package ginhttp
+package limits
 
 import (
 	"errors"
@@ -13,7 +13,7 @@ import (
 )
 
 // Listener returns ln holding each client address to
-// CallerLimits.ConnsPerAddress open connections, counted from accept to
+// Options.ConnsPerAddress open connections, counted from accept to
 // close (a stream's connection, taken over from net/http, until the
 // stream ends). Serve the Handler on it (bootstrap/httpfx does).
 //
@@ -27,14 +27,14 @@ import (
 //
 // A connection whose peer is a trusted proxy (Options.TrustedProxies) is
 // not counted: it carries many clients. Their requests are held to the
-// same cap, per forwarded address, while in flight (see CallerLimits).
+// same cap, per forwarded address, while in flight (see Options).
 // Without a connection cap Listener returns ln itself.
-func (s *Server) Listener(ln net.Listener) net.Listener {
-	if s.caps.conns == nil {
+func (s *Caps) Listener(ln net.Listener) net.Listener {
+	if s.conns == nil {
 		return ln
 	}
-	return &capListener{Listener: ln, conns: s.caps.conns, proxies: s.proxies,
-		refusal: refusalResponse(s.caps.tooManyConns.Message), refusing: make(chan struct{}, maxRefusing)}
+	return &capListener{Listener: ln, conns: s.conns, proxies: s.proxies,
+		refusal: refusalResponse(s.tooManyConns.Message), refusing: make(chan struct{}, maxRefusing)}
 }
 
 // Bounds of a refusal.
@@ -62,11 +62,11 @@ func refusalResponse(msg string) []byte {
 	return append([]byte(head), body...)
 }
 
-// capListener is Server.Listener's listener.
+// capListener is Caps.Listener's listener.
 type capListener struct {
 	net.Listener
 	conns    *keyLimiter
-	proxies  proxies
+	proxies  web.Proxies
 	refusal  []byte
 	refusing chan struct{}
 }
@@ -80,7 +80,7 @@ func (l *capListener) Accept() (net.Conn, error) {
 			return nil, err
 		}
 		peer, ok := peerAddr(c)
-		if !ok || l.proxies.trusted(peer) {
+		if !ok || l.proxies.Trusted(peer) {
 			return c, nil
 		}
 		key := peer.String()
@@ -98,11 +98,11 @@ func peerAddr(c net.Conn) (netip.Addr, bool) {
 		a := ta.AddrPort().Addr()
 		return a.Unmap().WithZone(""), a.IsValid()
 	}
-	return parseHop(c.RemoteAddr().String())
+	return web.ParseHop(c.RemoteAddr().String())
 }
 
 // refuse answers c 429 and closes it, on a goroutine of its own (see
-// Server.Listener).
+// Caps.Listener).
 func (l *capListener) refuse(c net.Conn) {
 	select {
 	case l.refusing <- struct{}{}:
