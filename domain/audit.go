@@ -31,6 +31,10 @@ const (
 	AuditSessionRevoked      AuditType = "session.revoked"
 	AuditUserAdminGranted    AuditType = "user.admin_granted"
 	AuditUserAdminRevoked    AuditType = "user.admin_revoked"
+	// An admin changed or deleted an entry of any assignee over the
+	// admin API (docs/admin.md, "Entries of any assignee").
+	AuditEntryUpdated AuditType = "entry.updated"
+	AuditEntryDeleted AuditType = "entry.deleted"
 	// The types the admin API recorded before it recorded each fact's own
 	// type with the acting admin (docs/admin.md, "Audit event types"):
 	// no longer recorded, still valid in queries for the events stored
@@ -54,7 +58,7 @@ func AuditTypes() []AuditType {
 		AuditUserPasswordChanged, AuditKeyRotated, AuditKeyRevoked,
 		AuditAdminUserAdded, AuditAdminUserUpdated, AuditAdminPasswordSet, AuditAdminUserDeleted,
 		AuditAdminSessionsRevoked, AuditAdminKeyRotated, AuditAdminKeyRevoked, AuditSessionRevoked,
-		AuditUserAdminGranted, AuditUserAdminRevoked, AuditUserDeleted}
+		AuditUserAdminGranted, AuditUserAdminRevoked, AuditUserDeleted, AuditEntryUpdated, AuditEntryDeleted}
 }
 
 // Valid reports whether t is one of AuditTypes.

@@ -21,6 +21,9 @@ type AdminOptions struct {
 	Audit *application.AdminAudit
 	Keys  *application.KeyAdmin
 	Self  *application.SelfService
+	// Entries are the admin API's routes on one entry of any assignee
+	// (admin_entries.go); they also need the cache routes.
+	Entries *application.AdminEntries
 	// AuditPoll is how often a live audit stream reads the trail; zero
 	// means 500 ms.
 	AuditPoll time.Duration
@@ -60,6 +63,10 @@ func (r *adminRoutes) routes() (admin, self []adminRoute) {
 		{method: http.MethodPost, path: "/admin/keys/rotate", h: r.rotateKey, on: o.Keys != nil},
 		{method: http.MethodPost, path: "/admin/keys/:kid/revoke", h: r.revokeKey, on: o.Keys != nil},
 		{method: http.MethodGet, path: "/admin/cache/:assignment", h: r.listEntries, on: r.cache != nil},
+		{method: http.MethodGet, path: "/admin/sessions", h: r.allSessions, on: o.Users != nil},
+		{method: http.MethodGet, path: "/admin/cache/:assignment/:id", h: r.getEntry, on: r.cache != nil && o.Entries != nil},
+		{method: http.MethodPut, path: "/admin/cache/:assignment/:id", h: r.replaceEntry, on: r.cache != nil && o.Entries != nil},
+		{method: http.MethodDelete, path: "/admin/cache/:assignment/:id", h: r.deleteEntry, on: r.cache != nil && o.Entries != nil},
 	}
 	self = []adminRoute{
 		{method: http.MethodGet, path: "/auth/sessions", h: r.mySessions, on: o.Self != nil},

@@ -280,6 +280,13 @@ func (r *cacheRoutes) cacheInput(c *gin.Context) (application.CacheInput, error)
 // If-None-Match is honoured only as "*" on PUT (create only); anything else
 // is a 400, never silently ignored.
 func (r *cacheRoutes) preconditions(c *gin.Context, a string) (application.Preconditions, error) {
+	return r.preconditionsAs(c, a, web.Actor(c))
+}
+
+// preconditionsAs is preconditions with the current version read as
+// actor: the caller, or the system actor for the admin API's entry
+// routes (admin_entries.go).
+func (r *cacheRoutes) preconditionsAs(c *gin.Context, a string, actor domain.Actor) (application.Preconditions, error) {
 	var pre application.Preconditions
 	method := c.Request.Method
 	im := parseEntityTags(c.Request.Header, "If-Match")
@@ -306,7 +313,7 @@ func (r *cacheRoutes) preconditions(c *gin.Context, a string) (application.Preco
 		return pre, domain.ErrVersionMismatch
 	}
 	cur, err := r.uc.Get.Execute(c.Request.Context(), application.GetCacheInput{
-		Assignment: a, Actor: web.Actor(c), ID: c.Param("id")})
+		Assignment: a, Actor: actor, ID: c.Param("id")})
 	switch {
 	case errors.Is(err, domain.ErrCacheNotFound) && method == http.MethodPut:
 		// As with a single tag, PUT with If-Match never creates.

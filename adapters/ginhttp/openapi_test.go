@@ -208,6 +208,9 @@ func newOASStack(t *testing.T, ready Pinger) *oasStack {
 		t.Fatal(err)
 	}
 	adminOpts := oasAdmin(t, users, admin, login, refreshStore, tokens)
+	if adminOpts.Entries, err = application.NewAdminEntries(cache, adminOpts.Users); err != nil {
+		t.Fatal(err)
+	}
 	srv, err := New(Options{
 		Admin:         adminOpts,
 		Cache:         cache,

@@ -138,6 +138,13 @@ func New(d Deps) (*ginhttp.Server, error) {
 	var admin *ginhttp.AdminOptions
 	if d.AdminCheck != nil && auth != nil {
 		admin = &ginhttp.AdminOptions{Check: d.AdminCheck, Users: d.AdminUsers, Audit: d.AdminAudit, Keys: d.KeyAdmin, Self: d.Self}
+		if d.Cache != nil && d.AdminUsers != nil {
+			entries, err := application.NewAdminEntries(d.Cache, d.AdminUsers)
+			if err != nil {
+				return nil, err
+			}
+			admin.Entries = entries
+		}
 	}
 	return ginhttp.New(ginhttp.Options{
 		Admin:          admin,

@@ -1,0 +1,52 @@
+package bunstore
+
+import (
+	"context"
+	"strconv"
+	"time"
+
+	"github.com/cachegate/cachegate/domain"
+	"github.com/cachegate/cachegate/ports"
+)
+
+var _ ports.SessionDirectory = (*RefreshStore)(nil)
+
+// AllSessions returns a page of every user's live families as sessions,
+// the last used first, then the greatest id, and how many are live
+// (ports.SessionDirectory). The page is cut in the database; the live
+// families are at most --max-sessions-per-user a user, and the admin
+// list is read by people, not in a loop (docs/admin.md, "Sessions").
+func (s *RefreshStore) AllSessions(ctx context.Context, now time.Time, limit, offset int) (_ []domain.Session, total int, err error) {
+	ctx, done := s.bounds.enter(ctx)
+	defer done(&err)
+	const live = ` FROM refresh_families WHERE revoked_at IS NULL AND expires_at > ?`
+	if err := s.db.QueryRowContext(ctx, `SELECT COUNT(*)`+live, timeArg(now)).Scan(&total); err != nil {
+		return nil, 0, dbError("list all sessions", err)
+	}
+	q := `SELECT ` + familyColumns + live + ` ORDER BY issued_at DESC, family_id DESC`
+	if limit > 0 {
+		q += ` LIMIT ` + strconv.Itoa(limit)
+	} else if offset > 0 {
+		q += ` LIMIT ` + strconv.Itoa(total) // both dialects need a LIMIT before OFFSET
+	}
+	if offset > 0 {
+		q += ` OFFSET ` + strconv.Itoa(offset)
+	}
+	rows, err := s.db.QueryContext(ctx, q, timeArg(now))
+	if err != nil {
+		return nil, 0, dbError("list all sessions", err)
+	}
+	defer rows.Close()
+	var out []domain.Session
+	for rows.Next() {
+		f, err := scanFamily(rows)
+		if err != nil {
+			return nil, 0, dbError("list all sessions", err)
+		}
+		out = append(out, f.Session())
+	}
+	if err := rows.Err(); err != nil {
+		return nil, 0, dbError("list all sessions", err)
+	}
+	return out, total, nil
+}

@@ -1,0 +1,75 @@
+package ginhttp
+
+import (
+	"net/http"
+
+	"github.com/gin-gonic/gin"
+
+	"github.com/cachegate/cachegate/adapters/ginhttp/internal/web"
+	"github.com/cachegate/cachegate/domain"
+)
+
+// The admin API's routes on one entry of any assignee (docs/admin.md,
+// "Entries of any assignee"): the bodies, the answers and the
+// preconditions of /cache/<assignment>/<id>, run as the system actor by
+// application.AdminEntries, which records each change with the acting
+// admin.
+
+// getEntry is GET /admin/cache/<assignment>/<id>.
+func (r *adminRoutes) getEntry(c *gin.Context) {
+	a, ok := r.cache.assignment(c)
+	if !ok {
+		return
+	}
+	e, err := r.o.Entries.Get(c.Request.Context(), a, c.Param("id"))
+	if err != nil {
+		r.s.writeError(c, err)
+		return
+	}
+	writeEntry(c, http.StatusOK, &e)
+}
+
+// replaceEntry is PUT /admin/cache/<assignment>/<id>: replaces an
+// existing entry, never creates one.
+func (r *adminRoutes) replaceEntry(c *gin.Context) {
+	a, ok := r.cache.assignment(c)
+	if !ok {
+		return
+	}
+	in, err := r.cache.cacheInput(c)
+	if err != nil {
+		r.s.writeError(c, err)
+		return
+	}
+	pre, err := r.cache.preconditionsAs(c, a, domain.System())
+	if err != nil {
+		r.s.writeError(c, err)
+		return
+	}
+	e, err := r.o.Entries.Replace(c.Request.Context(), web.Actor(c).Principal, a, c.Param("id"), in, pre)
+	if err != nil {
+		r.s.writeError(c, err)
+		return
+	}
+	writeEntry(c, http.StatusOK, &e)
+}
+
+// deleteEntry is DELETE /admin/cache/<assignment>/<id>: 200 with the
+// entry as deleted, as DELETE /cache/<assignment>/<id>.
+func (r *adminRoutes) deleteEntry(c *gin.Context) {
+	a, ok := r.cache.assignment(c)
+	if !ok {
+		return
+	}
+	pre, err := r.cache.preconditionsAs(c, a, domain.System())
+	if err != nil {
+		r.s.writeError(c, err)
+		return
+	}
+	e, err := r.o.Entries.Delete(c.Request.Context(), web.Actor(c).Principal, a, c.Param("id"), pre)
+	if err != nil {
+		r.s.writeError(c, err)
+		return
+	}
+	writeEntry(c, http.StatusOK, &e)
+}

@@ -1,0 +1,21 @@
+package ports
+
+import (
+	"context"
+	"time"
+
+	"github.com/cachegate/cachegate/domain"
+)
+
+// SessionDirectory is what a RefreshStore may implement besides
+// SessionStore: the live sessions of every user, paged in the store, for
+// the admin API's list of all sessions (docs/admin.md, "Sessions").
+// bunstore's and memstore's do; without it GET /admin/sessions answers
+// NOT_IMPLEMENTED.
+type SessionDirectory interface {
+	// AllSessions returns at most limit (0: no bound) of the sessions live
+	// at now (neither revoked nor expired) of every user, after the first
+	// offset, the last used first (of equal times, the greatest id
+	// first), and how many are live in all.
+	AllSessions(ctx context.Context, now time.Time, limit, offset int) (page []domain.Session, total int, err error)
+}
