@@ -36,6 +36,7 @@ func App(cfg config.Config, logOut io.Writer, extra ...fx.Option) fx.Option {
 		metricsfx.Module(cfg.MetricsAddr, cfg.MetricsToken.Reveal()),
 		feedfx.Module(feedfx.Options{Retention: cfg.Events.Retention}),
 		httpfx.Module(HTTPOptions(cfg)),
+		SetupLink(application.FirstAdminOptions{FromAnywhere: cfg.SetupFromAnywhere}),
 		fx.Options(extra...),
 	)
 }

@@ -17,6 +17,7 @@ import (
 	"github.com/cachegate/cachegate/adapters/system"
 	"github.com/cachegate/cachegate/application"
 	"github.com/cachegate/cachegate/bootstrap/config"
+	"github.com/cachegate/cachegate/bootstrap/httpfx"
 	"github.com/cachegate/cachegate/bootstrap/storefx"
 )
 
@@ -102,12 +103,16 @@ func (r *cliRuntime) JSONLogs() bool { return r.cfg.Log.Format == config.LogJSON
 func (r *cliRuntime) Serve(ctx context.Context) error {
 	log := NewLogger(r.cfg.Log, r.host.logOut)
 	log.Info("starting", "version", r.host.version, "config", r.cfg)
-	var admins *application.AdminUsers
-	app, err := Start(App(r.cfg, r.host.logOut, fx.Populate(&admins)))
+	var (
+		admins *application.AdminUsers
+		link   *application.FirstAdmin
+		addr   httpfx.Addr
+	)
+	app, err := Start(App(r.cfg, r.host.logOut, fx.Populate(&admins, &link, &addr)))
 	if err != nil {
 		return err
 	}
-	hintFirstAdmin(ctx, log, admins, r.cfg.Console)
+	hintFirstAdmin(ctx, log, admins, link, addr.Get, r.cfg.Console)
 	select {
 	case <-ctx.Done():
 		var sig cli.SignalError
@@ -124,20 +129,6 @@ func (r *cliRuntime) Serve(ctx context.Context) error {
 	}
 	log.Info("stopped")
 	return nil
-}
-
-// hintFirstAdmin logs, when no active admin exists, how to make the first
-// one (README.md, "Web console"): a newcomer who opens /console/ needs an
-// admin to sign in with. A store that cannot tell says nothing.
-func hintFirstAdmin(ctx context.Context, log *slog.Logger, admins *application.AdminUsers, console bool) {
-	if has, err := admins.HasAdmin(ctx); err != nil || has {
-		return
-	}
-	then := "then use the admin API (docs/admin.md)"
-	if console {
-		then = "then sign in at /console/"
-	}
-	log.Info("no admin exists: create the first with `cachegate users add --username NAME --admin --password-stdin` on this database, " + then)
 }
 
 // Start starts the core with its log limited to errors: the output of an

@@ -29,3 +29,9 @@ type Metrics interface {
 	// AuditEvent counts one audit event of type typ (a domain.AuditType).
 	AuditEvent(typ string)
 }
+
+// SecretSource makes unguessable secrets (a one-time set-up token).
+type SecretSource interface {
+	// Secret returns n bytes from a cryptographically secure source.
+	Secret(n int) ([]byte, error)
+}

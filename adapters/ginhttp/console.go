@@ -134,6 +134,10 @@ func (s *Server) serveConsole(c *gin.Context, files map[string]consoleAsset) {
 		name = "index.html"
 	}
 	a, ok := files[name]
+	if !ok && path.Ext(name) == "" {
+		// A page is also served without its extension: /console/setup.
+		a, ok = files[name+".html"]
+	}
 	if !ok {
 		s.writeError(c, web.ErrRouteNotFound)
 		return

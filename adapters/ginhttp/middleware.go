@@ -216,7 +216,7 @@ func (s *Server) logAccess(ctx context.Context, method, route string, status int
 }
 
 // limitBody refuses bodies over the limit: at once when Content-Length says
-// so, and otherwise when reading passes it (readBody answers 413 then).
+// so, and otherwise when reading passes it (web.ReadBody answers 413 then).
 func (s *Server) limitBody(c *gin.Context) {
 	r := c.Request
 	if r.ContentLength > s.bodyLimit {

@@ -211,6 +211,10 @@ func newOASStack(t *testing.T, ready Pinger) *oasStack {
 	if adminOpts.Entries, err = application.NewAdminEntries(cache, adminOpts.Users); err != nil {
 		t.Fatal(err)
 	}
+	setup, err := application.NewFirstAdmin(admin, adminOpts.Users.HasAdmin, clock, system.Secrets{}, application.FirstAdminOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
 	srv, err := New(Options{
 		Admin:         adminOpts,
 		Cache:         cache,
@@ -222,6 +226,7 @@ func newOASStack(t *testing.T, ready Pinger) *oasStack {
 		Metrics:       &MetricsOptions{Handler: metrics.Handler(), Token: oasMetricsToken},
 		Auth:          &AuthOptions{Login: login, Refresh: refresh, Logout: logout, Keys: tokens},
 		Console:       true,
+		Setup:         &SetupOptions{Link: setup},
 	})
 	if err != nil {
 		t.Fatal(err)
@@ -660,6 +665,10 @@ func TestRealResponsesMatchTheOpenAPIDocument(t *testing.T) {
 		{name: "a malformed bearer header is 401", method: "GET", path: oasFixed("/cache/user"), hdr: []string{"Authorization", "Bearer a b"}, status: 401},
 		{name: "logging out is 204", method: "POST", path: oasFixed("/auth/logout"), hdr: []string{"Authorization", "Bearer {token}"}, status: 204, validRequest: true},
 		{name: "logging out without a token is 401", method: "POST", path: oasFixed("/auth/logout"), status: 401},
+		{name: "a set-up with a token that is not the link's is 403", method: "POST", path: oasFixed("/auth/setup"), status: 403, validRequest: true,
+			body: oasFixed(`{"token":"not-the-link","username":"root","password":"a password of 27 bytes long"}`)},
+		{name: "a set-up with an unknown member is 400", method: "POST", path: oasFixed("/auth/setup"), status: 400,
+			body: oasFixed(`{"token":"x","username":"root","password":"a password of 27 bytes long","admin":true}`)},
 		{name: "refreshing after logout is 401", method: "POST", path: oasFixed("/auth/refresh"), status: 401,
 			body: func(w *oasWalk) string { return `{"refreshToken":"` + w.refresh + `"}` }},
 	}

@@ -113,6 +113,9 @@ type Options struct {
 	// Admin mounts the admin API and the self-service routes
 	// (docs/admin.md); nil leaves them out.
 	Admin *AdminOptions
+	// Setup mounts POST /auth/setup, where the one-time set-up link
+	// creates the first admin (setup_routes.go); nil leaves it out.
+	Setup *SetupOptions
 }
 
 // RequestObserver records finished requests; it must be cheap and safe
@@ -316,6 +319,11 @@ func New(opts Options) (*Server, error) {
 	}
 	if opts.Admin != nil {
 		if err := (&adminRoutes{s: s, o: *opts.Admin, cache: cache}).register(); err != nil {
+			return nil, err
+		}
+	}
+	if opts.Setup != nil {
+		if err := (&setupRoutes{s: s, o: *opts.Setup}).register(); err != nil {
 			return nil, err
 		}
 	}

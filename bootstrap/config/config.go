@@ -68,6 +68,10 @@ type Config struct {
 	// Console serves the web console at /console/ (README, "Web
 	// console"); on by default.
 	Console bool
+	// SetupFromAnywhere accepts the one-time set-up link of the first
+	// admin from any address, not only from the server's own machine
+	// (docs/admin.md, "The first admin").
+	SetupFromAnywhere bool
 
 	// CORS lets browser apps on other origins call the API.
 	CORS CORS

@@ -57,6 +57,7 @@ var serverSettings = []string{
 	"audit-retention", "sweep-batch", "events-retention", "events-heartbeat", "events-retry",
 	"max-lists-per-user", "max-streams-per-user", "max-conns-per-address", "query-timeout",
 	"database-user-statements", "database-user-time", "database-user-burst", "audit-fold-window", "console",
+	"setup-from-anywhere",
 }
 
 func init() {

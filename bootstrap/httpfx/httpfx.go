@@ -112,6 +112,9 @@ type Deps struct {
 	Tracing tracefx.Tracing `optional:"true"`
 	// Budget is each caller's budget of database time (storefx.SQL).
 	Budget ports.CallerBudget `optional:"true"`
+	// FirstAdmin mounts POST /auth/setup, the one-time set-up link of
+	// the first admin (bootstrap.SetupLink).
+	FirstAdmin *application.FirstAdmin `optional:"true"`
 }
 
 // New builds the ginhttp server: the plain constructor behind Module.
@@ -146,7 +149,12 @@ func New(d Deps) (*ginhttp.Server, error) {
 			admin.Entries = entries
 		}
 	}
+	var setup *ginhttp.SetupOptions
+	if d.FirstAdmin != nil {
+		setup = &ginhttp.SetupOptions{Link: d.FirstAdmin}
+	}
 	return ginhttp.New(ginhttp.Options{
+		Setup:          setup,
 		Admin:          admin,
 		Auth:           authRoutes,
 		Cache:          d.Cache,

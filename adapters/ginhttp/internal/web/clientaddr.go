@@ -8,9 +8,9 @@ import (
 	"strings"
 )
 
-// headerForwardedFor is the only header a trusted proxy's client address
+// HeaderForwardedFor is the only header a trusted proxy's client address
 // is read from.
-const headerForwardedFor = "X-Forwarded-For"
+const HeaderForwardedFor = "X-Forwarded-For"
 
 // Proxies are the networks whose X-Forwarded-For is believed
 // (docs/operations.md, "PostgreSQL and several replicas").
@@ -61,7 +61,7 @@ func (ps Proxies) ClientAddr(r *http.Request) string {
 	if len(ps) == 0 || !ps.Trusted(peer) {
 		return peer.String()
 	}
-	hops := strings.Split(strings.Join(r.Header.Values(headerForwardedFor), ","), ",")
+	hops := strings.Split(strings.Join(r.Header.Values(HeaderForwardedFor), ","), ",")
 	client := peer
 	for i := len(hops) - 1; i >= 0; i-- {
 		hop, ok := ParseHop(hops[i])

@@ -35,7 +35,7 @@ func TestClientAddr(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			r := &http.Request{RemoteAddr: tc.peer, Header: http.Header{}}
 			for _, v := range tc.xff {
-				r.Header.Add(headerForwardedFor, v)
+				r.Header.Add(HeaderForwardedFor, v)
 			}
 			if got := tc.Proxies.ClientAddr(r); got != tc.want {
 				t.Errorf("clientAddr = %q, want %q", got, tc.want)
