@@ -16,6 +16,7 @@ import (
 	"go.opentelemetry.io/otel/propagation"
 	"go.opentelemetry.io/otel/trace"
 
+	"github.com/cachegate/cachegate/adapters/ginhttp/console"
 	"github.com/cachegate/cachegate/adapters/ginhttp/internal/web"
 	"github.com/cachegate/cachegate/adapters/ginhttp/limits"
 	"github.com/cachegate/cachegate/application"
@@ -106,7 +107,8 @@ type Options struct {
 	// Metrics mounts GET /metrics for the metrics token or an
 	// administrator; nil mounts none.
 	Metrics *MetricsOptions
-	// Console serves the embedded web console at ConsolePath (console.go;
+	// Console serves the embedded web console at ConsolePath (the console
+	// room, adapters/ginhttp/console;
 	// README, "Web console"). Its routes are not API operations and are
 	// not in the OpenAPI document.
 	Console bool
@@ -160,6 +162,13 @@ type Server struct {
 	failures *web.LogLimiter
 	now      func() time.Time
 }
+
+// ConsolePath is where the console is served (Options.Console), and
+// ConsoleCSP the Content-Security-Policy of its every answer.
+const (
+	ConsolePath = console.Path
+	ConsoleCSP  = console.CSP
+)
 
 // DefaultMaxHeaderBytes is the header limit when Options.MaxHeaderBytes is
 // zero (docs/api.md, "Conventions").
@@ -337,7 +346,7 @@ func New(opts Options) (*Server, error) {
 		if opts.Cache != nil {
 			names = opts.Cache.Assignments.Names()
 		}
-		if err := s.mountConsole(names); err != nil {
+		if err := console.Mount(s.host, names); err != nil {
 			return nil, err
 		}
 	}
@@ -405,6 +414,10 @@ func (r router) Mount(rt web.Route) (err error) {
 			err = fmt.Errorf("ginhttp: route %s %s: %v", rt.Method, rt.Path, rec)
 		}
 	}()
+	if rt.Bare {
+		r.s.engine.Handle(rt.Method, rt.Path, rt.Handler)
+		return nil
+	}
 	r.s.engine.Handle(rt.Method, rt.Path, r.s.chain(rt)...)
 	return nil
 }

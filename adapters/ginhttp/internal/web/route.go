@@ -35,6 +35,8 @@ type Route struct {
 	// Pre runs before the guard, so it also shapes the guard's refusals.
 	Pre     []gin.HandlerFunc
 	Handler gin.HandlerFunc
+	// Bare mounts Handler alone: no guard, no Pre (the console's files).
+	Bare bool
 }
 
 // Router mounts a room's routes behind the server's middleware and guard.
