@@ -89,9 +89,9 @@ func (a *AdminCheck) Forget(id string) {
 	a.mu.Unlock()
 }
 
-// byAdmin returns e as done by the admin p (docs/admin.md: every admin
-// change names its actor).
-func byAdmin(p domain.Principal, e domain.AuditEvent) domain.AuditEvent {
-	e.ActorID, e.ActorUsername = p.ID, domain.CutAuditUsername(p.Username)
+// byAdmin returns e as done by actor (docs/admin.md: every admin change
+// names its actor; the system actor, the command line, names none).
+func byAdmin(actor domain.Actor, e domain.AuditEvent) domain.AuditEvent {
+	e.ActorID, e.ActorUsername = actor.Principal.ID, domain.CutAuditUsername(actor.Principal.Username)
 	return e
 }

@@ -14,12 +14,12 @@ import (
 // the audit trail with the acting admin.
 type AdminEntries struct {
 	ops   *CacheOperations
-	users *AdminUsers
+	users *Users
 }
 
 // NewAdminEntries returns the use cases over ops, recording through the
 // auditor of users (whose store also names the entries' assignees).
-func NewAdminEntries(ops *CacheOperations, users *AdminUsers) (*AdminEntries, error) {
+func NewAdminEntries(ops *CacheOperations, users *Users) (*AdminEntries, error) {
 	if ops == nil || users == nil {
 		return nil, errors.New("the admin entry routes need the cache operations and the admin user use cases")
 	}
@@ -35,7 +35,7 @@ func (a *AdminEntries) Get(ctx context.Context, assignment, id string) (domain.E
 // without pre.IfMatch the version read first is required, so an entry
 // deleted meanwhile is domain.ErrCacheNotFound and one changed meanwhile
 // domain.ErrVersionMismatch; If-None-Match is refused.
-func (a *AdminEntries) Replace(ctx context.Context, by domain.Principal, assignment, id string, in CacheInput, pre Preconditions) (domain.Entry, error) {
+func (a *AdminEntries) Replace(ctx context.Context, by domain.Actor, assignment, id string, in CacheInput, pre Preconditions) (domain.Entry, error) {
 	if pre.IfNoneMatchAny {
 		return domain.Entry{}, domain.InvalidField("If-None-Match", "is not supported here: the admin API never creates an entry")
 	}
@@ -56,7 +56,7 @@ func (a *AdminEntries) Replace(ctx context.Context, by domain.Principal, assignm
 }
 
 // Delete deletes an entry (entry.deleted) and returns it as deleted.
-func (a *AdminEntries) Delete(ctx context.Context, by domain.Principal, assignment, id string, pre Preconditions) (domain.Entry, error) {
+func (a *AdminEntries) Delete(ctx context.Context, by domain.Actor, assignment, id string, pre Preconditions) (domain.Entry, error) {
 	e, err := a.ops.Delete.Execute(ctx, DeleteCacheInput{Assignment: assignment, Actor: domain.System(), ID: id, Pre: pre})
 	if err != nil {
 		return domain.Entry{}, err
@@ -68,13 +68,13 @@ func (a *AdminEntries) Delete(ctx context.Context, by domain.Principal, assignme
 // record writes the event of a change right after it: the cache stores
 // take no events (docs/admin.md). The event's user is the entry's
 // assignee; detail names the entry and its version after the change.
-func (a *AdminEntries) record(ctx context.Context, by domain.Principal, t domain.AuditType, assignment string, e domain.Entry) {
+func (a *AdminEntries) record(ctx context.Context, by domain.Actor, t domain.AuditType, assignment string, e domain.Entry) {
 	ev := byAdmin(by, domain.AuditEvent{Type: t, UserID: e.AssigneeID,
 		Detail: fmt.Sprintf("%s/%s version %d", assignment, e.ID, e.Version)})
 	if e.AssigneeID != "" {
-		if u, err := a.users.ua.users.UserByID(ctx, e.AssigneeID); err == nil {
+		if u, err := a.users.users.UserByID(ctx, e.AssigneeID); err == nil {
 			ev.Username = u.Username
 		}
 	}
-	a.users.ua.audit.Record(ctx, ev)
+	a.users.audit.Record(ctx, ev)
 }

@@ -30,12 +30,12 @@ const byIDThreshold = 16
 // AllSessions returns page p of every user's live sessions, the last
 // used first, each with its user's name (docs/admin.md, "Sessions");
 // domain.ErrNotImplemented when the refresh store cannot list them all.
-func (a *AdminUsers) AllSessions(ctx context.Context, p SessionPage) (AllSessionList, error) {
+func (a *Users) AllSessions(ctx context.Context, p SessionPage) (AllSessionList, error) {
 	dir, ok := a.refresh.(ports.SessionDirectory)
 	if !ok {
 		return AllSessionList{}, domain.ErrNotImplemented
 	}
-	page, total, err := dir.AllSessions(ctx, a.ua.clock.Now(), p.Limit, p.Offset)
+	page, total, err := dir.AllSessions(ctx, a.clock.Now(), p.Limit, p.Offset)
 	if err != nil {
 		return AllSessionList{}, err
 	}
@@ -52,13 +52,13 @@ func (a *AdminUsers) AllSessions(ctx context.Context, p SessionPage) (AllSession
 
 // usernames returns the names of the users the sessions belong to, by
 // id; a user deleted since has none.
-func (a *AdminUsers) usernames(ctx context.Context, sessions []domain.Session) (map[string]string, error) {
+func (a *Users) usernames(ctx context.Context, sessions []domain.Session) (map[string]string, error) {
 	names := map[string]string{}
 	for _, s := range sessions {
 		names[s.UserID] = ""
 	}
 	if len(names) > byIDThreshold {
-		users, err := a.ua.users.ListUsers(ctx)
+		users, err := a.users.ListUsers(ctx)
 		if err != nil {
 			return nil, err
 		}
@@ -70,7 +70,7 @@ func (a *AdminUsers) usernames(ctx context.Context, sessions []domain.Session) (
 		return names, nil
 	}
 	for id := range names {
-		u, err := a.ua.users.UserByID(ctx, id)
+		u, err := a.users.UserByID(ctx, id)
 		switch {
 		case err == nil:
 			names[id] = u.Username

@@ -18,14 +18,14 @@ import (
 // the auditor writing into the stores' own log.
 type adminFixture struct {
 	clock   interface{ Advance(time.Duration) }
-	auditor *application.Auditor
+	auditor *application.AuditTrail
 	users   *memstore.UserRepository
 	refresh *memstore.RefreshStore
 	log     *memstore.AuditLog
-	ua      *application.UserAdmin
+	ua      *application.Users
 	check   *application.AdminCheck
-	admin   *application.AdminUsers
-	audit   *application.AdminAudit
+	admin   *application.Users
+	audit   *application.AuditTrail
 	self    *application.SelfService
 	login   *application.Login
 }
@@ -44,13 +44,8 @@ func newAdminFixture(t *testing.T) *adminFixture {
 	if err != nil {
 		t.Fatal(err)
 	}
-	auditor := application.NewAuditor(f.log, nil, nil, clock, ids)
-	auditor.SetStoredWithChanges(true)
-	f.auditor = auditor
-	if f.ua, err = application.NewUserAdmin(f.users, hasher, clock, ids); err != nil {
-		t.Fatal(err)
-	}
-	f.ua.SetAuditor(auditor)
+	auditor := application.NewAuditTrail(application.AuditTrailDeps{Store: f.log, Clock: clock, IDs: ids, StoredWithChanges: true})
+	f.auditor, f.audit = auditor, auditor
 	tokens, err := josejwt.New(ctx, josejwt.Options{Keys: memstore.NewKeyStore(), Clock: clock})
 	if err != nil {
 		t.Fatal(err)
@@ -69,10 +64,15 @@ func newAdminFixture(t *testing.T) *adminFixture {
 	if f.check, err = application.NewAdminCheck(f.users, clock); err != nil {
 		t.Fatal(err)
 	}
-	if f.admin, err = application.NewAdminUsers(f.ua, f.check, f.refresh, nil); err != nil {
+	deps := application.UsersDeps{Users: f.users, Hasher: hasher, Clock: clock, IDs: ids, Audit: auditor, Check: f.check, Refresh: f.refresh}
+	if f.admin, err = application.NewUsers(deps); err != nil {
 		t.Fatal(err)
 	}
-	if f.audit, err = application.NewAdminAudit(f.log, clock); err != nil {
+	// f.ua is the command line's, another process with a check of its own.
+	if deps.Check, err = application.NewAdminCheck(f.users, clock); err != nil {
+		t.Fatal(err)
+	}
+	if f.ua, err = application.NewUsers(deps); err != nil {
 		t.Fatal(err)
 	}
 	if f.self, err = application.NewSelfService(f.login, f.ua, f.refresh, nil); err != nil {
@@ -81,9 +81,28 @@ func newAdminFixture(t *testing.T) *adminFixture {
 	return f
 }
 
+// patchByName changes the user named name as the command line does.
+func patchByName(ctx context.Context, users *application.Users, name string, p application.UserPatch) (domain.User, error) {
+	u, err := users.ByUsername(ctx, name)
+	if err != nil {
+		return u, err
+	}
+	return users.Patch(ctx, domain.System(), u.ID, p)
+}
+
+// resetByName sets the password of the user named name as the command
+// line does.
+func resetByName(ctx context.Context, users *application.Users, name, password string) (domain.User, error) {
+	u, err := users.ByUsername(ctx, name)
+	if err != nil {
+		return u, err
+	}
+	return u, users.ResetPassword(ctx, domain.System(), u.ID, password)
+}
+
 func (f *adminFixture) add(t *testing.T, name string, admin bool) domain.Principal {
 	t.Helper()
-	u, err := f.ua.Add(context.Background(), application.AddUserInput{Username: name, Password: adminTestPassword, Active: true, Admin: admin})
+	u, err := f.ua.Add(context.Background(), domain.System(), application.AddUserInput{Username: name, Password: adminTestPassword, Active: true, Admin: admin})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -117,7 +136,7 @@ func TestAdminCheckRemembersTheStoreForLessThanASecond(t *testing.T) {
 	if err := f.check.Require(ctx, actor); err != nil {
 		t.Fatalf("an admin: %v", err)
 	}
-	if _, err := f.ua.SetAdmin(ctx, "ada", false); err != nil {
+	if _, err := patchByName(ctx, f.ua, "ada", application.UserPatch{Admin: new(false)}); err != nil {
 		t.Fatal(err)
 	}
 	f.clock.Advance(999 * time.Millisecond)
@@ -146,7 +165,7 @@ func TestAdminChangesNameTheActingAdmin(t *testing.T) {
 	root := f.add(t, "root", true)
 	bob := f.loginAs(t, f.add(t, "bob", false))
 	off := false
-	if _, err := f.admin.Patch(ctx, root, bob.ID, application.UserPatch{Active: &off}); err != nil {
+	if _, err := f.admin.Patch(ctx, domain.AsPrincipal(root), bob.ID, application.UserPatch{Active: &off}); err != nil {
 		t.Fatal(err)
 	}
 	if list, _ := f.refresh.UserSessions(ctx, bob.ID, time.Date(2026, 11, 25, 10, 0, 0, 0, time.UTC)); len(list) != 0 {
@@ -158,20 +177,20 @@ func TestAdminChangesNameTheActingAdmin(t *testing.T) {
 	}
 	for name, err := range map[string]error{
 		"disable self": func() error {
-			_, err := f.admin.Patch(ctx, root, root.ID, application.UserPatch{Active: &off})
+			_, err := f.admin.Patch(ctx, domain.AsPrincipal(root), root.ID, application.UserPatch{Active: &off})
 			return err
 		}(),
 		"demote self": func() error {
-			_, err := f.admin.Patch(ctx, root, root.ID, application.UserPatch{Admin: &off})
+			_, err := f.admin.Patch(ctx, domain.AsPrincipal(root), root.ID, application.UserPatch{Admin: &off})
 			return err
 		}(),
-		"delete self": f.admin.Delete(ctx, root, root.ID),
+		"delete self": f.admin.Delete(ctx, domain.AsPrincipal(root), root.ID),
 	} {
 		if !errors.Is(err, domain.ErrOwnAdminChange) {
 			t.Errorf("%s: %v, want ErrOwnAdminChange", name, err)
 		}
 	}
-	if err := f.admin.Delete(ctx, root, bob.ID); err != nil {
+	if err := f.admin.Delete(ctx, domain.AsPrincipal(root), bob.ID); err != nil {
 		t.Fatal(err)
 	}
 	if events, _ := f.log.Events(ctx, ports.AuditFilter{Type: domain.AuditUserDeleted}); len(events) != 1 || events[0].ActorID != root.ID {
@@ -181,7 +200,7 @@ func TestAdminChangesNameTheActingAdmin(t *testing.T) {
 
 // A watch delivers the events stored after it started, each once, oldest
 // first; a page's cursor continues where it stopped.
-func TestAdminAuditWatchAndPages(t *testing.T) {
+func TestAuditTrailWatchAndPages(t *testing.T) {
 	t.Parallel()
 	f := newAdminFixture(t)
 	ctx := context.Background()
@@ -268,11 +287,11 @@ func TestHasAdminCountsOnlyAnActiveAdmin(t *testing.T) {
 	f.add(t, "bob", false)
 	want("a user who is not an admin", false)
 	// Created disabled: the last active admin could not be disabled.
-	if _, err := f.ua.Add(ctx, application.AddUserInput{Username: "root", Password: adminTestPassword, Admin: true}); err != nil {
+	if _, err := f.ua.Add(ctx, domain.System(), application.AddUserInput{Username: "root", Password: adminTestPassword, Admin: true}); err != nil {
 		t.Fatal(err)
 	}
 	want("a disabled admin", false)
-	if _, err := f.ua.SetActive(ctx, "root", true); err != nil {
+	if _, err := patchByName(ctx, f.ua, "root", application.UserPatch{Active: new(true)}); err != nil {
 		t.Fatal(err)
 	}
 	want("an active admin", true)

@@ -8,73 +8,86 @@ import (
 	"github.com/cachegate/cachegate/ports"
 )
 
-// Auditor records the security events of the audit trail (README.md,
-// "Audit trail"): each event is stored in the ports.AuditLog, logged as one
+// AuditTrail is the audit service: it records the security events of the
+// audit trail (README.md, "Audit trail") and reads them back for the
+// command line and the admin API (audit_trail.go). Each event recorded is
+// stored in the ports.AuditLog, logged as one
 // line (with the request id, which the logger takes from ctx) and counted
 // (ports.Metrics.AuditEvent). It fills in the id, the time, the request id
 // and the client address from ctx (ports.RequestID, ports.ClientAddr).
 // Recording never fails the operation it records: a store failure is
-// logged. A nil *Auditor records nothing. No event carries a password or
+// logged. A nil *AuditTrail records nothing. No event carries a password or
 // a token: only ids, names, addresses and reasons.
 //
 // Events that record a change of a store are written in the change's
-// transaction when the stores write into this auditor's AuditLog
-// (SetStoredWithChanges, see ports.AuditLog); otherwise, and for events
+// transaction when the stores write into this trail's AuditLog
+// (AuditTrailDeps.StoredWithChanges, see ports.AuditLog); otherwise, and for events
 // with no change of their own, right after the change succeeded, so a
 // crash between the two loses the event (ARCHITECTURE.md, threat model).
 //
 // Failed and throttled logins are folded (domain.AuditFold, by default
-// domain.DefaultAuditFold; SetFold) when the AuditLog is a
+// domain.DefaultAuditFold; AuditTrailDeps.Fold) when the AuditLog is a
 // ports.AuditFolder: a flood of them grows the trail by a bounded number
 // of rows a window. Every attempt is still logged and counted. Usernames
 // are cut to domain.MaxAuditUsernameLen characters.
-type Auditor struct {
+type AuditTrail struct {
 	withChanges bool
 	fold        domain.AuditFold
 	store       ports.AuditLog
+	query       ports.AuditQueryLog // nil: the audit log cannot be queried
 	log         *slog.Logger
 	metrics     ports.Metrics
 	clock       ports.Clock
 	ids         ports.IDGenerator
 }
 
-// NewAuditor returns an auditor. store may be nil (events are then only
-// logged and counted); log and metrics may be nil.
-func NewAuditor(store ports.AuditLog, log *slog.Logger, metrics ports.Metrics, clock ports.Clock, ids ports.IDGenerator) *Auditor {
-	if log == nil {
-		log = slog.New(slog.DiscardHandler)
-	}
-	return &Auditor{store: store, log: log, metrics: metricsOrNop(metrics), clock: clock, ids: ids,
-		fold: domain.DefaultAuditFold}
+// AuditTrailDeps are what the audit trail needs. Store may be nil (events
+// are then only logged and counted, and there is no trail to read); Log
+// and Metrics may be nil.
+type AuditTrailDeps struct {
+	Store   ports.AuditLog
+	Log     *slog.Logger
+	Metrics ports.Metrics
+	Clock   ports.Clock
+	IDs     ports.IDGenerator
+	// Fold folds failed and throttled logins; nil means
+	// domain.DefaultAuditFold, a zero Window stores each attempt as an
+	// event of its own.
+	Fold *domain.AuditFold
+	// StoredWithChanges tells that the stores write the events of their
+	// changes (user added / disabled / enabled / password changed, logout,
+	// key rotated / revoked, refresh reuse) into Store in the transaction
+	// of the change: the use cases then hand those events to the stores
+	// (Prepare) and Committed only logs and counts them. Set it only when
+	// Store is the stores' own (bootstrap does so when the graph's
+	// ports.AuditLog is the default one of the store module; an embedder's
+	// AuditLog keeps receiving every event through RecordEvent, after the
+	// change committed).
+	StoredWithChanges bool
 }
 
-// SetFold sets the rule that folds failed and throttled logins; a zero
-// Window stores each attempt as an event of its own. Call it before use.
-func (a *Auditor) SetFold(f domain.AuditFold) {
-	if a != nil {
-		a.fold = f
+// NewAuditTrail returns the audit trail; Clock and IDs are required.
+func NewAuditTrail(d AuditTrailDeps) *AuditTrail {
+	if d.Log == nil {
+		d.Log = slog.New(slog.DiscardHandler)
 	}
+	fold := domain.DefaultAuditFold
+	if d.Fold != nil {
+		fold = *d.Fold
+	}
+	q, _ := d.Store.(ports.AuditQueryLog)
+	return &AuditTrail{store: d.Store, query: q, log: d.Log, metrics: metricsOrNop(d.Metrics), clock: d.Clock,
+		ids: d.IDs, fold: fold, withChanges: d.StoredWithChanges && d.Store != nil}
 }
 
-// SetStoredWithChanges tells a that the stores write the events of their
-// changes (user added / disabled / enabled / password changed, logout,
-// key rotated / revoked, refresh reuse) into a's AuditLog in the
-// transaction of the change: the use cases then
-// hand those events to the stores (Prepare) and Committed only logs and
-// counts them. Call it before use, only when the AuditLog is the stores'
-// own (bootstrap does so when the graph's ports.AuditLog is the default
-// one of the store module; an embedder's AuditLog keeps receiving every
-// event through RecordEvent, after the change committed).
-func (a *Auditor) SetStoredWithChanges(on bool) {
-	if a != nil {
-		a.withChanges = on
-	}
-}
+// Stored reports whether a stores its events, so that there is a trail
+// to read.
+func (a *AuditTrail) Stored() bool { return a != nil && a.store != nil }
 
 // Record records e, an event that has no change of a store of its own
 // (login, throttling, session expiry) or whose change is not given its
 // events (refresh reuse): it is stored, logged and counted.
-func (a *Auditor) Record(ctx context.Context, e domain.AuditEvent) {
+func (a *AuditTrail) Record(ctx context.Context, e domain.AuditEvent) {
 	if a == nil {
 		return
 	}
@@ -85,15 +98,15 @@ func (a *Auditor) Record(ctx context.Context, e domain.AuditEvent) {
 
 // Prepare fills in e (id, time, request id, client address) for a change
 // about to be made and returns what the store must append in the change's
-// transaction: e when the stores write events (SetStoredWithChanges),
+// transaction: e when the stores write events (StoredWithChanges),
 // otherwise nothing. Pass the filled event to Committed once the change
 // committed.
-func (a *Auditor) Prepare(ctx context.Context, e domain.AuditEvent) (domain.AuditEvent, []domain.AuditEvent) {
+func (a *AuditTrail) Prepare(ctx context.Context, e domain.AuditEvent) (domain.AuditEvent, []domain.AuditEvent) {
 	if a == nil {
 		return e, nil
 	}
 	e = a.fill(ctx, e)
-	if a.withChanges && a.store != nil {
+	if a.withChanges {
 		return e, []domain.AuditEvent{e}
 	}
 	return e, nil
@@ -102,7 +115,7 @@ func (a *Auditor) Prepare(ctx context.Context, e domain.AuditEvent) (domain.Audi
 // Committed reports e, filled by Prepare, after its change committed: it
 // is logged and counted, and stored unless the store already wrote it in
 // the change's transaction.
-func (a *Auditor) Committed(ctx context.Context, e domain.AuditEvent) {
+func (a *AuditTrail) Committed(ctx context.Context, e domain.AuditEvent) {
 	if a == nil {
 		return
 	}
@@ -112,7 +125,7 @@ func (a *Auditor) Committed(ctx context.Context, e domain.AuditEvent) {
 	}
 }
 
-func (a *Auditor) fill(ctx context.Context, e domain.AuditEvent) domain.AuditEvent {
+func (a *AuditTrail) fill(ctx context.Context, e domain.AuditEvent) domain.AuditEvent {
 	e.ID, e.Time = a.ids.NewID(), domain.Normalize(a.clock.Now())
 	e.Username = domain.CutAuditUsername(e.Username)
 	if e.RequestID == "" {
@@ -124,7 +137,7 @@ func (a *Auditor) fill(ctx context.Context, e domain.AuditEvent) domain.AuditEve
 	return e
 }
 
-func (a *Auditor) logAndCount(ctx context.Context, e domain.AuditEvent) {
+func (a *AuditTrail) logAndCount(ctx context.Context, e domain.AuditEvent) {
 	a.metrics.AuditEvent(string(e.Type))
 	attrs := []slog.Attr{slog.String("type", string(e.Type))}
 	for _, f := range []struct{ k, v string }{{"userId", e.UserID}, {"username", e.Username}, {"address", e.Address},
@@ -140,7 +153,7 @@ func (a *Auditor) logAndCount(ctx context.Context, e domain.AuditEvent) {
 	a.log.LogAttrs(ctx, level, "audit event", attrs...)
 }
 
-func (a *Auditor) store1(ctx context.Context, e domain.AuditEvent) {
+func (a *AuditTrail) store1(ctx context.Context, e domain.AuditEvent) {
 	if a.store == nil {
 		return
 	}

@@ -48,10 +48,8 @@ func TestAuditorWithChangesAndEmbedderLogs(t *testing.T) {
 				e.users.SetAuditLog(log)
 				e.refresh.SetAuditLog(log)
 			}
-			a := application.NewAuditor(embedder, nil, nil, e.clock, &seqIDs{})
-			a.SetStoredWithChanges(tc.withChanges)
-			e.admin.SetAuditor(a)
-			e.logout.SetAuditor(a)
+			e.audit(t, application.NewAuditTrail(application.AuditTrailDeps{Store: embedder, Clock: e.clock, IDs: &seqIDs{},
+				StoredWithChanges: tc.withChanges}))
 			e.addUser(t, "alice", pw, true)
 			pair, err := e.login.Execute(ctx, application.LoginInput{Username: "alice", Password: pw})
 			if err != nil {
@@ -65,9 +63,13 @@ func TestAuditorWithChangesAndEmbedderLogs(t *testing.T) {
 				t.Fatal(err)
 			}
 			for _, step := range []func() (domain.User, error){
-				func() (domain.User, error) { return e.admin.SetActive(ctx, "alice", false) },
-				func() (domain.User, error) { return e.admin.SetActive(ctx, "alice", true) },
-				func() (domain.User, error) { return e.admin.SetPassword(ctx, "alice", pw+"!") },
+				func() (domain.User, error) {
+					return patchByName(ctx, e.admin, "alice", application.UserPatch{Active: new(false)})
+				},
+				func() (domain.User, error) {
+					return patchByName(ctx, e.admin, "alice", application.UserPatch{Active: new(true)})
+				},
+				func() (domain.User, error) { return resetByName(ctx, e.admin, "alice", pw+"!") },
 			} {
 				if _, err := step(); err != nil {
 					t.Fatal(err)
@@ -91,11 +93,11 @@ func TestAuditorWithChangesAndEmbedderLogs(t *testing.T) {
 	}
 }
 
-// TestKeyAdminRecordsKeyEventsWithTheirChange: key.rotated (its family
+// TestKeysRecordKeyEventsWithTheirChange: key.rotated (its family
 // the new kid) and key.revoked are written once, by the key store with
 // the change when it writes into the auditor's log, else through the
 // embedder's RecordEvent; a revocation of an unknown key records nothing.
-func TestKeyAdminRecordsKeyEventsWithTheirChange(t *testing.T) {
+func TestKeysRecordKeyEventsWithTheirChange(t *testing.T) {
 	t.Parallel()
 	for _, tc := range []struct {
 		name        string
@@ -118,22 +120,21 @@ func TestKeyAdminRecordsKeyEventsWithTheirChange(t *testing.T) {
 				t.Fatal(err)
 			}
 			embedder := &countingLog{AuditLog: log, calls: map[domain.AuditType]int{}}
-			a := application.NewAuditor(embedder, nil, nil, clock, &seqIDs{})
-			a.SetStoredWithChanges(tc.withChanges)
-			admin, err := application.NewKeyAdmin(tok, clock, nil)
+			a := application.NewAuditTrail(application.AuditTrailDeps{Store: embedder, Clock: clock, IDs: &seqIDs{},
+				StoredWithChanges: tc.withChanges})
+			admin, err := application.NewKeys(tok, clock, nil, a)
 			if err != nil {
 				t.Fatal(err)
 			}
-			admin.SetAuditor(a)
-			key, err := admin.Rotate(ctx, application.RotateKeyInput{})
+			key, err := admin.Rotate(ctx, domain.System(), application.RotateKeyInput{})
 			if err != nil {
 				t.Fatal(err)
 			}
 			kid := key.ID
-			if err := admin.Revoke(ctx, "no-such-kid"); !errors.Is(err, domain.ErrSigningKeyNotFound) {
+			if err := admin.Revoke(ctx, domain.System(), "no-such-kid"); !errors.Is(err, domain.ErrSigningKeyNotFound) {
 				t.Fatalf("Revoke(unknown) = %v, want ErrSigningKeyNotFound", err)
 			}
-			if err := admin.Revoke(ctx, kid); err != nil {
+			if err := admin.Revoke(ctx, domain.System(), kid); err != nil {
 				t.Fatal(err)
 			}
 			for _, typ := range []domain.AuditType{domain.AuditKeyRotated, domain.AuditKeyRevoked} {

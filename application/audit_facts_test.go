@@ -13,9 +13,9 @@ import (
 )
 
 // One audit type per fact, whoever acts (docs/admin.md, "Audit event
-// types"): each fact done on the command line (UserAdmin, KeyAdmin, the
-// user's own SelfService) and over the admin API (AdminUsers, KeyAdmin's
-// …By) is recorded under the same type, the admin's with the actor; the
+// types"): each fact done on the command line (Users and Keys as the
+// system actor, the user's own SelfService) and over the admin API (Users
+// and Keys as an admin) is recorded under the same type, the admin's with the actor; the
 // admin API's query by type finds both. An admin update changing two
 // facts records two events. Nothing is recorded under the old admin.*
 // types.
@@ -35,44 +35,43 @@ func TestEachFactHasOneAuditTypeWhoeverActs(t *testing.T) {
 
 	// The command line.
 	f.add(t, "viacli", false)
-	must2(f.ua.SetActive(ctx, "viacli", false))
-	must2(f.ua.SetActive(ctx, "viacli", true))
-	must2(f.ua.SetPassword(ctx, "viacli", "another password 27 bytes"))
-	must2(f.ua.SetAdmin(ctx, "viacli", true))
-	must2(f.ua.SetAdmin(ctx, "viacli", false))
+	must2(patchByName(ctx, f.ua, "viacli", application.UserPatch{Active: new(false)}))
+	must2(patchByName(ctx, f.ua, "viacli", application.UserPatch{Active: new(true)}))
+	must2(resetByName(ctx, f.ua, "viacli", "another password 27 bytes"))
+	must2(patchByName(ctx, f.ua, "viacli", application.UserPatch{Admin: new(true)}))
+	must2(patchByName(ctx, f.ua, "viacli", application.UserPatch{Admin: new(false)}))
 	own := f.loginAs(t, f.add(t, "owner", false))
 	must(f.self.RevokeSession(ctx, domain.AsPrincipal(own), own.FamilyID))
 
 	// The admin API.
-	api, err := f.admin.Add(ctx, root, application.AdminAddUserInput{Username: "viaapi", Password: adminTestPassword})
+	api, err := f.admin.Add(ctx, domain.AsPrincipal(root), application.AddUserInput{Username: "viaapi", Password: adminTestPassword, Active: true})
 	must(err)
-	must2(f.admin.Patch(ctx, root, api.ID, application.UserPatch{Active: &off}))
-	must2(f.admin.Patch(ctx, root, api.ID, application.UserPatch{Active: &on}))
-	must2(f.admin.Patch(ctx, root, api.ID, application.UserPatch{Admin: &on}))
-	must2(f.admin.Patch(ctx, root, api.ID, application.UserPatch{Admin: &off}))
+	must2(f.admin.Patch(ctx, domain.AsPrincipal(root), api.ID, application.UserPatch{Active: &off}))
+	must2(f.admin.Patch(ctx, domain.AsPrincipal(root), api.ID, application.UserPatch{Active: &on}))
+	must2(f.admin.Patch(ctx, domain.AsPrincipal(root), api.ID, application.UserPatch{Admin: &on}))
+	must2(f.admin.Patch(ctx, domain.AsPrincipal(root), api.ID, application.UserPatch{Admin: &off}))
 	sess := f.loginAs(t, domain.Principal{ID: api.ID, Username: "viaapi"})
-	must(f.admin.RevokeSession(ctx, root, sess.FamilyID))
-	must(f.admin.RevokeSessions(ctx, root, api.ID))
-	must(f.admin.SetPassword(ctx, root, api.ID, "another password 27 bytes"))
-	must(f.admin.Delete(ctx, root, api.ID))
-	both, err := f.admin.Add(ctx, root, application.AdminAddUserInput{Username: "both", Password: adminTestPassword})
+	must(f.admin.RevokeSession(ctx, domain.AsPrincipal(root), sess.FamilyID))
+	must(f.admin.RevokeSessions(ctx, domain.AsPrincipal(root), api.ID))
+	must(f.admin.ResetPassword(ctx, domain.AsPrincipal(root), api.ID, "another password 27 bytes"))
+	must(f.admin.Delete(ctx, domain.AsPrincipal(root), api.ID))
+	both, err := f.admin.Add(ctx, domain.AsPrincipal(root), application.AddUserInput{Username: "both", Password: adminTestPassword, Active: true})
 	must(err)
-	must2(f.admin.Patch(ctx, root, both.ID, application.UserPatch{Active: &off, Admin: &on}))
+	must2(f.admin.Patch(ctx, domain.AsPrincipal(root), both.ID, application.UserPatch{Active: &off, Admin: &on}))
 
 	// The keys, both ways.
 	keyStore := memstore.NewKeyStore()
 	keyStore.SetAuditLog(f.log)
 	tok, err := josejwt.New(ctx, josejwt.Options{Keys: keyStore, Clock: f.clock.(ports.Clock)})
 	must(err)
-	keys, err := application.NewKeyAdmin(tok, f.clock.(ports.Clock), nil)
+	keys, err := application.NewKeys(tok, f.clock.(ports.Clock), nil, f.auditor)
 	must(err)
-	keys.SetAuditor(f.auditor)
-	k1, err := keys.Rotate(ctx, application.RotateKeyInput{})
+	k1, err := keys.Rotate(ctx, domain.System(), application.RotateKeyInput{})
 	must(err)
-	k2, err := keys.RotateBy(ctx, root, application.RotateKeyInput{})
+	k2, err := keys.Rotate(ctx, domain.AsPrincipal(root), application.RotateKeyInput{})
 	must(err)
-	must(keys.Revoke(ctx, k1.ID))
-	must(keys.RevokeBy(ctx, root, k2.ID))
+	must(keys.Revoke(ctx, domain.System(), k1.ID))
+	must(keys.Revoke(ctx, domain.AsPrincipal(root), k2.ID))
 
 	for _, c := range []struct {
 		typ domain.AuditType

@@ -2,7 +2,6 @@ package application
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"time"
 
@@ -10,19 +9,9 @@ import (
 	"github.com/cachegate/cachegate/ports"
 )
 
-// AuditTrail reads the audit trail (the `cachegate audit` command).
-type AuditTrail struct {
-	store ports.AuditLog
-	clock ports.Clock
-}
-
-// NewAuditTrail returns the use case.
-func NewAuditTrail(store ports.AuditLog, clock ports.Clock) (*AuditTrail, error) {
-	if store == nil || clock == nil {
-		return nil, errors.New("the audit trail needs an audit log and a clock")
-	}
-	return &AuditTrail{store: store, clock: clock}, nil
-}
+// Reading the audit trail: List for the `cachegate audit` command, Page
+// and Watch for the admin API (docs/admin.md), a filtered, paged query
+// and a live watch.
 
 // AuditQuery selects events; zero fields select everything.
 type AuditQuery struct {
@@ -36,6 +25,9 @@ type AuditQuery struct {
 // List returns the events q selects, newest first. An unknown type or a
 // negative duration is a validation error.
 func (a *AuditTrail) List(ctx context.Context, q AuditQuery) ([]domain.AuditEvent, error) {
+	if !a.Stored() {
+		return nil, domain.ErrNotImplemented
+	}
 	if q.Type != "" && !q.Type.Valid() {
 		return nil, domain.InvalidField("type", fmt.Sprintf("must be one of %v", domain.AuditTypes()))
 	}
@@ -51,4 +43,108 @@ func (a *AuditTrail) List(ctx context.Context, q AuditQuery) ([]domain.AuditEven
 		return nil, fmt.Errorf("list audit events: %w", err)
 	}
 	return events, nil
+}
+
+// AuditPageInput selects a page of the audit trail; zero fields select
+// everything.
+type AuditPageInput struct {
+	Type     domain.AuditType
+	Username string
+	Address  string
+	// Since (inclusive) and Until (exclusive) bound the events' times.
+	Since, Until time.Time
+	// Limit is 1 to 1000; zero means 100.
+	Limit int
+	// Before continues after the last event of the previous page.
+	Before ports.AuditCursor
+}
+
+// MaxAuditPage is the most events one page of GET /admin/audit holds.
+const MaxAuditPage = 1000
+
+// Page returns the events in selects, newest first, and the cursor of
+// the next page (nil on the last). An unknown type or a limit out of
+// range is a validation error; domain.ErrNotImplemented when the audit
+// log cannot be queried.
+func (a *AuditTrail) Page(ctx context.Context, in AuditPageInput) ([]domain.AuditEvent, *ports.AuditCursor, error) {
+	if in.Type != "" && !in.Type.Valid() {
+		return nil, nil, domain.InvalidField("type", fmt.Sprintf("must be one of %v", domain.AuditTypes()))
+	}
+	if in.Limit == 0 {
+		in.Limit = 100
+	}
+	if in.Limit < 1 || in.Limit > MaxAuditPage {
+		return nil, nil, domain.InvalidField("limit", "must be between 1 and 1000")
+	}
+	if a.query == nil {
+		return nil, nil, domain.ErrNotImplemented
+	}
+	// One more than asked tells whether a next page exists.
+	events, err := a.query.QueryEvents(ctx, ports.AuditFilter{Type: in.Type, Username: in.Username, Since: in.Since,
+		Limit: in.Limit + 1}, in.Address, in.Until, in.Before)
+	if err != nil {
+		return nil, nil, fmt.Errorf("query audit events: %w", err)
+	}
+	if len(events) <= in.Limit {
+		return events, nil, nil
+	}
+	events = events[:in.Limit]
+	last := events[len(events)-1]
+	return events, &ports.AuditCursor{Time: last.Time, ID: last.ID}, nil
+}
+
+// AuditWatchOverlap is how far back each read of a watch looks before
+// the newest event it has seen, so that an event committed a little after
+// the time it carries (or by a replica whose clock is behind) is still
+// delivered; events already delivered are skipped by id.
+const AuditWatchOverlap = 10 * time.Second
+
+// AuditWatch delivers the events recorded after it started, by any
+// replica sharing the store, each once, oldest first. It reads the
+// store when asked (Next); it is not safe for concurrent use.
+type AuditWatch struct {
+	a     *AuditTrail
+	since time.Time
+	seen  map[string]time.Time
+}
+
+// Watch starts a watch at now: the events already stored are marked
+// delivered.
+func (a *AuditTrail) Watch(ctx context.Context) (*AuditWatch, error) {
+	if a.query == nil {
+		return nil, domain.ErrNotImplemented
+	}
+	w := &AuditWatch{a: a, since: domain.Normalize(a.clock.Now()), seen: map[string]time.Time{}}
+	if _, err := w.Next(ctx); err != nil {
+		return nil, fmt.Errorf("start the audit watch: %w", err)
+	}
+	return w, nil
+}
+
+// Next returns the events stored since the last call that this watch has
+// not delivered, oldest first.
+func (w *AuditWatch) Next(ctx context.Context) ([]domain.AuditEvent, error) {
+	from := w.since.Add(-AuditWatchOverlap)
+	events, err := w.a.query.QueryEvents(ctx, ports.AuditFilter{Since: from, Limit: MaxAuditPage}, "", time.Time{}, ports.AuditCursor{})
+	if err != nil {
+		return nil, err
+	}
+	var out []domain.AuditEvent
+	for i := len(events) - 1; i >= 0; i-- {
+		e := events[i]
+		if _, ok := w.seen[e.ID]; ok || e.Time.Before(w.since.Add(-AuditWatchOverlap)) {
+			continue
+		}
+		w.seen[e.ID] = e.Time
+		out = append(out, e)
+		if e.Time.After(w.since) {
+			w.since = e.Time
+		}
+	}
+	for id, t := range w.seen {
+		if t.Before(w.since.Add(-2 * AuditWatchOverlap)) {
+			delete(w.seen, id)
+		}
+	}
+	return out, nil
 }

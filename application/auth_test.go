@@ -26,7 +26,8 @@ type authEnv struct {
 	refresh   *memstore.RefreshStore
 	throttle  *memstore.LoginThrottle
 	hasher    *passhash.Hasher
-	admin     *application.UserAdmin
+	admin     *application.Users
+	ids       ports.IDGenerator
 	login     *application.Login
 	auth      *application.Authenticate
 	refresher *application.Refresh
@@ -59,9 +60,8 @@ func newAuthEnv(t testing.TB, o authOpts) *authEnv {
 		t.Fatal(err)
 	}
 	ids := &seqIDs{}
-	if e.admin, err = application.NewUserAdmin(e.users, e.hasher, e.clock, ids); err != nil {
-		t.Fatal(err)
-	}
+	e.ids = ids
+	e.audit(t, nil)
 	lookup := o.lookup
 	if lookup == nil {
 		lookup = application.RepoUserLookup{Users: e.users}
@@ -84,22 +84,36 @@ func newAuthEnv(t testing.TB, o authOpts) *authEnv {
 		Throttle: e.throttle, Limits: limits, Users: e.users, Hasher: e.hasher}); err != nil {
 		t.Fatal(err)
 	}
-	if e.auth, err = application.NewAuthenticate(tok.Verifier(), o.validator, lookup, e.revoked); err != nil {
+	if e.auth, err = application.NewAuthenticate(tok.Verifier(), o.validator, lookup, e.revoked, nil); err != nil {
 		t.Fatal(err)
 	}
 	if e.refresher, err = application.NewRefresh(application.RefreshDeps{Verifier: tok.Verifier(),
 		Validator: o.validator, Lookup: lookup, Tokens: e.tokens, Revoked: e.revoked}); err != nil {
 		t.Fatal(err)
 	}
-	if e.logout, err = application.NewLogout(e.refresh, e.clock, e.revoked); err != nil {
+	e.audit(t, nil)
+	return e
+}
+
+// audit rebuilds the user administration and logout recording in a.
+func (e *authEnv) audit(t testing.TB, a *application.AuditTrail) {
+	t.Helper()
+	check, err := application.NewAdminCheck(e.users, e.clock)
+	if err != nil {
 		t.Fatal(err)
 	}
-	return e
+	if e.admin, err = application.NewUsers(application.UsersDeps{Users: e.users, Hasher: e.hasher, Clock: e.clock,
+		IDs: e.ids, Audit: a, Check: check, Refresh: e.refresh, Revoked: e.revoked}); err != nil {
+		t.Fatal(err)
+	}
+	if e.logout, err = application.NewLogout(e.refresh, e.clock, e.revoked, a); err != nil {
+		t.Fatal(err)
+	}
 }
 
 func (e *authEnv) addUser(t *testing.T, name, password string, active bool) domain.User {
 	t.Helper()
-	u, err := e.admin.Add(context.Background(), application.AddUserInput{Username: name, Password: password, Active: active})
+	u, err := e.admin.Add(context.Background(), domain.System(), application.AddUserInput{Username: name, Password: password, Active: active})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -226,7 +240,7 @@ func TestLogin(t *testing.T) {
 		t.Parallel()
 		e := newAuthEnv(t, authOpts{})
 		const name = "tab\tname"
-		if _, err := e.admin.Add(ctx, application.AddUserInput{Username: name, Password: pw, Active: true}); domain.KindOf(err) != domain.KindInvalid {
+		if _, err := e.admin.Add(ctx, domain.System(), application.AddUserInput{Username: name, Password: pw, Active: true}); domain.KindOf(err) != domain.KindInvalid {
 			t.Fatalf("adding %q: %v, want it refused", name, err)
 		}
 		u := e.addUser(t, "stand-in", pw, true)
@@ -255,7 +269,7 @@ func TestExtraTokenValidation(t *testing.T) {
 	}
 	strict := newAuthEnv(t, authOpts{validator: refuseAll{}})
 	strict.users = plain.users
-	auth, _ := application.NewAuthenticate(mustVerifier(t, plain), refuseAll{}, application.RepoUserLookup{Users: plain.users}, nil)
+	auth, _ := application.NewAuthenticate(mustVerifier(t, plain), refuseAll{}, application.RepoUserLookup{Users: plain.users}, nil, nil)
 	if _, err := auth.Execute(ctx, pair.AccessToken); !errors.Is(err, domain.ErrAccessTokenFailedValidation) {
 		t.Fatalf("access: %v", err)
 	}
@@ -445,7 +459,7 @@ func TestRefreshRotation(t *testing.T) {
 		e := newAuthEnv(t, authOpts{})
 		e.addUser(t, "alice", pw, true)
 		pair, _ := e.login.Execute(ctx, application.LoginInput{Username: "alice", Password: pw})
-		if _, err := e.admin.SetActive(ctx, "alice", false); err != nil {
+		if _, err := patchByName(ctx, e.admin, "alice", application.UserPatch{Active: new(false)}); err != nil {
 			t.Fatal(err)
 		}
 		if _, err := e.refresher.Execute(ctx, pair.RefreshToken); !errors.Is(err, domain.ErrUnauthenticated) {
@@ -454,7 +468,7 @@ func TestRefreshRotation(t *testing.T) {
 		if _, err := e.auth.Execute(ctx, pair.AccessToken); !errors.Is(err, domain.ErrUnauthenticated) {
 			t.Fatalf("authenticate: %v", err)
 		}
-		if _, err := e.admin.SetActive(ctx, "alice", true); err != nil {
+		if _, err := patchByName(ctx, e.admin, "alice", application.UserPatch{Active: new(true)}); err != nil {
 			t.Fatal(err)
 		}
 		if _, err := e.refresher.Execute(ctx, pair.RefreshToken); !errors.Is(err, domain.ErrUnauthenticated) {
@@ -484,18 +498,18 @@ func TestRefreshRotation(t *testing.T) {
 	})
 }
 
-func TestUserAdmin(t *testing.T) {
+func TestUsersOnTheCommandLine(t *testing.T) {
 	t.Parallel()
 	ctx := context.Background()
 	e := newAuthEnv(t, authOpts{})
 	e.addUser(t, "Alice", pw, true)
-	if _, err := e.admin.Add(ctx, application.AddUserInput{Username: "alice ", Password: pw}); !errors.Is(err, domain.ErrUserExists) {
+	if _, err := e.admin.Add(ctx, domain.System(), application.AddUserInput{Username: "alice ", Password: pw}); !errors.Is(err, domain.ErrUserExists) {
 		t.Fatalf("case-insensitive duplicate: %v", err)
 	}
-	if _, err := e.admin.Add(ctx, application.AddUserInput{Username: "bob", Password: "short"}); domain.KindOf(err) != domain.KindInvalid {
+	if _, err := e.admin.Add(ctx, domain.System(), application.AddUserInput{Username: "bob", Password: "short"}); domain.KindOf(err) != domain.KindInvalid {
 		t.Fatalf("short password: %v", err)
 	}
-	if _, err := e.admin.SetPassword(ctx, "alice", "another password"); err != nil {
+	if _, err := resetByName(ctx, e.admin, "alice", "another password"); err != nil {
 		t.Fatal(err)
 	}
 	if _, err := e.login.Execute(ctx, application.LoginInput{Username: "alice", Password: pw}); !errors.Is(err, domain.ErrUnauthenticated) {
@@ -504,7 +518,7 @@ func TestUserAdmin(t *testing.T) {
 	if _, err := e.login.Execute(ctx, application.LoginInput{Username: "alice", Password: "another password"}); err != nil {
 		t.Fatalf("new password: %v", err)
 	}
-	if _, err := e.admin.SetActive(ctx, "nobody", false); !errors.Is(err, domain.ErrUserNotFound) {
+	if _, err := patchByName(ctx, e.admin, "nobody", application.UserPatch{Active: new(false)}); !errors.Is(err, domain.ErrUserNotFound) {
 		t.Fatalf("unknown user: %v", err)
 	}
 }

@@ -22,19 +22,17 @@ type Authenticate struct {
 
 // NewAuthenticate returns the use case; validator may be nil (extra
 // validation then passes), and so may revoked (then an access token stays
-// valid until it expires, whatever happens to its session).
-func NewAuthenticate(verifier ports.TokenVerifier, validator ports.TokenValidator, lookup ports.UserLookup, revoked SessionRevocations) (*Authenticate, error) {
+// valid until it expires, whatever happens to its session). Changed
+// reports changes' changes; changes may be nil (nothing reports them).
+// The same changes is given to RevokedSessions and the key ring's
+// reload, which bump it.
+func NewAuthenticate(verifier ports.TokenVerifier, validator ports.TokenValidator, lookup ports.UserLookup, revoked SessionRevocations, changes *AuthChanges) (*Authenticate, error) {
 	if verifier == nil || lookup == nil {
 		return nil, errors.New("authenticate needs a token verifier and a user lookup")
 	}
 	keys, _ := verifier.(ports.KeyRevocations)
-	return &Authenticate{verifier: verifier, validator: validator, lookup: lookup, revoked: revoked, keys: keys}, nil
+	return &Authenticate{verifier: verifier, validator: validator, lookup: lookup, revoked: revoked, keys: keys, changes: changes}, nil
 }
-
-// SetChanges makes Changed report c's changes; call it before use. The
-// same c is given to RevokedSessions and the key ring's reload, which
-// bump it.
-func (uc *Authenticate) SetChanges(c *AuthChanges) { uc.changes = c }
 
 // Changed returns a channel closed at the next change that may end a
 // principal's authorisation in this process (a session or a signing key

@@ -14,7 +14,7 @@ import (
 func BenchmarkRefresh(b *testing.B) {
 	e := newAuthEnv(b, authOpts{})
 	ctx := context.Background()
-	if _, err := e.admin.Add(ctx, application.AddUserInput{Username: "alice", Password: pw, Active: true}); err != nil {
+	if _, err := e.admin.Add(ctx, domain.System(), application.AddUserInput{Username: "alice", Password: pw, Active: true}); err != nil {
 		b.Fatal(err)
 	}
 	pair, err := e.login.Execute(ctx, application.LoginInput{Username: "alice", Password: pw})
@@ -33,7 +33,7 @@ func BenchmarkRefresh(b *testing.B) {
 func BenchmarkAuthenticate(b *testing.B) {
 	e := newAuthEnv(b, authOpts{})
 	ctx := context.Background()
-	if _, err := e.admin.Add(ctx, application.AddUserInput{Username: "alice", Password: pw, Active: true}); err != nil {
+	if _, err := e.admin.Add(ctx, domain.System(), application.AddUserInput{Username: "alice", Password: pw, Active: true}); err != nil {
 		b.Fatal(err)
 	}
 	pair, err := e.login.Execute(ctx, application.LoginInput{Username: "alice", Password: pw})
@@ -54,7 +54,7 @@ func BenchmarkAuthenticate(b *testing.B) {
 func BenchmarkAuthenticateWithRevokedSessions(b *testing.B) {
 	e := newAuthEnv(b, authOpts{})
 	ctx := context.Background()
-	if _, err := e.admin.Add(ctx, application.AddUserInput{Username: "alice", Password: pw, Active: true}); err != nil {
+	if _, err := e.admin.Add(ctx, domain.System(), application.AddUserInput{Username: "alice", Password: pw, Active: true}); err != nil {
 		b.Fatal(err)
 	}
 	pair, err := e.login.Execute(ctx, application.LoginInput{Username: "alice", Password: pw})

@@ -40,7 +40,7 @@ const SetupDetail = "setup-link"
 // its user is stored), so two requests with the same token make one
 // admin: the second finds the link used.
 type FirstAdmin struct {
-	ua       *UserAdmin
+	ua       *Users
 	hasAdmin func(context.Context) (bool, error)
 	clock    ports.Clock
 	secrets  ports.SecretSource
@@ -71,7 +71,7 @@ type setupLink struct {
 // NewFirstAdmin returns the use case. ua creates the admin; hasAdmin
 // reports whether an active admin exists (the admin API's
 // AdminUsers.HasAdmin); secrets makes the tokens.
-func NewFirstAdmin(ua *UserAdmin, hasAdmin func(context.Context) (bool, error), clock ports.Clock,
+func NewFirstAdmin(ua *Users, hasAdmin func(context.Context) (bool, error), clock ports.Clock,
 	secrets ports.SecretSource, opts FirstAdminOptions) (*FirstAdmin, error) {
 	if ua == nil || hasAdmin == nil || clock == nil || secrets == nil {
 		return nil, errors.New("the set-up link needs user administration, an admin check, a clock and secrets")
@@ -188,7 +188,7 @@ func (f *FirstAdmin) check(token string) error {
 	return nil
 }
 
-// create stores the admin with its events, as UserAdmin.add does, the
+// create stores the admin with its events, as Users.Add does, the
 // events carrying SetupDetail and no actor.
 func (f *FirstAdmin) create(ctx context.Context, username, password string) (domain.User, error) {
 	a := f.ua

@@ -22,8 +22,7 @@ type setupFixture struct {
 	clock interface{ Advance(time.Duration) }
 	users *memstore.UserRepository
 	log   *memstore.AuditLog
-	ua    *application.UserAdmin
-	admin *application.AdminUsers
+	ua    *application.Users
 	link  *application.FirstAdmin
 }
 
@@ -53,20 +52,16 @@ func newSetupFixture(t *testing.T, opts application.FirstAdminOptions) *setupFix
 	if err != nil {
 		t.Fatal(err)
 	}
-	auditor := application.NewAuditor(f.log, nil, nil, clock, ids)
-	auditor.SetStoredWithChanges(true)
-	if f.ua, err = application.NewUserAdmin(f.users, hasher, clock, ids); err != nil {
-		t.Fatal(err)
-	}
-	f.ua.SetAuditor(auditor)
+	auditor := application.NewAuditTrail(application.AuditTrailDeps{Store: f.log, Clock: clock, IDs: ids, StoredWithChanges: true})
 	check, err := application.NewAdminCheck(f.users, clock)
 	if err != nil {
 		t.Fatal(err)
 	}
-	if f.admin, err = application.NewAdminUsers(f.ua, check, refresh, nil); err != nil {
+	if f.ua, err = application.NewUsers(application.UsersDeps{Users: f.users, Hasher: hasher, Clock: clock, IDs: ids,
+		Audit: auditor, Check: check, Refresh: refresh}); err != nil {
 		t.Fatal(err)
 	}
-	if f.link, err = application.NewFirstAdmin(f.ua, f.admin.HasAdmin, clock, &countingSecrets{}, opts); err != nil {
+	if f.link, err = application.NewFirstAdmin(f.ua, f.ua.HasAdmin, clock, &countingSecrets{}, opts); err != nil {
 		t.Fatal(err)
 	}
 	return f
@@ -116,7 +111,7 @@ func TestSetUpLinkCreatesTheFirstAdminOnce(t *testing.T) {
 	if u.Username != "root" || !u.Admin || !u.Active {
 		t.Errorf("user %q admin=%v active=%v, want the active admin root", u.Username, u.Admin, u.Active)
 	}
-	if has, err := f.admin.HasAdmin(ctx); err != nil || !has {
+	if has, err := f.ua.HasAdmin(ctx); err != nil || !has {
 		t.Errorf("HasAdmin after set-up = %v, %v", has, err)
 	}
 	if _, err := f.link.Create(ctx, setupIn(l.Token, "root2")); !errors.Is(err, domain.ErrSetupLinkUsed) {
@@ -187,14 +182,14 @@ func TestSetUpLinkRefusals(t *testing.T) {
 			prepare: func(_ *testing.T, _ *setupFixture, token string) application.SetupInput { return setupIn(token, " ") }},
 		{name: "a taken username is a conflict", want: domain.ErrUserExists, usable: true,
 			prepare: func(t *testing.T, f *setupFixture, token string) application.SetupInput {
-				if _, err := f.ua.Add(ctx, application.AddUserInput{Username: "Root", Password: setupPassword, Active: true}); err != nil {
+				if _, err := f.ua.Add(ctx, domain.System(), application.AddUserInput{Username: "Root", Password: setupPassword, Active: true}); err != nil {
 					t.Fatal(err)
 				}
 				return setupIn(token, "root")
 			}},
 		{name: "an admin made meanwhile spends the link", want: domain.ErrAdminExists,
 			prepare: func(t *testing.T, f *setupFixture, token string) application.SetupInput {
-				if _, err := f.ua.Add(ctx, application.AddUserInput{Username: "cli", Password: setupPassword, Active: true, Admin: true}); err != nil {
+				if _, err := f.ua.Add(ctx, domain.System(), application.AddUserInput{Username: "cli", Password: setupPassword, Active: true, Admin: true}); err != nil {
 					t.Fatal(err)
 				}
 				return setupIn(token, "root")

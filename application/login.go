@@ -40,7 +40,7 @@ type LoginDeps struct {
 	Metrics   ports.Metrics
 	// Audit records login.succeeded, login.failed and login.throttled;
 	// nil records nothing.
-	Audit *Auditor
+	Audit *AuditTrail
 	// InFlightWait bounds how long an attempt refused while this
 	// process's attempts of the same username or address are still being
 	// checked waits for them to end (see inFlight); zero means

@@ -18,10 +18,7 @@ import (
 func auditedLogin(t *testing.T, e *authEnv, limits application.ThrottleLimits, fold *domain.AuditFold) (*application.Login, *memstore.AuditLog) {
 	t.Helper()
 	log := memstore.NewAuditLog()
-	a := application.NewAuditor(log, nil, nil, e.clock, &seqIDs{})
-	if fold != nil {
-		a.SetFold(*fold)
-	}
+	a := application.NewAuditTrail(application.AuditTrailDeps{Store: log, Clock: e.clock, IDs: &seqIDs{}, Fold: fold})
 	validator, err := application.NewCredentialValidator(context.Background(), application.RepoUserLookup{Users: e.users}, e.hasher, e.hasher)
 	if err != nil {
 		t.Fatal(err)

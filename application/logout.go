@@ -14,16 +14,17 @@ type Logout struct {
 	refresh ports.RefreshStore
 	clock   ports.Clock
 	revoked SessionRevocations
-	audit   *Auditor
+	audit   *AuditTrail
 }
 
-// NewLogout returns the use case; revoked may be nil (then this process
-// learns of the logout at its next poll, like every other).
-func NewLogout(refresh ports.RefreshStore, clock ports.Clock, revoked SessionRevocations) (*Logout, error) {
+// NewLogout returns the use case, which records a "logout" event for
+// every logout in audit; revoked may be nil (then this process learns of
+// the logout at its next poll, like every other), and so may audit.
+func NewLogout(refresh ports.RefreshStore, clock ports.Clock, revoked SessionRevocations, audit *AuditTrail) (*Logout, error) {
 	if refresh == nil || clock == nil {
 		return nil, errors.New("logout needs a refresh store and a clock")
 	}
-	return &Logout{refresh: refresh, clock: clock, revoked: revoked}, nil
+	return &Logout{refresh: refresh, clock: clock, revoked: revoked, audit: audit}, nil
 }
 
 // Execute revokes p's family; a principal without one (an integrator's
@@ -49,7 +50,3 @@ func (uc *Logout) Execute(ctx context.Context, actor domain.Actor) error {
 	uc.audit.Committed(ctx, event)
 	return nil
 }
-
-// SetAuditor makes uc record a "logout" event for every logout; call it
-// before use.
-func (uc *Logout) SetAuditor(a *Auditor) { uc.audit = a }

@@ -36,11 +36,10 @@ func BenchmarkRecheckWakesTenThousandStreams(b *testing.B) {
 	revoked.Revoked(ctx, "warm-up") // the first call polls the (empty) store
 	// The adds above bumped; let their last signal pass.
 	time.Sleep(2 * application.AuthChangesGap)
-	auth, err := application.NewAuthenticate(noVerifier{}, nil, application.RepoUserLookup{Users: memstore.NewUserRepository()}, revoked)
+	auth, err := application.NewAuthenticate(noVerifier{}, nil, application.RepoUserLookup{Users: memstore.NewUserRepository()}, revoked, changes)
 	if err != nil {
 		b.Fatal(err)
 	}
-	auth.SetChanges(changes)
 	now := clock.Now()
 	var rechecked sync.WaitGroup
 	stop := make(chan struct{})

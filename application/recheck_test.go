@@ -79,11 +79,10 @@ func (e *authEnv) streamReplica(t *testing.T) (*application.Authenticate, *backg
 	if err != nil {
 		t.Fatal(err)
 	}
-	auth, err := application.NewAuthenticate(e.verifier, nil, application.RepoUserLookup{Users: e.users}, revoked)
+	auth, err := application.NewAuthenticate(e.verifier, nil, application.RepoUserLookup{Users: e.users}, revoked, changes)
 	if err != nil {
 		t.Fatal(err)
 	}
-	auth.SetChanges(changes)
 	return auth, revoked
 }
 
@@ -108,12 +107,12 @@ func TestRecheckEndsWhatARequestWouldRefuse(t *testing.T) {
 			}
 		}},
 		{"set-password", func(t *testing.T, e *authEnv, _ domain.TokenPair, _ domain.Principal) {
-			if _, err := e.admin.SetPassword(ctx, "alice", "another password"); err != nil {
+			if _, err := resetByName(ctx, e.admin, "alice", "another password"); err != nil {
 				t.Fatal(err)
 			}
 		}},
 		{"users disable", func(t *testing.T, e *authEnv, _ domain.TokenPair, _ domain.Principal) {
-			if _, err := e.admin.SetActive(ctx, "alice", false); err != nil {
+			if _, err := patchByName(ctx, e.admin, "alice", application.UserPatch{Active: new(false)}); err != nil {
 				t.Fatal(err)
 			}
 		}},
@@ -185,12 +184,11 @@ func TestRecheckHere(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		auth, err := application.NewAuthenticate(e.verifier, nil, application.RepoUserLookup{Users: e.users}, revoked)
+		auth, err := application.NewAuthenticate(e.verifier, nil, application.RepoUserLookup{Users: e.users}, revoked, changes)
 		if err != nil {
 			t.Fatal(err)
 		}
-		auth.SetChanges(changes)
-		logout, err := application.NewLogout(e.refresh, e.clock, revoked)
+		logout, err := application.NewLogout(e.refresh, e.clock, revoked, nil)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -243,11 +241,10 @@ func TestRecheckHere(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		auth, err := application.NewAuthenticate(tok.Verifier(), nil, application.RepoUserLookup{Users: e.users}, e.revoked)
+		auth, err := application.NewAuthenticate(tok.Verifier(), nil, application.RepoUserLookup{Users: e.users}, e.revoked, changes)
 		if err != nil {
 			t.Fatal(err)
 		}
-		auth.SetChanges(changes)
 		old, err := login.Execute(ctx, application.LoginInput{Username: "alice", Password: pw})
 		if err != nil {
 			t.Fatal(err)

@@ -21,9 +21,9 @@ type RefreshDeps struct {
 	Metrics   ports.Metrics
 	// Audit records refresh.reused (handed to the refresh store, which
 	// writes it with the family's revocation, when the stores write the
-	// events of their changes; see Auditor) and session.expired; nil
+	// events of their changes; see AuditTrail) and session.expired; nil
 	// records nothing.
-	Audit *Auditor
+	Audit *AuditTrail
 	// Revoked, when set, learns at once of a family this process revokes
 	// on reuse.
 	Revoked SessionRevocations

@@ -68,8 +68,8 @@ func TestRefreshReusedEventIsStoredWithTheRevocation(t *testing.T) {
 			if tc.withChanges {
 				e.refresh.SetAuditLog(log)
 			}
-			a := application.NewAuditor(embedder, nil, nil, e.clock, &seqIDs{})
-			a.SetStoredWithChanges(tc.withChanges)
+			a := application.NewAuditTrail(application.AuditTrailDeps{Store: embedder, Clock: e.clock, IDs: &seqIDs{},
+				StoredWithChanges: tc.withChanges})
 			refresher, err := application.NewRefresh(application.RefreshDeps{Verifier: mustVerifier(t, e),
 				Lookup: application.RepoUserLookup{Users: e.users}, Tokens: e.tokens, Audit: a, Revoked: e.revoked})
 			if err != nil {

@@ -49,7 +49,7 @@ func uncheckedEnv(t *testing.T, o authOpts) (*authEnv, *application.Refresh, *co
 	log := &countingLog{AuditLog: memstore.NewAuditLog(), calls: map[domain.AuditType]int{}}
 	r, err := application.NewRefresh(application.RefreshDeps{Verifier: v, Validator: o.validator,
 		Lookup: application.RepoUserLookup{Users: e.users}, Tokens: e.tokens, Revoked: e.revoked,
-		Audit: application.NewAuditor(log, nil, nil, e.clock, &seqIDs{})})
+		Audit: application.NewAuditTrail(application.AuditTrailDeps{Store: log, Clock: e.clock, IDs: &seqIDs{}})})
 	if err != nil {
 		t.Fatal(err)
 	}

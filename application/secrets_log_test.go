@@ -46,7 +46,7 @@ func TestAuthenticationLogsNeverHoldPasswordsOrTokens(t *testing.T) {
 	log := slog.New(slog.NewJSONHandler(&buf, &slog.HandlerOptions{Level: slog.LevelDebug}))
 	e := newAuthEnv(t, authOpts{})
 	e.addUser(t, "logger", password, true)
-	audit := application.NewAuditor(memstore.NewAuditLog(), log, nil, e.clock, &seqIDs{})
+	audit := application.NewAuditTrail(application.AuditTrailDeps{Store: memstore.NewAuditLog(), Log: log, Clock: e.clock, IDs: &seqIDs{}})
 	validator, err := application.NewCredentialValidator(ctx, application.RepoUserLookup{Users: e.users}, e.hasher, e.hasher)
 	if err != nil {
 		t.Fatal(err)

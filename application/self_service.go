@@ -14,7 +14,7 @@ import (
 // changing their password.
 type SelfService struct {
 	login    *Login
-	ua       *UserAdmin
+	users    *Users
 	refresh  ports.RefreshStore
 	sessions ports.SessionStore
 	revoked  SessionRevocations
@@ -22,12 +22,12 @@ type SelfService struct {
 
 // NewSelfService returns the use cases. login's throttle and validator
 // guard the password change; revoked may be nil.
-func NewSelfService(login *Login, ua *UserAdmin, refresh ports.RefreshStore, revoked SessionRevocations) (*SelfService, error) {
-	if login == nil || ua == nil || refresh == nil {
+func NewSelfService(login *Login, users *Users, refresh ports.RefreshStore, revoked SessionRevocations) (*SelfService, error) {
+	if login == nil || users == nil || refresh == nil {
 		return nil, errors.New("self-service needs login, user administration and the refresh store")
 	}
 	sessions, _ := refresh.(ports.SessionStore)
-	return &SelfService{login: login, ua: ua, refresh: refresh, sessions: sessions, revoked: revoked}, nil
+	return &SelfService{login: login, users: users, refresh: refresh, sessions: sessions, revoked: revoked}, nil
 }
 
 // Sessions returns page p of the caller's live sessions, the last used
@@ -40,7 +40,7 @@ func (s *SelfService) Sessions(ctx context.Context, actor domain.Actor, p Sessio
 	if s.sessions == nil {
 		return SessionList{}, domain.ErrNotImplemented
 	}
-	all, err := s.sessions.UserSessions(ctx, actor.Principal.ID, s.ua.clock.Now())
+	all, err := s.sessions.UserSessions(ctx, actor.Principal.ID, s.users.clock.Now())
 	if err != nil {
 		return SessionList{}, err
 	}
@@ -70,7 +70,7 @@ func (s *SelfService) RevokeSession(ctx context.Context, actor domain.Actor, id 
 	if sess.UserID != p.ID {
 		return domain.ErrSessionNotFound
 	}
-	return revokeSession(ctx, s.ua.audit, s.refresh, s.revoked, s.ua.clock, id,
+	return revokeSession(ctx, s.users.audit, s.refresh, s.revoked, s.users.clock, id,
 		domain.AuditEvent{Type: domain.AuditSessionRevoked, UserID: p.ID, Username: p.Username, Family: id})
 }
 
@@ -102,7 +102,7 @@ func (s *SelfService) ChangePassword(ctx context.Context, in ChangePasswordInput
 		return domain.InvalidField("newPassword", "must be 8 to 1024 bytes")
 	}
 	p := in.Actor.Principal
-	u, err := s.ua.users.UserByID(ctx, p.ID)
+	u, err := s.users.users.UserByID(ctx, p.ID)
 	if errors.Is(err, domain.ErrUserNotFound) {
 		return domain.ErrUnauthenticated
 	}
@@ -129,20 +129,20 @@ func (s *SelfService) ChangePassword(ctx context.Context, in ChangePasswordInput
 		return domain.ErrUnauthenticated
 	}
 	s.login.giveBack(ctx, keys, usernameThrottleKey(u.Username), at)
-	hash, salt, err := s.ua.hasher.Hash(ctx, in.NewPassword)
+	hash, salt, err := s.users.hasher.Hash(ctx, in.NewPassword)
 	if err != nil {
 		return fmt.Errorf("hash password: %w", err)
 	}
-	event, events := s.ua.audit.Prepare(ctx, domain.AuditEvent{Type: domain.AuditUserPasswordChanged, UserID: u.ID,
+	event, events := s.users.audit.Prepare(ctx, domain.AuditEvent{Type: domain.AuditUserPasswordChanged, UserID: u.ID,
 		Username: u.Username, Family: p.FamilyID, Detail: "self-service"})
-	if _, err := s.ua.users.UpdateUser(ctx, u.ID, func(cur *domain.User) error {
+	if _, err := s.users.users.UpdateUser(ctx, u.ID, func(cur *domain.User) error {
 		cur.PasswordHash, cur.PasswordSalt = hash, salt
-		cur.DateUpdated = domain.Normalize(s.ua.clock.Now())
+		cur.DateUpdated = domain.Normalize(s.users.clock.Now())
 		return nil
 	}, events...); err != nil {
 		return err
 	}
-	s.ua.audit.Committed(ctx, event)
+	s.users.audit.Committed(ctx, event)
 	return s.endOtherSessions(ctx, p)
 }
 
@@ -151,9 +151,9 @@ func (s *SelfService) endOtherSessions(ctx context.Context, p domain.Principal) 
 	if s.sessions == nil || p.FamilyID == "" {
 		// Without sessions to tell apart, every session ends, the
 		// caller's too: the safe side.
-		return s.refresh.RevokeUser(ctx, p.ID, s.ua.clock.Now())
+		return s.refresh.RevokeUser(ctx, p.ID, s.users.clock.Now())
 	}
-	list, err := s.sessions.UserSessions(ctx, p.ID, s.ua.clock.Now())
+	list, err := s.sessions.UserSessions(ctx, p.ID, s.users.clock.Now())
 	if err != nil {
 		return fmt.Errorf("change password: end other sessions: %w", err)
 	}
@@ -161,7 +161,7 @@ func (s *SelfService) endOtherSessions(ctx context.Context, p domain.Principal) 
 		if sess.ID == p.FamilyID {
 			continue
 		}
-		if err := s.refresh.RevokeFamily(ctx, sess.ID, s.ua.clock.Now()); err != nil {
+		if err := s.refresh.RevokeFamily(ctx, sess.ID, s.users.clock.Now()); err != nil {
 			return fmt.Errorf("change password: end other sessions: %w", err)
 		}
 		if s.revoked != nil {

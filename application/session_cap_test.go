@@ -24,7 +24,7 @@ func cappedLogin(t *testing.T, e *authEnv, max int) (*application.Login, *memsto
 		t.Fatal(err)
 	}
 	login, err := application.NewLogin(application.LoginDeps{Validator: validator, Tokens: e.tokens, MaxSessions: max,
-		Revoked: e.revoked, Audit: application.NewAuditor(log, nil, nil, e.clock, &seqIDs{})})
+		Revoked: e.revoked, Audit: application.NewAuditTrail(application.AuditTrailDeps{Store: log, Clock: e.clock, IDs: &seqIDs{}})})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -19,7 +19,7 @@ func (e *authEnv) replica(t *testing.T) *application.Authenticate {
 	if err != nil {
 		t.Fatal(err)
 	}
-	auth, err := application.NewAuthenticate(e.verifier, nil, application.RepoUserLookup{Users: e.users}, revoked)
+	auth, err := application.NewAuthenticate(e.verifier, nil, application.RepoUserLookup{Users: e.users}, revoked, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -53,12 +53,12 @@ func TestSessionsEndEverywhere(t *testing.T) {
 			}
 		}, true},
 		{"set-password", func(t *testing.T, e *authEnv, _, _ domain.TokenPair) {
-			if _, err := e.admin.SetPassword(ctx, "alice", "another password"); err != nil {
+			if _, err := resetByName(ctx, e.admin, "alice", "another password"); err != nil {
 				t.Fatal(err)
 			}
 		}, false},
 		{"disable", func(t *testing.T, e *authEnv, _, _ domain.TokenPair) {
-			if _, err := e.admin.SetActive(ctx, "alice", false); err != nil {
+			if _, err := patchByName(ctx, e.admin, "alice", application.UserPatch{Active: new(false)}); err != nil {
 				t.Fatal(err)
 			}
 		}, false},

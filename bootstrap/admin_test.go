@@ -11,6 +11,7 @@ import (
 	"github.com/cachegate/cachegate/bootstrap"
 	"github.com/cachegate/cachegate/bootstrap/config"
 	"github.com/cachegate/cachegate/bootstrap/httpfx"
+	"github.com/cachegate/cachegate/domain"
 	"github.com/cachegate/cachegate/test/contract"
 	"github.com/cachegate/cachegate/test/pgtest"
 )
@@ -32,7 +33,7 @@ func TestAdminHTTPContractInProcess(t *testing.T) {
 				cfg.Auth.BcryptCost = 4
 				var (
 					addr  httpfx.Addr
-					users *application.UserAdmin
+					users *application.Users
 				)
 				app, err := bootstrap.Start(bootstrap.App(cfg, io.Discard, fx.Populate(&addr, &users)))
 				if err != nil {
@@ -43,7 +44,7 @@ func TestAdminHTTPContractInProcess(t *testing.T) {
 					BaseURL: "http://" + addr.Get(),
 					AddUser: func(t *testing.T, username, password string, admin bool) string {
 						t.Helper()
-						u, err := users.Add(t.Context(), application.AddUserInput{Username: username, Password: password, Active: true, Admin: admin})
+						u, err := users.Add(t.Context(), domain.System(), application.AddUserInput{Username: username, Password: password, Active: true, Admin: admin})
 						if err != nil {
 							t.Fatalf("add user: %v", err)
 						}

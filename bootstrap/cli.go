@@ -84,7 +84,7 @@ type cliRuntime struct {
 // cliServices are the use cases the administrative commands call.
 type cliServices struct {
 	fx.In
-	Users *application.UserAdmin
+	Users *application.Users
 	Audit *application.AuditTrail
 }
 
@@ -93,7 +93,7 @@ type cliServices struct {
 // secret); only commands using cli.UsesKeys do.
 type cliKeys struct {
 	fx.In
-	Keys *application.KeyAdmin
+	Keys *application.Keys
 }
 
 // JSONLogs reports whether the logs are JSON.
@@ -104,7 +104,7 @@ func (r *cliRuntime) Serve(ctx context.Context) error {
 	log := NewLogger(r.cfg.Log, r.host.logOut)
 	log.Info("starting", "version", r.host.version, "config", r.cfg)
 	var (
-		admins *application.AdminUsers
+		admins *application.Users
 		link   *application.FirstAdmin
 		addr   httpfx.Addr
 	)

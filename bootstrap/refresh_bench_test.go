@@ -14,6 +14,7 @@ import (
 	"github.com/cachegate/cachegate/application"
 	"github.com/cachegate/cachegate/bootstrap"
 	"github.com/cachegate/cachegate/bootstrap/config"
+	"github.com/cachegate/cachegate/domain"
 )
 
 // BenchmarkRefreshSQLite measures the refresh use case as the binary runs
@@ -32,7 +33,7 @@ func BenchmarkRefreshSQLite(b *testing.B) {
 	cfg.Database = "sqlite:" + filepath.Join(b.TempDir(), "bench.db")
 	cfg.Auth.BcryptCost = 4
 	var (
-		admin   *application.UserAdmin
+		admin   *application.Users
 		login   *application.Login
 		refresh *application.Refresh
 	)
@@ -43,7 +44,7 @@ func BenchmarkRefreshSQLite(b *testing.B) {
 	b.Cleanup(func() { _ = bootstrap.Stop(app, 10*time.Second) })
 	ctx := context.Background()
 	const pw = "Bench-passw0rd!"
-	if _, err := admin.Add(ctx, application.AddUserInput{Username: "bench", Password: pw, Active: true}); err != nil {
+	if _, err := admin.Add(ctx, domain.System(), application.AddUserInput{Username: "bench", Password: pw, Active: true}); err != nil {
 		b.Fatal(err)
 	}
 	const sessions = 64

@@ -16,6 +16,7 @@ import (
 	"github.com/cachegate/cachegate/application"
 	"github.com/cachegate/cachegate/bootstrap"
 	"github.com/cachegate/cachegate/bootstrap/config"
+	"github.com/cachegate/cachegate/domain"
 	"github.com/cachegate/cachegate/test/pgtest"
 )
 
@@ -41,7 +42,7 @@ func BenchmarkRefreshStorage(b *testing.B) {
 	}
 	cfg.Auth.BcryptCost = 4
 	var (
-		admin   *application.UserAdmin
+		admin   *application.Users
 		login   *application.Login
 		refresh *application.Refresh
 	)
@@ -57,7 +58,7 @@ func BenchmarkRefreshStorage(b *testing.B) {
 	}
 	b.Cleanup(func() { _ = db.Close() })
 	const pw = "Bench-passw0rd!"
-	if _, err := admin.Add(ctx, application.AddUserInput{Username: "bench", Password: pw, Active: true}); err != nil {
+	if _, err := admin.Add(ctx, domain.System(), application.AddUserInput{Username: "bench", Password: pw, Active: true}); err != nil {
 		b.Fatal(err)
 	}
 	const sessions = 64

@@ -20,9 +20,8 @@ import (
 // setupDeps are what the set-up link needs.
 type setupDeps struct {
 	fx.In
-	UA     *application.UserAdmin
-	Admins *application.AdminUsers
-	Clock  ports.Clock
+	Users *application.Users
+	Clock ports.Clock
 }
 
 // SetupLink provides the one-time set-up link of the first admin
@@ -30,7 +29,7 @@ type setupDeps struct {
 // issues the link (Serve) when no admin exists.
 func SetupLink(o application.FirstAdminOptions) fx.Option {
 	return fx.Module("setup", fx.Provide(func(d setupDeps) (*application.FirstAdmin, error) {
-		return application.NewFirstAdmin(d.UA, d.Admins.HasAdmin, d.Clock, system.Secrets{}, o)
+		return application.NewFirstAdmin(d.Users, d.Users.HasAdmin, d.Clock, system.Secrets{}, o)
 	}))
 }
 
@@ -40,7 +39,7 @@ func SetupLink(o application.FirstAdminOptions) fx.Option {
 // one-time set-up link and logs it, on a line of its own: the one log
 // line that holds a secret, by design (docs/admin.md, "The first admin").
 // A store that cannot tell says nothing.
-func hintFirstAdmin(ctx context.Context, log *slog.Logger, admins *application.AdminUsers, link *application.FirstAdmin, addr func() string, console bool) {
+func hintFirstAdmin(ctx context.Context, log *slog.Logger, admins *application.Users, link *application.FirstAdmin, addr func() string, console bool) {
 	if has, err := admins.HasAdmin(ctx); err != nil || has {
 		return
 	}

@@ -32,7 +32,7 @@ type AuditFilter struct {
 // the store's own (bunstore: the auth_events table of the same database;
 // memstore: the AuditLog attached with the stores' SetAuditLog). With any
 // other AuditLog (an embedder's) the
-// stores are given no events, and application.Auditor calls RecordEvent
+// stores are given no events, and application.AuditTrail calls RecordEvent
 // after the change committed.
 type AuditLog interface {
 	// RecordEvent stores e, whose ID, Time and Type are set, its
@@ -55,7 +55,7 @@ type AuditLog interface {
 type ChangeAuditLog struct{ Log AuditLog }
 
 // AuditFolder is implemented by an AuditLog that folds repeated login
-// attempts (domain.AuditFold); application.Auditor hands it the failed and
+// attempts (domain.AuditFold); application.AuditTrail hands it the failed and
 // throttled logins, and an AuditLog without it receives them one by one
 // through RecordEvent.
 type AuditFolder interface {

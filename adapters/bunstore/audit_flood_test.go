@@ -80,7 +80,7 @@ func floodAudit(t *testing.T, db *bun.DB, limits application.ThrottleLimits, att
 	audit := bunstore.NewAuditLog(db)
 	deps := application.LoginDeps{Validator: validator,
 		Tokens: application.TokenDeps{Issuer: tok.Issuer(), Refresh: bunstore.NewRefreshStore(db), Clock: clock, IDs: system.UUIDv7{}},
-		Audit:  application.NewAuditor(audit, nil, nil, clock, system.UUIDv7{})}
+		Audit:  application.NewAuditTrail(application.AuditTrailDeps{Store: audit, Clock: clock, IDs: system.UUIDv7{}})}
 	if limits.Window > 0 {
 		deps.Throttle, deps.Limits = bunstore.NewLoginThrottle(db), limits
 	}

@@ -43,7 +43,7 @@ var auditCommand = Command{
 			if err != nil {
 				return err
 			}
-			if s.Audit == nil {
+			if !s.Audit.Stored() {
 				return fmt.Errorf("audit: this build keeps no audit trail")
 			}
 			events, err := s.Audit.List(ctx, q)

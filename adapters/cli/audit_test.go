@@ -21,10 +21,7 @@ func auditRuntime(t *testing.T, es ...domain.AuditEvent) *fakeRuntime {
 			t.Fatal(err)
 		}
 	}
-	trail, err := application.NewAuditTrail(log, system.Clock{})
-	if err != nil {
-		t.Fatal(err)
-	}
+	trail := application.NewAuditTrail(application.AuditTrailDeps{Store: log, Clock: system.Clock{}, IDs: system.UUIDv7{}})
 	rt := &fakeRuntime{}
 	rt.services.Audit = trail
 	return rt

@@ -9,6 +9,7 @@ import (
 	"strings"
 
 	"github.com/cachegate/cachegate/application"
+	"github.com/cachegate/cachegate/domain"
 )
 
 // Exit statuses of Run.
@@ -80,10 +81,20 @@ func usageErrorf(format string, a ...any) error {
 // Services are the use cases the administrative commands call. Bootstrap
 // fills them in from the running core.
 type Services struct {
-	Users *application.UserAdmin
+	Users *application.Users
 	// Keys is nil for a command whose Uses lack UsesKeys.
-	Keys  *application.KeyAdmin
+	Keys  *application.Keys
 	Audit *application.AuditTrail
+}
+
+// patchUser changes the user named name as the system actor.
+func (s Services) patchUser(ctx context.Context, name string, p application.UserPatch) error {
+	u, err := s.Users.ByUsername(ctx, name)
+	if err != nil {
+		return err
+	}
+	_, err = s.Users.Patch(ctx, domain.System(), u.ID, p)
+	return err
 }
 
 // Storage is what the data-moving commands (export, import, backup) use:

@@ -3,6 +3,8 @@ package cli
 import (
 	"context"
 	"fmt"
+
+	"github.com/cachegate/cachegate/domain"
 )
 
 var keysRevokeCommand = Command{
@@ -18,7 +20,7 @@ var keysRevokeCommand = Command{
 			return err
 		}
 		kid := env.Args[0]
-		if err := s.Keys.Revoke(ctx, kid); err != nil {
+		if err := s.Keys.Revoke(ctx, domain.System(), kid); err != nil {
 			return err
 		}
 		fmt.Fprintf(env.Stdout, "signing key %s revoked; servers refuse its tokens within a second\n", kid)

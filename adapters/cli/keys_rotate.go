@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/cachegate/cachegate/application"
+	"github.com/cachegate/cachegate/domain"
 )
 
 var keysRotateCommand = Command{
@@ -22,7 +23,7 @@ var keysRotateCommand = Command{
 			if err != nil {
 				return err
 			}
-			k, err := s.Keys.Rotate(ctx, application.RotateKeyInput{Now: *now})
+			k, err := s.Keys.Rotate(ctx, domain.System(), application.RotateKeyInput{Now: *now})
 			if err != nil {
 				return err
 			}

@@ -41,7 +41,7 @@ func TestKeysRevokeTakesTheKidWithOrWithoutDashDash(t *testing.T) {
 		{"keys", "revoke", "--", "-LvvLeM4zOwmq1bA"},
 	} {
 		keys := &revokeRecorder{}
-		admin, err := application.NewKeyAdmin(keys, fixedClock{}, nil)
+		admin, err := application.NewKeys(keys, fixedClock{}, nil, nil)
 		if err != nil {
 			t.Fatal(err)
 		}

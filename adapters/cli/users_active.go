@@ -3,6 +3,8 @@ package cli
 import (
 	"context"
 	"fmt"
+
+	"github.com/cachegate/cachegate/application"
 )
 
 var (
@@ -25,7 +27,7 @@ func setActiveCommand(verb string, active bool, summary string) Command {
 				return err
 			}
 			name := env.Args[0]
-			if _, err := s.Users.SetActive(ctx, name, active); err != nil {
+			if err := s.patchUser(ctx, name, application.UserPatch{Active: &active}); err != nil {
 				return err
 			}
 			fmt.Fprintf(env.Stdout, "user %s %sd\n", name, verb)

@@ -6,6 +6,7 @@ import (
 	"fmt"
 
 	"github.com/cachegate/cachegate/application"
+	"github.com/cachegate/cachegate/domain"
 )
 
 var usersAddCommand = Command{
@@ -30,7 +31,7 @@ var usersAddCommand = Command{
 			if err != nil {
 				return err
 			}
-			u, err := s.Users.Add(ctx, application.AddUserInput{Username: *username, Password: pw, Active: !*inactive, Admin: *admin})
+			u, err := s.Users.Add(ctx, domain.System(), application.AddUserInput{Username: *username, Password: pw, Active: !*inactive, Admin: *admin})
 			if err != nil {
 				return err
 			}

@@ -3,6 +3,8 @@ package cli
 import (
 	"context"
 	"fmt"
+
+	"github.com/cachegate/cachegate/application"
 )
 
 var (
@@ -26,7 +28,7 @@ func setAdminCommand(verb string, admin bool, summary string) Command {
 				return err
 			}
 			name := env.Args[0]
-			if _, err := s.Users.SetAdmin(ctx, name, admin); err != nil {
+			if err := s.patchUser(ctx, name, application.UserPatch{Admin: &admin}); err != nil {
 				return err
 			}
 			if admin {

@@ -16,7 +16,7 @@ var usersListCommand = Command{
 		if err != nil {
 			return err
 		}
-		users, err := s.Users.List(ctx)
+		users, err := s.Users.All(ctx)
 		if err != nil {
 			return err
 		}

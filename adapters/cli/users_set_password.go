@@ -33,7 +33,11 @@ var usersSetPasswordCommand = Command{
 				return err
 			}
 			name := env.Args[0]
-			if _, err := s.Users.SetPassword(ctx, name, pw); err != nil {
+			u, err := s.Users.ByUsername(ctx, name)
+			if err != nil {
+				return err
+			}
+			if err := s.Users.ResetPassword(ctx, domain.System(), u.ID, pw); err != nil {
 				return err
 			}
 			fmt.Fprintf(env.Stdout, "password of %s changed\n", name)

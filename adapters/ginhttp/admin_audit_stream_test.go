@@ -14,6 +14,7 @@ import (
 	"github.com/cachegate/cachegate/adapters/passhash"
 	"github.com/cachegate/cachegate/adapters/system"
 	"github.com/cachegate/cachegate/application"
+	"github.com/cachegate/cachegate/domain"
 )
 
 // TestADemotedAdminsAuditStreamEnds: an admin's live audit stream ends
@@ -28,26 +29,25 @@ func TestADemotedAdminsAuditStreamEnds(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	ua, err := application.NewUserAdmin(users, hasher, clock, ids)
+	check, err := application.NewAdminCheck(users, clock)
+	if err != nil {
+		t.Fatal(err)
+	}
+	refresh := memstore.NewRefreshStore()
+	users.SetRefreshStore(refresh)
+	ua, err := application.NewUsers(application.UsersDeps{Users: users, Hasher: hasher, Clock: clock, IDs: ids, Check: check, Refresh: refresh})
 	if err != nil {
 		t.Fatal(err)
 	}
 	var adm2 string
 	for _, name := range []string{"root", "adm2"} {
-		u, err := ua.Add(ctx, application.AddUserInput{Username: name, Password: "a password of 27 bytes long", Active: true, Admin: true})
+		u, err := ua.Add(ctx, domain.System(), application.AddUserInput{Username: name, Password: "a password of 27 bytes long", Active: true, Admin: true})
 		if err != nil {
 			t.Fatal(err)
 		}
 		adm2 = u.ID
 	}
-	check, err := application.NewAdminCheck(users, clock)
-	if err != nil {
-		t.Fatal(err)
-	}
-	audit, err := application.NewAdminAudit(memstore.NewAuditLog(), clock)
-	if err != nil {
-		t.Fatal(err)
-	}
+	audit := application.NewAuditTrail(application.AuditTrailDeps{Store: memstore.NewAuditLog(), Clock: clock, IDs: ids})
 	srv, err := ginhttp.New(ginhttp.Options{Authenticator: fakeAuth{}, EnableGuards: true,
 		Admin: &ginhttp.AdminOptions{Check: check, Audit: audit, AuditPoll: 20 * time.Millisecond}})
 	if err != nil {
@@ -71,7 +71,8 @@ func TestADemotedAdminsAuditStreamEnds(t *testing.T) {
 	lines := bufio.NewScanner(res.Body)
 	for lines.Scan() && lines.Text() != ": stream open" {
 	}
-	if _, err := ua.SetAdmin(ctx, "adm2", false); err != nil {
+	demote := false
+	if _, err := ua.Patch(ctx, domain.System(), adm2, application.UserPatch{Admin: &demote}); err != nil {
 		t.Fatal(err)
 	}
 	for lines.Scan() {

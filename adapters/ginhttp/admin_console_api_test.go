@@ -9,13 +9,14 @@ import (
 	"testing"
 
 	"github.com/cachegate/cachegate/application"
+	"github.com/cachegate/cachegate/domain"
 )
 
 // oasAdminLogin makes an admin "root" on the OpenAPI stack and returns
 // the Authorization header of its session.
 func oasAdminLogin(t *testing.T, st *oasStack, url string) []string {
 	t.Helper()
-	if _, err := st.users.Add(context.Background(), application.AddUserInput{Username: "root", Password: oasPassword, Active: true, Admin: true}); err != nil {
+	if _, err := st.users.Add(context.Background(), domain.System(), application.AddUserInput{Username: "root", Password: oasPassword, Active: true, Admin: true}); err != nil {
 		t.Fatal(err)
 	}
 	return oasLogin(t, url, "root")

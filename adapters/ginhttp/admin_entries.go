@@ -46,7 +46,7 @@ func (r *adminRoutes) replaceEntry(c *gin.Context) {
 		r.s.writeError(c, err)
 		return
 	}
-	e, err := r.o.Entries.Replace(c.Request.Context(), web.Actor(c).Principal, a, c.Param("id"), in, pre)
+	e, err := r.o.Entries.Replace(c.Request.Context(), web.Actor(c), a, c.Param("id"), in, pre)
 	if err != nil {
 		r.s.writeError(c, err)
 		return
@@ -66,7 +66,7 @@ func (r *adminRoutes) deleteEntry(c *gin.Context) {
 		r.s.writeError(c, err)
 		return
 	}
-	e, err := r.o.Entries.Delete(c.Request.Context(), web.Actor(c).Principal, a, c.Param("id"), pre)
+	e, err := r.o.Entries.Delete(c.Request.Context(), web.Actor(c), a, c.Param("id"), pre)
 	if err != nil {
 		r.s.writeError(c, err)
 		return

@@ -52,7 +52,7 @@ func (r *adminRoutes) rotateKey(c *gin.Context) {
 		}
 	}
 	ctx := c.Request.Context()
-	k, err := r.o.Keys.RotateBy(ctx, web.Actor(c).Principal, application.RotateKeyInput{Now: body.Now.Value})
+	k, err := r.o.Keys.Rotate(ctx, web.Actor(c), application.RotateKeyInput{Now: body.Now.Value})
 	if err != nil {
 		r.s.writeError(c, err)
 		return
@@ -69,7 +69,7 @@ func (r *adminRoutes) rotateKey(c *gin.Context) {
 }
 
 func (r *adminRoutes) revokeKey(c *gin.Context) {
-	if err := r.o.Keys.RevokeBy(c.Request.Context(), web.Actor(c).Principal, c.Param("kid")); err != nil {
+	if err := r.o.Keys.Revoke(c.Request.Context(), web.Actor(c), c.Param("kid")); err != nil {
 		r.s.writeError(c, err)
 		return
 	}

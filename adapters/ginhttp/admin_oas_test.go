@@ -8,26 +8,31 @@ import (
 	"github.com/cachegate/cachegate/adapters/memstore"
 	"github.com/cachegate/cachegate/adapters/system"
 	"github.com/cachegate/cachegate/application"
+	"github.com/cachegate/cachegate/ports"
 )
 
-// oasAdmin builds the admin API's options over the OpenAPI stack's
-// stores, so that the stack mounts every documented route.
-func oasAdmin(t *testing.T, users *memstore.UserRepository, ua *application.UserAdmin, login *application.Login, refresh *memstore.RefreshStore, tokens *josejwt.Tokens) *AdminOptions {
+// testUsers returns user administration and its admin check over users
+// and refresh, recording nothing.
+func testUsers(t *testing.T, users ports.UserRepository, hasher ports.PasswordHasher, clock ports.Clock, ids ports.IDGenerator, refresh ports.RefreshStore) (*application.Users, *application.AdminCheck) {
 	t.Helper()
-	clock := system.Clock{}
 	check, err := application.NewAdminCheck(users, clock)
 	if err != nil {
 		t.Fatal(err)
 	}
-	au, err := application.NewAdminUsers(ua, check, refresh, nil)
+	u, err := application.NewUsers(application.UsersDeps{Users: users, Hasher: hasher, Clock: clock, IDs: ids, Check: check, Refresh: refresh})
 	if err != nil {
 		t.Fatal(err)
 	}
-	audit, err := application.NewAdminAudit(memstore.NewAuditLog(), clock)
-	if err != nil {
-		t.Fatal(err)
-	}
-	keys, err := application.NewKeyAdmin(tokens, clock, slog.New(slog.DiscardHandler))
+	return u, check
+}
+
+// oasAdmin builds the admin API's options over the OpenAPI stack's
+// stores, so that the stack mounts every documented route.
+func oasAdmin(t *testing.T, ua *application.Users, check *application.AdminCheck, login *application.Login, refresh *memstore.RefreshStore, tokens *josejwt.Tokens) *AdminOptions {
+	t.Helper()
+	clock := system.Clock{}
+	audit := application.NewAuditTrail(application.AuditTrailDeps{Store: memstore.NewAuditLog(), Clock: clock, IDs: system.UUIDv7{}})
+	keys, err := application.NewKeys(tokens, clock, slog.New(slog.DiscardHandler), nil)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -35,5 +40,5 @@ func oasAdmin(t *testing.T, users *memstore.UserRepository, ua *application.User
 	if err != nil {
 		t.Fatal(err)
 	}
-	return &AdminOptions{Check: check, Users: au, Audit: audit, Keys: keys, Self: self}
+	return &AdminOptions{Check: check, Users: ua, Audit: audit, Keys: keys, Self: self}
 }

@@ -17,9 +17,9 @@ import (
 // required; a nil use case leaves its routes out.
 type AdminOptions struct {
 	Check *application.AdminCheck
-	Users *application.AdminUsers
-	Audit *application.AdminAudit
-	Keys  *application.KeyAdmin
+	Users *application.Users
+	Audit *application.AuditTrail
+	Keys  *application.Keys
 	Self  *application.SelfService
 	// Entries are the admin API's routes on one entry of any assignee
 	// (admin_entries.go); they also need the cache routes.

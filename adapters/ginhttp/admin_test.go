@@ -13,6 +13,7 @@ import (
 	"github.com/cachegate/cachegate/adapters/passhash"
 	"github.com/cachegate/cachegate/adapters/system"
 	"github.com/cachegate/cachegate/application"
+	"github.com/cachegate/cachegate/domain"
 	"github.com/cachegate/cachegate/ports"
 )
 
@@ -105,27 +106,16 @@ func TestAUserStoreWithoutTheDirectoryAnswers501(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	authn, err := application.NewAuthenticate(tokens.Verifier(), nil, lookup, nil)
+	authn, err := application.NewAuthenticate(tokens.Verifier(), nil, lookup, nil, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
-	ua, err := application.NewUserAdmin(users, hasher, clock, ids)
+	au, check := testUsers(t, users, hasher, clock, ids, refresh)
+	_, err = au.Add(ctx, domain.System(), application.AddUserInput{Username: "root", Password: oasPassword, Active: true, Admin: true})
 	if err != nil {
 		t.Fatal(err)
 	}
-	_, err = ua.Add(ctx, application.AddUserInput{Username: "root", Password: oasPassword, Active: true, Admin: true})
-	if err != nil {
-		t.Fatal(err)
-	}
-	other, err := ua.Add(ctx, application.AddUserInput{Username: "other", Password: oasPassword, Active: true})
-	if err != nil {
-		t.Fatal(err)
-	}
-	check, err := application.NewAdminCheck(users, clock)
-	if err != nil {
-		t.Fatal(err)
-	}
-	au, err := application.NewAdminUsers(ua, check, refresh, nil)
+	other, err := au.Add(ctx, domain.System(), application.AddUserInput{Username: "other", Password: oasPassword, Active: true})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -174,7 +164,7 @@ func TestAdminAnswersMatchTheOpenAPIDocument(t *testing.T) {
 	ts := httptest.NewServer(st.server.Handler())
 	t.Cleanup(ts.Close)
 	check := newOASChecker(t)
-	if _, err := st.users.Add(context.Background(), application.AddUserInput{Username: "root", Password: oasPassword, Active: true, Admin: true}); err != nil {
+	if _, err := st.users.Add(context.Background(), domain.System(), application.AddUserInput{Username: "root", Password: oasPassword, Active: true, Admin: true}); err != nil {
 		t.Fatal(err)
 	}
 	b, _ := json.Marshal(map[string]string{"username": "root", "password": oasPassword})

@@ -9,6 +9,7 @@ import (
 	"testing"
 
 	"github.com/cachegate/cachegate/application"
+	"github.com/cachegate/cachegate/domain"
 )
 
 // POST /admin/users refuses a username holding a control character (C0,
@@ -20,7 +21,7 @@ func TestAdminAddUserRefusesControlCharactersInTheUsername(t *testing.T) {
 	ts := httptest.NewServer(st.server.Handler())
 	t.Cleanup(ts.Close)
 	check := newOASChecker(t)
-	if _, err := st.users.Add(context.Background(), application.AddUserInput{Username: "root", Password: oasPassword, Active: true, Admin: true}); err != nil {
+	if _, err := st.users.Add(context.Background(), domain.System(), application.AddUserInput{Username: "root", Password: oasPassword, Active: true, Admin: true}); err != nil {
 		t.Fatal(err)
 	}
 	b, _ := json.Marshal(map[string]string{"username": "root", "password": oasPassword})
@@ -46,7 +47,7 @@ func TestAdminAddUserRefusesControlCharactersInTheUsername(t *testing.T) {
 			check.checkResponse(t, x)
 		})
 	}
-	users, err := st.users.List(context.Background())
+	users, err := st.users.All(context.Background())
 	if err != nil {
 		t.Fatal(err)
 	}

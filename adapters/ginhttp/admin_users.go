@@ -157,8 +157,8 @@ func (r *adminRoutes) addUser(c *gin.Context) {
 		r.s.writeError(c, domain.InvalidField("body", "needs username and password"))
 		return
 	}
-	u, err := r.o.Users.Add(c.Request.Context(), web.Actor(c).Principal,
-		application.AdminAddUserInput{Username: body.Username.Value, Password: body.Password.Value, Admin: body.Admin.Value})
+	u, err := r.o.Users.Add(c.Request.Context(), web.Actor(c),
+		application.AddUserInput{Username: body.Username.Value, Password: body.Password.Value, Active: true, Admin: body.Admin.Value})
 	if err != nil {
 		r.s.writeError(c, err)
 		return
@@ -181,7 +181,7 @@ func (r *adminRoutes) patchUser(c *gin.Context) {
 	if !ok {
 		return
 	}
-	u, err := r.o.Users.Patch(c.Request.Context(), web.Actor(c).Principal, c.Param("id"),
+	u, err := r.o.Users.Patch(c.Request.Context(), web.Actor(c), c.Param("id"),
 		application.UserPatch{Active: body.Active.Ptr(), Admin: body.Admin.Ptr()})
 	if err != nil {
 		r.s.writeError(c, err)
@@ -199,7 +199,7 @@ func (r *adminRoutes) setPassword(c *gin.Context) {
 		r.s.writeError(c, domain.InvalidField("password", "is required"))
 		return
 	}
-	if err := r.o.Users.SetPassword(c.Request.Context(), web.Actor(c).Principal, c.Param("id"), body.Password.Value); err != nil {
+	if err := r.o.Users.ResetPassword(c.Request.Context(), web.Actor(c), c.Param("id"), body.Password.Value); err != nil {
 		r.s.writeError(c, err)
 		return
 	}
@@ -207,7 +207,7 @@ func (r *adminRoutes) setPassword(c *gin.Context) {
 }
 
 func (r *adminRoutes) deleteUser(c *gin.Context) {
-	if err := r.o.Users.Delete(c.Request.Context(), web.Actor(c).Principal, c.Param("id")); err != nil {
+	if err := r.o.Users.Delete(c.Request.Context(), web.Actor(c), c.Param("id")); err != nil {
 		r.s.writeError(c, err)
 		return
 	}
@@ -243,7 +243,7 @@ func writeSessions(c *gin.Context, list application.SessionList, lp listPage, cu
 }
 
 func (r *adminRoutes) revokeUserSessions(c *gin.Context) {
-	if err := r.o.Users.RevokeSessions(c.Request.Context(), web.Actor(c).Principal, c.Param("id")); err != nil {
+	if err := r.o.Users.RevokeSessions(c.Request.Context(), web.Actor(c), c.Param("id")); err != nil {
 		r.s.writeError(c, err)
 		return
 	}
@@ -251,7 +251,7 @@ func (r *adminRoutes) revokeUserSessions(c *gin.Context) {
 }
 
 func (r *adminRoutes) revokeSession(c *gin.Context) {
-	if err := r.o.Users.RevokeSession(c.Request.Context(), web.Actor(c).Principal, c.Param("sid")); err != nil {
+	if err := r.o.Users.RevokeSession(c.Request.Context(), web.Actor(c), c.Param("sid")); err != nil {
 		r.s.writeError(c, err)
 		return
 	}

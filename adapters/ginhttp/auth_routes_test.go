@@ -27,7 +27,7 @@ import (
 // and the guard's one-second subject cache.
 type authStack struct {
 	base   string
-	admin  *application.UserAdmin
+	admin  *application.Users
 	tokens *josejwt.Tokens
 	keys   *memstore.KeyStore
 	secret []byte
@@ -91,12 +91,15 @@ func newAuthStack(t *testing.T, c authSetup) *authStack {
 	refreshUC, err := application.NewRefresh(application.RefreshDeps{Verifier: st.tokens.Verifier(), Lookup: lookup,
 		Tokens: mint, Revoked: revoked, ReuseGrace: grace})
 	must(t, err)
-	logout, err := application.NewLogout(refresh, clock, revoked)
+	logout, err := application.NewLogout(refresh, clock, revoked, nil)
 	must(t, err)
 	authn, err := application.NewAuthenticate(st.tokens.Verifier(), nil,
-		application.NewSubjectCache(lookup, time.Second, 0, clock), revoked)
+		application.NewSubjectCache(lookup, time.Second, 0, clock), revoked, nil)
 	must(t, err)
-	st.admin, err = application.NewUserAdmin(users, hasher, clock, ids)
+	check, err := application.NewAdminCheck(users, clock)
+	must(t, err)
+	st.admin, err = application.NewUsers(application.UsersDeps{Users: users, Hasher: hasher, Clock: clock, IDs: ids,
+		Check: check, Refresh: refresh})
 	must(t, err)
 	stores, err := application.NewAssignments(application.Assignment{Name: "user", EntityKey: "userCache",
 		Repo: memstore.NewCacheRepository(), Policy: domain.PolicyOwner})
@@ -128,7 +131,7 @@ func must(t *testing.T, err error) {
 // addUser creates a user through the use case the CLI calls.
 func (st *authStack) addUser(t *testing.T, username, password string, active bool) string {
 	t.Helper()
-	u, err := st.admin.Add(context.Background(), application.AddUserInput{Username: username, Password: password, Active: active})
+	u, err := st.admin.Add(context.Background(), domain.System(), application.AddUserInput{Username: username, Password: password, Active: active})
 	must(t, err)
 	return u.ID
 }
@@ -139,12 +142,17 @@ func (st *authStack) target() contract.AuthHTTPTarget {
 		BaseURL: st.base,
 		AddUser: st.addUser,
 		DisableUser: func(t *testing.T, username string) {
-			_, err := st.admin.SetActive(context.Background(), username, false)
+			ctx, off := context.Background(), false
+			u, err := st.admin.ByUsername(ctx, username)
+			must(t, err)
+			_, err = st.admin.Patch(ctx, domain.System(), u.ID, application.UserPatch{Active: &off})
 			must(t, err)
 		},
 		SetPassword: func(t *testing.T, username, password string) {
-			_, err := st.admin.SetPassword(context.Background(), username, password)
+			ctx := context.Background()
+			u, err := st.admin.ByUsername(ctx, username)
 			must(t, err)
+			must(t, st.admin.ResetPassword(ctx, domain.System(), u.ID, password))
 		},
 		SubjectCacheTTL: time.Second,
 	}

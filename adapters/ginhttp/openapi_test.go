@@ -138,7 +138,7 @@ type oasStack struct {
 	userID string
 	// users administers the stack's users (the admin API's tests add an
 	// admin).
-	users *application.UserAdmin
+	users *application.Users
 }
 
 // oasMetricsToken is the stack's metrics token.
@@ -187,19 +187,16 @@ func newOASStack(t *testing.T, ready Pinger) *oasStack {
 	if err != nil {
 		t.Fatal(err)
 	}
-	logout, err := application.NewLogout(refreshStore, clock, nil)
+	logout, err := application.NewLogout(refreshStore, clock, nil, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
-	authn, err := application.NewAuthenticate(tokens.Verifier(), nil, lookup, nil)
+	authn, err := application.NewAuthenticate(tokens.Verifier(), nil, lookup, nil, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
-	admin, err := application.NewUserAdmin(users, hasher, clock, ids)
-	if err != nil {
-		t.Fatal(err)
-	}
-	u, err := admin.Add(ctx, application.AddUserInput{Username: oasUsername, Password: oasPassword, Active: true})
+	admin, check := testUsers(t, users, hasher, clock, ids, refreshStore)
+	u, err := admin.Add(ctx, domain.System(), application.AddUserInput{Username: oasUsername, Password: oasPassword, Active: true})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -207,7 +204,7 @@ func newOASStack(t *testing.T, ready Pinger) *oasStack {
 	if err != nil {
 		t.Fatal(err)
 	}
-	adminOpts := oasAdmin(t, users, admin, login, refreshStore, tokens)
+	adminOpts := oasAdmin(t, admin, check, login, refreshStore, tokens)
 	if adminOpts.Entries, err = application.NewAdminEntries(cache, adminOpts.Users); err != nil {
 		t.Fatal(err)
 	}

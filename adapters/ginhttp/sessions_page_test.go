@@ -9,6 +9,7 @@ import (
 	"testing"
 
 	"github.com/cachegate/cachegate/application"
+	"github.com/cachegate/cachegate/domain"
 )
 
 // The self-service and the admin session lists page as the user list
@@ -20,7 +21,7 @@ func TestSessionListsArePaged(t *testing.T) {
 	ts := httptest.NewServer(st.server.Handler())
 	t.Cleanup(ts.Close)
 	check := newOASChecker(t)
-	if _, err := st.users.Add(context.Background(), application.AddUserInput{Username: "root", Password: oasPassword, Active: true, Admin: true}); err != nil {
+	if _, err := st.users.Add(context.Background(), domain.System(), application.AddUserInput{Username: "root", Password: oasPassword, Active: true, Admin: true}); err != nil {
 		t.Fatal(err)
 	}
 	signIn := func(user string) string {

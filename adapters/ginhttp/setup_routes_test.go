@@ -36,21 +36,19 @@ func newSetupServer(t *testing.T, fromAnywhere bool) *setupServer {
 	if err != nil {
 		t.Fatal(err)
 	}
-	ua, err := application.NewUserAdmin(users, hasher, clock, ids)
-	if err != nil {
-		t.Fatal(err)
-	}
 	logs := &lockedBuffer{}
-	ua.SetAuditor(application.NewAuditor(memstore.NewAuditLog(), slog.New(slog.NewJSONHandler(logs, nil)), nil, clock, ids))
 	check, err := application.NewAdminCheck(users, clock)
 	if err != nil {
 		t.Fatal(err)
 	}
-	admins, err := application.NewAdminUsers(ua, check, refresh, nil)
+	audit := application.NewAuditTrail(application.AuditTrailDeps{Store: memstore.NewAuditLog(),
+		Log: slog.New(slog.NewJSONHandler(logs, nil)), Clock: clock, IDs: ids})
+	admins, err := application.NewUsers(application.UsersDeps{Users: users, Hasher: hasher, Clock: clock, IDs: ids,
+		Audit: audit, Check: check, Refresh: refresh})
 	if err != nil {
 		t.Fatal(err)
 	}
-	link, err := application.NewFirstAdmin(ua, admins.HasAdmin, clock, system.Secrets{}, application.FirstAdminOptions{FromAnywhere: fromAnywhere})
+	link, err := application.NewFirstAdmin(admins, admins.HasAdmin, clock, system.Secrets{}, application.FirstAdminOptions{FromAnywhere: fromAnywhere})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -8,44 +8,44 @@ import (
 	"github.com/cachegate/cachegate/ports"
 )
 
-// adminDeps are what the admin API and self-service need (docs/admin.md).
-type adminDeps struct {
+// usersDeps are what user administration needs (docs/admin.md).
+type usersDeps struct {
 	fx.In
 	Users   ports.UserRepository
-	Refresh ports.RefreshStore
+	Hasher  ports.PasswordHasher
 	Clock   ports.Clock
-	Audit   ports.AuditLog `optional:"true"`
-	UA      *application.UserAdmin
-	Login   *application.Login
+	IDs     ports.IDGenerator
+	Refresh ports.RefreshStore
+	Audit   *application.AuditTrail
 	Revoked *background.RevokedSessions
 }
 
-// adminServices are the admin API's use cases.
-type adminServices struct {
+// usersServices are the admin check and user administration.
+type usersServices struct {
 	fx.Out
 	Check *application.AdminCheck
-	Users *application.AdminUsers
-	Audit *application.AdminAudit
-	Self  *application.SelfService
+	Users *application.Users
 }
 
-// newAdmin builds the admin check (the store's admin flag, cached at
-// most a second), the admin use cases and self-service. Without an audit
-// log the audit routes are left out (Audit nil).
-func newAdmin(d adminDeps) (adminServices, error) {
-	var out adminServices
+// newUsers builds the admin check (the store's admin flag, cached at most
+// a second) and user administration. Disabling a user and setting a
+// password revoke the user's families through the user repository, in
+// the change's transaction, so the repository and the ports.RefreshStore
+// must be of one storage (storefx's are).
+func newUsers(d usersDeps) (usersServices, error) {
+	var out usersServices
 	var err error
 	if out.Check, err = application.NewAdminCheck(d.Users, d.Clock); err != nil {
 		return out, err
 	}
-	if out.Users, err = application.NewAdminUsers(d.UA, out.Check, d.Refresh, revocations(d.Revoked)); err != nil {
-		return out, err
-	}
-	if d.Audit != nil {
-		if out.Audit, err = application.NewAdminAudit(d.Audit, d.Clock); err != nil {
-			return out, err
-		}
-	}
-	out.Self, err = application.NewSelfService(d.Login, d.UA, d.Refresh, revocations(d.Revoked))
+	out.Users, err = application.NewUsers(application.UsersDeps{Users: d.Users, Hasher: d.Hasher, Clock: d.Clock,
+		IDs: d.IDs, Audit: d.Audit, Check: out.Check, Refresh: d.Refresh, Revoked: revocations(d.Revoked)})
 	return out, err
+}
+
+// newSelfService builds the routes a signed-in user has over their own
+// account.
+func newSelfService(login *application.Login, users *application.Users, refresh ports.RefreshStore,
+	revoked *background.RevokedSessions) (*application.SelfService, error) {
+	return application.NewSelfService(login, users, refresh, revocations(revoked))
 }

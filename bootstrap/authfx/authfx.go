@@ -18,12 +18,13 @@
 // their session).
 // ports.AuditLog when present (security events are then stored, else only
 // logged and counted).
-// Provides: the ports above, *application.Auditor, *application.Login, *application.Authenticate,
-// *application.Refresh, *application.Logout, *application.UserAdmin,
+// Provides: the ports above, *application.AuditTrail, *application.Login, *application.Authenticate,
+// *application.Refresh, *application.Logout, *application.Users,
+// *application.AdminCheck, *application.SelfService,
 // *background.RevokedSessions (polled while the app runs),
 // *application.AuthChanges (bumped when a session or a signing key is
 // revoked; open event streams then re-check their caller),
-// *application.KeyAdmin and a KeySet (JWKS, key rotation, listing and
+// *application.Keys and a KeySet (JWKS, key rotation, listing and
 // revocation).
 package authfx
 
@@ -153,11 +154,10 @@ func module(options fx.Option) fx.Option {
 			newAuthenticate,
 			newRefresh,
 			newRevokedSessions,
-			newKeyAdmin,
+			newKeys,
 			newLogout,
-			newUserAdmin,
-			newAdmin,
-			newAuditor,
+			newUsers,
+			newSelfService,
 			newAuditTrail,
 			application.NewAuthChanges,
 		),
@@ -290,7 +290,7 @@ type MintParams struct {
 	IDs     ports.IDGenerator
 	Log     *slog.Logger
 	Metrics ports.Metrics `optional:"true"`
-	Audit   *application.Auditor
+	Audit   *application.AuditTrail
 }
 
 func (d MintParams) tokens() application.TokenDeps {
@@ -339,11 +339,8 @@ func newAuthenticate(o Options, d VerifyParams, clock ports.Clock, revoked *back
 	if ttl == 0 {
 		ttl = DefaultSubjectCacheTTL
 	}
-	uc, err := application.NewAuthenticate(d.Verifier, d.Validator, application.NewSubjectCache(d.Lookup, ttl, 0, clock), revocations(revoked))
-	if err == nil {
-		uc.SetChanges(changes)
-	}
-	return uc, err
+	return application.NewAuthenticate(d.Verifier, d.Validator, application.NewSubjectCache(d.Lookup, ttl, 0, clock),
+		revocations(revoked), changes)
 }
 
 type refreshDeps struct {
@@ -418,23 +415,15 @@ func newRevokedSessions(lc fx.Lifecycle, d revokedDeps) (*background.RevokedSess
 	return r, nil
 }
 
-func newKeyAdmin(keys KeySet, clock ports.Clock, log *slog.Logger, audit *application.Auditor) (*application.KeyAdmin, error) {
-	a, err := application.NewKeyAdmin(keys, clock, log)
-	if err == nil {
-		a.SetAuditor(audit)
-	}
-	return a, err
+func newKeys(keys KeySet, clock ports.Clock, log *slog.Logger, audit *application.AuditTrail) (*application.Keys, error) {
+	return application.NewKeys(keys, clock, log, audit)
 }
 
-func newLogout(refresh ports.RefreshStore, clock ports.Clock, revoked *background.RevokedSessions, audit *application.Auditor) (*application.Logout, error) {
-	uc, err := application.NewLogout(refresh, clock, revocations(revoked))
-	if err == nil {
-		uc.SetAuditor(audit)
-	}
-	return uc, err
+func newLogout(refresh ports.RefreshStore, clock ports.Clock, revoked *background.RevokedSessions, audit *application.AuditTrail) (*application.Logout, error) {
+	return application.NewLogout(refresh, clock, revocations(revoked), audit)
 }
 
-type auditorDeps struct {
+type auditDeps struct {
 	fx.In
 	Store   ports.AuditLog       `optional:"true"`
 	Changes ports.ChangeAuditLog `optional:"true"`
@@ -445,41 +434,21 @@ type auditorDeps struct {
 	Options Options
 }
 
-// newAuditTrail reads the audit log of the graph; without one there is
-// no trail to read.
-func newAuditTrail(d auditorDeps) (*application.AuditTrail, error) {
-	if d.Store == nil {
-		return nil, nil
-	}
-	return application.NewAuditTrail(d.Store, d.Clock)
-}
-
-// newAuditor records security events in the ports.AuditLog of the graph
-// (storefx provides the database's; an embedder may fx.Decorate it to
-// send events elsewhere), logs and counts them. When that log is the one
-// the stores write into (ports.ChangeAuditLog), the events of store
-// changes are written in the change's transaction; a replaced log gets
-// them through RecordEvent after the commit.
-func newAuditor(d auditorDeps) *application.Auditor {
-	a := application.NewAuditor(d.Store, d.Log, d.Metrics, d.Clock, d.IDs)
-	a.SetStoredWithChanges(d.Store != nil && d.Changes.Log != nil && d.Store == d.Changes.Log)
+// newAuditTrail records security events in the ports.AuditLog of the
+// graph (storefx provides the database's; an embedder may fx.Decorate it
+// to send events elsewhere), logs and counts them, and reads them back.
+// When that log is the one the stores write into
+// (ports.ChangeAuditLog), the events of store changes are written in the
+// change's transaction; a replaced log gets them through RecordEvent
+// after the commit. Without a log there is no trail to read.
+func newAuditTrail(d auditDeps) *application.AuditTrail {
+	var fold *domain.AuditFold
 	if w := d.Options.AuditFoldWindow; w > 0 {
 		f := domain.DefaultAuditFold
 		f.Window = w
-		a.SetFold(f)
+		fold = &f
 	}
-	return a
-}
-
-// newUserAdmin administers users; disabling a user and setting a password
-// revoke the user's families through the user repository, in the
-// change's transaction, so the repository and the ports.RefreshStore must
-// be of one storage (storefx's are).
-func newUserAdmin(users ports.UserRepository, h ports.PasswordHasher, c ports.Clock, ids ports.IDGenerator,
-	audit *application.Auditor) (*application.UserAdmin, error) {
-	a, err := application.NewUserAdmin(users, h, c, ids)
-	if err == nil {
-		a.SetAuditor(audit)
-	}
-	return a, err
+	return application.NewAuditTrail(application.AuditTrailDeps{Store: d.Store, Log: d.Log, Metrics: d.Metrics,
+		Clock: d.Clock, IDs: d.IDs, Fold: fold,
+		StoredWithChanges: d.Store != nil && d.Changes.Log != nil && d.Store == d.Changes.Log})
 }

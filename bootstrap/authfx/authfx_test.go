@@ -32,7 +32,7 @@ type harness struct {
 	login   *application.Login
 	auth    *application.Authenticate
 	refresh *application.Refresh
-	admin   *application.UserAdmin
+	admin   *application.Users
 }
 
 func start(t *testing.T, opts ...fx.Option) harness {
@@ -53,7 +53,7 @@ func start(t *testing.T, opts ...fx.Option) harness {
 
 func (h harness) addAlice(t *testing.T) domain.User {
 	t.Helper()
-	u, err := h.admin.Add(context.Background(), application.AddUserInput{Username: "alice", Password: password, Active: true})
+	u, err := h.admin.Add(context.Background(), domain.System(), application.AddUserInput{Username: "alice", Password: password, Active: true})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -97,12 +97,12 @@ type Deps struct {
 	Logout       *application.Logout          `optional:"true"`
 	Keys         authfx.KeySet                `optional:"true"`
 	// The admin API and self-service (docs/admin.md).
-	AdminCheck *application.AdminCheck  `optional:"true"`
-	AdminUsers *application.AdminUsers  `optional:"true"`
-	AdminAudit *application.AdminAudit  `optional:"true"`
-	KeyAdmin   *application.KeyAdmin    `optional:"true"`
-	Self       *application.SelfService `optional:"true"`
-	Observer   ginhttp.RequestObserver  `optional:"true"`
+	AdminCheck  *application.AdminCheck  `optional:"true"`
+	Users       *application.Users       `optional:"true"`
+	AuditTrail  *application.AuditTrail  `optional:"true"`
+	SigningKeys *application.Keys        `optional:"true"`
+	Self        *application.SelfService `optional:"true"`
+	Observer    ginhttp.RequestObserver  `optional:"true"`
 	// Routes are extra routes other modules contribute.
 	Routes []ginhttp.Route `group:"routes"`
 	// Metrics mounts GET /metrics (metricsfx, without an address of its
@@ -140,9 +140,12 @@ func New(d Deps) (*ginhttp.Server, error) {
 	}
 	var admin *ginhttp.AdminOptions
 	if d.AdminCheck != nil && auth != nil {
-		admin = &ginhttp.AdminOptions{Check: d.AdminCheck, Users: d.AdminUsers, Audit: d.AdminAudit, Keys: d.KeyAdmin, Self: d.Self}
-		if d.Cache != nil && d.AdminUsers != nil {
-			entries, err := application.NewAdminEntries(d.Cache, d.AdminUsers)
+		admin = &ginhttp.AdminOptions{Check: d.AdminCheck, Users: d.Users, Keys: d.SigningKeys, Self: d.Self}
+		if d.AuditTrail.Stored() {
+			admin.Audit = d.AuditTrail // without a stored trail the audit routes are left out
+		}
+		if d.Cache != nil && d.Users != nil {
+			entries, err := application.NewAdminEntries(d.Cache, d.Users)
 			if err != nil {
 				return nil, err
 			}

@@ -12,6 +12,7 @@ import (
 	"github.com/cachegate/cachegate/bootstrap"
 	"github.com/cachegate/cachegate/bootstrap/config"
 	"github.com/cachegate/cachegate/bootstrap/httpfx"
+	"github.com/cachegate/cachegate/domain"
 	"github.com/cachegate/cachegate/test/pgtest"
 )
 
@@ -65,19 +66,19 @@ func startTarget(t *testing.T, tweak ...func(*config.Config)) *target {
 	}
 	var (
 		addr  httpfx.Addr
-		admin *application.UserAdmin
+		admin *application.Users
 	)
 	app, err := bootstrap.Start(bootstrap.App(cfg, io.Discard, fx.Populate(&addr, &admin)))
 	if err != nil {
 		t.Fatalf("start: %v", err)
 	}
 	t.Cleanup(func() { _ = bootstrap.Stop(app, 10*time.Second) })
-	u, err := admin.Add(t.Context(), application.AddUserInput{Username: fuzzUsername, Password: fuzzPassword, Active: true})
+	u, err := admin.Add(t.Context(), domain.System(), application.AddUserInput{Username: fuzzUsername, Password: fuzzPassword, Active: true})
 	if err != nil {
 		t.Fatalf("add the fuzzer's user: %v", err)
 	}
 	// The admin is made as `cachegate users add --admin` makes one.
-	adm, err := admin.Add(t.Context(), application.AddUserInput{Username: adminUsername, Password: adminPassword, Active: true, Admin: true})
+	adm, err := admin.Add(t.Context(), domain.System(), application.AddUserInput{Username: adminUsername, Password: adminPassword, Active: true, Admin: true})
 	if err != nil {
 		t.Fatalf("add the fuzzer's admin: %v", err)
 	}

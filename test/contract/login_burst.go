@@ -134,11 +134,15 @@ func newBurst(t *testing.T, throttles []ports.LoginThrottle, limit int, hold int
 	}
 	users, refresh, clock, ids := memstore.NewUserRepository(), memstore.NewRefreshStore(), system.Clock{}, system.UUIDv7{}
 	users.SetRefreshStore(refresh)
-	admin, err := application.NewUserAdmin(users, h, clock, ids)
+	check, err := application.NewAdminCheck(users, clock)
 	if err != nil {
 		t.Fatal(err)
 	}
-	if _, err := admin.Add(ctx, application.AddUserInput{Username: "alice", Password: burstPassword, Active: true}); err != nil {
+	admin, err := application.NewUsers(application.UsersDeps{Users: users, Hasher: h, Clock: clock, IDs: ids, Check: check, Refresh: refresh})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := admin.Add(ctx, domain.System(), application.AddUserInput{Username: "alice", Password: burstPassword, Active: true}); err != nil {
 		t.Fatal(err)
 	}
 	tok, err := josejwt.New(ctx, josejwt.Options{HS256Secret: []byte(strings.Repeat("s", 32)), Clock: clock})

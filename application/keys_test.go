@@ -12,10 +12,10 @@ import (
 	"github.com/cachegate/cachegate/domain"
 )
 
-// TestKeyAdminListsEachKeysStateAcrossARotation: a rotation publishes the
+// TestKeysListEachKeysStateAcrossARotation: a rotation publishes the
 // new key while the old one signs; after the publish-ahead time the new
 // one signs and the old one is retired; --now signs at once.
-func TestKeyAdminListsEachKeysStateAcrossARotation(t *testing.T) {
+func TestKeysListEachKeysStateAcrossARotation(t *testing.T) {
 	t.Parallel()
 	ctx := context.Background()
 	clock := newClock()
@@ -23,7 +23,7 @@ func TestKeyAdminListsEachKeysStateAcrossARotation(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	admin, err := application.NewKeyAdmin(tok, clock, nil)
+	admin, err := application.NewKeys(tok, clock, nil, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -43,7 +43,7 @@ func TestKeyAdminListsEachKeysStateAcrossARotation(t *testing.T) {
 		t.Fatalf("states at the start = %v", got)
 	}
 	clock.Advance(time.Hour)
-	k, err := admin.Rotate(ctx, application.RotateKeyInput{})
+	k, err := admin.Rotate(ctx, domain.System(), application.RotateKeyInput{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -58,7 +58,7 @@ func TestKeyAdminListsEachKeysStateAcrossARotation(t *testing.T) {
 		t.Errorf("states after the publish-ahead time = %v, want signing, retired", got)
 	}
 	clock.Advance(time.Minute)
-	if _, err := admin.Rotate(ctx, application.RotateKeyInput{Now: true}); err != nil {
+	if _, err := admin.Rotate(ctx, domain.System(), application.RotateKeyInput{Now: true}); err != nil {
 		t.Fatal(err)
 	}
 	if got := states(); !slices.Equal(got, []string{domain.KeySigning, domain.KeyRetired, domain.KeyRetired}) {

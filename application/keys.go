@@ -30,28 +30,25 @@ type SigningKeys interface {
 	List(ctx context.Context) ([]domain.SigningKey, error)
 }
 
-// KeyAdmin administers the token signing keys (the `cachegate keys`
-// commands).
-type KeyAdmin struct {
+// Keys administers the token signing keys: the `cachegate keys` commands
+// (the system actor) and the admin API's /admin/keys (an admin).
+type Keys struct {
 	keys  SigningKeys
 	clock ports.Clock
 	log   *slog.Logger
-	audit *Auditor
+	audit *AuditTrail
 }
 
-// SetAuditor makes a record key.rotated and key.revoked events; call it
-// before use.
-func (a *KeyAdmin) SetAuditor(x *Auditor) { a.audit = x }
-
-// NewKeyAdmin returns the use cases; log may be nil.
-func NewKeyAdmin(keys SigningKeys, clock ports.Clock, log *slog.Logger) (*KeyAdmin, error) {
+// NewKeys returns the use cases; log may be nil, and so may audit (then
+// nothing is recorded).
+func NewKeys(keys SigningKeys, clock ports.Clock, log *slog.Logger, audit *AuditTrail) (*Keys, error) {
 	if keys == nil || clock == nil {
 		return nil, errors.New("key administration needs the signing keys and a clock")
 	}
 	if log == nil {
 		log = slog.New(slog.DiscardHandler)
 	}
-	return &KeyAdmin{keys: keys, clock: clock, log: log}, nil
+	return &Keys{keys: keys, clock: clock, log: log, audit: audit}, nil
 }
 
 // KeyStatus is a stored key, without its private half, and its state at
@@ -64,7 +61,7 @@ type KeyStatus struct {
 
 // List returns every stored key, newest first, without private halves,
 // each with its state now.
-func (a *KeyAdmin) List(ctx context.Context) ([]KeyStatus, error) {
+func (a *Keys) List(ctx context.Context) ([]KeyStatus, error) {
 	keys, err := a.keys.List(ctx)
 	if err != nil {
 		return nil, fmt.Errorf("list signing keys: %w", err)
@@ -77,7 +74,7 @@ func (a *KeyAdmin) List(ctx context.Context) ([]KeyStatus, error) {
 	return out, nil
 }
 
-// RotateKeyInput is the input of KeyAdmin.Rotate.
+// RotateKeyInput is the input of Keys.Rotate.
 type RotateKeyInput struct {
 	// Now makes the new key sign at once (`keys rotate --now`, for
 	// emergencies): clients that cached the JWKS refuse its tokens until
@@ -89,16 +86,17 @@ type RotateKeyInput struct {
 // Rotate adds a new signing key and returns it (SignsFrom tells when it
 // signs); the previous key signs until then, then verifies access tokens
 // for the access lifetime and refresh tokens for the refresh lifetime.
-// The key.rotated event is written with the new key, in its transaction,
+// The key.rotated event names the actor when it is an admin
+// (docs/admin.md); it is written with the new key, in its transaction,
 // where the key store writes events.
-func (a *KeyAdmin) Rotate(ctx context.Context, in RotateKeyInput) (domain.SigningKey, error) {
-	event, events := a.audit.Prepare(ctx, domain.AuditEvent{Type: domain.AuditKeyRotated})
+func (a *Keys) Rotate(ctx context.Context, actor domain.Actor, in RotateKeyInput) (domain.SigningKey, error) {
+	event, events := a.audit.Prepare(ctx, byAdmin(actor, domain.AuditEvent{Type: domain.AuditKeyRotated}))
 	k, err := a.keys.Rotate(ctx, in.Now, events...)
 	if err != nil {
 		return domain.SigningKey{}, err
 	}
 	event.Family = k.ID // the key events' Family holds the key id
-	a.log.InfoContext(ctx, "signing key rotated", "kid", k.ID, "signsFrom", k.SignsFrom)
+	a.log.InfoContext(ctx, "signing key rotated", append([]any{"kid", k.ID, "signsFrom", k.SignsFrom}, by(actor)...)...)
 	a.audit.Committed(ctx, event)
 	return k, nil
 }
@@ -106,14 +104,41 @@ func (a *KeyAdmin) Rotate(ctx context.Context, in RotateKeyInput) (domain.Signin
 // Revoke revokes the key kid: tokens it signed stop working everywhere
 // within a second (sessions whose refresh token it signed end). It returns
 // domain.ErrSigningKeyNotFound for an unknown kid. The key.revoked event
-// is written with the revocation, in its transaction, where the key store
-// writes events.
-func (a *KeyAdmin) Revoke(ctx context.Context, kid string) error {
-	event, events := a.audit.Prepare(ctx, domain.AuditEvent{Type: domain.AuditKeyRevoked, Family: kid})
+// names the actor when it is an admin; it is written with the revocation,
+// in its transaction, where the key store writes events.
+func (a *Keys) Revoke(ctx context.Context, actor domain.Actor, kid string) error {
+	if !plausibleKid(kid) {
+		return domain.ErrSigningKeyNotFound
+	}
+	event, events := a.audit.Prepare(ctx, byAdmin(actor, domain.AuditEvent{Type: domain.AuditKeyRevoked, Family: kid}))
 	if err := a.keys.Revoke(ctx, kid, events...); err != nil {
 		return err
 	}
-	a.log.WarnContext(ctx, "signing key revoked", "kid", kid)
+	a.log.WarnContext(ctx, "signing key revoked", append([]any{"kid", kid}, by(actor)...)...)
 	a.audit.Committed(ctx, event)
 	return nil
+}
+
+// by is the log attribute naming an admin actor; none for the system.
+func by(actor domain.Actor) []any {
+	if !actor.Authenticated() {
+		return nil
+	}
+	return []any{"by", actor.Principal.ID}
+}
+
+// plausibleKid reports whether kid could name a stored key: 1 to 128
+// characters of [A-Za-z0-9._-]. Anything else (a NUL, which PostgreSQL
+// text cannot hold) is unknown without asking the store.
+func plausibleKid(kid string) bool {
+	if kid == "" || len(kid) > 128 {
+		return false
+	}
+	for i := 0; i < len(kid); i++ {
+		c := kid[i]
+		if !(c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' || c >= '0' && c <= '9' || c == '.' || c == '_' || c == '-') {
+			return false
+		}
+	}
+	return true
 }

@@ -1,0 +1,377 @@
+package application
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"strings"
+
+	"github.com/cachegate/cachegate/domain"
+	"github.com/cachegate/cachegate/ports"
+)
+
+// Users administers local users and their sessions: the `cachegate
+// users` commands (the system actor) and the admin API's /admin/users
+// (an admin; docs/admin.md). Every change is recorded as one event per
+// fact, of the fact's own type, naming the acting admin.
+//
+// Disabling a user and setting a password end the user's sessions: the
+// user repository revokes every refresh family of the user in the
+// transaction of the change and its audit event
+// (ports.UserRepository.UpdateUserEndingSessions), so there is never a
+// disabled user, or a changed password, whose sessions survive, nor an
+// event without its change.
+type Users struct {
+	users    ports.UserRepository
+	hasher   ports.PasswordHasher
+	clock    ports.Clock
+	ids      ports.IDGenerator
+	audit    *AuditTrail
+	check    *AdminCheck
+	refresh  ports.RefreshStore
+	revoked  SessionRevocations
+	dir      ports.UserDirectory // nil: the user store cannot list or delete
+	sessions ports.SessionStore  // nil: the refresh store cannot show sessions
+}
+
+// UsersDeps are what Users needs. Audit may be nil (nothing is then
+// recorded), and so may Revoked. Check is told of changes so this process
+// applies them at once.
+type UsersDeps struct {
+	Users   ports.UserRepository
+	Hasher  ports.PasswordHasher
+	Clock   ports.Clock
+	IDs     ports.IDGenerator
+	Audit   *AuditTrail
+	Check   *AdminCheck
+	Refresh ports.RefreshStore
+	Revoked SessionRevocations
+}
+
+// NewUsers returns the use cases.
+func NewUsers(d UsersDeps) (*Users, error) {
+	if d.Users == nil || d.Hasher == nil || d.Clock == nil || d.IDs == nil || d.Check == nil || d.Refresh == nil {
+		return nil, errors.New("user administration needs users, a hasher, a clock, ids, the admin check and the refresh store")
+	}
+	dir, _ := d.Users.(ports.UserDirectory)
+	sessions, _ := d.Refresh.(ports.SessionStore)
+	return &Users{users: d.Users, hasher: d.Hasher, clock: d.Clock, ids: d.IDs, audit: d.Audit, check: d.Check,
+		refresh: d.Refresh, revoked: d.Revoked, dir: dir, sessions: sessions}, nil
+}
+
+// All returns every user, ordered by username (`cachegate users list`).
+func (a *Users) All(ctx context.Context) ([]domain.User, error) {
+	return a.users.ListUsers(ctx)
+}
+
+// List returns the page of users q selects and how many match;
+// domain.ErrNotImplemented when the user store cannot list.
+func (a *Users) List(ctx context.Context, q domain.UserQuery) ([]domain.User, int, error) {
+	if a.dir == nil {
+		return nil, 0, domain.ErrNotImplemented
+	}
+	return a.dir.FindUsers(ctx, q)
+}
+
+// HasAdmin reports whether an active admin exists, so that serve can say
+// how the first one is made when none does (README.md, "Web console");
+// domain.ErrNotImplemented when the user store cannot list.
+func (a *Users) HasAdmin(ctx context.Context) (bool, error) {
+	var q domain.UserQuery
+	for _, field := range []string{"admin", "active"} {
+		c, err := domain.NewUserCondition("admin", field, domain.OpEq, false, []string{"true"})
+		if err != nil {
+			return false, err
+		}
+		q.All = append(q.All, c)
+	}
+	q.Limit = 1
+	page, _, err := a.List(ctx, q)
+	return len(page) > 0, err
+}
+
+// Get returns a user, or domain.ErrUserNotFound.
+func (a *Users) Get(ctx context.Context, id string) (domain.User, error) {
+	if !domain.IsUUID(id) {
+		return domain.User{}, domain.ErrUserNotFound
+	}
+	return a.users.UserByID(ctx, id)
+}
+
+// ByUsername returns the user named username, or domain.ErrUserNotFound.
+func (a *Users) ByUsername(ctx context.Context, username string) (domain.User, error) {
+	return a.users.UserByUsername(ctx, username)
+}
+
+// AddUserInput describes a new user.
+type AddUserInput struct {
+	Username string
+	Password string
+	Active   bool
+	// Admin makes the user an admin (docs/admin.md).
+	Admin bool
+}
+
+// Add creates a user and returns it, recording user.added and, for an
+// admin, user.admin_granted. It returns domain.ErrUserExists when the
+// username is taken (case-insensitively) and a validation error for a
+// bad username or password.
+func (a *Users) Add(ctx context.Context, actor domain.Actor, in AddUserInput) (domain.User, error) {
+	if err := errors.Join(domain.ValidateUsername(in.Username), domain.ValidatePassword(in.Password)); err != nil {
+		return domain.User{}, err
+	}
+	hash, salt, err := a.hasher.Hash(ctx, in.Password)
+	if err != nil {
+		return domain.User{}, fmt.Errorf("hash password: %w", err)
+	}
+	now := domain.Normalize(a.clock.Now())
+	u := domain.User{ID: a.ids.NewID(), Username: strings.TrimSpace(in.Username), PasswordHash: hash,
+		PasswordSalt: salt, Active: in.Active, Admin: in.Admin, DateCreated: now, DateUpdated: now}
+	types := []domain.AuditType{domain.AuditUserAdded}
+	if u.Admin {
+		types = append(types, domain.AuditUserAdminGranted)
+	}
+	filled, events := a.prepare(ctx, actor, u, types...)
+	if err := a.users.CreateUser(ctx, u, events...); err != nil {
+		return domain.User{}, fmt.Errorf("add user: %w", err)
+	}
+	a.committed(ctx, filled)
+	return u, nil
+}
+
+// UserPatch is what PATCH /admin/users/{id} changes; nil leaves a field.
+type UserPatch struct {
+	Active, Admin *bool
+}
+
+// Patch changes a user's active and admin flags, recording an event per
+// flag given (user.enabled or user.disabled, user.admin_granted or
+// user.admin_revoked). Disabling ends every session of the user in the
+// same transaction. An admin cannot disable or demote themself
+// (domain.ErrOwnAdminChange), nor the last active admin
+// (domain.ErrLastAdmin).
+func (a *Users) Patch(ctx context.Context, actor domain.Actor, id string, p UserPatch) (domain.User, error) {
+	if (p.Active != nil && !*p.Active || p.Admin != nil && !*p.Admin) && id == actor.Principal.ID {
+		return domain.User{}, domain.ErrOwnAdminChange
+	}
+	var types []domain.AuditType
+	if p.Active != nil {
+		types = append(types, activeEvent(*p.Active))
+	}
+	if p.Admin != nil {
+		types = append(types, adminEvent(*p.Admin))
+	}
+	u, err := a.Get(ctx, id)
+	if err != nil {
+		return domain.User{}, err
+	}
+	u, err = a.change(ctx, actor, u, p.Active != nil && !*p.Active, func(cur *domain.User) {
+		if p.Active != nil {
+			cur.Active = *p.Active
+		}
+		if p.Admin != nil {
+			cur.Admin = *p.Admin
+		}
+	}, types...)
+	if err != nil {
+		return domain.User{}, err
+	}
+	a.check.Forget(id)
+	return u, nil
+}
+
+// ResetPassword replaces a user's password and ends every session of the
+// user in the same transaction (user.password_changed), so sessions
+// started with the old password end.
+func (a *Users) ResetPassword(ctx context.Context, actor domain.Actor, id, password string) error {
+	if err := domain.ValidatePassword(password); err != nil {
+		return err
+	}
+	u, err := a.Get(ctx, id)
+	if err != nil {
+		return err
+	}
+	change, err := a.passwordChange(ctx, password)
+	if err != nil {
+		return err
+	}
+	_, err = a.change(ctx, actor, u, true, change, domain.AuditUserPasswordChanged)
+	return err
+}
+
+// Delete removes a user and revokes every session of theirs
+// (user.deleted); domain.ErrNotImplemented when the user store cannot
+// delete. An admin cannot delete themself (domain.ErrOwnAdminChange), nor
+// the last active admin (domain.ErrLastAdmin).
+func (a *Users) Delete(ctx context.Context, actor domain.Actor, id string) error {
+	if a.dir == nil {
+		return domain.ErrNotImplemented
+	}
+	if id == actor.Principal.ID {
+		return domain.ErrOwnAdminChange
+	}
+	u, err := a.Get(ctx, id)
+	if err != nil {
+		return err
+	}
+	filled, events := a.prepare(ctx, actor, u, domain.AuditUserDeleted)
+	if err := a.dir.DeleteUser(ctx, id, a.clock.Now(), events...); err != nil {
+		return err
+	}
+	a.check.Forget(id)
+	a.committed(ctx, filled)
+	return nil
+}
+
+// Sessions returns page p of the live sessions of a user, the last used
+// first; domain.ErrUserNotFound for an unknown user,
+// domain.ErrNotImplemented when the refresh store cannot show sessions.
+func (a *Users) Sessions(ctx context.Context, userID string, p SessionPage) (SessionList, error) {
+	if a.sessions == nil {
+		return SessionList{}, domain.ErrNotImplemented
+	}
+	if _, err := a.Get(ctx, userID); err != nil {
+		return SessionList{}, err
+	}
+	all, err := a.sessions.UserSessions(ctx, userID, a.clock.Now())
+	if err != nil {
+		return SessionList{}, err
+	}
+	return sessionList(all, p), nil
+}
+
+// RevokeSessions revokes every session of a user (one session.revoked
+// event, detail "all").
+func (a *Users) RevokeSessions(ctx context.Context, actor domain.Actor, userID string) error {
+	u, err := a.Get(ctx, userID)
+	if err != nil {
+		return err
+	}
+	var live []domain.Session
+	if a.sessions != nil {
+		live, _ = a.sessions.UserSessions(ctx, userID, a.clock.Now())
+	}
+	if err := a.refresh.RevokeUser(ctx, userID, a.clock.Now()); err != nil {
+		return fmt.Errorf("revoke sessions: %w", err)
+	}
+	for _, s := range live {
+		a.revokedHere(s.ID)
+	}
+	// RevokeUser takes no events (ports.RefreshStore), so the event is
+	// recorded right after the revocation.
+	a.audit.Record(ctx, byAdmin(actor, domain.AuditEvent{Type: domain.AuditSessionRevoked,
+		UserID: u.ID, Username: u.Username, Detail: "all"}))
+	return nil
+}
+
+// RevokeSession revokes one session: domain.ErrSessionNotFound for an
+// unknown one.
+func (a *Users) RevokeSession(ctx context.Context, actor domain.Actor, sid string) error {
+	if a.sessions == nil {
+		return domain.ErrNotImplemented
+	}
+	if !domain.IsUUID(sid) {
+		return domain.ErrSessionNotFound // every family id is a UUID
+	}
+	s, err := a.sessions.Session(ctx, sid)
+	if err != nil {
+		return err
+	}
+	e := byAdmin(actor, domain.AuditEvent{Type: domain.AuditSessionRevoked, UserID: s.UserID, Family: sid})
+	if u, err := a.users.UserByID(ctx, s.UserID); err == nil {
+		e.Username = u.Username
+	}
+	return revokeSession(ctx, a.audit, a.refresh, a.revoked, a.clock, sid, e)
+}
+
+func (a *Users) revokedHere(sid string) {
+	if a.revoked != nil {
+		a.revoked.Add(sid)
+	}
+}
+
+// revokeSession revokes the family sid with the event e, applies it in
+// this process at once, and reports the event after the commit.
+func revokeSession(ctx context.Context, audit *AuditTrail, refresh ports.RefreshStore, revoked SessionRevocations, clock ports.Clock, sid string, e domain.AuditEvent) error {
+	event, events := audit.Prepare(ctx, e)
+	if err := refresh.RevokeFamily(ctx, sid, clock.Now(), events...); err != nil {
+		return fmt.Errorf("revoke session: %w", err)
+	}
+	if revoked != nil {
+		revoked.Add(sid)
+	}
+	audit.Committed(ctx, event)
+	return nil
+}
+
+// activeEvent and adminEvent are the types of the facts "enabled or
+// disabled" and "made or no longer an admin".
+func activeEvent(active bool) domain.AuditType {
+	if active {
+		return domain.AuditUserEnabled
+	}
+	return domain.AuditUserDisabled
+}
+
+func adminEvent(admin bool) domain.AuditType {
+	if admin {
+		return domain.AuditUserAdminGranted
+	}
+	return domain.AuditUserAdminRevoked
+}
+
+// passwordChange checks and hashes password and returns the change that
+// sets it.
+func (a *Users) passwordChange(ctx context.Context, password string) (func(*domain.User), error) {
+	if err := domain.ValidatePassword(password); err != nil {
+		return nil, err
+	}
+	hash, salt, err := a.hasher.Hash(ctx, password)
+	if err != nil {
+		return nil, fmt.Errorf("hash password: %w", err)
+	}
+	return func(u *domain.User) { u.PasswordHash, u.PasswordSalt = hash, salt }, nil
+}
+
+// change changes the user u for actor and records one event per type, one per fact changed (in
+// the change's transaction where the store writes events); with
+// endSessions the user's refresh families are revoked in that
+// transaction too.
+func (a *Users) change(ctx context.Context, actor domain.Actor, u domain.User, endSessions bool, change func(*domain.User), types ...domain.AuditType) (domain.User, error) {
+	filled, events := a.prepare(ctx, actor, u, types...)
+	fn := func(cur *domain.User) error {
+		change(cur)
+		cur.DateUpdated = domain.Normalize(a.clock.Now())
+		return nil
+	}
+	var err error
+	if endSessions {
+		u, err = a.users.UpdateUserEndingSessions(ctx, u.ID, a.clock.Now(), fn, events...)
+	} else {
+		u, err = a.users.UpdateUser(ctx, u.ID, fn, events...)
+	}
+	if err != nil {
+		return u, err
+	}
+	a.committed(ctx, filled)
+	return u, nil
+}
+
+// prepare returns an event of each type about u, made by actor
+// (no admin for the system actor), filled for a change about to be made, and
+// those the store must write with it (AuditTrail.Prepare).
+func (a *Users) prepare(ctx context.Context, actor domain.Actor, u domain.User, types ...domain.AuditType) (filled, stored []domain.AuditEvent) {
+	for _, typ := range types {
+		e, s := a.audit.Prepare(ctx, byAdmin(actor, domain.AuditEvent{Type: typ, UserID: u.ID, Username: u.Username}))
+		filled, stored = append(filled, e), append(stored, s...)
+	}
+	return filled, stored
+}
+
+// committed reports the events prepare filled once their change
+// committed.
+func (a *Users) committed(ctx context.Context, filled []domain.AuditEvent) {
+	for _, e := range filled {
+		a.audit.Committed(ctx, e)
+	}
+}
