@@ -36,8 +36,8 @@ let onSignedOut = () => {};
 // whenSignedOut sets what happens when the session is gone.
 export function whenSignedOut(f) { onSignedOut = f; }
 
-function send(method, path, body, auth = true) {
-  const headers = { Accept: 'application/json' };
+function send(method, path, body, auth = true, extra = {}) {
+  const headers = { Accept: 'application/json', ...extra };
   if (auth && tokens.access) headers.Authorization = `Bearer ${tokens.access}`;
   if (body !== undefined) headers['Content-Type'] = 'application/json';
   return fetch(path, {
@@ -74,13 +74,14 @@ export function refresh() {
   return refreshing;
 }
 
-// api calls the API and returns the decoded answer (null for 204).
-export async function api(method, path, body) {
-  let res = await send(method, path, body);
+// api calls the API and returns the decoded answer (null for 204);
+// headers are sent besides the usual ones (If-Match).
+export async function api(method, path, body, headers = {}) {
+  let res = await send(method, path, body, true, headers);
   if (res.status === 401 && tokens.refresh) {
     try {
       await refresh();
-      res = await send(method, path, body);
+      res = await send(method, path, body, true, headers);
     } catch { /* answered below as signed out */ }
   }
   if (res.status === 401) {

@@ -1,12 +1,14 @@
 // The console's entry point: hash routing (#/users, #/users/<id>/sessions,
-// #/audit, #/keys, #/entries, #/feed, #/signin), the sign-in page and the
-// frame (who is signed in, the navigation). Each page is a function
+// #/sessions, #/audit, #/keys, #/entries, #/feed, #/signin), the sign-in
+// page and the frame (who is signed in, the navigation, the time zone the
+// times are shown in). A message in the status region lasts until the
+// next action or page. Each page is a function
 // render(main, params) that may return a cleanup function (closing its
 // event streams) called when the page is left.
 
 import { api, login, logout, claims, isAdmin, tokens, whenSignedOut } from './api.js';
-import { h, clear, field, announce } from './dom.js';
-import { usersPage, sessionsPage } from './users.js';
+import { h, clear, field, announce, zoneName } from './dom.js';
+import { usersPage, sessionsPage, allSessionsPage } from './users.js';
 import { auditPage } from './audit.js';
 import { keysPage } from './keys.js';
 import { entriesPage, feedPage } from './entries.js';
@@ -14,6 +16,7 @@ import { entriesPage, feedPage } from './entries.js';
 const routes = [
   [/^#\/users$/, usersPage],
   [/^#\/users\/([^/]+)\/sessions$/, sessionsPage],
+  [/^#\/sessions$/, allSessionsPage],
   [/^#\/audit$/, auditPage],
   [/^#\/keys$/, keysPage],
   [/^#\/entries$/, entriesPage],
@@ -77,8 +80,9 @@ function frame(signedIn) {
       who.textContent = `Signed in as ${u.username}`;
     }).catch(() => { /* the page shows its own errors */ });
   }
+  document.getElementById('zone').textContent = signedIn ? `Times in ${zoneName()} (UTC on hover)` : '';
   for (const a of document.querySelectorAll('#nav a')) {
-    if (location.hash.startsWith(a.getAttribute('href'))) a.setAttribute('aria-current', 'page');
+    if (location.hash === a.getAttribute('href') || location.hash.startsWith(`${a.getAttribute('href')}/`)) a.setAttribute('aria-current', 'page');
     else a.removeAttribute('aria-current');
   }
 }
@@ -118,6 +122,13 @@ window.addEventListener('hashchange', () => {
   // Only #/… is a page: the skip link's #main is not.
   if (location.hash.startsWith('#/')) render();
 });
+
+// The next action clears the last message: a button pressed or a form
+// sent (before the action's own handler, which may say something new).
+document.addEventListener('click', (e) => {
+  if (e.target instanceof Element && e.target.closest('button, a[href^="#/"]')) announce('');
+}, true);
+document.addEventListener('submit', () => announce(''), true);
 
 document.getElementById('skip').addEventListener('click', (e) => {
   e.preventDefault();

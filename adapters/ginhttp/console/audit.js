@@ -3,12 +3,13 @@
 // /admin/audit/events, whose events are announced as they arrive.
 
 import { api, query, stream } from './api.js';
-import { h, clear, field, table, announce, when } from './dom.js';
+import { h, clear, field, table, announce, when, zoneName } from './dom.js';
+import { userCell } from './names.js';
 
 const TYPES = ['login.succeeded', 'login.failed', 'login.throttled', 'refresh.reused', 'logout',
   'session.expired', 'user.added', 'user.disabled', 'user.enabled', 'user.password_changed',
   'key.rotated', 'key.revoked', 'session.revoked', 'user.admin_granted', 'user.admin_revoked',
-  'user.deleted', 'session.evicted',
+  'user.deleted', 'session.evicted', 'entry.updated', 'entry.deleted',
   // Recorded by the admin API before each fact had one type (docs/admin.md).
   'admin.user_added', 'admin.user_updated', 'admin.user_password_set', 'admin.user_deleted',
   'admin.sessions_revoked', 'admin.key_rotated', 'admin.key_revoked'];
@@ -20,8 +21,8 @@ const isoOrEmpty = (v) => (v ? new Date(v).toISOString() : '');
 const columns = [
   ['Time', (e) => when(e.time)],
   ['Type', (e) => e.type],
-  ['User', (e) => e.username || e.userId || '—'],
-  ['Actor', (e) => (e.actor ? (e.actor.username || e.actor.id) : '—')],
+  ['User', (e) => (e.userId ? userCell(e.userId, e.username) : (e.username || '—'))],
+  ['Actor', (e) => (e.actor ? userCell(e.actor.id, e.actor.username) : '—')],
   ['Address', (e) => e.address || '—'],
   ['Count', (e) => (e.count > 1 ? String(e.count) : '1')],
   ['Detail', (e) => [e.reason, typeof e.detail === 'string' ? e.detail : (e.detail && JSON.stringify(e.detail))].filter(Boolean).join('; ') || '—'],
@@ -37,7 +38,7 @@ export function auditPage(main) {
   const until = h('input', { name: 'until', type: 'datetime-local' });
   const form = h('form', { class: 'card', 'aria-label': 'Query the audit trail' },
     field('Type', type), field('User', user, 'A username.'), field('Address', address),
-    field('Since', since), field('Until', until), h('button', { type: 'submit' }, 'Search'));
+    field('Since', since, `In your zone, ${zoneName()}.`), field('Until', until, `In your zone, ${zoneName()}.`), h('button', { type: 'submit' }, 'Search'));
   const results = h('div', { class: 'results' });
   const more = h('button', { type: 'button', hidden: true }, 'Older events');
   let rows = [];

@@ -1,7 +1,7 @@
 // Signing keys (#/keys): list, rotate (published ahead, or now), revoke.
 
 import { api } from './api.js';
-import { h, clear, table, announce, when, named } from './dom.js';
+import { h, clear, table, announce, when, named, confirmAction } from './dom.js';
 
 export function keysPage(main) {
   document.title = 'Keys — cachegate console';
@@ -32,13 +32,9 @@ export function keysPage(main) {
   }
 
   function revokeButton(k) {
-    const b = h('button', { type: 'button', class: 'danger' }, named('Revoke', `key ${k.kid}`));
-    b.addEventListener('click', async () => {
-      if (!b.classList.contains('confirm')) {
-        b.classList.add('confirm');
-        b.replaceChildren(...named('Confirm revoke (its tokens stop working)', `key ${k.kid}`));
-        return;
-      }
+    return h('button', { type: 'button', class: 'danger', onclick: async () => {
+      if (!(await confirmAction(`Revoke the key ${k.kid}?`,
+        'Every token it signed stops working at once, on every replica.', 'Revoke key'))) return;
       try {
         await api('POST', `/admin/keys/${encodeURIComponent(k.kid)}/revoke`);
         announce(`Key ${k.kid} revoked.`);
@@ -46,8 +42,7 @@ export function keysPage(main) {
         announce(err.message, true);
       }
       load();
-    });
-    return b;
+    } }, named('Revoke', `key ${k.kid}`));
   }
 
   rotate.addEventListener('submit', async (e) => {
