@@ -162,7 +162,7 @@ func bearerFromQuery(c *gin.Context) {
 // handler returns at once.
 func (r *cacheRoutes) events(c *gin.Context) {
 	start := time.Now()
-	a, ok := r.assignment(c)
+	a, ok := r.Assignment(c)
 	if !ok {
 		return
 	}

@@ -71,7 +71,7 @@ func (r *cacheRoutes) isPublic(c *gin.Context) bool {
 }
 
 // assignment returns the route's assignment, or answers 404.
-func (r *cacheRoutes) assignment(c *gin.Context) (string, bool) {
+func (r *cacheRoutes) Assignment(c *gin.Context) (string, bool) {
 	a := c.Param("assignment")
 	if _, ok := r.public[a]; !ok {
 		r.s.writeError(c, domain.ErrUnknownAssignment)
@@ -81,7 +81,7 @@ func (r *cacheRoutes) assignment(c *gin.Context) (string, bool) {
 }
 
 func (r *cacheRoutes) create(c *gin.Context) {
-	a, ok := r.assignment(c)
+	a, ok := r.Assignment(c)
 	if !ok {
 		return
 	}
@@ -121,12 +121,12 @@ func (r *cacheRoutes) create(c *gin.Context) {
 }
 
 // list streams the matching entries the caller may see (see listStream).
-func (r *cacheRoutes) list(c *gin.Context) { r.listAs(c, web.Actor(c)) }
+func (r *cacheRoutes) list(c *gin.Context) { r.ListAs(c, web.Actor(c)) }
 
 // listAs is list run as actor: the caller, or the system actor for the
 // admin API's list of every assignee (admin_cache.go).
-func (r *cacheRoutes) listAs(c *gin.Context, actor domain.Actor) {
-	a, ok := r.assignment(c)
+func (r *cacheRoutes) ListAs(c *gin.Context, actor domain.Actor) {
+	a, ok := r.Assignment(c)
 	if !ok {
 		return
 	}
@@ -155,7 +155,7 @@ func (r *cacheRoutes) listAs(c *gin.Context, actor domain.Actor) {
 }
 
 func (r *cacheRoutes) get(c *gin.Context) {
-	a, ok := r.assignment(c)
+	a, ok := r.Assignment(c)
 	if !ok {
 		return
 	}
@@ -174,11 +174,11 @@ func (r *cacheRoutes) get(c *gin.Context) {
 }
 
 func (r *cacheRoutes) replace(c *gin.Context) {
-	a, ok := r.assignment(c)
+	a, ok := r.Assignment(c)
 	if !ok {
 		return
 	}
-	in, err := r.cacheInput(c)
+	in, err := r.Input(c)
 	if err != nil {
 		r.s.writeError(c, err)
 		return
@@ -202,7 +202,7 @@ func (r *cacheRoutes) replace(c *gin.Context) {
 }
 
 func (r *cacheRoutes) patch(c *gin.Context) {
-	a, ok := r.assignment(c)
+	a, ok := r.Assignment(c)
 	if !ok {
 		return
 	}
@@ -238,7 +238,7 @@ func (r *cacheRoutes) patch(c *gin.Context) {
 // delete answers 200 with the entry as deleted (dateDeleted set), so a
 // client learns what it removed, as the CRUD modules do.
 func (r *cacheRoutes) delete(c *gin.Context) {
-	a, ok := r.assignment(c)
+	a, ok := r.Assignment(c)
 	if !ok {
 		return
 	}
@@ -257,7 +257,7 @@ func (r *cacheRoutes) delete(c *gin.Context) {
 }
 
 // cacheInput reads and converts the POST and PUT body.
-func (r *cacheRoutes) cacheInput(c *gin.Context) (application.CacheInput, error) {
+func (r *cacheRoutes) Input(c *gin.Context) (application.CacheInput, error) {
 	body, err := r.s.host.ReadBody(c)
 	if err != nil {
 		return application.CacheInput{}, err
@@ -280,13 +280,13 @@ func (r *cacheRoutes) cacheInput(c *gin.Context) (application.CacheInput, error)
 // If-None-Match is honoured only as "*" on PUT (create only); anything else
 // is a 400, never silently ignored.
 func (r *cacheRoutes) preconditions(c *gin.Context, a string) (application.Preconditions, error) {
-	return r.preconditionsAs(c, a, web.Actor(c))
+	return r.Preconditions(c, a, web.Actor(c))
 }
 
 // preconditionsAs is preconditions with the current version read as
 // actor: the caller, or the system actor for the admin API's entry
 // routes (admin_entries.go).
-func (r *cacheRoutes) preconditionsAs(c *gin.Context, a string, actor domain.Actor) (application.Preconditions, error) {
+func (r *cacheRoutes) Preconditions(c *gin.Context, a string, actor domain.Actor) (application.Preconditions, error) {
 	var pre application.Preconditions
 	method := c.Request.Method
 	im := parseEntityTags(c.Request.Header, "If-Match")

@@ -87,6 +87,12 @@ func etag(version int) string {
 	return string(append(b, '"'))
 }
 
+// WriteEntry answers one entry with its ETag, for the admin room
+// (admin.Cache).
+func (r *cacheRoutes) WriteEntry(c *gin.Context, status int, e *domain.Entry) {
+	writeEntry(c, status, e)
+}
+
 // writeEntry answers one entry with its ETag.
 func writeEntry(c *gin.Context, status int, e *domain.Entry) {
 	c.Writer.Header()["Etag"] = []string{etag(e.Version)}

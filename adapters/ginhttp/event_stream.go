@@ -95,13 +95,6 @@ func (st *stream) run(ctx context.Context) {
 	}
 }
 
-// Comment lines are never followed by a blank line: a blank line ends an
-// event block, and some clients (@microsoft/fetch-event-source) dispatch
-// an empty message for every block, even one holding only comments. A
-// WHATWG parser ignores comment and retry lines inside the next event's
-// block, so that event still parses whole (README, "Change feed").
-var heartbeat = []byte(": heartbeat\n")
-
 // open sends the reconnection delay (`retry:`, applied by the client as
 // soon as it reads it) and the opening comment.
 func (st *stream) open() bool {
@@ -158,7 +151,7 @@ func (st *stream) turn(ctx context.Context) bool {
 		return false
 	}
 	if beat {
-		if !st.write(heartbeat) {
+		if !st.write(web.Heartbeat) {
 			return false
 		}
 	}

@@ -156,7 +156,7 @@ func toListInput(rawQuery string, defLimit, maxLimit int) (listQuery, error) {
 				errs.Add(name, "may be given once (limit and per_page are the same)")
 				continue
 			}
-			limit = intParam(&errs, name, p.value, 1, maxLimit)
+			limit = web.IntParam(&errs, name, p.value, 1, maxLimit)
 		case "offset":
 			offset = onceInt(&errs, offset, name, p.value, 0, maxOffset)
 		case "page":
@@ -523,21 +523,11 @@ func sortedKeys(m map[string]any) []string {
 	return keys
 }
 
-// intParam parses an integer parameter within [lo, hi].
-func intParam(errs *web.Problems, name, v string, lo, hi int) *int {
-	n, err := strconv.Atoi(v)
-	if err != nil || n < lo || n > hi {
-		errs.Add(name, "must be an integer from "+strconv.Itoa(lo)+" to "+strconv.Itoa(hi))
-		return nil
-	}
-	return &n
-}
-
-// onceInt is intParam for a parameter that may be given once.
+// onceInt is web.IntParam for a parameter that may be given once.
 func onceInt(errs *web.Problems, prev *int, name, v string, lo, hi int) *int {
 	if prev != nil {
 		errs.Add(name, "may be given once")
 		return prev
 	}
-	return intParam(errs, name, v, lo, hi)
+	return web.IntParam(errs, name, v, lo, hi)
 }

@@ -1,6 +1,7 @@
 package ginhttp
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
@@ -16,11 +17,11 @@ import (
 	"go.opentelemetry.io/otel/propagation"
 	"go.opentelemetry.io/otel/trace"
 
+	"github.com/cachegate/cachegate/adapters/ginhttp/admin"
 	"github.com/cachegate/cachegate/adapters/ginhttp/console"
 	"github.com/cachegate/cachegate/adapters/ginhttp/internal/web"
 	"github.com/cachegate/cachegate/adapters/ginhttp/limits"
 	"github.com/cachegate/cachegate/application"
-	"github.com/cachegate/cachegate/domain"
 	"github.com/cachegate/cachegate/ports"
 )
 
@@ -113,11 +114,11 @@ type Options struct {
 	// not in the OpenAPI document.
 	Console bool
 	// Admin mounts the admin API and the self-service routes
-	// (docs/admin.md); nil leaves them out.
-	Admin *AdminOptions
+	// (docs/admin.md; the admin room); nil leaves them out.
+	Admin *admin.Options
 	// Setup mounts POST /auth/setup, where the one-time set-up link
 	// creates the first admin (setup_routes.go); nil leaves it out.
-	Setup *SetupOptions
+	Setup *admin.SetupOptions
 }
 
 // RequestObserver records finished requests; it must be cheap and safe
@@ -156,6 +157,8 @@ type Server struct {
 	// errs answers failures (web.Errors); host is what the rooms share.
 	errs *web.Errors
 	host *web.Host
+	// cache is the cache API's room; nil without Options.Cache.
+	cache *cacheRoutes
 
 	// failures limits the access lines of requests answered 5xx
 	// (logAccess); now is its clock, replaced by tests.
@@ -165,9 +168,11 @@ type Server struct {
 
 // ConsolePath is where the console is served (Options.Console), and
 // ConsoleCSP the Content-Security-Policy of its every answer.
+// ConsoleSetupPath is the first admin's set-up page (console.SetupPath).
 const (
-	ConsolePath = console.Path
-	ConsoleCSP  = console.CSP
+	ConsolePath      = console.Path
+	ConsoleCSP       = console.CSP
+	ConsoleSetupPath = console.SetupPath
 )
 
 // DefaultMaxHeaderBytes is the header limit when Options.MaxHeaderBytes is
@@ -193,7 +198,37 @@ func (s *Server) ClientAddr(r *http.Request) string { return s.proxies.ClientAdd
 // proxy list that does not parse, a route that clashes with another).
 // Gin's mode is process-wide and left to the caller: bootstrap sets release
 // mode, which silences Gin's debug route printing.
+//
+// The server is the middleware, the guard and the health routes; each
+// room then mounts its own routes with one call: the cache API, auth,
+// metrics, admin (with set-up), the integrator's routes, the console.
 func New(opts Options) (*Server, error) {
+	s, err := newServer(opts)
+	if err != nil {
+		return nil, err
+	}
+	if err := s.useMiddleware(opts); err != nil {
+		return nil, err
+	}
+	for _, mount := range []func() error{
+		s.mountHealth,
+		func() error { return s.mountCache(opts.Cache) },
+		func() error { return s.mountAuth(opts.Auth, opts.CORS) },
+		func() error { return s.mountMetrics(opts.Metrics, opts.Admin) },
+		func() error { return s.mountAdmin(opts.Admin, opts.Setup) },
+		func() error { return s.mountRoutes(opts.Routes) },
+		func() error { return s.mountConsole(opts.Console, opts.Cache) },
+	} {
+		if err := mount(); err != nil {
+			return nil, err
+		}
+	}
+	return s, nil
+}
+
+// newServer checks opts and builds the server with its defaults, its
+// error writer, what the rooms share and the per-caller caps.
+func newServer(opts Options) (*Server, error) {
 	switch {
 	case opts.EnableGuards && opts.Authenticator == nil:
 		return nil, errors.New("ginhttp: EnableGuards needs an Authenticator")
@@ -210,53 +245,55 @@ func New(opts Options) (*Server, error) {
 	if err != nil {
 		return nil, fmt.Errorf("ginhttp: trusted proxies: %w", err)
 	}
+	log := opts.Logger
+	if log == nil {
+		log = slog.New(slog.DiscardHandler)
+	}
 	s := &Server{
 		engine:    gin.New(),
-		log:       opts.Logger,
+		log:       slog.New(ports.LogRequestIDs(log.Handler())),
 		auth:      opts.Authenticator,
 		guards:    opts.EnableGuards,
-		bodyLimit: opts.BodyLimit,
+		bodyLimit: cmp.Or(opts.BodyLimit, DefaultBodyLimit),
 		ready:     opts.Ready,
 		observer:  opts.Observer,
 		proxies:   trusted,
-		maxHeader: opts.MaxHeaderBytes,
+		maxHeader: cmp.Or(opts.MaxHeaderBytes, DefaultMaxHeaderBytes),
 		outages:   web.NewLogLimiter(web.OutageLogInterval),
 		failures:  web.NewLogLimiter(web.OutageLogInterval),
 		now:       time.Now,
 		stream:    opts.Stream,
 	}
 	s.streams, s.closeStreams = context.WithCancel(context.Background())
-	if s.stream.Heartbeat <= 0 {
-		s.stream.Heartbeat = DefaultHeartbeat
-	}
-	if s.stream.Retry <= 0 {
-		s.stream.Retry = DefaultRetry
-	}
-	if s.stream.WriteTimeout <= 0 {
-		s.stream.WriteTimeout = DefaultStreamWriteTimeout
-	}
-	if s.maxHeader == 0 {
-		s.maxHeader = DefaultMaxHeaderBytes
-	}
-	if s.log == nil {
-		s.log = slog.New(slog.DiscardHandler)
-	}
-	s.log = slog.New(ports.LogRequestIDs(s.log.Handler()))
-	if s.bodyLimit == 0 {
-		s.bodyLimit = DefaultBodyLimit
-	}
+	s.stream.Heartbeat = positiveOr(s.stream.Heartbeat, DefaultHeartbeat)
+	s.stream.Retry = positiveOr(s.stream.Retry, DefaultRetry)
+	s.stream.WriteTimeout = positiveOr(s.stream.WriteTimeout, DefaultStreamWriteTimeout)
 	s.errs = web.NewErrors(s.log, format, s.outages)
 	s.host = &web.Host{Router: router{s}, Errors: s.errs, BodyLimit: s.bodyLimit,
 		ClientAddr: s.proxies.ClientAddr, HasAuth: s.auth != nil}
 	s.caps = limits.New(opts.Limits, s.host, s.proxies)
+	return s, nil
+}
+
+// positiveOr is d, or def when d is not positive.
+func positiveOr(d, def time.Duration) time.Duration {
+	if d <= 0 {
+		return def
+	}
+	return d
+}
+
+// useMiddleware sets up the engine and its middleware, in the order of
+// doc.go.
+func (s *Server) useMiddleware(opts Options) error {
 	e := s.engine
 	e.RedirectTrailingSlash = false
 	e.RedirectFixedPath = false
 	e.HandleMethodNotAllowed = true
 	// Gin's own client-IP logic is off: it reads only the first
-	// X-Forwarded-For line. clientAddr decides instead.
+	// X-Forwarded-For line. web.Proxies.ClientAddr decides instead.
 	if err := e.SetTrustedProxies(nil); err != nil {
-		return nil, fmt.Errorf("ginhttp: trusted proxies: %w", err)
+		return fmt.Errorf("ginhttp: trusted proxies: %w", err)
 	}
 	e.ForwardedByClientIP = false
 	if opts.TracerProvider != nil {
@@ -268,7 +305,7 @@ func New(opts Options) (*Server, error) {
 	e.Use(s.requestIDMiddleware, s.recovery, s.accessLog)
 	cors, err := corsMiddleware(opts.CORS)
 	if err != nil {
-		return nil, err
+		return err
 	}
 	if cors != nil {
 		// Before routing and the guard: a preflight carries no token.
@@ -280,77 +317,94 @@ func New(opts Options) (*Server, error) {
 	}
 	e.NoRoute(func(c *gin.Context) { s.writeError(c, web.ErrRouteNotFound) })
 	e.NoMethod(func(c *gin.Context) { s.writeError(c, web.ErrMethodNotAllowed) })
+	return nil
+}
 
-	if err := s.handle(http.MethodGet, "/healthz", web.Public, s.healthz); err != nil {
-		return nil, err
-	}
-	if err := s.handle(http.MethodGet, "/readyz", web.Public, s.readyz); err != nil {
-		return nil, err
-	}
-	if err := s.handle(http.MethodGet, "/openapi.json", web.Public, s.openAPI); err != nil {
-		return nil, err
-	}
-	var cache *cacheRoutes
-	if opts.Cache != nil {
-		if opts.Cache.Assignments == nil {
-			return nil, errors.New("ginhttp: Cache has no Stores")
-		}
-		r, err := newCacheRoutes(s, opts.Cache)
-		if err != nil {
-			return nil, fmt.Errorf("ginhttp: %w", err)
-		}
-		if err := r.register(); err != nil {
-			return nil, err
-		}
-		cache = r
-	}
-	if opts.Auth != nil {
-		o, err := opts.Auth.withDefaults()
-		if err != nil {
-			return nil, err
-		}
-		if o.Origins == nil && opts.CORS != nil {
-			o.Origins = opts.CORS.Origins // cookie refresh: the CORS origins are the allowed sites
-		}
-		if err := (&authRoutes{s: s, o: o}).register(); err != nil {
-			return nil, err
+// mountHealth mounts the probes and the OpenAPI document.
+func (s *Server) mountHealth() error {
+	for _, rt := range []web.Route{{Path: "/healthz", Handler: s.healthz}, {Path: "/readyz", Handler: s.readyz},
+		{Path: "/openapi.json", Handler: s.openAPI}} {
+		rt.Method, rt.Access = http.MethodGet, web.Public
+		if err := (router{s}).Mount(rt); err != nil {
+			return err
 		}
 	}
-	if opts.Metrics != nil {
-		m := *opts.Metrics
-		if m.Admin == nil && opts.Admin != nil && opts.Admin.Check != nil {
-			check := opts.Admin.Check
-			m.Admin = func(ctx context.Context, a domain.Actor) bool { return check.Require(ctx, a) == nil }
+	return nil
+}
+
+// mountCache mounts the cache API's room; nil mounts nothing.
+func (s *Server) mountCache(uc *application.CacheOperations) error {
+	if uc == nil {
+		return nil
+	}
+	if uc.Assignments == nil {
+		return errors.New("ginhttp: Cache has no Stores")
+	}
+	r, err := newCacheRoutes(s, uc)
+	if err != nil {
+		return fmt.Errorf("ginhttp: %w", err)
+	}
+	s.cache = r
+	return r.register()
+}
+
+// mountAuth mounts the authentication routes; nil mounts nothing. A
+// cookie refresh takes the CORS origins as the allowed sites unless told.
+func (s *Server) mountAuth(a *AuthOptions, cors *CORSOptions) error {
+	if a == nil {
+		return nil
+	}
+	o, err := a.withDefaults()
+	if err != nil {
+		return err
+	}
+	if o.Origins == nil && cors != nil {
+		o.Origins = cors.Origins
+	}
+	return (&authRoutes{s: s, o: o}).register()
+}
+
+// mountAdmin mounts the admin room and the set-up route; nil mounts
+// nothing.
+func (s *Server) mountAdmin(o *admin.Options, setup *admin.SetupOptions) error {
+	if o != nil {
+		d := admin.Deps{Host: s.host, Caps: s.caps, Shutdown: s.streams, Log: s.log,
+			Stream: admin.Stream{Heartbeat: s.stream.Heartbeat, Retry: s.stream.Retry,
+				WriteTimeout: s.stream.WriteTimeout, Recheck: s.stream.Recheck}}
+		if s.cache != nil {
+			d.Cache = s.cache
 		}
-		if err := s.mountMetrics(&m); err != nil {
-			return nil, err
+		if err := admin.Mount(*o, d); err != nil {
+			return err
 		}
 	}
-	if opts.Admin != nil {
-		if err := (&adminRoutes{s: s, o: *opts.Admin, cache: cache}).register(); err != nil {
-			return nil, err
-		}
+	if setup == nil {
+		return nil
 	}
-	if opts.Setup != nil {
-		if err := (&setupRoutes{s: s, o: *opts.Setup}).register(); err != nil {
-			return nil, err
-		}
-	}
-	for _, rt := range opts.Routes {
+	return admin.MountSetup(*setup, s.host)
+}
+
+// mountRoutes mounts the integrator's routes (Handle).
+func (s *Server) mountRoutes(routes []Route) error {
+	for _, rt := range routes {
 		if err := s.Handle(rt); err != nil {
-			return nil, err
+			return err
 		}
 	}
-	if opts.Console {
-		var names []string
-		if opts.Cache != nil {
-			names = opts.Cache.Assignments.Names()
-		}
-		if err := console.Mount(s.host, names); err != nil {
-			return nil, err
-		}
+	return nil
+}
+
+// mountConsole mounts the console's room, offering the cache's
+// assignments; off mounts nothing.
+func (s *Server) mountConsole(on bool, uc *application.CacheOperations) error {
+	if !on {
+		return nil
 	}
-	return s, nil
+	var names []string
+	if uc != nil {
+		names = uc.Assignments.Names()
+	}
+	return console.Mount(s.host, names)
 }
 
 // CloseStreams ends every open event stream (each gets its end event);

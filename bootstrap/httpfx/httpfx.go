@@ -18,6 +18,7 @@ import (
 	"go.uber.org/fx"
 
 	"github.com/cachegate/cachegate/adapters/ginhttp"
+	"github.com/cachegate/cachegate/adapters/ginhttp/admin"
 	"github.com/cachegate/cachegate/adapters/ginhttp/limits"
 	"github.com/cachegate/cachegate/application"
 	"github.com/cachegate/cachegate/bootstrap/authfx"
@@ -138,27 +139,27 @@ func New(d Deps) (*ginhttp.Server, error) {
 			authRoutes.Keys = d.Keys
 		}
 	}
-	var admin *ginhttp.AdminOptions
+	var adminOpts *admin.Options
 	if d.AdminCheck != nil && auth != nil {
-		admin = &ginhttp.AdminOptions{Check: d.AdminCheck, Users: d.Users, Keys: d.SigningKeys, Self: d.Self}
+		adminOpts = &admin.Options{Check: d.AdminCheck, Users: d.Users, Keys: d.SigningKeys, Self: d.Self}
 		if d.AuditTrail.Stored() {
-			admin.Audit = d.AuditTrail // without a stored trail the audit routes are left out
+			adminOpts.Audit = d.AuditTrail // without a stored trail the audit routes are left out
 		}
 		if d.Cache != nil && d.Users != nil {
 			entries, err := application.NewAdminEntries(d.Cache, d.Users)
 			if err != nil {
 				return nil, err
 			}
-			admin.Entries = entries
+			adminOpts.Entries = entries
 		}
 	}
-	var setup *ginhttp.SetupOptions
+	var setup *admin.SetupOptions
 	if d.FirstAdmin != nil {
-		setup = &ginhttp.SetupOptions{Link: d.FirstAdmin}
+		setup = &admin.SetupOptions{Link: d.FirstAdmin}
 	}
 	return ginhttp.New(ginhttp.Options{
 		Setup:          setup,
-		Admin:          admin,
+		Admin:          adminOpts,
 		Auth:           authRoutes,
 		Cache:          d.Cache,
 		Logger:         d.Log,

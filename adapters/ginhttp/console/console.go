@@ -27,6 +27,12 @@ var files embed.FS
 // Path is where the console is served (ginhttp.Options.Console).
 const Path = "/console/"
 
+// SetupPath is the console's set-up page of the first admin; the link
+// serve logs is this page with the token in the fragment (#token=…),
+// which browsers never send, so the token reaches no access log or
+// Referer.
+const SetupPath = Path + "setup"
+
 // CSP is the Content-Security-Policy of every console answer: only
 // the console's own files, no inline script or style, API calls to the
 // same origin only, never framed.

@@ -416,3 +416,13 @@ func (b Bool) Ptr() *bool {
 	}
 	return &b.Value
 }
+
+// IntParam parses an integer parameter within [lo, hi].
+func IntParam(errs *Problems, name, v string, lo, hi int) *int {
+	n, err := strconv.Atoi(v)
+	if err != nil || n < lo || n > hi {
+		errs.Add(name, "must be an integer from "+strconv.Itoa(lo)+" to "+strconv.Itoa(hi))
+		return nil
+	}
+	return &n
+}

@@ -121,3 +121,11 @@ func PutBuf(b *[]byte) {
 	*b = (*b)[:0]
 	bufPool.Put(b)
 }
+
+// Heartbeat is the keep-alive comment of an event stream. Comment lines
+// are never followed by a blank line: a blank line ends an event block,
+// and some clients (@microsoft/fetch-event-source) dispatch an empty
+// message for every block, even one holding only comments. A WHATWG
+// parser ignores comment and retry lines inside the next event's block,
+// so that event still parses whole (README, "Change feed").
+var Heartbeat = []byte(": heartbeat\n")

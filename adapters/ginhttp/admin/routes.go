@@ -1,38 +1,101 @@
-package ginhttp
+// Package admin is the admin room of the HTTP adapter: the admin API
+// under /admin, the self-service routes /auth/sessions and /auth/password
+// and the first admin's set-up route /auth/setup (docs/admin.md), with
+// their JSON and time encoding.
+package admin
 
 import (
+	"context"
 	"encoding/json"
 	"errors"
+	"log/slog"
 	"net/http"
 	"time"
 
 	"github.com/gin-gonic/gin"
 
 	"github.com/cachegate/cachegate/adapters/ginhttp/internal/web"
+	"github.com/cachegate/cachegate/adapters/ginhttp/limits"
 	"github.com/cachegate/cachegate/application"
+	"github.com/cachegate/cachegate/domain"
 )
 
-// AdminOptions mount the admin API under /admin and the self-service
+// Options mount the admin API under /admin and the self-service
 // routes /auth/sessions and /auth/password (docs/admin.md). Check is
 // required; a nil use case leaves its routes out.
-type AdminOptions struct {
+type Options struct {
 	Check *application.AdminCheck
 	Users *application.Users
 	Audit *application.AuditTrail
 	Keys  *application.Keys
 	Self  *application.SelfService
 	// Entries are the admin API's routes on one entry of any assignee
-	// (admin_entries.go); they also need the cache routes.
+	// (entries.go); they also need the cache routes.
 	Entries *application.AdminEntries
 	// AuditPoll is how often a live audit stream reads the trail; zero
 	// means 500 ms.
 	AuditPoll time.Duration
 }
 
-type adminRoutes struct {
-	s     *Server
-	o     AdminOptions
-	cache *cacheRoutes
+// Cache is what the admin room borrows from the cache API's room: the
+// list, the entry bodies and preconditions, and the entry answers of
+// /cache/<assignment>.
+type Cache interface {
+	// ListAs answers the cache list of the route's assignment as actor.
+	ListAs(c *gin.Context, actor domain.Actor)
+	// Assignment returns the route's assignment, or answers 404.
+	Assignment(c *gin.Context) (string, bool)
+	// Input reads a cache body (PUT).
+	Input(c *gin.Context) (application.CacheInput, error)
+	// Preconditions reads If-Match and If-None-Match, resolved as actor.
+	Preconditions(c *gin.Context, assignment string, actor domain.Actor) (application.Preconditions, error)
+	// WriteEntry answers one entry with its ETag.
+	WriteEntry(c *gin.Context, status int, e *domain.Entry)
+}
+
+// Stream is how an audit stream paces itself, as the change feed's
+// streams do (ginhttp.StreamOptions, its defaults applied).
+type Stream struct {
+	Heartbeat, Retry, WriteTimeout time.Duration
+	// Recheck re-authorises the caller at now; nil is none.
+	Recheck func(ctx context.Context, p domain.Principal, now time.Time) error
+}
+
+// Deps are what the admin room borrows from the server.
+type Deps struct {
+	Host *web.Host
+	Caps *limits.Caps
+	// Cache is nil when the server serves no cache routes.
+	Cache  Cache
+	Stream Stream
+	// Shutdown is done when the server shuts down: open audit streams
+	// end.
+	Shutdown context.Context
+	Log      *slog.Logger
+}
+
+// server is what the handlers use of Deps.
+type server struct {
+	host    *web.Host
+	caps    *limits.Caps
+	stream  Stream
+	streams context.Context
+	log     *slog.Logger
+}
+
+func (s *server) writeError(c *gin.Context, err error) { s.host.Fail(c, err) }
+
+type routes struct {
+	s     *server
+	o     Options
+	cache Cache
+}
+
+// Mount mounts the routes of o (docs/admin.md). It fails without the
+// admin check or an authenticating server.
+func Mount(o Options, d Deps) error {
+	r := &routes{s: &server{host: d.Host, caps: d.Caps, stream: d.Stream, streams: d.Shutdown, log: d.Log}, o: o, cache: d.Cache}
+	return r.register()
 }
 
 // adminRoute is one route of the admin API or of self-service.
@@ -43,9 +106,9 @@ type adminRoute struct {
 	stream       bool
 }
 
-// adminRouteList is every route AdminOptions can mount, for registration
+// routes is every route Options can mount, for registration
 // and for the tests that walk them all.
-func (r *adminRoutes) routes() (admin, self []adminRoute) {
+func (r *routes) list() (admin, self []adminRoute) {
 	o := r.o
 	admin = []adminRoute{
 		{method: http.MethodGet, path: "/admin/users", h: r.listUsers, on: o.Users != nil},
@@ -76,23 +139,21 @@ func (r *adminRoutes) routes() (admin, self []adminRoute) {
 	return admin, self
 }
 
-func (r *adminRoutes) register() error {
+func (r *routes) register() error {
 	if r.o.Check == nil {
 		return errors.New("ginhttp: the admin routes need the admin check")
 	}
-	if r.s.auth == nil {
+	if !r.s.host.HasAuth {
 		return errors.New("ginhttp: the admin routes need an Authenticator")
 	}
-	admin, self := r.routes()
+	admin, self := r.list()
 	for _, rt := range admin {
 		if !rt.on {
 			continue
 		}
-		mount := r.s.handle
-		if rt.stream {
-			mount = r.s.handleStream
-		}
-		if err := mount(rt.method, rt.path, web.Private, r.adminOnly(rt.h), setNoStore); err != nil {
+		err := r.s.host.Mount(web.Route{Method: rt.method, Path: rt.path, Access: web.Private, Stream: rt.stream,
+			Handler: r.adminOnly(rt.h), Pre: []gin.HandlerFunc{setNoStore}})
+		if err != nil {
 			return err
 		}
 	}
@@ -100,7 +161,9 @@ func (r *adminRoutes) register() error {
 		if !rt.on {
 			continue
 		}
-		if err := r.s.handle(rt.method, rt.path, web.Private, rt.h, setNoStore); err != nil {
+		err := r.s.host.Mount(web.Route{Method: rt.method, Path: rt.path, Access: web.Private,
+			Handler: rt.h, Pre: []gin.HandlerFunc{setNoStore}})
+		if err != nil {
 			return err
 		}
 	}
@@ -110,7 +173,7 @@ func (r *adminRoutes) register() error {
 // adminOnly answers 403 to a user who is not an admin now (AdminCheck
 // asks the store, not the token), before anything of the request is
 // read; the guard before it answered 401 to an anonymous caller.
-func (r *adminRoutes) adminOnly(h gin.HandlerFunc) gin.HandlerFunc {
+func (r *routes) adminOnly(h gin.HandlerFunc) gin.HandlerFunc {
 	return func(c *gin.Context) {
 		if err := r.o.Check.Require(c.Request.Context(), web.Actor(c)); err != nil {
 			r.s.writeError(c, err)

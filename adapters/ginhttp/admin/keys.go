@@ -1,4 +1,4 @@
-package ginhttp
+package admin
 
 import (
 	"net/http"
@@ -27,7 +27,7 @@ func toKeyDTO(k domain.SigningKey, state string) keyDTO {
 		SignsFrom: jsonTime(k.SignsFrom), RetiredAt: timePtr(k.RetiredAt), RevokedAt: timePtr(k.RevokedAt)}
 }
 
-func (r *adminRoutes) listKeys(c *gin.Context) {
+func (r *routes) listKeys(c *gin.Context) {
 	keys, err := r.o.Keys.List(c.Request.Context())
 	if err != nil {
 		r.s.writeError(c, err)
@@ -42,7 +42,7 @@ func (r *adminRoutes) listKeys(c *gin.Context) {
 	}{data})
 }
 
-func (r *adminRoutes) rotateKey(c *gin.Context) {
+func (r *routes) rotateKey(c *gin.Context) {
 	var body rotateBody
 	// The body is optional: none rotates with the publish-ahead.
 	if c.Request.ContentLength != 0 || len(c.Request.Header.Values("Content-Type")) > 0 {
@@ -68,7 +68,7 @@ func (r *adminRoutes) rotateKey(c *gin.Context) {
 	writeAdminJSON(c, http.StatusCreated, toKeyDTO(k, state))
 }
 
-func (r *adminRoutes) revokeKey(c *gin.Context) {
+func (r *routes) revokeKey(c *gin.Context) {
 	if err := r.o.Keys.Revoke(c.Request.Context(), web.Actor(c), c.Param("kid")); err != nil {
 		r.s.writeError(c, err)
 		return

@@ -1,4 +1,4 @@
-package ginhttp
+package admin
 
 import (
 	"errors"
@@ -12,13 +12,8 @@ import (
 
 // SetupPath is the route that spends the one-time set-up link on the
 // first admin (docs/admin.md, "The first admin"); the console's set-up
-// page (ConsoleSetupPath) posts to it.
+// page (console.SetupPath) posts to it.
 const SetupPath = "/auth/setup"
-
-// ConsoleSetupPath is the console's set-up page; the link serve logs is
-// this page with the token in the fragment (#token=…), which browsers
-// never send, so the token reaches no access log or Referer.
-const ConsoleSetupPath = ConsolePath + "setup"
 
 // SetupOptions mount POST /auth/setup.
 type SetupOptions struct {
@@ -36,34 +31,37 @@ type setupBody struct {
 var setupBodyTable = web.NewTable[setupBody]()
 
 type setupRoutes struct {
-	s *Server
-	o SetupOptions
+	host *web.Host
+	o    SetupOptions
 }
 
-func (r *setupRoutes) register() error {
-	if r.o.Link == nil {
+// MountSetup mounts POST /auth/setup.
+func MountSetup(o SetupOptions, host *web.Host) error {
+	if o.Link == nil {
 		return errors.New("ginhttp: the set-up route needs the set-up link")
 	}
-	return r.s.handle(http.MethodPost, SetupPath, web.Public, r.create, setNoStore)
+	r := &setupRoutes{host: host, o: o}
+	return host.Mount(web.Route{Method: http.MethodPost, Path: SetupPath, Access: web.Public, Handler: r.create,
+		Pre: []gin.HandlerFunc{setNoStore}})
 }
 
 // create answers 201 with the new admin. The token travels in the body
 // only: it is never in a URL, so never in a log line.
 func (r *setupRoutes) create(c *gin.Context) {
-	b, err := r.s.host.ReadBody(c)
+	b, err := r.host.ReadBody(c)
 	if err != nil {
-		r.s.writeError(c, err)
+		r.host.Fail(c, err)
 		return
 	}
 	dto, err := setupBodyTable.Decode(b)
 	if err != nil {
-		r.s.writeError(c, err)
+		r.host.Fail(c, err)
 		return
 	}
 	u, err := r.o.Link.Create(c.Request.Context(), application.SetupInput{Token: dto.Token.Value,
 		Username: dto.Username.Value, Password: dto.Password.Value, Local: fromThisMachine(c.Request)})
 	if err != nil {
-		r.s.writeError(c, err)
+		r.host.Fail(c, err)
 		return
 	}
 	writeAdminJSON(c, http.StatusCreated, toUserDTO(u))

@@ -1,4 +1,4 @@
-package ginhttp
+package admin
 
 import (
 	"net/http"
@@ -12,7 +12,7 @@ import (
 
 // mySessions is GET /auth/sessions: the caller's own live sessions, the
 // one of the presented token marked current.
-func (r *adminRoutes) mySessions(c *gin.Context) {
+func (r *routes) mySessions(c *gin.Context) {
 	p, lp, err := parseSessionPage(c.Request.URL.RawQuery)
 	if err != nil {
 		r.s.writeError(c, err)
@@ -32,7 +32,7 @@ func (r *adminRoutes) mySessions(c *gin.Context) {
 
 // revokeMySession is DELETE /auth/sessions/<id>: sign out one of the
 // caller's devices.
-func (r *adminRoutes) revokeMySession(c *gin.Context) {
+func (r *routes) revokeMySession(c *gin.Context) {
 	if err := r.o.Self.RevokeSession(c.Request.Context(), web.Actor(c), c.Param("id")); err != nil {
 		r.s.writeError(c, err)
 		return
@@ -41,7 +41,7 @@ func (r *adminRoutes) revokeMySession(c *gin.Context) {
 }
 
 // changePassword is POST /auth/password {currentPassword, newPassword}.
-func (r *adminRoutes) changePassword(c *gin.Context) {
+func (r *routes) changePassword(c *gin.Context) {
 	body, ok := web.Decode(r.s.host, c, changePasswordTable)
 	if !ok {
 		return
@@ -51,7 +51,7 @@ func (r *adminRoutes) changePassword(c *gin.Context) {
 		return
 	}
 	err := r.o.Self.ChangePassword(c.Request.Context(), application.ChangePasswordInput{Actor: web.Actor(c),
-		CurrentPassword: body.CurrentPassword.Value, NewPassword: body.NewPassword.Value, ClientAddr: r.s.proxies.ClientAddr(c.Request)})
+		CurrentPassword: body.CurrentPassword.Value, NewPassword: body.NewPassword.Value, ClientAddr: r.s.host.ClientAddr(c.Request)})
 	if err != nil {
 		r.s.writeError(c, err)
 		return

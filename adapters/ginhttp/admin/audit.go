@@ -1,4 +1,4 @@
-package ginhttp
+package admin
 
 import (
 	"context"
@@ -112,7 +112,7 @@ func parseAuditQuery(raw string) (application.AuditPageInput, error) {
 				in.Until = t
 			}
 		case "limit":
-			if p := intParam(&errs, name, v, 1, application.MaxAuditPage); p != nil {
+			if p := web.IntParam(&errs, name, v, 1, application.MaxAuditPage); p != nil {
 				in.Limit = *p
 			}
 		case "before":
@@ -132,7 +132,7 @@ func parseAuditQuery(raw string) (application.AuditPageInput, error) {
 	return in, nil
 }
 
-func (r *adminRoutes) auditPage(c *gin.Context) {
+func (r *routes) auditPage(c *gin.Context) {
 	in, err := parseAuditQuery(c.Request.URL.RawQuery)
 	if err != nil {
 		r.s.writeError(c, err)
@@ -166,7 +166,7 @@ func (r *adminRoutes) auditPage(c *gin.Context) {
 // so it runs in its handler and reads the trail every AuditPoll
 // (docs/admin.md), instead of taking the connection over as the change
 // feed's streams do (event_stream.go).
-func (r *adminRoutes) auditEvents(c *gin.Context) {
+func (r *routes) auditEvents(c *gin.Context) {
 	if len(c.Request.URL.Query()) > 0 {
 		r.s.writeError(c, domain.InvalidField("query", "the audit stream takes no parameters"))
 		return
@@ -241,7 +241,7 @@ func (r *adminRoutes) auditEvents(c *gin.Context) {
 			lastWrite = now
 		}
 		if now.Sub(lastWrite) >= r.s.stream.Heartbeat {
-			if !write(heartbeat) {
+			if !write(web.Heartbeat) {
 				return
 			}
 			lastWrite = now
@@ -250,7 +250,7 @@ func (r *adminRoutes) auditEvents(c *gin.Context) {
 }
 
 // auditStreamEnded says why an audit stream must end now, or "".
-func (r *adminRoutes) auditStreamEnded(ctx context.Context, p domain.Principal, now time.Time) string {
+func (r *routes) auditStreamEnded(ctx context.Context, p domain.Principal, now time.Time) string {
 	if !p.ExpiresAt.IsZero() && !now.Before(p.ExpiresAt) {
 		return "token expired"
 	}

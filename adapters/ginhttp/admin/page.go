@@ -1,4 +1,4 @@
-package ginhttp
+package admin
 
 import (
 	"net/url"
@@ -29,15 +29,15 @@ func newListPage() listPage { return listPage{limit: defaultAdminPage, page: 1} 
 func (p *listPage) param(errs *web.Problems, name string, vs []string) bool {
 	switch name {
 	case "limit", "per_page":
-		if n := intParam(errs, name, vs[len(vs)-1], 1, maxAdminPage); n != nil {
+		if n := web.IntParam(errs, name, vs[len(vs)-1], 1, maxAdminPage); n != nil {
 			p.limit = *n
 		}
 	case "page":
-		if n := intParam(errs, name, vs[len(vs)-1], 1, 1<<20); n != nil {
+		if n := web.IntParam(errs, name, vs[len(vs)-1], 1, 1<<20); n != nil {
 			p.page = *n
 		}
 	case "offset":
-		p.offset = intParam(errs, name, vs[len(vs)-1], 0, 1<<30)
+		p.offset = web.IntParam(errs, name, vs[len(vs)-1], 0, 1<<30)
 	default:
 		return false
 	}

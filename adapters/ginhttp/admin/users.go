@@ -1,4 +1,4 @@
-package ginhttp
+package admin
 
 import (
 	"net/http"
@@ -130,7 +130,7 @@ func parseUserCondition(where, s string) (domain.UserCondition, error) {
 	return domain.NewUserCondition(where, field, op, fold, vals)
 }
 
-func (r *adminRoutes) listUsers(c *gin.Context) {
+func (r *routes) listUsers(c *gin.Context) {
 	q, page, err := parseUserQuery(c.Request.URL.RawQuery)
 	if err != nil {
 		r.s.writeError(c, err)
@@ -148,7 +148,7 @@ func (r *adminRoutes) listUsers(c *gin.Context) {
 	writeAdminJSON(c, http.StatusOK, newAdminPage(data, total, page, q.Limit))
 }
 
-func (r *adminRoutes) addUser(c *gin.Context) {
+func (r *routes) addUser(c *gin.Context) {
 	body, ok := web.Decode(r.s.host, c, addUserTable)
 	if !ok {
 		return
@@ -167,7 +167,7 @@ func (r *adminRoutes) addUser(c *gin.Context) {
 	writeAdminJSON(c, http.StatusCreated, toUserDTO(u))
 }
 
-func (r *adminRoutes) getUser(c *gin.Context) {
+func (r *routes) getUser(c *gin.Context) {
 	u, err := r.o.Users.Get(c.Request.Context(), c.Param("id"))
 	if err != nil {
 		r.s.writeError(c, err)
@@ -176,7 +176,7 @@ func (r *adminRoutes) getUser(c *gin.Context) {
 	writeAdminJSON(c, http.StatusOK, toUserDTO(u))
 }
 
-func (r *adminRoutes) patchUser(c *gin.Context) {
+func (r *routes) patchUser(c *gin.Context) {
 	body, ok := web.Decode(r.s.host, c, patchUserTable)
 	if !ok {
 		return
@@ -190,7 +190,7 @@ func (r *adminRoutes) patchUser(c *gin.Context) {
 	writeAdminJSON(c, http.StatusOK, toUserDTO(u))
 }
 
-func (r *adminRoutes) setPassword(c *gin.Context) {
+func (r *routes) setPassword(c *gin.Context) {
 	body, ok := web.Decode(r.s.host, c, passwordTable)
 	if !ok {
 		return
@@ -206,7 +206,7 @@ func (r *adminRoutes) setPassword(c *gin.Context) {
 	c.Status(http.StatusNoContent)
 }
 
-func (r *adminRoutes) deleteUser(c *gin.Context) {
+func (r *routes) deleteUser(c *gin.Context) {
 	if err := r.o.Users.Delete(c.Request.Context(), web.Actor(c), c.Param("id")); err != nil {
 		r.s.writeError(c, err)
 		return
@@ -214,7 +214,7 @@ func (r *adminRoutes) deleteUser(c *gin.Context) {
 	c.Status(http.StatusNoContent)
 }
 
-func (r *adminRoutes) userSessions(c *gin.Context) {
+func (r *routes) userSessions(c *gin.Context) {
 	p, lp, err := parseSessionPage(c.Request.URL.RawQuery)
 	if err != nil {
 		r.s.writeError(c, err)
@@ -242,7 +242,7 @@ func writeSessions(c *gin.Context, list application.SessionList, lp listPage, cu
 	writeAdminJSON(c, http.StatusOK, newAdminPage(data, list.Total, lp.page, lp.limit))
 }
 
-func (r *adminRoutes) revokeUserSessions(c *gin.Context) {
+func (r *routes) revokeUserSessions(c *gin.Context) {
 	if err := r.o.Users.RevokeSessions(c.Request.Context(), web.Actor(c), c.Param("id")); err != nil {
 		r.s.writeError(c, err)
 		return
@@ -250,7 +250,7 @@ func (r *adminRoutes) revokeUserSessions(c *gin.Context) {
 	c.Status(http.StatusNoContent)
 }
 
-func (r *adminRoutes) revokeSession(c *gin.Context) {
+func (r *routes) revokeSession(c *gin.Context) {
 	if err := r.o.Users.RevokeSession(c.Request.Context(), web.Actor(c), c.Param("sid")); err != nil {
 		r.s.writeError(c, err)
 		return

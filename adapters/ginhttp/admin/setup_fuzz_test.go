@@ -1,4 +1,4 @@
-package ginhttp
+package admin
 
 import (
 	"bytes"

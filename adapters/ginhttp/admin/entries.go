@@ -1,4 +1,4 @@
-package ginhttp
+package admin
 
 import (
 	"net/http"
@@ -16,8 +16,8 @@ import (
 // admin.
 
 // getEntry is GET /admin/cache/<assignment>/<id>.
-func (r *adminRoutes) getEntry(c *gin.Context) {
-	a, ok := r.cache.assignment(c)
+func (r *routes) getEntry(c *gin.Context) {
+	a, ok := r.cache.Assignment(c)
 	if !ok {
 		return
 	}
@@ -26,22 +26,22 @@ func (r *adminRoutes) getEntry(c *gin.Context) {
 		r.s.writeError(c, err)
 		return
 	}
-	writeEntry(c, http.StatusOK, &e)
+	r.cache.WriteEntry(c, http.StatusOK, &e)
 }
 
 // replaceEntry is PUT /admin/cache/<assignment>/<id>: replaces an
 // existing entry, never creates one.
-func (r *adminRoutes) replaceEntry(c *gin.Context) {
-	a, ok := r.cache.assignment(c)
+func (r *routes) replaceEntry(c *gin.Context) {
+	a, ok := r.cache.Assignment(c)
 	if !ok {
 		return
 	}
-	in, err := r.cache.cacheInput(c)
+	in, err := r.cache.Input(c)
 	if err != nil {
 		r.s.writeError(c, err)
 		return
 	}
-	pre, err := r.cache.preconditionsAs(c, a, domain.System())
+	pre, err := r.cache.Preconditions(c, a, domain.System())
 	if err != nil {
 		r.s.writeError(c, err)
 		return
@@ -51,17 +51,17 @@ func (r *adminRoutes) replaceEntry(c *gin.Context) {
 		r.s.writeError(c, err)
 		return
 	}
-	writeEntry(c, http.StatusOK, &e)
+	r.cache.WriteEntry(c, http.StatusOK, &e)
 }
 
 // deleteEntry is DELETE /admin/cache/<assignment>/<id>: 200 with the
 // entry as deleted, as DELETE /cache/<assignment>/<id>.
-func (r *adminRoutes) deleteEntry(c *gin.Context) {
-	a, ok := r.cache.assignment(c)
+func (r *routes) deleteEntry(c *gin.Context) {
+	a, ok := r.cache.Assignment(c)
 	if !ok {
 		return
 	}
-	pre, err := r.cache.preconditionsAs(c, a, domain.System())
+	pre, err := r.cache.Preconditions(c, a, domain.System())
 	if err != nil {
 		r.s.writeError(c, err)
 		return
@@ -71,5 +71,5 @@ func (r *adminRoutes) deleteEntry(c *gin.Context) {
 		r.s.writeError(c, err)
 		return
 	}
-	writeEntry(c, http.StatusOK, &e)
+	r.cache.WriteEntry(c, http.StatusOK, &e)
 }
