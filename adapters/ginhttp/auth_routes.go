@@ -131,7 +131,7 @@ func (r *authRoutes) register() (err error) {
 		if !rt.on {
 			continue
 		}
-		if err := r.s.handle(rt.method, rt.path, rt.public, rt.h); err != nil {
+		if err := r.s.host.Mount(web.Route{Method: rt.method, Path: rt.path, Access: rt.public, Handler: rt.h}); err != nil {
 			return err
 		}
 	}

@@ -52,14 +52,14 @@ func (r *cacheRoutes) register() error {
 		{http.MethodPatch, item, r.patch},
 		{http.MethodDelete, item, r.delete},
 	} {
-		if err := r.s.handle(rt.method, rt.path, r.isPublic, rt.h); err != nil {
+		if err := r.s.host.Mount(web.Route{Method: rt.method, Path: rt.path, Access: r.isPublic, Handler: rt.h}); err != nil {
 			return err
 		}
 	}
 	if r.uc.Watch == nil || !r.uc.Watch.Available() {
 		return nil
 	}
-	return r.s.handleStream(http.MethodGet, coll+"/events", r.isPublic, r.events)
+	return r.s.host.Mount(web.Route{Method: http.MethodGet, Path: coll + "/events", Access: r.isPublic, Handler: r.events, Stream: true})
 }
 
 // isPublic is the guard's access rule for cache routes: public
@@ -190,15 +190,11 @@ func (r *cacheRoutes) replace(c *gin.Context) {
 	}
 	e, created, err := r.uc.Replace.Execute(c.Request.Context(), application.ReplaceCacheInput{
 		Assignment: a, Actor: web.Actor(c), ID: c.Param("id"), Cache: in, Pre: pre})
-	if err != nil {
-		r.s.writeError(c, err)
-		return
-	}
 	status := http.StatusOK
 	if created {
 		status = http.StatusCreated
 	}
-	writeEntry(c, status, &e)
+	r.Answer(c, status, e, err)
 }
 
 func (r *cacheRoutes) patch(c *gin.Context) {
@@ -228,11 +224,7 @@ func (r *cacheRoutes) patch(c *gin.Context) {
 	}
 	e, err := r.uc.Patch.Execute(c.Request.Context(), application.PatchCacheInput{
 		Assignment: a, Actor: web.Actor(c), ID: c.Param("id"), Patch: p, Pre: pre})
-	if err != nil {
-		r.s.writeError(c, err)
-		return
-	}
-	writeEntry(c, http.StatusOK, &e)
+	r.Answer(c, http.StatusOK, e, err)
 }
 
 // delete answers 200 with the entry as deleted (dateDeleted set), so a
@@ -249,11 +241,7 @@ func (r *cacheRoutes) delete(c *gin.Context) {
 	}
 	e, err := r.uc.Delete.Execute(c.Request.Context(), application.DeleteCacheInput{
 		Assignment: a, Actor: web.Actor(c), ID: c.Param("id"), Pre: pre})
-	if err != nil {
-		r.s.writeError(c, err)
-		return
-	}
-	writeEntry(c, http.StatusOK, &e)
+	r.Answer(c, http.StatusOK, e, err)
 }
 
 // cacheInput reads and converts the POST and PUT body.

@@ -87,10 +87,13 @@ func etag(version int) string {
 	return string(append(b, '"'))
 }
 
-// WriteEntry answers one entry with its ETag, for the admin room
-// (admin.Cache).
-func (r *cacheRoutes) WriteEntry(c *gin.Context, status int, e *domain.Entry) {
-	writeEntry(c, status, e)
+// Answer answers one entry with its ETag, or err (admin.Cache too).
+func (r *cacheRoutes) Answer(c *gin.Context, status int, e domain.Entry, err error) {
+	if err != nil {
+		r.s.writeError(c, err)
+		return
+	}
+	writeEntry(c, status, &e)
 }
 
 // writeEntry answers one entry with its ETag.

@@ -325,7 +325,7 @@ func (s *Server) mountHealth() error {
 	for _, rt := range []web.Route{{Path: "/healthz", Handler: s.healthz}, {Path: "/readyz", Handler: s.readyz},
 		{Path: "/openapi.json", Handler: s.openAPI}} {
 		rt.Method, rt.Access = http.MethodGet, web.Public
-		if err := (router{s}).Mount(rt); err != nil {
+		if err := s.host.Mount(rt); err != nil {
 			return err
 		}
 	}
@@ -427,7 +427,7 @@ func (s *Server) Handle(rt Route) error {
 	case rt.Handler == nil:
 		return fmt.Errorf("ginhttp: route %s %s: nil handler", rt.Method, rt.Path)
 	}
-	return s.handle(rt.Method, rt.Path, web.PublicIf(rt.Public), gin.WrapH(rt.Handler))
+	return s.host.Mount(web.Route{Method: rt.Method, Path: rt.Path, Access: web.PublicIf(rt.Public), Handler: gin.WrapH(rt.Handler)})
 }
 
 // Group is a set of integrator routes under one path prefix that share
@@ -489,17 +489,6 @@ func (s *Server) chain(rt web.Route) []gin.HandlerFunc {
 		hs = append(hs, s.guard(rt.Access))
 	}
 	return append(hs, rt.Handler)
-}
-
-// handle mounts h behind the guard (router.Mount).
-func (s *Server) handle(method, path string, public web.Access, h gin.HandlerFunc, pre ...gin.HandlerFunc) error {
-	return router{s}.Mount(web.Route{Method: method, Path: path, Access: public, Handler: h, Pre: pre})
-}
-
-// handleStream mounts an event stream's route: as handle, except that the
-// token may come from the access_token parameter (bearerFromQuery).
-func (s *Server) handleStream(method, path string, public web.Access, h gin.HandlerFunc, pre ...gin.HandlerFunc) error {
-	return router{s}.Mount(web.Route{Method: method, Path: path, Access: public, Handler: h, Pre: pre, Stream: true})
 }
 
 // writeError answers err in the error envelope and stops the handler

@@ -171,7 +171,7 @@ func (r *routes) auditEvents(c *gin.Context) {
 		r.s.writeError(c, domain.InvalidField("query", "the audit stream takes no parameters"))
 		return
 	}
-	held, ok := r.s.caps.Stream(c)
+	held, ok := r.s.Caps.Stream(c)
 	if !ok {
 		return
 	}
@@ -189,13 +189,13 @@ func (r *routes) auditEvents(c *gin.Context) {
 	c.Status(http.StatusOK)
 	rc := http.NewResponseController(c.Writer)
 	write := func(b []byte) bool {
-		_ = rc.SetWriteDeadline(time.Now().Add(r.s.stream.WriteTimeout))
+		_ = rc.SetWriteDeadline(time.Now().Add(r.s.Stream.WriteTimeout))
 		if _, err := c.Writer.Write(b); err != nil {
 			return false
 		}
 		return rc.Flush() == nil
 	}
-	if !write([]byte("retry: " + strconv.FormatInt(r.s.stream.Retry.Milliseconds(), 10) + "\n: stream open\n\n")) {
+	if !write([]byte("retry: " + strconv.FormatInt(r.s.Stream.Retry.Milliseconds(), 10) + "\n: stream open\n\n")) {
 		return
 	}
 	poll := r.o.AuditPoll
@@ -215,7 +215,7 @@ func (r *routes) auditEvents(c *gin.Context) {
 		select {
 		case <-ctx.Done():
 			return
-		case <-r.s.streams.Done():
+		case <-r.s.Shutdown.Done():
 			end("shutdown")
 			return
 		case <-tick.C:
@@ -228,7 +228,7 @@ func (r *routes) auditEvents(c *gin.Context) {
 		events, err := watch.Next(ctx)
 		if err != nil {
 			if ctx.Err() == nil {
-				r.s.log.WarnContext(ctx, "audit stream: read the trail", "err", err)
+				r.s.Log.WarnContext(ctx, "audit stream: read the trail", "err", err)
 			}
 			continue // the next tick tries again; the stream stays open
 		}
@@ -240,7 +240,7 @@ func (r *routes) auditEvents(c *gin.Context) {
 			}
 			lastWrite = now
 		}
-		if now.Sub(lastWrite) >= r.s.stream.Heartbeat {
+		if now.Sub(lastWrite) >= r.s.Stream.Heartbeat {
 			if !write(web.Heartbeat) {
 				return
 			}
@@ -254,7 +254,7 @@ func (r *routes) auditStreamEnded(ctx context.Context, p domain.Principal, now t
 	if !p.ExpiresAt.IsZero() && !now.Before(p.ExpiresAt) {
 		return "token expired"
 	}
-	if f := r.s.stream.Recheck; f != nil && f(ctx, p, now) != nil {
+	if f := r.s.Stream.Recheck; f != nil && f(ctx, p, now) != nil {
 		return "session ended"
 	}
 	if ok, err := r.o.Check.IsAdmin(ctx, p.ID); err == nil && !ok {

@@ -22,11 +22,7 @@ func (r *routes) getEntry(c *gin.Context) {
 		return
 	}
 	e, err := r.o.Entries.Get(c.Request.Context(), a, c.Param("id"))
-	if err != nil {
-		r.s.writeError(c, err)
-		return
-	}
-	r.cache.WriteEntry(c, http.StatusOK, &e)
+	r.cache.Answer(c, http.StatusOK, e, err)
 }
 
 // replaceEntry is PUT /admin/cache/<assignment>/<id>: replaces an
@@ -47,11 +43,7 @@ func (r *routes) replaceEntry(c *gin.Context) {
 		return
 	}
 	e, err := r.o.Entries.Replace(c.Request.Context(), web.Actor(c), a, c.Param("id"), in, pre)
-	if err != nil {
-		r.s.writeError(c, err)
-		return
-	}
-	r.cache.WriteEntry(c, http.StatusOK, &e)
+	r.cache.Answer(c, http.StatusOK, e, err)
 }
 
 // deleteEntry is DELETE /admin/cache/<assignment>/<id>: 200 with the
@@ -67,9 +59,5 @@ func (r *routes) deleteEntry(c *gin.Context) {
 		return
 	}
 	e, err := r.o.Entries.Delete(c.Request.Context(), web.Actor(c), a, c.Param("id"), pre)
-	if err != nil {
-		r.s.writeError(c, err)
-		return
-	}
-	r.cache.WriteEntry(c, http.StatusOK, &e)
+	r.cache.Answer(c, http.StatusOK, e, err)
 }

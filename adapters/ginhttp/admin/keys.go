@@ -47,7 +47,7 @@ func (r *routes) rotateKey(c *gin.Context) {
 	// The body is optional: none rotates with the publish-ahead.
 	if c.Request.ContentLength != 0 || len(c.Request.Header.Values("Content-Type")) > 0 {
 		var ok bool
-		if body, ok = web.Decode(r.s.host, c, rotateTable); !ok {
+		if body, ok = web.Decode(r.s.Host, c, rotateTable); !ok {
 			return
 		}
 	}
@@ -69,9 +69,5 @@ func (r *routes) rotateKey(c *gin.Context) {
 }
 
 func (r *routes) revokeKey(c *gin.Context) {
-	if err := r.o.Keys.Revoke(c.Request.Context(), web.Actor(c), c.Param("kid")); err != nil {
-		r.s.writeError(c, err)
-		return
-	}
-	c.Status(http.StatusNoContent)
+	r.done(c, r.o.Keys.Revoke(c.Request.Context(), web.Actor(c), c.Param("kid")))
 }

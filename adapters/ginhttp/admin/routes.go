@@ -49,8 +49,8 @@ type Cache interface {
 	Input(c *gin.Context) (application.CacheInput, error)
 	// Preconditions reads If-Match and If-None-Match, resolved as actor.
 	Preconditions(c *gin.Context, assignment string, actor domain.Actor) (application.Preconditions, error)
-	// WriteEntry answers one entry with its ETag.
-	WriteEntry(c *gin.Context, status int, e *domain.Entry)
+	// Answer answers one entry with its ETag, or err.
+	Answer(c *gin.Context, status int, e domain.Entry, err error)
 }
 
 // Stream is how an audit stream paces itself, as the change feed's
@@ -74,19 +74,10 @@ type Deps struct {
 	Log      *slog.Logger
 }
 
-// server is what the handlers use of Deps.
-type server struct {
-	host    *web.Host
-	caps    *limits.Caps
-	stream  Stream
-	streams context.Context
-	log     *slog.Logger
-}
-
-func (s *server) writeError(c *gin.Context, err error) { s.host.Fail(c, err) }
+func (d *Deps) writeError(c *gin.Context, err error) { d.Host.Fail(c, err) }
 
 type routes struct {
-	s     *server
+	s     *Deps
 	o     Options
 	cache Cache
 }
@@ -94,23 +85,22 @@ type routes struct {
 // Mount mounts the routes of o (docs/admin.md). It fails without the
 // admin check or an authenticating server.
 func Mount(o Options, d Deps) error {
-	r := &routes{s: &server{host: d.Host, caps: d.Caps, stream: d.Stream, streams: d.Shutdown, log: d.Log}, o: o, cache: d.Cache}
+	r := &routes{s: &d, o: o, cache: d.Cache}
 	return r.register()
 }
 
-// adminRoute is one route of the admin API or of self-service.
+// adminRoute is one route of the admin API (admins only) or of
+// self-service (self: any signed-in user).
 type adminRoute struct {
-	method, path string
-	h            gin.HandlerFunc
-	on           bool
-	stream       bool
+	method, path     string
+	h                gin.HandlerFunc
+	on, stream, self bool
 }
 
-// routes is every route Options can mount, for registration
-// and for the tests that walk them all.
-func (r *routes) list() (admin, self []adminRoute) {
+// list is every route Options can mount.
+func (r *routes) list() []adminRoute {
 	o := r.o
-	admin = []adminRoute{
+	return []adminRoute{
 		{method: http.MethodGet, path: "/admin/users", h: r.listUsers, on: o.Users != nil},
 		{method: http.MethodPost, path: "/admin/users", h: r.addUser, on: o.Users != nil},
 		{method: http.MethodGet, path: "/admin/users/:id", h: r.getUser, on: o.Users != nil},
@@ -130,39 +120,29 @@ func (r *routes) list() (admin, self []adminRoute) {
 		{method: http.MethodGet, path: "/admin/cache/:assignment/:id", h: r.getEntry, on: r.cache != nil && o.Entries != nil},
 		{method: http.MethodPut, path: "/admin/cache/:assignment/:id", h: r.replaceEntry, on: r.cache != nil && o.Entries != nil},
 		{method: http.MethodDelete, path: "/admin/cache/:assignment/:id", h: r.deleteEntry, on: r.cache != nil && o.Entries != nil},
+		{method: http.MethodGet, path: "/auth/sessions", h: r.mySessions, on: o.Self != nil, self: true},
+		{method: http.MethodDelete, path: "/auth/sessions/:id", h: r.revokeMySession, on: o.Self != nil, self: true},
+		{method: http.MethodPost, path: "/auth/password", h: r.changePassword, on: o.Self != nil, self: true},
 	}
-	self = []adminRoute{
-		{method: http.MethodGet, path: "/auth/sessions", h: r.mySessions, on: o.Self != nil},
-		{method: http.MethodDelete, path: "/auth/sessions/:id", h: r.revokeMySession, on: o.Self != nil},
-		{method: http.MethodPost, path: "/auth/password", h: r.changePassword, on: o.Self != nil},
-	}
-	return admin, self
 }
 
 func (r *routes) register() error {
 	if r.o.Check == nil {
 		return errors.New("ginhttp: the admin routes need the admin check")
 	}
-	if !r.s.host.HasAuth {
+	if !r.s.Host.HasAuth {
 		return errors.New("ginhttp: the admin routes need an Authenticator")
 	}
-	admin, self := r.list()
-	for _, rt := range admin {
+	for _, rt := range r.list() {
 		if !rt.on {
 			continue
 		}
-		err := r.s.host.Mount(web.Route{Method: rt.method, Path: rt.path, Access: web.Private, Stream: rt.stream,
-			Handler: r.adminOnly(rt.h), Pre: []gin.HandlerFunc{setNoStore}})
-		if err != nil {
-			return err
+		h := rt.h
+		if !rt.self {
+			h = r.adminOnly(h)
 		}
-	}
-	for _, rt := range self {
-		if !rt.on {
-			continue
-		}
-		err := r.s.host.Mount(web.Route{Method: rt.method, Path: rt.path, Access: web.Private,
-			Handler: rt.h, Pre: []gin.HandlerFunc{setNoStore}})
+		err := r.s.Host.Mount(web.Route{Method: rt.method, Path: rt.path, Access: web.Private, Stream: rt.stream,
+			Handler: h, Pre: []gin.HandlerFunc{setNoStore}})
 		if err != nil {
 			return err
 		}
@@ -181,6 +161,15 @@ func (r *routes) adminOnly(h gin.HandlerFunc) gin.HandlerFunc {
 		}
 		h(c)
 	}
+}
+
+// done answers 204 No Content, or err.
+func (r *routes) done(c *gin.Context, err error) {
+	if err != nil {
+		r.s.writeError(c, err)
+		return
+	}
+	c.Status(http.StatusNoContent)
 }
 
 // setNoStore marks every answer of the admin and self-service routes

@@ -1,8 +1,6 @@
 package admin
 
 import (
-	"net/http"
-
 	"github.com/gin-gonic/gin"
 
 	"github.com/cachegate/cachegate/adapters/ginhttp/internal/web"
@@ -33,16 +31,12 @@ func (r *routes) mySessions(c *gin.Context) {
 // revokeMySession is DELETE /auth/sessions/<id>: sign out one of the
 // caller's devices.
 func (r *routes) revokeMySession(c *gin.Context) {
-	if err := r.o.Self.RevokeSession(c.Request.Context(), web.Actor(c), c.Param("id")); err != nil {
-		r.s.writeError(c, err)
-		return
-	}
-	c.Status(http.StatusNoContent)
+	r.done(c, r.o.Self.RevokeSession(c.Request.Context(), web.Actor(c), c.Param("id")))
 }
 
 // changePassword is POST /auth/password {currentPassword, newPassword}.
 func (r *routes) changePassword(c *gin.Context) {
-	body, ok := web.Decode(r.s.host, c, changePasswordTable)
+	body, ok := web.Decode(r.s.Host, c, changePasswordTable)
 	if !ok {
 		return
 	}
@@ -50,11 +44,6 @@ func (r *routes) changePassword(c *gin.Context) {
 		r.s.writeError(c, domain.InvalidField("newPassword", "is required"))
 		return
 	}
-	err := r.o.Self.ChangePassword(c.Request.Context(), application.ChangePasswordInput{Actor: web.Actor(c),
-		CurrentPassword: body.CurrentPassword.Value, NewPassword: body.NewPassword.Value, ClientAddr: r.s.host.ClientAddr(c.Request)})
-	if err != nil {
-		r.s.writeError(c, err)
-		return
-	}
-	c.Status(http.StatusNoContent)
+	r.done(c, r.o.Self.ChangePassword(c.Request.Context(), application.ChangePasswordInput{Actor: web.Actor(c),
+		CurrentPassword: body.CurrentPassword.Value, NewPassword: body.NewPassword.Value, ClientAddr: r.s.Host.ClientAddr(c.Request)}))
 }

@@ -149,7 +149,7 @@ func (r *routes) listUsers(c *gin.Context) {
 }
 
 func (r *routes) addUser(c *gin.Context) {
-	body, ok := web.Decode(r.s.host, c, addUserTable)
+	body, ok := web.Decode(r.s.Host, c, addUserTable)
 	if !ok {
 		return
 	}
@@ -177,7 +177,7 @@ func (r *routes) getUser(c *gin.Context) {
 }
 
 func (r *routes) patchUser(c *gin.Context) {
-	body, ok := web.Decode(r.s.host, c, patchUserTable)
+	body, ok := web.Decode(r.s.Host, c, patchUserTable)
 	if !ok {
 		return
 	}
@@ -191,7 +191,7 @@ func (r *routes) patchUser(c *gin.Context) {
 }
 
 func (r *routes) setPassword(c *gin.Context) {
-	body, ok := web.Decode(r.s.host, c, passwordTable)
+	body, ok := web.Decode(r.s.Host, c, passwordTable)
 	if !ok {
 		return
 	}
@@ -199,19 +199,11 @@ func (r *routes) setPassword(c *gin.Context) {
 		r.s.writeError(c, domain.InvalidField("password", "is required"))
 		return
 	}
-	if err := r.o.Users.ResetPassword(c.Request.Context(), web.Actor(c), c.Param("id"), body.Password.Value); err != nil {
-		r.s.writeError(c, err)
-		return
-	}
-	c.Status(http.StatusNoContent)
+	r.done(c, r.o.Users.ResetPassword(c.Request.Context(), web.Actor(c), c.Param("id"), body.Password.Value))
 }
 
 func (r *routes) deleteUser(c *gin.Context) {
-	if err := r.o.Users.Delete(c.Request.Context(), web.Actor(c), c.Param("id")); err != nil {
-		r.s.writeError(c, err)
-		return
-	}
-	c.Status(http.StatusNoContent)
+	r.done(c, r.o.Users.Delete(c.Request.Context(), web.Actor(c), c.Param("id")))
 }
 
 func (r *routes) userSessions(c *gin.Context) {
@@ -243,17 +235,9 @@ func writeSessions(c *gin.Context, list application.SessionList, lp listPage, cu
 }
 
 func (r *routes) revokeUserSessions(c *gin.Context) {
-	if err := r.o.Users.RevokeSessions(c.Request.Context(), web.Actor(c), c.Param("id")); err != nil {
-		r.s.writeError(c, err)
-		return
-	}
-	c.Status(http.StatusNoContent)
+	r.done(c, r.o.Users.RevokeSessions(c.Request.Context(), web.Actor(c), c.Param("id")))
 }
 
 func (r *routes) revokeSession(c *gin.Context) {
-	if err := r.o.Users.RevokeSession(c.Request.Context(), web.Actor(c), c.Param("sid")); err != nil {
-		r.s.writeError(c, err)
-		return
-	}
-	c.Status(http.StatusNoContent)
+	r.done(c, r.o.Users.RevokeSession(c.Request.Context(), web.Actor(c), c.Param("sid")))
 }
