@@ -70,7 +70,7 @@ func (r *cacheRoutes) isPublic(c *gin.Context) bool {
 	return pub || !known
 }
 
-// assignment returns the route's assignment, or answers 404.
+// Assignment returns the route's assignment, or answers 404.
 func (r *cacheRoutes) Assignment(c *gin.Context) (string, bool) {
 	a := c.Param("assignment")
 	if _, ok := r.public[a]; !ok {
@@ -123,8 +123,8 @@ func (r *cacheRoutes) create(c *gin.Context) {
 // list streams the matching entries the caller may see (see listStream).
 func (r *cacheRoutes) list(c *gin.Context) { r.ListAs(c, web.Actor(c)) }
 
-// listAs is list run as actor: the caller, or the system actor for the
-// admin API's list of every assignee (admin_cache.go).
+// ListAs is list run as actor: the caller, or the system actor for the
+// admin API's list of every assignee (admin.Cache).
 func (r *cacheRoutes) ListAs(c *gin.Context, actor domain.Actor) {
 	a, ok := r.Assignment(c)
 	if !ok {
@@ -244,7 +244,7 @@ func (r *cacheRoutes) delete(c *gin.Context) {
 	r.Answer(c, http.StatusOK, e, err)
 }
 
-// cacheInput reads and converts the POST and PUT body.
+// Input reads and converts the POST and PUT body.
 func (r *cacheRoutes) Input(c *gin.Context) (application.CacheInput, error) {
 	body, err := r.s.host.ReadBody(c)
 	if err != nil {
@@ -271,9 +271,9 @@ func (r *cacheRoutes) preconditions(c *gin.Context, a string) (application.Preco
 	return r.Preconditions(c, a, web.Actor(c))
 }
 
-// preconditionsAs is preconditions with the current version read as
+// Preconditions is preconditions with the current version read as
 // actor: the caller, or the system actor for the admin API's entry
-// routes (admin_entries.go).
+// routes (admin.Cache).
 func (r *cacheRoutes) Preconditions(c *gin.Context, a string, actor domain.Actor) (application.Preconditions, error) {
 	var pre application.Preconditions
 	method := c.Request.Method

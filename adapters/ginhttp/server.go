@@ -117,7 +117,7 @@ type Options struct {
 	// (docs/admin.md; the admin room); nil leaves them out.
 	Admin *admin.Options
 	// Setup mounts POST /auth/setup, where the one-time set-up link
-	// creates the first admin (setup_routes.go); nil leaves it out.
+	// creates the first admin (the admin room); nil leaves it out.
 	Setup *admin.SetupOptions
 }
 
