@@ -178,11 +178,11 @@ func (r *routes) done(c *gin.Context, err error) {
 func setNoStore(c *gin.Context) { c.Header("Cache-Control", "no-store") }
 
 // The bodies of the admin API and of self-service (openapi.json): no
-// member of these is nullable.
+// member of these is nullable; passwords may hold any character.
 type (
 	addUserBody struct {
 		Username web.String `json:"username"`
-		Password web.String `json:"password"`
+		Password web.String `json:"password,secret"`
 		Admin    web.Bool   `json:"admin"`
 	}
 	patchUserBody struct {
@@ -190,11 +190,11 @@ type (
 		Admin  web.Bool `json:"admin"`
 	}
 	passwordBody struct {
-		Password web.String `json:"password"`
+		Password web.String `json:"password,secret"`
 	}
 	changePasswordBody struct {
-		CurrentPassword web.String `json:"currentPassword"`
-		NewPassword     web.String `json:"newPassword"`
+		CurrentPassword web.String `json:"currentPassword,secret"`
+		NewPassword     web.String `json:"newPassword,secret"`
 	}
 	rotateBody struct {
 		Now web.Bool `json:"now"`

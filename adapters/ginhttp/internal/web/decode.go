@@ -19,8 +19,9 @@ import (
 // adding a member is one tagged field. Each member's Go type says how its
 // value is read:
 //
-//	String    a string (no NUL); with the tag option ",nullable" null
-//	          reads as the empty string
+//	String    a string, without NUL unless tagged ",secret" (a password:
+//	          hashed, never stored as text); with the tag option
+//	          ",nullable" null reads as the empty string
 //	Bool      true or false
 //	Raw       any JSON value but null, kept as its raw bytes
 //	Duration  a duration string, or null
@@ -86,8 +87,9 @@ type member struct {
 	name string // as in the body, exact case
 	path string // the field named in errors: "assignee.id"
 	kind memberKind
-	// nullable reads a null string as absent ("" but given).
-	nullable bool
+	// nullable reads a null string as absent ("" but given); secret lets
+	// a string hold NUL.
+	nullable, secret bool
 	// offset of the member's field in its struct.
 	offset uintptr
 	nested *objectTable // kindObject
@@ -148,7 +150,8 @@ func newObjectTable(t reflect.Type, prefix string) *objectTable {
 		if name == "" || name == "-" {
 			panic(fmt.Sprintf("ginhttp: field %v.%s has no json name", t, f.Name))
 		}
-		m := member{name: name, path: prefix + name, offset: f.Offset, nullable: opt == "nullable"}
+		m := member{name: name, path: prefix + name, offset: f.Offset,
+			nullable: strings.Contains(","+opt+",", ",nullable,"), secret: strings.Contains(","+opt+",", ",secret,")}
 		switch {
 		case f.Type == typeString:
 			m.kind = kindString
@@ -250,7 +253,7 @@ func (d *bodyDecoder) object(base unsafe.Pointer, ot *objectTable) error {
 				d.given(m.path, &v.Given)
 				return d.sc.literal("null")
 			}
-			return d.str(m.path, v)
+			return d.str(m, v)
 		case kindBool:
 			return d.boolean(m.path, (*Bool)(p))
 		case kindValue:
@@ -282,10 +285,10 @@ func (d *bodyDecoder) given(path string, given *bool) {
 }
 
 // str reads a string member.
-func (d *bodyDecoder) str(path string, v *String) error {
-	d.given(path, &v.Given)
+func (d *bodyDecoder) str(m *member, v *String) error {
+	d.given(m.path, &v.Given)
 	if c := d.sc.peek(); c != '"' {
-		d.errs.Add(path, "must be a string, not "+KindName(c))
+		d.errs.Add(m.path, "must be a string, not "+KindName(c))
 		_, err := d.sc.value()
 		return err
 	}
@@ -293,10 +296,10 @@ func (d *bodyDecoder) str(path string, v *String) error {
 	if err != nil {
 		return err
 	}
-	if strings.IndexByte(s, 0) >= 0 {
+	if !m.secret && strings.IndexByte(s, 0) >= 0 {
 		// No store can keep a NUL in a text column; refuse it here rather
 		// than fail in the database.
-		d.errs.Add(path, "must not contain the NUL character")
+		d.errs.Add(m.path, "must not contain the NUL character")
 	}
 	v.Value = s
 	return nil

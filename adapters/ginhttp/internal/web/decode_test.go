@@ -119,3 +119,19 @@ func TestBoolMembers(t *testing.T) {
 		}
 	}
 }
+
+func TestASecretStringMayHoldNUL(t *testing.T) {
+	t.Parallel()
+	type body struct {
+		Name     String `json:"name"`
+		Password String `json:"password,secret"`
+	}
+	tb := NewTable[body]()
+	v, err := tb.Decode([]byte(`{"password":"a\u0000b"}`))
+	if err != nil || v.Password.Value != "a\x00b" {
+		t.Errorf("a secret with NUL: %+v, %v", v, err)
+	}
+	if _, err := tb.Decode([]byte(`{"name":"a\u0000b"}`)); err == nil || !strings.HasSuffix(err.Error(), "name: must not contain the NUL character") {
+		t.Errorf("a name with NUL: %v", err)
+	}
+}
