@@ -3,6 +3,7 @@ package application_test
 import (
 	"context"
 	"errors"
+	"slices"
 	"testing"
 	"time"
 
@@ -295,4 +296,53 @@ func TestHasAdminCountsOnlyAnActiveAdmin(t *testing.T) {
 		t.Fatal(err)
 	}
 	want("an active admin", true)
+}
+
+// Users.List filters, sorts, pages and counts in the application, with
+// the list query language's one evaluator, whatever the store
+// (docs/admin.md).
+func TestUsersListFiltersSortsPagesAndCounts(t *testing.T) {
+	t.Parallel()
+	f := newAdminFixture(t)
+	ctx := context.Background()
+	for _, u := range []struct {
+		name  string
+		admin bool
+	}{{"carol", true}, {"Alice", false}, {"bob", true}} {
+		f.add(t, u.name, u.admin)
+		f.clock.Advance(time.Second)
+	}
+	cond := func(field domain.QueryField, op domain.QueryOp, fold bool, v ...string) domain.Filter {
+		t.Helper()
+		c, err := domain.UserFields.Condition("filter", field, op, fold, v)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return domain.Where(c)
+	}
+	names := func(us []domain.User) (out []string) {
+		for _, u := range us {
+			out = append(out, u.Username)
+		}
+		return out
+	}
+	for _, tc := range []struct {
+		name      string
+		q         application.UserList
+		want      []string
+		wantTotal int
+	}{
+		{"admins by username", application.UserList{Filter: cond(domain.FieldAdmin, domain.OpEq, false, "true")}, []string{"bob", "carol"}, 2},
+		{"the second newest", application.UserList{Sort: []domain.SortKey{{Field: domain.FieldDateCreated, Desc: true}}, Limit: 1, Offset: 1},
+			[]string{"Alice"}, 3},
+		{"username $contL LI", application.UserList{Filter: cond(domain.FieldUsername, domain.OpCont, true, "LI")}, []string{"Alice"}, 1},
+		{"filter OR or, as the cache lists combine them", application.UserList{Filter: domain.AnyOf(
+			cond(domain.FieldAdmin, domain.OpEq, false, "false"), cond(domain.FieldUsername, domain.OpStarts, false, "c"))},
+			[]string{"Alice", "carol"}, 2},
+	} {
+		page, total, err := f.admin.List(ctx, tc.q)
+		if err != nil || total != tc.wantTotal || !slices.Equal(names(page), tc.want) {
+			t.Errorf("%s: %v (total %d, %v); want %v (total %d)", tc.name, names(page), total, err, tc.want, tc.wantTotal)
+		}
+	}
 }

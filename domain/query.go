@@ -2,6 +2,7 @@ package domain
 
 import (
 	"regexp"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -10,12 +11,15 @@ import (
 )
 
 // The list query language (docs/api.md, "Listing: the query language") in the core's terms: a
-// small tree of conditions on an entry's fields, and sort keys. The HTTP
-// adapter parses the wire syntax into these values; every store translates
-// them (SQL with bound parameters, or a Go evaluator). A Condition or a
+// small tree of conditions on the fields of what is listed, and sort keys.
+// One grammar serves every list, each with its own fields (a FieldSet):
+// the cache entries and the admin API's users (docs/admin.md). The HTTP
+// adapter parses the wire syntax into these values; the entry stores
+// translate them (SQL with bound parameters), and Filter.Match evaluates
+// them in Go (memstore's entries, every store's users). A Condition or a
 // Filter that exists is valid: its field, operator and values agree.
 
-// QueryField names a field of an entry that lists filter and sort on.
+// QueryField names a field that lists filter and sort on.
 type QueryField uint8
 
 // The query fields. The zero value is no field.
@@ -28,13 +32,67 @@ const (
 	FieldDateCreated
 	FieldDateUpdated
 	FieldExpirationDate
+	FieldUsername
+	FieldActive
+	FieldAdmin
 )
 
-var queryFieldNames = [...]string{"", "id", "key", "type", "assignee.id", "version", "dateCreated", "dateUpdated", "expirationDate"}
+var queryFieldNames = [...]string{"", "id", "key", "type", "assignee.id", "version", "dateCreated", "dateUpdated", "expirationDate",
+	"username", "active", "admin"}
 
-// QueryFields lists every query field, in the order of the contract.
-func QueryFields() []QueryField {
-	return []QueryField{FieldID, FieldKey, FieldType, FieldAssigneeID, FieldVersion, FieldDateCreated, FieldDateUpdated, FieldExpirationDate}
+// QueryFields lists every query field of the entries, in the order of the
+// contract.
+func QueryFields() []QueryField { return EntryFields.Fields() }
+
+// FieldSet is the fields one list filters and sorts on.
+type FieldSet struct {
+	fields []QueryField
+	// refused are names that are no field, with why.
+	refused map[string]string
+	// anyText lets text values hold any bytes (NUL, invalid UTF-8): the
+	// set is evaluated in Go only, never bound into SQL.
+	anyText bool
+}
+
+// The field sets: the cache entries' (docs/api.md) and the users' of the
+// admin API (docs/admin.md).
+var (
+	EntryFields = FieldSet{fields: []QueryField{FieldID, FieldKey, FieldType, FieldAssigneeID, FieldVersion, FieldDateCreated,
+		FieldDateUpdated, FieldExpirationDate}, refused: map[string]string{"data": "cannot filter or sort on data: it is an opaque JSON value"}}
+	UserFields = FieldSet{fields: []QueryField{FieldID, FieldUsername, FieldActive, FieldAdmin, FieldDateCreated, FieldDateUpdated},
+		anyText: true}
+)
+
+// Fields lists the fields of s.
+func (s FieldSet) Fields() []QueryField { return slices.Clone(s.fields) }
+
+// names lists the names of s's fields of kind (any kind when 0), as
+// "a, b or c".
+func (s FieldSet) names(kind FieldKind) string {
+	var names []string
+	for _, f := range s.fields {
+		if kind == 0 || f.Kind() == kind {
+			names = append(names, f.String())
+		}
+	}
+	if len(names) < 2 {
+		return strings.Join(names, "")
+	}
+	return strings.Join(names[:len(names)-1], ", ") + " or " + names[len(names)-1]
+}
+
+// Field returns the field of s named name, or an Invalid error naming it
+// (what names "where" in the error: "filter", "sort", …).
+func (s FieldSet) Field(where, name string) (QueryField, error) {
+	for _, f := range s.fields {
+		if f.String() == name {
+			return f, nil
+		}
+	}
+	if why, ok := s.refused[name]; ok {
+		return 0, InvalidField(where, why)
+	}
+	return 0, InvalidField(where, "unknown field "+strconv.Quote(clipQuery(name))+"; use "+s.names(0))
 }
 
 // String returns the field's name on the wire ("assignee.id").
@@ -45,29 +103,18 @@ func (f QueryField) String() string {
 	return ""
 }
 
-// ParseQueryField returns the field named name, or an Invalid error naming
-// it (what names "where" in the error: "filter", "sort", …).
-func ParseQueryField(where, name string) (QueryField, error) {
-	for _, f := range QueryFields() {
-		if f.String() == name {
-			return f, nil
-		}
-	}
-	if name == "data" {
-		return 0, InvalidField(where, "cannot filter or sort on data: it is an opaque JSON value")
-	}
-	return 0, InvalidField(where, "unknown field "+strconv.Quote(clipQuery(name))+
-		"; use id, key, type, assignee.id, version, dateCreated, dateUpdated or expirationDate")
-}
+// ParseQueryField returns the entry field named name (EntryFields.Field).
+func ParseQueryField(where, name string) (QueryField, error) { return EntryFields.Field(where, name) }
 
 // FieldKind is the type of a query field's values.
 type FieldKind uint8
 
-// The field kinds.
+// The field kinds. A KindBool value is the text "true" or "false".
 const (
 	KindText FieldKind = iota + 1
 	KindInteger
 	KindTime
+	KindBool
 )
 
 // Kind returns the type of f's values.
@@ -77,6 +124,8 @@ func (f QueryField) Kind() FieldKind {
 		return KindInteger
 	case FieldDateCreated, FieldDateUpdated, FieldExpirationDate:
 		return KindTime
+	case FieldActive, FieldAdmin:
+		return KindBool
 	default:
 		return KindText
 	}
@@ -172,16 +221,24 @@ type Condition struct {
 	Values []QueryValue
 }
 
-// NewCondition checks and converts a condition whose values are given as
-// text: integers in decimal, times in RFC 3339 (kept to the microsecond,
-// in UTC, as entries keep theirs). $in and $notin take one value or more,
-// $between two, $isnull and $notnull none (values given are ignored),
-// the others one. Text operators and L forms apply to text fields only.
-// Values of id and assignee.id, which are UUIDs, compare in lower case, as
-// the store keeps them. where names the condition in errors.
+// NewCondition checks and converts a condition on an entry field
+// (EntryFields.Condition).
 func NewCondition(where string, field QueryField, op QueryOp, fold bool, raw []string) (Condition, error) {
+	return EntryFields.Condition(where, field, op, fold, raw)
+}
+
+// Condition checks and converts a condition on a field of s whose values
+// are given as text: integers in decimal, times in RFC 3339 (kept to the
+// microsecond, in UTC, as the stores keep theirs), booleans "true" or
+// "false" (with $eq, $ne, $in and $notin only). $in and $notin take one
+// value or more, $between two, $isnull and $notnull none (values given
+// are ignored), the others one. Text operators and L forms apply to text
+// fields only. Values of id and assignee.id, which are UUIDs, compare in
+// lower case, as the stores keep them. where names the condition in
+// errors.
+func (s FieldSet) Condition(where string, field QueryField, op QueryOp, fold bool, raw []string) (Condition, error) {
 	c := Condition{Field: field, Op: op, Fold: fold}
-	if field.String() == "" || op.String() == "" {
+	if !slices.Contains(s.fields, field) || op.String() == "" {
 		return Condition{}, InvalidField(where, "unknown field or operator")
 	}
 	kind := field.Kind()
@@ -190,10 +247,13 @@ func NewCondition(where string, field QueryField, op QueryOp, fold bool, raw []s
 		if fold {
 			name += "L"
 		}
-		return Condition{}, InvalidField(where, name+" applies to text fields only (id, key, type, assignee.id), not "+field.String())
+		return Condition{}, InvalidField(where, name+" applies to text fields only ("+strings.ReplaceAll(s.names(KindText), " or ", ", ")+"), not "+field.String())
 	}
 	if fold && !op.Foldable() {
 		return Condition{}, InvalidField(where, op.String()+" has no L form")
+	}
+	if kind == KindBool && op != OpEq && op != OpNe && op != OpIn && op != OpNotIn && op != OpIsNull && op != OpNotNull {
+		return Condition{}, InvalidField(where, field.String()+" is true or false: use $eq, $ne, $in or $notin")
 	}
 	want := "one value"
 	switch op {
@@ -215,8 +275,11 @@ func NewCondition(where string, field QueryField, op QueryOp, fold bool, raw []s
 		}
 	}
 	c.Values = make([]QueryValue, len(raw))
-	for i, s := range raw {
-		v, err := parseQueryValue(kind, field, s)
+	for i, text := range raw {
+		v, err := parseQueryValue(kind, field, text, s.anyText)
+		if kind == KindBool && err != nil {
+			return Condition{}, InvalidField(where, field.String()+" takes true or false")
+		}
 		if err != nil {
 			return Condition{}, InvalidField(where, field.String()+": "+err.Error())
 		}
@@ -239,7 +302,7 @@ type queryValueError string
 
 func (e queryValueError) Error() string { return string(e) }
 
-func parseQueryValue(kind FieldKind, field QueryField, s string) (QueryValue, error) {
+func parseQueryValue(kind FieldKind, field QueryField, s string, anyText bool) (QueryValue, error) {
 	switch kind {
 	case KindInteger:
 		n, err := strconv.ParseInt(s, 10, 64)
@@ -260,8 +323,13 @@ func parseQueryValue(kind FieldKind, field QueryField, s string) (QueryValue, er
 			return QueryValue{}, queryValueError(strconv.Quote(clipQuery(s)) + " is outside the years 0001 to 9999 (UTC)")
 		}
 		return QueryValue{Time: t}, nil
+	case KindBool:
+		if s != "true" && s != "false" {
+			return QueryValue{}, queryValueError("not a boolean")
+		}
+		return QueryValue{Text: s}, nil
 	}
-	if !utf8.ValidString(s) || strings.IndexByte(s, 0) >= 0 {
+	if !anyText && (!utf8.ValidString(s) || strings.IndexByte(s, 0) >= 0) {
 		return QueryValue{}, queryValueError("values must be valid UTF-8 without NUL characters")
 	}
 	if field == FieldID || field == FieldAssigneeID {

@@ -8,13 +8,13 @@ import (
 )
 
 // UserDirectory is what a UserRepository may implement besides, for the
-// admin API's user list and deletion (docs/admin.md). A user store
-// without it (an embedder's) answers those routes NOT_IMPLEMENTED; the
-// admin use cases check for it with a type assertion.
+// user list and deletion (docs/admin.md). A user store without it (an
+// embedder's) answers those routes NOT_IMPLEMENTED; the admin use cases
+// check for it with a type assertion.
 type UserDirectory interface {
-	// FindUsers returns the page of users q selects (q.Select's order
-	// and paging) and how many users match in all.
-	FindUsers(ctx context.Context, q domain.UserQuery) (page []domain.User, total int, err error)
+	// ListUsers returns every user ordered by username (the application
+	// selects and pages them: application.Users.List).
+	ListUsers(ctx context.Context) ([]domain.User, error)
 	// DeleteUser removes the user with id and revokes at now every
 	// refresh family of theirs (those of the RefreshStore of the same
 	// storage), with the events, in one transaction: all or nothing. It

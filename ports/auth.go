@@ -29,8 +29,6 @@ type UserRepository interface {
 	UserByUsername(ctx context.Context, username string) (domain.User, error)
 	// UserByID returns the user, or domain.ErrUserNotFound.
 	UserByID(ctx context.Context, id string) (domain.User, error)
-	// ListUsers returns every user ordered by username.
-	ListUsers(ctx context.Context) ([]domain.User, error)
 	// UpdateUser loads the user with id, lets fn change it and stores it
 	// atomically; domain.ErrUserNotFound when missing; fn's error as is;
 	// domain.ErrLastAdmin, storing nothing, when the change makes the

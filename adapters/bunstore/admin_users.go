@@ -18,18 +18,6 @@ var (
 	_ ports.SessionEvictor = (*RefreshStore)(nil)
 )
 
-// FindUsers returns the page of users q selects. Users are accounts,
-// few next to entries: they are read in one statement and selected with
-// domain.UserQuery, the one evaluator memstore uses too (docs/admin.md).
-func (r *UserRepository) FindUsers(ctx context.Context, q domain.UserQuery) ([]domain.User, int, error) {
-	users, err := r.ListUsers(ctx)
-	if err != nil {
-		return nil, 0, err
-	}
-	page, total := q.Select(users)
-	return page, total, nil
-}
-
 // DeleteUser removes the user and revokes every refresh family of theirs
 // with the events, in one transaction; the last active admin is
 // domain.ErrLastAdmin (keepAnAdmin). The families' rows stay, revoked,

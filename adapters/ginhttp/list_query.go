@@ -15,10 +15,15 @@ import (
 	"github.com/cachegate/cachegate/domain"
 )
 
-// The list endpoint's query string: the CRUD query language of docs/api.md
-// ("Listing: the query language", the syntax of @nestjsx/crud 5), parsed here, once, into the
-// core's query value (domain.Filter, domain.SortKey); every rule about
-// what a condition means lives in domain, every translation in the stores.
+// The lists' query string: the CRUD query language of docs/api.md
+// ("Listing: the query language", the syntax of @nestjsx/crud 5), parsed
+// here, once, into the core's query value (domain.Filter,
+// domain.SortKey), for the cache entries (domain.EntryFields) and the
+// admin API's users (domain.UserFields, admin/users.go) alike; the
+// grammar of one condition and one sort key is web.ParseCondition and
+// web.ParseSort; every rule
+// about what a condition means lives in domain, every translation in the
+// stores.
 
 // listQuery is the list endpoint's query, parsed.
 type listQuery struct {
@@ -108,7 +113,7 @@ func toListInput(rawQuery string, defLimit, maxLimit int) (listQuery, error) {
 		}
 		switch name {
 		case "key", "type", "assignee.id":
-			f, _ := domain.ParseQueryField(name, name)
+			f, _ := domain.EntryFields.Field(name, name)
 			c, err := domain.NewCondition(name, f, domain.OpEq, false, []string{p.value})
 			if err != nil {
 				errs.AddErr(err)
@@ -116,7 +121,7 @@ func toListInput(rawQuery string, defLimit, maxLimit int) (listQuery, error) {
 			}
 			exact = append(exact, domain.Where(c))
 		case "filter", "or":
-			c, err := parseCondition(name, p.value)
+			c, err := web.ParseCondition(domain.EntryFields, name, p.value)
 			if err != nil {
 				errs.AddErr(err)
 				continue
@@ -138,7 +143,7 @@ func toListInput(rawQuery string, defLimit, maxLimit int) (listQuery, error) {
 			}
 			search = &f
 		case "sort":
-			k, err := parseSort(p.value)
+			k, err := web.ParseSort(domain.EntryFields, p.value)
 			if err != nil {
 				errs.AddErr(err)
 				continue
@@ -174,7 +179,7 @@ func toListInput(rawQuery string, defLimit, maxLimit int) (listQuery, error) {
 	if len(errs) > 0 {
 		return listQuery{}, domain.Invalid(errs...)
 	}
-	f := combine(filters, ors)
+	f := web.Combine(filters, ors)
 	if search != nil {
 		f = *search
 	}
@@ -251,78 +256,6 @@ func splitQuery(raw string) ([]queryParam, error) {
 	return out, nil
 }
 
-// combine applies the CRUD rules to filter and or conditions: filters are
-// ANDed; ors alone are ORed; both give (filters ANDed) OR (ors ANDed),
-// which for one of each is filter OR or.
-func combine(filters, ors []domain.Filter) domain.Filter {
-	and := func(fs []domain.Filter) domain.Filter {
-		if len(fs) == 1 {
-			return fs[0]
-		}
-		return domain.AllOf(fs...)
-	}
-	switch {
-	case len(filters) == 0 && len(ors) == 0:
-		return domain.Filter{}
-	case len(ors) == 0:
-		return and(filters)
-	case len(filters) == 0:
-		if len(ors) == 1 {
-			return ors[0]
-		}
-		return domain.AnyOf(ors...)
-	}
-	return domain.AnyOf(and(filters), and(ors))
-}
-
-// parseCondition parses <field>||<op>[||<value>]; where is "filter" or "or".
-func parseCondition(where, s string) (domain.Condition, error) {
-	name, rest, ok := strings.Cut(s, "||")
-	if !ok {
-		return domain.Condition{}, domain.InvalidField(where, strconv.Quote(web.Clip(s))+" is not <field>||<operator>||<value>")
-	}
-	opName, value, hasValue := strings.Cut(rest, "||")
-	field, err := domain.ParseQueryField(where, name)
-	if err != nil {
-		return domain.Condition{}, err
-	}
-	op, fold, err := domain.ParseQueryOp(where, opName)
-	if err != nil {
-		return domain.Condition{}, err
-	}
-	var values []string
-	switch op {
-	case domain.OpIsNull, domain.OpNotNull:
-	case domain.OpIn, domain.OpNotIn, domain.OpBetween:
-		if hasValue {
-			values = strings.Split(value, ",")
-		}
-	default:
-		if hasValue {
-			values = []string{value}
-		}
-	}
-	return domain.NewCondition(where, field, op, fold, values)
-}
-
-// parseSort parses <field>[,ASC|DESC].
-func parseSort(s string) (domain.SortKey, error) {
-	name, dir, _ := strings.Cut(s, ",")
-	f, err := domain.ParseQueryField("sort", name)
-	if err != nil {
-		return domain.SortKey{}, err
-	}
-	k := domain.SortKey{Field: f}
-	switch {
-	case dir == "" || strings.EqualFold(dir, "ASC"):
-	case strings.EqualFold(dir, "DESC"):
-		k.Desc = true
-	default:
-		return domain.SortKey{}, domain.InvalidField("sort", "direction must be ASC or DESC")
-	}
-	return k, nil
-}
-
 // parseSearch parses the s parameter: a JSON object whose members are
 // ANDed. A member is "$and" or "$or" with a non-empty array of such
 // objects, or a field with a value (compared with $eq; null means
@@ -374,7 +307,7 @@ func searchObject(v any, depth int) (domain.Filter, error) {
 				all = append(all, domain.AnyOf(subs...))
 			}
 		default:
-			field, err := domain.ParseQueryField("s", name)
+			field, err := domain.EntryFields.Field("s", name)
 			if err != nil {
 				return domain.Filter{}, err
 			}

@@ -18,16 +18,6 @@ var (
 	_ ports.AuditQueryLog  = (*AuditLog)(nil)
 )
 
-// FindUsers returns the page of users q selects (domain.UserQuery).
-func (r *UserRepository) FindUsers(ctx context.Context, q domain.UserQuery) ([]domain.User, int, error) {
-	users, err := r.ListUsers(ctx)
-	if err != nil {
-		return nil, 0, err
-	}
-	page, total := q.Select(users)
-	return page, total, nil
-}
-
 // DeleteUser removes the user and revokes every family of theirs in the
 // attached refresh store (SetRefreshStore), with the events, all or
 // nothing; without a refresh store attached it fails and changes nothing.

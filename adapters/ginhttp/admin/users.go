@@ -46,9 +46,11 @@ func toSessionDTO(s domain.Session) sessionDTO {
 }
 
 // parseUserQuery parses the user list's query: filter and or (repeatable,
-// <field>||<operator>||<value>), sort (<field>[,ASC|DESC]), limit, page,
-// offset; the same grammar as the cache lists on the user fields.
-func parseUserQuery(raw string) (q domain.UserQuery, page int, err error) {
+// <field>||<operator>||<value>, combined as the cache lists combine
+// them), one sort (<field>[,ASC|DESC]), limit, page, offset; the grammar
+// and the parser of the cache lists (web.ParseCondition, web.ParseSort)
+// on the user fields.
+func parseUserQuery(raw string) (q application.UserList, page int, err error) {
 	if len(raw) > 4096 {
 		return q, 0, domain.InvalidField("query", "is longer than 4096 bytes")
 	}
@@ -56,21 +58,24 @@ func parseUserQuery(raw string) (q domain.UserQuery, page int, err error) {
 	if perr != nil || strings.ContainsRune(raw, 0) {
 		return q, 0, domain.InvalidField("query", "is not a valid query string")
 	}
-	var errs web.Problems
+	var (
+		errs         web.Problems
+		filters, ors []domain.Filter
+	)
 	lp := newListPage()
 	for name, vs := range values {
 		switch name {
 		case "filter", "filter[]", "or", "or[]":
 			for _, v := range vs {
-				c, err := parseUserCondition(name, v)
+				c, err := web.ParseCondition(domain.UserFields, name, v)
 				if err != nil {
 					errs.AddErr(err)
 					continue
 				}
 				if strings.HasPrefix(name, "or") {
-					q.Any = append(q.Any, c)
+					ors = append(ors, domain.Where(c))
 				} else {
-					q.All = append(q.All, c)
+					filters = append(filters, domain.Where(c))
 				}
 			}
 		case "sort", "sort[]":
@@ -78,56 +83,27 @@ func parseUserQuery(raw string) (q domain.UserQuery, page int, err error) {
 				errs.Add("sort", "sorts on one user field at most")
 				continue
 			}
-			field, dir, _ := strings.Cut(vs[0], ",")
-			if err := domain.ParseUserSort(field); err != nil {
+			k, err := web.ParseSort(domain.UserFields, vs[0])
+			if err != nil {
 				errs.AddErr(err)
 				continue
 			}
-			q.Sort = field
-			switch {
-			case dir == "" || strings.EqualFold(dir, "ASC"):
-			case strings.EqualFold(dir, "DESC"):
-				q.Desc = true
-			default:
-				errs.Add("sort", "direction must be ASC or DESC")
-			}
+			q.Sort = []domain.SortKey{k}
 		default:
 			if !lp.param(&errs, name, vs) {
 				errs.Add(name, "is not a parameter of the user list")
 			}
 		}
 	}
-	if len(q.All)+len(q.Any) > domain.MaxQueryConditions {
+	if len(filters)+len(ors) > domain.MaxQueryConditions {
 		errs.Add("filter", "has more than "+strconv.Itoa(domain.MaxQueryConditions)+" conditions")
 	}
 	if len(errs) > 0 {
 		return q, 0, domain.Invalid(errs...)
 	}
-	q.Limit = lp.limit
+	q.Filter, q.Limit = web.Combine(filters, ors), lp.limit
 	q.Offset, page = lp.resolve()
 	return q, page, nil
-}
-
-func parseUserCondition(where, s string) (domain.UserCondition, error) {
-	field, rest, ok := strings.Cut(s, "||")
-	if !ok {
-		return domain.UserCondition{}, domain.InvalidField(where, strconv.Quote(web.Clip(s))+" is not <field>||<operator>||<value>")
-	}
-	opName, value, hasValue := strings.Cut(rest, "||")
-	op, fold, err := domain.ParseQueryOp(where, opName)
-	if err != nil {
-		return domain.UserCondition{}, err
-	}
-	var vals []string
-	if hasValue {
-		switch op {
-		case domain.OpIn, domain.OpNotIn, domain.OpBetween:
-			vals = strings.Split(value, ",")
-		default:
-			vals = []string{value}
-		}
-	}
-	return domain.NewUserCondition(where, field, op, fold, vals)
 }
 
 func (r *routes) listUsers(c *gin.Context) {
