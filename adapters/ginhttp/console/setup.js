@@ -17,6 +17,12 @@ function say(text, error = false) {
 const token = new URLSearchParams(location.hash.slice(1)).get('token') || '';
 if (location.hash) history.replaceState(null, '', location.pathname + location.search);
 
+// The skip link focuses main without touching the address.
+document.getElementById('skip').addEventListener('click', (e) => {
+  e.preventDefault();
+  document.getElementById('main').focus();
+});
+
 function disable() {
   for (const el of form.elements) el.disabled = true;
 }
