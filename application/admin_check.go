@@ -89,9 +89,18 @@ func (a *AdminCheck) Forget(id string) {
 	a.mu.Unlock()
 }
 
-// byAdmin returns e as done by actor (docs/admin.md: every admin change
-// names its actor; the system actor, the command line, names none).
+// byAdmin returns e as done by actor, from its client's address
+// (docs/admin.md: every admin change names its actor; the system actor,
+// the command line, names none).
 func byAdmin(actor domain.Actor, e domain.AuditEvent) domain.AuditEvent {
 	e.ActorID, e.ActorUsername = actor.Principal.ID, domain.CutAuditUsername(actor.Principal.Username)
+	return fromClient(actor, e)
+}
+
+// fromClient returns e with the address of actor's client.
+func fromClient(actor domain.Actor, e domain.AuditEvent) domain.AuditEvent {
+	if e.Address == "" {
+		e.Address = actor.Client.Address
+	}
 	return e
 }

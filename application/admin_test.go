@@ -346,3 +346,30 @@ func TestUsersListFiltersSortsPagesAndCounts(t *testing.T) {
 		}
 	}
 }
+
+// The request's client is an input, not a context value: the session
+// records the address and User-Agent of LoginInput, and an admin's
+// change is recorded from the address of the actor's client.
+func TestTheClientIsAnInputOfTheUseCases(t *testing.T) {
+	t.Parallel()
+	f := newAdminFixture(t)
+	ctx := context.Background() // carries no request facts
+	root := f.add(t, "root", true)
+	u := f.add(t, "ada", false)
+	if _, err := f.login.Execute(ctx, application.LoginInput{Username: "ada", Password: adminTestPassword,
+		ClientAddr: "198.51.100.7", UserAgent: "agent/1.0"}); err != nil {
+		t.Fatal(err)
+	}
+	list, err := f.refresh.UserSessions(ctx, u.ID, time.Date(2026, 11, 25, 10, 0, 0, 0, time.UTC))
+	if err != nil || len(list) != 1 || list[0].Address != "198.51.100.7" || list[0].UserAgent != "agent/1.0" {
+		t.Fatalf("sessions %+v, %v; want one from 198.51.100.7, agent/1.0", list, err)
+	}
+	actor := domain.AsPrincipal(root).From(domain.Client{Address: "203.0.113.9", UserAgent: "console"})
+	if err := f.admin.RevokeSessions(ctx, actor, u.ID); err != nil {
+		t.Fatal(err)
+	}
+	events, err := f.log.Events(ctx, ports.AuditFilter{Type: domain.AuditSessionRevoked})
+	if err != nil || len(events) != 1 || events[0].Address != "203.0.113.9" || events[0].ActorID != root.ID {
+		t.Fatalf("session.revoked events %+v, %v; want one from 203.0.113.9 by root", events, err)
+	}
+}

@@ -13,8 +13,9 @@ import (
 // command line and the admin API (audit_trail.go). Each event recorded is
 // stored in the ports.AuditLog, logged as one
 // line (with the request id, which the logger takes from ctx) and counted
-// (ports.Metrics.AuditEvent). It fills in the id, the time, the request id
-// and the client address from ctx (ports.RequestID, ports.ClientAddr).
+// (ports.Metrics.AuditEvent). It fills in the id, the time and the request
+// id from ctx (ports.RequestID); the client address is the use case's
+// input (domain.Actor.Client, LoginInput.ClientAddr), set on the event.
 // Recording never fails the operation it records: a store failure is
 // logged. A nil *AuditTrail records nothing. No event carries a password or
 // a token: only ids, names, addresses and reasons.
@@ -96,7 +97,7 @@ func (a *AuditTrail) Record(ctx context.Context, e domain.AuditEvent) {
 	a.store1(ctx, e)
 }
 
-// Prepare fills in e (id, time, request id, client address) for a change
+// Prepare fills in e (id, time, request id) for a change
 // about to be made and returns what the store must append in the change's
 // transaction: e when the stores write events (StoredWithChanges),
 // otherwise nothing. Pass the filled event to Committed once the change
@@ -130,9 +131,6 @@ func (a *AuditTrail) fill(ctx context.Context, e domain.AuditEvent) domain.Audit
 	e.Username = domain.CutAuditUsername(e.Username)
 	if e.RequestID == "" {
 		e.RequestID = ports.RequestID(ctx)
-	}
-	if e.Address == "" {
-		e.Address = ports.ClientAddr(ctx)
 	}
 	return e
 }

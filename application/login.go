@@ -62,8 +62,11 @@ type LoginDeps struct {
 type LoginInput struct {
 	Username string
 	Password string
-	// ClientAddr is the client's address, for per-address throttling.
+	// ClientAddr is the client's address, for per-address throttling, the
+	// audit trail and the session (docs/admin.md).
 	ClientAddr string
+	// UserAgent is the client's User-Agent, which the session records.
+	UserAgent string
 }
 
 // Login exchanges a username and password for a token pair, starting a
@@ -143,7 +146,8 @@ func (uc *Login) Execute(ctx context.Context, in LoginInput) (domain.TokenPair, 
 	uc.giveBack(ctx, keys, usernameThrottleKey(in.Username), at)
 	finish(true)
 	uc.upgradeHash(ctx, u, in.Password)
-	pair, rec, err := uc.d.Tokens.mint(ctx, u.ID, uc.d.Tokens.IDs.NewID(), domain.Normalize(uc.d.Tokens.Clock.Now()), u.Admin)
+	pair, rec, err := uc.d.Tokens.mint(ctx, u.ID, uc.d.Tokens.IDs.NewID(), domain.Normalize(uc.d.Tokens.Clock.Now()), u.Admin,
+		domain.Client{Address: in.ClientAddr, UserAgent: in.UserAgent})
 	if err != nil {
 		return domain.TokenPair{}, fmt.Errorf("login: %w", err)
 	}

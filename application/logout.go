@@ -40,7 +40,8 @@ func (uc *Logout) Execute(ctx context.Context, actor domain.Actor) error {
 		return nil
 	}
 	p := actor.Principal
-	event, events := uc.audit.Prepare(ctx, domain.AuditEvent{Type: domain.AuditLogout, UserID: p.ID, Username: p.Username, Family: family})
+	event, events := uc.audit.Prepare(ctx, fromClient(actor, domain.AuditEvent{Type: domain.AuditLogout, UserID: p.ID,
+		Username: p.Username, Family: family}))
 	if err := uc.refresh.RevokeFamily(ctx, family, uc.clock.Now(), events...); err != nil {
 		return fmt.Errorf("logout: %w", err)
 	}

@@ -163,7 +163,7 @@ func (uc *Refresh) exchange(ctx context.Context, c domain.Claims) (domain.TokenP
 		// integrator's issuer): its own issue time is the earliest known.
 		start = c.IssuedAt
 	}
-	pair, rec, err := uc.d.Tokens.mint(ctx, p.ID, family, start, p.Admin)
+	pair, rec, err := uc.d.Tokens.mint(ctx, p.ID, family, start, p.Admin, requestClient(ctx))
 	if errors.Is(err, errSessionOver) {
 		if unchecked {
 			return domain.TokenPair{}, domain.ErrRefreshTokenUnproven
@@ -185,7 +185,7 @@ func (uc *Refresh) exchange(ctx context.Context, c domain.Claims) (domain.TokenP
 	var events []domain.AuditEvent
 	if !unchecked {
 		event, events = uc.d.Audit.Prepare(ctx, domain.AuditEvent{Type: domain.AuditRefreshReused, UserID: p.ID,
-			Username: p.Username, Family: family})
+			Username: p.Username, Family: family, Address: requestClient(ctx).Address})
 	}
 	live, err := uc.d.Tokens.Refresh.RotateRefresh(ctx, presented, rec, rec.IssuedAt, uc.d.ReuseGrace, events...)
 	switch {
@@ -237,5 +237,6 @@ func (uc *Refresh) reused(ctx context.Context, p domain.Principal, family string
 // reported (the audit trail's "session.expired" event belongs here).
 func (uc *Refresh) sessionExpired(ctx context.Context, p domain.Principal, family string) {
 	uc.d.Log.InfoContext(ctx, "refresh refused: the session reached its maximum lifetime", "family", family, "user", p.ID)
-	uc.d.Audit.Record(ctx, domain.AuditEvent{Type: domain.AuditSessionExpired, UserID: p.ID, Username: p.Username, Family: family})
+	uc.d.Audit.Record(ctx, domain.AuditEvent{Type: domain.AuditSessionExpired, UserID: p.ID, Username: p.Username, Family: family,
+		Address: requestClient(ctx).Address})
 }

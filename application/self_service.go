@@ -71,7 +71,7 @@ func (s *SelfService) RevokeSession(ctx context.Context, actor domain.Actor, id 
 		return domain.ErrSessionNotFound
 	}
 	return revokeSession(ctx, s.users.audit, s.refresh, s.revoked, s.users.clock, id,
-		domain.AuditEvent{Type: domain.AuditSessionRevoked, UserID: p.ID, Username: p.Username, Family: id})
+		fromClient(actor, domain.AuditEvent{Type: domain.AuditSessionRevoked, UserID: p.ID, Username: p.Username, Family: id}))
 }
 
 // ChangePasswordInput is POST /auth/password.
@@ -134,7 +134,7 @@ func (s *SelfService) ChangePassword(ctx context.Context, in ChangePasswordInput
 		return fmt.Errorf("hash password: %w", err)
 	}
 	event, events := s.users.audit.Prepare(ctx, domain.AuditEvent{Type: domain.AuditUserPasswordChanged, UserID: u.ID,
-		Username: u.Username, Family: p.FamilyID, Detail: "self-service"})
+		Username: u.Username, Address: in.ClientAddr, Family: p.FamilyID, Detail: "self-service"})
 	if _, err := s.users.users.UpdateUser(ctx, u.ID, func(cur *domain.User) error {
 		cur.PasswordHash, cur.PasswordSalt = hash, salt
 		cur.DateUpdated = domain.Normalize(s.users.clock.Now())

@@ -56,11 +56,12 @@ func (d *TokenDeps) validate() error {
 var errSessionOver = errors.New("the session reached its maximum lifetime")
 
 // mint signs a pair for userID in familyID, whose login happened at
-// start, and returns the refresh token's record for the caller to store.
+// start, for a client (whose address and user agent the session records),
+// and returns the refresh token's record for the caller to store.
 // Both tokens expire at the latest at start plus SessionMax; when less
 // than a second of the session is left it returns errSessionOver (token
 // times are whole seconds).
-func (d TokenDeps) mint(ctx context.Context, userID, familyID string, start time.Time, admin bool) (domain.TokenPair, domain.RefreshRecord, error) {
+func (d TokenDeps) mint(ctx context.Context, userID, familyID string, start time.Time, admin bool, client domain.Client) (domain.TokenPair, domain.RefreshRecord, error) {
 	now := domain.Normalize(d.Clock.Now())
 	end := start.Add(d.SessionMax)
 	if end.Unix() <= now.Unix() {
@@ -85,6 +86,14 @@ func (d TokenDeps) mint(ctx context.Context, userID, familyID string, start time
 		return domain.TokenPair{}, domain.RefreshRecord{}, fmt.Errorf("sign refresh token: %w", err)
 	}
 	rec := domain.RefreshRecord{ID: refresh.ID, Digest: domain.TokenDigest(rt), FamilyID: familyID, UserID: userID,
-		IssuedAt: now, ExpiresAt: refresh.ExpiresAt, Address: ports.ClientAddr(ctx), UserAgent: domain.CutUserAgent(ports.UserAgent(ctx))}
+		IssuedAt: now, ExpiresAt: refresh.ExpiresAt, Address: client.Address, UserAgent: domain.CutUserAgent(client.UserAgent)}
 	return domain.TokenPair{AccessToken: at, RefreshToken: rt}, rec, nil
+}
+
+// requestClient is the client of the request ctx serves, as the driving
+// adapter put it there (ports.ClientAddr, ports.UserAgent). Only Refresh,
+// whose input is the token alone, still reads it; every other use case
+// takes its client as an input (LoginInput, domain.Actor.Client).
+func requestClient(ctx context.Context) domain.Client {
+	return domain.Client{Address: ports.ClientAddr(ctx), UserAgent: ports.UserAgent(ctx)}
 }

@@ -1,12 +1,9 @@
 package application
 
 import (
-	"cmp"
 	"context"
 	"errors"
 	"fmt"
-	"slices"
-	"strconv"
 	"strings"
 
 	"github.com/cachegate/cachegate/domain"
@@ -69,92 +66,6 @@ func (a *Users) All(ctx context.Context) ([]domain.User, error) {
 		return nil, domain.ErrNotImplemented
 	}
 	return a.dir.ListUsers(ctx)
-}
-
-// UserList selects a page of users: those Filter matches (on
-// domain.UserFields), ordered by Sort (default username, then id
-// ascending), Limit of them (0: every one) after Offset.
-type UserList struct {
-	Filter        domain.Filter
-	Sort          []domain.SortKey
-	Limit, Offset int
-}
-
-// List returns the page of users q selects and how many match;
-// domain.ErrNotImplemented when the user store cannot list.
-//
-// The filtering is done here, once for every store, with the evaluator
-// of the list query language (domain.Filter.Match) over all the users
-// the store lists, rather than translated to SQL: users are accounts,
-// few next to entries (docs/admin.md), and one Go evaluator cannot
-// disagree with itself the way a translation per store could.
-func (a *Users) List(ctx context.Context, q UserList) ([]domain.User, int, error) {
-	all, err := a.All(ctx)
-	if err != nil {
-		return nil, 0, err
-	}
-	var out []domain.User
-	for _, u := range all {
-		if q.Filter.Match(userValues(u, false)) {
-			out = append(out, u)
-		}
-	}
-	keys := q.Sort
-	if len(keys) == 0 {
-		keys = []domain.SortKey{{Field: domain.FieldUsername}}
-	}
-	slices.SortStableFunc(out, func(x, y domain.User) int {
-		return cmp.Or(domain.CompareBy(keys, userValues(x, true), userValues(y, true)), strings.Compare(x.ID, y.ID))
-	})
-	total := len(out)
-	out = out[min(q.Offset, len(out)):]
-	if q.Limit > 0 && len(out) > q.Limit {
-		out = out[:q.Limit]
-	}
-	return out, total, nil
-}
-
-// userValues returns u's values of domain.UserFields; sorting, the
-// username orders as its normalized form, as the store keeps usernames
-// unique.
-func userValues(u domain.User, sorting bool) domain.FieldValues {
-	return func(f domain.QueryField) (domain.QueryValue, bool) {
-		switch f {
-		case domain.FieldID:
-			return domain.QueryValue{Text: u.ID}, true
-		case domain.FieldUsername:
-			if sorting {
-				return domain.QueryValue{Text: domain.NormalizeUsername(u.Username)}, true
-			}
-			return domain.QueryValue{Text: u.Username}, true
-		case domain.FieldActive:
-			return domain.QueryValue{Text: strconv.FormatBool(u.Active)}, true
-		case domain.FieldAdmin:
-			return domain.QueryValue{Text: strconv.FormatBool(u.Admin)}, true
-		case domain.FieldDateCreated:
-			return domain.QueryValue{Time: u.DateCreated}, true
-		case domain.FieldDateUpdated:
-			return domain.QueryValue{Time: u.DateUpdated}, true
-		}
-		return domain.QueryValue{}, false
-	}
-}
-
-// HasAdmin reports whether an active admin exists, so that serve can say
-// how the first one is made when none does (README.md, "Web console");
-// domain.ErrNotImplemented when the user store cannot list.
-func (a *Users) HasAdmin(ctx context.Context) (bool, error) {
-	var q UserList
-	for _, f := range []domain.QueryField{domain.FieldAdmin, domain.FieldActive} {
-		c, err := domain.UserFields.Condition("admin", f, domain.OpEq, false, []string{"true"})
-		if err != nil {
-			return false, err
-		}
-		q.Filter.Subs = append(q.Filter.Subs, domain.Where(c))
-	}
-	q.Limit = 1
-	page, _, err := a.List(ctx, q)
-	return len(page) > 0, err
 }
 
 // Get returns a user, or domain.ErrUserNotFound.
@@ -287,87 +198,6 @@ func (a *Users) Delete(ctx context.Context, actor domain.Actor, id string) error
 	}
 	a.check.Forget(id)
 	a.committed(ctx, filled)
-	return nil
-}
-
-// Sessions returns page p of the live sessions of a user, the last used
-// first; domain.ErrUserNotFound for an unknown user,
-// domain.ErrNotImplemented when the refresh store cannot show sessions.
-func (a *Users) Sessions(ctx context.Context, userID string, p SessionPage) (SessionList, error) {
-	if a.sessions == nil {
-		return SessionList{}, domain.ErrNotImplemented
-	}
-	if _, err := a.Get(ctx, userID); err != nil {
-		return SessionList{}, err
-	}
-	all, err := a.sessions.UserSessions(ctx, userID, a.clock.Now())
-	if err != nil {
-		return SessionList{}, err
-	}
-	return sessionList(all, p), nil
-}
-
-// RevokeSessions revokes every session of a user (one session.revoked
-// event, detail "all").
-func (a *Users) RevokeSessions(ctx context.Context, actor domain.Actor, userID string) error {
-	u, err := a.Get(ctx, userID)
-	if err != nil {
-		return err
-	}
-	var live []domain.Session
-	if a.sessions != nil {
-		live, _ = a.sessions.UserSessions(ctx, userID, a.clock.Now())
-	}
-	if err := a.refresh.RevokeUser(ctx, userID, a.clock.Now()); err != nil {
-		return fmt.Errorf("revoke sessions: %w", err)
-	}
-	for _, s := range live {
-		a.revokedHere(s.ID)
-	}
-	// RevokeUser takes no events (ports.RefreshStore), so the event is
-	// recorded right after the revocation.
-	a.audit.Record(ctx, byAdmin(actor, domain.AuditEvent{Type: domain.AuditSessionRevoked,
-		UserID: u.ID, Username: u.Username, Detail: "all"}))
-	return nil
-}
-
-// RevokeSession revokes one session: domain.ErrSessionNotFound for an
-// unknown one.
-func (a *Users) RevokeSession(ctx context.Context, actor domain.Actor, sid string) error {
-	if a.sessions == nil {
-		return domain.ErrNotImplemented
-	}
-	if !domain.IsUUID(sid) {
-		return domain.ErrSessionNotFound // every family id is a UUID
-	}
-	s, err := a.sessions.Session(ctx, sid)
-	if err != nil {
-		return err
-	}
-	e := byAdmin(actor, domain.AuditEvent{Type: domain.AuditSessionRevoked, UserID: s.UserID, Family: sid})
-	if u, err := a.users.UserByID(ctx, s.UserID); err == nil {
-		e.Username = u.Username
-	}
-	return revokeSession(ctx, a.audit, a.refresh, a.revoked, a.clock, sid, e)
-}
-
-func (a *Users) revokedHere(sid string) {
-	if a.revoked != nil {
-		a.revoked.Add(sid)
-	}
-}
-
-// revokeSession revokes the family sid with the event e, applies it in
-// this process at once, and reports the event after the commit.
-func revokeSession(ctx context.Context, audit *AuditTrail, refresh ports.RefreshStore, revoked SessionRevocations, clock ports.Clock, sid string, e domain.AuditEvent) error {
-	event, events := audit.Prepare(ctx, e)
-	if err := refresh.RevokeFamily(ctx, sid, clock.Now(), events...); err != nil {
-		return fmt.Errorf("revoke session: %w", err)
-	}
-	if revoked != nil {
-		revoked.Add(sid)
-	}
-	audit.Committed(ctx, event)
 	return nil
 }
 

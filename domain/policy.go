@@ -44,10 +44,25 @@ func (p Policy) String() string {
 
 // Actor is who performs an operation: the system itself (a trusted Go
 // caller, to whom no policy applies), an anonymous HTTP client, or an
-// authenticated principal.
+// authenticated principal; and where from (Client).
 type Actor struct {
 	kind      actorKind
 	Principal Principal
+	// Client is where the actor's request comes from; zero for the system.
+	Client Client
+}
+
+// Client is where a request comes from, as the driving adapter saw it:
+// the client's address (behind trusted proxies, the one they name) and
+// its User-Agent. The audit trail records the address, a session both.
+type Client struct {
+	Address, UserAgent string
+}
+
+// From returns a acting from c.
+func (a Actor) From(c Client) Actor {
+	a.Client = c
+	return a
 }
 
 type actorKind uint8

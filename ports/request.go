@@ -59,6 +59,9 @@ type clientAddrKey struct{}
 
 // WithClientAddr returns ctx carrying the client address of the request
 // being served, as the driving adapter determined it (trusted proxies).
+// The use cases take the client as an input (domain.Actor.Client,
+// application.LoginInput); only the refresh use case, whose input is the
+// token alone, reads it here.
 func WithClientAddr(ctx context.Context, addr string) context.Context {
 	return context.WithValue(ctx, clientAddrKey{}, addr)
 }
@@ -73,7 +76,8 @@ func ClientAddr(ctx context.Context) string {
 type userAgentKey struct{}
 
 // WithUserAgent returns ctx carrying the User-Agent of the request being
-// served, which a session records at login and refresh (docs/admin.md).
+// served, which a session records at refresh (docs/admin.md); login takes
+// it as an input.
 func WithUserAgent(ctx context.Context, ua string) context.Context {
 	return context.WithValue(ctx, userAgentKey{}, ua)
 }

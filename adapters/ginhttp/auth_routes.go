@@ -146,8 +146,9 @@ func (r *authRoutes) login(c *gin.Context) {
 	if !ok {
 		return
 	}
+	client := web.Client(c)
 	pair, err := r.o.Login.Execute(c.Request.Context(), application.LoginInput{
-		Username: body.Username.Value, Password: body.Password.Value, ClientAddr: r.s.proxies.ClientAddr(c.Request)})
+		Username: body.Username.Value, Password: body.Password.Value, ClientAddr: client.Address, UserAgent: client.UserAgent})
 	if err != nil {
 		r.s.writeError(c, err)
 		return

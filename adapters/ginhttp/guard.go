@@ -152,7 +152,7 @@ func (s *Server) identify(public web.Access) func(*gin.Context) {
 // setAnonymousCaller names an anonymous request's client address as its
 // caller: anonymous clients share storage per address.
 func setAnonymousCaller(c *gin.Context) {
-	if addr := ports.ClientAddr(c.Request.Context()); addr != "" {
+	if addr := web.Client(c).Address; addr != "" {
 		c.Request = c.Request.WithContext(ports.WithCaller(c.Request.Context(), "address:"+addr))
 	}
 }

@@ -15,6 +15,7 @@ import (
 	"go.opentelemetry.io/otel/trace"
 
 	"github.com/cachegate/cachegate/adapters/ginhttp/internal/web"
+	"github.com/cachegate/cachegate/domain"
 	"github.com/cachegate/cachegate/ports"
 )
 
@@ -64,18 +65,23 @@ func saneRequestID(id string) bool {
 // requestIDMiddleware takes X-Request-Id from the request when sane, else
 // generates one, sets it on the response before anything is written, and
 // puts it in the request's context (ports.WithRequestID), where the
-// server's logger (ports.LogRequestIDs) and every layer below find it,
-// with the client address (ports.WithClientAddr) for the audit trail.
+// server's logger (ports.LogRequestIDs) and every layer below find it.
+// The request's client (address and User-Agent) is kept for the
+// handlers, which give it to the use cases as an input (web.Actor,
+// LoginInput); the refresh route, whose use case takes the token alone,
+// still finds it in the context (ports.WithClientAddr, ports.WithUserAgent).
 func (s *Server) requestIDMiddleware(c *gin.Context) {
 	id := c.Request.Header.Get(HeaderRequestID)
 	if !saneRequestID(id) {
 		id = newRequestID()
 	}
 	c.Writer.Header()[HeaderRequestID] = []string{id}
+	client := domain.Client{Address: s.proxies.ClientAddr(c.Request), UserAgent: c.Request.UserAgent()}
+	web.SetClient(c, client)
 	ctx := ports.WithRequestID(c.Request.Context(), id)
-	ctx = ports.WithClientAddr(ctx, s.proxies.ClientAddr(c.Request))
-	if ua := c.Request.UserAgent(); ua != "" {
-		ctx = ports.WithUserAgent(ctx, ua)
+	ctx = ports.WithClientAddr(ctx, client.Address)
+	if client.UserAgent != "" {
+		ctx = ports.WithUserAgent(ctx, client.UserAgent)
 	}
 	c.Request = c.Request.WithContext(ctx)
 }

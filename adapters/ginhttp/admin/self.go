@@ -45,5 +45,5 @@ func (r *routes) changePassword(c *gin.Context) {
 		return
 	}
 	r.done(c, r.o.Self.ChangePassword(c.Request.Context(), application.ChangePasswordInput{Actor: web.Actor(c),
-		CurrentPassword: body.CurrentPassword.Value, NewPassword: body.NewPassword.Value, ClientAddr: r.s.Host.ClientAddr(c.Request)}))
+		CurrentPassword: body.CurrentPassword.Value, NewPassword: body.NewPassword.Value, ClientAddr: web.Client(c).Address}))
 }

@@ -95,13 +95,26 @@ func CurrentUser(r *http.Request) (domain.Principal, bool) {
 }
 
 // Actor is the one place handlers learn who calls: the principal the
-// guard stored, or domain.Anonymous(). An HTTP caller is never the
-// trusted system actor.
+// guard stored, or domain.Anonymous(), from the request's client. An
+// HTTP caller is never the trusted system actor.
 func Actor(c *gin.Context) domain.Actor {
 	if p, ok := CurrentUser(c.Request); ok {
-		return domain.AsPrincipal(p)
+		return domain.AsPrincipal(p).From(Client(c))
 	}
-	return domain.Anonymous()
+	return domain.Anonymous().From(Client(c))
+}
+
+// clientKey is the gin context key of the request's domain.Client.
+const clientKey = "cachegate.client"
+
+// SetClient records the request's client (the request id middleware).
+func SetClient(c *gin.Context, client domain.Client) { c.Set(clientKey, client) }
+
+// Client returns the request's client, as SetClient recorded it.
+func Client(c *gin.Context) domain.Client {
+	client, _ := c.Get(clientKey)
+	cl, _ := client.(domain.Client)
+	return cl
 }
 
 // SetPrincipal stores the authenticated principal, and names the user as
