@@ -11,6 +11,7 @@ import (
 	"go.uber.org/fx/fxevent"
 
 	"github.com/cachegate/cachegate/adapters/ginhttp"
+	"github.com/cachegate/cachegate/adapters/ginhttp/limits"
 	"github.com/cachegate/cachegate/adapters/system"
 	"github.com/cachegate/cachegate/application"
 	"github.com/cachegate/cachegate/application/background"
@@ -146,14 +147,14 @@ func HTTPOptions(cfg config.Config) httpfx.Options {
 
 // callerLimits converts the caps; the configuration's 0 (no cap) is
 // ginhttp's negative value, as ginhttp's zero means its default.
-func callerLimits(c config.Caps) ginhttp.CallerLimits {
+func callerLimits(c config.Caps) limits.Options {
 	none := func(n int) int {
 		if n == 0 {
 			return -1
 		}
 		return n
 	}
-	return ginhttp.CallerLimits{ListsPerUser: none(c.ListsPerUser), StreamsPerUser: none(c.StreamsPerUser),
+	return limits.Options{ListsPerUser: none(c.ListsPerUser), StreamsPerUser: none(c.StreamsPerUser),
 		ConnsPerAddress: none(c.ConnsPerAddress)}
 }
 

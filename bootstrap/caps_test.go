@@ -3,7 +3,7 @@ package bootstrap_test
 import (
 	"testing"
 
-	"github.com/cachegate/cachegate/adapters/ginhttp"
+	"github.com/cachegate/cachegate/adapters/ginhttp/limits"
 	"github.com/cachegate/cachegate/bootstrap"
 	"github.com/cachegate/cachegate/bootstrap/config"
 )
@@ -13,12 +13,12 @@ import (
 func TestHTTPOptionsCarryTheCallerCaps(t *testing.T) {
 	t.Parallel()
 	cfg := config.Default()
-	if got, want := bootstrap.HTTPOptions(cfg).Limits, (ginhttp.CallerLimits{ListsPerUser: 4, StreamsPerUser: 16,
+	if got, want := bootstrap.HTTPOptions(cfg).Limits, (limits.Options{ListsPerUser: 4, StreamsPerUser: 16,
 		ConnsPerAddress: 256}); got != want {
 		t.Errorf("defaults: %+v, want %+v", got, want)
 	}
 	cfg.Caps = config.Caps{ListsPerUser: 0, StreamsPerUser: 5, ConnsPerAddress: 0}
-	if got, want := bootstrap.HTTPOptions(cfg).Limits, (ginhttp.CallerLimits{ListsPerUser: -1, StreamsPerUser: 5,
+	if got, want := bootstrap.HTTPOptions(cfg).Limits, (limits.Options{ListsPerUser: -1, StreamsPerUser: 5,
 		ConnsPerAddress: -1}); got != want {
 		t.Errorf("0 (no cap): %+v, want %+v", got, want)
 	}

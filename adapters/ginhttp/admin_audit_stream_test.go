@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/cachegate/cachegate/adapters/ginhttp"
+	"github.com/cachegate/cachegate/adapters/ginhttp/admin"
 	"github.com/cachegate/cachegate/adapters/memstore"
 	"github.com/cachegate/cachegate/adapters/passhash"
 	"github.com/cachegate/cachegate/adapters/system"
@@ -49,7 +50,7 @@ func TestADemotedAdminsAuditStreamEnds(t *testing.T) {
 	}
 	audit := application.NewAuditTrail(application.AuditTrailDeps{Store: memstore.NewAuditLog(), Clock: clock, IDs: ids})
 	srv, err := ginhttp.New(ginhttp.Options{Authenticator: fakeAuth{}, EnableGuards: true,
-		Admin: &ginhttp.AdminOptions{Check: check, Audit: audit, AuditPoll: 20 * time.Millisecond}})
+		Admin: &admin.Options{Check: check, Audit: audit, AuditPoll: 20 * time.Millisecond}})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -4,6 +4,7 @@ import (
 	"log/slog"
 	"testing"
 
+	"github.com/cachegate/cachegate/adapters/ginhttp/admin"
 	"github.com/cachegate/cachegate/adapters/josejwt"
 	"github.com/cachegate/cachegate/adapters/memstore"
 	"github.com/cachegate/cachegate/adapters/system"
@@ -28,7 +29,7 @@ func testUsers(t *testing.T, users ports.UserRepository, hasher ports.PasswordHa
 
 // oasAdmin builds the admin API's options over the OpenAPI stack's
 // stores, so that the stack mounts every documented route.
-func oasAdmin(t *testing.T, ua *application.Users, check *application.AdminCheck, login *application.Login, refresh *memstore.RefreshStore, tokens *josejwt.Tokens) *AdminOptions {
+func oasAdmin(t *testing.T, ua *application.Users, check *application.AdminCheck, login *application.Login, refresh *memstore.RefreshStore, tokens *josejwt.Tokens) *admin.Options {
 	t.Helper()
 	clock := system.Clock{}
 	audit := application.NewAuditTrail(application.AuditTrailDeps{Store: memstore.NewAuditLog(), Clock: clock, IDs: system.UUIDv7{}})
@@ -40,5 +41,5 @@ func oasAdmin(t *testing.T, ua *application.Users, check *application.AdminCheck
 	if err != nil {
 		t.Fatal(err)
 	}
-	return &AdminOptions{Check: check, Users: ua, Audit: audit, Keys: keys, Self: self}
+	return &admin.Options{Check: check, Users: ua, Audit: audit, Keys: keys, Self: self}
 }

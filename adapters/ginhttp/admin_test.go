@@ -8,6 +8,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/cachegate/cachegate/adapters/ginhttp/admin"
 	"github.com/cachegate/cachegate/adapters/josejwt"
 	"github.com/cachegate/cachegate/adapters/memstore"
 	"github.com/cachegate/cachegate/adapters/passhash"
@@ -120,7 +121,7 @@ func TestAUserStoreWithoutTheDirectoryAnswers501(t *testing.T) {
 		t.Fatal(err)
 	}
 	srv, err := New(Options{Authenticator: oasAuth{authn}, EnableGuards: true, Auth: &AuthOptions{Login: login},
-		Admin: &AdminOptions{Check: check, Users: au}})
+		Admin: &admin.Options{Check: check, Users: au}})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -7,10 +7,10 @@ import (
 	"strconv"
 	"strings"
 	"time"
-	"unicode/utf8"
 
 	"github.com/gin-gonic/gin"
 
+	"github.com/cachegate/cachegate/adapters/ginhttp/internal/web"
 	"github.com/cachegate/cachegate/application"
 	"github.com/cachegate/cachegate/domain"
 )
@@ -57,9 +57,28 @@ type AuthOptions struct {
 }
 
 type authRoutes struct {
-	s *Server
-	o AuthOptions
+	s           *Server
+	o           AuthOptions
+	loginBody   web.Table[loginBody]
+	refreshBody web.Table[refreshBody]
 }
+
+// loginBody and refreshBody are the bodies of login and refresh, their
+// members named by AuthOptions (the tags are the defaults). A null member
+// is absent.
+type loginBody struct {
+	Username web.String `json:"username,nullable"`
+	Password web.String `json:"password,nullable"`
+}
+
+type refreshBody struct {
+	Token web.String `json:"refreshToken,nullable"`
+}
+
+var (
+	loginTable   = web.NewTable[loginBody]()
+	refreshTable = web.NewTable[refreshBody]()
+)
 
 func (o AuthOptions) withDefaults() (AuthOptions, error) {
 	if o.UsernameField == "" {
@@ -88,25 +107,31 @@ func (o AuthOptions) withDefaults() (AuthOptions, error) {
 	return o, nil
 }
 
-func (r *authRoutes) register() error {
+func (r *authRoutes) register() (err error) {
+	if r.loginBody, err = loginTable.Renamed(map[string]string{"username": r.o.UsernameField, "password": r.o.PasswordField}); err != nil {
+		return err
+	}
+	if r.refreshBody, err = refreshTable.Renamed(map[string]string{"refreshToken": r.o.RefreshName}); err != nil {
+		return err
+	}
 	type route struct {
 		method, path string
-		public       accessRule
+		public       web.Access
 		h            gin.HandlerFunc
 		on           bool
 	}
 	for _, rt := range []route{
-		{http.MethodPost, "/auth/login", alwaysPublic, r.login, r.o.Login != nil},
-		{http.MethodPost, "/auth/refresh", alwaysPublic, r.refresh, r.o.Refresh != nil},
+		{http.MethodPost, "/auth/login", web.Public, r.login, r.o.Login != nil},
+		{http.MethodPost, "/auth/refresh", web.Public, r.refresh, r.o.Refresh != nil},
 		// The route Rockets serves and its frontends call (docs/api.md, "Coming from Rockets").
-		{http.MethodPost, "/token/refresh", alwaysPublic, r.refresh, r.o.Refresh != nil},
-		{http.MethodPost, "/auth/logout", neverPublic, r.logout, r.o.Logout != nil},
-		{http.MethodGet, "/.well-known/jwks.json", alwaysPublic, r.jwks, r.o.Keys != nil},
+		{http.MethodPost, "/token/refresh", web.Public, r.refresh, r.o.Refresh != nil},
+		{http.MethodPost, "/auth/logout", web.Private, r.logout, r.o.Logout != nil},
+		{http.MethodGet, "/.well-known/jwks.json", web.Public, r.jwks, r.o.Keys != nil},
 	} {
 		if !rt.on {
 			continue
 		}
-		if err := r.s.handle(rt.method, rt.path, rt.public, rt.h); err != nil {
+		if err := r.s.host.Mount(web.Route{Method: rt.method, Path: rt.path, Access: rt.public, Handler: rt.h}); err != nil {
 			return err
 		}
 	}
@@ -117,19 +142,13 @@ func (r *authRoutes) register() error {
 // missing or empty field included, is the same 401; a member that is not a
 // string is a 400 naming it.
 func (r *authRoutes) login(c *gin.Context) {
-	b, err := r.s.readBody(c)
-	if err != nil {
-		r.s.writeError(c, err)
+	body, ok := web.Decode(r.s.host, c, r.loginBody)
+	if !ok {
 		return
 	}
-	fields, err := decodeStringObject(b, r.o.UsernameField, r.o.PasswordField)
-	if err != nil {
-		r.s.writeError(c, err)
-		return
-	}
-	client := clientOf(c)
+	client := web.Client(c)
 	pair, err := r.o.Login.Execute(c.Request.Context(), application.LoginInput{
-		Username: fields[0], Password: fields[1], ClientAddr: client.Address, UserAgent: client.UserAgent})
+		Username: body.Username.Value, Password: body.Password.Value, ClientAddr: client.Address, UserAgent: client.UserAgent})
 	if err != nil {
 		r.s.writeError(c, err)
 		return
@@ -142,22 +161,22 @@ func (r *authRoutes) refresh(c *gin.Context) {
 	var token string
 	switch r.o.RefreshFrom {
 	case FromBody:
-		b, err := r.s.readOptionalBody(c)
+		b, err := r.s.host.ReadOptionalBody(c)
 		if err != nil {
 			r.s.writeError(c, err)
 			return
 		}
-		if isBlank(b) {
+		if web.IsBlank(b) {
 			// No body is a missing refresh token, 401 like {} and a
 			// null token (as Rockets answers; README.md, "What the API does").
 			break
 		}
-		fields, err := decodeStringObject(b, r.o.RefreshName)
+		body, err := r.refreshBody.Decode(b)
 		if err != nil {
 			r.s.writeError(c, err)
 			return
 		}
-		token = fields[0]
+		token = body.Token.Value
 	case FromHeader:
 		token = c.GetHeader(r.o.RefreshName)
 		if len(token) > 7 && strings.EqualFold(token[:7], "bearer ") {
@@ -176,7 +195,7 @@ func (r *authRoutes) refresh(c *gin.Context) {
 		r.s.writeError(c, domain.ErrUnauthenticated)
 		return
 	}
-	pair, err := r.o.Refresh.Execute(c.Request.Context(), token, clientOf(c))
+	pair, err := r.o.Refresh.Execute(c.Request.Context(), token, web.Client(c))
 	if err != nil {
 		r.s.writeError(c, err)
 		return
@@ -186,7 +205,7 @@ func (r *authRoutes) refresh(c *gin.Context) {
 
 // logout revokes the caller's refresh family and answers 204.
 func (r *authRoutes) logout(c *gin.Context) {
-	if err := r.o.Logout.Execute(c.Request.Context(), actorFrom(c)); err != nil {
+	if err := r.o.Logout.Execute(c.Request.Context(), web.Actor(c)); err != nil {
 		r.s.writeError(c, err)
 		return
 	}
@@ -204,7 +223,7 @@ func (r *authRoutes) jwks(c *gin.Context) {
 		return
 	}
 	c.Header("Cache-Control", jwksCacheControl)
-	writeJSON(c, http.StatusOK, b)
+	web.WriteJSON(c, http.StatusOK, b)
 }
 
 // writeTokenPair answers 201 with the pair; token answers must not be
@@ -212,63 +231,10 @@ func (r *authRoutes) jwks(c *gin.Context) {
 func writeTokenPair(c *gin.Context, p domain.TokenPair) {
 	b := make([]byte, 0, len(p.AccessToken)+len(p.RefreshToken)+40)
 	b = append(b, `{"accessToken":`...)
-	b = appendString(b, p.AccessToken)
+	b = web.AppendString(b, p.AccessToken)
 	b = append(b, `,"refreshToken":`...)
-	b = appendString(b, p.RefreshToken)
+	b = web.AppendString(b, p.RefreshToken)
 	b = append(b, '}')
 	c.Header("Cache-Control", "no-store")
-	writeJSON(c, http.StatusCreated, b)
-}
-
-// decodeStringObject decodes a body that must be one JSON object whose
-// members are among names, each a string (or null, read as absent). It
-// returns the values in the order of names; absent ones are "". Unknown
-// members, non-string values and malformed JSON are 400s naming the field.
-func decodeStringObject(b []byte, names ...string) ([]string, error) {
-	out := make([]string, len(names))
-	seen := make([]bool, len(names))
-	if !utf8.Valid(b) {
-		return nil, domain.InvalidField("body", "must be UTF-8 encoded")
-	}
-	sc := scanner{b: b}
-	if c := sc.peek(); c != '{' {
-		return nil, domain.InvalidField("body", "must be a JSON object, not "+kindName(c))
-	}
-	var errs problems
-	err := sc.object(func(name string) error {
-		i := indexOf(names, name)
-		if i < 0 {
-			errs.add(clip(name), "is not a known field")
-			_, err := sc.value()
-			return err
-		}
-		if sc.peek() == 'n' {
-			if seen[i] {
-				errs.add(name, "is given more than once")
-			}
-			seen[i] = true
-			return sc.literal("null")
-		}
-		return stringMember(&sc, &errs, name, &seen[i], &out[i])
-	})
-	if err != nil {
-		return nil, bodyError(err)
-	}
-	// Not peek() != 0: peek also answers 0 for a NUL byte.
-	if sc.skipSpace(); sc.i < len(sc.b) {
-		return nil, domain.InvalidField("body", "unexpected data after the JSON object at byte "+strconv.Itoa(sc.i))
-	}
-	if len(errs) > 0 {
-		return nil, domain.Invalid(errs...)
-	}
-	return out, nil
-}
-
-func indexOf(names []string, name string) int {
-	for i, n := range names {
-		if n == name {
-			return i
-		}
-	}
-	return -1
+	web.WriteJSON(c, http.StatusCreated, b)
 }

@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/cachegate/cachegate/adapters/ginhttp"
+	"github.com/cachegate/cachegate/adapters/ginhttp/limits"
 )
 
 // fakeBudget is a ports.CallerBudget whose spent callers the test sets.
@@ -34,7 +35,7 @@ func TestACallerWhoseDatabaseBudgetIsSpentGets429(t *testing.T) {
 	budget := &fakeBudget{spent: map[string]time.Duration{}}
 	f := newFixture(t, func(o *ginhttp.Options) {
 		o.Authenticator, o.EnableGuards = fakeAuth{}, true
-		o.Limits = ginhttp.CallerLimits{Budget: budget}
+		o.Limits = limits.Options{Budget: budget}
 	})
 	seedLarge(t, f, "mine", alice)
 	id := benchEntryT(t, f, "mine", alice)
@@ -61,8 +62,8 @@ func TestACallerWhoseDatabaseBudgetIsSpentGets429(t *testing.T) {
 		if err := json.NewDecoder(h.resp.Body).Decode(&env); err != nil {
 			t.Fatal(err)
 		}
-		if env.StatusCode != http.StatusTooManyRequests || env.ErrorCode != ginhttp.CodeTooManyRequests || env.Message == "" {
-			t.Errorf("body %+v, want the 429 envelope with code %s", env, ginhttp.CodeTooManyRequests)
+		if env.StatusCode != http.StatusTooManyRequests || env.ErrorCode != limits.CodeTooManyRequests || env.Message == "" {
+			t.Errorf("body %+v, want the 429 envelope with code %s", env, limits.CodeTooManyRequests)
 		}
 	})
 	t.Run("another caller is not affected", func(t *testing.T) {
@@ -93,7 +94,7 @@ func TestAnonymousCallersHaveABudgetPerClientAddress(t *testing.T) {
 	budget := &fakeBudget{spent: map[string]time.Duration{"address:127.0.0.1": 3 * time.Second}}
 	f := newFixture(t, func(o *ginhttp.Options) {
 		o.Authenticator = fakeAuth{}
-		o.Limits = ginhttp.CallerLimits{Budget: budget}
+		o.Limits = limits.Options{Budget: budget}
 	})
 	base := f.listen(t)
 

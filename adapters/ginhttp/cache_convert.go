@@ -1,6 +1,7 @@
 package ginhttp
 
 import (
+	"github.com/cachegate/cachegate/adapters/ginhttp/internal/web"
 	"github.com/cachegate/cachegate/application"
 	"github.com/cachegate/cachegate/domain"
 )
@@ -10,21 +11,21 @@ import (
 // configured default (docs/api.md, "Coming from Rockets": Rockets' settings storage
 // sends none). Whether the values are valid is the use case's business.
 func toCacheInput(b cacheBody) (application.CacheInput, error) {
-	var errs problems
+	var errs web.Problems
 	if !b.Key.Given {
-		errs.add("key", "is required")
+		errs.Add("key", "is required")
 	}
 	if !b.Type.Given {
-		errs.add("type", "is required")
+		errs.Add("type", "is required")
 	}
 	if !b.Data.Given {
-		errs.add("data", "is required")
+		errs.Add("data", "is required")
 	}
 	switch {
 	case !b.Assignee.Given:
-		errs.add("assignee", "is required: an object with the assignee's id")
+		errs.Add("assignee", "is required: an object with the assignee's id")
 	case !b.Assignee.ID.Given:
-		errs.add("assignee.id", "is required")
+		errs.Add("assignee.id", "is required")
 	}
 	if len(errs) > 0 {
 		return application.CacheInput{}, domain.Invalid(errs...)

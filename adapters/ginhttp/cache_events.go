@@ -12,6 +12,7 @@ import (
 	"github.com/gin-gonic/gin"
 	"go.opentelemetry.io/otel/trace"
 
+	"github.com/cachegate/cachegate/adapters/ginhttp/internal/web"
 	"github.com/cachegate/cachegate/application"
 	"github.com/cachegate/cachegate/domain"
 	"github.com/cachegate/cachegate/ports"
@@ -70,7 +71,7 @@ type eventsQuery struct {
 func parseEventsQuery(rawQuery string, lastEventID []string) (eventsQuery, error) {
 	var (
 		q    eventsQuery
-		errs problems
+		errs web.Problems
 	)
 	values, err := url.ParseQuery(rawQuery)
 	if err != nil {
@@ -81,14 +82,14 @@ func parseEventsQuery(rawQuery string, lastEventID []string) (eventsQuery, error
 			continue
 		}
 		if len(vs) != 1 {
-			errs.add(name, "must be given once")
+			errs.Add(name, "must be given once")
 			continue
 		}
 		v := vs[0]
 		switch name {
 		case "key", "type", "assignee.id":
 			if !utf8.ValidString(v) || strings.IndexByte(v, 0) >= 0 || v == "" {
-				errs.add(name, "must be non-empty valid UTF-8 without NUL characters")
+				errs.Add(name, "must be non-empty valid UTF-8 without NUL characters")
 				continue
 			}
 			switch name {
@@ -102,12 +103,12 @@ func parseEventsQuery(rawQuery string, lastEventID []string) (eventsQuery, error
 		case "since":
 			rev, ok := parseRevision(v)
 			if !ok {
-				errs.add("since", "must be a revision: a non-negative integer")
+				errs.Add("since", "must be a revision: a non-negative integer")
 				continue
 			}
 			q.since = &rev
 		default:
-			errs.add(clip(name), "is not a parameter of the change feed; use since, key, type or assignee.id")
+			errs.Add(web.Clip(name), "is not a parameter of the change feed; use since, key, type or assignee.id")
 		}
 	}
 	switch len(lastEventID) {
@@ -115,12 +116,12 @@ func parseEventsQuery(rawQuery string, lastEventID []string) (eventsQuery, error
 	case 1:
 		rev, ok := parseRevision(strings.TrimSpace(lastEventID[0]))
 		if !ok {
-			errs.add("Last-Event-ID", "must be a revision: a non-negative integer")
+			errs.Add("Last-Event-ID", "must be a revision: a non-negative integer")
 		} else {
 			q.since = &rev
 		}
 	default:
-		errs.add("Last-Event-ID", "must be given once")
+		errs.Add("Last-Event-ID", "must be given once")
 	}
 	return q, domain.Invalid(errs...)
 }
@@ -161,21 +162,21 @@ func bearerFromQuery(c *gin.Context) {
 // handler returns at once.
 func (r *cacheRoutes) events(c *gin.Context) {
 	start := time.Now()
-	a, ok := r.assignment(c)
+	a, ok := r.Assignment(c)
 	if !ok {
 		return
 	}
-	held, ok := r.s.admit(c, r.s.caps.streams, r.s.caps.tooManyStreams)
+	held, ok := r.s.caps.Stream(c)
 	if !ok {
 		return
 	}
-	defer held.release()
+	defer held.Release()
 	q, err := parseEventsQuery(c.Request.URL.RawQuery, c.Request.Header.Values("Last-Event-ID"))
 	if err != nil {
 		r.s.writeError(c, err)
 		return
 	}
-	actor := actorFrom(c)
+	actor := web.Actor(c)
 	reqCtx := c.Request.Context()
 	sub, err := r.uc.Watch.Execute(reqCtx, application.WatchCachesInput{Assignment: a, Actor: actor,
 		Since: q.since, Key: q.key, Type: q.typ, AssigneeID: q.assigneeID})
@@ -212,8 +213,8 @@ func (r *cacheRoutes) events(c *gin.Context) {
 			}
 			st.out = connSink{conn}
 			r.s.streamStarted()
-			kept := held.handOff()
-			go func() { defer kept.release(); st.serveConn(conn, line) }()
+			kept := held.HandOff()
+			go func() { defer kept.Release(); st.serveConn(conn, line) }()
 			return
 		}
 		// Not expected (nothing was written yet); the stream can still

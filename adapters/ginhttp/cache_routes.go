@@ -7,6 +7,7 @@ import (
 
 	"github.com/gin-gonic/gin"
 
+	"github.com/cachegate/cachegate/adapters/ginhttp/internal/web"
 	"github.com/cachegate/cachegate/application"
 	"github.com/cachegate/cachegate/domain"
 )
@@ -51,14 +52,14 @@ func (r *cacheRoutes) register() error {
 		{http.MethodPatch, item, r.patch},
 		{http.MethodDelete, item, r.delete},
 	} {
-		if err := r.s.handle(rt.method, rt.path, r.isPublic, rt.h); err != nil {
+		if err := r.s.host.Mount(web.Route{Method: rt.method, Path: rt.path, Access: r.isPublic, Handler: rt.h}); err != nil {
 			return err
 		}
 	}
 	if r.uc.Watch == nil || !r.uc.Watch.Available() {
 		return nil
 	}
-	return r.s.handleStream(http.MethodGet, coll+"/events", r.isPublic, r.events)
+	return r.s.host.Mount(web.Route{Method: http.MethodGet, Path: coll + "/events", Access: r.isPublic, Handler: r.events, Stream: true})
 }
 
 // isPublic is the guard's access rule for cache routes: public
@@ -69,8 +70,8 @@ func (r *cacheRoutes) isPublic(c *gin.Context) bool {
 	return pub || !known
 }
 
-// assignment returns the route's assignment, or answers 404.
-func (r *cacheRoutes) assignment(c *gin.Context) (string, bool) {
+// Assignment returns the route's assignment, or answers 404.
+func (r *cacheRoutes) Assignment(c *gin.Context) (string, bool) {
 	a := c.Param("assignment")
 	if _, ok := r.public[a]; !ok {
 		r.s.writeError(c, domain.ErrUnknownAssignment)
@@ -80,7 +81,7 @@ func (r *cacheRoutes) assignment(c *gin.Context) (string, bool) {
 }
 
 func (r *cacheRoutes) create(c *gin.Context) {
-	a, ok := r.assignment(c)
+	a, ok := r.Assignment(c)
 	if !ok {
 		return
 	}
@@ -89,7 +90,7 @@ func (r *cacheRoutes) create(c *gin.Context) {
 		r.s.writeError(c, err)
 		return
 	}
-	body, err := r.s.readBody(c)
+	body, err := r.s.host.ReadBody(c)
 	if err != nil {
 		r.s.writeError(c, err)
 		return
@@ -110,7 +111,7 @@ func (r *cacheRoutes) create(c *gin.Context) {
 		idem.RequestHash = bodyHash(body)
 	}
 	e, err := r.uc.Create.Execute(c.Request.Context(), application.CreateCacheInput{
-		Assignment: a, Actor: actorFrom(c), Cache: in, Idempotency: idem})
+		Assignment: a, Actor: web.Actor(c), Cache: in, Idempotency: idem})
 	if err != nil {
 		r.s.writeError(c, err)
 		return
@@ -120,20 +121,20 @@ func (r *cacheRoutes) create(c *gin.Context) {
 }
 
 // list streams the matching entries the caller may see (see listStream).
-func (r *cacheRoutes) list(c *gin.Context) { r.listAs(c, actorFrom(c)) }
+func (r *cacheRoutes) list(c *gin.Context) { r.ListAs(c, web.Actor(c)) }
 
-// listAs is list run as actor: the caller, or the system actor for the
-// admin API's list of every assignee (admin_cache.go).
-func (r *cacheRoutes) listAs(c *gin.Context, actor domain.Actor) {
-	a, ok := r.assignment(c)
+// ListAs is list run as actor: the caller, or the system actor for the
+// admin API's list of every assignee (admin.Cache).
+func (r *cacheRoutes) ListAs(c *gin.Context, actor domain.Actor) {
+	a, ok := r.Assignment(c)
 	if !ok {
 		return
 	}
-	held, ok := r.s.admit(c, r.s.caps.lists, r.s.caps.tooManyLists)
+	held, ok := r.s.caps.List(c)
 	if !ok {
 		return
 	}
-	defer held.release()
+	defer held.Release()
 	def, max := r.uc.List.Limits()
 	q, err := toListInput(c.Request.URL.RawQuery, def, max)
 	if err != nil {
@@ -142,8 +143,8 @@ func (r *cacheRoutes) listAs(c *gin.Context, actor domain.Actor) {
 	}
 	in := q.in
 	in.Assignment, in.Actor = a, actor
-	bp := getBuf()
-	defer putBuf(bp)
+	bp := web.GetBuf()
+	defer web.PutBuf(bp)
 	w := &listStream{c: c, buf: bp, paged: q.paged, fields: q.fields}
 	out, err := r.uc.List.Stream(c.Request.Context(), in, w.entry)
 	if err != nil {
@@ -154,12 +155,12 @@ func (r *cacheRoutes) listAs(c *gin.Context, actor domain.Actor) {
 }
 
 func (r *cacheRoutes) get(c *gin.Context) {
-	a, ok := r.assignment(c)
+	a, ok := r.Assignment(c)
 	if !ok {
 		return
 	}
 	e, err := r.uc.Get.Execute(c.Request.Context(), application.GetCacheInput{
-		Assignment: a, Actor: actorFrom(c), ID: c.Param("id")})
+		Assignment: a, Actor: web.Actor(c), ID: c.Param("id")})
 	if err != nil {
 		r.s.writeError(c, err)
 		return
@@ -173,11 +174,11 @@ func (r *cacheRoutes) get(c *gin.Context) {
 }
 
 func (r *cacheRoutes) replace(c *gin.Context) {
-	a, ok := r.assignment(c)
+	a, ok := r.Assignment(c)
 	if !ok {
 		return
 	}
-	in, err := r.cacheInput(c)
+	in, err := r.Input(c)
 	if err != nil {
 		r.s.writeError(c, err)
 		return
@@ -188,24 +189,20 @@ func (r *cacheRoutes) replace(c *gin.Context) {
 		return
 	}
 	e, created, err := r.uc.Replace.Execute(c.Request.Context(), application.ReplaceCacheInput{
-		Assignment: a, Actor: actorFrom(c), ID: c.Param("id"), Cache: in, Pre: pre})
-	if err != nil {
-		r.s.writeError(c, err)
-		return
-	}
+		Assignment: a, Actor: web.Actor(c), ID: c.Param("id"), Cache: in, Pre: pre})
 	status := http.StatusOK
 	if created {
 		status = http.StatusCreated
 	}
-	writeEntry(c, status, &e)
+	r.Answer(c, status, e, err)
 }
 
 func (r *cacheRoutes) patch(c *gin.Context) {
-	a, ok := r.assignment(c)
+	a, ok := r.Assignment(c)
 	if !ok {
 		return
 	}
-	body, err := r.s.readBody(c)
+	body, err := r.s.host.ReadBody(c)
 	if err != nil {
 		r.s.writeError(c, err)
 		return
@@ -226,18 +223,14 @@ func (r *cacheRoutes) patch(c *gin.Context) {
 		return
 	}
 	e, err := r.uc.Patch.Execute(c.Request.Context(), application.PatchCacheInput{
-		Assignment: a, Actor: actorFrom(c), ID: c.Param("id"), Patch: p, Pre: pre})
-	if err != nil {
-		r.s.writeError(c, err)
-		return
-	}
-	writeEntry(c, http.StatusOK, &e)
+		Assignment: a, Actor: web.Actor(c), ID: c.Param("id"), Patch: p, Pre: pre})
+	r.Answer(c, http.StatusOK, e, err)
 }
 
 // delete answers 200 with the entry as deleted (dateDeleted set), so a
 // client learns what it removed, as the CRUD modules do.
 func (r *cacheRoutes) delete(c *gin.Context) {
-	a, ok := r.assignment(c)
+	a, ok := r.Assignment(c)
 	if !ok {
 		return
 	}
@@ -247,17 +240,13 @@ func (r *cacheRoutes) delete(c *gin.Context) {
 		return
 	}
 	e, err := r.uc.Delete.Execute(c.Request.Context(), application.DeleteCacheInput{
-		Assignment: a, Actor: actorFrom(c), ID: c.Param("id"), Pre: pre})
-	if err != nil {
-		r.s.writeError(c, err)
-		return
-	}
-	writeEntry(c, http.StatusOK, &e)
+		Assignment: a, Actor: web.Actor(c), ID: c.Param("id"), Pre: pre})
+	r.Answer(c, http.StatusOK, e, err)
 }
 
-// cacheInput reads and converts the POST and PUT body.
-func (r *cacheRoutes) cacheInput(c *gin.Context) (application.CacheInput, error) {
-	body, err := r.s.readBody(c)
+// Input reads and converts the POST and PUT body.
+func (r *cacheRoutes) Input(c *gin.Context) (application.CacheInput, error) {
+	body, err := r.s.host.ReadBody(c)
 	if err != nil {
 		return application.CacheInput{}, err
 	}
@@ -279,13 +268,13 @@ func (r *cacheRoutes) cacheInput(c *gin.Context) (application.CacheInput, error)
 // If-None-Match is honoured only as "*" on PUT (create only); anything else
 // is a 400, never silently ignored.
 func (r *cacheRoutes) preconditions(c *gin.Context, a string) (application.Preconditions, error) {
-	return r.preconditionsAs(c, a, actorFrom(c))
+	return r.Preconditions(c, a, web.Actor(c))
 }
 
-// preconditionsAs is preconditions with the current version read as
+// Preconditions is preconditions with the current version read as
 // actor: the caller, or the system actor for the admin API's entry
-// routes (admin_entries.go).
-func (r *cacheRoutes) preconditionsAs(c *gin.Context, a string, actor domain.Actor) (application.Preconditions, error) {
+// routes (admin.Cache).
+func (r *cacheRoutes) Preconditions(c *gin.Context, a string, actor domain.Actor) (application.Preconditions, error) {
 	var pre application.Preconditions
 	method := c.Request.Method
 	im := parseEntityTags(c.Request.Header, "If-Match")

@@ -4,12 +4,14 @@ import (
 	"net/http"
 	"net/url"
 	"strings"
+
+	"github.com/cachegate/cachegate/adapters/ginhttp/internal/web"
 )
 
 // errCrossSiteRefresh refuses a cookie refresh from another site
 // (docs/api.md, "Authentication").
-var errCrossSiteRefresh = &httpError{http.StatusForbidden, "CROSS_SITE_REQUEST_REFUSED",
-	"A refresh token cookie is not accepted from another site"}
+var errCrossSiteRefresh = &web.ProtocolError{Status: http.StatusForbidden, Code: "CROSS_SITE_REQUEST_REFUSED",
+	Message: "A refresh token cookie is not accepted from another site"}
 
 // crossSite reports whether r comes from a page of another site, for
 // the routes that act on a cookie the browser sends by itself (refresh

@@ -8,6 +8,7 @@ import (
 	"testing"
 	"unicode/utf8"
 
+	"github.com/cachegate/cachegate/adapters/ginhttp/internal/web"
 	"github.com/cachegate/cachegate/domain"
 )
 
@@ -94,7 +95,7 @@ func TestDecodeCacheBody(t *testing.T) {
 			`{"expiresIn":true}`:                     {"expiresIn"},
 			`{"nope":1,"Key":"k"}`:                   {"nope", "Key"},
 			`{"key":"a\u0000b"}`:                     {"key"},
-			`{"` + strings.Repeat("n", 200) + `":1}`: {strings.Repeat("n", maxNameInError) + "…"},
+			`{"` + strings.Repeat("n", 200) + `":1}`: {strings.Repeat("n", web.MaxNameInError) + "…"},
 		} {
 			_, err := decodeCacheBody([]byte(body))
 			if got := fieldsOf(err); !equalStrings(got, want) {
@@ -103,7 +104,7 @@ func TestDecodeCacheBody(t *testing.T) {
 		}
 	})
 
-	t.Run("at most maxProblems problems are listed", func(t *testing.T) {
+	t.Run("at most web.MaxProblems problems are listed", func(t *testing.T) {
 		t.Parallel()
 		var sb strings.Builder
 		sb.WriteString("{")
@@ -115,15 +116,15 @@ func TestDecodeCacheBody(t *testing.T) {
 		}
 		sb.WriteString("}")
 		_, err := decodeCacheBody([]byte(sb.String()))
-		if n := len(fieldsOf(err)); n != maxProblems {
-			t.Errorf("%d problems listed, want %d", n, maxProblems)
+		if n := len(fieldsOf(err)); n != web.MaxProblems {
+			t.Errorf("%d problems listed, want %d", n, web.MaxProblems)
 		}
 	})
 
 	t.Run("malformed or non-object bodies are a body problem", func(t *testing.T) {
 		t.Parallel()
 		for _, body := range []string{``, ` `, `[]`, `"s"`, `1`, `null`, `{`, `{"key"}`, `{"key":"k"}x`,
-			`{"key":"k"}{}`, `{"data":[1,]}`, `{"data":` + strings.Repeat("[", maxDepth+1) + strings.Repeat("]", maxDepth+1) + `}`,
+			`{"key":"k"}{}`, `{"data":[1,]}`, `{"data":` + strings.Repeat("[", web.MaxDepth+1) + strings.Repeat("]", web.MaxDepth+1) + `}`,
 			`{"data":"\u00zz"}`, `{"data":-}`, `{"data":1e+}`, `{"data":"a` + "\x01" + `"}`, `{"key":"k",}`, `{,}`,
 			`{"assignee":{"id":"x",}}`, `{"assignee":{"id" "x"}}`, `{"expiresIn":nul}`} {
 			_, err := decodeCacheBody([]byte(body))
@@ -156,20 +157,6 @@ func equalStrings(a, b []string) bool {
 		}
 	}
 	return true
-}
-
-func TestIsJSONMediaType(t *testing.T) {
-	t.Parallel()
-	for ct, want := range map[string]bool{
-		"application/json": true, "Application/JSON": true, "application/json; charset=utf-8": true,
-		`application/json;charset="UTF-8"`: true, "application/json; foo=bar": true,
-		"application/json; charset=latin1": false, "text/json": false, "application/jsonp": false, "": false,
-		"application/problem+json": false,
-	} {
-		if got := isJSONMediaType(ct); got != want {
-			t.Errorf("%q: %v, want %v", ct, got, want)
-		}
-	}
 }
 
 // FuzzDecodeCacheBody checks that no input panics, that the decoder never

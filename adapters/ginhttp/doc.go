@@ -1,12 +1,27 @@
 // Package ginhttp is cachegate's driving HTTP adapter, built on Gin.
 //
-// It owns the routes of docs/api.md ("Routes") that concern the cache
-// and the service's health, the one table mapping domain error kinds to
-// HTTP statuses, a strict JSON decoder and an allocation-light entry
-// encoder, and the scaffolding of the token guard. Gin stays inside this
-// package: nothing exported mentions a Gin type, and integrators register
-// their own routes as plain http.Handlers (see Server.Handle), read the
-// caller with CurrentUser and answer errors with Server.WriteError.
+// It is built of rooms, one per concern, each mounting its routes with
+// one call from New:
+//
+//   - this package: the Server, its middleware and guard, the health
+//     routes, the OpenAPI document and metrics; the cache API (the
+//     routes of docs/api.md, "Routes", under /cache: cache_*.go,
+//     list_*.go, event_*.go) and the authentication routes
+//     (auth_routes.go);
+//   - admin: the admin API, self-service and the first admin's set-up
+//     (docs/admin.md);
+//   - limits: what one caller may hold at once and its budget of
+//     database time;
+//   - console: the web console's files;
+//   - internal/web: what every room shares: the one table mapping domain
+//     error kinds to HTTP statuses and the error envelope, the strict
+//     JSON decoder built from the request types, the encoding helpers,
+//     the caller of a request and the Router the rooms mount on.
+//
+// Gin stays inside the adapter: nothing exported mentions a Gin type, and
+// integrators register their own routes as plain http.Handlers (see
+// Server.Handle), read the caller with CurrentUser and answer errors with
+// Server.WriteError.
 //
 // Middleware runs in this order on every request: request id, recovery,
 // access log, body limit; then, per route, the guard; then the handler.

@@ -7,6 +7,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/cachegate/cachegate/adapters/ginhttp/internal/web"
 	"github.com/cachegate/cachegate/domain"
 	"github.com/cachegate/cachegate/test/contract"
 )
@@ -91,7 +92,7 @@ func TestAppendTime(t *testing.T) {
 		time.Date(2026, 12, 31, 23, 30, 0, 7000000, time.FixedZone("p", 3600)): `"2026-12-31T22:30:00.007Z"`,
 		time.Date(10000, 1, 1, 0, 0, 0, 0, time.UTC):                           `"10000-01-01T00:00:00.000Z"`,
 	} {
-		if got := string(appendTime(nil, in)); got != want {
+		if got := string(web.AppendTime(nil, in)); got != want {
 			t.Errorf("%v: %s, want %s", in, got, want)
 		}
 	}
@@ -102,7 +103,7 @@ func FuzzAppendString(f *testing.F) {
 		f.Add(s)
 	}
 	f.Fuzz(func(t *testing.T, s string) {
-		got := appendString(nil, s)
+		got := web.AppendString(nil, s)
 		if want := stdMarshal(t, s); !bytes.Equal(got, want) {
 			t.Fatalf("%q: got %s, want %s", s, got, want)
 		}

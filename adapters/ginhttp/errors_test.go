@@ -12,6 +12,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/cachegate/cachegate/adapters/ginhttp/internal/web"
 	"github.com/cachegate/cachegate/domain"
 )
 
@@ -23,7 +24,7 @@ func TestStatusTable(t *testing.T) {
 		domain.KindTooMany: 429, domain.KindUnavailable: 503, domain.KindStorageFull: 507,
 		domain.KindTooExpensive: 422, domain.KindUnprocessable: 422, domain.KindInternal: 500, domain.Kind(200): 500,
 	} {
-		if got := statusOf(k); got != want {
+		if got := web.StatusOf(k); got != want {
 			t.Errorf("%v: %d, want %d", k, got, want)
 		}
 	}
@@ -62,7 +63,7 @@ func TestWriteError(t *testing.T) {
 			`{"statusCode":507,"message":"the database's storage is full; reads still work, writes fail until space is freed","errorCode":"STORAGE_FULL"}`, nil},
 		{"any other error is a generic 500", errors.New("pq: password authentication failed for hunter2"), 500,
 			`{"statusCode":500,"message":"Internal Server Error","errorCode":"INTERNAL"}`, nil},
-		{"a protocol error has its own status", payloadTooLarge(10), 413,
+		{"a protocol error has its own status", web.PayloadTooLarge(10), 413,
 			`{"statusCode":413,"message":"the request body is larger than the limit of 10 bytes","errorCode":"PAYLOAD_TOO_LARGE"}`, nil},
 	} {
 		t.Run(c.name, func(t *testing.T) {
@@ -107,8 +108,8 @@ func TestAbandonedRequestIsNotAnError(t *testing.T) {
 	cancel()
 	w := httptest.NewRecorder()
 	s.WriteError(w, httptest.NewRequest(http.MethodGet, "/x", nil).WithContext(ctx), fmt.Errorf("query: %w", context.Canceled))
-	if w.Code != statusClientClosed {
-		t.Errorf("status %d, want %d", w.Code, statusClientClosed)
+	if w.Code != web.StatusClientClosed {
+		t.Errorf("status %d, want %d", w.Code, web.StatusClientClosed)
 	}
 	if strings.Contains(logs.String(), "level=ERROR") {
 		t.Errorf("a request its client abandoned was logged as an error:\n%s", logs.String())
@@ -142,7 +143,7 @@ func TestRepeatedDatabaseFailuresAreLoggedOncePerIntervalWithACount(t *testing.T
 
 func TestLogLimiterCountsWhatItLeftOut(t *testing.T) {
 	t.Parallel()
-	l := newLogLimiter(10 * time.Second)
+	l := web.NewLogLimiter(10 * time.Second)
 	t0 := time.Date(2030, 1, 1, 0, 0, 0, 0, time.UTC)
 	steps := []struct {
 		at    time.Duration
@@ -159,7 +160,7 @@ func TestLogLimiterCountsWhatItLeftOut(t *testing.T) {
 		{30 * time.Second, "a", true, 1},
 	}
 	for _, st := range steps {
-		n, ok := l.admit(st.key, t0.Add(st.at))
+		n, ok := l.Admit(st.key, t0.Add(st.at))
 		if ok != st.ok || n != st.count {
 			t.Fatalf("at %s key %s: admit = %d, %v; want %d, %v", st.at, st.key, n, ok, st.count, st.ok)
 		}

@@ -8,6 +8,8 @@ import (
 	"runtime/debug"
 	"strconv"
 	"time"
+
+	"github.com/cachegate/cachegate/adapters/ginhttp/internal/web"
 )
 
 // writerSink sends through the ResponseWriter, flushing each event.
@@ -81,8 +83,8 @@ func writeHead(conn net.Conn, h http.Header, timeout time.Duration) error {
 	h["Date"] = []string{time.Now().UTC().Format(http.TimeFormat)}
 	h["Transfer-Encoding"] = []string{"chunked"}
 	h["Connection"] = []string{"close"}
-	buf := getBuf()
-	defer putBuf(buf)
+	buf := web.GetBuf()
+	defer web.PutBuf(buf)
 	w := appendWriter{buf}
 	w.WriteString("HTTP/1.1 200 OK\r\n")
 	if err := h.Write(w); err != nil {

@@ -7,6 +7,7 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/cachegate/cachegate/adapters/ginhttp/internal/web"
 	"github.com/cachegate/cachegate/application"
 	"github.com/cachegate/cachegate/domain"
 )
@@ -94,18 +95,11 @@ func (st *stream) run(ctx context.Context) {
 	}
 }
 
-// Comment lines are never followed by a blank line: a blank line ends an
-// event block, and some clients (@microsoft/fetch-event-source) dispatch
-// an empty message for every block, even one holding only comments. A
-// WHATWG parser ignores comment and retry lines inside the next event's
-// block, so that event still parses whole (README, "Change feed").
-var heartbeat = []byte(": heartbeat\n")
-
 // open sends the reconnection delay (`retry:`, applied by the client as
 // soon as it reads it) and the opening comment.
 func (st *stream) open() bool {
-	buf := getBuf()
-	defer putBuf(buf)
+	buf := web.GetBuf()
+	defer web.PutBuf(buf)
 	b := append((*buf)[:0], make([]byte, chunkHead)...)
 	b = append(b, "retry: "...)
 	b = strconv.AppendInt(b, st.s.stream.Retry.Milliseconds(), 10)
@@ -157,7 +151,7 @@ func (st *stream) turn(ctx context.Context) bool {
 		return false
 	}
 	if beat {
-		if !st.write(heartbeat) {
+		if !st.write(web.Heartbeat) {
 			return false
 		}
 	}
@@ -214,8 +208,8 @@ func (st *stream) stop(err error) {
 // write sends b (a whole event or comment) and restarts the heartbeat
 // interval.
 func (st *stream) write(b []byte) bool {
-	buf := getBuf()
-	defer putBuf(buf)
+	buf := web.GetBuf()
+	defer web.PutBuf(buf)
 	*buf = append(append((*buf)[:0], make([]byte, chunkHead)...), b...)
 	return st.send(*buf)
 }
@@ -240,15 +234,15 @@ func (st *stream) send(b []byte) bool {
 
 // event sends one change, or a reset.
 func (st *stream) event(ev *application.FeedEvent) bool {
-	buf := getBuf()
-	defer putBuf(buf)
+	buf := web.GetBuf()
+	defer web.PutBuf(buf)
 	b := append((*buf)[:0], make([]byte, chunkHead)...)
 	if ev.Reset {
 		b = append(b, "event: reset\ndata: {\"oldest\":"...)
 		b = strconv.AppendInt(b, ev.Oldest, 10)
 		b = append(b, "}\n\n"...)
 	} else {
-		scratch := getBuf()
+		scratch := web.GetBuf()
 		*scratch = appendEntry((*scratch)[:0], &ev.Change.Entry)
 		b = append(b, "id: "...)
 		b = strconv.AppendInt(b, ev.Change.Rev, 10)
@@ -256,7 +250,7 @@ func (st *stream) event(ev *application.FeedEvent) bool {
 		b = append(b, ev.Change.Kind.String()...)
 		b = appendData(b, *scratch)
 		b = append(b, '\n')
-		putBuf(scratch)
+		web.PutBuf(scratch)
 	}
 	*buf = b
 	return st.send(b)
@@ -265,11 +259,11 @@ func (st *stream) event(ev *application.FeedEvent) bool {
 // end writes the end event (when nothing failed before); the stream then
 // closes.
 func (st *stream) end(reason string) {
-	buf := getBuf()
-	defer putBuf(buf)
+	buf := web.GetBuf()
+	defer web.PutBuf(buf)
 	b := append((*buf)[:0], make([]byte, chunkHead)...)
 	b = append(b, "event: end\ndata: {\"reason\":"...)
-	b = appendString(b, reason)
+	b = web.AppendString(b, reason)
 	b = append(b, "}\n\n"...)
 	*buf = b
 	st.send(b)

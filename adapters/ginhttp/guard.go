@@ -7,6 +7,7 @@ import (
 
 	"github.com/gin-gonic/gin"
 
+	"github.com/cachegate/cachegate/adapters/ginhttp/internal/web"
 	"github.com/cachegate/cachegate/domain"
 	"github.com/cachegate/cachegate/ports"
 )
@@ -87,38 +88,10 @@ func isToken68(c byte) bool {
 		c == '-' || c == '.' || c == '_' || c == '~' || c == '+' || c == '/'
 }
 
-// principalKey keys the authenticated principal in a request's context.
-type principalKey struct{}
-
 // CurrentUser returns the principal the guard authenticated for r, for
 // integrators' own handlers registered with Server.Handle. It reports
 // false for an anonymous request.
-func CurrentUser(r *http.Request) (domain.Principal, bool) {
-	p, ok := r.Context().Value(principalKey{}).(domain.Principal)
-	return p, ok
-}
-
-// actorFrom is the one place handlers learn who calls: the principal the
-// guard stored, or domain.Anonymous(), from the request's client. An HTTP
-// caller is never the trusted system actor.
-func actorFrom(c *gin.Context) domain.Actor {
-	if p, ok := CurrentUser(c.Request); ok {
-		return domain.AsPrincipal(p).From(clientOf(c))
-	}
-	return domain.Anonymous().From(clientOf(c))
-}
-
-// accessRule tells the guard whether the matched route is public.
-type accessRule func(*gin.Context) bool
-
-func alwaysPublic(*gin.Context) bool { return true }
-func neverPublic(*gin.Context) bool  { return false }
-func publicRule(public bool) accessRule {
-	if public {
-		return alwaysPublic
-	}
-	return neverPublic
-}
+func CurrentUser(r *http.Request) (domain.Principal, bool) { return web.CurrentUser(r) }
 
 // guard authenticates the caller of one route.
 //
@@ -135,24 +108,24 @@ func publicRule(public bool) accessRule {
 //     assignment's policy.
 //
 // Once the caller is known, a caller whose budget of database time is
-// spent is refused (checkBudget).
-func (s *Server) guard(public accessRule) gin.HandlerFunc {
+// spent is refused (limits.Caps.CheckBudget).
+func (s *Server) guard(public web.Access) gin.HandlerFunc {
 	identify := s.identify(public)
 	return func(c *gin.Context) {
 		if identify(c); !c.IsAborted() {
-			s.checkBudget(c)
+			s.caps.CheckBudget(c)
 		}
 	}
 }
 
 // identify is the guard's authentication, without the budget.
-func (s *Server) identify(public accessRule) func(*gin.Context) {
+func (s *Server) identify(public web.Access) func(*gin.Context) {
 	return func(c *gin.Context) {
 		tok, perr := parseBearer(c.Request.Header.Values("Authorization"))
 		if public(c) {
 			if perr == nil {
 				if p, err := s.auth.Authenticate(c.Request.Context(), tok); err == nil {
-					setPrincipal(c, p)
+					web.SetPrincipal(c, p)
 					return
 				}
 			}
@@ -172,22 +145,14 @@ func (s *Server) identify(public accessRule) func(*gin.Context) {
 			s.writeError(c, err)
 			return
 		}
-		setPrincipal(c, p)
+		web.SetPrincipal(c, p)
 	}
-}
-
-// setPrincipal stores the authenticated principal, and names the user as
-// the caller whose statements storage bounds (ports.WithCaller; README,
-// "Fair share of the database").
-func setPrincipal(c *gin.Context, p domain.Principal) {
-	ctx := context.WithValue(c.Request.Context(), principalKey{}, p)
-	c.Request = c.Request.WithContext(ports.WithCaller(ctx, "user:"+p.ID))
 }
 
 // setAnonymousCaller names an anonymous request's client address as its
 // caller: anonymous clients share storage per address.
 func setAnonymousCaller(c *gin.Context) {
-	if addr := clientOf(c).Address; addr != "" {
+	if addr := web.Client(c).Address; addr != "" {
 		c.Request = c.Request.WithContext(ports.WithCaller(c.Request.Context(), "address:"+addr))
 	}
 }

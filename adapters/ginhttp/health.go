@@ -9,6 +9,7 @@ import (
 
 	"github.com/gin-gonic/gin"
 
+	"github.com/cachegate/cachegate/adapters/ginhttp/internal/web"
 	"github.com/cachegate/cachegate/domain"
 )
 
@@ -22,18 +23,18 @@ const checkGrace = 100 * time.Millisecond
 var statusOK = []byte(`{"status":"ok"}`)
 
 // healthz answers 200 while the process serves requests.
-func (s *Server) healthz(c *gin.Context) { writeJSON(c, http.StatusOK, statusOK) }
+func (s *Server) healthz(c *gin.Context) { web.WriteJSON(c, http.StatusOK, statusOK) }
 
 // readyz answers 200 when the readiness check answers within ReadyTimeout,
 // else 503 in the error envelope. The errorCode says why when the check
 // knows (DATABASE_UNAVAILABLE, STORAGE_FULL: a balancer should send no
 // traffic to a replica whose writes fail), else NOT_READY. The check's
-// error is logged at Warn, repeated ones once per outageLogInterval, and
+// error is logged at Warn, repeated ones once per web.OutageLogInterval, and
 // never sent. A check that ignores its context is abandoned at the
 // deadline rather than holding the request.
 func (s *Server) readyz(c *gin.Context) {
 	if s.ready == nil {
-		writeJSON(c, http.StatusOK, statusOK)
+		web.WriteJSON(c, http.StatusOK, statusOK)
 		return
 	}
 	ctx, cancel := context.WithTimeout(c.Request.Context(), ReadyTimeout)
@@ -53,20 +54,20 @@ func (s *Server) readyz(c *gin.Context) {
 		}
 	}
 	if err != nil {
-		if n, ok := s.outages.admit("readyz\x00"+err.Error(), time.Now()); ok {
+		if n, ok := s.outages.Admit("readyz\x00"+err.Error(), time.Now()); ok {
 			attrs := []slog.Attr{slog.String("err", err.Error())}
 			if n > 0 {
-				attrs = append(attrs, slog.Int64("repeated", n), slog.Duration("over", outageLogInterval))
+				attrs = append(attrs, slog.Int64("repeated", n), slog.Duration("over", web.OutageLogInterval))
 			}
 			s.log.LogAttrs(c.Request.Context(), slog.LevelWarn, "not ready", attrs...)
 		}
-		notReady := errNotReady
+		notReady := &web.ProtocolError{Status: http.StatusServiceUnavailable, Code: "NOT_READY", Message: "Service Unavailable"}
 		var de *domain.Error
 		if errors.As(err, &de) && (de.Kind == domain.KindUnavailable || de.Kind == domain.KindStorageFull) {
-			notReady = &httpError{http.StatusServiceUnavailable, de.Code, de.Message}
+			notReady = &web.ProtocolError{Status: http.StatusServiceUnavailable, Code: de.Code, Message: de.Message}
 		}
 		s.writeError(c, notReady)
 		return
 	}
-	writeJSON(c, http.StatusOK, statusOK)
+	web.WriteJSON(c, http.StatusOK, statusOK)
 }

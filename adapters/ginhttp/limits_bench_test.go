@@ -6,18 +6,19 @@ import (
 	"testing"
 
 	"github.com/cachegate/cachegate/adapters/ginhttp"
+	"github.com/cachegate/cachegate/adapters/ginhttp/limits"
 )
 
 // capsOff turns every per-caller cap off.
-var capsOff = ginhttp.CallerLimits{ListsPerUser: -1, StreamsPerUser: -1, ConnsPerAddress: -1}
+var capsOff = limits.Options{ListsPerUser: -1, StreamsPerUser: -1, ConnsPerAddress: -1}
 
 // benchCaps runs one in-process request, the same with the default caps
 // and with none, so that the caps' own cost is the difference.
 func benchCaps(b *testing.B, path func(*fixture) string, tweak func(*ginhttp.Options), hdr ...string) {
 	for _, c := range []struct {
 		name   string
-		limits ginhttp.CallerLimits
-	}{{"caps", ginhttp.CallerLimits{}}, {"no caps", capsOff}} {
+		limits limits.Options
+	}{{"caps", limits.Options{}}, {"no caps", capsOff}} {
 		b.Run(c.name, func(b *testing.B) {
 			f := newFixture(b, func(o *ginhttp.Options) {
 				if tweak != nil {

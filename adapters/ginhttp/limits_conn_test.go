@@ -10,6 +10,7 @@ import (
 	"testing"
 
 	"github.com/cachegate/cachegate/adapters/ginhttp"
+	"github.com/cachegate/cachegate/adapters/ginhttp/limits"
 )
 
 // TestAHeaderOverTheLimitIsAnswered431BehindTheConnectionCap sends
@@ -22,7 +23,7 @@ import (
 func TestAHeaderOverTheLimitIsAnswered431BehindTheConnectionCap(t *testing.T) {
 	t.Parallel()
 	f := newFixture(t, func(o *ginhttp.Options) {
-		o.Limits = ginhttp.CallerLimits{ConnsPerAddress: 1000}
+		o.Limits = limits.Options{ConnsPerAddress: 1000}
 	})
 	ts := httptest.NewUnstartedServer(f.server.Handler())
 	ts.Listener = f.server.Listener(ts.Listener)
@@ -69,7 +70,7 @@ func TestAHeaderOverTheLimitIsAnswered431BehindTheConnectionCap(t *testing.T) {
 func TestTheCappedConnectionKeepsTheOptionalInterfacesOfATCPConnection(t *testing.T) {
 	t.Parallel()
 	f := newFixture(t, func(o *ginhttp.Options) {
-		o.Limits = ginhttp.CallerLimits{ConnsPerAddress: 2}
+		o.Limits = limits.Options{ConnsPerAddress: 2}
 	})
 	inner, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {

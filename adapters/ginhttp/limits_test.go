@@ -15,6 +15,7 @@ import (
 	"time"
 
 	"github.com/cachegate/cachegate/adapters/ginhttp"
+	"github.com/cachegate/cachegate/adapters/ginhttp/limits"
 	"github.com/cachegate/cachegate/application"
 )
 
@@ -103,8 +104,8 @@ func (h *held) wantTooMany(t *testing.T, what string) {
 	if err := json.NewDecoder(h.resp.Body).Decode(&env); err != nil {
 		t.Fatalf("%s: body: %v", what, err)
 	}
-	if env.StatusCode != http.StatusTooManyRequests || env.ErrorCode != ginhttp.CodeTooManyRequests || env.Message == "" {
-		t.Errorf("%s: body %+v, want the 429 envelope with code %s", what, env, ginhttp.CodeTooManyRequests)
+	if env.StatusCode != http.StatusTooManyRequests || env.ErrorCode != limits.CodeTooManyRequests || env.Message == "" {
+		t.Errorf("%s: body %+v, want the 429 envelope with code %s", what, env, limits.CodeTooManyRequests)
 	}
 }
 
@@ -126,7 +127,7 @@ func TestTheFifthConcurrentListOfOneUserIsRefused(t *testing.T) {
 	t.Parallel()
 	f := newFixture(t, func(o *ginhttp.Options) {
 		o.Authenticator, o.EnableGuards = fakeAuth{}, true
-		o.Limits = ginhttp.CallerLimits{ListsPerUser: 4}
+		o.Limits = limits.Options{ListsPerUser: 4}
 	})
 	seedLarge(t, f, "mine", alice)
 	id := benchEntryT(t, f, "mine", alice)
@@ -158,7 +159,7 @@ func TestAnonymousListsAreCountedByClientAddress(t *testing.T) {
 	t.Parallel()
 	f := newFixture(t, func(o *ginhttp.Options) {
 		o.Authenticator = fakeAuth{}
-		o.Limits = ginhttp.CallerLimits{ListsPerUser: 1}
+		o.Limits = limits.Options{ListsPerUser: 1}
 	})
 	seedLarge(t, f, "user", alice)
 	base := f.listen(t)
@@ -178,7 +179,7 @@ func TestTheSeventeenthStreamOfOneUserIsRefused(t *testing.T) {
 	f := newFixture(t, func(o *ginhttp.Options) { o.Authenticator, o.EnableGuards = fakeAuth{}, true })
 	base := f.listen(t)
 	var streams []*held
-	for i := range ginhttp.DefaultMaxStreamsPerUser {
+	for i := range limits.DefaultMaxStreamsPerUser {
 		h := open(t, base, "", "/cache/mine/events", bearer(alice)...)
 		h.wantStatus(t, "alice's stream "+itoa(i+1), http.StatusOK)
 		streams = append(streams, h)
@@ -223,7 +224,7 @@ func TestTheConnectionBeyondTheCapOfOneAddressIsRefused(t *testing.T) {
 	const limit = 3
 	f := newFixture(t, func(o *ginhttp.Options) {
 		o.TrustedProxies = []string{"127.0.0.3"}
-		o.Limits = ginhttp.CallerLimits{ConnsPerAddress: limit}
+		o.Limits = limits.Options{ConnsPerAddress: limit}
 	})
 	base := listenCapped(t, f)
 
@@ -251,7 +252,7 @@ func TestRequestsThroughATrustedProxyAreCountedByForwardedAddress(t *testing.T) 
 	const limit = 2
 	f := newFixture(t, func(o *ginhttp.Options) {
 		o.TrustedProxies = []string{"127.0.0.3"}
-		o.Limits = ginhttp.CallerLimits{ConnsPerAddress: limit, ListsPerUser: -1}
+		o.Limits = limits.Options{ConnsPerAddress: limit, ListsPerUser: -1}
 	})
 	seedLarge(t, f, "user", alice)
 	base := listenCapped(t, f)

@@ -2,7 +2,6 @@ package ginhttp
 
 import (
 	"encoding/json"
-	"errors"
 	"io"
 	"math"
 	"math/big"
@@ -11,6 +10,7 @@ import (
 	"strings"
 	"unicode/utf8"
 
+	"github.com/cachegate/cachegate/adapters/ginhttp/internal/web"
 	"github.com/cachegate/cachegate/application"
 	"github.com/cachegate/cachegate/domain"
 )
@@ -19,7 +19,9 @@ import (
 // ("Listing: the query language", the syntax of @nestjsx/crud 5), parsed
 // here, once, into the core's query value (domain.Filter,
 // domain.SortKey), for the cache entries (domain.EntryFields) and the
-// admin API's users (domain.UserFields, admin_users.go) alike; every rule
+// admin API's users (domain.UserFields, admin/users.go) alike; the
+// grammar of one condition and one sort key is web.ParseCondition and
+// web.ParseSort; every rule
 // about what a condition means lives in domain, every translation in the
 // stores.
 
@@ -89,7 +91,7 @@ func ParseListQuery(rawQuery string, defLimit, maxLimit int) (application.ListCa
 func toListInput(rawQuery string, defLimit, maxLimit int) (listQuery, error) {
 	var (
 		q    listQuery
-		errs problems
+		errs web.Problems
 	)
 	if len(rawQuery) > maxQueryBytes {
 		return q, domain.InvalidField("query", "is longer than 4 KiB")
@@ -106,7 +108,7 @@ func toListInput(rawQuery string, defLimit, maxLimit int) (listQuery, error) {
 	for _, p := range params {
 		name := arrayBase(p.name)
 		if name != p.name && !arrayForms[name] {
-			errs.add(clip(p.name), "is not a known query parameter")
+			errs.Add(web.Clip(p.name), "is not a known query parameter")
 			continue
 		}
 		switch name {
@@ -114,14 +116,14 @@ func toListInput(rawQuery string, defLimit, maxLimit int) (listQuery, error) {
 			f, _ := domain.EntryFields.Field(name, name)
 			c, err := domain.NewCondition(name, f, domain.OpEq, false, []string{p.value})
 			if err != nil {
-				errs.addErr(err)
+				errs.AddErr(err)
 				continue
 			}
 			exact = append(exact, domain.Where(c))
 		case "filter", "or":
-			c, err := parseCondition(domain.EntryFields, name, p.value)
+			c, err := web.ParseCondition(domain.EntryFields, name, p.value)
 			if err != nil {
-				errs.addErr(err)
+				errs.AddErr(err)
 				continue
 			}
 			if name == "filter" {
@@ -131,53 +133,53 @@ func toListInput(rawQuery string, defLimit, maxLimit int) (listQuery, error) {
 			}
 		case "s":
 			if search != nil {
-				errs.add("s", "may be given once")
+				errs.Add("s", "may be given once")
 				continue
 			}
 			f, err := parseSearch(p.value)
 			if err != nil {
-				errs.addErr(err)
+				errs.AddErr(err)
 				continue
 			}
 			search = &f
 		case "sort":
-			k, err := parseSort(domain.EntryFields, p.value)
+			k, err := web.ParseSort(domain.EntryFields, p.value)
 			if err != nil {
-				errs.addErr(err)
+				errs.AddErr(err)
 				continue
 			}
 			q.in.Sort = append(q.in.Sort, k)
 		case "fields", "select":
 			fs, err := parseFields(name, p.value)
 			if err != nil {
-				errs.addErr(err)
+				errs.AddErr(err)
 				continue
 			}
 			q.fields |= fs | fieldID
 		case "limit", "per_page":
 			if limit != nil {
-				errs.add(name, "may be given once (limit and per_page are the same)")
+				errs.Add(name, "may be given once (limit and per_page are the same)")
 				continue
 			}
-			limit = intParam(&errs, name, p.value, 1, maxLimit)
+			limit = web.IntParam(&errs, name, p.value, 1, maxLimit)
 		case "offset":
 			offset = onceInt(&errs, offset, name, p.value, 0, maxOffset)
 		case "page":
 			page = onceInt(&errs, page, name, p.value, 1, maxOffset)
 		case "cache":
 		case "join":
-			errs.add("join", "is not supported: cache entries have no relations")
+			errs.Add("join", "is not supported: cache entries have no relations")
 		default:
-			errs.add(clip(name), "is not a known query parameter")
+			errs.Add(web.Clip(name), "is not a known query parameter")
 		}
 	}
 	if offset != nil && page != nil {
-		errs.add("page", "cannot be combined with offset")
+		errs.Add("page", "cannot be combined with offset")
 	}
 	if len(errs) > 0 {
 		return listQuery{}, domain.Invalid(errs...)
 	}
-	f := combine(filters, ors)
+	f := web.Combine(filters, ors)
 	if search != nil {
 		f = *search
 	}
@@ -252,79 +254,6 @@ func splitQuery(raw string) ([]queryParam, error) {
 		out = append(out, queryParam{name, value})
 	}
 	return out, nil
-}
-
-// combine applies the CRUD rules to filter and or conditions: filters are
-// ANDed; ors alone are ORed; both give (filters ANDed) OR (ors ANDed),
-// which for one of each is filter OR or.
-func combine(filters, ors []domain.Filter) domain.Filter {
-	and := func(fs []domain.Filter) domain.Filter {
-		if len(fs) == 1 {
-			return fs[0]
-		}
-		return domain.AllOf(fs...)
-	}
-	switch {
-	case len(filters) == 0 && len(ors) == 0:
-		return domain.Filter{}
-	case len(ors) == 0:
-		return and(filters)
-	case len(filters) == 0:
-		if len(ors) == 1 {
-			return ors[0]
-		}
-		return domain.AnyOf(ors...)
-	}
-	return domain.AnyOf(and(filters), and(ors))
-}
-
-// parseCondition parses <field>||<op>[||<value>] on a field of set; where
-// is "filter" or "or".
-func parseCondition(set domain.FieldSet, where, s string) (domain.Condition, error) {
-	name, rest, ok := strings.Cut(s, "||")
-	if !ok {
-		return domain.Condition{}, domain.InvalidField(where, strconv.Quote(clip(s))+" is not <field>||<operator>||<value>")
-	}
-	opName, value, hasValue := strings.Cut(rest, "||")
-	field, err := set.Field(where, name)
-	if err != nil {
-		return domain.Condition{}, err
-	}
-	op, fold, err := domain.ParseQueryOp(where, opName)
-	if err != nil {
-		return domain.Condition{}, err
-	}
-	var values []string
-	switch op {
-	case domain.OpIsNull, domain.OpNotNull:
-	case domain.OpIn, domain.OpNotIn, domain.OpBetween:
-		if hasValue {
-			values = strings.Split(value, ",")
-		}
-	default:
-		if hasValue {
-			values = []string{value}
-		}
-	}
-	return set.Condition(where, field, op, fold, values)
-}
-
-// parseSort parses <field>[,ASC|DESC] on a field of set.
-func parseSort(set domain.FieldSet, s string) (domain.SortKey, error) {
-	name, dir, _ := strings.Cut(s, ",")
-	f, err := set.Field("sort", name)
-	if err != nil {
-		return domain.SortKey{}, err
-	}
-	k := domain.SortKey{Field: f}
-	switch {
-	case dir == "" || strings.EqualFold(dir, "ASC"):
-	case strings.EqualFold(dir, "DESC"):
-		k.Desc = true
-	default:
-		return domain.SortKey{}, domain.InvalidField("sort", "direction must be ASC or DESC")
-	}
-	return k, nil
 }
 
 // parseSearch parses the s parameter: a JSON object whose members are
@@ -527,33 +456,11 @@ func sortedKeys(m map[string]any) []string {
 	return keys
 }
 
-// intParam parses an integer parameter within [lo, hi].
-func intParam(errs *problems, name, v string, lo, hi int) *int {
-	n, err := strconv.Atoi(v)
-	if err != nil || n < lo || n > hi {
-		errs.add(name, "must be an integer from "+strconv.Itoa(lo)+" to "+strconv.Itoa(hi))
-		return nil
-	}
-	return &n
-}
-
-// onceInt is intParam for a parameter that may be given once.
-func onceInt(errs *problems, prev *int, name, v string, lo, hi int) *int {
+// onceInt is web.IntParam for a parameter that may be given once.
+func onceInt(errs *web.Problems, prev *int, name, v string, lo, hi int) *int {
 	if prev != nil {
-		errs.add(name, "may be given once")
+		errs.Add(name, "may be given once")
 		return prev
 	}
-	return intParam(errs, name, v, lo, hi)
-}
-
-// addErr adds the details of a validation error.
-func (p *problems) addErr(err error) {
-	var de *domain.Error
-	if errors.As(err, &de) && len(de.Details) > 0 {
-		for _, d := range de.Details {
-			p.add(d.Field, d.Message)
-		}
-		return
-	}
-	p.add("query", err.Error())
+	return web.IntParam(errs, name, v, lo, hi)
 }

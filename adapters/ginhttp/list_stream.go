@@ -10,6 +10,7 @@ import (
 
 	"github.com/gin-gonic/gin"
 
+	"github.com/cachegate/cachegate/adapters/ginhttp/internal/web"
 	"github.com/cachegate/cachegate/domain"
 )
 
@@ -41,7 +42,7 @@ func parseFields(name, v string) (entryFields, error) {
 	for n := range strings.SplitSeq(v, ",") {
 		f, ok := entryFieldNames[n]
 		if !ok {
-			return 0, domain.InvalidField(name, "unknown field "+strconv.Quote(clip(n))+
+			return 0, domain.InvalidField(name, "unknown field "+strconv.Quote(web.Clip(n))+
 				"; use id, dateCreated, dateUpdated, dateDeleted, version, key, type, data, assignee or expirationDate")
 		}
 		fs |= f
@@ -64,19 +65,19 @@ func appendEntryFields(b []byte, e *domain.Entry, fs entryFields) []byte {
 	}
 	if fs&fieldID != 0 {
 		member("id")
-		b = appendString(b, e.ID)
+		b = web.AppendString(b, e.ID)
 	}
 	if fs&fieldDateCreated != 0 {
 		member("dateCreated")
-		b = appendTime(b, e.DateCreated)
+		b = web.AppendTime(b, e.DateCreated)
 	}
 	if fs&fieldDateUpdated != 0 {
 		member("dateUpdated")
-		b = appendTime(b, e.DateUpdated)
+		b = web.AppendTime(b, e.DateUpdated)
 	}
 	if fs&fieldDateDeleted != 0 {
 		member("dateDeleted")
-		b = appendTimePtr(b, e.DateDeleted)
+		b = web.AppendTimePtr(b, e.DateDeleted)
 	}
 	if fs&fieldVersion != 0 {
 		member("version")
@@ -84,11 +85,11 @@ func appendEntryFields(b []byte, e *domain.Entry, fs entryFields) []byte {
 	}
 	if fs&fieldKey != 0 {
 		member("key")
-		b = appendString(b, e.Key)
+		b = web.AppendString(b, e.Key)
 	}
 	if fs&fieldType != 0 {
 		member("type")
-		b = appendString(b, e.Type)
+		b = web.AppendString(b, e.Type)
 	}
 	if fs&fieldData != 0 {
 		member("data")
@@ -101,12 +102,12 @@ func appendEntryFields(b []byte, e *domain.Entry, fs entryFields) []byte {
 	if fs&fieldAssignee != 0 {
 		member("assignee")
 		b = append(b, `{"id":`...)
-		b = appendString(b, e.AssigneeID)
+		b = web.AppendString(b, e.AssigneeID)
 		b = append(b, '}')
 	}
 	if fs&fieldExpirationDate != 0 {
 		member("expirationDate")
-		b = appendTimePtr(b, e.ExpiresAt)
+		b = web.AppendTimePtr(b, e.ExpiresAt)
 	}
 	return append(b, '}')
 }
@@ -143,7 +144,7 @@ var errClientWrite = errors.New("writing the list response")
 func (w *listStream) begin() {
 	w.started = true
 	h := w.c.Writer.Header()
-	h["Content-Type"] = jsonContentType
+	h["Content-Type"] = web.JSONContentType
 	w.c.Writer.WriteHeader(http.StatusOK)
 	if w.paged {
 		*w.buf = append(*w.buf, `{"data":[`...)

@@ -13,6 +13,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/cachegate/cachegate/adapters/ginhttp/internal/web"
 	"github.com/cachegate/cachegate/domain"
 )
 
@@ -128,7 +129,7 @@ func TestAccessLinesOfIdenticalFailuresAreLimitedWithACount(t *testing.T) {
 
 	// Within the interval the failure stays quiet; after it, one line
 	// says how many were left out.
-	advance(outageLogInterval - time.Second)
+	advance(web.OutageLogInterval - time.Second)
 	get("/readyz", http.StatusServiceUnavailable)
 	advance(time.Second)
 	get("/readyz", http.StatusServiceUnavailable)

@@ -10,6 +10,8 @@ import (
 
 	"github.com/gin-gonic/gin"
 
+	"github.com/cachegate/cachegate/adapters/ginhttp/admin"
+	"github.com/cachegate/cachegate/adapters/ginhttp/internal/web"
 	"github.com/cachegate/cachegate/domain"
 )
 
@@ -33,11 +35,20 @@ type MetricsOptions struct {
 	Admin func(context.Context, domain.Actor) bool
 }
 
-// mountMetrics mounts o's handler at GET /metrics, outside the guard: the
+// mountMetrics mounts m's handler at GET /metrics, outside the guard: the
 // metrics token is no access token, so the handler reads the bearer
 // itself and asks the Authenticator only about one that is not the
-// metrics token.
-func (s *Server) mountMetrics(o *MetricsOptions) (err error) {
+// metrics token. Without an Admin check of its own, m takes the admin
+// room's. Nil mounts nothing.
+func (s *Server) mountMetrics(m *MetricsOptions, a *admin.Options) (err error) {
+	if m == nil {
+		return nil
+	}
+	o := *m
+	if o.Admin == nil && a != nil && a.Check != nil {
+		check := a.Check
+		o.Admin = func(ctx context.Context, a domain.Actor) bool { return check.Require(ctx, a) == nil }
+	}
 	if o.Handler == nil {
 		return errors.New("ginhttp: Metrics has no Handler")
 	}
@@ -73,7 +84,7 @@ func (s *Server) mountMetrics(o *MetricsOptions) (err error) {
 			s.writeError(c, err)
 			return
 		}
-		setPrincipal(c, p)
+		web.SetPrincipal(c, p)
 		if o.Admin == nil || !o.Admin(c.Request.Context(), domain.AsPrincipal(p)) {
 			s.writeError(c, domain.ErrForbidden)
 			return

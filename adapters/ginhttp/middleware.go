@@ -14,13 +14,14 @@ import (
 	"github.com/gin-gonic/gin"
 	"go.opentelemetry.io/otel/trace"
 
+	"github.com/cachegate/cachegate/adapters/ginhttp/internal/web"
 	"github.com/cachegate/cachegate/domain"
 	"github.com/cachegate/cachegate/ports"
 )
 
 // HeaderRequestID carries the request id, taken from the request when it
 // is sane and echoed on every response.
-const HeaderRequestID = "X-Request-Id"
+const HeaderRequestID = web.HeaderRequestID
 
 // maxRequestIDLen bounds a client-chosen request id.
 const maxRequestIDLen = 128
@@ -66,7 +67,7 @@ func saneRequestID(id string) bool {
 // puts it in the request's context (ports.WithRequestID), where the
 // server's logger (ports.LogRequestIDs) and every layer below find it.
 // The request's client (address and User-Agent) is kept for the
-// handlers, which give it to the use cases as an input (actorFrom,
+// handlers, which give it to the use cases as an input (web.Actor,
 // LoginInput, the refresh's client): it is not a context value.
 func (s *Server) requestIDMiddleware(c *gin.Context) {
 	id := c.Request.Header.Get(HeaderRequestID)
@@ -74,39 +75,13 @@ func (s *Server) requestIDMiddleware(c *gin.Context) {
 		id = newRequestID()
 	}
 	c.Writer.Header()[HeaderRequestID] = []string{id}
-	client := domain.Client{Address: s.proxies.clientAddr(c.Request), UserAgent: c.Request.UserAgent()}
-	c.Set(clientKey, client)
+	client := domain.Client{Address: s.proxies.ClientAddr(c.Request), UserAgent: c.Request.UserAgent()}
+	web.SetClient(c, client)
 	c.Request = c.Request.WithContext(ports.WithRequestID(c.Request.Context(), id))
 }
 
-// clientKey is the gin context key of the request's domain.Client.
-const clientKey = "cachegate.client"
-
-// clientOf returns the request's client, as requestIDMiddleware saw it.
-func clientOf(c *gin.Context) domain.Client {
-	client, _ := c.Get(clientKey)
-	cl, _ := client.(domain.Client)
-	return cl
-}
-
 // requestID returns the id requestIDMiddleware set.
-func requestID(c *gin.Context) string { return headerRequestID(c.Writer) }
-
-func headerRequestID(w http.ResponseWriter) string {
-	if v := w.Header()[HeaderRequestID]; len(v) > 0 {
-		return v[0]
-	}
-	return ""
-}
-
-// routeOf is the matched route template, never the raw path, so that logs
-// and metrics carry no ids and stay of bounded cardinality.
-func routeOf(c *gin.Context) string {
-	if r := c.FullPath(); r != "" {
-		return r
-	}
-	return "(unmatched)"
-}
+func requestID(c *gin.Context) string { return web.RequestIDOf(c.Writer) }
 
 // recovery turns a panic below it into a generic 500, logged once with the
 // request id and the stack. http.ErrAbortHandler keeps its meaning (abort
@@ -122,11 +97,11 @@ func (s *Server) recovery(c *gin.Context) {
 		}
 		s.log.LogAttrs(c.Request.Context(), slog.LevelError, "panic serving request",
 			slog.String("method", c.Request.Method),
-			slog.String("route", routeOf(c)),
+			slog.String("route", web.RouteOf(c)),
 			slog.Any("panic", rec),
 			slog.String("stack", string(debug.Stack())))
-		s.writeEnvelope(c.Writer, c.Request, http.StatusInternalServerError, messageInternal, codeInternal, nil)
-		c.Set(errorCodeKey, codeInternal)
+		s.errs.WriteEnvelope(c.Writer, c.Request, http.StatusInternalServerError, web.MessageInternal, web.CodeInternal, nil)
+		c.Set(web.ErrorCodeKey, web.CodeInternal)
 		c.Abort()
 	}()
 	c.Next()
@@ -155,8 +130,8 @@ func (s *Server) accessLog(c *gin.Context) {
 		if !finished && !c.Writer.Written() {
 			status = http.StatusInternalServerError
 		}
-		s.logAccess(c.Request.Context(), c.Request.Method, routeOf(c), status, c.GetString(errorCodeKey),
-			time.Since(start), s.proxies.clientAddr(c.Request))
+		s.logAccess(c.Request.Context(), c.Request.Method, web.RouteOf(c), status, c.GetString(web.ErrorCodeKey),
+			time.Since(start), s.proxies.ClientAddr(c.Request))
 	}()
 	c.Next()
 	finished = true
@@ -171,7 +146,7 @@ const logDetached = "cachegate.logDetached"
 // really over, after the handler returned.
 func (s *Server) detachLog(c *gin.Context, start time.Time) requestLine {
 	c.Set(logDetached, true)
-	return requestLine{method: c.Request.Method, route: routeOf(c), clientIP: s.proxies.clientAddr(c.Request), start: start}
+	return requestLine{method: c.Request.Method, route: web.RouteOf(c), clientIP: s.proxies.ClientAddr(c.Request), start: start}
 }
 
 // requestLine is what the access line of a detached request needs, taken
@@ -180,10 +155,6 @@ type requestLine struct {
 	method, route, clientIP string
 	start                   time.Time
 }
-
-// errorCodeKey is the gin key under which writeError leaves the errorCode
-// of a 5xx answer, for the access line's identity (logAccess).
-const errorCodeKey = "cachegate.errorCode"
 
 // logRequest reports one finished request to the observer and, at level
 // info, in the access log. ctx carries the request id and the trace.
@@ -196,7 +167,7 @@ func (s *Server) logRequest(ctx context.Context, method, route string, status in
 // service, not of its caller: during an outage every request meets it, so
 // its access line is limited like the error lines (logOutage). Failures
 // that share method, route template, status and errorCode are one
-// identity, logged once per outageLogInterval; the line written after a
+// identity, logged once per web.OutageLogInterval; the line written after a
 // quiet interval carries repeated= (how many lines of that identity were
 // left out since the last one) and over=. A left-out line's request id,
 // client address and duration are not logged; the metrics (the observer)
@@ -211,7 +182,7 @@ func (s *Server) logAccess(ctx context.Context, method, route string, status int
 	}
 	var repeated int64
 	if status >= http.StatusInternalServerError {
-		n, ok := s.failures.admit(method+"\x00"+route+"\x00"+strconv.Itoa(status)+"\x00"+code, s.now())
+		n, ok := s.failures.Admit(method+"\x00"+route+"\x00"+strconv.Itoa(status)+"\x00"+code, s.now())
 		if !ok {
 			return
 		}
@@ -232,7 +203,7 @@ func (s *Server) logAccess(ctx context.Context, method, route string, status int
 	}
 	if repeated > 0 {
 		attrs[n] = slog.Int64("repeated", repeated)
-		attrs[n+1] = slog.Duration("over", outageLogInterval)
+		attrs[n+1] = slog.Duration("over", web.OutageLogInterval)
 		n += 2
 	}
 	// With tracing on (Options.TracerProvider), the line names the
@@ -245,11 +216,11 @@ func (s *Server) logAccess(ctx context.Context, method, route string, status int
 }
 
 // limitBody refuses bodies over the limit: at once when Content-Length says
-// so, and otherwise when reading passes it (readBody answers 413 then).
+// so, and otherwise when reading passes it (web.ReadBody answers 413 then).
 func (s *Server) limitBody(c *gin.Context) {
 	r := c.Request
 	if r.ContentLength > s.bodyLimit {
-		s.writeError(c, payloadTooLarge(s.bodyLimit))
+		s.writeError(c, web.PayloadTooLarge(s.bodyLimit))
 		return
 	}
 	if r.Body != nil && r.Body != http.NoBody {

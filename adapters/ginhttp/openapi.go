@@ -6,6 +6,7 @@ import (
 	"slices"
 	"strings"
 
+	"github.com/cachegate/cachegate/adapters/ginhttp/internal/web"
 	"github.com/gin-gonic/gin"
 )
 
@@ -34,7 +35,7 @@ func OpenAPIDocument() []byte { return slices.Clone(openAPIDocument) }
 // openAPI serves the document; it is public whatever the guard says.
 func (s *Server) openAPI(c *gin.Context) {
 	c.Writer.Header()["Cache-Control"] = []string{OpenAPICacheControl}
-	writeJSON(c, http.StatusOK, openAPIDocument)
+	web.WriteJSON(c, http.StatusOK, openAPIDocument)
 }
 
 // routeSpec is one mounted route as the OpenAPI document names it: an

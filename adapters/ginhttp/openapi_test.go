@@ -23,6 +23,7 @@ import (
 	"github.com/getkin/kin-openapi/routers"
 	"github.com/getkin/kin-openapi/routers/legacy"
 
+	"github.com/cachegate/cachegate/adapters/ginhttp/admin"
 	"github.com/cachegate/cachegate/adapters/josejwt"
 	"github.com/cachegate/cachegate/adapters/memstore"
 	"github.com/cachegate/cachegate/adapters/passhash"
@@ -195,8 +196,8 @@ func newOASStack(t *testing.T, ready Pinger) *oasStack {
 	if err != nil {
 		t.Fatal(err)
 	}
-	admin, check := testUsers(t, users, hasher, clock, ids, refreshStore)
-	u, err := admin.Add(ctx, domain.System(), application.AddUserInput{Username: oasUsername, Password: oasPassword, Active: true})
+	userAdmin, check := testUsers(t, users, hasher, clock, ids, refreshStore)
+	u, err := userAdmin.Add(ctx, domain.System(), application.AddUserInput{Username: oasUsername, Password: oasPassword, Active: true})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -204,11 +205,11 @@ func newOASStack(t *testing.T, ready Pinger) *oasStack {
 	if err != nil {
 		t.Fatal(err)
 	}
-	adminOpts := oasAdmin(t, admin, check, login, refreshStore, tokens)
+	adminOpts := oasAdmin(t, userAdmin, check, login, refreshStore, tokens)
 	if adminOpts.Entries, err = application.NewAdminEntries(cache, adminOpts.Users); err != nil {
 		t.Fatal(err)
 	}
-	setup, err := application.NewFirstAdmin(admin, adminOpts.Users.HasAdmin, clock, system.Secrets{}, application.FirstAdminOptions{})
+	setup, err := application.NewFirstAdmin(userAdmin, adminOpts.Users.HasAdmin, clock, system.Secrets{}, application.FirstAdminOptions{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -223,12 +224,12 @@ func newOASStack(t *testing.T, ready Pinger) *oasStack {
 		Metrics:       &MetricsOptions{Handler: metrics.Handler(), Token: oasMetricsToken},
 		Auth:          &AuthOptions{Login: login, Refresh: refresh, Logout: logout, Keys: tokens},
 		Console:       true,
-		Setup:         &SetupOptions{Link: setup},
+		Setup:         &admin.SetupOptions{Link: setup},
 	})
 	if err != nil {
 		t.Fatal(err)
 	}
-	return &oasStack{server: srv, userID: u.ID, users: admin}
+	return &oasStack{server: srv, userID: u.ID, users: userAdmin}
 }
 
 func TestOpenAPIDocumentListsExactlyTheMountedRoutes(t *testing.T) {

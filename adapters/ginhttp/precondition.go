@@ -5,6 +5,7 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/cachegate/cachegate/adapters/ginhttp/internal/web"
 	"github.com/cachegate/cachegate/domain"
 )
 
@@ -52,7 +53,7 @@ func parseTagVersion(s string) (int, bool) {
 	}
 	digits := s[1 : len(s)-1]
 	for i := 0; i < len(digits); i++ {
-		if !isDigit(digits[i]) {
+		if !web.IsDigit(digits[i]) {
 			return 0, false
 		}
 	}

@@ -1,10 +1,12 @@
 package ginhttp
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
 	"log/slog"
+	"net"
 	"net/http"
 	"strings"
 	"sync"
@@ -15,8 +17,11 @@ import (
 	"go.opentelemetry.io/otel/propagation"
 	"go.opentelemetry.io/otel/trace"
 
+	"github.com/cachegate/cachegate/adapters/ginhttp/admin"
+	"github.com/cachegate/cachegate/adapters/ginhttp/console"
+	"github.com/cachegate/cachegate/adapters/ginhttp/internal/web"
+	"github.com/cachegate/cachegate/adapters/ginhttp/limits"
 	"github.com/cachegate/cachegate/application"
-	"github.com/cachegate/cachegate/domain"
 	"github.com/cachegate/cachegate/ports"
 )
 
@@ -95,24 +100,25 @@ type Options struct {
 	// Stream configures the change feed's event streams.
 	Stream StreamOptions
 	// Limits cap what one caller holds at once (lists, streams,
-	// connections); the zero value is the defaults (see CallerLimits).
-	Limits CallerLimits
+	// connections); the zero value is the defaults (see limits.Options).
+	Limits limits.Options
 	// ErrorFormat renders 400 validation errors; "" is
 	// ErrorFormatCachegate.
 	ErrorFormat ErrorFormat
 	// Metrics mounts GET /metrics for the metrics token or an
 	// administrator; nil mounts none.
 	Metrics *MetricsOptions
-	// Console serves the embedded web console at ConsolePath (console.go;
+	// Console serves the embedded web console at ConsolePath (the console
+	// room, adapters/ginhttp/console;
 	// README, "Web console"). Its routes are not API operations and are
 	// not in the OpenAPI document.
 	Console bool
 	// Admin mounts the admin API and the self-service routes
-	// (docs/admin.md); nil leaves them out.
-	Admin *AdminOptions
+	// (docs/admin.md; the admin room); nil leaves them out.
+	Admin *admin.Options
 	// Setup mounts POST /auth/setup, where the one-time set-up link
-	// creates the first admin (setup_routes.go); nil leaves it out.
-	Setup *SetupOptions
+	// creates the first admin (the admin room); nil leaves it out.
+	Setup *admin.SetupOptions
 }
 
 // RequestObserver records finished requests; it must be cheap and safe
@@ -132,10 +138,10 @@ type Server struct {
 	bodyLimit int64
 	ready     Pinger
 	observer  RequestObserver
-	proxies   proxies
+	proxies   web.Proxies
 	maxHeader int
 	// outages limits the log lines of repeated database failures.
-	outages *logLimiter
+	outages *web.LogLimiter
 	stream  StreamOptions
 	// streams ends when the server shuts down (CloseStreams), ending every
 	// open event stream.
@@ -146,16 +152,28 @@ type Server struct {
 	streamsMu   sync.Mutex
 	openStreams int
 	streamsIdle chan struct{}
-	// caps are the per-caller limits (limits.go).
-	caps caps
-	// errorFormat renders validation errors (errors_rockets.go).
-	errorFormat ErrorFormat
+	// caps are the per-caller limits (the limits room).
+	caps *limits.Caps
+	// errs answers failures (web.Errors); host is what the rooms share.
+	errs *web.Errors
+	host *web.Host
+	// cache is the cache API's room; nil without Options.Cache.
+	cache *cacheRoutes
 
 	// failures limits the access lines of requests answered 5xx
 	// (logAccess); now is its clock, replaced by tests.
-	failures *logLimiter
+	failures *web.LogLimiter
 	now      func() time.Time
 }
+
+// ConsolePath is where the console is served (Options.Console), and
+// ConsoleCSP the Content-Security-Policy of its every answer.
+// ConsoleSetupPath is the first admin's set-up page (console.SetupPath).
+const (
+	ConsolePath      = console.Path
+	ConsoleCSP       = console.CSP
+	ConsoleSetupPath = console.SetupPath
+)
 
 // DefaultMaxHeaderBytes is the header limit when Options.MaxHeaderBytes is
 // zero (docs/api.md, "Conventions").
@@ -166,16 +184,51 @@ const DefaultMaxHeaderBytes = 64 << 10
 // up to 4 KiB more than this before deciding).
 func (s *Server) MaxHeaderBytes() int { return s.maxHeader }
 
+// Listener returns ln holding each client address to
+// limits.Options.ConnsPerAddress open connections (limits.Caps.Listener).
+// Serve the Handler on it (bootstrap/httpfx does).
+func (s *Server) Listener(ln net.Listener) net.Listener { return s.caps.Listener(ln) }
+
 // ClientAddr returns the client address of r as the server sees it (see
 // Options.TrustedProxies).
-func (s *Server) ClientAddr(r *http.Request) string { return s.proxies.clientAddr(r) }
+func (s *Server) ClientAddr(r *http.Request) string { return s.proxies.ClientAddr(r) }
 
 // New builds the server. It fails when the options contradict each other
 // (guards without an Authenticator, a negative body limit, an untrusted
 // proxy list that does not parse, a route that clashes with another).
 // Gin's mode is process-wide and left to the caller: bootstrap sets release
 // mode, which silences Gin's debug route printing.
+//
+// The server is the middleware, the guard and the health routes; each
+// room then mounts its own routes with one call: the cache API, auth,
+// metrics, admin (with set-up), the integrator's routes, the console.
 func New(opts Options) (*Server, error) {
+	s, err := newServer(opts)
+	if err != nil {
+		return nil, err
+	}
+	if err := s.useMiddleware(opts); err != nil {
+		return nil, err
+	}
+	for _, mount := range []func() error{
+		s.mountHealth,
+		func() error { return s.mountCache(opts.Cache) },
+		func() error { return s.mountAuth(opts.Auth, opts.CORS) },
+		func() error { return s.mountMetrics(opts.Metrics, opts.Admin) },
+		func() error { return s.mountAdmin(opts.Admin, opts.Setup) },
+		func() error { return s.mountRoutes(opts.Routes) },
+		func() error { return s.mountConsole(opts.Console, opts.Cache) },
+	} {
+		if err := mount(); err != nil {
+			return nil, err
+		}
+	}
+	return s, nil
+}
+
+// newServer checks opts and builds the server with its defaults, its
+// error writer, what the rooms share and the per-caller caps.
+func newServer(opts Options) (*Server, error) {
 	switch {
 	case opts.EnableGuards && opts.Authenticator == nil:
 		return nil, errors.New("ginhttp: EnableGuards needs an Authenticator")
@@ -184,60 +237,63 @@ func New(opts Options) (*Server, error) {
 	case opts.MaxHeaderBytes < 0:
 		return nil, errors.New("ginhttp: MaxHeaderBytes must not be negative")
 	}
-	format, err := parseErrorFormat(opts.ErrorFormat)
+	format, err := web.ParseErrorFormat(opts.ErrorFormat)
 	if err != nil {
 		return nil, err
 	}
-	trusted, err := parseProxies(opts.TrustedProxies)
+	trusted, err := web.ParseProxies(opts.TrustedProxies)
 	if err != nil {
 		return nil, fmt.Errorf("ginhttp: trusted proxies: %w", err)
 	}
+	log := opts.Logger
+	if log == nil {
+		log = slog.New(slog.DiscardHandler)
+	}
 	s := &Server{
 		engine:    gin.New(),
-		log:       opts.Logger,
+		log:       slog.New(ports.LogRequestIDs(log.Handler())),
 		auth:      opts.Authenticator,
 		guards:    opts.EnableGuards,
-		bodyLimit: opts.BodyLimit,
+		bodyLimit: cmp.Or(opts.BodyLimit, DefaultBodyLimit),
 		ready:     opts.Ready,
 		observer:  opts.Observer,
 		proxies:   trusted,
-		maxHeader: opts.MaxHeaderBytes,
-		outages:   newLogLimiter(outageLogInterval),
-		failures:  newLogLimiter(outageLogInterval),
+		maxHeader: cmp.Or(opts.MaxHeaderBytes, DefaultMaxHeaderBytes),
+		outages:   web.NewLogLimiter(web.OutageLogInterval),
+		failures:  web.NewLogLimiter(web.OutageLogInterval),
 		now:       time.Now,
 		stream:    opts.Stream,
-		caps:      newCaps(opts.Limits),
-
-		errorFormat: format,
 	}
 	s.streams, s.closeStreams = context.WithCancel(context.Background())
-	if s.stream.Heartbeat <= 0 {
-		s.stream.Heartbeat = DefaultHeartbeat
+	s.stream.Heartbeat = positiveOr(s.stream.Heartbeat, DefaultHeartbeat)
+	s.stream.Retry = positiveOr(s.stream.Retry, DefaultRetry)
+	s.stream.WriteTimeout = positiveOr(s.stream.WriteTimeout, DefaultStreamWriteTimeout)
+	s.errs = web.NewErrors(s.log, format, s.outages)
+	s.host = &web.Host{Router: router{s}, Errors: s.errs, BodyLimit: s.bodyLimit,
+		ClientAddr: s.proxies.ClientAddr, HasAuth: s.auth != nil}
+	s.caps = limits.New(opts.Limits, s.host, s.proxies)
+	return s, nil
+}
+
+// positiveOr is d, or def when d is not positive.
+func positiveOr(d, def time.Duration) time.Duration {
+	if d <= 0 {
+		return def
 	}
-	if s.stream.Retry <= 0 {
-		s.stream.Retry = DefaultRetry
-	}
-	if s.stream.WriteTimeout <= 0 {
-		s.stream.WriteTimeout = DefaultStreamWriteTimeout
-	}
-	if s.maxHeader == 0 {
-		s.maxHeader = DefaultMaxHeaderBytes
-	}
-	if s.log == nil {
-		s.log = slog.New(slog.DiscardHandler)
-	}
-	s.log = slog.New(ports.LogRequestIDs(s.log.Handler()))
-	if s.bodyLimit == 0 {
-		s.bodyLimit = DefaultBodyLimit
-	}
+	return d
+}
+
+// useMiddleware sets up the engine and its middleware, in the order of
+// doc.go.
+func (s *Server) useMiddleware(opts Options) error {
 	e := s.engine
 	e.RedirectTrailingSlash = false
 	e.RedirectFixedPath = false
 	e.HandleMethodNotAllowed = true
 	// Gin's own client-IP logic is off: it reads only the first
-	// X-Forwarded-For line. clientAddr decides instead.
+	// X-Forwarded-For line. web.Proxies.ClientAddr decides instead.
 	if err := e.SetTrustedProxies(nil); err != nil {
-		return nil, fmt.Errorf("ginhttp: trusted proxies: %w", err)
+		return fmt.Errorf("ginhttp: trusted proxies: %w", err)
 	}
 	e.ForwardedByClientIP = false
 	if opts.TracerProvider != nil {
@@ -249,89 +305,106 @@ func New(opts Options) (*Server, error) {
 	e.Use(s.requestIDMiddleware, s.recovery, s.accessLog)
 	cors, err := corsMiddleware(opts.CORS)
 	if err != nil {
-		return nil, err
+		return err
 	}
 	if cors != nil {
 		// Before routing and the guard: a preflight carries no token.
 		e.Use(cors)
 	}
 	e.Use(s.limitBody)
-	if len(trusted) > 0 && s.caps.conns != nil {
-		e.Use(s.capForwarded)
+	if f := s.caps.Forwarded(); f != nil {
+		e.Use(f)
 	}
-	e.NoRoute(func(c *gin.Context) { s.writeError(c, errRouteNotFound) })
-	e.NoMethod(func(c *gin.Context) { s.writeError(c, errMethodNotAllowed) })
+	e.NoRoute(func(c *gin.Context) { s.writeError(c, web.ErrRouteNotFound) })
+	e.NoMethod(func(c *gin.Context) { s.writeError(c, web.ErrMethodNotAllowed) })
+	return nil
+}
 
-	if err := s.handle(http.MethodGet, "/healthz", alwaysPublic, s.healthz); err != nil {
-		return nil, err
-	}
-	if err := s.handle(http.MethodGet, "/readyz", alwaysPublic, s.readyz); err != nil {
-		return nil, err
-	}
-	if err := s.handle(http.MethodGet, "/openapi.json", alwaysPublic, s.openAPI); err != nil {
-		return nil, err
-	}
-	var cache *cacheRoutes
-	if opts.Cache != nil {
-		if opts.Cache.Assignments == nil {
-			return nil, errors.New("ginhttp: Cache has no Stores")
-		}
-		r, err := newCacheRoutes(s, opts.Cache)
-		if err != nil {
-			return nil, fmt.Errorf("ginhttp: %w", err)
-		}
-		if err := r.register(); err != nil {
-			return nil, err
-		}
-		cache = r
-	}
-	if opts.Auth != nil {
-		o, err := opts.Auth.withDefaults()
-		if err != nil {
-			return nil, err
-		}
-		if o.Origins == nil && opts.CORS != nil {
-			o.Origins = opts.CORS.Origins // cookie refresh: the CORS origins are the allowed sites
-		}
-		if err := (&authRoutes{s: s, o: o}).register(); err != nil {
-			return nil, err
+// mountHealth mounts the probes and the OpenAPI document.
+func (s *Server) mountHealth() error {
+	for _, rt := range []web.Route{{Path: "/healthz", Handler: s.healthz}, {Path: "/readyz", Handler: s.readyz},
+		{Path: "/openapi.json", Handler: s.openAPI}} {
+		rt.Method, rt.Access = http.MethodGet, web.Public
+		if err := s.host.Mount(rt); err != nil {
+			return err
 		}
 	}
-	if opts.Metrics != nil {
-		m := *opts.Metrics
-		if m.Admin == nil && opts.Admin != nil && opts.Admin.Check != nil {
-			check := opts.Admin.Check
-			m.Admin = func(ctx context.Context, a domain.Actor) bool { return check.Require(ctx, a) == nil }
+	return nil
+}
+
+// mountCache mounts the cache API's room; nil mounts nothing.
+func (s *Server) mountCache(uc *application.CacheOperations) error {
+	if uc == nil {
+		return nil
+	}
+	if uc.Assignments == nil {
+		return errors.New("ginhttp: Cache has no Stores")
+	}
+	r, err := newCacheRoutes(s, uc)
+	if err != nil {
+		return fmt.Errorf("ginhttp: %w", err)
+	}
+	s.cache = r
+	return r.register()
+}
+
+// mountAuth mounts the authentication routes; nil mounts nothing. A
+// cookie refresh takes the CORS origins as the allowed sites unless told.
+func (s *Server) mountAuth(a *AuthOptions, cors *CORSOptions) error {
+	if a == nil {
+		return nil
+	}
+	o, err := a.withDefaults()
+	if err != nil {
+		return err
+	}
+	if o.Origins == nil && cors != nil {
+		o.Origins = cors.Origins
+	}
+	return (&authRoutes{s: s, o: o}).register()
+}
+
+// mountAdmin mounts the admin room and the set-up route; nil mounts
+// nothing.
+func (s *Server) mountAdmin(o *admin.Options, setup *admin.SetupOptions) error {
+	if o != nil {
+		d := admin.Deps{Host: s.host, Caps: s.caps, Shutdown: s.streams, Log: s.log,
+			Stream: admin.Stream{Heartbeat: s.stream.Heartbeat, Retry: s.stream.Retry,
+				WriteTimeout: s.stream.WriteTimeout, Recheck: s.stream.Recheck}}
+		if s.cache != nil {
+			d.Cache = s.cache
 		}
-		if err := s.mountMetrics(&m); err != nil {
-			return nil, err
+		if err := admin.Mount(*o, d); err != nil {
+			return err
 		}
 	}
-	if opts.Admin != nil {
-		if err := (&adminRoutes{s: s, o: *opts.Admin, cache: cache}).register(); err != nil {
-			return nil, err
-		}
+	if setup == nil {
+		return nil
 	}
-	if opts.Setup != nil {
-		if err := (&setupRoutes{s: s, o: *opts.Setup}).register(); err != nil {
-			return nil, err
-		}
-	}
-	for _, rt := range opts.Routes {
+	return admin.MountSetup(*setup, s.host)
+}
+
+// mountRoutes mounts the integrator's routes (Handle).
+func (s *Server) mountRoutes(routes []Route) error {
+	for _, rt := range routes {
 		if err := s.Handle(rt); err != nil {
-			return nil, err
+			return err
 		}
 	}
-	if opts.Console {
-		var names []string
-		if opts.Cache != nil {
-			names = opts.Cache.Assignments.Names()
-		}
-		if err := s.mountConsole(names); err != nil {
-			return nil, err
-		}
+	return nil
+}
+
+// mountConsole mounts the console's room, offering the cache's
+// assignments; off mounts nothing.
+func (s *Server) mountConsole(on bool, uc *application.CacheOperations) error {
+	if !on {
+		return nil
 	}
-	return s, nil
+	var names []string
+	if uc != nil {
+		names = uc.Assignments.Names()
+	}
+	return console.Mount(s.host, names)
 }
 
 // CloseStreams ends every open event stream (each gets its end event);
@@ -354,7 +427,7 @@ func (s *Server) Handle(rt Route) error {
 	case rt.Handler == nil:
 		return fmt.Errorf("ginhttp: route %s %s: nil handler", rt.Method, rt.Path)
 	}
-	return s.handle(rt.Method, rt.Path, publicRule(rt.Public), gin.WrapH(rt.Handler))
+	return s.host.Mount(web.Route{Method: rt.Method, Path: rt.Path, Access: web.PublicIf(rt.Public), Handler: gin.WrapH(rt.Handler)})
 }
 
 // Group is a set of integrator routes under one path prefix that share
@@ -384,40 +457,62 @@ func (s *Server) HandleGroup(g Group) error {
 	return nil
 }
 
-// handle mounts h behind the guard (when there is an Authenticator).
-// Gin panics on clashing routes; that becomes an error here.
-func (s *Server) handle(method, path string, public accessRule, h gin.HandlerFunc, pre ...gin.HandlerFunc) (err error) {
+// router mounts the rooms' routes on the server (web.Router).
+type router struct{ s *Server }
+
+// Mount mounts rt behind the guard (when there is an Authenticator). Gin
+// panics on clashing routes; that becomes an error here.
+func (r router) Mount(rt web.Route) (err error) {
 	defer func() {
-		if r := recover(); r != nil {
-			err = fmt.Errorf("ginhttp: route %s %s: %v", method, path, r)
+		if rec := recover(); rec != nil {
+			err = fmt.Errorf("ginhttp: route %s %s: %v", rt.Method, rt.Path, rec)
 		}
 	}()
-	s.engine.Handle(method, path, s.chain(pre, false, public, h)...)
+	if rt.Bare {
+		r.s.engine.Handle(rt.Method, rt.Path, rt.Handler)
+		return nil
+	}
+	r.s.engine.Handle(rt.Method, rt.Path, r.s.chain(rt)...)
 	return nil
 }
 
-// chain is the handlers of a route: pre (which runs before the guard,
+// chain is the handlers of a route: Pre (which runs before the guard,
 // so it also shapes the guard's refusals), then, when there is an
-// Authenticator, bearerFromQuery for a stream and the guard, then h.
-func (s *Server) chain(pre []gin.HandlerFunc, stream bool, public accessRule, h gin.HandlerFunc) []gin.HandlerFunc {
-	hs := append([]gin.HandlerFunc(nil), pre...)
+// Authenticator, bearerFromQuery for a stream and the guard, then the
+// handler.
+func (s *Server) chain(rt web.Route) []gin.HandlerFunc {
+	hs := append([]gin.HandlerFunc(nil), rt.Pre...)
 	if s.auth != nil {
-		if stream {
+		if rt.Stream {
 			hs = append(hs, bearerFromQuery)
 		}
-		hs = append(hs, s.guard(public))
+		hs = append(hs, s.guard(rt.Access))
 	}
-	return append(hs, h)
+	return append(hs, rt.Handler)
 }
 
-// handleStream mounts an event stream's route: as handle, except that the
-// token may come from the access_token parameter (bearerFromQuery).
-func (s *Server) handleStream(method, path string, public accessRule, h gin.HandlerFunc, pre ...gin.HandlerFunc) (err error) {
-	defer func() {
-		if r := recover(); r != nil {
-			err = fmt.Errorf("ginhttp: route %s %s: %v", method, path, r)
-		}
-	}()
-	s.engine.Handle(method, path, s.chain(pre, true, public, h)...)
-	return nil
+// writeError answers err in the error envelope and stops the handler
+// chain (web.Errors).
+func (s *Server) writeError(c *gin.Context, err error) { s.errs.Fail(c, err) }
+
+// WriteError answers err in cachegate's error envelope, through the same
+// status table as the built-in routes, for integrators' handlers
+// registered with Handle: a *domain.Error gets the status of its kind
+// (401 adds WWW-Authenticate: Bearer, 429 and 503 add Retry-After); anything else
+// is logged with the request id and answered as a generic 500.
+func (s *Server) WriteError(w http.ResponseWriter, r *http.Request, err error) {
+	s.errs.Respond(w, r, "", err)
 }
+
+// ErrorFormat chooses how 400 validation errors are rendered (README.md,
+// "Coming from Rockets").
+type ErrorFormat = web.ErrorFormat
+
+// The error formats: ErrorFormatCachegate, the default envelope, has the
+// field problems in details; ErrorFormatRockets renders a 400
+// VALIDATION_FAILED the way Rockets clients parse it (message an array of
+// {property, constraints}); every other error keeps the default envelope.
+const (
+	ErrorFormatCachegate = web.ErrorFormatCachegate
+	ErrorFormatRockets   = web.ErrorFormatRockets
+)

@@ -11,6 +11,7 @@ import (
 	"testing"
 
 	"github.com/cachegate/cachegate/adapters/ginhttp"
+	"github.com/cachegate/cachegate/adapters/ginhttp/admin"
 	"github.com/cachegate/cachegate/adapters/memstore"
 	"github.com/cachegate/cachegate/adapters/passhash"
 	"github.com/cachegate/cachegate/adapters/system"
@@ -37,12 +38,12 @@ func newSetupServer(t *testing.T, fromAnywhere bool) *setupServer {
 		t.Fatal(err)
 	}
 	logs := &lockedBuffer{}
-	audit := application.NewAuditTrail(application.AuditTrailDeps{Store: memstore.NewAuditLog(),
-		Log: slog.New(slog.NewJSONHandler(logs, nil)), Clock: clock, IDs: ids})
 	check, err := application.NewAdminCheck(users, clock)
 	if err != nil {
 		t.Fatal(err)
 	}
+	audit := application.NewAuditTrail(application.AuditTrailDeps{Store: memstore.NewAuditLog(),
+		Log: slog.New(slog.NewJSONHandler(logs, nil)), Clock: clock, IDs: ids})
 	admins, err := application.NewUsers(application.UsersDeps{Users: users, Hasher: hasher, Clock: clock, IDs: ids,
 		Audit: audit, Check: check, Refresh: refresh})
 	if err != nil {
@@ -57,7 +58,7 @@ func newSetupServer(t *testing.T, fromAnywhere bool) *setupServer {
 		t.Fatal(err)
 	}
 	srv, err := ginhttp.New(ginhttp.Options{Logger: slog.New(slog.NewJSONHandler(logs, nil)),
-		Setup: &ginhttp.SetupOptions{Link: link}, Console: true})
+		Setup: &admin.SetupOptions{Link: link}, Console: true})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -101,7 +102,7 @@ func TestSetUpLinkMakesTheFirstAdminOverLoopbackOnce(t *testing.T) {
 		{"the link makes the admin", setupRequest(s.token, "root"), nil, 201, ""},
 		{"the link used again is refused", setupRequest(s.token, "root2"), nil, 403, "SETUP_LINK_USED"},
 	} {
-		status, h, body := do(t, http.MethodPost, ts.URL+ginhttp.SetupPath, c.body, c.hdr...)
+		status, h, body := do(t, http.MethodPost, ts.URL+admin.SetupPath, c.body, c.hdr...)
 		if status != c.status {
 			t.Fatalf("%s: %d %s, want %d", c.name, status, body, c.status)
 		}
@@ -137,7 +138,7 @@ func TestSetUpLinkRefusesAnotherMachineUnlessAllowed(t *testing.T) {
 	t.Parallel()
 	for _, anywhere := range []bool{false, true} {
 		s := newSetupServer(t, anywhere)
-		req := httptest.NewRequest(http.MethodPost, ginhttp.SetupPath, strings.NewReader(setupRequest(s.token, "root")))
+		req := httptest.NewRequest(http.MethodPost, admin.SetupPath, strings.NewReader(setupRequest(s.token, "root")))
 		req.Header.Set("Content-Type", "application/json")
 		req.RemoteAddr = "192.0.2.7:40000"
 		rec := httptest.NewRecorder()
@@ -173,7 +174,7 @@ func TestSetUpLinkRefusesANonLoopbackPeerOverASocket(t *testing.T) {
 	ts.Listener = ln
 	ts.Start()
 	t.Cleanup(ts.Close)
-	status, _, body := do(t, http.MethodPost, ts.URL+ginhttp.SetupPath, setupRequest(s.token, "root"))
+	status, _, body := do(t, http.MethodPost, ts.URL+admin.SetupPath, setupRequest(s.token, "root"))
 	if status != http.StatusForbidden || errorCode(t, body) != "SETUP_NOT_LOCAL" {
 		t.Errorf("from %s: %d %s, want 403 SETUP_NOT_LOCAL", ip, status, body)
 	}
@@ -206,7 +207,7 @@ func TestConsoleServesTheSetUpPage(t *testing.T) {
 		checkConsoleHeaders(t, p, h)
 	}
 	status, _, body := do(t, http.MethodGet, ts.URL+"/console/setup.js", "")
-	if status != http.StatusOK || !strings.Contains(body, ginhttp.SetupPath) {
-		t.Errorf("GET /console/setup.js: %d, want 200 posting to %s", status, ginhttp.SetupPath)
+	if status != http.StatusOK || !strings.Contains(body, admin.SetupPath) {
+		t.Errorf("GET /console/setup.js: %d, want 200 posting to %s", status, admin.SetupPath)
 	}
 }

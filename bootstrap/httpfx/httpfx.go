@@ -18,6 +18,8 @@ import (
 	"go.uber.org/fx"
 
 	"github.com/cachegate/cachegate/adapters/ginhttp"
+	"github.com/cachegate/cachegate/adapters/ginhttp/admin"
+	"github.com/cachegate/cachegate/adapters/ginhttp/limits"
 	"github.com/cachegate/cachegate/application"
 	"github.com/cachegate/cachegate/bootstrap/authfx"
 	"github.com/cachegate/cachegate/bootstrap/storefx"
@@ -56,16 +58,16 @@ type Options struct {
 	Retry time.Duration
 	// Limits cap what one caller holds open at once; the zero value is
 	// ginhttp's defaults.
-	Limits ginhttp.CallerLimits
+	Limits limits.Options
 	// ErrorFormat renders 400 validation errors ("" is cachegate's).
 	ErrorFormat ginhttp.ErrorFormat
 	// Console serves the web console at /console/.
 	Console bool
 }
 
-// limits are the options' caps with the storage's budget of database
+// callerLimits are the options' caps with the storage's budget of database
 // time, unless the options name one.
-func limits(d Deps) ginhttp.CallerLimits {
+func callerLimits(d Deps) limits.Options {
 	l := d.Options.Limits
 	if l.Budget == nil {
 		l.Budget = d.Budget
@@ -137,27 +139,27 @@ func New(d Deps) (*ginhttp.Server, error) {
 			authRoutes.Keys = d.Keys
 		}
 	}
-	var admin *ginhttp.AdminOptions
+	var adminOpts *admin.Options
 	if d.AdminCheck != nil && auth != nil {
-		admin = &ginhttp.AdminOptions{Check: d.AdminCheck, Users: d.Users, Keys: d.SigningKeys, Self: d.Self}
+		adminOpts = &admin.Options{Check: d.AdminCheck, Users: d.Users, Keys: d.SigningKeys, Self: d.Self}
 		if d.AuditTrail.Stored() {
-			admin.Audit = d.AuditTrail // without a stored trail the audit routes are left out
+			adminOpts.Audit = d.AuditTrail // without a stored trail the audit routes are left out
 		}
 		if d.Cache != nil && d.Users != nil {
 			entries, err := application.NewAdminEntries(d.Cache, d.Users)
 			if err != nil {
 				return nil, err
 			}
-			admin.Entries = entries
+			adminOpts.Entries = entries
 		}
 	}
-	var setup *ginhttp.SetupOptions
+	var setup *admin.SetupOptions
 	if d.FirstAdmin != nil {
-		setup = &ginhttp.SetupOptions{Link: d.FirstAdmin}
+		setup = &admin.SetupOptions{Link: d.FirstAdmin}
 	}
 	return ginhttp.New(ginhttp.Options{
 		Setup:          setup,
-		Admin:          admin,
+		Admin:          adminOpts,
 		Auth:           authRoutes,
 		Cache:          d.Cache,
 		Logger:         d.Log,
@@ -172,7 +174,7 @@ func New(d Deps) (*ginhttp.Server, error) {
 		Observer:       d.Observer,
 		TracerProvider: d.Tracing.Provider,
 		Stream:         streamOptions(d),
-		Limits:         limits(d),
+		Limits:         callerLimits(d),
 		ErrorFormat:    d.Options.ErrorFormat,
 		Metrics:        d.Metrics,
 		Console:        d.Options.Console,

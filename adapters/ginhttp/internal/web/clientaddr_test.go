@@ -1,4 +1,4 @@
-package ginhttp
+package web
 
 import (
 	"net/http"
@@ -7,18 +7,18 @@ import (
 
 func TestClientAddr(t *testing.T) {
 	t.Parallel()
-	trusted, err := parseProxies([]string{"10.0.0.0/8", "192.0.2.1", " 2001:db8::/32 "})
+	trusted, err := ParseProxies([]string{"10.0.0.0/8", "192.0.2.1", " 2001:db8::/32 "})
 	if err != nil {
 		t.Fatal(err)
 	}
 	for _, tc := range []struct {
 		name    string
-		proxies proxies
+		Proxies Proxies
 		peer    string
 		xff     []string
 		want    string
 	}{
-		{"without trusted proxies the peer is the client, whatever the header says", nil, "198.51.100.9:4000", []string{"203.0.113.5"}, "198.51.100.9"},
+		{"without trusted Proxies the peer is the client, whatever the header says", nil, "198.51.100.9:4000", []string{"203.0.113.5"}, "198.51.100.9"},
 		{"an untrusted peer's header is ignored", trusted, "198.51.100.9:4000", []string{"203.0.113.5"}, "198.51.100.9"},
 		{"a trusted peer without a header is the client", trusted, "10.1.2.3:4000", nil, "10.1.2.3"},
 		{"a trusted peer's last hop is the client", trusted, "10.1.2.3:4000", []string{"203.0.113.5"}, "203.0.113.5"},
@@ -35,14 +35,14 @@ func TestClientAddr(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			r := &http.Request{RemoteAddr: tc.peer, Header: http.Header{}}
 			for _, v := range tc.xff {
-				r.Header.Add(headerForwardedFor, v)
+				r.Header.Add(HeaderForwardedFor, v)
 			}
-			if got := tc.proxies.clientAddr(r); got != tc.want {
+			if got := tc.Proxies.ClientAddr(r); got != tc.want {
 				t.Errorf("clientAddr = %q, want %q", got, tc.want)
 			}
 		})
 	}
-	if _, err := parseProxies([]string{"10.0.0.0/33"}); err == nil {
+	if _, err := ParseProxies([]string{"10.0.0.0/33"}); err == nil {
 		t.Error("a bad CIDR was accepted")
 	}
 }

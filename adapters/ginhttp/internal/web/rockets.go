@@ -1,4 +1,4 @@
-package ginhttp
+package web
 
 import (
 	"fmt"
@@ -24,8 +24,8 @@ const (
 	ErrorFormatRockets ErrorFormat = "rockets"
 )
 
-// parseErrorFormat accepts "", cachegate and rockets.
-func parseErrorFormat(f ErrorFormat) (ErrorFormat, error) {
+// ParseErrorFormat accepts "", cachegate and rockets.
+func ParseErrorFormat(f ErrorFormat) (ErrorFormat, error) {
 	switch f {
 	case "", ErrorFormatCachegate:
 		return ErrorFormatCachegate, nil
@@ -92,7 +92,7 @@ func appendRocketsValidation(b []byte, status int, code string, details []domain
 		}
 		first = false
 		b = append(b, `{"property":`...)
-		b = appendString(b, d.Field)
+		b = AppendString(b, d.Field)
 		b = append(b, `,"constraints":{`...)
 		var rules []string
 		for j := i; j < len(details); j++ {
@@ -108,13 +108,13 @@ func appendRocketsValidation(b []byte, status int, code string, details []domain
 				b = append(b, ',')
 			}
 			rules = append(rules, rule)
-			b = appendString(b, rule)
+			b = AppendString(b, rule)
 			b = append(b, ':')
-			b = appendString(b, d.Field+" "+details[j].Message)
+			b = AppendString(b, d.Field+" "+details[j].Message)
 		}
 		b = append(b, `}}`...)
 	}
 	b = append(b, `],"error":"Bad Request","errorCode":`...)
-	b = appendString(b, code)
+	b = AppendString(b, code)
 	return append(b, '}')
 }

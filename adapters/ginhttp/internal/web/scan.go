@@ -1,4 +1,4 @@
-package ginhttp
+package web
 
 import (
 	"strconv"
@@ -16,8 +16,8 @@ type scanner struct {
 	i int
 }
 
-// maxDepth bounds nesting so a hostile body cannot exhaust the stack.
-const maxDepth = 256
+// MaxDepth bounds nesting so a hostile body cannot exhaust the stack.
+const MaxDepth = 256
 
 // syntaxError is a malformed body; off is the byte offset of the problem.
 type syntaxError struct {
@@ -64,16 +64,10 @@ func (s *scanner) expect(c byte, what string) error {
 	return nil
 }
 
-// object walks an object whose '{' is next, calling field for every member
-// with the member's name; field must consume the member's value.
-func (s *scanner) object(field func(name string) error) error {
-	return s.members(func(name []byte) error { return field(string(name)) })
-}
-
 // members is object with each member's name as bytes: a slice of the
 // input when the name has no escape (no allocation), a fresh copy
 // unescaped otherwise. The scanner knows no member names; the request
-// types do (jsonbody.go).
+// types do (decode.go).
 func (s *scanner) members(field func(name []byte) error) error {
 	if err := s.expect('{', "'{'"); err != nil {
 		return err
@@ -261,7 +255,7 @@ func (s *scanner) skip(depth int) error {
 		_, _, err := s.scanString()
 		return err
 	case '{', '[':
-		if depth >= maxDepth {
+		if depth >= MaxDepth {
 			return s.fail("JSON nested too deeply")
 		}
 		s.i++
@@ -329,7 +323,7 @@ func (s *scanner) number() error {
 	case i < len(b) && b[i] == '0':
 		i++
 	case i < len(b) && b[i] >= '1' && b[i] <= '9':
-		for i < len(b) && isDigit(b[i]) {
+		for i < len(b) && IsDigit(b[i]) {
 			i++
 		}
 	default:
@@ -338,11 +332,11 @@ func (s *scanner) number() error {
 	}
 	if i < len(b) && b[i] == '.' {
 		i++
-		if i >= len(b) || !isDigit(b[i]) {
+		if i >= len(b) || !IsDigit(b[i]) {
 			s.i = i
 			return s.fail("invalid number")
 		}
-		for i < len(b) && isDigit(b[i]) {
+		for i < len(b) && IsDigit(b[i]) {
 			i++
 		}
 	}
@@ -351,11 +345,11 @@ func (s *scanner) number() error {
 		if i < len(b) && (b[i] == '+' || b[i] == '-') {
 			i++
 		}
-		if i >= len(b) || !isDigit(b[i]) {
+		if i >= len(b) || !IsDigit(b[i]) {
 			s.i = i
 			return s.fail("invalid number")
 		}
-		for i < len(b) && isDigit(b[i]) {
+		for i < len(b) && IsDigit(b[i]) {
 			i++
 		}
 	}
@@ -363,10 +357,10 @@ func (s *scanner) number() error {
 	return nil
 }
 
-func isDigit(c byte) bool { return c >= '0' && c <= '9' }
+func IsDigit(c byte) bool { return c >= '0' && c <= '9' }
 
-// kindName names the JSON type starting with c, for error messages.
-func kindName(c byte) string {
+// KindName names the JSON type starting with c, for error messages.
+func KindName(c byte) string {
 	switch c {
 	case '"':
 		return "a string"

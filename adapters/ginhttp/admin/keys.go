@@ -1,10 +1,11 @@
-package ginhttp
+package admin
 
 import (
 	"net/http"
 
 	"github.com/gin-gonic/gin"
 
+	"github.com/cachegate/cachegate/adapters/ginhttp/internal/web"
 	"github.com/cachegate/cachegate/application"
 	"github.com/cachegate/cachegate/domain"
 )
@@ -26,7 +27,7 @@ func toKeyDTO(k domain.SigningKey, state string) keyDTO {
 		SignsFrom: jsonTime(k.SignsFrom), RetiredAt: timePtr(k.RetiredAt), RevokedAt: timePtr(k.RevokedAt)}
 }
 
-func (r *adminRoutes) listKeys(c *gin.Context) {
+func (r *routes) listKeys(c *gin.Context) {
 	keys, err := r.o.Keys.List(c.Request.Context())
 	if err != nil {
 		r.s.writeError(c, err)
@@ -41,18 +42,17 @@ func (r *adminRoutes) listKeys(c *gin.Context) {
 	}{data})
 }
 
-func (r *adminRoutes) rotateKey(c *gin.Context) {
-	var body struct {
-		Now bool `json:"now"`
-	}
+func (r *routes) rotateKey(c *gin.Context) {
+	var body rotateBody
 	// The body is optional: none rotates with the publish-ahead.
 	if c.Request.ContentLength != 0 || len(c.Request.Header.Values("Content-Type")) > 0 {
-		if !r.decodeAdminBody(c, &body) {
+		var ok bool
+		if body, ok = web.Decode(r.s.Host, c, rotateTable); !ok {
 			return
 		}
 	}
 	ctx := c.Request.Context()
-	k, err := r.o.Keys.Rotate(ctx, actorFrom(c), application.RotateKeyInput{Now: body.Now})
+	k, err := r.o.Keys.Rotate(ctx, web.Actor(c), application.RotateKeyInput{Now: body.Now.Value})
 	if err != nil {
 		r.s.writeError(c, err)
 		return
@@ -68,10 +68,6 @@ func (r *adminRoutes) rotateKey(c *gin.Context) {
 	writeAdminJSON(c, http.StatusCreated, toKeyDTO(k, state))
 }
 
-func (r *adminRoutes) revokeKey(c *gin.Context) {
-	if err := r.o.Keys.Revoke(c.Request.Context(), actorFrom(c), c.Param("kid")); err != nil {
-		r.s.writeError(c, err)
-		return
-	}
-	c.Status(http.StatusNoContent)
+func (r *routes) revokeKey(c *gin.Context) {
+	r.done(c, r.o.Keys.Revoke(c.Request.Context(), web.Actor(c), c.Param("kid")))
 }

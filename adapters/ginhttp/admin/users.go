@@ -1,4 +1,4 @@
-package ginhttp
+package admin
 
 import (
 	"net/http"
@@ -8,6 +8,7 @@ import (
 
 	"github.com/gin-gonic/gin"
 
+	"github.com/cachegate/cachegate/adapters/ginhttp/internal/web"
 	"github.com/cachegate/cachegate/application"
 	"github.com/cachegate/cachegate/domain"
 )
@@ -47,7 +48,8 @@ func toSessionDTO(s domain.Session) sessionDTO {
 // parseUserQuery parses the user list's query: filter and or (repeatable,
 // <field>||<operator>||<value>, combined as the cache lists combine
 // them), one sort (<field>[,ASC|DESC]), limit, page, offset; the grammar
-// and the parser of the cache lists (list_query.go) on the user fields.
+// and the parser of the cache lists (web.ParseCondition, web.ParseSort)
+// on the user fields.
 func parseUserQuery(raw string) (q application.UserList, page int, err error) {
 	if len(raw) > 4096 {
 		return q, 0, domain.InvalidField("query", "is longer than 4096 bytes")
@@ -57,7 +59,7 @@ func parseUserQuery(raw string) (q application.UserList, page int, err error) {
 		return q, 0, domain.InvalidField("query", "is not a valid query string")
 	}
 	var (
-		errs         problems
+		errs         web.Problems
 		filters, ors []domain.Filter
 	)
 	lp := newListPage()
@@ -65,9 +67,9 @@ func parseUserQuery(raw string) (q application.UserList, page int, err error) {
 		switch name {
 		case "filter", "filter[]", "or", "or[]":
 			for _, v := range vs {
-				c, err := parseCondition(domain.UserFields, name, v)
+				c, err := web.ParseCondition(domain.UserFields, name, v)
 				if err != nil {
-					errs.addErr(err)
+					errs.AddErr(err)
 					continue
 				}
 				if strings.HasPrefix(name, "or") {
@@ -78,33 +80,33 @@ func parseUserQuery(raw string) (q application.UserList, page int, err error) {
 			}
 		case "sort", "sort[]":
 			if len(vs) > 1 {
-				errs.add("sort", "sorts on one user field at most")
+				errs.Add("sort", "sorts on one user field at most")
 				continue
 			}
-			k, err := parseSort(domain.UserFields, vs[0])
+			k, err := web.ParseSort(domain.UserFields, vs[0])
 			if err != nil {
-				errs.addErr(err)
+				errs.AddErr(err)
 				continue
 			}
 			q.Sort = []domain.SortKey{k}
 		default:
 			if !lp.param(&errs, name, vs) {
-				errs.add(name, "is not a parameter of the user list")
+				errs.Add(name, "is not a parameter of the user list")
 			}
 		}
 	}
 	if len(filters)+len(ors) > domain.MaxQueryConditions {
-		errs.add("filter", "has more than "+strconv.Itoa(domain.MaxQueryConditions)+" conditions")
+		errs.Add("filter", "has more than "+strconv.Itoa(domain.MaxQueryConditions)+" conditions")
 	}
 	if len(errs) > 0 {
 		return q, 0, domain.Invalid(errs...)
 	}
-	q.Filter, q.Limit = combine(filters, ors), lp.limit
+	q.Filter, q.Limit = web.Combine(filters, ors), lp.limit
 	q.Offset, page = lp.resolve()
 	return q, page, nil
 }
 
-func (r *adminRoutes) listUsers(c *gin.Context) {
+func (r *routes) listUsers(c *gin.Context) {
 	q, page, err := parseUserQuery(c.Request.URL.RawQuery)
 	if err != nil {
 		r.s.writeError(c, err)
@@ -122,21 +124,17 @@ func (r *adminRoutes) listUsers(c *gin.Context) {
 	writeAdminJSON(c, http.StatusOK, newAdminPage(data, total, page, q.Limit))
 }
 
-func (r *adminRoutes) addUser(c *gin.Context) {
-	var body struct {
-		Username *string `json:"username"`
-		Password *string `json:"password"`
-		Admin    bool    `json:"admin"`
-	}
-	if !r.decodeAdminBody(c, &body) {
+func (r *routes) addUser(c *gin.Context) {
+	body, ok := web.Decode(r.s.Host, c, addUserTable)
+	if !ok {
 		return
 	}
-	if body.Username == nil || body.Password == nil {
+	if !body.Username.Given || !body.Password.Given {
 		r.s.writeError(c, domain.InvalidField("body", "needs username and password"))
 		return
 	}
-	u, err := r.o.Users.Add(c.Request.Context(), actorFrom(c),
-		application.AddUserInput{Username: *body.Username, Password: *body.Password, Active: true, Admin: body.Admin})
+	u, err := r.o.Users.Add(c.Request.Context(), web.Actor(c),
+		application.AddUserInput{Username: body.Username.Value, Password: body.Password.Value, Active: true, Admin: body.Admin.Value})
 	if err != nil {
 		r.s.writeError(c, err)
 		return
@@ -145,7 +143,7 @@ func (r *adminRoutes) addUser(c *gin.Context) {
 	writeAdminJSON(c, http.StatusCreated, toUserDTO(u))
 }
 
-func (r *adminRoutes) getUser(c *gin.Context) {
+func (r *routes) getUser(c *gin.Context) {
 	u, err := r.o.Users.Get(c.Request.Context(), c.Param("id"))
 	if err != nil {
 		r.s.writeError(c, err)
@@ -154,16 +152,13 @@ func (r *adminRoutes) getUser(c *gin.Context) {
 	writeAdminJSON(c, http.StatusOK, toUserDTO(u))
 }
 
-func (r *adminRoutes) patchUser(c *gin.Context) {
-	var body struct {
-		Active *bool `json:"active"`
-		Admin  *bool `json:"admin"`
-	}
-	if !r.decodeAdminBody(c, &body) {
+func (r *routes) patchUser(c *gin.Context) {
+	body, ok := web.Decode(r.s.Host, c, patchUserTable)
+	if !ok {
 		return
 	}
-	u, err := r.o.Users.Patch(c.Request.Context(), actorFrom(c), c.Param("id"),
-		application.UserPatch{Active: body.Active, Admin: body.Admin})
+	u, err := r.o.Users.Patch(c.Request.Context(), web.Actor(c), c.Param("id"),
+		application.UserPatch{Active: body.Active.Ptr(), Admin: body.Admin.Ptr()})
 	if err != nil {
 		r.s.writeError(c, err)
 		return
@@ -171,33 +166,23 @@ func (r *adminRoutes) patchUser(c *gin.Context) {
 	writeAdminJSON(c, http.StatusOK, toUserDTO(u))
 }
 
-func (r *adminRoutes) setPassword(c *gin.Context) {
-	var body struct {
-		Password *string `json:"password"`
-	}
-	if !r.decodeAdminBody(c, &body) {
+func (r *routes) setPassword(c *gin.Context) {
+	body, ok := web.Decode(r.s.Host, c, passwordTable)
+	if !ok {
 		return
 	}
-	if body.Password == nil {
+	if !body.Password.Given {
 		r.s.writeError(c, domain.InvalidField("password", "is required"))
 		return
 	}
-	if err := r.o.Users.ResetPassword(c.Request.Context(), actorFrom(c), c.Param("id"), *body.Password); err != nil {
-		r.s.writeError(c, err)
-		return
-	}
-	c.Status(http.StatusNoContent)
+	r.done(c, r.o.Users.ResetPassword(c.Request.Context(), web.Actor(c), c.Param("id"), body.Password.Value))
 }
 
-func (r *adminRoutes) deleteUser(c *gin.Context) {
-	if err := r.o.Users.Delete(c.Request.Context(), actorFrom(c), c.Param("id")); err != nil {
-		r.s.writeError(c, err)
-		return
-	}
-	c.Status(http.StatusNoContent)
+func (r *routes) deleteUser(c *gin.Context) {
+	r.done(c, r.o.Users.Delete(c.Request.Context(), web.Actor(c), c.Param("id")))
 }
 
-func (r *adminRoutes) userSessions(c *gin.Context) {
+func (r *routes) userSessions(c *gin.Context) {
 	p, lp, err := parseSessionPage(c.Request.URL.RawQuery)
 	if err != nil {
 		r.s.writeError(c, err)
@@ -225,18 +210,10 @@ func writeSessions(c *gin.Context, list application.SessionList, lp listPage, cu
 	writeAdminJSON(c, http.StatusOK, newAdminPage(data, list.Total, lp.page, lp.limit))
 }
 
-func (r *adminRoutes) revokeUserSessions(c *gin.Context) {
-	if err := r.o.Users.RevokeSessions(c.Request.Context(), actorFrom(c), c.Param("id")); err != nil {
-		r.s.writeError(c, err)
-		return
-	}
-	c.Status(http.StatusNoContent)
+func (r *routes) revokeUserSessions(c *gin.Context) {
+	r.done(c, r.o.Users.RevokeSessions(c.Request.Context(), web.Actor(c), c.Param("id")))
 }
 
-func (r *adminRoutes) revokeSession(c *gin.Context) {
-	if err := r.o.Users.RevokeSession(c.Request.Context(), actorFrom(c), c.Param("sid")); err != nil {
-		r.s.writeError(c, err)
-		return
-	}
-	c.Status(http.StatusNoContent)
+func (r *routes) revokeSession(c *gin.Context) {
+	r.done(c, r.o.Users.RevokeSession(c.Request.Context(), web.Actor(c), c.Param("sid")))
 }

@@ -1,4 +1,4 @@
-package ginhttp
+package admin
 
 import (
 	"errors"
@@ -6,63 +6,62 @@ import (
 
 	"github.com/gin-gonic/gin"
 
+	"github.com/cachegate/cachegate/adapters/ginhttp/internal/web"
 	"github.com/cachegate/cachegate/application"
 )
 
 // SetupPath is the route that spends the one-time set-up link on the
 // first admin (docs/admin.md, "The first admin"); the console's set-up
-// page (ConsoleSetupPath) posts to it.
+// page (console.SetupPath) posts to it.
 const SetupPath = "/auth/setup"
-
-// ConsoleSetupPath is the console's set-up page; the link serve logs is
-// this page with the token in the fragment (#token=…), which browsers
-// never send, so the token reaches no access log or Referer.
-const ConsoleSetupPath = ConsolePath + "setup"
 
 // SetupOptions mount POST /auth/setup.
 type SetupOptions struct {
 	Link *application.FirstAdmin
 }
 
-// setupBody is the DTO of POST /auth/setup (jsonbody.go).
+// setupBody is the DTO of POST /auth/setup (web.Table).
 type setupBody struct {
-	Token    jsonString `json:"token"`
-	Username jsonString `json:"username"`
-	Password jsonString `json:"password"`
+	Token    web.String `json:"token"`
+	Username web.String `json:"username"`
+	Password web.String `json:"password"`
 }
 
 // setupBodyTable is setupBody's table, built once.
-var setupBodyTable = newBodyTable[setupBody]()
+var setupBodyTable = web.NewTable[setupBody]()
 
 type setupRoutes struct {
-	s *Server
-	o SetupOptions
+	host *web.Host
+	o    SetupOptions
 }
 
-func (r *setupRoutes) register() error {
-	if r.o.Link == nil {
+// MountSetup mounts POST /auth/setup.
+func MountSetup(o SetupOptions, host *web.Host) error {
+	if o.Link == nil {
 		return errors.New("ginhttp: the set-up route needs the set-up link")
 	}
-	return r.s.handle(http.MethodPost, SetupPath, alwaysPublic, r.create, setNoStore)
+	r := &setupRoutes{host: host, o: o}
+	return host.Mount(web.Route{Method: http.MethodPost, Path: SetupPath, Access: web.Public, Handler: r.create,
+		Pre: []gin.HandlerFunc{setNoStore}})
 }
 
 // create answers 201 with the new admin. The token travels in the body
 // only: it is never in a URL, so never in a log line.
 func (r *setupRoutes) create(c *gin.Context) {
-	b, err := r.s.readBody(c)
+	b, err := r.host.ReadBody(c)
 	if err != nil {
-		r.s.writeError(c, err)
+		r.host.Fail(c, err)
 		return
 	}
-	dto, err := setupBodyTable.decode(b)
+	dto, err := setupBodyTable.Decode(b)
 	if err != nil {
-		r.s.writeError(c, err)
+		r.host.Fail(c, err)
 		return
 	}
 	u, err := r.o.Link.Create(c.Request.Context(), application.SetupInput{Token: dto.Token.Value,
 		Username: dto.Username.Value, Password: dto.Password.Value, Local: fromThisMachine(c.Request)})
 	if err != nil {
-		r.s.writeError(c, err)
+		r.host.Fail(c, err)
 		return
 	}
 	writeAdminJSON(c, http.StatusCreated, toUserDTO(u))
@@ -73,9 +72,9 @@ func (r *setupRoutes) create(c *gin.Context) {
 // Forwarded or X-Forwarded-For header, since a proxy on the same machine
 // makes every client's peer a loopback address.
 func fromThisMachine(r *http.Request) bool {
-	peer, ok := parseHop(r.RemoteAddr)
+	peer, ok := web.ParseHop(r.RemoteAddr)
 	if !ok || !peer.IsLoopback() {
 		return false
 	}
-	return len(r.Header.Values(headerForwardedFor)) == 0 && len(r.Header.Values("Forwarded")) == 0
+	return len(r.Header.Values(web.HeaderForwardedFor)) == 0 && len(r.Header.Values("Forwarded")) == 0
 }

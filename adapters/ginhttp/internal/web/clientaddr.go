@@ -1,4 +1,4 @@
-package ginhttp
+package web
 
 import (
 	"fmt"
@@ -8,17 +8,17 @@ import (
 	"strings"
 )
 
-// headerForwardedFor is the only header a trusted proxy's client address
+// HeaderForwardedFor is the only header a trusted proxy's client address
 // is read from.
-const headerForwardedFor = "X-Forwarded-For"
+const HeaderForwardedFor = "X-Forwarded-For"
 
-// proxies are the networks whose X-Forwarded-For is believed
+// Proxies are the networks whose X-Forwarded-For is believed
 // (docs/operations.md, "PostgreSQL and several replicas").
-type proxies []netip.Prefix
+type Proxies []netip.Prefix
 
-// parseProxies reads addresses ("10.0.0.7") and CIDRs ("10.0.0.0/8").
-func parseProxies(list []string) (proxies, error) {
-	var out proxies
+// ParseProxies reads addresses ("10.0.0.7") and CIDRs ("10.0.0.0/8").
+func ParseProxies(list []string) (Proxies, error) {
+	var out Proxies
 	for _, s := range list {
 		s = strings.TrimSpace(s)
 		if p, err := netip.ParsePrefix(s); err == nil {
@@ -34,7 +34,8 @@ func parseProxies(list []string) (proxies, error) {
 	return out, nil
 }
 
-func (ps proxies) trusted(a netip.Addr) bool {
+// Trusted reports whether a is a trusted proxy.
+func (ps Proxies) Trusted(a netip.Addr) bool {
 	for _, p := range ps {
 		if p.Contains(a) {
 			return true
@@ -43,41 +44,41 @@ func (ps proxies) trusted(a netip.Addr) bool {
 	return false
 }
 
-// clientAddr is the address a request is throttled and logged under. It
+// ClientAddr is the address a request is throttled and logged under. It
 // is the TCP peer's, unless the peer is a trusted proxy: then it is the
 // rightmost hop of X-Forwarded-For that is not a trusted proxy, walking
 // from the peer towards the client, so that only hops added by trusted
-// proxies are believed and a client cannot choose its address by sending
+// Proxies are believed and a client cannot choose its address by sending
 // the header itself. Every X-Forwarded-For line counts, in order (some
-// proxies add a line rather than extend the last one). When every hop is
+// Proxies add a line rather than extend the last one). When every hop is
 // trusted the leftmost is the client; when a hop does not parse, the
 // nearest trusted hop before it is used.
-func (ps proxies) clientAddr(r *http.Request) string {
-	peer, ok := parseHop(r.RemoteAddr)
+func (ps Proxies) ClientAddr(r *http.Request) string {
+	peer, ok := ParseHop(r.RemoteAddr)
 	if !ok {
 		return r.RemoteAddr
 	}
-	if len(ps) == 0 || !ps.trusted(peer) {
+	if len(ps) == 0 || !ps.Trusted(peer) {
 		return peer.String()
 	}
-	hops := strings.Split(strings.Join(r.Header.Values(headerForwardedFor), ","), ",")
+	hops := strings.Split(strings.Join(r.Header.Values(HeaderForwardedFor), ","), ",")
 	client := peer
 	for i := len(hops) - 1; i >= 0; i-- {
-		hop, ok := parseHop(hops[i])
+		hop, ok := ParseHop(hops[i])
 		if !ok {
 			break
 		}
 		client = hop
-		if !ps.trusted(hop) {
+		if !ps.Trusted(hop) {
 			break
 		}
 	}
 	return client.String()
 }
 
-// parseHop reads "ip", "ip:port" or "[ipv6]:port", IPv4-mapped IPv6
+// ParseHop reads "ip", "ip:port" or "[ipv6]:port", IPv4-mapped IPv6
 // addresses as IPv4.
-func parseHop(s string) (netip.Addr, bool) {
+func ParseHop(s string) (netip.Addr, bool) {
 	s = strings.TrimSpace(s)
 	if a, err := netip.ParseAddr(s); err == nil {
 		return a.Unmap().WithZone(""), true

@@ -1,4 +1,4 @@
-package ginhttp
+package web
 
 import (
 	"bytes"
@@ -10,6 +10,24 @@ import (
 
 	"github.com/cachegate/cachegate/domain"
 )
+
+// loginProbe is a body of nullable strings, as the login body is.
+type loginProbe struct {
+	Username String `json:"username,nullable"`
+	Password String `json:"password,nullable"`
+}
+
+var loginProbeTable = NewTable[loginProbe]()
+
+// decodeStringObject decodes b by loginProbeTable, the values in the
+// order of the members.
+func decodeStringObject(b []byte, _ ...string) ([]string, error) {
+	v, err := loginProbeTable.Decode(b)
+	if err != nil {
+		return nil, err
+	}
+	return []string{v.Username.Value, v.Password.Value}, nil
+}
 
 func TestDecodeStringObject(t *testing.T) {
 	t.Parallel()
@@ -68,7 +86,8 @@ func TestDecodeStringObject(t *testing.T) {
 	}
 }
 
-// FuzzDecodeStringObject: the login and refresh body decoder never
+// FuzzDecodeStringObject: the decoder of a body of nullable strings (the
+// login and refresh bodies) never
 // panics, refuses only with a validation error (a 400, never a 500), and
 // accepts only a JSON object whose members are among the known names and
 // are strings (or null), decoded as encoding/json decodes them.

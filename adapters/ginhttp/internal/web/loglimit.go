@@ -1,21 +1,21 @@
-package ginhttp
+package web
 
 import (
 	"sync"
 	"time"
 )
 
-// outageLogInterval is how often one repeated failure is logged.
-const outageLogInterval = 10 * time.Second
+// OutageLogInterval is how often one repeated failure is logged.
+const OutageLogInterval = 10 * time.Second
 
-// maxLimitedKeys bounds the distinct failures a logLimiter remembers; past
+// maxLimitedKeys bounds the distinct failures a LogLimiter remembers; past
 // it the memory is cleared, which at worst logs a line more.
 const maxLimitedKeys = 256
 
-// logLimiter decides which of many identical log lines to write: the first
+// LogLimiter decides which of many identical log lines to write: the first
 // of each key, then at most one per interval, each with the count of those
 // suppressed since the last one written. It is safe for concurrent use.
-type logLimiter struct {
+type LogLimiter struct {
 	interval time.Duration
 
 	mu   sync.Mutex
@@ -27,13 +27,14 @@ type limitedKey struct {
 	suppressed int64
 }
 
-func newLogLimiter(interval time.Duration) *logLimiter {
-	return &logLimiter{interval: interval, seen: make(map[string]*limitedKey)}
+// NewLogLimiter limits lines to one per interval and key.
+func NewLogLimiter(interval time.Duration) *LogLimiter {
+	return &LogLimiter{interval: interval, seen: make(map[string]*limitedKey)}
 }
 
-// admit reports whether the line of key should be written at now, and how
+// Admit reports whether the line of key should be written at now, and how
 // many lines of key were suppressed since the last one written.
-func (l *logLimiter) admit(key string, now time.Time) (suppressed int64, ok bool) {
+func (l *LogLimiter) Admit(key string, now time.Time) (suppressed int64, ok bool) {
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	k := l.seen[key]

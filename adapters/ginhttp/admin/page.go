@@ -1,9 +1,10 @@
-package ginhttp
+package admin
 
 import (
 	"net/url"
 	"strings"
 
+	"github.com/cachegate/cachegate/adapters/ginhttp/internal/web"
 	"github.com/cachegate/cachegate/application"
 	"github.com/cachegate/cachegate/domain"
 )
@@ -25,18 +26,18 @@ type listPage struct {
 func newListPage() listPage { return listPage{limit: defaultAdminPage, page: 1} }
 
 // param reads the paging parameter name; false when name is none.
-func (p *listPage) param(errs *problems, name string, vs []string) bool {
+func (p *listPage) param(errs *web.Problems, name string, vs []string) bool {
 	switch name {
 	case "limit", "per_page":
-		if n := intParam(errs, name, vs[len(vs)-1], 1, maxAdminPage); n != nil {
+		if n := web.IntParam(errs, name, vs[len(vs)-1], 1, maxAdminPage); n != nil {
 			p.limit = *n
 		}
 	case "page":
-		if n := intParam(errs, name, vs[len(vs)-1], 1, 1<<20); n != nil {
+		if n := web.IntParam(errs, name, vs[len(vs)-1], 1, 1<<20); n != nil {
 			p.page = *n
 		}
 	case "offset":
-		p.offset = intParam(errs, name, vs[len(vs)-1], 0, 1<<30)
+		p.offset = web.IntParam(errs, name, vs[len(vs)-1], 0, 1<<30)
 	default:
 		return false
 	}
@@ -76,11 +77,11 @@ func parseSessionPage(raw string) (application.SessionPage, listPage, error) {
 	if err != nil || strings.ContainsRune(raw, 0) {
 		return application.SessionPage{}, listPage{}, domain.InvalidField("query", "is not a valid query string")
 	}
-	var errs problems
+	var errs web.Problems
 	lp := newListPage()
 	for name, vs := range values {
 		if !lp.param(&errs, name, vs) {
-			errs.add(clip(name), "is not a parameter of the session list")
+			errs.Add(web.Clip(name), "is not a parameter of the session list")
 		}
 	}
 	if len(errs) > 0 {

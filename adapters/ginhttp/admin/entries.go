@@ -1,10 +1,11 @@
-package ginhttp
+package admin
 
 import (
 	"net/http"
 
 	"github.com/gin-gonic/gin"
 
+	"github.com/cachegate/cachegate/adapters/ginhttp/internal/web"
 	"github.com/cachegate/cachegate/domain"
 )
 
@@ -15,60 +16,48 @@ import (
 // admin.
 
 // getEntry is GET /admin/cache/<assignment>/<id>.
-func (r *adminRoutes) getEntry(c *gin.Context) {
-	a, ok := r.cache.assignment(c)
+func (r *routes) getEntry(c *gin.Context) {
+	a, ok := r.cache.Assignment(c)
 	if !ok {
 		return
 	}
 	e, err := r.o.Entries.Get(c.Request.Context(), a, c.Param("id"))
-	if err != nil {
-		r.s.writeError(c, err)
-		return
-	}
-	writeEntry(c, http.StatusOK, &e)
+	r.cache.Answer(c, http.StatusOK, e, err)
 }
 
 // replaceEntry is PUT /admin/cache/<assignment>/<id>: replaces an
 // existing entry, never creates one.
-func (r *adminRoutes) replaceEntry(c *gin.Context) {
-	a, ok := r.cache.assignment(c)
+func (r *routes) replaceEntry(c *gin.Context) {
+	a, ok := r.cache.Assignment(c)
 	if !ok {
 		return
 	}
-	in, err := r.cache.cacheInput(c)
+	in, err := r.cache.Input(c)
 	if err != nil {
 		r.s.writeError(c, err)
 		return
 	}
-	pre, err := r.cache.preconditionsAs(c, a, domain.System())
+	pre, err := r.cache.Preconditions(c, a, domain.System())
 	if err != nil {
 		r.s.writeError(c, err)
 		return
 	}
-	e, err := r.o.Entries.Replace(c.Request.Context(), actorFrom(c), a, c.Param("id"), in, pre)
-	if err != nil {
-		r.s.writeError(c, err)
-		return
-	}
-	writeEntry(c, http.StatusOK, &e)
+	e, err := r.o.Entries.Replace(c.Request.Context(), web.Actor(c), a, c.Param("id"), in, pre)
+	r.cache.Answer(c, http.StatusOK, e, err)
 }
 
 // deleteEntry is DELETE /admin/cache/<assignment>/<id>: 200 with the
 // entry as deleted, as DELETE /cache/<assignment>/<id>.
-func (r *adminRoutes) deleteEntry(c *gin.Context) {
-	a, ok := r.cache.assignment(c)
+func (r *routes) deleteEntry(c *gin.Context) {
+	a, ok := r.cache.Assignment(c)
 	if !ok {
 		return
 	}
-	pre, err := r.cache.preconditionsAs(c, a, domain.System())
+	pre, err := r.cache.Preconditions(c, a, domain.System())
 	if err != nil {
 		r.s.writeError(c, err)
 		return
 	}
-	e, err := r.o.Entries.Delete(c.Request.Context(), actorFrom(c), a, c.Param("id"), pre)
-	if err != nil {
-		r.s.writeError(c, err)
-		return
-	}
-	writeEntry(c, http.StatusOK, &e)
+	e, err := r.o.Entries.Delete(c.Request.Context(), web.Actor(c), a, c.Param("id"), pre)
+	r.cache.Answer(c, http.StatusOK, e, err)
 }

@@ -1,4 +1,4 @@
-package ginhttp
+package limits
 
 import (
 	"errors"
@@ -8,10 +8,12 @@ import (
 	"strconv"
 	"sync/atomic"
 	"time"
+
+	"github.com/cachegate/cachegate/adapters/ginhttp/internal/web"
 )
 
 // Listener returns ln holding each client address to
-// CallerLimits.ConnsPerAddress open connections, counted from accept to
+// Options.ConnsPerAddress open connections, counted from accept to
 // close (a stream's connection, taken over from net/http, until the
 // stream ends). Serve the Handler on it (bootstrap/httpfx does).
 //
@@ -25,14 +27,14 @@ import (
 //
 // A connection whose peer is a trusted proxy (Options.TrustedProxies) is
 // not counted: it carries many clients. Their requests are held to the
-// same cap, per forwarded address, while in flight (see CallerLimits).
+// same cap, per forwarded address, while in flight (see Options).
 // Without a connection cap Listener returns ln itself.
-func (s *Server) Listener(ln net.Listener) net.Listener {
-	if s.caps.conns == nil {
+func (s *Caps) Listener(ln net.Listener) net.Listener {
+	if s.conns == nil {
 		return ln
 	}
-	return &capListener{Listener: ln, conns: s.caps.conns, proxies: s.proxies,
-		refusal: refusalResponse(s.caps.tooManyConns.Message), refusing: make(chan struct{}, maxRefusing)}
+	return &capListener{Listener: ln, conns: s.conns, proxies: s.proxies,
+		refusal: refusalResponse(s.tooManyConns.Message), refusing: make(chan struct{}, maxRefusing)}
 }
 
 // Bounds of a refusal.
@@ -50,21 +52,21 @@ const (
 // the error envelope of every other answer.
 func refusalResponse(msg string) []byte {
 	body := []byte(`{"statusCode":429,"message":`)
-	body = appendString(body, msg)
+	body = web.AppendString(body, msg)
 	body = append(body, `,"errorCode":"`+CodeTooManyRequests+`"}`...)
 	head := "HTTP/1.1 429 Too Many Requests\r\n" +
 		"Content-Type: application/json; charset=utf-8\r\n" +
-		"Retry-After: " + strconv.FormatInt(retryAfterSeconds(capRetryAfter), 10) + "\r\n" +
+		"Retry-After: " + strconv.FormatInt(web.RetryAfterSeconds(capRetryAfter), 10) + "\r\n" +
 		"Connection: close\r\n" +
 		"Content-Length: " + strconv.Itoa(len(body)) + "\r\n\r\n"
 	return append([]byte(head), body...)
 }
 
-// capListener is Server.Listener's listener.
+// capListener is Caps.Listener's listener.
 type capListener struct {
 	net.Listener
 	conns    *keyLimiter
-	proxies  proxies
+	proxies  web.Proxies
 	refusal  []byte
 	refusing chan struct{}
 }
@@ -78,7 +80,7 @@ func (l *capListener) Accept() (net.Conn, error) {
 			return nil, err
 		}
 		peer, ok := peerAddr(c)
-		if !ok || l.proxies.trusted(peer) {
+		if !ok || l.proxies.Trusted(peer) {
 			return c, nil
 		}
 		key := peer.String()
@@ -96,11 +98,11 @@ func peerAddr(c net.Conn) (netip.Addr, bool) {
 		a := ta.AddrPort().Addr()
 		return a.Unmap().WithZone(""), a.IsValid()
 	}
-	return parseHop(c.RemoteAddr().String())
+	return web.ParseHop(c.RemoteAddr().String())
 }
 
 // refuse answers c 429 and closes it, on a goroutine of its own (see
-// Server.Listener).
+// Caps.Listener).
 func (l *capListener) refuse(c net.Conn) {
 	select {
 	case l.refusing <- struct{}{}:

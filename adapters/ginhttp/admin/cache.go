@@ -1,4 +1,4 @@
-package ginhttp
+package admin
 
 import (
 	"github.com/gin-gonic/gin"
@@ -10,4 +10,4 @@ import (
 // assignee, the same query language and answer as GET /cache/<a>, run
 // as the trusted system actor (no owner restriction) once the admin
 // check passed.
-func (r *adminRoutes) listEntries(c *gin.Context) { r.cache.listAs(c, domain.System()) }
+func (r *routes) listEntries(c *gin.Context) { r.cache.ListAs(c, domain.System()) }

@@ -1,4 +1,8 @@
-package ginhttp
+// Package limits is the fairness room of the HTTP adapter: the caps on
+// what one caller holds at once (lists, event streams, connections) and
+// its budget of database time (README.md, "Fair share";
+// ARCHITECTURE.md, "Per-caller caps").
+package limits
 
 import (
 	"net/http"
@@ -8,6 +12,7 @@ import (
 
 	"github.com/gin-gonic/gin"
 
+	"github.com/cachegate/cachegate/adapters/ginhttp/internal/web"
 	"github.com/cachegate/cachegate/domain"
 	"github.com/cachegate/cachegate/ports"
 )
@@ -24,12 +29,12 @@ const (
 	DefaultMaxConnsPerAddress = 256
 )
 
-// CallerLimits cap what one caller holds at once, so that no caller takes
+// Options cap what one caller holds at once, so that no caller takes
 // goroutines, memory, file descriptors or database work away from the
 // others. A zero field means its default; a negative one, no cap. A
 // request beyond a cap is answered 429 TOO_MANY_REQUESTS with
 // Retry-After: 1 and changes nothing else.
-type CallerLimits struct {
+type Options struct {
 	// ListsPerUser bounds the concurrent GET /cache/<a> lists of one
 	// caller, from the route's start until the last byte is written or the
 	// client went away.
@@ -37,7 +42,7 @@ type CallerLimits struct {
 	// StreamsPerUser bounds the open change-feed streams of one caller.
 	StreamsPerUser int
 	// ConnsPerAddress bounds the open connections of one client address
-	// (see Server.Listener). Connections from a trusted proxy
+	// (see Caps.Listener). Connections from a trusted proxy
 	// (Options.TrustedProxies) are not counted: the proxy carries many
 	// clients. Instead, a request arriving through one counts against the
 	// address X-Forwarded-For names while it is in flight.
@@ -51,7 +56,7 @@ type CallerLimits struct {
 
 // withDefaults replaces zeros by the defaults and negative values by 0,
 // which means no cap from here on.
-func (l CallerLimits) withDefaults() CallerLimits {
+func (l Options) withDefaults() Options {
 	pick := func(v, def int) int {
 		switch {
 		case v == 0:
@@ -61,7 +66,7 @@ func (l CallerLimits) withDefaults() CallerLimits {
 		}
 		return v
 	}
-	return CallerLimits{
+	return Options{
 		ListsPerUser:    pick(l.ListsPerUser, DefaultMaxListsPerUser),
 		StreamsPerUser:  pick(l.StreamsPerUser, DefaultMaxStreamsPerUser),
 		ConnsPerAddress: pick(l.ConnsPerAddress, DefaultMaxConnsPerAddress),
@@ -84,21 +89,31 @@ func tooMany(what string, limit int) *domain.Error {
 		Message: "too many " + what + " at once (the limit is " + strconv.Itoa(limit) + "); try again after Retry-After seconds"}
 }
 
-// caps are a server's per-caller limiters; a nil limiter is no cap.
-type caps struct {
+// Caps are a server's per-caller limiters; a nil limiter is no cap.
+type Caps struct {
 	lists, streams *keyLimiter
 	// conns counts the open connections of each client address
 	// (Listener) and, for requests through a trusted proxy, the requests
-	// in flight of the forwarded address (capForwarded): one budget per
+	// in flight of the forwarded address (Forwarded): one budget per
 	// address, however it arrives.
 	conns                                      *keyLimiter
 	tooManyLists, tooManyStreams, tooManyConns *domain.Error
 	budget                                     ports.CallerBudget
+	host                                       *web.Host
+	proxies                                    web.Proxies
 }
 
-func newCaps(l CallerLimits) caps {
+// New returns the caps of l, answering refusals through host; proxies are
+// the trusted proxies, whose connections are not counted.
+func New(l Options, host *web.Host, proxies web.Proxies) *Caps {
+	c := newCaps(l)
+	c.host, c.proxies = host, proxies
+	return c
+}
+
+func newCaps(l Options) *Caps {
 	l = l.withDefaults()
-	return caps{
+	return &Caps{
 		lists:          newKeyLimiter(l.ListsPerUser),
 		streams:        newKeyLimiter(l.StreamsPerUser),
 		conns:          newKeyLimiter(l.ConnsPerAddress),
@@ -109,13 +124,13 @@ func newCaps(l CallerLimits) caps {
 	}
 }
 
-// checkBudget answers 429 with Retry-After (whole seconds, rounded up) to
+// CheckBudget answers 429 with Retry-After (whole seconds, rounded up) to
 // a request whose caller (ports.Caller, which the guard set: a user, or
 // an anonymous client's address) has spent its budget of database time.
 // Checking before the work and charging after it (bunstore.Budget) cuts
 // nothing in flight.
-func (s *Server) checkBudget(c *gin.Context) {
-	if s.caps.budget == nil {
+func (s *Caps) CheckBudget(c *gin.Context) {
+	if s.budget == nil {
 		return
 	}
 	caller := ports.Caller(c.Request.Context())
@@ -123,8 +138,8 @@ func (s *Server) checkBudget(c *gin.Context) {
 		// The probes charge no caller and must answer whoever asks.
 		return
 	}
-	if wait := s.caps.budget.Spent(caller); wait > 0 {
-		s.writeError(c, &domain.Error{Kind: domain.KindTooMany, Code: CodeTooManyRequests, RetryAfter: wait,
+	if wait := s.budget.Spent(caller); wait > 0 {
+		s.host.Fail(c, &domain.Error{Kind: domain.KindTooMany, Code: CodeTooManyRequests, RetryAfter: wait,
 			Message: "your requests have used their share of database time; try again after Retry-After seconds"})
 	}
 }
@@ -133,72 +148,86 @@ func (s *Server) checkBudget(c *gin.Context) {
 // principal's subject, or for an anonymous caller (a public assignment,
 // or guards off) its client address. The prefixes keep a subject that
 // looks like an address apart from the address.
-func (s *Server) callerKey(r *http.Request) string {
-	if p, ok := CurrentUser(r); ok {
+func (s *Caps) callerKey(r *http.Request) string {
+	if p, ok := web.CurrentUser(r); ok {
 		return "user:" + p.ID
 	}
-	return "addr:" + s.proxies.clientAddr(r)
+	return "addr:" + s.proxies.ClientAddr(r)
 }
 
+// List takes the caller's place among its concurrent lists, or answers
+// 429 and reports false. The caller must release the slot when the list
+// is written.
+func (s *Caps) List(c *gin.Context) (Slot, bool) { return s.admit(c, s.lists, s.tooManyLists) }
+
+// Stream takes the caller's place among its open event streams, as List.
+func (s *Caps) Stream(c *gin.Context) (Slot, bool) { return s.admit(c, s.streams, s.tooManyStreams) }
+
 // admit takes the caller's place under l for the request of c, or
-// answers refused (429) and reports false. The caller must release the
-// slot when the work it admits is over.
-func (s *Server) admit(c *gin.Context, l *keyLimiter, refused *domain.Error) (slot, bool) {
+// answers refused (429) and reports false.
+func (s *Caps) admit(c *gin.Context, l *keyLimiter, refused *domain.Error) (Slot, bool) {
 	if l == nil {
-		return slot{}, true
+		return Slot{}, true
 	}
 	key := s.callerKey(c.Request)
 	if !l.acquire(key) {
-		s.writeError(c, refused)
-		return slot{}, false
+		s.host.Fail(c, refused)
+		return Slot{}, false
 	}
-	return slot{l: l, key: key}, true
+	return Slot{l: l, key: key}, true
 }
 
-// slot is one admitted request's place under a cap. The zero slot holds
+// Slot is one admitted request's place under a cap. The zero Slot holds
 // nothing.
-type slot struct {
+type Slot struct {
 	l   *keyLimiter
 	key string
 }
 
-// release gives the place back; later calls do nothing.
-func (s *slot) release() {
+// Release gives the place back; later calls do nothing.
+func (s *Slot) Release() {
 	if s.l != nil {
 		s.l.release(s.key)
 		s.l = nil
 	}
 }
 
-// handOff moves the place to the returned slot, for work that outlives
-// the handler (a stream on a connection taken over): s's own release no
+// HandOff moves the place to the returned slot, for work that outlives
+// the handler (a stream on a connection taken over): s's own Release no
 // longer gives it back.
-func (s *slot) handOff() slot {
+func (s *Slot) HandOff() Slot {
 	n := *s
 	s.l = nil
 	return n
 }
 
-// capForwarded holds a request that came through a trusted proxy to the
+// Forwarded is the middleware that holds a request that came through a trusted proxy to the
 // connection cap of the client address X-Forwarded-For names, while it
 // is in flight: the proxy's own connections are not counted (Listener),
 // as they carry every client behind it. It is installed only when there
-// are trusted proxies and a connection cap.
-func (s *Server) capForwarded(c *gin.Context) {
-	peer, ok := parseHop(c.Request.RemoteAddr)
-	if !ok || !s.proxies.trusted(peer) {
+// are trusted proxies and a connection cap; nil otherwise.
+func (s *Caps) Forwarded() gin.HandlerFunc {
+	if len(s.proxies) == 0 || s.conns == nil {
+		return nil
+	}
+	return s.capForwarded
+}
+
+func (s *Caps) capForwarded(c *gin.Context) {
+	peer, ok := web.ParseHop(c.Request.RemoteAddr)
+	if !ok || !s.proxies.Trusted(peer) {
 		return
 	}
-	key := s.proxies.clientAddr(c.Request)
-	if a, ok := parseHop(key); ok && s.proxies.trusted(a) {
+	key := s.proxies.ClientAddr(c.Request)
+	if a, ok := web.ParseHop(key); ok && s.proxies.Trusted(a) {
 		// No untrusted hop: a proxy speaks for itself (health checks).
 		return
 	}
-	if !s.caps.conns.acquire(key) {
-		s.writeError(c, s.caps.tooManyConns)
+	if !s.conns.acquire(key) {
+		s.host.Fail(c, s.tooManyConns)
 		return
 	}
-	defer s.caps.conns.release(key)
+	defer s.conns.release(key)
 	c.Next()
 }
 

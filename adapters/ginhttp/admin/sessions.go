@@ -1,4 +1,4 @@
-package ginhttp
+package admin
 
 import (
 	"net/http"
@@ -16,7 +16,7 @@ type allSessionDTO struct {
 // allSessions is GET /admin/sessions: every user's live sessions, the
 // last used first, paged as the other session lists (docs/admin.md,
 // "Sessions").
-func (r *adminRoutes) allSessions(c *gin.Context) {
+func (r *routes) allSessions(c *gin.Context) {
 	p, lp, err := parseSessionPage(c.Request.URL.RawQuery)
 	if err != nil {
 		r.s.writeError(c, err)

@@ -1,4 +1,4 @@
-package ginhttp
+package admin
 
 import (
 	"bytes"
@@ -7,6 +7,7 @@ import (
 	"testing"
 	"unicode/utf8"
 
+	"github.com/cachegate/cachegate/adapters/ginhttp/internal/web"
 	"github.com/cachegate/cachegate/domain"
 )
 
@@ -20,7 +21,7 @@ func FuzzDecodeSetupBody(f *testing.F) {
 		f.Add([]byte(s))
 	}
 	f.Fuzz(func(t *testing.T, b []byte) {
-		dto, err := setupBodyTable.decode(b)
+		dto, err := setupBodyTable.Decode(b)
 		if err != nil {
 			var de *domain.Error
 			if !errors.As(err, &de) || de.Kind != domain.KindInvalid || len(de.Details) == 0 {
@@ -38,7 +39,7 @@ func FuzzDecodeSetupBody(f *testing.F) {
 			t.Fatalf("accepted a body encoding/json cannot read strictly: %v", err)
 		}
 		for _, m := range []struct {
-			got jsonString
+			got web.String
 			std *string
 		}{{dto.Token, std.Token}, {dto.Username, std.Username}, {dto.Password, std.Password}} {
 			if m.got.Given && (m.std == nil || *m.std != m.got.Value) {

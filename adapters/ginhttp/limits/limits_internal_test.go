@@ -1,4 +1,4 @@
-package ginhttp
+package limits
 
 import (
 	"bufio"
@@ -115,9 +115,9 @@ func TestSlot(t *testing.T) {
 		l := newKeyLimiter(2)
 		l.acquire("k")
 		l.acquire("k")
-		s := slot{l: l, key: "k"}
-		s.release()
-		s.release()
+		s := Slot{l: l, key: "k"}
+		s.Release()
+		s.Release()
 		if n := l.shard("k").held["k"]; n != 1 {
 			t.Fatalf("held %d after releasing one of two places twice, want 1", n)
 		}
@@ -126,34 +126,34 @@ func TestSlot(t *testing.T) {
 		t.Parallel()
 		l := newKeyLimiter(1)
 		l.acquire("k")
-		s := slot{l: l, key: "k"}
-		kept := s.handOff()
-		s.release()
+		s := Slot{l: l, key: "k"}
+		kept := s.HandOff()
+		s.Release()
 		if l.acquire("k") {
 			t.Fatal("the handler's release gave back a place it had handed off")
 		}
-		kept.release()
+		kept.Release()
 		if !l.acquire("k") {
 			t.Fatal("the new owner's release did not give the place back")
 		}
 	})
-	t.Run("the zero slot holds nothing", func(t *testing.T) {
+	t.Run("the zero Slot holds nothing", func(t *testing.T) {
 		t.Parallel()
-		var s slot
-		s.release()
-		kept := s.handOff()
-		kept.release()
+		var s Slot
+		s.Release()
+		kept := s.HandOff()
+		kept.Release()
 	})
 }
 
 func TestCallerLimitsDefaults(t *testing.T) {
 	t.Parallel()
-	got := CallerLimits{StreamsPerUser: 7, ConnsPerAddress: -1}.withDefaults()
-	want := CallerLimits{ListsPerUser: DefaultMaxListsPerUser, StreamsPerUser: 7, ConnsPerAddress: 0}
+	got := Options{StreamsPerUser: 7, ConnsPerAddress: -1}.withDefaults()
+	want := Options{ListsPerUser: DefaultMaxListsPerUser, StreamsPerUser: 7, ConnsPerAddress: 0}
 	if got != want {
 		t.Fatalf("withDefaults = %+v, want %+v (zero: default, negative: none)", got, want)
 	}
-	if c := newCaps(CallerLimits{ConnsPerAddress: -1}); c.conns != nil || c.lists == nil || c.streams == nil {
+	if c := newCaps(Options{ConnsPerAddress: -1}); c.conns != nil || c.lists == nil || c.streams == nil {
 		t.Fatalf("newCaps: a negative cap must be no limiter, a zero one the default")
 	}
 }

@@ -1,4 +1,4 @@
-package ginhttp
+package admin
 
 import (
 	"context"
@@ -13,6 +13,7 @@ import (
 
 	"github.com/gin-gonic/gin"
 
+	"github.com/cachegate/cachegate/adapters/ginhttp/internal/web"
 	"github.com/cachegate/cachegate/application"
 	"github.com/cachegate/cachegate/domain"
 	"github.com/cachegate/cachegate/ports"
@@ -76,10 +77,10 @@ func parseAuditQuery(raw string) (application.AuditPageInput, error) {
 	if err != nil || len(raw) > 4096 {
 		return in, domain.InvalidField("query", "is not a valid query string")
 	}
-	var errs problems
+	var errs web.Problems
 	for name, vs := range values {
 		if len(vs) != 1 {
-			errs.add(clip(name), "may be given once")
+			errs.Add(web.Clip(name), "may be given once")
 			continue
 		}
 		v := vs[0]
@@ -87,11 +88,11 @@ func parseAuditQuery(raw string) (application.AuditPageInput, error) {
 		case "type":
 			in.Type = domain.AuditType(v)
 			if !in.Type.Valid() {
-				errs.add("type", "is not an audit event type")
+				errs.Add("type", "is not an audit event type")
 			}
 		case "user", "address":
 			if !utf8.ValidString(v) || strings.IndexByte(v, 0) >= 0 || utf8.RuneCountInString(v) > 1024 {
-				errs.add(name, "must be valid UTF-8 of at most 1024 characters, without NUL")
+				errs.Add(name, "must be valid UTF-8 of at most 1024 characters, without NUL")
 				continue
 			}
 			if name == "user" {
@@ -102,7 +103,7 @@ func parseAuditQuery(raw string) (application.AuditPageInput, error) {
 		case "since", "until":
 			t, err := time.Parse(time.RFC3339Nano, v)
 			if err != nil || t.Year() < 1 || t.Year() > 9999 {
-				errs.add(name, "must be an RFC 3339 time")
+				errs.Add(name, "must be an RFC 3339 time")
 				continue
 			}
 			if name == "since" {
@@ -111,18 +112,18 @@ func parseAuditQuery(raw string) (application.AuditPageInput, error) {
 				in.Until = t
 			}
 		case "limit":
-			if p := intParam(&errs, name, v, 1, application.MaxAuditPage); p != nil {
+			if p := web.IntParam(&errs, name, v, 1, application.MaxAuditPage); p != nil {
 				in.Limit = *p
 			}
 		case "before":
 			c, ok := decodeAuditCursor(v)
 			if !ok {
-				errs.add("before", "is not a cursor this server gave")
+				errs.Add("before", "is not a cursor this server gave")
 				continue
 			}
 			in.Before = c
 		default:
-			errs.add(clip(name), "is not a parameter of the audit trail")
+			errs.Add(web.Clip(name), "is not a parameter of the audit trail")
 		}
 	}
 	if len(errs) > 0 {
@@ -131,7 +132,7 @@ func parseAuditQuery(raw string) (application.AuditPageInput, error) {
 	return in, nil
 }
 
-func (r *adminRoutes) auditPage(c *gin.Context) {
+func (r *routes) auditPage(c *gin.Context) {
 	in, err := parseAuditQuery(c.Request.URL.RawQuery)
 	if err != nil {
 		r.s.writeError(c, err)
@@ -165,36 +166,36 @@ func (r *adminRoutes) auditPage(c *gin.Context) {
 // so it runs in its handler and reads the trail every AuditPoll
 // (docs/admin.md), instead of taking the connection over as the change
 // feed's streams do (event_stream.go).
-func (r *adminRoutes) auditEvents(c *gin.Context) {
+func (r *routes) auditEvents(c *gin.Context) {
 	if len(c.Request.URL.Query()) > 0 {
 		r.s.writeError(c, domain.InvalidField("query", "the audit stream takes no parameters"))
 		return
 	}
-	held, ok := r.s.admit(c, r.s.caps.streams, r.s.caps.tooManyStreams)
+	held, ok := r.s.Caps.Stream(c)
 	if !ok {
 		return
 	}
-	defer held.release()
+	defer held.Release()
 	ctx := c.Request.Context()
 	watch, err := r.o.Audit.Watch(ctx)
 	if err != nil {
 		r.s.writeError(c, err)
 		return
 	}
-	p := actorFrom(c).Principal
+	p := web.Actor(c).Principal
 	h := c.Writer.Header()
 	h.Set("Content-Type", "text/event-stream")
 	h.Set("X-Accel-Buffering", "no")
 	c.Status(http.StatusOK)
 	rc := http.NewResponseController(c.Writer)
 	write := func(b []byte) bool {
-		_ = rc.SetWriteDeadline(time.Now().Add(r.s.stream.WriteTimeout))
+		_ = rc.SetWriteDeadline(time.Now().Add(r.s.Stream.WriteTimeout))
 		if _, err := c.Writer.Write(b); err != nil {
 			return false
 		}
 		return rc.Flush() == nil
 	}
-	if !write([]byte("retry: " + strconv.FormatInt(r.s.stream.Retry.Milliseconds(), 10) + "\n: stream open\n\n")) {
+	if !write([]byte("retry: " + strconv.FormatInt(r.s.Stream.Retry.Milliseconds(), 10) + "\n: stream open\n\n")) {
 		return
 	}
 	poll := r.o.AuditPoll
@@ -214,7 +215,7 @@ func (r *adminRoutes) auditEvents(c *gin.Context) {
 		select {
 		case <-ctx.Done():
 			return
-		case <-r.s.streams.Done():
+		case <-r.s.Shutdown.Done():
 			end("shutdown")
 			return
 		case <-tick.C:
@@ -227,7 +228,7 @@ func (r *adminRoutes) auditEvents(c *gin.Context) {
 		events, err := watch.Next(ctx)
 		if err != nil {
 			if ctx.Err() == nil {
-				r.s.log.WarnContext(ctx, "audit stream: read the trail", "err", err)
+				r.s.Log.WarnContext(ctx, "audit stream: read the trail", "err", err)
 			}
 			continue // the next tick tries again; the stream stays open
 		}
@@ -239,8 +240,8 @@ func (r *adminRoutes) auditEvents(c *gin.Context) {
 			}
 			lastWrite = now
 		}
-		if now.Sub(lastWrite) >= r.s.stream.Heartbeat {
-			if !write(heartbeat) {
+		if now.Sub(lastWrite) >= r.s.Stream.Heartbeat {
+			if !write(web.Heartbeat) {
 				return
 			}
 			lastWrite = now
@@ -249,11 +250,11 @@ func (r *adminRoutes) auditEvents(c *gin.Context) {
 }
 
 // auditStreamEnded says why an audit stream must end now, or "".
-func (r *adminRoutes) auditStreamEnded(ctx context.Context, p domain.Principal, now time.Time) string {
+func (r *routes) auditStreamEnded(ctx context.Context, p domain.Principal, now time.Time) string {
 	if !p.ExpiresAt.IsZero() && !now.Before(p.ExpiresAt) {
 		return "token expired"
 	}
-	if f := r.s.stream.Recheck; f != nil && f(ctx, p, now) != nil {
+	if f := r.s.Stream.Recheck; f != nil && f(ctx, p, now) != nil {
 		return "session ended"
 	}
 	if ok, err := r.o.Check.IsAdmin(ctx, p.ID); err == nil && !ok {

@@ -1,0 +1,126 @@
+package web
+
+import (
+	"context"
+	"net/http"
+
+	"github.com/gin-gonic/gin"
+
+	"github.com/cachegate/cachegate/domain"
+	"github.com/cachegate/cachegate/ports"
+)
+
+// Access tells the guard whether the matched route is public.
+type Access func(*gin.Context) bool
+
+// Public and Private are the fixed access rules.
+func Public(*gin.Context) bool  { return true }
+func Private(*gin.Context) bool { return false }
+
+// PublicIf is Public when public holds, else Private.
+func PublicIf(public bool) Access {
+	if public {
+		return Public
+	}
+	return Private
+}
+
+// Route is one route of a room.
+type Route struct {
+	Method, Path string
+	Access       Access
+	// Stream lets the token come from the access_token query parameter
+	// (an EventSource cannot send headers).
+	Stream bool
+	// Pre runs before the guard, so it also shapes the guard's refusals.
+	Pre     []gin.HandlerFunc
+	Handler gin.HandlerFunc
+	// Bare mounts Handler alone: no guard, no Pre (the console's files).
+	Bare bool
+}
+
+// Router mounts a room's routes behind the server's middleware and guard.
+// Mount fails for a route that clashes with another.
+type Router interface {
+	Mount(Route) error
+}
+
+// Host is what the server lends every room: its router, its error writer,
+// its body limit and its view of the client address.
+type Host struct {
+	Router
+	Errors    *Errors
+	BodyLimit int64
+	// ClientAddr is the client address of a request (behind trusted
+	// proxies, the address they forwarded).
+	ClientAddr func(*http.Request) string
+	// HasAuth tells whether the server authenticates callers.
+	HasAuth bool
+}
+
+// Fail answers err in the error envelope and stops the handler chain.
+func (h *Host) Fail(c *gin.Context, err error) { h.Errors.Fail(c, err) }
+
+// ReadBody is ReadBody within the server's body limit.
+func (h *Host) ReadBody(c *gin.Context) ([]byte, error) { return ReadBody(c, h.BodyLimit) }
+
+// ReadOptionalBody is ReadOptionalBody within the server's body limit.
+func (h *Host) ReadOptionalBody(c *gin.Context) ([]byte, error) {
+	return ReadOptionalBody(c, h.BodyLimit)
+}
+
+// Decode reads the request's body and decodes it by t, answering any
+// problem; it reports whether the handler may go on.
+func Decode[T any](h *Host, c *gin.Context, t Table[T]) (T, bool) {
+	b, err := h.ReadBody(c)
+	if err == nil {
+		var v T
+		if v, err = t.Decode(b); err == nil {
+			return v, true
+		}
+	}
+	h.Fail(c, err)
+	var zero T
+	return zero, false
+}
+
+// principalKey keys the authenticated principal in a request's context.
+type principalKey struct{}
+
+// CurrentUser returns the principal the guard authenticated for r; false
+// for an anonymous request.
+func CurrentUser(r *http.Request) (domain.Principal, bool) {
+	p, ok := r.Context().Value(principalKey{}).(domain.Principal)
+	return p, ok
+}
+
+// Actor is the one place handlers learn who calls: the principal the
+// guard stored, or domain.Anonymous(), from the request's client. An
+// HTTP caller is never the trusted system actor.
+func Actor(c *gin.Context) domain.Actor {
+	if p, ok := CurrentUser(c.Request); ok {
+		return domain.AsPrincipal(p).From(Client(c))
+	}
+	return domain.Anonymous().From(Client(c))
+}
+
+// clientKey is the gin context key of the request's domain.Client.
+const clientKey = "cachegate.client"
+
+// SetClient records the request's client (the request id middleware).
+func SetClient(c *gin.Context, client domain.Client) { c.Set(clientKey, client) }
+
+// Client returns the request's client, as SetClient recorded it.
+func Client(c *gin.Context) domain.Client {
+	client, _ := c.Get(clientKey)
+	cl, _ := client.(domain.Client)
+	return cl
+}
+
+// SetPrincipal stores the authenticated principal, and names the user as
+// the caller whose statements storage bounds (ports.WithCaller; README,
+// "Fair share of the database").
+func SetPrincipal(c *gin.Context, p domain.Principal) {
+	ctx := context.WithValue(c.Request.Context(), principalKey{}, p)
+	c.Request = c.Request.WithContext(ports.WithCaller(ctx, "user:"+p.ID))
+}
