@@ -62,8 +62,10 @@ type fuzzer struct {
 	ok     map[string]int
 	rounds int
 	// adminRounds counts the admin rounds that went from create to
-	// delete, selfRounds the self-service rounds that changed a password.
-	adminRounds, selfRounds int
+	// delete, selfRounds the self-service rounds that changed a password,
+	// adminEntryRounds the admin entry rounds that went from read to
+	// delete.
+	adminRounds, selfRounds, adminEntryRounds int
 	// outage: the database is made unavailable on purpose, so a 503 is
 	// no server error (it must still be documented).
 	outage bool
@@ -82,10 +84,11 @@ func newFuzzer(t *testing.T, tgt *target, seed uint64) *fuzzer {
 	}
 	f := &fuzzer{t: t, tgt: tgt, ops: map[string]*operation{}, list: operations(doc), router: router,
 		gen: &gen{r: rand.New(rand.NewPCG(seed, seed^0x9e3779b97f4a7c15))},
-		st:  state{userID: tgt.userID, adminID: tgt.adminID}, red: &redactor{secrets: map[string]string{}},
+		st:  state{userID: tgt.userID}, red: &redactor{secrets: map[string]string{}},
 		found: map[[3]string][]finding{}, ok: map[string]int{}}
 	f.red.add(fuzzPassword, "<the user's password>")
 	f.red.add(adminPassword, "<the admin's password>")
+	f.red.add(tgt.setupToken, "<the set-up token>")
 	for _, o := range f.list {
 		f.ops[o.id] = o
 	}
@@ -203,8 +206,8 @@ func (f *fuzzer) report(seed uint64, cases int) {
 		}
 		f.t.Errorf("%s", msg)
 	}
-	f.t.Logf("%d requests sent, %d distinct findings, %d full stateful rounds, %d admin rounds, %d self-service rounds; 2xx answers by operation: %v",
-		f.sent, len(keys), f.rounds, f.adminRounds, f.selfRounds, f.ok)
+	f.t.Logf("%d requests sent, %d distinct findings, %d full stateful rounds, %d admin rounds, %d self-service rounds, %d admin entry rounds; 2xx answers by operation: %v",
+		f.sent, len(keys), f.rounds, f.adminRounds, f.selfRounds, f.adminEntryRounds, f.ok)
 }
 
 // reached fails the test when the run did not test what it claims: every
@@ -220,13 +223,15 @@ func (f *fuzzer) reached() {
 	if f.rounds == 0 {
 		f.t.Error("no stateful round went from create to delete")
 	}
-	if f.adminRounds == 0 || f.selfRounds == 0 {
-		f.t.Errorf("%d admin rounds went from create to delete, %d self-service rounds changed a password: want some of each", f.adminRounds, f.selfRounds)
+	if f.adminRounds == 0 || f.selfRounds == 0 || f.adminEntryRounds == 0 {
+		f.t.Errorf("%d admin rounds went from create to delete, %d self-service rounds changed a password, %d admin entry rounds went from read to delete: want some of each",
+			f.adminRounds, f.selfRounds, f.adminEntryRounds)
 	}
 }
 
-// TestAPIConformsToItsDocument is the fuzz: stateless cases drawn for
-// every operation, valid and invalid, with a stateful round (login,
+// TestAPIConformsToItsDocument is the fuzz: the fuzzer's admin made with
+// the set-up link (firstAdmin), then stateless cases drawn for every
+// operation, valid and invalid, with a stateful round (login,
 // refresh, create, read, replace, patch, delete, logout) every 40 cases
 // and an admin round (adminRound, with the self-service round) every 200.
 // It runs the server on SQLite and on PostgreSQL, with the same seed and
@@ -251,6 +256,7 @@ func TestAPIConformsToItsDocument(t *testing.T) {
 func fuzzTarget(t *testing.T, tgt *target, cases int) {
 	seed := *seedFlag
 	f := newFuzzer(t, tgt, seed)
+	f.firstAdmin()
 	f.statefulRound(true)
 	f.adminRound()
 	for i := range cases {

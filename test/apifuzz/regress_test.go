@@ -22,6 +22,7 @@ func TestTheAdminFindingsStayFixed(t *testing.T) {
 
 func adminFindingsStayFixed(t *testing.T, tgt *target) {
 	f := newFuzzer(t, tgt, *seedFlag)
+	f.firstAdmin()
 	f.login()
 	f.adminLogin()
 	raw := func(opID, id, body string) *request {

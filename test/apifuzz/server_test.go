@@ -17,7 +17,8 @@ import (
 )
 
 // The fuzzer's users: one who is not an admin (the cache and self-service
-// operations) and one admin (the /admin operations, docs/admin.md).
+// operations) and one admin (the /admin operations, docs/admin.md), made
+// with the set-up link.
 // Their passwords are never printed (reports redact them).
 const (
 	fuzzUsername  = "fuzz"
@@ -28,9 +29,12 @@ const (
 
 // target is the server under test.
 type target struct {
-	addr    string
-	userID  string
-	adminID string
+	addr   string
+	userID string
+	// setupToken is the token of the one-time set-up link the server
+	// issued at start, as serve does and logs (docs/admin.md, "The first
+	// admin"): the fuzzer's admin is made with it (fuzzer.firstAdmin).
+	setupToken string
 	// dbPath is the SQLite file; "" on PostgreSQL.
 	dbPath string
 }
@@ -67,8 +71,9 @@ func startTarget(t *testing.T, tweak ...func(*config.Config)) *target {
 	var (
 		addr  httpfx.Addr
 		admin *application.Users
+		link  *application.FirstAdmin
 	)
-	app, err := bootstrap.Start(bootstrap.App(cfg, io.Discard, fx.Populate(&addr, &admin)))
+	app, err := bootstrap.Start(bootstrap.App(cfg, io.Discard, fx.Populate(&addr, &admin, &link)))
 	if err != nil {
 		t.Fatalf("start: %v", err)
 	}
@@ -77,10 +82,11 @@ func startTarget(t *testing.T, tweak ...func(*config.Config)) *target {
 	if err != nil {
 		t.Fatalf("add the fuzzer's user: %v", err)
 	}
-	// The admin is made as `cachegate users add --admin` makes one.
-	adm, err := admin.Add(t.Context(), domain.System(), application.AddUserInput{Username: adminUsername, Password: adminPassword, Active: true, Admin: true})
+	// No admin exists yet: the link is issued as serve issues it, and the
+	// test keeps the token serve would log.
+	l, err := link.Issue(t.Context())
 	if err != nil {
-		t.Fatalf("add the fuzzer's admin: %v", err)
+		t.Fatalf("issue the set-up link: %v", err)
 	}
-	return &target{addr: addr.Get(), userID: u.ID, adminID: adm.ID, dbPath: path}
+	return &target{addr: addr.Get(), userID: u.ID, setupToken: l.Token, dbPath: path}
 }

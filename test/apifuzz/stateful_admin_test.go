@@ -138,13 +138,15 @@ func (f *fuzzer) selfServiceRound(name, password string) (string, string, string
 
 // adminRound is the admin API's stateful round (docs/admin.md): refresh
 // the admin's pair; create a user, read it, find it with a query-language
-// filter; the self-service round on it; list its sessions and revoke one,
-// disable it (its sessions end) and enable it, set its password, revoke
-// all its sessions, read its audit trail page by page (following next)
-// and by type and time; list, rotate (published ahead) and revoke the new
-// key (never one that signed the fuzzer's tokens); list every assignee's
-// entries; delete the user (then 404); and a user who is not an admin is
-// refused (403).
+// filter; the self-service round on it; list its sessions (and find its
+// live one among every user's) and revoke one, disable it (its sessions
+// end) and enable it, set its password, revoke all its sessions, read its
+// audit trail page by page (following next) and by type and time; list,
+// rotate (published ahead) and revoke the new key (never one that signed
+// the fuzzer's tokens); list every assignee's entries; follow an entry of
+// the fuzzer's user through the admin entry routes (adminEntryRound);
+// delete the user (then 404); and a user who is not an admin is refused
+// (403).
 func (f *fuzzer) adminRound() {
 	if f.st.adminAccess == "" {
 		f.adminLogin()
@@ -196,6 +198,7 @@ func (f *fuzzer) adminRound() {
 			f.fail(checkStatefulSteps, r, a, "the user's live session is not listed (or is marked current)")
 		}
 	}
+	f.allSessionsListed(acc, name)
 	acc4, ref4 := f.loginAs(name, pw, 201)
 	if sid := sessionID(acc4); sid != "" {
 		r := f.step("adminRevokeSession", "", nil)
@@ -227,6 +230,7 @@ func (f *fuzzer) adminRound() {
 	r = f.step("adminListCacheEntries", "", nil)
 	r.query = [][2]string{{"filter", "assignee.id||$eq||" + f.st.userID}, {"limit", "5"}}
 	f.expect(checkStatefulSteps, r, 200)
+	f.adminEntryRound()
 	if _, ok := f.expect(checkStatefulSteps, f.step("adminDeleteUser", u.ID, nil), 204); ok {
 		f.adminRounds++
 		f.expect(checkUseAfterFree, f.step("adminGetUser", u.ID, nil), 404)

@@ -56,7 +56,7 @@ func (f *fuzzer) learn(r *request, a answer) {
 				f.st.ids = f.st.ids[1:]
 			}
 		}
-	case a.status == http.StatusOK && r.op.id == "deleteCacheEntry":
+	case a.status == http.StatusOK && (r.op.id == "deleteCacheEntry" || r.op.id == "adminDeleteCacheEntry"):
 		f.st.ids = slices.DeleteFunc(f.st.ids, func(id string) bool { return id == r.path["id"] })
 	}
 }
@@ -108,9 +108,10 @@ func (f *fuzzer) drawBody(opID string) map[string]any {
 	return obj
 }
 
-// entryBody is a fixed valid entry for the user, with a fresh key.
+// entryBody is a fixed valid entry for the user, with a fresh key of
+// letters and digits (a drawn string may hold a NUL, which a key may not).
 func (f *fuzzer) entryBody() map[string]any {
-	return map[string]any{"key": f.gen.str(8, 8), "type": "t", "data": "x", "assignee": map[string]any{"id": f.st.userID}}
+	return map[string]any{"key": f.plain(8), "type": "t", "data": "x", "assignee": map[string]any{"id": f.st.userID}}
 }
 
 // statefulRound follows created resources: log in (when logged out),
