@@ -10,6 +10,7 @@ import (
 
 	"github.com/cachegate/cachegate/adapters/bunstore/internal/bound"
 	"github.com/cachegate/cachegate/adapters/bunstore/internal/dberr"
+	"github.com/cachegate/cachegate/adapters/bunstore/internal/writegate"
 	"github.com/cachegate/cachegate/domain"
 	"github.com/cachegate/cachegate/ports"
 )
@@ -171,7 +172,7 @@ func isAuthTable(t string) bool {
 // by the repository timeout (a load of millions of rows takes longer);
 // each batch is.
 func (a *Archive) BeginLoad(ctx context.Context, merge bool) (ports.ArchiveLoad, error) {
-	leave, err := enterWriter(ctx, a.db.gate)
+	leave, err := writegate.Enter(ctx, a.db.gate)
 	if err != nil {
 		return nil, dberr.Wrap("begin the import", err)
 	}

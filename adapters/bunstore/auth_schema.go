@@ -5,6 +5,7 @@ import (
 	"fmt"
 
 	"github.com/cachegate/cachegate/adapters/bunstore/internal/dberr"
+	"github.com/cachegate/cachegate/adapters/bunstore/internal/writegate"
 	"github.com/uptrace/bun"
 	"github.com/uptrace/bun/migrate"
 )
@@ -191,7 +192,7 @@ var authDropDDL = []string{
 // On SQLite the transaction is IMMEDIATE (see Open), so it holds the write
 // lock from the start and never meets a stale snapshot.
 func authInTx(ctx context.Context, db *DB, op string, fn func(ctx context.Context, tx bun.Tx) error) error {
-	leave, err := enterWriter(ctx, db.gate)
+	leave, err := writegate.Enter(ctx, db.gate)
 	if err != nil {
 		return dberr.Wrap(op, err)
 	}

@@ -30,7 +30,7 @@ const maxCreateTries = 3
 // the constructor (cache_writer.go): on PostgreSQL each statement is its
 // own transaction, and creates that arrive together share one INSERT
 // (create_batch.go); on SQLite a write runs with the writes queued beside
-// it in one transaction of the handle's write group (write_group.go), each
+// it in one transaction of the handle's write group (internal/writegate), each
 // in a savepoint of its own, which behaves like consecutive transactions.
 //
 // Rows are soft-deleted and expire by time; they stay in the table, dead,

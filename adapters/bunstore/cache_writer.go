@@ -9,6 +9,7 @@ import (
 	"github.com/cachegate/cachegate/adapters/bunstore/internal/batch"
 	"github.com/cachegate/cachegate/adapters/bunstore/internal/dberr"
 
+	"github.com/cachegate/cachegate/adapters/bunstore/internal/writegate"
 	"github.com/cachegate/cachegate/domain"
 )
 
@@ -20,7 +21,7 @@ import (
 //     (PostgreSQL without create batches, a handle with no write gate, or
 //     WithUngroupedWrites);
 //   - groupWriter: every entry write runs in a transaction of the SQLite
-//     handle's write group (write_group.go), with the statements of the
+//     handle's write group (internal/writegate), with the statements of the
 //     repository prepared once (cache_quota.go, sqliteWrites);
 //   - batchWriter: PostgreSQL, creates batched (create_batch.go), every
 //     other write direct.
@@ -86,7 +87,7 @@ func (directWriter) statements() *preparedSet { return nil }
 // groupWriter runs every write in the SQLite handle's write group.
 type groupWriter struct {
 	r        *CacheRepository
-	group    *batch.Batcher[groupWrite]
+	group    *batch.Batcher[writegate.Write]
 	prepared *preparedSet
 }
 
@@ -98,7 +99,7 @@ func (w groupWriter) write(ctx context.Context, fn func(ctx context.Context, db 
 	if _, err := w.prepared.get(ctx); err != nil {
 		return dberr.Wrap("prepare the entry writes", err)
 	}
-	return w.group.Do(ctx, groupWrite{db: w.r.handle, fn: fn})
+	return w.group.Do(ctx, writegate.Write{DB: w.r.handle.sql, Fn: fn})
 }
 
 func (w groupWriter) create(ctx context.Context, e domain.Entry, now time.Time, q domain.Quota) error {

@@ -56,7 +56,7 @@ import (
 // The creates of a batch therefore behave like consecutive transactions
 // in some order, as concurrent creates did. They share a commit: they all
 // take effect or none does, and none answers before the commit. SQLite
-// groups every write through its write gate instead (write_group.go).
+// groups every write through its write gate instead (internal/writegate).
 
 const (
 	// maxCreateBatch bounds the rows of one statement.

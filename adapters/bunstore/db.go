@@ -21,6 +21,7 @@ import (
 	"github.com/cachegate/cachegate/adapters/bunstore/internal/bound"
 	"github.com/cachegate/cachegate/adapters/bunstore/internal/callers"
 	"github.com/cachegate/cachegate/adapters/bunstore/internal/dberr"
+	"github.com/cachegate/cachegate/adapters/bunstore/internal/writegate"
 	"github.com/cachegate/cachegate/domain"
 	"github.com/cachegate/cachegate/ports"
 
@@ -37,12 +38,12 @@ import (
 type DB struct {
 	sql *bun.DB
 	eng engine
-	// gate queues the writers of an SQLite database (writegate.go); nil
+	// gate queues the writers of an SQLite database (internal/writegate); nil
 	// on PostgreSQL, whose writers lock rows.
 	gate chan struct{}
-	// entries groups the entry writes at the gate (write_group.go); nil
+	// entries groups the entry writes at the gate (internal/writegate); nil
 	// without a gate.
-	entries *batch.Batcher[groupWrite]
+	entries *batch.Batcher[writegate.Write]
 	bounds  bound.Bounds
 	// ungrouped runs every entry write on its own (WithUngroupedWrites).
 	ungrouped bool
@@ -108,7 +109,7 @@ const sqliteFileParams = "&_journal_mode=WAL&_synchronous=NORMAL"
 //     readers run in parallel with the one writer, so the pool holds
 //     max(4, 2×GOMAXPROCS) connections; a process's writes queue at the
 //     handle's write gate and entry writes commit in groups
-//     (write_group.go; docs/storage.md has the measurements).
+//     (internal/writegate; docs/storage.md has the measurements).
 //   - sqlite::memory: — a private in-memory SQLite database. It lives in one
 //     connection, so the pool is that one connection, never recycled, and
 //     callers queue for it.
@@ -204,7 +205,7 @@ func openSQLite(uri string, memory bool, cfg openConfig) (*DB, error) {
 		sqldb.SetMaxIdleConns(n)
 	}
 	gate := make(chan struct{}, 1)
-	return &DB{sql: bun.NewDB(sqldb, sqlitedialect.New()), eng: sqliteEngine{}, gate: gate, entries: newWriteGroup(gate)}, nil
+	return &DB{sql: bun.NewDB(sqldb, sqlitedialect.New()), eng: sqliteEngine{}, gate: gate, entries: writegate.NewGroup(gate)}, nil
 }
 
 func openPostgres(dsn string, cfg openConfig) (*DB, error) {
@@ -249,7 +250,7 @@ func WithTimeout(d time.Duration) Option {
 }
 
 // WithUngroupedWrites makes the handle's CacheRepositories run each write
-// on its own: on SQLite outside the handle's write group (write_group.go),
+// on its own: on SQLite outside the handle's write group (internal/writegate),
 // on PostgreSQL outside the batches of creates (create_batch.go). It is
 // for a tool that wraps many writes in a transaction of its own, by BEGIN
 // and COMMIT on a pool of one connection, as the bench seeder does. The

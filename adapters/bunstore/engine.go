@@ -113,7 +113,7 @@ type statementEngine interface {
 	abortsOnError() bool
 	// batchesCreates reports whether a repository batches its creates
 	// (create_batch.go); SQLite groups every entry write at its write gate
-	// instead (write_group.go).
+	// instead (internal/writegate).
 	batchesCreates() bool
 }
 

@@ -5,6 +5,7 @@ import (
 
 	"github.com/cachegate/cachegate/adapters/bunstore/internal/batch"
 	"github.com/cachegate/cachegate/adapters/bunstore/internal/callers"
+	"github.com/cachegate/cachegate/adapters/bunstore/internal/writegate"
 )
 
 // RevokedFamiliesQuery is the query of RefreshStore.RevokedFamilies, for
@@ -17,7 +18,7 @@ func onPostgres(db *DB) bool { _, ok := db.eng.(postgresEngine); return ok }
 
 // writeGroup returns the SQLite write group r's writer runs in, or nil
 // when it runs none (cache_writer.go).
-func (r *CacheRepository) writeGroup() *batch.Batcher[groupWrite] {
+func (r *CacheRepository) writeGroup() *batch.Batcher[writegate.Write] {
 	w, _ := r.writer.(groupWriter)
 	return w.group
 }

@@ -36,7 +36,7 @@ import (
 // transaction (CreateIdempotent): on PostgreSQL a transaction of its own,
 // outside the create batch (create_batch.go), whose sharing of one INSERT
 // between creates would not fit a second table; on SQLite one write of the
-// handle's write group (write_group.go), whose savepoint holds both. The
+// handle's write group (internal/writegate), whose savepoint holds both. The
 // record is an upsert that replaces only an expired record, so of two
 // creates with one key the second finds the first's row: on PostgreSQL it
 // waits at the primary key until the first ends, and writes nothing if
