@@ -21,6 +21,7 @@ import (
 	"github.com/cachegate/cachegate/adapters/bunstore/internal/bound"
 	"github.com/cachegate/cachegate/adapters/bunstore/internal/callers"
 	"github.com/cachegate/cachegate/adapters/bunstore/internal/dberr"
+	"github.com/cachegate/cachegate/adapters/bunstore/internal/engine"
 	"github.com/cachegate/cachegate/adapters/bunstore/internal/writegate"
 	"github.com/cachegate/cachegate/domain"
 	"github.com/cachegate/cachegate/ports"
@@ -37,7 +38,7 @@ import (
 // stores share it; none of them asks which database it runs on.
 type DB struct {
 	sql *bun.DB
-	eng engine
+	eng engine.Engine
 	// gate queues the writers of an SQLite database (internal/writegate); nil
 	// on PostgreSQL, whose writers lock rows.
 	gate chan struct{}
@@ -184,7 +185,7 @@ func createPrivate(path string) error {
 }
 
 func openSQLite(uri string, memory bool, cfg openConfig) (*DB, error) {
-	registerSQLiteFold()
+	engine.RegisterSQLiteFold(foldFunction)
 	conn, err := sqlite.NewConnector(uri)
 	if err != nil {
 		return nil, fmt.Errorf("bunstore: open SQLite: %w", err)
@@ -205,7 +206,7 @@ func openSQLite(uri string, memory bool, cfg openConfig) (*DB, error) {
 		sqldb.SetMaxIdleConns(n)
 	}
 	gate := make(chan struct{}, 1)
-	return &DB{sql: bun.NewDB(sqldb, sqlitedialect.New()), eng: sqliteEngine{}, gate: gate, entries: writegate.NewGroup(gate)}, nil
+	return &DB{sql: bun.NewDB(sqldb, sqlitedialect.New()), eng: engine.SQLite(schemaNames), gate: gate, entries: writegate.NewGroup(gate)}, nil
 }
 
 func openPostgres(dsn string, cfg openConfig) (*DB, error) {
@@ -233,7 +234,7 @@ func openPostgres(dsn string, cfg openConfig) (*DB, error) {
 	sqldb.SetMaxIdleConns(n)
 	sqldb.SetConnMaxIdleTime(5 * time.Minute)
 	sqldb.SetConnMaxLifetime(time.Hour)
-	return &DB{sql: bun.NewDB(sqldb, pgdialect.New()), eng: postgresEngine{}}, nil
+	return &DB{sql: bun.NewDB(sqldb, pgdialect.New()), eng: engine.Postgres(schemaNames)}, nil
 }
 
 // DefaultTimeout bounds each store call when no WithTimeout is given:
@@ -300,7 +301,7 @@ const probeTable = "cachegate_probe"
 // domain.ErrStorageFull when an SQLite file's file system has less room
 // than a write may need.
 //
-// On SQLite the check writes nothing (sqlite_ready.go): a read-only query,
+// On SQLite the check writes nothing (internal/engine): a read-only query,
 // then the space available on the file's file system, statfs(2), which
 // passes again once there is room, so readiness recovers by itself. On
 // PostgreSQL it asks whether the session is read-only.
@@ -312,7 +313,7 @@ func Check(ctx context.Context, db *DB) (err error) {
 			err = &dberr.Outage{Kind: domain.ErrDatabaseUnavailable, Cause: err}
 		}
 	}()
-	return db.eng.check(ctx, db.sql)
+	return db.eng.Check(ctx, db.sql)
 }
 
 // Budget is each caller's budget of database time (internal/callers),
@@ -338,3 +339,7 @@ func fillBounds(b bound.Bounds) bound.Bounds {
 	}
 	return b
 }
+
+// schemaNames are the tables the engines' triggers and statements write.
+var schemaNames = engine.Names{Changes: changesTable, ChangeColumns: changeColumns,
+	ChangesSequence: pgChangesSequence, Usage: usageTable}
