@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 
+	"github.com/cachegate/cachegate/adapters/bunstore/internal/engine"
 	"github.com/uptrace/bun"
 	"github.com/uptrace/bun/migrate"
 )
@@ -13,19 +14,19 @@ import (
 // stored before), address and user_agent (of the last login or refresh);
 // auth_events.actor_id, actor_username and detail (the acting admin of an
 // admin event). Each step is idempotent, as the other auth migrations'.
-func adminMigration(ctx context.Context, eng engine, m *migrate.Migrator) error {
+func adminMigration(ctx context.Context, eng engine.Engine, m *migrate.Migrator) error {
 	return m.DB().RunInTx(ctx, nil, func(ctx context.Context, tx bun.Tx) error {
-		text := eng.textColumn() + " NOT NULL DEFAULT ''"
+		text := eng.TextColumn() + " NOT NULL DEFAULT ''"
 		for _, c := range []struct{ table, name, typ string }{
 			{"users", "admin", "BOOLEAN NOT NULL DEFAULT FALSE"},
-			{"refresh_families", "created_at", eng.timeColumn()},
+			{"refresh_families", "created_at", eng.TimeColumn()},
 			{"refresh_families", "address", text},
 			{"refresh_families", "user_agent", text},
 			{"auth_events", "actor_id", text},
 			{"auth_events", "actor_username", text},
 			{"auth_events", "detail", text},
 		} {
-			if err := eng.addColumnIfMissing(ctx, tx, c.table, c.name, c.typ); err != nil {
+			if err := eng.AddColumnIfMissing(ctx, tx, c.table, c.name, c.typ); err != nil {
 				return fmt.Errorf("bunstore: add %s.%s: %w", c.table, c.name, err)
 			}
 		}

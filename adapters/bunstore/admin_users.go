@@ -9,6 +9,7 @@ import (
 	"github.com/uptrace/bun"
 
 	"github.com/cachegate/cachegate/adapters/bunstore/internal/dberr"
+	"github.com/cachegate/cachegate/adapters/bunstore/internal/engine"
 	"github.com/cachegate/cachegate/domain"
 	"github.com/cachegate/cachegate/ports"
 )
@@ -61,7 +62,7 @@ func (s *RefreshStore) UserSessions(ctx context.Context, userID string, now time
 	defer done(&err)
 	rows, err := s.db.sql.QueryContext(ctx, `SELECT `+familyColumns+` FROM refresh_families
 		WHERE user_id = ? AND revoked_at IS NULL AND expires_at > ? ORDER BY issued_at DESC, family_id DESC`,
-		userID, timeArg(now))
+		userID, engine.TimeArg(now))
 	if err != nil {
 		return nil, dberr.Wrap("list sessions", err)
 	}

@@ -10,6 +10,8 @@ import (
 
 	"github.com/cachegate/cachegate/adapters/bunstore/internal/bound"
 	"github.com/cachegate/cachegate/adapters/bunstore/internal/dberr"
+	"github.com/cachegate/cachegate/adapters/bunstore/internal/engine"
+	"github.com/cachegate/cachegate/adapters/bunstore/internal/writegate"
 	"github.com/cachegate/cachegate/domain"
 	"github.com/cachegate/cachegate/ports"
 )
@@ -109,7 +111,7 @@ func (a *Archive) EachSigningKey(ctx context.Context, fn func(domain.SigningKey)
 // EachRefreshFamily implements ports.ArchiveReader.
 func (a *Archive) EachRefreshFamily(ctx context.Context, now time.Time, fn func(domain.RefreshFamily) error) error {
 	return a.eachPage(ctx, "export refresh families", `SELECT `+familyColumns+`
-		FROM refresh_families WHERE expires_at > ? AND family_id > ? ORDER BY family_id LIMIT ?`, []any{timeArg(now)},
+		FROM refresh_families WHERE expires_at > ? AND family_id > ? ORDER BY family_id LIMIT ?`, []any{engine.TimeArg(now)},
 		func(rows *sql.Rows) (string, error) {
 			f, err := scanFamily(rows)
 			if err != nil {
@@ -125,7 +127,7 @@ func (a *Archive) EachEntry(ctx context.Context, table string, now time.Time, fn
 		return err
 	}
 	return a.eachPage(ctx, "export entries", "SELECT "+cacheColumns+" FROM ? WHERE "+liveAt+" AND id > ? ORDER BY id LIMIT ?",
-		[]any{bun.Ident(table), timeArg(now)},
+		[]any{bun.Ident(table), engine.TimeArg(now)},
 		func(rows *sql.Rows) (string, error) {
 			e, err := scanEntry(rows)
 			if err != nil {
@@ -171,7 +173,7 @@ func isAuthTable(t string) bool {
 // by the repository timeout (a load of millions of rows takes longer);
 // each batch is.
 func (a *Archive) BeginLoad(ctx context.Context, merge bool) (ports.ArchiveLoad, error) {
-	leave, err := enterWriter(ctx, a.db.gate)
+	leave, err := writegate.Enter(ctx, a.db.gate)
 	if err != nil {
 		return nil, dberr.Wrap("begin the import", err)
 	}
@@ -186,7 +188,7 @@ func (a *Archive) BeginLoad(ctx context.Context, merge bool) (ports.ArchiveLoad,
 // archiveLoad is one import's transaction.
 type archiveLoad struct {
 	tx     bun.Tx
-	eng    engine
+	eng    engine.Engine
 	merge  bool
 	bounds bound.Bounds
 	leave  func()
@@ -240,7 +242,7 @@ func (l *archiveLoad) AddUsers(ctx context.Context, us []domain.User) (int, erro
 	args := make([]any, 0, 9*len(us))
 	for _, u := range us {
 		args = append(args, u.ID, u.Username, domain.NormalizeUsername(u.Username), u.PasswordHash, u.PasswordSalt,
-			u.Active, timeArg(u.DateCreated), timeArg(u.DateUpdated), u.Admin)
+			u.Active, engine.TimeArg(u.DateCreated), engine.TimeArg(u.DateUpdated), u.Admin)
 	}
 	return l.insert(ctx, "import users", `INSERT INTO users
 		(id, username, username_norm, password_hash, password_salt, active, date_created, date_updated, admin)`, 9, len(us), args)
@@ -249,8 +251,8 @@ func (l *archiveLoad) AddUsers(ctx context.Context, us []domain.User) (int, erro
 func (l *archiveLoad) AddSigningKeys(ctx context.Context, ks []domain.SigningKey) (int, error) {
 	args := make([]any, 0, 7*len(ks))
 	for _, k := range ks {
-		args = append(args, k.ID, k.Algorithm, authBytes(k.Private), authBytes(k.Public), timeArg(k.DateCreated),
-			nullTimeArg(k.RetiredAt), nullTimeArg(k.RevokedAt))
+		args = append(args, k.ID, k.Algorithm, authBytes(k.Private), authBytes(k.Public), engine.TimeArg(k.DateCreated),
+			engine.NullTimeArg(k.RetiredAt), engine.NullTimeArg(k.RevokedAt))
 	}
 	return l.insert(ctx, "import signing keys", `INSERT INTO signing_keys
 		(id, algorithm, "private", "public", date_created, retired_at, revoked_at)`, 7, len(ks), args)
@@ -263,7 +265,7 @@ func (l *archiveLoad) KeepSigningKey(ctx context.Context, id string, at time.Tim
 	res, err := l.tx.ExecContext(ctx, `UPDATE signing_keys SET retired_at = ?, "private" = ?
 		WHERE retired_at IS NULL AND revoked_at IS NULL AND id <> ?
 		AND EXISTS (SELECT 1 FROM signing_keys k WHERE k.id = ? AND k.retired_at IS NULL AND k.revoked_at IS NULL)`,
-		timeArg(at), []byte{}, id, id)
+		engine.TimeArg(at), []byte{}, id, id)
 	if err != nil {
 		return 0, dberr.Wrap("retire the signing keys the import replaces", err)
 	}
@@ -287,7 +289,7 @@ func (l *archiveLoad) AddRefreshTokens(ctx context.Context, rs []domain.RefreshR
 		return 0, nil
 	}
 	if !l.tokens {
-		text, tm := l.eng.textColumn(), l.eng.timeColumn()
+		text, tm := l.eng.TextColumn(), l.eng.TimeColumn()
 		_, err := l.tx.ExecContext(ctx, `CREATE TEMPORARY TABLE `+tokensTable+` (
 			id `+text+` NOT NULL, family_id `+text+` NOT NULL, user_id `+text+` NOT NULL,
 			issued_at `+tm+` NOT NULL, expires_at `+tm+` NOT NULL, used_at `+tm+`, revoked_at `+tm+`,
@@ -299,8 +301,8 @@ func (l *archiveLoad) AddRefreshTokens(ctx context.Context, rs []domain.RefreshR
 	}
 	args := make([]any, 0, 7*len(rs))
 	for _, r := range rs {
-		args = append(args, r.ID, r.FamilyID, r.UserID, timeArg(r.IssuedAt), timeArg(r.ExpiresAt),
-			nullTimeArg(r.UsedAt), nullTimeArg(r.RevokedAt))
+		args = append(args, r.ID, r.FamilyID, r.UserID, engine.TimeArg(r.IssuedAt), engine.TimeArg(r.ExpiresAt),
+			engine.NullTimeArg(r.UsedAt), engine.NullTimeArg(r.RevokedAt))
 	}
 	return l.insert(ctx, "import refresh tokens", `INSERT INTO `+tokensTable+`
 		(id, family_id, user_id, issued_at, expires_at, used_at, revoked_at)`, 7, len(rs), args)
@@ -340,7 +342,7 @@ func (l *archiveLoad) AddEntries(ctx context.Context, table string, es []domain.
 	for _, e := range es {
 		e = e.Normalized()
 		args = append(args, e.ID, e.Key, e.Type, e.AssigneeID, string(e.Data), e.Version,
-			timeArg(e.DateCreated), timeArg(e.DateUpdated), nullTimeArg(e.DateDeleted), nullTimeArg(e.ExpiresAt),
+			engine.TimeArg(e.DateCreated), engine.TimeArg(e.DateUpdated), engine.NullTimeArg(e.DateDeleted), engine.NullTimeArg(e.ExpiresAt),
 			foldedArg(e.Key), foldedArg(e.Type))
 	}
 	// The name passed ValidateTableName: quoting it is enough.

@@ -11,6 +11,7 @@ import (
 
 	"github.com/cachegate/cachegate/adapters/bunstore/internal/bound"
 	"github.com/cachegate/cachegate/adapters/bunstore/internal/dberr"
+	"github.com/cachegate/cachegate/adapters/bunstore/internal/engine"
 	"github.com/cachegate/cachegate/domain"
 	"github.com/cachegate/cachegate/ports"
 )
@@ -19,8 +20,8 @@ import (
 // "Audit trail"), username_norm for --user, indexes for the newest-first
 // listing and for retention. auditFoldDDL adds the columns of folded
 // login attempts.
-func auditDDL(eng engine) []string {
-	text, tm := eng.textColumn(), eng.timeColumn()
+func auditDDL(eng engine.Engine) []string {
+	text, tm := eng.TextColumn(), eng.TimeColumn()
 	return []string{
 		`CREATE TABLE IF NOT EXISTS auth_events (
 			id ` + text + ` NOT NULL,
@@ -47,12 +48,12 @@ func auditDDL(eng engine) []string {
 // among the rows that have one, and an index of those rows by address and
 // time for counting an address's rows of a window. Both indexes are
 // partial, so events that are not folded pay nothing for them.
-func auditFoldMigration(ctx context.Context, eng engine, m *migrate.Migrator) error {
+func auditFoldMigration(ctx context.Context, eng engine.Engine, m *migrate.Migrator) error {
 	return m.DB().RunInTx(ctx, nil, func(ctx context.Context, tx bun.Tx) error {
 		for _, c := range []struct{ name, typ string }{
-			{"attempts", "INTEGER NOT NULL DEFAULT 1"}, {"last_at", eng.timeColumn()}, {"fold_key", eng.textColumn()},
+			{"attempts", "INTEGER NOT NULL DEFAULT 1"}, {"last_at", eng.TimeColumn()}, {"fold_key", eng.TextColumn()},
 		} {
-			if err := eng.addColumnIfMissing(ctx, tx, "auth_events", c.name, c.typ); err != nil {
+			if err := eng.AddColumnIfMissing(ctx, tx, "auth_events", c.name, c.typ); err != nil {
 				return fmt.Errorf("bunstore: add auth_events.%s: %w", c.name, err)
 			}
 		}
@@ -102,7 +103,7 @@ func insertEvents(ctx context.Context, db bun.IDB, es []domain.AuditEvent) error
 		(id, "at", type, user_id, username, username_norm, address, request_id, family, reason,
 			actor_id, actor_username, detail)
 		VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
-			e.ID, timeArg(e.Time), string(e.Type), e.UserID, domain.CutAuditUsername(e.Username),
+			e.ID, engine.TimeArg(e.Time), string(e.Type), e.UserID, domain.CutAuditUsername(e.Username),
 			domain.NormalizeUsername(domain.CutAuditUsername(e.Username)),
 			e.Address, e.RequestID, e.Family, e.Reason, e.ActorID, domain.CutAuditUsername(e.ActorUsername), e.Detail)
 		if err != nil {
@@ -145,17 +146,17 @@ func (l *AuditLog) QueryEvents(ctx context.Context, f ports.AuditFilter, address
 		where, args = append(where, "type = ?"), append(args, string(f.Type))
 	}
 	if !f.Since.IsZero() {
-		where, args = append(where, `"at" >= ?`), append(args, timeArg(f.Since))
+		where, args = append(where, `"at" >= ?`), append(args, engine.TimeArg(f.Since))
 	}
 	if address != "" {
 		where, args = append(where, "address = ?"), append(args, address)
 	}
 	if !until.IsZero() {
-		where, args = append(where, `"at" < ?`), append(args, timeArg(until))
+		where, args = append(where, `"at" < ?`), append(args, engine.TimeArg(until))
 	}
 	if before.ID != "" {
 		where = append(where, `("at" < ? OR ("at" = ? AND id < ?))`)
-		args = append(args, timeArg(before.Time), timeArg(before.Time), before.ID)
+		args = append(args, engine.TimeArg(before.Time), engine.TimeArg(before.Time), before.ID)
 	}
 	q := `SELECT id, "at", type, user_id, username, address, request_id, family, reason, attempts, last_at,
 		actor_id, actor_username, detail FROM auth_events`
@@ -175,7 +176,7 @@ func (l *AuditLog) QueryEvents(ctx context.Context, f ports.AuditFilter, address
 	for rows.Next() {
 		var (
 			e        domain.AuditEvent
-			at, last nullTime
+			at, last engine.NullTime
 			ty       string
 			attempts int
 		)
@@ -204,7 +205,7 @@ func (l *AuditLog) PurgeEvents(ctx context.Context, before time.Time, limit int)
 		return 0, nil
 	}
 	res, err := l.db.sql.ExecContext(ctx, `DELETE FROM auth_events WHERE id IN (
-		SELECT id FROM auth_events WHERE "at" < ? ORDER BY "at" LIMIT ?`+l.db.eng.skipLocked()+`)`, timeArg(before), limit)
+		SELECT id FROM auth_events WHERE "at" < ? ORDER BY "at" LIMIT ?`+l.db.eng.SkipLocked()+`)`, engine.TimeArg(before), limit)
 	if err != nil {
 		return 0, dberr.Wrap("purge audit events", err)
 	}

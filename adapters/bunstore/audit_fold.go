@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/cachegate/cachegate/adapters/bunstore/internal/dberr"
+	"github.com/cachegate/cachegate/adapters/bunstore/internal/engine"
 	"github.com/cachegate/cachegate/domain"
 )
 
@@ -119,7 +120,7 @@ func (l *AuditLog) FoldEvent(ctx context.Context, e domain.AuditEvent, f domain.
 		var ownRows, addressRows int
 		if err := l.db.sql.QueryRowContext(ctx, `SELECT (SELECT count(*) FROM auth_events WHERE fold_key = ?),
 			(SELECT count(*) FROM auth_events WHERE fold_key IS NOT NULL AND address = ? AND "at" >= ? AND "at" < ? AND type = ?)`,
-			own, e.Address, timeArg(start), timeArg(end), string(domain.AuditLoginFailed)).Scan(&ownRows, &addressRows); err != nil {
+			own, e.Address, engine.TimeArg(start), engine.TimeArg(end), string(domain.AuditLoginFailed)).Scan(&ownRows, &addressRows); err != nil {
 			return dberr.Wrap("fold audit event", err)
 		}
 		if ownRows == 0 && addressRows >= f.Distinct {
@@ -141,7 +142,7 @@ func (l *AuditLog) FoldEvent(ctx context.Context, e domain.AuditEvent, f domain.
 		}
 		return "excluded." + c
 	}),
-		e.ID, timeArg(e.Time), string(e.Type), e.UserID, e.Username, *add.norm, e.Address, e.RequestID, e.Family, e.Reason, key)
+		e.ID, engine.TimeArg(e.Time), string(e.Type), e.UserID, e.Username, *add.norm, e.Address, e.RequestID, e.Family, e.Reason, key)
 	if err != nil {
 		return dberr.Wrap("fold audit event", err)
 	}
@@ -180,7 +181,7 @@ func (l *AuditLog) addAttempts1(ctx context.Context, key string, a foldAdd) (boo
 		}
 		return *p
 	}
-	vals := map[string]any{"n": a.n, "at": timeArg(a.last), "username_norm": str(a.norm), "user_id": str(a.userID),
+	vals := map[string]any{"n": a.n, "at": engine.TimeArg(a.last), "username_norm": str(a.norm), "user_id": str(a.userID),
 		"reason": str(a.reason)}
 	var args []any
 	set := foldSet(func(c string) string { args = append(args, vals[c]); return "?" })

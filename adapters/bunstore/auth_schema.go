@@ -5,6 +5,8 @@ import (
 	"fmt"
 
 	"github.com/cachegate/cachegate/adapters/bunstore/internal/dberr"
+	"github.com/cachegate/cachegate/adapters/bunstore/internal/engine"
+	"github.com/cachegate/cachegate/adapters/bunstore/internal/writegate"
 	"github.com/uptrace/bun"
 	"github.com/uptrace/bun/migrate"
 )
@@ -24,7 +26,7 @@ import (
 //     starts signing (keys.go), retired_at when it stops.
 //   - login_failures: one row per failed login, by throttle key.
 //
-// Times use the dialect's time column (dialect.go); text that is compared
+// Times use the dialect's time column (internal/engine); text that is compared
 // or ordered uses textColumnType, so both stores order bytes alike.
 
 // authTables lists the tables the authentication migrations leave; no
@@ -40,11 +42,11 @@ func retiredAuthTables() []string { return []string{"refresh_tokens"} }
 // authMigrations returns the schema migrations of the authentication
 // tables, in order. Their names sort after the cache tables' migrations
 // (20261125000100_cache_…), so Migrate runs them last.
-func authMigrations(eng engine) []migrate.Migration {
+func authMigrations(eng engine.Engine) []migrate.Migration {
 	return []migrate.Migration{{
 		Name: "20261125000200_auth_tables",
 		Up:   authMigration(eng, authTablesDDL),
-		Down: authMigration(eng, func(engine) []string { return authDropDDL }),
+		Down: authMigration(eng, func(engine.Engine) []string { return authDropDDL }),
 	}, {
 		Name: "20261126000200_auth_sessions_keys",
 		Up:   withEngine(eng, sessionsKeysMigration),
@@ -52,11 +54,11 @@ func authMigrations(eng engine) []migrate.Migration {
 	}, {
 		Name: "20261126000300_auth_events",
 		Up:   authMigration(eng, auditDDL),
-		Down: authMigration(eng, func(engine) []string { return []string{`DROP TABLE IF EXISTS auth_events`} }),
+		Down: authMigration(eng, func(engine.Engine) []string { return []string{`DROP TABLE IF EXISTS auth_events`} }),
 	}, {
 		Name: "20261127000100_auth_refresh_families",
 		Up:   withEngine(eng, refreshFamiliesMigration),
-		Down: authMigration(eng, func(engine) []string { return []string{`DROP TABLE IF EXISTS refresh_families`} }),
+		Down: authMigration(eng, func(engine.Engine) []string { return []string{`DROP TABLE IF EXISTS refresh_families`} }),
 	}, {
 		Name: "20261127002500_signing_keys_signs_from",
 		Up:   withEngine(eng, signsFromMigration),
@@ -75,8 +77,8 @@ func authMigrations(eng engine) []migrate.Migration {
 		Down: func(context.Context, *migrate.Migrator, *migrate.Migration) error { return nil },
 	}, {
 		Name: "20261215000100_refresh_families_live",
-		Up:   authMigration(eng, func(engine) []string { return []string{refreshLiveIndexDDL} }),
-		Down: authMigration(eng, func(engine) []string { return []string{`DROP INDEX IF EXISTS refresh_families_live_idx`} }),
+		Up:   authMigration(eng, func(engine.Engine) []string { return []string{refreshLiveIndexDDL} }),
+		Down: authMigration(eng, func(engine.Engine) []string { return []string{`DROP INDEX IF EXISTS refresh_families_live_idx`} }),
 	}}
 }
 
@@ -86,9 +88,9 @@ func authMigrations(eng engine) []migrate.Migration {
 // every replica), signing_keys.revoked_at, and erases the private halves
 // of keys already retired. Each step is idempotent: SQLite has no ADD
 // COLUMN IF NOT EXISTS, so the column is looked for first.
-func sessionsKeysMigration(ctx context.Context, eng engine, m *migrate.Migrator) error {
+func sessionsKeysMigration(ctx context.Context, eng engine.Engine, m *migrate.Migrator) error {
 	return m.DB().RunInTx(ctx, nil, func(ctx context.Context, tx bun.Tx) error {
-		if err := eng.addColumnIfMissing(ctx, tx, "signing_keys", "revoked_at", eng.timeColumn()); err != nil {
+		if err := eng.AddColumnIfMissing(ctx, tx, "signing_keys", "revoked_at", eng.TimeColumn()); err != nil {
 			return fmt.Errorf("bunstore: add signing_keys.revoked_at: %w", err)
 		}
 		// refresh_tokens is gone when a process migrating the same SQLite
@@ -110,14 +112,14 @@ func sessionsKeysMigration(ctx context.Context, eng engine, m *migrate.Migrator)
 }
 
 // withEngine returns the migration step fn on the database of eng.
-func withEngine(eng engine, fn func(ctx context.Context, eng engine, m *migrate.Migrator) error) func(context.Context, *migrate.Migrator, *migrate.Migration) error {
+func withEngine(eng engine.Engine, fn func(ctx context.Context, eng engine.Engine, m *migrate.Migrator) error) func(context.Context, *migrate.Migrator, *migrate.Migration) error {
 	return func(ctx context.Context, m *migrate.Migrator, _ *migrate.Migration) error { return fn(ctx, eng, m) }
 }
 
 // authMigration returns a migration step running the statements ddl
 // makes for the database at hand, in one transaction. Every statement is
 // idempotent, so processes racing on one SQLite file may both run it.
-func authMigration(eng engine, ddl func(engine) []string) func(context.Context, *migrate.Migrator, *migrate.Migration) error {
+func authMigration(eng engine.Engine, ddl func(engine.Engine) []string) func(context.Context, *migrate.Migrator, *migrate.Migration) error {
 	return func(ctx context.Context, m *migrate.Migrator, _ *migrate.Migration) error {
 		return m.DB().RunInTx(ctx, nil, func(ctx context.Context, tx bun.Tx) error {
 			for _, stmt := range ddl(eng) {
@@ -131,8 +133,8 @@ func authMigration(eng engine, ddl func(engine) []string) func(context.Context, 
 }
 
 // authTablesDDL returns the statements creating the authentication tables.
-func authTablesDDL(eng engine) []string {
-	text, tm, bytes, serial := eng.textColumn(), eng.timeColumn(), eng.bytesColumn(), eng.serialPrimaryKey()
+func authTablesDDL(eng engine.Engine) []string {
+	text, tm, bytes, serial := eng.TextColumn(), eng.TimeColumn(), eng.BytesColumn(), eng.SerialPrimaryKey()
 	return []string{
 		`CREATE TABLE IF NOT EXISTS users (
 			id ` + text + ` NOT NULL,
@@ -191,7 +193,7 @@ var authDropDDL = []string{
 // On SQLite the transaction is IMMEDIATE (see Open), so it holds the write
 // lock from the start and never meets a stale snapshot.
 func authInTx(ctx context.Context, db *DB, op string, fn func(ctx context.Context, tx bun.Tx) error) error {
-	leave, err := enterWriter(ctx, db.gate)
+	leave, err := writegate.Enter(ctx, db.gate)
 	if err != nil {
 		return dberr.Wrap(op, err)
 	}

@@ -12,5 +12,5 @@ import (
 // never overwritten.
 // PostgreSQL has its own tools (pg_dump, pg_basebackup): Backup refuses it.
 func Backup(ctx context.Context, db *DB, path string) error {
-	return db.eng.backup(ctx, db.sql, path)
+	return db.eng.Backup(ctx, db.sql, path)
 }

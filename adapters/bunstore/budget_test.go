@@ -6,6 +6,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/cachegate/cachegate/adapters/bunstore/internal/writegate"
 	"github.com/cachegate/cachegate/domain"
 	"github.com/cachegate/cachegate/ports"
 )
@@ -52,7 +53,7 @@ func TestAWaitForSQLitesWriterIsNotChargedToTheCaller(t *testing.T) {
 	budget := NewBudget(100*time.Millisecond, 100*time.Millisecond, nil)
 	l := newCallerLimit(db, 0, budget)
 	gate := db.gate
-	leaveOther, err := enterWriter(t.Context(), gate)
+	leaveOther, err := writegate.Enter(t.Context(), gate)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -62,7 +63,7 @@ func TestAWaitForSQLitesWriterIsNotChargedToTheCaller(t *testing.T) {
 		t.Fatal(err)
 	}
 	start := time.Now()
-	leave, err := enterWriter(ctx, gate)
+	leave, err := writegate.Enter(ctx, gate)
 	if err != nil {
 		t.Fatal(err)
 	}

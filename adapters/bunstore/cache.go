@@ -12,6 +12,7 @@ import (
 
 	"github.com/cachegate/cachegate/adapters/bunstore/internal/bound"
 	"github.com/cachegate/cachegate/adapters/bunstore/internal/dberr"
+	"github.com/cachegate/cachegate/adapters/bunstore/internal/engine"
 	"github.com/cachegate/cachegate/domain"
 	"github.com/cachegate/cachegate/ports"
 )
@@ -30,7 +31,7 @@ const maxCreateTries = 3
 // the constructor (cache_writer.go): on PostgreSQL each statement is its
 // own transaction, and creates that arrive together share one INSERT
 // (create_batch.go); on SQLite a write runs with the writes queued beside
-// it in one transaction of the handle's write group (write_group.go), each
+// it in one transaction of the handle's write group (internal/writegate), each
 // in a savepoint of its own, which behaves like consecutive transactions.
 //
 // Rows are soft-deleted and expire by time; they stay in the table, dead,
@@ -43,8 +44,8 @@ type CacheRepository struct {
 	// name is the table's name as a value: its entity in cache_usage.
 	name   string
 	bounds bound.Bounds
-	// eng is the engine of db, chosen once here (engine.go).
-	eng    engine
+	// eng is the engine of db, chosen once by Open (internal/engine).
+	eng    engine.Engine
 	handle *DB
 	// paging overrides the page bounds of List, for tests (cache_page.go).
 	paging listPaging
@@ -102,7 +103,7 @@ func (r *CacheRepository) create(ctx context.Context, db bun.IDB, e domain.Entry
 func (r *CacheRepository) createWith(ctx context.Context, db bun.IDB, e domain.Entry, now time.Time, q domain.Quota, extra int64) error {
 	g := newQuotaGuard(q, nil, e)
 	if g != nil {
-		g.bytes += extra
+		g.Bytes += extra
 	}
 	if g != nil {
 		if refused := g.admit(domain.Usage{}); refused != nil {
@@ -137,7 +138,7 @@ func (r *CacheRepository) createWith(ctx context.Context, db bun.IDB, e domain.E
 		if try < maxCreateTries {
 			// Only dead rows may stand in the way: clear them and try again.
 			removed, err = r.exec(ctx, db, "DELETE FROM ? WHERE (id = ? OR (key = ? AND type = ? AND assignee_id = ? AND date_deleted IS NULL)) AND "+deadAt,
-				r.table, e.ID, e.Key, e.Type, e.AssigneeID, timeArg(now))
+				r.table, e.ID, e.Key, e.Type, e.AssigneeID, engine.TimeArg(now))
 			if err != nil {
 				return dberr.Wrap("clear dead entries", err)
 			}
@@ -290,7 +291,7 @@ func (r *CacheRepository) replace(ctx context.Context, db bun.IDB, cur, next dom
 		removed := int64(0)
 		if try < maxCreateTries {
 			removed, err = r.exec(ctx, db, "DELETE FROM ? WHERE key = ? AND type = ? AND assignee_id = ? AND date_deleted IS NULL AND id <> ? AND "+deadAt,
-				r.table, next.Key, next.Type, next.AssigneeID, next.ID, timeArg(now))
+				r.table, next.Key, next.Type, next.AssigneeID, next.ID, engine.TimeArg(now))
 			if err != nil {
 				return 0, dberr.Wrap("clear dead entries", err)
 			}
@@ -306,20 +307,20 @@ func (r *CacheRepository) replace(ctx context.Context, db bun.IDB, cur, next dom
 func (r *CacheRepository) updateRow(ctx context.Context, db bun.IDB, cur, next domain.Entry, g *quotaGuard) (int64, error) {
 	if tx, ok := db.(bun.Tx); ok && r.writer.statements() != nil {
 		args := []any{next.Key, next.Type, next.AssigneeID, string(next.Data), next.Version,
-			driverTime(r.eng, next.DateCreated), driverTime(r.eng, next.DateUpdated), driverNullTime(r.eng, next.DateDeleted),
-			driverNullTime(r.eng, next.ExpiresAt), foldedArg(next.Key), foldedArg(next.Type),
-			cur.ID, cur.Version, driverTime(r.eng, cur.DateCreated)}
+			engine.DriverTime(r.eng, next.DateCreated), engine.DriverTime(r.eng, next.DateUpdated), engine.DriverNullTime(r.eng, next.DateDeleted),
+			engine.DriverNullTime(r.eng, next.ExpiresAt), foldedArg(next.Key), foldedArg(next.Type),
+			cur.ID, cur.Version, engine.DriverTime(r.eng, cur.DateCreated)}
 		if g == nil {
 			return r.execPrepared(ctx, tx, stmtUpdate, args...)
 		}
-		return r.execPrepared(ctx, tx, stmtUpdateGuarded, append(args, r.sqliteGuardArgs(g)...)...)
+		return r.execPrepared(ctx, tx, stmtUpdateGuarded, append(args, engine.SQLiteQuotaArgs(r.name, g.Guard)...)...)
 	}
 	with, from, where, gargs := r.guarded(g)
 	query := with + "UPDATE ? SET key = ?, type = ?, assignee_id = ?, data = ?, version = ?, " +
 		"date_created = ?, date_updated = ?, date_deleted = ?, expires_at = ?, key_folded = ?, type_folded = ? "
 	args := []any{r.table, next.Key, next.Type, next.AssigneeID, string(next.Data), next.Version,
-		timeArg(next.DateCreated), timeArg(next.DateUpdated), nullTimeArg(next.DateDeleted), nullTimeArg(next.ExpiresAt),
-		foldedArg(next.Key), foldedArg(next.Type), cur.ID, cur.Version, timeArg(cur.DateCreated)}
+		engine.TimeArg(next.DateCreated), engine.TimeArg(next.DateUpdated), engine.NullTimeArg(next.DateDeleted), engine.NullTimeArg(next.ExpiresAt),
+		foldedArg(next.Key), foldedArg(next.Type), cur.ID, cur.Version, engine.TimeArg(cur.DateCreated)}
 	if from != "" {
 		query += "FROM " + from + " "
 		args = append(gargs, args...)
@@ -347,7 +348,7 @@ func (r *CacheRepository) updateRefusal(ctx context.Context, db bun.IDB, g *quot
 	var same int
 	err := dberr.WithRetry(ctx, func() error {
 		return db.QueryRowContext(ctx, "SELECT count(*) FROM ? WHERE id = ? AND version = ? AND date_created = ? AND date_deleted IS NULL",
-			r.table, cur.ID, cur.Version, timeArg(cur.DateCreated)).Scan(&same)
+			r.table, cur.ID, cur.Version, engine.TimeArg(cur.DateCreated)).Scan(&same)
 	})
 	switch {
 	case err != nil:
@@ -398,7 +399,7 @@ func (r *CacheRepository) delete(ctx context.Context, db bun.IDB, id string, now
 			return domain.Entry{}, err
 		}
 		n, err := r.exec(ctx, db, "UPDATE ? SET date_deleted = ? WHERE id = ? AND version = ? AND date_created = ? AND date_deleted IS NULL",
-			r.table, timeArg(now), cur.ID, cur.Version, timeArg(cur.DateCreated))
+			r.table, engine.TimeArg(now), cur.ID, cur.Version, engine.TimeArg(cur.DateCreated))
 		if err != nil {
 			return domain.Entry{}, dberr.Wrap("delete entry", err)
 		}
@@ -415,7 +416,7 @@ func (r *CacheRepository) DeleteByAssignee(ctx context.Context, assigneeID strin
 	ctx, done := r.bounds.Enter(ctx)
 	defer done(&err)
 	n, err := r.exec(ctx, r.db, "UPDATE ? SET date_deleted = ? WHERE assignee_id = ? AND "+liveAt,
-		r.table, timeArg(now), assigneeID, timeArg(now))
+		r.table, engine.TimeArg(now), assigneeID, engine.TimeArg(now))
 	if err != nil {
 		return 0, dberr.Wrap("delete the assignee's entries", err)
 	}
@@ -430,7 +431,7 @@ func (r *CacheRepository) Purge(ctx context.Context, now time.Time, limit int) (
 	if limit <= 0 {
 		return 0, nil
 	}
-	n, err := r.eng.purge(ctx, r.db, r.table, now, limit)
+	n, err := r.eng.Purge(ctx, r.db, r.table, now, limit)
 	if err != nil {
 		return 0, dberr.Wrap("purge entries", err)
 	}
@@ -461,7 +462,7 @@ type rowScanner interface {
 func scanEntry(s rowScanner) (domain.Entry, error) {
 	var (
 		e                          domain.Entry
-		created, updated, del, exp nullTime
+		created, updated, del, exp engine.NullTime
 	)
 	if err := s.Scan(&e.ID, &e.Key, &e.Type, &e.AssigneeID, &e.Data, &e.Version,
 		&created, &updated, &del, &exp); err != nil {

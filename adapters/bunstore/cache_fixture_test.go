@@ -8,6 +8,7 @@ import (
 
 	"github.com/uptrace/bun"
 
+	"github.com/cachegate/cachegate/adapters/bunstore/internal/engine"
 	"github.com/cachegate/cachegate/domain"
 )
 
@@ -51,9 +52,9 @@ func seed(tb testing.TB, db *DB, table string, n int, expires time.Time) {
 			sb.WriteString("(?, ?, ?, ?, ?, 1, ?, ?, ?)")
 			var exp any
 			if !expires.IsZero() {
-				exp = timeArg(expires)
+				exp = engine.TimeArg(expires)
 			}
-			args = append(args, e.ID, e.Key, e.Type, e.AssigneeID, string(e.Data), timeArg(e.DateCreated), timeArg(e.DateUpdated), exp)
+			args = append(args, e.ID, e.Key, e.Type, e.AssigneeID, string(e.Data), engine.TimeArg(e.DateCreated), engine.TimeArg(e.DateUpdated), exp)
 		}
 		if _, err := tx.ExecContext(ctx, sb.String(), args...); err != nil {
 			tb.Fatalf("seed: %v", err)

@@ -11,6 +11,7 @@ import (
 	"github.com/uptrace/bun"
 
 	"github.com/cachegate/cachegate/adapters/bunstore/internal/dberr"
+	"github.com/cachegate/cachegate/adapters/bunstore/internal/engine"
 	"github.com/cachegate/cachegate/domain"
 	"github.com/cachegate/cachegate/ports"
 )
@@ -95,9 +96,9 @@ func (r *CacheRepository) List(ctx context.Context, q ports.ListQuery, now time.
 // The access policy's owner and the liveness test come first and the
 // caller's filter is ANDed after them, in parentheses: nothing in the
 // filter can widen them. Every value is an argument, never SQL text.
-func listWhere(eng engine, table bun.Ident, q ports.ListQuery, now time.Time) (string, []any, error) {
+func listWhere(eng engine.Engine, table bun.Ident, q ports.ListQuery, now time.Time) (string, []any, error) {
 	var b strings.Builder
-	args := []any{table, timeArg(now)}
+	args := []any{table, engine.TimeArg(now)}
 	b.WriteString(liveAt)
 	if q.Owner != "" {
 		b.WriteString(" AND assignee_id = ?")
@@ -115,7 +116,7 @@ func listWhere(eng engine, table bun.Ident, q ports.ListQuery, now time.Time) (s
 }
 
 // appendFilter writes f as SQL to b and returns args with f's values.
-func appendFilter(b *strings.Builder, args []any, eng engine, f domain.Filter) ([]any, error) {
+func appendFilter(b *strings.Builder, args []any, eng engine.Engine, f domain.Filter) ([]any, error) {
 	switch f.Kind {
 	case domain.FilterCond:
 		return appendCondition(b, args, eng, &f.Cond)
@@ -158,7 +159,7 @@ func appendFilter(b *strings.Builder, args []any, eng engine, f domain.Filter) (
 // (SQLite) or strpos() (PostgreSQL). Character positions count the same
 // on both. The L forms compare the folded column (foldedColumn) with the
 // value folded in Go by the same mapping.
-func appendCondition(b *strings.Builder, args []any, eng engine, c *domain.Condition) ([]any, error) {
+func appendCondition(b *strings.Builder, args []any, eng engine.Engine, c *domain.Condition) ([]any, error) {
 	col, ok := queryColumns[c.Field]
 	if !ok {
 		return nil, fmt.Errorf("bunstore: unknown query field %d", c.Field)
@@ -175,14 +176,14 @@ func appendCondition(b *strings.Builder, args []any, eng engine, c *domain.Condi
 		case domain.KindInteger:
 			return v.Int
 		case domain.KindTime:
-			return timeArg(v.Time)
+			return engine.TimeArg(v.Time)
 		}
 		if c.Fold {
 			return domain.FoldCase(v.Text)
 		}
 		return v.Text
 	}
-	position := eng.positionFunction()
+	position := eng.PositionFunction()
 	switch c.Op {
 	case domain.OpEq, domain.OpNe, domain.OpGt, domain.OpLt, domain.OpGte, domain.OpLte:
 		b.WriteString(col + comparators[c.Op] + "?")

@@ -9,6 +9,7 @@ import (
 
 	"github.com/uptrace/bun"
 
+	"github.com/cachegate/cachegate/adapters/bunstore/internal/engine"
 	"github.com/cachegate/cachegate/domain"
 	"github.com/cachegate/cachegate/ports"
 )
@@ -106,7 +107,7 @@ func seedDated(tb testing.TB, db *DB, table string, n int) {
 				e := testEntry(i)
 				at := testNow.Add(-time.Duration(n-i) * time.Second)
 				sb.WriteString("(?, ?, ?, ?, ?, 1, ?, ?)")
-				args = append(args, e.ID, e.Key, e.Type, e.AssigneeID, string(e.Data), timeArg(at), timeArg(at))
+				args = append(args, e.ID, e.Key, e.Type, e.AssigneeID, string(e.Data), engine.TimeArg(at), engine.TimeArg(at))
 			}
 			if _, err := tx.ExecContext(ctx, sb.String(), args...); err != nil {
 				_ = tx.Rollback()

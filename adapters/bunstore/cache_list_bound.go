@@ -29,5 +29,5 @@ func (r *CacheRepository) listStatement(ctx context.Context, fn func(ctx context
 		return err
 	}
 	defer func() { _ = conn.Close() }()
-	return dberr.WithRetry(ctx, func() error { return r.eng.boundQuery(ctx, r.bounds.Query, conn, fn) })
+	return dberr.WithRetry(ctx, func() error { return r.eng.BoundQuery(ctx, r.bounds.Query, conn, fn) })
 }

@@ -13,6 +13,7 @@ import (
 
 	"github.com/uptrace/bun"
 
+	"github.com/cachegate/cachegate/adapters/bunstore/internal/engine"
 	"github.com/cachegate/cachegate/domain"
 	"github.com/cachegate/cachegate/ports"
 	"github.com/cachegate/cachegate/test/pgtest"
@@ -319,13 +320,13 @@ func TestAPurgeBatchWalksTheIndexesInOrderOnPostgres(t *testing.T) {
 	migrateTable(t, db, "sweep_cache")
 	seed(t, db, "sweep_cache", 2000, testNow.Add(time.Hour))
 	later := testNow.Add(2 * time.Hour)
-	query, args := db.eng.purgeStatement(bun.Ident("sweep_cache"), later, 100)
+	query, args := db.eng.PurgeStatement(bun.Ident("sweep_cache"), later, 100)
 	tx, err := db.sql.BeginTx(t.Context(), nil)
 	if err != nil {
 		t.Fatal(err)
 	}
 	defer func() { _ = tx.Rollback() }()
-	if _, err := tx.ExecContext(t.Context(), purgePlan); err != nil {
+	if _, err := tx.ExecContext(t.Context(), engine.PurgePlan); err != nil {
 		t.Fatal(err)
 	}
 	var lines []string

@@ -8,6 +8,7 @@ import (
 
 	"github.com/uptrace/bun"
 
+	"github.com/cachegate/cachegate/adapters/bunstore/internal/engine"
 	"github.com/cachegate/cachegate/domain"
 )
 
@@ -245,14 +246,14 @@ func sortValue(f domain.QueryField, e *domain.Entry) (any, bool) {
 	case domain.FieldVersion:
 		return e.Version, false
 	case domain.FieldDateCreated:
-		return timeArg(e.DateCreated), false
+		return engine.TimeArg(e.DateCreated), false
 	case domain.FieldDateUpdated:
-		return timeArg(e.DateUpdated), false
+		return engine.TimeArg(e.DateUpdated), false
 	case domain.FieldExpirationDate:
 		if e.ExpiresAt == nil {
 			return nil, true
 		}
-		return timeArg(*e.ExpiresAt), false
+		return engine.TimeArg(*e.ExpiresAt), false
 	}
 	return nil, true
 }

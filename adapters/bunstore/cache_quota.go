@@ -4,12 +4,12 @@ import (
 	"context"
 	"database/sql"
 	"errors"
-	"math"
 	"time"
 
 	"github.com/uptrace/bun"
 
 	"github.com/cachegate/cachegate/adapters/bunstore/internal/dberr"
+	"github.com/cachegate/cachegate/adapters/bunstore/internal/engine"
 	"github.com/cachegate/cachegate/domain"
 )
 
@@ -49,12 +49,7 @@ import (
 const maxQuotaTries = 3
 
 // quotaGuard is the room one write needs in its assignee's count.
-type quotaGuard struct {
-	q        domain.Quota
-	assignee string
-	// entries and bytes are the write's growth (domain.Growth).
-	entries, bytes int64
-}
+type quotaGuard struct{ engine.Guard }
 
 // newQuotaGuard returns the guard of writing next in place of prev (nil
 // for a new entry) under q, or nil when the write needs no room: no limit
@@ -64,47 +59,22 @@ func newQuotaGuard(q domain.Quota, prev *domain.Entry, next domain.Entry) *quota
 	if !(entries > 0 && q.MaxEntries > 0 || bytes > 0 && q.MaxBytes > 0) {
 		return nil
 	}
-	return &quotaGuard{q: q, assignee: next.AssigneeID, entries: entries, bytes: bytes}
+	return &quotaGuard{engine.Guard{Quota: q, Assignee: next.AssigneeID, Entries: entries, Bytes: bytes}}
 }
 
 // admit says whether usage u leaves room for the write.
-func (g *quotaGuard) admit(u domain.Usage) error { return g.q.Admit(u, g.entries, g.bytes) }
+func (g *quotaGuard) admit(u domain.Usage) error { return g.Quota.Admit(u, g.Entries, g.Bytes) }
 
-// limits returns the limits to compare the count plus the growth with:
-// the quota's, or for a count that is not limited or does not grow, one
-// that nothing passes.
-func (g *quotaGuard) limits() (entries, bytes int64) {
-	entries, bytes = math.MaxInt64, math.MaxInt64
-	if g.entries > 0 && g.q.MaxEntries > 0 {
-		entries = g.q.MaxEntries
-	}
-	if g.bytes > 0 && g.q.MaxBytes > 0 {
-		bytes = g.q.MaxBytes
-	}
-	return entries, bytes
-}
-
-// sqliteGuard is the condition an SQLite statement under a quota adds; its
-// arguments are sqliteGuardArgs.
-const sqliteGuard = "NOT EXISTS (SELECT 1 FROM " + usageTable + " WHERE entity = ? AND assignee_id = ? AND shard = 0 " +
-	"AND (entries + ? > ? OR bytes + ? > ?))"
-
-// sqliteGuardArgs are the arguments of sqliteGuard.
-func (r *CacheRepository) sqliteGuardArgs(g *quotaGuard) []any {
-	maxEntries, maxBytes := g.limits()
-	return []any{r.name, g.assignee, g.entries, maxEntries, g.bytes, maxBytes}
-}
+// sqliteGuard is the condition an SQLite statement under a quota adds.
+var sqliteGuard = engine.SQLiteQuotaCheck(usageTable)
 
 // guarded returns the parts that make a statement write only within the
-// guard (nil: the plain statement). On PostgreSQL the statement gets with
-// as a prefix and from as its FROM item (a one-row CTE named quota); on
-// SQLite where is ANDed to its WHERE (an INSERT … SELECT gets it as its
-// WHERE).
+// guard (nil: the plain statement; engine.Engine.Guarded).
 func (r *CacheRepository) guarded(g *quotaGuard) (with, from, where string, args []any) {
 	if g == nil {
 		return "", "", "", nil
 	}
-	return r.eng.guarded(r, g)
+	return r.eng.Guarded(r.name, g.Guard)
 }
 
 // insert runs the INSERT of e, within g when g is set, and reports how
@@ -112,15 +82,15 @@ func (r *CacheRepository) guarded(g *quotaGuard) (with, from, where string, args
 func (r *CacheRepository) insert(ctx context.Context, db bun.IDB, e domain.Entry, g *quotaGuard) (int64, error) {
 	if tx, ok := db.(bun.Tx); ok && r.writer.statements() != nil {
 		args := []any{e.ID, e.Key, e.Type, e.AssigneeID, string(e.Data), e.Version,
-			driverTime(r.eng, e.DateCreated), driverTime(r.eng, e.DateUpdated), driverNullTime(r.eng, e.DateDeleted),
-			driverNullTime(r.eng, e.ExpiresAt), foldedArg(e.Key), foldedArg(e.Type)}
+			engine.DriverTime(r.eng, e.DateCreated), engine.DriverTime(r.eng, e.DateUpdated), engine.DriverNullTime(r.eng, e.DateDeleted),
+			engine.DriverNullTime(r.eng, e.ExpiresAt), foldedArg(e.Key), foldedArg(e.Type)}
 		if g == nil {
 			return r.execPrepared(ctx, tx, stmtInsert, args...)
 		}
-		return r.execPrepared(ctx, tx, stmtInsertGuarded, append(args, r.sqliteGuardArgs(g)...)...)
+		return r.execPrepared(ctx, tx, stmtInsertGuarded, append(args, engine.SQLiteQuotaArgs(r.name, g.Guard)...)...)
 	}
 	values := []any{e.ID, e.Key, e.Type, e.AssigneeID, string(e.Data), e.Version,
-		timeArg(e.DateCreated), timeArg(e.DateUpdated), nullTimeArg(e.DateDeleted), nullTimeArg(e.ExpiresAt),
+		engine.TimeArg(e.DateCreated), engine.TimeArg(e.DateUpdated), engine.NullTimeArg(e.DateDeleted), engine.NullTimeArg(e.ExpiresAt),
 		foldedArg(e.Key), foldedArg(e.Type)}
 	if g == nil {
 		return r.exec(ctx, db, "INSERT INTO ? ("+cacheWriteColumns+") VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
@@ -155,7 +125,7 @@ func (r *CacheRepository) usage(ctx context.Context, db bun.IDB, assignee string
 // again, having removed the assignee's dead rows (expired or deleted) or
 // seen room made meanwhile; otherwise it returns the quota error.
 func (r *CacheRepository) refusal(ctx context.Context, db bun.IDB, g *quotaGuard, now time.Time) (retry bool, err error) {
-	u, err := r.usage(ctx, db, g.assignee)
+	u, err := r.usage(ctx, db, g.Assignee)
 	if err != nil {
 		return false, err
 	}
@@ -163,7 +133,7 @@ func (r *CacheRepository) refusal(ctx context.Context, db bun.IDB, g *quotaGuard
 	if refused == nil {
 		return true, nil
 	}
-	n, err := r.exec(ctx, db, "DELETE FROM ? WHERE assignee_id = ? AND "+deadAt, r.table, g.assignee, timeArg(now))
+	n, err := r.exec(ctx, db, "DELETE FROM ? WHERE assignee_id = ? AND "+deadAt, r.table, g.Assignee, engine.TimeArg(now))
 	if err != nil {
 		return false, dberr.Wrap("remove the assignee's dead entries", err)
 	}
@@ -177,7 +147,7 @@ func (r *CacheRepository) liveHolder(ctx context.Context, db bun.IDB, id string,
 	var holder string
 	err := dberr.WithRetry(ctx, func() error {
 		return db.QueryRowContext(ctx, "SELECT id FROM ? WHERE (id = ? OR (key = ? AND type = ? AND assignee_id = ?)) AND "+
-			liveAt+" ORDER BY id = ? DESC LIMIT 1", r.table, id, k.Key, k.Type, k.AssigneeID, timeArg(now), id).Scan(&holder)
+			liveAt+" ORDER BY id = ? DESC LIMIT 1", r.table, id, k.Key, k.Type, k.AssigneeID, engine.TimeArg(now), id).Scan(&holder)
 	})
 	switch {
 	case errors.Is(err, sql.ErrNoRows):
@@ -189,7 +159,7 @@ func (r *CacheRepository) liveHolder(ctx context.Context, db bun.IDB, id string,
 }
 
 // The statements of an SQLite repository's entry writes, prepared once
-// (prepared.go): SQLite compiles a statement's triggers with it (the
+// (engine.Prepared): SQLite compiles a statement's triggers with it (the
 // change log's and the counts'), which made preparing the INSERT of every
 // create cost three times the plain INSERT's. They are used inside the
 // write group's transaction; a write outside a group sends its text.
@@ -201,18 +171,18 @@ const (
 )
 
 // sqliteWrites returns the prepared set of table's entry writes.
-func sqliteWrites(db *DB, table string) *preparedSet {
-	t := quoteIdent(table)
+func sqliteWrites(db *DB, table string) *engine.Prepared {
+	t := engine.QuoteIdent(table)
 	insert := "INSERT INTO " + t + " (" + cacheWriteColumns + ") "
 	update := "UPDATE " + t + " SET key = ?, type = ?, assignee_id = ?, data = ?, version = ?, " +
 		"date_created = ?, date_updated = ?, date_deleted = ?, expires_at = ?, key_folded = ?, type_folded = ? " +
 		"WHERE id = ? AND version = ? AND date_created = ? AND date_deleted IS NULL"
-	return &preparedSet{db: db.sql, eng: db.eng, queries: []string{
+	return engine.NewPrepared(db.sql, db.eng, []string{
 		insert + "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
 		insert + "SELECT ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ? WHERE " + sqliteGuard,
 		update,
 		update + " AND " + sqliteGuard,
-	}}
+	}...)
 }
 
 // execPrepared runs prepared statement i in tx, retrying transient
@@ -220,7 +190,7 @@ func sqliteWrites(db *DB, table string) *preparedSet {
 func (r *CacheRepository) execPrepared(ctx context.Context, tx bun.Tx, i int, args ...any) (int64, error) {
 	var n int64
 	err := dberr.WithRetry(ctx, func() error {
-		res, err := r.writer.statements().exec(ctx, tx, i, args...)
+		res, err := r.writer.statements().Exec(ctx, tx, i, args...)
 		if err != nil {
 			return err
 		}

@@ -2,9 +2,8 @@ package bunstore
 
 import (
 	"context"
-	"fmt"
-	"hash/fnv"
 
+	"github.com/cachegate/cachegate/adapters/bunstore/internal/engine"
 	"github.com/uptrace/bun"
 	"github.com/uptrace/bun/migrate"
 )
@@ -19,7 +18,7 @@ const (
 
 // cacheTableMigration returns the migration that creates one cache table
 // with its indexes.
-func cacheTableMigration(eng engine, table string) migrate.Migration {
+func cacheTableMigration(eng engine.Engine, table string) migrate.Migration {
 	return migrate.Migration{
 		Name: cacheMigrationVersion + "_cache_" + table,
 		Up: func(ctx context.Context, m *migrate.Migrator, _ *migrate.Migration) error {
@@ -44,7 +43,7 @@ func cacheTableMigration(eng engine, table string) migrate.Migration {
 // creation (the default sort of an owner's list) and by creation alone
 // (lists across assignees). The first replaces the plain assignee index,
 // which it covers.
-func cacheListMigration(eng engine, table string) migrate.Migration {
+func cacheListMigration(eng engine.Engine, table string) migrate.Migration {
 	return migrate.Migration{
 		Name: cacheListMigrationVersion + "_cache_" + table + "_list",
 		Up: func(ctx context.Context, m *migrate.Migrator, _ *migrate.Migration) error {
@@ -79,7 +78,7 @@ func cacheListMigration(eng engine, table string) migrate.Migration {
 // narrower index read a row for every candidate (docs/benchmarks.md, "List
 // queries"). The index replaces the narrower one, so a write updates as
 // many indexes as before, each entry a little longer.
-func cacheCoveringMigration(eng engine, table string) migrate.Migration {
+func cacheCoveringMigration(eng engine.Engine, table string) migrate.Migration {
 	return migrate.Migration{
 		Name: cacheCoveringMigrationVersion + "_cache_" + table + "_list_covering",
 		Up: func(ctx context.Context, m *migrate.Migrator, _ *migrate.Migration) error {
@@ -104,9 +103,9 @@ func cacheCoveringMigration(eng engine, table string) migrate.Migration {
 	}
 }
 
-func cacheCoveringDDL(eng engine, table string) []string {
+func cacheCoveringDDL(eng engine.Engine, table string) []string {
 	n := cacheNamesOf(table)
-	ident := quoteIdent
+	ident := engine.QuoteIdent
 	return []string{
 		"CREATE INDEX IF NOT EXISTS " + ident(n.assigneeList) + " ON " + ident(table) +
 			" (assignee_id, date_created, id, key, expires_at) WHERE date_deleted IS NULL",
@@ -114,9 +113,9 @@ func cacheCoveringDDL(eng engine, table string) []string {
 	}
 }
 
-func cacheListDDL(eng engine, table string) []string {
+func cacheListDDL(eng engine.Engine, table string) []string {
 	n := cacheNamesOf(table)
-	ident := quoteIdent
+	ident := engine.QuoteIdent
 	t := ident(table)
 	return []string{
 		"CREATE INDEX IF NOT EXISTS " + ident(n.assigneeCreated) + " ON " + t +
@@ -147,18 +146,18 @@ type cacheNames struct {
 
 func cacheNamesOf(table string) cacheNames {
 	return cacheNames{
-		pkey:       objectName(table, "pkey"),
-		naturalKey: objectName(table, "natural_key"),
-		assignee:   objectName(table, "assignee"),
-		expires:    objectName(table, "expires"),
-		deleted:    objectName(table, "deleted"),
+		pkey:       engine.ObjectName(table, "pkey"),
+		naturalKey: engine.ObjectName(table, "natural_key"),
+		assignee:   engine.ObjectName(table, "assignee"),
+		expires:    engine.ObjectName(table, "expires"),
+		deleted:    engine.ObjectName(table, "deleted"),
 
-		assigneeCreated: objectName(table, "assignee_created"),
-		created:         objectName(table, "created"),
-		assigneeList:    objectName(table, "assignee_list"),
-		expiring:        objectName(table, "expiring"),
+		assigneeCreated: engine.ObjectName(table, "assignee_created"),
+		created:         engine.ObjectName(table, "created"),
+		assigneeList:    engine.ObjectName(table, "assignee_list"),
+		expiring:        engine.ObjectName(table, "expiring"),
 
-		foldedKey: objectName(table, "folded_key"),
+		foldedKey: engine.ObjectName(table, "folded_key"),
 	}
 }
 
@@ -170,28 +169,13 @@ func cacheTableObjects(table string) []string {
 		n.expiring, n.foldedKey}
 }
 
-// objectName returns "<table>_<suffix>", shortened with a hash of table
-// when it would pass PostgreSQL's 63-byte limit (which would otherwise
-// truncate it silently, perhaps onto another name).
-func objectName(table, suffix string) string {
-	const limit = 63
-	name := table + "_" + suffix
-	if len(name) <= limit {
-		return name
-	}
-	h := fnv.New32a()
-	_, _ = h.Write([]byte(table))
-	tag := fmt.Sprintf("%08x", h.Sum32())
-	return table[:limit-len(tag)-len(suffix)-2] + "_" + tag + "_" + suffix
-}
-
 // cacheTableDDL returns the statements that create a cache table. Data is
 // text on both databases, never jsonb, which would reorder and reformat
 // it: entries return their data byte for byte.
-func cacheTableDDL(eng engine, table string) []string {
+func cacheTableDDL(eng engine.Engine, table string) []string {
 	n := cacheNamesOf(table)
-	text, ts := eng.textColumn(), eng.timeColumn()
-	ident := quoteIdent
+	text, ts := eng.TextColumn(), eng.TimeColumn()
+	ident := engine.QuoteIdent
 	t := ident(table)
 	return []string{
 		"CREATE TABLE IF NOT EXISTS " + t + " (" +

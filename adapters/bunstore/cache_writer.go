@@ -8,7 +8,9 @@ import (
 
 	"github.com/cachegate/cachegate/adapters/bunstore/internal/batch"
 	"github.com/cachegate/cachegate/adapters/bunstore/internal/dberr"
+	"github.com/cachegate/cachegate/adapters/bunstore/internal/engine"
 
+	"github.com/cachegate/cachegate/adapters/bunstore/internal/writegate"
 	"github.com/cachegate/cachegate/domain"
 )
 
@@ -20,7 +22,7 @@ import (
 //     (PostgreSQL without create batches, a handle with no write gate, or
 //     WithUngroupedWrites);
 //   - groupWriter: every entry write runs in a transaction of the SQLite
-//     handle's write group (write_group.go), with the statements of the
+//     handle's write group (internal/writegate), with the statements of the
 //     repository prepared once (cache_quota.go, sqliteWrites);
 //   - batchWriter: PostgreSQL, creates batched (create_batch.go), every
 //     other write direct.
@@ -38,7 +40,7 @@ type entryWriter interface {
 	// statements returns the prepared statements of the entry writes,
 	// usable inside the writer's transactions, or nil when writes send
 	// their text.
-	statements() *preparedSet
+	statements() *engine.Prepared
 }
 
 var (
@@ -55,7 +57,7 @@ func newEntryWriter(r *CacheRepository, db *DB) entryWriter {
 	switch {
 	case db.ungrouped:
 		return direct
-	case r.eng.batchesCreates():
+	case r.eng.BatchesCreates():
 		return batchWriter{directWriter: direct, creates: newCreateBatcher(r)}
 	}
 	if group := db.entries; group != nil {
@@ -81,13 +83,13 @@ func (w directWriter) inTx(ctx context.Context, fn func(ctx context.Context, db 
 
 func (directWriter) groupsCreates() bool { return false }
 
-func (directWriter) statements() *preparedSet { return nil }
+func (directWriter) statements() *engine.Prepared { return nil }
 
 // groupWriter runs every write in the SQLite handle's write group.
 type groupWriter struct {
 	r        *CacheRepository
-	group    *batch.Batcher[groupWrite]
-	prepared *preparedSet
+	group    *batch.Batcher[writegate.Write]
+	prepared *engine.Prepared
 }
 
 // write runs fn in a transaction shared with the other writes of the
@@ -95,10 +97,10 @@ type groupWriter struct {
 func (w groupWriter) write(ctx context.Context, fn func(ctx context.Context, db bun.IDB) error) error {
 	// Prepared before the group's transaction takes a connection: an
 	// sqlite::memory: handle has only that one.
-	if _, err := w.prepared.get(ctx); err != nil {
+	if _, err := w.prepared.Get(ctx); err != nil {
 		return dberr.Wrap("prepare the entry writes", err)
 	}
-	return w.group.Do(ctx, groupWrite{db: w.r.handle, fn: fn})
+	return w.group.Do(ctx, writegate.Write{DB: w.r.handle.sql, Fn: fn})
 }
 
 func (w groupWriter) create(ctx context.Context, e domain.Entry, now time.Time, q domain.Quota) error {
@@ -115,7 +117,7 @@ func (w groupWriter) inTx(ctx context.Context, fn func(ctx context.Context, db b
 
 func (groupWriter) groupsCreates() bool { return true }
 
-func (w groupWriter) statements() *preparedSet { return w.prepared }
+func (w groupWriter) statements() *engine.Prepared { return w.prepared }
 
 // batchWriter batches creates on PostgreSQL (create_batch.go, where its
 // create is) and runs every other write directly.

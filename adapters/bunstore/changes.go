@@ -10,6 +10,7 @@ import (
 
 	"github.com/cachegate/cachegate/adapters/bunstore/internal/bound"
 	"github.com/cachegate/cachegate/adapters/bunstore/internal/dberr"
+	"github.com/cachegate/cachegate/adapters/bunstore/internal/engine"
 	"github.com/cachegate/cachegate/domain"
 	"github.com/cachegate/cachegate/ports"
 )
@@ -47,7 +48,7 @@ type ChangeLog struct {
 	db     *DB
 	bounds bound.Bounds
 	// head finds the visible head: the engine's (changeHead).
-	head changeHead
+	head engine.ChangeHead
 }
 
 // changeHead finds the change log's head, the last revision up to which
@@ -68,7 +69,7 @@ var _ ports.ChangeLog = (*ChangeLog)(nil)
 // NewChangeLog returns the log of db, which Migrate prepared. Each call is
 // bounded as the repositories' are (WithTimeout).
 func NewChangeLog(db *DB) *ChangeLog {
-	return &ChangeLog{db: db, bounds: db.bounds, head: db.eng.changeHead()}
+	return &ChangeLog{db: db, bounds: db.bounds, head: db.eng.ChangeHead()}
 }
 
 // Wake implements ports.ChangeLog: the database does not tell. Writes of
@@ -86,7 +87,7 @@ func (l *ChangeLog) Changes(ctx context.Context, after int64, limit int) (_ []do
 		return nil, nil
 	}
 	q, args := changeSelect+" WHERE rev > ? ORDER BY rev LIMIT ?", []any{after, limit}
-	if l.head.trails() {
+	if l.head.Trails() {
 		head, err := l.Head(ctx)
 		if err != nil {
 			return nil, err
@@ -169,7 +170,7 @@ func scanChange(s rowScanner) (domain.Change, error) {
 	var (
 		c                              domain.Change
 		kind                           string
-		created, updated, del, exp, at nullTime
+		created, updated, del, exp, at engine.NullTime
 	)
 	e := &c.Entry
 	if err := s.Scan(&c.Rev, &c.Entity, &kind, &e.ID, &e.Key, &e.Type, &e.AssigneeID, &e.Data, &e.Version,
@@ -190,8 +191,8 @@ func scanChange(s rowScanner) (domain.Change, error) {
 func (l *ChangeLog) Head(ctx context.Context) (_ int64, err error) {
 	ctx, done := l.bounds.Enter(ctx)
 	defer done(&err)
-	head, err := l.head.read(ctx, l.db.sql)
-	if err != nil || head != 0 || l.head.trails() {
+	head, err := l.head.Read(ctx, l.db.sql)
+	if err != nil || head != 0 || l.head.Trails() {
 		return head, err
 	}
 	// An empty log after pruning still has had revisions up to pruned.
@@ -228,7 +229,7 @@ func (l *ChangeLog) Prune(ctx context.Context, before time.Time, limit int) (_ i
 	n := 0
 	err = authInTx(ctx, l.db, "prune changes", func(ctx context.Context, tx bun.Tx) error {
 		var pruned int64
-		if err := tx.QueryRowContext(ctx, "SELECT pruned FROM "+changesStateTable+" WHERE id = 1"+l.db.eng.forUpdate()).Scan(&pruned); err != nil {
+		if err := tx.QueryRowContext(ctx, "SELECT pruned FROM "+changesStateTable+" WHERE id = 1"+l.db.eng.ForUpdate()).Scan(&pruned); err != nil {
 			return err
 		}
 		var last int64
@@ -241,7 +242,7 @@ func (l *ChangeLog) Prune(ctx context.Context, before time.Time, limit int) (_ i
 		for rows.Next() {
 			var (
 				rev int64
-				at  nullTime
+				at  engine.NullTime
 			)
 			if err := rows.Scan(&rev, &at); err != nil {
 				_ = rows.Close()
@@ -263,7 +264,7 @@ func (l *ChangeLog) Prune(ctx context.Context, before time.Time, limit int) (_ i
 		// What the pruned changes kept leaves their assignees' counts
 		// (usage_schema.go), one upsert per entity and assignee in order.
 		if _, err := tx.ExecContext(ctx, "INSERT INTO "+usageTable+" (entity, assignee_id, shard, entries, bytes) "+
-			"SELECT entity, assignee_id, "+l.db.eng.usageShard()+", 0, -sum("+changeCost(changesTable)+") FROM "+changesTable+
+			"SELECT entity, assignee_id, "+l.db.eng.UsageShard()+", 0, -sum("+engine.ChangeCost(changesTable)+") FROM "+changesTable+
 			" WHERE rev <= ? GROUP BY entity, assignee_id ORDER BY entity, assignee_id"+
 			" ON CONFLICT (entity, assignee_id, shard) DO UPDATE SET bytes = "+usageTable+".bytes + excluded.bytes", last); err != nil {
 			return err
@@ -283,7 +284,7 @@ func (l *ChangeLog) Prune(ctx context.Context, before time.Time, limit int) (_ i
 // Pending reports whether revisions are waiting for transactions in
 // flight to end; a reader polls again soon when they are.
 func (l *ChangeLog) Pending() bool {
-	return l.head.pending()
+	return l.head.Pending()
 }
 
 // pgChangesSequence is the identity sequence of cache_changes.rev, as

@@ -7,6 +7,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/cachegate/cachegate/adapters/bunstore/internal/engine"
 	"github.com/cachegate/cachegate/ports"
 )
 
@@ -91,7 +92,7 @@ func seedChanges(b *testing.B, db *DB, mine, others int) (string, int64) {
 			if i%every == 0 && i/every < mine {
 				assignee = user
 			}
-			args = append(args, fmt.Sprintf("id-%d", i), fmt.Sprintf("key-%d", i), assignee, timeArg(at), timeArg(at), timeArg(at))
+			args = append(args, fmt.Sprintf("id-%d", i), fmt.Sprintf("key-%d", i), assignee, engine.TimeArg(at), engine.TimeArg(at), engine.TimeArg(at))
 		}
 		if _, err := db.sql.ExecContext(ctx, sb.String(), args...); err != nil {
 			b.Fatalf("seed changes: %v", err)

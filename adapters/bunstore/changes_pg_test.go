@@ -8,6 +8,7 @@ import (
 	"github.com/uptrace/bun"
 
 	"github.com/cachegate/cachegate/adapters/bunstore/internal/bound"
+	"github.com/cachegate/cachegate/adapters/bunstore/internal/engine"
 	"github.com/cachegate/cachegate/adapters/system"
 	"github.com/cachegate/cachegate/application"
 	"github.com/cachegate/cachegate/application/background"
@@ -17,7 +18,7 @@ import (
 
 // txRepo is the repository of table writing through tx, directly.
 func txRepo(tx bun.Tx, table string) *CacheRepository {
-	r := &CacheRepository{db: tx, table: bun.Ident(table), bounds: fillBounds(bound.Bounds{}), eng: postgresEngine{}}
+	r := &CacheRepository{db: tx, table: bun.Ident(table), bounds: fillBounds(bound.Bounds{}), eng: engine.Postgres(schemaNames)}
 	r.writer = directWriter{r: r}
 	return r
 }

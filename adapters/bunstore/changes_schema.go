@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 
+	"github.com/cachegate/cachegate/adapters/bunstore/internal/engine"
 	"github.com/uptrace/bun"
 	"github.com/uptrace/bun/migrate"
 )
@@ -52,11 +53,11 @@ const (
 func changesTables() []string { return []string{changesTable, changesStateTable} }
 
 // changesLogMigration returns the migration creating the log.
-func changesLogMigration(eng engine) migrate.Migration {
+func changesLogMigration(eng engine.Engine) migrate.Migration {
 	return migrate.Migration{
 		Name: changesMigration,
 		Up:   ddlMigration(eng, "create the change log", changesDDL),
-		Down: ddlMigration(eng, "drop the change log", func(engine) []string {
+		Down: ddlMigration(eng, "drop the change log", func(engine.Engine) []string {
 			return []string{"DROP TABLE IF EXISTS " + changesStateTable, "DROP TABLE IF EXISTS " + changesTable}
 		}),
 	}
@@ -67,26 +68,26 @@ func changesLogMigration(eng engine) migrate.Migration {
 // in revision order and stops at its page, whatever other users wrote.
 // The log holds the retention's changes (an hour by default), so building
 // it, even on PostgreSQL without CONCURRENTLY, is short.
-func changesAssigneeIndexMigration(eng engine) migrate.Migration {
+func changesAssigneeIndexMigration(eng engine.Engine) migrate.Migration {
 	return migrate.Migration{
 		Name: changesAssigneeMigration,
-		Up: ddlMigration(eng, "index the change log by assignee", func(engine) []string {
+		Up: ddlMigration(eng, "index the change log by assignee", func(engine.Engine) []string {
 			return []string{"CREATE INDEX IF NOT EXISTS " + changesAssigneeIndex + " ON " + changesTable + " (assignee_id, rev)"}
 		}),
-		Down: ddlMigration(eng, "drop the change log's assignee index", func(engine) []string {
+		Down: ddlMigration(eng, "drop the change log's assignee index", func(engine.Engine) []string {
 			return []string{"DROP INDEX IF EXISTS " + changesAssigneeIndex}
 		}),
 	}
 }
 
 // changesTriggerMigration returns the migration adding table's triggers.
-func changesTriggerMigration(eng engine, table string) migrate.Migration {
+func changesTriggerMigration(eng engine.Engine, table string) migrate.Migration {
 	return migrate.Migration{
 		Name: changesTriggerVersion + "_cache_" + table + "_changes",
-		Up: ddlMigration(eng, "add the change triggers of "+table, func(eng engine) []string {
+		Up: ddlMigration(eng, "add the change triggers of "+table, func(eng engine.Engine) []string {
 			return changesTriggerDDL(eng, table)
 		}),
-		Down: ddlMigration(eng, "drop the change triggers of "+table, func(eng engine) []string {
+		Down: ddlMigration(eng, "drop the change triggers of "+table, func(eng engine.Engine) []string {
 			return changesTriggerDropDDL(eng, table)
 		}),
 	}
@@ -95,14 +96,14 @@ func changesTriggerMigration(eng engine, table string) migrate.Migration {
 // changesRemovedMigration returns the migration that makes table's
 // removals on PostgreSQL be recorded once per DELETE statement rather
 // than once per row; on SQLite it changes nothing.
-func changesRemovedMigration(eng engine, table string) migrate.Migration {
+func changesRemovedMigration(eng engine.Engine, table string) migrate.Migration {
 	return migrate.Migration{
 		Name: changesRemovedVersion + "_cache_" + table + "_changes_removed",
-		Up: ddlMigration(eng, "record the removals of "+table+" per statement", func(eng engine) []string {
+		Up: ddlMigration(eng, "record the removals of "+table+" per statement", func(eng engine.Engine) []string {
 			return changesRemovedDDL(eng, table)
 		}),
-		Down: ddlMigration(eng, "record the removals of "+table+" per row", func(eng engine) []string {
-			return eng.changesRemovedDownDDL(table)
+		Down: ddlMigration(eng, "record the removals of "+table+" per row", func(eng engine.Engine) []string {
+			return eng.ChangesRemovedDownDDL(table)
 		}),
 	}
 }
@@ -114,13 +115,13 @@ func changesRemovedMigration(eng engine, table string) migrate.Migration {
 // keep the row trigger: they write one row a statement, and a create waits
 // mostly for its commit, so a statement trigger gains them nothing
 // (docs/benchmarks.md, "Storage design choices").
-func changesRemovedDDL(eng engine, table string) []string {
-	return eng.changesRemovedDDL(table)
+func changesRemovedDDL(eng engine.Engine, table string) []string {
+	return eng.ChangesRemovedDDL(table)
 }
 
 // ddlMigration returns a migration step running the statements ddl makes
 // for the database at hand, in one transaction.
-func ddlMigration(eng engine, what string, ddl func(engine) []string) func(context.Context, *migrate.Migrator, *migrate.Migration) error {
+func ddlMigration(eng engine.Engine, what string, ddl func(engine.Engine) []string) func(context.Context, *migrate.Migrator, *migrate.Migration) error {
 	return func(ctx context.Context, m *migrate.Migrator, _ *migrate.Migration) error {
 		return m.DB().RunInTx(ctx, nil, func(ctx context.Context, tx bun.Tx) error {
 			for _, stmt := range ddl(eng) {
@@ -136,9 +137,9 @@ func ddlMigration(eng engine, what string, ddl func(engine) []string) func(conte
 // changeColumns are the columns of a change besides rev and at.
 const changeColumns = "entity, kind, id, key, type, assignee_id, data, version, date_created, date_updated, date_deleted, expires_at"
 
-func changesDDL(eng engine) []string {
-	text, ts := eng.textColumn(), eng.timeColumn()
-	rev := "rev " + eng.serialRevision()
+func changesDDL(eng engine.Engine) []string {
+	text, ts := eng.TextColumn(), eng.TimeColumn()
+	rev := "rev " + eng.SerialRevision()
 	return []string{
 		"CREATE TABLE IF NOT EXISTS " + changesTable + " (" + rev + ", " +
 			"entity " + text + " NOT NULL, " +
@@ -164,10 +165,10 @@ func changesDDL(eng engine) []string {
 
 // changesTriggerDDL returns the statements creating table's triggers.
 // table passed ValidateTableName, so it is safe inside a string literal.
-func changesTriggerDDL(eng engine, table string) []string {
-	return eng.changesTriggerDDL(table)
+func changesTriggerDDL(eng engine.Engine, table string) []string {
+	return eng.ChangesTriggerDDL(table)
 }
 
-func changesTriggerDropDDL(eng engine, table string) []string {
-	return eng.changesTriggerDropDDL(table)
+func changesTriggerDropDDL(eng engine.Engine, table string) []string {
+	return eng.ChangesTriggerDropDDL(table)
 }

@@ -7,6 +7,7 @@ import (
 
 	"github.com/cachegate/cachegate/adapters/bunstore/internal/batch"
 	"github.com/cachegate/cachegate/adapters/bunstore/internal/dberr"
+	"github.com/cachegate/cachegate/adapters/bunstore/internal/engine"
 
 	"github.com/cachegate/cachegate/domain"
 )
@@ -56,7 +57,7 @@ import (
 // The creates of a batch therefore behave like consecutive transactions
 // in some order, as concurrent creates did. They share a commit: they all
 // take effect or none does, and none answers before the commit. SQLite
-// groups every write through its write gate instead (write_group.go).
+// groups every write through its write gate instead (internal/writegate).
 
 const (
 	// maxCreateBatch bounds the rows of one statement.
@@ -154,7 +155,7 @@ func (r *CacheRepository) insertCreates(ctx context.Context, rows []*queuedCreat
 				grows = map[string]growth{}
 			}
 			gr := grows[w.e.AssigneeID]
-			gr.entries, gr.bytes = gr.entries+w.g.entries, gr.bytes+w.g.bytes
+			gr.entries, gr.bytes = gr.entries+w.g.Entries, gr.bytes+w.g.Bytes
 			grows[w.e.AssigneeID] = gr
 		}
 	}
@@ -175,7 +176,7 @@ func (r *CacheRepository) insertCreates(ctx context.Context, rows []*queuedCreat
 		}
 		e := w.e
 		args = append(args, e.ID, e.Key, e.Type, e.AssigneeID, string(e.Data), e.Version,
-			timeArg(e.DateCreated), timeArg(e.DateUpdated), nullTimeArg(e.DateDeleted), nullTimeArg(e.ExpiresAt),
+			engine.TimeArg(e.DateCreated), engine.TimeArg(e.DateUpdated), engine.NullTimeArg(e.DateDeleted), engine.NullTimeArg(e.ExpiresAt),
 			foldedArg(e.Key), foldedArg(e.Type))
 		if grows == nil {
 			q.WriteString("(?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)")

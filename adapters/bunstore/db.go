@@ -21,6 +21,8 @@ import (
 	"github.com/cachegate/cachegate/adapters/bunstore/internal/bound"
 	"github.com/cachegate/cachegate/adapters/bunstore/internal/callers"
 	"github.com/cachegate/cachegate/adapters/bunstore/internal/dberr"
+	"github.com/cachegate/cachegate/adapters/bunstore/internal/engine"
+	"github.com/cachegate/cachegate/adapters/bunstore/internal/writegate"
 	"github.com/cachegate/cachegate/domain"
 	"github.com/cachegate/cachegate/ports"
 
@@ -36,13 +38,13 @@ import (
 // stores share it; none of them asks which database it runs on.
 type DB struct {
 	sql *bun.DB
-	eng engine
-	// gate queues the writers of an SQLite database (writegate.go); nil
+	eng engine.Engine
+	// gate queues the writers of an SQLite database (internal/writegate); nil
 	// on PostgreSQL, whose writers lock rows.
 	gate chan struct{}
-	// entries groups the entry writes at the gate (write_group.go); nil
+	// entries groups the entry writes at the gate (internal/writegate); nil
 	// without a gate.
-	entries *batch.Batcher[groupWrite]
+	entries *batch.Batcher[writegate.Write]
 	bounds  bound.Bounds
 	// ungrouped runs every entry write on its own (WithUngroupedWrites).
 	ungrouped bool
@@ -108,7 +110,7 @@ const sqliteFileParams = "&_journal_mode=WAL&_synchronous=NORMAL"
 //     readers run in parallel with the one writer, so the pool holds
 //     max(4, 2×GOMAXPROCS) connections; a process's writes queue at the
 //     handle's write gate and entry writes commit in groups
-//     (write_group.go; docs/storage.md has the measurements).
+//     (internal/writegate; docs/storage.md has the measurements).
 //   - sqlite::memory: — a private in-memory SQLite database. It lives in one
 //     connection, so the pool is that one connection, never recycled, and
 //     callers queue for it.
@@ -183,7 +185,7 @@ func createPrivate(path string) error {
 }
 
 func openSQLite(uri string, memory bool, cfg openConfig) (*DB, error) {
-	registerSQLiteFold()
+	engine.RegisterSQLiteFold(foldFunction)
 	conn, err := sqlite.NewConnector(uri)
 	if err != nil {
 		return nil, fmt.Errorf("bunstore: open SQLite: %w", err)
@@ -204,7 +206,7 @@ func openSQLite(uri string, memory bool, cfg openConfig) (*DB, error) {
 		sqldb.SetMaxIdleConns(n)
 	}
 	gate := make(chan struct{}, 1)
-	return &DB{sql: bun.NewDB(sqldb, sqlitedialect.New()), eng: sqliteEngine{}, gate: gate, entries: newWriteGroup(gate)}, nil
+	return &DB{sql: bun.NewDB(sqldb, sqlitedialect.New()), eng: engine.SQLite(schemaNames), gate: gate, entries: writegate.NewGroup(gate)}, nil
 }
 
 func openPostgres(dsn string, cfg openConfig) (*DB, error) {
@@ -232,7 +234,7 @@ func openPostgres(dsn string, cfg openConfig) (*DB, error) {
 	sqldb.SetMaxIdleConns(n)
 	sqldb.SetConnMaxIdleTime(5 * time.Minute)
 	sqldb.SetConnMaxLifetime(time.Hour)
-	return &DB{sql: bun.NewDB(sqldb, pgdialect.New()), eng: postgresEngine{}}, nil
+	return &DB{sql: bun.NewDB(sqldb, pgdialect.New()), eng: engine.Postgres(schemaNames)}, nil
 }
 
 // DefaultTimeout bounds each store call when no WithTimeout is given:
@@ -249,7 +251,7 @@ func WithTimeout(d time.Duration) Option {
 }
 
 // WithUngroupedWrites makes the handle's CacheRepositories run each write
-// on its own: on SQLite outside the handle's write group (write_group.go),
+// on its own: on SQLite outside the handle's write group (internal/writegate),
 // on PostgreSQL outside the batches of creates (create_batch.go). It is
 // for a tool that wraps many writes in a transaction of its own, by BEGIN
 // and COMMIT on a pool of one connection, as the bench seeder does. The
@@ -299,7 +301,7 @@ const probeTable = "cachegate_probe"
 // domain.ErrStorageFull when an SQLite file's file system has less room
 // than a write may need.
 //
-// On SQLite the check writes nothing (sqlite_ready.go): a read-only query,
+// On SQLite the check writes nothing (internal/engine): a read-only query,
 // then the space available on the file's file system, statfs(2), which
 // passes again once there is room, so readiness recovers by itself. On
 // PostgreSQL it asks whether the session is read-only.
@@ -311,7 +313,7 @@ func Check(ctx context.Context, db *DB) (err error) {
 			err = &dberr.Outage{Kind: domain.ErrDatabaseUnavailable, Cause: err}
 		}
 	}()
-	return db.eng.check(ctx, db.sql)
+	return db.eng.Check(ctx, db.sql)
 }
 
 // Budget is each caller's budget of database time (internal/callers),
@@ -337,3 +339,7 @@ func fillBounds(b bound.Bounds) bound.Bounds {
 	}
 	return b
 }
+
+// schemaNames are the tables the engines' triggers and statements write.
+var schemaNames = engine.Names{Changes: changesTable, ChangeColumns: changeColumns,
+	ChangesSequence: pgChangesSequence, Usage: usageTable}

@@ -9,7 +9,7 @@ import (
 )
 
 // TestATableNamedAfterAKeywordIsMigratedAndWritten: every engine quotes a
-// table's name the one way (quoteIdent), in its triggers too, so a cache
+// table's name the one way (engine.QuoteIdent), in its triggers too, so a cache
 // table named after an SQL keyword migrates, and its writes reach the
 // change log and the quota counts, on both databases.
 func TestATableNamedAfterAKeywordIsMigratedAndWritten(t *testing.T) {

@@ -5,6 +5,11 @@ import (
 
 	"github.com/cachegate/cachegate/adapters/bunstore/internal/batch"
 	"github.com/cachegate/cachegate/adapters/bunstore/internal/callers"
+	"github.com/cachegate/cachegate/adapters/bunstore/internal/engine"
+	"github.com/cachegate/cachegate/adapters/bunstore/internal/writegate"
+	"github.com/uptrace/bun/dialect"
+	"github.com/uptrace/bun/dialect/pgdialect"
+	"github.com/uptrace/bun/schema"
 )
 
 // RevokedFamiliesQuery is the query of RefreshStore.RevokedFamilies, for
@@ -13,11 +18,11 @@ const RevokedFamiliesQuery = revokedFamiliesQuery
 
 // onPostgres reports whether db's engine is PostgreSQL's, for tests that
 // measure or check a PostgreSQL-only detail.
-func onPostgres(db *DB) bool { _, ok := db.eng.(postgresEngine); return ok }
+func onPostgres(db *DB) bool { return db.sql.Dialect().Name() == dialect.PG }
 
 // writeGroup returns the SQLite write group r's writer runs in, or nil
 // when it runs none (cache_writer.go).
-func (r *CacheRepository) writeGroup() *batch.Batcher[groupWrite] {
+func (r *CacheRepository) writeGroup() *batch.Batcher[writegate.Write] {
 	w, _ := r.writer.(groupWriter)
 	return w.group
 }
@@ -31,7 +36,10 @@ func (r *CacheRepository) createBatches() *batch.Batcher[*queuedCreate] {
 
 // PGTimeLiteral is the timestamptz literal a query argument of time t is
 // written as on PostgreSQL.
-func PGTimeLiteral(t time.Time) string { return string(appendPGTime(nil, t.UTC())) }
+func PGTimeLiteral(t time.Time) string {
+	b, _ := engine.TimeArg(t).(schema.QueryAppender).AppendQuery(schema.NewQueryGen(pgdialect.New()), nil)
+	return string(b)
+}
 
 // EvictQuery is the statement of RefreshStore.EvictSessions, for its
 // query plan.

@@ -8,6 +8,7 @@ import (
 	"github.com/uptrace/bun"
 	"github.com/uptrace/bun/migrate"
 
+	"github.com/cachegate/cachegate/adapters/bunstore/internal/engine"
 	"github.com/cachegate/cachegate/domain"
 )
 
@@ -48,7 +49,7 @@ const foldBackfillBatch = 1000
 //
 // Older replicas must be stopped before it runs: they would write keys
 // without their folded form (README, "Listing: the CRUD query language").
-func cacheFoldedMigration(eng engine, table string) migrate.Migration {
+func cacheFoldedMigration(eng engine.Engine, table string) migrate.Migration {
 	return migrate.Migration{
 		Name: cacheFoldedMigrationVersion + "_cache_" + table + "_folded",
 		Up: func(ctx context.Context, m *migrate.Migrator, _ *migrate.Migration) error {
@@ -56,7 +57,7 @@ func cacheFoldedMigration(eng engine, table string) migrate.Migration {
 				if err := addFoldedColumns(ctx, eng, tx, table); err != nil {
 					return err
 				}
-				if err := eng.withTriggersOff(ctx, tx, table, func() error { return backfillFolded(ctx, tx, table) }); err != nil {
+				if err := eng.WithTriggersOff(ctx, tx, table, func() error { return backfillFolded(ctx, tx, table) }); err != nil {
 					return err
 				}
 				for _, stmt := range cacheFoldedIndexDDL(table) {
@@ -71,9 +72,9 @@ func cacheFoldedMigration(eng engine, table string) migrate.Migration {
 			n := cacheNamesOf(table)
 			return m.DB().RunInTx(ctx, nil, func(ctx context.Context, tx bun.Tx) error {
 				for _, stmt := range []string{
-					"DROP INDEX IF EXISTS " + quoteIdent(n.foldedKey),
-					"ALTER TABLE " + quoteIdent(table) + " DROP COLUMN key_folded",
-					"ALTER TABLE " + quoteIdent(table) + " DROP COLUMN type_folded",
+					"DROP INDEX IF EXISTS " + engine.QuoteIdent(n.foldedKey),
+					"ALTER TABLE " + engine.QuoteIdent(table) + " DROP COLUMN key_folded",
+					"ALTER TABLE " + engine.QuoteIdent(table) + " DROP COLUMN type_folded",
 				} {
 					if _, err := tx.ExecContext(ctx, stmt); err != nil {
 						return err
@@ -88,17 +89,17 @@ func cacheFoldedMigration(eng engine, table string) migrate.Migration {
 // addFoldedColumns adds the two columns unless they are there: SQLite has
 // no ADD COLUMN IF NOT EXISTS, and processes racing on one file may both
 // run the migration (migrate.go).
-func addFoldedColumns(ctx context.Context, eng engine, tx bun.Tx, table string) error {
+func addFoldedColumns(ctx context.Context, eng engine.Engine, tx bun.Tx, table string) error {
 	for _, col := range []string{"key_folded", "type_folded"} {
 		var n int
-		q := eng.columnExistsQuery()
+		q := eng.ColumnExistsQuery()
 		if err := tx.QueryRowContext(ctx, q, table, col).Scan(&n); err != nil {
 			return fmt.Errorf("bunstore: look for %s.%s: %w", table, col, err)
 		}
 		if n > 0 {
 			continue
 		}
-		if _, err := tx.ExecContext(ctx, "ALTER TABLE "+quoteIdent(table)+" ADD COLUMN "+col+" "+eng.textColumn()); err != nil {
+		if _, err := tx.ExecContext(ctx, "ALTER TABLE "+engine.QuoteIdent(table)+" ADD COLUMN "+col+" "+eng.TextColumn()); err != nil {
 			return fmt.Errorf("bunstore: add %s.%s: %w", table, col, err)
 		}
 	}
@@ -165,9 +166,9 @@ func backfillFolded(ctx context.Context, tx bun.Tx, table string) error {
 // (docs/benchmarks.md, "Case-insensitive operators").
 func cacheFoldedIndexDDL(table string) []string {
 	n := cacheNamesOf(table)
-	t := quoteIdent(table)
+	t := engine.QuoteIdent(table)
 	return []string{
-		"CREATE INDEX IF NOT EXISTS " + quoteIdent(n.foldedKey) + " ON " + t +
+		"CREATE INDEX IF NOT EXISTS " + engine.QuoteIdent(n.foldedKey) + " ON " + t +
 			" (key_folded, assignee_id) WHERE key_folded IS NOT NULL AND date_deleted IS NULL",
 	}
 }

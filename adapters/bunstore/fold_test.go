@@ -13,6 +13,7 @@ import (
 
 	"github.com/uptrace/bun"
 
+	"github.com/cachegate/cachegate/adapters/bunstore/internal/engine"
 	"github.com/cachegate/cachegate/domain"
 	"github.com/cachegate/cachegate/ports"
 	"github.com/cachegate/cachegate/test/pgtest"
@@ -57,8 +58,8 @@ func foldString(p *string) string {
 // capitals, and NULL for those that are their own fold.
 func TestEveryWriteStoresTheFoldedKeyAndType(t *testing.T) {
 	t.Parallel()
-	for engine, open := range foldEngines(t) {
-		t.Run(engine, func(t *testing.T) {
+	for name, open := range foldEngines(t) {
+		t.Run(name, func(t *testing.T) {
 			t.Parallel()
 			db := open(t)
 			repo := migrateTable(t, db, "fold_cache")
@@ -173,8 +174,8 @@ func foldSeed(i int) domain.Entry {
 func TestAnOldSchemaMigratesAndAnswersFoldedQueries(t *testing.T) {
 	t.Parallel()
 	const n = 2*foldBackfillBatch + 300
-	for engine, open := range foldEngines(t) {
-		t.Run(engine, func(t *testing.T) {
+	for name, open := range foldEngines(t) {
+		t.Run(name, func(t *testing.T) {
 			t.Parallel()
 			db := open(t)
 			ctx := t.Context()
@@ -196,10 +197,10 @@ func TestAnOldSchemaMigratesAndAnswersFoldedQueries(t *testing.T) {
 					e := foldSeed(i)
 					var deleted any
 					if i%11 == 0 {
-						deleted = timeArg(testNow)
+						deleted = engine.TimeArg(testNow)
 					}
 					sb.WriteString("(?, ?, ?, ?, ?, 1, ?, ?, ?, NULL)")
-					args = append(args, e.ID, e.Key, e.Type, e.AssigneeID, string(e.Data), timeArg(e.DateCreated), timeArg(e.DateUpdated), deleted)
+					args = append(args, e.ID, e.Key, e.Type, e.AssigneeID, string(e.Data), engine.TimeArg(e.DateCreated), engine.TimeArg(e.DateUpdated), deleted)
 				}
 				if _, err := tx.ExecContext(ctx, sb.String(), args...); err != nil {
 					_ = tx.Rollback()
@@ -356,8 +357,8 @@ func foldMatches(e domain.Entry, field domain.QueryField, op domain.QueryOp, val
 // page is read through the indexes a $cont page is read through.
 func TestFoldedQueriesUseTheIndexesOfTheirPlainForms(t *testing.T) {
 	t.Parallel()
-	for engine, open := range foldEngines(t) {
-		t.Run(engine, func(t *testing.T) {
+	for name, open := range foldEngines(t) {
+		t.Run(name, func(t *testing.T) {
 			t.Parallel()
 			db := open(t)
 			migrateTable(t, db, "bench_cache")

@@ -16,6 +16,7 @@ import (
 	"github.com/uptrace/bun/migrate"
 
 	"github.com/cachegate/cachegate/adapters/bunstore/internal/dberr"
+	"github.com/cachegate/cachegate/adapters/bunstore/internal/engine"
 	"github.com/cachegate/cachegate/domain"
 	"github.com/cachegate/cachegate/ports"
 )
@@ -36,7 +37,7 @@ import (
 // transaction (CreateIdempotent): on PostgreSQL a transaction of its own,
 // outside the create batch (create_batch.go), whose sharing of one INSERT
 // between creates would not fit a second table; on SQLite one write of the
-// handle's write group (write_group.go), whose savepoint holds both. The
+// handle's write group (internal/writegate), whose savepoint holds both. The
 // record is an upsert that replaces only an expired record, so of two
 // creates with one key the second finds the first's row: on PostgreSQL it
 // waits at the primary key until the first ends, and writes nothing if
@@ -48,11 +49,11 @@ const (
 
 // idempotencyTableMigration returns the migration creating the table of
 // idempotency records.
-func idempotencyTableMigration(eng engine) migrate.Migration {
+func idempotencyTableMigration(eng engine.Engine) migrate.Migration {
 	return migrate.Migration{
 		Name: idempotencyMigration,
 		Up:   ddlMigration(eng, "create the idempotency records", idempotencyDDL),
-		Down: ddlMigration(eng, "drop the idempotency records", func(engine) []string {
+		Down: ddlMigration(eng, "drop the idempotency records", func(engine.Engine) []string {
 			return []string{"DROP TABLE IF EXISTS " + idempotencyTable}
 		}),
 	}
@@ -60,8 +61,8 @@ func idempotencyTableMigration(eng engine) migrate.Migration {
 
 // idempotencyDDL creates the table of idempotency records and the index
 // the sweeper walks.
-func idempotencyDDL(eng engine) []string {
-	text, ts, without := eng.textColumn(), eng.timeColumn(), eng.withoutRowID()
+func idempotencyDDL(eng engine.Engine) []string {
+	text, ts, without := eng.TextColumn(), eng.TimeColumn(), eng.WithoutRowID()
 	return []string{
 		"CREATE TABLE IF NOT EXISTS " + idempotencyTable + " (" +
 			"scope " + text + " NOT NULL, key " + text + " NOT NULL, request_hash " + text + " NOT NULL, " +
@@ -103,16 +104,16 @@ func (a idemAnswer) entry() domain.Entry {
 
 // idempotencyKeptMigrationOf returns the migration giving each record the
 // entity and assignee whose quota it counts in, and its cost.
-func idempotencyKeptMigrationOf(eng engine) migrate.Migration {
+func idempotencyKeptMigrationOf(eng engine.Engine) migrate.Migration {
 	return migrate.Migration{
 		Name: idempotencyKeptMigration,
 		Up: func(ctx context.Context, m *migrate.Migrator, _ *migrate.Migration) error {
 			return m.DB().RunInTx(ctx, nil, func(ctx context.Context, tx bun.Tx) error {
-				text := eng.textColumn() + " NOT NULL DEFAULT ''"
+				text := eng.TextColumn() + " NOT NULL DEFAULT ''"
 				for _, c := range []struct{ name, typ string }{
 					{"entity", text}, {"assignee_id", text}, {"cost", "bigint NOT NULL DEFAULT 0"}, {"data", "TEXT NOT NULL DEFAULT ''"},
 				} {
-					if err := eng.addColumnIfMissing(ctx, tx, idempotencyTable, c.name, c.typ); err != nil {
+					if err := eng.AddColumnIfMissing(ctx, tx, idempotencyTable, c.name, c.typ); err != nil {
 						return fmt.Errorf("bunstore: add %s.%s: %w", idempotencyTable, c.name, err)
 					}
 				}
@@ -148,20 +149,20 @@ func (r *CacheRepository) CreateIdempotent(ctx context.Context, e domain.Entry, 
 	}
 	cost := domain.RecordBytes(rec.Scope, rec.Key, rec.Entry)
 	if g := newQuotaGuard(q, nil, e); g != nil {
-		g.bytes += cost
+		g.Bytes += cost
 		if err := r.refuseEarly(ctx, e, g, rec, now); err != nil {
 			return err
 		}
 	}
 	fn := func(ctx context.Context, db bun.IDB) error {
-		expired, err := r.removeRecords(ctx, db, "scope = ? AND key = ? AND expires_at <= ?", rec.Scope, rec.Key, timeArg(now))
+		expired, err := r.removeRecords(ctx, db, "scope = ? AND key = ? AND expires_at <= ?", rec.Scope, rec.Key, engine.TimeArg(now))
 		if err != nil {
 			return dberr.Wrap("replace the expired idempotency record", err)
 		}
 		n, err := r.exec(ctx, db, "INSERT INTO "+idempotencyTable+
 			" (scope, key, request_hash, entry_id, answer, created_at, expires_at, entity, assignee_id, cost, data) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)"+
 			" ON CONFLICT (scope, key) DO NOTHING",
-			rec.Scope, rec.Key, rec.RequestHash, rec.Entry.ID, string(answer), timeArg(now), timeArg(rec.ExpiresAt),
+			rec.Scope, rec.Key, rec.RequestHash, rec.Entry.ID, string(answer), engine.TimeArg(now), engine.TimeArg(rec.ExpiresAt),
 			r.name, e.AssigneeID, cost, data)
 		switch {
 		case err != nil:
@@ -188,7 +189,7 @@ func (r *CacheRepository) CreateIdempotent(ctx context.Context, e domain.Entry, 
 // the write fits after that, or when the key already has a record (the
 // create then answers that it is in progress).
 func (r *CacheRepository) refuseEarly(ctx context.Context, e domain.Entry, g *quotaGuard, rec ports.IdempotencyRecord, now time.Time) error {
-	u, err := r.usage(ctx, r.db, g.assignee)
+	u, err := r.usage(ctx, r.db, g.Assignee)
 	if err != nil {
 		return err
 	}
@@ -204,7 +205,7 @@ func (r *CacheRepository) refuseEarly(ctx context.Context, e domain.Entry, g *qu
 			"ELSE octet_length(key) + octet_length(type) + ? END), 0), "+
 			"(SELECT count(*) FROM "+idempotencyTable+" WHERE scope = ? AND key = ? AND expires_at > ?) "+
 			"FROM ? WHERE assignee_id = ? AND "+deadAt,
-			domain.RetainedRowBytes, rec.Scope, rec.Key, timeArg(now), r.table, g.assignee, timeArg(now)).Scan(&dead, &grows, &held)
+			domain.RetainedRowBytes, rec.Scope, rec.Key, engine.TimeArg(now), r.table, g.Assignee, engine.TimeArg(now)).Scan(&dead, &grows, &held)
 	})
 	if err != nil {
 		return dberr.Wrap("check the assignee's quota", err)
@@ -266,7 +267,7 @@ func (r *CacheRepository) countRecords(ctx context.Context, db bun.IDB, records 
 			continue
 		}
 		if _, err := r.exec(ctx, db, "INSERT INTO "+usageTable+" (entity, assignee_id, shard, entries, bytes) VALUES (?, ?, "+
-			r.eng.usageShard()+", 0, ?) ON CONFLICT (entity, assignee_id, shard) DO UPDATE SET bytes = "+usageTable+".bytes + excluded.bytes",
+			r.eng.UsageShard()+", 0, ?) ON CONFLICT (entity, assignee_id, shard) DO UPDATE SET bytes = "+usageTable+".bytes + excluded.bytes",
 			k[0], k[1], sums[k]); err != nil {
 			return dberr.Wrap("count the idempotency records", err)
 		}
@@ -280,7 +281,7 @@ func (r *CacheRepository) countRecords(ctx context.Context, db bun.IDB, records 
 // statement aborted could not do.
 func (r *CacheRepository) insertIn(ctx context.Context, db bun.IDB, e domain.Entry, g *quotaGuard) (int64, error) {
 	tx, ok := db.(bun.Tx)
-	if !ok || !r.eng.abortsOnError() {
+	if !ok || !r.eng.AbortsOnError() {
 		return r.insert(ctx, db, e, g)
 	}
 	if _, err := tx.ExecContext(ctx, "SAVEPOINT cachegate_insert"); err != nil {
@@ -305,11 +306,11 @@ func (r *CacheRepository) IdempotencyRecord(ctx context.Context, scope, key stri
 		rec     = ports.IdempotencyRecord{Scope: scope, Key: key}
 		answer  string
 		data    string
-		expires nullTime
+		expires engine.NullTime
 	)
 	err = dberr.WithRetry(ctx, func() error {
 		return r.db.QueryRowContext(ctx, "SELECT request_hash, answer, expires_at, data FROM "+idempotencyTable+
-			" WHERE scope = ? AND key = ? AND expires_at > ?", scope, key, timeArg(now)).Scan(&rec.RequestHash, &answer, &expires, &data)
+			" WHERE scope = ? AND key = ? AND expires_at > ?", scope, key, engine.TimeArg(now)).Scan(&rec.RequestHash, &answer, &expires, &data)
 	})
 	switch {
 	case errors.Is(err, sql.ErrNoRows):
@@ -340,7 +341,7 @@ func (r *CacheRepository) PurgeIdempotency(ctx context.Context, now time.Time, l
 	n := 0
 	err = r.writer.inTx(ctx, func(ctx context.Context, db bun.IDB) error {
 		gone, err := r.removeRecords(ctx, db, "(scope, key) IN (SELECT scope, key FROM "+idempotencyTable+
-			" WHERE expires_at <= ? ORDER BY expires_at LIMIT ?"+r.eng.skipLocked()+")", timeArg(now), limit)
+			" WHERE expires_at <= ? ORDER BY expires_at LIMIT ?"+r.eng.SkipLocked()+")", engine.TimeArg(now), limit)
 		if err != nil {
 			return err
 		}

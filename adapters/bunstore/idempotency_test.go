@@ -6,6 +6,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/cachegate/cachegate/adapters/bunstore/internal/engine"
 	"github.com/cachegate/cachegate/domain"
 	"github.com/cachegate/cachegate/ports"
 	"github.com/cachegate/cachegate/test/pgtest"
@@ -17,11 +18,11 @@ import (
 // before the column, with its data in the answer, still reads back.
 func TestIdempotencyRecordsKeepTheirDataAsSentAndReadOlderOnes(t *testing.T) {
 	t.Parallel()
-	for _, engine := range []string{"sqlite", "postgres"} {
-		t.Run(engine, func(t *testing.T) {
+	for _, name := range []string{"sqlite", "postgres"} {
+		t.Run(name, func(t *testing.T) {
 			t.Parallel()
 			dsn := "sqlite:" + filepath.Join(t.TempDir(), "idem.db")
-			if engine == "postgres" {
+			if name == "postgres" {
 				dsn = pgtest.New(t)
 			}
 			db := openTestDB(t, dsn)
@@ -48,7 +49,7 @@ func TestIdempotencyRecordsKeepTheirDataAsSentAndReadOlderOnes(t *testing.T) {
 			old := toIdemAnswer(testEntry(2))
 			oldAnswer, _ := json.Marshal(old)
 			if _, err := db.sql.ExecContext(ctx, "INSERT INTO "+idempotencyTable+" (scope, key, request_hash, entry_id, answer, created_at, expires_at) "+
-				"VALUES ('s', 'old', 'h', ?, ?, ?, ?)", old.ID, string(oldAnswer), timeArg(testNow), timeArg(testNow.Add(time.Hour))); err != nil {
+				"VALUES ('s', 'old', 'h', ?, ?, ?, ?)", old.ID, string(oldAnswer), engine.TimeArg(testNow), engine.TimeArg(testNow.Add(time.Hour))); err != nil {
 				t.Fatal(err)
 			}
 			for key, want := range map[string]domain.Entry{"k": e, "old": testEntry(2)} {

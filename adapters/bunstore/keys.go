@@ -10,6 +10,7 @@ import (
 
 	"github.com/cachegate/cachegate/adapters/bunstore/internal/bound"
 	"github.com/cachegate/cachegate/adapters/bunstore/internal/dberr"
+	"github.com/cachegate/cachegate/adapters/bunstore/internal/engine"
 	"github.com/cachegate/cachegate/domain"
 	"github.com/cachegate/cachegate/ports"
 )
@@ -30,14 +31,14 @@ func NewKeyStore(db *DB) *KeyStore {
 
 // signingKeyRow is a row of signing_keys as read.
 type signingKeyRow struct {
-	ID          string   `bun:"id"`
-	Algorithm   string   `bun:"algorithm"`
-	Private     []byte   `bun:"private"`
-	Public      []byte   `bun:"public"`
-	DateCreated nullTime `bun:"date_created"`
-	SignsFrom   nullTime `bun:"signs_from"`
-	RetiredAt   nullTime `bun:"retired_at"`
-	RevokedAt   nullTime `bun:"revoked_at"`
+	ID          string          `bun:"id"`
+	Algorithm   string          `bun:"algorithm"`
+	Private     []byte          `bun:"private"`
+	Public      []byte          `bun:"public"`
+	DateCreated engine.NullTime `bun:"date_created"`
+	SignsFrom   engine.NullTime `bun:"signs_from"`
+	RetiredAt   engine.NullTime `bun:"retired_at"`
+	RevokedAt   engine.NullTime `bun:"revoked_at"`
 }
 
 // toDomainSigningKey converts a row to the domain type.
@@ -88,16 +89,16 @@ func (s *KeyStore) AddSigningKey(ctx context.Context, k domain.SigningKey, event
 	ctx, done := s.bounds.Enter(ctx)
 	defer done(&err)
 	return authInTx(ctx, s.db, "add signing key", func(ctx context.Context, tx bun.Tx) error {
-		if err := s.db.eng.lockTableForWriters(ctx, tx, "signing_keys"); err != nil {
+		if err := s.db.eng.LockTableForWriters(ctx, tx, "signing_keys"); err != nil {
 			return dberr.Wrap("lock signing keys", err)
 		}
-		from := timeArg(k.Activation())
+		from := engine.TimeArg(k.Activation())
 		if _, err := tx.ExecContext(ctx, `UPDATE signing_keys SET retired_at = ?
 			WHERE retired_at IS NULL OR retired_at > ?`, from, from); err != nil {
 			return dberr.Wrap("retire signing keys", err)
 		}
 		if _, err := tx.ExecContext(ctx, `UPDATE signing_keys SET "private" = ?
-			WHERE retired_at <= ? AND length("private") > 0`, []byte{}, timeArg(k.DateCreated)); err != nil {
+			WHERE retired_at <= ? AND length("private") > 0`, []byte{}, engine.TimeArg(k.DateCreated)); err != nil {
 			return dberr.Wrap("erase retired signing keys", err)
 		}
 		private := k.Private
@@ -107,8 +108,8 @@ func (s *KeyStore) AddSigningKey(ctx context.Context, k domain.SigningKey, event
 		_, err := tx.ExecContext(ctx, `INSERT INTO signing_keys
 			(id, algorithm, "private", "public", date_created, signs_from, retired_at, revoked_at)
 			VALUES (?, ?, ?, ?, ?, ?, ?, ?)`,
-			k.ID, k.Algorithm, authBytes(private), authBytes(k.Public), timeArg(k.DateCreated), from,
-			nullTimeArg(k.RetiredAt), nullTimeArg(k.RevokedAt))
+			k.ID, k.Algorithm, authBytes(private), authBytes(k.Public), engine.TimeArg(k.DateCreated), from,
+			engine.NullTimeArg(k.RetiredAt), engine.NullTimeArg(k.RevokedAt))
 		if err != nil {
 			return dberr.Wrap("add signing key", err)
 		}
@@ -141,13 +142,13 @@ func (s *KeyStore) RevokeSigningKey(ctx context.Context, kid string, now time.Ti
 	ctx, done := s.bounds.Enter(ctx)
 	defer done(&err)
 	return authInTx(ctx, s.db, "revoke signing key", func(ctx context.Context, tx bun.Tx) error {
-		if err := s.db.eng.lockTableForWriters(ctx, tx, "signing_keys"); err != nil {
+		if err := s.db.eng.LockTableForWriters(ctx, tx, "signing_keys"); err != nil {
 			return dberr.Wrap("lock signing keys", err)
 		}
-		if _, err := tx.ExecContext(ctx, unpublishKeyQuery, kid, kid, kid, timeArg(now)); err != nil {
+		if _, err := tx.ExecContext(ctx, unpublishKeyQuery, kid, kid, kid, engine.TimeArg(now)); err != nil {
 			return dberr.Wrap("revoke signing key", err)
 		}
-		res, err := tx.ExecContext(ctx, revokeKeyQuery, timeArg(now), []byte{}, kid)
+		res, err := tx.ExecContext(ctx, revokeKeyQuery, engine.TimeArg(now), []byte{}, kid)
 		if err != nil {
 			return dberr.Wrap("revoke signing key", err)
 		}
@@ -196,7 +197,7 @@ func (s *KeyStore) updateKey(ctx context.Context, op, query string, args ...any)
 func (s *KeyStore) DeleteSigningKeysRetiredBefore(ctx context.Context, t time.Time) (_ int, err error) {
 	ctx, done := s.bounds.Enter(ctx)
 	defer done(&err)
-	res, err := s.db.sql.ExecContext(ctx, "DELETE FROM signing_keys WHERE retired_at IS NOT NULL AND retired_at < ?", timeArg(t))
+	res, err := s.db.sql.ExecContext(ctx, "DELETE FROM signing_keys WHERE retired_at IS NOT NULL AND retired_at < ?", engine.TimeArg(t))
 	if err != nil {
 		return 0, dberr.Wrap("delete retired signing keys", err)
 	}
@@ -221,9 +222,9 @@ func authBytes(b []byte) []byte {
 // signing with it), stored so that every replica switches to a new key
 // at the same instant. Keys stored before sign from their creation;
 // SigningKeys reads a NULL (a key imported by an older archive) so too.
-func signsFromMigration(ctx context.Context, eng engine, m *migrate.Migrator) error {
+func signsFromMigration(ctx context.Context, eng engine.Engine, m *migrate.Migrator) error {
 	return m.DB().RunInTx(ctx, nil, func(ctx context.Context, tx bun.Tx) error {
-		if err := eng.addColumnIfMissing(ctx, tx, "signing_keys", "signs_from", eng.timeColumn()); err != nil {
+		if err := eng.AddColumnIfMissing(ctx, tx, "signing_keys", "signs_from", eng.TimeColumn()); err != nil {
 			return fmt.Errorf("bunstore: add signing_keys.signs_from: %w", err)
 		}
 		if _, err := tx.ExecContext(ctx, `UPDATE signing_keys SET signs_from = date_created WHERE signs_from IS NULL`); err != nil {

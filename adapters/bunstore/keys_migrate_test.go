@@ -5,6 +5,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/cachegate/cachegate/adapters/bunstore/internal/engine"
 	"github.com/cachegate/cachegate/domain"
 	"github.com/cachegate/cachegate/test/pgtest"
 )
@@ -37,7 +38,7 @@ func TestSignsFromMigrationKeepsTheSigningKey(t *testing.T) {
 			}{{"old", t1, &t2}, {"cur", t2, nil}} {
 				if _, err := db.sql.ExecContext(ctx, `INSERT INTO signing_keys
 					(id, algorithm, "private", "public", date_created, retired_at) VALUES (?, 'EdDSA', ?, ?, ?, ?)`,
-					k.id, []byte("seed"), []byte("public"), timeArg(k.created), nullTimeArg(k.retired)); err != nil {
+					k.id, []byte("seed"), []byte("public"), engine.TimeArg(k.created), engine.NullTimeArg(k.retired)); err != nil {
 					t.Fatal(err)
 				}
 			}

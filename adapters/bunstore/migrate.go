@@ -97,7 +97,7 @@ func migrateBefore(ctx context.Context, db *DB, tables []string, before string) 
 	if len(ms.Sorted()) == 0 {
 		return nil
 	}
-	unlock, err := eng.lockMigrations(ctx, db.sql)
+	unlock, err := eng.LockMigrations(ctx, db.sql, migrationLockKey)
 	if err != nil {
 		return err
 	}
@@ -108,7 +108,7 @@ func migrateBefore(ctx context.Context, db *DB, tables []string, before string) 
 		if err == nil {
 			break
 		}
-		if !eng.retriesMigrationRace() || !isMigrationRace(err) || try == maxMigrateTries {
+		if !eng.RetriesMigrationRace() || !isMigrationRace(err) || try == maxMigrateTries {
 			return err
 		}
 		// A migrator killed while a statement ran left that statement
@@ -122,7 +122,7 @@ func migrateBefore(ctx context.Context, db *DB, tables []string, before string) 
 		case <-time.After(migrateRacePause):
 		}
 	}
-	return eng.defineFold(ctx, db.sql)
+	return eng.DefineFold(ctx, db.sql, foldFunction)
 }
 
 // A killed migrator's last statement goes on running on PostgreSQL after

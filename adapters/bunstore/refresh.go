@@ -12,6 +12,7 @@ import (
 	"github.com/cachegate/cachegate/adapters/bunstore/internal/batch"
 	"github.com/cachegate/cachegate/adapters/bunstore/internal/bound"
 	"github.com/cachegate/cachegate/adapters/bunstore/internal/dberr"
+	"github.com/cachegate/cachegate/adapters/bunstore/internal/engine"
 	"github.com/cachegate/cachegate/domain"
 	"github.com/cachegate/cachegate/ports"
 )
@@ -22,7 +23,7 @@ type RefreshStore struct {
 	db     *DB
 	bounds bound.Bounds
 	// rotation holds the statement of RotateRefresh's rotation.
-	rotation *preparedSet
+	rotation *engine.Prepared
 	// group is the SQLite rotation group (rotation_group.go), nil
 	// elsewhere.
 	group *batch.Batcher[*rotation]
@@ -36,7 +37,7 @@ var (
 // NewRefreshStore returns the store over db, which must come from Open and
 // have been migrated.
 func NewRefreshStore(db *DB) *RefreshStore {
-	s := &RefreshStore{db: db, bounds: db.bounds, rotation: &preparedSet{db: db.sql, eng: db.eng, queries: []string{rotateVerified: rotateQuery, rotateDigest: rotateDigestQuery}}}
+	s := &RefreshStore{db: db, bounds: db.bounds, rotation: engine.NewPrepared(db.sql, db.eng, []string{rotateVerified: rotateQuery, rotateDigest: rotateDigestQuery}...)}
 	if gate := db.gate; gate != nil {
 		s.group = newRotationGroup(s, gate)
 	}
@@ -121,7 +122,7 @@ func (s *RefreshStore) RotateRefresh(ctx context.Context, presented domain.Claim
 // of its own, then, when it matched nothing, the verdict.
 func (s *RefreshStore) rotateAlone(ctx context.Context, r *rotation) (ports.Rotation, error) {
 	q, args := s.rotateStatement(r)
-	res, err := s.rotation.execDB(ctx, q, args...)
+	res, err := s.rotation.ExecDB(ctx, q, args...)
 	if err != nil {
 		return ports.Rotation{}, dberr.Wrap("rotate refresh token", err)
 	}
@@ -153,7 +154,7 @@ func (s *RefreshStore) rotateAlone(ctx context.Context, r *rotation) (ports.Rota
 // must roll back; any outcome commits.
 func (s *RefreshStore) rotateIn(ctx context.Context, tx bun.Tx, r *rotation) (ports.Rotation, error) {
 	q, args := s.rotateStatement(r)
-	res, err := s.rotation.exec(ctx, tx, q, args...)
+	res, err := s.rotation.Exec(ctx, tx, q, args...)
 	if err != nil {
 		return ports.Rotation{}, dberr.Wrap("rotate refresh token", err)
 	}
@@ -213,8 +214,8 @@ func answer(f domain.RefreshFamily, v domain.RefreshVerdict) ports.Rotation {
 // s.rotation) with its arguments: rotateDigestQuery for claims read
 // unchecked, else rotateQuery.
 func (s *RefreshStore) rotateStatement(r *rotation) (int, []any) {
-	now := driverTime(s.db.eng, r.now)
-	args := []any{now, r.next.ID, digestArg(r.next.Digest), driverTime(s.db.eng, r.next.IssuedAt), driverTime(s.db.eng, r.next.ExpiresAt),
+	now := engine.DriverTime(s.db.eng, r.now)
+	args := []any{now, r.next.ID, digestArg(r.next.Digest), engine.DriverTime(s.db.eng, r.next.IssuedAt), engine.DriverTime(s.db.eng, r.next.ExpiresAt),
 		r.next.Address, domain.CutUserAgent(r.next.UserAgent), r.presented.FamilyID, r.presented.ID, r.presented.Subject, now}
 	if !r.presented.Digest.IsZero() {
 		return rotateDigest, append(args, r.presented.Digest[:])
@@ -240,10 +241,10 @@ func rotated(next domain.RefreshRecord) ports.Rotation {
 // readFamily reads a family's row; found is false when there is none.
 // With lock, the row stays locked until db's transaction ends
 // (PostgreSQL; SQLite's IMMEDIATE transactions hold the database).
-func readFamily(ctx context.Context, eng engine, db bun.IDB, familyID string, lock bool) (f domain.RefreshFamily, found bool, err error) {
+func readFamily(ctx context.Context, eng engine.Engine, db bun.IDB, familyID string, lock bool) (f domain.RefreshFamily, found bool, err error) {
 	q := `SELECT ` + familyColumns + ` FROM refresh_families WHERE family_id = ?`
 	if lock {
-		q += eng.forUpdate()
+		q += eng.ForUpdate()
 	}
 	f, err = scanFamily(db.QueryRowContext(ctx, q, familyID))
 	switch {
@@ -259,8 +260,8 @@ func readFamily(ctx context.Context, eng engine, db bun.IDB, familyID string, lo
 func scanFamily(row rowScanner) (domain.RefreshFamily, error) {
 	var (
 		f                                  domain.RefreshFamily
-		issued, expires, used1, used2, rev nullTime
-		created                            nullTime
+		issued, expires, used1, used2, rev engine.NullTime
+		created                            engine.NullTime
 		prev, prev2                        sql.NullString
 		digest                             []byte
 	)
@@ -274,7 +275,7 @@ func scanFamily(row rowScanner) (domain.RefreshFamily, error) {
 	}
 	for _, u := range []struct {
 		id sql.NullString
-		at nullTime
+		at engine.NullTime
 	}{{prev, used1}, {prev2, used2}} {
 		if u.id.Valid && u.at.Valid {
 			f.Used = append(f.Used, domain.UsedRefresh{ID: u.id.String, UsedAt: u.at.Time})
@@ -300,17 +301,17 @@ func insertFamilies(ctx context.Context, db bun.IDB, skipTaken bool, fs []domain
 		used := make([]any, 0, 2*domain.RefreshKept)
 		for k := range domain.RefreshKept {
 			if k < len(f.Used) {
-				used = append(used, f.Used[k].ID, timeArg(f.Used[k].UsedAt))
+				used = append(used, f.Used[k].ID, engine.TimeArg(f.Used[k].UsedAt))
 			} else {
 				used = append(used, nil, nil)
 			}
 		}
-		args = append(args, f.ID, f.UserID, f.CurrentID, timeArg(f.IssuedAt), timeArg(f.ExpiresAt), f.Generation)
+		args = append(args, f.ID, f.UserID, f.CurrentID, engine.TimeArg(f.IssuedAt), engine.TimeArg(f.ExpiresAt), f.Generation)
 		var created *time.Time
 		if !f.Created.IsZero() {
 			created = &f.Created
 		}
-		args = append(append(args, used...), nullTimeArg(f.RevokedAt), nullTimeArg(created), f.Address, domain.CutUserAgent(f.UserAgent),
+		args = append(append(args, used...), engine.NullTimeArg(f.RevokedAt), engine.NullTimeArg(created), f.Address, domain.CutUserAgent(f.UserAgent),
 			digestArg(f.CurrentDigest))
 	}
 	if skipTaken {

@@ -7,6 +7,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/cachegate/cachegate/adapters/bunstore/internal/engine"
 	"github.com/cachegate/cachegate/domain"
 	"github.com/cachegate/cachegate/ports"
 	"github.com/cachegate/cachegate/test/pgtest"
@@ -60,7 +61,7 @@ func TestRefreshFamiliesMigrationKeepsSessions(t *testing.T) {
 			for _, r := range old {
 				if _, err := db.sql.ExecContext(ctx, `INSERT INTO refresh_tokens
 					(id, family_id, user_id, issued_at, expires_at, used_at, revoked_at) VALUES (?, ?, ?, ?, ?, ?, ?)`,
-					r.ID, r.FamilyID, r.UserID, timeArg(r.IssuedAt), timeArg(r.ExpiresAt), nullTimeArg(r.UsedAt), nullTimeArg(r.RevokedAt)); err != nil {
+					r.ID, r.FamilyID, r.UserID, engine.TimeArg(r.IssuedAt), engine.TimeArg(r.ExpiresAt), engine.NullTimeArg(r.UsedAt), engine.NullTimeArg(r.RevokedAt)); err != nil {
 					t.Fatalf("insert %s: %v", r.ID, err)
 				}
 			}

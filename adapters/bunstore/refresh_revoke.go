@@ -8,6 +8,7 @@ import (
 	"github.com/uptrace/bun"
 
 	"github.com/cachegate/cachegate/adapters/bunstore/internal/dberr"
+	"github.com/cachegate/cachegate/adapters/bunstore/internal/engine"
 	"github.com/cachegate/cachegate/domain"
 )
 
@@ -43,7 +44,7 @@ func (s *RefreshStore) RevokeUser(ctx context.Context, userID string, now time.T
 // value, as a statement of its own.
 func (s *RefreshStore) revoke(ctx context.Context, column, value string, now time.Time) error {
 	err := dberr.WithRetry(ctx, func() error {
-		_, err := s.db.sql.ExecContext(ctx, revokeQuery, timeArg(now), bun.Ident(column), value)
+		_, err := s.db.sql.ExecContext(ctx, revokeQuery, engine.TimeArg(now), bun.Ident(column), value)
 		return err
 	})
 	if err != nil {
@@ -54,7 +55,7 @@ func (s *RefreshStore) revoke(ctx context.Context, column, value string, now tim
 
 // revokeIn is revoke inside tx.
 func revokeIn(ctx context.Context, tx bun.Tx, column, value string, now time.Time) error {
-	if _, err := tx.ExecContext(ctx, revokeQuery, timeArg(now), bun.Ident(column), value); err != nil {
+	if _, err := tx.ExecContext(ctx, revokeQuery, engine.TimeArg(now), bun.Ident(column), value); err != nil {
 		return dberr.Wrap("revoke refresh families", err)
 	}
 	return nil
@@ -86,7 +87,7 @@ const evictQuery = `UPDATE refresh_families SET revoked_at = ?
 func (s *RefreshStore) EvictSessions(ctx context.Context, userID string, keep int, now time.Time) (_ []string, err error) {
 	ctx, done := s.bounds.Enter(ctx)
 	defer done(&err)
-	at := timeArg(now)
+	at := engine.TimeArg(now)
 	var evicted []string
 	err = dberr.WithRetry(ctx, func() error {
 		evicted = evicted[:0]
@@ -110,7 +111,7 @@ func (s *RefreshStore) RevokedFamilies(ctx context.Context, since time.Time) (_ 
 	ctx, done := s.bounds.Enter(ctx)
 	defer done(&err)
 	var rows []string
-	err = s.db.sql.NewRaw(revokedFamiliesQuery, timeArg(since)).Scan(ctx, &rows)
+	err = s.db.sql.NewRaw(revokedFamiliesQuery, engine.TimeArg(since)).Scan(ctx, &rows)
 	if err != nil {
 		return nil, dberr.Wrap("read revoked families", err)
 	}
@@ -129,8 +130,8 @@ func (s *RefreshStore) PurgeRefresh(ctx context.Context, now time.Time, limit in
 		return 0, nil
 	}
 	res, err := s.db.sql.ExecContext(ctx, `DELETE FROM refresh_families WHERE family_id IN (
-		SELECT family_id FROM refresh_families WHERE expires_at < ? ORDER BY expires_at LIMIT ?`+s.db.eng.skipLocked()+`)`,
-		timeArg(now), limit)
+		SELECT family_id FROM refresh_families WHERE expires_at < ? ORDER BY expires_at LIMIT ?`+s.db.eng.SkipLocked()+`)`,
+		engine.TimeArg(now), limit)
 	if err != nil {
 		return 0, dberr.Wrap("purge refresh families", err)
 	}

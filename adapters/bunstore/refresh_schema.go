@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 
+	"github.com/cachegate/cachegate/adapters/bunstore/internal/engine"
 	"github.com/uptrace/bun"
 	"github.com/uptrace/bun/migrate"
 )
@@ -18,8 +19,8 @@ import (
 // remembers: a rotation to such an id fails as a statement, which the
 // group commit of SQLite rotations (rotation_group.go) needs to tell a
 // broken rotation from a refused one.
-func refreshFamiliesDDL(eng engine) []string {
-	text, tm := eng.textColumn(), eng.timeColumn()
+func refreshFamiliesDDL(eng engine.Engine) []string {
+	text, tm := eng.TextColumn(), eng.TimeColumn()
 	return []string{
 		`CREATE TABLE IF NOT EXISTS refresh_families (
 			family_id ` + text + ` NOT NULL,
@@ -57,9 +58,9 @@ const refreshLiveIndexDDL = `CREATE INDEX IF NOT EXISTS refresh_families_live_id
 // stored before have none: their next refresh checks the signature, and
 // its rotation stores the successor's digest. Idempotent, as the other
 // auth migrations.
-func refreshDigestMigration(ctx context.Context, eng engine, m *migrate.Migrator) error {
+func refreshDigestMigration(ctx context.Context, eng engine.Engine, m *migrate.Migrator) error {
 	return m.DB().RunInTx(ctx, nil, func(ctx context.Context, tx bun.Tx) error {
-		if err := eng.addColumnIfMissing(ctx, tx, "refresh_families", "current_digest", eng.bytesColumn()); err != nil {
+		if err := eng.AddColumnIfMissing(ctx, tx, "refresh_families", "current_digest", eng.BytesColumn()); err != nil {
 			return fmt.Errorf("bunstore: add refresh_families.current_digest: %w", err)
 		}
 		return nil
@@ -73,7 +74,7 @@ func refreshDigestMigration(ctx context.Context, eng engine, m *migrate.Migrator
 // before the upgrade works after it as it did (live, within the grace of
 // its first use, or reuse). Processes racing on one SQLite file may both
 // run it: the second finds refresh_tokens gone and converts nothing.
-func refreshFamiliesMigration(ctx context.Context, eng engine, m *migrate.Migrator) error {
+func refreshFamiliesMigration(ctx context.Context, eng engine.Engine, m *migrate.Migrator) error {
 	return m.DB().RunInTx(ctx, nil, func(ctx context.Context, tx bun.Tx) error {
 		for _, stmt := range refreshFamiliesDDL(eng) {
 			if _, err := tx.ExecContext(ctx, stmt); err != nil {
@@ -95,8 +96,8 @@ func refreshFamiliesMigration(ctx context.Context, eng engine, m *migrate.Migrat
 }
 
 // tableExists reports whether the schema in use has table.
-func tableExists(ctx context.Context, eng engine, db bun.IDB, table string) (bool, error) {
-	q := eng.tableExistsQuery()
+func tableExists(ctx context.Context, eng engine.Engine, db bun.IDB, table string) (bool, error) {
+	q := eng.TableExistsQuery()
 	var n int
 	if err := db.QueryRowContext(ctx, q, table).Scan(&n); err != nil {
 		return false, fmt.Errorf("bunstore: look for table %s: %w", table, err)

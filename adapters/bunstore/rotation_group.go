@@ -14,7 +14,7 @@ import (
 
 // Group commit of refresh rotations on SQLite. Every rotation is a small
 // write transaction, and SQLite runs one writer at a time: under load the
-// rotations queue at the write gate (writegate.go), and each pays its own
+// rotations queue at the write gate (internal/writegate), and each pays its own
 // BEGIN and COMMIT, the COMMIT being a write(2) of the WAL frames. The
 // store's batcher (internal/batch) lets the rotation that gets the gate
 // commit the others waiting behind it in the same transaction (up to

@@ -8,6 +8,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/cachegate/cachegate/adapters/bunstore/internal/writegate"
 	"github.com/cachegate/cachegate/domain"
 	"github.com/cachegate/cachegate/ports"
 )
@@ -37,7 +38,7 @@ func presentedOf(r domain.RefreshRecord) domain.Claims {
 // starting them with start (which must not block), then lets them in.
 func holdGateWhile(t *testing.T, s *RefreshStore, want int, start func()) {
 	t.Helper()
-	leave, err := enterWriter(t.Context(), s.db.gate)
+	leave, err := writegate.Enter(t.Context(), s.db.gate)
 	if err != nil {
 		t.Fatal(err)
 	}

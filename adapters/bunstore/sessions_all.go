@@ -6,6 +6,7 @@ import (
 	"time"
 
 	"github.com/cachegate/cachegate/adapters/bunstore/internal/dberr"
+	"github.com/cachegate/cachegate/adapters/bunstore/internal/engine"
 	"github.com/cachegate/cachegate/domain"
 	"github.com/cachegate/cachegate/ports"
 )
@@ -21,7 +22,7 @@ func (s *RefreshStore) AllSessions(ctx context.Context, now time.Time, limit, of
 	ctx, done := s.bounds.Enter(ctx)
 	defer done(&err)
 	const live = ` FROM refresh_families WHERE revoked_at IS NULL AND expires_at > ?`
-	if err := s.db.sql.QueryRowContext(ctx, `SELECT COUNT(*)`+live, timeArg(now)).Scan(&total); err != nil {
+	if err := s.db.sql.QueryRowContext(ctx, `SELECT COUNT(*)`+live, engine.TimeArg(now)).Scan(&total); err != nil {
 		return nil, 0, dberr.Wrap("list all sessions", err)
 	}
 	q := `SELECT ` + familyColumns + live + ` ORDER BY issued_at DESC, family_id DESC`
@@ -33,7 +34,7 @@ func (s *RefreshStore) AllSessions(ctx context.Context, now time.Time, limit, of
 	if offset > 0 {
 		q += ` OFFSET ` + strconv.Itoa(offset)
 	}
-	rows, err := s.db.sql.QueryContext(ctx, q, timeArg(now))
+	rows, err := s.db.sql.QueryContext(ctx, q, engine.TimeArg(now))
 	if err != nil {
 		return nil, 0, dberr.Wrap("list all sessions", err)
 	}

@@ -9,6 +9,7 @@ import (
 
 	"github.com/cachegate/cachegate/adapters/bunstore/internal/bound"
 	"github.com/cachegate/cachegate/adapters/bunstore/internal/dberr"
+	"github.com/cachegate/cachegate/adapters/bunstore/internal/engine"
 	"github.com/cachegate/cachegate/ports"
 )
 
@@ -56,16 +57,16 @@ func (l *LoginThrottle) Reserve(ctx context.Context, keys []ports.ThrottleKey, n
 			names = append(names, k.Key)
 		}
 		slices.Sort(names)
-		if err := l.db.eng.lockThrottleKeys(ctx, tx, slices.Compact(names)); err != nil {
+		if err := l.db.eng.LockThrottleKeys(ctx, tx, throttleLockClass, slices.Compact(names)); err != nil {
 			return err
 		}
 		for _, k := range keys {
 			var (
 				n   int
-				old nullTime
+				old engine.NullTime
 			)
 			err := tx.QueryRowContext(ctx, `SELECT count(*), min("at") FROM login_failures WHERE "key" = ? AND "at" >= ?`,
-				k.Key, timeArg(since)).Scan(&n, &old)
+				k.Key, engine.TimeArg(since)).Scan(&n, &old)
 			if err != nil {
 				return dberr.Wrap("count login attempts", err)
 			}
@@ -75,7 +76,7 @@ func (l *LoginThrottle) Reserve(ctx context.Context, keys []ports.ThrottleKey, n
 			}
 		}
 		for _, k := range keys {
-			if _, err := tx.ExecContext(ctx, `INSERT INTO login_failures ("key", "at") VALUES (?, ?)`, k.Key, timeArg(now)); err != nil {
+			if _, err := tx.ExecContext(ctx, `INSERT INTO login_failures ("key", "at") VALUES (?, ?)`, k.Key, engine.TimeArg(now)); err != nil {
 				return dberr.Wrap("count a login attempt", err)
 			}
 		}
@@ -93,7 +94,7 @@ func (l *LoginThrottle) Release(ctx context.Context, key string, at time.Time) (
 	ctx, done := l.bounds.Enter(ctx)
 	defer done(&err)
 	_, err = l.db.sql.ExecContext(ctx, `DELETE FROM login_failures WHERE id IN (
-		SELECT id FROM login_failures WHERE "key" = ? AND "at" = ? LIMIT 1)`, key, timeArg(at))
+		SELECT id FROM login_failures WHERE "key" = ? AND "at" = ? LIMIT 1)`, key, engine.TimeArg(at))
 	if err != nil {
 		return dberr.Wrap("release a login attempt", err)
 	}
@@ -107,10 +108,10 @@ func (l *LoginThrottle) Failures(ctx context.Context, key string, since time.Tim
 	defer done(&err)
 	var (
 		n      int
-		oldest nullTime
+		oldest engine.NullTime
 	)
 	err = l.db.sql.QueryRowContext(ctx, `SELECT count(*), min("at") FROM login_failures WHERE "key" = ? AND "at" >= ?`,
-		key, timeArg(since)).Scan(&n, &oldest)
+		key, engine.TimeArg(since)).Scan(&n, &oldest)
 	if err != nil {
 		return 0, time.Time{}, dberr.Wrap("count login failures", err)
 	}
@@ -121,7 +122,7 @@ func (l *LoginThrottle) Failures(ctx context.Context, key string, since time.Tim
 func (l *LoginThrottle) RecordFailure(ctx context.Context, key string, now time.Time) (err error) {
 	ctx, done := l.bounds.Enter(ctx)
 	defer done(&err)
-	if _, err := l.db.sql.ExecContext(ctx, `INSERT INTO login_failures ("key", "at") VALUES (?, ?)`, key, timeArg(now)); err != nil {
+	if _, err := l.db.sql.ExecContext(ctx, `INSERT INTO login_failures ("key", "at") VALUES (?, ?)`, key, engine.TimeArg(now)); err != nil {
 		return dberr.Wrap("record login failure", err)
 	}
 	return nil
@@ -148,8 +149,8 @@ func (l *LoginThrottle) PurgeFailures(ctx context.Context, before time.Time, lim
 		return 0, nil
 	}
 	res, err := l.db.sql.ExecContext(ctx, `DELETE FROM login_failures WHERE id IN (
-		SELECT id FROM login_failures WHERE "at" < ? ORDER BY "at" LIMIT ?`+l.db.eng.skipLocked()+`)`,
-		timeArg(before), limit)
+		SELECT id FROM login_failures WHERE "at" < ? ORDER BY "at" LIMIT ?`+l.db.eng.SkipLocked()+`)`,
+		engine.TimeArg(before), limit)
 	if err != nil {
 		return 0, dberr.Wrap("purge login failures", err)
 	}

@@ -1,11 +1,8 @@
 package bunstore
 
 import (
-	"strconv"
-
+	"github.com/cachegate/cachegate/adapters/bunstore/internal/engine"
 	"github.com/uptrace/bun/migrate"
-
-	"github.com/cachegate/cachegate/domain"
 )
 
 // Quotas (README, "Quotas"; domain.Quota says what counts) read the
@@ -60,52 +57,47 @@ const (
 	idempotencyKeptMigration = "20261220000100_idempotency_kept"
 )
 
-// changeCost is the SQL of domain.ChangeBytes for the row rec: what the
-// change logging it keeps.
-func changeCost(rec string) string {
-	return "(octet_length(" + rec + ".data) + octet_length(" + rec + ".key) + octet_length(" + rec + ".type) + " +
-		strconv.Itoa(domain.RetainedRowBytes) + ")"
-}
-
 // usageKeptMigration returns the migration that brings table's triggers
 // to today's counting (usageTriggerDDL) and counts again what table,
 // the change log and the idempotency records hold for it, with writers
-// kept out meanwhile (recountLocks), so the counts start exact.
-func usageKeptMigration(eng engine, table string) migrate.Migration {
+// kept out meanwhile (RecountLocks), so the counts start exact.
+func usageKeptMigration(eng engine.Engine, table string) migrate.Migration {
 	return migrate.Migration{
 		Name: usageKeptVersion + "_cache_" + table + "_usage_kept",
-		Up: ddlMigration(eng, "count what "+table+" keeps", func(eng engine) []string {
-			t := quoteIdent(table)
-			out := eng.recountLocks(table)
-			out = append(out, eng.usageTriggerDropDDL(table)...)
-			out = append(out, eng.usageTriggerDDL(table)...)
+		Up: ddlMigration(eng, "count what "+table+" keeps", func(eng engine.Engine) []string {
+			t := engine.QuoteIdent(table)
+			// In the order writers take them: a create with a key writes
+			// its record, then the entry, whose trigger logs the change.
+			out := eng.RecountLocks(idempotencyTable, t, changesTable)
+			out = append(out, eng.UsageTriggerDropDDL(table)...)
+			out = append(out, eng.UsageTriggerDDL(table)...)
 			return append(out,
 				"DELETE FROM "+usageTable+" WHERE entity = '"+table+"'",
 				"INSERT INTO "+usageTable+" (entity, assignee_id, shard, entries, bytes) SELECT '"+table+"', assignee_id, 0, sum(n), sum(b) FROM ("+
 					"SELECT assignee_id, 1 AS n, octet_length(data) AS b FROM "+t+
-					" UNION ALL SELECT assignee_id, 0, "+changeCost(changesTable)+" FROM "+changesTable+" WHERE entity = '"+table+"'"+
+					" UNION ALL SELECT assignee_id, 0, "+engine.ChangeCost(changesTable)+" FROM "+changesTable+" WHERE entity = '"+table+"'"+
 					" UNION ALL SELECT assignee_id, 0, cost FROM "+idempotencyTable+" WHERE entity = '"+table+"'"+
 					") kept GROUP BY assignee_id")
 		}),
-		Down: ddlMigration(eng, "keep counting what "+table+" keeps", func(engine) []string { return nil }),
+		Down: ddlMigration(eng, "keep counting what "+table+" keeps", func(engine.Engine) []string { return nil }),
 	}
 }
 
 // usageTableMigration returns the migration creating cache_usage.
-func usageTableMigration(eng engine) migrate.Migration {
+func usageTableMigration(eng engine.Engine) migrate.Migration {
 	return migrate.Migration{
 		Name: usageMigration,
-		Up: ddlMigration(eng, "create the usage counts", func(eng engine) []string {
-			text, without := eng.textColumn(), eng.withoutRowID()
+		Up: ddlMigration(eng, "create the usage counts", func(eng engine.Engine) []string {
+			text, without := eng.TextColumn(), eng.WithoutRowID()
 			out := []string{"CREATE TABLE IF NOT EXISTS " + usageTable + " (" +
 				"entity " + text + " NOT NULL, assignee_id " + text + " NOT NULL, shard smallint NOT NULL, " +
 				"entries bigint NOT NULL, bytes bigint NOT NULL, " +
 				"PRIMARY KEY (entity, assignee_id, shard))" + without}
-			return append(out, eng.usageTableDDL()...)
+			return append(out, eng.UsageTableDDL()...)
 		}),
-		Down: ddlMigration(eng, "drop the usage counts", func(eng engine) []string {
+		Down: ddlMigration(eng, "drop the usage counts", func(eng engine.Engine) []string {
 			out := []string{"DROP TABLE IF EXISTS " + usageTable}
-			if eng.usageTableDDL() != nil {
+			if eng.UsageTableDDL() != nil {
 				out = append(out, "DROP FUNCTION IF EXISTS cache_usage_admit")
 			}
 			return out
@@ -118,13 +110,13 @@ func usageTableMigration(eng engine) migrate.Migration {
 // and the counts of the rows it already holds. On PostgreSQL creating the
 // triggers locks the table against writers until the migration commits, so
 // the counts start exact even while an older replica writes.
-func usageTriggerMigration(eng engine, table string) migrate.Migration {
+func usageTriggerMigration(eng engine.Engine, table string) migrate.Migration {
 	return migrate.Migration{
 		Name: usageTriggerVersion + "_cache_" + table + "_usage",
-		Up: ddlMigration(eng, "count the usage of "+table, func(eng engine) []string {
+		Up: ddlMigration(eng, "count the usage of "+table, func(eng engine.Engine) []string {
 			return usageDDL(eng, table)
 		}),
-		Down: ddlMigration(eng, "stop counting the usage of "+table, func(eng engine) []string {
+		Down: ddlMigration(eng, "stop counting the usage of "+table, func(eng engine.Engine) []string {
 			return usageDropDDL(eng, table)
 		}),
 	}
@@ -132,27 +124,22 @@ func usageTriggerMigration(eng engine, table string) migrate.Migration {
 
 // usageDDL returns the statements of usageTriggerMigration. table passed
 // ValidateTableName, so it is safe inside a string literal.
-func usageDDL(eng engine, table string) []string {
-	t := quoteIdent(table)
+func usageDDL(eng engine.Engine, table string) []string {
+	t := engine.QuoteIdent(table)
 	out := []string{
-		"CREATE INDEX IF NOT EXISTS " + quoteIdent(cacheNamesOf(table).expiring) + " ON " + t +
+		"CREATE INDEX IF NOT EXISTS " + engine.QuoteIdent(cacheNamesOf(table).expiring) + " ON " + t +
 			" (assignee_id, expires_at) WHERE date_deleted IS NULL AND expires_at IS NOT NULL",
 	}
-	out = append(out, eng.usageTriggerDDL(table)...)
+	out = append(out, eng.UsageTriggerDDL(table)...)
 	return append(out,
 		"DELETE FROM "+usageTable+" WHERE entity = '"+table+"'",
 		"INSERT INTO "+usageTable+" (entity, assignee_id, shard, entries, bytes) SELECT '"+table+"', assignee_id, 0, count(*), "+
 			"sum(octet_length(data)) FROM "+t+" WHERE date_deleted IS NULL GROUP BY assignee_id")
 }
 
-// quoteIdent quotes a name that passed ValidateTableName (or is made of
-// one, objectName), which both databases read the same way: a table may
-// be named after a keyword ("order").
-func quoteIdent(name string) string { return `"` + name + `"` }
-
 // usageDropDDL undoes usageDDL.
-func usageDropDDL(eng engine, table string) []string {
-	out := []string{"DROP INDEX IF EXISTS " + quoteIdent(cacheNamesOf(table).expiring)}
-	out = append(out, eng.usageTriggerDropDDL(table)...)
+func usageDropDDL(eng engine.Engine, table string) []string {
+	out := []string{"DROP INDEX IF EXISTS " + engine.QuoteIdent(cacheNamesOf(table).expiring)}
+	out = append(out, eng.UsageTriggerDropDDL(table)...)
 	return append(out, "DELETE FROM "+usageTable+" WHERE entity = '"+table+"'")
 }

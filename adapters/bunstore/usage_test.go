@@ -8,6 +8,7 @@ import (
 
 	"github.com/uptrace/bun"
 
+	"github.com/cachegate/cachegate/adapters/bunstore/internal/engine"
 	"github.com/cachegate/cachegate/test/pgtest"
 )
 
@@ -19,11 +20,11 @@ import (
 // and a prune of the log.
 func TestUsageCountsFollowStatementsOfManyRows(t *testing.T) {
 	t.Parallel()
-	for _, engine := range []string{"sqlite", "postgres"} {
-		t.Run(engine, func(t *testing.T) {
+	for _, name := range []string{"sqlite", "postgres"} {
+		t.Run(name, func(t *testing.T) {
 			t.Parallel()
 			dsn := "sqlite:" + filepath.Join(t.TempDir(), "usage.db")
-			if engine == "postgres" {
+			if name == "postgres" {
 				dsn = pgtest.New(t)
 			}
 			db := openTestDB(t, dsn)
@@ -40,7 +41,7 @@ func TestUsageCountsFollowStatementsOfManyRows(t *testing.T) {
 					}
 					q += "(?, ?, 't', ?, ?, 1, ?, ?)"
 					args = append(args, fmt.Sprintf("id-%04d", i), fmt.Sprintf("k-%04d", i), fmt.Sprintf("a-%d", i%2),
-						fmt.Sprintf(`"%0*d"`, 1+i%7, i), timeArg(testNow), timeArg(testNow))
+						fmt.Sprintf(`"%0*d"`, 1+i%7, i), engine.TimeArg(testNow), engine.TimeArg(testNow))
 				}
 				if _, err := db.sql.ExecContext(ctx, q, args...); err != nil {
 					t.Fatal(err)
@@ -55,7 +56,7 @@ func TestUsageCountsFollowStatementsOfManyRows(t *testing.T) {
 				t.Fatal(err)
 			}
 			check("an UPDATE resizing 100 rows")
-			if _, err := db.sql.ExecContext(ctx, "UPDATE usage_cache SET date_deleted = ? WHERE assignee_id = 'a-1'", timeArg(testNow)); err != nil {
+			if _, err := db.sql.ExecContext(ctx, "UPDATE usage_cache SET date_deleted = ? WHERE assignee_id = 'a-1'", engine.TimeArg(testNow)); err != nil {
 				t.Fatal(err)
 			}
 			check("a soft delete of an assignee's rows")
@@ -86,7 +87,7 @@ func checkUsage(t *testing.T, db *DB, table, step string) {
 	}
 	if err := db.sql.NewRaw("SELECT assignee_id, sum(n) AS entries, sum(b) AS bytes FROM ("+
 		"SELECT assignee_id, 1 AS n, octet_length(data) AS b FROM ?"+
-		" UNION ALL SELECT assignee_id, 0, "+changeCost(changesTable)+" FROM "+changesTable+" WHERE entity = ?"+
+		" UNION ALL SELECT assignee_id, 0, "+engine.ChangeCost(changesTable)+" FROM "+changesTable+" WHERE entity = ?"+
 		" UNION ALL SELECT assignee_id, 0, cost FROM "+idempotencyTable+" WHERE entity = ?"+
 		") kept GROUP BY assignee_id HAVING sum(n) <> 0 OR sum(b) <> 0 ORDER BY assignee_id",
 		bun.Ident(table), table, table).Scan(t.Context(), &want); err != nil {
@@ -103,11 +104,11 @@ func checkUsage(t *testing.T, db *DB, table, step string) {
 // hold every row and change, and writes go on counting them.
 func TestUsageKeptMigrationCountsWhatADatabaseAlreadyKeeps(t *testing.T) {
 	t.Parallel()
-	for _, engine := range []string{"sqlite", "postgres"} {
-		t.Run(engine, func(t *testing.T) {
+	for _, name := range []string{"sqlite", "postgres"} {
+		t.Run(name, func(t *testing.T) {
 			t.Parallel()
 			dsn := "sqlite:" + filepath.Join(t.TempDir(), "usage.db")
-			if engine == "postgres" {
+			if name == "postgres" {
 				dsn = pgtest.New(t)
 			}
 			db := openTestDB(t, dsn)
@@ -118,11 +119,11 @@ func TestUsageKeptMigrationCountsWhatADatabaseAlreadyKeeps(t *testing.T) {
 			for i := range 20 {
 				if _, err := db.sql.ExecContext(ctx, "INSERT INTO kept_cache (id, key, type, assignee_id, data, version, date_created, date_updated) "+
 					"VALUES (?, ?, 't', ?, ?, 1, ?, ?)", fmt.Sprintf("id-%02d", i), fmt.Sprintf("k-%02d", i), fmt.Sprintf("a-%d", i%3),
-					fmt.Sprintf(`"%0*d"`, 1+i, i), timeArg(testNow), timeArg(testNow)); err != nil {
+					fmt.Sprintf(`"%0*d"`, 1+i, i), engine.TimeArg(testNow), engine.TimeArg(testNow)); err != nil {
 					t.Fatal(err)
 				}
 			}
-			if _, err := db.sql.ExecContext(ctx, "UPDATE kept_cache SET date_deleted = ? WHERE id < 'id-05'", timeArg(testNow)); err != nil {
+			if _, err := db.sql.ExecContext(ctx, "UPDATE kept_cache SET date_deleted = ? WHERE id < 'id-05'", engine.TimeArg(testNow)); err != nil {
 				t.Fatal(err)
 			}
 			if err := Migrate(ctx, db, []string{"kept_cache"}); err != nil {

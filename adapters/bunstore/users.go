@@ -10,6 +10,7 @@ import (
 
 	"github.com/cachegate/cachegate/adapters/bunstore/internal/bound"
 	"github.com/cachegate/cachegate/adapters/bunstore/internal/dberr"
+	"github.com/cachegate/cachegate/adapters/bunstore/internal/engine"
 	"github.com/cachegate/cachegate/domain"
 	"github.com/cachegate/cachegate/ports"
 )
@@ -20,9 +21,9 @@ type UserRepository struct {
 	bounds bound.Bounds
 	// byID is UserByID's statement on SQLite, prepared once: every
 	// refresh reads its user by id, and SQLite's prepare was a large share
-	// of that read (see prepared.go, docs/benchmarks.md). PostgreSQL keeps
+	// of that read (internal/engine, docs/benchmarks.md). PostgreSQL keeps
 	// the one-round-trip query Bun writes.
-	byID *preparedSet
+	byID *engine.Prepared
 }
 
 var _ ports.UserRepository = (*UserRepository)(nil)
@@ -31,19 +32,19 @@ var _ ports.UserRepository = (*UserRepository)(nil)
 // Open and have been migrated.
 func NewUserRepository(db *DB) *UserRepository {
 	return &UserRepository{db: db, bounds: db.bounds,
-		byID: &preparedSet{db: db.sql, eng: db.eng, queries: []string{"SELECT " + userColumns + " FROM users WHERE id = ?"}}}
+		byID: engine.NewPrepared(db.sql, db.eng, "SELECT "+userColumns+" FROM users WHERE id = ?")}
 }
 
 // userRow is a row of users as read.
 type userRow struct {
-	ID           string   `bun:"id"`
-	Username     string   `bun:"username"`
-	PasswordHash string   `bun:"password_hash"`
-	PasswordSalt string   `bun:"password_salt"`
-	Active       bool     `bun:"active"`
-	Admin        bool     `bun:"admin"`
-	DateCreated  nullTime `bun:"date_created"`
-	DateUpdated  nullTime `bun:"date_updated"`
+	ID           string          `bun:"id"`
+	Username     string          `bun:"username"`
+	PasswordHash string          `bun:"password_hash"`
+	PasswordSalt string          `bun:"password_salt"`
+	Active       bool            `bun:"active"`
+	Admin        bool            `bun:"admin"`
+	DateCreated  engine.NullTime `bun:"date_created"`
+	DateUpdated  engine.NullTime `bun:"date_updated"`
 }
 
 const userColumns = "id, username, password_hash, password_salt, active, date_created, date_updated, admin"
@@ -85,7 +86,7 @@ func (r *UserRepository) createUser(ctx context.Context, db bun.IDB, u domain.Us
 		(id, username, username_norm, password_hash, password_salt, active, date_created, date_updated, admin)
 		VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)`,
 		u.ID, u.Username, domain.NormalizeUsername(u.Username), u.PasswordHash, u.PasswordSalt,
-		u.Active, timeArg(u.DateCreated), timeArg(u.DateUpdated), u.Admin)
+		u.Active, engine.TimeArg(u.DateCreated), engine.TimeArg(u.DateUpdated), u.Admin)
 	if v, ok := dberr.AsUniqueViolation(err); ok && !v.PrimaryKey {
 		return domain.ErrUserExists
 	}
@@ -107,10 +108,10 @@ func (r *UserRepository) UserByUsername(ctx context.Context, username string) (_
 func (r *UserRepository) UserByID(ctx context.Context, id string) (_ domain.User, err error) {
 	ctx, done := r.bounds.Enter(ctx)
 	defer done(&err)
-	if !r.db.eng.prepares() {
+	if !r.db.eng.Prepares() {
 		return r.userWhere(ctx, r.db.sql, "id", id, false)
 	}
-	stmts, err := r.byID.get(ctx)
+	stmts, err := r.byID.Get(ctx)
 	if err != nil {
 		return domain.User{}, dberr.Wrap("prepare the user read", err)
 	}
@@ -191,7 +192,7 @@ func (r *UserRepository) update(ctx context.Context, id string, endSessions *tim
 		_, err = tx.ExecContext(ctx, `UPDATE users SET username = ?, username_norm = ?, password_hash = ?,
 			password_salt = ?, active = ?, date_created = ?, date_updated = ?, admin = ? WHERE id = ?`,
 			u.Username, domain.NormalizeUsername(u.Username), u.PasswordHash, u.PasswordSalt,
-			u.Active, timeArg(u.DateCreated), timeArg(u.DateUpdated), u.Admin, id)
+			u.Active, engine.TimeArg(u.DateCreated), engine.TimeArg(u.DateUpdated), u.Admin, id)
 		if v, ok := dberr.AsUniqueViolation(err); ok && !v.PrimaryKey {
 			return domain.ErrUserExists
 		}
@@ -224,8 +225,8 @@ func (r *UserRepository) update(ctx context.Context, id string, endSessions *tim
 // disabling each other queue: the second counts after the first
 // committed, and finds no other admin. The count takes no row lock, so
 // the transaction holding the lock waits for nobody's.
-func keepAnAdmin(ctx context.Context, eng engine, tx bun.Tx, id string) error {
-	if err := eng.lockTableForWriters(ctx, tx, "users"); err != nil {
+func keepAnAdmin(ctx context.Context, eng engine.Engine, tx bun.Tx, id string) error {
+	if err := eng.LockTableForWriters(ctx, tx, "users"); err != nil {
 		return dberr.Wrap("lock the admins", err)
 	}
 	var others int
@@ -244,7 +245,7 @@ func keepAnAdmin(ctx context.Context, eng engine, tx bun.Tx, id string) error {
 func (r *UserRepository) userWhere(ctx context.Context, db bun.IDB, column, value string, lock bool) (domain.User, error) {
 	query := "SELECT " + userColumns + " FROM users WHERE ? = ?"
 	if lock {
-		query += r.db.eng.forUpdate()
+		query += r.db.eng.ForUpdate()
 	}
 	var row userRow
 	err := db.NewRaw(query, bun.Ident(column), value).Scan(ctx, &row)

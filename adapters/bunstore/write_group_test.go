@@ -11,6 +11,7 @@ import (
 	"github.com/uptrace/bun"
 
 	"github.com/cachegate/cachegate/adapters/bunstore/internal/dberr"
+	"github.com/cachegate/cachegate/adapters/bunstore/internal/writegate"
 	"github.com/cachegate/cachegate/domain"
 )
 
@@ -19,7 +20,7 @@ import (
 // then lets the gate go, so that the next holder commits them as one group.
 func queueWhileHoldingTheGate(t *testing.T, r *CacheRepository, writes []func()) {
 	t.Helper()
-	leave, err := enterWriter(t.Context(), r.writeGroup().Slots())
+	leave, err := writegate.Enter(t.Context(), r.writeGroup().Slots())
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -180,7 +181,7 @@ func TestAWriterThatGivesUpWhileQueuedIsNotRun(t *testing.T) {
 	t.Parallel()
 	db := openTestDB(t, "sqlite:"+filepath.Join(t.TempDir(), "gaveup.db"))
 	r := migrateTable(t, db, "gaveup_cache")
-	leave, err := enterWriter(t.Context(), r.writeGroup().Slots())
+	leave, err := writegate.Enter(t.Context(), r.writeGroup().Slots())
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -6,6 +6,8 @@ import (
 	"path/filepath"
 	"testing"
 	"time"
+
+	"github.com/cachegate/cachegate/adapters/bunstore/internal/writegate"
 )
 
 func TestWriteGate(t *testing.T) {
@@ -18,27 +20,27 @@ func TestWriteGate(t *testing.T) {
 	if a.gate == b.gate {
 		t.Fatal("two databases must not share a gate")
 	}
-	leave, err := enterWriter(t.Context(), a.gate)
+	leave, err := writegate.Enter(t.Context(), a.gate)
 	if err != nil {
 		t.Fatal(err)
 	}
 	ctx, cancel := context.WithTimeout(t.Context(), 20*time.Millisecond)
 	defer cancel()
-	if _, err := enterWriter(ctx, a.gate); !errors.Is(err, context.DeadlineExceeded) {
+	if _, err := writegate.Enter(ctx, a.gate); !errors.Is(err, context.DeadlineExceeded) {
 		t.Fatalf("a second writer while the gate is held: %v, want to wait until its context ends", err)
 	}
-	if other, err := enterWriter(t.Context(), b.gate); err != nil {
+	if other, err := writegate.Enter(t.Context(), b.gate); err != nil {
 		t.Fatalf("another database's writer must not wait: %v", err)
 	} else {
 		other()
 	}
 	leave()
-	again, err := enterWriter(t.Context(), a.gate)
+	again, err := writegate.Enter(t.Context(), a.gate)
 	if err != nil {
 		t.Fatalf("after leaving, the next writer enters: %v", err)
 	}
 	again()
-	if leave, err := enterWriter(t.Context(), nil); err != nil {
+	if leave, err := writegate.Enter(t.Context(), nil); err != nil {
 		t.Fatal(err)
 	} else {
 		leave()

@@ -1,4 +1,4 @@
-package bunstore
+package engine
 
 import (
 	"context"

@@ -1,6 +1,6 @@
 //go:build linux || darwin
 
-package bunstore
+package engine
 
 import "syscall"
 

@@ -1,6 +1,6 @@
 //go:build !linux && !darwin
 
-package bunstore
+package engine
 
 // statFS cannot tell on this platform: the readiness check then tests no
 // disk space (README, "What the API does").

@@ -1,4 +1,6 @@
-package bunstore
+// Package writegate queues the writers of one SQLite database in Go and
+// commits its entry writes in groups.
+package writegate
 
 import (
 	"context"
@@ -15,23 +17,24 @@ import (
 // file meet in the busy handler. PostgreSQL needs no gate: its writers
 // lock rows, not the database.
 //
-// Multi-statement write transactions (authInTx: refresh rotation, user
-// updates, key additions) go through the gate, and so do entry writes
-// (Create, Update, Delete). Entry writes and rotations are grouped: the
-// writes waiting at the gate are committed together by whichever of them
-// gets it (write_group.go, rotation_group.go), which also spares each the
-// gate's cost of serialising its statement's preparation (SQLite prepares
-// outside its lock). docs/benchmarks.md ("Storage design choices") has
-// the measurements.
+// Multi-statement write transactions (refresh rotation, user updates, key
+// additions) go through the gate, and so do entry writes (Create, Update,
+// Delete). Entry writes and rotations are grouped: the writes waiting at
+// the gate are committed together by whichever of them gets it (group.go,
+// and the rotation group of bunstore's refresh store), which also spares
+// each the gate's cost of serialising its statement's preparation (SQLite
+// prepares outside its lock). docs/benchmarks.md ("Storage design
+// choices") has the measurements.
 //
-// The gate belongs to the database handle (DB): Open makes one for each
-// SQLite handle, and every store made from the handle queues there.
+// The gate belongs to the database handle (bunstore.DB): Open makes one
+// for each SQLite handle, and every store made from the handle queues
+// there.
 
-// enterWriter waits for the gate, or for ctx to end, and returns the
+// Enter waits for the gate, or for ctx to end, and returns the
 // function that lets the next writer in. A nil gate lets everyone in.
 // Time spent waiting is the other writers': it is left out of the
 // caller's budget of database time (callers.NoteWaited).
-func enterWriter(ctx context.Context, gate chan struct{}) (func(), error) {
+func Enter(ctx context.Context, gate chan struct{}) (func(), error) {
 	if gate == nil {
 		return func() {}, nil
 	}

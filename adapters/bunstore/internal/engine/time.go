@@ -1,4 +1,4 @@
-package bunstore
+package engine
 
 import (
 	"fmt"
@@ -11,24 +11,21 @@ import (
 	"github.com/cachegate/cachegate/domain"
 )
 
-// The differences between SQLite and PostgreSQL live behind the engine
-// seam (engine.go): engine_sqlite.go and engine_postgres.go hold each
-// database's SQL, DDL, triggers, locks and statements. This file keeps the
-// forms both share and the helpers that ask the engine of a handle:
+// The forms both databases share:
 //
 //   - Times. PostgreSQL stores them as timestamptz. SQLite stores them as
 //     INTEGER microseconds since the Unix epoch (UTC): an integer compares
 //     correctly, indexes well and round-trips exactly the microsecond
 //     precision domain.Normalize keeps, which text would only do at a fixed
-//     width. Bun's queries pass times as sqlTime (timeArg), prepared
-//     statements as the engine's time; both write the form of the
-//     database at hand, and nullTime scans either.
+//     width. Bun's queries pass times as TimeArg, prepared statements as
+//     the engine's Time; both write the form of the database at hand, and
+//     NullTime scans either.
 //   - Text ordering. PostgreSQL text columns are declared COLLATE "C", so
 //     ORDER BY and the indexes compare bytes, as SQLite's BINARY collation
 //     and Go's string comparison do; lists sort the same on every store.
 //   - Errors. Unique violations, busy and serialization errors come as
 //     different types and codes; internal/dberr reads both.
-//   - Purge batches (purgeStatement): each batch takes the rows of two
+//   - Purge batches (PurgeStatement): each batch takes the rows of two
 //     index walks, soft-deleted rows in date_deleted order, then expired
 //     rows in (assignee_id, expires_at) order, each on its partial index.
 //     An index walk in order starts where the rows are, and the index
@@ -45,15 +42,10 @@ import (
 //     say, and the batch is chosen FOR UPDATE SKIP LOCKED; on SQLite the
 //     batch is a UNION ALL of the two walks.
 //   - Migration lock. PostgreSQL takes a transaction-scoped advisory lock; SQLite's single
-//     writer and idempotent DDL suffice (migrate.go).
-//   - Row and table locks (forUpdate, lockTableForWriters): PostgreSQL
+//     writer and idempotent DDL suffice (bunstore's migrate.go).
+//   - Row and table locks (ForUpdate, LockTableForWriters): PostgreSQL
 //     locks what a transaction reads or guards; SQLite's IMMEDIATE
 //     transactions already hold the whole database.
-//   - Connection pools (db.go).
-//
-// Identifiers: a name that passed ValidateTableName is written into DDL
-// and statements with quoteIdent; bun.Ident is for names passed as
-// arguments of Bun's queries, which Bun quotes the same way.
 
 // sqlTime is a time as a query argument, written in the form the dialect
 // of the query stores times in. Its precision is the microsecond.
@@ -70,33 +62,33 @@ func (t sqlTime) AppendQuery(gen schema.QueryGen, b []byte) ([]byte, error) {
 	return strconv.AppendInt(b, tm.UnixMicro(), 10), nil
 }
 
-// timeArg returns t as a query argument.
-func timeArg(t time.Time) any { return sqlTime(t) }
+// TimeArg returns t as a query argument.
+func TimeArg(t time.Time) any { return sqlTime(t) }
 
-// nullTimeArg returns t as a query argument: NULL when t is nil.
-func nullTimeArg(t *time.Time) any {
+// NullTimeArg returns t as a query argument: NULL when t is nil.
+func NullTimeArg(t *time.Time) any {
 	if t == nil {
 		return nil
 	}
 	return sqlTime(*t)
 }
 
-// nullTime scans a time column of either dialect, NULL included. Times come
+// NullTime scans a time column of either dialect, NULL included. Times come
 // back in UTC, truncated to the microsecond.
-type nullTime struct {
+type NullTime struct {
 	Time  time.Time
 	Valid bool
 }
 
 // Scan implements sql.Scanner.
-func (n *nullTime) Scan(v any) error {
+func (n *NullTime) Scan(v any) error {
 	switch v := v.(type) {
 	case nil:
-		*n = nullTime{}
+		*n = NullTime{}
 	case int64:
-		*n = nullTime{Time: time.UnixMicro(v).UTC(), Valid: true}
+		*n = NullTime{Time: time.UnixMicro(v).UTC(), Valid: true}
 	case time.Time:
-		*n = nullTime{Time: domain.Normalize(v), Valid: true}
+		*n = NullTime{Time: domain.Normalize(v), Valid: true}
 	default:
 		return fmt.Errorf("bunstore: cannot scan %T as a time", v)
 	}
@@ -104,7 +96,7 @@ func (n *nullTime) Scan(v any) error {
 }
 
 // Ptr returns the time, or nil for NULL.
-func (n nullTime) Ptr() *time.Time {
+func (n NullTime) Ptr() *time.Time {
 	if !n.Valid {
 		return nil
 	}

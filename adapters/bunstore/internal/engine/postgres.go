@@ -1,4 +1,4 @@
-package bunstore
+package engine
 
 import (
 	"context"
@@ -18,43 +18,43 @@ import (
 	"github.com/cachegate/cachegate/domain"
 )
 
-// postgresEngine is PostgreSQL's side of the engine seam (engine.go): its
-// column types, its PL/pgSQL triggers, its locks and statements.
+// postgresEngine is PostgreSQL's Engine: its column types, its PL/pgSQL
+// triggers, its locks and statements.
 // PostgreSQL's writers lock rows, not the database, so replicas and
 // concurrent writers meet on row, table and advisory locks.
-type postgresEngine struct{}
+type postgresEngine struct{ n Names }
 
 // Times are timestamptz; text columns are declared COLLATE "C", so ORDER
 // BY and the indexes compare bytes, as SQLite's BINARY collation and Go's
 // string comparison do (docs/storage.md).
-func (postgresEngine) timeColumn() string         { return "timestamptz" }
-func (postgresEngine) textColumn() string         { return `text COLLATE "C"` }
-func (postgresEngine) bytesColumn() string        { return "bytea" }
-func (postgresEngine) withoutRowID() string       { return "" }
-func (postgresEngine) positionFunction() string   { return "strpos" }
-func (postgresEngine) forUpdate() string          { return " FOR UPDATE" }
-func (postgresEngine) skipLocked() string         { return " FOR UPDATE SKIP LOCKED" }
-func (postgresEngine) abortsOnError() bool        { return true }
-func (postgresEngine) batchesCreates() bool       { return true }
-func (postgresEngine) retriesMigrationRace() bool { return true }
-func (postgresEngine) changeHead() changeHead     { return &pgWatermark{} }
-func (postgresEngine) time(t time.Time) any       { return domain.Normalize(t) }
+func (postgresEngine) TimeColumn() string         { return "timestamptz" }
+func (postgresEngine) TextColumn() string         { return `text COLLATE "C"` }
+func (postgresEngine) BytesColumn() string        { return "bytea" }
+func (postgresEngine) WithoutRowID() string       { return "" }
+func (postgresEngine) PositionFunction() string   { return "strpos" }
+func (postgresEngine) ForUpdate() string          { return " FOR UPDATE" }
+func (postgresEngine) SkipLocked() string         { return " FOR UPDATE SKIP LOCKED" }
+func (postgresEngine) AbortsOnError() bool        { return true }
+func (postgresEngine) BatchesCreates() bool       { return true }
+func (postgresEngine) RetriesMigrationRace() bool { return true }
+func (e postgresEngine) ChangeHead() ChangeHead   { return &pgWatermark{n: e.n} }
+func (postgresEngine) Time(t time.Time) any       { return domain.Normalize(t) }
 
-func (postgresEngine) serialPrimaryKey() string {
+func (postgresEngine) SerialPrimaryKey() string {
 	return "bigint GENERATED ALWAYS AS IDENTITY PRIMARY KEY"
 }
 
-func (postgresEngine) serialRevision() string {
+func (postgresEngine) SerialRevision() string {
 	return "bigint GENERATED ALWAYS AS IDENTITY PRIMARY KEY"
 }
 
-// prepares is false: a kept statement is session state, which a pooler in
+// Prepares is false: a kept statement is session state, which a pooler in
 // transaction mode cannot carry (prepared.go).
-func (postgresEngine) prepares() bool { return false }
+func (postgresEngine) Prepares() bool { return false }
 
 // placeholders rewrites the ? placeholders of q as $1, $2, …; q must have
 // no ? other than placeholders.
-func (postgresEngine) placeholders(q string) string {
+func (postgresEngine) Placeholders(q string) string {
 	var b strings.Builder
 	n := 0
 	for _, c := range q {
@@ -68,121 +68,122 @@ func (postgresEngine) placeholders(q string) string {
 	return b.String()
 }
 
-func (postgresEngine) tableExistsQuery() string {
+func (postgresEngine) TableExistsQuery() string {
 	return `SELECT count(*) FROM pg_tables WHERE schemaname = current_schema() AND tablename = ?`
 }
 
-func (postgresEngine) columnExistsQuery() string {
+func (postgresEngine) ColumnExistsQuery() string {
 	return "SELECT count(*) FROM information_schema.columns WHERE table_schema = current_schema() AND table_name = ? AND column_name = ?"
 }
 
-func (postgresEngine) addColumnIfMissing(ctx context.Context, tx bun.Tx, table, column, typ string) error {
+func (postgresEngine) AddColumnIfMissing(ctx context.Context, tx bun.Tx, table, column, typ string) error {
 	_, err := tx.ExecContext(ctx, "ALTER TABLE ? ADD COLUMN IF NOT EXISTS ? "+typ, bun.Ident(table), bun.Ident(column))
 	return err
 }
 
 // withTriggersOff disables table's user triggers around fn.
-func (postgresEngine) withTriggersOff(ctx context.Context, tx bun.Tx, table string, fn func() error) error {
-	if _, err := tx.ExecContext(ctx, "ALTER TABLE "+quoteIdent(table)+" DISABLE TRIGGER USER"); err != nil {
+func (postgresEngine) WithTriggersOff(ctx context.Context, tx bun.Tx, table string, fn func() error) error {
+	if _, err := tx.ExecContext(ctx, "ALTER TABLE "+QuoteIdent(table)+" DISABLE TRIGGER USER"); err != nil {
 		return fmt.Errorf("bunstore: disable the triggers of %s: %w", table, err)
 	}
 	if err := fn(); err != nil {
 		return err
 	}
-	if _, err := tx.ExecContext(ctx, "ALTER TABLE "+quoteIdent(table)+" ENABLE TRIGGER USER"); err != nil {
+	if _, err := tx.ExecContext(ctx, "ALTER TABLE "+QuoteIdent(table)+" ENABLE TRIGGER USER"); err != nil {
 		return fmt.Errorf("bunstore: enable the triggers of %s: %w", table, err)
 	}
 	return nil
 }
 
-// defineFold defines the fold as an SQL function (fold.go). Without
+// DefineFold defines the fold as the SQL function name (bunstore's
+// fold.go). Without
 // STRICT the body is inlined, and NULL still gives NULL
 // (octet_length(NULL) = length(NULL) is NULL, and translate of NULL is
 // NULL).
-func (postgresEngine) defineFold(ctx context.Context, db bun.IDB) error {
+func (postgresEngine) DefineFold(ctx context.Context, db bun.IDB, name string) error {
 	from, to := foldTable()
-	_, err := db.ExecContext(ctx, "CREATE OR REPLACE FUNCTION "+foldFunction+"(text) RETURNS text "+
+	_, err := db.ExecContext(ctx, "CREATE OR REPLACE FUNCTION "+name+"(text) RETURNS text "+
 		"LANGUAGE sql IMMUTABLE PARALLEL SAFE AS $fold$ SELECT CASE WHEN octet_length($1) = length($1) "+
 		`THEN lower($1 COLLATE "C") ELSE translate(lower($1 COLLATE "C"), ?, ?) END $fold$`, from, to)
 	if err != nil {
-		return fmt.Errorf("bunstore: define %s: %w", foldFunction, err)
+		return fmt.Errorf("bunstore: define %s: %w", name, err)
 	}
 	return nil
 }
 
-// changesTriggerDDL returns the statements creating table's row trigger;
-// pgChangesFunction is the one function of every cache table.
-func (postgresEngine) changesTriggerDDL(table string) []string {
+// ChangesTriggerDDL returns the statements creating table's row trigger;
+// changesFunction is the one function of every cache table.
+func (e postgresEngine) ChangesTriggerDDL(table string) []string {
 	return []string{
-		pgChangesFunction,
-		"DROP TRIGGER IF EXISTS " + objectName(table, "changes") + " ON " + quoteIdent(table),
-		"CREATE TRIGGER " + objectName(table, "changes") + " AFTER INSERT OR UPDATE OR DELETE ON " + quoteIdent(table) +
+		e.changesFunction(),
+		"DROP TRIGGER IF EXISTS " + ObjectName(table, "changes") + " ON " + QuoteIdent(table),
+		"CREATE TRIGGER " + ObjectName(table, "changes") + " AFTER INSERT OR UPDATE OR DELETE ON " + QuoteIdent(table) +
 			" FOR EACH ROW EXECUTE FUNCTION cache_changes_record()",
 	}
 }
 
-func (postgresEngine) changesTriggerDropDDL(table string) []string {
-	return []string{"DROP TRIGGER IF EXISTS " + objectName(table, "changes") + " ON " + quoteIdent(table),
-		"DROP TRIGGER IF EXISTS " + objectName(table, "changes_removed") + " ON " + quoteIdent(table)}
+func (postgresEngine) ChangesTriggerDropDDL(table string) []string {
+	return []string{"DROP TRIGGER IF EXISTS " + ObjectName(table, "changes") + " ON " + QuoteIdent(table),
+		"DROP TRIGGER IF EXISTS " + ObjectName(table, "changes_removed") + " ON " + QuoteIdent(table)}
 }
 
 // changesRemovedDDL records removals once per DELETE statement, from its
 // transition table (see changesRemovedMigration).
-func (postgresEngine) changesRemovedDDL(table string) []string {
+func (e postgresEngine) ChangesRemovedDDL(table string) []string {
 	return []string{
-		pgChangesRemovedFunction,
-		"DROP TRIGGER IF EXISTS " + objectName(table, "changes") + " ON " + quoteIdent(table),
-		"CREATE TRIGGER " + objectName(table, "changes") + " AFTER INSERT OR UPDATE ON " + quoteIdent(table) +
+		e.changesRemovedFunction(),
+		"DROP TRIGGER IF EXISTS " + ObjectName(table, "changes") + " ON " + QuoteIdent(table),
+		"CREATE TRIGGER " + ObjectName(table, "changes") + " AFTER INSERT OR UPDATE ON " + QuoteIdent(table) +
 			" FOR EACH ROW EXECUTE FUNCTION cache_changes_record()",
-		"DROP TRIGGER IF EXISTS " + objectName(table, "changes_removed") + " ON " + quoteIdent(table),
-		"CREATE TRIGGER " + objectName(table, "changes_removed") + " AFTER DELETE ON " + quoteIdent(table) +
+		"DROP TRIGGER IF EXISTS " + ObjectName(table, "changes_removed") + " ON " + QuoteIdent(table),
+		"CREATE TRIGGER " + ObjectName(table, "changes_removed") + " AFTER DELETE ON " + QuoteIdent(table) +
 			" REFERENCING OLD TABLE AS gone FOR EACH STATEMENT EXECUTE FUNCTION cache_changes_removed()",
 	}
 }
 
-func (e postgresEngine) changesRemovedDownDDL(table string) []string {
-	return append([]string{"DROP TRIGGER IF EXISTS " + objectName(table, "changes_removed") + " ON " + quoteIdent(table)},
-		e.changesTriggerDDL(table)...)
+func (e postgresEngine) ChangesRemovedDownDDL(table string) []string {
+	return append([]string{"DROP TRIGGER IF EXISTS " + ObjectName(table, "changes_removed") + " ON " + QuoteIdent(table)},
+		e.ChangesTriggerDDL(table)...)
 }
 
 // usageTableDDL defines the quota check (pgUsageAdmitFunction).
-func (postgresEngine) usageTableDDL() []string { return []string{pgUsageAdmitFunction} }
+func (postgresEngine) UsageTableDDL() []string { return []string{pgUsageAdmitFunction} }
 
 // usageTriggerDDL returns the statement triggers that keep table's counts
 // in cache_usage, from their transition tables.
-func (postgresEngine) usageTriggerDDL(table string) []string {
-	t := quoteIdent(table)
-	return []string{pgUsageAddedFunction, pgUsageChangedFunction, pgUsageRemovedFunction,
-		"DROP TRIGGER IF EXISTS " + objectName(table, "usage") + " ON " + t,
+func (e postgresEngine) UsageTriggerDDL(table string) []string {
+	t := QuoteIdent(table)
+	return []string{e.usageAddedFunction(), e.usageChangedFunction(), e.usageRemovedFunction(),
+		"DROP TRIGGER IF EXISTS " + ObjectName(table, "usage") + " ON " + t,
 		"DROP FUNCTION IF EXISTS cache_usage_row()",
-		"DROP TRIGGER IF EXISTS " + objectName(table, "usage_added") + " ON " + t,
-		"CREATE TRIGGER " + objectName(table, "usage_added") + " AFTER INSERT ON " + t +
+		"DROP TRIGGER IF EXISTS " + ObjectName(table, "usage_added") + " ON " + t,
+		"CREATE TRIGGER " + ObjectName(table, "usage_added") + " AFTER INSERT ON " + t +
 			" REFERENCING NEW TABLE AS added FOR EACH STATEMENT EXECUTE FUNCTION cache_usage_added()",
-		"DROP TRIGGER IF EXISTS " + objectName(table, "usage_changed") + " ON " + t,
-		"CREATE TRIGGER " + objectName(table, "usage_changed") + " AFTER UPDATE ON " + t +
+		"DROP TRIGGER IF EXISTS " + ObjectName(table, "usage_changed") + " ON " + t,
+		"CREATE TRIGGER " + ObjectName(table, "usage_changed") + " AFTER UPDATE ON " + t +
 			" REFERENCING OLD TABLE AS before NEW TABLE AS after FOR EACH STATEMENT EXECUTE FUNCTION cache_usage_changed()",
-		"DROP TRIGGER IF EXISTS " + objectName(table, "usage_removed") + " ON " + t,
-		"CREATE TRIGGER " + objectName(table, "usage_removed") + " AFTER DELETE ON " + t +
+		"DROP TRIGGER IF EXISTS " + ObjectName(table, "usage_removed") + " ON " + t,
+		"CREATE TRIGGER " + ObjectName(table, "usage_removed") + " AFTER DELETE ON " + t +
 			" REFERENCING OLD TABLE AS gone FOR EACH STATEMENT EXECUTE FUNCTION cache_usage_removed()"}
 }
 
-func (postgresEngine) usageTriggerDropDDL(table string) []string {
-	t := quoteIdent(table)
-	return []string{"DROP TRIGGER IF EXISTS " + objectName(table, "usage_added") + " ON " + t,
-		"DROP TRIGGER IF EXISTS " + objectName(table, "usage_changed") + " ON " + t,
-		"DROP TRIGGER IF EXISTS " + objectName(table, "usage_removed") + " ON " + t}
+func (postgresEngine) UsageTriggerDropDDL(table string) []string {
+	t := QuoteIdent(table)
+	return []string{"DROP TRIGGER IF EXISTS " + ObjectName(table, "usage_added") + " ON " + t,
+		"DROP TRIGGER IF EXISTS " + ObjectName(table, "usage_changed") + " ON " + t,
+		"DROP TRIGGER IF EXISTS " + ObjectName(table, "usage_removed") + " ON " + t}
 }
 
-// guarded: the statement gets with as a prefix and from as its FROM item
+// Guarded: the statement gets with as a prefix and from as its FROM item
 // (a one-row CTE named quota).
-func (postgresEngine) guarded(r *CacheRepository, g *quotaGuard) (with, from, where string, args []any) {
+func (postgresEngine) Guarded(entity string, g Guard) (with, from, where string, args []any) {
 	return "WITH quota AS (SELECT 1 WHERE cache_usage_admit(?, ?, ?, ?, ?, ?)) ", "quota", "",
-		[]any{r.name, g.assignee, g.entries, g.bytes, g.q.MaxEntries, g.q.MaxBytes}
+		[]any{entity, g.Assignee, g.Entries, g.Bytes, g.Quota.MaxEntries, g.Quota.MaxBytes}
 }
 
 // lockTableForWriters takes SHARE ROW EXCLUSIVE: it conflicts with itself
 // and with writers, not with readers.
-func (postgresEngine) lockTableForWriters(ctx context.Context, tx bun.Tx, table string) error {
+func (postgresEngine) LockTableForWriters(ctx context.Context, tx bun.Tx, table string) error {
 	_, err := tx.ExecContext(ctx, "LOCK TABLE ? IN SHARE ROW EXCLUSIVE MODE", bun.Ident(table))
 	return err
 }
@@ -197,7 +198,7 @@ func (postgresEngine) lockTableForWriters(ctx context.Context, tx bun.Tx, table 
 // held for good. An open transaction keeps its server connection, through
 // a pooler or not, and a crash or a lost connection ends it, releasing
 // the lock.
-func (postgresEngine) lockMigrations(ctx context.Context, db *bun.DB) (func(), error) {
+func (postgresEngine) LockMigrations(ctx context.Context, db *bun.DB, key int64) (func(), error) {
 	if db.Stats().MaxOpenConnections == 1 {
 		return nil, errors.New("bunstore: Migrate on PostgreSQL needs a pool of at least two connections")
 	}
@@ -205,7 +206,7 @@ func (postgresEngine) lockMigrations(ctx context.Context, db *bun.DB) (func(), e
 	if err != nil {
 		return nil, dberr.Wrap("begin the migration lock's transaction", err)
 	}
-	if _, err := tx.ExecContext(ctx, "SELECT pg_advisory_xact_lock(?)", migrationLockKey); err != nil {
+	if _, err := tx.ExecContext(ctx, "SELECT pg_advisory_xact_lock(?)", key); err != nil {
 		_ = tx.Rollback()
 		return nil, dberr.Wrap("take the migration lock", err)
 	}
@@ -214,40 +215,40 @@ func (postgresEngine) lockMigrations(ctx context.Context, db *bun.DB) (func(), e
 
 // lockThrottleKeys takes a transaction-scoped advisory lock per key, in
 // sorted order (no deadlock between two reservations).
-func (postgresEngine) lockThrottleKeys(ctx context.Context, tx bun.Tx, names []string) error {
+func (postgresEngine) LockThrottleKeys(ctx context.Context, tx bun.Tx, class int32, names []string) error {
 	for _, name := range names {
-		if _, err := tx.ExecContext(ctx, "SELECT pg_advisory_xact_lock(?, hashtext(?))", throttleLockClass, name); err != nil {
+		if _, err := tx.ExecContext(ctx, "SELECT pg_advisory_xact_lock(?, hashtext(?))", class, name); err != nil {
 			return dberr.Wrap("lock a login throttle key", err)
 		}
 	}
 	return nil
 }
 
-// purgePlan, run in a purge's transaction before the statement, leaves
+// PurgePlan, run in a purge's transaction before the statement, leaves
 // the planner only index walks, of which the ordered one on the owner's
 // expiry index is the cheapest: without statistics (a table just filled,
 // autovacuum off) it would scan the table or build a bitmap of every
 // expired row and sort it. Sorts stay allowed: the statement's triggers
 // sort (measured: with enable_sort off the quota counts' trigger took
 // 194 ms instead of 0.6).
-const purgePlan = "SELECT set_config('enable_seqscan', 'off', true), set_config('enable_bitmapscan', 'off', true)"
+const PurgePlan = "SELECT set_config('enable_seqscan', 'off', true), set_config('enable_bitmapscan', 'off', true)"
 
 // purgeStatement chooses its batch FOR UPDATE SKIP LOCKED, so replicas
 // purging together take disjoint rows and never wait for each other.
-func (postgresEngine) purgeStatement(table bun.Ident, now time.Time, limit int) (string, []any) {
+func (postgresEngine) PurgeStatement(table bun.Ident, now time.Time, limit int) (string, []any) {
 	return "WITH deleted AS (SELECT id FROM ? WHERE date_deleted IS NOT NULL ORDER BY date_deleted LIMIT ? FOR UPDATE SKIP LOCKED), " +
 			"expired AS (SELECT id FROM ? WHERE date_deleted IS NULL AND expires_at <= ? ORDER BY assignee_id, expires_at LIMIT ? FOR UPDATE SKIP LOCKED) " +
 			"DELETE FROM ? WHERE id IN (SELECT id FROM deleted UNION ALL SELECT id FROM expired LIMIT ?)",
-		[]any{table, limit, table, timeArg(now), limit, table, limit}
+		[]any{table, limit, table, TimeArg(now), limit, table, limit}
 }
 
-// purge runs purgeStatement with purgePlan set for its transaction.
-func (e postgresEngine) purge(ctx context.Context, db bun.IDB, table bun.Ident, now time.Time, limit int) (int64, error) {
-	query, args := e.purgeStatement(table, now, limit)
+// purge runs purgeStatement with PurgePlan set for its transaction.
+func (e postgresEngine) Purge(ctx context.Context, db bun.IDB, table bun.Ident, now time.Time, limit int) (int64, error) {
+	query, args := e.PurgeStatement(table, now, limit)
 	var n int64
 	err := dberr.WithRetry(ctx, func() error {
 		return db.RunInTx(ctx, nil, func(ctx context.Context, tx bun.Tx) error {
-			if _, err := tx.ExecContext(ctx, purgePlan); err != nil {
+			if _, err := tx.ExecContext(ctx, PurgePlan); err != nil {
 				return err
 			}
 			res, err := tx.ExecContext(ctx, query, args...)
@@ -264,7 +265,7 @@ func (e postgresEngine) purge(ctx context.Context, db bun.IDB, table bun.Ident, 
 // boundQuery bounds fn by the server's statement_timeout, set for a
 // transaction of its own (SET LOCAL, so nothing stays on a connection that
 // a pool such as PgBouncer passes on).
-func (postgresEngine) boundQuery(ctx context.Context, limit time.Duration, conn bun.Conn, fn func(ctx context.Context, db bun.IDB) error) error {
+func (postgresEngine) BoundQuery(ctx context.Context, limit time.Duration, conn bun.Conn, fn func(ctx context.Context, db bun.IDB) error) error {
 	tx, err := conn.BeginTx(ctx, nil)
 	if err != nil {
 		return err
@@ -285,7 +286,7 @@ func (postgresEngine) boundQuery(ctx context.Context, limit time.Duration, conn 
 }
 
 // check refuses a read-only standby.
-func (postgresEngine) check(ctx context.Context, db *bun.DB) error {
+func (postgresEngine) Check(ctx context.Context, db *bun.DB) error {
 	var readOnly string
 	if err := db.QueryRowContext(ctx, "SELECT current_setting('transaction_read_only')").Scan(&readOnly); err != nil {
 		return dberr.Wrap("check the database", err)
@@ -297,30 +298,31 @@ func (postgresEngine) check(ctx context.Context, db *bun.DB) error {
 }
 
 // backup refuses: PostgreSQL has its own tools.
-func (postgresEngine) backup(context.Context, *bun.DB, string) error {
+func (postgresEngine) Backup(context.Context, *bun.DB, string) error {
 	return errors.New("backup copies SQLite databases; for PostgreSQL use pg_dump or pg_basebackup")
 }
 
-// The PL/pgSQL of the change log (changes_schema.go) and of the quota
-// counts (usage_schema.go).
+// The PL/pgSQL of the change log and of the quota counts (bunstore's
+// changes_schema.go and usage_schema.go).
 
-// pgChangesFunction is the one trigger function of every cache table on
+// changesFunction is the one trigger function of every cache table on
 // PostgreSQL; TG_TABLE_NAME names the entity.
-var pgChangesFunction = `CREATE OR REPLACE FUNCTION cache_changes_record() RETURNS trigger LANGUAGE plpgsql AS $$
+func (e postgresEngine) changesFunction() string {
+	return `CREATE OR REPLACE FUNCTION cache_changes_record() RETURNS trigger LANGUAGE plpgsql AS $$
 BEGIN
-	-- Held until the transaction ends: the feed's watermark (changes.go).
+	-- Held until the transaction ends: the feed's watermark (pgWatermark).
 	PERFORM pg_advisory_xact_lock_shared(` + strconv.FormatInt(changesWriterLock, 10) + `);
 	IF TG_OP = 'INSERT' THEN
-		INSERT INTO cache_changes (` + changeColumns + `, at) VALUES (TG_TABLE_NAME, 'created',
+		INSERT INTO ` + e.n.Changes + ` (` + e.n.ChangeColumns + `, at) VALUES (TG_TABLE_NAME, 'created',
 			NEW.id, NEW.key, NEW.type, NEW.assignee_id, NEW.data, NEW.version,
 			NEW.date_created, NEW.date_updated, NEW.date_deleted, NEW.expires_at, clock_timestamp());
 	ELSIF TG_OP = 'UPDATE' THEN
-		INSERT INTO cache_changes (` + changeColumns + `, at) VALUES (TG_TABLE_NAME,
+		INSERT INTO ` + e.n.Changes + ` (` + e.n.ChangeColumns + `, at) VALUES (TG_TABLE_NAME,
 			CASE WHEN OLD.date_deleted IS NULL AND NEW.date_deleted IS NOT NULL THEN 'deleted' ELSE 'updated' END,
 			NEW.id, NEW.key, NEW.type, NEW.assignee_id, NEW.data, NEW.version,
 			NEW.date_created, NEW.date_updated, NEW.date_deleted, NEW.expires_at, clock_timestamp());
 	ELSIF OLD.date_deleted IS NULL THEN
-		INSERT INTO cache_changes (` + changeColumns + `, at) VALUES (TG_TABLE_NAME,
+		INSERT INTO ` + e.n.Changes + ` (` + e.n.ChangeColumns + `, at) VALUES (TG_TABLE_NAME,
 			CASE WHEN OLD.expires_at IS NULL THEN 'deleted' ELSE 'expired' END,
 			OLD.id, OLD.key, OLD.type, OLD.assignee_id, OLD.data, OLD.version,
 			OLD.date_created, OLD.date_updated, COALESCE(OLD.expires_at, clock_timestamp()), OLD.expires_at, clock_timestamp());
@@ -328,18 +330,20 @@ BEGIN
 	RETURN NULL;
 END
 $$`
+}
 
-// pgChangesRemovedFunction records the rows one DELETE statement removed
+// changesRemovedFunction records the rows one DELETE statement removed
 // (the transition table gone) as cache_changes_record's DELETE branch
 // does row by row: a row not deleted before expired (or, without an
 // expiry, was deleted), and removing a soft-deleted row records nothing.
 // It takes the feed's lock only when it records a row.
-var pgChangesRemovedFunction = `CREATE OR REPLACE FUNCTION cache_changes_removed() RETURNS trigger LANGUAGE plpgsql AS $$
+func (e postgresEngine) changesRemovedFunction() string {
+	return `CREATE OR REPLACE FUNCTION cache_changes_removed() RETURNS trigger LANGUAGE plpgsql AS $$
 BEGIN
 	IF EXISTS (SELECT 1 FROM gone WHERE date_deleted IS NULL) THEN
-		-- Held until the transaction ends: the feed's watermark (changes.go).
+		-- Held until the transaction ends: the feed's watermark (pgWatermark).
 		PERFORM pg_advisory_xact_lock_shared(` + strconv.FormatInt(changesWriterLock, 10) + `);
-		INSERT INTO cache_changes (` + changeColumns + `, at)
+		INSERT INTO ` + e.n.Changes + ` (` + e.n.ChangeColumns + `, at)
 		SELECT TG_TABLE_NAME, CASE WHEN expires_at IS NULL THEN 'deleted' ELSE 'expired' END,
 			id, key, type, assignee_id, data, version,
 			date_created, date_updated, COALESCE(expires_at, clock_timestamp()), expires_at, clock_timestamp()
@@ -348,9 +352,10 @@ BEGIN
 	RETURN NULL;
 END
 $$`
+}
 
 // pgUsageAdmitFunction is the quota check of a write on PostgreSQL
-// (cache_quota.go): it takes the transaction-scoped advisory lock of the
+// (Guarded): it takes the transaction-scoped advisory lock of the
 // assignee in the entity (class "quot", key the hash of both names; a
 // collision of two hashes only makes two assignees wait for each other),
 // then sums the shards. Being VOLATILE, its statements each read a fresh
@@ -386,59 +391,64 @@ const quotaLockClass = "1903521652"
 const pgOwnShard = `1 + pg_backend_pid() % 15`
 
 // usageShard: the connection's shard.
-func (postgresEngine) usageShard() string { return pgOwnShard }
+func (postgresEngine) UsageShard() string { return pgOwnShard }
 
-// recountLocks locks the tables that hold what table's assignees keep, in
-// the order writers take them (a create with a key writes its record, then
-// the entry, whose trigger logs the change), so no writer meets the
-// migration in the other order.
-func (postgresEngine) recountLocks(table string) []string {
-	return []string{"LOCK TABLE " + idempotencyTable + ", " + quoteIdent(table) + ", " + changesTable + " IN SHARE ROW EXCLUSIVE MODE"}
+// RecountLocks locks tables in one statement, in the order given, which
+// is the order writers take them, so no writer meets the recount in the
+// other order.
+func (postgresEngine) RecountLocks(tables ...string) []string {
+	return []string{"LOCK TABLE " + strings.Join(tables, ", ") + " IN SHARE ROW EXCLUSIVE MODE"}
 }
 
-// pgUsageAddedFunction, pgUsageChangedFunction and pgUsageRemovedFunction
-// count what one INSERT, UPDATE or DELETE statement changed
-// (usage_schema.go says what counts), from its transition tables: one
+// usageAddedFunction, usageChangedFunction and usageRemovedFunction count
+// what one INSERT, UPDATE or DELETE statement changed (bunstore's
+// usage_schema.go says what counts), from its transition tables: one
 // upsert per assignee, in assignee order. A row-level trigger upserting
 // the count row once per written row made a statement writing many rows of
 // one assignee (an import) update the same row thousands of times in one
 // transaction, each update walking past the versions the earlier ones
 // left: quadratic. Every inserted and updated row logs a change of the row
 // as written, every removed row not deleted before one of the row as it
-// was (changes_schema.go).
-var pgUsageAddedFunction = `CREATE OR REPLACE FUNCTION cache_usage_added() RETURNS trigger LANGUAGE plpgsql AS $$
+// was.
+func (e postgresEngine) usageAddedFunction() string {
+	return `CREATE OR REPLACE FUNCTION cache_usage_added() RETURNS trigger LANGUAGE plpgsql AS $$
 BEGIN
-	INSERT INTO cache_usage AS u (entity, assignee_id, shard, entries, bytes)
-	SELECT TG_TABLE_NAME, assignee_id, ` + pgOwnShard + `, count(*), sum(octet_length(data) + ` + changeCost("added") + `) FROM added
+	INSERT INTO ` + e.n.Usage + ` AS u (entity, assignee_id, shard, entries, bytes)
+	SELECT TG_TABLE_NAME, assignee_id, ` + pgOwnShard + `, count(*), sum(octet_length(data) + ` + ChangeCost("added") + `) FROM added
 	GROUP BY assignee_id ORDER BY assignee_id
 	ON CONFLICT (entity, assignee_id, shard) DO UPDATE SET entries = u.entries + excluded.entries, bytes = u.bytes + excluded.bytes;
 	RETURN NULL;
 END
 $$`
+}
 
-var pgUsageChangedFunction = `CREATE OR REPLACE FUNCTION cache_usage_changed() RETURNS trigger LANGUAGE plpgsql AS $$
+func (e postgresEngine) usageChangedFunction() string {
+	return `CREATE OR REPLACE FUNCTION cache_usage_changed() RETURNS trigger LANGUAGE plpgsql AS $$
 BEGIN
-	INSERT INTO cache_usage AS u (entity, assignee_id, shard, entries, bytes)
+	INSERT INTO ` + e.n.Usage + ` AS u (entity, assignee_id, shard, entries, bytes)
 	SELECT TG_TABLE_NAME, assignee_id, ` + pgOwnShard + `, sum(n), sum(b) FROM (
 		SELECT assignee_id, -1 AS n, -octet_length(data)::bigint AS b FROM before
 		UNION ALL
-		SELECT assignee_id, 1, octet_length(data)::bigint + ` + changeCost("after") + ` FROM after
+		SELECT assignee_id, 1, octet_length(data)::bigint + ` + ChangeCost("after") + ` FROM after
 	) d GROUP BY assignee_id HAVING sum(n) <> 0 OR sum(b) <> 0 ORDER BY assignee_id
 	ON CONFLICT (entity, assignee_id, shard) DO UPDATE SET entries = u.entries + excluded.entries, bytes = u.bytes + excluded.bytes;
 	RETURN NULL;
 END
 $$`
+}
 
-var pgUsageRemovedFunction = `CREATE OR REPLACE FUNCTION cache_usage_removed() RETURNS trigger LANGUAGE plpgsql AS $$
+func (e postgresEngine) usageRemovedFunction() string {
+	return `CREATE OR REPLACE FUNCTION cache_usage_removed() RETURNS trigger LANGUAGE plpgsql AS $$
 BEGIN
-	INSERT INTO cache_usage AS u (entity, assignee_id, shard, entries, bytes)
+	INSERT INTO ` + e.n.Usage + ` AS u (entity, assignee_id, shard, entries, bytes)
 	SELECT TG_TABLE_NAME, assignee_id, ` + pgOwnShard + `, -count(*),
-		sum(-octet_length(data) + CASE WHEN date_deleted IS NULL THEN ` + changeCost("gone") + ` ELSE 0 END) FROM gone
+		sum(-octet_length(data) + CASE WHEN date_deleted IS NULL THEN ` + ChangeCost("gone") + ` ELSE 0 END) FROM gone
 	GROUP BY assignee_id ORDER BY assignee_id
 	ON CONFLICT (entity, assignee_id, shard) DO UPDATE SET entries = u.entries + excluded.entries, bytes = u.bytes + excluded.bytes;
 	RETURN NULL;
 END
 $$`
+}
 
 // The instants a PostgreSQL timestamptz holds: 4713 BC (year -4712 as Go
 // counts) to 294276 AD.
@@ -489,8 +499,10 @@ func foldTable() (from, to string) {
 
 const utf8RuneSelf = 0x80
 
-// pgWatermark is the state of the PostgreSQL head (see ChangeLog).
+// pgWatermark is the state of the PostgreSQL head (see bunstore's
+// ChangeLog).
 type pgWatermark struct {
+	n    Names
 	mu   sync.Mutex
 	safe int64 // the head: every revision up to it is settled
 	// waiting is set while there is a candidate: revisions up to
@@ -513,7 +525,7 @@ const (
 )
 
 // read advances the watermark as far as it can and returns it.
-func (w *pgWatermark) read(ctx context.Context, db *bun.DB) (int64, error) {
+func (w *pgWatermark) Read(ctx context.Context, db *bun.DB) (int64, error) {
 	w.mu.Lock()
 	defer w.mu.Unlock()
 	// The sequence first, then the lock's holders: the order is what makes
@@ -523,7 +535,7 @@ func (w *pgWatermark) read(ctx context.Context, db *bun.DB) (int64, error) {
 		isCalled bool
 	)
 	err := dberr.WithRetry(ctx, func() error {
-		return db.QueryRowContext(ctx, "SELECT last_value, is_called FROM "+pgChangesSequence).Scan(&last, &isCalled)
+		return db.QueryRowContext(ctx, "SELECT last_value, is_called FROM "+w.n.ChangesSequence).Scan(&last, &isCalled)
 	})
 	if err != nil {
 		return 0, dberr.Wrap("read the change log's sequence", err)
@@ -562,9 +574,9 @@ func (w *pgWatermark) read(ctx context.Context, db *bun.DB) (int64, error) {
 	return w.safe, nil
 }
 
-func (*pgWatermark) trails() bool { return true }
+func (*pgWatermark) Trails() bool { return true }
 
-func (w *pgWatermark) pending() bool {
+func (w *pgWatermark) Pending() bool {
 	w.mu.Lock()
 	defer w.mu.Unlock()
 	return w.waiting

@@ -1,4 +1,4 @@
-package bunstore
+package writegate
 
 import (
 	"context"
@@ -16,7 +16,7 @@ import (
 // its own would append to the WAL every page the write touches, the
 // table's and each index's and the change log's (about eight pages, 32 KB,
 // for one created entry). The handle's batcher (internal/batch) queues its
-// entry writes and lets the writer that gets the write gate (writegate.go)
+// entry writes and lets the writer that gets the write gate (Enter)
 // run the ones waiting behind it in the same transaction, each inside a
 // SAVEPOINT of its own: a write that fails (a conflict, a failed
 // precondition) is rolled back to its savepoint and answered alone, the
@@ -42,28 +42,28 @@ import (
 //
 // docs/benchmarks.md has the measurements.
 
-// maxWriteGroup bounds the writes one transaction commits.
-const maxWriteGroup = 64
+// maxGroup bounds the writes one transaction commits.
+const maxGroup = 64
 
-// groupWrite is one write waiting in a group: fn, on the handle db.
-type groupWrite struct {
-	db *DB
-	fn func(ctx context.Context, db bun.IDB) error
+// Write is one write waiting in a group: Fn, on the database DB.
+type Write struct {
+	DB *bun.DB
+	Fn func(ctx context.Context, db bun.IDB) error
 }
 
-// newWriteGroup returns the batcher of the entry writes of the SQLite
-// handle whose write gate is gate.
-func newWriteGroup(gate chan struct{}) *batch.Batcher[groupWrite] {
-	return batch.New(batch.Config[groupWrite]{
-		Slots: gate, Max: maxWriteGroup, PastBound: dberr.ErrPastBound,
+// NewGroup returns the batcher of the entry writes of the SQLite database
+// whose write gate is gate.
+func NewGroup(gate chan struct{}) *batch.Batcher[Write] {
+	return batch.New(batch.Config[Write]{
+		Slots: gate, Max: maxGroup, PastBound: dberr.ErrPastBound,
 		Run: commitWrites,
-		Alone: func(ctx context.Context, w groupWrite) error {
-			leave, err := enterWriter(ctx, gate)
+		Alone: func(ctx context.Context, w Write) error {
+			leave, err := Enter(ctx, gate)
 			if err != nil {
 				return err
 			}
 			defer leave()
-			answers, err := commitWrites(ctx, []batch.Job[groupWrite]{{Ctx: ctx, Work: w}})
+			answers, err := commitWrites(ctx, []batch.Job[Write]{{Ctx: ctx, Work: w}})
 			if err != nil {
 				return err
 			}
@@ -75,11 +75,11 @@ func newWriteGroup(gate chan struct{}) *batch.Batcher[groupWrite] {
 
 // commitWrites runs jobs in one transaction and returns each write's
 // answer, or the transaction's failure (dberr.BatchFailure).
-func commitWrites(ctx context.Context, jobs []batch.Job[groupWrite]) ([]error, error) {
-	db := jobs[0].Work.db
+func commitWrites(ctx context.Context, jobs []batch.Job[Write]) ([]error, error) {
+	db := jobs[0].Work.DB
 	answers := make([]error, len(jobs))
 	err := func() error {
-		tx, err := db.sql.BeginTx(ctx, nil)
+		tx, err := db.BeginTx(ctx, nil)
 		if err != nil {
 			return err
 		}
@@ -92,7 +92,7 @@ func commitWrites(ctx context.Context, jobs []batch.Job[groupWrite]) ([]error, e
 				_ = tx.Rollback()
 				return nil
 			}
-			if answers[0] = j.Work.fn(ctx, tx); answers[0] != nil {
+			if answers[0] = j.Work.Fn(ctx, tx); answers[0] != nil {
 				_ = tx.Rollback()
 				return nil
 			}
@@ -107,7 +107,7 @@ func commitWrites(ctx context.Context, jobs []batch.Job[groupWrite]) ([]error, e
 				_ = tx.Rollback()
 				return err
 			}
-			answers[i] = j.Work.fn(ctx, tx)
+			answers[i] = j.Work.Fn(ctx, tx)
 			if answers[i] != nil {
 				if _, err := tx.ExecContext(ctx, "ROLLBACK TO cachegate_write"); err != nil {
 					// SQLite ended the whole transaction on the write's
