@@ -4,9 +4,7 @@ import (
 	"context"
 	"fmt"
 
-	"github.com/cachegate/cachegate/adapters/bunstore/internal/dberr"
 	"github.com/cachegate/cachegate/adapters/bunstore/internal/engine"
-	"github.com/cachegate/cachegate/adapters/bunstore/internal/writegate"
 	"github.com/uptrace/bun"
 	"github.com/uptrace/bun/migrate"
 )
@@ -188,32 +186,72 @@ var authDropDDL = []string{
 	`DROP TABLE IF EXISTS users`,
 }
 
-// authInTx runs fn in a transaction and commits when fn returns nil. fn's
-// error comes back as is; failing to begin or commit is wrapped naming op.
-// On SQLite the transaction is IMMEDIATE (see Open), so it holds the write
-// lock from the start and never meets a stale snapshot.
-func authInTx(ctx context.Context, db *DB, op string, fn func(ctx context.Context, tx bun.Tx) error) error {
-	leave, err := writegate.Enter(ctx, db.gate)
-	if err != nil {
-		return dberr.Wrap(op, err)
+// auditDDL creates auth_events: one row per security event (README.md,
+// "Audit trail"), username_norm for --user, indexes for the newest-first
+// listing and for retention. auditFoldDDL adds the columns of folded
+// login attempts.
+func auditDDL(eng engine.Engine) []string {
+	text, tm := eng.TextColumn(), eng.TimeColumn()
+	return []string{
+		`CREATE TABLE IF NOT EXISTS auth_events (
+			id ` + text + ` NOT NULL,
+			"at" ` + tm + ` NOT NULL,
+			type ` + text + ` NOT NULL,
+			user_id ` + text + ` NOT NULL,
+			username ` + text + ` NOT NULL,
+			username_norm ` + text + ` NOT NULL,
+			address ` + text + ` NOT NULL,
+			request_id ` + text + ` NOT NULL,
+			family ` + text + ` NOT NULL,
+			reason ` + text + ` NOT NULL,
+			CONSTRAINT auth_events_pkey PRIMARY KEY (id)
+		)`,
+		`CREATE INDEX IF NOT EXISTS auth_events_at_idx ON auth_events ("at", id)`,
+		`CREATE INDEX IF NOT EXISTS auth_events_user_at_idx ON auth_events (username_norm, "at")`,
 	}
-	defer leave()
-	return inTx(ctx, db.sql, op, fn)
 }
 
-// inTx is authInTx for a caller that already holds the write gate (or
-// needs none).
-func inTx(ctx context.Context, db *bun.DB, op string, fn func(ctx context.Context, tx bun.Tx) error) error {
-	tx, err := db.BeginTx(ctx, nil)
-	if err != nil {
-		return dberr.Wrap(op, err)
-	}
-	if err := fn(ctx, tx); err != nil {
-		_ = tx.Rollback()
-		return err
-	}
-	if err := tx.Commit(); err != nil {
-		return dberr.Wrap(op, err)
-	}
-	return nil
+// auditFoldMigration adds what folding failed and throttled logins needs
+// (domain.AuditFold): attempts (how many attempts a row stands for),
+// last_at (the last one's time; NULL for a single event) and fold_key
+// (domain.AuditFold.Keys; NULL for events that are not folded), unique
+// among the rows that have one, and an index of those rows by address and
+// time for counting an address's rows of a window. Both indexes are
+// partial, so events that are not folded pay nothing for them.
+func auditFoldMigration(ctx context.Context, eng engine.Engine, m *migrate.Migrator) error {
+	return m.DB().RunInTx(ctx, nil, func(ctx context.Context, tx bun.Tx) error {
+		for _, c := range []struct{ name, typ string }{
+			{"attempts", "INTEGER NOT NULL DEFAULT 1"}, {"last_at", eng.TimeColumn()}, {"fold_key", eng.TextColumn()},
+		} {
+			if err := eng.AddColumnIfMissing(ctx, tx, "auth_events", c.name, c.typ); err != nil {
+				return fmt.Errorf("bunstore: add auth_events.%s: %w", c.name, err)
+			}
+		}
+		for _, stmt := range []string{
+			`CREATE UNIQUE INDEX IF NOT EXISTS auth_events_fold_key_idx ON auth_events (fold_key) WHERE fold_key IS NOT NULL`,
+			`CREATE INDEX IF NOT EXISTS auth_events_fold_address_idx ON auth_events (address, "at") WHERE fold_key IS NOT NULL`,
+		} {
+			if _, err := tx.ExecContext(ctx, stmt); err != nil {
+				return fmt.Errorf("bunstore: index folded audit events: %w", err)
+			}
+		}
+		return nil
+	})
+}
+
+// signsFromMigration adds signing_keys.signs_from, when a key starts
+// signing (README.md, "Tokens": `keys rotate` publishes a key ahead of
+// signing with it), stored so that every replica switches to a new key
+// at the same instant. Keys stored before sign from their creation;
+// SigningKeys reads a NULL (a key imported by an older archive) so too.
+func signsFromMigration(ctx context.Context, eng engine.Engine, m *migrate.Migrator) error {
+	return m.DB().RunInTx(ctx, nil, func(ctx context.Context, tx bun.Tx) error {
+		if err := eng.AddColumnIfMissing(ctx, tx, "signing_keys", "signs_from", eng.TimeColumn()); err != nil {
+			return fmt.Errorf("bunstore: add signing_keys.signs_from: %w", err)
+		}
+		if _, err := tx.ExecContext(ctx, `UPDATE signing_keys SET signs_from = date_created WHERE signs_from IS NULL`); err != nil {
+			return fmt.Errorf("bunstore: set signing_keys.signs_from: %w", err)
+		}
+		return nil
+	})
 }

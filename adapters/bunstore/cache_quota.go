@@ -82,7 +82,7 @@ func (r *CacheRepository) guarded(g *quotaGuard) (with, from, where string, args
 func (r *CacheRepository) insert(ctx context.Context, db bun.IDB, e domain.Entry, g *quotaGuard) (int64, error) {
 	if tx, ok := db.(bun.Tx); ok && r.writer.statements() != nil {
 		args := []any{e.ID, e.Key, e.Type, e.AssigneeID, string(e.Data), e.Version,
-			engine.DriverTime(r.eng, e.DateCreated), engine.DriverTime(r.eng, e.DateUpdated), engine.DriverNullTime(r.eng, e.DateDeleted),
+			r.eng.Time(e.DateCreated), r.eng.Time(e.DateUpdated), engine.DriverNullTime(r.eng, e.DateDeleted),
 			engine.DriverNullTime(r.eng, e.ExpiresAt), foldedArg(e.Key), foldedArg(e.Type)}
 		if g == nil {
 			return r.execPrepared(ctx, tx, stmtInsert, args...)

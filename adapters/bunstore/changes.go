@@ -286,7 +286,3 @@ func (l *ChangeLog) Prune(ctx context.Context, before time.Time, limit int) (_ i
 func (l *ChangeLog) Pending() bool {
 	return l.head.Pending()
 }
-
-// pgChangesSequence is the identity sequence of cache_changes.rev, as
-// PostgreSQL names it.
-const pgChangesSequence = "cache_changes_rev_seq"

@@ -94,11 +94,7 @@ func (p *Prepared) ExecDB(ctx context.Context, i int, args ...any) (sql.Result, 
 	return stmts[i].ExecContext(ctx, args...)
 }
 
-// DriverTime is t as a database/sql argument in the column form of eng's
-// database (see TimeArg).
-func DriverTime(eng Engine, t time.Time) any { return eng.Time(t) }
-
-// DriverNullTime is DriverTime for a nullable time.
+// DriverNullTime is eng.Time for a nullable time.
 func DriverNullTime(eng Engine, t *time.Time) any {
 	if t == nil {
 		return nil

@@ -64,7 +64,7 @@ func (e sqliteEngine) AddColumnIfMissing(ctx context.Context, tx bun.Tx, table, 
 	return err
 }
 
-// withTriggersOff drops table's triggers and creates them again from
+// WithTriggersOff drops table's triggers and creates them again from
 // their own stored text after fn: SQLite cannot disable one.
 func (sqliteEngine) WithTriggersOff(ctx context.Context, tx bun.Tx, table string, fn func() error) error {
 	var triggers []struct{ name, sql string }
@@ -106,7 +106,7 @@ func (sqliteEngine) DefineFold(context.Context, bun.IDB, string) error { return 
 // sqliteNow is the current time in SQLite's time column form.
 const sqliteNow = "CAST((julianday('now') - 2440587.5) * 86400000000.0 AS INTEGER)"
 
-// changesTriggerDDL returns the statements creating table's triggers:
+// ChangesTriggerDDL returns the statements creating table's triggers:
 // one per kind of change. table passed ValidateTableName, so it is safe
 // inside a string literal.
 func (e sqliteEngine) ChangesTriggerDDL(table string) []string {
@@ -136,7 +136,7 @@ func (sqliteEngine) ChangesTriggerDropDDL(table string) []string {
 	return out
 }
 
-// changesRemovedDDL: SQLite's delete trigger stays a row trigger (its
+// ChangesRemovedDDL: SQLite's delete trigger stays a row trigger (its
 // triggers are row triggers only).
 func (sqliteEngine) ChangesRemovedDDL(string) []string     { return nil }
 func (sqliteEngine) ChangesRemovedDownDDL(string) []string { return nil }
@@ -175,7 +175,7 @@ func (e sqliteEngine) UsageTriggerDDL(table string) []string {
 	}
 }
 
-// usageShard: one writer, one shard.
+// UsageShard: one writer, one shard.
 func (sqliteEngine) UsageShard() string { return "0" }
 
 // RecountLocks: the migration's IMMEDIATE transaction is the one writer.
@@ -218,7 +218,7 @@ func (sqliteEngine) LockMigrations(context.Context, *bun.DB, int64) (func(), err
 
 func (sqliteEngine) LockThrottleKeys(context.Context, bun.Tx, int32, []string) error { return nil }
 
-// purgeStatement deletes a UNION ALL of the two index walks; SQLite's
+// PurgeStatement deletes a UNION ALL of the two index walks; SQLite's
 // planner would scan the table for the OR, and its one writer needs no row
 // locks.
 func (sqliteEngine) PurgeStatement(table bun.Ident, now time.Time, limit int) (string, []any) {
