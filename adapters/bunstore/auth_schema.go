@@ -39,24 +39,26 @@ func retiredAuthTables() []string { return []string{"refresh_tokens"} }
 
 // authMigrations returns the schema migrations of the authentication
 // tables, in order. Their names sort after the cache tables' migrations
-// (20261125000100_cache_…), so Migrate runs them last.
+// (20261125000100_cache_…), so Migrate runs them last. Every statement
+// is idempotent, so processes racing on one SQLite file may both run it.
 func authMigrations(eng engine.Engine) []migrate.Migration {
+	const auth = "create the authentication tables"
 	return []migrate.Migration{{
 		Name: "20261125000200_auth_tables",
-		Up:   authMigration(eng, authTablesDDL),
-		Down: authMigration(eng, func(engine.Engine) []string { return authDropDDL }),
+		Up:   ddlMigration(eng, auth, authTablesDDL),
+		Down: ddlMigration(eng, auth, func(engine.Engine) []string { return authDropDDL }),
 	}, {
 		Name: "20261126000200_auth_sessions_keys",
 		Up:   withEngine(eng, sessionsKeysMigration),
 		Down: func(context.Context, *migrate.Migrator, *migrate.Migration) error { return nil },
 	}, {
 		Name: "20261126000300_auth_events",
-		Up:   authMigration(eng, auditDDL),
-		Down: authMigration(eng, func(engine.Engine) []string { return []string{`DROP TABLE IF EXISTS auth_events`} }),
+		Up:   ddlMigration(eng, auth, auditDDL),
+		Down: ddlMigration(eng, auth, func(engine.Engine) []string { return []string{`DROP TABLE IF EXISTS auth_events`} }),
 	}, {
 		Name: "20261127000100_auth_refresh_families",
 		Up:   withEngine(eng, refreshFamiliesMigration),
-		Down: authMigration(eng, func(engine.Engine) []string { return []string{`DROP TABLE IF EXISTS refresh_families`} }),
+		Down: ddlMigration(eng, auth, func(engine.Engine) []string { return []string{`DROP TABLE IF EXISTS refresh_families`} }),
 	}, {
 		Name: "20261127002500_signing_keys_signs_from",
 		Up:   withEngine(eng, signsFromMigration),
@@ -75,8 +77,8 @@ func authMigrations(eng engine.Engine) []migrate.Migration {
 		Down: func(context.Context, *migrate.Migrator, *migrate.Migration) error { return nil },
 	}, {
 		Name: "20261215000100_refresh_families_live",
-		Up:   authMigration(eng, func(engine.Engine) []string { return []string{refreshLiveIndexDDL} }),
-		Down: authMigration(eng, func(engine.Engine) []string { return []string{`DROP INDEX IF EXISTS refresh_families_live_idx`} }),
+		Up:   ddlMigration(eng, auth, func(engine.Engine) []string { return []string{refreshLiveIndexDDL} }),
+		Down: ddlMigration(eng, auth, func(engine.Engine) []string { return []string{`DROP INDEX IF EXISTS refresh_families_live_idx`} }),
 	}}
 }
 
@@ -112,22 +114,6 @@ func sessionsKeysMigration(ctx context.Context, eng engine.Engine, m *migrate.Mi
 // withEngine returns the migration step fn on the database of eng.
 func withEngine(eng engine.Engine, fn func(ctx context.Context, eng engine.Engine, m *migrate.Migrator) error) func(context.Context, *migrate.Migrator, *migrate.Migration) error {
 	return func(ctx context.Context, m *migrate.Migrator, _ *migrate.Migration) error { return fn(ctx, eng, m) }
-}
-
-// authMigration returns a migration step running the statements ddl
-// makes for the database at hand, in one transaction. Every statement is
-// idempotent, so processes racing on one SQLite file may both run it.
-func authMigration(eng engine.Engine, ddl func(engine.Engine) []string) func(context.Context, *migrate.Migrator, *migrate.Migration) error {
-	return func(ctx context.Context, m *migrate.Migrator, _ *migrate.Migration) error {
-		return m.DB().RunInTx(ctx, nil, func(ctx context.Context, tx bun.Tx) error {
-			for _, stmt := range ddl(eng) {
-				if _, err := tx.ExecContext(ctx, stmt); err != nil {
-					return fmt.Errorf("bunstore: create the authentication tables: %w", err)
-				}
-			}
-			return nil
-		})
-	}
 }
 
 // authTablesDDL returns the statements creating the authentication tables.

@@ -65,9 +65,6 @@ func newQuotaGuard(q domain.Quota, prev *domain.Entry, next domain.Entry) *quota
 // admit says whether usage u leaves room for the write.
 func (g *quotaGuard) admit(u domain.Usage) error { return g.Quota.Admit(u, g.Entries, g.Bytes) }
 
-// sqliteGuard is the condition an SQLite statement under a quota adds.
-var sqliteGuard = engine.SQLiteQuotaCheck(usageTable)
-
 // guarded returns the parts that make a statement write only within the
 // guard (nil: the plain statement; engine.Engine.Guarded).
 func (r *CacheRepository) guarded(g *quotaGuard) (with, from, where string, args []any) {
@@ -177,11 +174,12 @@ func sqliteWrites(db *DB, table string) *engine.Prepared {
 	update := "UPDATE " + t + " SET key = ?, type = ?, assignee_id = ?, data = ?, version = ?, " +
 		"date_created = ?, date_updated = ?, date_deleted = ?, expires_at = ?, key_folded = ?, type_folded = ? " +
 		"WHERE id = ? AND version = ? AND date_created = ? AND date_deleted IS NULL"
+	guard := engine.SQLiteQuotaCheck(usageTable)
 	return engine.NewPrepared(db.sql, db.eng, []string{
 		insert + "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
-		insert + "SELECT ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ? WHERE " + sqliteGuard,
+		insert + "SELECT ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ? WHERE " + guard,
 		update,
-		update + " AND " + sqliteGuard,
+		update + " AND " + guard,
 	}...)
 }
 

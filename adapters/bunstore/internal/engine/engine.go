@@ -1,14 +1,10 @@
 // Package engine holds what differs between SQLite and PostgreSQL: one
 // Engine per database, each with all of its SQL that differs from the
 // other's (sqlite.go, postgres.go), the time arguments of queries
-// (time.go) and the prepared statements (prepared.go). The stores of
-// bunstore ask the engine of their handle; none of them asks which
-// database it is. docs/storage.md ("One engine per database") lists what
-// lives behind it.
-//
-// The engines know no store: the names of the schema objects their
-// triggers and statements write (Names) and the values of a statement
-// (a table, a Guard, a lock key) come as arguments.
+// (time.go) and the prepared statements (prepared.go); docs/storage.md
+// ("One engine per database") lists what lives behind it. The engines know
+// no store: the schema objects their triggers write (Names) and the values
+// of a statement (a table, a Guard, a lock key) come as arguments.
 package engine
 
 import (
@@ -21,11 +17,9 @@ import (
 	"github.com/cachegate/cachegate/domain"
 )
 
-// Engine is the seam between the stores and the database they run on.
-// bunstore.Open chooses the engine of a handle once; the stores and the
-// migrations take it from the handle. It is made of one interface per
-// concern: the schema, the change log, the quota counts, locks,
-// statements, prepared statements and the operations of a whole database.
+// Engine is the seam between the stores and the database they run on:
+// bunstore.Open chooses the engine of a handle once, and no store asks
+// which database it is. It is made of one interface per concern.
 type Engine interface {
 	schemaEngine
 	changeLogEngine
@@ -159,8 +153,13 @@ type lockEngine interface {
 // statementEngine writes and runs the statements that differ.
 type statementEngine interface {
 	// PurgeStatement returns the statement that deletes at most limit rows
-	// of table that are deleted or expired at now, with its arguments
-	// (time.go says how each database walks them).
+	// of table that are deleted or expired at now, with its arguments. A
+	// batch takes the rows of two index walks, soft-deleted rows in
+	// date_deleted order, then expired rows in (assignee_id, expires_at)
+	// order, each on its partial index: a walk in order starts where the
+	// rows are, so every batch of a long sweep costs the same, where a scan
+	// of the table or a bitmap of every dead row would cost in proportion
+	// to the rows still dead and make a sweep of a backlog quadratic.
 	PurgeStatement(table bun.Ident, now time.Time, limit int) (string, []any)
 	// Purge runs PurgeStatement and returns how many rows it removed.
 	Purge(ctx context.Context, db bun.IDB, table bun.Ident, now time.Time, limit int) (int64, error)

@@ -25,21 +25,19 @@ type sqliteEngine struct{ n Names }
 // Times are INTEGER microseconds since the Unix epoch (UTC): an integer
 // compares correctly, indexes well and round-trips exactly the
 // microsecond precision domain.Normalize keeps (docs/storage.md).
-func (sqliteEngine) TimeColumn() string       { return "INTEGER" }
-func (sqliteEngine) TextColumn() string       { return "TEXT" }
-func (sqliteEngine) BytesColumn() string      { return "BLOB" }
-func (sqliteEngine) SerialPrimaryKey() string { return "INTEGER PRIMARY KEY" }
-func (sqliteEngine) SerialRevision() string   { return "INTEGER PRIMARY KEY AUTOINCREMENT" }
-func (sqliteEngine) WithoutRowID() string     { return " WITHOUT ROWID" }
-func (sqliteEngine) PositionFunction() string { return "instr" }
-func (sqliteEngine) ForUpdate() string        { return "" }
-func (sqliteEngine) SkipLocked() string       { return "" }
-func (sqliteEngine) AbortsOnError() bool      { return false }
-func (sqliteEngine) BatchesCreates() bool     { return false }
-func (sqliteEngine) Prepares() bool           { return true }
-func (sqliteEngine) RetriesMigrationRace() bool {
-	return false
-}
+func (sqliteEngine) TimeColumn() string           { return "INTEGER" }
+func (sqliteEngine) TextColumn() string           { return "TEXT" }
+func (sqliteEngine) BytesColumn() string          { return "BLOB" }
+func (sqliteEngine) SerialPrimaryKey() string     { return "INTEGER PRIMARY KEY" }
+func (sqliteEngine) SerialRevision() string       { return "INTEGER PRIMARY KEY AUTOINCREMENT" }
+func (sqliteEngine) WithoutRowID() string         { return " WITHOUT ROWID" }
+func (sqliteEngine) PositionFunction() string     { return "instr" }
+func (sqliteEngine) ForUpdate() string            { return "" }
+func (sqliteEngine) SkipLocked() string           { return "" }
+func (sqliteEngine) AbortsOnError() bool          { return false }
+func (sqliteEngine) BatchesCreates() bool         { return false }
+func (sqliteEngine) Prepares() bool               { return true }
+func (sqliteEngine) RetriesMigrationRace() bool   { return false }
 func (e sqliteEngine) ChangeHead() ChangeHead     { return lastWritten{e.n.Changes} }
 func (sqliteEngine) Placeholders(q string) string { return q }
 func (sqliteEngine) Time(t time.Time) any         { return domain.Normalize(t).UnixMicro() }
@@ -129,8 +127,14 @@ func (e sqliteEngine) ChangesTriggerDDL(table string) []string {
 }
 
 func (sqliteEngine) ChangesTriggerDropDDL(table string) []string {
+	return dropTriggers(table, "changes_insert", "changes_update", "changes_delete")
+}
+
+// dropTriggers returns the statements dropping table's triggers of the
+// suffixes given.
+func dropTriggers(table string, suffixes ...string) []string {
 	var out []string
-	for _, s := range []string{"changes_insert", "changes_update", "changes_delete"} {
+	for _, s := range suffixes {
 		out = append(out, "DROP TRIGGER IF EXISTS "+ObjectName(table, s))
 	}
 	return out
@@ -182,11 +186,7 @@ func (sqliteEngine) UsageShard() string { return "0" }
 func (sqliteEngine) RecountLocks(...string) []string { return nil }
 
 func (sqliteEngine) UsageTriggerDropDDL(table string) []string {
-	var out []string
-	for _, s := range []string{"usage_insert", "usage_resize", "usage_leave", "usage_enter", "usage_delete"} {
-		out = append(out, "DROP TRIGGER IF EXISTS "+ObjectName(table, s))
-	}
-	return out
+	return dropTriggers(table, "usage_insert", "usage_resize", "usage_leave", "usage_enter", "usage_delete")
 }
 
 // Guarded: where is ANDed to the statement's WHERE (an INSERT … SELECT
