@@ -2,12 +2,11 @@ package bunstore
 
 import (
 	"context"
-	"fmt"
 	"strings"
 	"time"
+	"unicode/utf8"
 
 	"github.com/uptrace/bun"
-	"github.com/uptrace/bun/migrate"
 
 	"github.com/cachegate/cachegate/adapters/bunstore/internal/bound"
 	"github.com/cachegate/cachegate/adapters/bunstore/internal/dberr"
@@ -15,59 +14,6 @@ import (
 	"github.com/cachegate/cachegate/domain"
 	"github.com/cachegate/cachegate/ports"
 )
-
-// auditDDL creates auth_events: one row per security event (README.md,
-// "Audit trail"), username_norm for --user, indexes for the newest-first
-// listing and for retention. auditFoldDDL adds the columns of folded
-// login attempts.
-func auditDDL(eng engine.Engine) []string {
-	text, tm := eng.TextColumn(), eng.TimeColumn()
-	return []string{
-		`CREATE TABLE IF NOT EXISTS auth_events (
-			id ` + text + ` NOT NULL,
-			"at" ` + tm + ` NOT NULL,
-			type ` + text + ` NOT NULL,
-			user_id ` + text + ` NOT NULL,
-			username ` + text + ` NOT NULL,
-			username_norm ` + text + ` NOT NULL,
-			address ` + text + ` NOT NULL,
-			request_id ` + text + ` NOT NULL,
-			family ` + text + ` NOT NULL,
-			reason ` + text + ` NOT NULL,
-			CONSTRAINT auth_events_pkey PRIMARY KEY (id)
-		)`,
-		`CREATE INDEX IF NOT EXISTS auth_events_at_idx ON auth_events ("at", id)`,
-		`CREATE INDEX IF NOT EXISTS auth_events_user_at_idx ON auth_events (username_norm, "at")`,
-	}
-}
-
-// auditFoldMigration adds what folding failed and throttled logins needs
-// (domain.AuditFold): attempts (how many attempts a row stands for),
-// last_at (the last one's time; NULL for a single event) and fold_key
-// (domain.AuditFold.Keys; NULL for events that are not folded), unique
-// among the rows that have one, and an index of those rows by address and
-// time for counting an address's rows of a window. Both indexes are
-// partial, so events that are not folded pay nothing for them.
-func auditFoldMigration(ctx context.Context, eng engine.Engine, m *migrate.Migrator) error {
-	return m.DB().RunInTx(ctx, nil, func(ctx context.Context, tx bun.Tx) error {
-		for _, c := range []struct{ name, typ string }{
-			{"attempts", "INTEGER NOT NULL DEFAULT 1"}, {"last_at", eng.TimeColumn()}, {"fold_key", eng.TextColumn()},
-		} {
-			if err := eng.AddColumnIfMissing(ctx, tx, "auth_events", c.name, c.typ); err != nil {
-				return fmt.Errorf("bunstore: add auth_events.%s: %w", c.name, err)
-			}
-		}
-		for _, stmt := range []string{
-			`CREATE UNIQUE INDEX IF NOT EXISTS auth_events_fold_key_idx ON auth_events (fold_key) WHERE fold_key IS NOT NULL`,
-			`CREATE INDEX IF NOT EXISTS auth_events_fold_address_idx ON auth_events (address, "at") WHERE fold_key IS NOT NULL`,
-		} {
-			if _, err := tx.ExecContext(ctx, stmt); err != nil {
-				return fmt.Errorf("bunstore: index folded audit events: %w", err)
-			}
-		}
-		return nil
-	})
-}
 
 // AuditLog is the ports.AuditLog (and ports.AuditFolder) of the
 // auth_events table.
@@ -214,4 +160,10 @@ func (l *AuditLog) PurgeEvents(ctx context.Context, before time.Time, limit int)
 		return 0, dberr.Wrap("purge audit events", err)
 	}
 	return int(n), nil
+}
+
+// validText reports whether s is UTF-8 without NUL: what a text value
+// must be to be bound in a statement.
+func validText(s string) bool {
+	return utf8.ValidString(s) && !strings.ContainsRune(s, 0)
 }

@@ -4,9 +4,7 @@ import (
 	"context"
 	"fmt"
 
-	"github.com/cachegate/cachegate/adapters/bunstore/internal/dberr"
 	"github.com/cachegate/cachegate/adapters/bunstore/internal/engine"
-	"github.com/cachegate/cachegate/adapters/bunstore/internal/writegate"
 	"github.com/uptrace/bun"
 	"github.com/uptrace/bun/migrate"
 )
@@ -41,24 +39,26 @@ func retiredAuthTables() []string { return []string{"refresh_tokens"} }
 
 // authMigrations returns the schema migrations of the authentication
 // tables, in order. Their names sort after the cache tables' migrations
-// (20261125000100_cache_…), so Migrate runs them last.
+// (20261125000100_cache_…), so Migrate runs them last. Every statement
+// is idempotent, so processes racing on one SQLite file may both run it.
 func authMigrations(eng engine.Engine) []migrate.Migration {
+	const auth = "create the authentication tables"
 	return []migrate.Migration{{
 		Name: "20261125000200_auth_tables",
-		Up:   authMigration(eng, authTablesDDL),
-		Down: authMigration(eng, func(engine.Engine) []string { return authDropDDL }),
+		Up:   ddlMigration(eng, auth, authTablesDDL),
+		Down: ddlMigration(eng, auth, func(engine.Engine) []string { return authDropDDL }),
 	}, {
 		Name: "20261126000200_auth_sessions_keys",
 		Up:   withEngine(eng, sessionsKeysMigration),
 		Down: func(context.Context, *migrate.Migrator, *migrate.Migration) error { return nil },
 	}, {
 		Name: "20261126000300_auth_events",
-		Up:   authMigration(eng, auditDDL),
-		Down: authMigration(eng, func(engine.Engine) []string { return []string{`DROP TABLE IF EXISTS auth_events`} }),
+		Up:   ddlMigration(eng, auth, auditDDL),
+		Down: ddlMigration(eng, auth, func(engine.Engine) []string { return []string{`DROP TABLE IF EXISTS auth_events`} }),
 	}, {
 		Name: "20261127000100_auth_refresh_families",
 		Up:   withEngine(eng, refreshFamiliesMigration),
-		Down: authMigration(eng, func(engine.Engine) []string { return []string{`DROP TABLE IF EXISTS refresh_families`} }),
+		Down: ddlMigration(eng, auth, func(engine.Engine) []string { return []string{`DROP TABLE IF EXISTS refresh_families`} }),
 	}, {
 		Name: "20261127002500_signing_keys_signs_from",
 		Up:   withEngine(eng, signsFromMigration),
@@ -77,8 +77,8 @@ func authMigrations(eng engine.Engine) []migrate.Migration {
 		Down: func(context.Context, *migrate.Migrator, *migrate.Migration) error { return nil },
 	}, {
 		Name: "20261215000100_refresh_families_live",
-		Up:   authMigration(eng, func(engine.Engine) []string { return []string{refreshLiveIndexDDL} }),
-		Down: authMigration(eng, func(engine.Engine) []string { return []string{`DROP INDEX IF EXISTS refresh_families_live_idx`} }),
+		Up:   ddlMigration(eng, auth, func(engine.Engine) []string { return []string{refreshLiveIndexDDL} }),
+		Down: ddlMigration(eng, auth, func(engine.Engine) []string { return []string{`DROP INDEX IF EXISTS refresh_families_live_idx`} }),
 	}}
 }
 
@@ -114,22 +114,6 @@ func sessionsKeysMigration(ctx context.Context, eng engine.Engine, m *migrate.Mi
 // withEngine returns the migration step fn on the database of eng.
 func withEngine(eng engine.Engine, fn func(ctx context.Context, eng engine.Engine, m *migrate.Migrator) error) func(context.Context, *migrate.Migrator, *migrate.Migration) error {
 	return func(ctx context.Context, m *migrate.Migrator, _ *migrate.Migration) error { return fn(ctx, eng, m) }
-}
-
-// authMigration returns a migration step running the statements ddl
-// makes for the database at hand, in one transaction. Every statement is
-// idempotent, so processes racing on one SQLite file may both run it.
-func authMigration(eng engine.Engine, ddl func(engine.Engine) []string) func(context.Context, *migrate.Migrator, *migrate.Migration) error {
-	return func(ctx context.Context, m *migrate.Migrator, _ *migrate.Migration) error {
-		return m.DB().RunInTx(ctx, nil, func(ctx context.Context, tx bun.Tx) error {
-			for _, stmt := range ddl(eng) {
-				if _, err := tx.ExecContext(ctx, stmt); err != nil {
-					return fmt.Errorf("bunstore: create the authentication tables: %w", err)
-				}
-			}
-			return nil
-		})
-	}
 }
 
 // authTablesDDL returns the statements creating the authentication tables.
@@ -188,32 +172,72 @@ var authDropDDL = []string{
 	`DROP TABLE IF EXISTS users`,
 }
 
-// authInTx runs fn in a transaction and commits when fn returns nil. fn's
-// error comes back as is; failing to begin or commit is wrapped naming op.
-// On SQLite the transaction is IMMEDIATE (see Open), so it holds the write
-// lock from the start and never meets a stale snapshot.
-func authInTx(ctx context.Context, db *DB, op string, fn func(ctx context.Context, tx bun.Tx) error) error {
-	leave, err := writegate.Enter(ctx, db.gate)
-	if err != nil {
-		return dberr.Wrap(op, err)
+// auditDDL creates auth_events: one row per security event (README.md,
+// "Audit trail"), username_norm for --user, indexes for the newest-first
+// listing and for retention. auditFoldDDL adds the columns of folded
+// login attempts.
+func auditDDL(eng engine.Engine) []string {
+	text, tm := eng.TextColumn(), eng.TimeColumn()
+	return []string{
+		`CREATE TABLE IF NOT EXISTS auth_events (
+			id ` + text + ` NOT NULL,
+			"at" ` + tm + ` NOT NULL,
+			type ` + text + ` NOT NULL,
+			user_id ` + text + ` NOT NULL,
+			username ` + text + ` NOT NULL,
+			username_norm ` + text + ` NOT NULL,
+			address ` + text + ` NOT NULL,
+			request_id ` + text + ` NOT NULL,
+			family ` + text + ` NOT NULL,
+			reason ` + text + ` NOT NULL,
+			CONSTRAINT auth_events_pkey PRIMARY KEY (id)
+		)`,
+		`CREATE INDEX IF NOT EXISTS auth_events_at_idx ON auth_events ("at", id)`,
+		`CREATE INDEX IF NOT EXISTS auth_events_user_at_idx ON auth_events (username_norm, "at")`,
 	}
-	defer leave()
-	return inTx(ctx, db.sql, op, fn)
 }
 
-// inTx is authInTx for a caller that already holds the write gate (or
-// needs none).
-func inTx(ctx context.Context, db *bun.DB, op string, fn func(ctx context.Context, tx bun.Tx) error) error {
-	tx, err := db.BeginTx(ctx, nil)
-	if err != nil {
-		return dberr.Wrap(op, err)
-	}
-	if err := fn(ctx, tx); err != nil {
-		_ = tx.Rollback()
-		return err
-	}
-	if err := tx.Commit(); err != nil {
-		return dberr.Wrap(op, err)
-	}
-	return nil
+// auditFoldMigration adds what folding failed and throttled logins needs
+// (domain.AuditFold): attempts (how many attempts a row stands for),
+// last_at (the last one's time; NULL for a single event) and fold_key
+// (domain.AuditFold.Keys; NULL for events that are not folded), unique
+// among the rows that have one, and an index of those rows by address and
+// time for counting an address's rows of a window. Both indexes are
+// partial, so events that are not folded pay nothing for them.
+func auditFoldMigration(ctx context.Context, eng engine.Engine, m *migrate.Migrator) error {
+	return m.DB().RunInTx(ctx, nil, func(ctx context.Context, tx bun.Tx) error {
+		for _, c := range []struct{ name, typ string }{
+			{"attempts", "INTEGER NOT NULL DEFAULT 1"}, {"last_at", eng.TimeColumn()}, {"fold_key", eng.TextColumn()},
+		} {
+			if err := eng.AddColumnIfMissing(ctx, tx, "auth_events", c.name, c.typ); err != nil {
+				return fmt.Errorf("bunstore: add auth_events.%s: %w", c.name, err)
+			}
+		}
+		for _, stmt := range []string{
+			`CREATE UNIQUE INDEX IF NOT EXISTS auth_events_fold_key_idx ON auth_events (fold_key) WHERE fold_key IS NOT NULL`,
+			`CREATE INDEX IF NOT EXISTS auth_events_fold_address_idx ON auth_events (address, "at") WHERE fold_key IS NOT NULL`,
+		} {
+			if _, err := tx.ExecContext(ctx, stmt); err != nil {
+				return fmt.Errorf("bunstore: index folded audit events: %w", err)
+			}
+		}
+		return nil
+	})
+}
+
+// signsFromMigration adds signing_keys.signs_from, when a key starts
+// signing (README.md, "Tokens": `keys rotate` publishes a key ahead of
+// signing with it), stored so that every replica switches to a new key
+// at the same instant. Keys stored before sign from their creation;
+// SigningKeys reads a NULL (a key imported by an older archive) so too.
+func signsFromMigration(ctx context.Context, eng engine.Engine, m *migrate.Migrator) error {
+	return m.DB().RunInTx(ctx, nil, func(ctx context.Context, tx bun.Tx) error {
+		if err := eng.AddColumnIfMissing(ctx, tx, "signing_keys", "signs_from", eng.TimeColumn()); err != nil {
+			return fmt.Errorf("bunstore: add signing_keys.signs_from: %w", err)
+		}
+		if _, err := tx.ExecContext(ctx, `UPDATE signing_keys SET signs_from = date_created WHERE signs_from IS NULL`); err != nil {
+			return fmt.Errorf("bunstore: set signing_keys.signs_from: %w", err)
+		}
+		return nil
+	})
 }

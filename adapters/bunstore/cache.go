@@ -58,6 +58,15 @@ type CacheRepository struct {
 	batchedCreates atomic.Int64
 }
 
+// listPaging holds a repository's page bounds; tests set smaller ones.
+// Zero fields take listPageRowsMax and listPageBytes (cache_page.go).
+type listPaging struct {
+	rows, bytes int
+	// rowRead, when set, runs after each row is read, with the page's
+	// statement still open (the connection taken): tests block it.
+	rowRead func(context.Context)
+}
+
 var _ ports.CacheRepository = (*CacheRepository)(nil)
 
 // NewCacheRepository returns the repository of table, which Migrate
@@ -307,9 +316,9 @@ func (r *CacheRepository) replace(ctx context.Context, db bun.IDB, cur, next dom
 func (r *CacheRepository) updateRow(ctx context.Context, db bun.IDB, cur, next domain.Entry, g *quotaGuard) (int64, error) {
 	if tx, ok := db.(bun.Tx); ok && r.writer.statements() != nil {
 		args := []any{next.Key, next.Type, next.AssigneeID, string(next.Data), next.Version,
-			engine.DriverTime(r.eng, next.DateCreated), engine.DriverTime(r.eng, next.DateUpdated), engine.DriverNullTime(r.eng, next.DateDeleted),
+			r.eng.Time(next.DateCreated), r.eng.Time(next.DateUpdated), engine.DriverNullTime(r.eng, next.DateDeleted),
 			engine.DriverNullTime(r.eng, next.ExpiresAt), foldedArg(next.Key), foldedArg(next.Type),
-			cur.ID, cur.Version, engine.DriverTime(r.eng, cur.DateCreated)}
+			cur.ID, cur.Version, r.eng.Time(cur.DateCreated)}
 		if g == nil {
 			return r.execPrepared(ctx, tx, stmtUpdate, args...)
 		}

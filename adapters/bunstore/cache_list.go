@@ -16,18 +16,6 @@ import (
 	"github.com/cachegate/cachegate/ports"
 )
 
-// queryColumns maps each query field to its column.
-var queryColumns = map[domain.QueryField]string{
-	domain.FieldID:             "id",
-	domain.FieldKey:            "key",
-	domain.FieldType:           "type",
-	domain.FieldAssigneeID:     "assignee_id",
-	domain.FieldVersion:        "version",
-	domain.FieldDateCreated:    "date_created",
-	domain.FieldDateUpdated:    "date_updated",
-	domain.FieldExpirationDate: "expires_at",
-}
-
 // List implements ports.CacheRepository. The rows are read in pages
 // (cache_page.go): each page is one statement, on a connection taken for
 // it alone and given back to the pool before the page's entries are
@@ -89,6 +77,22 @@ func (r *CacheRepository) List(ctx context.Context, q ports.ListQuery, now time.
 			return res, err
 		}
 	}
+}
+
+// listStatement runs fn, one statement of a list (the count or a page),
+// as one bounded call (README, "Fair share of the database";
+// bound.Bounds.Enter: the repository's timeout, the caller's place): it
+// takes a connection for fn alone, runs fn under the query bound
+// (bound.Bounds.Query) and gives the connection back when fn returns.
+func (r *CacheRepository) listStatement(ctx context.Context, fn func(ctx context.Context, db bun.IDB) error) (err error) {
+	ctx, done := r.bounds.Enter(ctx)
+	defer done(&err)
+	conn, err := r.handle.sql.Conn(ctx)
+	if err != nil {
+		return err
+	}
+	defer func() { _ = conn.Close() }()
+	return dberr.WithRetry(ctx, func() error { return r.eng.BoundQuery(ctx, r.bounds.Query, conn, fn) })
 }
 
 // listWhere returns the WHERE condition of q, with its arguments (the

@@ -28,15 +28,6 @@ const (
 // data: the struct, its times and the slices' headers.
 const entryOverhead = 128
 
-// listPaging holds a repository's page bounds; tests set smaller ones.
-// Zero fields take the constants above.
-type listPaging struct {
-	rows, bytes int
-	// rowRead, when set, runs after each row is read, with the page's
-	// statement still open (the connection taken): tests block it.
-	rowRead func(context.Context)
-}
-
 // pager walks a list page by page.
 type pager struct {
 	left, offset      int

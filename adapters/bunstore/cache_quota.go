@@ -65,9 +65,6 @@ func newQuotaGuard(q domain.Quota, prev *domain.Entry, next domain.Entry) *quota
 // admit says whether usage u leaves room for the write.
 func (g *quotaGuard) admit(u domain.Usage) error { return g.Quota.Admit(u, g.Entries, g.Bytes) }
 
-// sqliteGuard is the condition an SQLite statement under a quota adds.
-var sqliteGuard = engine.SQLiteQuotaCheck(usageTable)
-
 // guarded returns the parts that make a statement write only within the
 // guard (nil: the plain statement; engine.Engine.Guarded).
 func (r *CacheRepository) guarded(g *quotaGuard) (with, from, where string, args []any) {
@@ -82,7 +79,7 @@ func (r *CacheRepository) guarded(g *quotaGuard) (with, from, where string, args
 func (r *CacheRepository) insert(ctx context.Context, db bun.IDB, e domain.Entry, g *quotaGuard) (int64, error) {
 	if tx, ok := db.(bun.Tx); ok && r.writer.statements() != nil {
 		args := []any{e.ID, e.Key, e.Type, e.AssigneeID, string(e.Data), e.Version,
-			engine.DriverTime(r.eng, e.DateCreated), engine.DriverTime(r.eng, e.DateUpdated), engine.DriverNullTime(r.eng, e.DateDeleted),
+			r.eng.Time(e.DateCreated), r.eng.Time(e.DateUpdated), engine.DriverNullTime(r.eng, e.DateDeleted),
 			engine.DriverNullTime(r.eng, e.ExpiresAt), foldedArg(e.Key), foldedArg(e.Type)}
 		if g == nil {
 			return r.execPrepared(ctx, tx, stmtInsert, args...)
@@ -177,11 +174,12 @@ func sqliteWrites(db *DB, table string) *engine.Prepared {
 	update := "UPDATE " + t + " SET key = ?, type = ?, assignee_id = ?, data = ?, version = ?, " +
 		"date_created = ?, date_updated = ?, date_deleted = ?, expires_at = ?, key_folded = ?, type_folded = ? " +
 		"WHERE id = ? AND version = ? AND date_created = ? AND date_deleted IS NULL"
+	guard := engine.SQLiteQuotaCheck(usageTable)
 	return engine.NewPrepared(db.sql, db.eng, []string{
 		insert + "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
-		insert + "SELECT ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ? WHERE " + sqliteGuard,
+		insert + "SELECT ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ? WHERE " + guard,
 		update,
-		update + " AND " + sqliteGuard,
+		update + " AND " + guard,
 	}...)
 }
 

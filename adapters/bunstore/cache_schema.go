@@ -4,6 +4,7 @@ import (
 	"context"
 
 	"github.com/cachegate/cachegate/adapters/bunstore/internal/engine"
+	"github.com/cachegate/cachegate/domain"
 	"github.com/uptrace/bun"
 	"github.com/uptrace/bun/migrate"
 )
@@ -196,4 +197,16 @@ func cacheTableDDL(eng engine.Engine, table string) []string {
 		"CREATE INDEX IF NOT EXISTS " + ident(n.expires) + " ON " + t + " (expires_at) WHERE expires_at IS NOT NULL",
 		"CREATE INDEX IF NOT EXISTS " + ident(n.deleted) + " ON " + t + " (date_deleted) WHERE date_deleted IS NOT NULL",
 	}
+}
+
+// queryColumns maps each query field to its column.
+var queryColumns = map[domain.QueryField]string{
+	domain.FieldID:             "id",
+	domain.FieldKey:            "key",
+	domain.FieldType:           "type",
+	domain.FieldAssigneeID:     "assignee_id",
+	domain.FieldVersion:        "version",
+	domain.FieldDateCreated:    "date_created",
+	domain.FieldDateUpdated:    "date_updated",
+	domain.FieldExpirationDate: "expires_at",
 }

@@ -47,21 +47,8 @@ import (
 type ChangeLog struct {
 	db     *DB
 	bounds bound.Bounds
-	// head finds the visible head: the engine's (changeHead).
+	// head finds the visible head: the engine's (engine.ChangeHead).
 	head engine.ChangeHead
-}
-
-// changeHead finds the change log's head, the last revision up to which
-// every revision that will ever exist is readable.
-type changeHead interface {
-	// read returns the head.
-	read(ctx context.Context, db *bun.DB) (int64, error)
-	// trails reports whether revisions past the head may be readable
-	// already (then Changes reads up to the head only).
-	trails() bool
-	// pending reports whether revisions are waiting for transactions in
-	// flight to end.
-	pending() bool
 }
 
 var _ ports.ChangeLog = (*ChangeLog)(nil)
@@ -286,7 +273,3 @@ func (l *ChangeLog) Prune(ctx context.Context, before time.Time, limit int) (_ i
 func (l *ChangeLog) Pending() bool {
 	return l.head.Pending()
 }
-
-// pgChangesSequence is the identity sequence of cache_changes.rev, as
-// PostgreSQL names it.
-const pgChangesSequence = "cache_changes_rev_seq"

@@ -85,38 +85,33 @@ func changesTriggerMigration(eng engine.Engine, table string) migrate.Migration 
 	return migrate.Migration{
 		Name: changesTriggerVersion + "_cache_" + table + "_changes",
 		Up: ddlMigration(eng, "add the change triggers of "+table, func(eng engine.Engine) []string {
-			return changesTriggerDDL(eng, table)
+			return eng.ChangesTriggerDDL(table)
 		}),
 		Down: ddlMigration(eng, "drop the change triggers of "+table, func(eng engine.Engine) []string {
-			return changesTriggerDropDDL(eng, table)
+			return eng.ChangesTriggerDropDDL(table)
 		}),
 	}
 }
 
 // changesRemovedMigration returns the migration that makes table's
 // removals on PostgreSQL be recorded once per DELETE statement rather
-// than once per row; on SQLite it changes nothing.
+// than once per row; on SQLite it changes nothing. The sweeper removes
+// expired rows a thousand at a time, and a row trigger would run PL/pgSQL
+// and an INSERT for each; one INSERT from the statement's transition
+// table records the same rows. Inserts and updates keep the row trigger:
+// they write one row a statement, and a create waits mostly for its
+// commit, so a statement trigger gains them nothing (docs/benchmarks.md,
+// "Storage design choices").
 func changesRemovedMigration(eng engine.Engine, table string) migrate.Migration {
 	return migrate.Migration{
 		Name: changesRemovedVersion + "_cache_" + table + "_changes_removed",
 		Up: ddlMigration(eng, "record the removals of "+table+" per statement", func(eng engine.Engine) []string {
-			return changesRemovedDDL(eng, table)
+			return eng.ChangesRemovedDDL(table)
 		}),
 		Down: ddlMigration(eng, "record the removals of "+table+" per row", func(eng engine.Engine) []string {
 			return eng.ChangesRemovedDownDDL(table)
 		}),
 	}
-}
-
-// changesRemovedDDL returns the statements of changesRemovedMigration.
-// The sweeper removes expired rows a thousand at a time, and a row
-// trigger would run PL/pgSQL and an INSERT for each; one INSERT from the
-// statement's transition table records the same rows. Inserts and updates
-// keep the row trigger: they write one row a statement, and a create waits
-// mostly for its commit, so a statement trigger gains them nothing
-// (docs/benchmarks.md, "Storage design choices").
-func changesRemovedDDL(eng engine.Engine, table string) []string {
-	return eng.ChangesRemovedDDL(table)
 }
 
 // ddlMigration returns a migration step running the statements ddl makes
@@ -160,15 +155,6 @@ func changesDDL(eng engine.Engine) []string {
 	}
 }
 
-// sqliteNow is SQLite's clock in the form times are stored in:
-// microseconds since the Unix epoch (julianday has millisecond precision).
-
-// changesTriggerDDL returns the statements creating table's triggers.
-// table passed ValidateTableName, so it is safe inside a string literal.
-func changesTriggerDDL(eng engine.Engine, table string) []string {
-	return eng.ChangesTriggerDDL(table)
-}
-
-func changesTriggerDropDDL(eng engine.Engine, table string) []string {
-	return eng.ChangesTriggerDropDDL(table)
-}
+// pgChangesSequence is the identity sequence of cache_changes.rev, as
+// PostgreSQL names it.
+const pgChangesSequence = "cache_changes_rev_seq"

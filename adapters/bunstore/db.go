@@ -343,3 +343,34 @@ func fillBounds(b bound.Bounds) bound.Bounds {
 // schemaNames are the tables the engines' triggers and statements write.
 var schemaNames = engine.Names{Changes: changesTable, ChangeColumns: changeColumns,
 	ChangesSequence: pgChangesSequence, Usage: usageTable}
+
+// authInTx runs fn in a write transaction of the handle, at its write
+// gate, and commits when fn returns nil. fn's error comes back as is;
+// failing to begin or commit is wrapped naming op. On SQLite the
+// transaction is IMMEDIATE (see Open), so it holds the write lock from the
+// start and never meets a stale snapshot.
+func authInTx(ctx context.Context, db *DB, op string, fn func(ctx context.Context, tx bun.Tx) error) error {
+	leave, err := writegate.Enter(ctx, db.gate)
+	if err != nil {
+		return dberr.Wrap(op, err)
+	}
+	defer leave()
+	return inTx(ctx, db.sql, op, fn)
+}
+
+// inTx is authInTx for a caller that already holds the write gate (or
+// needs none).
+func inTx(ctx context.Context, db *bun.DB, op string, fn func(ctx context.Context, tx bun.Tx) error) error {
+	tx, err := db.BeginTx(ctx, nil)
+	if err != nil {
+		return dberr.Wrap(op, err)
+	}
+	if err := fn(ctx, tx); err != nil {
+		_ = tx.Rollback()
+		return err
+	}
+	if err := tx.Commit(); err != nil {
+		return dberr.Wrap(op, err)
+	}
+	return nil
+}

@@ -2,11 +2,9 @@ package bunstore
 
 import (
 	"context"
-	"fmt"
 	"time"
 
 	"github.com/uptrace/bun"
-	"github.com/uptrace/bun/migrate"
 
 	"github.com/cachegate/cachegate/adapters/bunstore/internal/bound"
 	"github.com/cachegate/cachegate/adapters/bunstore/internal/dberr"
@@ -215,21 +213,4 @@ func authBytes(b []byte) []byte {
 		return []byte{}
 	}
 	return b
-}
-
-// signsFromMigration adds signing_keys.signs_from, when a key starts
-// signing (README.md, "Tokens": `keys rotate` publishes a key ahead of
-// signing with it), stored so that every replica switches to a new key
-// at the same instant. Keys stored before sign from their creation;
-// SigningKeys reads a NULL (a key imported by an older archive) so too.
-func signsFromMigration(ctx context.Context, eng engine.Engine, m *migrate.Migrator) error {
-	return m.DB().RunInTx(ctx, nil, func(ctx context.Context, tx bun.Tx) error {
-		if err := eng.AddColumnIfMissing(ctx, tx, "signing_keys", "signs_from", eng.TimeColumn()); err != nil {
-			return fmt.Errorf("bunstore: add signing_keys.signs_from: %w", err)
-		}
-		if _, err := tx.ExecContext(ctx, `UPDATE signing_keys SET signs_from = date_created WHERE signs_from IS NULL`); err != nil {
-			return fmt.Errorf("bunstore: set signing_keys.signs_from: %w", err)
-		}
-		return nil
-	})
 }

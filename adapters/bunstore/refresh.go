@@ -214,8 +214,8 @@ func answer(f domain.RefreshFamily, v domain.RefreshVerdict) ports.Rotation {
 // s.rotation) with its arguments: rotateDigestQuery for claims read
 // unchecked, else rotateQuery.
 func (s *RefreshStore) rotateStatement(r *rotation) (int, []any) {
-	now := engine.DriverTime(s.db.eng, r.now)
-	args := []any{now, r.next.ID, digestArg(r.next.Digest), engine.DriverTime(s.db.eng, r.next.IssuedAt), engine.DriverTime(s.db.eng, r.next.ExpiresAt),
+	now := s.db.eng.Time(r.now)
+	args := []any{now, r.next.ID, digestArg(r.next.Digest), s.db.eng.Time(r.next.IssuedAt), s.db.eng.Time(r.next.ExpiresAt),
 		r.next.Address, domain.CutUserAgent(r.next.UserAgent), r.presented.FamilyID, r.presented.ID, r.presented.Subject, now}
 	if !r.presented.Digest.IsZero() {
 		return rotateDigest, append(args, r.presented.Digest[:])
@@ -327,3 +327,13 @@ func insertFamilies(ctx context.Context, db bun.IDB, skipTaken bool, fs []domain
 	}
 	return int(n), nil
 }
+
+// revokeIn is revoke inside tx.
+func revokeIn(ctx context.Context, tx bun.Tx, column, value string, now time.Time) error {
+	if _, err := tx.ExecContext(ctx, revokeQuery, engine.TimeArg(now), bun.Ident(column), value); err != nil {
+		return dberr.Wrap("revoke refresh families", err)
+	}
+	return nil
+}
+
+const revokeQuery = `UPDATE refresh_families SET revoked_at = ? WHERE ? = ? AND revoked_at IS NULL`

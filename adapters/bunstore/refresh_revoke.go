@@ -53,16 +53,6 @@ func (s *RefreshStore) revoke(ctx context.Context, column, value string, now tim
 	return nil
 }
 
-// revokeIn is revoke inside tx.
-func revokeIn(ctx context.Context, tx bun.Tx, column, value string, now time.Time) error {
-	if _, err := tx.ExecContext(ctx, revokeQuery, engine.TimeArg(now), bun.Ident(column), value); err != nil {
-		return dberr.Wrap("revoke refresh families", err)
-	}
-	return nil
-}
-
-const revokeQuery = `UPDATE refresh_families SET revoked_at = ? WHERE ? = ? AND revoked_at IS NULL`
-
 // evictQuery revokes the user's live families but the ? last used (the
 // order of UserSessions), returning those it revoked. Arguments: now,
 // user, now, user, now, keep.

@@ -36,11 +36,11 @@ import (
 // meet it; shard 0 holds the counts the migration found. Writes under a
 // quota serialise on an advisory lock instead (cache_usage_admit), which
 // removals and writes without a quota never wait for. Every change counts
-// once per statement (pgUsageAddedFunction says why not per row), from
-// the statement's transition tables, one upsert per assignee in assignee
-// order, so two replicas writing or purging at once lock count rows in
-// the same order and never deadlock. SQLite has one writer: every count is
-// shard 0.
+// once per statement (internal/engine's usageAddedFunction says why not
+// per row), from the statement's transition tables, one upsert per
+// assignee in assignee order, so two replicas writing or purging at once
+// lock count rows in the same order and never deadlock. SQLite has one
+// writer: every count is shard 0.
 //
 // The count rows of an assignee stay when its entries are gone (zeros);
 // they cost a few dozen bytes per assignee and table that ever wrote.

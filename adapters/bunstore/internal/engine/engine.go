@@ -1,14 +1,10 @@
 // Package engine holds what differs between SQLite and PostgreSQL: one
 // Engine per database, each with all of its SQL that differs from the
 // other's (sqlite.go, postgres.go), the time arguments of queries
-// (time.go) and the prepared statements (prepared.go). The stores of
-// bunstore ask the engine of their handle; none of them asks which
-// database it is. docs/storage.md ("One engine per database") lists what
-// lives behind it.
-//
-// The engines know no store: the names of the schema objects their
-// triggers and statements write (Names) and the values of a statement
-// (a table, a Guard, a lock key) come as arguments.
+// (time.go) and the prepared statements (prepared.go); docs/storage.md
+// ("One engine per database") lists what lives behind it. The engines know
+// no store: the schema objects their triggers write (Names) and the values
+// of a statement (a table, a Guard, a lock key) come as arguments.
 package engine
 
 import (
@@ -21,11 +17,9 @@ import (
 	"github.com/cachegate/cachegate/domain"
 )
 
-// Engine is the seam between the stores and the database they run on.
-// bunstore.Open chooses the engine of a handle once; the stores and the
-// migrations take it from the handle. It is made of one interface per
-// concern: the schema, the change log, the quota counts, locks,
-// statements, prepared statements and the operations of a whole database.
+// Engine is the seam between the stores and the database they run on:
+// bunstore.Open chooses the engine of a handle once, and no store asks
+// which database it is. It is made of one interface per concern.
 type Engine interface {
 	schemaEngine
 	changeLogEngine
@@ -94,49 +88,47 @@ type schemaEngine interface {
 	TextColumn() string       // text compared byte by byte
 	BytesColumn() string      // raw bytes
 	SerialPrimaryKey() string // an integer key the database numbers itself
-	// serialRevision is the column definition of a revision number that
+	// SerialRevision is the column definition of a revision number that
 	// never reuses a number (the change log's).
 	SerialRevision() string
-	// withoutRowID is the table option of a table keyed by its primary key
+	// WithoutRowID is the table option of a table keyed by its primary key
 	// alone.
 	WithoutRowID() string
-	// tableExistsQuery counts the tables named ? of the schema in use.
+	// TableExistsQuery counts the tables named ? of the schema in use.
 	TableExistsQuery() string
-	// columnExistsQuery counts the columns named ? (second) of table ?
+	// ColumnExistsQuery counts the columns named ? (second) of table ?
 	// (first).
 	ColumnExistsQuery() string
-	// addColumnIfMissing adds column to table unless it is there.
+	// AddColumnIfMissing adds column to table unless it is there.
 	AddColumnIfMissing(ctx context.Context, tx bun.Tx, table, column, typ string) error
-	// withTriggersOff runs fn with table's triggers off, in tx.
+	// WithTriggersOff runs fn with table's triggers off, in tx.
 	WithTriggersOff(ctx context.Context, tx bun.Tx, table string, fn func() error) error
 	// DefineFold defines the case fold function named name, if the
 	// database needs one (bunstore's fold.go).
 	DefineFold(ctx context.Context, db bun.IDB, name string) error
 	// LockMigrations takes the migration lock, whose key is key.
 	LockMigrations(ctx context.Context, db *bun.DB, key int64) (func(), error)
-	// retriesMigrationRace reports whether a migration that met a
-	// concurrent one's objects runs again (migrate.go).
+	// RetriesMigrationRace reports whether a migration that met a
+	// concurrent one's objects runs again (bunstore's Migrate).
 	RetriesMigrationRace() bool
 }
 
-// changeLogEngine keeps the change log: its triggers (changes_schema.go)
-// and its head (changes.go).
+// changeLogEngine keeps the change log: its triggers and its head.
 type changeLogEngine interface {
 	ChangesTriggerDDL(table string) []string
 	ChangesTriggerDropDDL(table string) []string
 	ChangesRemovedDDL(table string) []string
 	ChangesRemovedDownDDL(table string) []string
-	// changeHead returns what finds the change log's head.
+	// ChangeHead returns what finds the change log's head.
 	ChangeHead() ChangeHead
 }
 
-// quotaEngine keeps and checks the quota counts (usage_schema.go,
-// cache_quota.go).
+// quotaEngine keeps and checks the quota counts.
 type quotaEngine interface {
 	UsageTableDDL() []string
 	UsageTriggerDDL(table string) []string
 	UsageTriggerDropDDL(table string) []string
-	// usageShard is the SQL expression of the shard a write counts in.
+	// UsageShard is the SQL expression of the shard a write counts in.
 	UsageShard() string
 	// RecountLocks are the statements that keep the writers of tables
 	// out while counts are counted again; tables come in the order
@@ -160,46 +152,46 @@ type lockEngine interface {
 
 // statementEngine writes and runs the statements that differ.
 type statementEngine interface {
-	// purgeStatement returns the statement that deletes at most limit rows
-	// of table that are deleted or expired at now, with its arguments
-	// (time.go says how each database walks them).
+	// PurgeStatement returns the statement that deletes at most limit rows
+	// of table that are deleted or expired at now, with its arguments. A
+	// batch takes the rows of two index walks, soft-deleted rows in
+	// date_deleted order, then expired rows in (assignee_id, expires_at)
+	// order, each on its partial index: a walk in order starts where the
+	// rows are, so every batch of a long sweep costs the same, where a scan
+	// of the table or a bitmap of every dead row would cost in proportion
+	// to the rows still dead and make a sweep of a backlog quadratic.
 	PurgeStatement(table bun.Ident, now time.Time, limit int) (string, []any)
-	// purge runs purgeStatement and returns how many rows it removed.
+	// Purge runs PurgeStatement and returns how many rows it removed.
 	Purge(ctx context.Context, db bun.IDB, table bun.Ident, now time.Time, limit int) (int64, error)
-	// positionFunction is the name of the function that finds a substring.
+	// PositionFunction is the name of the function that finds a substring.
 	PositionFunction() string
-	// boundQuery runs fn on conn, bounding the database's time on it by
+	// BoundQuery runs fn on conn, bounding the database's time on it by
 	// limit; past it fn's error wraps domain.ErrQueryTooExpensive.
 	BoundQuery(ctx context.Context, limit time.Duration, conn bun.Conn, fn func(ctx context.Context, db bun.IDB) error) error
-	// abortsOnError reports whether a failed statement aborts its
+	// AbortsOnError reports whether a failed statement aborts its
 	// transaction (then a statement that may fail runs in a savepoint).
 	AbortsOnError() bool
-	// batchesCreates reports whether a repository batches its creates
-	// (create_batch.go); SQLite groups every entry write at its write gate
-	// instead (internal/writegate).
+	// BatchesCreates reports whether a repository batches its creates
+	// (bunstore's create_batch.go); SQLite groups every entry write at its
+	// write gate instead (internal/writegate).
 	BatchesCreates() bool
 }
 
 // preparedEngine serves the prepared statements (prepared.go).
 type preparedEngine interface {
-	// prepares reports whether hot statements are prepared once.
+	// Prepares reports whether hot statements are prepared once.
 	Prepares() bool
-	// placeholders rewrites the ? placeholders of q in the database's form.
+	// Placeholders rewrites the ? placeholders of q in the database's form.
 	Placeholders(q string) string
-	// time is t as a database/sql argument in the column form of the
-	// database (sqlTime is the same for Bun's queries).
+	// Time is t as a database/sql argument in the column form of the
+	// database (TimeArg is the same for Bun's queries).
 	Time(t time.Time) any
 }
 
 // operationsEngine checks and copies a whole database.
 type operationsEngine interface {
-	// check reports whether the database can serve (Check, db.go).
+	// Check reports whether the database can serve (bunstore.Check).
 	Check(ctx context.Context, db *bun.DB) error
-	// backup copies the database to path (backup.go).
+	// Backup copies the database to path (bunstore.Backup).
 	Backup(ctx context.Context, db *bun.DB, path string) error
 }
-
-var (
-	_ Engine = sqliteEngine{}
-	_ Engine = postgresEngine{}
-)

@@ -8,10 +8,6 @@ import (
 	"github.com/cachegate/cachegate/domain"
 )
 
-// Identifiers: a name that passed bunstore's ValidateTableName is written
-// into DDL and statements with QuoteIdent; bun.Ident is for names passed
-// as arguments of Bun's queries, which Bun quotes the same way.
-
 // ObjectName returns "<table>_<suffix>", shortened with a hash of table
 // when it would pass PostgreSQL's 63-byte limit (which would otherwise
 // truncate it silently, perhaps onto another name).
@@ -27,9 +23,10 @@ func ObjectName(table, suffix string) string {
 	return table[:limit-len(tag)-len(suffix)-2] + "_" + tag + "_" + suffix
 }
 
-// QuoteIdent quotes a name that passed ValidateTableName (or is made of
-// one, ObjectName), which both databases read the same way: a table may
-// be named after a keyword ("order").
+// QuoteIdent quotes a name that passed bunstore's ValidateTableName (or
+// is made of one, ObjectName) for DDL and statement text, which both
+// databases read the same way: a table may be named after a keyword
+// ("order"). bun.Ident quotes the names passed to Bun's queries so too.
 func QuoteIdent(name string) string { return `"` + name + `"` }
 
 // ChangeCost is the SQL of domain.ChangeBytes for the row rec: what the

@@ -9,15 +9,13 @@ import (
 	"github.com/uptrace/bun"
 )
 
-// Bun writes a query's arguments into its text, so SQLite prepares every
-// statement anew. The statements of the hottest paths (refresh rotation,
-// the user read of refresh) are prepared once instead, with placeholders; database/sql
-// keeps them prepared per connection, until the database is closed. On
-// PostgreSQL they are not prepared (see QueryRow): a kept statement is
-// session state, which a pooler in transaction mode cannot carry
-// (docs/benchmarks.md, "Storage design choices").
-
-// Prepared prepares a fixed list of statements once, on first use.
+// Prepared prepares a fixed list of statements once, on first use. Bun
+// writes a query's arguments into its text, so SQLite would prepare every
+// statement anew; the statements of the hottest paths (refresh rotation,
+// the user read of refresh) are prepared once instead, with placeholders,
+// and database/sql keeps them prepared per connection until the database
+// is closed. PostgreSQL prepares none (see QueryRow; docs/benchmarks.md,
+// "Storage design choices").
 type Prepared struct {
 	db      *bun.DB
 	eng     Engine
@@ -94,11 +92,7 @@ func (p *Prepared) ExecDB(ctx context.Context, i int, args ...any) (sql.Result, 
 	return stmts[i].ExecContext(ctx, args...)
 }
 
-// DriverTime is t as a database/sql argument in the column form of eng's
-// database (see TimeArg).
-func DriverTime(eng Engine, t time.Time) any { return eng.Time(t) }
-
-// DriverNullTime is DriverTime for a nullable time.
+// DriverNullTime is eng.Time for a nullable time.
 func DriverNullTime(eng Engine, t *time.Time) any {
 	if t == nil {
 		return nil

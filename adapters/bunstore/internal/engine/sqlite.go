@@ -25,21 +25,19 @@ type sqliteEngine struct{ n Names }
 // Times are INTEGER microseconds since the Unix epoch (UTC): an integer
 // compares correctly, indexes well and round-trips exactly the
 // microsecond precision domain.Normalize keeps (docs/storage.md).
-func (sqliteEngine) TimeColumn() string       { return "INTEGER" }
-func (sqliteEngine) TextColumn() string       { return "TEXT" }
-func (sqliteEngine) BytesColumn() string      { return "BLOB" }
-func (sqliteEngine) SerialPrimaryKey() string { return "INTEGER PRIMARY KEY" }
-func (sqliteEngine) SerialRevision() string   { return "INTEGER PRIMARY KEY AUTOINCREMENT" }
-func (sqliteEngine) WithoutRowID() string     { return " WITHOUT ROWID" }
-func (sqliteEngine) PositionFunction() string { return "instr" }
-func (sqliteEngine) ForUpdate() string        { return "" }
-func (sqliteEngine) SkipLocked() string       { return "" }
-func (sqliteEngine) AbortsOnError() bool      { return false }
-func (sqliteEngine) BatchesCreates() bool     { return false }
-func (sqliteEngine) Prepares() bool           { return true }
-func (sqliteEngine) RetriesMigrationRace() bool {
-	return false
-}
+func (sqliteEngine) TimeColumn() string           { return "INTEGER" }
+func (sqliteEngine) TextColumn() string           { return "TEXT" }
+func (sqliteEngine) BytesColumn() string          { return "BLOB" }
+func (sqliteEngine) SerialPrimaryKey() string     { return "INTEGER PRIMARY KEY" }
+func (sqliteEngine) SerialRevision() string       { return "INTEGER PRIMARY KEY AUTOINCREMENT" }
+func (sqliteEngine) WithoutRowID() string         { return " WITHOUT ROWID" }
+func (sqliteEngine) PositionFunction() string     { return "instr" }
+func (sqliteEngine) ForUpdate() string            { return "" }
+func (sqliteEngine) SkipLocked() string           { return "" }
+func (sqliteEngine) AbortsOnError() bool          { return false }
+func (sqliteEngine) BatchesCreates() bool         { return false }
+func (sqliteEngine) Prepares() bool               { return true }
+func (sqliteEngine) RetriesMigrationRace() bool   { return false }
 func (e sqliteEngine) ChangeHead() ChangeHead     { return lastWritten{e.n.Changes} }
 func (sqliteEngine) Placeholders(q string) string { return q }
 func (sqliteEngine) Time(t time.Time) any         { return domain.Normalize(t).UnixMicro() }
@@ -64,7 +62,7 @@ func (e sqliteEngine) AddColumnIfMissing(ctx context.Context, tx bun.Tx, table, 
 	return err
 }
 
-// withTriggersOff drops table's triggers and creates them again from
+// WithTriggersOff drops table's triggers and creates them again from
 // their own stored text after fn: SQLite cannot disable one.
 func (sqliteEngine) WithTriggersOff(ctx context.Context, tx bun.Tx, table string, fn func() error) error {
 	var triggers []struct{ name, sql string }
@@ -106,7 +104,7 @@ func (sqliteEngine) DefineFold(context.Context, bun.IDB, string) error { return 
 // sqliteNow is the current time in SQLite's time column form.
 const sqliteNow = "CAST((julianday('now') - 2440587.5) * 86400000000.0 AS INTEGER)"
 
-// changesTriggerDDL returns the statements creating table's triggers:
+// ChangesTriggerDDL returns the statements creating table's triggers:
 // one per kind of change. table passed ValidateTableName, so it is safe
 // inside a string literal.
 func (e sqliteEngine) ChangesTriggerDDL(table string) []string {
@@ -129,14 +127,20 @@ func (e sqliteEngine) ChangesTriggerDDL(table string) []string {
 }
 
 func (sqliteEngine) ChangesTriggerDropDDL(table string) []string {
+	return dropTriggers(table, "changes_insert", "changes_update", "changes_delete")
+}
+
+// dropTriggers returns the statements dropping table's triggers of the
+// suffixes given.
+func dropTriggers(table string, suffixes ...string) []string {
 	var out []string
-	for _, s := range []string{"changes_insert", "changes_update", "changes_delete"} {
+	for _, s := range suffixes {
 		out = append(out, "DROP TRIGGER IF EXISTS "+ObjectName(table, s))
 	}
 	return out
 }
 
-// changesRemovedDDL: SQLite's delete trigger stays a row trigger (its
+// ChangesRemovedDDL: SQLite's delete trigger stays a row trigger (its
 // triggers are row triggers only).
 func (sqliteEngine) ChangesRemovedDDL(string) []string     { return nil }
 func (sqliteEngine) ChangesRemovedDownDDL(string) []string { return nil }
@@ -175,18 +179,14 @@ func (e sqliteEngine) UsageTriggerDDL(table string) []string {
 	}
 }
 
-// usageShard: one writer, one shard.
+// UsageShard: one writer, one shard.
 func (sqliteEngine) UsageShard() string { return "0" }
 
 // RecountLocks: the migration's IMMEDIATE transaction is the one writer.
 func (sqliteEngine) RecountLocks(...string) []string { return nil }
 
 func (sqliteEngine) UsageTriggerDropDDL(table string) []string {
-	var out []string
-	for _, s := range []string{"usage_insert", "usage_resize", "usage_leave", "usage_enter", "usage_delete"} {
-		out = append(out, "DROP TRIGGER IF EXISTS "+ObjectName(table, s))
-	}
-	return out
+	return dropTriggers(table, "usage_insert", "usage_resize", "usage_leave", "usage_enter", "usage_delete")
 }
 
 // Guarded: where is ANDed to the statement's WHERE (an INSERT … SELECT
@@ -218,7 +218,7 @@ func (sqliteEngine) LockMigrations(context.Context, *bun.DB, int64) (func(), err
 
 func (sqliteEngine) LockThrottleKeys(context.Context, bun.Tx, int32, []string) error { return nil }
 
-// purgeStatement deletes a UNION ALL of the two index walks; SQLite's
+// PurgeStatement deletes a UNION ALL of the two index walks; SQLite's
 // planner would scan the table for the OR, and its one writer needs no row
 // locks.
 func (sqliteEngine) PurgeStatement(table bun.Ident, now time.Time, limit int) (string, []any) {
