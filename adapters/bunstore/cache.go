@@ -450,16 +450,7 @@ func (r *CacheRepository) Purge(ctx context.Context, now time.Time, limit int) (
 // exec runs one writing statement, retrying transient failures, and
 // returns how many rows it changed.
 func (r *CacheRepository) exec(ctx context.Context, db bun.IDB, query string, args ...any) (int64, error) {
-	var n int64
-	err := dberr.WithRetry(ctx, func() error {
-		res, err := db.ExecContext(ctx, query, args...)
-		if err != nil {
-			return err
-		}
-		n, err = res.RowsAffected()
-		return err
-	})
-	return n, err
+	return dberr.Exec(ctx, db, query, args...)
 }
 
 // rowScanner is *sql.Row or *sql.Rows.

@@ -172,15 +172,7 @@ func (s *KeyStore) SetSigningKeyPrivate(ctx context.Context, kid string, private
 func (s *KeyStore) updateKey(ctx context.Context, op, query string, args ...any) (err error) {
 	ctx, done := s.bounds.Enter(ctx)
 	defer done(&err)
-	var n int64
-	err = dberr.WithRetry(ctx, func() error {
-		res, err := s.db.sql.ExecContext(ctx, query, args...)
-		if err != nil {
-			return err
-		}
-		n, err = res.RowsAffected()
-		return err
-	})
+	n, err := dberr.Exec(ctx, s.db.sql, query, args...)
 	switch {
 	case err != nil:
 		return dberr.Wrap(op, err)

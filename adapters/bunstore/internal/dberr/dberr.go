@@ -249,3 +249,23 @@ func BatchOutage(err error) bool {
 	var r *RefusedBatch
 	return !errors.As(err, &r)
 }
+
+// Execer is what runs a statement: a *bun.DB, a bun.Tx, a bun.IDB.
+type Execer interface {
+	ExecContext(ctx context.Context, query string, args ...any) (sql.Result, error)
+}
+
+// Exec runs one writing statement on db, retrying transient failures
+// (WithRetry), and returns how many rows it changed.
+func Exec(ctx context.Context, db Execer, query string, args ...any) (int64, error) {
+	var n int64
+	err := WithRetry(ctx, func() error {
+		res, err := db.ExecContext(ctx, query, args...)
+		if err != nil {
+			return err
+		}
+		n, err = res.RowsAffected()
+		return err
+	})
+	return n, err
+}

@@ -228,16 +228,7 @@ func (sqliteEngine) PurgeStatement(table bun.Ident, now time.Time, limit int) (s
 
 func (e sqliteEngine) Purge(ctx context.Context, db bun.IDB, table bun.Ident, now time.Time, limit int) (int64, error) {
 	query, args := e.PurgeStatement(table, now, limit)
-	var n int64
-	err := dberr.WithRetry(ctx, func() error {
-		res, err := db.ExecContext(ctx, query, args...)
-		if err != nil {
-			return err
-		}
-		n, err = res.RowsAffected()
-		return err
-	})
-	return n, err
+	return dberr.Exec(ctx, db, query, args...)
 }
 
 // errQueryBound is the cause of the context that bounds a statement
