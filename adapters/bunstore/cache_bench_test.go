@@ -20,9 +20,6 @@ import (
 // a while to seed), CACHEGATE_BENCH_CONNS the pool size (default: Open's).
 //
 //	go test -run '^$' -bench . -benchmem ./adapters/bunstore/
-//
-// test/bench/sqlitedrivers compares the two SQLite drivers, in a module of
-// its own so that mattn/go-sqlite3 stays out of this one.
 
 type benchBackend struct {
 	name string
