@@ -74,7 +74,7 @@ func (d CacheConfig) visible(ctx context.Context, st *Assignment, actor domain.A
 	if !ok {
 		return domain.Entry{}, domain.ErrCacheNotFound
 	}
-	e, err := st.Repo.Get(ctx, id, now)
+	e, err := st.Repo.For(actor.Caller()).Get(ctx, id, now)
 	if err != nil {
 		return domain.Entry{}, err
 	}
@@ -93,5 +93,5 @@ func (d CacheConfig) byRef(ctx context.Context, st *Assignment, actor domain.Act
 	if err := mayAssign(actor, st, k.AssigneeID); err != nil {
 		return domain.Entry{}, domain.ErrCacheNotFound
 	}
-	return st.Repo.GetByKey(ctx, k, now)
+	return st.Repo.For(actor.Caller()).GetByKey(ctx, k, now)
 }

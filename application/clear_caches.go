@@ -35,7 +35,7 @@ func (uc *ClearCaches) execute(ctx context.Context, in ClearCachesInput) (int, e
 	if err := mayAssign(in.Actor, st, a); err != nil {
 		return 0, err
 	}
-	n, err := st.Repo.DeleteByAssignee(ctx, a, now)
+	n, err := st.Repo.For(in.Actor.Caller()).DeleteByAssignee(ctx, a, now)
 	if err != nil {
 		return 0, fmt.Errorf("clear cache entries: %w", err)
 	}

@@ -64,7 +64,7 @@ func (uc *CreateCache) execute(ctx context.Context, in CreateCacheInput) (domain
 		if idem, err = in.Idempotency.check(in.Cache); err != nil {
 			return domain.Entry{}, err
 		}
-		rec, ok, err := st.Repo.IdempotencyRecord(ctx, idempotencyScope(st, in.Actor), idem.Key, now)
+		rec, ok, err := st.Repo.For(in.Actor.Caller()).IdempotencyRecord(ctx, idempotencyScope(st, in.Actor), idem.Key, now)
 		if err != nil {
 			return domain.Entry{}, fmt.Errorf("read the idempotency record: %w", err)
 		}
@@ -90,7 +90,7 @@ func (uc *CreateCache) execute(ctx context.Context, in CreateCacheInput) (domain
 		}
 		return e, nil
 	}
-	if err := st.Repo.Create(ctx, e, now, st.Quota); err != nil {
+	if err := st.Repo.For(in.Actor.Caller()).Create(ctx, e, now, st.Quota); err != nil {
 		return domain.Entry{}, fmt.Errorf("create cache entry: %w", err)
 	}
 	uc.deps.Metrics.CacheEntryCreated(st.Name)

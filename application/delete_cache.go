@@ -47,7 +47,7 @@ func (uc *DeleteCache) execute(ctx context.Context, in DeleteCacheInput) (domain
 	if !ok {
 		return domain.Entry{}, domain.ErrCacheNotFound
 	}
-	e, err := st.Repo.Delete(ctx, id, now, func(cur domain.Entry) error {
+	e, err := st.Repo.For(in.Actor.Caller()).Delete(ctx, id, now, func(cur domain.Entry) error {
 		if !canSee(in.Actor, st, cur) {
 			return errInvisible
 		}

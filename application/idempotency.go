@@ -102,11 +102,11 @@ func (uc *CreateCache) createIdempotent(ctx context.Context, st *Assignment, act
 	scope := idempotencyScope(st, actor)
 	rec := ports.IdempotencyRecord{Scope: scope, Key: k.Key, RequestHash: k.RequestHash, Entry: e,
 		ExpiresAt: now.Add(IdempotencyLifetime)}
-	err := st.Repo.CreateIdempotent(ctx, e, now, st.Quota, rec)
+	err := st.Repo.For(actor.Caller()).CreateIdempotent(ctx, e, now, st.Quota, rec)
 	if !errors.Is(err, domain.ErrIdempotencyKeyInProgress) {
 		return e, false, err
 	}
-	prev, ok, lerr := st.Repo.IdempotencyRecord(ctx, scope, k.Key, now)
+	prev, ok, lerr := st.Repo.For(actor.Caller()).IdempotencyRecord(ctx, scope, k.Key, now)
 	switch {
 	case lerr != nil:
 		return domain.Entry{}, false, lerr

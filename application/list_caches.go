@@ -106,7 +106,7 @@ func (uc *ListCaches) stream(ctx context.Context, in ListCachesInput, yield func
 		// The policy is the store's outermost AND: whatever the filter
 		// says, an owner sees only its own entries.
 		Owner: ownerFilter(in.Actor, st)}
-	res, err := st.Repo.List(ctx, q, now, yield)
+	res, err := st.Repo.For(in.Actor.Caller()).List(ctx, q, now, yield)
 	if err != nil {
 		return ListCachesOutput{}, fmt.Errorf("list cache entries: %w", err)
 	}

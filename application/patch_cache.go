@@ -68,7 +68,7 @@ func (uc *PatchCache) execute(ctx context.Context, in PatchCacheInput) (domain.E
 	if !ok {
 		return domain.Entry{}, domain.ErrCacheNotFound
 	}
-	e, err := st.Repo.Update(ctx, id, now, st.Quota, func(cur *domain.Entry) error {
+	e, err := st.Repo.For(in.Actor.Caller()).Update(ctx, id, now, st.Quota, func(cur *domain.Entry) error {
 		if !canSee(in.Actor, st, *cur) {
 			return errInvisible
 		}

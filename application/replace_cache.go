@@ -91,7 +91,7 @@ func (uc *ReplaceCache) execute(ctx context.Context, in ReplaceCacheInput) (e do
 	// An entry created between our update and our create makes the create
 	// fail with ErrCacheIDTaken; the next round replaces it instead.
 	for range 3 {
-		e, err := st.Repo.Update(ctx, id, now, st.Quota, func(cur *domain.Entry) error {
+		e, err := st.Repo.For(in.Actor.Caller()).Update(ctx, id, now, st.Quota, func(cur *domain.Entry) error {
 			if !canSee(in.Actor, st, *cur) {
 				return errInvisible
 			}

@@ -46,7 +46,7 @@ func (uc *UpdateCacheByKey) execute(ctx context.Context, in UpdateCacheByKeyInpu
 	if err != nil {
 		return domain.Entry{}, err
 	}
-	e, err := st.Repo.Update(ctx, cur.ID, now, st.Quota, func(e *domain.Entry) error {
+	e, err := st.Repo.For(in.Actor.Caller()).Update(ctx, cur.ID, now, st.Quota, func(e *domain.Entry) error {
 		if e.NaturalKey() != cur.NaturalKey() {
 			// Renamed by a concurrent PATCH: the entry we were asked
 			// about is gone.

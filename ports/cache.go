@@ -33,6 +33,12 @@ type ListResult struct {
 // Reads take the current instant and never return an entry that is deleted
 // or expired at it.
 type CacheRepository interface {
+	// For returns the repository bound to caller: its calls are caller's
+	// database work, which a store sharing its database between callers
+	// bounds (README, "Fair share of the database"); the zero Caller is
+	// not bounded. Use cases bind their actor's domain.Actor.Caller. It
+	// is cheap; a store that bounds no caller returns itself.
+	For(caller domain.Caller) CacheRepository
 	// Create stores e as given (the caller set every field). It returns
 	// domain.ErrCacheEntityAlreadyExists when a live entry has e's natural
 	// key and domain.ErrCacheIDTaken when a live entry has e's id. Dead rows

@@ -20,6 +20,11 @@ type observedRepo struct {
 	feed *Feed
 }
 
+// For observes the repository bound to caller.
+func (r *observedRepo) For(caller domain.Caller) ports.CacheRepository {
+	return &observedRepo{CacheRepository: r.CacheRepository.For(caller), feed: r.feed}
+}
+
 func (r *observedRepo) Create(ctx context.Context, e domain.Entry, now time.Time, q domain.Quota) error {
 	err := r.CacheRepository.Create(ctx, e, now, q)
 	r.feed.Poke()
