@@ -111,7 +111,7 @@ func (s *SelfService) ChangePassword(ctx context.Context, in ChangePasswordInput
 	}
 	li := LoginInput{Username: u.Username, Password: in.CurrentPassword, ClientAddr: in.ClientAddr}
 	keys := s.login.throttleKeys(li)
-	at, err := s.login.reserve(ctx, li, keys)
+	at, err := s.login.reserve(ctx, in.Actor.Caller(), li, keys)
 	if err != nil {
 		return err
 	}
@@ -128,7 +128,7 @@ func (s *SelfService) ChangePassword(ctx context.Context, in ChangePasswordInput
 			Address: in.ClientAddr, Reason: domain.AuditReasonBadPassword})
 		return domain.ErrUnauthenticated
 	}
-	s.login.giveBack(ctx, keys, usernameThrottleKey(u.Username), at)
+	s.login.giveBack(ctx, in.Actor.Caller(), keys, usernameThrottleKey(u.Username), at)
 	hash, salt, err := s.users.hasher.Hash(ctx, in.NewPassword)
 	if err != nil {
 		return fmt.Errorf("hash password: %w", err)
@@ -151,7 +151,7 @@ func (s *SelfService) endOtherSessions(ctx context.Context, p domain.Principal) 
 	if s.sessions == nil || p.FamilyID == "" {
 		// Without sessions to tell apart, every session ends, the
 		// caller's too: the safe side.
-		return s.refresh.RevokeUser(ctx, p.ID, s.users.clock.Now())
+		return s.refresh.For(domain.Caller{User: p.ID}).RevokeUser(ctx, p.ID, s.users.clock.Now())
 	}
 	list, err := s.sessions.UserSessions(ctx, p.ID, s.users.clock.Now())
 	if err != nil {
@@ -161,7 +161,7 @@ func (s *SelfService) endOtherSessions(ctx context.Context, p domain.Principal) 
 		if sess.ID == p.FamilyID {
 			continue
 		}
-		if err := s.refresh.RevokeFamily(ctx, sess.ID, s.users.clock.Now()); err != nil {
+		if err := s.refresh.For(domain.Caller{User: p.ID}).RevokeFamily(ctx, sess.ID, s.users.clock.Now()); err != nil {
 			return fmt.Errorf("change password: end other sessions: %w", err)
 		}
 		if s.revoked != nil {
