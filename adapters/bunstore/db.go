@@ -280,9 +280,9 @@ func WithQueryTimeout(d time.Duration) Option {
 }
 
 // WithCallerBound bounds the calls each caller (the domain.Caller a
-// store's For bound them to) runs at once on the
-// handle's pool to perCaller (zero or less: half the pool, at least one),
-// so that one caller never takes the whole pool (internal/callers). budget,
+// store's For bound them to) runs at once on the handle's pool to
+// perCaller (zero or less: half the pool, at least one), so that one
+// caller never takes the whole pool (internal/callers). budget,
 // when not nil, is charged the time each call holds a connection.
 // Without it no caller is bounded.
 func WithCallerBound(perCaller int, budget *Budget) Option {
