@@ -5,7 +5,6 @@ import (
 	"iter"
 
 	"github.com/cachegate/cachegate/domain"
-	"github.com/cachegate/cachegate/ports"
 )
 
 // CacheOperations bundles one use case per cache operation, as
@@ -74,18 +73,15 @@ func WithIdempotencyKey(key string) QueryOption {
 	return func(o *queryOptions) { o.idem = &IdempotencyKey{Key: key} }
 }
 
-// collect applies opts. A call AsActor of a user also names that user as
-// the caller whose database work storage bounds (ports.WithCaller; README,
-// "Fair share of the database"), unless ctx names one already.
-func collect(ctx context.Context, opts []QueryOption) (context.Context, queryOptions) {
+// collect applies opts. A call AsActor of a user is that user's database
+// work, bounded as its HTTP requests are (the use case passes the actor's
+// domain.Caller to the store; README, "Fair share of the database").
+func collect(opts []QueryOption) queryOptions {
 	o := queryOptions{actor: domain.System()}
 	for _, f := range opts {
 		f(&o)
 	}
-	if o.actor.Authenticated() && ports.Caller(ctx) == "" {
-		ctx = ports.WithCaller(ctx, "user:"+o.actor.Principal.ID)
-	}
-	return ctx, o
+	return o
 }
 
 // Cache is the programmatic cache interface of docs/api.md, "The Go API". Every method
@@ -113,20 +109,20 @@ func NewCache(uc *CacheOperations) *Cache {
 
 // Create creates an entry; see CreateCache.Execute for its errors.
 func (c *Cache) Create(ctx context.Context, assignment string, in CacheInput, opts ...QueryOption) (domain.Entry, error) {
-	ctx, o := collect(ctx, opts)
+	o := collect(opts)
 	return c.create.Execute(ctx, CreateCacheInput{Assignment: assignment, Actor: o.actor, Cache: in, Idempotency: o.idem})
 }
 
 // Update replaces the data, and the expiry when in.ExpiresIn is set, of
 // the entry with in's key, type and assignee.
 func (c *Cache) Update(ctx context.Context, assignment string, in CacheInput, opts ...QueryOption) (domain.Entry, error) {
-	ctx, o := collect(ctx, opts)
+	o := collect(opts)
 	return c.update.Execute(ctx, UpdateCacheByKeyInput{Assignment: assignment, Actor: o.actor, Cache: in, Pre: o.pre})
 }
 
 // Delete deletes the entry with ref's key, type and assignee.
 func (c *Cache) Delete(ctx context.Context, assignment string, ref CacheRef, opts ...QueryOption) error {
-	ctx, o := collect(ctx, opts)
+	o := collect(opts)
 	_, err := c.delete.Execute(ctx, DeleteCacheInput{Assignment: assignment, Actor: o.actor, Ref: ref, Pre: o.pre})
 	return err
 }
@@ -134,14 +130,14 @@ func (c *Cache) Delete(ctx context.Context, assignment string, ref CacheRef, opt
 // Get returns the live entry with ref's key, type and assignee, or
 // domain.ErrCacheNotFound.
 func (c *Cache) Get(ctx context.Context, assignment string, ref CacheRef, opts ...QueryOption) (domain.Entry, error) {
-	ctx, o := collect(ctx, opts)
+	o := collect(opts)
 	return c.get.Execute(ctx, GetCacheInput{Assignment: assignment, Actor: o.actor, Ref: ref})
 }
 
 // GetAssignedCaches returns every live entry of the assignee, oldest
 // first.
 func (c *Cache) GetAssignedCaches(ctx context.Context, assignment, assigneeID string, opts ...QueryOption) ([]domain.Entry, error) {
-	ctx, o := collect(ctx, opts)
+	o := collect(opts)
 	if _, err := domain.ParseAssigneeID(assigneeID); err != nil {
 		return nil, err
 	}
@@ -165,7 +161,7 @@ func (c *Cache) GetAssignedCaches(ctx context.Context, assignment, assigneeID st
 // domain.AllOf and domain.AnyOf), ordered by sort and then by id. The
 // actor's access policy applies on top of f.
 func (c *Cache) Find(ctx context.Context, assignment string, f domain.Filter, sort []domain.SortKey, opts ...QueryOption) ([]domain.Entry, error) {
-	ctx, o := collect(ctx, opts)
+	o := collect(opts)
 	all := []domain.Entry{}
 	_, size := c.list.Limits()
 	for offset := 0; ; offset += size {
@@ -187,7 +183,7 @@ func (c *Cache) Find(ctx context.Context, assignment string, f domain.Filter, so
 
 // Clear deletes every entry of the assignee and returns how many.
 func (c *Cache) Clear(ctx context.Context, assignment, assigneeID string, opts ...QueryOption) (int, error) {
-	ctx, o := collect(ctx, opts)
+	o := collect(opts)
 	return c.clear.Execute(ctx, ClearCachesInput{Assignment: assignment, Actor: o.actor, AssigneeID: assigneeID})
 }
 
@@ -205,7 +201,7 @@ type WatchFilter struct {
 // loop body falls too far behind (resume from the last revision seen),
 // ErrFeedClosed on shutdown, or the error that kept it from starting.
 func (c *Cache) Watch(ctx context.Context, assignment string, w WatchFilter, opts ...QueryOption) iter.Seq2[FeedEvent, error] {
-	ctx, o := collect(ctx, opts)
+	o := collect(opts)
 	return func(yield func(FeedEvent, error) bool) {
 		s, err := c.watch.Execute(ctx, WatchCachesInput{Assignment: assignment, Actor: o.actor, Since: w.Since,
 			Key: w.Key, Type: w.Type, AssigneeID: w.AssigneeID})

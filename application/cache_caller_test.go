@@ -1,9 +1,7 @@
 package application_test
 
 import (
-	"context"
 	"testing"
-	"time"
 
 	"github.com/cachegate/cachegate/adapters/memstore"
 	"github.com/cachegate/cachegate/application"
@@ -12,30 +10,26 @@ import (
 )
 
 // callerRecorder is a memstore repository that records the caller each
-// Get runs for.
+// use case binds it to.
 type callerRecorder struct {
 	*memstore.CacheRepository
-	callers []string
+	callers []domain.Caller
 }
 
-func (r *callerRecorder) Get(ctx context.Context, id string, now time.Time) (domain.Entry, error) {
-	r.callers = append(r.callers, ports.Caller(ctx))
-	return r.CacheRepository.Get(ctx, id, now)
+func (r *callerRecorder) For(c domain.Caller) ports.CacheRepository {
+	r.callers = append(r.callers, c)
+	return r.CacheRepository
 }
 
-func (r *callerRecorder) GetByKey(ctx context.Context, k domain.NaturalKey, now time.Time) (domain.Entry, error) {
-	r.callers = append(r.callers, ports.Caller(ctx))
-	return r.CacheRepository.GetByKey(ctx, k, now)
-}
-
-// The Go API called AsActor of a user names that user as the caller whose
-// database work storage bounds; the system actor names none, and a caller
-// the context already names is kept.
+// The Go API called AsActor of a user binds the store to that user, the
+// caller whose database work storage bounds, as an HTTP request of hers
+// would, with nothing in the context; the system actor binds none, and an
+// anonymous actor its client's address.
 func TestTheGoAPINamesItsActorAsTheCaller(t *testing.T) {
 	t.Parallel()
 	repo := &callerRecorder{CacheRepository: memstore.NewCacheRepository()}
 	stores, err := application.NewAssignments(application.Assignment{Name: "user", EntityKey: "userCache", Repo: repo,
-		Policy: domain.PolicyOwner})
+		Policy: domain.PolicyPublic})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -47,14 +41,14 @@ func TestTheGoAPINamesItsActorAsTheCaller(t *testing.T) {
 	ref := application.CacheRef{Key: "k", Type: "t", AssigneeID: alice}
 	_, _ = api.Get(t.Context(), "user", ref, application.AsActor(user(alice)))
 	_, _ = api.Get(t.Context(), "user", ref)
-	_, _ = api.Get(ports.WithCaller(t.Context(), "address:192.0.2.1"), "user", ref, application.AsActor(user(alice)))
-	want := []string{"user:" + alice, "", "address:192.0.2.1"}
+	_, _ = api.Get(t.Context(), "user", ref, application.AsActor(domain.Anonymous().From(domain.Client{Address: "192.0.2.1"})))
+	want := []domain.Caller{{User: alice}, {}, {Address: "192.0.2.1"}}
 	if len(repo.callers) != len(want) {
-		t.Fatalf("repository saw callers %q, want %q", repo.callers, want)
+		t.Fatalf("repository bound to callers %+v, want %+v", repo.callers, want)
 	}
 	for i := range want {
 		if repo.callers[i] != want[i] {
-			t.Errorf("call %d ran for caller %q, want %q", i, repo.callers[i], want[i])
+			t.Errorf("call %d ran for caller %+v, want %+v", i, repo.callers[i], want[i])
 		}
 	}
 }

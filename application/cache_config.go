@@ -56,25 +56,27 @@ func (d CacheConfig) maxData() int {
 	return domain.DefaultMaxDataBytes
 }
 
-// open resolves the assignment, admits the actor and reads the clock.
-func (d CacheConfig) open(assignment string, actor domain.Actor) (*Assignment, time.Time, error) {
+// open resolves the assignment, admits the actor, binds the assignment's
+// repository to the actor's caller (ports.CacheRepository.For) and reads
+// the clock.
+func (d CacheConfig) open(assignment string, actor domain.Actor) (*Assignment, ports.CacheRepository, time.Time, error) {
 	st, err := d.Assignments.Lookup(assignment)
 	if err != nil {
-		return nil, time.Time{}, err
+		return nil, nil, time.Time{}, err
 	}
 	if err := admit(actor, st); err != nil {
-		return nil, time.Time{}, err
+		return nil, nil, time.Time{}, err
 	}
-	return st, domain.Normalize(d.Clock.Now()), nil
+	return st, st.Repo.For(actor.Caller()), domain.Normalize(d.Clock.Now()), nil
 }
 
 // visible returns the live entry with id if actor may see it.
-func (d CacheConfig) visible(ctx context.Context, st *Assignment, actor domain.Actor, id string, now time.Time) (domain.Entry, error) {
+func (d CacheConfig) visible(ctx context.Context, st *Assignment, repo ports.CacheRepository, actor domain.Actor, id string, now time.Time) (domain.Entry, error) {
 	id, ok := normalizeID(id)
 	if !ok {
 		return domain.Entry{}, domain.ErrCacheNotFound
 	}
-	e, err := st.Repo.Get(ctx, id, now)
+	e, err := repo.Get(ctx, id, now)
 	if err != nil {
 		return domain.Entry{}, err
 	}
@@ -85,7 +87,7 @@ func (d CacheConfig) visible(ctx context.Context, st *Assignment, actor domain.A
 }
 
 // byRef returns the live entry with a natural key if actor may see it.
-func (d CacheConfig) byRef(ctx context.Context, st *Assignment, actor domain.Actor, ref CacheRef, now time.Time) (domain.Entry, error) {
+func (d CacheConfig) byRef(ctx context.Context, st *Assignment, repo ports.CacheRepository, actor domain.Actor, ref CacheRef, now time.Time) (domain.Entry, error) {
 	k, err := domain.NaturalKey{Key: ref.Key, Type: ref.Type, AssigneeID: ref.AssigneeID}.Validate()
 	if err != nil {
 		return domain.Entry{}, err
@@ -93,5 +95,5 @@ func (d CacheConfig) byRef(ctx context.Context, st *Assignment, actor domain.Act
 	if err := mayAssign(actor, st, k.AssigneeID); err != nil {
 		return domain.Entry{}, domain.ErrCacheNotFound
 	}
-	return st.Repo.GetByKey(ctx, k, now)
+	return repo.GetByKey(ctx, k, now)
 }

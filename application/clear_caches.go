@@ -24,7 +24,7 @@ func (uc *ClearCaches) Execute(ctx context.Context, in ClearCachesInput) (int, e
 
 // execute is Execute inside its span.
 func (uc *ClearCaches) execute(ctx context.Context, in ClearCachesInput) (int, error) {
-	st, now, err := uc.deps.open(in.Assignment, in.Actor)
+	st, repo, now, err := uc.deps.open(in.Assignment, in.Actor)
 	if err != nil {
 		return 0, err
 	}
@@ -35,7 +35,7 @@ func (uc *ClearCaches) execute(ctx context.Context, in ClearCachesInput) (int, e
 	if err := mayAssign(in.Actor, st, a); err != nil {
 		return 0, err
 	}
-	n, err := st.Repo.DeleteByAssignee(ctx, a, now)
+	n, err := repo.DeleteByAssignee(ctx, a, now)
 	if err != nil {
 		return 0, fmt.Errorf("clear cache entries: %w", err)
 	}

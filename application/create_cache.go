@@ -48,7 +48,7 @@ func (uc *CreateCache) Execute(ctx context.Context, in CreateCacheInput) (domain
 
 // execute is Execute inside its span.
 func (uc *CreateCache) execute(ctx context.Context, in CreateCacheInput) (domain.Entry, error) {
-	st, now, err := uc.deps.open(in.Assignment, in.Actor)
+	st, repo, now, err := uc.deps.open(in.Assignment, in.Actor)
 	if err != nil {
 		return domain.Entry{}, err
 	}
@@ -64,7 +64,7 @@ func (uc *CreateCache) execute(ctx context.Context, in CreateCacheInput) (domain
 		if idem, err = in.Idempotency.check(in.Cache); err != nil {
 			return domain.Entry{}, err
 		}
-		rec, ok, err := st.Repo.IdempotencyRecord(ctx, idempotencyScope(st, in.Actor), idem.Key, now)
+		rec, ok, err := repo.IdempotencyRecord(ctx, idempotencyScope(st, in.Actor), idem.Key, now)
 		if err != nil {
 			return domain.Entry{}, fmt.Errorf("read the idempotency record: %w", err)
 		}
@@ -81,7 +81,7 @@ func (uc *CreateCache) execute(ctx context.Context, in CreateCacheInput) (domain
 	e := domain.Entry{ID: id, Version: 1, DateCreated: now}
 	c.Apply(&e, now, st.DefaultExpiresIn)
 	if in.Idempotency != nil {
-		e, replayed, err := uc.createIdempotent(ctx, st, in.Actor, idem, e, now)
+		e, replayed, err := uc.createIdempotent(ctx, st, repo, in.Actor, idem, e, now)
 		if err != nil {
 			return domain.Entry{}, fmt.Errorf("create cache entry: %w", err)
 		}
@@ -90,7 +90,7 @@ func (uc *CreateCache) execute(ctx context.Context, in CreateCacheInput) (domain
 		}
 		return e, nil
 	}
-	if err := st.Repo.Create(ctx, e, now, st.Quota); err != nil {
+	if err := repo.Create(ctx, e, now, st.Quota); err != nil {
 		return domain.Entry{}, fmt.Errorf("create cache entry: %w", err)
 	}
 	uc.deps.Metrics.CacheEntryCreated(st.Name)

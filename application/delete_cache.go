@@ -31,13 +31,13 @@ func (uc *DeleteCache) Execute(ctx context.Context, in DeleteCacheInput) (domain
 
 // execute is Execute inside its span.
 func (uc *DeleteCache) execute(ctx context.Context, in DeleteCacheInput) (domain.Entry, error) {
-	st, now, err := uc.deps.open(in.Assignment, in.Actor)
+	st, repo, now, err := uc.deps.open(in.Assignment, in.Actor)
 	if err != nil {
 		return domain.Entry{}, err
 	}
 	id := in.ID
 	if id == "" {
-		e, err := uc.deps.byRef(ctx, st, in.Actor, in.Ref, now)
+		e, err := uc.deps.byRef(ctx, st, repo, in.Actor, in.Ref, now)
 		if err != nil {
 			return domain.Entry{}, err
 		}
@@ -47,7 +47,7 @@ func (uc *DeleteCache) execute(ctx context.Context, in DeleteCacheInput) (domain
 	if !ok {
 		return domain.Entry{}, domain.ErrCacheNotFound
 	}
-	e, err := st.Repo.Delete(ctx, id, now, func(cur domain.Entry) error {
+	e, err := repo.Delete(ctx, id, now, func(cur domain.Entry) error {
 		if !canSee(in.Actor, st, cur) {
 			return errInvisible
 		}

@@ -26,12 +26,12 @@ func (uc *GetCache) Execute(ctx context.Context, in GetCacheInput) (domain.Entry
 
 // execute is Execute inside its span.
 func (uc *GetCache) execute(ctx context.Context, in GetCacheInput) (domain.Entry, error) {
-	st, now, err := uc.deps.open(in.Assignment, in.Actor)
+	st, repo, now, err := uc.deps.open(in.Assignment, in.Actor)
 	if err != nil {
 		return domain.Entry{}, err
 	}
 	if in.ID != "" {
-		return uc.deps.visible(ctx, st, in.Actor, in.ID, now)
+		return uc.deps.visible(ctx, st, repo, in.Actor, in.ID, now)
 	}
-	return uc.deps.byRef(ctx, st, in.Actor, in.Ref, now)
+	return uc.deps.byRef(ctx, st, repo, in.Actor, in.Ref, now)
 }

@@ -96,17 +96,17 @@ func replay(rec ports.IdempotencyRecord, k IdempotencyKey) (domain.Entry, error)
 // that committed first is answered from its record; one still in flight
 // where the store cannot wait for it (none of cachegate's stores) is
 // domain.ErrIdempotencyKeyInProgress.
-func (uc *CreateCache) createIdempotent(ctx context.Context, st *Assignment, actor domain.Actor, k IdempotencyKey,
+func (uc *CreateCache) createIdempotent(ctx context.Context, st *Assignment, repo ports.CacheRepository, actor domain.Actor, k IdempotencyKey,
 	e domain.Entry, now time.Time,
 ) (domain.Entry, bool, error) {
 	scope := idempotencyScope(st, actor)
 	rec := ports.IdempotencyRecord{Scope: scope, Key: k.Key, RequestHash: k.RequestHash, Entry: e,
 		ExpiresAt: now.Add(IdempotencyLifetime)}
-	err := st.Repo.CreateIdempotent(ctx, e, now, st.Quota, rec)
+	err := repo.CreateIdempotent(ctx, e, now, st.Quota, rec)
 	if !errors.Is(err, domain.ErrIdempotencyKeyInProgress) {
 		return e, false, err
 	}
-	prev, ok, lerr := st.Repo.IdempotencyRecord(ctx, scope, k.Key, now)
+	prev, ok, lerr := repo.IdempotencyRecord(ctx, scope, k.Key, now)
 	switch {
 	case lerr != nil:
 		return domain.Entry{}, false, lerr

@@ -122,6 +122,9 @@ type recordsIn struct {
 	s *sharedRecords
 }
 
+// For keeps the records: memory bounds no caller.
+func (r recordsIn) For(domain.Caller) ports.CacheRepository { return r }
+
 func (r recordsIn) CreateIdempotent(ctx context.Context, e domain.Entry, now time.Time, q domain.Quota, rec ports.IdempotencyRecord) error {
 	r.s.mu.Lock()
 	defer r.s.mu.Unlock()

@@ -85,7 +85,7 @@ func (uc *ListCaches) traceable(ctx context.Context, c streamCall) (ListCachesOu
 
 // stream is Stream inside its span.
 func (uc *ListCaches) stream(ctx context.Context, in ListCachesInput, yield func(domain.Entry) error) (ListCachesOutput, error) {
-	st, now, err := uc.deps.open(in.Assignment, in.Actor)
+	st, repo, now, err := uc.deps.open(in.Assignment, in.Actor)
 	if err != nil {
 		return ListCachesOutput{}, err
 	}
@@ -106,7 +106,7 @@ func (uc *ListCaches) stream(ctx context.Context, in ListCachesInput, yield func
 		// The policy is the store's outermost AND: whatever the filter
 		// says, an owner sees only its own entries.
 		Owner: ownerFilter(in.Actor, st)}
-	res, err := st.Repo.List(ctx, q, now, yield)
+	res, err := repo.List(ctx, q, now, yield)
 	if err != nil {
 		return ListCachesOutput{}, fmt.Errorf("list cache entries: %w", err)
 	}

@@ -69,12 +69,15 @@ type LoginInput struct {
 	UserAgent string
 }
 
+// caller is whose database work an attempt is: its client address's, as
+// any anonymous request's (README, "Fair share of the database").
+func (in LoginInput) caller() domain.Caller { return domain.Caller{Address: in.ClientAddr} }
+
 // Login exchanges a username and password for a token pair, starting a
 // new refresh family.
 type Login struct {
-	d       LoginDeps
-	flying  *inFlight
-	evictor ports.SessionEvictor // nil: sessions are not bounded
+	d      LoginDeps
+	flying *inFlight
 }
 
 // NewLogin returns the use case.
@@ -98,11 +101,7 @@ func NewLogin(d LoginDeps) (*Login, error) {
 	if d.MaxSessions == 0 {
 		d.MaxSessions = DefaultMaxSessionsPerUser
 	}
-	evictor, _ := d.Tokens.Refresh.(ports.SessionEvictor)
-	if d.MaxSessions < 0 {
-		evictor = nil
-	}
-	return &Login{d: d, flying: newInFlight(), evictor: evictor}, nil
+	return &Login{d: d, flying: newInFlight()}, nil
 }
 
 // Execute returns a new pair. Every wrong-credential case (unknown user,
@@ -115,7 +114,7 @@ func (uc *Login) Execute(ctx context.Context, in LoginInput) (domain.TokenPair, 
 		return domain.TokenPair{}, domain.ErrUnauthenticated
 	}
 	keys := uc.throttleKeys(in)
-	at, err := uc.reserve(ctx, in, keys)
+	at, err := uc.reserve(ctx, in.caller(), in, keys)
 	if err != nil {
 		return domain.TokenPair{}, err
 	}
@@ -143,7 +142,7 @@ func (uc *Login) Execute(ctx context.Context, in LoginInput) (domain.TokenPair, 
 	if err != nil {
 		return domain.TokenPair{}, fmt.Errorf("login: %w", err)
 	}
-	uc.giveBack(ctx, keys, usernameThrottleKey(in.Username), at)
+	uc.giveBack(ctx, in.caller(), keys, usernameThrottleKey(in.Username), at)
 	finish(true)
 	uc.upgradeHash(ctx, u, in.Password)
 	next, err := uc.d.Tokens.prepare(ctx, u.ID, uc.d.Tokens.IDs.NewID(), domain.Normalize(uc.d.Tokens.Clock.Now()), u.Admin,
@@ -156,10 +155,10 @@ func (uc *Login) Execute(ctx context.Context, in LoginInput) (domain.TokenPair, 
 	if err != nil {
 		return domain.TokenPair{}, fmt.Errorf("login: %w", err)
 	}
-	if err := uc.d.Tokens.Refresh.SaveRefresh(ctx, next.rec); err != nil {
+	if err := uc.d.Tokens.Refresh.For(in.caller()).SaveRefresh(ctx, next.rec); err != nil {
 		return domain.TokenPair{}, fmt.Errorf("login: store refresh token: %w", err)
 	}
-	evicted, err := uc.evict(ctx, u.ID)
+	evicted, err := uc.evict(ctx, in.caller(), u.ID)
 	if err != nil {
 		return domain.TokenPair{}, fmt.Errorf("login: end the least recently used sessions: %w", err)
 	}
@@ -181,11 +180,12 @@ func (uc *Login) Execute(ctx context.Context, in LoginInput) (domain.TokenPair, 
 // it in one statement after the login's own family committed, so that
 // concurrent logins leave no more than MaxSessions (ports.SessionEvictor);
 // the events are recorded after it, as the store takes none.
-func (uc *Login) evict(ctx context.Context, userID string) ([]string, error) {
-	if uc.evictor == nil {
+func (uc *Login) evict(ctx context.Context, c domain.Caller, userID string) ([]string, error) {
+	evictor, ok := uc.d.Tokens.Refresh.For(c).(ports.SessionEvictor)
+	if !ok || uc.d.MaxSessions < 0 {
 		return nil, nil
 	}
-	ids, err := uc.evictor.EvictSessions(ctx, userID, uc.d.MaxSessions, uc.d.Tokens.Clock.Now())
+	ids, err := evictor.EvictSessions(ctx, userID, uc.d.MaxSessions, uc.d.Tokens.Clock.Now())
 	if err != nil {
 		return nil, err
 	}
@@ -222,12 +222,12 @@ func usernameThrottleKey(username string) string { return "u:" + domain.Normaliz
 // checked, atomically in the store, and returns when it was counted. An
 // attempt over a limit is refused with a domain.KindTooMany error and
 // costs nothing more.
-func (uc *Login) reserve(ctx context.Context, in LoginInput, keys []ports.ThrottleKey) (time.Time, error) {
+func (uc *Login) reserve(ctx context.Context, c domain.Caller, in LoginInput, keys []ports.ThrottleKey) (time.Time, error) {
 	now := uc.d.Tokens.Clock.Now()
 	if len(keys) == 0 {
 		return now, nil
 	}
-	ok, oldest, err := uc.reserveOnce(ctx, keys, now)
+	ok, oldest, err := uc.reserveOnce(ctx, c, keys, now)
 	if !ok && err == nil && uc.d.InFlightWait > 0 {
 		// The limit may be reached by attempts still in flight here
 		// (inFlight): wait for one of them to give its place back.
@@ -235,7 +235,7 @@ func (uc *Login) reserve(ctx context.Context, in LoginInput, keys []ports.Thrott
 		defer stop.Stop()
 		for !ok && err == nil && uc.flying.wait(ctx, keys, stop.C) {
 			now = uc.d.Tokens.Clock.Now()
-			ok, oldest, err = uc.reserveOnce(ctx, keys, now)
+			ok, oldest, err = uc.reserveOnce(ctx, c, keys, now)
 		}
 	}
 	if err != nil {
@@ -257,9 +257,9 @@ func (uc *Login) reserve(ctx context.Context, in LoginInput, keys []ports.Thrott
 // reserveOnce reserves an attempt, registered in flight from before the
 // call until it ends; a refused attempt is deregistered at once (see
 // inFlight).
-func (uc *Login) reserveOnce(ctx context.Context, keys []ports.ThrottleKey, now time.Time) (bool, time.Time, error) {
+func (uc *Login) reserveOnce(ctx context.Context, c domain.Caller, keys []ports.ThrottleKey, now time.Time) (bool, time.Time, error) {
 	uc.flying.add(keys)
-	ok, oldest, err := uc.d.Throttle.Reserve(ctx, keys, now, now.Add(-uc.d.Limits.Window))
+	ok, oldest, err := uc.d.Throttle.For(c).Reserve(ctx, keys, now, now.Add(-uc.d.Limits.Window))
 	if !ok || err != nil {
 		uc.flying.done(keys, false)
 	}
@@ -285,13 +285,17 @@ func (uc *Login) inFlight(keys []ports.ThrottleKey) func(freed bool) {
 // starts again from zero (docs/api.md, "Authentication") and the address gives
 // back the one attempt it reserved, so a busy address is limited by its
 // failures only. Failure here only leaves the counts higher.
-func (uc *Login) giveBack(ctx context.Context, keys []ports.ThrottleKey, userKey string, at time.Time) {
+func (uc *Login) giveBack(ctx context.Context, c domain.Caller, keys []ports.ThrottleKey, userKey string, at time.Time) {
+	if len(keys) == 0 {
+		return
+	}
+	throttle := uc.d.Throttle.For(c)
 	for _, k := range keys {
 		var err error
 		if k.Key == userKey {
-			err = uc.d.Throttle.Reset(ctx, k.Key)
+			err = throttle.Reset(ctx, k.Key)
 		} else {
-			err = uc.d.Throttle.Release(ctx, k.Key, at)
+			err = throttle.Release(ctx, k.Key, at)
 		}
 		if err != nil {
 			uc.d.Log.WarnContext(ctx, "give back a login attempt", "err", err)

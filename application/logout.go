@@ -42,7 +42,7 @@ func (uc *Logout) Execute(ctx context.Context, actor domain.Actor) error {
 	p := actor.Principal
 	event, events := uc.audit.Prepare(ctx, fromClient(actor, domain.AuditEvent{Type: domain.AuditLogout, UserID: p.ID,
 		Username: p.Username, Family: family}))
-	if err := uc.refresh.RevokeFamily(ctx, family, uc.clock.Now(), events...); err != nil {
+	if err := uc.refresh.For(actor.Caller()).RevokeFamily(ctx, family, uc.clock.Now(), events...); err != nil {
 		return fmt.Errorf("logout: %w", err)
 	}
 	if uc.revoked != nil {

@@ -51,7 +51,7 @@ func (uc *PatchCache) Execute(ctx context.Context, in PatchCacheInput) (domain.E
 
 // execute is Execute inside its span.
 func (uc *PatchCache) execute(ctx context.Context, in PatchCacheInput) (domain.Entry, error) {
-	st, now, err := uc.deps.open(in.Assignment, in.Actor)
+	st, repo, now, err := uc.deps.open(in.Assignment, in.Actor)
 	if err != nil {
 		return domain.Entry{}, err
 	}
@@ -68,7 +68,7 @@ func (uc *PatchCache) execute(ctx context.Context, in PatchCacheInput) (domain.E
 	if !ok {
 		return domain.Entry{}, domain.ErrCacheNotFound
 	}
-	e, err := st.Repo.Update(ctx, id, now, st.Quota, func(cur *domain.Entry) error {
+	e, err := repo.Update(ctx, id, now, st.Quota, func(cur *domain.Entry) error {
 		if !canSee(in.Actor, st, *cur) {
 			return errInvisible
 		}

@@ -223,7 +223,10 @@ func (uc *Refresh) rotate(ctx context.Context, c domain.Claims, p domain.Princip
 		event, events = uc.d.Audit.Prepare(ctx, domain.AuditEvent{Type: domain.AuditRefreshReused, UserID: p.ID,
 			Username: p.Username, Family: c.FamilyID, Address: next.rec.Address})
 	}
-	rot, err := uc.d.Tokens.Refresh.RotateRefresh(ctx, c, next.rec, next.rec.IssuedAt, uc.d.ReuseGrace, events...)
+	// A refresh is its client address's database work, as any anonymous
+	// request's (README, "Fair share of the database").
+	caller := domain.Caller{Address: next.rec.Address}
+	rot, err := uc.d.Tokens.Refresh.For(caller).RotateRefresh(ctx, c, next.rec, next.rec.IssuedAt, uc.d.ReuseGrace, events...)
 	if err != nil {
 		return ports.Rotation{}, event, fmt.Errorf("refresh: rotate: %w", err)
 	}

@@ -21,6 +21,9 @@ type spyRefreshStore struct {
 	fail     error
 }
 
+// For keeps the spy: memory bounds no caller.
+func (s *spyRefreshStore) For(domain.Caller) ports.RefreshStore { return s }
+
 func (s *spyRefreshStore) RotateRefresh(ctx context.Context, p domain.Claims, next domain.RefreshRecord, now time.Time, grace time.Duration,
 	events ...domain.AuditEvent) (ports.Rotation, error) {
 	if s.fail != nil {

@@ -63,7 +63,7 @@ func (uc *ReplaceCache) traceable(ctx context.Context, in ReplaceCacheInput) (re
 
 // execute is Execute inside its span.
 func (uc *ReplaceCache) execute(ctx context.Context, in ReplaceCacheInput) (e domain.Entry, created bool, err error) {
-	st, now, err := uc.deps.open(in.Assignment, in.Actor)
+	st, repo, now, err := uc.deps.open(in.Assignment, in.Actor)
 	if err != nil {
 		return domain.Entry{}, false, err
 	}
@@ -91,7 +91,7 @@ func (uc *ReplaceCache) execute(ctx context.Context, in ReplaceCacheInput) (e do
 	// An entry created between our update and our create makes the create
 	// fail with ErrCacheIDTaken; the next round replaces it instead.
 	for range 3 {
-		e, err := st.Repo.Update(ctx, id, now, st.Quota, func(cur *domain.Entry) error {
+		e, err := repo.Update(ctx, id, now, st.Quota, func(cur *domain.Entry) error {
 			if !canSee(in.Actor, st, *cur) {
 				return errInvisible
 			}

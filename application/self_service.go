@@ -13,11 +13,10 @@ import (
 // account (docs/admin.md): their sessions, signing out another device,
 // changing their password.
 type SelfService struct {
-	login    *Login
-	users    *Users
-	refresh  ports.RefreshStore
-	sessions ports.SessionStore
-	revoked  SessionRevocations
+	login   *Login
+	users   *Users
+	refresh ports.RefreshStore
+	revoked SessionRevocations
 }
 
 // NewSelfService returns the use cases. login's throttle and validator
@@ -26,8 +25,15 @@ func NewSelfService(login *Login, users *Users, refresh ports.RefreshStore, revo
 	if login == nil || users == nil || refresh == nil {
 		return nil, errors.New("self-service needs login, user administration and the refresh store")
 	}
+	return &SelfService{login: login, users: users, refresh: refresh, revoked: revoked}, nil
+}
+
+// bound returns the refresh store bound to actor's caller, and its
+// sessions (nil when it shows none).
+func (s *SelfService) bound(actor domain.Actor) (ports.RefreshStore, ports.SessionStore) {
+	refresh := s.refresh.For(actor.Caller())
 	sessions, _ := refresh.(ports.SessionStore)
-	return &SelfService{login: login, users: users, refresh: refresh, sessions: sessions, revoked: revoked}, nil
+	return refresh, sessions
 }
 
 // Sessions returns page p of the caller's live sessions, the last used
@@ -37,10 +43,11 @@ func (s *SelfService) Sessions(ctx context.Context, actor domain.Actor, p Sessio
 	if !actor.Authenticated() {
 		return SessionList{}, domain.ErrUnauthenticated
 	}
-	if s.sessions == nil {
+	_, sessions := s.bound(actor)
+	if sessions == nil {
 		return SessionList{}, domain.ErrNotImplemented
 	}
-	all, err := s.sessions.UserSessions(ctx, actor.Principal.ID, s.users.clock.Now())
+	all, err := sessions.UserSessions(ctx, actor.Principal.ID, s.users.clock.Now())
 	if err != nil {
 		return SessionList{}, err
 	}
@@ -56,21 +63,22 @@ func (s *SelfService) RevokeSession(ctx context.Context, actor domain.Actor, id 
 	if !actor.Authenticated() {
 		return domain.ErrUnauthenticated
 	}
-	if s.sessions == nil {
+	refresh, sessions := s.bound(actor)
+	if sessions == nil {
 		return domain.ErrNotImplemented
 	}
 	p := actor.Principal
 	if !domain.IsUUID(id) {
 		return domain.ErrSessionNotFound // every family id is a UUID
 	}
-	sess, err := s.sessions.Session(ctx, id)
+	sess, err := sessions.Session(ctx, id)
 	if err != nil {
 		return err
 	}
 	if sess.UserID != p.ID {
 		return domain.ErrSessionNotFound
 	}
-	return revokeSession(ctx, s.users.audit, s.refresh, s.revoked, s.users.clock, id,
+	return revokeSession(ctx, s.users.audit, refresh, s.revoked, s.users.clock, id,
 		fromClient(actor, domain.AuditEvent{Type: domain.AuditSessionRevoked, UserID: p.ID, Username: p.Username, Family: id}))
 }
 
@@ -111,7 +119,7 @@ func (s *SelfService) ChangePassword(ctx context.Context, in ChangePasswordInput
 	}
 	li := LoginInput{Username: u.Username, Password: in.CurrentPassword, ClientAddr: in.ClientAddr}
 	keys := s.login.throttleKeys(li)
-	at, err := s.login.reserve(ctx, li, keys)
+	at, err := s.login.reserve(ctx, in.Actor.Caller(), li, keys)
 	if err != nil {
 		return err
 	}
@@ -128,7 +136,7 @@ func (s *SelfService) ChangePassword(ctx context.Context, in ChangePasswordInput
 			Address: in.ClientAddr, Reason: domain.AuditReasonBadPassword})
 		return domain.ErrUnauthenticated
 	}
-	s.login.giveBack(ctx, keys, usernameThrottleKey(u.Username), at)
+	s.login.giveBack(ctx, in.Actor.Caller(), keys, usernameThrottleKey(u.Username), at)
 	hash, salt, err := s.users.hasher.Hash(ctx, in.NewPassword)
 	if err != nil {
 		return fmt.Errorf("hash password: %w", err)
@@ -143,17 +151,19 @@ func (s *SelfService) ChangePassword(ctx context.Context, in ChangePasswordInput
 		return err
 	}
 	s.users.audit.Committed(ctx, event)
-	return s.endOtherSessions(ctx, p)
+	return s.endOtherSessions(ctx, in.Actor)
 }
 
-// endOtherSessions revokes every live session of p but p's own.
-func (s *SelfService) endOtherSessions(ctx context.Context, p domain.Principal) error {
-	if s.sessions == nil || p.FamilyID == "" {
+// endOtherSessions revokes every live session of actor but its own.
+func (s *SelfService) endOtherSessions(ctx context.Context, actor domain.Actor) error {
+	p := actor.Principal
+	refresh, sessions := s.bound(actor)
+	if sessions == nil || p.FamilyID == "" {
 		// Without sessions to tell apart, every session ends, the
 		// caller's too: the safe side.
-		return s.refresh.RevokeUser(ctx, p.ID, s.users.clock.Now())
+		return refresh.RevokeUser(ctx, p.ID, s.users.clock.Now())
 	}
-	list, err := s.sessions.UserSessions(ctx, p.ID, s.users.clock.Now())
+	list, err := sessions.UserSessions(ctx, p.ID, s.users.clock.Now())
 	if err != nil {
 		return fmt.Errorf("change password: end other sessions: %w", err)
 	}
@@ -161,7 +171,7 @@ func (s *SelfService) endOtherSessions(ctx context.Context, p domain.Principal) 
 		if sess.ID == p.FamilyID {
 			continue
 		}
-		if err := s.refresh.RevokeFamily(ctx, sess.ID, s.users.clock.Now()); err != nil {
+		if err := refresh.RevokeFamily(ctx, sess.ID, s.users.clock.Now()); err != nil {
 			return fmt.Errorf("change password: end other sessions: %w", err)
 		}
 		if s.revoked != nil {

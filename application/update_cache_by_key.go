@@ -33,7 +33,7 @@ func (uc *UpdateCacheByKey) Execute(ctx context.Context, in UpdateCacheByKeyInpu
 
 // execute is Execute inside its span.
 func (uc *UpdateCacheByKey) execute(ctx context.Context, in UpdateCacheByKeyInput) (domain.Entry, error) {
-	st, now, err := uc.deps.open(in.Assignment, in.Actor)
+	st, repo, now, err := uc.deps.open(in.Assignment, in.Actor)
 	if err != nil {
 		return domain.Entry{}, err
 	}
@@ -42,11 +42,11 @@ func (uc *UpdateCacheByKey) execute(ctx context.Context, in UpdateCacheByKeyInpu
 		return domain.Entry{}, err
 	}
 	ref := CacheRef{Key: c.Key, Type: c.Type, AssigneeID: c.AssigneeID}
-	cur, err := uc.deps.byRef(ctx, st, in.Actor, ref, now)
+	cur, err := uc.deps.byRef(ctx, st, repo, in.Actor, ref, now)
 	if err != nil {
 		return domain.Entry{}, err
 	}
-	e, err := st.Repo.Update(ctx, cur.ID, now, st.Quota, func(e *domain.Entry) error {
+	e, err := repo.Update(ctx, cur.ID, now, st.Quota, func(e *domain.Entry) error {
 		if e.NaturalKey() != cur.NaturalKey() {
 			// Renamed by a concurrent PATCH: the entry we were asked
 			// about is gone.

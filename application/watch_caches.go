@@ -59,7 +59,7 @@ var ErrFeedUnavailable = errors.New("change feed: not configured")
 // when the policy needs a user, a validation error for a negative Since,
 // and ErrFeedClosed once the feed has stopped.
 func (uc *WatchCaches) Execute(ctx context.Context, in WatchCachesInput) (*Subscription, error) {
-	st, _, err := uc.deps.open(in.Assignment, in.Actor)
+	st, _, _, err := uc.deps.open(in.Assignment, in.Actor)
 	if err != nil {
 		return nil, err
 	}

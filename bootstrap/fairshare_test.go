@@ -20,6 +20,7 @@ import (
 	"github.com/cachegate/cachegate/bootstrap/config"
 	"github.com/cachegate/cachegate/bootstrap/httpfx"
 	"github.com/cachegate/cachegate/domain"
+	"github.com/cachegate/cachegate/ports"
 	"github.com/cachegate/cachegate/test/pgtest"
 )
 
@@ -195,5 +196,47 @@ func slowReaders(t *testing.T, database string) {
 		if res.StatusCode != http.StatusOK {
 			t.Errorf("GET %s beside %d clients not reading their lists: %d %.200s", path, readers, res.StatusCode, body)
 		}
+	}
+}
+
+// TestAGoAPICallAsAUserIsChargedToThatUser: a Go API call AsActor of a
+// user is that user's database work, charged to her budget of database
+// time (README, "Fair share of the database") as her HTTP requests are,
+// with nothing in its context; a call as the system is nobody's.
+func TestAGoAPICallAsAUserIsChargedToThatUser(t *testing.T) {
+	t.Parallel()
+	cfg := config.Default()
+	cfg.Addr = "127.0.0.1:0"
+	cfg.Database = "sqlite:" + t.TempDir() + "/charged.db"
+	cfg.Auth.BcryptCost = 4
+	// A nanosecond a second and at once: any call spends it.
+	cfg.DatabaseUserTime, cfg.DatabaseUserBurst = time.Nanosecond, time.Nanosecond
+	var (
+		cache  *application.Cache
+		budget ports.CallerBudget
+	)
+	app, err := bootstrap.Start(bootstrap.App(cfg, io.Discard, fx.Populate(&cache, &budget)))
+	if err != nil {
+		t.Fatalf("start: %v", err)
+	}
+	t.Cleanup(func() { _ = bootstrap.Stop(app, 10*time.Second) })
+	const alice = "0190a000-0000-7000-8000-000000000001"
+	in := application.CacheInput{Key: "k", Type: "t", AssigneeID: alice, Data: []byte(`1`)}
+	if _, err := cache.Create(t.Context(), config.DefaultAssignment, in); err != nil {
+		t.Fatal(err)
+	}
+	ref := application.CacheRef{Key: "k", Type: "t", AssigneeID: alice}
+	if _, err := cache.Get(t.Context(), config.DefaultAssignment, ref); err != nil {
+		t.Fatal(err)
+	}
+	if got := budget.Spent(domain.Caller{User: alice}); got != 0 {
+		t.Fatalf("alice's budget after calls as the system: spent for %v, want untouched", got)
+	}
+	asAlice := application.AsActor(domain.AsPrincipal(domain.Principal{ID: alice}))
+	if _, err := cache.Get(t.Context(), config.DefaultAssignment, ref, asAlice); err != nil {
+		t.Fatal(err)
+	}
+	if got := budget.Spent(domain.Caller{User: alice}); got <= 0 {
+		t.Errorf("alice's budget after a Go API call as her: %v left to wait, want it spent", got)
 	}
 }

@@ -65,6 +65,28 @@ func (a Actor) From(c Client) Actor {
 	return a
 }
 
+// Caller is whose database work a store call is: the key by which storage
+// shares the database fairly (README, "Fair share of the database"). It
+// is a fairness key, never an authorisation. The zero Caller (the system
+// actor: background work, in-process calls as the system) is not bounded.
+type Caller struct {
+	// User is the authenticated user's id; Address, when User is empty,
+	// an anonymous client's address.
+	User, Address string
+}
+
+// Caller returns whose database work a's operation is: its principal's,
+// or an anonymous actor's client address; the zero Caller for the system.
+func (a Actor) Caller() Caller {
+	switch a.kind {
+	case actorUser:
+		return Caller{User: a.Principal.ID}
+	case actorAnonymous:
+		return Caller{Address: a.Client.Address}
+	}
+	return Caller{}
+}
+
 type actorKind uint8
 
 const (

@@ -151,6 +151,8 @@ type TokenValidator interface {
 // its live token and the few tokens it replaced last, so storage grows
 // with live sessions, not with refreshes.
 type RefreshStore interface {
+	// For returns the store bound to caller, as CacheRepository.For.
+	For(caller domain.Caller) RefreshStore
 	// SaveRefresh starts the family of a newly issued refresh token (a
 	// login): r becomes the live token of family r.FamilyID, r.Digest its
 	// digest. A family
@@ -279,6 +281,8 @@ type ThrottleKey struct {
 // count back (Reset, Release). So parallel attempts cannot pass a limit
 // together, and a refused attempt costs no password check.
 type LoginThrottle interface {
+	// For returns the throttle bound to caller, as CacheRepository.For.
+	For(caller domain.Caller) LoginThrottle
 	// Reserve counts one attempt at now under every key, atomically: when
 	// some key already holds Limit or more attempts at or after since,
 	// nothing is counted and Reserve returns false with the time of the

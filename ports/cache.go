@@ -33,6 +33,13 @@ type ListResult struct {
 // Reads take the current instant and never return an entry that is deleted
 // or expired at it.
 type CacheRepository interface {
+	// For returns the repository bound to caller: its calls are caller's
+	// database work, which a store sharing its database between callers
+	// bounds and charges (README, "Fair share of the database"); the zero
+	// Caller is not bounded. A use case binds its actor's
+	// (domain.Actor.Caller). It is cheap, and a store that bounds no
+	// caller returns itself; a wrapper wraps the bound repository too.
+	For(caller domain.Caller) CacheRepository
 	// Create stores e as given (the caller set every field). It returns
 	// domain.ErrCacheEntityAlreadyExists when a live entry has e's natural
 	// key and domain.ErrCacheIDTaken when a live entry has e's id. Dead rows

@@ -4,6 +4,8 @@ import (
 	"context"
 	"log/slog"
 	"time"
+
+	"github.com/cachegate/cachegate/domain"
 )
 
 // requestIDKey is the context key of the request id.
@@ -54,32 +56,12 @@ func (h requestIDHandler) WithGroup(name string) slog.Handler {
 	return requestIDHandler{h.Handler.WithGroup(name)}
 }
 
-// callerKey is the context key of the caller's identity.
-type callerKey struct{}
-
-// WithCaller returns ctx carrying the identity of whoever the request is
-// served for ("user:<subject>" for an authenticated user, "address:<ip>"
-// for an anonymous client), which driving adapters set so that storage
-// can share its resources fairly between callers (a bound on one
-// caller's concurrent statements). It is a fairness key, not an
-// authorisation: access is decided by the actor in each use case's input.
-func WithCaller(ctx context.Context, caller string) context.Context {
-	return context.WithValue(ctx, callerKey{}, caller)
-}
-
-// Caller returns the caller ctx carries, or "" (a background task, or an
-// in-process call that named none).
-func Caller(ctx context.Context) string {
-	c, _ := ctx.Value(callerKey{}).(string)
-	return c
-}
-
 // CallerBudget is each caller's budget of database time on this replica
 // (README.md, "Fair share"): storage charges what a caller's calls take,
 // and a driving adapter refuses the caller's next request while its
 // budget is spent.
 type CallerBudget interface {
-	// Spent returns how long until caller (as Caller names it) has
-	// database time again: zero while it has some.
-	Spent(caller string) time.Duration
+	// Spent returns how long until caller has database time again: zero
+	// while it has some.
+	Spent(caller domain.Caller) time.Duration
 }

@@ -8,7 +8,6 @@ import (
 
 	"github.com/cachegate/cachegate/adapters/bunstore/internal/writegate"
 	"github.com/cachegate/cachegate/domain"
-	"github.com/cachegate/cachegate/ports"
 )
 
 // TestCallsChargeTheirCallersBudget: what a caller's repository calls
@@ -21,23 +20,23 @@ func TestCallsChargeTheirCallersBudget(t *testing.T) {
 		// spends it.
 		budget := NewBudget(time.Nanosecond, time.Nanosecond, nil)
 		repo := pagedRepo(t, db, "budget_cache", listPaging{}, withCallerLimit(newCallerLimit(db, 0, budget)))
-		alice := ports.WithCaller(t.Context(), "user:alice")
-		if err := repo.Create(alice, testEntry(1), testNow, domain.Quota{}); err != nil {
+		alice := repo.For(domain.Caller{User: "alice"})
+		if err := alice.Create(t.Context(), testEntry(1), testNow, domain.Quota{}); err != nil {
 			t.Fatal(err)
 		}
 		if _, err := repo.Get(t.Context(), testEntry(1).ID, testNow); err != nil {
 			t.Fatal(err)
 		}
-		if got := budget.Spent("user:alice"); got != 0 {
+		if got := budget.Spent(domain.Caller{User: "alice"}); got != 0 {
 			t.Fatalf("alice spent %v after only a grouped write of hers and a call without a caller, want 0", got)
 		}
-		if _, err := repo.Get(alice, "no-such-id", testNow); !errors.Is(err, domain.ErrCacheNotFound) {
+		if _, err := alice.Get(t.Context(), "no-such-id", testNow); !errors.Is(err, domain.ErrCacheNotFound) {
 			t.Fatalf("Get = %v, want not found", err)
 		}
-		if got := budget.Spent("user:alice"); got <= 0 {
+		if got := budget.Spent(domain.Caller{User: "alice"}); got <= 0 {
 			t.Errorf("alice's budget after her call = %v left to wait, want it spent", got)
 		}
-		if got := budget.Spent("user:bob"); got != 0 {
+		if got := budget.Spent(domain.Caller{User: "bob"}); got != 0 {
 			t.Errorf("bob's budget after alice's call: spent for %v, want untouched", got)
 		}
 	})
@@ -58,7 +57,7 @@ func TestAWaitForSQLitesWriterIsNotChargedToTheCaller(t *testing.T) {
 		t.Fatal(err)
 	}
 	time.AfterFunc(300*time.Millisecond, leaveOther)
-	ctx, release, err := l.Acquire(ports.WithCaller(t.Context(), "user:alice"))
+	ctx, release, err := l.Acquire(t.Context(), domain.Caller{User: "alice"})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -72,7 +71,7 @@ func TestAWaitForSQLitesWriterIsNotChargedToTheCaller(t *testing.T) {
 	if waited := time.Since(start); waited < 250*time.Millisecond {
 		t.Fatalf("the call waited %v for the gate, want about 300ms", waited)
 	}
-	if got := budget.Spent("user:alice"); got != 0 {
+	if got := budget.Spent(domain.Caller{User: "alice"}); got != 0 {
 		t.Errorf("alice's budget after a call that only waited for the writer: spent for %v, want untouched", got)
 	}
 }

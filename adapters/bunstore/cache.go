@@ -54,8 +54,8 @@ type CacheRepository struct {
 	// constructor chooses once.
 	writer entryWriter
 	// batchedCreates counts the creates written by statements of several,
-	// for tests.
-	batchedCreates atomic.Int64
+	// for tests; its copies (For) count in the same.
+	batchedCreates *atomic.Int64
 }
 
 // listPaging holds a repository's page bounds; tests set smaller ones.
@@ -72,9 +72,19 @@ var _ ports.CacheRepository = (*CacheRepository)(nil)
 // NewCacheRepository returns the repository of table, which Migrate
 // created.
 func NewCacheRepository(db *DB, table string) *CacheRepository {
-	r := &CacheRepository{db: db.sql, table: bun.Ident(table), name: table, bounds: db.bounds, eng: db.eng, handle: db}
+	r := &CacheRepository{db: db.sql, table: bun.Ident(table), name: table, bounds: db.bounds, eng: db.eng, handle: db,
+		batchedCreates: new(atomic.Int64)}
 	r.writer = newEntryWriter(r, db)
 	return r
+}
+
+// For implements ports.CacheRepository: a copy whose calls enter their
+// bounds as caller's (bound.Bounds.Caller). The writer stays r's: a write
+// it runs is inside a call that entered the copy's bounds.
+func (r *CacheRepository) For(caller domain.Caller) ports.CacheRepository {
+	v := *r
+	v.bounds.Caller = caller
+	return &v
 }
 
 const cacheColumns = "id, key, type, assignee_id, data, version, date_created, date_updated, date_deleted, expires_at"

@@ -31,6 +31,8 @@ func TestTheCallerBoundTakesHalfThePool(t *testing.T) {
 // users a connection; without the bound they would wait for the
 // repository's timeout.
 func TestOneCallerNeverTakesThePool(t *testing.T) {
+	// hogKey marks the hog's calls, whose rows block.
+	type hogKey struct{}
 	t.Parallel()
 	const pool = 4
 	run := func(t *testing.T, db *DB, limit *callers.Limit) (hogs []error, other error) {
@@ -38,7 +40,7 @@ func TestOneCallerNeverTakesThePool(t *testing.T) {
 		var entered sync.WaitGroup
 		release := make(chan struct{})
 		paging := listPaging{rows: 1, rowRead: func(ctx context.Context) {
-			if ports.Caller(ctx) == "user:hog" {
+			if ctx.Value(hogKey{}) != nil {
 				entered.Done()
 				<-release
 			}
@@ -49,7 +51,7 @@ func TestOneCallerNeverTakesThePool(t *testing.T) {
 		}
 		repo := pagedRepo(t, db, "user_cache", paging, opts...)
 		seed(t, db, "user_cache", 5, time.Time{})
-		hog := ports.WithCaller(context.Background(), "user:hog")
+		hog := context.WithValue(context.Background(), hogKey{}, true)
 		blocked := pool
 		if limit != nil {
 			blocked = limit.PerCaller()
@@ -58,7 +60,7 @@ func TestOneCallerNeverTakesThePool(t *testing.T) {
 		results := make(chan error, pool)
 		for range pool {
 			go func() {
-				_, err := repo.List(hog, ports.ListQuery{Limit: 1}, testNow, func(domain.Entry) error { return nil })
+				_, err := repo.For(domain.Caller{User: "hog"}).List(hog, ports.ListQuery{Limit: 1}, testNow, func(domain.Entry) error { return nil })
 				results <- err
 			}()
 		}
@@ -87,7 +89,7 @@ func TestOneCallerNeverTakesThePool(t *testing.T) {
 		}
 		close(polling)
 		<-polled
-		_, other = repo.Get(ports.WithCaller(t.Context(), "user:other"), testEntry(1).ID, testNow)
+		_, other = repo.For(domain.Caller{User: "other"}).Get(t.Context(), testEntry(1).ID, testNow)
 		close(release)
 		for range blocked {
 			hogs = append(hogs, <-results)
@@ -144,10 +146,10 @@ func TestGroupedWritesTakeNoPlaceOfTheirCaller(t *testing.T) {
 	if repo.writeGroup() == nil {
 		t.Fatal("the SQLite repository has no write group")
 	}
-	ctx := ports.WithCaller(t.Context(), "user:burst")
+	burst := repo.For(domain.Caller{User: "burst"})
 	errs := make(chan error, 16)
 	for i := range 16 {
-		go func() { errs <- repo.Create(ctx, testEntry(i), testNow, domain.Quota{}) }()
+		go func() { errs <- burst.Create(t.Context(), testEntry(i), testNow, domain.Quota{}) }()
 	}
 	for range 16 {
 		if err := <-errs; err != nil {

@@ -279,9 +279,10 @@ func WithQueryTimeout(d time.Duration) Option {
 	return func(c *openConfig) { c.bounds.Query = d }
 }
 
-// WithCallerBound bounds the calls each caller runs at once on the
-// handle's pool to perCaller (zero or less: half the pool, at least one),
-// so that one caller never takes the whole pool (internal/callers). budget,
+// WithCallerBound bounds the calls each caller (the domain.Caller a
+// store's For bound them to) runs at once on the handle's pool to
+// perCaller (zero or less: half the pool, at least one), so that one
+// caller never takes the whole pool (internal/callers). budget,
 // when not nil, is charged the time each call holds a connection.
 // Without it no caller is bounded.
 func WithCallerBound(perCaller int, budget *Budget) Option {

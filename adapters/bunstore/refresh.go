@@ -34,6 +34,14 @@ var (
 	_ ports.RevocationFeed = (*RefreshStore)(nil)
 )
 
+// For implements ports.RefreshStore (CacheRepository.For); the rotation
+// group stays s's: a grouped rotation takes no place of its caller's.
+func (s *RefreshStore) For(caller domain.Caller) ports.RefreshStore {
+	v := *s
+	v.bounds.Caller = caller
+	return &v
+}
+
 // NewRefreshStore returns the store over db, which must come from Open and
 // have been migrated.
 func NewRefreshStore(db *DB) *RefreshStore {

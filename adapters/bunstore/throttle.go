@@ -10,6 +10,7 @@ import (
 	"github.com/cachegate/cachegate/adapters/bunstore/internal/bound"
 	"github.com/cachegate/cachegate/adapters/bunstore/internal/dberr"
 	"github.com/cachegate/cachegate/adapters/bunstore/internal/engine"
+	"github.com/cachegate/cachegate/domain"
 	"github.com/cachegate/cachegate/ports"
 )
 
@@ -30,6 +31,13 @@ type LoginThrottle struct {
 }
 
 var _ ports.LoginThrottle = (*LoginThrottle)(nil)
+
+// For implements ports.LoginThrottle (CacheRepository.For).
+func (l *LoginThrottle) For(caller domain.Caller) ports.LoginThrottle {
+	v := *l
+	v.bounds.Caller = caller
+	return &v
+}
 
 // NewLoginThrottle returns the throttle over db, which must come from Open
 // and have been migrated.

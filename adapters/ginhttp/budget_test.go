@@ -10,21 +10,22 @@ import (
 
 	"github.com/cachegate/cachegate/adapters/ginhttp"
 	"github.com/cachegate/cachegate/adapters/ginhttp/limits"
+	"github.com/cachegate/cachegate/domain"
 )
 
 // fakeBudget is a ports.CallerBudget whose spent callers the test sets.
 type fakeBudget struct {
 	mu    sync.Mutex
-	spent map[string]time.Duration
+	spent map[domain.Caller]time.Duration
 }
 
-func (b *fakeBudget) set(caller string, d time.Duration) {
+func (b *fakeBudget) set(caller domain.Caller, d time.Duration) {
 	b.mu.Lock()
 	defer b.mu.Unlock()
 	b.spent[caller] = d
 }
 
-func (b *fakeBudget) Spent(caller string) time.Duration {
+func (b *fakeBudget) Spent(caller domain.Caller) time.Duration {
 	b.mu.Lock()
 	defer b.mu.Unlock()
 	return b.spent[caller]
@@ -32,7 +33,7 @@ func (b *fakeBudget) Spent(caller string) time.Duration {
 
 func TestACallerWhoseDatabaseBudgetIsSpentGets429(t *testing.T) {
 	t.Parallel()
-	budget := &fakeBudget{spent: map[string]time.Duration{}}
+	budget := &fakeBudget{spent: map[domain.Caller]time.Duration{}}
 	f := newFixture(t, func(o *ginhttp.Options) {
 		o.Authenticator, o.EnableGuards = fakeAuth{}, true
 		o.Limits = limits.Options{Budget: budget}
@@ -46,7 +47,7 @@ func TestACallerWhoseDatabaseBudgetIsSpentGets429(t *testing.T) {
 	// written when the budget runs out.
 	inFlight := open(t, base, "", "/cache/mine?limit=1000", bearer(alice)...)
 	inFlight.wantStatus(t, "alice's list", http.StatusOK)
-	budget.set("user:"+alice, 1500*time.Millisecond)
+	budget.set(domain.Caller{User: alice}, 1500*time.Millisecond)
 
 	t.Run("her next request is refused with Retry-After and the error envelope", func(t *testing.T) {
 		h := open(t, base, "", "/cache/mine/"+id, bearer(alice)...)
@@ -82,7 +83,7 @@ func TestACallerWhoseDatabaseBudgetIsSpentGets429(t *testing.T) {
 		_, _ = io.Copy(io.Discard, inFlight.resp.Body)
 	})
 	t.Run("once it has refilled she is served again", func(t *testing.T) {
-		budget.set("user:"+alice, 0)
+		budget.set(domain.Caller{User: alice}, 0)
 		if st, _, _ := do(t, http.MethodGet, base+"/cache/mine/"+id, "", bearer(alice)...); st != http.StatusOK {
 			t.Errorf("alice's GET once refilled: %d, want 200", st)
 		}
@@ -91,7 +92,7 @@ func TestACallerWhoseDatabaseBudgetIsSpentGets429(t *testing.T) {
 
 func TestAnonymousCallersHaveABudgetPerClientAddress(t *testing.T) {
 	t.Parallel()
-	budget := &fakeBudget{spent: map[string]time.Duration{"address:127.0.0.1": 3 * time.Second}}
+	budget := &fakeBudget{spent: map[domain.Caller]time.Duration{{Address: "127.0.0.1"}: 3 * time.Second}}
 	f := newFixture(t, func(o *ginhttp.Options) {
 		o.Authenticator = fakeAuth{}
 		o.Limits = limits.Options{Budget: budget}

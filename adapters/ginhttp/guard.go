@@ -9,7 +9,6 @@ import (
 
 	"github.com/cachegate/cachegate/adapters/ginhttp/internal/web"
 	"github.com/cachegate/cachegate/domain"
-	"github.com/cachegate/cachegate/ports"
 )
 
 // Authenticator verifies a bearer access token and returns its principal.
@@ -126,15 +125,12 @@ func (s *Server) identify(public web.Access) func(*gin.Context) {
 			if perr == nil {
 				if p, err := s.auth.Authenticate(c.Request.Context(), tok); err == nil {
 					web.SetPrincipal(c, p)
-					return
 				}
 			}
-			setAnonymousCaller(c)
 			return
 		}
 		switch {
 		case errors.Is(perr, errNoBearer) && !s.guards:
-			setAnonymousCaller(c)
 			return
 		case perr != nil:
 			s.writeError(c, domain.ErrUnauthenticated)
@@ -146,13 +142,5 @@ func (s *Server) identify(public web.Access) func(*gin.Context) {
 			return
 		}
 		web.SetPrincipal(c, p)
-	}
-}
-
-// setAnonymousCaller names an anonymous request's client address as its
-// caller: anonymous clients share storage per address.
-func setAnonymousCaller(c *gin.Context) {
-	if addr := web.Client(c).Address; addr != "" {
-		c.Request = c.Request.WithContext(ports.WithCaller(c.Request.Context(), "address:"+addr))
 	}
 }

@@ -375,3 +375,6 @@ func cacheCopy(e domain.Entry) domain.Entry {
 	e.Data = bytes.Clone(e.Data)
 	return e
 }
+
+// For implements ports.CacheRepository: memory bounds no caller.
+func (r *CacheRepository) For(domain.Caller) ports.CacheRepository { return r }

@@ -164,3 +164,6 @@ func (s *RefreshStore) revoke(now time.Time, match func(domain.RefreshFamily) bo
 		}
 	}
 }
+
+// For implements ports.RefreshStore: memory bounds no caller.
+func (s *RefreshStore) For(domain.Caller) ports.RefreshStore { return s }

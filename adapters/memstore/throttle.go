@@ -6,6 +6,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/cachegate/cachegate/domain"
 	"github.com/cachegate/cachegate/ports"
 )
 
@@ -124,3 +125,6 @@ func (l *LoginThrottle) PurgeFailures(_ context.Context, before time.Time, limit
 	}
 	return removed, nil
 }
+
+// For implements ports.LoginThrottle: memory bounds no caller.
+func (t *LoginThrottle) For(domain.Caller) ports.LoginThrottle { return t }

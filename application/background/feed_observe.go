@@ -2,6 +2,7 @@ package background
 
 import (
 	"context"
+	"reflect"
 	"time"
 
 	"github.com/cachegate/cachegate/domain"
@@ -12,12 +13,25 @@ import (
 // reads a change of this process at once instead of at its next poll.
 // Changes of other processes (replicas) arrive by the poll.
 func (f *Feed) Observe(repo ports.CacheRepository) ports.CacheRepository {
-	return &observedRepo{CacheRepository: repo, feed: f}
+	// A repository whose For returns itself (memstore's: it bounds no
+	// caller) is observed by r itself, bound to any caller, so binding
+	// it costs nothing; told once here, as an uncomparable one cannot be.
+	self := reflect.TypeOf(repo).Comparable() && repo.For(domain.Caller{User: "-"}) == repo
+	return &observedRepo{CacheRepository: repo, feed: f, self: self}
 }
 
 type observedRepo struct {
 	ports.CacheRepository
 	feed *Feed
+	self bool
+}
+
+// For observes the repository bound to caller.
+func (r *observedRepo) For(caller domain.Caller) ports.CacheRepository {
+	if r.self {
+		return r
+	}
+	return &observedRepo{CacheRepository: r.CacheRepository.For(caller), feed: r.feed}
 }
 
 func (r *observedRepo) Create(ctx context.Context, e domain.Entry, now time.Time, q domain.Quota) error {

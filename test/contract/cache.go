@@ -28,6 +28,16 @@ func CacheRepository(t *testing.T, newRepo func(t *testing.T) ports.CacheReposit
 }
 
 func cacheReadTests(t *testing.T, newRepo func(t *testing.T) ports.CacheRepository) {
+	t.Run("a repository bound to a caller (For) holds the same entries", func(t *testing.T) {
+		t.Parallel()
+		repo := newRepo(t)
+		alice := repo.For(domain.Caller{User: "alice"})
+		cacheCreate(t, alice, cacheEntry(1), cacheT0)
+		cacheCreate(t, repo, cacheEntry(2), cacheT0)
+		cacheWantEntry(t, cacheGet(t, repo, cacheEntry(1).ID, cacheT0), cacheEntry(1))
+		cacheWantEntry(t, cacheGet(t, alice, cacheEntry(2).ID, cacheT0), cacheEntry(2))
+		cacheWantEntry(t, cacheGet(t, repo.For(domain.Caller{Address: "192.0.2.1"}), cacheEntry(1).ID, cacheT0), cacheEntry(1))
+	})
 	t.Run("a created entry reads back by id and by natural key with every field equal", func(t *testing.T) {
 		t.Parallel()
 		repo := newRepo(t)

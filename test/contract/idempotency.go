@@ -251,6 +251,9 @@ type lostAnswer struct {
 	lose int
 }
 
+// For keeps the lost answers; the test bounds no caller.
+func (r *lostAnswer) For(domain.Caller) ports.CacheRepository { return r }
+
 func (r *lostAnswer) CreateIdempotent(ctx context.Context, e domain.Entry, now time.Time, q domain.Quota, rec ports.IdempotencyRecord) error {
 	err := r.CacheRepository.CreateIdempotent(ctx, e, now, q, rec)
 	r.mu.Lock()

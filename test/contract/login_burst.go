@@ -230,6 +230,11 @@ type countingThrottle struct {
 	b *burst
 }
 
+// For counts the calls of the throttle bound to caller.
+func (c countingThrottle) For(caller domain.Caller) ports.LoginThrottle {
+	return countingThrottle{c.LoginThrottle.For(caller), c.b}
+}
+
 func (c countingThrottle) Reserve(ctx context.Context, keys []ports.ThrottleKey, now, since time.Time) (bool, time.Time, error) {
 	c.b.reserves.Add(1)
 	return c.LoginThrottle.Reserve(ctx, keys, now, since)

@@ -125,16 +125,16 @@ func newCaps(l Options) *Caps {
 }
 
 // CheckBudget answers 429 with Retry-After (whole seconds, rounded up) to
-// a request whose caller (ports.Caller, which the guard set: a user, or
-// an anonymous client's address) has spent its budget of database time.
+// a request whose caller (the domain.Caller of web.Actor: a user, or an
+// anonymous client's address) has spent its budget of database time.
 // Checking before the work and charging after it (bunstore.Budget) cuts
 // nothing in flight.
 func (s *Caps) CheckBudget(c *gin.Context) {
 	if s.budget == nil {
 		return
 	}
-	caller := ports.Caller(c.Request.Context())
-	if p := c.FullPath(); caller == "" || p == "/healthz" || p == "/readyz" {
+	caller := web.Actor(c).Caller()
+	if p := c.FullPath(); caller == (domain.Caller{}) || p == "/healthz" || p == "/readyz" {
 		// The probes charge no caller and must answer whoever asks.
 		return
 	}

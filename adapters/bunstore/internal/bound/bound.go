@@ -19,6 +19,9 @@ import (
 
 // Bounds are the bounds of every call of a handle's stores.
 type Bounds struct {
+	// Caller is whose work the calls are: a store's For sets it on its
+	// copy (README, "Fair share of the database"); zero is not bounded.
+	Caller domain.Caller
 	// Timeout bounds each call.
 	Timeout time.Duration
 	// Query bounds the database's time on each statement of a list.
@@ -44,14 +47,14 @@ func (b Bounds) EnterGrouped(ctx context.Context) (context.Context, func(*error)
 	return b.Enter(callers.MarkHeld(ctx))
 }
 
-// With a callerLimit, enter first takes one of the caller's places (an
+// With a callerLimit, enter first takes one of b.Caller's places (an
 // inner call runs in its outer call's place). A caller whose places all
 // stay taken is refused: the call gets a context that has already ended,
 // so its first statement fails at once, and done answers errCallerBusy
 // (429) instead.
 func (b Bounds) Enter(ctx context.Context) (context.Context, func(*error)) {
 	ctx, cancel := context.WithTimeoutCause(ctx, b.Timeout, dberr.ErrPastBound)
-	ctx, release, refused := b.Callers.Acquire(ctx)
+	ctx, release, refused := b.Callers.Acquire(ctx, b.Caller)
 	if refused != nil {
 		ctx, stop := context.WithCancelCause(ctx)
 		stop(refused)

@@ -4,6 +4,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/cachegate/cachegate/domain"
 	"github.com/cachegate/cachegate/ports"
 )
 
@@ -32,7 +33,7 @@ type Budget struct {
 	// full is when each caller's bucket is full again; a caller is in the
 	// map only while its bucket is not full, so memory follows the
 	// callers of the last moments, not every caller ever seen.
-	full    map[string]time.Time
+	full    map[domain.Caller]time.Time
 	charges int
 }
 
@@ -44,7 +45,7 @@ func NewBudget(rate, burst time.Duration, clock ports.Clock) *Budget {
 	if rate <= 0 || burst <= 0 {
 		return nil
 	}
-	return &Budget{rate: rate.Seconds(), burst: burst, clock: clock, full: map[string]time.Time{}}
+	return &Budget{rate: rate.Seconds(), burst: burst, clock: clock, full: map[domain.Caller]time.Time{}}
 }
 
 func (b *Budget) now() time.Time {
@@ -55,8 +56,8 @@ func (b *Budget) now() time.Time {
 }
 
 // charge takes d of database time from caller's bucket.
-func (b *Budget) charge(caller string, d time.Duration) {
-	if b == nil || caller == "" || d <= 0 {
+func (b *Budget) charge(caller domain.Caller, d time.Duration) {
+	if b == nil || caller == (domain.Caller{}) || d <= 0 {
 		return
 	}
 	now := b.now()
@@ -80,8 +81,8 @@ func (b *Budget) charge(caller string, d time.Duration) {
 // Spent returns how long until caller's bucket holds database time again:
 // zero while it does. The bucket is empty once the calls charged to it
 // exceed the burst plus what it refilled meanwhile.
-func (b *Budget) Spent(caller string) time.Duration {
-	if b == nil || caller == "" {
+func (b *Budget) Spent(caller domain.Caller) time.Duration {
+	if b == nil || caller == (domain.Caller{}) {
 		return 0
 	}
 	now := b.now()

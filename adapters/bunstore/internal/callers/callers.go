@@ -1,7 +1,7 @@
 // Package callers bounds how many calls each caller runs at once on one
 // database, and meters each call's time on a connection against its
 // caller's Budget (README, "Fair share of the database"). The caller is
-// the identity ports.WithCaller put in the context.
+// the domain.Caller each store call is made for.
 package callers
 
 import (
@@ -13,15 +13,13 @@ import (
 
 	"github.com/cachegate/cachegate/adapters/bunstore/internal/dberr"
 	"github.com/cachegate/cachegate/domain"
-	"github.com/cachegate/cachegate/ports"
 )
 
 // Limit bounds how many repository calls one caller runs at once on
 // one database, so that one user's work never takes the whole connection
 // pool: the other callers always find a connection. The caller is the
-// identity ports.WithCaller put in the context (ginhttp's guard sets it);
-// calls without one (background loops, in-process calls without an
-// actor) are not bounded. A list takes its place per page, never while it
+// domain.Caller the store was bound to (its For); calls without one
+// (background loops, in-process calls as the system) are not bounded. A list takes its place per page, never while it
 // waits on its reader. Share one Limit between every store of
 // a database (the handle keeps it): the bound is on the pool. With a Budget,
 // the time each call holds a connection is charged to its caller.
@@ -38,7 +36,7 @@ type Limit struct {
 	// repository's timeout); zero waits that whole bound. Tests shorten it.
 	Wait time.Duration
 	mu   sync.Mutex
-	held map[string]*callerSlots
+	held map[domain.Caller]*callerSlots
 	// answered is when a call last got an answer from the database (unix
 	// nanoseconds), whoever the caller: a wait for a place that saw none
 	// was kept out by the database, not by its caller's other calls.
@@ -72,7 +70,7 @@ func New(size, n int, budget *Budget) *Limit {
 		}
 	}
 	return &Limit{per: n, budget: budget, pool: newConnTokens(size),
-		held: map[string]*callerSlots{}}
+		held: map[domain.Caller]*callerSlots{}}
 }
 
 // PerCaller returns how many calls one caller may run at once (0: no bound).
@@ -111,17 +109,16 @@ func NoteWaited(ctx context.Context, d time.Duration) {
 	}
 }
 
-// Acquire takes one of the caller's places, waiting until ctx (bounded
+// Acquire takes one of caller's places, waiting until ctx (bounded
 // by the repository's timeout) ends, or at most l.Wait when set. It
 // returns the context the call runs with (marked as holding the place)
 // and the release function; ErrCallerBusy when no place came free in
 // time, ctx's error when the caller's own context ended first.
-func (l *Limit) Acquire(ctx context.Context) (context.Context, func(answered bool), error) {
-	caller := ports.Caller(ctx)
+func (l *Limit) Acquire(ctx context.Context, caller domain.Caller) (context.Context, func(answered bool), error) {
 	if l == nil || l.per <= 0 {
 		return ctx, func(bool) {}, nil
 	}
-	if caller == "" || ctx.Value(heldKey{}) != nil {
+	if caller == (domain.Caller{}) || ctx.Value(heldKey{}) != nil {
 		// Not bounded, but its answer says the database answers (the
 		// background loops poll several times a second).
 		return ctx, l.noteAnswer, nil

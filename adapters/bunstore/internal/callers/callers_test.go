@@ -8,27 +8,25 @@ import (
 
 	"github.com/cachegate/cachegate/adapters/bunstore/internal/dberr"
 	"github.com/cachegate/cachegate/domain"
-	"github.com/cachegate/cachegate/ports"
 )
 
 func TestCallerLimit(t *testing.T) {
 	t.Parallel()
-	l := &Limit{per: 2, Wait: 10 * time.Millisecond, held: map[string]*callerSlots{}}
-	a := ports.WithCaller(t.Context(), "user:a")
-	b := ports.WithCaller(t.Context(), "user:b")
-	take := func(ctx context.Context) (context.Context, func()) {
+	l := &Limit{per: 2, Wait: 10 * time.Millisecond, held: map[domain.Caller]*callerSlots{}}
+	a, b := domain.Caller{User: "a"}, domain.Caller{User: "b"}
+	take := func(ctx context.Context, c domain.Caller) (context.Context, func()) {
 		t.Helper()
-		ctx, release, err := l.Acquire(ctx)
+		ctx, release, err := l.Acquire(ctx, c)
 		if err != nil {
 			t.Fatalf("acquire: %v", err)
 		}
 		return ctx, func() { release(true) }
 	}
-	inA, releaseA1 := take(a)
-	_, releaseA2 := take(a)
+	inA, releaseA1 := take(t.Context(), a)
+	_, releaseA2 := take(t.Context(), a)
 	t.Run("while the database answers nobody, the wait ends as an outage, not a 429", func(t *testing.T) {
 		l.answered.Store(0)
-		_, _, err := l.Acquire(a)
+		_, _, err := l.Acquire(t.Context(), a)
 		if !errors.Is(err, domain.ErrDatabaseUnavailable) || errors.Is(err, ErrCallerBusy) {
 			t.Fatalf("third acquire of one caller, no answer meanwhile = %v, want DATABASE_UNAVAILABLE", err)
 		}
@@ -38,22 +36,22 @@ func TestCallerLimit(t *testing.T) {
 		// stands for an answer meanwhile): the caller's own calls kept
 		// this one out.
 		l.answered.Store(time.Now().Add(time.Hour).UnixNano())
-		_, _, err := l.Acquire(a)
+		_, _, err := l.Acquire(t.Context(), a)
 		if !errors.Is(err, ErrCallerBusy) || domain.KindOf(err) != domain.KindTooMany || ErrCallerBusy.RetryAfter <= 0 {
 			t.Fatalf("third acquire of one caller = %v, want TOO_MANY_REQUESTS with a Retry-After", err)
 		}
 	})
 	t.Run("another caller is not affected", func(t *testing.T) {
-		_, release := take(b)
+		_, release := take(t.Context(), b)
 		release()
 	})
 	t.Run("a nested call runs in its outer call's place", func(t *testing.T) {
-		_, release := take(inA)
+		_, release := take(inA, a)
 		release()
 	})
 	t.Run("calls without a caller are not bounded", func(t *testing.T) {
 		for range 5 {
-			if _, _, err := l.Acquire(t.Context()); err != nil {
+			if _, _, err := l.Acquire(t.Context(), domain.Caller{}); err != nil {
 				t.Fatal(err)
 			}
 		}
@@ -62,7 +60,7 @@ func TestCallerLimit(t *testing.T) {
 		l.Wait = time.Minute
 		got := make(chan error, 1)
 		go func() {
-			_, release, err := l.Acquire(a)
+			_, release, err := l.Acquire(t.Context(), a)
 			if err == nil {
 				release(true)
 			}
@@ -74,11 +72,11 @@ func TestCallerLimit(t *testing.T) {
 		}
 	})
 	t.Run("a waiting call ends with its context", func(t *testing.T) {
-		_, release := take(a) // a holds two places again
+		_, release := take(t.Context(), a) // a holds two places again
 		defer release()
-		ctx, cancel := context.WithCancel(a)
+		ctx, cancel := context.WithCancel(t.Context())
 		cancel()
-		if _, _, err := l.Acquire(ctx); !errors.Is(err, context.Canceled) {
+		if _, _, err := l.Acquire(ctx, a); !errors.Is(err, context.Canceled) {
 			t.Fatalf("acquire with an ended context = %v, want context.Canceled", err)
 		}
 	})
@@ -95,9 +93,9 @@ func TestCallerLimit(t *testing.T) {
 // refused as too many requests, not as a database outage.
 func TestACallerKeptOutForTheWholeBoundIs429(t *testing.T) {
 	t.Parallel()
-	l := &Limit{per: 1, held: map[string]*callerSlots{}}
-	a := ports.WithCaller(t.Context(), "user:a")
-	_, release, err := l.Acquire(a)
+	l := &Limit{per: 1, held: map[domain.Caller]*callerSlots{}}
+	a := domain.Caller{User: "a"}
+	_, release, err := l.Acquire(t.Context(), a)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -105,9 +103,9 @@ func TestACallerKeptOutForTheWholeBoundIs429(t *testing.T) {
 	// Another call is answered during the wait (ahead of it, to stand
 	// for "meanwhile" without a race).
 	l.answered.Store(time.Now().Add(time.Hour).UnixNano())
-	bounded, cancel := context.WithTimeoutCause(a, 30*time.Millisecond, dberr.ErrPastBound)
+	bounded, cancel := context.WithTimeoutCause(t.Context(), 30*time.Millisecond, dberr.ErrPastBound)
 	defer cancel()
-	_, _, err = l.Acquire(bounded)
+	_, _, err = l.Acquire(bounded, a)
 	if !errors.Is(err, ErrCallerBusy) || errors.Is(err, domain.ErrDatabaseUnavailable) {
 		t.Errorf("refused call = %v, want TOO_MANY_REQUESTS alone", err)
 	}

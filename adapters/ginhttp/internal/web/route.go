@@ -7,7 +7,6 @@ import (
 	"github.com/gin-gonic/gin"
 
 	"github.com/cachegate/cachegate/domain"
-	"github.com/cachegate/cachegate/ports"
 )
 
 // Access tells the guard whether the matched route is public.
@@ -117,10 +116,7 @@ func Client(c *gin.Context) domain.Client {
 	return cl
 }
 
-// SetPrincipal stores the authenticated principal, and names the user as
-// the caller whose statements storage bounds (ports.WithCaller; README,
-// "Fair share of the database").
+// SetPrincipal stores the authenticated principal.
 func SetPrincipal(c *gin.Context, p domain.Principal) {
-	ctx := context.WithValue(c.Request.Context(), principalKey{}, p)
-	c.Request = c.Request.WithContext(ports.WithCaller(ctx, "user:"+p.ID))
+	c.Request = c.Request.WithContext(context.WithValue(c.Request.Context(), principalKey{}, p))
 }
