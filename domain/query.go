@@ -43,10 +43,6 @@ const (
 var queryFieldNames = [...]string{"", "id", "key", "type", "assignee.id", "version", "dateCreated", "dateUpdated", "expirationDate",
 	"username", "active", "admin", "address", "time"}
 
-// QueryFields lists every query field of the entries, in the order of the
-// contract.
-func QueryFields() []QueryField { return EntryFields.Fields() }
-
 // FieldSet is the fields one list filters and sorts on.
 type FieldSet struct {
 	fields []QueryField
