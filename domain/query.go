@@ -128,9 +128,6 @@ func (f QueryField) String() string {
 	return ""
 }
 
-// ParseQueryField returns the entry field named name (EntryFields.Field).
-func ParseQueryField(where, name string) (QueryField, error) { return EntryFields.Field(where, name) }
-
 // FieldKind is the type of a query field's values.
 type FieldKind uint8
 
