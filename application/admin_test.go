@@ -220,11 +220,11 @@ func TestAuditTrailWatchAndPages(t *testing.T) {
 	if again, _ := w.Next(ctx); len(again) != 0 {
 		t.Errorf("delivered again: %+v", again)
 	}
-	page, next, err := f.audit.Page(ctx, application.AuditPageInput{Type: domain.AuditUserAdded, Limit: 2})
+	page, next, err := f.audit.Page(ctx, application.AuditPageInput{Filter: ports.AuditFilter{Type: domain.AuditUserAdded}.Where(), Limit: 2})
 	if err != nil || len(page) != 2 || next == nil || page[0].Username != "after2" {
 		t.Fatalf("first page %+v, next %v, %v", page, next, err)
 	}
-	page, next, err = f.audit.Page(ctx, application.AuditPageInput{Type: domain.AuditUserAdded, Limit: 2, Before: *next})
+	page, next, err = f.audit.Page(ctx, application.AuditPageInput{Filter: ports.AuditFilter{Type: domain.AuditUserAdded}.Where(), Limit: 2, Before: *next})
 	if err != nil || len(page) != 1 || next != nil || page[0].Username != "before" {
 		t.Errorf("last page %+v, next %v, %v", page, next, err)
 	}

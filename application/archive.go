@@ -335,35 +335,29 @@ func batchError(what string, from int, err error) error {
 }
 
 func (b *importBatches) flushUsers(ctx context.Context) error {
-	n, err := b.load.AddUsers(ctx, b.users)
-	if err != nil {
-		return batchError("users", b.usersFrom, err)
-	}
-	b.counts.Users += n
-	b.counts.Skipped += len(b.users) - n
-	b.users, b.usersFrom = b.users[:0], 0
-	return nil
+	return flushRows(ctx, b, "users", &b.users, &b.usersFrom, &b.counts.Users, b.load.AddUsers)
 }
 
 func (b *importBatches) flushKeys(ctx context.Context) error {
-	n, err := b.load.AddSigningKeys(ctx, b.keys)
-	if err != nil {
-		return batchError("signing keys", b.keysFrom, err)
-	}
-	b.counts.SigningKeys += n
-	b.counts.Skipped += len(b.keys) - n
-	b.keys, b.keysFrom = b.keys[:0], 0
-	return nil
+	return flushRows(ctx, b, "signing keys", &b.keys, &b.keysFrom, &b.counts.SigningKeys, b.load.AddSigningKeys)
 }
 
 func (b *importBatches) flushFamilies(ctx context.Context) error {
-	n, err := b.load.AddRefreshFamilies(ctx, b.families)
+	return flushRows(ctx, b, "refresh families", &b.families, &b.familiesFrom, &b.counts.Refresh, b.load.AddRefreshFamilies)
+}
+
+// flushRows loads the rows of one kind read since line *from with add,
+// counts those added into *added and the others as skipped, and empties
+// the batch.
+func flushRows[T any](ctx context.Context, b *importBatches, what string, rows *[]T, from, added *int,
+	add func(context.Context, []T) (int, error)) error {
+	n, err := add(ctx, *rows)
 	if err != nil {
-		return batchError("refresh families", b.familiesFrom, err)
+		return batchError(what, *from, err)
 	}
-	b.counts.Refresh += n
-	b.counts.Skipped += len(b.families) - n
-	b.families, b.familiesFrom = b.families[:0], 0
+	*added += n
+	b.counts.Skipped += len(*rows) - n
+	*rows, *from = (*rows)[:0], 0
 	return nil
 }
 

@@ -89,7 +89,7 @@ func TestEachFactHasOneAuditTypeWhoeverActs(t *testing.T) {
 		{domain.AuditKeyRotated, 1, 1},
 		{domain.AuditKeyRevoked, 1, 1},
 	} {
-		page, _, err := f.audit.Page(ctx, application.AuditPageInput{Type: c.typ, Limit: 100})
+		page, _, err := f.audit.Page(ctx, application.AuditPageInput{Filter: ports.AuditFilter{Type: c.typ}.Where(), Limit: 100})
 		must(err)
 		var cli, admin int
 		for _, e := range page {

@@ -45,14 +45,11 @@ func (a *AuditTrail) List(ctx context.Context, q AuditQuery) ([]domain.AuditEven
 	return events, nil
 }
 
-// AuditPageInput selects a page of the audit trail; zero fields select
-// everything.
+// AuditPageInput selects a page of the audit trail.
 type AuditPageInput struct {
-	Type     domain.AuditType
-	Username string
-	Address  string
-	// Since (inclusive) and Until (exclusive) bound the events' times.
-	Since, Until time.Time
+	// Filter selects the events, on domain.AuditFields; the zero Filter
+	// selects every one.
+	Filter domain.Filter
 	// Limit is 1 to 1000; zero means 100.
 	Limit int
 	// Before continues after the last event of the previous page.
@@ -63,12 +60,12 @@ type AuditPageInput struct {
 const MaxAuditPage = 1000
 
 // Page returns the events in selects, newest first, and the cursor of
-// the next page (nil on the last). An unknown type or a limit out of
-// range is a validation error; domain.ErrNotImplemented when the audit
-// log cannot be queried.
+// the next page (nil on the last). A filter beyond the query limits
+// (domain.ValidateFilter) or a limit out of range is a validation error;
+// domain.ErrNotImplemented when the audit log cannot be queried.
 func (a *AuditTrail) Page(ctx context.Context, in AuditPageInput) ([]domain.AuditEvent, *ports.AuditCursor, error) {
-	if in.Type != "" && !in.Type.Valid() {
-		return nil, nil, domain.InvalidField("type", fmt.Sprintf("must be one of %v", domain.AuditTypes()))
+	if err := domain.ValidateFilter("query", in.Filter); err != nil {
+		return nil, nil, err
 	}
 	if in.Limit == 0 {
 		in.Limit = 100
@@ -80,8 +77,7 @@ func (a *AuditTrail) Page(ctx context.Context, in AuditPageInput) ([]domain.Audi
 		return nil, nil, domain.ErrNotImplemented
 	}
 	// One more than asked tells whether a next page exists.
-	events, err := a.query.QueryEvents(ctx, ports.AuditFilter{Type: in.Type, Username: in.Username, Since: in.Since,
-		Limit: in.Limit + 1}, in.Address, in.Until, in.Before)
+	events, err := a.query.QueryEvents(ctx, ports.AuditQuery{Filter: in.Filter, Before: in.Before, Limit: in.Limit + 1})
 	if err != nil {
 		return nil, nil, fmt.Errorf("query audit events: %w", err)
 	}
@@ -125,7 +121,7 @@ func (a *AuditTrail) Watch(ctx context.Context) (*AuditWatch, error) {
 // not delivered, oldest first.
 func (w *AuditWatch) Next(ctx context.Context) ([]domain.AuditEvent, error) {
 	from := w.since.Add(-AuditWatchOverlap)
-	events, err := w.a.query.QueryEvents(ctx, ports.AuditFilter{Since: from, Limit: MaxAuditPage}, "", time.Time{}, ports.AuditCursor{})
+	events, err := w.a.query.QueryEvents(ctx, ports.AuditQuery{Filter: ports.AuditFilter{Since: from}.Where(), Limit: MaxAuditPage})
 	if err != nil {
 		return nil, err
 	}

@@ -7,11 +7,10 @@ import (
 
 // AuthChangesGap is the shortest interval between two signals of
 // AuthChanges: bumps closer together are signalled once, at the end of
-// the interval. Waking ten thousand open streams costs about 50 ms of CPU
-// on this project's 2-core machine (docs/benchmarks.md, "Streams end
-// with their session"), so a burst of logouts costs at most four such
-// wake-ups a second, and a stream still ends well within a second of its
-// process learning of the change (README.md, "Change feed").
+// the interval. Each signal wakes every open stream (docs/benchmarks.md,
+// "Streams end with their session"), so a burst of logouts costs at most
+// four wake-ups a second, and a stream still ends well within a second
+// of its process learning of the change (README.md, "Change feed").
 const AuthChangesGap = 250 * time.Millisecond
 
 // AuthChanges tells the holders of long-lived authorisations (event

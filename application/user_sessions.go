@@ -43,7 +43,9 @@ func (a *Users) RevokeSessions(ctx context.Context, actor domain.Actor, userID s
 		return fmt.Errorf("revoke sessions: %w", err)
 	}
 	for _, s := range live {
-		a.revokedHere(s.ID)
+		if a.revoked != nil {
+			a.revoked.Add(s.ID)
+		}
 	}
 	// RevokeUser takes no events (ports.RefreshStore), so the event is
 	// recorded right after the revocation.
@@ -70,12 +72,6 @@ func (a *Users) RevokeSession(ctx context.Context, actor domain.Actor, sid strin
 		e.Username = u.Username
 	}
 	return revokeSession(ctx, a.audit, a.refresh, a.revoked, a.clock, sid, e)
-}
-
-func (a *Users) revokedHere(sid string) {
-	if a.revoked != nil {
-		a.revoked.Add(sid)
-	}
 }
 
 // revokeSession revokes the family sid with the event e, applies it in

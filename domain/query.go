@@ -13,11 +13,12 @@ import (
 // The list query language (docs/api.md, "Listing: the query language") in the core's terms: a
 // small tree of conditions on the fields of what is listed, and sort keys.
 // One grammar serves every list, each with its own fields (a FieldSet):
-// the cache entries and the admin API's users (docs/admin.md). The HTTP
-// adapter parses the wire syntax into these values; the entry stores
-// translate them (SQL with bound parameters), and Filter.Match evaluates
-// them in Go (memstore's entries, every store's users). A Condition or a
-// Filter that exists is valid: its field, operator and values agree.
+// the cache entries, and the admin API's users and audit trail
+// (docs/admin.md). The HTTP adapter parses the wire syntax into these
+// values; the SQL stores translate them (with bound parameters), and
+// Filter.Match evaluates them in Go (memstore's entries and events, every
+// store's users). A Condition or a Filter that exists is valid: its field,
+// operator and values agree.
 
 // QueryField names a field that lists filter and sort on.
 type QueryField uint8
@@ -35,14 +36,12 @@ const (
 	FieldUsername
 	FieldActive
 	FieldAdmin
+	FieldAddress
+	FieldTime
 )
 
 var queryFieldNames = [...]string{"", "id", "key", "type", "assignee.id", "version", "dateCreated", "dateUpdated", "expirationDate",
-	"username", "active", "admin"}
-
-// QueryFields lists every query field of the entries, in the order of the
-// contract.
-func QueryFields() []QueryField { return EntryFields.Fields() }
+	"username", "active", "admin", "address", "time"}
 
 // FieldSet is the fields one list filters and sorts on.
 type FieldSet struct {
@@ -52,16 +51,42 @@ type FieldSet struct {
 	// anyText lets text values hold any bytes (NUL, invalid UTF-8): the
 	// set is evaluated in Go only, never bound into SQL.
 	anyText bool
+	// text puts a text value of a field in the form the stores keep and
+	// compare, or refuses it.
+	text map[QueryField]func(string) (string, error)
+	// maxText, when not zero, is the most characters a text value holds.
+	maxText int
+	// comparisons limits conditions to $eq $ne $in $notin on text and
+	// every comparison but the text operators on times, without L forms
+	// or $isnull/$notnull: what a store translates to plain SQL
+	// comparisons on its indexed columns.
+	comparisons bool
 }
 
-// The field sets: the cache entries' (docs/api.md) and the users' of the
-// admin API (docs/admin.md).
+// The field sets: the cache entries' (docs/api.md), and the users' and
+// the audit events' of the admin API (docs/admin.md). Ids (UUIDs)
+// compare in lower case, as the stores keep them; an audit username
+// compares as logins compare usernames, and an audit type must be one.
 var (
 	EntryFields = FieldSet{fields: []QueryField{FieldID, FieldKey, FieldType, FieldAssigneeID, FieldVersion, FieldDateCreated,
-		FieldDateUpdated, FieldExpirationDate}, refused: map[string]string{"data": "cannot filter or sort on data: it is an opaque JSON value"}}
+		FieldDateUpdated, FieldExpirationDate}, refused: map[string]string{"data": "cannot filter or sort on data: it is an opaque JSON value"},
+		text: map[QueryField]func(string) (string, error){FieldID: lowerText, FieldAssigneeID: lowerText}}
 	UserFields = FieldSet{fields: []QueryField{FieldID, FieldUsername, FieldActive, FieldAdmin, FieldDateCreated, FieldDateUpdated},
-		anyText: true}
+		anyText: true, text: map[QueryField]func(string) (string, error){FieldID: lowerText}}
+	AuditFields = FieldSet{fields: []QueryField{FieldType, FieldUsername, FieldAddress, FieldTime}, maxText: 1024, comparisons: true,
+		text: map[QueryField]func(string) (string, error){FieldType: auditTypeText, FieldUsername: auditUsernameText}}
 )
+
+func lowerText(s string) (string, error) { return strings.ToLower(s), nil }
+
+func auditTypeText(s string) (string, error) {
+	if !AuditType(s).Valid() {
+		return "", queryValueError(strconv.Quote(clipQuery(s)) + " is not an audit event type")
+	}
+	return s, nil
+}
+
+func auditUsernameText(s string) (string, error) { return NormalizeUsername(CutAuditUsername(s)), nil }
 
 // Fields lists the fields of s.
 func (s FieldSet) Fields() []QueryField { return slices.Clone(s.fields) }
@@ -103,9 +128,6 @@ func (f QueryField) String() string {
 	return ""
 }
 
-// ParseQueryField returns the entry field named name (EntryFields.Field).
-func ParseQueryField(where, name string) (QueryField, error) { return EntryFields.Field(where, name) }
-
 // FieldKind is the type of a query field's values.
 type FieldKind uint8
 
@@ -122,7 +144,7 @@ func (f QueryField) Kind() FieldKind {
 	switch f {
 	case FieldVersion:
 		return KindInteger
-	case FieldDateCreated, FieldDateUpdated, FieldExpirationDate:
+	case FieldDateCreated, FieldDateUpdated, FieldExpirationDate, FieldTime:
 		return KindTime
 	case FieldActive, FieldAdmin:
 		return KindBool
@@ -175,6 +197,10 @@ func (o QueryOp) Foldable() bool {
 	}
 	return false
 }
+
+// equality reports whether o compares for equality only ($eq $ne $in
+// $notin).
+func (o QueryOp) equality() bool { return o == OpEq || o == OpNe || o == OpIn || o == OpNotIn }
 
 // textOnly reports whether o applies to text fields only.
 func (o QueryOp) textOnly() bool {
@@ -234,8 +260,9 @@ func NewCondition(where string, field QueryField, op QueryOp, fold bool, raw []s
 // value or more, $between two, $isnull and $notnull none (values given
 // are ignored), the others one. Text operators and L forms apply to text
 // fields only. Values of id and assignee.id, which are UUIDs, compare in
-// lower case, as the stores keep them. where names the condition in
-// errors.
+// lower case, as the stores keep them; a set may put other text values
+// in the form its stores compare, refuse them or bound their length.
+// where names the condition in errors.
 func (s FieldSet) Condition(where string, field QueryField, op QueryOp, fold bool, raw []string) (Condition, error) {
 	c := Condition{Field: field, Op: op, Fold: fold}
 	if !slices.Contains(s.fields, field) || op.String() == "" {
@@ -252,7 +279,14 @@ func (s FieldSet) Condition(where string, field QueryField, op QueryOp, fold boo
 	if fold && !op.Foldable() {
 		return Condition{}, InvalidField(where, op.String()+" has no L form")
 	}
-	if kind == KindBool && op != OpEq && op != OpNe && op != OpIn && op != OpNotIn && op != OpIsNull && op != OpNotNull {
+	if s.comparisons && (fold || op == OpIsNull || op == OpNotNull || kind == KindText && !op.equality()) {
+		ops := "$eq, $ne, $in or $notin"
+		if kind == KindTime {
+			ops = "$eq, $ne, $gt, $lt, $gte, $lte, $in, $notin or $between"
+		}
+		return Condition{}, InvalidField(where, field.String()+" takes "+ops)
+	}
+	if kind == KindBool && !op.equality() && op != OpIsNull && op != OpNotNull {
 		return Condition{}, InvalidField(where, field.String()+" is true or false: use $eq, $ne, $in or $notin")
 	}
 	want := "one value"
@@ -276,7 +310,7 @@ func (s FieldSet) Condition(where string, field QueryField, op QueryOp, fold boo
 	}
 	c.Values = make([]QueryValue, len(raw))
 	for i, text := range raw {
-		v, err := parseQueryValue(kind, field, text, s.anyText)
+		v, err := s.parseValue(kind, field, text)
 		if kind == KindBool && err != nil {
 			return Condition{}, InvalidField(where, field.String()+" takes true or false")
 		}
@@ -302,7 +336,7 @@ type queryValueError string
 
 func (e queryValueError) Error() string { return string(e) }
 
-func parseQueryValue(kind FieldKind, field QueryField, s string, anyText bool) (QueryValue, error) {
+func (set FieldSet) parseValue(kind FieldKind, field QueryField, s string) (QueryValue, error) {
 	switch kind {
 	case KindInteger:
 		n, err := strconv.ParseInt(s, 10, 64)
@@ -329,11 +363,17 @@ func parseQueryValue(kind FieldKind, field QueryField, s string, anyText bool) (
 		}
 		return QueryValue{Text: s}, nil
 	}
-	if !anyText && (!utf8.ValidString(s) || strings.IndexByte(s, 0) >= 0) {
+	if !set.anyText && (!utf8.ValidString(s) || strings.IndexByte(s, 0) >= 0) {
 		return QueryValue{}, queryValueError("values must be valid UTF-8 without NUL characters")
 	}
-	if field == FieldID || field == FieldAssigneeID {
-		s = strings.ToLower(s)
+	if set.maxText > 0 && utf8.RuneCountInString(s) > set.maxText {
+		return QueryValue{}, queryValueError("values hold at most " + strconv.Itoa(set.maxText) + " characters")
+	}
+	if f := set.text[field]; f != nil {
+		var err error
+		if s, err = f(s); err != nil {
+			return QueryValue{}, err
+		}
 	}
 	return QueryValue{Text: s}, nil
 }

@@ -44,12 +44,22 @@ type AuditCursor struct {
 	ID   string
 }
 
+// AuditQuery selects a page of the audit trail: the events Filter (on
+// domain.AuditFields) matches that come after Before (zero: from the
+// newest), at most Limit of them (zero: 1000).
+type AuditQuery struct {
+	Filter domain.Filter
+	Before AuditCursor
+	Limit  int
+}
+
 // AuditQueryLog is what an AuditLog may implement besides, for the admin
 // API's audit query (docs/admin.md); bunstore's and memstore's do.
 type AuditQueryLog interface {
-	// QueryEvents returns at most f.Limit events f selects that come
-	// after before (zero: from the newest), newest first (by time, then
-	// by id), further bounded by f.Address when set and by until
-	// (exclusive; zero: none).
-	QueryEvents(ctx context.Context, f AuditFilter, address string, until time.Time, before AuditCursor) ([]domain.AuditEvent, error)
+	// QueryEvents returns the events q selects, newest first (by time,
+	// then by id). A username condition compares with the events'
+	// usernames as logins compare usernames (domain.NormalizeUsername of
+	// the name cut as RecordEvent cuts it); a time condition with the
+	// event's Time (a folded event's first attempt).
+	QueryEvents(ctx context.Context, q AuditQuery) ([]domain.AuditEvent, error)
 }

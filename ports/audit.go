@@ -20,6 +20,31 @@ type AuditFilter struct {
 	Limit int
 }
 
+// Where returns what f selects as a filter on domain.AuditFields, the
+// selection AuditQueryLog.QueryEvents takes. A Username or Type no event
+// can hold (not UTF-8, a NUL, an unknown type) selects nothing.
+func (f AuditFilter) Where() domain.Filter {
+	var all []domain.Filter
+	for _, c := range []struct {
+		field domain.QueryField
+		value string
+	}{{domain.FieldUsername, domain.CutAuditUsername(f.Username)}, {domain.FieldType, string(f.Type)}} {
+		if c.value == "" {
+			continue
+		}
+		cond, err := domain.AuditFields.Condition("filter", c.field, domain.OpEq, false, []string{c.value})
+		if err != nil {
+			return domain.AnyOf()
+		}
+		all = append(all, domain.Where(cond))
+	}
+	if !f.Since.IsZero() {
+		all = append(all, domain.Where(domain.Condition{Field: domain.FieldTime, Op: domain.OpGte,
+			Values: []domain.QueryValue{{Time: domain.Normalize(f.Since)}}}))
+	}
+	return domain.AllOf(all...)
+}
+
 // AuditLog keeps the audit trail (README.md, "Audit trail"). An embedder
 // may provide its own to send events elsewhere.
 //

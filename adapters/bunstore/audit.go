@@ -2,6 +2,7 @@ package bunstore
 
 import (
 	"context"
+	"fmt"
 	"strings"
 	"time"
 	"unicode/utf8"
@@ -61,55 +62,29 @@ func insertEvents(ctx context.Context, db bun.IDB, es []domain.AuditEvent) error
 
 // Events returns the events f selects, newest first.
 func (l *AuditLog) Events(ctx context.Context, f ports.AuditFilter) (_ []domain.AuditEvent, err error) {
-	return l.QueryEvents(ctx, f, "", time.Time{}, ports.AuditCursor{})
+	return l.QueryEvents(ctx, ports.AuditQuery{Filter: f.Where(), Limit: f.Limit})
 }
 
-// QueryEvents is Events bounded further by address, until (exclusive)
-// and the cursor before (ports.AuditQueryLog): one range of the index on
-// ("at", id).
-//
-// A username or address with a NUL or bytes that are not UTF-8 (from a
-// request's query) matches no stored event and selects nothing: it must
-// not reach the driver (SQLite reads a NUL as the end of the statement).
-func (l *AuditLog) QueryEvents(ctx context.Context, f ports.AuditFilter, address string, until time.Time, before ports.AuditCursor) (_ []domain.AuditEvent, err error) {
-	if !validText(f.Username) || !validText(address) {
-		return nil, nil
-	}
+// QueryEvents returns the events q selects (ports.AuditQueryLog): one
+// range of the index on ("at", id), its filter translated by auditWhere.
+func (l *AuditLog) QueryEvents(ctx context.Context, aq ports.AuditQuery) (_ []domain.AuditEvent, err error) {
 	ctx, done := l.bounds.Enter(ctx)
 	defer done(&err)
 	if err := l.flushHeld(ctx); err != nil {
 		return nil, err
 	}
-	var (
-		where []string
-		args  []any
-	)
-	if f.Username != "" {
-		where, args = append(where, "username_norm = ?"),
-			append(args, domain.NormalizeUsername(domain.CutAuditUsername(f.Username)))
+	var b strings.Builder
+	args, err := auditWhere(&b, nil, aq.Filter)
+	if err != nil {
+		return nil, err
 	}
-	if f.Type != "" {
-		where, args = append(where, "type = ?"), append(args, string(f.Type))
-	}
-	if !f.Since.IsZero() {
-		where, args = append(where, `"at" >= ?`), append(args, engine.TimeArg(f.Since))
-	}
-	if address != "" {
-		where, args = append(where, "address = ?"), append(args, address)
-	}
-	if !until.IsZero() {
-		where, args = append(where, `"at" < ?`), append(args, engine.TimeArg(until))
-	}
-	if before.ID != "" {
-		where = append(where, `("at" < ? OR ("at" = ? AND id < ?))`)
+	if before := aq.Before; before.ID != "" {
+		b.WriteString(` AND ("at" < ? OR ("at" = ? AND id < ?))`)
 		args = append(args, engine.TimeArg(before.Time), engine.TimeArg(before.Time), before.ID)
 	}
 	q := `SELECT id, "at", type, user_id, username, address, request_id, family, reason, attempts, last_at,
-		actor_id, actor_username, detail FROM auth_events`
-	if len(where) > 0 {
-		q += " WHERE " + strings.Join(where, " AND ")
-	}
-	limit := f.Limit
+		actor_id, actor_username, detail FROM auth_events WHERE ` + b.String()
+	limit := aq.Limit
 	if limit <= 0 {
 		limit = 1000
 	}
@@ -160,6 +135,76 @@ func (l *AuditLog) PurgeEvents(ctx context.Context, before time.Time, limit int)
 		return 0, dberr.Wrap("purge audit events", err)
 	}
 	return int(n), nil
+}
+
+// auditColumns are the auth_events columns of domain.AuditFields: a
+// username compares with its normalized form, as ports.AuditQueryLog
+// says.
+var auditColumns = map[domain.QueryField]string{domain.FieldType: "type", domain.FieldUsername: "username_norm",
+	domain.FieldAddress: "address", domain.FieldTime: `"at"`}
+
+// auditSQLOps are the comparison operators of domain.AuditFields, the
+// only ones its conditions hold.
+var auditSQLOps = map[domain.QueryOp]string{domain.OpEq: " = ", domain.OpNe: " <> ", domain.OpGt: " > ", domain.OpLt: " < ",
+	domain.OpGte: " >= ", domain.OpLte: " <= "}
+
+// auditWhere writes f, a filter on domain.AuditFields, to b as an SQL
+// condition with bound parameters appended to args.
+func auditWhere(b *strings.Builder, args []any, f domain.Filter) ([]any, error) {
+	if f.Kind == domain.FilterCond {
+		return auditCondition(b, args, &f.Cond)
+	}
+	join, empty := " AND ", "1 = 1"
+	if f.Kind == domain.FilterAny {
+		join, empty = " OR ", "1 = 0"
+	}
+	if len(f.Subs) == 0 {
+		b.WriteString(empty)
+		return args, nil
+	}
+	b.WriteByte('(')
+	for i, sub := range f.Subs {
+		if i > 0 {
+			b.WriteString(join)
+		}
+		var err error
+		if args, err = auditWhere(b, args, sub); err != nil {
+			return nil, err
+		}
+	}
+	b.WriteByte(')')
+	return args, nil
+}
+
+func auditCondition(b *strings.Builder, args []any, c *domain.Condition) ([]any, error) {
+	col, ok := auditColumns[c.Field]
+	if !ok || c.Fold {
+		return nil, fmt.Errorf("audit query: no column for %s", c.Field)
+	}
+	for _, v := range c.Values {
+		if c.Field == domain.FieldTime {
+			args = append(args, engine.TimeArg(v.Time))
+		} else {
+			args = append(args, v.Text)
+		}
+	}
+	b.WriteString(col)
+	switch c.Op {
+	case domain.OpBetween:
+		b.WriteString(" BETWEEN ? AND ?")
+	case domain.OpIn, domain.OpNotIn:
+		if c.Op == domain.OpNotIn {
+			b.WriteString(" NOT")
+		}
+		b.WriteString(" IN (?" + strings.Repeat(", ?", len(c.Values)-1) + ")")
+	default:
+		op, ok := auditSQLOps[c.Op]
+		if !ok {
+			return nil, fmt.Errorf("audit query: no translation for %s", c.Op)
+		}
+		b.WriteString(op + "?")
+	}
+	return args, nil
 }
 
 // validText reports whether s is UTF-8 without NUL: what a text value

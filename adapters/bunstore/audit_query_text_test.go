@@ -9,10 +9,11 @@ import (
 	"github.com/cachegate/cachegate/ports"
 )
 
-// A username or address the audit query takes from a request may hold a
-// NUL or bytes that are not UTF-8 (GET /admin/audit?address=%00 answered
-// 500 on SQLite, found by test/apifuzz): no stored event has such a
-// value, so the query selects nothing, on every engine, without error.
+// A username an audit filter is given (the command line's --user) may
+// hold a NUL or bytes that are not UTF-8, which must not reach the driver
+// (SQLite reads a NUL as the end of the statement; the admin API refuses
+// such values, domain.AuditFields): no stored event has such a value, so
+// the query selects nothing, on every engine, without error.
 func TestAuditQueryWithTextNoEventHoldsSelectsNothing(t *testing.T) {
 	t.Parallel()
 	authForEachEngine(t, func(t *testing.T, newDB func(*testing.T) *bunstore.DB) {
@@ -22,20 +23,18 @@ func TestAuditQueryWithTextNoEventHoldsSelectsNothing(t *testing.T) {
 			Time: at, UserID: "0190a000-0000-7000-8000-0000000000b1", Username: "ann", Address: "10.0.0.1"}); err != nil {
 			t.Fatal(err)
 		}
-		for _, tc := range []struct{ name, username, address string }{
-			{"a NUL in the username", "ann\x00", ""},
-			{"a NUL in the address", "", "10.0.0.1\x00"},
-			{"a username that is not UTF-8", "ann\xff", ""},
-			{"an address that is not UTF-8", "", "\xff10.0.0.1"},
+		for _, tc := range []struct{ name, username string }{
+			{"a NUL in the username", "ann\x00"},
+			{"a username that is not UTF-8", "ann\xff"},
 		} {
-			got, err := log.QueryEvents(t.Context(), ports.AuditFilter{Username: tc.username}, tc.address, time.Time{}, ports.AuditCursor{})
+			got, err := log.Events(t.Context(), ports.AuditFilter{Username: tc.username})
 			if err != nil || len(got) != 0 {
 				t.Errorf("%s: %d events, %v; want none and no error", tc.name, len(got), err)
 			}
 		}
-		got, err := log.QueryEvents(t.Context(), ports.AuditFilter{Username: "ann"}, "10.0.0.1", time.Time{}, ports.AuditCursor{})
+		got, err := log.Events(t.Context(), ports.AuditFilter{Username: "ANN"})
 		if err != nil || len(got) != 1 {
-			t.Errorf("the event by its username and address: %d events, %v; want 1", len(got), err)
+			t.Errorf("the event by its username: %d events, %v; want 1", len(got), err)
 		}
 	})
 }

@@ -12,9 +12,9 @@ import (
 	"github.com/cachegate/cachegate/test/pgtest"
 )
 
-// The audit query's times come from a request: since and until may be
-// before AD 1 in UTC (0001-01-01T00:00:00+23:59 is 31 December of 1 BC),
-// and a cursor holds any microsecond count. PostgreSQL refused the literal
+// An audit time condition built in code may be before AD 1 in UTC (the
+// admin API refuses such dates, domain.AuditFields), and a cursor holds
+// any microsecond count. PostgreSQL refused the literal
 // "0000-12-31 …" (GET /admin/audit?since=0001-01-01T00:00:00%2B23:59
 // answered 500 there and 200 on SQLite, found by test/apifuzz). Each bound
 // must select what it says, on every engine, without error.
@@ -47,7 +47,16 @@ func TestAuditQueryTakesTimesBeforeADOneAndFarOut(t *testing.T) {
 			{"a cursor before 4713 BC", time.Time{}, time.Time{}, ports.AuditCursor{Time: ancient, ID: id}, 0},
 			{"a cursor far out", time.Time{}, time.Time{}, ports.AuditCursor{Time: farOut, ID: id}, 1},
 		} {
-			got, err := log.QueryEvents(t.Context(), ports.AuditFilter{Since: tc.since}, "", tc.until, tc.before)
+			var bounds []domain.Filter
+			for _, b := range []struct {
+				op domain.QueryOp
+				t  time.Time
+			}{{domain.OpGte, tc.since}, {domain.OpLt, tc.until}} {
+				if !b.t.IsZero() {
+					bounds = append(bounds, domain.Where(domain.Condition{Field: domain.FieldTime, Op: b.op, Values: []domain.QueryValue{{Time: b.t}}}))
+				}
+			}
+			got, err := log.QueryEvents(t.Context(), ports.AuditQuery{Filter: domain.AllOf(bounds...), Before: tc.before})
 			if err != nil || len(got) != tc.want {
 				t.Errorf("%s: %d events, %v; want %d and no error", tc.name, len(got), err, tc.want)
 			}

@@ -197,6 +197,15 @@ func TestAdminAnswersMatchTheOpenAPIDocument(t *testing.T) {
 		{http.MethodDelete, "/admin/sessions/" + nobody, "", 404},
 		{http.MethodGet, "/admin/audit?limit=2", "", 200},
 		{http.MethodGet, "/admin/audit?type=nope", "", 400},
+		{http.MethodGet, "/admin/audit?type=", "", 400},
+		{http.MethodGet, "/admin/audit?type=logout&user=&address=&since=2026-01-01T00:00:00Z&until=2026-01-02T00:00:00.5%2B01:00", "", 200},
+		{http.MethodGet, "/admin/audit?user=" + strings.Repeat("x", 1025), "", 400},
+		// since and until are date-times of the list query language
+		// (docs/admin.md, "Audit trail"): neither a date that is in 1 BC
+		// in UTC, nor a comma before the fraction, nor a one-digit hour.
+		{http.MethodGet, "/admin/audit?since=0001-01-01T00:00:00%2B23:59", "", 400},
+		{http.MethodGet, "/admin/audit?until=2026-01-01T00:00:00,5Z", "", 400},
+		{http.MethodGet, "/admin/audit?since=2026-01-01T0:00:00Z", "", 400},
 		{http.MethodGet, "/admin/keys", "", 200},
 		{http.MethodPost, "/admin/keys/rotate", `{"now":false}`, 201},
 		{http.MethodPost, "/admin/keys/nope/revoke", "", 404},

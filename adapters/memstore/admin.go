@@ -99,30 +99,49 @@ func (s *RefreshStore) Session(_ context.Context, id string) (domain.Session, er
 	return f.Session(), nil
 }
 
-// QueryEvents is Events bounded further by address, until and before
-// (ports.AuditQueryLog).
-func (l *AuditLog) QueryEvents(ctx context.Context, f ports.AuditFilter, address string, until time.Time, before ports.AuditCursor) ([]domain.AuditEvent, error) {
-	limit := f.Limit
+// QueryEvents returns the events q selects (ports.AuditQueryLog),
+// evaluating q.Filter with domain.Filter.Match.
+func (l *AuditLog) QueryEvents(_ context.Context, q ports.AuditQuery) ([]domain.AuditEvent, error) {
+	limit := q.Limit
 	if limit <= 0 {
 		limit = 1000
 	}
-	f.Limit = int(^uint(0) >> 1)
-	all, err := l.Events(ctx, f)
-	if err != nil {
-		return nil, err
-	}
-	until, bt := authTime(until), authTime(before.Time)
-	out := make([]domain.AuditEvent, 0, min(limit, len(all)))
-	for _, e := range all {
-		if (address != "" && e.Address != address) || (!until.IsZero() && !e.Time.Before(until)) {
+	bt := authTime(q.Before.Time)
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	var out []domain.AuditEvent
+	for _, r := range l.events {
+		e := r.AuditEvent
+		if q.Before.ID != "" && !(e.Time.Before(bt) || (e.Time.Equal(bt) && e.ID < q.Before.ID)) {
 			continue
 		}
-		if before.ID != "" && !(e.Time.Before(bt) || (e.Time.Equal(bt) && e.ID < before.ID)) {
-			continue
-		}
-		if out = append(out, e); len(out) == limit {
-			break
+		if q.Filter.Match(auditValues(&e)) {
+			out = append(out, e)
 		}
 	}
-	return out, nil
+	slices.SortFunc(out, func(a, b domain.AuditEvent) int {
+		if c := b.Time.Compare(a.Time); c != 0 {
+			return c
+		}
+		return cmp.Compare(b.ID, a.ID)
+	})
+	return out[:min(limit, len(out))], nil
+}
+
+// auditValues returns e's values of domain.AuditFields: its username as
+// logins compare usernames.
+func auditValues(e *domain.AuditEvent) domain.FieldValues {
+	return func(f domain.QueryField) (domain.QueryValue, bool) {
+		switch f {
+		case domain.FieldType:
+			return domain.QueryValue{Text: string(e.Type)}, true
+		case domain.FieldUsername:
+			return domain.QueryValue{Text: domain.NormalizeUsername(e.Username)}, true
+		case domain.FieldAddress:
+			return domain.QueryValue{Text: e.Address}, true
+		case domain.FieldTime:
+			return domain.QueryValue{Time: e.Time}, true
+		}
+		return domain.QueryValue{}, false
+	}
 }

@@ -1,7 +1,6 @@
 package memstore
 
 import (
-	"cmp"
 	"context"
 	"fmt"
 	"slices"
@@ -152,32 +151,8 @@ func eventsSink(l *AuditLog, op string, es []domain.AuditEvent) error {
 }
 
 // Events returns the events f selects, newest first.
-func (l *AuditLog) Events(_ context.Context, f ports.AuditFilter) ([]domain.AuditEvent, error) {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	limit := f.Limit
-	if limit <= 0 {
-		limit = 1000
-	}
-	since, user := authTime(f.Since), domain.NormalizeUsername(domain.CutAuditUsername(f.Username))
-	var out []domain.AuditEvent
-	for _, r := range l.events {
-		e := r.AuditEvent
-		if (f.Type == "" || e.Type == f.Type) && (user == "" || domain.NormalizeUsername(e.Username) == user) &&
-			(f.Since.IsZero() || !e.Time.Before(since)) {
-			out = append(out, e)
-		}
-	}
-	slices.SortFunc(out, func(a, b domain.AuditEvent) int {
-		if c := b.Time.Compare(a.Time); c != 0 {
-			return c
-		}
-		return cmp.Compare(b.ID, a.ID)
-	})
-	if len(out) > limit {
-		out = out[:limit]
-	}
-	return out, nil
+func (l *AuditLog) Events(ctx context.Context, f ports.AuditFilter) ([]domain.AuditEvent, error) {
+	return l.QueryEvents(ctx, ports.AuditQuery{Filter: f.Where(), Limit: f.Limit})
 }
 
 // PurgeEvents removes at most limit events older than before.

@@ -41,10 +41,8 @@ func AuditPurger(store ports.AuditLog, retention time.Duration) Purger {
 // batches, so no sweep holds locks long enough to stall readers. Between
 // two full batches it rests as long as the last one took, so a sweep of a
 // long backlog takes at most half of the time of its connection, and of
-// the core the database spends on it: on a small machine a sweep at full
-// speed took a core from the readers, whose reads then queued for the CPU
-// (docs/benchmarks.md, "Sweeps"). A backlog takes twice as long to
-// clear. Several replicas may sweep one database at once; the
+// the core the database spends on it, leaving the rest to the readers
+// (docs/benchmarks.md, "Sweeps"). A backlog takes twice as long to clear. Several replicas may sweep one database at once; the
 // repositories make sure no row is removed twice.
 type Sweeper struct {
 	Purgers  []Purger

@@ -63,9 +63,9 @@ var known = []knownFinding{
 	// 0001 to 9999 once in UTC (docs/api.md, "Listing: the query
 	// language"), and the pattern only describes the date as written:
 	// 0001-01-01T00:00:00+23:59 matches it and is in 1 BC. The
-	// ListCondition and UserListCondition schemas' descriptions state the
-	// refusal.
-	{"listCacheEntries adminListCacheEntries adminListUsers", checkPositive, regexp.MustCompile(`^400 VALIDATION_FAILED (filter|filter\[\]|or|or\[\]|s): (dateCreated|dateUpdated|expirationDate): <value> is outside the years 0001 to 9999$`), "date-time outside the years 0001 to 9999 in UTC"},
+	// ListCondition and UserListCondition schemas' and the audit trail's
+	// since and until descriptions state the refusal.
+	{"listCacheEntries adminListCacheEntries adminListUsers adminAudit", checkPositive, regexp.MustCompile(`^400 VALIDATION_FAILED (filter|filter\[\]|or|or\[\]|s|since|until): (dateCreated|dateUpdated|expirationDate|time): <value> is outside the years 0001 to 9999$`), "date-time outside the years 0001 to 9999 in UTC"},
 	// An audit cursor is opaque (docs/admin.md, "Audit trail"): no schema
 	// tells one the server made from another string, which the before
 	// parameter's description states. The fuzz also sends the cursors

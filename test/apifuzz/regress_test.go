@@ -52,12 +52,14 @@ func adminFindingsStayFixed(t *testing.T, tgt *target) {
 		{"a null patch member is refused", raw("adminPatchUser", f.tgt.userID, `{"active":null}`), 400},
 		{"a null rotate body is refused", raw("adminRotateKey", "", `null`), 400},
 		{"a null current password is refused", raw("changePassword", "", `{"currentPassword":null,"newPassword":"long enough"}`), 400},
-		// A since the document admits but that is in 1 BC once in UTC
-		// (0000-12-31T00:01:00Z) reached PostgreSQL as the literal
-		// "0000-12-31 …", which it refuses (500; 200 on SQLite), and so
-		// did a cursor of a time before AD 1: every event is after it.
-		{"an audit since in 1 BC in UTC is taken", audit("since", "0001-01-01T00:00:00+23:59"), 200},
-		{"an audit until in 1 BC in UTC is taken", audit("until", "0001-01-01T00:00:00+23:59"), 200},
+		// since and until are date-times of the list query language
+		// (docs/admin.md, "Audit trail"): one the document admits but
+		// that is in 1 BC once in UTC (0000-12-31T00:01:00Z) is refused,
+		// as the lists refuse it. A cursor of a time before AD 1 reached
+		// PostgreSQL as the literal "0000-12-31 …", which it refuses
+		// (500; 200 on SQLite): every event is after it.
+		{"an audit since in 1 BC in UTC is refused", audit("since", "0001-01-01T00:00:00+23:59"), 400},
+		{"an audit until in 1 BC in UTC is refused", audit("until", "0001-01-01T00:00:00+23:59"), 400},
 		{"an audit cursor in 1 BC is taken", audit("before", cursor("-62135596800000001")), 200},
 		{"an audit cursor before 4713 BC is taken", audit("before", cursor("-9223372036854775808")), 200},
 	} {

@@ -259,7 +259,7 @@ func AdminStores(t *testing.T, newStores func(t *testing.T) AuditStores) {
 		}
 	})
 
-	t.Run("audit queries filter by address and time and page with a cursor", func(t *testing.T) {
+	t.Run("audit queries translate the conditions on the audit fields and page with a cursor", func(t *testing.T) {
 		t.Parallel()
 		s := newStores(t)
 		_, _, q := caps(t, s)
@@ -274,18 +274,42 @@ func AdminStores(t *testing.T, newStores func(t *testing.T) AuditStores) {
 				t.Fatal(err)
 			}
 		}
-		got, err := q.QueryEvents(t.Context(), ports.AuditFilter{}, "192.0.2.2", time.Time{}, ports.AuditCursor{})
-		if err != nil || ids(got) != fmt.Sprint([]string{uid(13), uid(11)}) {
-			t.Errorf("by address = %v, %v", ids(got), err)
+		cond := func(f domain.QueryField, op domain.QueryOp, values ...string) domain.Filter {
+			c, err := domain.AuditFields.Condition("filter", f, op, false, values)
+			if err != nil {
+				t.Fatal(err)
+			}
+			return domain.Where(c)
 		}
-		got, _ = q.QueryEvents(t.Context(), ports.AuditFilter{Since: at(1)}, "", at(3), ports.AuditCursor{})
-		if ids(got) != fmt.Sprint([]string{uid(12), uid(11)}) {
-			t.Errorf("since 1 until 3 = %v", ids(got))
+		stamp := func(i int) string { return at(i).Format(time.RFC3339Nano) }
+		for _, tc := range []struct {
+			name string
+			f    domain.Filter
+			want []string
+		}{
+			{"by address", cond(domain.FieldAddress, domain.OpEq, "192.0.2.2"), []string{uid(13), uid(11)}},
+			{"since 1 until 3", domain.AllOf(cond(domain.FieldTime, domain.OpGte, stamp(1)), cond(domain.FieldTime, domain.OpLt, stamp(3))),
+				[]string{uid(12), uid(11)}},
+			{"between 1 and 2", cond(domain.FieldTime, domain.OpBetween, stamp(1), stamp(2)), []string{uid(12), uid(11)}},
+			{"not at 3", cond(domain.FieldTime, domain.OpNe, stamp(3)), []string{uid(12), uid(11), uid(10)}},
+			{"an address in a set", cond(domain.FieldAddress, domain.OpIn, "192.0.2.9", "192.0.2.2"), []string{uid(13), uid(11)}},
+			{"an address not in a set", cond(domain.FieldAddress, domain.OpNotIn, "192.0.2.2"), []string{uid(14), uid(12), uid(10)}},
+			{"a username as logins compare it", cond(domain.FieldUsername, domain.OpEq, " X "), []string{uid(14), uid(13), uid(12), uid(11), uid(10)}},
+			{"another username", cond(domain.FieldUsername, domain.OpNe, "x"), nil},
+			{"a type", cond(domain.FieldType, domain.OpEq, string(domain.AuditLogout)), nil},
+			{"either of two", domain.AnyOf(cond(domain.FieldTime, domain.OpLte, stamp(0)), cond(domain.FieldAddress, domain.OpEq, "192.0.2.2")),
+				[]string{uid(13), uid(11), uid(10)}},
+			{"none of nothing", domain.AnyOf(), nil},
+		} {
+			got, err := q.QueryEvents(t.Context(), ports.AuditQuery{Filter: tc.f})
+			if err != nil || ids(got) != fmt.Sprint(tc.want) {
+				t.Errorf("%s = %v, %v; want %v", tc.name, ids(got), err, tc.want)
+			}
 		}
 		var paged []string
 		cur := ports.AuditCursor{}
 		for range 10 {
-			page, err := q.QueryEvents(t.Context(), ports.AuditFilter{Limit: 2}, "", time.Time{}, cur)
+			page, err := q.QueryEvents(t.Context(), ports.AuditQuery{Limit: 2, Before: cur})
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -301,7 +325,8 @@ func AdminStores(t *testing.T, newStores func(t *testing.T) AuditStores) {
 		if fmt.Sprint(paged) != fmt.Sprint([]string{uid(14), uid(13), uid(12), uid(11), uid(10)}) {
 			t.Errorf("paged = %v", paged)
 		}
-		if got[0].ActorUsername != "ada" || got[0].Detail != "n=2" {
+		got, err := q.QueryEvents(t.Context(), ports.AuditQuery{Filter: cond(domain.FieldTime, domain.OpEq, stamp(2))})
+		if err != nil || len(got) != 1 || got[0].ActorUsername != "ada" || got[0].Detail != "n=2" {
 			t.Errorf("the actor and detail round-trip: %+v", got[0])
 		}
 	})

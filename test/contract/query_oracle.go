@@ -267,7 +267,7 @@ func domainFilter(t *testing.T, n qnode) domain.Filter {
 		}
 		return domain.AllOf(subs...)
 	}
-	f, err := domain.ParseQueryField("test", n.field)
+	f, err := domain.EntryFields.Field("test", n.field)
 	if err != nil {
 		t.Fatalf("%s: %v", n, err)
 	}
@@ -286,7 +286,7 @@ func domainSort(t *testing.T, keys []qsort) []domain.SortKey {
 	t.Helper()
 	var out []domain.SortKey
 	for _, k := range keys {
-		f, err := domain.ParseQueryField("sort", k.field)
+		f, err := domain.EntryFields.Field("sort", k.field)
 		if err != nil {
 			t.Fatal(err)
 		}

@@ -5,11 +5,9 @@ import (
 	"encoding/base64"
 	"encoding/json"
 	"net/http"
-	"net/url"
 	"strconv"
 	"strings"
 	"time"
-	"unicode/utf8"
 
 	"github.com/gin-gonic/gin"
 
@@ -70,47 +68,52 @@ func decodeAuditCursor(s string) (ports.AuditCursor, bool) {
 	return ports.AuditCursor{Time: time.UnixMicro(n).UTC(), ID: id}, true
 }
 
-// parseAuditQuery reads GET /admin/audit's parameters, each at most once.
+// auditConditions are GET /admin/audit's filtering parameters
+// (docs/admin.md, "Audit trail"), each one condition of the list query
+// language on domain.AuditFields.
+var auditConditions = map[string]struct {
+	field domain.QueryField
+	op    domain.QueryOp
+}{
+	"type":    {domain.FieldType, domain.OpEq},
+	"user":    {domain.FieldUsername, domain.OpEq},
+	"address": {domain.FieldAddress, domain.OpEq},
+	"since":   {domain.FieldTime, domain.OpGte},
+	"until":   {domain.FieldTime, domain.OpLt},
+}
+
+// parseAuditQuery reads GET /admin/audit's parameters, each at most
+// once: the conditions of auditConditions, ANDed (an empty user or
+// address is none), limit and before.
 func parseAuditQuery(raw string) (application.AuditPageInput, error) {
 	var in application.AuditPageInput
-	values, err := url.ParseQuery(raw)
-	if err != nil || len(raw) > 4096 {
-		return in, domain.InvalidField("query", "is not a valid query string")
+	values, err := queryValues(raw)
+	if err != nil {
+		return in, err
 	}
-	var errs web.Problems
+	var (
+		errs  web.Problems
+		conds []domain.Filter
+	)
 	for name, vs := range values {
 		if len(vs) != 1 {
 			errs.Add(web.Clip(name), "may be given once")
 			continue
 		}
 		v := vs[0]
+		if p, ok := auditConditions[name]; ok {
+			if v == "" && (name == "user" || name == "address") {
+				continue
+			}
+			c, err := domain.AuditFields.Condition(name, p.field, p.op, false, []string{v})
+			if err != nil {
+				errs.AddErr(err)
+				continue
+			}
+			conds = append(conds, domain.Where(c))
+			continue
+		}
 		switch name {
-		case "type":
-			in.Type = domain.AuditType(v)
-			if !in.Type.Valid() {
-				errs.Add("type", "is not an audit event type")
-			}
-		case "user", "address":
-			if !utf8.ValidString(v) || strings.IndexByte(v, 0) >= 0 || utf8.RuneCountInString(v) > 1024 {
-				errs.Add(name, "must be valid UTF-8 of at most 1024 characters, without NUL")
-				continue
-			}
-			if name == "user" {
-				in.Username = v
-			} else {
-				in.Address = v
-			}
-		case "since", "until":
-			t, err := time.Parse(time.RFC3339Nano, v)
-			if err != nil || t.Year() < 1 || t.Year() > 9999 {
-				errs.Add(name, "must be an RFC 3339 time")
-				continue
-			}
-			if name == "since" {
-				in.Since = t
-			} else {
-				in.Until = t
-			}
 		case "limit":
 			if p := web.IntParam(&errs, name, v, 1, application.MaxAuditPage); p != nil {
 				in.Limit = *p
@@ -129,6 +132,7 @@ func parseAuditQuery(raw string) (application.AuditPageInput, error) {
 	if len(errs) > 0 {
 		return in, domain.Invalid(errs...)
 	}
+	in.Filter = domain.AllOf(conds...)
 	return in, nil
 }
 

@@ -67,15 +67,25 @@ func newAdminPage[T any](data []T, total, page, limit int) adminPage[T] {
 	return adminPage[T]{Data: data, Count: len(data), Total: total, Page: page, PageCount: (total + limit - 1) / limit}
 }
 
-// parseSessionPage reads the paging of a session list, its only
-// parameters.
-func parseSessionPage(raw string) (application.SessionPage, listPage, error) {
+// queryValues parses raw, an admin list's query string of at most 4096
+// bytes.
+func queryValues(raw string) (url.Values, error) {
 	if len(raw) > 4096 {
-		return application.SessionPage{}, listPage{}, domain.InvalidField("query", "is longer than 4096 bytes")
+		return nil, domain.InvalidField("query", "is longer than 4096 bytes")
 	}
 	values, err := url.ParseQuery(raw)
 	if err != nil || strings.ContainsRune(raw, 0) {
-		return application.SessionPage{}, listPage{}, domain.InvalidField("query", "is not a valid query string")
+		return nil, domain.InvalidField("query", "is not a valid query string")
+	}
+	return values, nil
+}
+
+// parseSessionPage reads the paging of a session list, its only
+// parameters.
+func parseSessionPage(raw string) (application.SessionPage, listPage, error) {
+	values, err := queryValues(raw)
+	if err != nil {
+		return application.SessionPage{}, listPage{}, err
 	}
 	var errs web.Problems
 	lp := newListPage()

@@ -2,7 +2,6 @@ package admin
 
 import (
 	"net/http"
-	"net/url"
 	"strconv"
 	"strings"
 
@@ -51,12 +50,9 @@ func toSessionDTO(s domain.Session) sessionDTO {
 // and the parser of the cache lists (web.ParseCondition, web.ParseSort)
 // on the user fields.
 func parseUserQuery(raw string) (q application.UserList, page int, err error) {
-	if len(raw) > 4096 {
-		return q, 0, domain.InvalidField("query", "is longer than 4096 bytes")
-	}
-	values, perr := url.ParseQuery(raw)
-	if perr != nil || strings.ContainsRune(raw, 0) {
-		return q, 0, domain.InvalidField("query", "is not a valid query string")
+	values, err := queryValues(raw)
+	if err != nil {
+		return q, 0, err
 	}
 	var (
 		errs         web.Problems
