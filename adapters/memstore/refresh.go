@@ -115,7 +115,7 @@ func (s *RefreshStore) RevokeFamily(_ context.Context, familyID string, now time
 func (s *RefreshStore) RevokeUser(_ context.Context, userID string, now time.Time) error {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	s.revoke(now, func(f domain.RefreshFamily) bool { return f.UserID == userID })
+	s.revoke(now, ownedBy(userID))
 	return nil
 }
 
