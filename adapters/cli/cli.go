@@ -9,7 +9,6 @@ import (
 	"strings"
 
 	"github.com/cachegate/cachegate/application"
-	"github.com/cachegate/cachegate/domain"
 )
 
 // Exit statuses of Run.
@@ -85,16 +84,6 @@ type Services struct {
 	// Keys is nil for a command whose Uses lack UsesKeys.
 	Keys  *application.Keys
 	Audit *application.AuditTrail
-}
-
-// patchUser changes the user named name as the system actor.
-func (s Services) patchUser(ctx context.Context, name string, p application.UserPatch) error {
-	u, err := s.Users.ByUsername(ctx, name)
-	if err != nil {
-		return err
-	}
-	_, err = s.Users.Patch(ctx, domain.System(), u.ID, p)
-	return err
 }
 
 // Storage is what the data-moving commands (export, import, backup) use:
