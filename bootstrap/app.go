@@ -1,7 +1,6 @@
 package bootstrap
 
 import (
-	"context"
 	"io"
 	"log/slog"
 	"sort"
@@ -20,6 +19,7 @@ import (
 	"github.com/cachegate/cachegate/bootstrap/config"
 	"github.com/cachegate/cachegate/bootstrap/feedfx"
 	"github.com/cachegate/cachegate/bootstrap/httpfx"
+	"github.com/cachegate/cachegate/bootstrap/internal/fxrun"
 	"github.com/cachegate/cachegate/bootstrap/metricsfx"
 	"github.com/cachegate/cachegate/bootstrap/storefx"
 	"github.com/cachegate/cachegate/bootstrap/tracefx"
@@ -181,18 +181,6 @@ func Sweeper(c config.Sweep) fx.Option {
 		if d.Metrics != nil {
 			s.OnSwept = d.Metrics.CacheRowsSwept
 		}
-		ctx, cancel := context.WithCancel(context.Background())
-		done := make(chan struct{})
-		lc.Append(fx.Hook{
-			OnStart: func(context.Context) error {
-				go func() { defer close(done); s.Run(ctx) }()
-				return nil
-			},
-			OnStop: func(context.Context) error {
-				cancel()
-				<-done
-				return nil
-			},
-		})
+		fxrun.Go(lc, s.Run)
 	}))
 }
