@@ -453,17 +453,9 @@ func checkSecret(c Config) error {
 // readSecretFile reads the HS256 secret from a file. Trailing line breaks
 // are dropped, since editors and `echo` add one.
 func readSecretFile(c *Config, path string) error {
-	f, err := os.Open(path)
+	b, err := readFileUpTo(path, maxSecretFileBytes)
 	if err != nil {
 		return err
-	}
-	defer f.Close()
-	b, err := io.ReadAll(io.LimitReader(f, maxSecretFileBytes+1))
-	if err != nil {
-		return err
-	}
-	if len(b) > maxSecretFileBytes {
-		return fmt.Errorf("%s: larger than %d bytes", path, maxSecretFileBytes)
 	}
 	c.Auth.HS256Secret = NewSecret(strings.TrimRight(string(b), "\r\n"))
 	c.Auth.HS256SecretFile = path
@@ -476,7 +468,7 @@ func readSecretFile(c *Config, path string) error {
 // readKeyEncryptionSecretFile reads the key encryption secret; the
 // whitespace around it is ignored.
 func readKeyEncryptionSecretFile(c *Config, path string) error {
-	b, err := readSmallFile(path)
+	b, err := readFileUpTo(path, maxSecretFileBytes)
 	if err != nil {
 		return err
 	}
@@ -499,7 +491,7 @@ func readMetricsTokenFile(c *Config, path string) error {
 		c.MetricsToken, c.MetricsTokenFile = Secret{}, ""
 		return nil
 	}
-	b, err := readSmallFile(path)
+	b, err := readFileUpTo(path, maxSecretFileBytes)
 	if err != nil {
 		return err
 	}
@@ -517,19 +509,20 @@ func readMetricsTokenFile(c *Config, path string) error {
 	return nil
 }
 
-// readSmallFile reads a secret file of at most maxSecretFileBytes.
-func readSmallFile(path string) ([]byte, error) {
+// readFileUpTo reads the file at path, refusing one larger than limit
+// bytes without reading it whole.
+func readFileUpTo(path string, limit int64) ([]byte, error) {
 	f, err := os.Open(path)
 	if err != nil {
 		return nil, err
 	}
 	defer f.Close()
-	b, err := io.ReadAll(io.LimitReader(f, maxSecretFileBytes+1))
+	b, err := io.ReadAll(io.LimitReader(f, limit+1))
 	if err != nil {
 		return nil, err
 	}
-	if len(b) > maxSecretFileBytes {
-		return nil, fmt.Errorf("%s: larger than %d bytes", path, maxSecretFileBytes)
+	if int64(len(b)) > limit {
+		return nil, fmt.Errorf("%s: larger than %d bytes", path, limit)
 	}
 	return b, nil
 }

@@ -5,7 +5,6 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"os"
 	"strings"
 
 	"go.yaml.in/yaml/v3"
@@ -49,17 +48,9 @@ const (
 
 // readFile reads and parses the configuration file at path.
 func readFile(path string) (file, []error) {
-	f, err := os.Open(path)
+	data, err := readFileUpTo(path, maxFileBytes)
 	if err != nil {
 		return file{}, []error{fmt.Errorf("config: %w", err)}
-	}
-	defer f.Close()
-	data, err := io.ReadAll(io.LimitReader(f, maxFileBytes+1))
-	if err != nil {
-		return file{}, []error{fmt.Errorf("config: %w", err)}
-	}
-	if len(data) > maxFileBytes {
-		return file{}, []error{fmt.Errorf("config: %s: larger than %d bytes", path, maxFileBytes)}
 	}
 	return parseFile(data, keys())
 }
