@@ -45,26 +45,13 @@ func FuzzParseFile(f *testing.F) {
 	})
 }
 
-func TestEveryGroupedNameIsASetting(t *testing.T) {
-	t.Parallel()
-	flags := map[string]bool{}
-	for _, s := range settings() {
-		flags[s.flag] = true
-	}
-	for name := range groups {
-		if !flags[name] {
-			t.Errorf("groups names %q, which is no setting", name)
-		}
-	}
-}
-
 // TestEverySettingHasAGroup: a new setting must say which commands read
 // it; left out, it would appear in every command's --help.
 func TestEverySettingHasAGroup(t *testing.T) {
 	t.Parallel()
 	for _, s := range settings() {
-		if _, ok := groups[s.flag]; !ok {
-			t.Errorf("setting --%s is in no group (groups.go)", s.flag)
+		if s.group == 0 {
+			t.Errorf("setting --%s is in no group (settings.go)", s.flag)
 		}
 	}
 }
