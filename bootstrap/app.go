@@ -1,6 +1,7 @@
 package bootstrap
 
 import (
+	"cmp"
 	"io"
 	"log/slog"
 	"sort"
@@ -104,30 +105,19 @@ func CacheOptions(cfg config.Config) cachefx.Options {
 // AuthOptions converts the auth part of the configuration.
 func AuthOptions(cfg config.Config) authfx.Options {
 	a := cfg.Auth
-	o := authfx.Options{
+	return authfx.Options{
 		AccessTTL: cfg.AccessTokenTTL, RefreshTTL: cfg.RefreshTokenTTL,
 		Issuer: a.Issuer, Audience: a.Audience, ClientID: a.ClientID,
 		PasswordAlgorithm: string(a.PasswordAlgorithm), BcryptCost: a.BcryptCost,
 		Throttle: application.ThrottleLimits{PerUsername: a.Throttle.UsernameLimit,
 			PerAddress: a.Throttle.AddressLimit, Window: a.Throttle.Window},
+		DisableThrottle: a.Throttle.UsernameLimit == 0 && a.Throttle.AddressLimit == 0,
+		// authfx reads zero as its default; the configuration's 0 is "at once".
+		KeyPublishAhead:   cmp.Or(a.KeyPublishAhead, -1),
+		RefreshReuseGrace: a.RefreshReuseGrace, SessionMax: a.SessionMax, MaxSessionsPerUser: a.MaxSessionsPerUser,
+		AuditFoldWindow:     cfg.AuditFoldWindow,
+		KeyEncryptionSecret: a.KeyEncryptionSecret.Bytes(), HS256Secret: a.HS256Secret.Bytes(),
 	}
-	// authfx reads zero as its default; the configuration's 0 is "at once".
-	o.KeyPublishAhead = a.KeyPublishAhead
-	if o.KeyPublishAhead == 0 {
-		o.KeyPublishAhead = -1
-	}
-	o.RefreshReuseGrace = a.RefreshReuseGrace
-	o.SessionMax = a.SessionMax
-	o.MaxSessionsPerUser = a.MaxSessionsPerUser
-	o.AuditFoldWindow = cfg.AuditFoldWindow
-	if a.KeyEncryptionSecret.IsSet() {
-		o.KeyEncryptionSecret = a.KeyEncryptionSecret.Bytes()
-	}
-	o.DisableThrottle = a.Throttle.UsernameLimit == 0 && a.Throttle.AddressLimit == 0
-	if a.HS256Secret.IsSet() {
-		o.HS256Secret = a.HS256Secret.Bytes()
-	}
-	return o
 }
 
 // HTTPOptions converts the HTTP part of the configuration.
@@ -148,14 +138,8 @@ func HTTPOptions(cfg config.Config) httpfx.Options {
 // callerLimits converts the caps; the configuration's 0 (no cap) is
 // ginhttp's negative value, as ginhttp's zero means its default.
 func callerLimits(c config.Caps) limits.Options {
-	none := func(n int) int {
-		if n == 0 {
-			return -1
-		}
-		return n
-	}
-	return limits.Options{ListsPerUser: none(c.ListsPerUser), StreamsPerUser: none(c.StreamsPerUser),
-		ConnsPerAddress: none(c.ConnsPerAddress)}
+	return limits.Options{ListsPerUser: cmp.Or(c.ListsPerUser, -1), StreamsPerUser: cmp.Or(c.StreamsPerUser, -1),
+		ConnsPerAddress: cmp.Or(c.ConnsPerAddress, -1)}
 }
 
 // sweeperDeps are the sweeper's inputs.

@@ -29,6 +29,7 @@
 package authfx
 
 import (
+	"cmp"
 	"context"
 	"fmt"
 	"log/slog"
@@ -196,10 +197,7 @@ const keyPruneEvery = time.Hour
 
 func newTokens(lc fx.Lifecycle, o Options, keys ports.KeyStore, clock ports.Clock, log *slog.Logger,
 	changes *application.AuthChanges) (tokens, error) {
-	maxTTL := o.RefreshTTL
-	if maxTTL == 0 {
-		maxTTL = application.DefaultRefreshTTL
-	}
+	maxTTL := cmp.Or(o.RefreshTTL, application.DefaultRefreshTTL)
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
 	t, err := josejwt.New(ctx, josejwt.Options{Issuer: o.Issuer, Audience: o.Audience, ClientID: o.ClientID,
@@ -314,10 +312,7 @@ const DefaultSubjectCacheTTL = time.Second
 
 func newAuthenticate(o Options, d VerifyParams, clock ports.Clock, revoked *background.RevokedSessions,
 	changes *application.AuthChanges) (*application.Authenticate, error) {
-	ttl := o.SubjectCacheTTL
-	if ttl == 0 {
-		ttl = DefaultSubjectCacheTTL
-	}
+	ttl := cmp.Or(o.SubjectCacheTTL, DefaultSubjectCacheTTL)
 	return application.NewAuthenticate(d.Verifier, d.Validator, application.NewSubjectCache(d.Lookup, ttl, 0, clock),
 		revocations(revoked), changes)
 }
