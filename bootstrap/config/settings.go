@@ -91,7 +91,7 @@ func settings() []setting {
 		{flag: "database", group: GroupStorage, arg: "url", key: "database", def: "sqlite:cachegate.db",
 			usage: "database URL: sqlite:PATH, sqlite::memory: or postgres://user:pass@host:port/db",
 			parse: func(c *Config, v string) error { c.Database = v; return nil },
-			check: func(c Config) error { _, _, err := parseDatabase(c.Database); return err }},
+			check: func(c Config) error { return checkDatabase(c.Database) }},
 		{flag: "database-timeout", group: GroupStorage, arg: "duration", key: "databaseTimeout", def: "5s",
 			usage: "longest wait for the database per call (connection, statement, rows); past it 503 DATABASE_UNAVAILABLE",
 			parse: durationInto(func(c *Config) *time.Duration { return &c.DatabaseTimeout }),
