@@ -4,7 +4,8 @@ import (
 	"cmp"
 	"io"
 	"log/slog"
-	"sort"
+	"maps"
+	"slices"
 	"time"
 
 	"go.uber.org/fx"
@@ -82,18 +83,13 @@ func NewLogger(c config.Log, out io.Writer) *slog.Logger {
 
 // CacheOptions converts the cache part of the configuration.
 func CacheOptions(cfg config.Config) cachefx.Options {
-	names := make([]string, 0, len(cfg.Cache.Settings.Assignments))
-	for n := range cfg.Cache.Settings.Assignments {
-		names = append(names, n)
-	}
-	sort.Strings(names)
 	var def time.Duration
 	if cfg.Cache.Settings.ExpiresIn != nil {
 		def = *cfg.Cache.Settings.ExpiresIn
 	}
 	o := cachefx.Options{MaxDataBytes: int(cfg.Limits.DataBytes),
 		ListDefault: cfg.Limits.ListDefault, ListMax: cfg.Limits.ListMax}
-	for _, n := range names {
+	for _, n := range slices.Sorted(maps.Keys(cfg.Cache.Settings.Assignments)) {
 		a := cfg.Cache.Settings.Assignments[n]
 		o.Assignments = append(o.Assignments, cachefx.Assignment{Name: n, EntityKey: a.EntityKey,
 			Table: cfg.Cache.Entities[a.EntityKey].Table, Policy: a.Policy, DefaultExpiresIn: def,
