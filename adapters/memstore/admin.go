@@ -53,7 +53,7 @@ func (r *UserRepository) DeleteUser(ctx context.Context, id string, now time.Tim
 func (s *RefreshStore) UserSessions(_ context.Context, userID string, now time.Time) ([]domain.Session, error) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	return s.liveSessions(authTime(now), ownedBy(userID)), nil
+	return s.liveSessions(domain.Normalize(now), ownedBy(userID)), nil
 }
 
 // EvictSessions revokes every live family of the user but the keep
@@ -61,12 +61,12 @@ func (s *RefreshStore) UserSessions(_ context.Context, userID string, now time.T
 func (s *RefreshStore) EvictSessions(_ context.Context, userID string, keep int, now time.Time) ([]string, error) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	now = authTime(now)
+	now = domain.Normalize(now)
 	live := s.liveSessions(now, ownedBy(userID))
 	var evicted []string
 	for _, sess := range live[min(max(keep, 0), len(live)):] {
 		f := s.families[sess.ID]
-		f.RevokedAt = authTimePtr(&now)
+		f.RevokedAt = domain.NormalizePtr(&now)
 		s.families[sess.ID] = f
 		evicted = append(evicted, sess.ID)
 	}
@@ -92,7 +92,7 @@ func (s *RefreshStore) liveSessions(now time.Time, of func(domain.RefreshFamily)
 // the last used first, then the greatest id (ports.SessionDirectory).
 func (s *RefreshStore) AllSessions(_ context.Context, now time.Time, limit, offset int) ([]domain.Session, int, error) {
 	s.mu.Lock()
-	all := s.liveSessions(authTime(now), func(domain.RefreshFamily) bool { return true })
+	all := s.liveSessions(domain.Normalize(now), func(domain.RefreshFamily) bool { return true })
 	s.mu.Unlock()
 	page := all[min(max(offset, 0), len(all)):]
 	if limit > 0 && len(page) > limit {
@@ -130,7 +130,7 @@ func (l *AuditLog) QueryEvents(ctx context.Context, f ports.AuditFilter, address
 	if err != nil {
 		return nil, err
 	}
-	until, bt := authTime(until), authTime(before.Time)
+	until, bt := domain.Normalize(until), domain.Normalize(before.Time)
 	out := make([]domain.AuditEvent, 0, min(limit, len(all)))
 	for _, e := range all {
 		if (address != "" && e.Address != address) || (!until.IsZero() && !e.Time.Before(until)) {

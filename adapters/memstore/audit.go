@@ -45,11 +45,11 @@ func (l *AuditLog) RecordEvent(_ context.Context, e domain.AuditEvent) error {
 // storedEvent is e as the log keeps it: times in UTC at microsecond
 // precision, the username cut (domain.CutAuditUsername).
 func storedEvent(e domain.AuditEvent) domain.AuditEvent {
-	e.Time, e.Username = authTime(e.Time), domain.CutAuditUsername(e.Username)
+	e.Time, e.Username = domain.Normalize(e.Time), domain.CutAuditUsername(e.Username)
 	if e.Count <= 1 {
 		e.Count, e.LastSeen = 0, time.Time{}
 	} else {
-		e.LastSeen = authTime(e.LastSeen)
+		e.LastSeen = domain.Normalize(e.LastSeen)
 	}
 	return e
 }
@@ -159,7 +159,7 @@ func (l *AuditLog) Events(_ context.Context, f ports.AuditFilter) ([]domain.Audi
 	if limit <= 0 {
 		limit = 1000
 	}
-	since, user := authTime(f.Since), domain.NormalizeUsername(domain.CutAuditUsername(f.Username))
+	since, user := domain.Normalize(f.Since), domain.NormalizeUsername(domain.CutAuditUsername(f.Username))
 	var out []domain.AuditEvent
 	for _, r := range l.events {
 		e := r.AuditEvent
@@ -184,7 +184,7 @@ func (l *AuditLog) Events(_ context.Context, f ports.AuditFilter) ([]domain.Audi
 func (l *AuditLog) PurgeEvents(_ context.Context, before time.Time, limit int) (int, error) {
 	l.mu.Lock()
 	defer l.mu.Unlock()
-	before = authTime(before)
+	before = domain.Normalize(before)
 	removed := 0
 	l.events = slices.DeleteFunc(l.events, func(e auditRow) bool {
 		if removed < limit && e.Time.Before(before) {
