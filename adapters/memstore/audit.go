@@ -169,10 +169,7 @@ func (l *AuditLog) Events(_ context.Context, f ports.AuditFilter) ([]domain.Audi
 		}
 	}
 	slices.SortFunc(out, func(a, b domain.AuditEvent) int {
-		if c := b.Time.Compare(a.Time); c != 0 {
-			return c
-		}
-		return cmp.Compare(b.ID, a.ID)
+		return cmp.Or(b.Time.Compare(a.Time), cmp.Compare(b.ID, a.ID))
 	})
 	if len(out) > limit {
 		out = out[:limit]

@@ -41,10 +41,7 @@ func (s *KeyStore) SigningKeys(context.Context) ([]domain.SigningKey, error) {
 		out[i] = authKey(k)
 	}
 	slices.SortFunc(out, func(a, b domain.SigningKey) int {
-		if c := b.DateCreated.Compare(a.DateCreated); c != 0 {
-			return c
-		}
-		return cmp.Compare(b.ID, a.ID)
+		return cmp.Or(b.DateCreated.Compare(a.DateCreated), cmp.Compare(b.ID, a.ID))
 	})
 	return out, nil
 }
