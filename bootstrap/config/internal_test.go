@@ -3,8 +3,26 @@ package config
 import (
 	"flag"
 	"reflect"
+	"strings"
 	"testing"
 )
+
+func TestSettingsNameEverySettingThreeWays(t *testing.T) {
+	t.Parallel()
+	seen := map[string]bool{}
+	for _, s := range settings() {
+		if s.flag == "" || s.key == "" || s.usage == "" {
+			t.Errorf("%+v lacks a name or usage", s)
+		}
+		if s.env() != "CACHEGATE_"+strings.ToUpper(strings.ReplaceAll(s.flag, "-", "_")) {
+			t.Errorf("%s: env %s does not follow the flag name", s.flag, s.env())
+		}
+		if seen[s.key] {
+			t.Errorf("YAML key %s listed twice", s.key)
+		}
+		seen[s.key] = true
+	}
+}
 
 func TestSettingDefaultsAgreeWithDefault(t *testing.T) {
 	t.Parallel()

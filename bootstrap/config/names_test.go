@@ -93,23 +93,6 @@ func TestFlags(t *testing.T) {
 	})
 }
 
-func TestSettingsNameEverySettingThreeWays(t *testing.T) {
-	t.Parallel()
-	seen := map[string]bool{}
-	for _, s := range config.Settings() {
-		if s.Env == "" || s.Usage == "" {
-			t.Errorf("%+v lacks a name or usage", s)
-		}
-		if s.Flag != "" && s.Env != "CACHEGATE_"+strings.ToUpper(strings.ReplaceAll(s.Flag, "-", "_")) {
-			t.Errorf("%s: env %s does not follow the flag name", s.Flag, s.Env)
-		}
-		if seen[s.Key] && s.Key != "" {
-			t.Errorf("YAML key %s listed twice", s.Key)
-		}
-		seen[s.Key] = true
-	}
-}
-
 func TestValidateChecksACodeBuiltConfig(t *testing.T) {
 	t.Parallel()
 	c := config.Default()

@@ -14,23 +14,6 @@ import (
 	"github.com/cachegate/cachegate/domain"
 )
 
-// Setting describes one scalar setting by its three names, for help texts
-// and documentation.
-type Setting struct {
-	// Flag is the flag name without dashes; empty for a setting that has
-	// no flag (the HS256 secret).
-	Flag string
-	// Env is the environment variable.
-	Env string
-	// Key is the dotted YAML path; empty for --config itself.
-	Key string
-	// Default is the default in the syntax the setting accepts; empty
-	// when unset by default.
-	Default string
-	// Usage says what the setting does.
-	Usage string
-}
-
 // setting is one scalar setting: its names, how its text becomes a value
 // of Config (parse: syntax only) and how that value is checked (check:
 // ranges, on the typed value, so Validate can run it too).
@@ -66,20 +49,6 @@ const minSecretBytes = 32
 
 // maxSecretFileBytes bounds the secret file read.
 const maxSecretFileBytes = 64 << 10
-
-// Settings lists every scalar setting, --config first.
-func Settings() []Setting {
-	out := []Setting{{Flag: configFlag, Env: envName(configFlag),
-		Usage: "YAML configuration file"}}
-	for _, s := range settings() {
-		f := s.flag
-		if s.noFlag {
-			f = ""
-		}
-		out = append(out, Setting{Flag: f, Env: s.env(), Key: s.key, Default: s.def, Usage: s.usage})
-	}
-	return out
-}
 
 // settings returns the table of scalar settings. Its defaults agree with
 // Default, which a test pins.
