@@ -147,29 +147,27 @@ type Env struct {
 // Storage opens the database on first use and returns it; Run closes it
 // when the command returns. A command uses Storage or Services, not both.
 func (e *Env) Storage(ctx context.Context) (Storage, error) {
-	if e.started {
-		return e.storage, nil
+	if !e.started {
+		s, err := e.Runtime.StartStorage(ctx)
+		if err != nil {
+			return Storage{}, err
+		}
+		e.started, e.storage = true, s
 	}
-	s, err := e.Runtime.StartStorage(ctx)
-	if err != nil {
-		return Storage{}, err
-	}
-	e.started, e.storage = true, s
-	return s, nil
+	return e.storage, nil
 }
 
 // Services starts the core on first use and returns its use cases; Run
 // stops it when the command returns.
 func (e *Env) Services(ctx context.Context) (Services, error) {
-	if e.started {
-		return e.services, nil
+	if !e.started {
+		s, err := e.Runtime.Start(ctx)
+		if err != nil {
+			return Services{}, err
+		}
+		e.started, e.services = true, s
 	}
-	s, err := e.Runtime.Start(ctx)
-	if err != nil {
-		return Services{}, err
-	}
-	e.started, e.services = true, s
-	return s, nil
+	return e.services, nil
 }
 
 // CLI runs command lines against a Host.
