@@ -201,24 +201,20 @@ func (c *CLI) Run(ctx context.Context, args []string) int {
 	case "--version", "-version":
 		args = append([]string{"version"}, args[1:]...)
 	}
-	cmd, rest, group := c.find(args)
-	if cmd == nil {
-		if group != "" && (len(rest) == 0 || !isHelp(rest[0])) {
-			if len(rest) == 0 {
-				fmt.Fprintf(c.Stderr, "cachegate: %s needs a command\n\n%s", group, c.usage(group))
-			} else {
-				fmt.Fprintf(c.Stderr, "cachegate: unknown command \"%s %s\"\n\n%s", group, rest[0], c.usage(group))
-			}
-			return ExitUsage
-		}
-		if group != "" {
-			fmt.Fprint(c.Stdout, c.usage(group))
-			return ExitOK
-		}
+	switch cmd, rest, group := c.find(args); {
+	case cmd != nil:
+		return c.run(ctx, cmd, rest)
+	case group == "":
 		fmt.Fprintf(c.Stderr, "cachegate: unknown command %q\n\n%s", args[0], c.usage(""))
-		return ExitUsage
+	case len(rest) == 0:
+		fmt.Fprintf(c.Stderr, "cachegate: %s needs a command\n\n%s", group, c.usage(group))
+	case isHelp(rest[0]):
+		fmt.Fprint(c.Stdout, c.usage(group))
+		return ExitOK
+	default:
+		fmt.Fprintf(c.Stderr, "cachegate: unknown command \"%s %s\"\n\n%s", group, rest[0], c.usage(group))
 	}
-	return c.run(ctx, cmd, rest)
+	return ExitUsage
 }
 
 func isHelp(arg string) bool { return arg == "-h" || arg == "--help" || arg == "-help" }
