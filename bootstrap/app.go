@@ -1,10 +1,11 @@
 package bootstrap
 
 import (
-	"context"
+	"cmp"
 	"io"
 	"log/slog"
-	"sort"
+	"maps"
+	"slices"
 	"time"
 
 	"go.uber.org/fx"
@@ -20,6 +21,7 @@ import (
 	"github.com/cachegate/cachegate/bootstrap/config"
 	"github.com/cachegate/cachegate/bootstrap/feedfx"
 	"github.com/cachegate/cachegate/bootstrap/httpfx"
+	"github.com/cachegate/cachegate/bootstrap/internal/fxrun"
 	"github.com/cachegate/cachegate/bootstrap/metricsfx"
 	"github.com/cachegate/cachegate/bootstrap/storefx"
 	"github.com/cachegate/cachegate/bootstrap/tracefx"
@@ -81,18 +83,13 @@ func NewLogger(c config.Log, out io.Writer) *slog.Logger {
 
 // CacheOptions converts the cache part of the configuration.
 func CacheOptions(cfg config.Config) cachefx.Options {
-	names := make([]string, 0, len(cfg.Cache.Settings.Assignments))
-	for n := range cfg.Cache.Settings.Assignments {
-		names = append(names, n)
-	}
-	sort.Strings(names)
 	var def time.Duration
 	if cfg.Cache.Settings.ExpiresIn != nil {
 		def = *cfg.Cache.Settings.ExpiresIn
 	}
 	o := cachefx.Options{MaxDataBytes: int(cfg.Limits.DataBytes),
 		ListDefault: cfg.Limits.ListDefault, ListMax: cfg.Limits.ListMax}
-	for _, n := range names {
+	for _, n := range slices.Sorted(maps.Keys(cfg.Cache.Settings.Assignments)) {
 		a := cfg.Cache.Settings.Assignments[n]
 		o.Assignments = append(o.Assignments, cachefx.Assignment{Name: n, EntityKey: a.EntityKey,
 			Table: cfg.Cache.Entities[a.EntityKey].Table, Policy: a.Policy, DefaultExpiresIn: def,
@@ -104,30 +101,19 @@ func CacheOptions(cfg config.Config) cachefx.Options {
 // AuthOptions converts the auth part of the configuration.
 func AuthOptions(cfg config.Config) authfx.Options {
 	a := cfg.Auth
-	o := authfx.Options{
+	return authfx.Options{
 		AccessTTL: cfg.AccessTokenTTL, RefreshTTL: cfg.RefreshTokenTTL,
 		Issuer: a.Issuer, Audience: a.Audience, ClientID: a.ClientID,
 		PasswordAlgorithm: string(a.PasswordAlgorithm), BcryptCost: a.BcryptCost,
 		Throttle: application.ThrottleLimits{PerUsername: a.Throttle.UsernameLimit,
 			PerAddress: a.Throttle.AddressLimit, Window: a.Throttle.Window},
+		DisableThrottle: a.Throttle.UsernameLimit == 0 && a.Throttle.AddressLimit == 0,
+		// authfx reads zero as its default; the configuration's 0 is "at once".
+		KeyPublishAhead:   cmp.Or(a.KeyPublishAhead, -1),
+		RefreshReuseGrace: a.RefreshReuseGrace, SessionMax: a.SessionMax, MaxSessionsPerUser: a.MaxSessionsPerUser,
+		AuditFoldWindow:     cfg.AuditFoldWindow,
+		KeyEncryptionSecret: a.KeyEncryptionSecret.Bytes(), HS256Secret: a.HS256Secret.Bytes(),
 	}
-	// authfx reads zero as its default; the configuration's 0 is "at once".
-	o.KeyPublishAhead = a.KeyPublishAhead
-	if o.KeyPublishAhead == 0 {
-		o.KeyPublishAhead = -1
-	}
-	o.RefreshReuseGrace = a.RefreshReuseGrace
-	o.SessionMax = a.SessionMax
-	o.MaxSessionsPerUser = a.MaxSessionsPerUser
-	o.AuditFoldWindow = cfg.AuditFoldWindow
-	if a.KeyEncryptionSecret.IsSet() {
-		o.KeyEncryptionSecret = a.KeyEncryptionSecret.Bytes()
-	}
-	o.DisableThrottle = a.Throttle.UsernameLimit == 0 && a.Throttle.AddressLimit == 0
-	if a.HS256Secret.IsSet() {
-		o.HS256Secret = a.HS256Secret.Bytes()
-	}
-	return o
 }
 
 // HTTPOptions converts the HTTP part of the configuration.
@@ -148,14 +134,8 @@ func HTTPOptions(cfg config.Config) httpfx.Options {
 // callerLimits converts the caps; the configuration's 0 (no cap) is
 // ginhttp's negative value, as ginhttp's zero means its default.
 func callerLimits(c config.Caps) limits.Options {
-	none := func(n int) int {
-		if n == 0 {
-			return -1
-		}
-		return n
-	}
-	return limits.Options{ListsPerUser: none(c.ListsPerUser), StreamsPerUser: none(c.StreamsPerUser),
-		ConnsPerAddress: none(c.ConnsPerAddress)}
+	return limits.Options{ListsPerUser: cmp.Or(c.ListsPerUser, -1), StreamsPerUser: cmp.Or(c.StreamsPerUser, -1),
+		ConnsPerAddress: cmp.Or(c.ConnsPerAddress, -1)}
 }
 
 // sweeperDeps are the sweeper's inputs.
@@ -181,18 +161,6 @@ func Sweeper(c config.Sweep) fx.Option {
 		if d.Metrics != nil {
 			s.OnSwept = d.Metrics.CacheRowsSwept
 		}
-		ctx, cancel := context.WithCancel(context.Background())
-		done := make(chan struct{})
-		lc.Append(fx.Hook{
-			OnStart: func(context.Context) error {
-				go func() { defer close(done); s.Run(ctx) }()
-				return nil
-			},
-			OnStop: func(context.Context) error {
-				cancel()
-				<-done
-				return nil
-			},
-		})
+		fxrun.Go(lc, s.Run)
 	}))
 }

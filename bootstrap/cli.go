@@ -39,9 +39,10 @@ type cliHost struct {
 	version string
 }
 
-// ConfigFlags defines the flags of the settings a command uses on fs.
+// ConfigFlags defines the flags of the settings a command uses on fs. The
+// CLI's groups are the configuration's, bit for bit (TestUsesAreGroups).
 func (h cliHost) ConfigFlags(fs *flag.FlagSet, uses cli.Uses) func() (cli.Runtime, error) {
-	f := config.RegisterGroups(fs, configGroups(uses))
+	f := config.RegisterGroups(fs, config.Group(uses))
 	return func() (cli.Runtime, error) {
 		cfg, err := config.Load(fs, f, h.getenv)
 		if err != nil {
@@ -49,24 +50,6 @@ func (h cliHost) ConfigFlags(fs *flag.FlagSet, uses cli.Uses) func() (cli.Runtim
 		}
 		return &cliRuntime{cfg: cfg, host: h, uses: uses}, nil
 	}
-}
-
-// configGroups converts the CLI's groups of settings to the
-// configuration's.
-func configGroups(uses cli.Uses) config.Group {
-	var g config.Group
-	for _, m := range []struct {
-		u cli.Uses
-		g config.Group
-	}{
-		{cli.UsesStorage, config.GroupStorage}, {cli.UsesPasswords, config.GroupPasswords},
-		{cli.UsesKeys, config.GroupKeys}, {cli.UsesServer, config.GroupServer}, {cli.UsesData, config.GroupData},
-	} {
-		if uses&m.u != 0 {
-			g |= m.g
-		}
-	}
-	return g
 }
 
 // cliRuntime runs the service or its core for one configuration.

@@ -124,9 +124,6 @@ func cell(s string) string {
 // reads one way. Stored usernames are the attacker's text (a failed login
 // names anything).
 func escapeText(s string) string {
-	if !needsEscape(s) {
-		return s
-	}
 	var b strings.Builder
 	for i := 0; i < len(s); {
 		r, size := utf8.DecodeRuneInString(s[i:])
@@ -151,17 +148,6 @@ func escapeText(s string) string {
 		i += size
 	}
 	return b.String()
-}
-
-func needsEscape(s string) bool {
-	for i := 0; i < len(s); {
-		r, size := utf8.DecodeRuneInString(s[i:])
-		if (r == utf8.RuneError && size == 1) || r == '\\' || unicode.IsControl(r) || unsafeRune(r) {
-			return true
-		}
-		i += size
-	}
-	return false
 }
 
 // unsafeRune reports a character outside ASCII that a terminal acts on or

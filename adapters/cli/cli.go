@@ -9,7 +9,6 @@ import (
 	"strings"
 
 	"github.com/cachegate/cachegate/application"
-	"github.com/cachegate/cachegate/domain"
 )
 
 // Exit statuses of Run.
@@ -87,16 +86,6 @@ type Services struct {
 	Audit *application.AuditTrail
 }
 
-// patchUser changes the user named name as the system actor.
-func (s Services) patchUser(ctx context.Context, name string, p application.UserPatch) error {
-	u, err := s.Users.ByUsername(ctx, name)
-	if err != nil {
-		return err
-	}
-	_, err = s.Users.Patch(ctx, domain.System(), u.ID, p)
-	return err
-}
-
 // Storage is what the data-moving commands (export, import, backup) use:
 // the database alone, without the authentication module, which would
 // generate a signing key in an empty database.
@@ -158,29 +147,27 @@ type Env struct {
 // Storage opens the database on first use and returns it; Run closes it
 // when the command returns. A command uses Storage or Services, not both.
 func (e *Env) Storage(ctx context.Context) (Storage, error) {
-	if e.started {
-		return e.storage, nil
+	if !e.started {
+		s, err := e.Runtime.StartStorage(ctx)
+		if err != nil {
+			return Storage{}, err
+		}
+		e.started, e.storage = true, s
 	}
-	s, err := e.Runtime.StartStorage(ctx)
-	if err != nil {
-		return Storage{}, err
-	}
-	e.started, e.storage = true, s
-	return s, nil
+	return e.storage, nil
 }
 
 // Services starts the core on first use and returns its use cases; Run
 // stops it when the command returns.
 func (e *Env) Services(ctx context.Context) (Services, error) {
-	if e.started {
-		return e.services, nil
+	if !e.started {
+		s, err := e.Runtime.Start(ctx)
+		if err != nil {
+			return Services{}, err
+		}
+		e.started, e.services = true, s
 	}
-	s, err := e.Runtime.Start(ctx)
-	if err != nil {
-		return Services{}, err
-	}
-	e.started, e.services = true, s
-	return s, nil
+	return e.services, nil
 }
 
 // CLI runs command lines against a Host.
@@ -214,24 +201,20 @@ func (c *CLI) Run(ctx context.Context, args []string) int {
 	case "--version", "-version":
 		args = append([]string{"version"}, args[1:]...)
 	}
-	cmd, rest, group := c.find(args)
-	if cmd == nil {
-		if group != "" && (len(rest) == 0 || !isHelp(rest[0])) {
-			if len(rest) == 0 {
-				fmt.Fprintf(c.Stderr, "cachegate: %s needs a command\n\n%s", group, c.usage(group))
-			} else {
-				fmt.Fprintf(c.Stderr, "cachegate: unknown command \"%s %s\"\n\n%s", group, rest[0], c.usage(group))
-			}
-			return ExitUsage
-		}
-		if group != "" {
-			fmt.Fprint(c.Stdout, c.usage(group))
-			return ExitOK
-		}
+	switch cmd, rest, group := c.find(args); {
+	case cmd != nil:
+		return c.run(ctx, cmd, rest)
+	case group == "":
 		fmt.Fprintf(c.Stderr, "cachegate: unknown command %q\n\n%s", args[0], c.usage(""))
-		return ExitUsage
+	case len(rest) == 0:
+		fmt.Fprintf(c.Stderr, "cachegate: %s needs a command\n\n%s", group, c.usage(group))
+	case isHelp(rest[0]):
+		fmt.Fprint(c.Stdout, c.usage(group))
+		return ExitOK
+	default:
+		fmt.Fprintf(c.Stderr, "cachegate: unknown command \"%s %s\"\n\n%s", group, rest[0], c.usage(group))
 	}
-	return c.run(ctx, cmd, rest)
+	return ExitUsage
 }
 
 func isHelp(arg string) bool { return arg == "-h" || arg == "--help" || arg == "-help" }

@@ -42,16 +42,14 @@ func exportToFile(ctx context.Context, a *application.Archive, path string, stde
 	}
 	tmp := f.Name()
 	defer os.Remove(tmp) // after the rename there is nothing left to remove
+	defer f.Close()      // on an early return; after the Close below it does nothing
 	if err := f.Chmod(0o600); err != nil {
-		_ = f.Close()
 		return fmt.Errorf("export: %w", err)
 	}
 	if err := export(ctx, a, f, stderr); err != nil {
-		_ = f.Close()
 		return err
 	}
 	if err := f.Sync(); err != nil {
-		_ = f.Close()
 		return fmt.Errorf("export: %w", err)
 	}
 	if err := f.Close(); err != nil {

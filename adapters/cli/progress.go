@@ -18,7 +18,6 @@ type progress struct {
 	total int64 // bytes expected; 0 when unknown
 	start time.Time
 	last  time.Time
-	drawn bool
 }
 
 const (
@@ -82,7 +81,6 @@ func (p *progress) print(records int, bytes int64, now time.Time) {
 			strings.TrimPrefix(text, p.label+": "))
 	}
 	fmt.Fprintf(p.w, "\r\033[K%s", text)
-	p.drawn = true
 }
 
 // countingWriter and countingReader count the bytes that pass.

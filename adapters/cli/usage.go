@@ -51,12 +51,6 @@ func (c *CLI) usage(group string) string {
 // commandUsage is one command's usage: its line, what it does, its own
 // flags and the configuration flags, written --double-dash.
 func (c *CLI) commandUsage(cmd *Command, p parsed) string {
-	var b strings.Builder
-	more := ""
-	if p.fs != nil && hasFlags(p.fs) {
-		more = " [flags]"
-	}
-	fmt.Fprintf(&b, "usage: cachegate %s%s\n\n%s\n", c.line(cmd), more, upperFirst(cmd.Summary))
 	var own, config []*flag.Flag
 	p.fs.VisitAll(func(f *flag.Flag) {
 		if p.config[f.Name] {
@@ -65,6 +59,12 @@ func (c *CLI) commandUsage(cmd *Command, p parsed) string {
 			own = append(own, f)
 		}
 	})
+	var b strings.Builder
+	more := ""
+	if len(own)+len(config) > 0 {
+		more = " [flags]"
+	}
+	fmt.Fprintf(&b, "usage: cachegate %s%s\n\n%s\n", c.line(cmd), more, upperFirst(cmd.Summary))
 	if len(own) > 0 {
 		b.WriteString("\nflags:\n")
 		writeFlags(&b, own)
@@ -74,12 +74,6 @@ func (c *CLI) commandUsage(cmd *Command, p parsed) string {
 		writeFlags(&b, config)
 	}
 	return b.String()
-}
-
-func hasFlags(fs *flag.FlagSet) bool {
-	n := 0
-	fs.VisitAll(func(*flag.Flag) { n++ })
-	return n > 0
 }
 
 // writeFlags writes flags as "  --name VALUE" lines, each followed by its

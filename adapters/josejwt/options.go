@@ -1,6 +1,7 @@
 package josejwt
 
 import (
+	"cmp"
 	"errors"
 	"fmt"
 	"log/slog"
@@ -111,15 +112,9 @@ type Options struct {
 // withDefaults returns o with zero values replaced by defaults, or every
 // problem found, joined.
 func (o Options) withDefaults() (Options, error) {
-	if o.Issuer == "" {
-		o.Issuer = DefaultIssuer
-	}
-	if o.Audience == "" {
-		o.Audience = DefaultAudience
-	}
-	if o.ClientID == "" {
-		o.ClientID = DefaultClientID
-	}
+	o.Issuer = cmp.Or(o.Issuer, DefaultIssuer)
+	o.Audience = cmp.Or(o.Audience, DefaultAudience)
+	o.ClientID = cmp.Or(o.ClientID, DefaultClientID)
 	switch {
 	case o.KeyPublishAhead == 0:
 		o.KeyPublishAhead = DefaultKeyPublishAhead
@@ -132,18 +127,10 @@ func (o Options) withDefaults() (Options, error) {
 	case o.Leeway < 0:
 		o.Leeway = 0
 	}
-	if o.MaxTokenTTL == 0 {
-		o.MaxTokenTTL = DefaultMaxTokenTTL
-	}
-	if o.AccessTokenTTL == 0 {
-		o.AccessTokenTTL = DefaultAccessTokenTTL
-	}
-	if o.KeyReload == 0 {
-		o.KeyReload = DefaultKeyReload
-	}
-	if o.VerifyCacheSize == 0 {
-		o.VerifyCacheSize = DefaultVerifyCacheSize
-	}
+	o.MaxTokenTTL = cmp.Or(o.MaxTokenTTL, DefaultMaxTokenTTL)
+	o.AccessTokenTTL = cmp.Or(o.AccessTokenTTL, DefaultAccessTokenTTL)
+	o.KeyReload = cmp.Or(o.KeyReload, DefaultKeyReload)
+	o.VerifyCacheSize = cmp.Or(o.VerifyCacheSize, DefaultVerifyCacheSize)
 	if o.Logger == nil {
 		o.Logger = slog.New(slog.DiscardHandler)
 	}

@@ -12,10 +12,11 @@ import (
 )
 
 var (
-	_ ports.UserDirectory  = (*UserRepository)(nil)
-	_ ports.SessionStore   = (*RefreshStore)(nil)
-	_ ports.SessionEvictor = (*RefreshStore)(nil)
-	_ ports.AuditQueryLog  = (*AuditLog)(nil)
+	_ ports.UserDirectory    = (*UserRepository)(nil)
+	_ ports.SessionStore     = (*RefreshStore)(nil)
+	_ ports.SessionEvictor   = (*RefreshStore)(nil)
+	_ ports.AuditQueryLog    = (*AuditLog)(nil)
+	_ ports.SessionDirectory = (*RefreshStore)(nil)
 )
 
 // DeleteUser removes the user and revokes every family of theirs in the
@@ -52,7 +53,7 @@ func (r *UserRepository) DeleteUser(ctx context.Context, id string, now time.Tim
 func (s *RefreshStore) UserSessions(_ context.Context, userID string, now time.Time) ([]domain.Session, error) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	return s.liveSessions(userID, authTime(now)), nil
+	return s.liveSessions(domain.Normalize(now), ownedBy(userID)), nil
 }
 
 // EvictSessions revokes every live family of the user but the keep
@@ -60,24 +61,24 @@ func (s *RefreshStore) UserSessions(_ context.Context, userID string, now time.T
 func (s *RefreshStore) EvictSessions(_ context.Context, userID string, keep int, now time.Time) ([]string, error) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	now = authTime(now)
-	live := s.liveSessions(userID, now)
+	now = domain.Normalize(now)
+	live := s.liveSessions(now, ownedBy(userID))
 	var evicted []string
 	for _, sess := range live[min(max(keep, 0), len(live)):] {
 		f := s.families[sess.ID]
-		f.RevokedAt = authTimePtr(&now)
+		f.RevokedAt = domain.NormalizePtr(&now)
 		s.families[sess.ID] = f
 		evicted = append(evicted, sess.ID)
 	}
 	return evicted, nil
 }
 
-// liveSessions returns the user's live families at now as sessions, the
-// last used first, then the greatest id; s.mu is held.
-func (s *RefreshStore) liveSessions(userID string, now time.Time) []domain.Session {
+// liveSessions returns the live families at now that of selects as
+// sessions, the last used first, then the greatest id; s.mu is held.
+func (s *RefreshStore) liveSessions(now time.Time, of func(domain.RefreshFamily) bool) []domain.Session {
 	var out []domain.Session
 	for _, f := range s.families {
-		if f.UserID == userID && f.RevokedAt == nil && f.ExpiresAt.After(now) {
+		if of(f) && f.RevokedAt == nil && f.ExpiresAt.After(now) {
 			out = append(out, f.Session())
 		}
 	}
@@ -85,6 +86,24 @@ func (s *RefreshStore) liveSessions(userID string, now time.Time) []domain.Sessi
 		return cmp.Or(b.LastUsed.Compare(a.LastUsed), cmp.Compare(b.ID, a.ID))
 	})
 	return out
+}
+
+// AllSessions returns a page of every user's live families as sessions,
+// the last used first, then the greatest id (ports.SessionDirectory).
+func (s *RefreshStore) AllSessions(_ context.Context, now time.Time, limit, offset int) ([]domain.Session, int, error) {
+	s.mu.Lock()
+	all := s.liveSessions(domain.Normalize(now), func(domain.RefreshFamily) bool { return true })
+	s.mu.Unlock()
+	page := all[min(max(offset, 0), len(all)):]
+	if limit > 0 && len(page) > limit {
+		page = page[:limit]
+	}
+	return slices.Clone(page), len(all), nil
+}
+
+// ownedBy selects the families of userID.
+func ownedBy(userID string) func(domain.RefreshFamily) bool {
+	return func(f domain.RefreshFamily) bool { return f.UserID == userID }
 }
 
 // Session returns the family id as a session, or
@@ -106,7 +125,7 @@ func (l *AuditLog) QueryEvents(_ context.Context, q ports.AuditQuery) ([]domain.
 	if limit <= 0 {
 		limit = 1000
 	}
-	bt := authTime(q.Before.Time)
+	bt := domain.Normalize(q.Before.Time)
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	var out []domain.AuditEvent

@@ -44,11 +44,11 @@ func (l *AuditLog) RecordEvent(_ context.Context, e domain.AuditEvent) error {
 // storedEvent is e as the log keeps it: times in UTC at microsecond
 // precision, the username cut (domain.CutAuditUsername).
 func storedEvent(e domain.AuditEvent) domain.AuditEvent {
-	e.Time, e.Username = authTime(e.Time), domain.CutAuditUsername(e.Username)
+	e.Time, e.Username = domain.Normalize(e.Time), domain.CutAuditUsername(e.Username)
 	if e.Count <= 1 {
 		e.Count, e.LastSeen = 0, time.Time{}
 	} else {
-		e.LastSeen = authTime(e.LastSeen)
+		e.LastSeen = domain.Normalize(e.LastSeen)
 	}
 	return e
 }
@@ -159,7 +159,7 @@ func (l *AuditLog) Events(ctx context.Context, f ports.AuditFilter) ([]domain.Au
 func (l *AuditLog) PurgeEvents(_ context.Context, before time.Time, limit int) (int, error) {
 	l.mu.Lock()
 	defer l.mu.Unlock()
-	before = authTime(before)
+	before = domain.Normalize(before)
 	removed := 0
 	l.events = slices.DeleteFunc(l.events, func(e auditRow) bool {
 		if removed < limit && e.Time.Before(before) {

@@ -41,10 +41,7 @@ func (s *KeyStore) SigningKeys(context.Context) ([]domain.SigningKey, error) {
 		out[i] = authKey(k)
 	}
 	slices.SortFunc(out, func(a, b domain.SigningKey) int {
-		if c := b.DateCreated.Compare(a.DateCreated); c != 0 {
-			return c
-		}
-		return cmp.Compare(b.ID, a.ID)
+		return cmp.Or(b.DateCreated.Compare(a.DateCreated), cmp.Compare(b.ID, a.ID))
 	})
 	return out, nil
 }
@@ -102,11 +99,11 @@ func (s *KeyStore) RevokeSigningKey(_ context.Context, kid string, now time.Time
 		return domain.ErrSigningKeyNotFound
 	}
 	if k := s.keys[i]; k.RevokedAt == nil {
-		at := authTime(now)
+		at := domain.Normalize(now)
 		if from := k.Activation(); from.After(at) {
 			for j := range s.keys {
 				if r := s.keys[j].RetiredAt; j != i && s.keys[j].RevokedAt == nil && r != nil && r.Equal(from) {
-					s.keys[j].RetiredAt = authTimePtr(k.RetiredAt)
+					s.keys[j].RetiredAt = domain.NormalizePtr(k.RetiredAt)
 				}
 			}
 		}
@@ -135,7 +132,7 @@ func (s *KeyStore) SetSigningKeyPrivate(_ context.Context, kid string, private [
 func (s *KeyStore) DeleteSigningKeysRetiredBefore(_ context.Context, t time.Time) (int, error) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	t = authTime(t)
+	t = domain.Normalize(t)
 	n := len(s.keys)
 	s.keys = slices.DeleteFunc(s.keys, func(k domain.SigningKey) bool {
 		return k.RetiredAt != nil && k.RetiredAt.Before(t)
@@ -148,9 +145,9 @@ func (s *KeyStore) DeleteSigningKeysRetiredBefore(_ context.Context, t time.Time
 func authKey(k domain.SigningKey) domain.SigningKey {
 	k.Private = slices.Clone(k.Private)
 	k.Public = slices.Clone(k.Public)
-	k.DateCreated = authTime(k.DateCreated)
-	k.SignsFrom = authTime(k.Activation())
-	k.RetiredAt = authTimePtr(k.RetiredAt)
-	k.RevokedAt = authTimePtr(k.RevokedAt)
+	k.DateCreated = domain.Normalize(k.DateCreated)
+	k.SignsFrom = domain.Normalize(k.Activation())
+	k.RetiredAt = domain.NormalizePtr(k.RetiredAt)
+	k.RevokedAt = domain.NormalizePtr(k.RevokedAt)
 	return k
 }

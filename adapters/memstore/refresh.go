@@ -67,7 +67,7 @@ func (s *RefreshStore) RotateRefresh(_ context.Context, presented domain.Claims,
 	}
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	now = authTime(now)
+	now = domain.Normalize(now)
 	f, ok := s.families[presented.FamilyID]
 	v := domain.RefreshRefused
 	if ok {
@@ -115,7 +115,7 @@ func (s *RefreshStore) RevokeFamily(_ context.Context, familyID string, now time
 func (s *RefreshStore) RevokeUser(_ context.Context, userID string, now time.Time) error {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	s.revoke(now, func(f domain.RefreshFamily) bool { return f.UserID == userID })
+	s.revoke(now, ownedBy(userID))
 	return nil
 }
 
@@ -123,7 +123,7 @@ func (s *RefreshStore) RevokeUser(_ context.Context, userID string, now time.Tim
 func (s *RefreshStore) RevokedFamilies(_ context.Context, since time.Time) ([]string, error) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	since = authTime(since)
+	since = domain.Normalize(since)
 	var out []string
 	for _, f := range s.families {
 		if f.RevokedAt != nil && !f.RevokedAt.Before(since) {
@@ -140,7 +140,7 @@ func (s *RefreshStore) RevokedFamilies(_ context.Context, since time.Time) ([]st
 func (s *RefreshStore) PurgeRefresh(_ context.Context, now time.Time, limit int) (int, error) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	now = authTime(now)
+	now = domain.Normalize(now)
 	var expired []domain.RefreshFamily
 	for _, f := range s.families {
 		if f.ExpiresAt.Before(now) {
@@ -159,7 +159,7 @@ func (s *RefreshStore) PurgeRefresh(_ context.Context, now time.Time, limit int)
 func (s *RefreshStore) revoke(now time.Time, match func(domain.RefreshFamily) bool) {
 	for id, f := range s.families {
 		if f.RevokedAt == nil && match(f) {
-			f.RevokedAt = authTimePtr(&now)
+			f.RevokedAt = domain.NormalizePtr(&now)
 			s.families[id] = f
 		}
 	}

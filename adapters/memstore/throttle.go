@@ -32,13 +32,13 @@ func NewLoginThrottle() *LoginThrottle {
 func (l *LoginThrottle) Reserve(_ context.Context, keys []ports.ThrottleKey, now, since time.Time) (bool, time.Time, error) {
 	l.mu.Lock()
 	defer l.mu.Unlock()
-	since = authTime(since)
+	since = domain.Normalize(since)
 	for _, k := range keys {
 		if n, oldest := l.count(k.Key, since); n >= k.Limit {
 			return false, oldest, nil
 		}
 	}
-	now = authTime(now)
+	now = domain.Normalize(now)
 	for _, k := range keys {
 		l.failures[k.Key] = append(l.failures[k.Key], now)
 	}
@@ -49,7 +49,7 @@ func (l *LoginThrottle) Reserve(_ context.Context, keys []ports.ThrottleKey, now
 func (l *LoginThrottle) Release(_ context.Context, key string, at time.Time) error {
 	l.mu.Lock()
 	defer l.mu.Unlock()
-	at = authTime(at)
+	at = domain.Normalize(at)
 	ats := l.failures[key]
 	if i := slices.IndexFunc(ats, at.Equal); i >= 0 {
 		ats = slices.Delete(ats, i, i+1)
@@ -67,7 +67,7 @@ func (l *LoginThrottle) Release(_ context.Context, key string, at time.Time) err
 func (l *LoginThrottle) Failures(_ context.Context, key string, since time.Time) (int, time.Time, error) {
 	l.mu.Lock()
 	defer l.mu.Unlock()
-	n, oldest := l.count(key, authTime(since))
+	n, oldest := l.count(key, domain.Normalize(since))
 	return n, oldest, nil
 }
 
@@ -90,7 +90,7 @@ func (l *LoginThrottle) count(key string, since time.Time) (n int, oldest time.T
 func (l *LoginThrottle) RecordFailure(_ context.Context, key string, now time.Time) error {
 	l.mu.Lock()
 	defer l.mu.Unlock()
-	l.failures[key] = append(l.failures[key], authTime(now))
+	l.failures[key] = append(l.failures[key], domain.Normalize(now))
 	return nil
 }
 
@@ -107,7 +107,7 @@ func (l *LoginThrottle) Reset(_ context.Context, key string) error {
 func (l *LoginThrottle) PurgeFailures(_ context.Context, before time.Time, limit int) (int, error) {
 	l.mu.Lock()
 	defer l.mu.Unlock()
-	before = authTime(before)
+	before = domain.Normalize(before)
 	removed := 0
 	for key, ats := range l.failures {
 		ats = slices.DeleteFunc(ats, func(at time.Time) bool {

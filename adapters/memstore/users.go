@@ -179,14 +179,7 @@ func (r *UserRepository) otherActiveAdmin(id string) bool {
 
 // authUser returns u with its times as a database returns them.
 func authUser(u domain.User) domain.User {
-	u.DateCreated = authTime(u.DateCreated)
-	u.DateUpdated = authTime(u.DateUpdated)
+	u.DateCreated = domain.Normalize(u.DateCreated)
+	u.DateUpdated = domain.Normalize(u.DateUpdated)
 	return u
 }
-
-// authTime returns t as the database stores keep it (domain.Normalize).
-func authTime(t time.Time) time.Time { return domain.Normalize(t) }
-
-// authTimePtr is authTime for optional times; it copies, so stored records
-// never share a time with the caller.
-func authTimePtr(t *time.Time) *time.Time { return domain.NormalizePtr(t) }

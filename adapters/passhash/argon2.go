@@ -1,6 +1,7 @@
 package passhash
 
 import (
+	"cmp"
 	"crypto/rand"
 	"crypto/subtle"
 	"encoding/base64"
@@ -55,21 +56,11 @@ var argon2B64 = base64.RawStdEncoding.Strict()
 
 func (p Argon2Params) withDefaults() Argon2Params {
 	d := DefaultArgon2Params()
-	if p.Memory == 0 {
-		p.Memory = d.Memory
-	}
-	if p.Iterations == 0 {
-		p.Iterations = d.Iterations
-	}
-	if p.Parallelism == 0 {
-		p.Parallelism = d.Parallelism
-	}
-	if p.SaltLength == 0 {
-		p.SaltLength = d.SaltLength
-	}
-	if p.KeyLength == 0 {
-		p.KeyLength = d.KeyLength
-	}
+	p.Memory = cmp.Or(p.Memory, d.Memory)
+	p.Iterations = cmp.Or(p.Iterations, d.Iterations)
+	p.Parallelism = cmp.Or(p.Parallelism, d.Parallelism)
+	p.SaltLength = cmp.Or(p.SaltLength, d.SaltLength)
+	p.KeyLength = cmp.Or(p.KeyLength, d.KeyLength)
 	return p
 }
 

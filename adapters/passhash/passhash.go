@@ -1,6 +1,7 @@
 package passhash
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
@@ -65,13 +66,8 @@ var (
 // New validates opts, fills in defaults and returns a Hasher. Every
 // problem with opts is reported at once (errors.Join).
 func New(opts Options) (*Hasher, error) {
-	h := &Hasher{alg: opts.Algorithm, bcryptCost: opts.BcryptCost, argon2: opts.Argon2.withDefaults(), argon2Key: argon2.IDKey}
-	if h.alg == "" {
-		h.alg = Bcrypt
-	}
-	if h.bcryptCost == 0 {
-		h.bcryptCost = DefaultBcryptCost
-	}
+	h := &Hasher{alg: cmp.Or(opts.Algorithm, Bcrypt), bcryptCost: cmp.Or(opts.BcryptCost, DefaultBcryptCost),
+		argon2: opts.Argon2.withDefaults(), argon2Key: argon2.IDKey}
 	var problems []error
 	if h.alg != Bcrypt && h.alg != Argon2id {
 		problems = append(problems, fmt.Errorf("algorithm %q: must be %q or %q", h.alg, Bcrypt, Argon2id))

@@ -2,6 +2,7 @@ package prom
 
 import (
 	"database/sql"
+	"maps"
 	"sync"
 
 	"github.com/prometheus/client_golang/prometheus"
@@ -49,10 +50,7 @@ func (c *dbCollector) Describe(ch chan<- *prometheus.Desc) {
 // stats funcs run outside the lock, so a slow one does not block WatchDB.
 func (c *dbCollector) Collect(ch chan<- prometheus.Metric) {
 	c.mu.Lock()
-	watched := make(map[string]func() sql.DBStats, len(c.stats))
-	for name, f := range c.stats {
-		watched[name] = f
-	}
+	watched := maps.Clone(c.stats)
 	c.mu.Unlock()
 	for name, f := range watched {
 		s := f()

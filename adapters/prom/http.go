@@ -1,6 +1,7 @@
 package prom
 
 import (
+	"cmp"
 	"net/http"
 	"strconv"
 	"time"
@@ -81,10 +82,7 @@ func labels(k requestKey) (method, route, status string) {
 	default:
 		method = Other
 	}
-	route = k.route
-	if route == "" {
-		route = Unmatched
-	}
+	route = cmp.Or(k.route, Unmatched)
 	status = Other
 	if k.status >= 100 && k.status <= 599 {
 		status = strconv.Itoa(k.status)

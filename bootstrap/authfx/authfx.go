@@ -29,6 +29,7 @@
 package authfx
 
 import (
+	"cmp"
 	"context"
 	"fmt"
 	"log/slog"
@@ -40,6 +41,7 @@ import (
 	"github.com/cachegate/cachegate/adapters/passhash"
 	"github.com/cachegate/cachegate/application"
 	"github.com/cachegate/cachegate/application/background"
+	"github.com/cachegate/cachegate/bootstrap/internal/fxrun"
 	"github.com/cachegate/cachegate/domain"
 	"github.com/cachegate/cachegate/ports"
 )
@@ -195,10 +197,7 @@ const keyPruneEvery = time.Hour
 
 func newTokens(lc fx.Lifecycle, o Options, keys ports.KeyStore, clock ports.Clock, log *slog.Logger,
 	changes *application.AuthChanges) (tokens, error) {
-	maxTTL := o.RefreshTTL
-	if maxTTL == 0 {
-		maxTTL = application.DefaultRefreshTTL
-	}
+	maxTTL := cmp.Or(o.RefreshTTL, application.DefaultRefreshTTL)
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
 	t, err := josejwt.New(ctx, josejwt.Options{Issuer: o.Issuer, Audience: o.Audience, ClientID: o.ClientID,
@@ -216,47 +215,25 @@ func newTokens(lc fx.Lifecycle, o Options, keys ports.KeyStore, clock ports.Cloc
 		out.Verifier = o.TokenVerifier
 	}
 	if o.HS256Secret == nil {
-		stop := make(chan struct{})
-		done := make(chan struct{})
+		fxrun.Go(lc, func(ctx context.Context) { pruneKeys(ctx, t, log) })
 		// The keys are kept reloaded (not only when a request finds them
 		// stale), so a replica serving only event streams still ends the
 		// streams of a revoked key (application.AuthChanges).
-		var cancelReload context.CancelFunc
-		reloaded := make(chan struct{})
-		lc.Append(fx.Hook{
-			OnStart: func(context.Context) error {
-				go pruneKeys(t, log, stop, done)
-				var ctx context.Context
-				ctx, cancelReload = context.WithCancel(context.Background())
-				go func() {
-					defer close(reloaded)
-					t.KeepLoaded(ctx)
-				}()
-				return nil
-			},
-			OnStop: func(context.Context) error {
-				close(stop)
-				cancelReload()
-				<-done
-				<-reloaded
-				return nil
-			},
-		})
+		fxrun.Go(lc, t.KeepLoaded)
 	}
 	return out, nil
 }
 
-func pruneKeys(t *josejwt.Tokens, log *slog.Logger, stop, done chan struct{}) {
-	defer close(done)
+func pruneKeys(ctx context.Context, t *josejwt.Tokens, log *slog.Logger) {
 	tick := time.NewTicker(keyPruneEvery)
 	defer tick.Stop()
 	for {
 		select {
-		case <-stop:
+		case <-ctx.Done():
 			return
 		case <-tick.C:
-			ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
-			if _, err := t.PruneKeys(ctx); err != nil {
+			pruneCtx, cancel := context.WithTimeout(context.Background(), time.Minute)
+			if _, err := t.PruneKeys(pruneCtx); err != nil {
 				log.Warn("prune signing keys", "err", err)
 			}
 			cancel()
@@ -335,10 +312,7 @@ const DefaultSubjectCacheTTL = time.Second
 
 func newAuthenticate(o Options, d VerifyParams, clock ports.Clock, revoked *background.RevokedSessions,
 	changes *application.AuthChanges) (*application.Authenticate, error) {
-	ttl := o.SubjectCacheTTL
-	if ttl == 0 {
-		ttl = DefaultSubjectCacheTTL
-	}
+	ttl := cmp.Or(o.SubjectCacheTTL, DefaultSubjectCacheTTL)
 	return application.NewAuthenticate(d.Verifier, d.Validator, application.NewSubjectCache(d.Lookup, ttl, 0, clock),
 		revocations(revoked), changes)
 }
@@ -394,24 +368,7 @@ func newRevokedSessions(lc fx.Lifecycle, d revokedDeps) (*background.RevokedSess
 	if err != nil {
 		return nil, fmt.Errorf("auth: revoked sessions: %w", err)
 	}
-	var cancel context.CancelFunc
-	done := make(chan struct{})
-	lc.Append(fx.Hook{
-		OnStart: func(context.Context) error {
-			var ctx context.Context
-			ctx, cancel = context.WithCancel(context.Background())
-			go func() {
-				defer close(done)
-				r.Run(ctx)
-			}()
-			return nil
-		},
-		OnStop: func(context.Context) error {
-			cancel()
-			<-done
-			return nil
-		},
-	})
+	fxrun.Go(lc, r.Run)
 	return r, nil
 }
 

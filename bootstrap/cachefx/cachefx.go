@@ -157,26 +157,18 @@ func New(o Options, d Deps) (*application.CacheOperations, error) {
 
 // ForRoot registers the app-wide cache with options given directly.
 func ForRoot(o Options) fx.Option {
-	return fx.Module("cache",
-		fx.Supply(fx.Private, o),
-		fx.Provide(New, application.NewCache),
-	)
+	return root(fx.Supply(fx.Private, o))
 }
 
 // ForRootAsync registers the app-wide cache with options built by build,
 // whose parameter D fx injects (a struct embedding fx.In, or any single
 // provided type).
 func ForRootAsync[D any](build func(D) (Options, error)) fx.Option {
-	return fx.Module("cache",
-		fx.Provide(
-			fx.Private,
-			build,
-		),
-		fx.Provide(
-			New,
-			application.NewCache,
-		),
-	)
+	return root(fx.Provide(fx.Private, build))
+}
+
+func root(options fx.Option) fx.Option {
+	return fx.Module("cache", options, fx.Provide(New, application.NewCache))
 }
 
 // Register registers a cache feature instance named name with options

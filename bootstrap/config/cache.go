@@ -2,6 +2,7 @@ package config
 
 import (
 	"fmt"
+	"maps"
 	"regexp"
 	"slices"
 	"strings"
@@ -45,7 +46,7 @@ func applyCache(c *Config, fv file) []error {
 	}
 	if fv.assignments != nil {
 		c.Cache.Settings.Assignments = make(map[string]Assignment, len(fv.assignments))
-		for _, name := range sortedKeys(fv.assignments) {
+		for _, name := range slices.Sorted(maps.Keys(fv.assignments)) {
 			a := fv.assignments[name]
 			out := Assignment{Policy: domain.PolicyOwner}
 			if a.entityKey.set {
@@ -90,7 +91,7 @@ func applyCache(c *Config, fv file) []error {
 func (c Config) checkCache() []error {
 	var errs []error
 	tables := map[string]string{}
-	for _, name := range sortedKeys(c.Cache.Entities) {
+	for _, name := range slices.Sorted(maps.Keys(c.Cache.Entities)) {
 		path := entitiesKey + "." + name
 		if strings.TrimSpace(name) == "" {
 			errs = append(errs, fmt.Errorf("%s: %q is not a valid entity key: it must not be blank", entitiesKey, name))
@@ -110,7 +111,7 @@ func (c Config) checkCache() []error {
 	if len(c.Cache.Settings.Assignments) == 0 {
 		errs = append(errs, fmt.Errorf("%s: at least one assignment is required", assignmentsKey))
 	}
-	for _, name := range sortedKeys(c.Cache.Settings.Assignments) {
+	for _, name := range slices.Sorted(maps.Keys(c.Cache.Settings.Assignments)) {
 		a := c.Cache.Settings.Assignments[name]
 		path := assignmentsKey + "." + name
 		if !assignmentPattern.MatchString(name) {
@@ -165,15 +166,4 @@ func SnakeCase(key string) string {
 		}
 	}
 	return b.String()
-}
-
-// sortedKeys returns m's keys in order, so problems are reported in a
-// stable order.
-func sortedKeys[V any](m map[string]V) []string {
-	ks := make([]string, 0, len(m))
-	for k := range m {
-		ks = append(ks, k)
-	}
-	slices.Sort(ks)
-	return ks
 }

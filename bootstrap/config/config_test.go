@@ -56,9 +56,6 @@ func TestDefaults(t *testing.T) {
 			t.Errorf("%s = %v, want %v", ch.name, ch.got, ch.want)
 		}
 	}
-	if d, dsn := c.DatabaseDSN(); d != config.SQLite || dsn != "cachegate.db" {
-		t.Errorf("DatabaseDSN() = %q, %q, want sqlite, cachegate.db", d, dsn)
-	}
 	if err := config.Default().Validate(); err != nil {
 		t.Errorf("Default().Validate() = %v", err)
 	}
@@ -336,9 +333,6 @@ caps: {listsPerUser: 2, streamsPerUser: 0, connsPerAddress: 64}
 	}
 	if c.Auth.HS256Secret.Reveal() != "0123456789abcdef0123456789abcdef" {
 		t.Fatal("the secret file's trailing newline was kept or the secret lost")
-	}
-	if d, dsn := c.DatabaseDSN(); d != config.Postgres || dsn != c.Database {
-		t.Errorf("DatabaseDSN() = %q, <dsn>; want postgres and the URL", d)
 	}
 }
 

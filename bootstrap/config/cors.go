@@ -29,19 +29,6 @@ func (c CORS) Enabled() bool { return len(c.Origins) > 0 }
 // AnyOrigin reports whether every origin is allowed ("*").
 func (c CORS) AnyOrigin() bool { return slices.Contains(c.Origins, "*") }
 
-// Allows reports whether a request's Origin header names an allowed
-// origin; an empty or "null" Origin is never allowed, not even by "*".
-// The comparison ignores the case of scheme and host, as origins do.
-func (c CORS) Allows(origin string) bool {
-	if origin == "" || origin == "null" {
-		return false
-	}
-	if c.AnyOrigin() {
-		return true
-	}
-	return slices.Contains(c.Origins, strings.ToLower(origin))
-}
-
 // parseCORSOrigins reads a comma-separated list; empty items are skipped,
 // so "" is none. Origins are normalised (see CORS.Origins); checking is
 // checkCORSOrigins's business.

@@ -6,26 +6,8 @@ import (
 	"strings"
 )
 
-// Dialect is the database family of a database URL.
-type Dialect string
-
-// The dialects.
-const (
-	SQLite   Dialect = "sqlite"
-	Postgres Dialect = "postgres"
-)
-
 // sqlitePrefix starts a SQLite database URL.
 const sqlitePrefix = "sqlite:"
-
-// DatabaseDSN splits c.Database into its dialect and the driver's data
-// source name: for SQLite the file path (or ":memory:"), for PostgreSQL the
-// URL unchanged. The DSN may hold a password; never log it. (bunstore.Open
-// takes c.Database itself.)
-func (c Config) DatabaseDSN() (Dialect, string) {
-	d, dsn, _ := parseDatabase(c.Database)
-	return d, dsn
-}
 
 // RedactedDatabase returns c.Database with any password replaced by
 // "REDACTED", fit for logs.
@@ -63,22 +45,20 @@ func RedactDatabaseURL(raw string) string {
 // errDatabaseScheme is the problem of a URL of no supported dialect.
 var errDatabaseScheme = errors.New(`must be "sqlite:PATH", "sqlite::memory:", "postgres://…" or "postgresql://…"`)
 
-// parseDatabase checks a database URL. A SQLite URL is "sqlite:" followed
+// checkDatabase checks a database URL. A SQLite URL is "sqlite:" followed
 // by a path, taken verbatim (as bunstore.Open takes it). Errors never quote
 // the URL, which may hold a password.
-func parseDatabase(raw string) (Dialect, string, error) {
+func checkDatabase(raw string) error {
 	switch {
+	case raw == sqlitePrefix:
+		return errors.New("must name a file after sqlite:, or :memory:")
 	case strings.HasPrefix(raw, sqlitePrefix):
-		path := strings.TrimPrefix(raw, sqlitePrefix)
-		if path == "" {
-			return "", "", errors.New("must name a file after sqlite:, or :memory:")
-		}
-		return SQLite, path, nil
+		return nil
 	case strings.HasPrefix(raw, "postgres://"), strings.HasPrefix(raw, "postgresql://"):
 		if _, err := url.Parse(raw); err != nil {
-			return "", "", errors.New("is not a valid PostgreSQL URL")
+			return errors.New("is not a valid PostgreSQL URL")
 		}
-		return Postgres, raw, nil
+		return nil
 	}
-	return "", "", errDatabaseScheme
+	return errDatabaseScheme
 }

@@ -9,7 +9,7 @@
 //
 // # Names
 //
-// Every scalar setting has three names, listed by Settings and in --help:
+// Every scalar setting has three names, all listed in --help:
 //
 //   - a flag, in kebab case: --access-token-ttl;
 //   - an environment variable: CACHEGATE_ followed by the flag name in

@@ -45,7 +45,7 @@ func RegisterGroups(fs *flag.FlagSet, groups Group) *Flags {
 	}
 	define(configFlag, "", "YAML configuration `file` (default none; env "+envName(configFlag)+")", false)
 	for _, s := range settings() {
-		if s.noFlag || groupOf(s.flag)&groups == 0 {
+		if s.noFlag || s.group != 0 && s.group&groups == 0 {
 			continue
 		}
 		arg := ""

@@ -3,8 +3,26 @@ package config
 import (
 	"flag"
 	"reflect"
+	"strings"
 	"testing"
 )
+
+func TestSettingsNameEverySettingThreeWays(t *testing.T) {
+	t.Parallel()
+	seen := map[string]bool{}
+	for _, s := range settings() {
+		if s.flag == "" || s.key == "" || s.usage == "" {
+			t.Errorf("%+v lacks a name or usage", s)
+		}
+		if s.env() != "CACHEGATE_"+strings.ToUpper(strings.ReplaceAll(s.flag, "-", "_")) {
+			t.Errorf("%s: env %s does not follow the flag name", s.flag, s.env())
+		}
+		if seen[s.key] {
+			t.Errorf("YAML key %s listed twice", s.key)
+		}
+		seen[s.key] = true
+	}
+}
 
 func TestSettingDefaultsAgreeWithDefault(t *testing.T) {
 	t.Parallel()
@@ -45,26 +63,13 @@ func FuzzParseFile(f *testing.F) {
 	})
 }
 
-func TestEveryGroupedNameIsASetting(t *testing.T) {
-	t.Parallel()
-	flags := map[string]bool{}
-	for _, s := range settings() {
-		flags[s.flag] = true
-	}
-	for name := range groups {
-		if !flags[name] {
-			t.Errorf("groups names %q, which is no setting", name)
-		}
-	}
-}
-
 // TestEverySettingHasAGroup: a new setting must say which commands read
 // it; left out, it would appear in every command's --help.
 func TestEverySettingHasAGroup(t *testing.T) {
 	t.Parallel()
 	for _, s := range settings() {
-		if _, ok := groups[s.flag]; !ok {
-			t.Errorf("setting --%s is in no group (groups.go)", s.flag)
+		if s.group == 0 {
+			t.Errorf("setting --%s is in no group (settings.go)", s.flag)
 		}
 	}
 }

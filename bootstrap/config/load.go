@@ -1,6 +1,7 @@
 package config
 
 import (
+	"cmp"
 	"errors"
 	"flag"
 	"fmt"
@@ -41,10 +42,7 @@ func Load(fs *flag.FlagSet, f *Flags, getenv func(string) string) (Config, error
 	var errs []error
 
 	var fv file
-	c.ConfigFile = flags[configFlag]
-	if c.ConfigFile == "" {
-		c.ConfigFile = getenv(envName(configFlag))
-	}
+	c.ConfigFile = cmp.Or(flags[configFlag], getenv(envName(configFlag)))
 	if c.ConfigFile != "" {
 		var ferrs []error
 		fv, ferrs = readFile(c.ConfigFile)

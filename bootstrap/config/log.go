@@ -4,6 +4,8 @@ import (
 	"encoding/json"
 	"fmt"
 	"log/slog"
+	"maps"
+	"slices"
 	"strings"
 )
 
@@ -82,7 +84,7 @@ func (c Config) LogValue() slog.Value {
 // entitiesText lists the entities as "key=table", sorted.
 func (c Config) entitiesText() string {
 	var parts []string
-	for _, k := range sortedKeys(c.Cache.Entities) {
+	for _, k := range slices.Sorted(maps.Keys(c.Cache.Entities)) {
 		parts = append(parts, k+"="+c.Cache.Entities[k].Table)
 	}
 	return strings.Join(parts, " ")
@@ -91,7 +93,7 @@ func (c Config) entitiesText() string {
 // assignmentsText lists the assignments as "name=entityKey/policy", sorted.
 func (c Config) assignmentsText() string {
 	var parts []string
-	for _, k := range sortedKeys(c.Cache.Settings.Assignments) {
+	for _, k := range slices.Sorted(maps.Keys(c.Cache.Settings.Assignments)) {
 		a := c.Cache.Settings.Assignments[k]
 		parts = append(parts, k+"="+a.EntityKey+"/"+a.Policy.String())
 	}

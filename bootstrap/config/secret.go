@@ -21,8 +21,13 @@ func NewSecret(s string) Secret { return Secret{value: s} }
 // Reveal returns the secret value.
 func (s Secret) Reveal() string { return s.value }
 
-// Bytes returns a fresh copy of the secret value.
-func (s Secret) Bytes() []byte { return []byte(s.value) }
+// Bytes returns a fresh copy of the secret value; nil when unset.
+func (s Secret) Bytes() []byte {
+	if !s.IsSet() {
+		return nil
+	}
+	return []byte(s.value)
+}
 
 // IsSet reports whether the secret holds a value.
 func (s Secret) IsSet() bool { return s.value != "" }

@@ -86,6 +86,9 @@ func TestSecretAccessors(t *testing.T) {
 	if (config.Secret{}).IsSet() {
 		t.Fatal("the zero Secret is set")
 	}
+	if (config.Secret{}).Bytes() != nil {
+		t.Fatal("the zero Secret's Bytes are not nil: an unset HS256 secret would switch signing to HS256")
+	}
 	if got := s.String() + s.GoString() + s.LogValue().String(); got != "REDACTEDREDACTEDREDACTED" {
 		t.Fatalf("printed forms = %q", got)
 	}

@@ -14,23 +14,6 @@ import (
 	"github.com/cachegate/cachegate/domain"
 )
 
-// Setting describes one scalar setting by its three names, for help texts
-// and documentation.
-type Setting struct {
-	// Flag is the flag name without dashes; empty for a setting that has
-	// no flag (the HS256 secret).
-	Flag string
-	// Env is the environment variable.
-	Env string
-	// Key is the dotted YAML path; empty for --config itself.
-	Key string
-	// Default is the default in the syntax the setting accepts; empty
-	// when unset by default.
-	Default string
-	// Usage says what the setting does.
-	Usage string
-}
-
 // setting is one scalar setting: its names, how its text becomes a value
 // of Config (parse: syntax only) and how that value is checked (check:
 // ranges, on the typed value, so Validate can run it too).
@@ -38,7 +21,8 @@ type setting struct {
 	flag, key, def, usage string
 	arg                   string // the value's name in -help
 	noFlag, isBool        bool
-	isList                bool // YAML may give a list; flags and env a comma-separated text
+	isList                bool  // YAML may give a list; flags and env a comma-separated text
+	group                 Group // the commands that read it; 0 (none named): every command
 	parse                 func(c *Config, v string) error
 	check                 func(c Config) error
 }
@@ -66,32 +50,18 @@ const minSecretBytes = 32
 // maxSecretFileBytes bounds the secret file read.
 const maxSecretFileBytes = 64 << 10
 
-// Settings lists every scalar setting, --config first.
-func Settings() []Setting {
-	out := []Setting{{Flag: configFlag, Env: envName(configFlag),
-		Usage: "YAML configuration file"}}
-	for _, s := range settings() {
-		f := s.flag
-		if s.noFlag {
-			f = ""
-		}
-		out = append(out, Setting{Flag: f, Env: s.env(), Key: s.key, Default: s.def, Usage: s.usage})
-	}
-	return out
-}
-
 // settings returns the table of scalar settings. Its defaults agree with
 // Default, which a test pins.
 func settings() []setting {
 	return []setting{
-		{flag: "addr", arg: "host:port", key: "addr", def: "127.0.0.1:8080", usage: "HTTP listen address",
+		{flag: "addr", group: GroupServer, arg: "host:port", key: "addr", def: "127.0.0.1:8080", usage: "HTTP listen address",
 			parse: func(c *Config, v string) error { c.Addr = v; return nil },
 			check: func(c Config) error { return checkAddr(c.Addr) }},
-		{flag: "database", arg: "url", key: "database", def: "sqlite:cachegate.db",
+		{flag: "database", group: GroupStorage, arg: "url", key: "database", def: "sqlite:cachegate.db",
 			usage: "database URL: sqlite:PATH, sqlite::memory: or postgres://user:pass@host:port/db",
 			parse: func(c *Config, v string) error { c.Database = v; return nil },
-			check: func(c Config) error { _, _, err := parseDatabase(c.Database); return err }},
-		{flag: "database-timeout", arg: "duration", key: "databaseTimeout", def: "5s",
+			check: func(c Config) error { return checkDatabase(c.Database) }},
+		{flag: "database-timeout", group: GroupStorage, arg: "duration", key: "databaseTimeout", def: "5s",
 			usage: "longest wait for the database per call (connection, statement, rows); past it 503 DATABASE_UNAVAILABLE",
 			parse: durationInto(func(c *Config) *time.Duration { return &c.DatabaseTimeout }),
 			check: func(c Config) error {
@@ -100,7 +70,7 @@ func settings() []setting {
 				}
 				return nil
 			}},
-		{flag: "query-timeout", arg: "duration", key: "queryTimeout", def: "2s",
+		{flag: "query-timeout", group: GroupServer, arg: "duration", key: "queryTimeout", def: "2s",
 			usage: "longest time the database may spend on one statement of a list (the count, each page); past it 422 QUERY_TOO_EXPENSIVE",
 			parse: durationInto(func(c *Config) *time.Duration { return &c.QueryTimeout }),
 			check: func(c Config) error {
@@ -109,19 +79,19 @@ func settings() []setting {
 				}
 				return nil
 			}},
-		{flag: "database-user-statements", arg: "n", key: "databaseUserStatements", def: "0",
+		{flag: "database-user-statements", group: GroupServer, arg: "n", key: "databaseUserStatements", def: "0",
 			usage: "database calls one user (or anonymous client address) may run at once; beyond, 429 TOO_MANY_REQUESTS; 0: half the connection pool",
 			parse: intInto(func(c *Config) *int { return &c.DatabaseUserStatements }),
 			check: func(c Config) error { return checkRange(int64(c.DatabaseUserStatements), 0, 10_000) }},
-		{flag: "database-user-time", arg: "duration", key: "databaseUserTime", def: "500ms",
+		{flag: "database-user-time", group: GroupServer, arg: "duration", key: "databaseUserTime", def: "500ms",
 			usage: "database time one user (or anonymous client address) may use per second on this replica; once its budget is spent, 429 TOO_MANY_REQUESTS until it refills; 0: no budget",
 			parse: func(c *Config, v string) (err error) { c.DatabaseUserTime, err = parseDurationOrZero(v); return err },
 			check: func(c Config) error { return checkBudget(c.DatabaseUserTime, time.Second) }},
-		{flag: "database-user-burst", arg: "duration", key: "databaseUserBurst", def: "5s",
+		{flag: "database-user-burst", group: GroupServer, arg: "duration", key: "databaseUserBurst", def: "5s",
 			usage: "database time one user (or anonymous client address) may use at once before database-user-time paces it",
 			parse: durationInto(func(c *Config) *time.Duration { return &c.DatabaseUserBurst }),
 			check: func(c Config) error { return checkBudget(c.DatabaseUserBurst, 10*time.Minute) }},
-		{flag: "metrics-addr", arg: "host:port", key: "metricsAddr",
+		{flag: "metrics-addr", group: GroupServer, arg: "host:port", key: "metricsAddr",
 			usage: "separate listen address for /metrics, served there without authentication (default none: /metrics on addr, for the metrics token or an administrator)",
 			parse: func(c *Config, v string) error { c.MetricsAddr = v; return nil },
 			check: func(c Config) error {
@@ -130,10 +100,10 @@ func settings() []setting {
 				}
 				return checkAddr(c.MetricsAddr)
 			}},
-		{flag: "metrics-token-file", arg: "file", key: "metricsTokenFile",
+		{flag: "metrics-token-file", group: GroupServer, arg: "file", key: "metricsTokenFile",
 			usage: "file holding the token (at least 16 bytes) scrapers send as Authorization: Bearer to /metrics on addr (default none: only an administrator's access token reads /metrics on addr)",
 			parse: readMetricsTokenFile},
-		{flag: "error-format", arg: "format", key: "errorFormat", def: "cachegate",
+		{flag: "error-format", group: GroupServer, arg: "format", key: "errorFormat", def: "cachegate",
 			usage: "shape of 400 validation errors: cachegate (message a string, details) or rockets (message an array of {property, constraints})",
 			parse: func(c *Config, v string) error { c.ErrorFormat = strings.ToLower(strings.TrimSpace(v)); return nil },
 			check: func(c Config) error {
@@ -142,15 +112,15 @@ func settings() []setting {
 				}
 				return nil
 			}},
-		{flag: "trusted-proxies", arg: "cidrs", key: "trustedProxies", isList: true,
+		{flag: "trusted-proxies", group: GroupServer, arg: "cidrs", key: "trustedProxies", isList: true,
 			usage: "comma-separated addresses or CIDRs of proxies whose X-Forwarded-For is believed (default none)",
 			parse: parseTrustedProxies,
 			check: func(c Config) error { return checkTrustedProxies(c.TrustedProxies) }},
-		{flag: "cors-origins", arg: "origins", key: "cors.origins", isList: true,
+		{flag: "cors-origins", group: GroupServer, arg: "origins", key: "cors.origins", isList: true,
 			usage: "comma-separated origins (scheme://host[:port]) whose browser apps may call the API, or * for any (default none: no CORS headers)",
 			parse: parseCORSOrigins,
 			check: func(c Config) error { return checkCORSOrigins(c.CORS) }},
-		{flag: "cors-credentials", key: "cors.credentials", def: "false", isBool: true,
+		{flag: "cors-credentials", group: GroupServer, key: "cors.credentials", def: "false", isBool: true,
 			usage: "let the CORS origins send credentials (cookies); not with --cors-origins *",
 			parse: func(c *Config, v string) (err error) { c.CORS.Credentials, err = parseBool(v); return err },
 			check: func(c Config) error {
@@ -159,23 +129,23 @@ func settings() []setting {
 				}
 				return nil
 			}},
-		{flag: "console", key: "console", def: "true", isBool: true,
+		{flag: "console", group: GroupServer, key: "console", def: "true", isBool: true,
 			usage: "serve the web console at /console/",
 			parse: func(c *Config, v string) (err error) { c.Console, err = parseBool(v); return err }},
-		{flag: "setup-from-anywhere", key: "setupFromAnywhere", def: "false", isBool: true,
+		{flag: "setup-from-anywhere", group: GroupServer, key: "setupFromAnywhere", def: "false", isBool: true,
 			usage: "accept the first admin's one-time set-up link from any address, not only from this machine (loopback)",
 			parse: func(c *Config, v string) (err error) { c.SetupFromAnywhere, err = parseBool(v); return err }},
-		{flag: "access-token-ttl", arg: "duration", key: "accessTokenTTL", def: "15m", usage: "access token lifetime",
+		{flag: "access-token-ttl", group: GroupKeys, arg: "duration", key: "accessTokenTTL", def: "15m", usage: "access token lifetime",
 			parse: durationInto(func(c *Config) *time.Duration { return &c.AccessTokenTTL }),
 			check: func(c Config) error { return checkPositive(c.AccessTokenTTL) }},
-		{flag: "refresh-token-ttl", arg: "duration", key: "refreshTokenTTL", def: "30d", usage: "refresh token lifetime",
+		{flag: "refresh-token-ttl", group: GroupKeys, arg: "duration", key: "refreshTokenTTL", def: "30d", usage: "refresh token lifetime",
 			parse: durationInto(func(c *Config) *time.Duration { return &c.RefreshTokenTTL }),
 			check: func(c Config) error { return checkPositive(c.RefreshTokenTTL) }},
-		{flag: "shutdown-timeout", arg: "duration", key: "shutdownTimeout", def: "15s",
+		{flag: "shutdown-timeout", group: GroupServer, arg: "duration", key: "shutdownTimeout", def: "15s",
 			usage: "how long in-flight requests may finish on shutdown",
 			parse: durationInto(func(c *Config) *time.Duration { return &c.ShutdownTimeout }),
 			check: func(c Config) error { return checkPositive(c.ShutdownTimeout) }},
-		{flag: "cache-expires-in", arg: "duration", key: "cache.settings.expiresIn", def: "none",
+		{flag: "cache-expires-in", group: GroupServer, arg: "duration", key: "cache.settings.expiresIn", def: "none",
 			usage: "expiration of entries created with expiresIn null (none: never)",
 			parse: func(c *Config, v string) error {
 				if strings.EqualFold(strings.TrimSpace(v), "none") {
@@ -195,7 +165,7 @@ func settings() []setting {
 				}
 				return nil
 			}},
-		{flag: "quota-max-entries", arg: "n", key: "cache.settings.maxEntries", def: "10000",
+		{flag: "quota-max-entries", group: GroupServer, arg: "n", key: "cache.settings.maxEntries", def: "10000",
 			usage: "most entries one assignee may keep in an assignment, deleted and expired ones until removed, counted in the database (0: no limit); an assignment's maxEntries replaces it",
 			parse: func(c *Config, v string) error {
 				n, err := parseInt(v)
@@ -203,44 +173,44 @@ func settings() []setting {
 				return err
 			},
 			check: func(c Config) error { return checkRange(c.Cache.Settings.MaxEntries, 0, maxQuotaEntries) }},
-		{flag: "quota-max-bytes", arg: "size", key: "cache.settings.maxBytes", def: "64MiB",
+		{flag: "quota-max-bytes", group: GroupServer, arg: "size", key: "cache.settings.maxBytes", def: "64MiB",
 			usage: "most bytes one assignee's writes may keep in an assignment: data, and the changes and idempotency records kept of it, counted in the database (0: no limit); an assignment's maxBytes replaces it",
 			parse: func(c *Config, v string) (err error) {
 				c.Cache.Settings.MaxBytes, err = parseSizeUpTo(v, maxQuotaBytes)
 				return err
 			},
 			check: func(c Config) error { return checkRange(c.Cache.Settings.MaxBytes, 0, maxQuotaBytes) }},
-		{flag: "enable-guards", key: "auth.enableGuards", def: "true", isBool: true,
+		{flag: "enable-guards", group: GroupServer, key: "auth.enableGuards", def: "true", isBool: true,
 			usage: "guard every non-public route with the access-token guard",
 			parse: func(c *Config, v string) (err error) { c.Auth.EnableGuards, err = parseBool(v); return err }},
-		{flag: "issuer", arg: "string", key: "auth.issuer", def: "cachegate", usage: "iss claim of issued tokens",
+		{flag: "issuer", group: GroupKeys, arg: "string", key: "auth.issuer", def: "cachegate", usage: "iss claim of issued tokens",
 			parse: func(c *Config, v string) error { c.Auth.Issuer = v; return nil },
 			check: func(c Config) error { return checkNonEmpty(c.Auth.Issuer) }},
-		{flag: "audience", arg: "string", key: "auth.audience", def: "cachegate", usage: "aud claim of issued tokens",
+		{flag: "audience", group: GroupKeys, arg: "string", key: "auth.audience", def: "cachegate", usage: "aud claim of issued tokens",
 			parse: func(c *Config, v string) error { c.Auth.Audience = v; return nil },
 			check: func(c Config) error { return checkNonEmpty(c.Auth.Audience) }},
-		{flag: "client-id", arg: "string", key: "auth.clientId", def: "cachegate", usage: "client_id claim of access tokens (RFC 9068)",
+		{flag: "client-id", group: GroupKeys, arg: "string", key: "auth.clientId", def: "cachegate", usage: "client_id claim of access tokens (RFC 9068)",
 			parse: func(c *Config, v string) error { c.Auth.ClientID = v; return nil },
 			check: func(c Config) error { return checkNonEmpty(c.Auth.ClientID) }},
-		{flag: secretFlag, key: "auth.hs256Secret", noFlag: true,
+		{flag: secretFlag, group: GroupKeys, key: "auth.hs256Secret", noFlag: true,
 			usage: "HS256 signing secret, at least 32 bytes (environment or YAML only)",
 			parse: func(c *Config, v string) error { c.Auth.HS256Secret = NewSecret(v); return nil },
 			check: checkSecret},
-		{flag: secretFileFlag, arg: "file", key: "auth.hs256SecretFile",
+		{flag: secretFileFlag, group: GroupKeys, arg: "file", key: "auth.hs256SecretFile",
 			usage: "file holding the HS256 signing secret (default none: the stored EdDSA keys sign)",
 			parse: readSecretFile,
 			check: checkSecret},
-		{flag: "username-field", arg: "name", key: "auth.usernameField", def: "username", usage: "login body field of the username",
+		{flag: "username-field", group: GroupServer, arg: "name", key: "auth.usernameField", def: "username", usage: "login body field of the username",
 			parse: func(c *Config, v string) error { c.Auth.UsernameField = v; return nil },
 			check: func(c Config) error { return checkNonEmpty(c.Auth.UsernameField) }},
-		{flag: "password-field", arg: "name", key: "auth.passwordField", def: "password", usage: "login body field of the password",
+		{flag: "password-field", group: GroupServer, arg: "name", key: "auth.passwordField", def: "password", usage: "login body field of the password",
 			parse: func(c *Config, v string) error { c.Auth.PasswordField = v; return nil },
 			check: func(c Config) error { return checkNonEmpty(c.Auth.PasswordField) }},
-		{flag: "refresh-from", arg: "in:name", key: "auth.refreshFrom", def: "body:refreshToken",
+		{flag: "refresh-from", group: GroupServer, arg: "in:name", key: "auth.refreshFrom", def: "body:refreshToken",
 			usage: "where the refresh token is read: body:FIELD, header:NAME, cookie:NAME or query:NAME",
 			parse: parseRefreshFrom,
 			check: func(c Config) error { return checkTokenSource(c.Auth.RefreshFrom) }},
-		{flag: "password-algorithm", arg: "name", key: "auth.passwordAlgorithm", def: "bcrypt",
+		{flag: "password-algorithm", group: GroupPasswords, arg: "name", key: "auth.passwordAlgorithm", def: "bcrypt",
 			usage: "hash of new passwords: bcrypt or argon2id",
 			parse: func(c *Config, v string) error { c.Auth.PasswordAlgorithm = PasswordAlgorithm(v); return nil },
 			check: func(c Config) error {
@@ -249,10 +219,10 @@ func settings() []setting {
 				}
 				return nil
 			}},
-		{flag: "bcrypt-cost", arg: "n", key: "auth.bcryptCost", def: "10", usage: "bcrypt cost, 4 to 31",
+		{flag: "bcrypt-cost", group: GroupPasswords, arg: "n", key: "auth.bcryptCost", def: "10", usage: "bcrypt cost, 4 to 31",
 			parse: intInto(func(c *Config) *int { return &c.Auth.BcryptCost }),
 			check: func(c Config) error { return checkRange(int64(c.Auth.BcryptCost), 4, 31) }},
-		{flag: "refresh-reuse-grace", arg: "duration", key: "auth.refreshReuseGrace", def: "10s",
+		{flag: "refresh-reuse-grace", group: GroupServer, arg: "duration", key: "auth.refreshReuseGrace", def: "10s",
 			usage: "window after its first use in which a refresh token presented again gets the family's live refresh token instead of revoking the family (0: off)",
 			parse: func(c *Config, v string) (err error) {
 				c.Auth.RefreshReuseGrace, err = parseDurationOrZero(v)
@@ -264,15 +234,15 @@ func settings() []setting {
 				}
 				return nil
 			}},
-		{flag: "session-max", arg: "duration", key: "auth.sessionMax", def: "90d",
+		{flag: "session-max", group: GroupServer, arg: "duration", key: "auth.sessionMax", def: "90d",
 			usage: "longest life of a session (refresh family) from its login, however often it refreshes",
 			parse: durationInto(func(c *Config) *time.Duration { return &c.Auth.SessionMax }),
 			check: func(c Config) error { return checkPositive(c.Auth.SessionMax) }},
-		{flag: "max-sessions-per-user", arg: "n", key: "auth.maxSessionsPerUser", def: "100",
+		{flag: "max-sessions-per-user", group: GroupServer, arg: "n", key: "auth.maxSessionsPerUser", def: "100",
 			usage: "live sessions (refresh families) of one user, counted in the database (all replicas together); a login beyond it ends the least recently used",
 			parse: intInto(func(c *Config) *int { return &c.Auth.MaxSessionsPerUser }),
 			check: func(c Config) error { return checkRange(int64(c.Auth.MaxSessionsPerUser), 1, 100_000) }},
-		{flag: "key-encryption-secret-file", arg: "file", key: "auth.keyEncryptionSecretFile",
+		{flag: "key-encryption-secret-file", group: GroupKeys, arg: "file", key: "auth.keyEncryptionSecretFile",
 			usage: "file holding a secret of at least 32 bytes that encrypts the stored signing keys (default none: stored unencrypted)",
 			parse: readKeyEncryptionSecretFile,
 			check: func(c Config) error {
@@ -281,7 +251,7 @@ func settings() []setting {
 				}
 				return nil
 			}},
-		{flag: "key-publish-ahead", arg: "duration", key: "auth.keyPublishAhead", def: "2m",
+		{flag: "key-publish-ahead", group: GroupKeys, arg: "duration", key: "auth.keyPublishAhead", def: "2m",
 			usage: "how long keys rotate publishes a new key in the JWKS before it signs: 0 (at once, as keys rotate --now) or from the JWKS max-age (1m) to 1d",
 			parse: func(c *Config, v string) (err error) {
 				c.Auth.KeyPublishAhead, err = parseDurationOrZero(v)
@@ -297,34 +267,34 @@ func settings() []setting {
 				}
 				return nil
 			}},
-		{flag: "throttle-username-limit", arg: "n", key: "auth.throttle.usernameLimit", def: "10",
+		{flag: "throttle-username-limit", group: GroupServer, arg: "n", key: "auth.throttle.usernameLimit", def: "10",
 			usage: "failed logins of one username within the window before 429 (0: no limit)",
 			parse: intInto(func(c *Config) *int { return &c.Auth.Throttle.UsernameLimit }),
 			check: func(c Config) error { return checkRange(int64(c.Auth.Throttle.UsernameLimit), 0, 1_000_000) }},
-		{flag: "throttle-address-limit", arg: "n", key: "auth.throttle.addressLimit", def: "100",
+		{flag: "throttle-address-limit", group: GroupServer, arg: "n", key: "auth.throttle.addressLimit", def: "100",
 			usage: "failed logins from one client address within the window before 429 (0: no limit)",
 			parse: intInto(func(c *Config) *int { return &c.Auth.Throttle.AddressLimit }),
 			check: func(c Config) error { return checkRange(int64(c.Auth.Throttle.AddressLimit), 0, 1_000_000) }},
-		{flag: "throttle-window", arg: "duration", key: "auth.throttle.window", def: "15m", usage: "window of the failed-login limits",
+		{flag: "throttle-window", group: GroupServer, arg: "duration", key: "auth.throttle.window", def: "15m", usage: "window of the failed-login limits",
 			parse: durationInto(func(c *Config) *time.Duration { return &c.Auth.Throttle.Window }),
 			check: func(c Config) error { return checkPositive(c.Auth.Throttle.Window) }},
-		{flag: "body-bytes", arg: "size", key: "limits.bodyBytes", def: "1MiB", usage: "largest request body (413 beyond)",
+		{flag: "body-bytes", group: GroupServer, arg: "size", key: "limits.bodyBytes", def: "1MiB", usage: "largest request body (413 beyond)",
 			parse: sizeInto(func(c *Config) *int64 { return &c.Limits.BodyBytes }),
 			check: func(c Config) error { return checkRange(c.Limits.BodyBytes, 1<<10, maxSize) }},
-		{flag: "max-header-bytes", arg: "size", key: "limits.headerBytes", def: "64KiB",
+		{flag: "max-header-bytes", group: GroupServer, arg: "size", key: "limits.headerBytes", def: "64KiB",
 			usage: "largest request header (431 beyond)",
 			parse: sizeInto(func(c *Config) *int64 { return &c.Limits.HeaderBytes }),
 			check: func(c Config) error { return checkRange(c.Limits.HeaderBytes, 4<<10, 16<<20) }},
-		{flag: "data-bytes", arg: "size", key: "limits.dataBytes", def: "256KiB", usage: "largest entry data, as JSON text, of a write and of an imported entry",
+		{flag: "data-bytes", group: GroupData, arg: "size", key: "limits.dataBytes", def: "256KiB", usage: "largest entry data, as JSON text, of a write and of an imported entry",
 			parse: sizeInto(func(c *Config) *int64 { return &c.Limits.DataBytes }),
 			check: func(c Config) error { return checkRange(c.Limits.DataBytes, 1, maxSize) }},
-		{flag: "list-max", arg: "n", key: "limits.listMax", def: "1000", usage: "largest limit= of a list; also the size of a bare list (no page=, offset= or limit=)",
+		{flag: "list-max", group: GroupServer, arg: "n", key: "limits.listMax", def: "1000", usage: "largest limit= of a list; also the size of a bare list (no page=, offset= or limit=)",
 			parse: intInto(func(c *Config) *int { return &c.Limits.ListMax }),
 			check: func(c Config) error { return checkRange(int64(c.Limits.ListMax), 1, 100_000) }},
-		{flag: "list-default", arg: "n", key: "limits.listDefault", def: "100", usage: "page size of a paged list (page= or offset=) without limit=",
+		{flag: "list-default", group: GroupServer, arg: "n", key: "limits.listDefault", def: "100", usage: "page size of a paged list (page= or offset=) without limit=",
 			parse: intInto(func(c *Config) *int { return &c.Limits.ListDefault }),
 			check: func(c Config) error { return checkRange(int64(c.Limits.ListDefault), 1, 100_000) }},
-		{flag: "log-format", arg: "format", key: "log.format", def: "text", usage: "log format: text or json",
+		{flag: "log-format", group: GroupStorage, arg: "format", key: "log.format", def: "text", usage: "log format: text or json",
 			parse: func(c *Config, v string) error { c.Log.Format = LogFormat(strings.ToLower(v)); return nil },
 			check: func(c Config) error {
 				if f := c.Log.Format; f != LogText && f != LogJSON {
@@ -332,7 +302,7 @@ func settings() []setting {
 				}
 				return nil
 			}},
-		{flag: "log-level", arg: "level", key: "log.level", def: "info", usage: "log level: debug, info, warn or error",
+		{flag: "log-level", group: GroupStorage, arg: "level", key: "log.level", def: "info", usage: "log level: debug, info, warn or error",
 			parse: parseLogLevel,
 			check: func(c Config) error {
 				switch c.Log.Level {
@@ -341,14 +311,14 @@ func settings() []setting {
 				}
 				return fmt.Errorf("%s must be DEBUG, INFO, WARN or ERROR", c.Log.Level)
 			}},
-		{flag: "sweep-interval", arg: "duration", key: "sweep.interval", def: "1m", usage: "pause between sweeps of expired entries",
+		{flag: "sweep-interval", group: GroupServer, arg: "duration", key: "sweep.interval", def: "1m", usage: "pause between sweeps of expired entries",
 			parse: durationInto(func(c *Config) *time.Duration { return &c.Sweep.Interval }),
 			check: func(c Config) error { return checkPositive(c.Sweep.Interval) }},
-		{flag: "audit-retention", arg: "duration", key: "auditRetention", def: "90d",
+		{flag: "audit-retention", group: GroupServer, arg: "duration", key: "auditRetention", def: "90d",
 			usage: "how long security events of the audit trail are kept",
 			parse: durationInto(func(c *Config) *time.Duration { return &c.AuditRetention }),
 			check: func(c Config) error { return checkPositive(c.AuditRetention) }},
-		{flag: "audit-fold-window", arg: "duration", key: "auditFoldWindow", def: "1m",
+		{flag: "audit-fold-window", group: GroupServer, arg: "duration", key: "auditFoldWindow", def: "1m",
 			usage: "window within which failed and throttled logins fold into one audit event with a count",
 			parse: durationInto(func(c *Config) *time.Duration { return &c.AuditFoldWindow }),
 			check: func(c Config) error {
@@ -357,30 +327,30 @@ func settings() []setting {
 				}
 				return nil
 			}},
-		{flag: "sweep-batch", arg: "n", key: "sweep.batch", def: "1000", usage: "expired entries removed per sweep statement",
+		{flag: "sweep-batch", group: GroupServer, arg: "n", key: "sweep.batch", def: "1000", usage: "expired entries removed per sweep statement",
 			parse: intInto(func(c *Config) *int { return &c.Sweep.Batch }),
 			check: func(c Config) error { return checkRange(int64(c.Sweep.Batch), 1, 100_000) }},
-		{flag: "events-retention", arg: "duration", key: "events.retention", def: "1h",
+		{flag: "events-retention", group: GroupServer, arg: "duration", key: "events.retention", def: "1h",
 			usage: "how long the change feed keeps changes for subscribers resuming with Last-Event-ID",
 			parse: durationInto(func(c *Config) *time.Duration { return &c.Events.Retention }),
 			check: func(c Config) error { return checkPositive(c.Events.Retention) }},
-		{flag: "events-heartbeat", arg: "duration", key: "events.heartbeat", def: "15s",
+		{flag: "events-heartbeat", group: GroupServer, arg: "duration", key: "events.heartbeat", def: "15s",
 			usage: "interval of the keep-alive comment on change-feed streams",
 			parse: durationInto(func(c *Config) *time.Duration { return &c.Events.Heartbeat }),
 			check: func(c Config) error { return checkPositive(c.Events.Heartbeat) }},
-		{flag: "events-retry", arg: "duration", key: "events.retry", def: "2s",
+		{flag: "events-retry", group: GroupServer, arg: "duration", key: "events.retry", def: "2s",
 			usage: "reconnection delay announced to change-feed clients (retry:, whole milliseconds)",
 			parse: durationInto(func(c *Config) *time.Duration { return &c.Events.Retry }),
 			check: func(c Config) error { return checkRetry(c.Events.Retry) }},
-		{flag: "max-lists-per-user", arg: "n", key: "caps.listsPerUser", def: "4",
+		{flag: "max-lists-per-user", group: GroupServer, arg: "n", key: "caps.listsPerUser", def: "4",
 			usage: "concurrent lists of one caller before 429 (0: no limit)",
 			parse: intInto(func(c *Config) *int { return &c.Caps.ListsPerUser }),
 			check: func(c Config) error { return checkRange(int64(c.Caps.ListsPerUser), 0, 1_000_000) }},
-		{flag: "max-streams-per-user", arg: "n", key: "caps.streamsPerUser", def: "16",
+		{flag: "max-streams-per-user", group: GroupServer, arg: "n", key: "caps.streamsPerUser", def: "16",
 			usage: "open change-feed streams of one caller before 429 (0: no limit)",
 			parse: intInto(func(c *Config) *int { return &c.Caps.StreamsPerUser }),
 			check: func(c Config) error { return checkRange(int64(c.Caps.StreamsPerUser), 0, 1_000_000) }},
-		{flag: "max-conns-per-address", arg: "n", key: "caps.connsPerAddress", def: "256",
+		{flag: "max-conns-per-address", group: GroupServer, arg: "n", key: "caps.connsPerAddress", def: "256",
 			usage: "open connections of one client address before 429 (0: no limit)",
 			parse: intInto(func(c *Config) *int { return &c.Caps.ConnsPerAddress }),
 			check: func(c Config) error { return checkRange(int64(c.Caps.ConnsPerAddress), 0, 1_000_000) }},
@@ -453,17 +423,9 @@ func checkSecret(c Config) error {
 // readSecretFile reads the HS256 secret from a file. Trailing line breaks
 // are dropped, since editors and `echo` add one.
 func readSecretFile(c *Config, path string) error {
-	f, err := os.Open(path)
+	b, err := readFileUpTo(path, maxSecretFileBytes)
 	if err != nil {
 		return err
-	}
-	defer f.Close()
-	b, err := io.ReadAll(io.LimitReader(f, maxSecretFileBytes+1))
-	if err != nil {
-		return err
-	}
-	if len(b) > maxSecretFileBytes {
-		return fmt.Errorf("%s: larger than %d bytes", path, maxSecretFileBytes)
 	}
 	c.Auth.HS256Secret = NewSecret(strings.TrimRight(string(b), "\r\n"))
 	c.Auth.HS256SecretFile = path
@@ -476,7 +438,7 @@ func readSecretFile(c *Config, path string) error {
 // readKeyEncryptionSecretFile reads the key encryption secret; the
 // whitespace around it is ignored.
 func readKeyEncryptionSecretFile(c *Config, path string) error {
-	b, err := readSmallFile(path)
+	b, err := readFileUpTo(path, maxSecretFileBytes)
 	if err != nil {
 		return err
 	}
@@ -499,7 +461,7 @@ func readMetricsTokenFile(c *Config, path string) error {
 		c.MetricsToken, c.MetricsTokenFile = Secret{}, ""
 		return nil
 	}
-	b, err := readSmallFile(path)
+	b, err := readFileUpTo(path, maxSecretFileBytes)
 	if err != nil {
 		return err
 	}
@@ -517,19 +479,20 @@ func readMetricsTokenFile(c *Config, path string) error {
 	return nil
 }
 
-// readSmallFile reads a secret file of at most maxSecretFileBytes.
-func readSmallFile(path string) ([]byte, error) {
+// readFileUpTo reads the file at path, refusing one larger than limit
+// bytes without reading it whole.
+func readFileUpTo(path string, limit int64) ([]byte, error) {
 	f, err := os.Open(path)
 	if err != nil {
 		return nil, err
 	}
 	defer f.Close()
-	b, err := io.ReadAll(io.LimitReader(f, maxSecretFileBytes+1))
+	b, err := io.ReadAll(io.LimitReader(f, limit+1))
 	if err != nil {
 		return nil, err
 	}
-	if len(b) > maxSecretFileBytes {
-		return nil, fmt.Errorf("%s: larger than %d bytes", path, maxSecretFileBytes)
+	if int64(len(b)) > limit {
+		return nil, fmt.Errorf("%s: larger than %d bytes", path, limit)
 	}
 	return b, nil
 }

@@ -5,7 +5,6 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"os"
 	"strings"
 
 	"go.yaml.in/yaml/v3"
@@ -49,17 +48,9 @@ const (
 
 // readFile reads and parses the configuration file at path.
 func readFile(path string) (file, []error) {
-	f, err := os.Open(path)
+	data, err := readFileUpTo(path, maxFileBytes)
 	if err != nil {
 		return file{}, []error{fmt.Errorf("config: %w", err)}
-	}
-	defer f.Close()
-	data, err := io.ReadAll(io.LimitReader(f, maxFileBytes+1))
-	if err != nil {
-		return file{}, []error{fmt.Errorf("config: %w", err)}
-	}
-	if len(data) > maxFileBytes {
-		return file{}, []error{fmt.Errorf("config: %s: larger than %d bytes", path, maxFileBytes)}
 	}
 	return parseFile(data, keys())
 }
@@ -173,11 +164,16 @@ func (p *parser) walk(m *yaml.Node, prefix string) {
 			}
 		case path == entitiesKey:
 			if p.mapping(path, v) {
-				p.entities(v)
+				p.out.entities = named(p, v, path, func(e *fileEntity) map[string]*leaf {
+					return map[string]*leaf{"table": &e.table}
+				})
 			}
 		case path == assignmentsKey:
 			if p.mapping(path, v) {
-				p.assignments(v)
+				p.out.assignments = named(p, v, path, func(a *fileAssignment) map[string]*leaf {
+					return map[string]*leaf{"entityKey": &a.entityKey, "policy": &a.policy,
+						"maxEntries": &a.maxEntries, "maxBytes": &a.maxBytes}
+				})
 			}
 		case p.known[path] && lists[path] && v.Kind == yaml.SequenceNode:
 			if l, ok := p.list(path, v); ok {
@@ -241,37 +237,23 @@ func (p *parser) list(path string, v *yaml.Node) (leaf, bool) {
 	return leaf{text: strings.Join(items, ","), line: v.Line, set: true}, true
 }
 
-// entities reads cache.entities: name → {table}. A null entry is an entity
-// with the default table.
-func (p *parser) entities(m *yaml.Node) {
-	p.out.entities = map[string]fileEntity{}
-	p.pairs(m, entitiesKey, func(name string, _, v *yaml.Node) {
-		path := join(entitiesKey, name)
-		var e fileEntity
+// named reads a cache map (cache.entities: name → {table};
+// cache.settings.assignments: name → {entityKey, policy, maxEntries,
+// maxBytes}): each entry a mapping of the scalar fields fields names, or
+// null for an entry of defaults.
+func named[T any](p *parser, m *yaml.Node, prefix string, fields func(*T) map[string]*leaf) map[string]T {
+	out := map[string]T{}
+	p.pairs(m, prefix, func(name string, _, v *yaml.Node) {
+		path := join(prefix, name)
+		var e T
 		if p.mapping(path, v) {
-			p.fields(v, path, map[string]*leaf{"table": &e.table})
+			p.fields(v, path, fields(&e))
 		} else if !isNull(v) {
 			return
 		}
-		p.out.entities[name] = e
+		out[name] = e
 	})
-}
-
-// assignments reads cache.settings.assignments: name → {entityKey, policy,
-// maxEntries, maxBytes}.
-func (p *parser) assignments(m *yaml.Node) {
-	p.out.assignments = map[string]fileAssignment{}
-	p.pairs(m, assignmentsKey, func(name string, _, v *yaml.Node) {
-		path := join(assignmentsKey, name)
-		var a fileAssignment
-		if p.mapping(path, v) {
-			p.fields(v, path, map[string]*leaf{"entityKey": &a.entityKey, "policy": &a.policy,
-				"maxEntries": &a.maxEntries, "maxBytes": &a.maxBytes})
-		} else if !isNull(v) {
-			return
-		}
-		p.out.assignments[name] = a
-	})
+	return out
 }
 
 // fields reads a mapping with a fixed set of scalar keys.

@@ -16,6 +16,7 @@ import (
 	"go.uber.org/fx"
 
 	"github.com/cachegate/cachegate/application/background"
+	"github.com/cachegate/cachegate/bootstrap/internal/fxrun"
 	"github.com/cachegate/cachegate/ports"
 )
 
@@ -50,22 +51,8 @@ func Module(o Options) fx.Option {
 	return fx.Module("feed",
 		fx.Supply(fx.Private, o),
 		fx.Provide(New),
-		fx.Invoke(run),
+		fx.Invoke(func(lc fx.Lifecycle, f *background.Feed) {
+			fxrun.Go(lc, func(ctx context.Context) { _ = f.Run(ctx) })
+		}),
 	)
-}
-
-func run(lc fx.Lifecycle, f *background.Feed) {
-	ctx, cancel := context.WithCancel(context.Background())
-	done := make(chan struct{})
-	lc.Append(fx.Hook{
-		OnStart: func(context.Context) error {
-			go func() { defer close(done); _ = f.Run(ctx) }()
-			return nil
-		},
-		OnStop: func(context.Context) error {
-			cancel()
-			<-done
-			return nil
-		},
-	})
 }

@@ -131,13 +131,10 @@ func New(d Deps) (*ginhttp.Server, error) {
 	}
 	var authRoutes *ginhttp.AuthOptions
 	if d.Login != nil || d.Refresh != nil {
-		authRoutes = &ginhttp.AuthOptions{Login: d.Login, Refresh: d.Refresh, Logout: d.Logout,
+		authRoutes = &ginhttp.AuthOptions{Login: d.Login, Refresh: d.Refresh, Logout: d.Logout, Keys: d.Keys,
 			UsernameField: d.Options.UsernameField, PasswordField: d.Options.PasswordField,
 			RefreshFrom: d.Options.RefreshFrom, RefreshName: d.Options.RefreshName,
 			Origins: corsOrigins(d.Options.CORS)}
-		if d.Keys != nil {
-			authRoutes.Keys = d.Keys
-		}
 	}
 	var adminOpts *admin.Options
 	if d.AdminCheck != nil && auth != nil {
