@@ -55,9 +55,11 @@ type Watch struct {
 
 type round struct {
 	done chan struct{}
-	// late is closed when the round has run longer than the watch's
-	// Timeout: its readers go on without it.
+	// late is closed when the round has not been answered within the
+	// watch's Timeout of its first reader's arrival (it ran long, or
+	// waited behind a round that did): its readers go on without it.
 	late  chan struct{}
+	timer *time.Timer
 	stamp Stamp
 	err   error
 }
@@ -77,6 +79,7 @@ func (w *Watch) Now(ctx context.Context) (Stamp, error) {
 	r := w.next
 	if r == nil {
 		r = &round{done: make(chan struct{}), late: make(chan struct{})}
+		r.timer = time.AfterFunc(w.timeout(), func() { close(r.late) })
 		w.next = r
 	}
 	lead := !w.running
@@ -103,16 +106,11 @@ func (w *Watch) Now(ctx context.Context) (Stamp, error) {
 //
 // The question runs without a context: the driver would watch a context
 // that can end with a goroutine of its own per statement. A timer per
-// round lets its readers go on without it when it runs past the Timeout
-// (a frozen file system); the next round waits for it.
+// round lets its readers go on without it when it is not answered within
+// the Timeout (a frozen file system); the next round waits for it.
 func (w *Watch) run(r *round) {
-	timeout := w.Timeout
-	if timeout <= 0 {
-		timeout = 5 * time.Second
-	}
-	timer := time.AfterFunc(timeout, func() { close(r.late) })
 	r.stamp, r.err = w.ask()
-	timer.Stop()
+	r.timer.Stop()
 	close(r.done)
 	w.mu.Lock()
 	n := w.next
@@ -124,6 +122,14 @@ func (w *Watch) run(r *round) {
 	if n != nil {
 		go w.run(n)
 	}
+}
+
+// timeout is the bound of a round.
+func (w *Watch) timeout() time.Duration {
+	if w.Timeout <= 0 {
+		return 5 * time.Second
+	}
+	return w.Timeout
 }
 
 // ask runs one question on the watch's connection; only run calls it, one
