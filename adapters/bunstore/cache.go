@@ -206,7 +206,7 @@ func (r *CacheRepository) getBounded(ctx context.Context, id string, now time.Ti
 	ctx, done := r.bounds.Enter(ctx)
 	defer done(&err)
 	if r.reads != nil {
-		return r.reads.read(ctx, id, now)
+		return r.reads.read(ctx, r, id, now)
 	}
 	return r.get(ctx, r.db, id, now)
 }

@@ -38,7 +38,10 @@ const pointReadCacheBytes = 8 << 20
 type pointReads struct {
 	watch *readcache.Watch
 	cache *readcache.Cache[domain.Entry]
-	byID  *engine.Prepared
+	// byID is the prepared read; nil when the handle has query hooks
+	// (tracing), so that a read that reaches the database goes through
+	// Bun and has its statement's span.
+	byID *engine.Prepared
 	// hits counts the answers from the cache, for tests.
 	hits atomic.Int64
 }
@@ -49,9 +52,12 @@ func newPointReads(db *DB, table string) *pointReads {
 	if db.watch == nil {
 		return nil
 	}
-	return &pointReads{watch: db.watch, cache: readcache.New(pointReadCacheBytes, entrySize),
-		byID: engine.NewPrepared(db.sql, db.eng,
-			"SELECT "+cacheColumns+" FROM "+engine.QuoteIdent(table)+" WHERE id = ? AND date_deleted IS NULL")}
+	p := &pointReads{watch: db.watch, cache: readcache.New(pointReadCacheBytes, entrySize)}
+	if !db.hooked {
+		p.byID = engine.NewPrepared(db.sql, db.eng,
+			"SELECT "+cacheColumns+" FROM "+engine.QuoteIdent(table)+" WHERE id = ? AND date_deleted IS NULL")
+	}
+	return p
 }
 
 // get is Get through the cache. When the watch cannot answer (the file
@@ -76,8 +82,12 @@ func (p *pointReads) get(ctx context.Context, r *CacheRepository, id string, now
 	return e, err
 }
 
-// read reads the live row id with the prepared statement.
-func (p *pointReads) read(ctx context.Context, id string, now time.Time) (domain.Entry, error) {
+// read reads the live row id with the prepared statement, or through Bun
+// when the handle traces its queries.
+func (p *pointReads) read(ctx context.Context, r *CacheRepository, id string, now time.Time) (domain.Entry, error) {
+	if p.byID == nil {
+		return r.get(ctx, r.db, id, now)
+	}
 	stmts, err := p.byID.Get(ctx)
 	if err != nil {
 		return domain.Entry{}, dberr.Wrap("prepare the entry read", err)

@@ -53,6 +53,9 @@ type DB struct {
 	// (internal/readcache; cache_read.go); nil on PostgreSQL and for
 	// sqlite::memory:.
 	watch *readcache.Watch
+	// hooked is set when the handle has query hooks (tracing), which only
+	// Bun's own queries run.
+	hooked bool
 }
 
 // Bun returns the Bun handle, for tools and tests that run SQL of their
@@ -159,6 +162,7 @@ func Open(ctx context.Context, dsn string, opts ...Option) (*DB, error) {
 	for _, h := range cfg.hooks {
 		db.sql.AddQueryHook(h)
 	}
+	db.hooked = len(cfg.hooks) > 0
 	db.bounds, db.ungrouped = fillBounds(cfg.bounds), cfg.ungrouped
 	if cfg.callerBound {
 		db.bounds.Callers = callers.New(db.sql.DB.Stats().MaxOpenConnections, cfg.perCaller, cfg.budget)
