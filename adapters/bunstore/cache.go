@@ -56,6 +56,10 @@ type CacheRepository struct {
 	// batchedCreates counts the creates written by statements of several,
 	// for tests; its copies (For) count in the same.
 	batchedCreates *atomic.Int64
+	// reads are the point reads by id of an SQLite file: a prepared
+	// statement and the entries read since the file last changed
+	// (cache_read.go); nil elsewhere.
+	reads *pointReads
 }
 
 // listPaging holds a repository's page bounds; tests set smaller ones.
@@ -75,6 +79,7 @@ func NewCacheRepository(db *DB, table string) *CacheRepository {
 	r := &CacheRepository{db: db.sql, table: bun.Ident(table), name: table, bounds: db.bounds, eng: db.eng, handle: db,
 		batchedCreates: new(atomic.Int64)}
 	r.writer = newEntryWriter(r, db)
+	r.reads = newPointReads(db, table)
 	return r
 }
 
@@ -197,9 +202,22 @@ func (r *CacheRepository) conflictOr(ctx context.Context, db bun.IDB, e domain.E
 }
 
 // Get implements ports.CacheRepository.
-func (r *CacheRepository) Get(ctx context.Context, id string, now time.Time) (_ domain.Entry, err error) {
+// On an SQLite file it answers from the entries it read since the file
+// last changed, when it holds id (cache_read.go).
+func (r *CacheRepository) Get(ctx context.Context, id string, now time.Time) (domain.Entry, error) {
+	if r.reads == nil {
+		return r.getBounded(ctx, id, now)
+	}
+	return r.reads.get(ctx, r, id, now)
+}
+
+// getBounded is Get without the cache: a bounded call that reads the row.
+func (r *CacheRepository) getBounded(ctx context.Context, id string, now time.Time) (_ domain.Entry, err error) {
 	ctx, done := r.bounds.Enter(ctx)
 	defer done(&err)
+	if r.reads != nil {
+		return r.reads.read(ctx, r, id, now)
+	}
 	return r.get(ctx, r.db, id, now)
 }
 
@@ -233,6 +251,12 @@ func (r *CacheRepository) getOne(ctx context.Context, db bun.IDB, now time.Time,
 		e, err = scanEntry(db.QueryRowContext(ctx, query, args...))
 		return err
 	})
+	return pointAnswer(e, err, now)
+}
+
+// pointAnswer is the answer of a point read that found e, or failed with err:
+// e unless it has expired at now.
+func pointAnswer(e domain.Entry, err error, now time.Time) (domain.Entry, error) {
 	if err == nil && e.ExpiresAt != nil && !e.ExpiresAt.After(now) {
 		err = sql.ErrNoRows
 	}

@@ -22,6 +22,7 @@ import (
 	"github.com/cachegate/cachegate/adapters/bunstore/internal/callers"
 	"github.com/cachegate/cachegate/adapters/bunstore/internal/dberr"
 	"github.com/cachegate/cachegate/adapters/bunstore/internal/engine"
+	"github.com/cachegate/cachegate/adapters/bunstore/internal/readcache"
 	"github.com/cachegate/cachegate/adapters/bunstore/internal/writegate"
 	"github.com/cachegate/cachegate/domain"
 	"github.com/cachegate/cachegate/ports"
@@ -48,6 +49,13 @@ type DB struct {
 	bounds  bound.Bounds
 	// ungrouped runs every entry write on its own (WithUngroupedWrites).
 	ungrouped bool
+	// watch tells whether an SQLite file changed since a read
+	// (internal/readcache; cache_read.go); nil on PostgreSQL and for
+	// sqlite::memory:.
+	watch *readcache.Watch
+	// hooked is set when the handle has query hooks (tracing), which only
+	// Bun's own queries run.
+	hooked bool
 }
 
 // Bun returns the Bun handle, for tools and tests that run SQL of their
@@ -55,7 +63,12 @@ type DB struct {
 func (db *DB) Bun() *bun.DB { return db.sql }
 
 // Close closes the connection pool.
-func (db *DB) Close() error { return db.sql.Close() }
+func (db *DB) Close() error {
+	if db.watch != nil {
+		_ = db.watch.Close()
+	}
+	return db.sql.Close()
+}
 
 // Option tunes Open.
 type Option func(*openConfig)
@@ -149,9 +162,13 @@ func Open(ctx context.Context, dsn string, opts ...Option) (*DB, error) {
 	for _, h := range cfg.hooks {
 		db.sql.AddQueryHook(h)
 	}
+	db.hooked = len(cfg.hooks) > 0
 	db.bounds, db.ungrouped = fillBounds(cfg.bounds), cfg.ungrouped
 	if cfg.callerBound {
 		db.bounds.Callers = callers.New(db.sql.DB.Stats().MaxOpenConnections, cfg.perCaller, cfg.budget)
+	}
+	if db.watch != nil {
+		db.watch.Timeout = db.bounds.Timeout
 	}
 	return db, nil
 }
@@ -206,7 +223,11 @@ func openSQLite(uri string, memory bool, cfg openConfig) (*DB, error) {
 		sqldb.SetMaxIdleConns(n)
 	}
 	gate := make(chan struct{}, 1)
-	return &DB{sql: bun.NewDB(sqldb, sqlitedialect.New()), eng: engine.SQLite(schemaNames), gate: gate, entries: writegate.NewGroup(gate)}, nil
+	db := &DB{sql: bun.NewDB(sqldb, sqlitedialect.New()), eng: engine.SQLite(schemaNames), gate: gate, entries: writegate.NewGroup(gate)}
+	if !memory {
+		db.watch = readcache.NewWatch(conn)
+	}
+	return db, nil
 }
 
 func openPostgres(dsn string, cfg openConfig) (*DB, error) {

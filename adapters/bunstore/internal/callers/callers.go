@@ -88,6 +88,16 @@ func (l *Limit) noteAnswer(answered bool) {
 	}
 }
 
+// Answered records that the database answered a question asked outside
+// any bounded call (the data version of bunstore's entry cache,
+// cache_read.go), which tells as much about the database as a call's
+// answer.
+func (l *Limit) Answered() {
+	if l != nil {
+		l.noteAnswer(true)
+	}
+}
+
 // heldKey marks a context whose call already holds its caller's place,
 // so that nested calls do not take a second one.
 type heldKey struct{}
