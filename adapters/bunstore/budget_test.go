@@ -13,7 +13,8 @@ import (
 
 // TestCallsChargeTheirCallersBudget: what a caller's repository calls
 // take on a connection is charged to that caller when they end, never to
-// another caller or to a call without one.
+// another caller or to a call without one; a grouped write (a create)
+// is charged its time in its group (callers.Charge).
 func TestCallsChargeTheirCallersBudget(t *testing.T) {
 	t.Parallel()
 	pagedDatabases(t, func(t *testing.T, db *DB) {
@@ -22,14 +23,18 @@ func TestCallsChargeTheirCallersBudget(t *testing.T) {
 		budget := NewBudget(time.Nanosecond, time.Nanosecond, nil)
 		repo := pagedRepo(t, db, "budget_cache", listPaging{}, withCallerLimit(newCallerLimit(db, 0, budget)))
 		alice := ports.WithCaller(t.Context(), "user:alice")
-		if err := repo.Create(alice, testEntry(1), testNow, domain.Quota{}); err != nil {
+		carol := ports.WithCaller(t.Context(), "user:carol")
+		if err := repo.Create(carol, testEntry(1), testNow, domain.Quota{}); err != nil {
 			t.Fatal(err)
+		}
+		if got := budget.Spent("user:carol"); got <= 0 {
+			t.Errorf("carol's budget after her grouped create = %v left to wait, want it spent", got)
 		}
 		if _, err := repo.Get(t.Context(), testEntry(1).ID, testNow); err != nil {
 			t.Fatal(err)
 		}
 		if got := budget.Spent("user:alice"); got != 0 {
-			t.Fatalf("alice spent %v after only a grouped write of hers and a call without a caller, want 0", got)
+			t.Fatalf("alice spent %v after only a call without a caller and carol's create, want 0", got)
 		}
 		if _, err := repo.Get(alice, "no-such-id", testNow); !errors.Is(err, domain.ErrCacheNotFound) {
 			t.Fatalf("Get = %v, want not found", err)
