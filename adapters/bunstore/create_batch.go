@@ -6,7 +6,6 @@ import (
 	"time"
 
 	"github.com/cachegate/cachegate/adapters/bunstore/internal/batch"
-	"github.com/cachegate/cachegate/adapters/bunstore/internal/callers"
 	"github.com/cachegate/cachegate/adapters/bunstore/internal/dberr"
 	"github.com/cachegate/cachegate/adapters/bunstore/internal/engine"
 
@@ -82,18 +81,10 @@ func newCreateBatcher(r *CacheRepository) *batch.Batcher[*queuedCreate] {
 		Slots: make(chan struct{}, createBatchSlots), Max: maxCreateBatch, Timeout: r.bounds.Timeout, PastBound: dberr.ErrPastBound,
 		Run: r.writeCreates,
 		Alone: func(ctx context.Context, w *queuedCreate) error {
-			return charged(ctx, func() error { return r.create(ctx, r.db, w.e, w.now, w.q) })
+			return r.create(ctx, r.db, w.e, w.now, w.q)
 		},
 		Outage: dberr.BatchOutage,
 	})
-}
-
-// charged runs fn, a grouped write's statements run outside a batch,
-// and charges their time to the write's caller (callers.Charge).
-func charged(ctx context.Context, fn func() error) error {
-	start := time.Now()
-	defer func() { callers.Charge(ctx, time.Since(start)) }()
-	return fn()
 }
 
 // create writes e under q: in a batch with the creates queued beside it,
@@ -102,7 +93,7 @@ func charged(ctx context.Context, fn func() error) error {
 func (w batchWriter) create(ctx context.Context, e domain.Entry, now time.Time, q domain.Quota) error {
 	g := newQuotaGuard(q, nil, e)
 	if g != nil && g.admit(domain.Usage{}) != nil {
-		return charged(ctx, func() error { return w.r.create(ctx, w.r.db, e, now, q) })
+		return w.r.create(ctx, w.r.db, e, now, q)
 	}
 	return w.creates.Do(ctx, &queuedCreate{e: e, now: now, q: q, g: g})
 }
@@ -133,15 +124,7 @@ func (r *CacheRepository) writeCreates(ctx context.Context, jobs []batch.Job[*qu
 			in = append(in, i)
 		}
 	}
-	start := time.Now()
 	written, err := r.insertCreates(ctx, rows)
-	// The statement's time, in equal shares to the callers of its rows.
-	if len(in) > 0 {
-		share := time.Since(start) / time.Duration(len(in))
-		for _, i := range in {
-			callers.Charge(jobs[i].Ctx, share)
-		}
-	}
 	if err != nil {
 		return nil, err
 	}

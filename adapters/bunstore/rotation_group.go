@@ -63,16 +63,19 @@ func newRotationGroup(s *RefreshStore, gate chan struct{}) *batch.Batcher[*rotat
 // not disturb the others. The caller holds the write gate.
 func (s *RefreshStore) commitGroup(ctx context.Context, jobs []batch.Job[*rotation]) ([]error, error) {
 	out := make([]error, len(jobs))
-	// Each rotation's caller is charged the group's time in equal shares
-	// (callers.Charge): rotations are alike.
-	start := time.Now()
+	// Each rotation's caller is charged the group's time on its connection
+	// in equal shares (callers.Charge): rotations are alike.
+	var start time.Time
 	defer func() {
-		share := time.Since(start) / time.Duration(len(jobs))
-		for _, j := range jobs {
-			callers.Charge(j.Ctx, share)
+		if !start.IsZero() {
+			share := time.Since(start) / time.Duration(len(jobs))
+			for _, j := range jobs {
+				callers.Charge(j.Ctx, share)
+			}
 		}
 	}()
 	err := inTx(ctx, s.db.sql, "rotate refresh tokens", func(ctx context.Context, tx bun.Tx) (err error) {
+		start = time.Now()
 		for i, j := range jobs {
 			if out[i] = j.Ctx.Err(); out[i] != nil {
 				out[i] = dberr.Wrap("rotate refresh token", out[i])

@@ -111,9 +111,10 @@ type chargeKey struct{}
 
 // Charge charges d, the time a group spent on the write of ctx (its
 // statements, its share of the commit), to the write's caller: a grouped
-// write takes no connection of its own, but its time holds the group's,
-// and on SQLite the database's one writer. Without a caller or a budget
-// it charges nothing.
+// write takes no connection of its own, but on SQLite its time holds the
+// database's one writer (internal/writegate charges it; PostgreSQL's
+// create batches do not). Without a caller or a budget it charges
+// nothing.
 func Charge(ctx context.Context, d time.Duration) {
 	if charge, ok := ctx.Value(chargeKey{}).(func(time.Duration)); ok {
 		charge(d)

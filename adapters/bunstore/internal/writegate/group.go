@@ -78,14 +78,20 @@ func NewGroup(gate chan struct{}) *batch.Batcher[Write] {
 // commitWrites runs jobs in one transaction and returns each write's
 // answer, or the transaction's failure (dberr.BatchFailure). Each write's
 // caller is charged the time of its own statements and an equal share of
-// the rest of the transaction (begin, savepoints, commit): the writer's
-// time it took from every other writer (callers.Charge).
+// the rest of the transaction (savepoints, commit), from when it has its
+// connection: the time of SQLite's one writer it took from every other
+// writer (callers.Charge).
 func commitWrites(ctx context.Context, jobs []batch.Job[Write]) ([]error, error) {
 	db := jobs[0].Work.DB
 	answers := make([]error, len(jobs))
 	own := make([]time.Duration, len(jobs))
-	start := time.Now()
+	// start is when the transaction had its connection: the wait for one
+	// is the others' time.
+	var start time.Time
 	defer func() {
+		if start.IsZero() {
+			return
+		}
 		var sum time.Duration
 		for _, d := range own {
 			sum += d
@@ -106,6 +112,7 @@ func commitWrites(ctx context.Context, jobs []batch.Job[Write]) ([]error, error)
 		if err != nil {
 			return err
 		}
+		start = time.Now()
 		if len(jobs) == 1 {
 			// Alone, a write needs no savepoint: its failure rolls back
 			// the transaction.
