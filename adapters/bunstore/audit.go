@@ -39,7 +39,7 @@ func NewAuditLog(db *DB) *AuditLog {
 func (l *AuditLog) RecordEvent(ctx context.Context, e domain.AuditEvent) (err error) {
 	ctx, done := l.bounds.Enter(ctx)
 	defer done(&err)
-	return insertEvents(ctx, l.db.sql, []domain.AuditEvent{e})
+	return gated(ctx, l.db, func() error { return insertEvents(ctx, l.db.sql, []domain.AuditEvent{e}) })
 }
 
 // insertEvents stores es through db, a transaction when the events belong
@@ -125,7 +125,7 @@ func (l *AuditLog) PurgeEvents(ctx context.Context, before time.Time, limit int)
 	if limit < 1 {
 		return 0, nil
 	}
-	res, err := l.db.sql.ExecContext(ctx, `DELETE FROM auth_events WHERE id IN (
+	res, err := l.db.exec(ctx, `DELETE FROM auth_events WHERE id IN (
 		SELECT id FROM auth_events WHERE "at" < ? ORDER BY "at" LIMIT ?`+l.db.eng.SkipLocked()+`)`, engine.TimeArg(before), limit)
 	if err != nil {
 		return 0, dberr.Wrap("purge audit events", err)

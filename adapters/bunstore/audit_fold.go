@@ -130,7 +130,7 @@ func (l *AuditLog) FoldEvent(ctx context.Context, e domain.AuditEvent, f domain.
 			}
 		}
 	}
-	_, err = l.db.sql.ExecContext(ctx, `INSERT INTO auth_events
+	_, err = l.db.exec(ctx, `INSERT INTO auth_events
 		(id, "at", type, user_id, username, username_norm, address, request_id, family, reason, fold_key)
 		VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
 		ON CONFLICT (fold_key) WHERE fold_key IS NOT NULL DO UPDATE SET `+foldSet(func(c string) string {
@@ -185,7 +185,7 @@ func (l *AuditLog) addAttempts1(ctx context.Context, key string, a foldAdd) (boo
 		"reason": str(a.reason)}
 	var args []any
 	set := foldSet(func(c string) string { args = append(args, vals[c]); return "?" })
-	res, err := l.db.sql.ExecContext(ctx, `UPDATE auth_events SET `+set+` WHERE fold_key = ?`, append(args, key)...)
+	res, err := l.db.exec(ctx, `UPDATE auth_events SET `+set+` WHERE fold_key = ?`, append(args, key)...)
 	if err != nil {
 		return false, dberr.Wrap("fold audit event", err)
 	}

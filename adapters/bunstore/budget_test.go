@@ -12,7 +12,10 @@ import (
 
 // TestCallsChargeTheirCallersBudget: what a caller's repository calls
 // take on a connection is charged to that caller when they end, never to
-// another caller or to a call without one.
+// another caller or to a call without one; a write grouped at SQLite's
+// write gate (a create) is charged its time in its group
+// (callers.Charge), a create batched on PostgreSQL, which holds no one
+// writer, is not.
 func TestCallsChargeTheirCallersBudget(t *testing.T) {
 	t.Parallel()
 	pagedDatabases(t, func(t *testing.T, db *DB) {
@@ -21,14 +24,20 @@ func TestCallsChargeTheirCallersBudget(t *testing.T) {
 		budget := NewBudget(time.Nanosecond, time.Nanosecond, nil)
 		repo := pagedRepo(t, db, "budget_cache", listPaging{}, withCallerLimit(newCallerLimit(db, 0, budget)))
 		alice := repo.For(domain.Caller{User: "alice"})
-		if err := alice.Create(t.Context(), testEntry(1), testNow, domain.Quota{}); err != nil {
+		carol := repo.For(domain.Caller{User: "carol"})
+		if err := carol.Create(t.Context(), testEntry(1), testNow, domain.Quota{}); err != nil {
 			t.Fatal(err)
+		}
+		if got := budget.Spent(domain.Caller{User: "carol"}); db.gate != nil && got <= 0 {
+			t.Errorf("carol's budget after her create grouped at the write gate = %v left to wait, want it spent", got)
+		} else if db.gate == nil && got != 0 {
+			t.Errorf("carol's budget after her create batched on PostgreSQL: spent for %v, want untouched", got)
 		}
 		if _, err := repo.Get(t.Context(), testEntry(1).ID, testNow); err != nil {
 			t.Fatal(err)
 		}
 		if got := budget.Spent(domain.Caller{User: "alice"}); got != 0 {
-			t.Fatalf("alice spent %v after only a grouped write of hers and a call without a caller, want 0", got)
+			t.Fatalf("alice spent %v after only a call without a caller and carol's create, want 0", got)
 		}
 		if _, err := alice.Get(t.Context(), "no-such-id", testNow); !errors.Is(err, domain.ErrCacheNotFound) {
 			t.Fatalf("Get = %v, want not found", err)

@@ -458,8 +458,12 @@ func (r *CacheRepository) delete(ctx context.Context, db bun.IDB, id string, now
 func (r *CacheRepository) DeleteByAssignee(ctx context.Context, assigneeID string, now time.Time) (_ int, err error) {
 	ctx, done := r.bounds.Enter(ctx)
 	defer done(&err)
-	n, err := r.exec(ctx, r.db, "UPDATE ? SET date_deleted = ? WHERE assignee_id = ? AND "+liveAt,
-		r.table, engine.TimeArg(now), assigneeID, engine.TimeArg(now))
+	var n int64
+	err = gated(ctx, r.handle, func() (err error) {
+		n, err = r.exec(ctx, r.db, "UPDATE ? SET date_deleted = ? WHERE assignee_id = ? AND "+liveAt,
+			r.table, engine.TimeArg(now), assigneeID, engine.TimeArg(now))
+		return err
+	})
 	if err != nil {
 		return 0, dberr.Wrap("delete the assignee's entries", err)
 	}
@@ -474,7 +478,11 @@ func (r *CacheRepository) Purge(ctx context.Context, now time.Time, limit int) (
 	if limit <= 0 {
 		return 0, nil
 	}
-	n, err := r.eng.Purge(ctx, r.db, r.table, now, limit)
+	var n int64
+	err = gated(ctx, r.handle, func() (err error) {
+		n, err = r.eng.Purge(ctx, r.db, r.table, now, limit)
+		return err
+	})
 	if err != nil {
 		return 0, dberr.Wrap("purge entries", err)
 	}

@@ -2,6 +2,7 @@ package bunstore
 
 import (
 	"context"
+	"errors"
 	"time"
 
 	"github.com/uptrace/bun"
@@ -12,6 +13,7 @@ import (
 
 	"github.com/cachegate/cachegate/adapters/bunstore/internal/writegate"
 	"github.com/cachegate/cachegate/domain"
+	"github.com/cachegate/cachegate/ports"
 )
 
 // entryWriter is how a CacheRepository writes its entries, chosen once by
@@ -61,7 +63,7 @@ func newEntryWriter(r *CacheRepository, db *DB) entryWriter {
 		return batchWriter{directWriter: direct, creates: newCreateBatcher(r)}
 	}
 	if group := db.entries; group != nil {
-		return groupWriter{r: r, group: group, prepared: sqliteWrites(db, r.name)}
+		return groupWriter{r: r, group: group, prepared: sqliteWrites(db, r.name), refused: newRefusedLately()}
 	}
 	return direct
 }
@@ -90,6 +92,9 @@ type groupWriter struct {
 	r        *CacheRepository
 	group    *batch.Batcher[writegate.Write]
 	prepared *engine.Prepared
+	// refused remembers the assignees whose creates the quota refused
+	// lately (quota_early.go).
+	refused *refusedLately
 }
 
 // write runs fn in a transaction shared with the other writes of the
@@ -107,7 +112,16 @@ func (w groupWriter) create(ctx context.Context, e domain.Entry, now time.Time, 
 	// The closure holds r, not w: one pointer to capture, not the writer's
 	// three words (BenchmarkCreate's B/op).
 	r := w.r
-	return w.write(ctx, func(ctx context.Context, db bun.IDB) error { return r.create(ctx, db, e, now, q) })
+	if g := newQuotaGuard(q, nil, e); g != nil && w.refused.recent(e.AssigneeID, time.Now()) {
+		if err := r.refuseEarly(ctx, e, g, ports.IdempotencyRecord{}, now); err != nil {
+			return err
+		}
+	}
+	err := w.write(ctx, func(ctx context.Context, db bun.IDB) error { return r.create(ctx, db, e, now, q) })
+	if errors.Is(err, domain.ErrCacheQuotaExceeded) {
+		w.refused.note(e.AssigneeID, time.Now())
+	}
+	return err
 }
 
 // inTx is write: the write's savepoint holds its statements together.

@@ -380,6 +380,30 @@ func authInTx(ctx context.Context, db *DB, op string, fn func(ctx context.Contex
 	return inTx(ctx, db.sql, op, fn)
 }
 
+// gated runs fn, which writes through the handle outside a transaction,
+// at the handle's write gate (none on PostgreSQL). Every writer of an
+// SQLite database queues there, single statements too: one waiting in
+// SQLite's busy handler instead is overtaken by every writer the gate
+// lets in meanwhile, and a queue of grouped writes keeps the lock busy
+// for as long as it lasts (internal/writegate).
+func gated(ctx context.Context, db *DB, fn func() error) error {
+	leave, err := writegate.Enter(ctx, db.gate)
+	if err != nil {
+		return err
+	}
+	defer leave()
+	return fn()
+}
+
+// exec is one statement through db.sql, gated.
+func (db *DB) exec(ctx context.Context, query string, args ...any) (res sql.Result, err error) {
+	err = gated(ctx, db, func() error {
+		res, err = db.sql.ExecContext(ctx, query, args...)
+		return err
+	})
+	return res, err
+}
+
 // inTx is authInTx for a caller that already holds the write gate (or
 // needs none).
 func inTx(ctx context.Context, db *bun.DB, op string, fn func(ctx context.Context, tx bun.Tx) error) error {

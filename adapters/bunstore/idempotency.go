@@ -182,7 +182,8 @@ func (r *CacheRepository) CreateIdempotent(ctx context.Context, e domain.Entry, 
 // cannot fit, read before anything is written: the create writes its
 // record first, and on PostgreSQL a refusal rolled back after that leaves
 // the record's and the entry's row versions behind until vacuum (as large
-// as the data, each). It counts what removing the assignee's dead rows
+// as the data, each). On SQLite a create without a record whose assignee
+// was refused lately is checked the same way (rec empty: quota_early.go). It counts what removing the assignee's dead rows
 // would give back, as the create would: a deleted row its data, an
 // expired one nothing (its data leaves, its expired change comes). It
 // returns nil — the create goes on and its own statement decides — when

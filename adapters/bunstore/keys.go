@@ -172,7 +172,11 @@ func (s *KeyStore) SetSigningKeyPrivate(ctx context.Context, kid string, private
 func (s *KeyStore) updateKey(ctx context.Context, op, query string, args ...any) (err error) {
 	ctx, done := s.bounds.Enter(ctx)
 	defer done(&err)
-	n, err := dberr.Exec(ctx, s.db.sql, query, args...)
+	var n int64
+	err = gated(ctx, s.db, func() (err error) {
+		n, err = dberr.Exec(ctx, s.db.sql, query, args...)
+		return err
+	})
 	switch {
 	case err != nil:
 		return dberr.Wrap(op, err)
@@ -187,7 +191,7 @@ func (s *KeyStore) updateKey(ctx context.Context, op, query string, args ...any)
 func (s *KeyStore) DeleteSigningKeysRetiredBefore(ctx context.Context, t time.Time) (_ int, err error) {
 	ctx, done := s.bounds.Enter(ctx)
 	defer done(&err)
-	res, err := s.db.sql.ExecContext(ctx, "DELETE FROM signing_keys WHERE retired_at IS NOT NULL AND retired_at < ?", engine.TimeArg(t))
+	res, err := s.db.exec(ctx, "DELETE FROM signing_keys WHERE retired_at IS NOT NULL AND retired_at < ?", engine.TimeArg(t))
 	if err != nil {
 		return 0, dberr.Wrap("delete retired signing keys", err)
 	}

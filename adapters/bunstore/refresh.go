@@ -84,7 +84,11 @@ const familyColumns = `family_id, user_id, current_id, issued_at, expires_at, ge
 func (s *RefreshStore) SaveRefresh(ctx context.Context, r domain.RefreshRecord) (err error) {
 	ctx, done := s.bounds.Enter(ctx)
 	defer done(&err)
-	if _, err := insertFamilies(ctx, s.db.sql, false, []domain.RefreshFamily{domain.NewRefreshFamily(r)}); err != nil {
+	err = gated(ctx, s.db, func() error {
+		_, err := insertFamilies(ctx, s.db.sql, false, []domain.RefreshFamily{domain.NewRefreshFamily(r)})
+		return err
+	})
+	if err != nil {
 		return dberr.Wrap("save refresh token", err)
 	}
 	return nil

@@ -44,7 +44,7 @@ func (s *RefreshStore) RevokeUser(ctx context.Context, userID string, now time.T
 // value, as a statement of its own.
 func (s *RefreshStore) revoke(ctx context.Context, column, value string, now time.Time) error {
 	err := dberr.WithRetry(ctx, func() error {
-		_, err := s.db.sql.ExecContext(ctx, revokeQuery, engine.TimeArg(now), bun.Ident(column), value)
+		_, err := s.db.exec(ctx, revokeQuery, engine.TimeArg(now), bun.Ident(column), value)
 		return err
 	})
 	if err != nil {
@@ -119,7 +119,7 @@ func (s *RefreshStore) PurgeRefresh(ctx context.Context, now time.Time, limit in
 	if limit < 1 {
 		return 0, nil
 	}
-	res, err := s.db.sql.ExecContext(ctx, `DELETE FROM refresh_families WHERE family_id IN (
+	res, err := s.db.exec(ctx, `DELETE FROM refresh_families WHERE family_id IN (
 		SELECT family_id FROM refresh_families WHERE expires_at < ? ORDER BY expires_at LIMIT ?`+s.db.eng.SkipLocked()+`)`,
 		engine.TimeArg(now), limit)
 	if err != nil {

@@ -7,6 +7,7 @@ import (
 	"github.com/uptrace/bun"
 
 	"github.com/cachegate/cachegate/adapters/bunstore/internal/batch"
+	"github.com/cachegate/cachegate/adapters/bunstore/internal/callers"
 	"github.com/cachegate/cachegate/adapters/bunstore/internal/dberr"
 	"github.com/cachegate/cachegate/domain"
 	"github.com/cachegate/cachegate/ports"
@@ -62,7 +63,19 @@ func newRotationGroup(s *RefreshStore, gate chan struct{}) *batch.Batcher[*rotat
 // not disturb the others. The caller holds the write gate.
 func (s *RefreshStore) commitGroup(ctx context.Context, jobs []batch.Job[*rotation]) ([]error, error) {
 	out := make([]error, len(jobs))
+	// Each rotation's caller is charged the group's time on its connection
+	// in equal shares (callers.Charge): rotations are alike.
+	var start time.Time
+	defer func() {
+		if !start.IsZero() {
+			share := time.Since(start) / time.Duration(len(jobs))
+			for _, j := range jobs {
+				callers.Charge(j.Ctx, share)
+			}
+		}
+	}()
 	err := inTx(ctx, s.db.sql, "rotate refresh tokens", func(ctx context.Context, tx bun.Tx) (err error) {
+		start = time.Now()
 		for i, j := range jobs {
 			if out[i] = j.Ctx.Err(); out[i] != nil {
 				out[i] = dberr.Wrap("rotate refresh token", out[i])

@@ -101,7 +101,7 @@ func (l *LoginThrottle) Reserve(ctx context.Context, keys []ports.ThrottleKey, n
 func (l *LoginThrottle) Release(ctx context.Context, key string, at time.Time) (err error) {
 	ctx, done := l.bounds.Enter(ctx)
 	defer done(&err)
-	_, err = l.db.sql.ExecContext(ctx, `DELETE FROM login_failures WHERE id IN (
+	_, err = l.db.exec(ctx, `DELETE FROM login_failures WHERE id IN (
 		SELECT id FROM login_failures WHERE "key" = ? AND "at" = ? LIMIT 1)`, key, engine.TimeArg(at))
 	if err != nil {
 		return dberr.Wrap("release a login attempt", err)
@@ -130,7 +130,7 @@ func (l *LoginThrottle) Failures(ctx context.Context, key string, since time.Tim
 func (l *LoginThrottle) RecordFailure(ctx context.Context, key string, now time.Time) (err error) {
 	ctx, done := l.bounds.Enter(ctx)
 	defer done(&err)
-	if _, err := l.db.sql.ExecContext(ctx, `INSERT INTO login_failures ("key", "at") VALUES (?, ?)`, key, engine.TimeArg(now)); err != nil {
+	if _, err := l.db.exec(ctx, `INSERT INTO login_failures ("key", "at") VALUES (?, ?)`, key, engine.TimeArg(now)); err != nil {
 		return dberr.Wrap("record login failure", err)
 	}
 	return nil
@@ -140,7 +140,7 @@ func (l *LoginThrottle) RecordFailure(ctx context.Context, key string, now time.
 func (l *LoginThrottle) Reset(ctx context.Context, key string) (err error) {
 	ctx, done := l.bounds.Enter(ctx)
 	defer done(&err)
-	if _, err := l.db.sql.ExecContext(ctx, `DELETE FROM login_failures WHERE "key" = ?`, key); err != nil {
+	if _, err := l.db.exec(ctx, `DELETE FROM login_failures WHERE "key" = ?`, key); err != nil {
 		return dberr.Wrap("reset login failures", err)
 	}
 	return nil
@@ -156,7 +156,7 @@ func (l *LoginThrottle) PurgeFailures(ctx context.Context, before time.Time, lim
 	if limit < 1 {
 		return 0, nil
 	}
-	res, err := l.db.sql.ExecContext(ctx, `DELETE FROM login_failures WHERE id IN (
+	res, err := l.db.exec(ctx, `DELETE FROM login_failures WHERE id IN (
 		SELECT id FROM login_failures WHERE "at" < ? ORDER BY "at" LIMIT ?`+l.db.eng.SkipLocked()+`)`,
 		engine.TimeArg(before), limit)
 	if err != nil {

@@ -71,7 +71,7 @@ func (r *UserRepository) CreateUser(ctx context.Context, u domain.User, events .
 	ctx, done := r.bounds.Enter(ctx)
 	defer done(&err)
 	if len(events) == 0 {
-		return r.createUser(ctx, r.db.sql, u)
+		return gated(ctx, r.db, func() error { return r.createUser(ctx, r.db.sql, u) })
 	}
 	return authInTx(ctx, r.db, "create user", func(ctx context.Context, tx bun.Tx) error {
 		if err := r.createUser(ctx, tx, u); err != nil {

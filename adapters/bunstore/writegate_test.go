@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/cachegate/cachegate/adapters/bunstore/internal/writegate"
+	"github.com/cachegate/cachegate/domain"
 )
 
 func TestWriteGate(t *testing.T) {
@@ -56,5 +57,50 @@ func TestWriteGateBelongsToTheHandle(t *testing.T) {
 	first, second := openTestDB(t, path), openTestDB(t, path)
 	if first.gate == nil || first.gate == second.gate {
 		t.Error("two handles from Open must each have a gate of their own")
+	}
+}
+
+// Single-statement writes queue at the write gate like the transactions
+// and the groups: a write waiting in SQLite's busy handler instead is
+// overtaken by every writer the gate lets in, and starves behind a queue
+// of grouped writes. While the gate is held, each waits until its bound
+// ends and stores nothing; once the gate is free, it writes.
+func TestSingleStatementWritesQueueAtTheWriteGate(t *testing.T) {
+	t.Parallel()
+	db := openTestDB(t, "sqlite:"+filepath.Join(t.TempDir(), "gate.db"))
+	if err := Migrate(t.Context(), db, []string{"user_cache"}); err != nil {
+		t.Fatal(err)
+	}
+	throttle, audit := NewLoginThrottle(db), NewAuditLog(db)
+	at := time.Date(2026, 12, 4, 12, 0, 0, 0, time.UTC)
+	event := domain.AuditEvent{ID: "0190a000-0000-7000-8000-0000000000a1", Type: domain.AuditLogout,
+		Time: at, UserID: "0190a000-0000-7000-8000-0000000000b1", Username: "ann", Address: "10.0.0.1"}
+	writes := map[string]func(ctx context.Context) error{
+		"a login failure": func(ctx context.Context) error { return throttle.RecordFailure(ctx, "k", at) },
+		"an audit event":  func(ctx context.Context) error { return audit.RecordEvent(ctx, event) },
+	}
+	leave, err := writegate.Enter(t.Context(), db.gate)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for name, write := range writes {
+		ctx, cancel := context.WithTimeout(t.Context(), 50*time.Millisecond)
+		err := write(ctx)
+		cancel()
+		if err == nil {
+			t.Errorf("%s written while another writer held the gate, want it to wait its turn", name)
+		}
+	}
+	if n, _, err := throttle.Failures(t.Context(), "k", at.Add(-time.Hour)); err != nil || n != 0 {
+		t.Errorf("failures stored while the gate was held: %d, %v; want 0", n, err)
+	}
+	leave()
+	for name, write := range writes {
+		if err := write(t.Context()); err != nil {
+			t.Errorf("%s with the gate free: %v", name, err)
+		}
+	}
+	if n, _, err := throttle.Failures(t.Context(), "k", at.Add(-time.Hour)); err != nil || n != 1 {
+		t.Errorf("failures stored: %d, %v; want 1", n, err)
 	}
 }

@@ -13,8 +13,9 @@ import (
 // burst. What is metered is the time each of the caller's calls holds a
 // connection (a token of the Limit's pool), from when it gets one
 // to its last row: a list page by page; not the wait for a connection,
-// which is the other callers' time, nor a write run in a group's
-// transaction for many callers. That time, not rows read or the planner's
+// which is the other callers' time. A write run in a group's transaction
+// for many callers holds no connection of its own: it is charged its time
+// in the group (Charge). That time, not rows read or the planner's
 // estimate, is what a caller takes from the others: it grows with every
 // condition a query tests on every row, where rows read do not, and the
 // planners price a folded comparison like a plain one (README.md, "Fair

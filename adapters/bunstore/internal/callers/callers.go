@@ -102,10 +102,32 @@ func (l *Limit) Answered() {
 // so that nested calls do not take a second one.
 type heldKey struct{}
 
+// groupedKey marks a context of a grouped write (MarkHeld).
+type groupedKey struct{}
+
 // MarkHeld returns ctx marked as holding its caller's place: calls under
 // it take none (a grouped write, whose group holds one connection for
-// all the writers it runs).
-func MarkHeld(ctx context.Context) context.Context { return context.WithValue(ctx, heldKey{}, true) }
+// all the writers it runs). Its time in the group is charged to its
+// caller by Charge.
+func MarkHeld(ctx context.Context) context.Context {
+	return context.WithValue(context.WithValue(ctx, heldKey{}, true), groupedKey{}, true)
+}
+
+// chargeKey holds, in a grouped write's context, the function that
+// charges its caller's budget.
+type chargeKey struct{}
+
+// Charge charges d, the time a group spent on the write of ctx (its
+// statements, its share of the commit), to the write's caller: a grouped
+// write takes no connection of its own, but on SQLite its time holds the
+// database's one writer (internal/writegate charges it; PostgreSQL's
+// create batches do not). Without a caller or a budget it charges
+// nothing.
+func Charge(ctx context.Context, d time.Duration) {
+	if charge, ok := ctx.Value(chargeKey{}).(func(time.Duration)); ok {
+		charge(d)
+	}
+}
 
 // waitedKey holds, in a bounded call's context, how long (nanoseconds,
 // an *atomic.Int64) the call waited for SQLite's write gate: other
@@ -131,6 +153,9 @@ func (l *Limit) Acquire(ctx context.Context, caller domain.Caller) (context.Cont
 	if caller == (domain.Caller{}) || ctx.Value(heldKey{}) != nil {
 		// Not bounded, but its answer says the database answers (the
 		// background loops poll several times a second).
+		if caller != (domain.Caller{}) && l.budget != nil && l.pool != nil && ctx.Value(groupedKey{}) != nil {
+			ctx = context.WithValue(ctx, chargeKey{}, func(d time.Duration) { l.budget.charge(caller, d) })
+		}
 		return ctx, l.noteAnswer, nil
 	}
 	l.mu.Lock()
@@ -156,7 +181,7 @@ func (l *Limit) Acquire(ctx context.Context, caller domain.Caller) (context.Cont
 	release := func(answered bool) {
 		if l.pool != nil {
 			l.budget.charge(caller, time.Since(since)-time.Duration(waited.Load()))
-			l.pool.give(spent)
+			l.pool.give(caller, spent)
 		}
 		l.noteAnswer(answered)
 		<-s.slots
@@ -166,7 +191,7 @@ func (l *Limit) Acquire(ctx context.Context, caller domain.Caller) (context.Cont
 	placed := func() (context.Context, func(answered bool), error) {
 		if l.pool != nil {
 			spent = l.budget.Spent(caller) > 0
-			if err := l.pool.takeFor(ctx, spent, len(s.slots) == 1); err != nil {
+			if err := l.pool.takeFor(ctx, caller, spent); err != nil {
 				<-s.slots
 				leave()
 				if errors.Is(err, dberr.ErrPastBound) {

@@ -3,110 +3,169 @@ package callers
 import (
 	"context"
 	"sync"
+
+	"github.com/cachegate/cachegate/domain"
 )
 
 // connTokens hands out one token per connection of the pool to the
-// bounded calls (callerLimit). The calls of callers whose budget of
-// database time is spent hold at most half the tokens between them (at
-// least one), and wait behind every call of callers who have some: the
-// others always find a connection soon, whatever the spent callers still
-// have in flight. The last quarter of the tokens (reserve) goes only to
-// a caller's lone call — one whose caller has no other call in flight —
-// with budget left: however many callers each run their own bound of
-// calls at once, a caller that runs none finds a connection. Within each
-// class, first come, first served. Nothing running is stopped; only the
+// bounded calls (Limit). The calls of callers whose budget of database
+// time is spent hold at most half the tokens between them (at least one),
+// and wait behind every call of callers who have some: the others always
+// find a connection soon, whatever the spent callers still have in
+// flight. The last quarter of the tokens (reserve) goes only to a call
+// whose caller holds no token at that moment and has budget left: however
+// many callers each run their own bound of calls at once, a caller with
+// nothing on a connection finds one. Nothing running is stopped; only the
 // order of the waiting calls changes.
+//
+// A waiting call's class is judged when a token comes free, not when it
+// started waiting: a caller's call queued behind its own earlier call (a
+// burst of short reads, a login's statements one after the other) is
+// first in line for the reserve as soon as that earlier call gives its
+// token back. Judged once on arrival, a caller whose calls kept arriving
+// while one of them waited would never count as having nothing in flight
+// again, and would wait behind the long calls of the others for as long
+// as its own calls kept coming. Within each class, first come, first
+// served.
 type connTokens struct {
 	mu   sync.Mutex
 	free int
 	// spentMax bounds spentHeld, the tokens of spent callers' calls.
 	spentMax, spentHeld int
 	reserve             int
-	// high queues lone calls with budget left, mid their callers' other
-	// calls, low the calls of spent callers.
-	high, mid, low []chan struct{}
+	// held counts the tokens each caller holds (callers holding none are
+	// not in it).
+	held map[domain.Caller]int
+	// queue holds the waiting calls in arrival order.
+	queue []*tokenWait
+}
+
+// tokenWait is one call waiting for a token.
+type tokenWait struct {
+	caller domain.Caller
+	spent  bool
+	ready  chan struct{}
 }
 
 func newConnTokens(n int) *connTokens {
 	n = max(n, 1)
-	return &connTokens{free: n, spentMax: max(n/2, 1), reserve: n / 4}
+	return &connTokens{free: n, spentMax: max(n/2, 1), reserve: n / 4, held: map[domain.Caller]int{}}
 }
 
-// take is takeFor of a lone call.
-func (p *connTokens) take(ctx context.Context, spent bool) error { return p.takeFor(ctx, spent, true) }
-
-// takeFor waits for a token until ctx ends; spent puts the call behind the
-// calls of callers with budget left, and a call that is not lone (its
-// caller has others in flight) takes none of the reserve.
-func (p *connTokens) takeFor(ctx context.Context, spent, lone bool) error {
-	privileged := lone && !spent
+// takeFor waits for a token for one of caller's calls until ctx ends;
+// spent puts the call behind the calls of callers with budget left.
+func (p *connTokens) takeFor(ctx context.Context, caller domain.Caller, spent bool) error {
 	p.mu.Lock()
-	if p.free > 0 && (privileged || p.free > p.reserve) && (!spent || p.spentHeld < p.spentMax) {
-		p.free--
-		if spent {
-			p.spentHeld++
-		}
+	w := &tokenWait{caller: caller, spent: spent}
+	// Whatever is queued cannot take a free token (handOut ran when it
+	// came free), so a call that may take one does not pass anyone who
+	// could.
+	if p.admits(w) {
+		p.grant(w)
 		p.mu.Unlock()
 		return nil
 	}
-	ch := make(chan struct{}, 1)
-	switch {
-	case spent:
-		p.low = append(p.low, ch)
-	case privileged:
-		p.high = append(p.high, ch)
-	default:
-		p.mid = append(p.mid, ch)
-	}
+	w.ready = make(chan struct{}, 1)
+	p.queue = append(p.queue, w)
 	p.mu.Unlock()
 	select {
-	case <-ch:
+	case <-w.ready:
 		return nil
 	case <-ctx.Done():
 		p.mu.Lock()
-		queued := remove(&p.high, ch) || remove(&p.mid, ch) || remove(&p.low, ch)
+		queued := p.remove(w)
 		p.mu.Unlock()
 		if !queued {
 			// The token came as the wait ended: pass it on.
-			p.give(spent)
+			p.give(caller, spent)
 		}
 		return context.Cause(ctx)
 	}
 }
 
-// give returns the token of a call taken with spent: to the first lone
-// call with budget left; else, when the token is not one of the reserve,
-// to the first other call of a caller with budget left, or to the first
-// call of a spent caller while they hold less than their share; else to
-// the free ones.
-func (p *connTokens) give(spent bool) {
+// give returns the token of one of caller's calls, taken with spent, and
+// hands out what is free to the calls waiting.
+func (p *connTokens) give(caller domain.Caller, spent bool) {
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	if spent {
 		p.spentHeld--
 	}
-	aboveReserve := p.free >= p.reserve
+	if p.held[caller]--; p.held[caller] <= 0 {
+		delete(p.held, caller)
+	}
+	p.free++
+	p.handOut()
+}
+
+// privileged reports whether w may take the reserve: its caller has
+// budget left and holds no token now.
+func (p *connTokens) privileged(w *tokenWait) bool { return !w.spent && p.held[w.caller] == 0 }
+
+// admits reports whether a free token may go to w now.
+func (p *connTokens) admits(w *tokenWait) bool {
 	switch {
-	case len(p.high) > 0:
-		p.high[0] <- struct{}{}
-		p.high = p.high[1:]
-	case aboveReserve && len(p.mid) > 0:
-		p.mid[0] <- struct{}{}
-		p.mid = p.mid[1:]
-	case aboveReserve && len(p.low) > 0 && p.spentHeld < p.spentMax:
-		p.low[0] <- struct{}{}
-		p.low = p.low[1:]
-		p.spentHeld++
+	case p.free == 0:
+		return false
+	case w.spent:
+		return p.free > p.reserve && p.spentHeld < p.spentMax
 	default:
-		p.free++
+		return p.free > p.reserve || p.privileged(w)
 	}
 }
 
-// remove takes ch out of q and reports whether it was there.
-func remove(q *[]chan struct{}, ch chan struct{}) bool {
-	for i, c := range *q {
-		if c == ch {
-			*q = append((*q)[:i], (*q)[i+1:]...)
+// grant gives w a token.
+func (p *connTokens) grant(w *tokenWait) {
+	p.free--
+	p.held[w.caller]++
+	if w.spent {
+		p.spentHeld++
+	}
+}
+
+// handOut gives the free tokens to the waiting calls: first to the
+// privileged ones, then to the others of callers with budget left, then
+// to spent callers' while they hold less than their share; in each
+// class the first to come.
+func (p *connTokens) handOut() {
+	for p.free > 0 && len(p.queue) > 0 {
+		next := -1
+		for class := 0; class < 3 && next < 0; class++ {
+			for i, w := range p.queue {
+				if p.classOf(w) == class && p.admits(w) {
+					next = i
+					break
+				}
+			}
+		}
+		if next < 0 {
+			return
+		}
+		w := p.queue[next]
+		p.queue = append(p.queue[:next], p.queue[next+1:]...)
+		p.grant(w)
+		w.ready <- struct{}{}
+	}
+}
+
+// classOf orders the waiting calls: 0 privileged, 1 others with budget
+// left, 2 spent.
+func (p *connTokens) classOf(w *tokenWait) int {
+	switch {
+	case w.spent:
+		return 2
+	case p.privileged(w):
+		return 0
+	default:
+		return 1
+	}
+}
+
+// remove takes w out of the queue and reports whether it was there.
+func (p *connTokens) remove(w *tokenWait) bool {
+	for i, q := range p.queue {
+		if q == w {
+			p.queue = append(p.queue[:i], p.queue[i+1:]...)
 			return true
 		}
 	}

@@ -3,10 +3,12 @@ package writegate
 import (
 	"context"
 	"errors"
+	"time"
 
 	"github.com/uptrace/bun"
 
 	"github.com/cachegate/cachegate/adapters/bunstore/internal/batch"
+	"github.com/cachegate/cachegate/adapters/bunstore/internal/callers"
 	"github.com/cachegate/cachegate/adapters/bunstore/internal/dberr"
 )
 
@@ -74,15 +76,43 @@ func NewGroup(gate chan struct{}) *batch.Batcher[Write] {
 }
 
 // commitWrites runs jobs in one transaction and returns each write's
-// answer, or the transaction's failure (dberr.BatchFailure).
+// answer, or the transaction's failure (dberr.BatchFailure). Each write's
+// caller is charged the time of its own statements and an equal share of
+// the rest of the transaction (savepoints, commit), from when it has its
+// connection: the time of SQLite's one writer it took from every other
+// writer (callers.Charge).
 func commitWrites(ctx context.Context, jobs []batch.Job[Write]) ([]error, error) {
 	db := jobs[0].Work.DB
 	answers := make([]error, len(jobs))
+	own := make([]time.Duration, len(jobs))
+	// start is when the transaction had its connection: the wait for one
+	// is the others' time.
+	var start time.Time
+	defer func() {
+		if start.IsZero() {
+			return
+		}
+		var sum time.Duration
+		for _, d := range own {
+			sum += d
+		}
+		share := (time.Since(start) - sum) / time.Duration(len(jobs))
+		for i, j := range jobs {
+			callers.Charge(j.Ctx, own[i]+share)
+		}
+	}()
+	// run runs job i's write in tx, timing it.
+	run := func(i int, tx bun.IDB) error {
+		t := time.Now()
+		defer func() { own[i] = time.Since(t) }()
+		return jobs[i].Work.Fn(ctx, tx)
+	}
 	err := func() error {
 		tx, err := db.BeginTx(ctx, nil)
 		if err != nil {
 			return err
 		}
+		start = time.Now()
 		if len(jobs) == 1 {
 			// Alone, a write needs no savepoint: its failure rolls back
 			// the transaction.
@@ -92,7 +122,7 @@ func commitWrites(ctx context.Context, jobs []batch.Job[Write]) ([]error, error)
 				_ = tx.Rollback()
 				return nil
 			}
-			if answers[0] = j.Work.Fn(ctx, tx); answers[0] != nil {
+			if answers[0] = run(0, tx); answers[0] != nil {
 				_ = tx.Rollback()
 				return nil
 			}
@@ -107,7 +137,7 @@ func commitWrites(ctx context.Context, jobs []batch.Job[Write]) ([]error, error)
 				_ = tx.Rollback()
 				return err
 			}
-			answers[i] = j.Work.Fn(ctx, tx)
+			answers[i] = run(i, tx)
 			if answers[i] != nil {
 				if _, err := tx.ExecContext(ctx, "ROLLBACK TO cachegate_write"); err != nil {
 					// SQLite ended the whole transaction on the write's

@@ -17,9 +17,12 @@ import (
 // file meet in the busy handler. PostgreSQL needs no gate: its writers
 // lock rows, not the database.
 //
-// Multi-statement write transactions (refresh rotation, user updates, key
-// additions) go through the gate, and so do entry writes (Create, Update,
-// Delete). Entry writes and rotations are grouped: the writes waiting at
+// Every write of the process goes through the gate: multi-statement
+// write transactions (refresh rotation, user updates, key additions),
+// entry writes (Create, Update, Delete) and single statements (an audit
+// event, a login failure, a new session: bunstore's gated). A single
+// statement left to the busy handler is overtaken by every writer the
+// gate lets in, and starves behind a queue of grouped writes. Entry writes and rotations are grouped: the writes waiting at
 // the gate are committed together by whichever of them gets it (group.go,
 // and the rotation group of bunstore's refresh store), which also spares
 // each the gate's cost of serialising its statement's preparation (SQLite
