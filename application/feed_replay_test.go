@@ -22,6 +22,9 @@ type recordingLog struct {
 	rows    int
 }
 
+// For keeps the recording: memory bounds no caller.
+func (l *recordingLog) For(domain.Caller) ports.ChangeLog { return l }
+
 func (l *recordingLog) ChangesOf(ctx context.Context, q ports.ChangeQuery) ([]domain.Change, error) {
 	page, err := l.ChangeLog.ChangesOf(ctx, q)
 	l.mu.Lock()
