@@ -2,6 +2,7 @@ package application_test
 
 import (
 	"context"
+	"slices"
 	"strconv"
 	"sync"
 	"testing"
@@ -20,6 +21,16 @@ type recordingLog struct {
 	mu      sync.Mutex
 	queries []ports.ChangeQuery
 	rows    int
+	// callers are those the log was bound to (For), in order.
+	callers []domain.Caller
+}
+
+// For records caller and keeps the recording: memory bounds no caller.
+func (l *recordingLog) For(caller domain.Caller) ports.ChangeLog {
+	l.mu.Lock()
+	l.callers = append(l.callers, caller)
+	l.mu.Unlock()
+	return l
 }
 
 func (l *recordingLog) ChangesOf(ctx context.Context, q ports.ChangeQuery) ([]domain.Change, error) {
@@ -117,5 +128,10 @@ func TestAResumingOwnerReplaysOnlyItsOwnChanges(t *testing.T) {
 	}
 	if log.rows != len(mine) {
 		t.Fatalf("the replay read %d changes from the log, want alice's %d only", log.rows, len(mine))
+	}
+	// The replay is alice's database work (README, "Fair share of the
+	// database").
+	if !slices.Contains(log.callers, domain.Caller{User: feedAlice}) {
+		t.Fatalf("the log was bound to %v, want alice among them", log.callers)
 	}
 }

@@ -273,3 +273,8 @@ func TestASubscriptionWithoutARevisionSkipsChangesCommittedBeforeIt(t *testing.T
 type sleepyLog struct{ ports.ChangeLog }
 
 func (sleepyLog) Wake() <-chan struct{} { return nil }
+
+// For keeps the log asleep.
+func (l sleepyLog) For(caller domain.Caller) ports.ChangeLog {
+	return sleepyLog{l.ChangeLog.For(caller)}
+}

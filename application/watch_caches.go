@@ -85,7 +85,11 @@ func (uc *WatchCaches) Execute(ctx context.Context, in WatchCachesInput) (*Subsc
 			return nil, err
 		}
 	}
-	s := &Subscription{feed: uc.feed, clock: uc.deps.Clock, entity: st.Table, filter: f, queue: newChangeQueue(), done: make(chan struct{})}
+	// The resume's reads of the log are the actor's database work, bound
+	// and charged as its other calls (README, "Fair share of the
+	// database"); bound once, for the subscription's life.
+	log := uc.feed.Log().For(in.Actor.Caller())
+	s := &Subscription{feed: uc.feed, log: log, clock: uc.deps.Clock, entity: st.Table, filter: f, queue: newChangeQueue(), done: make(chan struct{})}
 	pos, err := uc.feed.Subscribe(ctx, s)
 	if err != nil {
 		return nil, err
@@ -95,7 +99,7 @@ func (uc *WatchCaches) Execute(ctx context.Context, in WatchCachesInput) (*Subsc
 		return s, nil
 	}
 	since := *in.Since
-	horizon, err := uc.feed.Log().Horizon(ctx)
+	horizon, err := log.Horizon(ctx)
 	if err != nil {
 		s.Close()
 		return nil, err
@@ -106,7 +110,7 @@ func (uc *WatchCaches) Execute(ctx context.Context, in WatchCachesInput) (*Subsc
 		// in that list, so the stream goes on after the log's head, not
 		// after the feed's position, which may not have read it yet (the
 		// changes between the two would come again after the reset).
-		head, err := uc.feed.Log().Head(ctx)
+		head, err := log.Head(ctx)
 		if err != nil {
 			s.Close()
 			return nil, err
@@ -126,7 +130,10 @@ func (uc *WatchCaches) Execute(ctx context.Context, in WatchCachesInput) (*Subsc
 // Subscription is one subscriber's view of the feed. Next is not safe for
 // concurrent use; Close is.
 type Subscription struct {
-	feed   ChangeFeed
+	feed ChangeFeed
+	// log is the feed's log bound to the subscriber's caller: the
+	// replay reads it.
+	log    ports.ChangeLog
 	clock  ports.Clock
 	entity string
 	filter changeFilter
@@ -239,7 +246,7 @@ func (s *Subscription) TryNext(ctx context.Context) (ev FeedEvent, ok bool, err 
 // (ports.ChangeLog.ChangesOf). When the log was pruned past the cursor
 // meanwhile, the replay ends with a reset.
 func (s *Subscription) loadPage(ctx context.Context) error {
-	log := s.feed.Log()
+	log := s.log
 	page, err := log.ChangesOf(ctx, ports.ChangeQuery{Entity: s.entity, AssigneeID: s.filter.assignee,
 		Key: s.filter.key, Type: s.filter.typ, After: s.cursor, Upto: s.replayTo, Limit: replayPage})
 	if err != nil {

@@ -2,6 +2,7 @@ package bootstrap_test
 
 import (
 	"bufio"
+	"context"
 	"encoding/json"
 	"fmt"
 	"io"
@@ -238,5 +239,54 @@ func TestAGoAPICallAsAUserIsChargedToThatUser(t *testing.T) {
 	}
 	if got := budget.Spent(domain.Caller{User: alice}); got <= 0 {
 		t.Errorf("alice's budget after a Go API call as her: %v left to wait, want it spent", got)
+	}
+}
+
+// TestAResumedWatchAsAUserIsChargedToThatUser: a watch that resumes after
+// a revision (as a stream reconnecting with Last-Event-ID) reads its
+// backlog from the change log as the user's database work, charged to
+// her budget (README, "Fair share of the database"), so she cannot
+// repeat resumes for free; the feed's own reads are nobody's.
+func TestAResumedWatchAsAUserIsChargedToThatUser(t *testing.T) {
+	t.Parallel()
+	cfg := config.Default()
+	cfg.Addr = "127.0.0.1:0"
+	cfg.Database = "sqlite:" + t.TempDir() + "/resumed.db"
+	cfg.Auth.BcryptCost = 4
+	// A nanosecond a second and at once: any call spends it.
+	cfg.DatabaseUserTime, cfg.DatabaseUserBurst = time.Nanosecond, time.Nanosecond
+	var (
+		cache  *application.Cache
+		budget ports.CallerBudget
+	)
+	app, err := bootstrap.Start(bootstrap.App(cfg, io.Discard, fx.Populate(&cache, &budget)))
+	if err != nil {
+		t.Fatalf("start: %v", err)
+	}
+	t.Cleanup(func() { _ = bootstrap.Stop(app, 10*time.Second) })
+	const alice = "0190a000-0000-7000-8000-000000000001"
+	in := application.CacheInput{Key: "k", Type: "t", AssigneeID: alice, Data: []byte(`1`)}
+	created, err := cache.Create(t.Context(), config.DefaultAssignment, in)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := budget.Spent(domain.Caller{User: alice}); got != 0 {
+		t.Fatalf("alice's budget after a call as the system: spent for %v, want untouched", got)
+	}
+	ctx, cancel := context.WithTimeout(t.Context(), 10*time.Second)
+	defer cancel()
+	since := int64(0)
+	asAlice := application.AsActor(domain.AsPrincipal(domain.Principal{ID: alice}))
+	for ev, err := range cache.Watch(ctx, config.DefaultAssignment, application.WatchFilter{Since: &since}, asAlice) {
+		if err != nil {
+			t.Fatalf("watch: %v", err)
+		}
+		if ev.Reset || ev.Change.Entry.ID != created.ID {
+			t.Fatalf("first event %+v, want the change of %s", ev, created.ID)
+		}
+		break
+	}
+	if got := budget.Spent(domain.Caller{User: alice}); got <= 0 {
+		t.Errorf("alice's budget after resuming a watch as her: %v left to wait, want it spent", got)
 	}
 }

@@ -11,6 +11,10 @@ import (
 // change in the same transaction as the change itself, on every write path,
 // so the log misses nothing that committed and holds nothing that did not.
 type ChangeLog interface {
+	// For returns the log bound to caller, as CacheRepository.For: a
+	// resuming subscriber's reads (ChangesOf, Head, Horizon) are its
+	// caller's database work. The feed's own reads are nobody's.
+	For(caller domain.Caller) ChangeLog
 	// Changes returns, in revision order, at most limit changes with a
 	// revision above after and at most the log's head (see Head): changes
 	// no revision below which can still commit. An empty result means

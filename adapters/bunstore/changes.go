@@ -59,6 +59,14 @@ func NewChangeLog(db *DB) *ChangeLog {
 	return &ChangeLog{db: db, bounds: db.bounds, head: db.eng.ChangeHead()}
 }
 
+// For implements ports.ChangeLog (CacheRepository.For); the head's state
+// (the PostgreSQL watermark) stays l's, shared by its copies.
+func (l *ChangeLog) For(caller domain.Caller) ports.ChangeLog {
+	v := *l
+	v.bounds.Caller = caller
+	return &v
+}
+
 // Wake implements ports.ChangeLog: the database does not tell. Writes of
 // this process wake the reader through background.Feed.Observe; those of
 // other processes are read by its periodic catch-up.

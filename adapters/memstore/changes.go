@@ -148,5 +148,8 @@ func (l *ChangeLog) Prune(_ context.Context, before time.Time, limit int) (int, 
 	return n, nil
 }
 
+// For implements ports.ChangeLog: memory bounds no caller.
+func (l *ChangeLog) For(domain.Caller) ports.ChangeLog { return l }
+
 // Wake implements ports.ChangeLog.
 func (l *ChangeLog) Wake() <-chan struct{} { return l.wake }

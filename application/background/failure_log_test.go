@@ -12,6 +12,7 @@ import (
 	"github.com/cachegate/cachegate/adapters/memstore"
 	"github.com/cachegate/cachegate/application/background"
 	"github.com/cachegate/cachegate/domain"
+	"github.com/cachegate/cachegate/ports"
 )
 
 // logRecords is a slog handler that keeps the messages logged and their
@@ -91,6 +92,9 @@ func (l *downLog) Head(ctx context.Context) (int64, error) {
 }
 
 func (*downLog) Wake() <-chan struct{} { return nil }
+
+// For keeps the failures: memory bounds no caller.
+func (l *downLog) For(domain.Caller) ports.ChangeLog { return l }
 
 func TestFeedLogsWhenItsReadsStartFailingAndWhenTheyRecover(t *testing.T) {
 	t.Parallel()

@@ -157,6 +157,31 @@ func ChangeLog(t *testing.T, open func(t *testing.T) ChangeStore) {
 		}
 	})
 
+	t.Run("a log bound to a caller (For) reads the same changes", func(t *testing.T) {
+		t.Parallel()
+		s := open(t)
+		ctx := t.Context()
+		e1, e2 := cacheEntry(1), cacheEntry(2)
+		cacheCreate(t, s.Repo("a").For(domain.Caller{User: "alice"}), e1, cacheT0)
+		cacheCreate(t, s.Repo("a"), e2, cacheT0)
+		all := changesAll(t, s.Log)
+		alice := s.Log.For(domain.Caller{User: "alice"})
+		if got := changesAll(t, alice); !slices.EqualFunc(got, all, sameChange) {
+			t.Fatalf("bound log's changes %v, want %v", revs(got), revs(all))
+		}
+		head, err := alice.Head(ctx)
+		if err != nil || head < all[len(all)-1].Rev {
+			t.Fatalf("bound log's Head = %d, %v; want at least %d", head, err, all[len(all)-1].Rev)
+		}
+		if h, err := alice.Horizon(ctx); err != nil || h != 0 {
+			t.Fatalf("bound log's Horizon = %d, %v; want 0", h, err)
+		}
+		q := ports.ChangeQuery{Entity: s.Entity("a"), AssigneeID: e2.AssigneeID, Key: e2.Key, Upto: head, Limit: 10}
+		got, err := s.Log.For(domain.Caller{Address: "192.0.2.1"}).ChangesOf(ctx, q)
+		if err != nil || len(got) != 1 || got[0].Entry.ID != e2.ID {
+			t.Fatalf("bound log's ChangesOf = %v, %v; want the one change of %s", revs(got), err, e2.ID)
+		}
+	})
 	t.Run("ChangesOf returns only one entity's matching changes, in order, within its bounds", func(t *testing.T) {
 		t.Parallel()
 		s := open(t)
@@ -389,4 +414,9 @@ func revs(cs []domain.Change) []int64 {
 		out[i] = c.Rev
 	}
 	return out
+}
+
+// sameChange reports whether a and b are the same change of the log.
+func sameChange(a, b domain.Change) bool {
+	return a.Rev == b.Rev && a.Kind == b.Kind && a.Entity == b.Entity && a.Entry.ID == b.Entry.ID
 }
