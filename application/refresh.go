@@ -35,6 +35,20 @@ type RefreshDeps struct {
 	// configuration defaults it to 10s (README, "Configuration"); this zero
 	// value is the strict behaviour for embedders.
 	ReuseGrace time.Duration
+	// SubjectTTL, when positive, lets the use case remember the principal
+	// Lookup returned for a subject this long (a SubjectCache), as the
+	// guard does: a refresh by a user seen less than SubjectTTL ago asks
+	// no lookup. Disabling a user, changing the password or deleting the
+	// user revokes the user's families in the same transaction
+	// (ports.UserRepository.UpdateUserEndingSessions), and a revoked
+	// family never rotates, so the remembered principal lets no such
+	// refresh through; what it may carry for at most SubjectTTL is an
+	// admin flag granted or withdrawn meanwhile, in the new access token's
+	// roles (which clients read; the admin API checks the store,
+	// AdminCheck), and a user a lookup of the integrator's own refuses
+	// now (whose access tokens the guard's own SubjectCache lets in as
+	// long). Zero asks Lookup on every refresh.
+	SubjectTTL time.Duration
 }
 
 // Refresh exchanges a refresh token for a new pair. Refresh tokens
@@ -60,6 +74,12 @@ func NewRefresh(d RefreshDeps) (*Refresh, error) {
 	d.Metrics = metricsOrNop(d.Metrics)
 	if d.Log == nil {
 		d.Log = slog.New(slog.DiscardHandler)
+	}
+	if d.SubjectTTL > 0 {
+		if d.Tokens.Clock == nil {
+			return nil, errors.New("refresh: remembering subjects needs the clock of Tokens")
+		}
+		d.Lookup = NewSubjectCache(d.Lookup, d.SubjectTTL, 0, d.Tokens.Clock)
 	}
 	uc := &Refresh{d: d}
 	if r, ok := d.Verifier.(ports.RefreshTokenReader); ok && d.Validator == nil {

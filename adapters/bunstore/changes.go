@@ -2,6 +2,7 @@ package bunstore
 
 import (
 	"context"
+	"database/sql"
 	"fmt"
 	"strings"
 	"time"
@@ -49,6 +50,10 @@ type ChangeLog struct {
 	bounds bound.Bounds
 	// head finds the visible head: the engine's (engine.ChangeHead).
 	head engine.ChangeHead
+	// next holds Changes' statement where the head does not trail
+	// (changesAfterQuery): the feed runs it after every group of writes of
+	// the process, so SQLite prepares it once, not on every read.
+	next *engine.Prepared
 }
 
 var _ ports.ChangeLog = (*ChangeLog)(nil)
@@ -56,7 +61,7 @@ var _ ports.ChangeLog = (*ChangeLog)(nil)
 // NewChangeLog returns the log of db, which Migrate prepared. Each call is
 // bounded as the repositories' are (WithTimeout).
 func NewChangeLog(db *DB) *ChangeLog {
-	return &ChangeLog{db: db, bounds: db.bounds, head: db.eng.ChangeHead()}
+	return &ChangeLog{db: db, bounds: db.bounds, head: db.eng.ChangeHead(), next: engine.NewPrepared(db.sql, db.eng, changesAfterQuery)}
 }
 
 // For implements ports.ChangeLog (CacheRepository.For); the head's state
@@ -66,6 +71,9 @@ func (l *ChangeLog) For(caller domain.Caller) ports.ChangeLog {
 	v.bounds.Caller = caller
 	return &v
 }
+
+// changesAfterQuery reads the changes after a revision, at most a limit.
+const changesAfterQuery = changeSelect + " WHERE rev > ? ORDER BY rev LIMIT ?"
 
 // Wake implements ports.ChangeLog: the database does not tell. Writes of
 // this process wake the reader through background.Feed.Observe; those of
@@ -81,18 +89,17 @@ func (l *ChangeLog) Changes(ctx context.Context, after int64, limit int) (_ []do
 	if limit <= 0 {
 		return nil, nil
 	}
-	q, args := changeSelect+" WHERE rev > ? ORDER BY rev LIMIT ?", []any{after, limit}
-	if l.head.Trails() {
-		head, err := l.Head(ctx)
-		if err != nil {
-			return nil, err
-		}
-		if head <= after {
-			return nil, nil
-		}
-		q, args = changeSelect+" WHERE rev > ? AND rev <= ? ORDER BY rev LIMIT ?", []any{after, head, limit}
+	if !l.head.Trails() {
+		return l.read(ctx, func() (*sql.Rows, error) { return l.next.QueryDB(ctx, 0, after, limit) })
 	}
-	return l.read(ctx, q, args)
+	head, err := l.Head(ctx)
+	if err != nil {
+		return nil, err
+	}
+	if head <= after {
+		return nil, nil
+	}
+	return l.readText(ctx, changeSelect+" WHERE rev > ? AND rev <= ? ORDER BY rev LIMIT ?", []any{after, head, limit})
 }
 
 // ChangesOf implements ports.ChangeLog. With an assignee, the index on
@@ -108,16 +115,21 @@ func (l *ChangeLog) ChangesOf(ctx context.Context, q ports.ChangeQuery) (_ []dom
 		return nil, nil
 	}
 	query, args := changesOfQuery(q)
-	return l.read(ctx, query, args)
+	return l.readText(ctx, query, args)
+}
+
+// readText is read of query with its arguments.
+func (l *ChangeLog) readText(ctx context.Context, query string, args []any) ([]domain.Change, error) {
+	return l.read(ctx, func() (*sql.Rows, error) { return l.db.sql.QueryContext(ctx, query, args...) })
 }
 
 // read runs query, a select of changeSelect's columns, retrying a
 // transient failure, and returns the changes it reads.
-func (l *ChangeLog) read(ctx context.Context, query string, args []any) ([]domain.Change, error) {
+func (l *ChangeLog) read(ctx context.Context, query func() (*sql.Rows, error)) ([]domain.Change, error) {
 	var out []domain.Change
 	err := dberr.WithRetry(ctx, func() error {
 		out = out[:0]
-		rows, err := l.db.sql.QueryContext(ctx, query, args...)
+		rows, err := query()
 		if err != nil {
 			return err
 		}

@@ -70,10 +70,11 @@ type Options struct {
 	// DisableThrottle turns throttling off.
 	Throttle        application.ThrottleLimits
 	DisableThrottle bool
-	// SubjectCacheTTL is how long the guard remembers the principal of a
-	// token subject (default 1s; negative disables): a disabled user's
-	// access tokens stop working within it. Login and refresh always ask
-	// the lookup.
+	// SubjectCacheTTL is how long the guard and the refresh remember the
+	// principal of a token subject (default 1s; negative disables): a
+	// disabled user's access tokens stop working within it, and its
+	// sessions at once (application.RefreshDeps.SubjectTTL). Login always
+	// asks the lookup.
 	SubjectCacheTTL time.Duration
 	// RefreshReuseGrace forgives a refresh token presented again within
 	// this window after its first use (see application.RefreshDeps);
@@ -312,9 +313,16 @@ const DefaultSubjectCacheTTL = time.Second
 
 func newAuthenticate(o Options, d VerifyParams, clock ports.Clock, revoked *background.RevokedSessions,
 	changes *application.AuthChanges) (*application.Authenticate, error) {
-	ttl := cmp.Or(o.SubjectCacheTTL, DefaultSubjectCacheTTL)
-	return application.NewAuthenticate(d.Verifier, d.Validator, application.NewSubjectCache(d.Lookup, ttl, 0, clock),
+	return application.NewAuthenticate(d.Verifier, d.Validator, application.NewSubjectCache(d.Lookup, o.subjectTTL(), 0, clock),
 		revocations(revoked), changes)
+}
+
+// subjectTTL is SubjectCacheTTL with its default (negative: off).
+func (o Options) subjectTTL() time.Duration {
+	if o.SubjectCacheTTL == 0 {
+		return DefaultSubjectCacheTTL
+	}
+	return o.SubjectCacheTTL
 }
 
 type refreshDeps struct {
@@ -327,7 +335,8 @@ type refreshDeps struct {
 func newRefresh(d refreshDeps) (*application.Refresh, error) {
 	return application.NewRefresh(application.RefreshDeps{Verifier: d.Verifier, Validator: d.Validator,
 		Lookup: d.Lookup, Tokens: d.tokens(), Log: d.Log, Metrics: d.Metrics,
-		ReuseGrace: d.Options.RefreshReuseGrace, Revoked: revocations(d.Revoked), Audit: d.Audit})
+		ReuseGrace: d.Options.RefreshReuseGrace, Revoked: revocations(d.Revoked), Audit: d.Audit,
+		SubjectTTL: max(d.Options.subjectTTL(), 0)})
 }
 
 type revokedDeps struct {

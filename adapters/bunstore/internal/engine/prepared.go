@@ -92,6 +92,20 @@ func (p *Prepared) ExecDB(ctx context.Context, i int, args ...any) (sql.Result, 
 	return stmts[i].ExecContext(ctx, args...)
 }
 
+// QueryDB runs statement i of the set on the handle, outside any
+// transaction, and returns its rows: on SQLite the prepared statement, on
+// PostgreSQL the text (as ExecDB).
+func (p *Prepared) QueryDB(ctx context.Context, i int, args ...any) (*sql.Rows, error) {
+	if !p.eng.Prepares() {
+		return p.db.DB.QueryContext(ctx, p.eng.Placeholders(p.queries[i]), args...)
+	}
+	stmts, err := p.Get(ctx)
+	if err != nil {
+		return nil, err
+	}
+	return stmts[i].QueryContext(ctx, args...)
+}
+
 // DriverNullTime is eng.Time for a nullable time.
 func DriverNullTime(eng Engine, t *time.Time) any {
 	if t == nil {

@@ -2,6 +2,7 @@ package writegate
 
 import (
 	"context"
+	"database/sql/driver"
 	"errors"
 	"time"
 
@@ -108,7 +109,17 @@ func commitWrites(ctx context.Context, jobs []batch.Job[Write]) ([]error, error)
 		return jobs[i].Work.Fn(ctx, tx)
 	}
 	err := func() error {
-		tx, err := db.BeginTx(ctx, nil)
+		var (
+			tx  bun.Tx
+			err error
+		)
+		if len(jobs) == 1 {
+			tx, err = db.BeginTx(ctx, nil)
+		} else {
+			var done func()
+			tx, done, err = beginInMemorySubjournal(ctx, db)
+			defer done()
+		}
 		if err != nil {
 			return err
 		}
@@ -166,4 +177,47 @@ func commitWrites(ctx context.Context, jobs []batch.Job[Write]) ([]error, error)
 		}
 	}
 	return answers, nil
+}
+
+// beginInMemorySubjournal begins a transaction of a group on a connection
+// of db whose sub-journal stays in memory, and returns with it what puts
+// the connection back as it was, to call once the transaction ended.
+//
+// Each write of a group runs in a savepoint, which copies the pages the
+// write touches into the connection's sub-journal; by default SQLite moves
+// the sub-journal to a temporary file once it passes 64 KiB, and every
+// copy of the group's later writes is then a write(2) (the largest part of
+// a create's cost under load, docs/benchmarks.md). With temp_store=MEMORY
+// when the transaction begins, it stays in memory, bounded by the pages
+// one write touches (a savepoint's copies are dropped at its RELEASE). It
+// is never read after a crash (the WAL makes a commit durable), so this
+// changes nothing of what is durable. The setting is the connection's
+// only while the group runs: with it the sorts of other queries would keep
+// every row in memory instead of spilling to temporary files, so the
+// connection gets the default back before it returns to the pool, and is
+// discarded when that fails.
+func beginInMemorySubjournal(ctx context.Context, db *bun.DB) (bun.Tx, func(), error) {
+	conn, err := db.Conn(ctx)
+	if err != nil {
+		return bun.Tx{}, func() {}, err
+	}
+	done := func() {
+		rctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), time.Second)
+		defer cancel()
+		if _, err := conn.ExecContext(rctx, "PRAGMA temp_store = DEFAULT"); err != nil {
+			// Not back to the default: the pool must not reuse it.
+			_ = conn.Raw(func(any) error { return driver.ErrBadConn })
+		}
+		_ = conn.Close()
+	}
+	if _, err := conn.ExecContext(ctx, "PRAGMA temp_store = MEMORY"); err != nil {
+		done()
+		return bun.Tx{}, func() {}, err
+	}
+	tx, err := conn.BeginTx(ctx, nil)
+	if err != nil {
+		done()
+		return bun.Tx{}, func() {}, err
+	}
+	return tx, done, nil
 }
