@@ -37,17 +37,16 @@ func newAdminFixture(t *testing.T) *adminFixture {
 	t.Helper()
 	ctx := context.Background()
 	clock, ids := newClock(), &seqIDs{}
-	f := &adminFixture{clock: clock, users: memstore.NewUserRepository(), refresh: memstore.NewRefreshStore(), log: memstore.NewAuditLog()}
-	f.users.SetRefreshStore(f.refresh)
-	f.users.SetAuditLog(f.log)
-	f.refresh.SetAuditLog(f.log)
+	f := &adminFixture{clock: clock, log: memstore.NewAuditLog()}
+	f.refresh = memstore.NewRefreshStore(f.log)
+	f.users = memstore.NewUserRepository(f.log, f.refresh)
 	hasher, err := passhash.New(passhash.Options{BcryptCost: passhash.MinBcryptCost})
 	if err != nil {
 		t.Fatal(err)
 	}
 	auditor := application.NewAuditTrail(application.AuditTrailDeps{Store: f.log, Clock: clock, IDs: ids, StoredWithChanges: true})
 	f.auditor, f.audit = auditor, auditor
-	tokens, err := josejwt.New(ctx, josejwt.Options{Keys: memstore.NewKeyStore(), Clock: clock})
+	tokens, err := josejwt.New(ctx, josejwt.Options{Keys: memstore.NewKeyStore(nil), Clock: clock})
 	if err != nil {
 		t.Fatal(err)
 	}

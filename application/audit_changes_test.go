@@ -41,13 +41,13 @@ func TestAuditorWithChangesAndEmbedderLogs(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			t.Parallel()
 			ctx := context.Background()
-			e := newAuthEnv(t, authOpts{})
 			log := memstore.NewAuditLog()
-			embedder := &countingLog{AuditLog: log, calls: map[domain.AuditType]int{}}
+			o := authOpts{}
 			if tc.withChanges {
-				e.users.SetAuditLog(log)
-				e.refresh.SetAuditLog(log)
+				o.storesLog = log
 			}
+			e := newAuthEnv(t, o)
+			embedder := &countingLog{AuditLog: log, calls: map[domain.AuditType]int{}}
 			e.audit(t, application.NewAuditTrail(application.AuditTrailDeps{Store: embedder, Clock: e.clock, IDs: &seqIDs{},
 				StoredWithChanges: tc.withChanges}))
 			e.addUser(t, "alice", pw, true)
@@ -111,9 +111,10 @@ func TestKeysRecordKeyEventsWithTheirChange(t *testing.T) {
 			t.Parallel()
 			ctx := context.Background()
 			clock := newClock()
-			log, keys := memstore.NewAuditLog(), memstore.NewKeyStore()
+			log := memstore.NewAuditLog()
+			keys := memstore.NewKeyStore(nil)
 			if tc.withChanges {
-				keys.SetAuditLog(log)
+				keys = memstore.NewKeyStore(log)
 			}
 			tok, err := josejwt.New(ctx, josejwt.Options{Keys: keys, Clock: clock})
 			if err != nil {

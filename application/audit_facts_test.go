@@ -60,8 +60,7 @@ func TestEachFactHasOneAuditTypeWhoeverActs(t *testing.T) {
 	must2(f.admin.Patch(ctx, domain.AsPrincipal(root), both.ID, application.UserPatch{Active: &off, Admin: &on}))
 
 	// The keys, both ways.
-	keyStore := memstore.NewKeyStore()
-	keyStore.SetAuditLog(f.log)
+	keyStore := memstore.NewKeyStore(f.log)
 	tok, err := josejwt.New(ctx, josejwt.Options{Keys: keyStore, Clock: f.clock.(ports.Clock)})
 	must(err)
 	keys, err := application.NewKeys(tok, f.clock.(ports.Clock), nil, f.auditor)

@@ -43,14 +43,16 @@ type authOpts struct {
 	lookup     ports.UserLookup
 	sessionMax time.Duration
 	refreshTTL time.Duration
+	// storesLog, when set, is the audit log the user and refresh stores
+	// write the events of their changes to.
+	storesLog *memstore.AuditLog
 }
 
 func newAuthEnv(t testing.TB, o authOpts) *authEnv {
 	t.Helper()
 	ctx := context.Background()
-	e := &authEnv{clock: newClock(), users: memstore.NewUserRepository(), refresh: memstore.NewRefreshStore(),
-		throttle: memstore.NewLoginThrottle()}
-	e.users.SetRefreshStore(e.refresh)
+	e := &authEnv{clock: newClock(), refresh: memstore.NewRefreshStore(o.storesLog), throttle: memstore.NewLoginThrottle()}
+	e.users = memstore.NewUserRepository(o.storesLog, e.refresh)
 	var err error
 	if e.hasher, err = passhash.New(passhash.Options{BcryptCost: 4}); err != nil {
 		t.Fatal(err)

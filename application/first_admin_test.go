@@ -45,10 +45,9 @@ const setupPassword = "a password of 27 bytes long"
 func newSetupFixture(t *testing.T, opts application.FirstAdminOptions) *setupFixture {
 	t.Helper()
 	clock, ids := newClock(), &seqIDs{}
-	f := &setupFixture{clock: clock, users: memstore.NewUserRepository(), log: memstore.NewAuditLog()}
-	refresh := memstore.NewRefreshStore()
-	f.users.SetRefreshStore(refresh)
-	f.users.SetAuditLog(f.log)
+	f := &setupFixture{clock: clock, log: memstore.NewAuditLog()}
+	refresh := memstore.NewRefreshStore(nil)
+	f.users = memstore.NewUserRepository(f.log, refresh)
 	hasher, err := passhash.New(passhash.Options{BcryptCost: passhash.MinBcryptCost})
 	if err != nil {
 		t.Fatal(err)

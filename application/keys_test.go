@@ -19,7 +19,7 @@ func TestKeysListEachKeysStateAcrossARotation(t *testing.T) {
 	t.Parallel()
 	ctx := context.Background()
 	clock := newClock()
-	tok, err := josejwt.New(ctx, josejwt.Options{Keys: memstore.NewKeyStore(), Clock: clock})
+	tok, err := josejwt.New(ctx, josejwt.Options{Keys: memstore.NewKeyStore(nil), Clock: clock})
 	if err != nil {
 		t.Fatal(err)
 	}

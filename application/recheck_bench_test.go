@@ -25,7 +25,7 @@ func BenchmarkRecheckWakesTenThousandStreams(b *testing.B) {
 	ctx := context.Background()
 	clock := newClock()
 	changes := application.NewAuthChanges()
-	revoked, err := background.NewRevokedSessions(background.RevokedSessionsOptions{Feed: memstore.NewRefreshStore(),
+	revoked, err := background.NewRevokedSessions(background.RevokedSessionsOptions{Feed: memstore.NewRefreshStore(nil),
 		Clock: clock, Changes: changes})
 	if err != nil {
 		b.Fatal(err)
@@ -36,7 +36,7 @@ func BenchmarkRecheckWakesTenThousandStreams(b *testing.B) {
 	revoked.Revoked(ctx, "warm-up") // the first call polls the (empty) store
 	// The adds above bumped; let their last signal pass.
 	time.Sleep(2 * application.AuthChangesGap)
-	auth, err := application.NewAuthenticate(noVerifier{}, nil, application.RepoUserLookup{Users: memstore.NewUserRepository()}, revoked, changes)
+	auth, err := application.NewAuthenticate(noVerifier{}, nil, application.RepoUserLookup{Users: memstore.NewUserRepository(nil, nil)}, revoked, changes)
 	if err != nil {
 		b.Fatal(err)
 	}

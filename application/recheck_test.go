@@ -229,7 +229,7 @@ func TestRecheckHere(t *testing.T) {
 		e := newAuthEnv(t, authOpts{})
 		e.addUser(t, "alice", pw, true)
 		changes := application.NewAuthChanges()
-		keys := memstore.NewKeyStore()
+		keys := memstore.NewKeyStore(nil)
 		tok, err := josejwt.New(ctx, josejwt.Options{Keys: keys, Clock: e.clock, KeysRevoked: changes.Bump})
 		if err != nil {
 			t.Fatal(err)

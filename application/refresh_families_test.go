@@ -62,12 +62,13 @@ func TestRefreshReusedEventIsStoredWithTheRevocation(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			t.Parallel()
 			ctx := ports.WithRequestID(context.Background(), "rid-reuse")
-			e := newAuthEnv(t, authOpts{})
 			log := memstore.NewAuditLog()
-			embedder := &countingLog{AuditLog: log, calls: map[domain.AuditType]int{}}
+			o := authOpts{}
 			if tc.withChanges {
-				e.refresh.SetAuditLog(log)
+				o.storesLog = log
 			}
+			e := newAuthEnv(t, o)
+			embedder := &countingLog{AuditLog: log, calls: map[domain.AuditType]int{}}
 			a := application.NewAuditTrail(application.AuditTrailDeps{Store: embedder, Clock: e.clock, IDs: &seqIDs{},
 				StoredWithChanges: tc.withChanges})
 			refresher, err := application.NewRefresh(application.RefreshDeps{Verifier: mustVerifier(t, e),

@@ -55,7 +55,7 @@ func (f AuditFilter) Where() domain.Filter {
 // UpdateUserEndingSessions, RefreshStore.RevokeFamily and RotateRefresh,
 // KeyStore.AddSigningKey and RevokeSigningKey) when the AuditLog in use is
 // the store's own (bunstore: the auth_events table of the same database;
-// memstore: the AuditLog attached with the stores' SetAuditLog). With any
+// memstore: the AuditLog given to the stores' constructors). With any
 // other AuditLog (an embedder's) the
 // stores are given no events, and application.AuditTrail calls RecordEvent
 // after the change committed.

@@ -44,7 +44,7 @@ type UserRepository interface {
 	// given a new password, the end of the user's sessions and the audit
 	// event are stored together or not at all. The families are those of
 	// the RefreshStore of the same storage (bunstore: the same database;
-	// memstore: the store attached with SetRefreshStore, without which
+	// memstore: the store given to NewUserRepository, without which
 	// this fails and changes nothing).
 	UpdateUserEndingSessions(ctx context.Context, id string, now time.Time, fn func(*domain.User) error, events ...domain.AuditEvent) (domain.User, error)
 }

@@ -25,7 +25,8 @@ func TestADemotedAdminsAuditStreamEnds(t *testing.T) {
 	t.Parallel()
 	ctx := context.Background()
 	clock, ids := system.Clock{}, system.UUIDv7{}
-	users := memstore.NewUserRepository()
+	refresh := memstore.NewRefreshStore(nil)
+	users := memstore.NewUserRepository(nil, refresh)
 	hasher, err := passhash.New(passhash.Options{BcryptCost: passhash.MinBcryptCost})
 	if err != nil {
 		t.Fatal(err)
@@ -34,8 +35,6 @@ func TestADemotedAdminsAuditStreamEnds(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	refresh := memstore.NewRefreshStore()
-	users.SetRefreshStore(refresh)
 	ua, err := application.NewUsers(application.UsersDeps{Users: users, Hasher: hasher, Clock: clock, IDs: ids, Check: check, Refresh: refresh})
 	if err != nil {
 		t.Fatal(err)

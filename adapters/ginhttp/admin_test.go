@@ -86,14 +86,14 @@ func TestAUserStoreWithoutTheDirectoryAnswers501(t *testing.T) {
 	t.Parallel()
 	ctx := context.Background()
 	clock, ids := system.Clock{}, system.UUIDv7{}
-	mem, refresh := memstore.NewUserRepository(), memstore.NewRefreshStore()
-	mem.SetRefreshStore(refresh)
+	refresh := memstore.NewRefreshStore(nil)
+	mem := memstore.NewUserRepository(nil, refresh)
 	users := plainUsers{mem}
 	hasher, err := passhash.New(passhash.Options{BcryptCost: passhash.MinBcryptCost})
 	if err != nil {
 		t.Fatal(err)
 	}
-	tokens, err := josejwt.New(ctx, josejwt.Options{Keys: memstore.NewKeyStore(), Clock: clock})
+	tokens, err := josejwt.New(ctx, josejwt.Options{Keys: memstore.NewKeyStore(nil), Clock: clock})
 	if err != nil {
 		t.Fatal(err)
 	}

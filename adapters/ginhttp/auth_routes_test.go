@@ -56,8 +56,8 @@ func newAuthStack(t *testing.T, c authSetup) *authStack {
 	t.Helper()
 	ctx := context.Background()
 	clock, ids := system.Clock{}, system.UUIDv7{}
-	users, refresh, keys := memstore.NewUserRepository(), memstore.NewRefreshStore(), memstore.NewKeyStore()
-	users.SetRefreshStore(refresh)
+	refresh, keys := memstore.NewRefreshStore(nil), memstore.NewKeyStore(nil)
+	users := memstore.NewUserRepository(nil, refresh)
 	hasher, err := passhash.New(passhash.Options{BcryptCost: passhash.MinBcryptCost})
 	must(t, err)
 	st := &authStack{keys: keys}

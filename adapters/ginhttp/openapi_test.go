@@ -162,13 +162,13 @@ func newOASStack(t *testing.T, ready Pinger) *oasStack {
 	if err != nil {
 		t.Fatal(err)
 	}
-	users, refreshStore := memstore.NewUserRepository(), memstore.NewRefreshStore()
-	users.SetRefreshStore(refreshStore)
+	refreshStore := memstore.NewRefreshStore(nil)
+	users := memstore.NewUserRepository(nil, refreshStore)
 	hasher, err := passhash.New(passhash.Options{BcryptCost: passhash.MinBcryptCost})
 	if err != nil {
 		t.Fatal(err)
 	}
-	tokens, err := josejwt.New(ctx, josejwt.Options{Keys: memstore.NewKeyStore(), Clock: clock})
+	tokens, err := josejwt.New(ctx, josejwt.Options{Keys: memstore.NewKeyStore(nil), Clock: clock})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -31,8 +31,8 @@ const setupTestPassword = "a password of 27 bytes long"
 func newSetupServer(t *testing.T, fromAnywhere bool) *setupServer {
 	t.Helper()
 	clock, ids := system.Clock{}, system.UUIDv7{}
-	users, refresh := memstore.NewUserRepository(), memstore.NewRefreshStore()
-	users.SetRefreshStore(refresh)
+	refresh := memstore.NewRefreshStore(nil)
+	users := memstore.NewUserRepository(nil, refresh)
 	hasher, err := passhash.New(passhash.Options{BcryptCost: passhash.MinBcryptCost})
 	if err != nil {
 		t.Fatal(err)

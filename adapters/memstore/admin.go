@@ -20,14 +20,14 @@ var (
 )
 
 // DeleteUser removes the user and revokes every family of theirs in the
-// attached refresh store (SetRefreshStore), with the events, all or
+// refresh store given to NewUserRepository, with the events, all or
 // nothing; without a refresh store attached it fails and changes nothing.
 // The last active admin is domain.ErrLastAdmin.
 func (r *UserRepository) DeleteUser(ctx context.Context, id string, now time.Time, events ...domain.AuditEvent) error {
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	if r.sessions == nil {
-		return errors.New("memstore: delete user: no refresh store attached to end the user's sessions (SetRefreshStore)")
+		return errors.New("memstore: delete user: no refresh store attached to end the user's sessions (NewUserRepository)")
 	}
 	if err := eventsSink(r.audit, "delete user", events); err != nil {
 		return err

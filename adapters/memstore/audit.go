@@ -131,14 +131,14 @@ func (l *AuditLog) appendEvents(es []domain.AuditEvent) {
 
 // eventsSink checks that events given to a store's change can be stored,
 // as a database would before committing: there is an audit log to take
-// them (SetAuditLog) and their ids are new. Otherwise the change fails,
+// them (given to the store's constructor) and their ids are new. Otherwise the change fails,
 // changing nothing.
 func eventsSink(l *AuditLog, op string, es []domain.AuditEvent) error {
 	if len(es) == 0 {
 		return nil
 	}
 	if l == nil {
-		return fmt.Errorf("memstore: %s: audit events given but no audit log attached (SetAuditLog)", op)
+		return fmt.Errorf("memstore: %s: audit events given but no audit log attached (the store's constructor takes it)", op)
 	}
 	l.mu.Lock()
 	defer l.mu.Unlock()

@@ -16,11 +16,9 @@ func TestAuditLog(t *testing.T) {
 func TestAuditWithChanges(t *testing.T) {
 	t.Parallel()
 	contract.AuditWithChanges(t, func(*testing.T) contract.AuditStores {
-		l, u, r, k := memstore.NewAuditLog(), memstore.NewUserRepository(), memstore.NewRefreshStore(), memstore.NewKeyStore()
-		u.SetAuditLog(l)
-		u.SetRefreshStore(r)
-		r.SetAuditLog(l)
-		k.SetAuditLog(l)
+		l := memstore.NewAuditLog()
+		r := memstore.NewRefreshStore(l)
+		u, k := memstore.NewUserRepository(l, r), memstore.NewKeyStore(l)
 		return contract.AuditStores{Users: u, Refresh: r, Keys: k, Log: l}
 	})
 }

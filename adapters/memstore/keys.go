@@ -23,13 +23,10 @@ type KeyStore struct {
 
 var _ ports.KeyStore = (*KeyStore)(nil)
 
-// NewKeyStore returns an empty store.
-func NewKeyStore() *KeyStore { return &KeyStore{} }
-
-// SetAuditLog makes AddSigningKey and RevokeSigningKey append the events
-// they are given to l, under the store's lock, with the change they
-// record; call it before use.
-func (s *KeyStore) SetAuditLog(l *AuditLog) { s.audit = l }
+// NewKeyStore returns an empty store. AddSigningKey and RevokeSigningKey
+// append the events they are given to audit, under the store's lock, with
+// the change they record; with a nil audit such events are refused.
+func NewKeyStore(audit *AuditLog) *KeyStore { return &KeyStore{audit: audit} }
 
 // SigningKeys returns copies of every stored key, newest DateCreated
 // first (ties by descending id, so the order is total).
@@ -51,7 +48,7 @@ func (s *KeyStore) SigningKeys(context.Context) ([]domain.SigningKey, error) {
 // then), erasing the private half of every key retired at or before
 // k.DateCreated, atomically; from its activation k is the one signing key
 // (unless it came retired). A key id already stored is an error and changes nothing. The
-// events are appended to the attached audit log (SetAuditLog) with k.
+// events are appended to the attached audit log (NewKeyStore) with k.
 func (s *KeyStore) AddSigningKey(_ context.Context, k domain.SigningKey, events ...domain.AuditEvent) error {
 	s.mu.Lock()
 	defer s.mu.Unlock()
@@ -87,7 +84,7 @@ func (s *KeyStore) AddSigningKey(_ context.Context, k domain.SigningKey, events 
 // an unknown kid. A key published ahead that does not sign yet at now is
 // only withdrawn: the keys it was to retire at its activation take its
 // retirement instead (none when it had none). The events are appended to
-// the attached audit log (SetAuditLog) with the revocation, or not at all.
+// the attached audit log (NewKeyStore) with the revocation, or not at all.
 func (s *KeyStore) RevokeSigningKey(_ context.Context, kid string, now time.Time, events ...domain.AuditEvent) error {
 	s.mu.Lock()
 	defer s.mu.Unlock()

@@ -10,5 +10,5 @@ import (
 
 func TestKeyStore(t *testing.T) {
 	t.Parallel()
-	contract.KeyStore(t, func(*testing.T) ports.KeyStore { return memstore.NewKeyStore() })
+	contract.KeyStore(t, func(*testing.T) ports.KeyStore { return memstore.NewKeyStore(nil) })
 }

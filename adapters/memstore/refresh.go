@@ -21,19 +21,17 @@ type RefreshStore struct {
 	audit    *AuditLog
 }
 
-// SetAuditLog makes RevokeFamily and a reuse detected by RotateRefresh
-// append the events they are given to l, under the store's lock, with
-// the revocation; call it before use.
-func (s *RefreshStore) SetAuditLog(l *AuditLog) { s.audit = l }
-
 var (
 	_ ports.RefreshStore   = (*RefreshStore)(nil)
 	_ ports.RevocationFeed = (*RefreshStore)(nil)
 )
 
-// NewRefreshStore returns an empty store.
-func NewRefreshStore() *RefreshStore {
-	return &RefreshStore{families: map[string]domain.RefreshFamily{}}
+// NewRefreshStore returns an empty store. RevokeFamily and a reuse
+// detected by RotateRefresh append the events they are given to audit,
+// under the store's lock, with the revocation; with a nil audit such
+// events are refused.
+func NewRefreshStore(audit *AuditLog) *RefreshStore {
+	return &RefreshStore{families: map[string]domain.RefreshFamily{}, audit: audit}
 }
 
 // Families returns how many families the store holds: storage grows with
@@ -99,7 +97,7 @@ func (s *RefreshStore) RotateRefresh(_ context.Context, presented domain.Claims,
 
 // RevokeFamily revokes a family at now; a family revoked before keeps its
 // time. An unknown family is no error. The events are appended to the
-// attached audit log (SetAuditLog) with the revocation.
+// attached audit log (NewRefreshStore) with the revocation.
 func (s *RefreshStore) RevokeFamily(_ context.Context, familyID string, now time.Time, events ...domain.AuditEvent) error {
 	s.mu.Lock()
 	defer s.mu.Unlock()

@@ -10,15 +10,15 @@ import (
 
 func TestRefreshStore(t *testing.T) {
 	t.Parallel()
-	contract.RefreshStore(t, func(*testing.T) ports.RefreshStore { return memstore.NewRefreshStore() })
+	contract.RefreshStore(t, func(*testing.T) ports.RefreshStore { return memstore.NewRefreshStore(nil) })
 }
 
 func TestRevocationFeed(t *testing.T) {
 	t.Parallel()
-	contract.RevocationFeed(t, func(*testing.T) contract.RevocationStore { return memstore.NewRefreshStore() })
+	contract.RevocationFeed(t, func(*testing.T) contract.RevocationStore { return memstore.NewRefreshStore(nil) })
 }
 
 func TestSessionEvictor(t *testing.T) {
 	t.Parallel()
-	contract.SessionEvictor(t, func(*testing.T) contract.SessionBoundStore { return memstore.NewRefreshStore() })
+	contract.SessionEvictor(t, func(*testing.T) contract.SessionBoundStore { return memstore.NewRefreshStore(nil) })
 }

@@ -10,5 +10,5 @@ import (
 
 func TestSessionDirectory(t *testing.T) {
 	t.Parallel()
-	contract.SessionDirectory(t, func(*testing.T) ports.RefreshStore { return memstore.NewRefreshStore() })
+	contract.SessionDirectory(t, func(*testing.T) ports.RefreshStore { return memstore.NewRefreshStore(nil) })
 }

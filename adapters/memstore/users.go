@@ -24,27 +24,22 @@ type UserRepository struct {
 	sessions *RefreshStore
 }
 
-// SetAuditLog makes CreateUser and UpdateUser append the events they are
-// given to l, under the repository's lock, with the change they record;
-// call it before use.
-func (r *UserRepository) SetAuditLog(l *AuditLog) { r.audit = l }
-
-// SetRefreshStore names the store whose families UpdateUserEndingSessions
-// revokes; call it before use.
-func (r *UserRepository) SetRefreshStore(s *RefreshStore) { r.sessions = s }
-
 var _ ports.UserRepository = (*UserRepository)(nil)
 
-// NewUserRepository returns an empty repository.
-func NewUserRepository() *UserRepository {
-	return &UserRepository{byID: map[string]domain.User{}, byName: map[string]string{}}
+// NewUserRepository returns an empty repository. CreateUser, UpdateUser
+// and DeleteUser append the events they are given to audit, under the
+// repository's lock, with the change they record; ending a user's
+// sessions revokes the user's families in sessions. Either may be nil: a
+// change that needs it then fails.
+func NewUserRepository(audit *AuditLog, sessions *RefreshStore) *UserRepository {
+	return &UserRepository{byID: map[string]domain.User{}, byName: map[string]string{}, audit: audit, sessions: sessions}
 }
 
 // CreateUser stores u, or returns domain.ErrUserExists when a user has the
 // same username case-insensitively. A second user with an id already
 // stored is an error too (ids are the caller's to make unique).
 //
-// The events are appended to the attached audit log (SetAuditLog) with u.
+// The events are appended to the attached audit log (NewUserRepository) with u.
 func (r *UserRepository) CreateUser(_ context.Context, u domain.User, events ...domain.AuditEvent) error {
 	r.mu.Lock()
 	defer r.mu.Unlock()
@@ -111,13 +106,13 @@ func (r *UserRepository) ListUsers(context.Context) ([]domain.User, error) {
 // the last active admin inactive or no admin is domain.ErrLastAdmin
 // (nothing is stored). The store sets no
 // field itself; fn keeps DateUpdated current. The events are appended to
-// the attached audit log (SetAuditLog) with the change, or not at all.
+// the attached audit log (NewUserRepository) with the change, or not at all.
 func (r *UserRepository) UpdateUser(ctx context.Context, id string, fn func(*domain.User) error, events ...domain.AuditEvent) (domain.User, error) {
 	return r.update(ctx, id, nil, fn, events)
 }
 
 // UpdateUserEndingSessions is UpdateUser that also revokes at now every
-// family of the user in the attached refresh store (SetRefreshStore),
+// family of the user in the attached refresh store (NewUserRepository),
 // with the change and the events, all or nothing. Without a refresh store
 // attached it fails and changes nothing.
 func (r *UserRepository) UpdateUserEndingSessions(ctx context.Context, id string, now time.Time, fn func(*domain.User) error, events ...domain.AuditEvent) (domain.User, error) {
@@ -130,7 +125,7 @@ func (r *UserRepository) update(ctx context.Context, id string, endSessions *tim
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	if endSessions != nil && r.sessions == nil {
-		return domain.User{}, errors.New("memstore: update user: no refresh store attached to end the user's sessions (SetRefreshStore)")
+		return domain.User{}, errors.New("memstore: update user: no refresh store attached to end the user's sessions (NewUserRepository)")
 	}
 	if err := eventsSink(r.audit, "update user", events); err != nil {
 		return domain.User{}, err

@@ -13,7 +13,7 @@ import (
 
 func TestUserRepository(t *testing.T) {
 	t.Parallel()
-	contract.UserRepository(t, func(*testing.T) ports.UserRepository { return memstore.NewUserRepository() })
+	contract.UserRepository(t, func(*testing.T) ports.UserRepository { return memstore.NewUserRepository(nil, nil) })
 }
 
 // Without a refresh store attached, ending a user's sessions cannot be
@@ -21,7 +21,7 @@ func TestUserRepository(t *testing.T) {
 func TestEndingSessionsWithoutARefreshStoreChangesNothing(t *testing.T) {
 	t.Parallel()
 	ctx := context.Background()
-	r := memstore.NewUserRepository()
+	r := memstore.NewUserRepository(nil, nil)
 	now := time.Date(2030, 1, 2, 3, 4, 5, 0, time.UTC)
 	if err := r.CreateUser(ctx, domain.User{ID: "u1", Username: "alice", Active: true, DateCreated: now, DateUpdated: now}); err != nil {
 		t.Fatal(err)

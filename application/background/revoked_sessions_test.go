@@ -15,7 +15,7 @@ import (
 func TestRevokedSessionsForgetWhatNoTokenNeeds(t *testing.T) {
 	t.Parallel()
 	ctx := context.Background()
-	refresh, clock := memstore.NewRefreshStore(), newClock()
+	refresh, clock := memstore.NewRefreshStore(nil), newClock()
 	revoked, err := background.NewRevokedSessions(background.RevokedSessionsOptions{Feed: refresh, Clock: clock})
 	if err != nil {
 		t.Fatal(err)

@@ -203,25 +203,12 @@ func Memory() fx.Option {
 				}
 			},
 			memstore.NewAuditLog,
-			func(l *memstore.AuditLog) *memstore.RefreshStore {
-				s := memstore.NewRefreshStore()
-				s.SetAuditLog(l)
-				return s
-			},
+			memstore.NewRefreshStore,
 			func(s *memstore.RefreshStore) ports.RefreshStore { return s },
 			// Disabling a user or setting a password revokes the user's
 			// families in this refresh store, with the change.
-			func(l *memstore.AuditLog, s *memstore.RefreshStore) ports.UserRepository {
-				r := memstore.NewUserRepository()
-				r.SetAuditLog(l)
-				r.SetRefreshStore(s)
-				return r
-			},
-			func(l *memstore.AuditLog) ports.KeyStore {
-				s := memstore.NewKeyStore()
-				s.SetAuditLog(l)
-				return s
-			},
+			fx.Annotate(memstore.NewUserRepository, fx.As(new(ports.UserRepository))),
+			fx.Annotate(memstore.NewKeyStore, fx.As(new(ports.KeyStore))),
 			fx.Annotate(memstore.NewLoginThrottle, fx.As(new(ports.LoginThrottle))),
 			func(l *memstore.AuditLog) ports.AuditLog { return l },
 			func(l *memstore.AuditLog) ports.ChangeAuditLog { return ports.ChangeAuditLog{Log: l} },

@@ -132,8 +132,8 @@ func newBurst(t *testing.T, throttles []ports.LoginThrottle, limit int, hold int
 	if err != nil {
 		t.Fatal(err)
 	}
-	users, refresh, clock, ids := memstore.NewUserRepository(), memstore.NewRefreshStore(), system.Clock{}, system.UUIDv7{}
-	users.SetRefreshStore(refresh)
+	refresh, clock, ids := memstore.NewRefreshStore(nil), system.Clock{}, system.UUIDv7{}
+	users := memstore.NewUserRepository(nil, refresh)
 	check, err := application.NewAdminCheck(users, clock)
 	if err != nil {
 		t.Fatal(err)
