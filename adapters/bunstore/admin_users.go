@@ -2,7 +2,9 @@ package bunstore
 
 import (
 	"context"
+	"strings"
 	"time"
+	"unicode/utf8"
 
 	"github.com/uptrace/bun"
 
@@ -98,4 +100,10 @@ func (s *RefreshStore) Session(ctx context.Context, id string) (_ domain.Session
 		return domain.Session{}, domain.ErrSessionNotFound
 	}
 	return f.Session(), nil
+}
+
+// validText reports whether s is UTF-8 without NUL: what a text value
+// must be to be bound in a statement.
+func validText(s string) bool {
+	return utf8.ValidString(s) && !strings.ContainsRune(s, 0)
 }

@@ -5,7 +5,6 @@ import (
 	"fmt"
 	"strings"
 	"time"
-	"unicode/utf8"
 
 	"github.com/uptrace/bun"
 
@@ -205,10 +204,4 @@ func auditCondition(b *strings.Builder, args []any, c *domain.Condition) ([]any,
 		b.WriteString(op + "?")
 	}
 	return args, nil
-}
-
-// validText reports whether s is UTF-8 without NUL: what a text value
-// must be to be bound in a statement.
-func validText(s string) bool {
-	return utf8.ValidString(s) && !strings.ContainsRune(s, 0)
 }
