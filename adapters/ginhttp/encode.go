@@ -43,42 +43,6 @@ func appendEntry(b []byte, e *domain.Entry) []byte {
 	return append(b, '}')
 }
 
-// appendEntries appends es as a JSON array.
-func appendEntries(b []byte, es []domain.Entry) []byte {
-	b = append(b, '[')
-	for i := range es {
-		if i > 0 {
-			b = append(b, ',')
-		}
-		b = appendEntry(b, &es[i])
-	}
-	return append(b, ']')
-}
-
-// pageDTO is the paged answer of a list: data, count = len(data), total,
-// page and pageCount.
-type pageDTO struct {
-	Entries   []domain.Entry
-	Total     int
-	Page      int
-	PageCount int
-}
-
-// appendPage appends p as {"data":[...],"count":n,"total":n,"page":n,"pageCount":n}.
-func appendPage(b []byte, p pageDTO) []byte {
-	b = append(b, `{"data":`...)
-	b = appendEntries(b, p.Entries)
-	b = append(b, `,"count":`...)
-	b = strconv.AppendInt(b, int64(len(p.Entries)), 10)
-	b = append(b, `,"total":`...)
-	b = strconv.AppendInt(b, int64(p.Total), 10)
-	b = append(b, `,"page":`...)
-	b = strconv.AppendInt(b, int64(p.Page), 10)
-	b = append(b, `,"pageCount":`...)
-	b = strconv.AppendInt(b, int64(p.PageCount), 10)
-	return append(b, '}')
-}
-
 // etag returns the strong entity tag of a version: "<version>".
 func etag(version int) string {
 	var a [24]byte

@@ -110,25 +110,6 @@ func FuzzAppendString(f *testing.F) {
 	})
 }
 
-func TestAppendPage(t *testing.T) {
-	t.Parallel()
-	e := sampleEntry()
-	got := appendPage(nil, pageDTO{Entries: []domain.Entry{e, e}, Total: 7, Page: 2, PageCount: 4})
-	var p struct {
-		Data                          []json.RawMessage
-		Count, Total, Page, PageCount int
-	}
-	if err := json.Unmarshal(got, &p); err != nil {
-		t.Fatalf("%v: %s", err, got)
-	}
-	if len(p.Data) != 2 || p.Count != 2 || p.Total != 7 || p.Page != 2 || p.PageCount != 4 {
-		t.Errorf("page %s", got)
-	}
-	if string(appendEntries(nil, nil)) != "[]" {
-		t.Error("an empty list is not []")
-	}
-}
-
 func BenchmarkEncodeEntry(b *testing.B) {
 	e := sampleEntry()
 	e.Data = []byte(`"` + strings.Repeat("x", 200) + `"`)
