@@ -6,7 +6,6 @@ import (
 	"maps"
 	"math"
 	"math/rand/v2"
-	"regexp"
 	"regexp/syntax"
 	"slices"
 	"strings"
@@ -290,12 +289,6 @@ func (g *gen) mutate(s *openapi3.Schema) (any, string) {
 		return "zz-not-listed", "not in the enum"
 	}
 	return nil, ""
-}
-
-// matches reports whether s matches pattern (false on a bad pattern).
-func matches(pattern, s string) bool {
-	re, err := regexp.Compile(pattern)
-	return err == nil && re.MatchString(s)
 }
 
 func mustJSON(v any) []byte {

@@ -4,7 +4,6 @@ import (
 	"bufio"
 	"context"
 	"encoding/json"
-	"fmt"
 	"net/http"
 	"strconv"
 	"strings"
@@ -182,5 +181,3 @@ func (s *sseStream) waitClosed(t *testing.T) {
 		t.Fatalf("the stream stayed open for %s", eventBound)
 	}
 }
-
-func (e sseEvent) String() string { return fmt.Sprintf("%s#%s", e.Event, e.ID) }

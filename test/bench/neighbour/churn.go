@@ -269,13 +269,6 @@ var copyTables = [3]string{entityTable, "cache_changes", "cachegate_idempotency"
 
 func (z churnSizes) kinds() [3]copies { return [3]copies{z.entries, z.changes, z.records} }
 
-func (z churnSizes) rows() (n int64) {
-	for _, k := range z.kinds() {
-		n += k.rows
-	}
-	return n
-}
-
 // churnResult is the growth of one churn phase.
 type churnResult struct {
 	quota          int64
