@@ -113,7 +113,9 @@ func (s *Server) recovery(c *gin.Context) {
 // or query strings, which may carry tokens, passwords or personal data.
 // A request that panics is logged with status 500, the answer recovery
 // gives it. An event stream that took its connection over (see
-// detachLog) writes its own line when it ends.
+// detachLog) writes its own line when it ends. The client address is the
+// one requestIDMiddleware, which runs first (doc.go), recorded for the
+// request (web.Client), not worked out a second time.
 func (s *Server) accessLog(c *gin.Context) {
 	logging := s.log.Enabled(c.Request.Context(), slog.LevelInfo)
 	if !logging && s.observer == nil {
@@ -131,7 +133,7 @@ func (s *Server) accessLog(c *gin.Context) {
 			status = http.StatusInternalServerError
 		}
 		s.logAccess(c.Request.Context(), c.Request.Method, web.RouteOf(c), status, c.GetString(web.ErrorCodeKey),
-			time.Since(start), s.proxies.ClientAddr(c.Request))
+			time.Since(start), web.Client(c).Address)
 	}()
 	c.Next()
 	finished = true
@@ -146,7 +148,7 @@ const logDetached = "cachegate.logDetached"
 // really over, after the handler returned.
 func (s *Server) detachLog(c *gin.Context, start time.Time) requestLine {
 	c.Set(logDetached, true)
-	return requestLine{method: c.Request.Method, route: web.RouteOf(c), clientIP: s.proxies.ClientAddr(c.Request), start: start}
+	return requestLine{method: c.Request.Method, route: web.RouteOf(c), clientIP: web.Client(c).Address, start: start}
 }
 
 // requestLine is what the access line of a detached request needs, taken
