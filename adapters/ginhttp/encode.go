@@ -46,9 +46,14 @@ func appendEntry(b []byte, e *domain.Entry) []byte {
 // etag returns the strong entity tag of a version: "<version>".
 func etag(version int) string {
 	var a [24]byte
-	b := append(a[:0], '"')
+	return string(appendETag(a[:0], version))
+}
+
+// appendETag appends etag(version) to b.
+func appendETag(b []byte, version int) []byte {
+	b = append(b, '"')
 	b = strconv.AppendInt(b, int64(version), 10)
-	return string(append(b, '"'))
+	return append(b, '"')
 }
 
 // Answer answers one entry with its ETag, or err (admin.Cache too).
@@ -62,9 +67,9 @@ func (r *cacheRoutes) Answer(c *gin.Context, status int, e domain.Entry, err err
 
 // writeEntry answers one entry with its ETag.
 func writeEntry(c *gin.Context, status int, e *domain.Entry) {
-	c.Writer.Header()["Etag"] = []string{etag(e.Version)}
+	var a [24]byte
 	bp := web.GetBuf()
 	*bp = appendEntry(*bp, e)
-	web.WriteJSON(c, status, *bp)
+	web.WriteJSONWithETag(c, status, appendETag(a[:0], e.Version), *bp)
 	web.PutBuf(bp)
 }

@@ -67,17 +67,18 @@ func saneRequestID(id string) bool {
 // puts it in the request's context (ports.WithRequestID), where the
 // server's logger (ports.LogRequestIDs) and every layer below find it.
 // The request's client (address and User-Agent) is kept for the
-// handlers, which give it to the use cases as an input (web.Actor,
-// LoginInput, the refresh's client): it is not a context value.
+// handlers (web.WithClient, under a key only the web package reads),
+// which give it to the use cases as an input (web.Actor, LoginInput, the
+// refresh's client): no layer below reads it from the context.
 func (s *Server) requestIDMiddleware(c *gin.Context) {
 	id := c.Request.Header.Get(HeaderRequestID)
 	if !saneRequestID(id) {
 		id = newRequestID()
 	}
-	c.Writer.Header()[HeaderRequestID] = []string{id}
 	client := domain.Client{Address: s.proxies.ClientAddr(c.Request), UserAgent: c.Request.UserAgent()}
-	web.SetClient(c, client)
-	c.Request = c.Request.WithContext(ports.WithRequestID(c.Request.Context(), id))
+	r, header := web.WithClient(c.Request, ports.WithRequestID(c.Request.Context(), id), client, id)
+	c.Writer.Header()[HeaderRequestID] = header
+	c.Request = r
 }
 
 // requestID returns the id requestIDMiddleware set.
@@ -113,7 +114,9 @@ func (s *Server) recovery(c *gin.Context) {
 // or query strings, which may carry tokens, passwords or personal data.
 // A request that panics is logged with status 500, the answer recovery
 // gives it. An event stream that took its connection over (see
-// detachLog) writes its own line when it ends.
+// detachLog) writes its own line when it ends. The client address is the
+// one requestIDMiddleware, which runs first (doc.go), recorded for the
+// request (web.Client), not worked out a second time.
 func (s *Server) accessLog(c *gin.Context) {
 	logging := s.log.Enabled(c.Request.Context(), slog.LevelInfo)
 	if !logging && s.observer == nil {
@@ -121,6 +124,7 @@ func (s *Server) accessLog(c *gin.Context) {
 		return
 	}
 	start := time.Now()
+	clientIP := web.Client(c).Address
 	finished := false
 	defer func() {
 		if _, detached := c.Get(logDetached); detached {
@@ -131,7 +135,7 @@ func (s *Server) accessLog(c *gin.Context) {
 			status = http.StatusInternalServerError
 		}
 		s.logAccess(c.Request.Context(), c.Request.Method, web.RouteOf(c), status, c.GetString(web.ErrorCodeKey),
-			time.Since(start), s.proxies.ClientAddr(c.Request))
+			time.Since(start), clientIP)
 	}()
 	c.Next()
 	finished = true
@@ -146,7 +150,7 @@ const logDetached = "cachegate.logDetached"
 // really over, after the handler returned.
 func (s *Server) detachLog(c *gin.Context, start time.Time) requestLine {
 	c.Set(logDetached, true)
-	return requestLine{method: c.Request.Method, route: web.RouteOf(c), clientIP: s.proxies.ClientAddr(c.Request), start: start}
+	return requestLine{method: c.Request.Method, route: web.RouteOf(c), clientIP: web.Client(c).Address, start: start}
 }
 
 // requestLine is what the access line of a detached request needs, taken

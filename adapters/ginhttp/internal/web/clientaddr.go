@@ -59,7 +59,7 @@ func (ps Proxies) ClientAddr(r *http.Request) string {
 		return r.RemoteAddr
 	}
 	if len(ps) == 0 || !ps.Trusted(peer) {
-		return peer.String()
+		return addrString(peer, r.RemoteAddr)
 	}
 	hops := strings.Split(strings.Join(r.Header.Values(HeaderForwardedFor), ","), ",")
 	client := peer
@@ -80,6 +80,12 @@ func (ps Proxies) ClientAddr(r *http.Request) string {
 // addresses as IPv4.
 func ParseHop(s string) (netip.Addr, bool) {
 	s = strings.TrimSpace(s)
+	// The usual form, a TCP peer's "ip:port" (http.Request.RemoteAddr),
+	// is read first without the failed whole-string parse below; any
+	// string it accepts the general path reads as the same address.
+	if ap, err := netip.ParseAddrPort(s); err == nil {
+		return ap.Addr().Unmap().WithZone(""), true
+	}
 	if a, err := netip.ParseAddr(s); err == nil {
 		return a.Unmap().WithZone(""), true
 	}
@@ -92,4 +98,19 @@ func ParseHop(s string) (netip.Addr, bool) {
 		return netip.Addr{}, false
 	}
 	return a.Unmap().WithZone(""), true
+}
+
+// addrString is a.String(), reusing the host part of hop ("ip" or
+// "ip:port", as ParseHop read it) when that is already a's canonical text,
+// so that the common case of a plain IPv4 peer builds no new string.
+func addrString(a netip.Addr, hop string) string {
+	host := hop
+	if i := strings.LastIndexByte(hop, ':'); i >= 0 && a.Is4() {
+		host = hop[:i]
+	}
+	var buf [64]byte
+	if string(a.AppendTo(buf[:0])) == host {
+		return host
+	}
+	return a.String()
 }
