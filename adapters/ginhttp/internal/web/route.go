@@ -89,24 +89,8 @@ type principalKey struct{}
 // CurrentUser returns the principal the guard authenticated for r; false
 // for an anonymous request.
 func CurrentUser(r *http.Request) (domain.Principal, bool) {
-	if p, ok := r.Context().Value(principalKey{}).(*domain.Principal); ok {
-		return *p, true
-	}
-	return domain.Principal{}, false
-}
-
-// principalContext is a request's context with its principal, held by
-// value so that storing it takes one allocation and reading it none.
-type principalContext struct {
-	context.Context
-	p domain.Principal
-}
-
-func (pc *principalContext) Value(key any) any {
-	if key == (principalKey{}) {
-		return &pc.p
-	}
-	return pc.Context.Value(key)
+	p, ok := r.Context().Value(principalKey{}).(domain.Principal)
+	return p, ok
 }
 
 // Actor is the one place handlers learn who calls: the principal the
@@ -162,5 +146,5 @@ func Client(c *gin.Context) domain.Client {
 
 // SetPrincipal stores the authenticated principal.
 func SetPrincipal(c *gin.Context, p domain.Principal) {
-	c.Request = c.Request.WithContext(&principalContext{Context: c.Request.Context(), p: p})
+	c.Request = c.Request.WithContext(context.WithValue(c.Request.Context(), principalKey{}, p))
 }
