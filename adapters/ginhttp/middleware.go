@@ -67,18 +67,17 @@ func saneRequestID(id string) bool {
 // puts it in the request's context (ports.WithRequestID), where the
 // server's logger (ports.LogRequestIDs) and every layer below find it.
 // The request's client (address and User-Agent) is kept for the
-// handlers (web.WithClient, under a key only the web package reads),
-// which give it to the use cases as an input (web.Actor, LoginInput, the
-// refresh's client): no layer below reads it from the context.
+// handlers, which give it to the use cases as an input (web.Actor,
+// LoginInput, the refresh's client): it is not a context value.
 func (s *Server) requestIDMiddleware(c *gin.Context) {
 	id := c.Request.Header.Get(HeaderRequestID)
 	if !saneRequestID(id) {
 		id = newRequestID()
 	}
+	c.Writer.Header()[HeaderRequestID] = []string{id}
 	client := domain.Client{Address: s.proxies.ClientAddr(c.Request), UserAgent: c.Request.UserAgent()}
-	r, header := web.WithClient(c.Request, ports.WithRequestID(c.Request.Context(), id), client, id)
-	c.Writer.Header()[HeaderRequestID] = header
-	c.Request = r
+	web.SetClient(c, client)
+	c.Request = c.Request.WithContext(ports.WithRequestID(c.Request.Context(), id))
 }
 
 // requestID returns the id requestIDMiddleware set.
@@ -124,7 +123,6 @@ func (s *Server) accessLog(c *gin.Context) {
 		return
 	}
 	start := time.Now()
-	clientIP := web.Client(c).Address
 	finished := false
 	defer func() {
 		if _, detached := c.Get(logDetached); detached {
@@ -135,7 +133,7 @@ func (s *Server) accessLog(c *gin.Context) {
 			status = http.StatusInternalServerError
 		}
 		s.logAccess(c.Request.Context(), c.Request.Method, web.RouteOf(c), status, c.GetString(web.ErrorCodeKey),
-			time.Since(start), clientIP)
+			time.Since(start), web.Client(c).Address)
 	}()
 	c.Next()
 	finished = true

@@ -103,45 +103,17 @@ func Actor(c *gin.Context) domain.Actor {
 	return domain.Anonymous().From(Client(c))
 }
 
-// clientKey keys the request's domain.Client in its context. The key is
-// this package's own, so no layer below the handlers can read the client:
-// they receive it as an input (Actor, the login's and refresh's client).
-type clientKey struct{}
+// clientKey is the gin context key of the request's domain.Client.
+const clientKey = "cachegate.client"
 
-// requestContext is a request's context that also holds its client and
-// the value of its X-Request-Id header, so that the request id middleware
-// records both in one allocation (with the request's copy), rather than in
-// gin's per-request key map, built anew for every request.
-type requestContext struct {
-	context.Context
-	client domain.Client
-	id     [1]string
-}
+// SetClient records the request's client (the request id middleware).
+func SetClient(c *gin.Context, client domain.Client) { c.Set(clientKey, client) }
 
-func (rc *requestContext) Value(key any) any {
-	if key == (clientKey{}) {
-		return &rc.client
-	}
-	return rc.Context.Value(key)
-}
-
-// WithClient returns r with ctx, a context derived from r's, that also
-// records the request's client, and the header value ([]string{id}) of the
-// request id, to set on the answer (the request id middleware). The client
-// is found by Client as long as the request's context stays derived from
-// this one, as it must for the request id and the principal too.
-func WithClient(r *http.Request, ctx context.Context, client domain.Client, id string) (*http.Request, []string) {
-	rc := &requestContext{Context: ctx, client: client}
-	rc.id[0] = id
-	return r.WithContext(rc), rc.id[:]
-}
-
-// Client returns the request's client, as WithClient recorded it.
+// Client returns the request's client, as SetClient recorded it.
 func Client(c *gin.Context) domain.Client {
-	if cl, ok := c.Request.Context().Value(clientKey{}).(*domain.Client); ok {
-		return *cl
-	}
-	return domain.Client{}
+	client, _ := c.Get(clientKey)
+	cl, _ := client.(domain.Client)
+	return cl
 }
 
 // SetPrincipal stores the authenticated principal.
