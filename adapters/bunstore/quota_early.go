@@ -7,8 +7,7 @@ import (
 
 // On SQLite a create that its quota refuses finds out inside its group's
 // transaction, holding the database's one writer for as long as writing
-// its data takes (a refused 250 KiB create held it 80 ms on a quiet
-// machine), and every other writer of the process waits behind it
+// its data takes, and every other writer of the process waits behind it
 // (docs/benchmarks.md, "The victim on SQLite"). An account that keeps
 // creating past its quota would keep the writer for itself. So once an
 // assignee's create has been refused, its next creates during
