@@ -473,13 +473,8 @@ type SortKey struct {
 
 // clipQuery shortens s for an error message.
 func clipQuery(s string) string {
-	const n = 40
-	if len(s) <= n {
+	if len(s) <= 40 {
 		return s
 	}
-	i := n
-	for i > 0 && !utf8.RuneStart(s[i]) {
-		i--
-	}
-	return s[:i] + "…"
+	return cutBytes(s, 40) + "…"
 }

@@ -3,6 +3,7 @@ package memstore
 import (
 	"context"
 	"maps"
+	"sort"
 	"sync"
 	"time"
 
@@ -94,16 +95,7 @@ func (l *ChangeLog) ChangesOf(_ context.Context, q ports.ChangeQuery) ([]domain.
 
 // indexAfter returns the index of the first change above rev.
 func (l *ChangeLog) indexAfter(rev int64) int {
-	lo, hi := 0, len(l.changes)
-	for lo < hi {
-		m := (lo + hi) / 2
-		if l.changes[m].Rev <= rev {
-			lo = m + 1
-		} else {
-			hi = m
-		}
-	}
-	return lo
+	return sort.Search(len(l.changes), func(i int) bool { return l.changes[i].Rev > rev })
 }
 
 // Head implements ports.ChangeLog.
