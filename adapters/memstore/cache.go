@@ -170,13 +170,11 @@ func (r *CacheRepository) recordLocked(kind domain.ChangeKind, e domain.Entry, n
 	}
 }
 
-// unprune takes the changes the log pruned off their assignees' usage.
-func (r *CacheRepository) unprune(pruned []domain.Change) {
+// unprune takes a change the log pruned off its assignee's usage.
+func (r *CacheRepository) unprune(c domain.Change) {
 	r.mu.Lock()
 	defer r.mu.Unlock()
-	for _, c := range pruned {
-		r.addLocked(c.Entry.AssigneeID, 0, -domain.ChangeBytes(c.Entry))
-	}
+	r.addLocked(c.Entry.AssigneeID, 0, -domain.ChangeBytes(c.Entry))
 }
 
 // unindexLocked forgets e's natural key if it points at e.

@@ -128,13 +128,9 @@ func (l *ChangeLog) Prune(_ context.Context, before time.Time, limit int) (int, 
 	l.mu.Unlock()
 	// A repository records under its own lock, then takes l's: its usage
 	// is changed after l's lock is let go, never under it.
-	byEntity := make(map[string][]domain.Change)
 	for _, c := range pruned {
-		byEntity[c.Entity] = append(byEntity[c.Entity], c)
-	}
-	for entity, cs := range byEntity {
-		if r := repos[entity]; r != nil {
-			r.unprune(cs)
+		if r := repos[c.Entity]; r != nil {
+			r.unprune(c)
 		}
 	}
 	return n, nil

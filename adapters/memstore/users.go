@@ -5,6 +5,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"maps"
 	"slices"
 	"sync"
 	"time"
@@ -87,10 +88,7 @@ func (r *UserRepository) UserByID(_ context.Context, id string) (domain.User, er
 func (r *UserRepository) ListUsers(context.Context) ([]domain.User, error) {
 	r.mu.Lock()
 	defer r.mu.Unlock()
-	out := make([]domain.User, 0, len(r.byID))
-	for _, u := range r.byID {
-		out = append(out, u)
-	}
+	out := slices.Collect(maps.Values(r.byID))
 	slices.SortFunc(out, func(a, b domain.User) int {
 		return cmp.Compare(domain.NormalizeUsername(a.Username), domain.NormalizeUsername(b.Username))
 	})
