@@ -48,7 +48,7 @@ var _ ports.CacheRepository = (*CacheRepository)(nil)
 // NewCacheRepository returns an empty repository.
 func NewCacheRepository() *CacheRepository {
 	return &CacheRepository{rows: make(map[string]domain.Entry), keys: make(map[domain.NaturalKey]string),
-		usage: make(map[string]domain.Usage)}
+		usage: make(map[string]domain.Usage), idem: make(map[idemKey]ports.IdempotencyRecord)}
 }
 
 // Create implements ports.CacheRepository. When a live entry has e's id and
