@@ -2,9 +2,11 @@ package memstore
 
 import (
 	"bytes"
+	"cmp"
 	"context"
 	"fmt"
 	"slices"
+	"strings"
 	"sync"
 	"time"
 
@@ -218,12 +220,16 @@ func (r *CacheRepository) List(_ context.Context, q ports.ListQuery, now time.Ti
 	r.mu.Lock()
 	var match []domain.Entry
 	for _, e := range r.rows {
-		if e.Live(now) && (q.Owner == "" || e.AssigneeID == q.Owner) && matches(q.Filter, &e) {
+		if e.Live(now) && (q.Owner == "" || e.AssigneeID == q.Owner) && q.Filter.Match(entryValues(&e)) {
 			match = append(match, e)
 		}
 	}
 	r.mu.Unlock()
-	slices.SortFunc(match, func(a, b domain.Entry) int { return compareBy(keys, &a, &b) })
+	// Equal keys order by id ascending; a missing expirationDate sorts
+	// after every date (domain.CompareBy).
+	slices.SortFunc(match, func(a, b domain.Entry) int {
+		return cmp.Or(domain.CompareBy(keys, entryValues(&a), entryValues(&b)), strings.Compare(a.ID, b.ID))
+	})
 	var res ports.ListResult
 	if q.CountTotal {
 		res.Total = len(match)
