@@ -3,6 +3,7 @@ package domain
 import (
 	"crypto/sha256"
 	"encoding/hex"
+	"slices"
 	"strconv"
 	"time"
 	"unicode/utf8"
@@ -62,14 +63,7 @@ func AuditTypes() []AuditType {
 }
 
 // Valid reports whether t is one of AuditTypes.
-func (t AuditType) Valid() bool {
-	for _, v := range AuditTypes() {
-		if t == v {
-			return true
-		}
-	}
-	return false
-}
+func (t AuditType) Valid() bool { return slices.Contains(AuditTypes(), t) }
 
 // AuditEvent is one security event. Fields that are not known are empty;
 // no field ever holds a password or a token. Family is a refresh family

@@ -41,36 +41,15 @@ const (
 	KindNotImplemented
 )
 
+var kindNames = [...]string{"internal", "invalid", "not found", "conflict", "precondition failed", "unauthenticated",
+	"forbidden", "too many", "unavailable", "storage full", "too expensive", "unprocessable", "not implemented"}
+
 // String returns the kind's name.
 func (k Kind) String() string {
-	switch k {
-	case KindInvalid:
-		return "invalid"
-	case KindNotFound:
-		return "not found"
-	case KindConflict:
-		return "conflict"
-	case KindPreconditionFailed:
-		return "precondition failed"
-	case KindUnauthenticated:
-		return "unauthenticated"
-	case KindForbidden:
-		return "forbidden"
-	case KindTooMany:
-		return "too many"
-	case KindUnavailable:
-		return "unavailable"
-	case KindStorageFull:
-		return "storage full"
-	case KindTooExpensive:
-		return "too expensive"
-	case KindUnprocessable:
-		return "unprocessable"
-	case KindNotImplemented:
-		return "not implemented"
-	default:
-		return "internal"
+	if int(k) < len(kindNames) {
+		return kindNames[k]
 	}
+	return "internal"
 }
 
 // FieldError names one invalid field and what is wrong with it.

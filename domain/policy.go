@@ -16,28 +16,22 @@ const (
 	PolicyPublic
 )
 
+var policyNames = [...]string{PolicyOwner: "owner", PolicyAuthenticated: "authenticated", PolicyPublic: "public"}
+
 // ParsePolicy parses "owner", "authenticated" or "public".
 func ParsePolicy(s string) (Policy, bool) {
-	switch s {
-	case "owner":
-		return PolicyOwner, true
-	case "authenticated":
-		return PolicyAuthenticated, true
-	case "public":
-		return PolicyPublic, true
+	for p, name := range policyNames {
+		if p > 0 && name == s {
+			return Policy(p), true
+		}
 	}
 	return 0, false
 }
 
 // String returns the policy's configuration name.
 func (p Policy) String() string {
-	switch p {
-	case PolicyOwner:
-		return "owner"
-	case PolicyAuthenticated:
-		return "authenticated"
-	case PolicyPublic:
-		return "public"
+	if p > 0 && int(p) < len(policyNames) {
+		return policyNames[p]
 	}
 	return "unknown"
 }

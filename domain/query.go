@@ -289,24 +289,17 @@ func (s FieldSet) Condition(where string, field QueryField, op QueryOp, fold boo
 	if kind == KindBool && !op.equality() && op != OpIsNull && op != OpNotNull {
 		return Condition{}, InvalidField(where, field.String()+" is true or false: use $eq, $ne, $in or $notin")
 	}
-	want := "one value"
+	want, enough := "one value", len(raw) == 1
 	switch op {
 	case OpIsNull, OpNotNull:
 		return c, nil
 	case OpIn, OpNotIn:
-		want = "one value or more"
-		if len(raw) == 0 {
-			return Condition{}, InvalidField(where, field.String()+" "+op.String()+" needs "+want)
-		}
+		want, enough = "one value or more", len(raw) > 0
 	case OpBetween:
-		want = "two values"
-		if len(raw) != 2 {
-			return Condition{}, InvalidField(where, field.String()+" "+op.String()+" needs "+want)
-		}
-	default:
-		if len(raw) != 1 {
-			return Condition{}, InvalidField(where, field.String()+" "+op.String()+" needs "+want)
-		}
+		want, enough = "two values", len(raw) == 2
+	}
+	if !enough {
+		return Condition{}, InvalidField(where, field.String()+" "+op.String()+" needs "+want)
 	}
 	c.Values = make([]QueryValue, len(raw))
 	for i, text := range raw {
@@ -345,11 +338,8 @@ func (set FieldSet) parseValue(kind FieldKind, field QueryField, s string) (Quer
 		}
 		return QueryValue{Int: n}, nil
 	case KindTime:
-		if !rfc3339Shape.MatchString(s) || strings.HasPrefix(s, "0000") {
-			return QueryValue{}, queryValueError(strconv.Quote(clipQuery(s)) + " is not an RFC 3339 date-time")
-		}
 		t, err := time.Parse(time.RFC3339Nano, s)
-		if err != nil {
+		if !rfc3339Shape.MatchString(s) || strings.HasPrefix(s, "0000") || err != nil {
 			return QueryValue{}, queryValueError(strconv.Quote(clipQuery(s)) + " is not an RFC 3339 date-time")
 		}
 		t = Normalize(t)
@@ -473,13 +463,8 @@ type SortKey struct {
 
 // clipQuery shortens s for an error message.
 func clipQuery(s string) string {
-	const n = 40
-	if len(s) <= n {
+	if len(s) <= 40 {
 		return s
 	}
-	i := n
-	for i > 0 && !utf8.RuneStart(s[i]) {
-		i--
-	}
-	return s[:i] + "…"
+	return cutBytes(s, 40) + "…"
 }

@@ -2,6 +2,7 @@ package domain
 
 import (
 	"cmp"
+	"slices"
 	"strings"
 )
 
@@ -21,19 +22,9 @@ func (f Filter) Match(v FieldValues) bool {
 	case FilterCond:
 		return f.Cond.match(v)
 	case FilterAny:
-		for _, s := range f.Subs {
-			if s.Match(v) {
-				return true
-			}
-		}
-		return false
+		return slices.ContainsFunc(f.Subs, func(s Filter) bool { return s.Match(v) })
 	default:
-		for _, s := range f.Subs {
-			if !s.Match(v) {
-				return false
-			}
-		}
-		return true
+		return !slices.ContainsFunc(f.Subs, func(s Filter) bool { return !s.Match(v) })
 	}
 }
 

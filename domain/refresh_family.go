@@ -1,6 +1,9 @@
 package domain
 
-import "time"
+import (
+	"slices"
+	"time"
+)
 
 // RefreshKept is how many replaced tokens a refresh family remembers, with
 // the time each was first used. Two is what the reuse grace needs for a
@@ -97,15 +100,7 @@ func (f RefreshFamily) Rotated(next RefreshRecord, now time.Time) RefreshFamily 
 // Holds reports whether id is the live token or one of the used tokens
 // the family remembers.
 func (f RefreshFamily) Holds(id string) bool {
-	if id == f.CurrentID {
-		return true
-	}
-	for _, u := range f.Used {
-		if u.ID == id {
-			return true
-		}
-	}
-	return false
+	return id == f.CurrentID || slices.ContainsFunc(f.Used, func(u UsedRefresh) bool { return u.ID == id })
 }
 
 // RefreshVerdict is what presenting a refresh token of a family means;

@@ -1,6 +1,9 @@
 package domain
 
-import "time"
+import (
+	"time"
+	"unicode/utf8"
+)
 
 // Session is a refresh family as the admin API and self-service show it
 // (docs/admin.md): its id is the sid claim of the tokens of one login.
@@ -23,13 +26,15 @@ const MaxUserAgentLen = 256
 
 // CutUserAgent returns ua cut to MaxUserAgentLen bytes at a character
 // boundary.
-func CutUserAgent(ua string) string {
-	if len(ua) <= MaxUserAgentLen {
-		return ua
+func CutUserAgent(ua string) string { return cutBytes(ua, MaxUserAgentLen) }
+
+// cutBytes returns s cut to at most n bytes at a character boundary.
+func cutBytes(s string, n int) string {
+	if len(s) <= n {
+		return s
 	}
-	i := MaxUserAgentLen
-	for i > 0 && ua[i]&0xC0 == 0x80 {
-		i--
+	for n > 0 && !utf8.RuneStart(s[n]) {
+		n--
 	}
-	return ua[:i]
+	return s[:n]
 }

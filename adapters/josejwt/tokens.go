@@ -244,7 +244,7 @@ func revokedMore(prev, next *keyring) bool {
 // process lists a published key, and ends the streams of a revoked key's
 // tokens, within a second, serving requests or not (README.md, "Signing
 // keys"), and a rotation's publish-ahead holds on every replica. Requests
-// reload lazily as before; whichever comes first reloads. It is a no-op
+// also reload lazily; whichever comes first reloads. It is a no-op
 // in HS256 mode.
 func (t *Tokens) KeepLoaded(ctx context.Context) {
 	if t.alg != jose.EdDSA {

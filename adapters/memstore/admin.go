@@ -138,12 +138,7 @@ func (l *AuditLog) QueryEvents(_ context.Context, q ports.AuditQuery) ([]domain.
 			out = append(out, e)
 		}
 	}
-	slices.SortFunc(out, func(a, b domain.AuditEvent) int {
-		if c := b.Time.Compare(a.Time); c != 0 {
-			return c
-		}
-		return cmp.Compare(b.ID, a.ID)
-	})
+	slices.SortFunc(out, func(a, b domain.AuditEvent) int { return cmp.Or(b.Time.Compare(a.Time), cmp.Compare(b.ID, a.ID)) })
 	return out[:min(limit, len(out))], nil
 }
 

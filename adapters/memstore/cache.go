@@ -2,9 +2,11 @@ package memstore
 
 import (
 	"bytes"
+	"cmp"
 	"context"
 	"fmt"
 	"slices"
+	"strings"
 	"sync"
 	"time"
 
@@ -48,7 +50,7 @@ var _ ports.CacheRepository = (*CacheRepository)(nil)
 // NewCacheRepository returns an empty repository.
 func NewCacheRepository() *CacheRepository {
 	return &CacheRepository{rows: make(map[string]domain.Entry), keys: make(map[domain.NaturalKey]string),
-		usage: make(map[string]domain.Usage)}
+		usage: make(map[string]domain.Usage), idem: make(map[idemKey]ports.IdempotencyRecord)}
 }
 
 // Create implements ports.CacheRepository. When a live entry has e's id and
@@ -170,13 +172,11 @@ func (r *CacheRepository) recordLocked(kind domain.ChangeKind, e domain.Entry, n
 	}
 }
 
-// unprune takes the changes the log pruned off their assignees' usage.
-func (r *CacheRepository) unprune(pruned []domain.Change) {
+// unprune takes a change the log pruned off its assignee's usage.
+func (r *CacheRepository) unprune(c domain.Change) {
 	r.mu.Lock()
 	defer r.mu.Unlock()
-	for _, c := range pruned {
-		r.addLocked(c.Entry.AssigneeID, 0, -domain.ChangeBytes(c.Entry))
-	}
+	r.addLocked(c.Entry.AssigneeID, 0, -domain.ChangeBytes(c.Entry))
 }
 
 // unindexLocked forgets e's natural key if it points at e.
@@ -220,12 +220,16 @@ func (r *CacheRepository) List(_ context.Context, q ports.ListQuery, now time.Ti
 	r.mu.Lock()
 	var match []domain.Entry
 	for _, e := range r.rows {
-		if e.Live(now) && (q.Owner == "" || e.AssigneeID == q.Owner) && matches(q.Filter, &e) {
+		if e.Live(now) && (q.Owner == "" || e.AssigneeID == q.Owner) && q.Filter.Match(entryValues(&e)) {
 			match = append(match, e)
 		}
 	}
 	r.mu.Unlock()
-	slices.SortFunc(match, func(a, b domain.Entry) int { return compareBy(keys, &a, &b) })
+	// Equal keys order by id ascending; a missing expirationDate sorts
+	// after every date (domain.CompareBy).
+	slices.SortFunc(match, func(a, b domain.Entry) int {
+		return cmp.Or(domain.CompareBy(keys, entryValues(&a), entryValues(&b)), strings.Compare(a.ID, b.ID))
+	})
 	var res ports.ListResult
 	if q.CountTotal {
 		res.Total = len(match)

@@ -3,6 +3,7 @@ package memstore
 import (
 	"context"
 	"maps"
+	"sort"
 	"sync"
 	"time"
 
@@ -94,16 +95,7 @@ func (l *ChangeLog) ChangesOf(_ context.Context, q ports.ChangeQuery) ([]domain.
 
 // indexAfter returns the index of the first change above rev.
 func (l *ChangeLog) indexAfter(rev int64) int {
-	lo, hi := 0, len(l.changes)
-	for lo < hi {
-		m := (lo + hi) / 2
-		if l.changes[m].Rev <= rev {
-			lo = m + 1
-		} else {
-			hi = m
-		}
-	}
-	return lo
+	return sort.Search(len(l.changes), func(i int) bool { return l.changes[i].Rev > rev })
 }
 
 // Head implements ports.ChangeLog.
@@ -136,13 +128,9 @@ func (l *ChangeLog) Prune(_ context.Context, before time.Time, limit int) (int, 
 	l.mu.Unlock()
 	// A repository records under its own lock, then takes l's: its usage
 	// is changed after l's lock is let go, never under it.
-	byEntity := make(map[string][]domain.Change)
 	for _, c := range pruned {
-		byEntity[c.Entity] = append(byEntity[c.Entity], c)
-	}
-	for entity, cs := range byEntity {
-		if r := repos[entity]; r != nil {
-			r.unprune(cs)
+		if r := repos[c.Entity]; r != nil {
+			r.unprune(c)
 		}
 	}
 	return n, nil

@@ -29,9 +29,6 @@ func (r *CacheRepository) CreateIdempotent(_ context.Context, e domain.Entry, no
 	if err := r.createLocked(e, now, q, cost); err != nil {
 		return err
 	}
-	if r.idem == nil {
-		r.idem = make(map[idemKey]ports.IdempotencyRecord)
-	}
 	r.idem[k] = rec
 	r.addLocked(rec.Entry.AssigneeID, 0, cost)
 	return nil

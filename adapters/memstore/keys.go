@@ -55,10 +55,8 @@ func (s *KeyStore) AddSigningKey(_ context.Context, k domain.SigningKey, events 
 	if err := eventsSink(s.audit, "add signing key", events); err != nil {
 		return err
 	}
-	for _, have := range s.keys {
-		if have.ID == k.ID {
-			return fmt.Errorf("memstore: add signing key: id %q is already stored", k.ID)
-		}
+	if slices.ContainsFunc(s.keys, func(have domain.SigningKey) bool { return have.ID == k.ID }) {
+		return fmt.Errorf("memstore: add signing key: id %q is already stored", k.ID)
 	}
 	k = authKey(k)
 	from, created := k.SignsFrom, k.DateCreated

@@ -1,17 +1,10 @@
 package memstore
 
-import (
-	"cmp"
-	"strings"
+import "github.com/cachegate/cachegate/domain"
 
-	"github.com/cachegate/cachegate/domain"
-)
-
-// The list query language is evaluated by domain.Filter.Match, the
-// answers the SQL stores give; this file gives it an entry's values.
-
-// matches reports whether e satisfies f.
-func matches(f domain.Filter, e *domain.Entry) bool { return f.Match(entryValues(e)) }
+// The list query language is evaluated by domain.Filter.Match and
+// ordered by domain.CompareBy, the answers the SQL stores give; this file
+// gives them an entry's values.
 
 // entryValues returns e's values of the query fields: none for a NULL
 // expirationDate.
@@ -39,12 +32,6 @@ func entryValues(e *domain.Entry) domain.FieldValues {
 		}
 		return domain.QueryValue{}, false
 	}
-}
-
-// compareBy orders a and b by keys, then by id ascending. A missing
-// expirationDate sorts after every date.
-func compareBy(keys []domain.SortKey, a, b *domain.Entry) int {
-	return cmp.Or(domain.CompareBy(keys, entryValues(a), entryValues(b)), strings.Compare(a.ID, b.ID))
 }
 
 // defaultSort is the order of a list that names none.

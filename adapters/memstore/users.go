@@ -5,6 +5,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"maps"
 	"slices"
 	"sync"
 	"time"
@@ -87,10 +88,7 @@ func (r *UserRepository) UserByID(_ context.Context, id string) (domain.User, er
 func (r *UserRepository) ListUsers(context.Context) ([]domain.User, error) {
 	r.mu.Lock()
 	defer r.mu.Unlock()
-	out := make([]domain.User, 0, len(r.byID))
-	for _, u := range r.byID {
-		out = append(out, u)
-	}
+	out := slices.Collect(maps.Values(r.byID))
 	slices.SortFunc(out, func(a, b domain.User) int {
 		return cmp.Compare(domain.NormalizeUsername(a.Username), domain.NormalizeUsername(b.Username))
 	})
@@ -104,9 +102,9 @@ func (r *UserRepository) ListUsers(context.Context) ([]domain.User, error) {
 // domain.ErrUserExists when fn renamed the user onto a taken username.
 // fn cannot change the id: the user stays under id. A change that makes
 // the last active admin inactive or no admin is domain.ErrLastAdmin
-// (nothing is stored). The store sets no
-// field itself; fn keeps DateUpdated current. The events are appended to
-// the attached audit log (NewUserRepository) with the change, or not at all.
+// (nothing is stored). The store sets no field itself; fn keeps
+// DateUpdated current. The events are appended to the attached audit log
+// (NewUserRepository) with the change, or not at all.
 func (r *UserRepository) UpdateUser(ctx context.Context, id string, fn func(*domain.User) error, events ...domain.AuditEvent) (domain.User, error) {
 	return r.update(ctx, id, nil, fn, events)
 }

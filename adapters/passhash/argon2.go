@@ -166,13 +166,8 @@ func hashArgon2id(password string, p Argon2Params, idKey keyFunc) (string, error
 		return "", fmt.Errorf("argon2id salt: %w", err)
 	}
 	key := idKey([]byte(password), salt, p.Iterations, p.Memory, p.Parallelism, p.KeyLength)
-	return encodeArgon2id(argon2Hash{params: p, salt: salt, key: key}), nil
-}
-
-func encodeArgon2id(a argon2Hash) string {
-	return fmt.Sprintf("$argon2id$v=%d$m=%d,t=%d,p=%d$%s$%s", argon2.Version,
-		a.params.Memory, a.params.Iterations, a.params.Parallelism,
-		argon2B64.EncodeToString(a.salt), argon2B64.EncodeToString(a.key))
+	return fmt.Sprintf("$argon2id$v=%d$m=%d,t=%d,p=%d$%s$%s", argon2.Version, p.Memory, p.Iterations, p.Parallelism,
+		argon2B64.EncodeToString(salt), argon2B64.EncodeToString(key)), nil
 }
 
 // verifyArgon2id recomputes the key of password with the hash's own

@@ -2,6 +2,7 @@ package prom
 
 import (
 	"cmp"
+	"maps"
 	"net/http"
 	"strconv"
 	"time"
@@ -64,10 +65,7 @@ func (m *Metrics) newSeries(k requestKey) requestSeries {
 	if _, ok := old[k]; ok || len(old) >= maxCachedSeries {
 		return s
 	}
-	next := make(map[requestKey]requestSeries, len(old)+1)
-	for key, v := range old {
-		next[key] = v
-	}
+	next := maps.Clone(old)
 	next[k] = s
 	m.series.Store(&next)
 	return s

@@ -148,11 +148,7 @@ func New(o Options) (*Metrics, error) {
 	}, []string{"type"})
 	m.logins = children(logins, loginOutcomes)
 	m.refreshes = children(refreshes, refreshOutcomes)
-	var types []string
-	for _, t := range domain.AuditTypes() {
-		types = append(types, string(t))
-	}
-	m.audits = children(audits, types)
+	m.audits = children(audits, domain.AuditTypes())
 
 	err := errors.Join(
 		m.registry.Register(goCollector()),
@@ -193,10 +189,10 @@ func New(o Options) (*Metrics, error) {
 
 // children pre-creates the series of every known value plus Other, so they
 // are exported as zero from the start and looked up without locking.
-func children(v *prometheus.CounterVec, known []string) map[string]prometheus.Counter {
-	c := make(map[string]prometheus.Counter, len(known)+1)
-	for _, k := range slices.Concat(known, []string{Other}) {
-		c[k] = v.WithLabelValues(k)
+func children[S ~string](v *prometheus.CounterVec, known []S) map[string]prometheus.Counter {
+	c := map[string]prometheus.Counter{Other: v.WithLabelValues(Other)}
+	for _, k := range known {
+		c[string(k)] = v.WithLabelValues(string(k))
 	}
 	return c
 }

@@ -31,27 +31,23 @@ func (w without) drops(d *prometheus.Desc) bool {
 }
 
 func (w without) Describe(ch chan<- *prometheus.Desc) {
-	all := make(chan *prometheus.Desc)
-	go func() {
-		w.Collector.Describe(all)
-		close(all)
-	}()
-	for d := range all {
-		if !w.drops(d) {
-			ch <- d
-		}
-	}
+	forward(w.Collector.Describe, ch, func(d *prometheus.Desc) bool { return !w.drops(d) })
 }
 
 func (w without) Collect(ch chan<- prometheus.Metric) {
-	all := make(chan prometheus.Metric)
+	forward(w.Collector.Collect, ch, func(m prometheus.Metric) bool { return !w.drops(m.Desc()) })
+}
+
+// forward sends on ch what produce sends that keep accepts.
+func forward[T any](produce func(chan<- T), ch chan<- T, keep func(T) bool) {
+	all := make(chan T)
 	go func() {
-		w.Collector.Collect(all)
+		produce(all)
 		close(all)
 	}()
-	for m := range all {
-		if !w.drops(m.Desc()) {
-			ch <- m
+	for v := range all {
+		if keep(v) {
+			ch <- v
 		}
 	}
 }
