@@ -63,8 +63,8 @@ func (a *Archive) eachPage(ctx context.Context, op, query string, args []any, sc
 }
 
 func (a *Archive) page(ctx context.Context, op, query string, args []any, scan func(*sql.Rows) (string, error)) (n int, last string, err error) {
-	ctx, done := a.bounds.Enter(ctx)
-	defer done(&err)
+	ctx, call := a.bounds.Enter(ctx)
+	defer call.Done(&err)
 	rows, err := a.db.sql.QueryContext(ctx, query, args...)
 	if err != nil {
 		return 0, "", dberr.Wrap(op, err)
@@ -139,8 +139,8 @@ func (a *Archive) EachEntry(ctx context.Context, table string, now time.Time, fn
 
 // Holds implements ports.ArchiveWriter.
 func (a *Archive) Holds(ctx context.Context, tables []string) (_ bool, err error) {
-	ctx, done := a.bounds.Enter(ctx)
-	defer done(&err)
+	ctx, call := a.bounds.Enter(ctx)
+	defer call.Done(&err)
 	// Signing keys are left out: every start creates one, `migrate` too,
 	// and Import retires it when the archive brings its own
 	// (KeepSigningKey).
@@ -173,7 +173,7 @@ func isAuthTable(t string) bool {
 // by the repository timeout (a load of millions of rows takes longer);
 // each batch is.
 func (a *Archive) BeginLoad(ctx context.Context, merge bool) (ports.ArchiveLoad, error) {
-	leave, err := writegate.Enter(ctx, a.db.gate)
+	leave, err := writegate.Enter(ctx, a.db.gate, nil)
 	if err != nil {
 		return nil, dberr.Wrap("begin the import", err)
 	}
@@ -204,8 +204,8 @@ func (l *archiveLoad) insert(ctx context.Context, op, head string, width, n int,
 	if n == 0 {
 		return 0, nil
 	}
-	ctx, done := l.bounds.Enter(ctx)
-	defer done(&err)
+	ctx, call := l.bounds.Enter(ctx)
+	defer call.Done(&err)
 	row := "(" + strings.TrimSuffix(strings.Repeat("?, ", width), ", ") + ")"
 	var b strings.Builder
 	b.WriteString(head)
@@ -260,8 +260,8 @@ func (l *archiveLoad) AddSigningKeys(ctx context.Context, ks []domain.SigningKey
 
 // KeepSigningKey implements ports.ArchiveLoad.
 func (l *archiveLoad) KeepSigningKey(ctx context.Context, id string, at time.Time) (_ int, err error) {
-	ctx, done := l.bounds.Enter(ctx)
-	defer done(&err)
+	ctx, call := l.bounds.Enter(ctx)
+	defer call.Done(&err)
 	res, err := l.tx.ExecContext(ctx, `UPDATE signing_keys SET retired_at = ?, "private" = ?
 		WHERE retired_at IS NULL AND revoked_at IS NULL AND id <> ?
 		AND EXISTS (SELECT 1 FROM signing_keys k WHERE k.id = ? AND k.retired_at IS NULL AND k.revoked_at IS NULL)`,
@@ -274,8 +274,8 @@ func (l *archiveLoad) KeepSigningKey(ctx context.Context, id string, at time.Tim
 }
 
 func (l *archiveLoad) AddRefreshFamilies(ctx context.Context, fs []domain.RefreshFamily) (n int, err error) {
-	ctx, done := l.bounds.Enter(ctx)
-	defer done(&err)
+	ctx, call := l.bounds.Enter(ctx)
+	defer call.Done(&err)
 	n, err = insertFamilies(ctx, l.tx, l.merge, fs)
 	return n, l.insertError("import refresh families", err)
 }

@@ -113,9 +113,9 @@ func (r *CacheRepository) Create(ctx context.Context, e domain.Entry, now time.T
 	if r.writer.groupsCreates() {
 		enter = r.bounds.EnterGrouped
 	}
-	ctx, done := enter(ctx)
-	defer done(&err)
-	return r.writer.create(ctx, e.Normalized(), now, q)
+	ctx, call := enter(ctx)
+	defer call.Done(&err)
+	return r.writer.create(ctx, call, e.Normalized(), now, q)
 }
 
 func (r *CacheRepository) create(ctx context.Context, db bun.IDB, e domain.Entry, now time.Time, q domain.Quota) error {
@@ -213,8 +213,8 @@ func (r *CacheRepository) Get(ctx context.Context, id string, now time.Time) (do
 
 // getBounded is Get without the cache: a bounded call that reads the row.
 func (r *CacheRepository) getBounded(ctx context.Context, id string, now time.Time) (_ domain.Entry, err error) {
-	ctx, done := r.bounds.Enter(ctx)
-	defer done(&err)
+	ctx, call := r.bounds.Enter(ctx)
+	defer call.Done(&err)
 	if r.reads != nil {
 		return r.reads.read(ctx, r, id, now)
 	}
@@ -236,8 +236,8 @@ func (r *CacheRepository) get(ctx context.Context, db bun.IDB, id string, now ti
 
 // GetByKey implements ports.CacheRepository.
 func (r *CacheRepository) GetByKey(ctx context.Context, k domain.NaturalKey, now time.Time) (_ domain.Entry, err error) {
-	ctx, done := r.bounds.Enter(ctx)
-	defer done(&err)
+	ctx, call := r.bounds.Enter(ctx)
+	defer call.Done(&err)
 	return r.getOne(ctx, r.db, now, "SELECT "+cacheColumns+" FROM ? WHERE key = ? AND type = ? AND assignee_id = ? AND date_deleted IS NULL",
 		r.table, k.Key, k.Type, k.AssigneeID)
 }
@@ -273,10 +273,10 @@ func pointAnswer(e domain.Entry, err error, now time.Time) (domain.Entry, error)
 // repository; every other field, DateUpdated included, is what fn left
 // (the id excepted, which fn cannot change).
 func (r *CacheRepository) Update(ctx context.Context, id string, now time.Time, q domain.Quota, fn func(*domain.Entry) error) (_ domain.Entry, err error) {
-	ctx, done := r.bounds.Enter(ctx)
-	defer done(&err)
+	ctx, call := r.bounds.Enter(ctx)
+	defer call.Done(&err)
 	var next domain.Entry
-	err = r.writer.write(ctx, func(ctx context.Context, db bun.IDB) error {
+	err = r.writer.write(ctx, call, func(ctx context.Context, db bun.IDB) error {
 		var err error
 		next, err = r.update(ctx, db, id, now, q, fn)
 		return err
@@ -420,11 +420,11 @@ func (r *CacheRepository) keyConflictOr(ctx context.Context, db bun.IDB, cur, ne
 
 // Delete implements ports.CacheRepository.
 func (r *CacheRepository) Delete(ctx context.Context, id string, now time.Time, fn func(domain.Entry) error) (_ domain.Entry, err error) {
-	ctx, done := r.bounds.Enter(ctx)
-	defer done(&err)
+	ctx, call := r.bounds.Enter(ctx)
+	defer call.Done(&err)
 	now = domain.Normalize(now)
 	var gone domain.Entry
-	err = r.writer.write(ctx, func(ctx context.Context, db bun.IDB) error {
+	err = r.writer.write(ctx, call, func(ctx context.Context, db bun.IDB) error {
 		var err error
 		gone, err = r.delete(ctx, db, id, now, fn)
 		return err
@@ -456,10 +456,10 @@ func (r *CacheRepository) delete(ctx context.Context, db bun.IDB, id string, now
 
 // DeleteByAssignee implements ports.CacheRepository.
 func (r *CacheRepository) DeleteByAssignee(ctx context.Context, assigneeID string, now time.Time) (_ int, err error) {
-	ctx, done := r.bounds.Enter(ctx)
-	defer done(&err)
+	ctx, call := r.bounds.Enter(ctx)
+	defer call.Done(&err)
 	var n int64
-	err = gated(ctx, r.handle, func() (err error) {
+	err = gated(ctx, call, r.handle, func() (err error) {
 		n, err = r.exec(ctx, r.db, "UPDATE ? SET date_deleted = ? WHERE assignee_id = ? AND "+liveAt,
 			r.table, engine.TimeArg(now), assigneeID, engine.TimeArg(now))
 		return err
@@ -473,13 +473,13 @@ func (r *CacheRepository) DeleteByAssignee(ctx context.Context, assigneeID strin
 // Purge implements ports.CacheRepository. Purgers running at once remove
 // disjoint rows (see purgeStatement).
 func (r *CacheRepository) Purge(ctx context.Context, now time.Time, limit int) (_ int, err error) {
-	ctx, done := r.bounds.Enter(ctx)
-	defer done(&err)
+	ctx, call := r.bounds.Enter(ctx)
+	defer call.Done(&err)
 	if limit <= 0 {
 		return 0, nil
 	}
 	var n int64
-	err = gated(ctx, r.handle, func() (err error) {
+	err = gated(ctx, call, r.handle, func() (err error) {
 		n, err = r.eng.Purge(ctx, r.db, r.table, now, limit)
 		return err
 	})

@@ -82,9 +82,9 @@ const familyColumns = `family_id, user_id, current_id, issued_at, expires_at, ge
 // SaveRefresh starts r's family with r as its live token; a family already
 // stored is an internal error.
 func (s *RefreshStore) SaveRefresh(ctx context.Context, r domain.RefreshRecord) (err error) {
-	ctx, done := s.bounds.Enter(ctx)
-	defer done(&err)
-	err = gated(ctx, s.db, func() error {
+	ctx, call := s.bounds.Enter(ctx)
+	defer call.Done(&err)
+	err = gated(ctx, call, s.db, func() error {
 		_, err := insertFamilies(ctx, s.db.sql, false, []domain.RefreshFamily{domain.NewRefreshFamily(r)})
 		return err
 	})
@@ -117,22 +117,23 @@ func (s *RefreshStore) RotateRefresh(ctx context.Context, presented domain.Claim
 	}
 	r := &rotation{presented: presented, next: next, now: domain.Normalize(now), grace: grace, events: events}
 	if s.group != nil {
-		// The group's waiters take no place (bounds.enterGrouped).
-		ctx, done := s.bounds.EnterGrouped(ctx)
-		defer done(&err)
+		// The group's waiters take no place (bound.Bounds.EnterGrouped).
+		ctx, call := s.bounds.EnterGrouped(ctx)
+		defer call.Done(&err)
+		r.call = call
 		if err = s.group.Do(ctx, r); err != nil {
 			return ports.Rotation{}, err
 		}
 		return r.answer, nil
 	}
-	ctx, done := s.bounds.Enter(ctx)
-	defer done(&err)
-	return s.rotateAlone(ctx, r)
+	ctx, call := s.bounds.Enter(ctx)
+	defer call.Done(&err)
+	return s.rotateAlone(ctx, call, r)
 }
 
 // rotateAlone is RotateRefresh without a group: the UPDATE as a statement
 // of its own, then, when it matched nothing, the verdict.
-func (s *RefreshStore) rotateAlone(ctx context.Context, r *rotation) (ports.Rotation, error) {
+func (s *RefreshStore) rotateAlone(ctx context.Context, call *bound.Call, r *rotation) (ports.Rotation, error) {
 	q, args := s.rotateStatement(r)
 	res, err := s.rotation.ExecDB(ctx, q, args...)
 	if err != nil {
@@ -154,7 +155,7 @@ func (s *RefreshStore) rotateAlone(ctx context.Context, r *rotation) (ports.Rota
 		return answer(f, v), nil
 	}
 	var a ports.Rotation
-	err = authInTx(ctx, s.db, "revoke a reused refresh family", func(ctx context.Context, tx bun.Tx) (err error) {
+	err = authInTx(ctx, call, s.db, "revoke a reused refresh family", func(ctx context.Context, tx bun.Tx) (err error) {
 		a, err = s.judgeIn(ctx, tx, r)
 		return err
 	})

@@ -19,8 +19,8 @@ var _ ports.SessionDirectory = (*RefreshStore)(nil)
 // families are at most --max-sessions-per-user a user, and the admin
 // list is read by people, not in a loop (docs/admin.md, "Sessions").
 func (s *RefreshStore) AllSessions(ctx context.Context, now time.Time, limit, offset int) (_ []domain.Session, total int, err error) {
-	ctx, done := s.bounds.Enter(ctx)
-	defer done(&err)
+	ctx, call := s.bounds.Enter(ctx)
+	defer call.Done(&err)
 	const live = ` FROM refresh_families WHERE revoked_at IS NULL AND expires_at > ?`
 	if err := s.db.sql.QueryRowContext(ctx, `SELECT COUNT(*)`+live, engine.TimeArg(now)).Scan(&total); err != nil {
 		return nil, 0, dberr.Wrap("list all sessions", err)
