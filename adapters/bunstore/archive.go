@@ -3,6 +3,7 @@ package bunstore
 import (
 	"context"
 	"database/sql"
+	"slices"
 	"strings"
 	"time"
 
@@ -145,7 +146,7 @@ func (a *Archive) Holds(ctx context.Context, tables []string) (_ bool, err error
 	// and Import retires it when the archive brings its own
 	// (KeepSigningKey).
 	for _, t := range append([]string{"users", "refresh_families"}, tables...) {
-		if err := ValidateTableName(t); err != nil && !isAuthTable(t) {
+		if err := ValidateTableName(t); err != nil && !slices.Contains(authTables(), t) {
 			return false, err
 		}
 		var one int
@@ -158,15 +159,6 @@ func (a *Archive) Holds(ctx context.Context, tables []string) (_ bool, err error
 		}
 	}
 	return false, nil
-}
-
-func isAuthTable(t string) bool {
-	for _, a := range authTables() {
-		if a == t {
-			return true
-		}
-	}
-	return false
 }
 
 // BeginLoad implements ports.ArchiveWriter. The transaction is not bounded

@@ -124,16 +124,8 @@ func (l *AuditLog) PurgeEvents(ctx context.Context, before time.Time, limit int)
 	if limit < 1 {
 		return 0, nil
 	}
-	res, err := l.db.exec(ctx, call, `DELETE FROM auth_events WHERE id IN (
+	return l.db.exec(ctx, call, "purge audit events", `DELETE FROM auth_events WHERE id IN (
 		SELECT id FROM auth_events WHERE "at" < ? ORDER BY "at" LIMIT ?`+l.db.eng.SkipLocked()+`)`, engine.TimeArg(before), limit)
-	if err != nil {
-		return 0, dberr.Wrap("purge audit events", err)
-	}
-	n, err := res.RowsAffected()
-	if err != nil {
-		return 0, dberr.Wrap("purge audit events", err)
-	}
-	return int(n), nil
 }
 
 // auditColumns are the auth_events columns of domain.AuditFields: a

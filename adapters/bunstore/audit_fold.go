@@ -131,7 +131,7 @@ func (l *AuditLog) FoldEvent(ctx context.Context, e domain.AuditEvent, f domain.
 			}
 		}
 	}
-	_, err = l.db.exec(ctx, call, `INSERT INTO auth_events
+	_, err = l.db.exec(ctx, call, "fold audit event", `INSERT INTO auth_events
 		(id, "at", type, user_id, username, username_norm, address, request_id, family, reason, fold_key)
 		VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
 		ON CONFLICT (fold_key) WHERE fold_key IS NOT NULL DO UPDATE SET `+foldSet(func(c string) string {
@@ -145,7 +145,7 @@ func (l *AuditLog) FoldEvent(ctx context.Context, e domain.AuditEvent, f domain.
 	}),
 		e.ID, engine.TimeArg(e.Time), string(e.Type), e.UserID, e.Username, *add.norm, e.Address, e.RequestID, e.Family, e.Reason, key)
 	if err != nil {
-		return dberr.Wrap("fold audit event", err)
+		return err
 	}
 	l.fold.wrote(key, end)
 	return nil
@@ -186,15 +186,8 @@ func (l *AuditLog) addAttempts1(ctx context.Context, call *bound.Call, key strin
 		"reason": str(a.reason)}
 	var args []any
 	set := foldSet(func(c string) string { args = append(args, vals[c]); return "?" })
-	res, err := l.db.exec(ctx, call, `UPDATE auth_events SET `+set+` WHERE fold_key = ?`, append(args, key)...)
-	if err != nil {
-		return false, dberr.Wrap("fold audit event", err)
-	}
-	n, err := res.RowsAffected()
-	if err != nil {
-		return false, dberr.Wrap("fold audit event", err)
-	}
-	return n > 0, nil
+	n, err := l.db.exec(ctx, call, "fold audit event", `UPDATE auth_events SET `+set+` WHERE fold_key = ?`, append(args, key)...)
+	return n > 0, err
 }
 
 // Flush writes the folded login attempts l holds (see foldDirect): call

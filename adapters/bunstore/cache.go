@@ -161,7 +161,7 @@ func (r *CacheRepository) createWith(ctx context.Context, db bun.IDB, e domain.E
 		removed := int64(0)
 		if try < maxCreateTries {
 			// Only dead rows may stand in the way: clear them and try again.
-			removed, err = r.exec(ctx, db, "DELETE FROM ? WHERE (id = ? OR (key = ? AND type = ? AND assignee_id = ? AND date_deleted IS NULL)) AND "+deadAt,
+			removed, err = dberr.Exec(ctx, db, "DELETE FROM ? WHERE (id = ? OR (key = ? AND type = ? AND assignee_id = ? AND date_deleted IS NULL)) AND "+deadAt,
 				r.table, e.ID, e.Key, e.Type, e.AssigneeID, engine.TimeArg(now))
 			if err != nil {
 				return dberr.Wrap("clear dead entries", err)
@@ -333,7 +333,7 @@ func (r *CacheRepository) replace(ctx context.Context, db bun.IDB, cur, next dom
 		}
 		removed := int64(0)
 		if try < maxCreateTries {
-			removed, err = r.exec(ctx, db, "DELETE FROM ? WHERE key = ? AND type = ? AND assignee_id = ? AND date_deleted IS NULL AND id <> ? AND "+deadAt,
+			removed, err = dberr.Exec(ctx, db, "DELETE FROM ? WHERE key = ? AND type = ? AND assignee_id = ? AND date_deleted IS NULL AND id <> ? AND "+deadAt,
 				r.table, next.Key, next.Type, next.AssigneeID, next.ID, engine.TimeArg(now))
 			if err != nil {
 				return 0, dberr.Wrap("clear dead entries", err)
@@ -373,7 +373,7 @@ func (r *CacheRepository) updateRow(ctx context.Context, db bun.IDB, cur, next d
 		query += " AND " + where
 		args = append(args, gargs...)
 	}
-	return r.exec(ctx, db, query, args...)
+	return dberr.Exec(ctx, db, query, args...)
 }
 
 // updateRefusal examines an update of cur to next that wrote nothing
@@ -441,7 +441,7 @@ func (r *CacheRepository) delete(ctx context.Context, db bun.IDB, id string, now
 		if err := fn(cur); err != nil {
 			return domain.Entry{}, err
 		}
-		n, err := r.exec(ctx, db, "UPDATE ? SET date_deleted = ? WHERE id = ? AND version = ? AND date_created = ? AND date_deleted IS NULL",
+		n, err := dberr.Exec(ctx, db, "UPDATE ? SET date_deleted = ? WHERE id = ? AND version = ? AND date_created = ? AND date_deleted IS NULL",
 			r.table, engine.TimeArg(now), cur.ID, cur.Version, engine.TimeArg(cur.DateCreated))
 		if err != nil {
 			return domain.Entry{}, dberr.Wrap("delete entry", err)
@@ -460,7 +460,7 @@ func (r *CacheRepository) DeleteByAssignee(ctx context.Context, assigneeID strin
 	defer call.Done(&err)
 	var n int64
 	err = gated(ctx, call, r.handle, func() (err error) {
-		n, err = r.exec(ctx, r.db, "UPDATE ? SET date_deleted = ? WHERE assignee_id = ? AND "+liveAt,
+		n, err = dberr.Exec(ctx, r.db, "UPDATE ? SET date_deleted = ? WHERE assignee_id = ? AND "+liveAt,
 			r.table, engine.TimeArg(now), assigneeID, engine.TimeArg(now))
 		return err
 	})
@@ -487,12 +487,6 @@ func (r *CacheRepository) Purge(ctx context.Context, now time.Time, limit int) (
 		return 0, dberr.Wrap("purge entries", err)
 	}
 	return int(n), nil
-}
-
-// exec runs one writing statement, retrying transient failures, and
-// returns how many rows it changed.
-func (r *CacheRepository) exec(ctx context.Context, db bun.IDB, query string, args ...any) (int64, error) {
-	return dberr.Exec(ctx, db, query, args...)
 }
 
 // rowScanner is *sql.Row or *sql.Rows.

@@ -395,13 +395,21 @@ func gated(ctx context.Context, call *bound.Call, db *DB, fn func() error) error
 	return fn()
 }
 
-// exec is one statement through db.sql, gated.
-func (db *DB) exec(ctx context.Context, call *bound.Call, query string, args ...any) (res sql.Result, err error) {
-	err = gated(ctx, call, db, func() error {
-		res, err = db.sql.ExecContext(ctx, query, args...)
+// exec is one statement through db.sql, gated: it returns how many rows
+// the statement changed, or its failure wrapped naming op.
+func (db *DB) exec(ctx context.Context, call *bound.Call, op, query string, args ...any) (int, error) {
+	var n int64
+	err := gated(ctx, call, db, func() error {
+		res, err := db.sql.ExecContext(ctx, query, args...)
+		if err == nil {
+			n, err = res.RowsAffected()
+		}
 		return err
 	})
-	return res, err
+	if err != nil {
+		return 0, dberr.Wrap(op, err)
+	}
+	return int(n), nil
 }
 
 // inTx is authInTx for a caller that already holds the write gate (or

@@ -159,7 +159,7 @@ func (r *CacheRepository) CreateIdempotent(ctx context.Context, e domain.Entry, 
 		if err != nil {
 			return dberr.Wrap("replace the expired idempotency record", err)
 		}
-		n, err := r.exec(ctx, db, "INSERT INTO "+idempotencyTable+
+		n, err := dberr.Exec(ctx, db, "INSERT INTO "+idempotencyTable+
 			" (scope, key, request_hash, entry_id, answer, created_at, expires_at, entity, assignee_id, cost, data) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)"+
 			" ON CONFLICT (scope, key) DO NOTHING",
 			rec.Scope, rec.Key, rec.RequestHash, rec.Entry.ID, string(answer), engine.TimeArg(now), engine.TimeArg(rec.ExpiresAt),
@@ -267,7 +267,7 @@ func (r *CacheRepository) countRecords(ctx context.Context, db bun.IDB, records 
 		if sums[k] == 0 {
 			continue
 		}
-		if _, err := r.exec(ctx, db, "INSERT INTO "+usageTable+" (entity, assignee_id, shard, entries, bytes) VALUES (?, ?, "+
+		if _, err := dberr.Exec(ctx, db, "INSERT INTO "+usageTable+" (entity, assignee_id, shard, entries, bytes) VALUES (?, ?, "+
 			r.eng.UsageShard()+", 0, ?) ON CONFLICT (entity, assignee_id, shard) DO UPDATE SET bytes = "+usageTable+".bytes + excluded.bytes",
 			k[0], k[1], sums[k]); err != nil {
 			return dberr.Wrap("count the idempotency records", err)

@@ -191,15 +191,8 @@ func (s *KeyStore) updateKey(ctx context.Context, op, query string, args ...any)
 func (s *KeyStore) DeleteSigningKeysRetiredBefore(ctx context.Context, t time.Time) (_ int, err error) {
 	ctx, call := s.bounds.Enter(ctx)
 	defer call.Done(&err)
-	res, err := s.db.exec(ctx, call, "DELETE FROM signing_keys WHERE retired_at IS NOT NULL AND retired_at < ?", engine.TimeArg(t))
-	if err != nil {
-		return 0, dberr.Wrap("delete retired signing keys", err)
-	}
-	n, err := res.RowsAffected()
-	if err != nil {
-		return 0, dberr.Wrap("delete retired signing keys", err)
-	}
-	return int(n), nil
+	return s.db.exec(ctx, call, "delete retired signing keys",
+		"DELETE FROM signing_keys WHERE retired_at IS NOT NULL AND retired_at < ?", engine.TimeArg(t))
 }
 
 // authBytes returns b, or an empty slice for nil: Bun writes a nil slice

@@ -45,8 +45,10 @@ func (s *RefreshStore) RevokeUser(ctx context.Context, userID string, now time.T
 // value, as a statement of its own.
 func (s *RefreshStore) revoke(ctx context.Context, call *bound.Call, column, value string, now time.Time) error {
 	err := dberr.WithRetry(ctx, func() error {
-		_, err := s.db.exec(ctx, call, revokeQuery, engine.TimeArg(now), bun.Ident(column), value)
-		return err
+		return gated(ctx, call, s.db, func() error {
+			_, err := s.db.sql.ExecContext(ctx, revokeQuery, engine.TimeArg(now), bun.Ident(column), value)
+			return err
+		})
 	})
 	if err != nil {
 		return dberr.Wrap("revoke refresh families", err)
@@ -120,15 +122,7 @@ func (s *RefreshStore) PurgeRefresh(ctx context.Context, now time.Time, limit in
 	if limit < 1 {
 		return 0, nil
 	}
-	res, err := s.db.exec(ctx, call, `DELETE FROM refresh_families WHERE family_id IN (
+	return s.db.exec(ctx, call, "purge refresh families", `DELETE FROM refresh_families WHERE family_id IN (
 		SELECT family_id FROM refresh_families WHERE expires_at < ? ORDER BY expires_at LIMIT ?`+s.db.eng.SkipLocked()+`)`,
 		engine.TimeArg(now), limit)
-	if err != nil {
-		return 0, dberr.Wrap("purge refresh families", err)
-	}
-	n, err := res.RowsAffected()
-	if err != nil {
-		return 0, dberr.Wrap("purge refresh families", err)
-	}
-	return int(n), nil
 }

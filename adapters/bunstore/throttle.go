@@ -101,12 +101,9 @@ func (l *LoginThrottle) Reserve(ctx context.Context, keys []ports.ThrottleKey, n
 func (l *LoginThrottle) Release(ctx context.Context, key string, at time.Time) (err error) {
 	ctx, call := l.bounds.Enter(ctx)
 	defer call.Done(&err)
-	_, err = l.db.exec(ctx, call, `DELETE FROM login_failures WHERE id IN (
+	_, err = l.db.exec(ctx, call, "release a login attempt", `DELETE FROM login_failures WHERE id IN (
 		SELECT id FROM login_failures WHERE "key" = ? AND "at" = ? LIMIT 1)`, key, engine.TimeArg(at))
-	if err != nil {
-		return dberr.Wrap("release a login attempt", err)
-	}
-	return nil
+	return err
 }
 
 // Failures returns how many failures were recorded for key at or after
@@ -130,20 +127,16 @@ func (l *LoginThrottle) Failures(ctx context.Context, key string, since time.Tim
 func (l *LoginThrottle) RecordFailure(ctx context.Context, key string, now time.Time) (err error) {
 	ctx, call := l.bounds.Enter(ctx)
 	defer call.Done(&err)
-	if _, err := l.db.exec(ctx, call, `INSERT INTO login_failures ("key", "at") VALUES (?, ?)`, key, engine.TimeArg(now)); err != nil {
-		return dberr.Wrap("record login failure", err)
-	}
-	return nil
+	_, err = l.db.exec(ctx, call, "record login failure", `INSERT INTO login_failures ("key", "at") VALUES (?, ?)`, key, engine.TimeArg(now))
+	return err
 }
 
 // Reset forgets the failures of key.
 func (l *LoginThrottle) Reset(ctx context.Context, key string) (err error) {
 	ctx, call := l.bounds.Enter(ctx)
 	defer call.Done(&err)
-	if _, err := l.db.exec(ctx, call, `DELETE FROM login_failures WHERE "key" = ?`, key); err != nil {
-		return dberr.Wrap("reset login failures", err)
-	}
-	return nil
+	_, err = l.db.exec(ctx, call, "reset login failures", `DELETE FROM login_failures WHERE "key" = ?`, key)
+	return err
 }
 
 // PurgeFailures removes at most limit failures recorded before t, oldest
@@ -156,15 +149,7 @@ func (l *LoginThrottle) PurgeFailures(ctx context.Context, before time.Time, lim
 	if limit < 1 {
 		return 0, nil
 	}
-	res, err := l.db.exec(ctx, call, `DELETE FROM login_failures WHERE id IN (
+	return l.db.exec(ctx, call, "purge login failures", `DELETE FROM login_failures WHERE id IN (
 		SELECT id FROM login_failures WHERE "at" < ? ORDER BY "at" LIMIT ?`+l.db.eng.SkipLocked()+`)`,
 		engine.TimeArg(before), limit)
-	if err != nil {
-		return 0, dberr.Wrap("purge login failures", err)
-	}
-	n, err := res.RowsAffected()
-	if err != nil {
-		return 0, dberr.Wrap("purge login failures", err)
-	}
-	return int(n), nil
 }
