@@ -60,25 +60,9 @@ func (r *UserRepository) DeleteUser(ctx context.Context, id string, now time.Tim
 func (s *RefreshStore) UserSessions(ctx context.Context, userID string, now time.Time) (_ []domain.Session, err error) {
 	ctx, call := s.bounds.Enter(ctx)
 	defer call.Done(&err)
-	rows, err := s.db.sql.QueryContext(ctx, `SELECT `+familyColumns+` FROM refresh_families
+	return s.sessions(ctx, "list sessions", `SELECT `+familyColumns+` FROM refresh_families
 		WHERE user_id = ? AND revoked_at IS NULL AND expires_at > ? ORDER BY issued_at DESC, family_id DESC`,
 		userID, engine.TimeArg(now))
-	if err != nil {
-		return nil, dberr.Wrap("list sessions", err)
-	}
-	defer rows.Close()
-	var out []domain.Session
-	for rows.Next() {
-		f, err := scanFamily(rows)
-		if err != nil {
-			return nil, dberr.Wrap("list sessions", err)
-		}
-		out = append(out, f.Session())
-	}
-	if err := rows.Err(); err != nil {
-		return nil, dberr.Wrap("list sessions", err)
-	}
-	return out, nil
 }
 
 // Session returns the family id as a session, or

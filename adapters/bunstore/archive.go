@@ -4,7 +4,6 @@ import (
 	"context"
 	"database/sql"
 	"slices"
-	"strings"
 	"time"
 
 	"github.com/uptrace/bun"
@@ -198,20 +197,7 @@ func (l *archiveLoad) insert(ctx context.Context, op, head string, width, n int,
 	}
 	ctx, call := l.bounds.Enter(ctx)
 	defer call.Done(&err)
-	row := "(" + strings.TrimSuffix(strings.Repeat("?, ", width), ", ") + ")"
-	var b strings.Builder
-	b.WriteString(head)
-	b.WriteString(" VALUES ")
-	for i := range n {
-		if i > 0 {
-			b.WriteString(", ")
-		}
-		b.WriteString(row)
-	}
-	if l.merge {
-		b.WriteString(" ON CONFLICT DO NOTHING")
-	}
-	res, err := l.tx.ExecContext(ctx, b.String(), args...)
+	res, err := l.tx.ExecContext(ctx, valuesStatement(head, width, n, l.merge), args...)
 	if err != nil {
 		return 0, l.insertError(op, err)
 	}

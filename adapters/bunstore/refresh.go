@@ -5,6 +5,7 @@ import (
 	"database/sql"
 	"errors"
 	"fmt"
+	"strings"
 	"time"
 
 	"github.com/uptrace/bun"
@@ -303,14 +304,8 @@ func insertFamilies(ctx context.Context, db bun.IDB, skipTaken bool, fs []domain
 	if len(fs) == 0 {
 		return 0, nil
 	}
-	var b []byte
-	b = append(b, `INSERT INTO refresh_families (`+familyColumns+`) VALUES `...)
 	args := make([]any, 0, 15*len(fs))
-	for i, f := range fs {
-		if i > 0 {
-			b = append(b, ", "...)
-		}
-		b = append(b, "(?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)"...)
+	for _, f := range fs {
 		used := make([]any, 0, 2*domain.RefreshKept)
 		for k := range domain.RefreshKept {
 			if k < len(f.Used) {
@@ -327,10 +322,7 @@ func insertFamilies(ctx context.Context, db bun.IDB, skipTaken bool, fs []domain
 		args = append(append(args, used...), engine.NullTimeArg(f.RevokedAt), engine.NullTimeArg(created), f.Address, domain.CutUserAgent(f.UserAgent),
 			digestArg(f.CurrentDigest))
 	}
-	if skipTaken {
-		b = append(b, " ON CONFLICT DO NOTHING"...)
-	}
-	res, err := db.ExecContext(ctx, string(b), args...)
+	res, err := db.ExecContext(ctx, valuesStatement(`INSERT INTO refresh_families (`+familyColumns+`)`, 15, len(fs), skipTaken), args...)
 	if err != nil {
 		return 0, err
 	}
@@ -339,6 +331,17 @@ func insertFamilies(ctx context.Context, db bun.IDB, skipTaken bool, fs []domain
 		return 0, fmt.Errorf("count the families inserted: %w", err)
 	}
 	return int(n), nil
+}
+
+// valuesStatement is head followed by n rows of width placeholders; with
+// skipTaken, a row in conflict with one already stored is skipped.
+func valuesStatement(head string, width, n int, skipTaken bool) string {
+	row := "(" + strings.TrimSuffix(strings.Repeat("?, ", width), ", ") + ")"
+	q := head + " VALUES " + strings.TrimSuffix(strings.Repeat(row+", ", n), ", ")
+	if skipTaken {
+		q += " ON CONFLICT DO NOTHING"
+	}
+	return q
 }
 
 // revokeIn is revoke inside tx.

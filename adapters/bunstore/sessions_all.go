@@ -34,21 +34,31 @@ func (s *RefreshStore) AllSessions(ctx context.Context, now time.Time, limit, of
 	if offset > 0 {
 		q += ` OFFSET ` + strconv.Itoa(offset)
 	}
-	rows, err := s.db.sql.QueryContext(ctx, q, engine.TimeArg(now))
+	out, err := s.sessions(ctx, "list all sessions", q, engine.TimeArg(now))
 	if err != nil {
-		return nil, 0, dberr.Wrap("list all sessions", err)
+		return nil, 0, err
+	}
+	return out, total, nil
+}
+
+// sessions reads the families query selects (familyColumns) as sessions;
+// a failure is wrapped naming op.
+func (s *RefreshStore) sessions(ctx context.Context, op, query string, args ...any) ([]domain.Session, error) {
+	rows, err := s.db.sql.QueryContext(ctx, query, args...)
+	if err != nil {
+		return nil, dberr.Wrap(op, err)
 	}
 	defer rows.Close()
 	var out []domain.Session
 	for rows.Next() {
 		f, err := scanFamily(rows)
 		if err != nil {
-			return nil, 0, dberr.Wrap("list all sessions", err)
+			return nil, dberr.Wrap(op, err)
 		}
 		out = append(out, f.Session())
 	}
 	if err := rows.Err(); err != nil {
-		return nil, 0, dberr.Wrap("list all sessions", err)
+		return nil, dberr.Wrap(op, err)
 	}
-	return out, total, nil
+	return out, nil
 }

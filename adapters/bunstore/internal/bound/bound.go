@@ -53,7 +53,7 @@ type Call struct {
 func (b Bounds) Enter(ctx context.Context) (context.Context, *Call) {
 	ctx, cancel := context.WithTimeoutCause(ctx, b.Timeout, dberr.ErrPastBound)
 	hold, refused := b.Callers.Acquire(ctx, b.Caller)
-	return b.start(ctx, cancel, hold, refused)
+	return start(ctx, cancel, hold, refused)
 }
 
 // EnterGrouped is Enter for a call whose statements run in a group's
@@ -65,10 +65,11 @@ func (b Bounds) Enter(ctx context.Context) (context.Context, *Call) {
 // the write carries into its group, charges its time there (Charge).
 func (b Bounds) EnterGrouped(ctx context.Context) (context.Context, *Call) {
 	ctx, cancel := context.WithTimeoutCause(ctx, b.Timeout, dberr.ErrPastBound)
-	return b.start(ctx, cancel, b.Callers.Grouped(b.Caller), nil)
+	return start(ctx, cancel, b.Callers.Grouped(b.Caller), nil)
 }
 
-func (b Bounds) start(ctx context.Context, cancel context.CancelFunc, hold *callers.Call, refused error) (context.Context, *Call) {
+// start is the Call of ctx, ended by cancel, holding hold or refused.
+func start(ctx context.Context, cancel context.CancelFunc, hold *callers.Call, refused error) (context.Context, *Call) {
 	if refused != nil {
 		ctx, stop := context.WithCancelCause(ctx)
 		stop(refused)
