@@ -188,7 +188,8 @@ func (r *UserRepository) update(ctx context.Context, id string, endSessions *tim
 			}
 		}
 		u.ID = id
-		u.DateCreated, u.DateUpdated = authStoredTime(u.DateCreated), authStoredTime(u.DateUpdated)
+		// As the database gives them back: UTC, truncated to the microsecond.
+		u.DateCreated, u.DateUpdated = domain.Normalize(u.DateCreated), domain.Normalize(u.DateUpdated)
 		_, err = tx.ExecContext(ctx, `UPDATE users SET username = ?, username_norm = ?, password_hash = ?,
 			password_salt = ?, active = ?, date_created = ?, date_updated = ?, admin = ? WHERE id = ?`,
 			u.Username, domain.NormalizeUsername(u.Username), u.PasswordHash, u.PasswordSalt,
@@ -257,7 +258,3 @@ func (r *UserRepository) userWhere(ctx context.Context, db bun.IDB, column, valu
 	}
 	return toDomainUser(row), nil
 }
-
-// authStoredTime returns t as the database gives it back: UTC, truncated to
-// the microsecond.
-func authStoredTime(t time.Time) time.Time { return domain.Normalize(t) }
