@@ -27,9 +27,9 @@ var (
 // replica (RevokedFamilies) then ends their access tokens and streams
 // as after a logout.
 func (r *UserRepository) DeleteUser(ctx context.Context, id string, now time.Time, events ...domain.AuditEvent) (err error) {
-	ctx, done := r.bounds.Enter(ctx)
-	defer done(&err)
-	return authInTx(ctx, r.db, "delete user", func(ctx context.Context, tx bun.Tx) error {
+	ctx, call := r.bounds.Enter(ctx)
+	defer call.Done(&err)
+	return authInTx(ctx, call, r.db, "delete user", func(ctx context.Context, tx bun.Tx) error {
 		u, err := r.userWhere(ctx, tx, "id", id, true)
 		if err != nil {
 			return err
@@ -58,27 +58,11 @@ func (r *UserRepository) DeleteUser(ctx context.Context, id string, now time.Tim
 // UserSessions returns the user's live families as sessions, the last
 // used first, then the greatest id.
 func (s *RefreshStore) UserSessions(ctx context.Context, userID string, now time.Time) (_ []domain.Session, err error) {
-	ctx, done := s.bounds.Enter(ctx)
-	defer done(&err)
-	rows, err := s.db.sql.QueryContext(ctx, `SELECT `+familyColumns+` FROM refresh_families
+	ctx, call := s.bounds.Enter(ctx)
+	defer call.Done(&err)
+	return s.sessions(ctx, "list sessions", `SELECT `+familyColumns+` FROM refresh_families
 		WHERE user_id = ? AND revoked_at IS NULL AND expires_at > ? ORDER BY issued_at DESC, family_id DESC`,
 		userID, engine.TimeArg(now))
-	if err != nil {
-		return nil, dberr.Wrap("list sessions", err)
-	}
-	defer rows.Close()
-	var out []domain.Session
-	for rows.Next() {
-		f, err := scanFamily(rows)
-		if err != nil {
-			return nil, dberr.Wrap("list sessions", err)
-		}
-		out = append(out, f.Session())
-	}
-	if err := rows.Err(); err != nil {
-		return nil, dberr.Wrap("list sessions", err)
-	}
-	return out, nil
 }
 
 // Session returns the family id as a session, or
@@ -90,8 +74,8 @@ func (s *RefreshStore) Session(ctx context.Context, id string) (_ domain.Session
 		// reads a NUL as the end of the statement).
 		return domain.Session{}, domain.ErrSessionNotFound
 	}
-	ctx, done := s.bounds.Enter(ctx)
-	defer done(&err)
+	ctx, call := s.bounds.Enter(ctx)
+	defer call.Done(&err)
 	f, found, err := readFamily(ctx, s.db.eng, s.db.sql, id, false)
 	if err != nil {
 		return domain.Session{}, err

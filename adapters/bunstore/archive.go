@@ -3,7 +3,7 @@ package bunstore
 import (
 	"context"
 	"database/sql"
-	"strings"
+	"slices"
 	"time"
 
 	"github.com/uptrace/bun"
@@ -63,8 +63,8 @@ func (a *Archive) eachPage(ctx context.Context, op, query string, args []any, sc
 }
 
 func (a *Archive) page(ctx context.Context, op, query string, args []any, scan func(*sql.Rows) (string, error)) (n int, last string, err error) {
-	ctx, done := a.bounds.Enter(ctx)
-	defer done(&err)
+	ctx, call := a.bounds.Enter(ctx)
+	defer call.Done(&err)
 	rows, err := a.db.sql.QueryContext(ctx, query, args...)
 	if err != nil {
 		return 0, "", dberr.Wrap(op, err)
@@ -139,13 +139,13 @@ func (a *Archive) EachEntry(ctx context.Context, table string, now time.Time, fn
 
 // Holds implements ports.ArchiveWriter.
 func (a *Archive) Holds(ctx context.Context, tables []string) (_ bool, err error) {
-	ctx, done := a.bounds.Enter(ctx)
-	defer done(&err)
+	ctx, call := a.bounds.Enter(ctx)
+	defer call.Done(&err)
 	// Signing keys are left out: every start creates one, `migrate` too,
 	// and Import retires it when the archive brings its own
 	// (KeepSigningKey).
 	for _, t := range append([]string{"users", "refresh_families"}, tables...) {
-		if err := ValidateTableName(t); err != nil && !isAuthTable(t) {
+		if err := ValidateTableName(t); err != nil && !slices.Contains(authTables(), t) {
 			return false, err
 		}
 		var one int
@@ -160,20 +160,11 @@ func (a *Archive) Holds(ctx context.Context, tables []string) (_ bool, err error
 	return false, nil
 }
 
-func isAuthTable(t string) bool {
-	for _, a := range authTables() {
-		if a == t {
-			return true
-		}
-	}
-	return false
-}
-
 // BeginLoad implements ports.ArchiveWriter. The transaction is not bounded
 // by the repository timeout (a load of millions of rows takes longer);
 // each batch is.
 func (a *Archive) BeginLoad(ctx context.Context, merge bool) (ports.ArchiveLoad, error) {
-	leave, err := writegate.Enter(ctx, a.db.gate)
+	leave, err := writegate.Enter(ctx, a.db.gate, nil)
 	if err != nil {
 		return nil, dberr.Wrap("begin the import", err)
 	}
@@ -204,22 +195,9 @@ func (l *archiveLoad) insert(ctx context.Context, op, head string, width, n int,
 	if n == 0 {
 		return 0, nil
 	}
-	ctx, done := l.bounds.Enter(ctx)
-	defer done(&err)
-	row := "(" + strings.TrimSuffix(strings.Repeat("?, ", width), ", ") + ")"
-	var b strings.Builder
-	b.WriteString(head)
-	b.WriteString(" VALUES ")
-	for i := range n {
-		if i > 0 {
-			b.WriteString(", ")
-		}
-		b.WriteString(row)
-	}
-	if l.merge {
-		b.WriteString(" ON CONFLICT DO NOTHING")
-	}
-	res, err := l.tx.ExecContext(ctx, b.String(), args...)
+	ctx, call := l.bounds.Enter(ctx)
+	defer call.Done(&err)
+	res, err := l.tx.ExecContext(ctx, valuesStatement(head, width, n, l.merge), args...)
 	if err != nil {
 		return 0, l.insertError(op, err)
 	}
@@ -260,8 +238,8 @@ func (l *archiveLoad) AddSigningKeys(ctx context.Context, ks []domain.SigningKey
 
 // KeepSigningKey implements ports.ArchiveLoad.
 func (l *archiveLoad) KeepSigningKey(ctx context.Context, id string, at time.Time) (_ int, err error) {
-	ctx, done := l.bounds.Enter(ctx)
-	defer done(&err)
+	ctx, call := l.bounds.Enter(ctx)
+	defer call.Done(&err)
 	res, err := l.tx.ExecContext(ctx, `UPDATE signing_keys SET retired_at = ?, "private" = ?
 		WHERE retired_at IS NULL AND revoked_at IS NULL AND id <> ?
 		AND EXISTS (SELECT 1 FROM signing_keys k WHERE k.id = ? AND k.retired_at IS NULL AND k.revoked_at IS NULL)`,
@@ -274,8 +252,8 @@ func (l *archiveLoad) KeepSigningKey(ctx context.Context, id string, at time.Tim
 }
 
 func (l *archiveLoad) AddRefreshFamilies(ctx context.Context, fs []domain.RefreshFamily) (n int, err error) {
-	ctx, done := l.bounds.Enter(ctx)
-	defer done(&err)
+	ctx, call := l.bounds.Enter(ctx)
+	defer call.Done(&err)
 	n, err = insertFamilies(ctx, l.tx, l.merge, fs)
 	return n, l.insertError("import refresh families", err)
 }

@@ -36,9 +36,9 @@ func NewAuditLog(db *DB) *AuditLog {
 
 // RecordEvent stores e.
 func (l *AuditLog) RecordEvent(ctx context.Context, e domain.AuditEvent) (err error) {
-	ctx, done := l.bounds.Enter(ctx)
-	defer done(&err)
-	return gated(ctx, l.db, func() error { return insertEvents(ctx, l.db.sql, []domain.AuditEvent{e}) })
+	ctx, call := l.bounds.Enter(ctx)
+	defer call.Done(&err)
+	return gated(ctx, call, l.db, func() error { return insertEvents(ctx, l.db.sql, []domain.AuditEvent{e}) })
 }
 
 // insertEvents stores es through db, a transaction when the events belong
@@ -67,9 +67,9 @@ func (l *AuditLog) Events(ctx context.Context, f ports.AuditFilter) (_ []domain.
 // QueryEvents returns the events q selects (ports.AuditQueryLog): one
 // range of the index on ("at", id), its filter translated by auditWhere.
 func (l *AuditLog) QueryEvents(ctx context.Context, aq ports.AuditQuery) (_ []domain.AuditEvent, err error) {
-	ctx, done := l.bounds.Enter(ctx)
-	defer done(&err)
-	if err := l.flushHeld(ctx); err != nil {
+	ctx, call := l.bounds.Enter(ctx)
+	defer call.Done(&err)
+	if err := l.flushHeld(ctx, call); err != nil {
 		return nil, err
 	}
 	var b strings.Builder
@@ -119,21 +119,13 @@ func (l *AuditLog) QueryEvents(ctx context.Context, aq ports.AuditQuery) (_ []do
 // PurgeEvents removes at most limit events older than before, oldest
 // first; replicas purging together take disjoint batches on PostgreSQL.
 func (l *AuditLog) PurgeEvents(ctx context.Context, before time.Time, limit int) (_ int, err error) {
-	ctx, done := l.bounds.Enter(ctx)
-	defer done(&err)
+	ctx, call := l.bounds.Enter(ctx)
+	defer call.Done(&err)
 	if limit < 1 {
 		return 0, nil
 	}
-	res, err := l.db.exec(ctx, `DELETE FROM auth_events WHERE id IN (
+	return l.db.exec(ctx, call, "purge audit events", `DELETE FROM auth_events WHERE id IN (
 		SELECT id FROM auth_events WHERE "at" < ? ORDER BY "at" LIMIT ?`+l.db.eng.SkipLocked()+`)`, engine.TimeArg(before), limit)
-	if err != nil {
-		return 0, dberr.Wrap("purge audit events", err)
-	}
-	n, err := res.RowsAffected()
-	if err != nil {
-		return 0, dberr.Wrap("purge audit events", err)
-	}
-	return int(n), nil
 }
 
 // auditColumns are the auth_events columns of domain.AuditFields: a

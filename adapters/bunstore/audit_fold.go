@@ -6,6 +6,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/cachegate/cachegate/adapters/bunstore/internal/bound"
 	"github.com/cachegate/cachegate/adapters/bunstore/internal/dberr"
 	"github.com/cachegate/cachegate/adapters/bunstore/internal/engine"
 	"github.com/cachegate/cachegate/domain"
@@ -94,18 +95,18 @@ func (l *AuditLog) FoldEvent(ctx context.Context, e domain.AuditEvent, f domain.
 	if !f.Folds(e) {
 		return fmt.Errorf("bunstore: fold audit event: %s is not folded", e.Type)
 	}
-	ctx, done := l.bounds.Enter(ctx)
-	defer done(&err)
+	ctx, call := l.bounds.Enter(ctx)
+	defer call.Done(&err)
 	e.Username = domain.CutAuditUsername(e.Username)
 	own, shared := f.Keys(e)
 	end := f.Start(e.Time).Add(f.Window)
 	add := attemptOf(e)
 	if held, flush := l.fold.hold(own, add, l.flushHeldLater); held {
-		return l.addAttempts(ctx, own, flush)
+		return l.addAttempts(ctx, call, own, flush)
 	}
 	if l.fold.knows(own) {
 		// This process wrote the row: it is there unless purged since.
-		if ok, err := l.addAttempts1(ctx, own, add); err != nil || ok {
+		if ok, err := l.addAttempts1(ctx, call, own, add); err != nil || ok {
 			if ok {
 				l.fold.wrote(own, end)
 			}
@@ -126,11 +127,11 @@ func (l *AuditLog) FoldEvent(ctx context.Context, e domain.AuditEvent, f domain.
 		if ownRows == 0 && addressRows >= f.Distinct {
 			key = shared
 			if held, flush := l.fold.hold(shared, add, l.flushHeldLater); held {
-				return l.addAttempts(ctx, shared, flush)
+				return l.addAttempts(ctx, call, shared, flush)
 			}
 		}
 	}
-	_, err = l.db.exec(ctx, `INSERT INTO auth_events
+	_, err = l.db.exec(ctx, call, "fold audit event", `INSERT INTO auth_events
 		(id, "at", type, user_id, username, username_norm, address, request_id, family, reason, fold_key)
 		VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
 		ON CONFLICT (fold_key) WHERE fold_key IS NOT NULL DO UPDATE SET `+foldSet(func(c string) string {
@@ -144,7 +145,7 @@ func (l *AuditLog) FoldEvent(ctx context.Context, e domain.AuditEvent, f domain.
 	}),
 		e.ID, engine.TimeArg(e.Time), string(e.Type), e.UserID, e.Username, *add.norm, e.Address, e.RequestID, e.Family, e.Reason, key)
 	if err != nil {
-		return dberr.Wrap("fold audit event", err)
+		return err
 	}
 	l.fold.wrote(key, end)
 	return nil
@@ -165,16 +166,16 @@ func foldSet(v func(string) string) string {
 
 // addAttempts adds a to the row of key, if a holds any; a row that is
 // gone (purged) takes nothing.
-func (l *AuditLog) addAttempts(ctx context.Context, key string, a foldAdd) error {
+func (l *AuditLog) addAttempts(ctx context.Context, call *bound.Call, key string, a foldAdd) error {
 	if a.n == 0 {
 		return nil
 	}
-	_, err := l.addAttempts1(ctx, key, a)
+	_, err := l.addAttempts1(ctx, call, key, a)
 	return err
 }
 
 // addAttempts1 adds a to the row of key and reports whether there was one.
-func (l *AuditLog) addAttempts1(ctx context.Context, key string, a foldAdd) (bool, error) {
+func (l *AuditLog) addAttempts1(ctx context.Context, call *bound.Call, key string, a foldAdd) (bool, error) {
 	str := func(p *string) any {
 		if p == nil {
 			return nil
@@ -185,33 +186,26 @@ func (l *AuditLog) addAttempts1(ctx context.Context, key string, a foldAdd) (boo
 		"reason": str(a.reason)}
 	var args []any
 	set := foldSet(func(c string) string { args = append(args, vals[c]); return "?" })
-	res, err := l.db.exec(ctx, `UPDATE auth_events SET `+set+` WHERE fold_key = ?`, append(args, key)...)
-	if err != nil {
-		return false, dberr.Wrap("fold audit event", err)
-	}
-	n, err := res.RowsAffected()
-	if err != nil {
-		return false, dberr.Wrap("fold audit event", err)
-	}
-	return n > 0, nil
+	n, err := l.db.exec(ctx, call, "fold audit event", `UPDATE auth_events SET `+set+` WHERE fold_key = ?`, append(args, key)...)
+	return n > 0, err
 }
 
 // Flush writes the folded login attempts l holds (see foldDirect): call
 // it before closing the database, so that a process that stops loses
 // none.
 func (l *AuditLog) Flush(ctx context.Context) (err error) {
-	ctx, done := l.bounds.Enter(ctx)
-	defer done(&err)
-	return l.flushHeld(ctx)
+	ctx, call := l.bounds.Enter(ctx)
+	defer call.Done(&err)
+	return l.flushHeld(ctx, call)
 }
 
 // flushHeld writes every attempt held.
-func (l *AuditLog) flushHeld(ctx context.Context) error {
+func (l *AuditLog) flushHeld(ctx context.Context, call *bound.Call) error {
 	l.fold.flushing.Lock()
 	defer l.fold.flushing.Unlock()
 	var errs []error
 	for key, a := range l.fold.takeAll() {
-		if err := l.addAttempts(ctx, key, a); err != nil {
+		if err := l.addAttempts(ctx, call, key, a); err != nil {
 			errs = append(errs, err)
 		}
 	}
@@ -224,9 +218,9 @@ func (l *AuditLog) flushHeld(ctx context.Context) error {
 // flushHeldLater is flushHeld run by the buffer's timer. A failure loses
 // those counts, as a failed RecordEvent loses its event.
 func (l *AuditLog) flushHeldLater() {
-	ctx, done := l.bounds.Enter(context.Background())
-	err := l.flushHeld(ctx)
-	done(&err)
+	ctx, call := l.bounds.Enter(context.Background())
+	err := l.flushHeld(ctx, call)
+	call.Done(&err)
 }
 
 // hold keeps a for the row of key when this process has written that row

@@ -213,13 +213,11 @@ func auditFoldMigration(ctx context.Context, eng engine.Engine, m *migrate.Migra
 				return fmt.Errorf("bunstore: add auth_events.%s: %w", c.name, err)
 			}
 		}
-		for _, stmt := range []string{
+		if err := execAll(ctx, tx, []string{
 			`CREATE UNIQUE INDEX IF NOT EXISTS auth_events_fold_key_idx ON auth_events (fold_key) WHERE fold_key IS NOT NULL`,
 			`CREATE INDEX IF NOT EXISTS auth_events_fold_address_idx ON auth_events (address, "at") WHERE fold_key IS NOT NULL`,
-		} {
-			if _, err := tx.ExecContext(ctx, stmt); err != nil {
-				return fmt.Errorf("bunstore: index folded audit events: %w", err)
-			}
+		}); err != nil {
+			return fmt.Errorf("bunstore: index folded audit events: %w", err)
 		}
 		return nil
 	})

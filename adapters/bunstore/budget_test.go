@@ -14,7 +14,7 @@ import (
 // take on a connection is charged to that caller when they end, never to
 // another caller or to a call without one; a write grouped at SQLite's
 // write gate (a create) is charged its time in its group
-// (callers.Charge), a create batched on PostgreSQL, which holds no one
+// (callers.Call.Charge), a create batched on PostgreSQL, which holds no one
 // writer, is not.
 func TestCallsChargeTheirCallersBudget(t *testing.T) {
 	t.Parallel()
@@ -61,22 +61,22 @@ func TestAWaitForSQLitesWriterIsNotChargedToTheCaller(t *testing.T) {
 	budget := NewBudget(100*time.Millisecond, 100*time.Millisecond, nil)
 	l := newCallerLimit(db, 0, budget)
 	gate := db.gate
-	leaveOther, err := writegate.Enter(t.Context(), gate)
+	leaveOther, err := writegate.Enter(t.Context(), gate, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
 	time.AfterFunc(300*time.Millisecond, leaveOther)
-	ctx, release, err := l.Acquire(t.Context(), domain.Caller{User: "alice"})
+	call, err := l.Acquire(t.Context(), domain.Caller{User: "alice"})
 	if err != nil {
 		t.Fatal(err)
 	}
 	start := time.Now()
-	leave, err := writegate.Enter(ctx, gate)
+	leave, err := writegate.Enter(t.Context(), gate, call)
 	if err != nil {
 		t.Fatal(err)
 	}
 	leave()
-	release(true)
+	call.Release(true)
 	if waited := time.Since(start); waited < 250*time.Millisecond {
 		t.Fatalf("the call waited %v for the gate, want about 300ms", waited)
 	}

@@ -113,9 +113,9 @@ func (r *CacheRepository) Create(ctx context.Context, e domain.Entry, now time.T
 	if r.writer.groupsCreates() {
 		enter = r.bounds.EnterGrouped
 	}
-	ctx, done := enter(ctx)
-	defer done(&err)
-	return r.writer.create(ctx, e.Normalized(), now, q)
+	ctx, call := enter(ctx)
+	defer call.Done(&err)
+	return r.writer.create(ctx, call, e.Normalized(), now, q)
 }
 
 func (r *CacheRepository) create(ctx context.Context, db bun.IDB, e domain.Entry, now time.Time, q domain.Quota) error {
@@ -161,7 +161,7 @@ func (r *CacheRepository) createWith(ctx context.Context, db bun.IDB, e domain.E
 		removed := int64(0)
 		if try < maxCreateTries {
 			// Only dead rows may stand in the way: clear them and try again.
-			removed, err = r.exec(ctx, db, "DELETE FROM ? WHERE (id = ? OR (key = ? AND type = ? AND assignee_id = ? AND date_deleted IS NULL)) AND "+deadAt,
+			removed, err = dberr.Exec(ctx, db, "DELETE FROM ? WHERE (id = ? OR (key = ? AND type = ? AND assignee_id = ? AND date_deleted IS NULL)) AND "+deadAt,
 				r.table, e.ID, e.Key, e.Type, e.AssigneeID, engine.TimeArg(now))
 			if err != nil {
 				return dberr.Wrap("clear dead entries", err)
@@ -213,8 +213,8 @@ func (r *CacheRepository) Get(ctx context.Context, id string, now time.Time) (do
 
 // getBounded is Get without the cache: a bounded call that reads the row.
 func (r *CacheRepository) getBounded(ctx context.Context, id string, now time.Time) (_ domain.Entry, err error) {
-	ctx, done := r.bounds.Enter(ctx)
-	defer done(&err)
+	ctx, call := r.bounds.Enter(ctx)
+	defer call.Done(&err)
 	if r.reads != nil {
 		return r.reads.read(ctx, r, id, now)
 	}
@@ -236,8 +236,8 @@ func (r *CacheRepository) get(ctx context.Context, db bun.IDB, id string, now ti
 
 // GetByKey implements ports.CacheRepository.
 func (r *CacheRepository) GetByKey(ctx context.Context, k domain.NaturalKey, now time.Time) (_ domain.Entry, err error) {
-	ctx, done := r.bounds.Enter(ctx)
-	defer done(&err)
+	ctx, call := r.bounds.Enter(ctx)
+	defer call.Done(&err)
 	return r.getOne(ctx, r.db, now, "SELECT "+cacheColumns+" FROM ? WHERE key = ? AND type = ? AND assignee_id = ? AND date_deleted IS NULL",
 		r.table, k.Key, k.Type, k.AssigneeID)
 }
@@ -273,10 +273,10 @@ func pointAnswer(e domain.Entry, err error, now time.Time) (domain.Entry, error)
 // repository; every other field, DateUpdated included, is what fn left
 // (the id excepted, which fn cannot change).
 func (r *CacheRepository) Update(ctx context.Context, id string, now time.Time, q domain.Quota, fn func(*domain.Entry) error) (_ domain.Entry, err error) {
-	ctx, done := r.bounds.Enter(ctx)
-	defer done(&err)
+	ctx, call := r.bounds.Enter(ctx)
+	defer call.Done(&err)
 	var next domain.Entry
-	err = r.writer.write(ctx, func(ctx context.Context, db bun.IDB) error {
+	err = r.writer.write(ctx, call, func(ctx context.Context, db bun.IDB) error {
 		var err error
 		next, err = r.update(ctx, db, id, now, q, fn)
 		return err
@@ -333,7 +333,7 @@ func (r *CacheRepository) replace(ctx context.Context, db bun.IDB, cur, next dom
 		}
 		removed := int64(0)
 		if try < maxCreateTries {
-			removed, err = r.exec(ctx, db, "DELETE FROM ? WHERE key = ? AND type = ? AND assignee_id = ? AND date_deleted IS NULL AND id <> ? AND "+deadAt,
+			removed, err = dberr.Exec(ctx, db, "DELETE FROM ? WHERE key = ? AND type = ? AND assignee_id = ? AND date_deleted IS NULL AND id <> ? AND "+deadAt,
 				r.table, next.Key, next.Type, next.AssigneeID, next.ID, engine.TimeArg(now))
 			if err != nil {
 				return 0, dberr.Wrap("clear dead entries", err)
@@ -373,7 +373,7 @@ func (r *CacheRepository) updateRow(ctx context.Context, db bun.IDB, cur, next d
 		query += " AND " + where
 		args = append(args, gargs...)
 	}
-	return r.exec(ctx, db, query, args...)
+	return dberr.Exec(ctx, db, query, args...)
 }
 
 // updateRefusal examines an update of cur to next that wrote nothing
@@ -420,11 +420,11 @@ func (r *CacheRepository) keyConflictOr(ctx context.Context, db bun.IDB, cur, ne
 
 // Delete implements ports.CacheRepository.
 func (r *CacheRepository) Delete(ctx context.Context, id string, now time.Time, fn func(domain.Entry) error) (_ domain.Entry, err error) {
-	ctx, done := r.bounds.Enter(ctx)
-	defer done(&err)
+	ctx, call := r.bounds.Enter(ctx)
+	defer call.Done(&err)
 	now = domain.Normalize(now)
 	var gone domain.Entry
-	err = r.writer.write(ctx, func(ctx context.Context, db bun.IDB) error {
+	err = r.writer.write(ctx, call, func(ctx context.Context, db bun.IDB) error {
 		var err error
 		gone, err = r.delete(ctx, db, id, now, fn)
 		return err
@@ -441,7 +441,7 @@ func (r *CacheRepository) delete(ctx context.Context, db bun.IDB, id string, now
 		if err := fn(cur); err != nil {
 			return domain.Entry{}, err
 		}
-		n, err := r.exec(ctx, db, "UPDATE ? SET date_deleted = ? WHERE id = ? AND version = ? AND date_created = ? AND date_deleted IS NULL",
+		n, err := dberr.Exec(ctx, db, "UPDATE ? SET date_deleted = ? WHERE id = ? AND version = ? AND date_created = ? AND date_deleted IS NULL",
 			r.table, engine.TimeArg(now), cur.ID, cur.Version, engine.TimeArg(cur.DateCreated))
 		if err != nil {
 			return domain.Entry{}, dberr.Wrap("delete entry", err)
@@ -456,11 +456,11 @@ func (r *CacheRepository) delete(ctx context.Context, db bun.IDB, id string, now
 
 // DeleteByAssignee implements ports.CacheRepository.
 func (r *CacheRepository) DeleteByAssignee(ctx context.Context, assigneeID string, now time.Time) (_ int, err error) {
-	ctx, done := r.bounds.Enter(ctx)
-	defer done(&err)
+	ctx, call := r.bounds.Enter(ctx)
+	defer call.Done(&err)
 	var n int64
-	err = gated(ctx, r.handle, func() (err error) {
-		n, err = r.exec(ctx, r.db, "UPDATE ? SET date_deleted = ? WHERE assignee_id = ? AND "+liveAt,
+	err = gated(ctx, call, r.handle, func() (err error) {
+		n, err = dberr.Exec(ctx, r.db, "UPDATE ? SET date_deleted = ? WHERE assignee_id = ? AND "+liveAt,
 			r.table, engine.TimeArg(now), assigneeID, engine.TimeArg(now))
 		return err
 	})
@@ -473,13 +473,13 @@ func (r *CacheRepository) DeleteByAssignee(ctx context.Context, assigneeID strin
 // Purge implements ports.CacheRepository. Purgers running at once remove
 // disjoint rows (see purgeStatement).
 func (r *CacheRepository) Purge(ctx context.Context, now time.Time, limit int) (_ int, err error) {
-	ctx, done := r.bounds.Enter(ctx)
-	defer done(&err)
+	ctx, call := r.bounds.Enter(ctx)
+	defer call.Done(&err)
 	if limit <= 0 {
 		return 0, nil
 	}
 	var n int64
-	err = gated(ctx, r.handle, func() (err error) {
+	err = gated(ctx, call, r.handle, func() (err error) {
 		n, err = r.eng.Purge(ctx, r.db, r.table, now, limit)
 		return err
 	})
@@ -487,12 +487,6 @@ func (r *CacheRepository) Purge(ctx context.Context, now time.Time, limit int) (
 		return 0, dberr.Wrap("purge entries", err)
 	}
 	return int(n), nil
-}
-
-// exec runs one writing statement, retrying transient failures, and
-// returns how many rows it changed.
-func (r *CacheRepository) exec(ctx context.Context, db bun.IDB, query string, args ...any) (int64, error) {
-	return dberr.Exec(ctx, db, query, args...)
 }
 
 // rowScanner is *sql.Row or *sql.Rows.

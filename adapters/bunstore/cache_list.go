@@ -85,8 +85,8 @@ func (r *CacheRepository) List(ctx context.Context, q ports.ListQuery, now time.
 // takes a connection for fn alone, runs fn under the query bound
 // (bound.Bounds.Query) and gives the connection back when fn returns.
 func (r *CacheRepository) listStatement(ctx context.Context, fn func(ctx context.Context, db bun.IDB) error) (err error) {
-	ctx, done := r.bounds.Enter(ctx)
-	defer done(&err)
+	ctx, call := r.bounds.Enter(ctx)
+	defer call.Done(&err)
 	conn, err := r.handle.sql.Conn(ctx)
 	if err != nil {
 		return err

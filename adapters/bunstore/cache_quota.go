@@ -90,7 +90,7 @@ func (r *CacheRepository) insert(ctx context.Context, db bun.IDB, e domain.Entry
 		engine.TimeArg(e.DateCreated), engine.TimeArg(e.DateUpdated), engine.NullTimeArg(e.DateDeleted), engine.NullTimeArg(e.ExpiresAt),
 		foldedArg(e.Key), foldedArg(e.Type)}
 	if g == nil {
-		return r.exec(ctx, db, "INSERT INTO ? ("+cacheWriteColumns+") VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+		return dberr.Exec(ctx, db, "INSERT INTO ? ("+cacheWriteColumns+") VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
 			append([]any{r.table}, values...)...)
 	}
 	with, from, where, gargs := r.guarded(g)
@@ -103,7 +103,7 @@ func (r *CacheRepository) insert(ctx context.Context, db bun.IDB, e domain.Entry
 		query += " WHERE " + where
 		args = append(append([]any{r.table}, values...), gargs...)
 	}
-	return r.exec(ctx, db, query, args...)
+	return dberr.Exec(ctx, db, query, args...)
 }
 
 // usage reads the counts of assignee, summed over its shards.
@@ -130,7 +130,7 @@ func (r *CacheRepository) refusal(ctx context.Context, db bun.IDB, g *quotaGuard
 	if refused == nil {
 		return true, nil
 	}
-	n, err := r.exec(ctx, db, "DELETE FROM ? WHERE assignee_id = ? AND "+deadAt, r.table, g.Assignee, engine.TimeArg(now))
+	n, err := dberr.Exec(ctx, db, "DELETE FROM ? WHERE assignee_id = ? AND "+deadAt, r.table, g.Assignee, engine.TimeArg(now))
 	if err != nil {
 		return false, dberr.Wrap("remove the assignee's dead entries", err)
 	}

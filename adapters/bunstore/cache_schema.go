@@ -23,14 +23,7 @@ func cacheTableMigration(eng engine.Engine, table string) migrate.Migration {
 	return migrate.Migration{
 		Name: cacheMigrationVersion + "_cache_" + table,
 		Up: func(ctx context.Context, m *migrate.Migrator, _ *migrate.Migration) error {
-			return m.DB().RunInTx(ctx, nil, func(ctx context.Context, tx bun.Tx) error {
-				for _, stmt := range cacheTableDDL(eng, table) {
-					if _, err := tx.ExecContext(ctx, stmt); err != nil {
-						return err
-					}
-				}
-				return nil
-			})
+			return execInTx(ctx, m.DB(), cacheTableDDL(eng, table))
 		},
 		Down: func(ctx context.Context, m *migrate.Migrator, _ *migrate.Migration) error {
 			_, err := m.DB().ExecContext(ctx, "DROP TABLE IF EXISTS ?", bun.Ident(table))
@@ -48,14 +41,7 @@ func cacheListMigration(eng engine.Engine, table string) migrate.Migration {
 	return migrate.Migration{
 		Name: cacheListMigrationVersion + "_cache_" + table + "_list",
 		Up: func(ctx context.Context, m *migrate.Migrator, _ *migrate.Migration) error {
-			return m.DB().RunInTx(ctx, nil, func(ctx context.Context, tx bun.Tx) error {
-				for _, stmt := range cacheListDDL(eng, table) {
-					if _, err := tx.ExecContext(ctx, stmt); err != nil {
-						return err
-					}
-				}
-				return nil
-			})
+			return execInTx(ctx, m.DB(), cacheListDDL(eng, table))
 		},
 		Down: func(ctx context.Context, m *migrate.Migrator, _ *migrate.Migration) error {
 			n := cacheNamesOf(table)
@@ -83,14 +69,7 @@ func cacheCoveringMigration(eng engine.Engine, table string) migrate.Migration {
 	return migrate.Migration{
 		Name: cacheCoveringMigrationVersion + "_cache_" + table + "_list_covering",
 		Up: func(ctx context.Context, m *migrate.Migrator, _ *migrate.Migration) error {
-			return m.DB().RunInTx(ctx, nil, func(ctx context.Context, tx bun.Tx) error {
-				for _, stmt := range cacheCoveringDDL(eng, table) {
-					if _, err := tx.ExecContext(ctx, stmt); err != nil {
-						return err
-					}
-				}
-				return nil
-			})
+			return execInTx(ctx, m.DB(), cacheCoveringDDL(eng, table))
 		},
 		Down: func(ctx context.Context, m *migrate.Migrator, _ *migrate.Migration) error {
 			n := cacheNamesOf(table)

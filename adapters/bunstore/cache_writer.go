@@ -8,6 +8,7 @@ import (
 	"github.com/uptrace/bun"
 
 	"github.com/cachegate/cachegate/adapters/bunstore/internal/batch"
+	"github.com/cachegate/cachegate/adapters/bunstore/internal/bound"
 	"github.com/cachegate/cachegate/adapters/bunstore/internal/dberr"
 	"github.com/cachegate/cachegate/adapters/bunstore/internal/engine"
 
@@ -29,13 +30,14 @@ import (
 //   - batchWriter: PostgreSQL, creates batched (create_batch.go), every
 //     other write direct.
 type entryWriter interface {
-	// write runs fn, a write of one entry, with the database it must use.
-	write(ctx context.Context, fn func(ctx context.Context, db bun.IDB) error) error
+	// write runs fn, a write of one entry of the bounded call call, with
+	// the database it must use.
+	write(ctx context.Context, call *bound.Call, fn func(ctx context.Context, db bun.IDB) error) error
 	// create writes e, normalized, under q.
-	create(ctx context.Context, e domain.Entry, now time.Time, q domain.Quota) error
+	create(ctx context.Context, call *bound.Call, e domain.Entry, now time.Time, q domain.Quota) error
 	// inTx runs fn in a transaction that holds its statements together
 	// (CreateIdempotent's record and entry).
-	inTx(ctx context.Context, fn func(ctx context.Context, db bun.IDB) error) error
+	inTx(ctx context.Context, call *bound.Call, fn func(ctx context.Context, db bun.IDB) error) error
 	// groupsCreates reports whether a create waits for a group or a batch
 	// (then its call enters with bound.Bounds.EnterGrouped).
 	groupsCreates() bool
@@ -71,15 +73,15 @@ func newEntryWriter(r *CacheRepository, db *DB) entryWriter {
 // directWriter runs every write on the repository's handle.
 type directWriter struct{ r *CacheRepository }
 
-func (w directWriter) write(ctx context.Context, fn func(ctx context.Context, db bun.IDB) error) error {
+func (w directWriter) write(ctx context.Context, _ *bound.Call, fn func(ctx context.Context, db bun.IDB) error) error {
 	return fn(ctx, w.r.db)
 }
 
-func (w directWriter) create(ctx context.Context, e domain.Entry, now time.Time, q domain.Quota) error {
+func (w directWriter) create(ctx context.Context, _ *bound.Call, e domain.Entry, now time.Time, q domain.Quota) error {
 	return w.r.create(ctx, w.r.db, e, now, q)
 }
 
-func (w directWriter) inTx(ctx context.Context, fn func(ctx context.Context, db bun.IDB) error) error {
+func (w directWriter) inTx(ctx context.Context, _ *bound.Call, fn func(ctx context.Context, db bun.IDB) error) error {
 	return w.r.db.RunInTx(ctx, nil, func(ctx context.Context, tx bun.Tx) error { return fn(ctx, tx) })
 }
 
@@ -99,16 +101,16 @@ type groupWriter struct {
 
 // write runs fn in a transaction shared with the other writes of the
 // handle's group, in a savepoint of its own.
-func (w groupWriter) write(ctx context.Context, fn func(ctx context.Context, db bun.IDB) error) error {
+func (w groupWriter) write(ctx context.Context, call *bound.Call, fn func(ctx context.Context, db bun.IDB) error) error {
 	// Prepared before the group's transaction takes a connection: an
 	// sqlite::memory: handle has only that one.
 	if _, err := w.prepared.Get(ctx); err != nil {
 		return dberr.Wrap("prepare the entry writes", err)
 	}
-	return w.group.Do(ctx, writegate.Write{DB: w.r.handle.sql, Fn: fn})
+	return w.group.Do(ctx, writegate.Write{DB: w.r.handle.sql, Fn: fn, Call: call.Hold()})
 }
 
-func (w groupWriter) create(ctx context.Context, e domain.Entry, now time.Time, q domain.Quota) error {
+func (w groupWriter) create(ctx context.Context, call *bound.Call, e domain.Entry, now time.Time, q domain.Quota) error {
 	// The closure holds r, not w: one pointer to capture, not the writer's
 	// three words (BenchmarkCreate's B/op).
 	r := w.r
@@ -117,7 +119,7 @@ func (w groupWriter) create(ctx context.Context, e domain.Entry, now time.Time, 
 			return err
 		}
 	}
-	err := w.write(ctx, func(ctx context.Context, db bun.IDB) error { return r.create(ctx, db, e, now, q) })
+	err := w.write(ctx, call, func(ctx context.Context, db bun.IDB) error { return r.create(ctx, db, e, now, q) })
 	if errors.Is(err, domain.ErrCacheQuotaExceeded) {
 		w.refused.note(e.AssigneeID, time.Now())
 	}
@@ -125,8 +127,8 @@ func (w groupWriter) create(ctx context.Context, e domain.Entry, now time.Time, 
 }
 
 // inTx is write: the write's savepoint holds its statements together.
-func (w groupWriter) inTx(ctx context.Context, fn func(ctx context.Context, db bun.IDB) error) error {
-	return w.write(ctx, fn)
+func (w groupWriter) inTx(ctx context.Context, call *bound.Call, fn func(ctx context.Context, db bun.IDB) error) error {
+	return w.write(ctx, call, fn)
 }
 
 func (groupWriter) groupsCreates() bool { return true }

@@ -48,8 +48,8 @@ import (
 type ChangeLog struct {
 	db     *DB
 	bounds bound.Bounds
-	// head finds the visible head: the engine's (engine.ChangeHead).
-	head engine.ChangeHead
+	// visible finds the visible head: the engine's (engine.ChangeHead).
+	visible engine.ChangeHead
 	// next holds Changes' statement where the head does not trail
 	// (changesAfterQuery): the feed runs it after every group of writes of
 	// the process, so SQLite prepares it once, not on every read.
@@ -61,7 +61,7 @@ var _ ports.ChangeLog = (*ChangeLog)(nil)
 // NewChangeLog returns the log of db, which Migrate prepared. Each call is
 // bounded as the repositories' are (WithTimeout).
 func NewChangeLog(db *DB) *ChangeLog {
-	return &ChangeLog{db: db, bounds: db.bounds, head: db.eng.ChangeHead(), next: engine.NewPrepared(db.sql, db.eng, changesAfterQuery)}
+	return &ChangeLog{db: db, bounds: db.bounds, visible: db.eng.ChangeHead(), next: engine.NewPrepared(db.sql, db.eng, changesAfterQuery)}
 }
 
 // For implements ports.ChangeLog (CacheRepository.For); the head's state
@@ -84,15 +84,15 @@ const changeSelect = "SELECT rev, " + changeColumns + ", at FROM " + changesTabl
 
 // Changes implements ports.ChangeLog.
 func (l *ChangeLog) Changes(ctx context.Context, after int64, limit int) (_ []domain.Change, err error) {
-	ctx, done := l.bounds.Enter(ctx)
-	defer done(&err)
+	ctx, call := l.bounds.Enter(ctx)
+	defer call.Done(&err)
 	if limit <= 0 {
 		return nil, nil
 	}
-	if !l.head.Trails() {
+	if !l.visible.Trails() {
 		return l.read(ctx, func() (*sql.Rows, error) { return l.next.QueryDB(ctx, 0, after, limit) })
 	}
-	head, err := l.Head(ctx)
+	head, err := l.head(ctx)
 	if err != nil {
 		return nil, err
 	}
@@ -109,8 +109,8 @@ func (l *ChangeLog) Changes(ctx context.Context, after int64, limit int) (_ []do
 // Without one (a caller who may see every assignee's entries) it reads
 // the log's range by revision, as Changes does.
 func (l *ChangeLog) ChangesOf(ctx context.Context, q ports.ChangeQuery) (_ []domain.Change, err error) {
-	ctx, done := l.bounds.Enter(ctx)
-	defer done(&err)
+	ctx, call := l.bounds.Enter(ctx)
+	defer call.Done(&err)
 	if q.Limit <= 0 || q.Upto <= q.After {
 		return nil, nil
 	}
@@ -196,22 +196,32 @@ func scanChange(s rowScanner) (domain.Change, error) {
 
 // Head implements ports.ChangeLog.
 func (l *ChangeLog) Head(ctx context.Context) (_ int64, err error) {
-	ctx, done := l.bounds.Enter(ctx)
-	defer done(&err)
-	head, err := l.head.Read(ctx, l.db.sql)
-	if err != nil || head != 0 || l.head.Trails() {
+	ctx, call := l.bounds.Enter(ctx)
+	defer call.Done(&err)
+	return l.head(ctx)
+}
+
+// head is Head inside a bounded call.
+func (l *ChangeLog) head(ctx context.Context) (int64, error) {
+	head, err := l.visible.Read(ctx, l.db.sql)
+	if err != nil || head != 0 || l.visible.Trails() {
 		return head, err
 	}
 	// An empty log after pruning still has had revisions up to pruned.
-	return l.Horizon(ctx)
+	return l.horizon(ctx)
 }
 
 // Horizon implements ports.ChangeLog.
 func (l *ChangeLog) Horizon(ctx context.Context) (_ int64, err error) {
-	ctx, done := l.bounds.Enter(ctx)
-	defer done(&err)
+	ctx, call := l.bounds.Enter(ctx)
+	defer call.Done(&err)
+	return l.horizon(ctx)
+}
+
+// horizon is Horizon inside a bounded call.
+func (l *ChangeLog) horizon(ctx context.Context) (int64, error) {
 	var h int64
-	err = dberr.WithRetry(ctx, func() error {
+	err := dberr.WithRetry(ctx, func() error {
 		return l.db.sql.QueryRowContext(ctx, "SELECT pruned FROM "+changesStateTable+" WHERE id = 1").Scan(&h)
 	})
 	if err != nil {
@@ -224,17 +234,17 @@ func (l *ChangeLog) Horizon(ctx context.Context) (_ int64, err error) {
 // row (replicas prune in turn); it deletes the prefix of the log, up to the
 // head, recorded before t.
 func (l *ChangeLog) Prune(ctx context.Context, before time.Time, limit int) (_ int, err error) {
-	ctx, done := l.bounds.Enter(ctx)
-	defer done(&err)
+	ctx, call := l.bounds.Enter(ctx)
+	defer call.Done(&err)
 	if limit <= 0 {
 		return 0, nil
 	}
-	head, err := l.Head(ctx)
+	head, err := l.head(ctx)
 	if err != nil {
 		return 0, err
 	}
 	n := 0
-	err = authInTx(ctx, l.db, "prune changes", func(ctx context.Context, tx bun.Tx) error {
+	err = authInTx(ctx, call, l.db, "prune changes", func(ctx context.Context, tx bun.Tx) error {
 		var pruned int64
 		if err := tx.QueryRowContext(ctx, "SELECT pruned FROM "+changesStateTable+" WHERE id = 1"+l.db.eng.ForUpdate()).Scan(&pruned); err != nil {
 			return err
@@ -291,5 +301,5 @@ func (l *ChangeLog) Prune(ctx context.Context, before time.Time, limit int) (_ i
 // Pending reports whether revisions are waiting for transactions in
 // flight to end; a reader polls again soon when they are.
 func (l *ChangeLog) Pending() bool {
-	return l.head.Pending()
+	return l.visible.Pending()
 }

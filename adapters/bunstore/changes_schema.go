@@ -119,14 +119,27 @@ func changesRemovedMigration(eng engine.Engine, table string) migrate.Migration 
 func ddlMigration(eng engine.Engine, what string, ddl func(engine.Engine) []string) func(context.Context, *migrate.Migrator, *migrate.Migration) error {
 	return func(ctx context.Context, m *migrate.Migrator, _ *migrate.Migration) error {
 		return m.DB().RunInTx(ctx, nil, func(ctx context.Context, tx bun.Tx) error {
-			for _, stmt := range ddl(eng) {
-				if _, err := tx.ExecContext(ctx, stmt); err != nil {
-					return fmt.Errorf("bunstore: %s: %w", what, err)
-				}
+			if err := execAll(ctx, tx, ddl(eng)); err != nil {
+				return fmt.Errorf("bunstore: %s: %w", what, err)
 			}
 			return nil
 		})
 	}
+}
+
+// execInTx runs stmts in order in one transaction of db.
+func execInTx(ctx context.Context, db *bun.DB, stmts []string) error {
+	return db.RunInTx(ctx, nil, func(ctx context.Context, tx bun.Tx) error { return execAll(ctx, tx, stmts) })
+}
+
+// execAll runs stmts in order on db, up to the first that fails.
+func execAll(ctx context.Context, db bun.IDB, stmts []string) error {
+	for _, stmt := range stmts {
+		if _, err := db.ExecContext(ctx, stmt); err != nil {
+			return err
+		}
+	}
+	return nil
 }
 
 // changeColumns are the columns of a change besides rev and at.

@@ -6,6 +6,7 @@ import (
 	"time"
 
 	"github.com/cachegate/cachegate/adapters/bunstore/internal/batch"
+	"github.com/cachegate/cachegate/adapters/bunstore/internal/bound"
 	"github.com/cachegate/cachegate/adapters/bunstore/internal/dberr"
 	"github.com/cachegate/cachegate/adapters/bunstore/internal/engine"
 
@@ -90,7 +91,7 @@ func newCreateBatcher(r *CacheRepository) *batch.Batcher[*queuedCreate] {
 // create writes e under q: in a batch with the creates queued beside it,
 // or alone. A create too large for q whatever its assignee holds runs
 // alone at once.
-func (w batchWriter) create(ctx context.Context, e domain.Entry, now time.Time, q domain.Quota) error {
+func (w batchWriter) create(ctx context.Context, _ *bound.Call, e domain.Entry, now time.Time, q domain.Quota) error {
 	g := newQuotaGuard(q, nil, e)
 	if g != nil && g.admit(domain.Usage{}) != nil {
 		return w.r.create(ctx, w.r.db, e, now, q)

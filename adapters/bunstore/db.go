@@ -328,8 +328,8 @@ const probeTable = "cachegate_probe"
 // passes again once there is room, so readiness recovers by itself. On
 // PostgreSQL it asks whether the session is read-only.
 func Check(ctx context.Context, db *DB) (err error) {
-	ctx, done := bound.Bounds{Timeout: DefaultTimeout}.Enter(ctx)
-	defer done(&err)
+	ctx, call := bound.Bounds{Timeout: DefaultTimeout}.Enter(ctx)
+	defer call.Done(&err)
 	defer func() {
 		if err != nil && errors.Is(err, context.DeadlineExceeded) {
 			err = &dberr.Outage{Kind: domain.ErrDatabaseUnavailable, Cause: err}
@@ -371,8 +371,8 @@ var schemaNames = engine.Names{Changes: changesTable, ChangeColumns: changeColum
 // failing to begin or commit is wrapped naming op. On SQLite the
 // transaction is IMMEDIATE (see Open), so it holds the write lock from the
 // start and never meets a stale snapshot.
-func authInTx(ctx context.Context, db *DB, op string, fn func(ctx context.Context, tx bun.Tx) error) error {
-	leave, err := writegate.Enter(ctx, db.gate)
+func authInTx(ctx context.Context, call *bound.Call, db *DB, op string, fn func(ctx context.Context, tx bun.Tx) error) error {
+	leave, err := writegate.Enter(ctx, db.gate, call.Hold())
 	if err != nil {
 		return dberr.Wrap(op, err)
 	}
@@ -386,8 +386,8 @@ func authInTx(ctx context.Context, db *DB, op string, fn func(ctx context.Contex
 // SQLite's busy handler instead is overtaken by every writer the gate
 // lets in meanwhile, and a queue of grouped writes keeps the lock busy
 // for as long as it lasts (internal/writegate).
-func gated(ctx context.Context, db *DB, fn func() error) error {
-	leave, err := writegate.Enter(ctx, db.gate)
+func gated(ctx context.Context, call *bound.Call, db *DB, fn func() error) error {
+	leave, err := writegate.Enter(ctx, db.gate, call.Hold())
 	if err != nil {
 		return err
 	}
@@ -395,13 +395,21 @@ func gated(ctx context.Context, db *DB, fn func() error) error {
 	return fn()
 }
 
-// exec is one statement through db.sql, gated.
-func (db *DB) exec(ctx context.Context, query string, args ...any) (res sql.Result, err error) {
-	err = gated(ctx, db, func() error {
-		res, err = db.sql.ExecContext(ctx, query, args...)
+// exec is one statement through db.sql, gated: it returns how many rows
+// the statement changed, or its failure wrapped naming op.
+func (db *DB) exec(ctx context.Context, call *bound.Call, op, query string, args ...any) (int, error) {
+	var n int64
+	err := gated(ctx, call, db, func() error {
+		res, err := db.sql.ExecContext(ctx, query, args...)
+		if err == nil {
+			n, err = res.RowsAffected()
+		}
 		return err
 	})
-	return res, err
+	if err != nil {
+		return 0, dberr.Wrap(op, err)
+	}
+	return int(n), nil
 }
 
 // inTx is authInTx for a caller that already holds the write gate (or

@@ -60,27 +60,18 @@ func cacheFoldedMigration(eng engine.Engine, table string) migrate.Migration {
 				if err := eng.WithTriggersOff(ctx, tx, table, func() error { return backfillFolded(ctx, tx, table) }); err != nil {
 					return err
 				}
-				for _, stmt := range cacheFoldedIndexDDL(table) {
-					if _, err := tx.ExecContext(ctx, stmt); err != nil {
-						return fmt.Errorf("bunstore: index the folded key of %s: %w", table, err)
-					}
+				if err := execAll(ctx, tx, cacheFoldedIndexDDL(table)); err != nil {
+					return fmt.Errorf("bunstore: index the folded key of %s: %w", table, err)
 				}
 				return nil
 			})
 		},
 		Down: func(ctx context.Context, m *migrate.Migrator, _ *migrate.Migration) error {
 			n := cacheNamesOf(table)
-			return m.DB().RunInTx(ctx, nil, func(ctx context.Context, tx bun.Tx) error {
-				for _, stmt := range []string{
-					"DROP INDEX IF EXISTS " + engine.QuoteIdent(n.foldedKey),
-					"ALTER TABLE " + engine.QuoteIdent(table) + " DROP COLUMN key_folded",
-					"ALTER TABLE " + engine.QuoteIdent(table) + " DROP COLUMN type_folded",
-				} {
-					if _, err := tx.ExecContext(ctx, stmt); err != nil {
-						return err
-					}
-				}
-				return nil
+			return execInTx(ctx, m.DB(), []string{
+				"DROP INDEX IF EXISTS " + engine.QuoteIdent(n.foldedKey),
+				"ALTER TABLE " + engine.QuoteIdent(table) + " DROP COLUMN key_folded",
+				"ALTER TABLE " + engine.QuoteIdent(table) + " DROP COLUMN type_folded",
 			})
 		},
 	}

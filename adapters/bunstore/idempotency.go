@@ -137,8 +137,8 @@ type keptRecord struct {
 // the assignee's quota lock comes before its count rows, as in every
 // other write.
 func (r *CacheRepository) CreateIdempotent(ctx context.Context, e domain.Entry, now time.Time, q domain.Quota, rec ports.IdempotencyRecord) (err error) {
-	ctx, done := r.bounds.Enter(ctx)
-	defer done(&err)
+	ctx, call := r.bounds.Enter(ctx)
+	defer call.Done(&err)
 	e = e.Normalized()
 	a := toIdemAnswer(rec.Entry)
 	data := string(a.Data)
@@ -159,7 +159,7 @@ func (r *CacheRepository) CreateIdempotent(ctx context.Context, e domain.Entry, 
 		if err != nil {
 			return dberr.Wrap("replace the expired idempotency record", err)
 		}
-		n, err := r.exec(ctx, db, "INSERT INTO "+idempotencyTable+
+		n, err := dberr.Exec(ctx, db, "INSERT INTO "+idempotencyTable+
 			" (scope, key, request_hash, entry_id, answer, created_at, expires_at, entity, assignee_id, cost, data) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)"+
 			" ON CONFLICT (scope, key) DO NOTHING",
 			rec.Scope, rec.Key, rec.RequestHash, rec.Entry.ID, string(answer), engine.TimeArg(now), engine.TimeArg(rec.ExpiresAt),
@@ -175,7 +175,7 @@ func (r *CacheRepository) CreateIdempotent(ctx context.Context, e domain.Entry, 
 		}
 		return r.countRecords(ctx, db, append(removed(expired), keptRecord{r.name, e.AssigneeID, cost}))
 	}
-	return r.writer.inTx(ctx, fn)
+	return r.writer.inTx(ctx, call, fn)
 }
 
 // refuseEarly returns the quota's refusal of an idempotent create that g
@@ -267,7 +267,7 @@ func (r *CacheRepository) countRecords(ctx context.Context, db bun.IDB, records 
 		if sums[k] == 0 {
 			continue
 		}
-		if _, err := r.exec(ctx, db, "INSERT INTO "+usageTable+" (entity, assignee_id, shard, entries, bytes) VALUES (?, ?, "+
+		if _, err := dberr.Exec(ctx, db, "INSERT INTO "+usageTable+" (entity, assignee_id, shard, entries, bytes) VALUES (?, ?, "+
 			r.eng.UsageShard()+", 0, ?) ON CONFLICT (entity, assignee_id, shard) DO UPDATE SET bytes = "+usageTable+".bytes + excluded.bytes",
 			k[0], k[1], sums[k]); err != nil {
 			return dberr.Wrap("count the idempotency records", err)
@@ -301,8 +301,8 @@ func (r *CacheRepository) insertIn(ctx context.Context, db bun.IDB, e domain.Ent
 
 // IdempotencyRecord implements ports.CacheRepository.
 func (r *CacheRepository) IdempotencyRecord(ctx context.Context, scope, key string, now time.Time) (_ ports.IdempotencyRecord, _ bool, err error) {
-	ctx, done := r.bounds.Enter(ctx)
-	defer done(&err)
+	ctx, call := r.bounds.Enter(ctx)
+	defer call.Done(&err)
 	var (
 		rec     = ports.IdempotencyRecord{Scope: scope, Key: key}
 		answer  string
@@ -334,13 +334,13 @@ func (r *CacheRepository) IdempotencyRecord(ctx context.Context, scope, key stri
 // database's one table of records, whichever cache table r serves; on
 // PostgreSQL replicas purging at once skip each other's rows.
 func (r *CacheRepository) PurgeIdempotency(ctx context.Context, now time.Time, limit int) (_ int, err error) {
-	ctx, done := r.bounds.Enter(ctx)
-	defer done(&err)
+	ctx, call := r.bounds.Enter(ctx)
+	defer call.Done(&err)
 	if limit <= 0 {
 		return 0, nil
 	}
 	n := 0
-	err = r.writer.inTx(ctx, func(ctx context.Context, db bun.IDB) error {
+	err = r.writer.inTx(ctx, call, func(ctx context.Context, db bun.IDB) error {
 		gone, err := r.removeRecords(ctx, db, "(scope, key) IN (SELECT scope, key FROM "+idempotencyTable+
 			" WHERE expires_at <= ? ORDER BY expires_at LIMIT ?"+r.eng.SkipLocked()+")", engine.TimeArg(now), limit)
 		if err != nil {

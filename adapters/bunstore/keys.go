@@ -57,8 +57,8 @@ func toDomainSigningKey(r signingKeyRow) domain.SigningKey {
 // descending id, so the order is total). A key stored before signs_from
 // existed, or imported without it, signs from its creation.
 func (s *KeyStore) SigningKeys(ctx context.Context) (_ []domain.SigningKey, err error) {
-	ctx, done := s.bounds.Enter(ctx)
-	defer done(&err)
+	ctx, call := s.bounds.Enter(ctx)
+	defer call.Done(&err)
 	var rows []signingKeyRow
 	err = s.db.sql.NewRaw(`SELECT id, algorithm, "private", "public", date_created,
 		COALESCE(signs_from, date_created) AS signs_from, retired_at, revoked_at
@@ -84,9 +84,9 @@ func (s *KeyStore) SigningKeys(ctx context.Context) (_ []domain.SigningKey, err 
 // an internal error and changes nothing. The events are inserted into
 // auth_events in the same transaction.
 func (s *KeyStore) AddSigningKey(ctx context.Context, k domain.SigningKey, events ...domain.AuditEvent) (err error) {
-	ctx, done := s.bounds.Enter(ctx)
-	defer done(&err)
-	return authInTx(ctx, s.db, "add signing key", func(ctx context.Context, tx bun.Tx) error {
+	ctx, call := s.bounds.Enter(ctx)
+	defer call.Done(&err)
+	return authInTx(ctx, call, s.db, "add signing key", func(ctx context.Context, tx bun.Tx) error {
 		if err := s.db.eng.LockTableForWriters(ctx, tx, "signing_keys"); err != nil {
 			return dberr.Wrap("lock signing keys", err)
 		}
@@ -137,9 +137,9 @@ const unpublishKeyQuery = `UPDATE signing_keys
 // auth_events are one transaction (an unknown kid stores neither),
 // queued behind a concurrent AddSigningKey as those are.
 func (s *KeyStore) RevokeSigningKey(ctx context.Context, kid string, now time.Time, events ...domain.AuditEvent) (err error) {
-	ctx, done := s.bounds.Enter(ctx)
-	defer done(&err)
-	return authInTx(ctx, s.db, "revoke signing key", func(ctx context.Context, tx bun.Tx) error {
+	ctx, call := s.bounds.Enter(ctx)
+	defer call.Done(&err)
+	return authInTx(ctx, call, s.db, "revoke signing key", func(ctx context.Context, tx bun.Tx) error {
 		if err := s.db.eng.LockTableForWriters(ctx, tx, "signing_keys"); err != nil {
 			return dberr.Wrap("lock signing keys", err)
 		}
@@ -170,10 +170,10 @@ func (s *KeyStore) SetSigningKeyPrivate(ctx context.Context, kid string, private
 // updateKey runs an UPDATE of one key; no row matched is
 // domain.ErrSigningKeyNotFound.
 func (s *KeyStore) updateKey(ctx context.Context, op, query string, args ...any) (err error) {
-	ctx, done := s.bounds.Enter(ctx)
-	defer done(&err)
+	ctx, call := s.bounds.Enter(ctx)
+	defer call.Done(&err)
 	var n int64
-	err = gated(ctx, s.db, func() (err error) {
+	err = gated(ctx, call, s.db, func() (err error) {
 		n, err = dberr.Exec(ctx, s.db.sql, query, args...)
 		return err
 	})
@@ -189,17 +189,10 @@ func (s *KeyStore) updateKey(ctx context.Context, op, query string, args ...any)
 // DeleteSigningKeysRetiredBefore removes the keys retired before t and
 // returns how many it removed. Current keys are never removed.
 func (s *KeyStore) DeleteSigningKeysRetiredBefore(ctx context.Context, t time.Time) (_ int, err error) {
-	ctx, done := s.bounds.Enter(ctx)
-	defer done(&err)
-	res, err := s.db.exec(ctx, "DELETE FROM signing_keys WHERE retired_at IS NOT NULL AND retired_at < ?", engine.TimeArg(t))
-	if err != nil {
-		return 0, dberr.Wrap("delete retired signing keys", err)
-	}
-	n, err := res.RowsAffected()
-	if err != nil {
-		return 0, dberr.Wrap("delete retired signing keys", err)
-	}
-	return int(n), nil
+	ctx, call := s.bounds.Enter(ctx)
+	defer call.Done(&err)
+	return s.db.exec(ctx, call, "delete retired signing keys",
+		"DELETE FROM signing_keys WHERE retired_at IS NOT NULL AND retired_at < ?", engine.TimeArg(t))
 }
 
 // authBytes returns b, or an empty slice for nil: Bun writes a nil slice

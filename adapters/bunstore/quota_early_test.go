@@ -36,7 +36,7 @@ func TestARefusedAssigneesNextCreateIsRefusedWithoutTheWriter(t *testing.T) {
 	if !refused {
 		t.Fatal("the quota of 3 entries never refused a create")
 	}
-	leave, err := writegate.Enter(t.Context(), db.gate)
+	leave, err := writegate.Enter(t.Context(), db.gate, nil)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -5,6 +5,7 @@ import (
 	"database/sql"
 	"errors"
 	"fmt"
+	"strings"
 	"time"
 
 	"github.com/uptrace/bun"
@@ -82,9 +83,9 @@ const familyColumns = `family_id, user_id, current_id, issued_at, expires_at, ge
 // SaveRefresh starts r's family with r as its live token; a family already
 // stored is an internal error.
 func (s *RefreshStore) SaveRefresh(ctx context.Context, r domain.RefreshRecord) (err error) {
-	ctx, done := s.bounds.Enter(ctx)
-	defer done(&err)
-	err = gated(ctx, s.db, func() error {
+	ctx, call := s.bounds.Enter(ctx)
+	defer call.Done(&err)
+	err = gated(ctx, call, s.db, func() error {
 		_, err := insertFamilies(ctx, s.db.sql, false, []domain.RefreshFamily{domain.NewRefreshFamily(r)})
 		return err
 	})
@@ -117,22 +118,23 @@ func (s *RefreshStore) RotateRefresh(ctx context.Context, presented domain.Claim
 	}
 	r := &rotation{presented: presented, next: next, now: domain.Normalize(now), grace: grace, events: events}
 	if s.group != nil {
-		// The group's waiters take no place (bounds.enterGrouped).
-		ctx, done := s.bounds.EnterGrouped(ctx)
-		defer done(&err)
+		// The group's waiters take no place (bound.Bounds.EnterGrouped).
+		ctx, call := s.bounds.EnterGrouped(ctx)
+		defer call.Done(&err)
+		r.call = call
 		if err = s.group.Do(ctx, r); err != nil {
 			return ports.Rotation{}, err
 		}
 		return r.answer, nil
 	}
-	ctx, done := s.bounds.Enter(ctx)
-	defer done(&err)
-	return s.rotateAlone(ctx, r)
+	ctx, call := s.bounds.Enter(ctx)
+	defer call.Done(&err)
+	return s.rotateAlone(ctx, call, r)
 }
 
 // rotateAlone is RotateRefresh without a group: the UPDATE as a statement
 // of its own, then, when it matched nothing, the verdict.
-func (s *RefreshStore) rotateAlone(ctx context.Context, r *rotation) (ports.Rotation, error) {
+func (s *RefreshStore) rotateAlone(ctx context.Context, call *bound.Call, r *rotation) (ports.Rotation, error) {
 	q, args := s.rotateStatement(r)
 	res, err := s.rotation.ExecDB(ctx, q, args...)
 	if err != nil {
@@ -154,7 +156,7 @@ func (s *RefreshStore) rotateAlone(ctx context.Context, r *rotation) (ports.Rota
 		return answer(f, v), nil
 	}
 	var a ports.Rotation
-	err = authInTx(ctx, s.db, "revoke a reused refresh family", func(ctx context.Context, tx bun.Tx) (err error) {
+	err = authInTx(ctx, call, s.db, "revoke a reused refresh family", func(ctx context.Context, tx bun.Tx) (err error) {
 		a, err = s.judgeIn(ctx, tx, r)
 		return err
 	})
@@ -302,14 +304,8 @@ func insertFamilies(ctx context.Context, db bun.IDB, skipTaken bool, fs []domain
 	if len(fs) == 0 {
 		return 0, nil
 	}
-	var b []byte
-	b = append(b, `INSERT INTO refresh_families (`+familyColumns+`) VALUES `...)
 	args := make([]any, 0, 15*len(fs))
-	for i, f := range fs {
-		if i > 0 {
-			b = append(b, ", "...)
-		}
-		b = append(b, "(?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)"...)
+	for _, f := range fs {
 		used := make([]any, 0, 2*domain.RefreshKept)
 		for k := range domain.RefreshKept {
 			if k < len(f.Used) {
@@ -326,10 +322,7 @@ func insertFamilies(ctx context.Context, db bun.IDB, skipTaken bool, fs []domain
 		args = append(append(args, used...), engine.NullTimeArg(f.RevokedAt), engine.NullTimeArg(created), f.Address, domain.CutUserAgent(f.UserAgent),
 			digestArg(f.CurrentDigest))
 	}
-	if skipTaken {
-		b = append(b, " ON CONFLICT DO NOTHING"...)
-	}
-	res, err := db.ExecContext(ctx, string(b), args...)
+	res, err := db.ExecContext(ctx, valuesStatement(`INSERT INTO refresh_families (`+familyColumns+`)`, 15, len(fs), skipTaken), args...)
 	if err != nil {
 		return 0, err
 	}
@@ -338,6 +331,17 @@ func insertFamilies(ctx context.Context, db bun.IDB, skipTaken bool, fs []domain
 		return 0, fmt.Errorf("count the families inserted: %w", err)
 	}
 	return int(n), nil
+}
+
+// valuesStatement is head followed by n rows of width placeholders; with
+// skipTaken, a row in conflict with one already stored is skipped.
+func valuesStatement(head string, width, n int, skipTaken bool) string {
+	row := "(" + strings.TrimSuffix(strings.Repeat("?, ", width), ", ") + ")"
+	q := head + " VALUES " + strings.TrimSuffix(strings.Repeat(row+", ", n), ", ")
+	if skipTaken {
+		q += " ON CONFLICT DO NOTHING"
+	}
+	return q
 }
 
 // revokeIn is revoke inside tx.

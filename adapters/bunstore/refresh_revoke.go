@@ -7,6 +7,7 @@ import (
 
 	"github.com/uptrace/bun"
 
+	"github.com/cachegate/cachegate/adapters/bunstore/internal/bound"
 	"github.com/cachegate/cachegate/adapters/bunstore/internal/dberr"
 	"github.com/cachegate/cachegate/adapters/bunstore/internal/engine"
 	"github.com/cachegate/cachegate/domain"
@@ -20,12 +21,12 @@ import (
 // having waited for the row, revokes its successor) or waits and then
 // finds the family revoked.
 func (s *RefreshStore) RevokeFamily(ctx context.Context, familyID string, now time.Time, events ...domain.AuditEvent) (err error) {
-	ctx, done := s.bounds.Enter(ctx)
-	defer done(&err)
+	ctx, call := s.bounds.Enter(ctx)
+	defer call.Done(&err)
 	if len(events) == 0 {
-		return s.revoke(ctx, "family_id", familyID, now)
+		return s.revoke(ctx, call, "family_id", familyID, now)
 	}
-	return authInTx(ctx, s.db, "revoke refresh family", func(ctx context.Context, tx bun.Tx) error {
+	return authInTx(ctx, call, s.db, "revoke refresh family", func(ctx context.Context, tx bun.Tx) error {
 		if err := revokeIn(ctx, tx, "family_id", familyID, now); err != nil {
 			return err
 		}
@@ -35,17 +36,19 @@ func (s *RefreshStore) RevokeFamily(ctx context.Context, familyID string, now ti
 
 // RevokeUser revokes every family of a user at now.
 func (s *RefreshStore) RevokeUser(ctx context.Context, userID string, now time.Time) (err error) {
-	ctx, done := s.bounds.Enter(ctx)
-	defer done(&err)
-	return s.revoke(ctx, "user_id", userID, now)
+	ctx, call := s.bounds.Enter(ctx)
+	defer call.Done(&err)
+	return s.revoke(ctx, call, "user_id", userID, now)
 }
 
 // revoke sets revoked_at on every unrevoked family whose column equals
 // value, as a statement of its own.
-func (s *RefreshStore) revoke(ctx context.Context, column, value string, now time.Time) error {
+func (s *RefreshStore) revoke(ctx context.Context, call *bound.Call, column, value string, now time.Time) error {
 	err := dberr.WithRetry(ctx, func() error {
-		_, err := s.db.exec(ctx, revokeQuery, engine.TimeArg(now), bun.Ident(column), value)
-		return err
+		return gated(ctx, call, s.db, func() error {
+			_, err := s.db.sql.ExecContext(ctx, revokeQuery, engine.TimeArg(now), bun.Ident(column), value)
+			return err
+		})
 	})
 	if err != nil {
 		return dberr.Wrap("revoke refresh families", err)
@@ -75,8 +78,8 @@ const evictQuery = `UPDATE refresh_families SET revoked_at = ?
 // used, and returns those it revoked (ports.SessionEvictor); a keep below
 // 1 keeps none.
 func (s *RefreshStore) EvictSessions(ctx context.Context, userID string, keep int, now time.Time) (_ []string, err error) {
-	ctx, done := s.bounds.Enter(ctx)
-	defer done(&err)
+	ctx, call := s.bounds.Enter(ctx)
+	defer call.Done(&err)
 	at := engine.TimeArg(now)
 	var evicted []string
 	err = dberr.WithRetry(ctx, func() error {
@@ -98,8 +101,8 @@ const revokedFamiliesQuery = `SELECT family_id FROM refresh_families WHERE revok
 // rows are sorted here, not in SQL: with ORDER BY, SQLite's planner may
 // prefer walking the primary key over the whole table.
 func (s *RefreshStore) RevokedFamilies(ctx context.Context, since time.Time) (_ []string, err error) {
-	ctx, done := s.bounds.Enter(ctx)
-	defer done(&err)
+	ctx, call := s.bounds.Enter(ctx)
+	defer call.Done(&err)
 	var rows []string
 	err = s.db.sql.NewRaw(revokedFamiliesQuery, engine.TimeArg(since)).Scan(ctx, &rows)
 	if err != nil {
@@ -114,20 +117,12 @@ func (s *RefreshStore) RevokedFamilies(ctx context.Context, since time.Time) (_ 
 // limit below 1 removes nothing. On PostgreSQL replicas purging together
 // take disjoint batches (SKIP LOCKED).
 func (s *RefreshStore) PurgeRefresh(ctx context.Context, now time.Time, limit int) (_ int, err error) {
-	ctx, done := s.bounds.Enter(ctx)
-	defer done(&err)
+	ctx, call := s.bounds.Enter(ctx)
+	defer call.Done(&err)
 	if limit < 1 {
 		return 0, nil
 	}
-	res, err := s.db.exec(ctx, `DELETE FROM refresh_families WHERE family_id IN (
+	return s.db.exec(ctx, call, "purge refresh families", `DELETE FROM refresh_families WHERE family_id IN (
 		SELECT family_id FROM refresh_families WHERE expires_at < ? ORDER BY expires_at LIMIT ?`+s.db.eng.SkipLocked()+`)`,
 		engine.TimeArg(now), limit)
-	if err != nil {
-		return 0, dberr.Wrap("purge refresh families", err)
-	}
-	n, err := res.RowsAffected()
-	if err != nil {
-		return 0, dberr.Wrap("purge refresh families", err)
-	}
-	return int(n), nil
 }

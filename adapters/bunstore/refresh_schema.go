@@ -76,10 +76,8 @@ func refreshDigestMigration(ctx context.Context, eng engine.Engine, m *migrate.M
 // run it: the second finds refresh_tokens gone and converts nothing.
 func refreshFamiliesMigration(ctx context.Context, eng engine.Engine, m *migrate.Migrator) error {
 	return m.DB().RunInTx(ctx, nil, func(ctx context.Context, tx bun.Tx) error {
-		for _, stmt := range refreshFamiliesDDL(eng) {
-			if _, err := tx.ExecContext(ctx, stmt); err != nil {
-				return fmt.Errorf("bunstore: create refresh_families: %w", err)
-			}
+		if err := execAll(ctx, tx, refreshFamiliesDDL(eng)); err != nil {
+			return fmt.Errorf("bunstore: create refresh_families: %w", err)
 		}
 		exists, err := tableExists(ctx, eng, tx, "refresh_tokens")
 		if err != nil || !exists {

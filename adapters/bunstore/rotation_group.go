@@ -7,7 +7,7 @@ import (
 	"github.com/uptrace/bun"
 
 	"github.com/cachegate/cachegate/adapters/bunstore/internal/batch"
-	"github.com/cachegate/cachegate/adapters/bunstore/internal/callers"
+	"github.com/cachegate/cachegate/adapters/bunstore/internal/bound"
 	"github.com/cachegate/cachegate/adapters/bunstore/internal/dberr"
 	"github.com/cachegate/cachegate/domain"
 	"github.com/cachegate/cachegate/ports"
@@ -41,6 +41,8 @@ type rotation struct {
 	now       time.Time
 	grace     time.Duration
 	events    []domain.AuditEvent
+	// call is the RotateRefresh call, charged its share of the group.
+	call *bound.Call
 	// answer is the rotation's outcome, set before the batcher answers
 	// nil.
 	answer ports.Rotation
@@ -64,13 +66,13 @@ func newRotationGroup(s *RefreshStore, gate chan struct{}) *batch.Batcher[*rotat
 func (s *RefreshStore) commitGroup(ctx context.Context, jobs []batch.Job[*rotation]) ([]error, error) {
 	out := make([]error, len(jobs))
 	// Each rotation's caller is charged the group's time on its connection
-	// in equal shares (callers.Charge): rotations are alike.
+	// in equal shares (callers.Call.Charge): rotations are alike.
 	var start time.Time
 	defer func() {
 		if !start.IsZero() {
 			share := time.Since(start) / time.Duration(len(jobs))
 			for _, j := range jobs {
-				callers.Charge(j.Ctx, share)
+				j.Work.call.Hold().Charge(share)
 			}
 		}
 	}()
@@ -96,7 +98,7 @@ func (s *RefreshStore) commitGroup(ctx context.Context, jobs []batch.Job[*rotati
 // rotateOne runs one rotation in a transaction of its own, through the
 // write gate.
 func (s *RefreshStore) rotateOne(ctx context.Context, r *rotation) error {
-	return authInTx(ctx, s.db, "rotate refresh token", func(ctx context.Context, tx bun.Tx) (err error) {
+	return authInTx(ctx, r.call, s.db, "rotate refresh token", func(ctx context.Context, tx bun.Tx) (err error) {
 		r.answer, err = s.rotateIn(ctx, tx, r)
 		return err
 	})

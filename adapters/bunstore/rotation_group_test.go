@@ -38,7 +38,7 @@ func presentedOf(r domain.RefreshRecord) domain.Claims {
 // starting them with start (which must not block), then lets them in.
 func holdGateWhile(t *testing.T, s *RefreshStore, want int, start func()) {
 	t.Helper()
-	leave, err := writegate.Enter(t.Context(), s.db.gate)
+	leave, err := writegate.Enter(t.Context(), s.db.gate, nil)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -19,8 +19,8 @@ var _ ports.SessionDirectory = (*RefreshStore)(nil)
 // families are at most --max-sessions-per-user a user, and the admin
 // list is read by people, not in a loop (docs/admin.md, "Sessions").
 func (s *RefreshStore) AllSessions(ctx context.Context, now time.Time, limit, offset int) (_ []domain.Session, total int, err error) {
-	ctx, done := s.bounds.Enter(ctx)
-	defer done(&err)
+	ctx, call := s.bounds.Enter(ctx)
+	defer call.Done(&err)
 	const live = ` FROM refresh_families WHERE revoked_at IS NULL AND expires_at > ?`
 	if err := s.db.sql.QueryRowContext(ctx, `SELECT COUNT(*)`+live, engine.TimeArg(now)).Scan(&total); err != nil {
 		return nil, 0, dberr.Wrap("list all sessions", err)
@@ -34,21 +34,31 @@ func (s *RefreshStore) AllSessions(ctx context.Context, now time.Time, limit, of
 	if offset > 0 {
 		q += ` OFFSET ` + strconv.Itoa(offset)
 	}
-	rows, err := s.db.sql.QueryContext(ctx, q, engine.TimeArg(now))
+	out, err := s.sessions(ctx, "list all sessions", q, engine.TimeArg(now))
 	if err != nil {
-		return nil, 0, dberr.Wrap("list all sessions", err)
+		return nil, 0, err
+	}
+	return out, total, nil
+}
+
+// sessions reads the families query selects (familyColumns) as sessions;
+// a failure is wrapped naming op.
+func (s *RefreshStore) sessions(ctx context.Context, op, query string, args ...any) ([]domain.Session, error) {
+	rows, err := s.db.sql.QueryContext(ctx, query, args...)
+	if err != nil {
+		return nil, dberr.Wrap(op, err)
 	}
 	defer rows.Close()
 	var out []domain.Session
 	for rows.Next() {
 		f, err := scanFamily(rows)
 		if err != nil {
-			return nil, 0, dberr.Wrap("list all sessions", err)
+			return nil, dberr.Wrap(op, err)
 		}
 		out = append(out, f.Session())
 	}
 	if err := rows.Err(); err != nil {
-		return nil, 0, dberr.Wrap("list all sessions", err)
+		return nil, dberr.Wrap(op, err)
 	}
-	return out, total, nil
+	return out, nil
 }

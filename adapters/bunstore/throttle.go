@@ -52,13 +52,13 @@ const throttleLockClass int32 = 0x74687274
 // Reserve counts one attempt at now under every key, unless one already
 // holds its limit of attempts at or after since.
 func (l *LoginThrottle) Reserve(ctx context.Context, keys []ports.ThrottleKey, now, since time.Time) (_ bool, _ time.Time, err error) {
-	ctx, done := l.bounds.Enter(ctx)
-	defer done(&err)
+	ctx, call := l.bounds.Enter(ctx)
+	defer call.Done(&err)
 	var (
 		ok     bool
 		oldest time.Time
 	)
-	err = authInTx(ctx, l.db, "reserve a login attempt", func(ctx context.Context, tx bun.Tx) error {
+	err = authInTx(ctx, call, l.db, "reserve a login attempt", func(ctx context.Context, tx bun.Tx) error {
 		ok, oldest = false, time.Time{}
 		names := make([]string, 0, len(keys))
 		for _, k := range keys {
@@ -99,21 +99,18 @@ func (l *LoginThrottle) Reserve(ctx context.Context, keys []ports.ThrottleKey, n
 
 // Release forgets one attempt counted under key at at.
 func (l *LoginThrottle) Release(ctx context.Context, key string, at time.Time) (err error) {
-	ctx, done := l.bounds.Enter(ctx)
-	defer done(&err)
-	_, err = l.db.exec(ctx, `DELETE FROM login_failures WHERE id IN (
+	ctx, call := l.bounds.Enter(ctx)
+	defer call.Done(&err)
+	_, err = l.db.exec(ctx, call, "release a login attempt", `DELETE FROM login_failures WHERE id IN (
 		SELECT id FROM login_failures WHERE "key" = ? AND "at" = ? LIMIT 1)`, key, engine.TimeArg(at))
-	if err != nil {
-		return dberr.Wrap("release a login attempt", err)
-	}
-	return nil
+	return err
 }
 
 // Failures returns how many failures were recorded for key at or after
 // since, and the time of the oldest of them (the zero time when none).
 func (l *LoginThrottle) Failures(ctx context.Context, key string, since time.Time) (_ int, _ time.Time, err error) {
-	ctx, done := l.bounds.Enter(ctx)
-	defer done(&err)
+	ctx, call := l.bounds.Enter(ctx)
+	defer call.Done(&err)
 	var (
 		n      int
 		oldest engine.NullTime
@@ -128,22 +125,18 @@ func (l *LoginThrottle) Failures(ctx context.Context, key string, since time.Tim
 
 // RecordFailure counts one failure for key at now.
 func (l *LoginThrottle) RecordFailure(ctx context.Context, key string, now time.Time) (err error) {
-	ctx, done := l.bounds.Enter(ctx)
-	defer done(&err)
-	if _, err := l.db.exec(ctx, `INSERT INTO login_failures ("key", "at") VALUES (?, ?)`, key, engine.TimeArg(now)); err != nil {
-		return dberr.Wrap("record login failure", err)
-	}
-	return nil
+	ctx, call := l.bounds.Enter(ctx)
+	defer call.Done(&err)
+	_, err = l.db.exec(ctx, call, "record login failure", `INSERT INTO login_failures ("key", "at") VALUES (?, ?)`, key, engine.TimeArg(now))
+	return err
 }
 
 // Reset forgets the failures of key.
 func (l *LoginThrottle) Reset(ctx context.Context, key string) (err error) {
-	ctx, done := l.bounds.Enter(ctx)
-	defer done(&err)
-	if _, err := l.db.exec(ctx, `DELETE FROM login_failures WHERE "key" = ?`, key); err != nil {
-		return dberr.Wrap("reset login failures", err)
-	}
-	return nil
+	ctx, call := l.bounds.Enter(ctx)
+	defer call.Done(&err)
+	_, err = l.db.exec(ctx, call, "reset login failures", `DELETE FROM login_failures WHERE "key" = ?`, key)
+	return err
 }
 
 // PurgeFailures removes at most limit failures recorded before t, oldest
@@ -151,20 +144,12 @@ func (l *LoginThrottle) Reset(ctx context.Context, key string) (err error) {
 // On PostgreSQL replicas purging together take disjoint batches (SKIP
 // LOCKED).
 func (l *LoginThrottle) PurgeFailures(ctx context.Context, before time.Time, limit int) (_ int, err error) {
-	ctx, done := l.bounds.Enter(ctx)
-	defer done(&err)
+	ctx, call := l.bounds.Enter(ctx)
+	defer call.Done(&err)
 	if limit < 1 {
 		return 0, nil
 	}
-	res, err := l.db.exec(ctx, `DELETE FROM login_failures WHERE id IN (
+	return l.db.exec(ctx, call, "purge login failures", `DELETE FROM login_failures WHERE id IN (
 		SELECT id FROM login_failures WHERE "at" < ? ORDER BY "at" LIMIT ?`+l.db.eng.SkipLocked()+`)`,
 		engine.TimeArg(before), limit)
-	if err != nil {
-		return 0, dberr.Wrap("purge login failures", err)
-	}
-	n, err := res.RowsAffected()
-	if err != nil {
-		return 0, dberr.Wrap("purge login failures", err)
-	}
-	return int(n), nil
 }

@@ -68,12 +68,12 @@ func toDomainUser(r userRow) domain.User {
 // An id already stored is an internal error. The events are inserted into
 // auth_events in the same transaction as u: both are stored or neither.
 func (r *UserRepository) CreateUser(ctx context.Context, u domain.User, events ...domain.AuditEvent) (err error) {
-	ctx, done := r.bounds.Enter(ctx)
-	defer done(&err)
+	ctx, call := r.bounds.Enter(ctx)
+	defer call.Done(&err)
 	if len(events) == 0 {
-		return gated(ctx, r.db, func() error { return r.createUser(ctx, r.db.sql, u) })
+		return gated(ctx, call, r.db, func() error { return r.createUser(ctx, r.db.sql, u) })
 	}
-	return authInTx(ctx, r.db, "create user", func(ctx context.Context, tx bun.Tx) error {
+	return authInTx(ctx, call, r.db, "create user", func(ctx context.Context, tx bun.Tx) error {
 		if err := r.createUser(ctx, tx, u); err != nil {
 			return err
 		}
@@ -99,15 +99,15 @@ func (r *UserRepository) createUser(ctx context.Context, db bun.IDB, u domain.Us
 // UserByUsername returns the user whose username equals username after
 // domain.NormalizeUsername, or domain.ErrUserNotFound.
 func (r *UserRepository) UserByUsername(ctx context.Context, username string) (_ domain.User, err error) {
-	ctx, done := r.bounds.Enter(ctx)
-	defer done(&err)
+	ctx, call := r.bounds.Enter(ctx)
+	defer call.Done(&err)
 	return r.userWhere(ctx, r.db.sql, "username_norm", domain.NormalizeUsername(username), false)
 }
 
 // UserByID returns the user, or domain.ErrUserNotFound.
 func (r *UserRepository) UserByID(ctx context.Context, id string) (_ domain.User, err error) {
-	ctx, done := r.bounds.Enter(ctx)
-	defer done(&err)
+	ctx, call := r.bounds.Enter(ctx)
+	defer call.Done(&err)
 	if !r.db.eng.Prepares() {
 		return r.userWhere(ctx, r.db.sql, "id", id, false)
 	}
@@ -130,8 +130,8 @@ func (r *UserRepository) UserByID(ctx context.Context, id string) (_ domain.User
 // ListUsers returns every user ordered by normalized username, compared
 // byte by byte.
 func (r *UserRepository) ListUsers(ctx context.Context) (_ []domain.User, err error) {
-	ctx, done := r.bounds.Enter(ctx)
-	defer done(&err)
+	ctx, call := r.bounds.Enter(ctx)
+	defer call.Done(&err)
 	var rows []userRow
 	if err := r.db.sql.NewRaw("SELECT "+userColumns+" FROM users ORDER BY username_norm, id").Scan(ctx, &rows); err != nil {
 		return nil, dberr.Wrap("list users", err)
@@ -170,10 +170,10 @@ func (r *UserRepository) UpdateUserEndingSessions(ctx context.Context, id string
 // update is UpdateUser, revoking the user's refresh families at
 // *endSessions when it is set.
 func (r *UserRepository) update(ctx context.Context, id string, endSessions *time.Time, fn func(*domain.User) error, events []domain.AuditEvent) (_ domain.User, err error) {
-	ctx, done := r.bounds.Enter(ctx)
-	defer done(&err)
+	ctx, call := r.bounds.Enter(ctx)
+	defer call.Done(&err)
 	var out domain.User
-	err = authInTx(ctx, r.db, "update user", func(ctx context.Context, tx bun.Tx) error {
+	err = authInTx(ctx, call, r.db, "update user", func(ctx context.Context, tx bun.Tx) error {
 		u, err := r.userWhere(ctx, tx, "id", id, true)
 		if err != nil {
 			return err
@@ -188,7 +188,8 @@ func (r *UserRepository) update(ctx context.Context, id string, endSessions *tim
 			}
 		}
 		u.ID = id
-		u.DateCreated, u.DateUpdated = authStoredTime(u.DateCreated), authStoredTime(u.DateUpdated)
+		// As the database gives them back: UTC, truncated to the microsecond.
+		u.DateCreated, u.DateUpdated = domain.Normalize(u.DateCreated), domain.Normalize(u.DateUpdated)
 		_, err = tx.ExecContext(ctx, `UPDATE users SET username = ?, username_norm = ?, password_hash = ?,
 			password_salt = ?, active = ?, date_created = ?, date_updated = ?, admin = ? WHERE id = ?`,
 			u.Username, domain.NormalizeUsername(u.Username), u.PasswordHash, u.PasswordSalt,
@@ -257,7 +258,3 @@ func (r *UserRepository) userWhere(ctx context.Context, db bun.IDB, column, valu
 	}
 	return toDomainUser(row), nil
 }
-
-// authStoredTime returns t as the database gives it back: UTC, truncated to
-// the microsecond.
-func authStoredTime(t time.Time) time.Time { return domain.Normalize(t) }

@@ -20,7 +20,7 @@ import (
 // then lets the gate go, so that the next holder commits them as one group.
 func queueWhileHoldingTheGate(t *testing.T, r *CacheRepository, writes []func()) {
 	t.Helper()
-	leave, err := writegate.Enter(t.Context(), r.writeGroup().Slots())
+	leave, err := writegate.Enter(t.Context(), r.writeGroup().Slots(), nil)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -151,7 +151,7 @@ func TestAGroupedWriteThatFailsMidwayLeavesNothing(t *testing.T) {
 	var errA, errB error
 	queueWhileHoldingTheGate(t, r, []func(){
 		func() {
-			errA = r.writer.write(ctx, func(ctx context.Context, db bun.IDB) error {
+			errA = r.writer.write(ctx, nil, func(ctx context.Context, db bun.IDB) error {
 				if err := r.create(ctx, db, testEntry(1), testNow, domain.Quota{}); err != nil {
 					return err
 				}
@@ -159,7 +159,7 @@ func TestAGroupedWriteThatFailsMidwayLeavesNothing(t *testing.T) {
 			})
 		},
 		func() {
-			errB = r.writer.write(ctx, func(ctx context.Context, db bun.IDB) error {
+			errB = r.writer.write(ctx, nil, func(ctx context.Context, db bun.IDB) error {
 				return r.create(ctx, db, testEntry(2), testNow, domain.Quota{})
 			})
 		},
@@ -181,7 +181,7 @@ func TestAWriterThatGivesUpWhileQueuedIsNotRun(t *testing.T) {
 	t.Parallel()
 	db := openTestDB(t, "sqlite:"+filepath.Join(t.TempDir(), "gaveup.db"))
 	r := migrateTable(t, db, "gaveup_cache")
-	leave, err := writegate.Enter(t.Context(), r.writeGroup().Slots())
+	leave, err := writegate.Enter(t.Context(), r.writeGroup().Slots(), nil)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -220,7 +220,7 @@ func groupEndedBy(t *testing.T, r *CacheRepository, failure error) (errA, errB e
 	ctx := t.Context()
 	queueWhileHoldingTheGate(t, r, []func(){
 		func() {
-			errA = r.writer.write(ctx, func(ctx context.Context, db bun.IDB) error {
+			errA = r.writer.write(ctx, nil, func(ctx context.Context, db bun.IDB) error {
 				if err := r.create(ctx, db, testEntry(1), testNow, domain.Quota{}); err != nil {
 					return err
 				}
@@ -231,7 +231,7 @@ func groupEndedBy(t *testing.T, r *CacheRepository, failure error) (errA, errB e
 			})
 		},
 		func() {
-			errB = r.writer.write(ctx, func(ctx context.Context, db bun.IDB) error {
+			errB = r.writer.write(ctx, nil, func(ctx context.Context, db bun.IDB) error {
 				return r.create(ctx, db, testEntry(2), testNow, domain.Quota{})
 			})
 		},

@@ -21,27 +21,27 @@ func TestWriteGate(t *testing.T) {
 	if a.gate == b.gate {
 		t.Fatal("two databases must not share a gate")
 	}
-	leave, err := writegate.Enter(t.Context(), a.gate)
+	leave, err := writegate.Enter(t.Context(), a.gate, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
 	ctx, cancel := context.WithTimeout(t.Context(), 20*time.Millisecond)
 	defer cancel()
-	if _, err := writegate.Enter(ctx, a.gate); !errors.Is(err, context.DeadlineExceeded) {
+	if _, err := writegate.Enter(ctx, a.gate, nil); !errors.Is(err, context.DeadlineExceeded) {
 		t.Fatalf("a second writer while the gate is held: %v, want to wait until its context ends", err)
 	}
-	if other, err := writegate.Enter(t.Context(), b.gate); err != nil {
+	if other, err := writegate.Enter(t.Context(), b.gate, nil); err != nil {
 		t.Fatalf("another database's writer must not wait: %v", err)
 	} else {
 		other()
 	}
 	leave()
-	again, err := writegate.Enter(t.Context(), a.gate)
+	again, err := writegate.Enter(t.Context(), a.gate, nil)
 	if err != nil {
 		t.Fatalf("after leaving, the next writer enters: %v", err)
 	}
 	again()
-	if leave, err := writegate.Enter(t.Context(), nil); err != nil {
+	if leave, err := writegate.Enter(t.Context(), nil, nil); err != nil {
 		t.Fatal(err)
 	} else {
 		leave()
@@ -79,7 +79,7 @@ func TestSingleStatementWritesQueueAtTheWriteGate(t *testing.T) {
 		"a login failure": func(ctx context.Context) error { return throttle.RecordFailure(ctx, "k", at) },
 		"an audit event":  func(ctx context.Context) error { return audit.RecordEvent(ctx, event) },
 	}
-	leave, err := writegate.Enter(t.Context(), db.gate)
+	leave, err := writegate.Enter(t.Context(), db.gate, nil)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -30,48 +30,77 @@ type Bounds struct {
 	Callers *callers.Limit
 }
 
-// Enter starts one bounded store call: it returns the context the
-// call must use and the function to defer with the address of the call's
-// error, which ends the context and translates a failure of the database
-// (past the bound, unreachable, full) into a domain error at this
-// boundary. Calls nest: an inner call keeps the outer deadline when it is
-// sooner.
-//
+// Call is one bounded store call (Enter).
+type Call struct {
+	ctx    context.Context //nolint:containedctx // the call's own, to translate its error
+	cancel context.CancelFunc
+	// hold is the call's hold on its caller's place (nil: no bound).
+	hold *callers.Call
+	// refused is why the call was refused its place.
+	refused error
+}
+
+// Enter starts one bounded store call: it returns the context the call
+// must use and the Call, whose Done the call defers with the address of
+// its error: it ends the context and translates a failure of the
+// database (past the bound, unreachable, full) into a domain error at
+// this boundary. With a callers.Limit, Enter first takes one of b.Caller's
+// places. A caller whose places all stay taken is refused: the call gets
+// a context that has already ended, so its first statement fails at
+// once, and Done answers callers.ErrCallerBusy (429) instead. A bounded
+// call never enters another: the code it shares with other calls takes
+// their context, unbounded.
+func (b Bounds) Enter(ctx context.Context) (context.Context, *Call) {
+	ctx, cancel := context.WithTimeoutCause(ctx, b.Timeout, dberr.ErrPastBound)
+	hold, refused := b.Callers.Acquire(ctx, b.Caller)
+	return start(ctx, cancel, hold, refused)
+}
+
 // EnterGrouped is Enter for a call whose statements run in a group's
 // transaction (the SQLite write group and rotation group, PostgreSQL's
 // create batches: internal/batch). The group holds one connection for all
 // the writers it runs, so such a call holds none of its own while it
 // waits: it takes no place of its caller's (README, "Fair share of the
-// database"), so one user's writes still batch together.
-func (b Bounds) EnterGrouped(ctx context.Context) (context.Context, func(*error)) {
-	return b.Enter(callers.MarkHeld(ctx))
+// database"), so one user's writes still batch together. Its Call, which
+// the write carries into its group, charges its time there (Charge).
+func (b Bounds) EnterGrouped(ctx context.Context) (context.Context, *Call) {
+	ctx, cancel := context.WithTimeoutCause(ctx, b.Timeout, dberr.ErrPastBound)
+	return start(ctx, cancel, b.Callers.Grouped(b.Caller), nil)
 }
 
-// With a callerLimit, enter first takes one of b.Caller's places (an
-// inner call runs in its outer call's place). A caller whose places all
-// stay taken is refused: the call gets a context that has already ended,
-// so its first statement fails at once, and done answers errCallerBusy
-// (429) instead.
-func (b Bounds) Enter(ctx context.Context) (context.Context, func(*error)) {
-	ctx, cancel := context.WithTimeoutCause(ctx, b.Timeout, dberr.ErrPastBound)
-	ctx, release, refused := b.Callers.Acquire(ctx, b.Caller)
+// start is the Call of ctx, ended by cancel, holding hold or refused.
+func start(ctx context.Context, cancel context.CancelFunc, hold *callers.Call, refused error) (context.Context, *Call) {
 	if refused != nil {
 		ctx, stop := context.WithCancelCause(ctx)
 		stop(refused)
-		return ctx, func(errp *error) {
-			if *errp != nil {
-				*errp = fmt.Errorf("bunstore: %w", refused)
-			}
-			cancel()
-		}
+		return ctx, &Call{cancel: cancel, refused: refused}
 	}
-	return ctx, func(errp *error) {
+	return ctx, &Call{ctx: ctx, cancel: cancel, hold: hold}
+}
+
+// Done ends the call; errp holds its error, which it translates.
+func (c *Call) Done(errp *error) {
+	if c.refused != nil {
 		if *errp != nil {
-			*errp = dberr.Translate(ctx, *errp)
+			*errp = fmt.Errorf("bunstore: %w", c.refused)
 		}
-		release(answered(*errp))
-		cancel()
+		c.cancel()
+		return
 	}
+	if *errp != nil {
+		*errp = dberr.Translate(c.ctx, *errp)
+	}
+	c.hold.Release(answered(*errp))
+	c.cancel()
+}
+
+// Hold returns the call's hold on its caller's place, which the write
+// gate notes its wait in and a group charges (internal/writegate).
+func (c *Call) Hold() *callers.Call {
+	if c == nil {
+		return nil
+	}
+	return c.hold
 }
 
 // answered reports whether a call that ended with err got an answer from

@@ -98,65 +98,97 @@ func (l *Limit) Answered() {
 	}
 }
 
-// heldKey marks a context whose call already holds its caller's place,
-// so that nested calls do not take a second one.
-type heldKey struct{}
-
-// groupedKey marks a context of a grouped write (MarkHeld).
-type groupedKey struct{}
-
-// MarkHeld returns ctx marked as holding its caller's place: calls under
-// it take none (a grouped write, whose group holds one connection for
-// all the writers it runs). Its time in the group is charged to its
-// caller by Charge.
-func MarkHeld(ctx context.Context) context.Context {
-	return context.WithValue(context.WithValue(ctx, heldKey{}, true), groupedKey{}, true)
+// Call is one call's hold on its caller's place (Acquire), or, for a
+// grouped write, which holds none (Grouped), what charges its time in its
+// group to its caller. Its methods do nothing on a nil Call (no Limit).
+type Call struct {
+	l      *Limit
+	caller domain.Caller
+	// slots are the caller's places, one of which the call holds; nil
+	// when it holds none.
+	slots *callerSlots
+	// since is when the call got its pool token; spent, whether its
+	// caller had spent its budget then.
+	since time.Time
+	spent bool
+	// waited is how long (nanoseconds) the call waited for SQLite's write
+	// gate (Waited): other writers' time, which its caller is not charged.
+	waited atomic.Int64
+	// metered is set on a grouped write whose caller Charge charges.
+	metered bool
 }
 
-// chargeKey holds, in a grouped write's context, the function that
-// charges its caller's budget.
-type chargeKey struct{}
+// Grouped returns the hold of caller's call whose statements run in a
+// group's transaction: the group holds one connection for all the writers
+// it runs, so the call takes no place of its caller's. Its time in the
+// group is charged to its caller by Charge.
+func (l *Limit) Grouped(caller domain.Caller) *Call {
+	if l == nil || l.per <= 0 {
+		return nil
+	}
+	return &Call{l: l, caller: caller, metered: caller != (domain.Caller{}) && l.budget != nil && l.pool != nil}
+}
 
-// Charge charges d, the time a group spent on the write of ctx (its
+// Charge charges d, the time a group spent on the write of c (its
 // statements, its share of the commit), to the write's caller: a grouped
 // write takes no connection of its own, but on SQLite its time holds the
 // database's one writer (internal/writegate charges it; PostgreSQL's
 // create batches do not). Without a caller or a budget it charges
 // nothing.
-func Charge(ctx context.Context, d time.Duration) {
-	if charge, ok := ctx.Value(chargeKey{}).(func(time.Duration)); ok {
-		charge(d)
+func (c *Call) Charge(d time.Duration) {
+	if c != nil && c.metered {
+		c.l.budget.charge(c.caller, d)
 	}
 }
 
-// waitedKey holds, in a bounded call's context, how long (nanoseconds,
-// an *atomic.Int64) the call waited for SQLite's write gate: other
-// writers' time, which its caller's budget is not charged.
-type waitedKey struct{}
-
-// NoteWaited adds d to the write-gate wait of ctx's call, if it has one.
-func NoteWaited(ctx context.Context, d time.Duration) {
-	if w, ok := ctx.Value(waitedKey{}).(*atomic.Int64); ok {
-		w.Add(int64(d))
+// Waited adds d to the time c waited for SQLite's write gate.
+func (c *Call) Waited(d time.Duration) {
+	if c != nil {
+		c.waited.Add(int64(d))
 	}
+}
+
+// Release ends c; answered says whether the database answered it.
+func (c *Call) Release(answered bool) {
+	if c == nil {
+		return
+	}
+	l := c.l
+	if c.slots == nil {
+		l.noteAnswer(answered)
+		return
+	}
+	if l.pool != nil {
+		l.budget.charge(c.caller, time.Since(c.since)-time.Duration(c.waited.Load()))
+		l.pool.give(c.caller, c.spent)
+	}
+	l.noteAnswer(answered)
+	<-c.slots.slots
+	l.leave(c.caller, c.slots)
+}
+
+// leave drops one user of caller's places s.
+func (l *Limit) leave(caller domain.Caller, s *callerSlots) {
+	l.mu.Lock()
+	if s.users--; s.users == 0 {
+		delete(l.held, caller)
+	}
+	l.mu.Unlock()
 }
 
 // Acquire takes one of caller's places, waiting until ctx (bounded
 // by the repository's timeout) ends, or at most l.Wait when set. It
-// returns the context the call runs with (marked as holding the place)
-// and the release function; ErrCallerBusy when no place came free in
-// time, ctx's error when the caller's own context ended first.
-func (l *Limit) Acquire(ctx context.Context, caller domain.Caller) (context.Context, func(answered bool), error) {
+// returns the call's hold, to release when the call ends; ErrCallerBusy
+// when no place came free in time, ctx's error when the caller's own
+// context ended first.
+func (l *Limit) Acquire(ctx context.Context, caller domain.Caller) (*Call, error) {
 	if l == nil || l.per <= 0 {
-		return ctx, func(bool) {}, nil
+		return nil, nil
 	}
-	if caller == (domain.Caller{}) || ctx.Value(heldKey{}) != nil {
+	if caller == (domain.Caller{}) {
 		// Not bounded, but its answer says the database answers (the
 		// background loops poll several times a second).
-		if caller != (domain.Caller{}) && l.budget != nil && l.pool != nil && ctx.Value(groupedKey{}) != nil {
-			ctx = context.WithValue(ctx, chargeKey{}, func(d time.Duration) { l.budget.charge(caller, d) })
-		}
-		return ctx, l.noteAnswer, nil
+		return &Call{l: l}, nil
 	}
 	l.mu.Lock()
 	s := l.held[caller]
@@ -166,42 +198,22 @@ func (l *Limit) Acquire(ctx context.Context, caller domain.Caller) (context.Cont
 	}
 	s.users++
 	l.mu.Unlock()
-	leave := func() {
-		l.mu.Lock()
-		if s.users--; s.users == 0 {
-			delete(l.held, caller)
-		}
-		l.mu.Unlock()
-	}
-	var (
-		since  time.Time
-		spent  bool
-		waited atomic.Int64
-	)
-	release := func(answered bool) {
-		if l.pool != nil {
-			l.budget.charge(caller, time.Since(since)-time.Duration(waited.Load()))
-			l.pool.give(caller, spent)
-		}
-		l.noteAnswer(answered)
-		<-s.slots
-		leave()
-	}
 	// placed takes a pool token for a call that has its place.
-	placed := func() (context.Context, func(answered bool), error) {
+	placed := func() (*Call, error) {
+		c := &Call{l: l, caller: caller, slots: s}
 		if l.pool != nil {
-			spent = l.budget.Spent(caller) > 0
-			if err := l.pool.takeFor(ctx, caller, spent); err != nil {
+			c.spent = l.budget.Spent(caller) > 0
+			if err := l.pool.takeFor(ctx, caller, c.spent); err != nil {
 				<-s.slots
-				leave()
+				l.leave(caller, s)
 				if errors.Is(err, dberr.ErrPastBound) {
-					return ctx, nil, &dberr.Outage{Kind: domain.ErrDatabaseUnavailable, Cause: dberr.ErrPastBound}
+					return nil, &dberr.Outage{Kind: domain.ErrDatabaseUnavailable, Cause: dberr.ErrPastBound}
 				}
-				return ctx, nil, err
+				return nil, err
 			}
-			since = time.Now()
+			c.since = time.Now()
 		}
-		return context.WithValue(context.WithValue(ctx, heldKey{}, true), waitedKey{}, &waited), release, nil
+		return c, nil
 	}
 	select {
 	case s.slots <- struct{}{}:
@@ -232,14 +244,14 @@ func (l *Limit) Acquire(ctx context.Context, caller domain.Caller) (context.Cont
 	case s.slots <- struct{}{}:
 		return placed()
 	case <-expired:
-		leave()
-		return ctx, nil, busy()
+		l.leave(caller, s)
+		return nil, busy()
 	case <-ctx.Done():
-		leave()
+		l.leave(caller, s)
 		if errors.Is(context.Cause(ctx), dberr.ErrPastBound) {
 			// The repository's own bound ended the wait.
-			return ctx, nil, busy()
+			return nil, busy()
 		}
-		return ctx, nil, context.Cause(ctx)
+		return nil, context.Cause(ctx)
 	}
 }

@@ -14,19 +14,19 @@ func TestCallerLimit(t *testing.T) {
 	t.Parallel()
 	l := &Limit{per: 2, Wait: 10 * time.Millisecond, held: map[domain.Caller]*callerSlots{}}
 	a, b := domain.Caller{User: "a"}, domain.Caller{User: "b"}
-	take := func(ctx context.Context, c domain.Caller) (context.Context, func()) {
+	take := func(ctx context.Context, c domain.Caller) func() {
 		t.Helper()
-		ctx, release, err := l.Acquire(ctx, c)
+		call, err := l.Acquire(ctx, c)
 		if err != nil {
 			t.Fatalf("acquire: %v", err)
 		}
-		return ctx, func() { release(true) }
+		return func() { call.Release(true) }
 	}
-	inA, releaseA1 := take(t.Context(), a)
-	_, releaseA2 := take(t.Context(), a)
+	releaseA1 := take(t.Context(), a)
+	releaseA2 := take(t.Context(), a)
 	t.Run("while the database answers nobody, the wait ends as an outage, not a 429", func(t *testing.T) {
 		l.answered.Store(0)
-		_, _, err := l.Acquire(t.Context(), a)
+		_, err := l.Acquire(t.Context(), a)
 		if !errors.Is(err, domain.ErrDatabaseUnavailable) || errors.Is(err, ErrCallerBusy) {
 			t.Fatalf("third acquire of one caller, no answer meanwhile = %v, want DATABASE_UNAVAILABLE", err)
 		}
@@ -36,22 +36,21 @@ func TestCallerLimit(t *testing.T) {
 		// stands for an answer meanwhile): the caller's own calls kept
 		// this one out.
 		l.answered.Store(time.Now().Add(time.Hour).UnixNano())
-		_, _, err := l.Acquire(t.Context(), a)
+		_, err := l.Acquire(t.Context(), a)
 		if !errors.Is(err, ErrCallerBusy) || domain.KindOf(err) != domain.KindTooMany || ErrCallerBusy.RetryAfter <= 0 {
 			t.Fatalf("third acquire of one caller = %v, want TOO_MANY_REQUESTS with a Retry-After", err)
 		}
 	})
 	t.Run("another caller is not affected", func(t *testing.T) {
-		_, release := take(t.Context(), b)
+		release := take(t.Context(), b)
 		release()
 	})
-	t.Run("a nested call runs in its outer call's place", func(t *testing.T) {
-		_, release := take(inA, a)
-		release()
+	t.Run("a grouped call takes no place", func(t *testing.T) {
+		l.Grouped(a).Release(true)
 	})
 	t.Run("calls without a caller are not bounded", func(t *testing.T) {
 		for range 5 {
-			if _, _, err := l.Acquire(t.Context(), domain.Caller{}); err != nil {
+			if _, err := l.Acquire(t.Context(), domain.Caller{}); err != nil {
 				t.Fatal(err)
 			}
 		}
@@ -60,9 +59,9 @@ func TestCallerLimit(t *testing.T) {
 		l.Wait = time.Minute
 		got := make(chan error, 1)
 		go func() {
-			_, release, err := l.Acquire(t.Context(), a)
+			call, err := l.Acquire(t.Context(), a)
 			if err == nil {
-				release(true)
+				call.Release(true)
 			}
 			got <- err
 		}()
@@ -72,11 +71,11 @@ func TestCallerLimit(t *testing.T) {
 		}
 	})
 	t.Run("a waiting call ends with its context", func(t *testing.T) {
-		_, release := take(t.Context(), a) // a holds two places again
+		release := take(t.Context(), a) // a holds two places again
 		defer release()
 		ctx, cancel := context.WithCancel(t.Context())
 		cancel()
-		if _, _, err := l.Acquire(ctx, a); !errors.Is(err, context.Canceled) {
+		if _, err := l.Acquire(ctx, a); !errors.Is(err, context.Canceled) {
 			t.Fatalf("acquire with an ended context = %v, want context.Canceled", err)
 		}
 	})
@@ -95,17 +94,17 @@ func TestACallerKeptOutForTheWholeBoundIs429(t *testing.T) {
 	t.Parallel()
 	l := &Limit{per: 1, held: map[domain.Caller]*callerSlots{}}
 	a := domain.Caller{User: "a"}
-	_, release, err := l.Acquire(t.Context(), a)
+	call, err := l.Acquire(t.Context(), a)
 	if err != nil {
 		t.Fatal(err)
 	}
-	defer release(true)
+	defer call.Release(true)
 	// Another call is answered during the wait (ahead of it, to stand
 	// for "meanwhile" without a race).
 	l.answered.Store(time.Now().Add(time.Hour).UnixNano())
 	bounded, cancel := context.WithTimeoutCause(t.Context(), 30*time.Millisecond, dberr.ErrPastBound)
 	defer cancel()
-	_, _, err = l.Acquire(bounded, a)
+	_, err = l.Acquire(bounded, a)
 	if !errors.Is(err, ErrCallerBusy) || errors.Is(err, domain.ErrDatabaseUnavailable) {
 		t.Errorf("refused call = %v, want TOO_MANY_REQUESTS alone", err)
 	}

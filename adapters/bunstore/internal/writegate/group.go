@@ -48,10 +48,12 @@ import (
 // maxGroup bounds the writes one transaction commits.
 const maxGroup = 64
 
-// Write is one write waiting in a group: Fn, on the database DB.
+// Write is one write waiting in a group: Fn, on the database DB, for the
+// bounded call Call, which its time in the group is charged to.
 type Write struct {
-	DB *bun.DB
-	Fn func(ctx context.Context, db bun.IDB) error
+	DB   *bun.DB
+	Fn   func(ctx context.Context, db bun.IDB) error
+	Call *callers.Call
 }
 
 // NewGroup returns the batcher of the entry writes of the SQLite database
@@ -61,7 +63,7 @@ func NewGroup(gate chan struct{}) *batch.Batcher[Write] {
 		Slots: gate, Max: maxGroup, PastBound: dberr.ErrPastBound,
 		Run: commitWrites,
 		Alone: func(ctx context.Context, w Write) error {
-			leave, err := Enter(ctx, gate)
+			leave, err := Enter(ctx, gate, w.Call)
 			if err != nil {
 				return err
 			}
@@ -81,7 +83,7 @@ func NewGroup(gate chan struct{}) *batch.Batcher[Write] {
 // caller is charged the time of its own statements and an equal share of
 // the rest of the transaction (savepoints, commit), from when it has its
 // connection: the time of SQLite's one writer it took from every other
-// writer (callers.Charge).
+// writer (callers.Call.Charge).
 func commitWrites(ctx context.Context, jobs []batch.Job[Write]) ([]error, error) {
 	db := jobs[0].Work.DB
 	answers := make([]error, len(jobs))
@@ -99,7 +101,7 @@ func commitWrites(ctx context.Context, jobs []batch.Job[Write]) ([]error, error)
 		}
 		share := (time.Since(start) - sum) / time.Duration(len(jobs))
 		for i, j := range jobs {
-			callers.Charge(j.Ctx, own[i]+share)
+			j.Work.Call.Charge(own[i] + share)
 		}
 	}()
 	// run runs job i's write in tx, timing it.

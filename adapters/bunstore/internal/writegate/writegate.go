@@ -35,9 +35,9 @@ import (
 
 // Enter waits for the gate, or for ctx to end, and returns the
 // function that lets the next writer in. A nil gate lets everyone in.
-// Time spent waiting is the other writers': it is left out of the
-// caller's budget of database time (callers.NoteWaited).
-func Enter(ctx context.Context, gate chan struct{}) (func(), error) {
+// Time spent waiting is the other writers': it is left out of the budget
+// of database time of call's caller (callers.Call.Waited).
+func Enter(ctx context.Context, gate chan struct{}, call *callers.Call) (func(), error) {
 	if gate == nil {
 		return func() {}, nil
 	}
@@ -49,10 +49,10 @@ func Enter(ctx context.Context, gate chan struct{}) (func(), error) {
 	start := time.Now()
 	select {
 	case gate <- struct{}{}:
-		callers.NoteWaited(ctx, time.Since(start))
+		call.Waited(time.Since(start))
 		return func() { <-gate }, nil
 	case <-ctx.Done():
-		callers.NoteWaited(ctx, time.Since(start))
+		call.Waited(time.Since(start))
 		return nil, ctx.Err()
 	}
 }
