@@ -137,23 +137,10 @@ func (c *Cache) Get(ctx context.Context, assignment string, ref CacheRef, opts .
 // GetAssignedCaches returns every live entry of the assignee, oldest
 // first.
 func (c *Cache) GetAssignedCaches(ctx context.Context, assignment, assigneeID string, opts ...QueryOption) ([]domain.Entry, error) {
-	o := collect(opts)
 	if _, err := domain.ParseAssigneeID(assigneeID); err != nil {
 		return nil, err
 	}
-	all := []domain.Entry{}
-	_, size := c.list.Limits()
-	for offset := 0; ; offset += size {
-		page, err := c.list.Execute(ctx, ListCachesInput{Assignment: assignment, Actor: o.actor,
-			AssigneeID: assigneeID, Limit: size, Offset: offset})
-		if err != nil {
-			return nil, err
-		}
-		all = append(all, page.Entries...)
-		if len(page.Entries) < size {
-			return all, nil
-		}
-	}
+	return c.all(ctx, ListCachesInput{Assignment: assignment, Actor: collect(opts).actor, AssigneeID: assigneeID})
 }
 
 // Find returns every live entry of the assignment that matches f (the
@@ -161,13 +148,17 @@ func (c *Cache) GetAssignedCaches(ctx context.Context, assignment, assigneeID st
 // domain.AllOf and domain.AnyOf), ordered by sort and then by id. The
 // actor's access policy applies on top of f.
 func (c *Cache) Find(ctx context.Context, assignment string, f domain.Filter, sort []domain.SortKey, opts ...QueryOption) ([]domain.Entry, error) {
-	o := collect(opts)
+	return c.all(ctx, ListCachesInput{Assignment: assignment, Actor: collect(opts).actor, Filter: f, Sort: sort})
+}
+
+// all returns every entry in selects, listed a page of the largest size
+// at a time.
+func (c *Cache) all(ctx context.Context, in ListCachesInput) ([]domain.Entry, error) {
 	all := []domain.Entry{}
-	_, size := c.list.Limits()
-	for offset := 0; ; offset += size {
+	_, in.Limit = c.list.Limits()
+	for ; ; in.Offset += in.Limit {
 		n := 0
-		_, err := c.list.Stream(ctx, ListCachesInput{Assignment: assignment, Actor: o.actor,
-			Filter: f, Sort: sort, Limit: size, Offset: offset}, func(e domain.Entry) error {
+		_, err := c.list.Stream(ctx, in, func(e domain.Entry) error {
 			all = append(all, e)
 			n++
 			return nil
@@ -175,7 +166,7 @@ func (c *Cache) Find(ctx context.Context, assignment string, f domain.Filter, so
 		if err != nil {
 			return nil, err
 		}
-		if n < size {
+		if n < in.Limit {
 			return all, nil
 		}
 	}
