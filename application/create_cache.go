@@ -46,7 +46,6 @@ func (uc *CreateCache) Execute(ctx context.Context, in CreateCacheInput) (domain
 	return traced(ctx, uc.deps.Tracer, "CreateCache", uc, in, (*CreateCache).execute)
 }
 
-// execute is Execute inside its span.
 func (uc *CreateCache) execute(ctx context.Context, in CreateCacheInput) (domain.Entry, error) {
 	st, repo, now, err := uc.deps.open(in.Assignment, in.Actor)
 	if err != nil {

@@ -69,22 +69,18 @@ func (uc *ListCaches) Execute(ctx context.Context, in ListCachesInput) (ListCach
 // check (assignment, access, limits, filter) is made before the first
 // entry; an error from yield stops the list and is returned wrapped.
 func (uc *ListCaches) Stream(ctx context.Context, in ListCachesInput, yield func(domain.Entry) error) (ListCachesOutput, error) {
-	return traced(ctx, uc.deps.Tracer, "ListCaches", uc, streamCall{in, yield}, (*ListCaches).traceable)
+	return traced(ctx, uc.deps.Tracer, "ListCaches", uc, streamCall{in, yield}, (*ListCaches).stream)
 }
 
-// streamCall is stream's two arguments as traced's one.
+// streamCall is Stream's two arguments as traced's one.
 type streamCall struct {
 	in    ListCachesInput
 	yield func(domain.Entry) error
 }
 
-// traceable is stream in the shape traced calls.
-func (uc *ListCaches) traceable(ctx context.Context, c streamCall) (ListCachesOutput, error) {
-	return uc.stream(ctx, c.in, c.yield)
-}
-
 // stream is Stream inside its span.
-func (uc *ListCaches) stream(ctx context.Context, in ListCachesInput, yield func(domain.Entry) error) (ListCachesOutput, error) {
+func (uc *ListCaches) stream(ctx context.Context, c streamCall) (ListCachesOutput, error) {
+	in := c.in
 	st, repo, now, err := uc.deps.open(in.Assignment, in.Actor)
 	if err != nil {
 		return ListCachesOutput{}, err
@@ -106,7 +102,7 @@ func (uc *ListCaches) stream(ctx context.Context, in ListCachesInput, yield func
 		// The policy is the store's outermost AND: whatever the filter
 		// says, an owner sees only its own entries.
 		Owner: ownerFilter(in.Actor, st)}
-	res, err := repo.List(ctx, q, now, yield)
+	res, err := repo.List(ctx, q, now, c.yield)
 	if err != nil {
 		return ListCachesOutput{}, fmt.Errorf("list cache entries: %w", err)
 	}

@@ -49,7 +49,6 @@ func (uc *PatchCache) Execute(ctx context.Context, in PatchCacheInput) (domain.E
 	return traced(ctx, uc.deps.Tracer, "PatchCache", uc, in, (*PatchCache).execute)
 }
 
-// execute is Execute inside its span.
 func (uc *PatchCache) execute(ctx context.Context, in PatchCacheInput) (domain.Entry, error) {
 	st, repo, now, err := uc.deps.open(in.Assignment, in.Actor)
 	if err != nil {
