@@ -24,16 +24,6 @@ type ReplaceCache struct {
 	create *CreateCache
 }
 
-// newReplaceCache returns the use case and the create use case it
-// falls back on when no entry has the id.
-func newReplaceCache(d CacheConfig) (*ReplaceCache, error) {
-	c, err := newCreateCache(d)
-	if err != nil {
-		return nil, err
-	}
-	return &ReplaceCache{deps: d, create: c}, nil
-}
-
 // Execute replaces every client field of the entry, moves dateUpdated,
 // recomputes the expiry from now and increments the version; created
 // reports that no entry had the id and one was created with it.
