@@ -37,8 +37,6 @@ type ListCachesInput struct {
 
 // ListCachesOutput is one page of entries.
 type ListCachesOutput struct {
-	// Entries is set by Execute; Stream hands them to its callback instead.
-	Entries []domain.Entry
 	// Total counts every match when the input asked for it.
 	Total int
 	Limit int
@@ -49,20 +47,6 @@ type ListCaches struct{ deps CacheConfig }
 
 // Limits returns the default and the largest page size.
 func (uc *ListCaches) Limits() (def, max int) { return uc.deps.ListDefault, uc.deps.ListMax }
-
-// Execute returns the matching page, whole.
-func (uc *ListCaches) Execute(ctx context.Context, in ListCachesInput) (ListCachesOutput, error) {
-	entries := []domain.Entry{}
-	out, err := uc.Stream(ctx, in, func(e domain.Entry) error {
-		entries = append(entries, e)
-		return nil
-	})
-	if err != nil {
-		return ListCachesOutput{}, err
-	}
-	out.Entries = entries
-	return out, nil
-}
 
 // Stream calls yield with each entry of the matching page, in order, as
 // the store produces it, so a page is never held whole in memory. Every
