@@ -106,9 +106,6 @@ func (f *Feed) Log() ports.ChangeLog { return f.cfg.Log }
 // Metrics returns the feed's metrics (a no-op when none were given).
 func (f *Feed) Metrics() ports.FeedMetrics { return f.cfg.Metrics }
 
-// Retention returns how long changes are kept.
-func (f *Feed) Retention() time.Duration { return f.cfg.Retention }
-
 // Poke wakes the reader: a change was probably just recorded.
 func (f *Feed) Poke() {
 	select {
