@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"maps"
 	"slices"
 
 	"github.com/cachegate/cachegate/domain"
@@ -100,14 +101,7 @@ func (a *Archive) Export(ctx context.Context, emit func(ArchiveRecord) error) (A
 	return c, nil
 }
 
-func (a *Archive) entityKeys() []string {
-	keys := make([]string, 0, len(a.Entities))
-	for k := range a.Entities {
-		keys = append(keys, k)
-	}
-	slices.Sort(keys)
-	return keys
-}
+func (a *Archive) entityKeys() []string { return slices.Sorted(maps.Keys(a.Entities)) }
 
 // ErrTargetNotEmpty refuses an import into a database that already holds
 // users, sessions or entries, unless merging. Signing keys do not count:
@@ -160,7 +154,7 @@ func (a *Archive) Import(ctx context.Context, in ImportInput) (ArchiveCounts, er
 		return c, fmt.Errorf("import: %w", err)
 	}
 	defer func() { _ = load.Rollback() }()
-	b := importBatches{load: load, counts: &c, entries: map[string]*entryBatch{}}
+	b := importBatches{load: load, counts: &c, entries: map[string]*batch[domain.Entry]{}}
 	now := a.Clock.Now()
 	for {
 		r, err := in.Next()
@@ -175,16 +169,12 @@ func (a *Archive) Import(ctx context.Context, in ImportInput) (ArchiveCounts, er
 		}
 		switch {
 		case r.User != nil:
-			b.users = append(b.users, *r.User)
-			b.noteLine(&b.usersFrom, r.Line)
-			if len(b.users) >= importBatchRows {
+			if b.users.add(*r.User, r.Line, 0) {
 				err = b.flushUsers(ctx)
 			}
 		case r.Key != nil:
 			b.noteCurrent(*r.Key)
-			b.keys = append(b.keys, *r.Key)
-			b.noteLine(&b.keysFrom, r.Line)
-			if len(b.keys) >= importBatchRows {
+			if b.keys.add(*r.Key, r.Line, 0) {
 				err = b.flushKeys(ctx)
 			}
 		case r.Family != nil:
@@ -192,9 +182,7 @@ func (a *Archive) Import(ctx context.Context, in ImportInput) (ArchiveCounts, er
 				c.Skipped++
 				continue
 			}
-			b.families = append(b.families, *r.Family)
-			b.noteLine(&b.familiesFrom, r.Line)
-			if len(b.families) >= importBatchRows {
+			if b.families.add(*r.Family, r.Line, 0) {
 				err = b.flushFamilies(ctx)
 			}
 		case r.Refresh != nil:
@@ -202,9 +190,7 @@ func (a *Archive) Import(ctx context.Context, in ImportInput) (ArchiveCounts, er
 				c.Skipped++
 				continue
 			}
-			b.tokens = append(b.tokens, *r.Refresh)
-			b.noteLine(&b.tokensFrom, r.Line)
-			if len(b.tokens) >= importBatchRows {
+			if b.tokens.add(*r.Refresh, r.Line, 0) {
 				err = b.flushTokens(ctx)
 			}
 		case r.Entry != nil:
@@ -218,13 +204,10 @@ func (a *Archive) Import(ctx context.Context, in ImportInput) (ArchiveCounts, er
 			}
 			eb := b.entries[table]
 			if eb == nil {
-				eb = &entryBatch{}
+				eb = &batch[domain.Entry]{}
 				b.entries[table] = eb
 			}
-			eb.rows = append(eb.rows, *r.Entry)
-			eb.bytes += len(r.Entry.Data)
-			b.noteLine(&eb.from, r.Line)
-			if len(eb.rows) >= importBatchRows || eb.bytes >= importBatchBytes {
+			if eb.add(*r.Entry, r.Line, len(r.Entry.Data)) {
 				err = b.flushEntries(ctx, table, eb)
 			}
 		default:
@@ -283,21 +266,19 @@ func validRecord(r *ArchiveRecord, maxData int) error {
 	return nil
 }
 
-// importBatches holds the rows read and not yet written, per kind, and the
-// line of the first of them, for error messages.
+// importBatches holds the rows read and not yet written, per kind.
 type importBatches struct {
 	load   ports.ArchiveLoad
 	counts *ArchiveCounts
 
-	users    []domain.User
-	keys     []domain.SigningKey
-	families []domain.RefreshFamily
-	tokens   []domain.RefreshRecord
-	entries  map[string]*entryBatch
+	users    batch[domain.User]
+	keys     batch[domain.SigningKey]
+	families batch[domain.RefreshFamily]
+	tokens   batch[domain.RefreshRecord]
+	entries  map[string]*batch[domain.Entry]
 	// tokensAdded is set once a batch of tokens was loaded: their
 	// families are stored at the end.
-	tokensAdded                                   bool
-	usersFrom, keysFrom, familiesFrom, tokensFrom int
+	tokensAdded bool
 	// current is the newest current key of the archive.
 	current *domain.SigningKey
 }
@@ -314,16 +295,23 @@ func (b *importBatches) noteCurrent(k domain.SigningKey) {
 	}
 }
 
-type entryBatch struct {
-	rows  []domain.Entry
-	bytes int
+// batch is the rows of one kind read and not yet written, the line of the
+// first of them (for error messages) and the size of their data.
+type batch[T any] struct {
+	rows  []T
 	from  int
+	bytes int
 }
 
-func (b *importBatches) noteLine(from *int, line int) {
-	if *from == 0 {
-		*from = line
+// add appends row, read at line with size bytes of data, and reports
+// whether the batch is due: importBatchRows rows or importBatchBytes.
+func (b *batch[T]) add(row T, line, size int) bool {
+	b.rows = append(b.rows, row)
+	if b.from == 0 {
+		b.from = line
 	}
+	b.bytes += size
+	return len(b.rows) >= importBatchRows || b.bytes >= importBatchBytes
 }
 
 // batchError names the lines of a batch that failed to load.
@@ -335,43 +323,46 @@ func batchError(what string, from int, err error) error {
 }
 
 func (b *importBatches) flushUsers(ctx context.Context) error {
-	return flushRows(ctx, b, "users", &b.users, &b.usersFrom, &b.counts.Users, b.load.AddUsers)
+	return flushRows(ctx, b, "users", &b.users, &b.counts.Users, b.load.AddUsers)
 }
 
 func (b *importBatches) flushKeys(ctx context.Context) error {
-	return flushRows(ctx, b, "signing keys", &b.keys, &b.keysFrom, &b.counts.SigningKeys, b.load.AddSigningKeys)
+	return flushRows(ctx, b, "signing keys", &b.keys, &b.counts.SigningKeys, b.load.AddSigningKeys)
 }
 
 func (b *importBatches) flushFamilies(ctx context.Context) error {
-	return flushRows(ctx, b, "refresh families", &b.families, &b.familiesFrom, &b.counts.Refresh, b.load.AddRefreshFamilies)
+	return flushRows(ctx, b, "refresh families", &b.families, &b.counts.Refresh, b.load.AddRefreshFamilies)
 }
 
-// flushRows loads the rows of one kind read since line *from with add,
-// counts those added into *added and the others as skipped, and empties
-// the batch.
-func flushRows[T any](ctx context.Context, b *importBatches, what string, rows *[]T, from, added *int,
-	add func(context.Context, []T) (int, error)) error {
-	n, err := add(ctx, *rows)
-	if err != nil {
-		return batchError(what, *from, err)
-	}
-	*added += n
-	b.counts.Skipped += len(*rows) - n
-	*rows, *from = (*rows)[:0], 0
-	return nil
+func (b *importBatches) flushEntries(ctx context.Context, table string, eb *batch[domain.Entry]) error {
+	return flushRows(ctx, b, "entries", eb, &b.counts.Entries, func(ctx context.Context, es []domain.Entry) (int, error) {
+		return b.load.AddEntries(ctx, table, es)
+	})
 }
 
 // flushTokens loads the refresh tokens read; they count once their
 // families are stored (convertTokens).
 func (b *importBatches) flushTokens(ctx context.Context) error {
-	if len(b.tokens) == 0 {
+	if len(b.tokens.rows) == 0 {
 		return nil
 	}
-	if _, err := b.load.AddRefreshTokens(ctx, b.tokens); err != nil {
-		return batchError("refresh tokens", b.tokensFrom, err)
-	}
 	b.tokensAdded = true
-	b.tokens, b.tokensFrom = b.tokens[:0], 0
+	return flushRows(ctx, b, "refresh tokens", &b.tokens, nil, b.load.AddRefreshTokens)
+}
+
+// flushRows loads the rows of rb with add, counts those added into *added
+// and the others as skipped (neither when added is nil), and empties rb.
+func flushRows[T any](ctx context.Context, b *importBatches, what string, rb *batch[T], added *int,
+	add func(context.Context, []T) (int, error)) error {
+	n, err := add(ctx, rb.rows)
+	if err != nil {
+		return batchError(what, rb.from, err)
+	}
+	if added != nil {
+		*added += n
+		b.counts.Skipped += len(rb.rows) - n
+	}
+	rb.rows, rb.from, rb.bytes = rb.rows[:0], 0, 0
 	return nil
 }
 
@@ -389,39 +380,13 @@ func (b *importBatches) convertTokens(ctx context.Context) error {
 	return nil
 }
 
-func (b *importBatches) flushEntries(ctx context.Context, table string, eb *entryBatch) error {
-	n, err := b.load.AddEntries(ctx, table, eb.rows)
-	if err != nil {
-		return batchError("entries", eb.from, err)
-	}
-	b.counts.Entries += n
-	b.counts.Skipped += len(eb.rows) - n
-	eb.rows, eb.bytes, eb.from = eb.rows[:0], 0, 0
-	return nil
-}
-
 func (b *importBatches) flushAll(ctx context.Context) error {
-	if err := b.flushUsers(ctx); err != nil {
-		return err
+	for _, flush := range []func(context.Context) error{b.flushUsers, b.flushKeys, b.flushFamilies, b.flushTokens, b.convertTokens} {
+		if err := flush(ctx); err != nil {
+			return err
+		}
 	}
-	if err := b.flushKeys(ctx); err != nil {
-		return err
-	}
-	if err := b.flushFamilies(ctx); err != nil {
-		return err
-	}
-	if err := b.flushTokens(ctx); err != nil {
-		return err
-	}
-	if err := b.convertTokens(ctx); err != nil {
-		return err
-	}
-	tables := make([]string, 0, len(b.entries))
-	for t := range b.entries {
-		tables = append(tables, t)
-	}
-	slices.Sort(tables)
-	for _, t := range tables {
+	for _, t := range slices.Sorted(maps.Keys(b.entries)) {
 		if err := b.flushEntries(ctx, t, b.entries[t]); err != nil {
 			return err
 		}

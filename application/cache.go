@@ -29,16 +29,13 @@ func NewCacheOperations(d CacheConfig) (*CacheOperations, error) {
 	if err := d.validate(); err != nil {
 		return nil, err
 	}
-	replace, err := newReplaceCache(d)
-	if err != nil {
-		return nil, err
-	}
+	create := &CreateCache{deps: d}
 	return &CacheOperations{
 		Assignments: d.Assignments,
-		Create:      replace.create,
+		Create:      create,
 		Get:         &GetCache{deps: d},
 		List:        &ListCaches{deps: d},
-		Replace:     replace,
+		Replace:     &ReplaceCache{deps: d, create: create},
 		Patch:       &PatchCache{deps: d},
 		Update:      &UpdateCacheByKey{deps: d},
 		Delete:      &DeleteCache{deps: d},
@@ -91,39 +88,28 @@ func collect(opts []QueryOption) queryOptions {
 //
 // Cache is the one layer over the use cases: each method calls its use
 // case directly (ARCHITECTURE.md, "Who owns what").
-type Cache struct {
-	create *CreateCache
-	get    *GetCache
-	list   *ListCaches
-	update *UpdateCacheByKey
-	delete *DeleteCache
-	clear  *ClearCaches
-	watch  *WatchCaches
-}
+type Cache struct{ uc CacheOperations }
 
 // NewCache returns the Go API over the use cases of uc.
-func NewCache(uc *CacheOperations) *Cache {
-	return &Cache{create: uc.Create, get: uc.Get, list: uc.List, update: uc.Update, delete: uc.Delete,
-		clear: uc.Clear, watch: uc.Watch}
-}
+func NewCache(uc *CacheOperations) *Cache { return &Cache{uc: *uc} }
 
 // Create creates an entry; see CreateCache.Execute for its errors.
 func (c *Cache) Create(ctx context.Context, assignment string, in CacheInput, opts ...QueryOption) (domain.Entry, error) {
 	o := collect(opts)
-	return c.create.Execute(ctx, CreateCacheInput{Assignment: assignment, Actor: o.actor, Cache: in, Idempotency: o.idem})
+	return c.uc.Create.Execute(ctx, CreateCacheInput{Assignment: assignment, Actor: o.actor, Cache: in, Idempotency: o.idem})
 }
 
 // Update replaces the data, and the expiry when in.ExpiresIn is set, of
 // the entry with in's key, type and assignee.
 func (c *Cache) Update(ctx context.Context, assignment string, in CacheInput, opts ...QueryOption) (domain.Entry, error) {
 	o := collect(opts)
-	return c.update.Execute(ctx, UpdateCacheByKeyInput{Assignment: assignment, Actor: o.actor, Cache: in, Pre: o.pre})
+	return c.uc.Update.Execute(ctx, UpdateCacheByKeyInput{Assignment: assignment, Actor: o.actor, Cache: in, Pre: o.pre})
 }
 
 // Delete deletes the entry with ref's key, type and assignee.
 func (c *Cache) Delete(ctx context.Context, assignment string, ref CacheRef, opts ...QueryOption) error {
 	o := collect(opts)
-	_, err := c.delete.Execute(ctx, DeleteCacheInput{Assignment: assignment, Actor: o.actor, Ref: ref, Pre: o.pre})
+	_, err := c.uc.Delete.Execute(ctx, DeleteCacheInput{Assignment: assignment, Actor: o.actor, Ref: ref, Pre: o.pre})
 	return err
 }
 
@@ -131,29 +117,16 @@ func (c *Cache) Delete(ctx context.Context, assignment string, ref CacheRef, opt
 // domain.ErrCacheNotFound.
 func (c *Cache) Get(ctx context.Context, assignment string, ref CacheRef, opts ...QueryOption) (domain.Entry, error) {
 	o := collect(opts)
-	return c.get.Execute(ctx, GetCacheInput{Assignment: assignment, Actor: o.actor, Ref: ref})
+	return c.uc.Get.Execute(ctx, GetCacheInput{Assignment: assignment, Actor: o.actor, Ref: ref})
 }
 
 // GetAssignedCaches returns every live entry of the assignee, oldest
 // first.
 func (c *Cache) GetAssignedCaches(ctx context.Context, assignment, assigneeID string, opts ...QueryOption) ([]domain.Entry, error) {
-	o := collect(opts)
 	if _, err := domain.ParseAssigneeID(assigneeID); err != nil {
 		return nil, err
 	}
-	all := []domain.Entry{}
-	_, size := c.list.Limits()
-	for offset := 0; ; offset += size {
-		page, err := c.list.Execute(ctx, ListCachesInput{Assignment: assignment, Actor: o.actor,
-			AssigneeID: assigneeID, Limit: size, Offset: offset})
-		if err != nil {
-			return nil, err
-		}
-		all = append(all, page.Entries...)
-		if len(page.Entries) < size {
-			return all, nil
-		}
-	}
+	return c.all(ctx, ListCachesInput{Assignment: assignment, Actor: collect(opts).actor, AssigneeID: assigneeID})
 }
 
 // Find returns every live entry of the assignment that matches f (the
@@ -161,13 +134,17 @@ func (c *Cache) GetAssignedCaches(ctx context.Context, assignment, assigneeID st
 // domain.AllOf and domain.AnyOf), ordered by sort and then by id. The
 // actor's access policy applies on top of f.
 func (c *Cache) Find(ctx context.Context, assignment string, f domain.Filter, sort []domain.SortKey, opts ...QueryOption) ([]domain.Entry, error) {
-	o := collect(opts)
+	return c.all(ctx, ListCachesInput{Assignment: assignment, Actor: collect(opts).actor, Filter: f, Sort: sort})
+}
+
+// all returns every entry in selects, listed a page of the largest size
+// at a time.
+func (c *Cache) all(ctx context.Context, in ListCachesInput) ([]domain.Entry, error) {
 	all := []domain.Entry{}
-	_, size := c.list.Limits()
-	for offset := 0; ; offset += size {
+	_, in.Limit = c.uc.List.Limits()
+	for ; ; in.Offset += in.Limit {
 		n := 0
-		_, err := c.list.Stream(ctx, ListCachesInput{Assignment: assignment, Actor: o.actor,
-			Filter: f, Sort: sort, Limit: size, Offset: offset}, func(e domain.Entry) error {
+		_, err := c.uc.List.Stream(ctx, in, func(e domain.Entry) error {
 			all = append(all, e)
 			n++
 			return nil
@@ -175,7 +152,7 @@ func (c *Cache) Find(ctx context.Context, assignment string, f domain.Filter, so
 		if err != nil {
 			return nil, err
 		}
-		if n < size {
+		if n < in.Limit {
 			return all, nil
 		}
 	}
@@ -184,7 +161,7 @@ func (c *Cache) Find(ctx context.Context, assignment string, f domain.Filter, so
 // Clear deletes every entry of the assignee and returns how many.
 func (c *Cache) Clear(ctx context.Context, assignment, assigneeID string, opts ...QueryOption) (int, error) {
 	o := collect(opts)
-	return c.clear.Execute(ctx, ClearCachesInput{Assignment: assignment, Actor: o.actor, AssigneeID: assigneeID})
+	return c.uc.Clear.Execute(ctx, ClearCachesInput{Assignment: assignment, Actor: o.actor, AssigneeID: assigneeID})
 }
 
 // WatchFilter selects the changes Watch reports; see WatchCachesInput.
@@ -203,7 +180,7 @@ type WatchFilter struct {
 func (c *Cache) Watch(ctx context.Context, assignment string, w WatchFilter, opts ...QueryOption) iter.Seq2[FeedEvent, error] {
 	o := collect(opts)
 	return func(yield func(FeedEvent, error) bool) {
-		s, err := c.watch.Execute(ctx, WatchCachesInput{Assignment: assignment, Actor: o.actor, Since: w.Since,
+		s, err := c.uc.Watch.Execute(ctx, WatchCachesInput{Assignment: assignment, Actor: o.actor, Since: w.Since,
 			Key: w.Key, Type: w.Type, AssigneeID: w.AssigneeID})
 		if err != nil {
 			yield(FeedEvent{}, err)

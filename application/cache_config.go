@@ -88,7 +88,7 @@ func (d CacheConfig) visible(ctx context.Context, st *Assignment, repo ports.Cac
 
 // byRef returns the live entry with a natural key if actor may see it.
 func (d CacheConfig) byRef(ctx context.Context, st *Assignment, repo ports.CacheRepository, actor domain.Actor, ref CacheRef, now time.Time) (domain.Entry, error) {
-	k, err := domain.NaturalKey{Key: ref.Key, Type: ref.Type, AssigneeID: ref.AssigneeID}.Validate()
+	k, err := domain.NaturalKey(ref).Validate()
 	if err != nil {
 		return domain.Entry{}, err
 	}

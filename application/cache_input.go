@@ -51,14 +51,8 @@ func normalizeID(id string) (string, bool) {
 	return strings.ToLower(id), true
 }
 
-// entryInput converts the Go API's cache argument to the domain's.
-func (in CacheInput) entryInput() domain.EntryInput {
-	return domain.EntryInput{Key: in.Key, Type: in.Type, AssigneeID: in.AssigneeID,
-		Data: in.Data, ExpiresIn: in.ExpiresIn}
-}
-
-// validate checks in by the entry's rules (domain.EntryInput.Validate) and
-// returns it normalised.
+// validate checks in by the entry's rules (domain.EntryInput.Validate,
+// whose fields CacheInput mirrors) and returns it normalised.
 func (in CacheInput) validate(maxData int) (domain.EntryInput, error) {
-	return in.entryInput().Validate(maxData)
+	return domain.EntryInput(in).Validate(maxData)
 }

@@ -40,6 +40,15 @@ func newCacheEnv(t testing.TB, policy domain.Policy, defaultTTL time.Duration) c
 	return cacheEnv{uc: uc, api: application.NewCache(uc), clock: clock}
 }
 
+// list streams the page in selects into a slice.
+func (env cacheEnv) list(ctx context.Context, in application.ListCachesInput) (entries []domain.Entry, total int, err error) {
+	out, err := env.uc.List.Stream(ctx, in, func(e domain.Entry) error {
+		entries = append(entries, e)
+		return nil
+	})
+	return entries, out.Total, err
+}
+
 func str(s string) *string { return &s }
 
 func input(key, assignee string) application.CacheInput {
@@ -380,19 +389,19 @@ func TestListCachesOwnerSeesOnlyOwnEntries(t *testing.T) {
 		}
 		env.clock.Advance(time.Second)
 	}
-	out, err := env.uc.List.Execute(ctx, application.ListCachesInput{Assignment: "user", Actor: user(alice), CountTotal: true})
-	if err != nil || len(out.Entries) != 2 || out.Total != 2 {
-		t.Fatalf("alice's list: %d entries, total %d, %v", len(out.Entries), out.Total, err)
+	entries, total, err := env.list(ctx, application.ListCachesInput{Assignment: "user", Actor: user(alice), CountTotal: true})
+	if err != nil || len(entries) != 2 || total != 2 {
+		t.Fatalf("alice's list: %d entries, total %d, %v", len(entries), total, err)
 	}
-	out, err = env.uc.List.Execute(ctx, application.ListCachesInput{Assignment: "user", Actor: user(alice), AssigneeID: bob})
-	if err != nil || len(out.Entries) != 0 {
-		t.Fatalf("alice filtering for bob: %v %v", out.Entries, err)
+	entries, _, err = env.list(ctx, application.ListCachesInput{Assignment: "user", Actor: user(alice), AssigneeID: bob})
+	if err != nil || len(entries) != 0 {
+		t.Fatalf("alice filtering for bob: %v %v", entries, err)
 	}
-	out, err = env.uc.List.Execute(ctx, application.ListCachesInput{Assignment: "user", Sort: []domain.SortKey{{Field: domain.FieldDateCreated, Desc: true}}, Limit: 1})
-	if err != nil || len(out.Entries) != 1 || out.Entries[0].AssigneeID != bob {
-		t.Fatalf("system list newest first: %v %v", out.Entries, err)
+	entries, _, err = env.list(ctx, application.ListCachesInput{Assignment: "user", Sort: []domain.SortKey{{Field: domain.FieldDateCreated, Desc: true}}, Limit: 1})
+	if err != nil || len(entries) != 1 || entries[0].AssigneeID != bob {
+		t.Fatalf("system list newest first: %v %v", entries, err)
 	}
-	if _, err := env.uc.List.Execute(ctx, application.ListCachesInput{Assignment: "user", Limit: 1001}); domain.KindOf(err) != domain.KindInvalid {
+	if _, _, err := env.list(ctx, application.ListCachesInput{Assignment: "user", Limit: 1001}); domain.KindOf(err) != domain.KindInvalid {
 		t.Fatalf("limit 1001: %v", err)
 	}
 	// The policy is ANDed outside the caller's filter: an OR naming bob, or
@@ -406,9 +415,9 @@ func TestListCachesOwnerSeesOnlyOwnEntries(t *testing.T) {
 		t.Fatal(err)
 	}
 	for _, f := range []domain.Filter{domain.Where(ne), domain.AnyOf(domain.Where(is), domain.Where(ne))} {
-		out, err = env.uc.List.Execute(ctx, application.ListCachesInput{Assignment: "user", Actor: user(alice), Filter: f})
-		if err != nil || len(out.Entries) != 0 {
-			t.Fatalf("alice widening with %+v: %v %v", f, out.Entries, err)
+		entries, _, err = env.list(ctx, application.ListCachesInput{Assignment: "user", Actor: user(alice), Filter: f})
+		if err != nil || len(entries) != 0 {
+			t.Fatalf("alice widening with %+v: %v %v", f, entries, err)
 		}
 	}
 	found, err := env.api.Find(ctx, "user", domain.AnyOf(domain.Where(is)), nil, application.AsActor(user(alice)))

@@ -22,7 +22,6 @@ func (uc *ClearCaches) Execute(ctx context.Context, in ClearCachesInput) (int, e
 	return traced(ctx, uc.deps.Tracer, "ClearCaches", uc, in, (*ClearCaches).execute)
 }
 
-// execute is Execute inside its span.
 func (uc *ClearCaches) execute(ctx context.Context, in ClearCachesInput) (int, error) {
 	st, repo, now, err := uc.deps.open(in.Assignment, in.Actor)
 	if err != nil {

@@ -24,14 +24,6 @@ type CreateCacheInput struct {
 // CreateCache creates an entry, unique by (key, type, assignee).
 type CreateCache struct{ deps CacheConfig }
 
-// newCreateCache returns the use case.
-func newCreateCache(d CacheConfig) (*CreateCache, error) {
-	if err := d.validate(); err != nil {
-		return nil, err
-	}
-	return &CreateCache{deps: d}, nil
-}
-
 // Execute creates the entry with version 1. It returns
 // domain.ErrCacheEntityAlreadyExists when a live entry has the same natural
 // key, domain.ErrForbidden when an owner-policy caller names another
@@ -46,7 +38,6 @@ func (uc *CreateCache) Execute(ctx context.Context, in CreateCacheInput) (domain
 	return traced(ctx, uc.deps.Tracer, "CreateCache", uc, in, (*CreateCache).execute)
 }
 
-// execute is Execute inside its span.
 func (uc *CreateCache) execute(ctx context.Context, in CreateCacheInput) (domain.Entry, error) {
 	st, repo, now, err := uc.deps.open(in.Assignment, in.Actor)
 	if err != nil {

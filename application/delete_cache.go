@@ -29,7 +29,6 @@ func (uc *DeleteCache) Execute(ctx context.Context, in DeleteCacheInput) (domain
 	return traced(ctx, uc.deps.Tracer, "DeleteCache", uc, in, (*DeleteCache).execute)
 }
 
-// execute is Execute inside its span.
 func (uc *DeleteCache) execute(ctx context.Context, in DeleteCacheInput) (domain.Entry, error) {
 	st, repo, now, err := uc.deps.open(in.Assignment, in.Actor)
 	if err != nil {

@@ -7,7 +7,6 @@ import (
 	"encoding/base64"
 	"errors"
 	"fmt"
-	"strings"
 	"time"
 
 	"github.com/cachegate/cachegate/domain"
@@ -165,7 +164,8 @@ func (f *FirstAdmin) Create(ctx context.Context, in SetupInput) (domain.User, er
 		f.link.spent = true
 		return domain.User{}, domain.ErrAdminExists
 	}
-	u, err := f.create(ctx, in.Username, in.Password)
+	u, err := f.ua.add(ctx, domain.System(), AddUserInput{Username: in.Username, Password: in.Password, Active: true, Admin: true},
+		SetupDetail, "add first admin")
 	if err != nil {
 		return domain.User{}, err
 	}
@@ -186,29 +186,6 @@ func (f *FirstAdmin) check(token string) error {
 		return domain.ErrSetupLinkExpired
 	}
 	return nil
-}
-
-// create stores the admin with its events, as Users.Add does, the
-// events carrying SetupDetail and no actor.
-func (f *FirstAdmin) create(ctx context.Context, username, password string) (domain.User, error) {
-	a := f.ua
-	hash, salt, err := a.hasher.Hash(ctx, password)
-	if err != nil {
-		return domain.User{}, fmt.Errorf("hash password: %w", err)
-	}
-	now := domain.Normalize(a.clock.Now())
-	u := domain.User{ID: a.ids.NewID(), Username: strings.TrimSpace(username), PasswordHash: hash,
-		PasswordSalt: salt, Active: true, Admin: true, DateCreated: now, DateUpdated: now}
-	var filled, stored []domain.AuditEvent
-	for _, typ := range []domain.AuditType{domain.AuditUserAdded, domain.AuditUserAdminGranted} {
-		e, s := a.audit.Prepare(ctx, domain.AuditEvent{Type: typ, UserID: u.ID, Username: u.Username, Detail: SetupDetail})
-		filled, stored = append(filled, e), append(stored, s...)
-	}
-	if err := a.users.CreateUser(ctx, u, stored...); err != nil {
-		return domain.User{}, fmt.Errorf("add first admin: %w", err)
-	}
-	a.committed(ctx, filled)
-	return u, nil
 }
 
 func (f *FirstAdmin) take(ctx context.Context) error {

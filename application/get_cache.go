@@ -24,7 +24,6 @@ func (uc *GetCache) Execute(ctx context.Context, in GetCacheInput) (domain.Entry
 	return traced(ctx, uc.deps.Tracer, "GetCache", uc, in, (*GetCache).execute)
 }
 
-// execute is Execute inside its span.
 func (uc *GetCache) execute(ctx context.Context, in GetCacheInput) (domain.Entry, error) {
 	st, repo, now, err := uc.deps.open(in.Assignment, in.Actor)
 	if err != nil {

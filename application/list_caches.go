@@ -37,8 +37,6 @@ type ListCachesInput struct {
 
 // ListCachesOutput is one page of entries.
 type ListCachesOutput struct {
-	// Entries is set by Execute; Stream hands them to its callback instead.
-	Entries []domain.Entry
 	// Total counts every match when the input asked for it.
 	Total int
 	Limit int
@@ -50,41 +48,23 @@ type ListCaches struct{ deps CacheConfig }
 // Limits returns the default and the largest page size.
 func (uc *ListCaches) Limits() (def, max int) { return uc.deps.ListDefault, uc.deps.ListMax }
 
-// Execute returns the matching page, whole.
-func (uc *ListCaches) Execute(ctx context.Context, in ListCachesInput) (ListCachesOutput, error) {
-	entries := []domain.Entry{}
-	out, err := uc.Stream(ctx, in, func(e domain.Entry) error {
-		entries = append(entries, e)
-		return nil
-	})
-	if err != nil {
-		return ListCachesOutput{}, err
-	}
-	out.Entries = entries
-	return out, nil
-}
-
 // Stream calls yield with each entry of the matching page, in order, as
 // the store produces it, so a page is never held whole in memory. Every
 // check (assignment, access, limits, filter) is made before the first
 // entry; an error from yield stops the list and is returned wrapped.
 func (uc *ListCaches) Stream(ctx context.Context, in ListCachesInput, yield func(domain.Entry) error) (ListCachesOutput, error) {
-	return traced(ctx, uc.deps.Tracer, "ListCaches", uc, streamCall{in, yield}, (*ListCaches).traceable)
+	return traced(ctx, uc.deps.Tracer, "ListCaches", uc, streamCall{in, yield}, (*ListCaches).stream)
 }
 
-// streamCall is stream's two arguments as traced's one.
+// streamCall is Stream's two arguments as traced's one.
 type streamCall struct {
 	in    ListCachesInput
 	yield func(domain.Entry) error
 }
 
-// traceable is stream in the shape traced calls.
-func (uc *ListCaches) traceable(ctx context.Context, c streamCall) (ListCachesOutput, error) {
-	return uc.stream(ctx, c.in, c.yield)
-}
-
 // stream is Stream inside its span.
-func (uc *ListCaches) stream(ctx context.Context, in ListCachesInput, yield func(domain.Entry) error) (ListCachesOutput, error) {
+func (uc *ListCaches) stream(ctx context.Context, c streamCall) (ListCachesOutput, error) {
+	in := c.in
 	st, repo, now, err := uc.deps.open(in.Assignment, in.Actor)
 	if err != nil {
 		return ListCachesOutput{}, err
@@ -106,7 +86,7 @@ func (uc *ListCaches) stream(ctx context.Context, in ListCachesInput, yield func
 		// The policy is the store's outermost AND: whatever the filter
 		// says, an owner sees only its own entries.
 		Owner: ownerFilter(in.Actor, st)}
-	res, err := repo.List(ctx, q, now, yield)
+	res, err := repo.List(ctx, q, now, c.yield)
 	if err != nil {
 		return ListCachesOutput{}, fmt.Errorf("list cache entries: %w", err)
 	}

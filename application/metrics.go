@@ -2,23 +2,15 @@ package application
 
 import "github.com/cachegate/cachegate/ports"
 
-// nopMetrics records nothing; use cases use it when given no metrics.
+// nopMetrics records nothing; use cases use it when given no metrics. Its
+// methods implement ports.Metrics.
 type nopMetrics struct{}
 
-// LoginOutcome implements ports.Metrics.
-func (nopMetrics) LoginOutcome(string) {}
-
-// RefreshOutcome implements ports.Metrics.
-func (nopMetrics) RefreshOutcome(string) {}
-
-// CacheEntryCreated implements ports.Metrics.
-func (nopMetrics) CacheEntryCreated(string) {}
-
-// CacheRowsSwept implements ports.Metrics.
+func (nopMetrics) LoginOutcome(string)        {}
+func (nopMetrics) RefreshOutcome(string)      {}
+func (nopMetrics) CacheEntryCreated(string)   {}
 func (nopMetrics) CacheRowsSwept(string, int) {}
-
-// AuditEvent implements ports.Metrics.
-func (nopMetrics) AuditEvent(string) {}
+func (nopMetrics) AuditEvent(string)          {}
 
 func metricsOrNop(m ports.Metrics) ports.Metrics {
 	if m == nil {

@@ -8,7 +8,8 @@ import (
 	"github.com/cachegate/cachegate/domain"
 )
 
-// CachePatch holds the fields a PATCH changes; nil fields stay.
+// CachePatch holds the fields a PATCH changes; nil fields stay. It mirrors
+// domain.EntryPatch, which checks it.
 type CachePatch struct {
 	Key        *string
 	Type       *string
@@ -32,12 +33,6 @@ type PatchCacheInput struct {
 // PatchCache updates part of an entry.
 type PatchCache struct{ deps CacheConfig }
 
-// entryPatch converts the Go API's patch to the domain's.
-func (p CachePatch) entryPatch() domain.EntryPatch {
-	return domain.EntryPatch{Key: p.Key, Type: p.Type, AssigneeID: p.AssigneeID, Data: p.Data,
-		ExpiresInSet: p.ExpiresInSet, ExpiresIn: p.ExpiresIn}
-}
-
 // Execute applies the patch and increments the version. It returns
 // domain.ErrCacheNotFound when no visible live entry has the id,
 // domain.ErrVersionMismatch for a stale Pre.IfMatch, domain.ErrForbidden
@@ -49,13 +44,12 @@ func (uc *PatchCache) Execute(ctx context.Context, in PatchCacheInput) (domain.E
 	return traced(ctx, uc.deps.Tracer, "PatchCache", uc, in, (*PatchCache).execute)
 }
 
-// execute is Execute inside its span.
 func (uc *PatchCache) execute(ctx context.Context, in PatchCacheInput) (domain.Entry, error) {
 	st, repo, now, err := uc.deps.open(in.Assignment, in.Actor)
 	if err != nil {
 		return domain.Entry{}, err
 	}
-	p, err := in.Patch.entryPatch().Validate(uc.deps.maxData())
+	p, err := domain.EntryPatch(in.Patch).Validate(uc.deps.maxData())
 	if err != nil {
 		return domain.Entry{}, err
 	}

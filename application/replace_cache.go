@@ -24,16 +24,6 @@ type ReplaceCache struct {
 	create *CreateCache
 }
 
-// newReplaceCache returns the use case and the create use case it
-// falls back on when no entry has the id.
-func newReplaceCache(d CacheConfig) (*ReplaceCache, error) {
-	c, err := newCreateCache(d)
-	if err != nil {
-		return nil, err
-	}
-	return &ReplaceCache{deps: d, create: c}, nil
-}
-
 // Execute replaces every client field of the entry, moves dateUpdated,
 // recomputes the expiry from now and increments the version; created
 // reports that no entry had the id and one was created with it.
@@ -45,48 +35,41 @@ func newReplaceCache(d CacheConfig) (*ReplaceCache, error) {
 // domain.ErrCacheEntityAlreadyExists; a replacement or creation that would
 // take the assignee past its quota is domain.ErrCacheQuotaExceeded.
 func (uc *ReplaceCache) Execute(ctx context.Context, in ReplaceCacheInput) (e domain.Entry, created bool, err error) {
-	r, err := traced(ctx, uc.deps.Tracer, "ReplaceCache", uc, in, (*ReplaceCache).traceable)
+	r, err := traced(ctx, uc.deps.Tracer, "ReplaceCache", uc, in, (*ReplaceCache).execute)
 	return r.entry, r.created, err
 }
 
-// replaced is execute's two results as traced's one.
+// replaced is Execute's two results as traced's one.
 type replaced struct {
 	entry   domain.Entry
 	created bool
 }
 
-// traceable is execute in the shape traced calls.
-func (uc *ReplaceCache) traceable(ctx context.Context, in ReplaceCacheInput) (replaced, error) {
-	e, created, err := uc.execute(ctx, in)
-	return replaced{e, created}, err
-}
-
-// execute is Execute inside its span.
-func (uc *ReplaceCache) execute(ctx context.Context, in ReplaceCacheInput) (e domain.Entry, created bool, err error) {
+func (uc *ReplaceCache) execute(ctx context.Context, in ReplaceCacheInput) (replaced, error) {
 	st, repo, now, err := uc.deps.open(in.Assignment, in.Actor)
 	if err != nil {
-		return domain.Entry{}, false, err
+		return replaced{}, err
 	}
 	c, err := in.Cache.validate(uc.deps.maxData())
 	if err != nil {
-		return domain.Entry{}, false, err
+		return replaced{}, err
 	}
 	if err := mayAssign(in.Actor, st, c.AssigneeID); err != nil {
-		return domain.Entry{}, false, err
+		return replaced{}, err
 	}
 	id, ok := normalizeID(in.ID)
 	if !ok {
 		// docs/api.md ("Error codes"): a malformed id is an unknown id, 404; no entry can
 		// be created with it.
-		return domain.Entry{}, false, domain.ErrCacheNotFound
+		return replaced{}, domain.ErrCacheNotFound
 	}
 	createIn := CreateCacheInput{Assignment: in.Assignment, Actor: in.Actor, Cache: in.Cache, ID: id}
 	if in.Pre.IfNoneMatchAny {
 		e, err := uc.create.Execute(ctx, createIn)
 		if errors.Is(err, domain.ErrCacheIDTaken) {
-			return domain.Entry{}, false, domain.ErrEntryExists
+			return replaced{}, domain.ErrEntryExists
 		}
-		return e, err == nil, err
+		return replaced{e, err == nil}, err
 	}
 	// An entry created between our update and our create makes the create
 	// fail with ErrCacheIDTaken; the next round replaces it instead.
@@ -103,18 +86,18 @@ func (uc *ReplaceCache) execute(ctx context.Context, in ReplaceCacheInput) (e do
 		})
 		switch {
 		case err == nil:
-			return e, false, nil
+			return replaced{entry: e}, nil
 		case errors.Is(err, errInvisible):
-			return domain.Entry{}, false, domain.ErrCacheNotFound
+			return replaced{}, domain.ErrCacheNotFound
 		case !errors.Is(err, domain.ErrCacheNotFound):
-			return domain.Entry{}, false, fmt.Errorf("replace cache entry: %w", err)
+			return replaced{}, fmt.Errorf("replace cache entry: %w", err)
 		case in.Pre.IfMatch != nil:
-			return domain.Entry{}, false, domain.ErrVersionMismatch
+			return replaced{}, domain.ErrVersionMismatch
 		}
 		e, err = uc.create.Execute(ctx, createIn)
 		if !errors.Is(err, domain.ErrCacheIDTaken) {
-			return e, err == nil, err
+			return replaced{e, err == nil}, err
 		}
 	}
-	return domain.Entry{}, false, fmt.Errorf("replace cache entry %s: lost the race three times", id)
+	return replaced{}, fmt.Errorf("replace cache entry %s: lost the race three times", id)
 }

@@ -31,7 +31,6 @@ func (uc *UpdateCacheByKey) Execute(ctx context.Context, in UpdateCacheByKeyInpu
 	return traced(ctx, uc.deps.Tracer, "UpdateCacheByKey", uc, in, (*UpdateCacheByKey).execute)
 }
 
-// execute is Execute inside its span.
 func (uc *UpdateCacheByKey) execute(ctx context.Context, in UpdateCacheByKeyInput) (domain.Entry, error) {
 	st, repo, now, err := uc.deps.open(in.Assignment, in.Actor)
 	if err != nil {

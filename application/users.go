@@ -98,6 +98,13 @@ func (a *Users) Add(ctx context.Context, actor domain.Actor, in AddUserInput) (d
 	if err := errors.Join(domain.ValidateUsername(in.Username), domain.ValidatePassword(in.Password)); err != nil {
 		return domain.User{}, err
 	}
+	return a.add(ctx, actor, in, "", "add user")
+}
+
+// add stores the user in describes, checked already, recording user.added
+// and, for an admin, user.admin_granted with detail; what names the step
+// in a store's error.
+func (a *Users) add(ctx context.Context, actor domain.Actor, in AddUserInput, detail, what string) (domain.User, error) {
 	hash, salt, err := a.hasher.Hash(ctx, in.Password)
 	if err != nil {
 		return domain.User{}, fmt.Errorf("hash password: %w", err)
@@ -109,9 +116,9 @@ func (a *Users) Add(ctx context.Context, actor domain.Actor, in AddUserInput) (d
 	if u.Admin {
 		types = append(types, domain.AuditUserAdminGranted)
 	}
-	filled, events := a.prepare(ctx, actor, u, types...)
+	filled, events := a.prepare(ctx, actor, u, detail, types...)
 	if err := a.users.CreateUser(ctx, u, events...); err != nil {
-		return domain.User{}, fmt.Errorf("add user: %w", err)
+		return domain.User{}, fmt.Errorf("%s: %w", what, err)
 	}
 	a.committed(ctx, filled)
 	return u, nil
@@ -169,11 +176,12 @@ func (a *Users) ResetPassword(ctx context.Context, actor domain.Actor, id, passw
 	if err != nil {
 		return err
 	}
-	change, err := a.passwordChange(ctx, password)
+	hash, salt, err := a.hasher.Hash(ctx, password)
 	if err != nil {
-		return err
+		return fmt.Errorf("hash password: %w", err)
 	}
-	_, err = a.change(ctx, actor, u, true, change, domain.AuditUserPasswordChanged)
+	_, err = a.change(ctx, actor, u, true, func(u *domain.User) { u.PasswordHash, u.PasswordSalt = hash, salt },
+		domain.AuditUserPasswordChanged)
 	return err
 }
 
@@ -192,7 +200,7 @@ func (a *Users) Delete(ctx context.Context, actor domain.Actor, id string) error
 	if err != nil {
 		return err
 	}
-	filled, events := a.prepare(ctx, actor, u, domain.AuditUserDeleted)
+	filled, events := a.prepare(ctx, actor, u, "", domain.AuditUserDeleted)
 	if err := a.dir.DeleteUser(ctx, id, a.clock.Now(), events...); err != nil {
 		return err
 	}
@@ -217,25 +225,12 @@ func adminEvent(admin bool) domain.AuditType {
 	return domain.AuditUserAdminRevoked
 }
 
-// passwordChange checks and hashes password and returns the change that
-// sets it.
-func (a *Users) passwordChange(ctx context.Context, password string) (func(*domain.User), error) {
-	if err := domain.ValidatePassword(password); err != nil {
-		return nil, err
-	}
-	hash, salt, err := a.hasher.Hash(ctx, password)
-	if err != nil {
-		return nil, fmt.Errorf("hash password: %w", err)
-	}
-	return func(u *domain.User) { u.PasswordHash, u.PasswordSalt = hash, salt }, nil
-}
-
 // change changes the user u for actor and records one event per type, one per fact changed (in
 // the change's transaction where the store writes events); with
 // endSessions the user's refresh families are revoked in that
 // transaction too.
 func (a *Users) change(ctx context.Context, actor domain.Actor, u domain.User, endSessions bool, change func(*domain.User), types ...domain.AuditType) (domain.User, error) {
-	filled, events := a.prepare(ctx, actor, u, types...)
+	filled, events := a.prepare(ctx, actor, u, "", types...)
 	fn := func(cur *domain.User) error {
 		change(cur)
 		cur.DateUpdated = domain.Normalize(a.clock.Now())
@@ -255,11 +250,11 @@ func (a *Users) change(ctx context.Context, actor domain.Actor, u domain.User, e
 }
 
 // prepare returns an event of each type about u, made by actor
-// (no admin for the system actor), filled for a change about to be made, and
-// those the store must write with it (AuditTrail.Prepare).
-func (a *Users) prepare(ctx context.Context, actor domain.Actor, u domain.User, types ...domain.AuditType) (filled, stored []domain.AuditEvent) {
+// (no admin for the system actor), with detail, filled for a change about
+// to be made, and those the store must write with it (AuditTrail.Prepare).
+func (a *Users) prepare(ctx context.Context, actor domain.Actor, u domain.User, detail string, types ...domain.AuditType) (filled, stored []domain.AuditEvent) {
 	for _, typ := range types {
-		e, s := a.audit.Prepare(ctx, byAdmin(actor, domain.AuditEvent{Type: typ, UserID: u.ID, Username: u.Username}))
+		e, s := a.audit.Prepare(ctx, byAdmin(actor, domain.AuditEvent{Type: typ, UserID: u.ID, Username: u.Username, Detail: detail}))
 		filled, stored = append(filled, e), append(stored, s...)
 	}
 	return filled, stored

@@ -58,8 +58,11 @@ type Feed struct {
 	pos    int64 // the last revision fanned out
 	ready  chan struct{}
 	closed bool
-	subs   map[string]*entitySubs
-	count  int
+	// subs indexes the subscriptions by entity, then by the assignee
+	// they are confined to ("" for any), so a change reaches only the
+	// subscribers that may want it.
+	subs  map[string]map[string]subSet
+	count int
 	// waiting is closed when the next read of the log has ended
 	// (catchUp); nil while nobody waits.
 	waiting chan struct{}
@@ -69,13 +72,7 @@ type Feed struct {
 	reads, prunes ports.FailureLog
 }
 
-// entitySubs are one entity's subscriptions, indexed by the assignee they
-// are confined to, so a change reaches only the subscribers that may want
-// it.
-type entitySubs struct {
-	byAssignee map[string]map[*application.Subscription]struct{}
-	any        map[*application.Subscription]struct{}
-}
+type subSet map[*application.Subscription]struct{}
 
 var _ application.ChangeFeed = (*Feed)(nil)
 
@@ -100,7 +97,7 @@ func NewFeed(cfg FeedConfig) (*Feed, error) {
 		cfg.Logger = slog.New(slog.DiscardHandler)
 	}
 	return &Feed{cfg: cfg, kick: make(chan struct{}, 1), ready: make(chan struct{}),
-		subs: map[string]*entitySubs{}}, nil
+		subs: map[string]map[string]subSet{}}, nil
 }
 
 // Log returns the change log the feed reads.
@@ -108,9 +105,6 @@ func (f *Feed) Log() ports.ChangeLog { return f.cfg.Log }
 
 // Metrics returns the feed's metrics (a no-op when none were given).
 func (f *Feed) Metrics() ports.FeedMetrics { return f.cfg.Metrics }
-
-// Retention returns how long changes are kept.
-func (f *Feed) Retention() time.Duration { return f.cfg.Retention }
 
 // Poke wakes the reader: a change was probably just recorded.
 func (f *Feed) Poke() {
@@ -230,13 +224,12 @@ func (f *Feed) fanOut(batch []domain.Change) {
 		}
 		f.pos = c.Rev
 		es := f.subs[c.Entity]
-		if es == nil {
-			continue
+		if a := c.Entry.AssigneeID; a != "" {
+			for s := range es[a] {
+				f.offerLocked(s, c)
+			}
 		}
-		for s := range es.byAssignee[c.Entry.AssigneeID] {
-			f.offerLocked(s, c)
-		}
-		for s := range es.any {
+		for s := range es[""] {
 			f.offerLocked(s, c)
 		}
 	}
@@ -271,16 +264,13 @@ func (f *Feed) Close() {
 	}
 	f.closed = true
 	for _, es := range f.subs {
-		for _, set := range es.byAssignee {
+		for _, set := range es {
 			for s := range set {
 				s.End(application.ErrFeedClosed)
 			}
 		}
-		for s := range es.any {
-			s.End(application.ErrFeedClosed)
-		}
 	}
-	f.subs = map[string]*entitySubs{}
+	f.subs = map[string]map[string]subSet{}
 	f.count = 0
 	f.cfg.Metrics.FeedSubscribers(0)
 	if f.waiting != nil {
@@ -333,19 +323,15 @@ func (f *Feed) Subscribe(ctx context.Context, s *application.Subscription) (int6
 	entity, assignee := s.Scope()
 	es := f.subs[entity]
 	if es == nil {
-		es = &entitySubs{byAssignee: map[string]map[*application.Subscription]struct{}{}, any: map[*application.Subscription]struct{}{}}
+		es = map[string]subSet{}
 		f.subs[entity] = es
 	}
-	if a := assignee; a != "" {
-		set := es.byAssignee[a]
-		if set == nil {
-			set = map[*application.Subscription]struct{}{}
-			es.byAssignee[a] = set
-		}
-		set[s] = struct{}{}
-	} else {
-		es.any[s] = struct{}{}
+	set := es[assignee]
+	if set == nil {
+		set = subSet{}
+		es[assignee] = set
 	}
+	set[s] = struct{}{}
 	f.count++
 	f.cfg.Metrics.FeedSubscribers(f.count)
 	return f.pos, nil
@@ -360,27 +346,16 @@ func (f *Feed) Unsubscribe(s *application.Subscription) {
 
 func (f *Feed) removeLocked(s *application.Subscription) {
 	entity, assignee := s.Scope()
-	es := f.subs[entity]
-	if es == nil {
+	set := f.subs[entity][assignee]
+	if _, ok := set[s]; !ok {
 		return
 	}
-	removed := false
-	if a := assignee; a != "" {
-		if set := es.byAssignee[a]; set != nil {
-			if _, removed = set[s]; removed {
-				delete(set, s)
-				if len(set) == 0 {
-					delete(es.byAssignee, a)
-				}
-			}
-		}
-	} else if _, removed = es.any[s]; removed {
-		delete(es.any, s)
+	delete(set, s)
+	if len(set) == 0 {
+		delete(f.subs[entity], assignee)
 	}
-	if removed {
-		f.count--
-		f.cfg.Metrics.FeedSubscribers(f.count)
-	}
+	f.count--
+	f.cfg.Metrics.FeedSubscribers(f.count)
 }
 
 type nopFeedMetrics struct{}

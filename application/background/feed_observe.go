@@ -35,33 +35,28 @@ func (r *observedRepo) For(caller domain.Caller) ports.CacheRepository {
 }
 
 func (r *observedRepo) Create(ctx context.Context, e domain.Entry, now time.Time, q domain.Quota) error {
-	err := r.CacheRepository.Create(ctx, e, now, q)
-	r.feed.Poke()
-	return err
+	defer r.feed.Poke()
+	return r.CacheRepository.Create(ctx, e, now, q)
 }
 
 func (r *observedRepo) CreateIdempotent(ctx context.Context, e domain.Entry, now time.Time, q domain.Quota, rec ports.IdempotencyRecord) error {
-	err := r.CacheRepository.CreateIdempotent(ctx, e, now, q, rec)
-	r.feed.Poke()
-	return err
+	defer r.feed.Poke()
+	return r.CacheRepository.CreateIdempotent(ctx, e, now, q, rec)
 }
 
 func (r *observedRepo) Update(ctx context.Context, id string, now time.Time, q domain.Quota, fn func(*domain.Entry) error) (domain.Entry, error) {
-	e, err := r.CacheRepository.Update(ctx, id, now, q, fn)
-	r.feed.Poke()
-	return e, err
+	defer r.feed.Poke()
+	return r.CacheRepository.Update(ctx, id, now, q, fn)
 }
 
 func (r *observedRepo) Delete(ctx context.Context, id string, now time.Time, fn func(domain.Entry) error) (domain.Entry, error) {
-	e, err := r.CacheRepository.Delete(ctx, id, now, fn)
-	r.feed.Poke()
-	return e, err
+	defer r.feed.Poke()
+	return r.CacheRepository.Delete(ctx, id, now, fn)
 }
 
 func (r *observedRepo) DeleteByAssignee(ctx context.Context, assigneeID string, now time.Time) (int, error) {
-	n, err := r.CacheRepository.DeleteByAssignee(ctx, assigneeID, now)
-	r.feed.Poke()
-	return n, err
+	defer r.feed.Poke()
+	return r.CacheRepository.DeleteByAssignee(ctx, assigneeID, now)
 }
 
 func (r *observedRepo) Purge(ctx context.Context, now time.Time, limit int) (int, error) {
