@@ -185,11 +185,7 @@ func eddsaRing(stored []domain.SigningKey, seal *sealer, now time.Time) (*keyrin
 		if sk.RetiredAt != nil {
 			k.retiredAt = *sk.RetiredAt
 		}
-		h, err := encodedHeader(jose.EdDSA, sk.ID, typRefresh)
-		if err != nil {
-			return nil, err
-		}
-		r.byKID[sk.ID], r.byRefreshHeader[h] = k, k
+		r.byKID[sk.ID], r.byRefreshHeader[encodedHeader(jose.EdDSA, sk.ID, typRefresh)] = k, k
 		r.ordered = append(r.ordered, k)
 		if sk.RetiredAt != nil && (!now.Before(*sk.RetiredAt) || len(sk.Private) == 0) {
 			// Retired, or retiring and erased already by a process
@@ -263,29 +259,20 @@ func newSigner(alg jose.SignatureAlgorithm, kid string, key any) (*signer, error
 	default:
 		return nil, fmt.Errorf("signer for key %q: unsupported key type %T", kid, key)
 	}
-	var err error
-	if s.access, err = encodedHeader(alg, kid, typAccess); err != nil {
-		return nil, err
-	}
-	if s.refresh, err = encodedHeader(alg, kid, typRefresh); err != nil {
-		return nil, err
-	}
-	s.access, s.refresh = s.access+".", s.refresh+"."
+	s.access, s.refresh = encodedHeader(alg, kid, typAccess)+".", encodedHeader(alg, kid, typRefresh)+"."
 	return s, nil
 }
 
 // encodedHeader returns the base64url-encoded protected header the signer
-// writes on a token of type typ signed by the key kid.
-func encodedHeader(alg jose.SignatureAlgorithm, kid, typ string) (string, error) {
-	h, err := json.Marshal(struct {
+// writes on a token of type typ signed by the key kid (marshalling three
+// strings cannot fail).
+func encodedHeader(alg jose.SignatureAlgorithm, kid, typ string) string {
+	h, _ := json.Marshal(struct {
 		Alg string `json:"alg"`
 		Kid string `json:"kid"`
 		Typ string `json:"typ"`
 	}{string(alg), kid, typ})
-	if err != nil {
-		return "", fmt.Errorf("signer for key %q: %w", kid, err)
-	}
-	return base64.RawURLEncoding.EncodeToString(h), nil
+	return base64.RawURLEncoding.EncodeToString(h)
 }
 
 // newEd25519Key generates a signing key created at now. Its kid is the

@@ -123,11 +123,35 @@ func (v *Verifier) verify(ctx context.Context, kind domain.TokenKind, token stri
 	}
 	var pc parsedClaims
 	k, err := readRefresh(ring, kind, token, signed, now, window, &pc)
-	if k == nil && err == nil {
-		k, err = t.parse(ctx, ring, kind, token, signed, now, window, &pc)
-	}
 	if err != nil {
 		return domain.Claims{}, err
+	}
+	if k == nil {
+		tok, err := jwt.ParseSigned(token, t.allow)
+		if err != nil || len(tok.Headers) != 1 {
+			return domain.Claims{}, errMalformed
+		}
+		h := tok.Headers[0]
+		if typ, _ := h.ExtraHeaders[jose.HeaderType].(string); !typMatches(typ, kind) {
+			return domain.Claims{}, errType
+		}
+		if h.KeyID == "" {
+			return domain.Claims{}, errUnknownKey
+		}
+		if k = ring.lookup(h.KeyID, now, window); k == nil && ring.byKID[h.KeyID] == nil {
+			k = t.keysForUnknownKID(ctx, now, h.KeyID).lookup(h.KeyID, now, window)
+		}
+		if k == nil {
+			return domain.Claims{}, errUnknownKey
+		}
+		if signed {
+			err = tok.Claims(k.key, &pc)
+		} else {
+			err = tok.UnsafeClaimsWithoutVerification(&pc)
+		}
+		if err != nil {
+			return domain.Claims{}, errSignature
+		}
 	}
 	c, err := t.validate(kind, &pc, now)
 	if err != nil {
@@ -143,47 +167,10 @@ func (v *Verifier) verify(ctx context.Context, kind domain.TokenKind, token stri
 	return c, nil
 }
 
-// parse parses token with go-jose, finds the key it names in ring (or,
-// for an unknown kid, in the keys reloaded) and reads its claims into pc,
-// checking the signature when signed.
-func (t *Tokens) parse(ctx context.Context, ring *keyring, kind domain.TokenKind, token string, signed bool, now time.Time,
-	window time.Duration, pc *parsedClaims) (*verifyKey, error) {
-	tok, err := jwt.ParseSigned(token, t.allow)
-	if err != nil || len(tok.Headers) != 1 {
-		return nil, errMalformed
-	}
-	h := tok.Headers[0]
-	if typ, _ := h.ExtraHeaders[jose.HeaderType].(string); !typMatches(typ, kind) {
-		return nil, errType
-	}
-	if h.KeyID == "" {
-		return nil, errUnknownKey
-	}
-	k := ring.lookup(h.KeyID, now, window)
-	if k == nil && ring.byKID[h.KeyID] == nil {
-		k = t.keysForUnknownKID(ctx, now, h.KeyID).lookup(h.KeyID, now, window)
-	}
-	if k == nil {
-		return nil, errUnknownKey
-	}
-	if signed {
-		err = tok.Claims(k.key, pc)
-	} else {
-		err = tok.UnsafeClaimsWithoutVerification(pc)
-	}
-	if err != nil {
-		return nil, errSignature
-	}
-	return k, nil
-}
-
-// readRefresh reads a refresh token unchecked (not signed) whose header
-// is, byte for byte, the one the signer writes on a refresh token of a key
-// in ring: that header names the key, the algorithm and the type go-jose
-// would parse from it, so only the claims are decoded, by go-jose's JSON
-// decoder as UnsafeClaimsWithoutVerification decodes them; a key retired
-// longer than window ago is refused as parse refuses it. For any other
-// token it returns a nil key and no error: parse reads it.
+// readRefresh reads a refresh token unchecked whose header is, byte for
+// byte, the signer's for a key of ring: that names the key, alg and typ
+// go-jose would parse, so only the claims are decoded, as go-jose does.
+// For any other token (or signed) it returns neither key nor error.
 func readRefresh(ring *keyring, kind domain.TokenKind, token string, signed bool, now time.Time, window time.Duration,
 	pc *parsedClaims) (*verifyKey, error) {
 	if signed || kind != domain.RefreshToken {
