@@ -70,3 +70,20 @@ func BenchmarkVerifyGarbage(b *testing.B) {
 		_, _ = e.tok.Verifier().AccessToken(ctx, "eyJhbGciOiJFZERTQSJ9.e30.c2ln")
 	}
 }
+
+// BenchmarkReadRefreshToken measures the unchecked read a refresh starts
+// with (ports.RefreshTokenReader).
+func BenchmarkReadRefreshToken(b *testing.B) {
+	ctx := context.Background()
+	for _, e := range benchEnvs(b, 0) {
+		tok := e.issue(b, e.claims(domain.RefreshToken, time.Hour))
+		b.Run(e.name, func(b *testing.B) {
+			b.ReportAllocs()
+			for b.Loop() {
+				if _, err := e.tok.Verifier().ReadRefreshToken(ctx, tok); err != nil {
+					b.Fatal(err)
+				}
+			}
+		})
+	}
+}

@@ -12,6 +12,7 @@ import (
 	"fmt"
 	"io"
 	"time"
+	"unsafe"
 
 	jose "github.com/go-jose/go-jose/v4"
 
@@ -69,13 +70,19 @@ func (s *signer) compact(h string, payload []byte) string {
 	sig := s.sign(buf)
 	buf = append(buf, '.')
 	buf = enc.AppendEncode(buf, sig)
-	return string(buf)
+	// buf is sized for the whole token and not kept: the string takes it
+	// over instead of copying it.
+	return unsafe.String(unsafe.SliceData(buf), len(buf))
 }
 
 // keyring is an immutable snapshot of the keys; Tokens swaps whole
 // snapshots on reload, so readers never lock.
 type keyring struct {
 	byKID map[string]*verifyKey
+	// byRefreshHeader maps the encoded protected header the signer writes
+	// on a refresh token of each key (without its dot) to the key, so
+	// that reading one of them unchecked decodes no header (readRefresh).
+	byRefreshHeader map[string]*verifyKey
 	// revoked names the revoked keys: they verify nothing, and a token
 	// naming one causes no reload.
 	revoked map[string]bool
@@ -148,7 +155,8 @@ func hs256Ring(secret []byte) (*keyring, error) {
 		return nil, err
 	}
 	k := &verifyKey{kid: kid, key: secret}
-	return &keyring{byKID: map[string]*verifyKey{kid: k}, ordered: []*verifyKey{k}, signers: []*signer{s}}, nil
+	return &keyring{byKID: map[string]*verifyKey{kid: k}, byRefreshHeader: map[string]*verifyKey{s.refresh[:len(s.refresh)-1]: k},
+		ordered: []*verifyKey{k}, signers: []*signer{s}}, nil
 }
 
 // eddsaRing builds a ring from stored keys (newest first) as they are at
@@ -157,7 +165,8 @@ func hs256Ring(secret []byte) (*keyring, error) {
 // Keys of other algorithms are ignored: only EdDSA is accepted in this
 // mode. It returns a ring without signers when no EdDSA key can sign.
 func eddsaRing(stored []domain.SigningKey, seal *sealer, now time.Time) (*keyring, error) {
-	r := &keyring{byKID: make(map[string]*verifyKey, len(stored)), revoked: map[string]bool{}}
+	r := &keyring{byKID: make(map[string]*verifyKey, len(stored)), byRefreshHeader: make(map[string]*verifyKey, len(stored)),
+		revoked: map[string]bool{}}
 	for _, sk := range stored {
 		if sk.Algorithm != algEdDSA {
 			continue
@@ -176,7 +185,7 @@ func eddsaRing(stored []domain.SigningKey, seal *sealer, now time.Time) (*keyrin
 		if sk.RetiredAt != nil {
 			k.retiredAt = *sk.RetiredAt
 		}
-		r.byKID[sk.ID] = k
+		r.byKID[sk.ID], r.byRefreshHeader[encodedHeader(jose.EdDSA, sk.ID, typRefresh)] = k, k
 		r.ordered = append(r.ordered, k)
 		if sk.RetiredAt != nil && (!now.Before(*sk.RetiredAt) || len(sk.Private) == 0) {
 			// Retired, or retiring and erased already by a process
@@ -250,25 +259,20 @@ func newSigner(alg jose.SignatureAlgorithm, kid string, key any) (*signer, error
 	default:
 		return nil, fmt.Errorf("signer for key %q: unsupported key type %T", kid, key)
 	}
-	header := func(typ string) (string, error) {
-		h, err := json.Marshal(struct {
-			Alg string `json:"alg"`
-			Kid string `json:"kid"`
-			Typ string `json:"typ"`
-		}{string(alg), kid, typ})
-		if err != nil {
-			return "", fmt.Errorf("signer for key %q: %w", kid, err)
-		}
-		return base64.RawURLEncoding.EncodeToString(h) + ".", nil
-	}
-	var err error
-	if s.access, err = header(typAccess); err != nil {
-		return nil, err
-	}
-	if s.refresh, err = header(typRefresh); err != nil {
-		return nil, err
-	}
+	s.access, s.refresh = encodedHeader(alg, kid, typAccess)+".", encodedHeader(alg, kid, typRefresh)+"."
 	return s, nil
+}
+
+// encodedHeader returns the base64url-encoded protected header the signer
+// writes on a token of type typ signed by the key kid (marshalling three
+// strings cannot fail).
+func encodedHeader(alg jose.SignatureAlgorithm, kid, typ string) string {
+	h, _ := json.Marshal(struct {
+		Alg string `json:"alg"`
+		Kid string `json:"kid"`
+		Typ string `json:"typ"`
+	}{string(alg), kid, typ})
+	return base64.RawURLEncoding.EncodeToString(h)
 }
 
 // newEd25519Key generates a signing key created at now. Its kid is the

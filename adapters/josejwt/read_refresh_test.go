@@ -3,6 +3,7 @@ package josejwt_test
 import (
 	"context"
 	"crypto/ed25519"
+	"encoding/base64"
 	"errors"
 	"strings"
 	"testing"
@@ -10,6 +11,7 @@ import (
 
 	jose "github.com/go-jose/go-jose/v4"
 
+	"github.com/cachegate/cachegate/adapters/josejwt"
 	"github.com/cachegate/cachegate/domain"
 )
 
@@ -121,5 +123,58 @@ func TestReadRefreshTokenRefusesTheTokensOfARevokedKey(t *testing.T) {
 	}
 	if c, err := e.tok.Verifier().ReadRefreshToken(context.Background(), tok); !errors.Is(err, domain.ErrUnauthenticated) {
 		t.Errorf("after the revocation: %+v, %v; want ErrUnauthenticated", c, err)
+	}
+}
+
+// The read takes a token whose header is the signer's own, byte for byte,
+// without decoding that header; any other spelling is parsed in full.
+// Both read the same claims, and both refuse a key retired longer ago
+// than the refresh tokens' window.
+func TestReadRefreshTokenReadsEveryHeaderSpellingAlike(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	for _, e := range bothModes(t, func(o *josejwt.Options) { o.MaxTokenTTL = time.Hour }) {
+		own := e.issue(t, e.claims(domain.RefreshToken, 3*time.Hour))
+		head, rest, _ := strings.Cut(own, ".")
+		payload, _, _ := strings.Cut(rest, ".")
+		if h := header(t, own); h["alg"] != string(e.alg) || h["kid"] != e.kid || h["typ"] != "refresh+jwt" || len(h) != 3 {
+			t.Fatalf("%s: refresh token header %v, want alg %s, kid %s, typ refresh+jwt", e.name, h, e.alg, e.kid)
+		}
+		raw, err := base64.RawURLEncoding.DecodeString(payload)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var other any = []byte("another-secret-0123456789abcdef-0123456789")
+		if e.alg == jose.EdDSA {
+			other = ed25519.NewKeyFromSeed(make([]byte, ed25519.SeedSize))
+		}
+		respelled := forge(t, e.alg, other, map[string]any{"kid": e.kid, "typ": "application/refresh+jwt"}, string(raw))
+		if h, _, _ := strings.Cut(respelled, "."); h == head {
+			t.Fatalf("%s: the respelled header is the signer's", e.name)
+		}
+		want, err := e.tok.Verifier().ReadRefreshToken(ctx, own)
+		if err != nil {
+			t.Fatalf("%s: read the signer's own token: %v", e.name, err)
+		}
+		got, err := e.tok.Verifier().ReadRefreshToken(ctx, respelled)
+		if err != nil {
+			t.Fatalf("%s: read the respelled token: %v", e.name, err)
+		}
+		got.Digest, want.Digest = domain.Digest{}, domain.Digest{}
+		if got != want {
+			t.Errorf("%s: respelled header reads %+v, the signer's %+v", e.name, got, want)
+		}
+		if e.alg != jose.EdDSA {
+			continue
+		}
+		if _, err := e.tok.Rotate(ctx, true); err != nil {
+			t.Fatalf("Rotate: %v", err)
+		}
+		e.clock.Advance(time.Hour + josejwt.DefaultLeeway + time.Second)
+		for _, tok := range []string{own, respelled} {
+			if c, err := e.tok.Verifier().ReadRefreshToken(ctx, tok); !errors.Is(err, domain.ErrUnauthenticated) {
+				t.Errorf("a token of a key retired beyond the window: %+v, %v; want ErrUnauthenticated", c, err)
+			}
+		}
 	}
 }
