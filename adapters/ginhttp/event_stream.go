@@ -1,6 +1,7 @@
 package ginhttp
 
 import (
+	"bytes"
 	"context"
 	"errors"
 	"strconv"
@@ -273,7 +274,7 @@ func (st *stream) end(reason string) {
 // the client, which joins them with newlines, gets payload back.
 func appendData(b, payload []byte) []byte {
 	for {
-		i := indexLineEnd(payload)
+		i := bytes.IndexAny(payload, "\r\n")
 		b = append(b, "\ndata: "...)
 		if i < 0 {
 			b = append(b, payload...)
@@ -285,13 +286,4 @@ func appendData(b, payload []byte) []byte {
 		}
 		payload = payload[i+1:]
 	}
-}
-
-func indexLineEnd(b []byte) int {
-	for i, c := range b {
-		if c == '\n' || c == '\r' {
-			return i
-		}
-	}
-	return -1
 }
