@@ -216,7 +216,7 @@ func New(opts Options) (*Server, error) {
 		func() error { return s.mountAuth(opts.Auth, opts.CORS) },
 		func() error { return s.mountMetrics(opts.Metrics, opts.Admin) },
 		func() error { return s.mountAdmin(opts.Admin, opts.Setup) },
-		func() error { return s.mountRoutes(opts.Routes) },
+		func() error { return s.HandleGroup(Group{Routes: opts.Routes}) },
 		func() error { return s.mountConsole(opts.Console, opts.Cache) },
 	} {
 		if err := mount(); err != nil {
@@ -382,16 +382,6 @@ func (s *Server) mountAdmin(o *admin.Options, setup *admin.SetupOptions) error {
 		return nil
 	}
 	return admin.MountSetup(*setup, s.host)
-}
-
-// mountRoutes mounts the integrator's routes (Handle).
-func (s *Server) mountRoutes(routes []Route) error {
-	for _, rt := range routes {
-		if err := s.Handle(rt); err != nil {
-			return err
-		}
-	}
-	return nil
 }
 
 // mountConsole mounts the console's room, offering the cache's

@@ -63,11 +63,6 @@ func (h *Host) Fail(c *gin.Context, err error) { h.Errors.Fail(c, err) }
 // ReadBody is ReadBody within the server's body limit.
 func (h *Host) ReadBody(c *gin.Context) ([]byte, error) { return ReadBody(c, h.BodyLimit) }
 
-// ReadOptionalBody is ReadOptionalBody within the server's body limit.
-func (h *Host) ReadOptionalBody(c *gin.Context) ([]byte, error) {
-	return ReadOptionalBody(c, h.BodyLimit)
-}
-
 // Decode reads the request's body and decodes it by t, answering any
 // problem; it reports whether the handler may go on.
 func Decode[T any](h *Host, c *gin.Context, t Table[T]) (T, bool) {
