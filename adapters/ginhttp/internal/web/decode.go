@@ -74,13 +74,19 @@ const (
 	kindObject
 )
 
-var (
-	typeString   = reflect.TypeFor[String]()
-	typeBool     = reflect.TypeFor[Bool]()
-	typeValue    = reflect.TypeFor[Raw]()
-	typeDuration = reflect.TypeFor[Duration]()
-	typeObject   = reflect.TypeFor[Object]()
-)
+// memberKinds are the member types but objects, with how errors name
+// each.
+var memberKinds = map[reflect.Type]struct {
+	kind memberKind
+	want string
+}{
+	reflect.TypeFor[String]():   {kindString, "a string"},
+	reflect.TypeFor[Bool]():     {kindBool, "a boolean"},
+	reflect.TypeFor[Raw]():      {kindValue, "a value"},
+	reflect.TypeFor[Duration](): {kindDuration, "a duration"},
+}
+
+var typeObject = reflect.TypeFor[Object]()
 
 // member is one entry of an object's table.
 type member struct {
@@ -152,19 +158,10 @@ func newObjectTable(t reflect.Type, prefix string) *objectTable {
 		}
 		m := member{name: name, path: prefix + name, offset: f.Offset,
 			nullable: strings.Contains(","+opt+",", ",nullable,"), secret: strings.Contains(","+opt+",", ",secret,")}
-		switch {
-		case f.Type == typeString:
-			m.kind = kindString
-			wants = append(wants, "a string "+name)
-		case f.Type == typeBool:
-			m.kind = kindBool
-			wants = append(wants, "a boolean "+name)
-		case f.Type == typeValue:
-			m.kind = kindValue
-			wants = append(wants, "a value "+name)
-		case f.Type == typeDuration:
-			m.kind = kindDuration
-			wants = append(wants, "a duration "+name)
+		switch k, ok := memberKinds[f.Type]; {
+		case ok:
+			m.kind = k.kind
+			wants = append(wants, k.want+" "+name)
 		case f.Type.Kind() == reflect.Struct && f.Type.NumField() > 0 && f.Type.Field(0).Anonymous && f.Type.Field(0).Type == typeObject:
 			m.kind, m.nested = kindObject, newObjectTable(f.Type, m.path+".")
 			wants = append(wants, "an object "+name)
