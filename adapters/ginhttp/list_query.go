@@ -222,13 +222,7 @@ func arrayBase(name string) string {
 	if i < 0 || !strings.HasSuffix(name, "]") {
 		return name
 	}
-	idx := name[i+1 : len(name)-1]
-	for _, c := range idx {
-		if c < '0' || c > '9' {
-			return name
-		}
-	}
-	if len(idx) > 6 {
+	if idx := name[i+1 : len(name)-1]; len(idx) > 6 || strings.Trim(idx, "0123456789") != "" {
 		return name
 	}
 	return name[:i]

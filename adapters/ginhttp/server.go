@@ -269,8 +269,7 @@ func newServer(opts Options) (*Server, error) {
 	s.stream.Retry = positiveOr(s.stream.Retry, DefaultRetry)
 	s.stream.WriteTimeout = positiveOr(s.stream.WriteTimeout, DefaultStreamWriteTimeout)
 	s.errs = web.NewErrors(s.log, format, s.outages)
-	s.host = &web.Host{Router: router{s}, Errors: s.errs, BodyLimit: s.bodyLimit,
-		ClientAddr: s.proxies.ClientAddr, HasAuth: s.auth != nil}
+	s.host = &web.Host{Router: router{s}, Errors: s.errs, BodyLimit: s.bodyLimit, HasAuth: s.auth != nil}
 	s.caps = limits.New(opts.Limits, s.host, s.proxies)
 	return s, nil
 }

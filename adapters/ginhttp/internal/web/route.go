@@ -44,15 +44,12 @@ type Router interface {
 	Mount(Route) error
 }
 
-// Host is what the server lends every room: its router, its error writer,
-// its body limit and its view of the client address.
+// Host is what the server lends every room: its router, its error writer
+// and its body limit.
 type Host struct {
 	Router
 	Errors    *Errors
 	BodyLimit int64
-	// ClientAddr is the client address of a request (behind trusted
-	// proxies, the address they forwarded).
-	ClientAddr func(*http.Request) string
 	// HasAuth tells whether the server authenticates callers.
 	HasAuth bool
 }
