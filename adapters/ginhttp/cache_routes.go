@@ -36,23 +36,21 @@ func newCacheRoutes(s *Server, uc *application.CacheOperations) (*cacheRoutes, e
 
 func (r *cacheRoutes) register() error {
 	const coll, item = "/cache/:assignment", "/cache/:assignment/:id"
-	for _, rt := range []struct {
-		method, path string
-		h            gin.HandlerFunc
-	}{
-		{http.MethodPost, coll, r.create},
-		{http.MethodGet, coll, r.list},
+	for _, rt := range []web.Route{
+		{Method: http.MethodPost, Path: coll, Handler: r.create},
+		{Method: http.MethodGet, Path: coll, Handler: r.list},
 		// The same collection with a trailing slash, as Rockets' own
 		// specs call it: answered alike, not redirected (README.md,
 		// "What the API does"). Gin's RedirectTrailingSlash is off (server.go).
-		{http.MethodPost, coll + "/", r.create},
-		{http.MethodGet, coll + "/", r.list},
-		{http.MethodGet, item, r.get},
-		{http.MethodPut, item, r.replace},
-		{http.MethodPatch, item, r.patch},
-		{http.MethodDelete, item, r.delete},
+		{Method: http.MethodPost, Path: coll + "/", Handler: r.create},
+		{Method: http.MethodGet, Path: coll + "/", Handler: r.list},
+		{Method: http.MethodGet, Path: item, Handler: r.get},
+		{Method: http.MethodPut, Path: item, Handler: r.replace},
+		{Method: http.MethodPatch, Path: item, Handler: r.patch},
+		{Method: http.MethodDelete, Path: item, Handler: r.delete},
 	} {
-		if err := r.s.host.Mount(web.Route{Method: rt.method, Path: rt.path, Access: r.isPublic, Handler: rt.h}); err != nil {
+		rt.Access = r.isPublic
+		if err := r.s.host.Mount(rt); err != nil {
 			return err
 		}
 	}
