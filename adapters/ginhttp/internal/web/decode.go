@@ -195,30 +195,27 @@ func (ot *objectTable) lookup(name []byte) *member {
 // every such problem listed, up to MaxProblems. A T's Raw members alias
 // b.
 func (bt Table[T]) Decode(b []byte) (T, error) {
-	var dto T
+	var dto, zero T
 	if !utf8.Valid(b) {
-		return dto, domain.InvalidField("body", "must be UTF-8 encoded")
+		return zero, domain.InvalidField("body", "must be UTF-8 encoded")
 	}
 	d := bodyDecoder{sc: scanner{b: b}}
 	if c := d.sc.peek(); c != '{' {
 		if c == 0 {
-			return dto, domain.InvalidField("body", "is required: send one JSON object")
+			return zero, domain.InvalidField("body", "is required: send one JSON object")
 		}
 		if c == '"' || c == '[' || c == 't' || c == 'f' || c == 'n' || c == '-' || IsDigit(c) {
-			return dto, domain.InvalidField("body", "must be a JSON object, not "+KindName(c))
+			return zero, domain.InvalidField("body", "must be a JSON object, not "+KindName(c))
 		}
 	}
 	if err := d.object(unsafe.Pointer(&dto), bt.root); err != nil {
-		var zero T
 		return zero, bodyError(err)
 	}
 	// peek answers 0 for a NUL byte as for the end, so compare lengths.
 	if d.sc.skipSpace(); d.sc.i < len(d.sc.b) {
-		var zero T
 		return zero, domain.InvalidField("body", "unexpected data after the JSON object at byte "+strconv.Itoa(d.sc.i))
 	}
 	if len(d.errs) > 0 {
-		var zero T
 		return zero, domain.Invalid(d.errs...)
 	}
 	return dto, nil
