@@ -161,7 +161,7 @@ func (r *authRoutes) refresh(c *gin.Context) {
 	var token string
 	switch r.o.RefreshFrom {
 	case FromBody:
-		b, err := r.s.host.ReadOptionalBody(c)
+		b, err := web.ReadOptionalBody(c, r.s.bodyLimit)
 		if err != nil {
 			r.s.writeError(c, err)
 			return

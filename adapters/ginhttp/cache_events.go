@@ -77,6 +77,7 @@ func parseEventsQuery(rawQuery string, lastEventID []string) (eventsQuery, error
 	if err != nil {
 		return q, domain.InvalidField("query", "is not a valid URL query string")
 	}
+	exact := map[string]*string{"key": &q.key, "type": &q.typ, "assignee.id": &q.assigneeID}
 	for name, vs := range values {
 		if name == accessTokenParam {
 			continue
@@ -92,14 +93,7 @@ func parseEventsQuery(rawQuery string, lastEventID []string) (eventsQuery, error
 				errs.Add(name, "must be non-empty valid UTF-8 without NUL characters")
 				continue
 			}
-			switch name {
-			case "key":
-				q.key = v
-			case "type":
-				q.typ = v
-			default:
-				q.assigneeID = v
-			}
+			*exact[name] = v
 		case "since":
 			rev, ok := parseRevision(v)
 			if !ok {

@@ -36,23 +36,21 @@ func newCacheRoutes(s *Server, uc *application.CacheOperations) (*cacheRoutes, e
 
 func (r *cacheRoutes) register() error {
 	const coll, item = "/cache/:assignment", "/cache/:assignment/:id"
-	for _, rt := range []struct {
-		method, path string
-		h            gin.HandlerFunc
-	}{
-		{http.MethodPost, coll, r.create},
-		{http.MethodGet, coll, r.list},
+	for _, rt := range []web.Route{
+		{Method: http.MethodPost, Path: coll, Handler: r.create},
+		{Method: http.MethodGet, Path: coll, Handler: r.list},
 		// The same collection with a trailing slash, as Rockets' own
 		// specs call it: answered alike, not redirected (README.md,
 		// "What the API does"). Gin's RedirectTrailingSlash is off (server.go).
-		{http.MethodPost, coll + "/", r.create},
-		{http.MethodGet, coll + "/", r.list},
-		{http.MethodGet, item, r.get},
-		{http.MethodPut, item, r.replace},
-		{http.MethodPatch, item, r.patch},
-		{http.MethodDelete, item, r.delete},
+		{Method: http.MethodPost, Path: coll + "/", Handler: r.create},
+		{Method: http.MethodGet, Path: coll + "/", Handler: r.list},
+		{Method: http.MethodGet, Path: item, Handler: r.get},
+		{Method: http.MethodPut, Path: item, Handler: r.replace},
+		{Method: http.MethodPatch, Path: item, Handler: r.patch},
+		{Method: http.MethodDelete, Path: item, Handler: r.delete},
 	} {
-		if err := r.s.host.Mount(web.Route{Method: rt.method, Path: rt.path, Access: r.isPublic, Handler: rt.h}); err != nil {
+		rt.Access = r.isPublic
+		if err := r.s.host.Mount(rt); err != nil {
 			return err
 		}
 	}
@@ -90,17 +88,7 @@ func (r *cacheRoutes) create(c *gin.Context) {
 		r.s.writeError(c, err)
 		return
 	}
-	body, err := r.s.host.ReadBody(c)
-	if err != nil {
-		r.s.writeError(c, err)
-		return
-	}
-	dto, err := decodeCacheBody(body)
-	if err != nil {
-		r.s.writeError(c, err)
-		return
-	}
-	in, err := toCacheInput(dto)
+	in, body, err := cacheInput(r, c, toCacheInput)
 	if err != nil {
 		r.s.writeError(c, err)
 		return
@@ -183,7 +171,7 @@ func (r *cacheRoutes) replace(c *gin.Context) {
 		r.s.writeError(c, err)
 		return
 	}
-	pre, err := r.preconditions(c, a)
+	pre, err := r.Preconditions(c, a, web.Actor(c))
 	if err != nil {
 		r.s.writeError(c, err)
 		return
@@ -202,22 +190,12 @@ func (r *cacheRoutes) patch(c *gin.Context) {
 	if !ok {
 		return
 	}
-	body, err := r.s.host.ReadBody(c)
+	p, _, err := cacheInput(r, c, toCachePatch)
 	if err != nil {
 		r.s.writeError(c, err)
 		return
 	}
-	dto, err := decodeCacheBody(body)
-	if err != nil {
-		r.s.writeError(c, err)
-		return
-	}
-	p, err := toCachePatch(dto)
-	if err != nil {
-		r.s.writeError(c, err)
-		return
-	}
-	pre, err := r.preconditions(c, a)
+	pre, err := r.Preconditions(c, a, web.Actor(c))
 	if err != nil {
 		r.s.writeError(c, err)
 		return
@@ -234,7 +212,7 @@ func (r *cacheRoutes) delete(c *gin.Context) {
 	if !ok {
 		return
 	}
-	pre, err := r.preconditions(c, a)
+	pre, err := r.Preconditions(c, a, web.Actor(c))
 	if err != nil {
 		r.s.writeError(c, err)
 		return
@@ -246,18 +224,26 @@ func (r *cacheRoutes) delete(c *gin.Context) {
 
 // Input reads and converts the POST and PUT body.
 func (r *cacheRoutes) Input(c *gin.Context) (application.CacheInput, error) {
-	body, err := r.s.host.ReadBody(c)
-	if err != nil {
-		return application.CacheInput{}, err
-	}
-	dto, err := decodeCacheBody(body)
-	if err != nil {
-		return application.CacheInput{}, err
-	}
-	return toCacheInput(dto)
+	in, _, err := cacheInput(r, c, toCacheInput)
+	return in, err
 }
 
-// preconditions converts If-Match and If-None-Match into the use case's
+// cacheInput reads the request's cache body and converts it with conv; it
+// also returns the body as received.
+func cacheInput[T any](r *cacheRoutes, c *gin.Context, conv func(cacheBody) (T, error)) (T, []byte, error) {
+	body, err := r.s.host.ReadBody(c)
+	if err == nil {
+		var dto cacheBody
+		if dto, err = decodeCacheBody(body); err == nil {
+			in, err := conv(dto)
+			return in, body, err
+		}
+	}
+	var zero T
+	return zero, nil, err
+}
+
+// Preconditions converts If-Match and If-None-Match into the use case's
 // preconditions.
 //
 // If-Match with one strong tag "<n>" is checked atomically by the use
@@ -266,14 +252,9 @@ func (r *cacheRoutes) Input(c *gin.Context) (application.CacheInput, error) {
 // still fails with 412. Weak and malformed tags never match (If-Match uses
 // the strong comparison), so such a header alone is answered 412 at once.
 // If-None-Match is honoured only as "*" on PUT (create only); anything else
-// is a 400, never silently ignored.
-func (r *cacheRoutes) preconditions(c *gin.Context, a string) (application.Preconditions, error) {
-	return r.Preconditions(c, a, web.Actor(c))
-}
-
-// Preconditions is preconditions with the current version read as
-// actor: the caller, or the system actor for the admin API's entry
-// routes (admin.Cache).
+// is a 400, never silently ignored. The current version is read as actor:
+// the caller, or the system actor for the admin API's entry routes
+// (admin.Cache).
 func (r *cacheRoutes) Preconditions(c *gin.Context, a string, actor domain.Actor) (application.Preconditions, error) {
 	var pre application.Preconditions
 	method := c.Request.Method

@@ -75,10 +75,9 @@ func corsMiddleware(o *CORSOptions) (gin.HandlerFunc, error) {
 		ExposeHeaders:    corsExposed,
 		AllowCredentials: o.Credentials,
 		MaxAge:           corsMaxAge,
+		AllowAllOrigins:  anyOrigin,
 	}
-	if anyOrigin {
-		cfg.AllowAllOrigins = true
-	} else {
+	if !anyOrigin {
 		cfg.AllowOriginFunc = allows
 	}
 	if err := cfg.Validate(); err != nil {

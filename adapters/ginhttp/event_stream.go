@@ -1,6 +1,7 @@
 package ginhttp
 
 import (
+	"bytes"
 	"context"
 	"errors"
 	"strconv"
@@ -98,14 +99,10 @@ func (st *stream) run(ctx context.Context) {
 // open sends the reconnection delay (`retry:`, applied by the client as
 // soon as it reads it) and the opening comment.
 func (st *stream) open() bool {
-	buf := web.GetBuf()
-	defer web.PutBuf(buf)
-	b := append((*buf)[:0], make([]byte, chunkHead)...)
-	b = append(b, "retry: "...)
-	b = strconv.AppendInt(b, st.s.stream.Retry.Milliseconds(), 10)
-	b = append(b, "\n: stream open\n"...)
-	*buf = b
-	return st.send(b)
+	return st.frame(func(b []byte) []byte {
+		b = strconv.AppendInt(append(b, "retry: "...), st.s.stream.Retry.Milliseconds(), 10)
+		return append(b, "\n: stream open\n"...)
+	})
 }
 
 // wait parks until a change is queued, the subscription ends, the timer
@@ -207,10 +204,16 @@ func (st *stream) stop(err error) {
 
 // write sends b (a whole event or comment) and restarts the heartbeat
 // interval.
-func (st *stream) write(b []byte) bool {
+func (st *stream) write(p []byte) bool {
+	return st.frame(func(b []byte) []byte { return append(b, p...) })
+}
+
+// frame sends what fill appends to a pooled buffer that starts with
+// chunkHead bytes of room (sink).
+func (st *stream) frame(fill func(b []byte) []byte) bool {
 	buf := web.GetBuf()
 	defer web.PutBuf(buf)
-	*buf = append(append((*buf)[:0], make([]byte, chunkHead)...), b...)
+	*buf = fill(append((*buf)[:0], make([]byte, chunkHead)...))
 	return st.send(*buf)
 }
 
@@ -234,14 +237,11 @@ func (st *stream) send(b []byte) bool {
 
 // event sends one change, or a reset.
 func (st *stream) event(ev *application.FeedEvent) bool {
-	buf := web.GetBuf()
-	defer web.PutBuf(buf)
-	b := append((*buf)[:0], make([]byte, chunkHead)...)
-	if ev.Reset {
-		b = append(b, "event: reset\ndata: {\"oldest\":"...)
-		b = strconv.AppendInt(b, ev.Oldest, 10)
-		b = append(b, "}\n\n"...)
-	} else {
+	return st.frame(func(b []byte) []byte {
+		if ev.Reset {
+			b = strconv.AppendInt(append(b, "event: reset\ndata: {\"oldest\":"...), ev.Oldest, 10)
+			return append(b, "}\n\n"...)
+		}
 		scratch := web.GetBuf()
 		*scratch = appendEntry((*scratch)[:0], &ev.Change.Entry)
 		b = append(b, "id: "...)
@@ -249,31 +249,25 @@ func (st *stream) event(ev *application.FeedEvent) bool {
 		b = append(b, "\nevent: "...)
 		b = append(b, ev.Change.Kind.String()...)
 		b = appendData(b, *scratch)
-		b = append(b, '\n')
 		web.PutBuf(scratch)
-	}
-	*buf = b
-	return st.send(b)
+		return append(b, '\n')
+	})
 }
 
 // end writes the end event (when nothing failed before); the stream then
 // closes.
 func (st *stream) end(reason string) {
-	buf := web.GetBuf()
-	defer web.PutBuf(buf)
-	b := append((*buf)[:0], make([]byte, chunkHead)...)
-	b = append(b, "event: end\ndata: {\"reason\":"...)
-	b = web.AppendString(b, reason)
-	b = append(b, "}\n\n"...)
-	*buf = b
-	st.send(b)
+	st.frame(func(b []byte) []byte {
+		b = web.AppendString(append(b, "event: end\ndata: {\"reason\":"...), reason)
+		return append(b, "}\n\n"...)
+	})
 }
 
 // appendData appends payload as data lines: one per line of payload, so
 // the client, which joins them with newlines, gets payload back.
 func appendData(b, payload []byte) []byte {
 	for {
-		i := indexLineEnd(payload)
+		i := bytes.IndexAny(payload, "\r\n")
 		b = append(b, "\ndata: "...)
 		if i < 0 {
 			b = append(b, payload...)
@@ -285,13 +279,4 @@ func appendData(b, payload []byte) []byte {
 		}
 		payload = payload[i+1:]
 	}
-}
-
-func indexLineEnd(b []byte) int {
-	for i, c := range b {
-		if c == '\n' || c == '\r' {
-			return i
-		}
-	}
-	return -1
 }

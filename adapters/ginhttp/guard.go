@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"net/http"
+	"strings"
 
 	"github.com/gin-gonic/gin"
 
@@ -44,40 +45,21 @@ func parseBearer(values []string) (string, error) {
 	default:
 		return "", errMalformedBearer
 	}
+	const scheme = "bearer "
 	v := values[0]
-	const scheme = "bearer"
-	if len(v) <= len(scheme) || len(v) > len(scheme)+1+MaxBearerTokenLen+16 {
+	if len(v) < len(scheme) || len(v) > len(scheme)+MaxBearerTokenLen+16 || !strings.EqualFold(v[:len(scheme)], scheme) {
 		return "", errMalformedBearer
 	}
-	for i := 0; i < len(scheme); i++ {
-		if v[i]|0x20 != scheme[i] {
+	tok := strings.TrimLeft(v[len(scheme):], " ")
+	// token68 = 1*( ALPHA / DIGIT / "-" / "." / "_" / "~" / "+" / "/" ) *"="
+	body := strings.TrimRight(tok, "=")
+	if body == "" || len(tok) > MaxBearerTokenLen {
+		return "", errMalformedBearer
+	}
+	for i := 0; i < len(body); i++ {
+		if !isToken68(body[i]) {
 			return "", errMalformedBearer
 		}
-	}
-	i := len(scheme)
-	if v[i] != ' ' {
-		return "", errMalformedBearer
-	}
-	for i < len(v) && v[i] == ' ' {
-		i++
-	}
-	tok := v[i:]
-	if tok == "" || len(tok) > MaxBearerTokenLen {
-		return "", errMalformedBearer
-	}
-	// token68 = 1*( ALPHA / DIGIT / "-" / "." / "_" / "~" / "+" / "/" ) *"="
-	j := 0
-	for j < len(tok) && isToken68(tok[j]) {
-		j++
-	}
-	if j == 0 {
-		return "", errMalformedBearer
-	}
-	for j < len(tok) && tok[j] == '=' {
-		j++
-	}
-	if j != len(tok) {
-		return "", errMalformedBearer
 	}
 	return tok, nil
 }

@@ -3,9 +3,11 @@ package ginhttp
 import (
 	"encoding/json"
 	"io"
+	"maps"
 	"math"
 	"math/big"
 	"net/url"
+	"slices"
 	"strconv"
 	"strings"
 	"unicode/utf8"
@@ -220,13 +222,7 @@ func arrayBase(name string) string {
 	if i < 0 || !strings.HasSuffix(name, "]") {
 		return name
 	}
-	idx := name[i+1 : len(name)-1]
-	for _, c := range idx {
-		if c < '0' || c > '9' {
-			return name
-		}
-	}
-	if len(idx) > 6 {
+	if idx := name[i+1 : len(name)-1]; len(idx) > 6 || strings.Trim(idx, "0123456789") != "" {
 		return name
 	}
 	return name[:i]
@@ -276,16 +272,20 @@ func parseSearch(s string) (domain.Filter, error) {
 	return searchObject(v, 1)
 }
 
+// errSearchTooDeep refuses an s nested beyond domain.MaxQueryDepth.
+var errSearchTooDeep = domain.InvalidField("s", "nests too deep; at most "+strconv.Itoa(domain.MaxQueryDepth)+" levels")
+
 func searchObject(v any, depth int) (domain.Filter, error) {
 	if depth > domain.MaxQueryDepth {
-		return domain.Filter{}, domain.InvalidField("s", "nests too deep; at most "+strconv.Itoa(domain.MaxQueryDepth)+" levels")
+		return domain.Filter{}, errSearchTooDeep
 	}
 	obj, ok := v.(map[string]any)
 	if !ok {
 		return domain.Filter{}, domain.InvalidField("s", "must be a JSON object")
 	}
 	var all []domain.Filter
-	for _, name := range sortedKeys(obj) {
+	// Sorted so that errors and the tree do not depend on map order.
+	for _, name := range slices.Sorted(maps.Keys(obj)) {
 		val := obj[name]
 		switch name {
 		case "$and", "$or":
@@ -344,10 +344,10 @@ func searchField(field domain.QueryField, val any, depth int) (domain.Filter, er
 		return domain.Filter{}, domain.InvalidField(where, "names no operator")
 	}
 	if depth+1 > domain.MaxQueryDepth {
-		return domain.Filter{}, domain.InvalidField("s", "nests too deep; at most "+strconv.Itoa(domain.MaxQueryDepth)+" levels")
+		return domain.Filter{}, errSearchTooDeep
 	}
 	var subs []domain.Filter
-	for _, opName := range sortedKeys(ops) {
+	for _, opName := range slices.Sorted(maps.Keys(ops)) {
 		arg := ops[opName]
 		if opName == "$or" || opName == "$and" {
 			f, err := searchField(field, arg, depth+1)
@@ -440,20 +440,6 @@ func integralNumber(n json.Number) string {
 		return s
 	}
 	return r.Num().String()
-}
-
-func sortedKeys(m map[string]any) []string {
-	keys := make([]string, 0, len(m))
-	for k := range m {
-		keys = append(keys, k)
-	}
-	// Sorted so that errors and the tree do not depend on map order.
-	for i := 1; i < len(keys); i++ {
-		for j := i; j > 0 && keys[j] < keys[j-1]; j-- {
-			keys[j], keys[j-1] = keys[j-1], keys[j]
-		}
-	}
-	return keys
 }
 
 // onceInt is web.IntParam for a parameter that may be given once.

@@ -4,6 +4,7 @@ import (
 	"errors"
 	"log/slog"
 	"net/http"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -14,38 +15,56 @@ import (
 	"github.com/cachegate/cachegate/domain"
 )
 
-// entryFields is a set of an entry's JSON members, for fields= and select=.
+// entryFields is a set of an entry's JSON members, for fields= and
+// select=: bit 1<<i is entryMembers[i].
 type entryFields uint16
 
-const (
-	fieldID entryFields = 1 << iota
-	fieldDateCreated
-	fieldDateUpdated
-	fieldDateDeleted
-	fieldVersion
-	fieldKey
-	fieldType
-	fieldData
-	fieldAssignee
-	fieldExpirationDate
-)
+// fieldID is the id member, always returned.
+const fieldID entryFields = 1
 
-var entryFieldNames = map[string]entryFields{
-	"id": fieldID, "dateCreated": fieldDateCreated, "dateUpdated": fieldDateUpdated, "dateDeleted": fieldDateDeleted,
-	"version": fieldVersion, "key": fieldKey, "type": fieldType, "data": fieldData,
-	"assignee": fieldAssignee, "assignee.id": fieldAssignee, "expirationDate": fieldExpirationDate,
+// entryMember is one JSON member of an entry and how its value is written.
+type entryMember struct {
+	name  string
+	value func(b []byte, e *domain.Entry) []byte
 }
 
-// parseFields parses a comma-separated list of entry members.
+// entryMembers are an entry's members in the order of the full entry
+// (appendEntry).
+var entryMembers = []entryMember{
+	{"id", func(b []byte, e *domain.Entry) []byte { return web.AppendString(b, e.ID) }},
+	{"dateCreated", func(b []byte, e *domain.Entry) []byte { return web.AppendTime(b, e.DateCreated) }},
+	{"dateUpdated", func(b []byte, e *domain.Entry) []byte { return web.AppendTime(b, e.DateUpdated) }},
+	{"dateDeleted", func(b []byte, e *domain.Entry) []byte { return web.AppendTimePtr(b, e.DateDeleted) }},
+	{"version", func(b []byte, e *domain.Entry) []byte { return strconv.AppendInt(b, int64(e.Version), 10) }},
+	{"key", func(b []byte, e *domain.Entry) []byte { return web.AppendString(b, e.Key) }},
+	{"type", func(b []byte, e *domain.Entry) []byte { return web.AppendString(b, e.Type) }},
+	{"data", func(b []byte, e *domain.Entry) []byte {
+		if len(e.Data) == 0 {
+			return append(b, "null"...)
+		}
+		return append(b, e.Data...)
+	}},
+	{"assignee", func(b []byte, e *domain.Entry) []byte {
+		return append(web.AppendString(append(b, `{"id":`...), e.AssigneeID), '}')
+	}},
+	{"expirationDate", func(b []byte, e *domain.Entry) []byte { return web.AppendTimePtr(b, e.ExpiresAt) }},
+}
+
+// parseFields parses a comma-separated list of entry members;
+// "assignee.id" is the assignee.
 func parseFields(name, v string) (entryFields, error) {
 	var fs entryFields
 	for n := range strings.SplitSeq(v, ",") {
-		f, ok := entryFieldNames[n]
-		if !ok {
+		member := n
+		if n == "assignee.id" {
+			member = "assignee"
+		}
+		i := slices.IndexFunc(entryMembers, func(m entryMember) bool { return m.name == member })
+		if i < 0 {
 			return 0, domain.InvalidField(name, "unknown field "+strconv.Quote(web.Clip(n))+
 				"; use id, dateCreated, dateUpdated, dateDeleted, version, key, type, data, assignee or expirationDate")
 		}
-		fs |= f
+		fs |= 1 << i
 	}
 	return fs, nil
 }
@@ -57,57 +76,12 @@ func appendEntryFields(b []byte, e *domain.Entry, fs entryFields) []byte {
 		return appendEntry(b, e)
 	}
 	sep := byte('{')
-	member := func(name string) {
-		b = append(b, sep, '"')
-		b = append(b, name...)
-		b = append(b, '"', ':')
-		sep = ','
-	}
-	if fs&fieldID != 0 {
-		member("id")
-		b = web.AppendString(b, e.ID)
-	}
-	if fs&fieldDateCreated != 0 {
-		member("dateCreated")
-		b = web.AppendTime(b, e.DateCreated)
-	}
-	if fs&fieldDateUpdated != 0 {
-		member("dateUpdated")
-		b = web.AppendTime(b, e.DateUpdated)
-	}
-	if fs&fieldDateDeleted != 0 {
-		member("dateDeleted")
-		b = web.AppendTimePtr(b, e.DateDeleted)
-	}
-	if fs&fieldVersion != 0 {
-		member("version")
-		b = strconv.AppendInt(b, int64(e.Version), 10)
-	}
-	if fs&fieldKey != 0 {
-		member("key")
-		b = web.AppendString(b, e.Key)
-	}
-	if fs&fieldType != 0 {
-		member("type")
-		b = web.AppendString(b, e.Type)
-	}
-	if fs&fieldData != 0 {
-		member("data")
-		if len(e.Data) == 0 {
-			b = append(b, "null"...)
-		} else {
-			b = append(b, e.Data...)
+	for i, m := range entryMembers {
+		if fs&(1<<i) != 0 {
+			b = append(append(append(b, sep, '"'), m.name...), '"', ':')
+			b = m.value(b, e)
+			sep = ','
 		}
-	}
-	if fs&fieldAssignee != 0 {
-		member("assignee")
-		b = append(b, `{"id":`...)
-		b = web.AppendString(b, e.AssigneeID)
-		b = append(b, '}')
-	}
-	if fs&fieldExpirationDate != 0 {
-		member("expirationDate")
-		b = web.AppendTimePtr(b, e.ExpiresAt)
 	}
 	return append(b, '}')
 }

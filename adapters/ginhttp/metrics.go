@@ -5,7 +5,6 @@ import (
 	"crypto/sha256"
 	"crypto/subtle"
 	"errors"
-	"fmt"
 	"net/http"
 
 	"github.com/gin-gonic/gin"
@@ -40,7 +39,7 @@ type MetricsOptions struct {
 // itself and asks the Authenticator only about one that is not the
 // metrics token. Without an Admin check of its own, m takes the admin
 // room's. Nil mounts nothing.
-func (s *Server) mountMetrics(m *MetricsOptions, a *admin.Options) (err error) {
+func (s *Server) mountMetrics(m *MetricsOptions, a *admin.Options) error {
 	if m == nil {
 		return nil
 	}
@@ -57,12 +56,7 @@ func (s *Server) mountMetrics(m *MetricsOptions, a *admin.Options) (err error) {
 		want = sha256.Sum256([]byte(o.Token))
 	}
 	serve := gin.WrapH(o.Handler)
-	defer func() {
-		if r := recover(); r != nil {
-			err = fmt.Errorf("ginhttp: route GET /metrics: %v", r)
-		}
-	}()
-	s.engine.GET("/metrics", func(c *gin.Context) {
+	return s.host.Mount(web.Route{Method: http.MethodGet, Path: "/metrics", Bare: true, Handler: func(c *gin.Context) {
 		tok, perr := parseBearer(c.Request.Header.Values("Authorization"))
 		if perr != nil {
 			s.writeError(c, domain.ErrUnauthenticated)
@@ -90,6 +84,5 @@ func (s *Server) mountMetrics(m *MetricsOptions, a *admin.Options) (err error) {
 			return
 		}
 		serve(c)
-	})
-	return nil
+	}})
 }

@@ -4,7 +4,6 @@ import (
 	_ "embed"
 	"net/http"
 	"slices"
-	"strings"
 
 	"github.com/cachegate/cachegate/adapters/ginhttp/internal/web"
 	"github.com/gin-gonic/gin"
@@ -36,35 +35,4 @@ func OpenAPIDocument() []byte { return slices.Clone(openAPIDocument) }
 func (s *Server) openAPI(c *gin.Context) {
 	c.Writer.Header()["Cache-Control"] = []string{OpenAPICacheControl}
 	web.WriteJSON(c, http.StatusOK, openAPIDocument)
-}
-
-// routeSpec is one mounted route as the OpenAPI document names it: an
-// upper-case method and a path with {param} placeholders.
-type routeSpec struct {
-	Method string
-	Path   string
-}
-
-// mountedRoutes lists the routes the engine serves, sorted, with Gin's
-// ":param" segments written as OpenAPI's "{param}". Tests compare it with
-// the document's paths.
-func (s *Server) mountedRoutes() []routeSpec {
-	infos := s.engine.Routes()
-	out := make([]routeSpec, 0, len(infos))
-	for _, ri := range infos {
-		segs := strings.Split(ri.Path, "/")
-		for i, seg := range segs {
-			if name, ok := strings.CutPrefix(seg, ":"); ok {
-				segs[i] = "{" + name + "}"
-			}
-		}
-		out = append(out, routeSpec{Method: strings.ToUpper(ri.Method), Path: strings.Join(segs, "/")})
-	}
-	slices.SortFunc(out, func(a, b routeSpec) int {
-		if c := strings.Compare(a.Path, b.Path); c != 0 {
-			return c
-		}
-		return strings.Compare(a.Method, b.Method)
-	})
-	return out
 }

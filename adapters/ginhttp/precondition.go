@@ -2,10 +2,10 @@ package ginhttp
 
 import (
 	"net/http"
+	"slices"
 	"strconv"
 	"strings"
 
-	"github.com/cachegate/cachegate/adapters/ginhttp/internal/web"
 	"github.com/cachegate/cachegate/domain"
 )
 
@@ -52,10 +52,8 @@ func parseTagVersion(s string) (int, bool) {
 		return 0, false
 	}
 	digits := s[1 : len(s)-1]
-	for i := 0; i < len(digits); i++ {
-		if !web.IsDigit(digits[i]) {
-			return 0, false
-		}
+	if strings.Trim(digits, "0123456789") != "" {
+		return 0, false
 	}
 	n, err := strconv.Atoi(digits)
 	return n, err == nil
@@ -73,31 +71,13 @@ func (t entityTags) single() (int, bool) {
 // matchesStrong reports whether an If-Match condition holds for version,
 // with the strong comparison RFC 9110 requires for If-Match.
 func (t entityTags) matchesStrong(version int) bool {
-	if t.any {
-		return true
-	}
-	for _, v := range t.strong {
-		if v == version {
-			return true
-		}
-	}
-	return false
+	return t.any || slices.Contains(t.strong, version)
 }
 
 // matchesWeak reports whether an If-None-Match condition matches version,
 // with the weak comparison RFC 9110 requires for If-None-Match.
 func (t entityTags) matchesWeak(version int) bool {
-	if t.any {
-		return true
-	}
-	for _, list := range [][]int{t.strong, t.weak} {
-		for _, v := range list {
-			if v == version {
-				return true
-			}
-		}
-	}
-	return false
+	return t.matchesStrong(version) || slices.Contains(t.weak, version)
 }
 
 // errIfNoneMatch is If-None-Match where cachegate cannot honour it; it is

@@ -216,7 +216,7 @@ func New(opts Options) (*Server, error) {
 		func() error { return s.mountAuth(opts.Auth, opts.CORS) },
 		func() error { return s.mountMetrics(opts.Metrics, opts.Admin) },
 		func() error { return s.mountAdmin(opts.Admin, opts.Setup) },
-		func() error { return s.mountRoutes(opts.Routes) },
+		func() error { return s.HandleGroup(Group{Routes: opts.Routes}) },
 		func() error { return s.mountConsole(opts.Console, opts.Cache) },
 	} {
 		if err := mount(); err != nil {
@@ -269,8 +269,7 @@ func newServer(opts Options) (*Server, error) {
 	s.stream.Retry = positiveOr(s.stream.Retry, DefaultRetry)
 	s.stream.WriteTimeout = positiveOr(s.stream.WriteTimeout, DefaultStreamWriteTimeout)
 	s.errs = web.NewErrors(s.log, format, s.outages)
-	s.host = &web.Host{Router: router{s}, Errors: s.errs, BodyLimit: s.bodyLimit,
-		ClientAddr: s.proxies.ClientAddr, HasAuth: s.auth != nil}
+	s.host = &web.Host{Router: router{s}, Errors: s.errs, BodyLimit: s.bodyLimit, HasAuth: s.auth != nil}
 	s.caps = limits.New(opts.Limits, s.host, s.proxies)
 	return s, nil
 }
@@ -382,16 +381,6 @@ func (s *Server) mountAdmin(o *admin.Options, setup *admin.SetupOptions) error {
 		return nil
 	}
 	return admin.MountSetup(*setup, s.host)
-}
-
-// mountRoutes mounts the integrator's routes (Handle).
-func (s *Server) mountRoutes(routes []Route) error {
-	for _, rt := range routes {
-		if err := s.Handle(rt); err != nil {
-			return err
-		}
-	}
-	return nil
 }
 
 // mountConsole mounts the console's room, offering the cache's

@@ -9,6 +9,12 @@ import (
 	"github.com/cachegate/cachegate/domain"
 )
 
+// listEntries is GET /admin/cache/<assignment>: the cache list of every
+// assignee, the same query language and answer as GET /cache/<a>, run
+// as the trusted system actor (no owner restriction) once the admin
+// check passed.
+func (r *routes) listEntries(c *gin.Context) { r.cache.ListAs(c, domain.System()) }
+
 // The admin API's routes on one entry of any assignee (docs/admin.md,
 // "Entries of any assignee"): the bodies, the answers and the
 // preconditions of /cache/<assignment>/<id>, run as the system actor by

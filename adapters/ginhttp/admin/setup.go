@@ -48,14 +48,8 @@ func MountSetup(o SetupOptions, host *web.Host) error {
 // create answers 201 with the new admin. The token travels in the body
 // only: it is never in a URL, so never in a log line.
 func (r *setupRoutes) create(c *gin.Context) {
-	b, err := r.host.ReadBody(c)
-	if err != nil {
-		r.host.Fail(c, err)
-		return
-	}
-	dto, err := setupBodyTable.Decode(b)
-	if err != nil {
-		r.host.Fail(c, err)
+	dto, ok := web.Decode(r.host, c, setupBodyTable)
+	if !ok {
 		return
 	}
 	u, err := r.o.Link.Create(c.Request.Context(), application.SetupInput{Token: dto.Token.Value,

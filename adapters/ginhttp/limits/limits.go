@@ -106,12 +106,6 @@ type Caps struct {
 // New returns the caps of l, answering refusals through host; proxies are
 // the trusted proxies, whose connections are not counted.
 func New(l Options, host *web.Host, proxies web.Proxies) *Caps {
-	c := newCaps(l)
-	c.host, c.proxies = host, proxies
-	return c
-}
-
-func newCaps(l Options) *Caps {
 	l = l.withDefaults()
 	return &Caps{
 		lists:          newKeyLimiter(l.ListsPerUser),
@@ -121,6 +115,8 @@ func newCaps(l Options) *Caps {
 		tooManyStreams: tooMany("event streams of this caller", l.StreamsPerUser),
 		tooManyConns:   tooMany("connections or requests from this address", l.ConnsPerAddress),
 		budget:         l.Budget,
+		host:           host,
+		proxies:        proxies,
 	}
 }
 

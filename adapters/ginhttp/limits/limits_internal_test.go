@@ -153,8 +153,8 @@ func TestCallerLimitsDefaults(t *testing.T) {
 	if got != want {
 		t.Fatalf("withDefaults = %+v, want %+v (zero: default, negative: none)", got, want)
 	}
-	if c := newCaps(Options{ConnsPerAddress: -1}); c.conns != nil || c.lists == nil || c.streams == nil {
-		t.Fatalf("newCaps: a negative cap must be no limiter, a zero one the default")
+	if c := New(Options{ConnsPerAddress: -1}, nil, nil); c.conns != nil || c.lists == nil || c.streams == nil {
+		t.Fatalf("New: a negative cap must be no limiter, a zero one the default")
 	}
 }
 

@@ -74,13 +74,19 @@ const (
 	kindObject
 )
 
-var (
-	typeString   = reflect.TypeFor[String]()
-	typeBool     = reflect.TypeFor[Bool]()
-	typeValue    = reflect.TypeFor[Raw]()
-	typeDuration = reflect.TypeFor[Duration]()
-	typeObject   = reflect.TypeFor[Object]()
-)
+// memberKinds are the member types but objects, with how errors name
+// each.
+var memberKinds = map[reflect.Type]struct {
+	kind memberKind
+	want string
+}{
+	reflect.TypeFor[String]():   {kindString, "a string"},
+	reflect.TypeFor[Bool]():     {kindBool, "a boolean"},
+	reflect.TypeFor[Raw]():      {kindValue, "a value"},
+	reflect.TypeFor[Duration](): {kindDuration, "a duration"},
+}
+
+var typeObject = reflect.TypeFor[Object]()
 
 // member is one entry of an object's table.
 type member struct {
@@ -152,19 +158,10 @@ func newObjectTable(t reflect.Type, prefix string) *objectTable {
 		}
 		m := member{name: name, path: prefix + name, offset: f.Offset,
 			nullable: strings.Contains(","+opt+",", ",nullable,"), secret: strings.Contains(","+opt+",", ",secret,")}
-		switch {
-		case f.Type == typeString:
-			m.kind = kindString
-			wants = append(wants, "a string "+name)
-		case f.Type == typeBool:
-			m.kind = kindBool
-			wants = append(wants, "a boolean "+name)
-		case f.Type == typeValue:
-			m.kind = kindValue
-			wants = append(wants, "a value "+name)
-		case f.Type == typeDuration:
-			m.kind = kindDuration
-			wants = append(wants, "a duration "+name)
+		switch k, ok := memberKinds[f.Type]; {
+		case ok:
+			m.kind = k.kind
+			wants = append(wants, k.want+" "+name)
 		case f.Type.Kind() == reflect.Struct && f.Type.NumField() > 0 && f.Type.Field(0).Anonymous && f.Type.Field(0).Type == typeObject:
 			m.kind, m.nested = kindObject, newObjectTable(f.Type, m.path+".")
 			wants = append(wants, "an object "+name)
@@ -198,30 +195,27 @@ func (ot *objectTable) lookup(name []byte) *member {
 // every such problem listed, up to MaxProblems. A T's Raw members alias
 // b.
 func (bt Table[T]) Decode(b []byte) (T, error) {
-	var dto T
+	var dto, zero T
 	if !utf8.Valid(b) {
-		return dto, domain.InvalidField("body", "must be UTF-8 encoded")
+		return zero, domain.InvalidField("body", "must be UTF-8 encoded")
 	}
 	d := bodyDecoder{sc: scanner{b: b}}
 	if c := d.sc.peek(); c != '{' {
 		if c == 0 {
-			return dto, domain.InvalidField("body", "is required: send one JSON object")
+			return zero, domain.InvalidField("body", "is required: send one JSON object")
 		}
 		if c == '"' || c == '[' || c == 't' || c == 'f' || c == 'n' || c == '-' || IsDigit(c) {
-			return dto, domain.InvalidField("body", "must be a JSON object, not "+KindName(c))
+			return zero, domain.InvalidField("body", "must be a JSON object, not "+KindName(c))
 		}
 	}
 	if err := d.object(unsafe.Pointer(&dto), bt.root); err != nil {
-		var zero T
 		return zero, bodyError(err)
 	}
 	// peek answers 0 for a NUL byte as for the end, so compare lengths.
 	if d.sc.skipSpace(); d.sc.i < len(d.sc.b) {
-		var zero T
 		return zero, domain.InvalidField("body", "unexpected data after the JSON object at byte "+strconv.Itoa(d.sc.i))
 	}
 	if len(d.errs) > 0 {
-		var zero T
 		return zero, domain.Invalid(d.errs...)
 	}
 	return dto, nil

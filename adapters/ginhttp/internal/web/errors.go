@@ -14,35 +14,29 @@ import (
 	"github.com/cachegate/cachegate/ports"
 )
 
-// StatusOf is THE table from domain error kinds to HTTP statuses. No other
+// statuses is THE table from domain error kinds to HTTP statuses. No other
 // place in cachegate decides a status for a domain error.
+var statuses = map[domain.Kind]int{
+	domain.KindInvalid:            http.StatusBadRequest,
+	domain.KindNotFound:           http.StatusNotFound,
+	domain.KindConflict:           http.StatusConflict,
+	domain.KindPreconditionFailed: http.StatusPreconditionFailed,
+	domain.KindUnauthenticated:    http.StatusUnauthorized,
+	domain.KindForbidden:          http.StatusForbidden,
+	domain.KindTooMany:            http.StatusTooManyRequests,
+	domain.KindUnavailable:        http.StatusServiceUnavailable,
+	domain.KindStorageFull:        http.StatusInsufficientStorage,
+	domain.KindTooExpensive:       http.StatusUnprocessableEntity,
+	domain.KindUnprocessable:      http.StatusUnprocessableEntity,
+	domain.KindNotImplemented:     http.StatusNotImplemented,
+}
+
+// StatusOf is the status of kind k (statuses); any other kind is 500.
 func StatusOf(k domain.Kind) int {
-	switch k {
-	case domain.KindInvalid:
-		return http.StatusBadRequest
-	case domain.KindNotFound:
-		return http.StatusNotFound
-	case domain.KindConflict:
-		return http.StatusConflict
-	case domain.KindPreconditionFailed:
-		return http.StatusPreconditionFailed
-	case domain.KindUnauthenticated:
-		return http.StatusUnauthorized
-	case domain.KindForbidden:
-		return http.StatusForbidden
-	case domain.KindTooMany:
-		return http.StatusTooManyRequests
-	case domain.KindUnavailable:
-		return http.StatusServiceUnavailable
-	case domain.KindStorageFull:
-		return http.StatusInsufficientStorage
-	case domain.KindTooExpensive, domain.KindUnprocessable:
-		return http.StatusUnprocessableEntity
-	case domain.KindNotImplemented:
-		return http.StatusNotImplemented
-	default:
-		return http.StatusInternalServerError
+	if status, ok := statuses[k]; ok {
+		return status
 	}
+	return http.StatusInternalServerError
 }
 
 // ProtocolError is a failure of the HTTP protocol itself (no such route,

@@ -44,15 +44,12 @@ type Router interface {
 	Mount(Route) error
 }
 
-// Host is what the server lends every room: its router, its error writer,
-// its body limit and its view of the client address.
+// Host is what the server lends every room: its router, its error writer
+// and its body limit.
 type Host struct {
 	Router
 	Errors    *Errors
 	BodyLimit int64
-	// ClientAddr is the client address of a request (behind trusted
-	// proxies, the address they forwarded).
-	ClientAddr func(*http.Request) string
 	// HasAuth tells whether the server authenticates callers.
 	HasAuth bool
 }
@@ -62,11 +59,6 @@ func (h *Host) Fail(c *gin.Context, err error) { h.Errors.Fail(c, err) }
 
 // ReadBody is ReadBody within the server's body limit.
 func (h *Host) ReadBody(c *gin.Context) ([]byte, error) { return ReadBody(c, h.BodyLimit) }
-
-// ReadOptionalBody is ReadOptionalBody within the server's body limit.
-func (h *Host) ReadOptionalBody(c *gin.Context) ([]byte, error) {
-	return ReadOptionalBody(c, h.BodyLimit)
-}
 
 // Decode reads the request's body and decodes it by t, answering any
 // problem; it reports whether the handler may go on.

@@ -104,12 +104,10 @@ func (s *scanner) members(field func(name []byte) error) error {
 
 // memberName reads a member name like str, as bytes.
 func (s *scanner) memberName() ([]byte, error) {
-	start := s.i + 1
-	end, escaped, err := s.scanString()
+	raw, escaped, err := s.scanString()
 	if err != nil {
 		return nil, err
 	}
-	raw := s.b[start : end-1]
 	if escaped {
 		return []byte(unescape(raw)), nil
 	}
@@ -120,12 +118,10 @@ func (s *scanner) memberName() ([]byte, error) {
 // Lone surrogates become U+FFFD, as with encoding/json.
 func (s *scanner) str() (string, error) {
 	s.skipSpace()
-	start := s.i + 1
-	end, escaped, err := s.scanString()
+	raw, escaped, err := s.scanString()
 	if err != nil {
 		return "", err
 	}
-	raw := s.b[start : end-1]
 	if !escaped {
 		return string(raw), nil
 	}
@@ -133,40 +129,41 @@ func (s *scanner) str() (string, error) {
 }
 
 // scanString validates a string whose quote is at s.i and moves past it. It
-// returns the offset after the closing quote and whether any escape
-// appeared.
-func (s *scanner) scanString() (end int, escaped bool, err error) {
+// returns the string's bytes between the quotes, still escaped, and
+// whether any escape appeared.
+func (s *scanner) scanString() (raw []byte, escaped bool, err error) {
 	s.i++ // opening quote
+	start := s.i
 	for s.i < len(s.b) {
 		c := s.b[s.i]
 		switch {
 		case c == '"':
 			s.i++
-			return s.i, escaped, nil
+			return s.b[start : s.i-1], escaped, nil
 		case c == '\\':
 			escaped = true
 			if s.i+1 >= len(s.b) {
 				s.i++
-				return 0, false, s.fail("unexpected end of JSON in a string")
+				return nil, false, s.fail("unexpected end of JSON in a string")
 			}
 			switch s.b[s.i+1] {
 			case '"', '\\', '/', 'b', 'f', 'n', 'r', 't':
 				s.i += 2
 			case 'u':
 				if s.i+6 > len(s.b) || !isHex4(s.b[s.i+2:s.i+6]) {
-					return 0, false, s.fail(`invalid \u escape in a string`)
+					return nil, false, s.fail(`invalid \u escape in a string`)
 				}
 				s.i += 6
 			default:
-				return 0, false, s.fail("invalid escape in a string")
+				return nil, false, s.fail("invalid escape in a string")
 			}
 		case c < 0x20:
-			return 0, false, s.fail("control character in a string")
+			return nil, false, s.fail("control character in a string")
 		default:
 			s.i++
 		}
 	}
-	return 0, false, s.fail("unexpected end of JSON in a string")
+	return nil, false, s.fail("unexpected end of JSON in a string")
 }
 
 func isHex4(b []byte) bool {
