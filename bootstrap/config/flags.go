@@ -44,7 +44,7 @@ func RegisterGroups(fs *flag.FlagSet, groups Group) *Flags {
 		fs.Var(v, name, usage)
 	}
 	define(configFlag, "", "YAML configuration `file` (default none; env "+envName(configFlag)+")", false)
-	for _, s := range settings() {
+	for _, s := range settings(new(Config)) {
 		if s.noFlag || s.group != 0 && s.group&groups == 0 {
 			continue
 		}

@@ -58,7 +58,7 @@ func readFile(path string) (file, []error) {
 // keys returns the YAML paths of the scalar settings.
 func keys() map[string]bool {
 	k := map[string]bool{}
-	for _, s := range settings() {
+	for _, s := range settings(new(Config)) {
 		k[s.key] = true
 	}
 	return k
@@ -214,7 +214,7 @@ func (p *parser) scalar(path string, v *yaml.Node) (leaf, bool) {
 // lists are the YAML keys that may hold a list of scalars.
 var lists = func() map[string]bool {
 	m := map[string]bool{}
-	for _, s := range settings() {
+	for _, s := range settings(new(Config)) {
 		if s.isList {
 			m[s.key] = true
 		}
