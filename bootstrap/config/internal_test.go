@@ -57,9 +57,8 @@ func FuzzParseFile(f *testing.F) {
 	} {
 		f.Add([]byte(seed))
 	}
-	known := keys()
 	f.Fuzz(func(t *testing.T, data []byte) {
-		fv, errs := parseFile(data, known)
+		fv, errs := parseFile(data)
 		var c Config = Default()
 		errs = append(errs, applyCache(&c, fv)...)
 		for _, err := range errs {

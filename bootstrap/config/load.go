@@ -24,7 +24,7 @@ type origin struct {
 }
 
 // Load builds the configuration from the flags of fs that were set (f is
-// what Register returned for fs), the environment as getenv reads it, and
+// what RegisterGroups returned for fs), the environment as getenv reads it, and
 // the YAML file named by --config or CACHEGATE_CONFIG, in that order of
 // precedence over the defaults. fs and f may be nil (no flags), and
 // getenv may be nil (an empty environment). It reports every problem at
