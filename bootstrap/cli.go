@@ -9,6 +9,7 @@ import (
 	"runtime/debug"
 	"time"
 
+	"go.uber.org/dig"
 	"go.uber.org/fx"
 
 	"github.com/cachegate/cachegate/adapters/bunstore"
@@ -63,21 +64,6 @@ type cliRuntime struct {
 	db   *bunstore.DB // opened by StartStorage
 }
 
-// cliServices are the use cases the administrative commands call.
-type cliServices struct {
-	fx.In
-	Users *application.Users
-	Audit *application.AuditTrail
-}
-
-// cliKeys are the key commands' use case. Asking fx for it loads the
-// signing keys (and, when they are sealed, needs the key-encryption
-// secret); only commands using cli.UsesKeys do.
-type cliKeys struct {
-	fx.In
-	Keys *application.Keys
-}
-
 // JSONLogs reports whether the logs are JSON.
 func (r *cliRuntime) JSONLogs() bool { return r.cfg.Log.Format == config.LogJSON }
 
@@ -124,20 +110,20 @@ func (r *cliRuntime) Start(context.Context) (cli.Services, error) {
 	}
 	cfg := r.cfg
 	cfg.Log.Level = slog.LevelError
-	var (
-		s    cliServices
-		keys cliKeys
-	)
-	populate := []any{&s}
+	var s cli.Services
+	populate := []any{&s.Users, &s.Audit}
+	// Asking fx for the keys' use case loads the signing keys (and, when
+	// they are sealed, needs the key-encryption secret); only commands
+	// using cli.UsesKeys do.
 	if r.uses&cli.UsesKeys != 0 {
-		populate = append(populate, &keys)
+		populate = append(populate, &s.Keys)
 	}
 	app, err := Start(Core(cfg, r.host.logOut), fx.Populate(populate...))
 	if err != nil {
 		return cli.Services{}, err
 	}
 	r.app = app
-	return cli.Services{Users: s.Users, Keys: keys.Keys, Audit: s.Audit}, nil
+	return s, nil
 }
 
 // StartStorage opens and migrates the database alone.
@@ -175,5 +161,5 @@ func (r *cliRuntime) Stop(ctx context.Context) error {
 	}
 	app := r.app
 	r.app = nil
-	return rootCause(app.Stop(ctx))
+	return dig.RootCause(app.Stop(ctx))
 }

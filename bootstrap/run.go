@@ -12,16 +12,17 @@ import (
 const startTimeout = 90 * time.Second
 
 // Start builds and starts an fx app from opts. Its error, if any, is the
-// root cause alone: one line naming what failed, not fx's call chain.
+// root cause alone (dig.RootCause, nil for nil): one line naming what
+// failed, not fx's call chain.
 func Start(opts ...fx.Option) (*fx.App, error) {
 	app := fx.New(append(opts, fx.StartTimeout(startTimeout))...)
 	if err := app.Err(); err != nil {
-		return nil, rootCause(err)
+		return nil, dig.RootCause(err)
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), startTimeout)
 	defer cancel()
 	if err := app.Start(ctx); err != nil {
-		return nil, rootCause(err)
+		return nil, dig.RootCause(err)
 	}
 	return app, nil
 }
@@ -30,13 +31,5 @@ func Start(opts ...fx.Option) (*fx.App, error) {
 func Stop(app *fx.App, timeout time.Duration) error {
 	ctx, cancel := context.WithTimeout(context.Background(), timeout)
 	defer cancel()
-	return rootCause(app.Stop(ctx))
-}
-
-// rootCause strips fx's and dig's wrapping from err.
-func rootCause(err error) error {
-	if err == nil {
-		return nil
-	}
-	return dig.RootCause(err)
+	return dig.RootCause(app.Stop(ctx))
 }

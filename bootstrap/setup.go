@@ -17,19 +17,12 @@ import (
 	"github.com/cachegate/cachegate/ports"
 )
 
-// setupDeps are what the set-up link needs.
-type setupDeps struct {
-	fx.In
-	Users *application.Users
-	Clock ports.Clock
-}
-
 // SetupLink provides the one-time set-up link of the first admin
 // (docs/admin.md, "The first admin"); httpfx mounts its route. serve
 // issues the link (Serve) when no admin exists.
 func SetupLink(o application.FirstAdminOptions) fx.Option {
-	return fx.Module("setup", fx.Provide(func(d setupDeps) (*application.FirstAdmin, error) {
-		return application.NewFirstAdmin(d.Users, d.Users.HasAdmin, d.Clock, system.Secrets{}, o)
+	return fx.Module("setup", fx.Provide(func(users *application.Users, clock ports.Clock) (*application.FirstAdmin, error) {
+		return application.NewFirstAdmin(users, users.HasAdmin, clock, system.Secrets{}, o)
 	}))
 }
 

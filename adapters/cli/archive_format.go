@@ -364,21 +364,15 @@ func (a *archiveReader) decode(b []byte) (*application.ArchiveRecord, error) {
 	}
 	switch k.Kind {
 	case "user":
-		var u archiveUser
-		if err := strictJSON(b, &u); err != nil {
-			return nil, err
-		}
-		if err := required("user", u.ID, u.Username, u.PasswordHash); err != nil {
+		u, err := decodeRecord(b, "user", func(u *archiveUser) []string { return []string{u.ID, u.Username, u.PasswordHash} })
+		if err != nil {
 			return nil, err
 		}
 		return &application.ArchiveRecord{User: &domain.User{ID: u.ID, Username: u.Username, PasswordHash: u.PasswordHash,
 			PasswordSalt: u.PasswordSalt, Active: u.Active, Admin: u.Admin, DateCreated: u.DateCreated, DateUpdated: u.DateUpdated}}, nil
 	case "signingKey":
-		var sk archiveKey
-		if err := strictJSON(b, &sk); err != nil {
-			return nil, err
-		}
-		if err := required("signingKey", sk.ID, sk.Algorithm); err != nil {
+		sk, err := decodeRecord(b, "signingKey", func(sk *archiveKey) []string { return []string{sk.ID, sk.Algorithm} })
+		if err != nil {
 			return nil, err
 		}
 		if len(sk.Private) == 0 && sk.RetiredAt == nil && sk.RevokedAt == nil {
@@ -387,21 +381,15 @@ func (a *archiveReader) decode(b []byte) (*application.ArchiveRecord, error) {
 		return &application.ArchiveRecord{Key: &domain.SigningKey{ID: sk.ID, Algorithm: sk.Algorithm, Private: sk.Private,
 			Public: sk.Public, DateCreated: sk.DateCreated, RetiredAt: sk.RetiredAt, RevokedAt: sk.RevokedAt}}, nil
 	case "refresh":
-		var f archiveRefresh
-		if err := strictJSON(b, &f); err != nil {
-			return nil, err
-		}
-		if err := required("refresh", f.ID, f.FamilyID, f.UserID); err != nil {
+		f, err := decodeRecord(b, "refresh", func(f *archiveRefresh) []string { return []string{f.ID, f.FamilyID, f.UserID} })
+		if err != nil {
 			return nil, err
 		}
 		return &application.ArchiveRecord{Refresh: &domain.RefreshRecord{ID: f.ID, FamilyID: f.FamilyID, UserID: f.UserID,
 			IssuedAt: f.IssuedAt, ExpiresAt: f.ExpiresAt, UsedAt: f.UsedAt, RevokedAt: f.RevokedAt}}, nil
 	case "refreshFamily":
-		var f archiveFamily
-		if err := strictJSON(b, &f); err != nil {
-			return nil, err
-		}
-		if err := required("refreshFamily", f.ID, f.UserID); err != nil {
+		f, err := decodeRecord(b, "refreshFamily", func(f *archiveFamily) []string { return []string{f.ID, f.UserID} })
+		if err != nil {
 			return nil, err
 		}
 		if len(f.Used) > domain.RefreshKept || f.Generation < 0 || f.IssuedAt.IsZero() || f.ExpiresAt.IsZero() {
@@ -420,11 +408,8 @@ func (a *archiveReader) decode(b []byte) (*application.ArchiveRecord, error) {
 		}
 		return &application.ArchiveRecord{Family: &fam}, nil
 	case "entry":
-		var e archiveEntry
-		if err := strictJSON(b, &e); err != nil {
-			return nil, err
-		}
-		if err := required("entry", e.Entity, e.ID, e.Key, e.Type, e.AssigneeID); err != nil {
+		e, err := decodeRecord(b, "entry", func(e *archiveEntry) []string { return []string{e.Entity, e.ID, e.Key, e.Type, e.AssigneeID} })
+		if err != nil {
 			return nil, err
 		}
 		data := []byte(e.Data)
@@ -444,8 +429,8 @@ func (a *archiveReader) decode(b []byte) (*application.ArchiveRecord, error) {
 			AssigneeID: e.AssigneeID, Data: bytes.Clone(data), Version: e.Version, DateCreated: e.DateCreated,
 			DateUpdated: e.DateUpdated, ExpiresAt: e.ExpiresAt}}, nil
 	case "end":
-		var end archiveEnd
-		if err := strictJSON(b, &end); err != nil {
+		end, err := decodeRecord(b, "end", func(*archiveEnd) []string { return nil })
+		if err != nil {
 			return nil, err
 		}
 		if end.Records != a.records {
@@ -473,14 +458,19 @@ func strictJSON(b []byte, v any) error {
 	return nil
 }
 
-// required fails when any of the values is empty.
-func required(kind string, values ...string) error {
-	for _, v := range values {
-		if v == "" {
-			return fmt.Errorf("%s: a required field is empty", kind)
+// decodeRecord decodes a line of kind strictly (strictJSON), and fails
+// when any of the fields required returns of it is empty.
+func decodeRecord[T any](b []byte, kind string, required func(*T) []string) (*T, error) {
+	v := new(T)
+	if err := strictJSON(b, v); err != nil {
+		return nil, err
+	}
+	for _, f := range required(v) {
+		if f == "" {
+			return nil, fmt.Errorf("%s: a required field is empty", kind)
 		}
 	}
-	return nil
+	return v, nil
 }
 
 // timeOrNil is t, or nil for the zero time.

@@ -6,6 +6,7 @@ import (
 	"flag"
 	"fmt"
 	"io"
+	"slices"
 	"strings"
 
 	"github.com/cachegate/cachegate/application"
@@ -157,6 +158,18 @@ func (e *Env) Storage(ctx context.Context) (Storage, error) {
 	return e.storage, nil
 }
 
+// withServices is the RunFunc that starts the core (Env.Services) and then
+// runs run with its use cases.
+func withServices(run func(ctx context.Context, env *Env, s Services) error) RunFunc {
+	return func(ctx context.Context, env *Env) error {
+		s, err := env.Services(ctx)
+		if err != nil {
+			return err
+		}
+		return run(ctx, env, s)
+	}
+}
+
 // Services starts the core on first use and returns its use cases; Run
 // stops it when the command returns.
 func (e *Env) Services(ctx context.Context) (Services, error) {
@@ -226,7 +239,7 @@ func isHelp(arg string) bool { return arg == "-h" || arg == "--help" || arg == "
 func (c *CLI) find(args []string) (*Command, []string, string) {
 	for i := range c.Commands {
 		words := strings.Fields(c.Commands[i].Name)
-		if len(args) >= len(words) && equalWords(words, args[:len(words)]) {
+		if len(args) >= len(words) && slices.Equal(words, args[:len(words)]) {
 			return &c.Commands[i], args[len(words):], ""
 		}
 	}
@@ -245,15 +258,6 @@ func (c *CLI) find(args []string) (*Command, []string, string) {
 		return nil, nil, ""
 	}
 	return nil, args[len(group):], strings.Join(group, " ")
-}
-
-func equalWords(a, b []string) bool {
-	for i := range a {
-		if a[i] != b[i] {
-			return false
-		}
-	}
-	return true
 }
 
 // help answers `cachegate help [command…]`.

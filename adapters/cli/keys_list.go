@@ -12,11 +12,7 @@ var keysListCommand = Command{
 	Summary: "list the token signing keys: id, state (published: in the JWKS, not signing yet; signing; " +
 		"retired: verifying until its tokens expire; revoked) and dates",
 	Uses: UsesStorage | UsesKeys,
-	Run: func(ctx context.Context, env *Env) error {
-		s, err := env.Services(ctx)
-		if err != nil {
-			return err
-		}
+	Run: withServices(func(ctx context.Context, env *Env, s Services) error {
 		keys, err := s.Keys.List(ctx)
 		if err != nil {
 			return err
@@ -28,7 +24,7 @@ var keysListCommand = Command{
 				k.Activation().Format(time.RFC3339), optionalTime(k.RetiredAt), optionalTime(k.RevokedAt))
 		}
 		return w.Flush()
-	},
+	}),
 }
 
 // optionalTime formats t in RFC 3339, or "-" when unset.

@@ -14,16 +14,12 @@ var keysRevokeCommand = Command{
 		`"--" before KID stays accepted (no generated kid begins with "-")`,
 	Uses: UsesStorage | UsesKeys,
 	Args: 1,
-	Run: func(ctx context.Context, env *Env) error {
-		s, err := env.Services(ctx)
-		if err != nil {
-			return err
-		}
+	Run: withServices(func(ctx context.Context, env *Env, s Services) error {
 		kid := env.Args[0]
 		if err := s.Keys.Revoke(ctx, domain.System(), kid); err != nil {
 			return err
 		}
 		fmt.Fprintf(env.Stdout, "signing key %s revoked; servers refuse its tokens within a second\n", kid)
 		return nil
-	},
+	}),
 }

@@ -18,11 +18,7 @@ var keysRotateCommand = Command{
 	Uses: UsesStorage | UsesKeys,
 	Setup: func(fs *flag.FlagSet) RunFunc {
 		now := fs.Bool("now", false, "sign with the new key at once (emergencies: clients that cached the JWKS refuse its tokens until they fetch it again)")
-		return func(ctx context.Context, env *Env) error {
-			s, err := env.Services(ctx)
-			if err != nil {
-				return err
-			}
+		return withServices(func(ctx context.Context, env *Env, s Services) error {
 			k, err := s.Keys.Rotate(ctx, domain.System(), application.RotateKeyInput{Now: *now})
 			if err != nil {
 				return err
@@ -35,6 +31,6 @@ var keysRotateCommand = Command{
 				"the previous key then verifies access tokens for their lifetime and refresh tokens for theirs\n",
 				k.ID, k.SignsFrom.UTC().Format(time.RFC3339))
 			return nil
-		}
+		})
 	},
 }

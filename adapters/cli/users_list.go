@@ -11,11 +11,7 @@ var usersListCommand = Command{
 	Name:    "users list",
 	Summary: "list the users",
 	Uses:    UsesStorage,
-	Run: func(ctx context.Context, env *Env) error {
-		s, err := env.Services(ctx)
-		if err != nil {
-			return err
-		}
+	Run: withServices(func(ctx context.Context, env *Env, s Services) error {
 		users, err := s.Users.All(ctx)
 		if err != nil {
 			return err
@@ -29,5 +25,5 @@ var usersListCommand = Command{
 			fmt.Fprintf(w, "%s\t%s\t%t\t%t\t%s\n", escapeText(u.ID), escapeText(u.Username), u.Active, u.Admin, u.DateCreated.Format(time.RFC3339))
 		}
 		return w.Flush()
-	},
+	}),
 }

@@ -31,11 +31,7 @@ func patchUserCommand(name, summary string, patch application.UserPatch, done st
 		Summary:  summary,
 		Uses:     UsesStorage,
 		Args:     1,
-		Run: func(ctx context.Context, env *Env) error {
-			s, err := env.Services(ctx)
-			if err != nil {
-				return err
-			}
+		Run: withServices(func(ctx context.Context, env *Env, s Services) error {
 			u, err := s.Users.ByUsername(ctx, env.Args[0])
 			if err != nil {
 				return err
@@ -45,7 +41,7 @@ func patchUserCommand(name, summary string, patch application.UserPatch, done st
 			}
 			fmt.Fprintf(env.Stdout, done, env.Args[0])
 			return nil
-		},
+		}),
 	}
 }
 

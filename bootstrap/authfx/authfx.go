@@ -287,10 +287,7 @@ type loginDeps struct {
 }
 
 func newLogin(d loginDeps) (*application.Login, error) {
-	limits := d.Options.Throttle
-	if limits == (application.ThrottleLimits{}) {
-		limits = application.DefaultThrottleLimits
-	}
+	limits := cmp.Or(d.Options.Throttle, application.DefaultThrottleLimits)
 	var throttle ports.LoginThrottle = d.Throttle
 	if d.Options.DisableThrottle {
 		throttle = nil
@@ -318,12 +315,7 @@ func newAuthenticate(o Options, d VerifyParams, clock ports.Clock, revoked *back
 }
 
 // subjectTTL is SubjectCacheTTL with its default (negative: off).
-func (o Options) subjectTTL() time.Duration {
-	if o.SubjectCacheTTL == 0 {
-		return DefaultSubjectCacheTTL
-	}
-	return o.SubjectCacheTTL
-}
+func (o Options) subjectTTL() time.Duration { return cmp.Or(o.SubjectCacheTTL, DefaultSubjectCacheTTL) }
 
 type refreshDeps struct {
 	fx.In

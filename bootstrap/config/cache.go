@@ -61,14 +61,14 @@ func applyCache(c *Config, fv file) []error {
 				}
 			}
 			if a.maxEntries.set {
-				n, err := parseInt(a.maxEntries.text)
+				n, err := parseInt[int64](a.maxEntries.text)
 				if err == nil {
-					err = checkRange(int64(n), 0, maxQuotaEntries)
+					err = checkRange(n, 0, maxQuotaEntries)
 				}
 				if err != nil {
 					errs = append(errs, fmt.Errorf("%s.%s.maxEntries: %w (config line %d)", assignmentsKey, name, err, a.maxEntries.line))
 				}
-				out.MaxEntries = ptr(int64(n))
+				out.MaxEntries = ptr(n)
 			}
 			if a.maxBytes.set {
 				n, err := parseSizeUpTo(a.maxBytes.text, maxQuotaBytes)

@@ -306,50 +306,20 @@ const (
 	ErrorFormatRockets   = "rockets"
 )
 
-// Default returns the configuration with every setting at its default.
+// Default returns the configuration with every setting at its default:
+// the defaults of the settings table (README.md, "Configuration"), and one
+// entity and one assignment as the cache maps.
 func Default() Config {
-	return Config{
-		Addr:              "127.0.0.1:8080",
-		Database:          "sqlite:cachegate.db",
-		DatabaseTimeout:   5 * time.Second,
-		QueryTimeout:      2 * time.Second,
-		DatabaseUserTime:  500 * time.Millisecond,
-		DatabaseUserBurst: 5 * time.Second,
-		AccessTokenTTL:    15 * time.Minute,
-		RefreshTokenTTL:   30 * domain.Day,
-		ShutdownTimeout:   15 * time.Second,
-		ErrorFormat:       ErrorFormatCachegate,
-		Console:           true,
-		Cache: Cache{
-			Entities: map[string]Entity{DefaultEntityKey: {Table: "user_cache"}},
-			Settings: CacheSettings{Assignments: map[string]Assignment{
-				DefaultAssignment: {EntityKey: DefaultEntityKey, Policy: domain.PolicyOwner},
-			}, MaxEntries: domain.DefaultQuotaMaxEntries, MaxBytes: domain.DefaultQuotaMaxBytes},
-		},
-		Auth: Auth{
-			EnableGuards:       true,
-			Issuer:             "cachegate",
-			Audience:           "cachegate",
-			ClientID:           "cachegate",
-			KeyPublishAhead:    2 * time.Minute,
-			UsernameField:      "username",
-			PasswordField:      "password",
-			RefreshFrom:        TokenSource{In: InBody, Name: "refreshToken"},
-			PasswordAlgorithm:  Bcrypt,
-			BcryptCost:         10,
-			RefreshReuseGrace:  10 * time.Second,
-			SessionMax:         90 * domain.Day,
-			MaxSessionsPerUser: 100,
-			Throttle:           Throttle{UsernameLimit: 10, AddressLimit: 100, Window: 15 * time.Minute},
-		},
-		Limits: Limits{BodyBytes: 1 << 20, HeaderBytes: 64 << 10, DataBytes: 256 << 10, ListMax: 1000, ListDefault: 100},
-		Log:    Log{Format: LogText, Level: slog.LevelInfo},
-		Sweep:  Sweep{Interval: time.Minute, Batch: 1000},
-
-		AuditRetention: 90 * domain.Day,
-		Events:         Events{Retention: time.Hour, Heartbeat: 15 * time.Second, Retry: 2 * time.Second},
-		Caps:           Caps{ListsPerUser: 4, StreamsPerUser: 16, ConnsPerAddress: 256},
-
-		AuditFoldWindow: domain.DefaultAuditFold.Window,
+	c := Config{Cache: Cache{
+		Entities: map[string]Entity{DefaultEntityKey: {Table: "user_cache"}},
+		Settings: CacheSettings{Assignments: map[string]Assignment{
+			DefaultAssignment: {EntityKey: DefaultEntityKey, Policy: domain.PolicyOwner},
+		}},
+	}}
+	for _, s := range settings(&c) {
+		if s.def != "" {
+			_ = s.parse(s.def) // every default parses (TestSettingDefaultsParse)
+		}
 	}
+	return c
 }

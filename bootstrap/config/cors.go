@@ -32,14 +32,13 @@ func (c CORS) AnyOrigin() bool { return slices.Contains(c.Origins, "*") }
 // parseCORSOrigins reads a comma-separated list; empty items are skipped,
 // so "" is none. Origins are normalised (see CORS.Origins); checking is
 // checkCORSOrigins's business.
-func parseCORSOrigins(c *Config, v string) error {
-	c.CORS.Origins = nil
+func parseCORSOrigins(v string) (origins []string, _ error) {
 	for _, item := range strings.Split(v, ",") {
-		if item = strings.TrimSpace(item); item != "" && !slices.Contains(c.CORS.Origins, normalOrigin(item)) {
-			c.CORS.Origins = append(c.CORS.Origins, normalOrigin(item))
+		if item = strings.TrimSpace(item); item != "" && !slices.Contains(origins, normalOrigin(item)) {
+			origins = append(origins, normalOrigin(item))
 		}
 	}
-	return nil
+	return origins, nil
 }
 
 // normalOrigin lowercases an origin and drops one trailing slash, so

@@ -4,7 +4,7 @@
 // precedence, over built-in defaults.
 //
 // Nothing outside bootstrap reads the environment: bootstrap.Main has the
-// CLI adapter call Register on each command's flag set, parse the
+// CLI adapter call RegisterGroups on each command's flag set, parse the
 // arguments, and then Load with os.Getenv. Tests pass their own getenv.
 //
 // # Names

@@ -2,7 +2,7 @@ package config
 
 import "flag"
 
-// Flags is the handle Register returns: the flag values Load reads back.
+// Flags is the handle RegisterGroups returns: the flag values Load reads back.
 type Flags struct {
 	values map[string]*flagValue
 }
@@ -28,14 +28,11 @@ func (v *flagValue) Set(s string) error { v.text = s; return nil }
 // IsBoolFlag lets a boolean flag be given bare (--enable-guards).
 func (v *flagValue) IsBoolFlag() bool { return v.isBool }
 
-// Register defines every setting's flag, and --config, on fs. The usage
-// text names each flag's environment variable and YAML key. Call it once
-// per flag set, before fs.Parse.
-func Register(fs *flag.FlagSet) *Flags { return RegisterGroups(fs, GroupAll) }
-
-// RegisterGroups is Register for the settings of groups only (and
-// --config). The others are still read from the environment and the YAML
-// file by Load; they just have no flag here.
+// RegisterGroups defines the flags of the settings of groups (GroupAll:
+// every setting), and --config, on fs. The usage text names each flag's
+// environment variable and YAML key. The other settings are still read
+// from the environment and the YAML file by Load; they just have no flag
+// here. Call it once per flag set, before fs.Parse.
 func RegisterGroups(fs *flag.FlagSet, groups Group) *Flags {
 	f := &Flags{values: map[string]*flagValue{}}
 	define := func(name, def, usage string, isBool bool) {
@@ -44,7 +41,7 @@ func RegisterGroups(fs *flag.FlagSet, groups Group) *Flags {
 		fs.Var(v, name, usage)
 	}
 	define(configFlag, "", "YAML configuration `file` (default none; env "+envName(configFlag)+")", false)
-	for _, s := range settings() {
+	for _, s := range settings(new(Config)) {
 		if s.noFlag || s.group != 0 && s.group&groups == 0 {
 			continue
 		}

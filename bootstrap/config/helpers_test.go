@@ -26,7 +26,7 @@ func load(t *testing.T, in input) (config.Config, error) {
 	t.Helper()
 	fs := flag.NewFlagSet("cachegate", flag.ContinueOnError)
 	fs.SetOutput(io.Discard)
-	f := config.Register(fs)
+	f := config.RegisterGroups(fs, config.GroupAll)
 	if err := fs.Parse(in.args); err != nil {
 		t.Fatalf("parse %v: %v", in.args, err)
 	}

@@ -24,7 +24,7 @@ type origin struct {
 }
 
 // Load builds the configuration from the flags of fs that were set (f is
-// what Register returned for fs), the environment as getenv reads it, and
+// what RegisterGroups returned for fs), the environment as getenv reads it, and
 // the YAML file named by --config or CACHEGATE_CONFIG, in that order of
 // precedence over the defaults. fs and f may be nil (no flags), and
 // getenv may be nil (an empty environment). It reports every problem at
@@ -49,7 +49,7 @@ func Load(fs *flag.FlagSet, f *Flags, getenv func(string) string) (Config, error
 		errs = append(errs, ferrs...)
 	}
 
-	table := settings()
+	table := settings(&c)
 	won := make([]origin, len(table))
 	byFlag := map[string]int{}
 	for i, s := range table {
@@ -79,9 +79,9 @@ func Load(fs *flag.FlagSet, f *Flags, getenv func(string) string) (Config, error
 		if o.layer == fromDefault {
 			continue
 		}
-		err := s.parse(&c, o.text)
+		err := s.parse(o.text)
 		if err == nil && s.check != nil {
-			err = s.check(c)
+			err = s.check()
 		}
 		if err != nil {
 			errs = append(errs, o.wrap(err))
@@ -108,12 +108,12 @@ func (o origin) wrap(err error) error {
 // joined, each naming the setting by its YAML path.
 func (c Config) Validate() error {
 	var errs []error
-	for _, s := range settings() {
+	for _, s := range settings(&c) {
 		// The secret file's check is the secret's; report it once.
 		if s.check == nil || s.flag == secretFileFlag {
 			continue
 		}
-		if err := s.check(c); err != nil {
+		if err := s.check(); err != nil {
 			errs = append(errs, fmt.Errorf("%s: %w", s.key, err))
 		}
 	}

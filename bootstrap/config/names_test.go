@@ -53,7 +53,7 @@ func TestFlags(t *testing.T) {
 	t.Run("the secret itself has no flag", func(t *testing.T) {
 		t.Parallel()
 		fs := flag.NewFlagSet("x", flag.ContinueOnError)
-		config.Register(fs)
+		config.RegisterGroups(fs, config.GroupAll)
 		if fs.Lookup("hs256-secret") != nil {
 			t.Fatal("--hs256-secret exists")
 		}
@@ -69,7 +69,7 @@ func TestFlags(t *testing.T) {
 		fs := flag.NewFlagSet("x", flag.ContinueOnError)
 		var out bytes.Buffer
 		fs.SetOutput(&out)
-		config.Register(fs)
+		config.RegisterGroups(fs, config.GroupAll)
 		fs.PrintDefaults()
 		for _, want := range []string{"CACHEGATE_ACCESS_TOKEN_TTL", "accessTokenTTL", "-access-token-ttl duration", "(default 15m)", "auth.throttle.window"} {
 			if !strings.Contains(out.String(), want) {
@@ -80,9 +80,9 @@ func TestFlags(t *testing.T) {
 	t.Run("flags of another flag set are ignored", func(t *testing.T) {
 		t.Parallel()
 		fs := flag.NewFlagSet("x", flag.ContinueOnError)
-		f := config.Register(fs)
+		f := config.RegisterGroups(fs, config.GroupAll)
 		other := flag.NewFlagSet("y", flag.ContinueOnError)
-		config.Register(other)
+		config.RegisterGroups(other, config.GroupAll)
 		if err := other.Parse([]string{"--addr", ":1"}); err != nil {
 			t.Fatal(err)
 		}

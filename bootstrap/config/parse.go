@@ -36,12 +36,12 @@ func parseDurationOrZero(v string) (time.Duration, error) {
 }
 
 // parseInt parses a whole number.
-func parseInt(v string) (int, error) {
-	n, err := strconv.Atoi(strings.TrimSpace(v))
+func parseInt[T int | int64](v string) (T, error) {
+	n, err := strconv.ParseInt(strings.TrimSpace(v), 10, 64)
 	if err != nil {
 		return 0, fmt.Errorf("%q must be a whole number", v)
 	}
-	return n, nil
+	return T(n), nil
 }
 
 // parseBool parses true/false, 1/0 and t/f in any case.
@@ -78,6 +78,9 @@ const (
 // parseSize parses a byte size: "1048576", "1MiB", "256 KiB", "1MB".
 // A bare k, m or g means KiB, MiB or GiB.
 func parseSize(v string) (int64, error) { return parseSizeUpTo(v, maxSize) }
+
+// parseQuotaSize is parseSize for the quota's bytes.
+func parseQuotaSize(v string) (int64, error) { return parseSizeUpTo(v, maxQuotaBytes) }
 
 // parseSizeUpTo is parseSize with limit as the largest size accepted.
 func parseSizeUpTo(v string, limit int64) (int64, error) {

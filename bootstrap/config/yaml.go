@@ -33,12 +33,21 @@ type file struct {
 	assignments map[string]fileAssignment
 }
 
-// sections are the YAML mappings that group scalar settings.
-var sections = map[string]bool{
-	"cache": true, "cache.settings": true, "auth": true, "auth.throttle": true,
-	"limits": true, "log": true, "sweep": true, "cors": true, "events": true,
-	"caps": true,
-}
+// scalarKeys are the YAML paths of the scalar settings, listKeys those
+// that may hold a list, and sections the mappings that group them (every
+// path's parents).
+var scalarKeys, listKeys, sections = func() (scalars, lists, sections map[string]bool) {
+	scalars, lists, sections = map[string]bool{}, map[string]bool{}, map[string]bool{}
+	for _, s := range settings(new(Config)) {
+		scalars[s.key], lists[s.key] = true, s.isList
+		for i := range s.key {
+			if s.key[i] == '.' {
+				sections[s.key[:i]] = true
+			}
+		}
+	}
+	return scalars, lists, sections
+}()
 
 // The cache maps, whose keys are the user's names.
 const (
@@ -52,16 +61,7 @@ func readFile(path string) (file, []error) {
 	if err != nil {
 		return file{}, []error{fmt.Errorf("config: %w", err)}
 	}
-	return parseFile(data, keys())
-}
-
-// keys returns the YAML paths of the scalar settings.
-func keys() map[string]bool {
-	k := map[string]bool{}
-	for _, s := range settings() {
-		k[s.key] = true
-	}
-	return k
+	return parseFile(data)
 }
 
 // parseFile parses a configuration file. It walks the YAML tree itself,
@@ -69,8 +69,8 @@ func keys() map[string]bool {
 // every unknown key, misplaced mapping and duplicate is reported at once,
 // each by its full dotted path and line, and each scalar reaches the same
 // parser as its flag and environment variable.
-func parseFile(data []byte, known map[string]bool) (file, []error) {
-	p := parser{known: known, out: file{leaves: map[string]leaf{}}}
+func parseFile(data []byte) (file, []error) {
+	p := parser{out: file{leaves: map[string]leaf{}}}
 	dec := yaml.NewDecoder(bytes.NewReader(data))
 	var doc yaml.Node
 	if err := dec.Decode(&doc); err != nil {
@@ -99,9 +99,8 @@ func parseFile(data []byte, known map[string]bool) (file, []error) {
 
 // parser collects what a walk finds.
 type parser struct {
-	known map[string]bool
-	out   file
-	errs  []error
+	out  file
+	errs []error
 }
 
 // maxFileProblems bounds the problems reported for one file; a broken
@@ -175,11 +174,11 @@ func (p *parser) walk(m *yaml.Node, prefix string) {
 						"maxEntries": &a.maxEntries, "maxBytes": &a.maxBytes}
 				})
 			}
-		case p.known[path] && lists[path] && v.Kind == yaml.SequenceNode:
+		case listKeys[path] && v.Kind == yaml.SequenceNode:
 			if l, ok := p.list(path, v); ok {
 				p.out.leaves[path] = l
 			}
-		case p.known[path]:
+		case scalarKeys[path]:
 			if l, ok := p.scalar(path, v); ok {
 				p.out.leaves[path] = l
 			}
@@ -210,17 +209,6 @@ func (p *parser) scalar(path string, v *yaml.Node) (leaf, bool) {
 	}
 	return leaf{text: v.Value, line: v.Line, set: !isNull(v)}, true
 }
-
-// lists are the YAML keys that may hold a list of scalars.
-var lists = func() map[string]bool {
-	m := map[string]bool{}
-	for _, s := range settings() {
-		if s.isList {
-			m[s.key] = true
-		}
-	}
-	return m
-}()
 
 // list reads a list of single values as their comma-separated text, the
 // form the setting's flag takes.

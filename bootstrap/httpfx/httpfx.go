@@ -133,8 +133,12 @@ func New(d Deps) (*ginhttp.Server, error) {
 	if d.Login != nil || d.Refresh != nil {
 		authRoutes = &ginhttp.AuthOptions{Login: d.Login, Refresh: d.Refresh, Logout: d.Logout, Keys: d.Keys,
 			UsernameField: d.Options.UsernameField, PasswordField: d.Options.PasswordField,
-			RefreshFrom: d.Options.RefreshFrom, RefreshName: d.Options.RefreshName,
-			Origins: corsOrigins(d.Options.CORS)}
+			RefreshFrom: d.Options.RefreshFrom, RefreshName: d.Options.RefreshName}
+		// A cookie refresh is accepted from the CORS origins besides the
+		// API's own.
+		if d.Options.CORS != nil {
+			authRoutes.Origins = d.Options.CORS.Origins
+		}
 	}
 	var adminOpts *admin.Options
 	if d.AdminCheck != nil && auth != nil {
@@ -226,13 +230,4 @@ func serve(lc fx.Lifecycle, o Options, s *ginhttp.Server, addr Addr, log *slog.L
 	}
 	lc.Append(ServerHook(srv, Listen{Addr: o.Addr, Setting: "addr", ShutdownTimeout: timeout, Log: log,
 		Bound: func(a string) { addr.addr <- a }, Drain: s.WaitStreams, Wrap: s.Listener}))
-}
-
-// corsOrigins are the origins a cookie refresh is accepted from besides
-// the API's own: the CORS origins.
-func corsOrigins(c *ginhttp.CORSOptions) []string {
-	if c == nil {
-		return nil
-	}
-	return c.Origins
 }

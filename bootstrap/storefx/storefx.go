@@ -142,9 +142,7 @@ func SQL(o Options) fx.Option {
 				lc.Append(fx.StopHook(db.Close))
 				return db, nil
 			},
-			func(db *bunstore.DB) ports.ChangeLog {
-				return bunstore.NewChangeLog(db)
-			},
+			fx.Annotate(bunstore.NewChangeLog, fx.As(new(ports.ChangeLog))),
 			func(db *bunstore.DB) cachefx.RepoFactory {
 				return func(table string) (ports.CacheRepository, error) {
 					if err := bunstore.ValidateTableName(table); err != nil {
@@ -153,18 +151,10 @@ func SQL(o Options) fx.Option {
 					return bunstore.NewCacheRepository(db, table), nil
 				}
 			},
-			func(db *bunstore.DB) ports.UserRepository {
-				return bunstore.NewUserRepository(db)
-			},
-			func(db *bunstore.DB) ports.RefreshStore {
-				return bunstore.NewRefreshStore(db)
-			},
-			func(db *bunstore.DB) ports.KeyStore {
-				return bunstore.NewKeyStore(db)
-			},
-			func(db *bunstore.DB) ports.LoginThrottle {
-				return bunstore.NewLoginThrottle(db)
-			},
+			fx.Annotate(bunstore.NewUserRepository, fx.As(new(ports.UserRepository))),
+			fx.Annotate(bunstore.NewRefreshStore, fx.As(new(ports.RefreshStore))),
+			fx.Annotate(bunstore.NewKeyStore, fx.As(new(ports.KeyStore))),
+			fx.Annotate(bunstore.NewLoginThrottle, fx.As(new(ports.LoginThrottle))),
 			func(lc fx.Lifecycle, db *bunstore.DB) *bunstore.AuditLog {
 				l := bunstore.NewAuditLog(db)
 				// Write the login attempts it holds before the database
