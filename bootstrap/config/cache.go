@@ -67,15 +67,17 @@ func applyCache(c *Config, fv file) []error {
 				}
 				if err != nil {
 					errs = append(errs, fmt.Errorf("%s.%s.maxEntries: %w (config line %d)", assignmentsKey, name, err, a.maxEntries.line))
+				} else {
+					out.MaxEntries = ptr(n)
 				}
-				out.MaxEntries = ptr(n)
 			}
 			if a.maxBytes.set {
 				n, err := parseSizeUpTo(a.maxBytes.text, maxQuotaBytes)
 				if err != nil {
 					errs = append(errs, fmt.Errorf("%s.%s.maxBytes: %w (config line %d)", assignmentsKey, name, err, a.maxBytes.line))
+				} else {
+					out.MaxBytes = ptr(n)
 				}
-				out.MaxBytes = ptr(n)
 			}
 			c.Cache.Settings.Assignments[name] = out
 		}
