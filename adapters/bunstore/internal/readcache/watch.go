@@ -12,7 +12,6 @@ import (
 	"database/sql"
 	"database/sql/driver"
 	"errors"
-	"runtime"
 	"sync"
 	"time"
 )
@@ -36,10 +35,7 @@ type state struct {
 // Watch asks an SQLite file's data version on a connection of its own.
 // Readers that arrive while a question runs share the next one, so the
 // file is asked once per round however many readers wait, and every
-// reader's answer comes from a question asked after it arrived. Under
-// load a question costs more than the work a request does around it, so
-// the reader that starts a round yields once before asking: the readers
-// that arrive meanwhile share its question rather than each ask one.
+// reader's answer comes from a question asked after it arrived.
 type Watch struct {
 	connector driver.Connector
 	// Timeout bounds each round; zero is 5 s.
@@ -87,15 +83,11 @@ func (w *Watch) Now(ctx context.Context) (Stamp, error) {
 		w.next = r
 	}
 	lead := !w.running
-	w.running = true
+	if lead {
+		w.running, w.next = true, nil
+	}
 	w.mu.Unlock()
 	if lead {
-		// The goroutines ready to run go first: those that reach Now
-		// meanwhile join r, and are answered by its one question.
-		runtime.Gosched()
-		w.mu.Lock()
-		w.next = nil
-		w.mu.Unlock()
 		w.run(r)
 	}
 	select {
