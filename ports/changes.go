@@ -58,7 +58,9 @@ type ChangeQuery struct {
 }
 
 // FeedMetrics records the change feed's health. Implementations must be
-// cheap and safe for concurrent use.
+// cheap and safe for concurrent use. With no subscription the feed reads
+// no changes (ARCHITECTURE.md, "The change feed"): it reports 0
+// subscribers, and no events or lag, until one comes.
 type FeedMetrics interface {
 	// FeedSubscribers sets the number of open subscriptions.
 	FeedSubscribers(n int)

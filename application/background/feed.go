@@ -46,9 +46,10 @@ type FeedConfig struct {
 // application.ChangeFeed, which WatchCaches subscribes through): it reads
 // each new change once and hands it to every subscription that wants it,
 // so the database sees one query per batch of changes however many
-// subscribers listen. A subscriber that falls Buffer changes behind is
-// dropped (application.ErrFeedLagging); the feed never waits for a
-// subscriber, so slow readers slow neither writers nor other subscribers.
+// subscribers listen, and reads none while nobody does (Run). A
+// subscriber that falls Buffer changes behind is dropped
+// (application.ErrFeedLagging); the feed never waits for a subscriber,
+// so slow readers slow neither writers nor other subscribers.
 type Feed struct {
 	cfg FeedConfig
 	// kick wakes the reader after a write of this process.
@@ -66,6 +67,9 @@ type Feed struct {
 	// waiting is closed when the next read of the log has ended
 	// (catchUp); nil while nobody waits.
 	waiting chan struct{}
+	// stale is set when the reader let a wake-up pass without reading
+	// because nobody subscribed: pos may trail the log until a read.
+	stale bool
 
 	// reads and prunes log when reading (pruning) the log starts to fail
 	// and when it recovers, not every failed attempt.
@@ -134,15 +138,27 @@ func (f *Feed) Run(ctx context.Context) error {
 	timer := time.NewTimer(0)
 	defer timer.Stop()
 	prune := true
+	var lastRead time.Time
 	for {
 		// Those waiting for a read that starts after they asked
-		// (catchUp) are served by this one.
+		// (catchUp) are served by this one. With no subscription,
+		// nobody needs the changes: the reader does not read the log
+		// per write, only its head, once per Poll and when asked
+		// (CatchUp, and Subscribe while stale), so the position and
+		// PostgreSQL's watermark stay about as fresh as the poll.
 		f.mu.Lock()
 		waiting := f.waiting
 		f.waiting = nil
+		idle := f.count == 0
+		read := !idle || waiting != nil || time.Since(lastRead) >= f.cfg.Poll
+		f.stale = f.stale || !read
 		f.mu.Unlock()
-		readErr := f.readAll(ctx)
-		f.reads.Record(ctx, f.cfg.Logger, "change feed: read", readErr, f.cfg.Clock.Now())
+		var readErr error
+		if read {
+			lastRead = time.Now()
+			readErr = f.read(ctx, idle)
+			f.reads.Record(ctx, f.cfg.Logger, "change feed: read", readErr, f.cfg.Clock.Now())
+		}
 		if waiting != nil {
 			close(waiting)
 		}
@@ -154,7 +170,7 @@ func (f *Feed) Run(ctx context.Context) error {
 		// flight; a read that failed (the database is down) waits the
 		// whole Poll, however the log's Pending was left.
 		wait := f.cfg.Poll
-		if p, ok := f.cfg.Log.(interface{ Pending() bool }); ok && readErr == nil && p.Pending() {
+		if read && readErr == nil && f.pending() {
 			wait = feedPendingPoll
 		}
 		timer.Reset(wait)
@@ -191,6 +207,54 @@ func (f *Feed) startPos(ctx context.Context) (int64, error) {
 		case <-time.After(f.cfg.Poll):
 		}
 	}
+}
+
+// pending reports whether the log holds revisions back for transactions
+// in flight (PostgreSQL).
+func (f *Feed) pending() bool {
+	p, ok := f.cfg.Log.(interface{ Pending() bool })
+	return ok && p.Pending()
+}
+
+// read brings pos to the log's head. Idle (no subscription when the
+// loop looked), it reads only the head: no change past pos has anyone to
+// go to, unless a subscription came meanwhile, which then gets them.
+func (f *Feed) read(ctx context.Context, idle bool) error {
+	if idle {
+		head, err := f.cfg.Log.Head(ctx)
+		if err == nil && f.pending() {
+			// Unread for a while, the PostgreSQL watermark's first
+			// read settles only a revision drawn back then
+			// (ARCHITECTURE.md, "Ordering on PostgreSQL"); the next
+			// settles the one drawn now, as when the reader reads
+			// every write.
+			select {
+			case <-ctx.Done():
+				return ctx.Err()
+			case <-time.After(feedPendingPoll):
+			}
+			head, err = f.cfg.Log.Head(ctx)
+		}
+		if err != nil {
+			return err
+		}
+		f.mu.Lock()
+		idle = f.count == 0
+		if idle {
+			f.pos, f.stale = max(f.pos, head), false
+		}
+		f.mu.Unlock()
+		if idle {
+			return nil
+		}
+	}
+	err := f.readAll(ctx)
+	if err == nil {
+		f.mu.Lock()
+		f.stale = false
+		f.mu.Unlock()
+	}
+	return err
 }
 
 // readAll fans out every change past pos.
@@ -308,7 +372,10 @@ func (f *Feed) CatchUp(ctx context.Context) error {
 	}
 }
 
-// Subscribe registers s and returns the revision it starts after.
+// Subscribe registers s and returns the revision it starts after. The
+// first subscription after the reader let writes pass unread waits for a
+// read first (CatchUp), so it starts near the head as when the reader
+// reads every write, not at a position the log may have pruned.
 func (f *Feed) Subscribe(ctx context.Context, s *application.Subscription) (int64, error) {
 	select {
 	case <-f.ready:
@@ -316,6 +383,13 @@ func (f *Feed) Subscribe(ctx context.Context, s *application.Subscription) (int6
 		return 0, ctx.Err()
 	}
 	f.mu.Lock()
+	if f.count == 0 && f.stale {
+		f.mu.Unlock()
+		if err := f.CatchUp(ctx); err != nil {
+			return 0, err
+		}
+		f.mu.Lock()
+	}
 	defer f.mu.Unlock()
 	if f.closed {
 		return 0, application.ErrFeedClosed
@@ -334,6 +408,10 @@ func (f *Feed) Subscribe(ctx context.Context, s *application.Subscription) (int6
 	set[s] = struct{}{}
 	f.count++
 	f.cfg.Metrics.FeedSubscribers(f.count)
+	if f.count == 1 {
+		// The reader may have let writes after pos pass unread.
+		f.Poke()
+	}
 	return f.pos, nil
 }
 
