@@ -22,6 +22,7 @@ import (
 	"github.com/cachegate/cachegate/bootstrap/feedfx"
 	"github.com/cachegate/cachegate/bootstrap/httpfx"
 	"github.com/cachegate/cachegate/bootstrap/internal/fxrun"
+	"github.com/cachegate/cachegate/bootstrap/internal/logbuf"
 	"github.com/cachegate/cachegate/bootstrap/metricsfx"
 	"github.com/cachegate/cachegate/bootstrap/storefx"
 	"github.com/cachegate/cachegate/bootstrap/tracefx"
@@ -71,12 +72,16 @@ func System() fx.Option {
 
 // NewLogger returns the slog logger the configuration asks for. Lines
 // logged with a request's context carry its request id
-// (ports.LogRequestIDs), whichever layer logs them.
+// (ports.LogRequestIDs), whichever layer logs them. A buffered out
+// (logbuf) is flushed at once by a warning or an error.
 func NewLogger(c config.Log, out io.Writer) *slog.Logger {
 	opts := &slog.HandlerOptions{Level: c.Level}
 	var h slog.Handler = slog.NewTextHandler(out, opts)
 	if c.Format == config.LogJSON {
 		h = slog.NewJSONHandler(out, opts)
+	}
+	if b, ok := out.(*logbuf.Writer); ok {
+		h = logbuf.FlushAt(h, b, slog.LevelWarn)
 	}
 	return slog.New(ports.LogRequestIDs(h))
 }

@@ -18,6 +18,7 @@ import (
 	"github.com/cachegate/cachegate/application"
 	"github.com/cachegate/cachegate/bootstrap/config"
 	"github.com/cachegate/cachegate/bootstrap/httpfx"
+	"github.com/cachegate/cachegate/bootstrap/internal/logbuf"
 	"github.com/cachegate/cachegate/bootstrap/storefx"
 )
 
@@ -31,6 +32,13 @@ func Main(version string, args []string, stdin io.Reader, stdout, stderr io.Writ
 	host := cliHost{getenv: getenv, logOut: stderr, version: version}
 	return cli.New(host, version, stdin, stdout, stderr).Run(context.Background(), args)
 }
+
+// serve's log holds at most logBuffer bytes for at most logFlushEvery: one
+// write per batch of lines, not per line.
+const (
+	logBuffer     = 64 << 10
+	logFlushEvery = 100 * time.Millisecond
+)
 
 // cliHost gives the CLI adapter the configuration flags and a runtime per
 // loaded configuration.
@@ -71,19 +79,24 @@ func (r *cliRuntime) JSONLogs() bool { return r.cfg.Log.Format == config.LogJSON
 func (r *cliRuntime) Addr() string { return r.cfg.Addr }
 
 // Serve runs the whole service until ctx is done or the app stops.
+// Its log is buffered (logBuffer, logFlushEvery; docs/operations.md,
+// "Logs"): flushed once started, by every warning, and when Serve returns.
 func (r *cliRuntime) Serve(ctx context.Context) error {
-	log := NewLogger(r.cfg.Log, r.host.logOut)
+	out := logbuf.New(r.host.logOut, logBuffer, logFlushEvery)
+	defer out.Close()
+	log := NewLogger(r.cfg.Log, out)
 	log.Info("starting", "version", r.host.version, "config", r.cfg)
 	var (
 		admins *application.Users
 		link   *application.FirstAdmin
 		addr   httpfx.Addr
 	)
-	app, err := Start(App(r.cfg, r.host.logOut, fx.Populate(&admins, &link, &addr)))
+	app, err := Start(App(r.cfg, out, fx.Populate(&admins, &link, &addr)))
 	if err != nil {
 		return err
 	}
 	hintFirstAdmin(ctx, log, admins, link, addr.Get, r.cfg.Console)
+	_ = out.Flush()
 	select {
 	case <-ctx.Done():
 		var sig cli.SignalError

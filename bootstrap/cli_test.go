@@ -87,3 +87,18 @@ func TestUsersAdminCommandsLeaveTheSigningKeysAlone(t *testing.T) {
 		}
 	}
 }
+
+// serve's buffered log is written out when the start fails: the lines
+// logged before the failure come first, then the error.
+func TestServeFlushesItsLogWhenTheStartFails(t *testing.T) {
+	t.Parallel()
+	db := "sqlite:" + filepath.Join(t.TempDir(), "missing", "dir", "cachegate.db")
+	code, _, stderr := cliRun(t, "", "serve", "--addr", "127.0.0.1:0", "--database", db)
+	if code != 1 {
+		t.Fatalf("status %d, want 1; stderr:\n%s", code, stderr)
+	}
+	start := strings.Index(stderr, "msg=starting")
+	if start < 0 || strings.Index(stderr, "create the SQLite file") < start {
+		t.Errorf("stderr does not show the start-up line before the error:\n%s", stderr)
+	}
+}

@@ -57,7 +57,7 @@ func TestTheSetUpLinkInARealBrowser(t *testing.T) {
 	if shots, _ := filepath.Glob(filepath.Join(artifacts, "setup*.png")); len(shots) < 2 {
 		t.Errorf("%d set-up screenshots in %s, want one at each width", len(shots), artifacts)
 	}
-	if n := len(s.log.lines("msg=request", "route=/auth/setup", "status=201")); n != 1 {
+	if n := len(s.logLines(1, "msg=request", "route=/auth/setup", "status=201")); n != 1 {
 		t.Errorf("%d set-up requests answered 201, want 1", n)
 	}
 	if n := len(s.log.lines(m[3])); n != 1 {

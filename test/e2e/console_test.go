@@ -90,10 +90,10 @@ func TestConsoleInARealBrowser(t *testing.T) {
 	// The console's own files were served from the binary, and none of
 	// the admin answers the pages read was cached (no-store is the admin
 	// API's; the access log shows they were all asked for).
-	if n := len(s.log.lines("msg=request", "route=/console/*file", "status=200")); n < 5 {
+	if n := len(s.logLines(5, "msg=request", "route=/console/*file", "status=200")); n < 5 {
 		t.Errorf("the server served %d console files, want the page, its modules and its style sheet", n)
 	}
-	if n := len(s.log.lines("msg=request", "route=/token/refresh", "status=201")); n < 1 {
+	if n := len(s.logLines(1, "msg=request", "route=/token/refresh", "status=201")); n < 1 {
 		t.Errorf("the console never refreshed at /token/refresh")
 	}
 	for _, line := range s.log.lines("level=ERROR") {
@@ -107,7 +107,7 @@ func TestConsoleInARealBrowser(t *testing.T) {
 	if n := len(s.log.lines("access_token")); n > 0 {
 		t.Errorf("%d log lines mention access_token", n)
 	}
-	if n := len(s.log.lines("msg=request", "route=/admin/audit/events")); n < 1 {
+	if n := len(s.logLines(1, "msg=request", "route=/admin/audit/events")); n < 1 {
 		t.Errorf("the audit page never opened the live audit stream")
 	}
 }

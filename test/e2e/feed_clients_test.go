@@ -85,7 +85,7 @@ func TestRealSSEClientsReadTheChangeFeedExactlyOnce(t *testing.T) {
 			t.Logf("feed.js's steps:\n%s", steps)
 
 			// (a) opened twice (the cut, the reconnection), (b) once.
-			if n := len(s.log.lines("msg=request", "route=/cache/:assignment/events", "status=200")); n < 3 {
+			if n := len(s.logLines(3, "msg=request", "route=/cache/:assignment/events", "status=200")); n < 3 {
 				t.Errorf("the server served %d event streams, want at least 3", n)
 			}
 			for _, line := range s.log.lines("level=ERROR") {

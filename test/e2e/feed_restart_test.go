@@ -89,7 +89,7 @@ func TestRealSSEClientsResumeAcrossARestart(t *testing.T) {
 			}
 			t.Logf("feed_restart.js's steps:\n%s", steps)
 			// Both clients reconnected to the new server.
-			if n := len(s.log.lines("msg=request", "route=/cache/:assignment/events", "status=200")); n < 2 {
+			if n := len(s.logLines(2, "msg=request", "route=/cache/:assignment/events", "status=200")); n < 2 {
 				t.Errorf("the restarted server served %d event streams, want both clients' (2)", n)
 			}
 		})

@@ -27,6 +27,7 @@ const (
 	startBound = 20 * time.Second // from exec to GET /readyz 200
 	stopBound  = 20 * time.Second // from SIGTERM or SIGKILL to exit
 	cliBound   = time.Minute      // one administrative command
+	logBound   = 5 * time.Second  // from a request's answer to its log line
 )
 
 func TestMain(m *testing.M) { os.Exit(runMain(m)) }
@@ -254,6 +255,20 @@ func (s *server) waitLog(t *testing.T, parts ...string) {
 	for len(s.log.lines(parts...)) == 0 {
 		if time.Now().After(deadline) {
 			t.Fatalf("no log line with %q within %s", parts, startBound)
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+}
+
+// logLines returns the log's lines containing every one of parts once
+// there are at least n, or after logBound: serve writes its info lines in
+// batches, up to 100 ms late (docs/operations.md, "Logs").
+func (s *server) logLines(n int, parts ...string) []string {
+	deadline := time.Now().Add(logBound)
+	for {
+		lines := s.log.lines(parts...)
+		if len(lines) >= n || time.Now().After(deadline) {
+			return lines
 		}
 		time.Sleep(10 * time.Millisecond)
 	}

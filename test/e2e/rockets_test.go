@@ -71,10 +71,10 @@ func TestRocketsFrontendLibrariesDriveAWholeSession(t *testing.T) {
 			// The library refreshed at the route it hard-codes: once per
 			// expiry, twice in the overlap; none of them was refused before
 			// the logout, whose two refused refreshes close the session.
-			if n := len(s.log.lines("msg=request", "route=/token/refresh", "status=201")); n < 4 {
+			if n := len(s.logLines(4, "msg=request", "route=/token/refresh", "status=201")); n < 4 {
 				t.Errorf("the server answered %d refreshes at /token/refresh with 201, want at least 4", n)
 			}
-			if n := len(s.log.lines("msg=request", "route=/token/refresh", "status=401")); n != 2 {
+			if n := len(s.logLines(2, "msg=request", "route=/token/refresh", "status=401")); n != 2 {
 				t.Errorf("the server refused %d refreshes at /token/refresh, want the 2 after logout", n)
 			}
 			for _, line := range s.log.lines("level=ERROR") {
