@@ -202,17 +202,18 @@ func slowReaders(t *testing.T, database string) {
 	}
 }
 
-// TestAGoAPICallAsAUserIsChargedToThatUser: a Go API call AsActor of a
-// user is that user's database work, charged to her budget of database
-// time (README, "Fair share of the database") as her HTTP requests are,
-// with nothing in its context; a call as the system is nobody's.
-func TestAGoAPICallAsAUserIsChargedToThatUser(t *testing.T) {
-	t.Parallel()
+// alice is the user the metering tests charge.
+const alice = "0190a000-0000-7000-8000-000000000001"
+
+// startMetered starts the app on SQLite with a budget of database time
+// that any call spends (a nanosecond a second and at once), and returns
+// its Go API and that budget.
+func startMetered(t *testing.T) (*application.Cache, ports.CallerBudget) {
+	t.Helper()
 	cfg := config.Default()
 	cfg.Addr = "127.0.0.1:0"
-	cfg.Database = "sqlite:" + t.TempDir() + "/charged.db"
+	cfg.Database = "sqlite:" + t.TempDir() + "/metered.db"
 	cfg.Auth.BcryptCost = 4
-	// A nanosecond a second and at once: any call spends it.
 	cfg.DatabaseUserTime, cfg.DatabaseUserBurst = time.Nanosecond, time.Nanosecond
 	var (
 		cache  *application.Cache
@@ -223,7 +224,16 @@ func TestAGoAPICallAsAUserIsChargedToThatUser(t *testing.T) {
 		t.Fatalf("start: %v", err)
 	}
 	t.Cleanup(func() { _ = bootstrap.Stop(app, 10*time.Second) })
-	const alice = "0190a000-0000-7000-8000-000000000001"
+	return cache, budget
+}
+
+// TestAGoAPICallAsAUserIsChargedToThatUser: a Go API call AsActor of a
+// user is that user's database work, charged to her budget of database
+// time (README, "Fair share of the database") as her HTTP requests are,
+// with nothing in its context; a call as the system is nobody's.
+func TestAGoAPICallAsAUserIsChargedToThatUser(t *testing.T) {
+	t.Parallel()
+	cache, budget := startMetered(t)
 	in := application.CacheInput{Key: "k", Type: "t", AssigneeID: alice, Data: []byte(`1`)}
 	if _, err := cache.Create(t.Context(), config.DefaultAssignment, in); err != nil {
 		t.Fatal(err)
@@ -251,22 +261,7 @@ func TestAGoAPICallAsAUserIsChargedToThatUser(t *testing.T) {
 // repeat resumes for free; the feed's own reads are nobody's.
 func TestAResumedWatchAsAUserIsChargedToThatUser(t *testing.T) {
 	t.Parallel()
-	cfg := config.Default()
-	cfg.Addr = "127.0.0.1:0"
-	cfg.Database = "sqlite:" + t.TempDir() + "/resumed.db"
-	cfg.Auth.BcryptCost = 4
-	// A nanosecond a second and at once: any call spends it.
-	cfg.DatabaseUserTime, cfg.DatabaseUserBurst = time.Nanosecond, time.Nanosecond
-	var (
-		cache  *application.Cache
-		budget ports.CallerBudget
-	)
-	app, err := bootstrap.Start(bootstrap.App(cfg, io.Discard, fx.Populate(&cache, &budget)))
-	if err != nil {
-		t.Fatalf("start: %v", err)
-	}
-	t.Cleanup(func() { _ = bootstrap.Stop(app, 10*time.Second) })
-	const alice = "0190a000-0000-7000-8000-000000000001"
+	cache, budget := startMetered(t)
 	in := application.CacheInput{Key: "k", Type: "t", AssigneeID: alice, Data: []byte(`1`)}
 	created, err := cache.Create(t.Context(), config.DefaultAssignment, in)
 	if err != nil {
