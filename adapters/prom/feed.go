@@ -1,7 +1,6 @@
 package prom
 
 import (
-	"errors"
 	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
@@ -36,8 +35,8 @@ func newFeedMetrics() feedMetrics {
 	}
 }
 
-func (f feedMetrics) register(r *prometheus.Registry) error {
-	return errors.Join(r.Register(f.subscribers), r.Register(f.sent), r.Register(f.dropped), r.Register(f.lag))
+func (f feedMetrics) collectors() []prometheus.Collector {
+	return []prometheus.Collector{f.subscribers, f.sent, f.dropped, f.lag}
 }
 
 // FeedSubscribers implements ports.FeedMetrics.

@@ -113,57 +113,32 @@ func New(o Options) (*Metrics, error) {
 	}
 	m := &Metrics{
 		registry: prometheus.NewRegistry(),
-		requests: prometheus.NewCounterVec(prometheus.CounterOpts{
-			Namespace: Namespace, Subsystem: "http", Name: "requests_total",
-			Help: "HTTP requests answered, by method, route template and status code.",
-		}, []string{"method", "route", "status"}),
+		requests: counterVec("http", "requests_total", "HTTP requests answered, by method, route template and status code.",
+			"method", "route", "status"),
 		duration: prometheus.NewHistogramVec(prometheus.HistogramOpts{
 			Namespace: Namespace, Subsystem: "http", Name: "request_duration_seconds",
 			Help:    "Time to answer an HTTP request, by method and route template.",
 			Buckets: buckets,
 		}, []string{"method", "route"}),
-		created: prometheus.NewCounterVec(prometheus.CounterOpts{
-			Namespace: Namespace, Name: "cache_entries_created_total",
-			Help: "Cache entries created, by assignment.",
-		}, []string{"assignment"}),
-		swept: prometheus.NewCounterVec(prometheus.CounterOpts{
-			Namespace: Namespace, Name: "cache_rows_swept_total",
-			Help: "Rows the sweeper removed (expired or deleted), by store.",
-		}, []string{"store"}),
-		dbs: newDBCollector(),
+		created: counterVec("", "cache_entries_created_total", "Cache entries created, by assignment.", "assignment"),
+		swept:   counterVec("", "cache_rows_swept_total", "Rows the sweeper removed (expired or deleted), by store.", "store"),
+		dbs:     newDBCollector(),
+		feed:    newFeedMetrics(),
 	}
 	m.series.Store(&map[requestKey]requestSeries{})
-	m.feed = newFeedMetrics()
-	logins := prometheus.NewCounterVec(prometheus.CounterOpts{
-		Namespace: Namespace, Name: "logins_total",
-		Help: "Login attempts, by outcome (success, failure, throttled, other).",
-	}, []string{"outcome"})
-	refreshes := prometheus.NewCounterVec(prometheus.CounterOpts{
-		Namespace: Namespace, Name: "refreshes_total",
-		Help: "Refresh-token uses, by outcome (rotated, reissued, reused, rejected, other).",
-	}, []string{"outcome"})
-	audits := prometheus.NewCounterVec(prometheus.CounterOpts{
-		Namespace: Namespace, Name: "audit_events_total",
-		Help: "Security events of the audit trail, by type (login.failed, refresh.reused, ...).",
-	}, []string{"type"})
+	logins := counterVec("", "logins_total", "Login attempts, by outcome (success, failure, throttled, other).", "outcome")
+	refreshes := counterVec("", "refreshes_total", "Refresh-token uses, by outcome (rotated, reissued, reused, rejected, other).", "outcome")
+	audits := counterVec("", "audit_events_total", "Security events of the audit trail, by type (login.failed, refresh.reused, ...).", "type")
 	m.logins = children(logins, loginOutcomes)
 	m.refreshes = children(refreshes, refreshOutcomes)
 	m.audits = children(audits, domain.AuditTypes())
 
-	err := errors.Join(
-		m.registry.Register(goCollector()),
-		m.registry.Register(collectors.NewProcessCollector(collectors.ProcessCollectorOpts{})),
-		m.registry.Register(m.requests),
-		m.registry.Register(m.duration),
-		m.registry.Register(logins),
-		m.registry.Register(refreshes),
-		m.registry.Register(audits),
-		m.registry.Register(m.created),
-		m.registry.Register(m.swept),
-		m.registry.Register(m.dbs),
-		m.feed.register(m.registry),
-	)
-	if err != nil {
+	var errs []error
+	for _, c := range append([]prometheus.Collector{goCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}),
+		m.requests, m.duration, logins, refreshes, audits, m.created, m.swept, m.dbs}, m.feed.collectors()...) {
+		errs = append(errs, m.registry.Register(c))
+	}
+	if err := errors.Join(errs...); err != nil {
 		// Unreachable with a fresh registry and fixed, distinct names.
 		return nil, fmt.Errorf("prom register: %w", err)
 	}
@@ -185,6 +160,11 @@ func New(o Options) (*Metrics, error) {
 		EnableOpenMetrics: true,
 	}))
 	return m, nil
+}
+
+// counterVec returns the counter family cachegate_[subsystem_]name.
+func counterVec(subsystem, name, help string, labels ...string) *prometheus.CounterVec {
+	return prometheus.NewCounterVec(prometheus.CounterOpts{Namespace: Namespace, Subsystem: subsystem, Name: name, Help: help}, labels)
 }
 
 // children pre-creates the series of every known value plus Other, so they
