@@ -10,41 +10,15 @@ import (
 	"github.com/cachegate/cachegate/domain"
 )
 
-// Equal time for unknown users (docs/api.md, "Authentication").
-//
-// A login for an unknown user checks the password against a dummy hash
-// made with the current setting, so it costs what checking a hash at the
-// current setting costs. A wrong password for a user whose stored hash is
-// older and cheaper (stored at bcrypt cost 10, the setting raised to 12)
-// would cost less, and the difference tells an attacker which usernames
-// exist. So a failed check of a hash weaker than the setting is padded to
-// the cost of a check at the setting:
-//
-//   - bcrypt stored at cost s, setting cost S > s: the check did 2^s
-//     rounds; bcrypt runs at costs s, s+1, …, S-1 add 2^S - 2^s more, so
-//     the failure does the same work as a check at S. Work, not sleep: it
-//     slows down exactly as a real check does when the machine is loaded,
-//     so the two stay equal under any load.
-//   - argon2id stored with less memory or fewer iterations than the
-//     setting, same lanes: argon2id computes memory × iterations blocks of
-//     1 KiB, so one more argon2id run computes the missing blocks (in as
-//     few passes as keep its memory within the setting's). Work again.
-//   - any other weaker hash (another algorithm than the setting's,
-//     argon2id with other lanes, an empty hash): sleep until the time of a
-//     check at the setting, a moving average of the checks and hashes
-//     actually run at the setting. Less exact under changing load, and
-//     nothing is padded before the first measurement.
-//
-// A password longer than a check at the setting takes (72 bytes with
-// bcrypt) is refused without hashing, for an unknown user too: such a
-// failure is neither padded nor measured.
-//
-// Successful checks are not padded (the caller knows the password
-// anyway), and neither is a check of a hash stronger than the setting (the
-// setting was lowered): knowingly, since padding every check to the
-// strongest stored hash would make every login pay for the slowest one.
-// Upgrading hashes at login makes weaker hashes rarer with time. The
-// login throttle bounds how many padded checks one client can cause.
+// Equal time for unknown users (ARCHITECTURE.md, "Threat model", "User
+// enumeration"). An unknown user is checked against a dummy hash at the
+// current setting, and a failed check of a weaker stored hash is padded to
+// the cost of a check at the setting: by work where it can (the missing
+// bcrypt rounds; the missing argon2id blocks, same lanes), which stays
+// equal under any load, else by sleeping to a moving average of the checks
+// run at the setting. Successful checks and hashes stronger than the
+// setting are knowingly not padded; a password longer than a check at the
+// setting hashes fails unhashed, neither padded nor measured.
 
 // ewmaShift weighs a new measurement 1/8 in the moving average.
 const ewmaShift = 3
@@ -125,6 +99,7 @@ func (h *Hasher) padFailure(ctx context.Context, hash, password string, elapsed 
 	case h.alg == Bcrypt && alg == Bcrypt:
 		cost, err := parseBcrypt(hash, h.bcryptVerifyLimit())
 		if err == nil {
+			// Costs s..S-1 run 2^S - 2^s rounds: what a check at S does beyond s.
 			for c := cost; c < h.bcryptCost && ctx.Err() == nil; c++ {
 				_, _ = bcrypt.GenerateFromPassword([]byte(password), c)
 			}

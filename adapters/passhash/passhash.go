@@ -120,20 +120,16 @@ func (h *Hasher) Hash(ctx context.Context, password string) (hash, salt string, 
 
 // Validate reports whether in.Password matches in.PasswordHash, whichever
 // of bcrypt ($2a$, $2b$, $2y$) or argon2id the hash is, comparing in
-// constant time.
-//
-// in.PasswordSalt is ignored: the NestJS modules store the bcrypt salt
-// apart, but the hash already embeds the same salt, and bcrypt with it is
-// exactly what comparing against the hash computes.
+// constant time. in.PasswordSalt is ignored: the bcrypt hash embeds the
+// salt the NestJS modules also store apart.
 //
 // An empty hash (a user without a password) matches nothing and is not an
 // error. A password that could not have been hashed (over 72 bytes with
 // bcrypt, over domain.MaxPasswordBytes with argon2id) does not match. A
-// hash in another format is an error wrapping ErrUnknownFormat; a bcrypt
-// or argon2id hash that does not parse, or whose cost exceeds the bounds
-// (bcrypt cost above max(16, the configured cost); argon2id outside the
-// bounds listed on Argon2Params), is an error wrapping ErrMalformedHash. A cancelled ctx
-// is returned as an error before any work.
+// hash in another format is an error wrapping ErrUnknownFormat; one that
+// does not parse or whose cost is out of bounds (bcrypt above max(16, the
+// configured cost); argon2id as listed on Argon2Params) wraps
+// ErrMalformedHash. A cancelled ctx is an error before any work.
 func (h *Hasher) Validate(ctx context.Context, in ports.PasswordCheck) (bool, error) {
 	if err := ctx.Err(); err != nil {
 		return false, fmt.Errorf("validate password: %w", err)
