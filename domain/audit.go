@@ -36,10 +36,8 @@ const (
 	// admin API (docs/admin.md, "Entries of any assignee").
 	AuditEntryUpdated AuditType = "entry.updated"
 	AuditEntryDeleted AuditType = "entry.deleted"
-	// The types the admin API recorded before it recorded each fact's own
-	// type with the acting admin (docs/admin.md, "Audit event types"):
-	// no longer recorded, still valid in queries for the events stored
-	// then.
+	// Types not recorded any more, valid in queries for the events stored
+	// with them (docs/admin.md, "Audit event types").
 	AuditAdminUserAdded       AuditType = "admin.user_added"
 	AuditAdminUserUpdated     AuditType = "admin.user_updated"
 	AuditAdminPasswordSet     AuditType = "admin.user_password_set"
@@ -120,22 +118,13 @@ func CutAuditUsername(s string) string {
 }
 
 // AuditFold is the rule that bounds what failed and throttled logins add
-// to the audit trail (README.md, "Audit trail"). Time is cut into windows
-// of Window (counted from the Unix epoch, so every replica cuts alike).
-// Within one window:
-//
-//   - login.throttled events of one address fold into one event, whatever
-//     usernames they name;
-//   - login.failed events of one kind (reason), username (as logins
-//     compare it) and address fold into one event;
-//   - once an address has Distinct events of failed logins in the window,
-//     its further failures that would start another event fold instead
-//     into one event of the address, whatever the username and reason.
-//
-// So one address adds at most Distinct+2 events a window. A folded event
-// keeps the first attempt's id, time and request id; its username, user
-// id and reason while every attempt folded into it has the same, else
-// they are empty.
+// to the audit trail (docs/operations.md, "Audit trail", which also says
+// what a folded event keeps). Within one window of Window (counted from
+// the Unix epoch, so every replica cuts alike), throttled logins of one
+// address fold into one event; failed ones of one reason, username (as
+// logins compare it) and address into one; and once an address has
+// Distinct events of failures, its further ones into one event of the
+// address. So one address adds at most Distinct+2 events a window.
 type AuditFold struct {
 	Window   time.Duration
 	Distinct int

@@ -27,9 +27,8 @@ const (
 	// KindStorageFull is storage that has no room for a write; reads still
 	// work.
 	KindStorageFull
-	// KindTooExpensive is a request that is valid but whose work exceeds
-	// what the service spends on one request (a list query running past
-	// its time bound): the request itself is the cause, so the same
+	// KindTooExpensive is a valid request whose work exceeds what the
+	// service spends on one (a list query past its time bound): the same
 	// request will fail again.
 	KindTooExpensive
 	// KindUnprocessable is a well-formed request the server will not
@@ -153,8 +152,7 @@ var (
 	ErrStorageFull = &Error{Kind: KindStorageFull, Code: "STORAGE_FULL",
 		Message: "the database's storage is full; reads still work, writes fail until space is freed"}
 	// ErrIdempotencyKeyReused is an Idempotency-Key sent again with another
-	// request than the one it first came with (README, "Idempotent
-	// retries").
+	// request (README, "Idempotent retries").
 	ErrIdempotencyKeyReused = &Error{Kind: KindUnprocessable, Code: "IDEMPOTENCY_KEY_REUSED",
 		Message: "this Idempotency-Key was used with another request body"}
 	// ErrIdempotencyKeyInProgress is a request whose Idempotency-Key belongs
@@ -173,9 +171,9 @@ var (
 	// themself (docs/admin.md: the last admin would lock everyone out).
 	ErrOwnAdminChange = &Error{Kind: KindConflict, Code: "CANNOT_CHANGE_OWN_ADMIN",
 		Message: "an admin cannot disable, demote or delete themself"}
-	// ErrLastAdmin is a change that would leave no active admin where
-	// there was one: disabling, demoting or deleting the last one
-	// (docs/admin.md). The stores check it in the change's transaction.
+	// ErrLastAdmin is disabling, demoting or deleting the last active
+	// admin (docs/admin.md); the stores check it in the change's
+	// transaction.
 	ErrLastAdmin = &Error{Kind: KindConflict, Code: "LAST_ADMIN",
 		Message: "at least one active admin must remain: make another user an admin first"}
 )

@@ -10,15 +10,10 @@ import (
 	"unicode/utf8"
 )
 
-// The list query language (docs/api.md, "Listing: the query language") in the core's terms: a
-// small tree of conditions on the fields of what is listed, and sort keys.
-// One grammar serves every list, each with its own fields (a FieldSet):
-// the cache entries, and the admin API's users and audit trail
-// (docs/admin.md). The HTTP adapter parses the wire syntax into these
-// values; the SQL stores translate them (with bound parameters), and
-// Filter.Match evaluates them in Go (memstore's entries and events, every
-// store's users). A Condition or a Filter that exists is valid: its field,
-// operator and values agree.
+// The list query language (docs/api.md, "Listing: the query language") in
+// the core's terms: a tree of conditions on the fields of one FieldSet, and
+// sort keys (ARCHITECTURE.md, "Lists and the query language"). A Condition
+// or a Filter that exists is valid: its field, operator and values agree.
 
 // QueryField names a field that lists filter and sort on.
 type QueryField uint8
@@ -259,10 +254,8 @@ func NewCondition(where string, field QueryField, op QueryOp, fold bool, raw []s
 // "false" (with $eq, $ne, $in and $notin only). $in and $notin take one
 // value or more, $between two, $isnull and $notnull none (values given
 // are ignored), the others one. Text operators and L forms apply to text
-// fields only. Values of id and assignee.id, which are UUIDs, compare in
-// lower case, as the stores keep them; a set may put other text values
-// in the form its stores compare, refuse them or bound their length.
-// where names the condition in errors.
+// fields only; text values take the set's form (see EntryFields). where
+// names the condition in errors.
 func (s FieldSet) Condition(where string, field QueryField, op QueryOp, fold bool, raw []string) (Condition, error) {
 	c := Condition{Field: field, Op: op, Fold: fold}
 	if !slices.Contains(s.fields, field) || op.String() == "" {
@@ -315,13 +308,10 @@ func (s FieldSet) Condition(where string, field QueryField, op QueryOp, fold boo
 	return c, nil
 }
 
-// rfc3339Shape is the form of a date-time value: RFC 3339 with "T" and
-// "Z" in upper case, two-digit fields and an offset of at most 23:59.
-// time.Parse alone also takes a one-digit hour, a comma before the
-// fraction and offsets up to 24:60; refusing them keeps the language what
-// the OpenAPI document's pattern says (adapters/ginhttp/openapi.json,
-// ListCondition). time.Parse then checks the ranges (month, day of the
-// month, leap years, hour, minute, second). The year 0000 is refused as
+// rfc3339Shape is the form of a date-time value the OpenAPI document's
+// pattern allows (adapters/ginhttp/openapi.json, ListCondition): "T" and
+// "Z" in upper case, two-digit fields, offsets up to 23:59, none of which
+// time.Parse checks; it checks the ranges. The year 0000 is refused as
 // written, whatever its offset, as the pattern refuses it.
 var rfc3339Shape = regexp.MustCompile(`^[0-9]{4}-[0-9]{2}-[0-9]{2}T[0-9]{2}:[0-9]{2}:[0-9]{2}(\.[0-9]+)?(Z|[+-]([01][0-9]|2[0-3]):[0-5][0-9])$`)
 
@@ -368,11 +358,10 @@ func (set FieldSet) parseValue(kind FieldKind, field QueryField, s string) (Quer
 	return QueryValue{Text: s}, nil
 }
 
-// FoldCase returns s case-folded the way every store folds for the L
-// operators: each character mapped by unicode.ToLower (Unicode's simple
-// lower-case mapping, one character to one, without context), so "ÄPFEL"
-// and "äpfel" fold alike. Every store applies exactly this mapping, PostgreSQL
-// included (see the bunstore adapter), never a locale's.
+// FoldCase returns s case-folded for the L operators: each character
+// mapped by unicode.ToLower (the simple mapping, one character to one,
+// without context). Every store applies exactly this mapping, never a
+// locale's.
 func FoldCase(s string) string { return strings.Map(unicode.ToLower, s) }
 
 // FilterKind tells what a Filter node is.

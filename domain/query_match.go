@@ -6,11 +6,9 @@ import (
 	"strings"
 )
 
-// The list query language evaluated in Go: the answers the SQL stores
-// give for entries, by the rules of Filter (strings compared byte by
-// byte, L operators on FoldCase of both sides, no value for a field
-// without one but under $isnull). memstore's entries and audit events
-// and every store's users are selected with it.
+// The list query language evaluated in Go, giving the answers the SQL
+// stores give by the rules of Filter: strings compared byte by byte, L
+// operators on FoldCase of both sides.
 
 // FieldValues gives a listed item's value of a field, and false when it
 // has none.

@@ -12,17 +12,12 @@ const (
 	DefaultQuotaMaxBytes   = 64 << 20
 )
 
-// Quota bounds what one assignee's writes keep in one assignment (README,
-// "Quotas"): at most MaxEntries entries and MaxBytes bytes. Zero in either
-// field means no limit on that count, so the zero Quota limits nothing.
-//
-// Entries count until they are removed: live, expired and deleted ones
-// alike (the sweeper, or a write that finds the quota used up, removes the
-// dead). Bytes count everything kept because of the writes: the data of
-// those entries, and every copy kept for a while after — each change the
-// change feed retains (ChangeBytes) and each idempotency record
-// (RecordBytes) — until it is pruned. A create or an update is refused
-// when what it adds would pass a limit; a delete never is.
+// Quota bounds what one assignee's writes keep in one assignment: at most
+// MaxEntries entries and MaxBytes bytes, counted as docs/api.md, "Quotas"
+// says (entries until removed, dead ones too; the bytes of their data, of
+// each retained change, ChangeBytes, and of each idempotency record,
+// RecordBytes). Zero in either field means no limit on that count, so the
+// zero Quota limits nothing. A delete is never refused.
 type Quota struct {
 	MaxEntries int64
 	MaxBytes   int64

@@ -12,25 +12,20 @@ import (
 const RefreshKept = 2
 
 // RefreshFamily is the stored state of a refresh family: the session one
-// login started. Rotation replaces the family's live token with its
-// successor in place, so storage grows with live sessions, not with the
-// refreshes ever made.
-//
-// That is all reuse detection and the reuse grace need, because a
-// presented refresh token names its family in its signed claims (sid):
-// a token of a known family is either the live one, one of the Used ones
-// (whose first use is known), or older than those, hence used before
-// them.
+// login started. Rotation replaces the live token with its successor in
+// place, so storage grows with live sessions, not with refreshes. As a
+// presented token names its family in its signed claims (sid), the live
+// token and the Used ones are all reuse detection and the reuse grace need
+// (ARCHITECTURE.md, "Authentication").
 type RefreshFamily struct {
 	ID     string // the family id: the sid claim of its tokens
 	UserID string
 	// CurrentID is the jti of the family's live token, the one a refresh
-	// may rotate; empty when the family has none (a family converted from
-	// old data whose tokens were all used).
+	// may rotate; empty when the family has none.
 	CurrentID string
-	// CurrentDigest is the live token's TokenDigest; zero when unknown (a
-	// family stored before digests were, imported, or whose live token
-	// was issued again), in which case claims read unchecked never match.
+	// CurrentDigest is the live token's TokenDigest; zero when unknown
+	// (imported, or the live token issued again): unchecked claims then
+	// never match.
 	CurrentDigest Digest
 	// IssuedAt and ExpiresAt are the live token's. No token of the family
 	// outlives ExpiresAt, so the family is purged after it.
@@ -142,15 +137,10 @@ const (
 //     them): reused.
 //
 // Claims read without their signature checked (p.Digest set) are judged
-// only as the live token, and only when p.Digest is the family's
-// CurrentDigest: the exact string issued, so as good as a checked
-// signature. Anything else they might mean is unproven: no reuse is
-// detected and no grace given on an unchecked claim.
-//
-// The grace is exact as long as a family rotates at most RefreshKept
-// times within one grace window: only a token replaced more than
-// RefreshKept rotations ago and still within the window is judged reused
-// rather than forgiven.
+// only as the live token, when p.Digest is the family's CurrentDigest (the
+// exact string issued); anything else they might mean is unproven: no
+// reuse detected, no grace given. The grace is exact while a family
+// rotates at most RefreshKept times within one window.
 func (f RefreshFamily) Judge(p Claims, now time.Time, grace time.Duration) RefreshVerdict {
 	now = Normalize(now)
 	if !p.Digest.IsZero() {

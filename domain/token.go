@@ -43,18 +43,14 @@ type Claims struct {
 	// KeyID names the key that signed the token (its kid); set by the
 	// verifier, empty when unknown.
 	KeyID string
-	// Admin is whether the user was an admin when the token was issued:
-	// access tokens then carry the claim roles: ["admin"] (RolesOf), for
-	// clients only; the server checks admin rights against the store
-	// (docs/admin.md). The verifier does not read it back.
+	// Admin is whether the user was an admin when the token was issued
+	// (the claim roles: ["admin"], RolesOf), for clients only: the server
+	// checks admin rights against the store and never reads it back.
 	Admin bool
 	// Digest, when set, says the claims were read from a refresh token
-	// WITHOUT checking its signature (ports.RefreshTokenReader), and is
-	// that token's TokenDigest. Such claims prove nothing by themselves: a
-	// refresh store acts on them only when the digest is the one it
-	// stored for the family's live token, which only the exact token
-	// string issued can match (RefreshFamily.Judge). Zero for verified
-	// claims.
+	// WITHOUT checking its signature (ports.RefreshTokenReader) and is that
+	// token's TokenDigest: they prove nothing unless it equals the family's
+	// live digest (RefreshFamily.Judge). Zero for verified claims.
 	Digest Digest
 }
 
@@ -125,9 +121,7 @@ type SigningKey struct {
 	DateCreated time.Time
 	// SignsFrom is when the key starts signing; until then it is only
 	// published (it verifies, and the JWKS lists it). The zero time means
-	// DateCreated (Activation). `cachegate keys rotate` publishes a key
-	// ahead of signing so that clients caching the JWKS know it before
-	// they meet its first token (README.md, "Tokens").
+	// DateCreated (Activation). README.md, "Tokens".
 	SignsFrom time.Time
 	// RetiredAt is when the key stops signing: the SignsFrom of the key
 	// that follows it, possibly still ahead. From then on it only
@@ -153,10 +147,8 @@ const (
 )
 
 // KeySetMaxAge is how long a client may keep the key set it fetched (the
-// JWKS route's Cache-Control max-age). A key published ahead of signing is
-// published at least this long, so a client that fetched the set before
-// the key was added holds a fresh copy before the key's first token
-// (README.md, "Signing keys").
+// JWKS route's Cache-Control max-age); a key is published at least this
+// long ahead of signing (README.md, "Signing keys").
 const KeySetMaxAge = time.Minute
 
 // Activation returns when k starts signing: SignsFrom, or DateCreated
