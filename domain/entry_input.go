@@ -6,12 +6,9 @@ import (
 )
 
 // EntryInput is every field of an entry that a client chooses: what a
-// create or a replace writes (HTTP POST and PUT, the Go API's Create, and
-// the natural key and data of its Update). Its rules are the entry's
-// rules, and Validate is the one place they are checked: every path that
-// makes or changes an entry goes through Validate, EntryPatch.Validate or
-// Entry.Validate (ARCHITECTURE.md, "Who owns what"); the stores trust it
-// and do not check again.
+// create or a replace writes. Validate, EntryPatch.Validate and
+// Entry.Validate are the one place the entry's rules are checked; the
+// stores trust them (ARCHITECTURE.md, "Who owns what").
 type EntryInput struct {
 	Key        string
 	Type       string
@@ -139,11 +136,9 @@ func ParseEntryID(v string) (string, error) {
 }
 
 // Validate checks a whole stored entry, as an import reads it: a UUID id,
-// the client fields by the rules of EntryInput.Validate (same fields and
-// messages; the expiry is an instant here, not a duration), a version of
-// at least 1 and both dates. It returns e with its ids in lower case, the
-// form every store keeps. maxData bounds the data; 0 or less means no
-// bound.
+// the client fields by the rules of EntryInput.Validate, a version of at
+// least 1 and both dates. It returns e with its ids in lower case.
+// maxData bounds the data; 0 or less means no bound.
 func (e Entry) Validate(maxData int) (Entry, error) {
 	var p fieldProblems
 	if !IsUUID(e.ID) {

@@ -1,10 +1,8 @@
 package domain
 
 // The refusals of the one-time set-up link that creates the first admin
-// (docs/admin.md, "The first admin"). A token that is not the link's is
-// told apart from the link's own token used again or too late, so the
-// set-up page can say what to do; only the holder of the link learns
-// which.
+// (docs/admin.md, "The first admin"), told apart so the set-up page can
+// say what to do; only the holder of the link learns which.
 var (
 	// ErrSetupLinkInvalid is a token that is not this server's set-up
 	// link: mistyped, from another replica or an earlier start, or no

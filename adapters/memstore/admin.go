@@ -65,11 +65,9 @@ func (s *RefreshStore) EvictSessions(_ context.Context, userID string, keep int,
 	live := s.liveSessions(now, ownedBy(userID))
 	var evicted []string
 	for _, sess := range live[min(max(keep, 0), len(live)):] {
-		f := s.families[sess.ID]
-		f.RevokedAt = domain.NormalizePtr(&now)
-		s.families[sess.ID] = f
 		evicted = append(evicted, sess.ID)
 	}
+	s.revoke(now, func(f domain.RefreshFamily) bool { return slices.Contains(evicted, f.ID) })
 	return evicted, nil
 }
 

@@ -33,11 +33,9 @@ var (
 // NewAuditLog returns an empty audit log.
 func NewAuditLog() *AuditLog { return &AuditLog{} }
 
-// RecordEvent stores e, its time in UTC at microsecond precision.
+// RecordEvent stores e.
 func (l *AuditLog) RecordEvent(_ context.Context, e domain.AuditEvent) error {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	l.events = append(l.events, auditRow{AuditEvent: storedEvent(e)})
+	l.appendEvents([]domain.AuditEvent{e})
 	return nil
 }
 
@@ -129,10 +127,9 @@ func (l *AuditLog) appendEvents(es []domain.AuditEvent) {
 	}
 }
 
-// eventsSink checks that events given to a store's change can be stored,
-// as a database would before committing: there is an audit log to take
-// them (given to the store's constructor) and their ids are new. Otherwise the change fails,
-// changing nothing.
+// eventsSink checks, as a database would before committing, that events
+// given to a store's change can be stored: there is an audit log to take
+// them and their ids are new. Otherwise the change fails, changing nothing.
 func eventsSink(l *AuditLog, op string, es []domain.AuditEvent) error {
 	if len(es) == 0 {
 		return nil

@@ -32,10 +32,8 @@ type CacheRepository struct {
 	// partial unique index does, so a create costs no scan.
 	keys map[domain.NaturalKey]string
 	// usage counts per assignee what the database's cache_usage counts
-	// (domain.Quota): every row until it is removed, and the bytes of the
-	// changes and idempotency records kept; quota checks reclaim the dead
-	// rows (see admitLocked). A repository without a log keeps no changes,
-	// so only its rows and records count.
+	// (domain.Quota); a repository without a log keeps no changes, so only
+	// its rows and records count.
 	usage map[string]domain.Usage
 	// log, when set, records every change as entity (ChangeLog.Repository).
 	log    *ChangeLog

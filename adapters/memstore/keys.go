@@ -12,9 +12,7 @@ import (
 	"github.com/cachegate/cachegate/ports"
 )
 
-// KeyStore is an in-memory ports.KeyStore, safe for concurrent use. Times
-// are kept and compared at microsecond precision in UTC, as the database
-// stores do.
+// KeyStore is an in-memory ports.KeyStore, safe for concurrent use.
 type KeyStore struct {
 	mu    sync.Mutex
 	keys  []domain.SigningKey

@@ -13,8 +13,7 @@ import (
 
 // RefreshStore is an in-memory ports.RefreshStore, safe for concurrent
 // use: one domain.RefreshFamily per family. Every method holds one lock,
-// so rotation is trivially atomic. Times are kept and compared at
-// microsecond precision in UTC, as the database stores do.
+// so rotation is trivially atomic.
 type RefreshStore struct {
 	mu       sync.Mutex
 	families map[string]domain.RefreshFamily

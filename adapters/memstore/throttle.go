@@ -12,8 +12,6 @@ import (
 
 // LoginThrottle is an in-memory ports.LoginThrottle, safe for concurrent
 // use. It keeps every failure until Reset or PurgeFailures removes it.
-// Times are kept and compared at microsecond precision in UTC, as the
-// database stores do.
 type LoginThrottle struct {
 	mu       sync.Mutex
 	failures map[string][]time.Time // by key, in the order recorded

@@ -15,8 +15,7 @@ import (
 )
 
 // UserRepository is an in-memory ports.UserRepository, safe for
-// concurrent use. Like the database stores it keeps times in UTC at
-// microsecond precision, so both answer alike.
+// concurrent use.
 type UserRepository struct {
 	mu       sync.Mutex
 	byID     map[string]domain.User
@@ -97,14 +96,12 @@ func (r *UserRepository) ListUsers(context.Context) ([]domain.User, error) {
 
 // UpdateUser loads the user with id, lets fn change it and stores it, all
 // under the repository's lock, so concurrent updates never lose one
-// another's changes. It returns domain.ErrUserNotFound when the user is
-// missing (fn is not called), fn's error as is (nothing is stored), and
-// domain.ErrUserExists when fn renamed the user onto a taken username.
-// fn cannot change the id: the user stays under id. A change that makes
-// the last active admin inactive or no admin is domain.ErrLastAdmin
-// (nothing is stored). The store sets no field itself; fn keeps
-// DateUpdated current. The events are appended to the attached audit log
-// (NewUserRepository) with the change, or not at all.
+// another's changes. Nothing is stored on domain.ErrUserNotFound (fn not
+// called), on fn's error (returned as is), on domain.ErrUserExists (fn
+// renamed the user onto a taken username) or on domain.ErrLastAdmin (the
+// last active admin made inactive or no admin). fn cannot change the id
+// and keeps DateUpdated current itself. The events are appended to the
+// attached audit log (NewUserRepository) with the change.
 func (r *UserRepository) UpdateUser(ctx context.Context, id string, fn func(*domain.User) error, events ...domain.AuditEvent) (domain.User, error) {
 	return r.update(ctx, id, nil, fn, events)
 }

@@ -12,12 +12,8 @@ import (
 )
 
 // Enabled reports whether the environment (getenv, e.g. os.Getenv) turns
-// tracing on. Tracing is off by default. It is on when
-// OTEL_TRACES_EXPORTER is "otlp", or when it is unset and
-// OTEL_EXPORTER_OTLP_ENDPOINT or OTEL_EXPORTER_OTLP_TRACES_ENDPOINT is set.
-// OTEL_SDK_DISABLED=true and OTEL_TRACES_EXPORTER=none turn it off
-// whatever else is set. Any other exporter name is an error: only OTLP is
-// built in.
+// tracing on, by the rule of docs/operations.md, "Tracing (OpenTelemetry)":
+// off by default; an exporter name other than otlp or none is an error.
 func Enabled(getenv func(string) string) (bool, error) {
 	if strings.EqualFold(strings.TrimSpace(getenv("OTEL_SDK_DISABLED")), "true") {
 		return false, nil
@@ -35,14 +31,11 @@ func Enabled(getenv func(string) string) (bool, error) {
 }
 
 // FromEnv returns the SDK tracer provider the environment asks for, or
-// nil when tracing is off (see Enabled). Spans go to an OTLP/HTTP
-// exporter (protobuf), which reads its endpoint, headers, timeout,
-// compression and TLS settings from the OTEL_EXPORTER_OTLP_* variables
-// itself (default http://localhost:4318/v1/traces) through a batching span
-// processor (OTEL_BSP_*); the sampler follows OTEL_TRACES_SAMPLER (default
-// parentbased_always_on) and the resource OTEL_SERVICE_NAME and
-// OTEL_RESOURCE_ATTRIBUTES, with service.name "cachegate" unless set.
-// The caller shuts the provider down (flushing buffered spans).
+// nil when tracing is off (see Enabled): an OTLP/HTTP exporter behind a
+// batching span processor, each configured by the standard OTEL_*
+// variables, with service.name "cachegate" unless set (docs/operations.md,
+// "Tracing (OpenTelemetry)"). The caller shuts the provider down
+// (flushing buffered spans).
 func FromEnv(ctx context.Context, getenv func(string) string) (*sdktrace.TracerProvider, error) {
 	on, err := Enabled(getenv)
 	if err != nil || !on {

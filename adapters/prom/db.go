@@ -72,13 +72,11 @@ func (c *dbCollector) Collect(ch chan<- prometheus.Metric) {
 	}
 }
 
-// WatchDB exports the connection-pool statistics of one database as
-// cachegate_db_* metrics labelled db=name: open, in-use and idle
-// connections and the configured maximum (gauges), connections waited for,
-// seconds spent waiting and connections closed by each pool limit
-// (counters). stats (typically (*sql.DB).Stats, which a *bun.DB has too)
-// is called at every scrape, never in between, so it must be safe for
-// concurrent use and stay cheap.
+// WatchDB exports the connection-pool statistics of one database as the
+// cachegate_db_* metrics of newDBCollector, labelled db=name. stats
+// (typically (*sql.DB).Stats, which a *bun.DB has too) is called at every
+// scrape, never in between, so it must be safe for concurrent use and
+// stay cheap.
 //
 // Watching a name again replaces its stats func; watching nil is the
 // same as UnwatchDB(name).

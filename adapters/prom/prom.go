@@ -34,12 +34,12 @@ const Unmatched = "unmatched"
 // service answers.
 var DefaultBuckets = []float64{0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5}
 
-// Login outcomes counted by LoginOutcome; anything else counts as Other.
-var loginOutcomes = []string{"success", "failure", "throttled"}
-
-// Refresh outcomes counted by RefreshOutcome; anything else counts as
-// Other.
-var refreshOutcomes = []string{"rotated", "reissued", "reused", "rejected"}
+// The outcomes LoginOutcome and RefreshOutcome count; anything else counts
+// as Other.
+var (
+	loginOutcomes   = []string{"success", "failure", "throttled"}
+	refreshOutcomes = []string{"rotated", "reissued", "reused", "rejected"}
+)
 
 // Options configures New. The zero value is ready to use.
 type Options struct {

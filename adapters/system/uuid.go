@@ -15,6 +15,5 @@ type UUIDv7 struct{}
 var _ ports.IDGenerator = UUIDv7{}
 
 // NewID returns a new UUIDv7. uuid.NewV7 fails only when crypto/rand
-// cannot be read, and since Go 1.24 crypto/rand never returns an error (it
-// aborts the program instead), so there is no error to handle.
+// fails, which since Go 1.24 aborts the program instead.
 func (UUIDv7) NewID() string { return uuid.Must(uuid.NewV7()).String() }
