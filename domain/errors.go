@@ -144,8 +144,7 @@ var (
 	ErrDatabaseUnavailable = &Error{Kind: KindUnavailable, Code: "DATABASE_UNAVAILABLE",
 		Message: "the database is unavailable; try again later", RetryAfter: DatabaseRetryAfter}
 	// ErrQueryTooExpensive is a list whose query ran past the bound the
-	// database may spend on one list statement: the query (its filter,
-	// sort or size) is the cause, not the database's health.
+	// database may spend on one list statement (KindTooExpensive).
 	ErrQueryTooExpensive = &Error{Kind: KindTooExpensive, Code: "QUERY_TOO_EXPENSIVE",
 		Message: "the query took longer than the database may spend on it; narrow the filter or use a smaller limit"}
 	// ErrStorageFull is a write refused because the database's disk is full.

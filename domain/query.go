@@ -51,10 +51,8 @@ type FieldSet struct {
 	text map[QueryField]func(string) (string, error)
 	// maxText, when not zero, is the most characters a text value holds.
 	maxText int
-	// comparisons limits conditions to $eq $ne $in $notin on text and
-	// every comparison but the text operators on times, without L forms
-	// or $isnull/$notnull: what a store translates to plain SQL
-	// comparisons on its indexed columns.
+	// comparisons limits conditions to what a store translates to plain
+	// SQL comparisons on its indexed columns (see Condition).
 	comparisons bool
 }
 

@@ -19,10 +19,8 @@ var (
 	_ ports.SessionDirectory = (*RefreshStore)(nil)
 )
 
-// DeleteUser removes the user and revokes every family of theirs in the
-// refresh store given to NewUserRepository, with the events, all or
-// nothing; without a refresh store attached it fails and changes nothing.
-// The last active admin is domain.ErrLastAdmin.
+// DeleteUser implements ports.UserDirectory; without a refresh store
+// attached (NewUserRepository) it fails and changes nothing.
 func (r *UserRepository) DeleteUser(ctx context.Context, id string, now time.Time, events ...domain.AuditEvent) error {
 	r.mu.Lock()
 	defer r.mu.Unlock()
@@ -48,16 +46,14 @@ func (r *UserRepository) DeleteUser(ctx context.Context, id string, now time.Tim
 	return nil
 }
 
-// UserSessions returns the user's live families as sessions, the last
-// used first.
+// UserSessions implements ports.SessionStore.
 func (s *RefreshStore) UserSessions(_ context.Context, userID string, now time.Time) ([]domain.Session, error) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	return s.liveSessions(domain.Normalize(now), ownedBy(userID)), nil
 }
 
-// EvictSessions revokes every live family of the user but the keep
-// last used (ports.SessionEvictor), under the store's lock.
+// EvictSessions implements ports.SessionEvictor under the store's lock.
 func (s *RefreshStore) EvictSessions(_ context.Context, userID string, keep int, now time.Time) ([]string, error) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
@@ -86,8 +82,7 @@ func (s *RefreshStore) liveSessions(now time.Time, of func(domain.RefreshFamily)
 	return out
 }
 
-// AllSessions returns a page of every user's live families as sessions,
-// the last used first, then the greatest id (ports.SessionDirectory).
+// AllSessions implements ports.SessionDirectory.
 func (s *RefreshStore) AllSessions(_ context.Context, now time.Time, limit, offset int) ([]domain.Session, int, error) {
 	s.mu.Lock()
 	all := s.liveSessions(domain.Normalize(now), func(domain.RefreshFamily) bool { return true })
@@ -104,8 +99,7 @@ func ownedBy(userID string) func(domain.RefreshFamily) bool {
 	return func(f domain.RefreshFamily) bool { return f.UserID == userID }
 }
 
-// Session returns the family id as a session, or
-// domain.ErrSessionNotFound.
+// Session implements ports.SessionStore.
 func (s *RefreshStore) Session(_ context.Context, id string) (domain.Session, error) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
@@ -116,8 +110,7 @@ func (s *RefreshStore) Session(_ context.Context, id string) (domain.Session, er
 	return f.Session(), nil
 }
 
-// QueryEvents returns the events q selects (ports.AuditQueryLog),
-// evaluating q.Filter with domain.Filter.Match.
+// QueryEvents implements ports.AuditQueryLog with domain.Filter.Match.
 func (l *AuditLog) QueryEvents(_ context.Context, q ports.AuditQuery) ([]domain.AuditEvent, error) {
 	limit := q.Limit
 	if limit <= 0 {

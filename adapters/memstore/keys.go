@@ -41,12 +41,8 @@ func (s *KeyStore) SigningKeys(context.Context) ([]domain.SigningKey, error) {
 	return out, nil
 }
 
-// AddSigningKey stores k and retires every key not retired by k's
-// activation at that instant (a key published ahead keeps signing until
-// then), erasing the private half of every key retired at or before
-// k.DateCreated, atomically; from its activation k is the one signing key
-// (unless it came retired). A key id already stored is an error and changes nothing. The
-// events are appended to the attached audit log (NewKeyStore) with k.
+// AddSigningKey implements ports.KeyStore. A key id already stored is an
+// error and changes nothing.
 func (s *KeyStore) AddSigningKey(_ context.Context, k domain.SigningKey, events ...domain.AuditEvent) error {
 	s.mu.Lock()
 	defer s.mu.Unlock()
@@ -75,12 +71,7 @@ func (s *KeyStore) AddSigningKey(_ context.Context, k domain.SigningKey, events 
 	return nil
 }
 
-// RevokeSigningKey marks kid revoked at now (a key revoked before keeps
-// its time) and erases its private half; domain.ErrSigningKeyNotFound for
-// an unknown kid. A key published ahead that does not sign yet at now is
-// only withdrawn: the keys it was to retire at its activation take its
-// retirement instead (none when it had none). The events are appended to
-// the attached audit log (NewKeyStore) with the revocation, or not at all.
+// RevokeSigningKey implements ports.KeyStore.
 func (s *KeyStore) RevokeSigningKey(_ context.Context, kid string, now time.Time, events ...domain.AuditEvent) error {
 	s.mu.Lock()
 	defer s.mu.Unlock()
@@ -107,8 +98,7 @@ func (s *KeyStore) RevokeSigningKey(_ context.Context, kid string, now time.Time
 	return nil
 }
 
-// SetSigningKeyPrivate replaces the private half of kid;
-// domain.ErrSigningKeyNotFound for an unknown kid.
+// SetSigningKeyPrivate implements ports.KeyStore.
 func (s *KeyStore) SetSigningKeyPrivate(_ context.Context, kid string, private []byte) error {
 	s.mu.Lock()
 	defer s.mu.Unlock()
@@ -120,8 +110,7 @@ func (s *KeyStore) SetSigningKeyPrivate(_ context.Context, kid string, private [
 	return nil
 }
 
-// DeleteSigningKeysRetiredBefore removes the keys retired before t and
-// returns how many it removed. Current keys are never removed.
+// DeleteSigningKeysRetiredBefore implements ports.KeyStore.
 func (s *KeyStore) DeleteSigningKeysRetiredBefore(_ context.Context, t time.Time) (int, error) {
 	s.mu.Lock()
 	defer s.mu.Unlock()

@@ -41,8 +41,7 @@ func (s *RefreshStore) Families() int {
 	return len(s.families)
 }
 
-// SaveRefresh starts the family of r with r as its live token; a family
-// already stored is an error.
+// SaveRefresh implements ports.RefreshStore.
 func (s *RefreshStore) SaveRefresh(_ context.Context, r domain.RefreshRecord) error {
 	s.mu.Lock()
 	defer s.mu.Unlock()
@@ -53,10 +52,7 @@ func (s *RefreshStore) SaveRefresh(_ context.Context, r domain.RefreshRecord) er
 	return nil
 }
 
-// RotateRefresh judges the presented token against its family
-// (domain.RefreshFamily.Judge) and rotates, reissues the live token,
-// revokes the family (appending events to the attached audit log with the
-// revocation) or refuses, as ports.RefreshStore says.
+// RotateRefresh implements ports.RefreshStore.
 func (s *RefreshStore) RotateRefresh(_ context.Context, presented domain.Claims, next domain.RefreshRecord, now time.Time, grace time.Duration,
 	events ...domain.AuditEvent) (ports.Rotation, error) {
 	if next.FamilyID != presented.FamilyID || next.UserID != presented.Subject || next.ID == presented.ID {
@@ -94,9 +90,7 @@ func (s *RefreshStore) RotateRefresh(_ context.Context, presented domain.Claims,
 	return ports.Rotation{Outcome: v}, nil
 }
 
-// RevokeFamily revokes a family at now; a family revoked before keeps its
-// time. An unknown family is no error. The events are appended to the
-// attached audit log (NewRefreshStore) with the revocation.
+// RevokeFamily implements ports.RefreshStore.
 func (s *RefreshStore) RevokeFamily(_ context.Context, familyID string, now time.Time, events ...domain.AuditEvent) error {
 	s.mu.Lock()
 	defer s.mu.Unlock()
@@ -108,7 +102,7 @@ func (s *RefreshStore) RevokeFamily(_ context.Context, familyID string, now time
 	return nil
 }
 
-// RevokeUser revokes every family of a user at now.
+// RevokeUser implements ports.RefreshStore.
 func (s *RefreshStore) RevokeUser(_ context.Context, userID string, now time.Time) error {
 	s.mu.Lock()
 	defer s.mu.Unlock()
@@ -131,9 +125,7 @@ func (s *RefreshStore) RevokedFamilies(_ context.Context, since time.Time) ([]st
 	return out, nil
 }
 
-// PurgeRefresh removes at most limit families whose live token expired
-// before now, earliest expiry first, and returns how many it removed. A
-// limit below 1 removes nothing.
+// PurgeRefresh implements ports.RefreshStore, earliest expiry first.
 func (s *RefreshStore) PurgeRefresh(_ context.Context, now time.Time, limit int) (int, error) {
 	s.mu.Lock()
 	defer s.mu.Unlock()

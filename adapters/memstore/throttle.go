@@ -24,9 +24,7 @@ func NewLoginThrottle() *LoginThrottle {
 	return &LoginThrottle{failures: map[string][]time.Time{}}
 }
 
-// Reserve counts one attempt at now under every key, unless one of them
-// already holds its limit of attempts at or after since; then it counts
-// nothing and returns false with the oldest of that key's attempts.
+// Reserve implements ports.LoginThrottle.
 func (l *LoginThrottle) Reserve(_ context.Context, keys []ports.ThrottleKey, now, since time.Time) (bool, time.Time, error) {
 	l.mu.Lock()
 	defer l.mu.Unlock()
@@ -43,7 +41,7 @@ func (l *LoginThrottle) Reserve(_ context.Context, keys []ports.ThrottleKey, now
 	return true, time.Time{}, nil
 }
 
-// Release forgets one attempt counted under key at at.
+// Release implements ports.LoginThrottle.
 func (l *LoginThrottle) Release(_ context.Context, key string, at time.Time) error {
 	l.mu.Lock()
 	defer l.mu.Unlock()
@@ -60,8 +58,7 @@ func (l *LoginThrottle) Release(_ context.Context, key string, at time.Time) err
 	return nil
 }
 
-// Failures returns how many failures were recorded for key at or after
-// since, and the time of the oldest of them (the zero time when none).
+// Failures implements ports.LoginThrottle.
 func (l *LoginThrottle) Failures(_ context.Context, key string, since time.Time) (int, time.Time, error) {
 	l.mu.Lock()
 	defer l.mu.Unlock()
@@ -84,7 +81,7 @@ func (l *LoginThrottle) count(key string, since time.Time) (n int, oldest time.T
 	return n, oldest
 }
 
-// RecordFailure counts one failure for key at now.
+// RecordFailure implements ports.LoginThrottle.
 func (l *LoginThrottle) RecordFailure(_ context.Context, key string, now time.Time) error {
 	l.mu.Lock()
 	defer l.mu.Unlock()
@@ -92,7 +89,7 @@ func (l *LoginThrottle) RecordFailure(_ context.Context, key string, now time.Ti
 	return nil
 }
 
-// Reset forgets the failures of key.
+// Reset implements ports.LoginThrottle.
 func (l *LoginThrottle) Reset(_ context.Context, key string) error {
 	l.mu.Lock()
 	defer l.mu.Unlock()
@@ -100,8 +97,7 @@ func (l *LoginThrottle) Reset(_ context.Context, key string) error {
 	return nil
 }
 
-// PurgeFailures removes at most limit failures recorded before t and
-// returns how many it removed. A limit below 1 removes nothing.
+// PurgeFailures implements ports.LoginThrottle.
 func (l *LoginThrottle) PurgeFailures(_ context.Context, before time.Time, limit int) (int, error) {
 	l.mu.Lock()
 	defer l.mu.Unlock()

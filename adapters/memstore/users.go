@@ -35,11 +35,8 @@ func NewUserRepository(audit *AuditLog, sessions *RefreshStore) *UserRepository 
 	return &UserRepository{byID: map[string]domain.User{}, byName: map[string]string{}, audit: audit, sessions: sessions}
 }
 
-// CreateUser stores u, or returns domain.ErrUserExists when a user has the
-// same username case-insensitively. A second user with an id already
-// stored is an error too (ids are the caller's to make unique).
-//
-// The events are appended to the attached audit log (NewUserRepository) with u.
+// CreateUser implements ports.UserRepository. A second user with an id
+// already stored is an error (ids are the caller's to make unique).
 func (r *UserRepository) CreateUser(_ context.Context, u domain.User, events ...domain.AuditEvent) error {
 	r.mu.Lock()
 	defer r.mu.Unlock()
@@ -59,8 +56,7 @@ func (r *UserRepository) CreateUser(_ context.Context, u domain.User, events ...
 	return nil
 }
 
-// UserByUsername returns the user whose username equals username after
-// domain.NormalizeUsername, or domain.ErrUserNotFound.
+// UserByUsername implements ports.UserRepository.
 func (r *UserRepository) UserByUsername(_ context.Context, username string) (domain.User, error) {
 	r.mu.Lock()
 	defer r.mu.Unlock()
@@ -71,7 +67,7 @@ func (r *UserRepository) UserByUsername(_ context.Context, username string) (dom
 	return r.byID[id], nil
 }
 
-// UserByID returns the user, or domain.ErrUserNotFound.
+// UserByID implements ports.UserRepository.
 func (r *UserRepository) UserByID(_ context.Context, id string) (domain.User, error) {
 	r.mu.Lock()
 	defer r.mu.Unlock()
@@ -94,22 +90,15 @@ func (r *UserRepository) ListUsers(context.Context) ([]domain.User, error) {
 	return out, nil
 }
 
-// UpdateUser loads the user with id, lets fn change it and stores it, all
-// under the repository's lock, so concurrent updates never lose one
-// another's changes. Nothing is stored on domain.ErrUserNotFound (fn not
-// called), on fn's error (returned as is), on domain.ErrUserExists (fn
-// renamed the user onto a taken username) or on domain.ErrLastAdmin (the
-// last active admin made inactive or no admin). fn cannot change the id
-// and keeps DateUpdated current itself. The events are appended to the
-// attached audit log (NewUserRepository) with the change.
+// UpdateUser implements ports.UserRepository under the repository's lock;
+// a rename onto a taken username is domain.ErrUserExists. fn cannot change
+// the id and keeps DateUpdated current itself.
 func (r *UserRepository) UpdateUser(ctx context.Context, id string, fn func(*domain.User) error, events ...domain.AuditEvent) (domain.User, error) {
 	return r.update(ctx, id, nil, fn, events)
 }
 
-// UpdateUserEndingSessions is UpdateUser that also revokes at now every
-// family of the user in the attached refresh store (NewUserRepository),
-// with the change and the events, all or nothing. Without a refresh store
-// attached it fails and changes nothing.
+// UpdateUserEndingSessions implements ports.UserRepository; without a
+// refresh store attached (NewUserRepository) it fails and changes nothing.
 func (r *UserRepository) UpdateUserEndingSessions(ctx context.Context, id string, now time.Time, fn func(*domain.User) error, events ...domain.AuditEvent) (domain.User, error) {
 	return r.update(ctx, id, &now, fn, events)
 }

@@ -152,12 +152,9 @@ func New(o Options) (*Metrics, error) {
 		ErrorLog: errorLog{log},
 		// A failing collector (say a database stats func) must not hide
 		// every other metric: serve what was gathered.
-		ErrorHandling: promhttp.ContinueOnError,
-		Registry:      m.registry,
-		// A scraper that asks for OpenMetrics (Accept:
-		// application/openmetrics-text) gets it; anything else gets the
-		// Prometheus text format (README.md, "What the API does").
-		EnableOpenMetrics: true,
+		ErrorHandling:     promhttp.ContinueOnError,
+		Registry:          m.registry,
+		EnableOpenMetrics: true, // see Handler
 	}))
 	return m, nil
 }
@@ -183,20 +180,18 @@ func (m *Metrics) Registry() *prometheus.Registry { return m.registry }
 
 // Handler serves m's registry in the Prometheus text format, or in
 // OpenMetrics when the request's Accept header asks for
-// application/openmetrics-text. It is the same handler on every call.
+// application/openmetrics-text (README.md, "What the API does"). It is the
+// same handler on every call.
 func (m *Metrics) Handler() http.Handler { return m.handler }
 
-// LoginOutcome counts one login attempt under outcome "success",
-// "failure" or "throttled"; any other value counts as "other".
+// LoginOutcome implements ports.Metrics; any other outcome counts as "other".
 func (m *Metrics) LoginOutcome(outcome string) { count(m.logins, outcome) }
 
-// AuditEvent counts one audit event of type typ; an unknown type counts
-// as "other".
+// AuditEvent implements ports.Metrics; an unknown type counts as "other".
 func (m *Metrics) AuditEvent(typ string) { count(m.audits, typ) }
 
-// RefreshOutcome counts one refresh under outcome "rotated", "reissued"
-// (a reuse forgiven within the grace window), "reused" or "rejected"; any
-// other value counts as "other".
+// RefreshOutcome implements ports.Metrics; any other outcome counts as
+// "other".
 func (m *Metrics) RefreshOutcome(outcome string) { count(m.refreshes, outcome) }
 
 // count increments the child of outcome, or of Other when outcome is not
