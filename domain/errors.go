@@ -32,8 +32,7 @@ const (
 	// request will fail again.
 	KindTooExpensive
 	// KindUnprocessable is a well-formed request the server will not
-	// carry out as it stands (an idempotency key reused for another
-	// request).
+	// carry out as it stands (an idempotency key reused).
 	KindUnprocessable
 	// KindNotImplemented is an operation the configured adapter cannot do
 	// (a swapped user store without listing or deleting; docs/admin.md).

@@ -376,8 +376,7 @@ const (
 // Filter is a tree of conditions: a Condition, or All (AND) or Any (OR) of
 // sub-filters. The zero Filter matches everything. A condition on a field
 // without a value (expirationDate NULL) is false for every operator but
-// $isnull, as in SQL; since the tree has no negation, that is all there is
-// to NULL.
+// $isnull, as in SQL.
 type Filter struct {
 	Kind FilterKind
 	Cond Condition
@@ -422,8 +421,7 @@ func (f Filter) Depth() int {
 }
 
 // Limits of one list query, so that no query is costly to translate or
-// run: at most MaxQueryConditions conditions, nested at most
-// MaxQueryDepth deep.
+// run.
 const (
 	MaxQueryConditions = 50
 	MaxQueryDepth      = 8

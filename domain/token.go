@@ -55,9 +55,8 @@ type Claims struct {
 }
 
 // Digest is the SHA-256 digest of a token string (TokenDigest), as refresh
-// families store their live token's (RefreshRecord.Digest): it matches
-// the string issued and nothing else, and reveals nothing of it. The zero
-// Digest is none.
+// families store their live token's: it matches the string issued and
+// nothing else, and reveals nothing of it. The zero Digest is none.
 type Digest [sha256.Size]byte
 
 // TokenDigest returns the digest of token.
@@ -123,10 +122,9 @@ type SigningKey struct {
 	// published (it verifies, and the JWKS lists it). The zero time means
 	// DateCreated (Activation). README.md, "Tokens".
 	SignsFrom time.Time
-	// RetiredAt is when the key stops signing: the SignsFrom of the key
-	// that follows it, possibly still ahead. From then on it only
-	// verifies tokens until they can no longer be valid, and its Private
-	// is erased (empty).
+	// RetiredAt is when the key stops signing (the next key's SignsFrom,
+	// possibly ahead); from then on it only verifies, until its tokens
+	// expire, and its Private is erased (empty).
 	RetiredAt *time.Time
 	// RevokedAt is set when the key was revoked: it verifies nothing any
 	// more.

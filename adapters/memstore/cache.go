@@ -370,8 +370,7 @@ func (r *CacheRepository) Purge(_ context.Context, now time.Time, limit int) (in
 }
 
 // cacheCopy returns e with its own Data and times normalized as the
-// database stores them, so neither the caller nor the repository can
-// change the other's copy.
+// database stores them, so neither side can change the other's copy.
 func cacheCopy(e domain.Entry) domain.Entry {
 	e = e.Normalized()
 	e.Data = bytes.Clone(e.Data)

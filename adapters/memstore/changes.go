@@ -28,7 +28,9 @@ type ChangeLog struct {
 var _ ports.ChangeLog = (*ChangeLog)(nil)
 
 // NewChangeLog returns an empty log.
-func NewChangeLog() *ChangeLog { return &ChangeLog{wake: make(chan struct{}, 1)} }
+func NewChangeLog() *ChangeLog {
+	return &ChangeLog{wake: make(chan struct{}, 1), repos: map[string]*CacheRepository{}}
+}
 
 // Repository returns a new, empty repository of entity whose changes are
 // recorded in l.
@@ -36,9 +38,6 @@ func (l *ChangeLog) Repository(entity string) *CacheRepository {
 	r := NewCacheRepository()
 	r.log, r.entity = l, entity
 	l.mu.Lock()
-	if l.repos == nil {
-		l.repos = make(map[string]*CacheRepository)
-	}
 	l.repos[entity] = r
 	l.mu.Unlock()
 	return r
@@ -71,9 +70,8 @@ func (l *ChangeLog) Changes(_ context.Context, after int64, limit int) ([]domain
 	return out, nil
 }
 
-// ChangesOf implements ports.ChangeLog. It scans the log from q.After
-// (the in-memory log has no index by assignee; it holds what a test or
-// an embedder keeps).
+// ChangesOf implements ports.ChangeLog by scanning the log from q.After:
+// the in-memory log has no index by assignee.
 func (l *ChangeLog) ChangesOf(_ context.Context, q ports.ChangeQuery) ([]domain.Change, error) {
 	l.mu.Lock()
 	defer l.mu.Unlock()

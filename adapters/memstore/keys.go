@@ -21,13 +21,11 @@ type KeyStore struct {
 
 var _ ports.KeyStore = (*KeyStore)(nil)
 
-// NewKeyStore returns an empty store. AddSigningKey and RevokeSigningKey
-// append the events they are given to audit, under the store's lock, with
-// the change they record; with a nil audit such events are refused.
+// NewKeyStore returns an empty store whose changes append their events to
+// audit under the store's lock; with a nil audit such events are refused.
 func NewKeyStore(audit *AuditLog) *KeyStore { return &KeyStore{audit: audit} }
 
-// SigningKeys returns copies of every stored key, newest DateCreated
-// first (ties by descending id, so the order is total).
+// SigningKeys implements ports.KeyStore; ties order by descending id.
 func (s *KeyStore) SigningKeys(context.Context) ([]domain.SigningKey, error) {
 	s.mu.Lock()
 	defer s.mu.Unlock()

@@ -2,12 +2,8 @@ package memstore
 
 import "github.com/cachegate/cachegate/domain"
 
-// The list query language is evaluated by domain.Filter.Match and
-// ordered by domain.CompareBy, the answers the SQL stores give; this file
-// gives them an entry's values.
-
-// entryValues returns e's values of the query fields: none for a NULL
-// expirationDate.
+// entryValues returns e's values of the query fields, for domain.Filter.Match
+// and domain.CompareBy: none for a NULL expirationDate.
 func entryValues(e *domain.Entry) domain.FieldValues {
 	return func(field domain.QueryField) (domain.QueryValue, bool) {
 		switch field {

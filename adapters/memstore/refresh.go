@@ -25,10 +25,9 @@ var (
 	_ ports.RevocationFeed = (*RefreshStore)(nil)
 )
 
-// NewRefreshStore returns an empty store. RevokeFamily and a reuse
-// detected by RotateRefresh append the events they are given to audit,
-// under the store's lock, with the revocation; with a nil audit such
-// events are refused.
+// NewRefreshStore returns an empty store whose revocations append their
+// events to audit under the store's lock; with a nil audit such events are
+// refused.
 func NewRefreshStore(audit *AuditLog) *RefreshStore {
 	return &RefreshStore{families: map[string]domain.RefreshFamily{}, audit: audit}
 }

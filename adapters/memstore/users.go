@@ -26,11 +26,9 @@ type UserRepository struct {
 
 var _ ports.UserRepository = (*UserRepository)(nil)
 
-// NewUserRepository returns an empty repository. CreateUser, UpdateUser
-// and DeleteUser append the events they are given to audit, under the
-// repository's lock, with the change they record; ending a user's
-// sessions revokes the user's families in sessions. Either may be nil: a
-// change that needs it then fails.
+// NewUserRepository returns an empty repository whose changes append their
+// events to audit and end sessions in sessions, under its lock. Either may
+// be nil: a change that needs it then fails.
 func NewUserRepository(audit *AuditLog, sessions *RefreshStore) *UserRepository {
 	return &UserRepository{byID: map[string]domain.User{}, byName: map[string]string{}, audit: audit, sessions: sessions}
 }
@@ -78,8 +76,8 @@ func (r *UserRepository) UserByID(_ context.Context, id string) (domain.User, er
 	return u, nil
 }
 
-// ListUsers returns every user ordered by normalized username, compared
-// byte by byte (as the database stores do).
+// ListUsers implements ports.UserDirectory, ordering normalized usernames
+// byte by byte as the database stores do.
 func (r *UserRepository) ListUsers(context.Context) ([]domain.User, error) {
 	r.mu.Lock()
 	defer r.mu.Unlock()

@@ -156,8 +156,7 @@ func parseParam(field, name string, bits int) (uint64, error) {
 	return strconv.ParseUint(digits, 10, bits)
 }
 
-// keyFunc derives an argon2id key: argon2.IDKey, or in tests a stand-in
-// that counts the work (Hasher.argon2Key).
+// keyFunc derives an argon2id key (Hasher.argon2Key).
 type keyFunc func(password, salt []byte, time, memory uint32, threads uint8, keyLen uint32) []byte
 
 func hashArgon2id(password string, p Argon2Params, idKey keyFunc) (string, error) {

@@ -15,9 +15,8 @@ const (
 )
 
 // bcryptVerifyCost is the highest cost of a stored bcrypt hash Validate
-// works on unless the configured cost is higher: cost 16 already takes
-// about 64 times a cost-10 check (seconds), and a corrupt row with cost 31
-// would take days.
+// works on unless the configured cost is higher: each step doubles the
+// work, and a corrupt row with cost 31 would take days.
 const bcryptVerifyCost = 16
 
 // maxBcryptPasswordBytes is how much of a password bcrypt reads.

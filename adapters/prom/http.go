@@ -49,10 +49,8 @@ func (m *Metrics) ObserveRequest(method, route string, status int, d time.Durati
 	s.duration.Observe(d.Seconds())
 }
 
-// newSeries resolves the children of k and caches them. The cache is an
-// immutable map replaced on every insertion (copy on write): reads, the
-// hot path, are a single atomic load and never contend; insertions are as
-// rare as new label sets.
+// newSeries resolves the children of k and caches them in a map replaced
+// on every insertion (copy on write), so reads are one atomic load.
 func (m *Metrics) newSeries(k requestKey) requestSeries {
 	method, route, status := labels(k)
 	s := requestSeries{

@@ -29,9 +29,8 @@ const Other = "other"
 // Unmatched is the route label of requests that matched no route.
 const Unmatched = "unmatched"
 
-// DefaultBuckets are the request-duration histogram buckets, in seconds:
-// half a millisecond to five seconds, dense at the low end where a cache
-// service answers.
+// DefaultBuckets are the request-duration histogram buckets, in seconds,
+// dense at the low end where a cache service answers.
 var DefaultBuckets = []float64{0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5}
 
 // The outcomes LoginOutcome and RefreshOutcome count; anything else counts

@@ -9,11 +9,9 @@ import (
 )
 
 // goCollector is the Go runtime collector without its gauge
-// go_memstats_alloc_bytes. OpenMetrics names a counter's family without
-// the _total suffix, so that gauge and the counter
-// go_memstats_alloc_bytes_total would be two families of one name, which
-// a strict OpenMetrics parser refuses. The gauge's value is also
-// go_memstats_heap_alloc_bytes.
+// go_memstats_alloc_bytes (the value of go_memstats_heap_alloc_bytes): in
+// OpenMetrics it and the counter go_memstats_alloc_bytes_total would be
+// two families of one name, which a strict parser refuses.
 func goCollector() prometheus.Collector {
 	return without{collectors.NewGoCollector(), "go_memstats_alloc_bytes"}
 }
