@@ -9,10 +9,6 @@ import (
 	"github.com/cachegate/cachegate/ports"
 )
 
-// Reading the audit trail: List for the `cachegate audit` command, Page
-// and Watch for the admin API (docs/admin.md), a filtered, paged query
-// and a live watch.
-
 // AuditQuery selects events; zero fields select everything.
 type AuditQuery struct {
 	Username string

@@ -26,14 +26,9 @@ const SetupTokenBytes = 32
 const SetupDetail = "setup-link"
 
 // FirstAdmin is the one-time set-up link that creates the first admin
-// without a shell (docs/admin.md, "The first admin"). Issue makes the
-// link when no active admin exists; Create spends it on the first admin.
-//
-// The link lives in this process only: of the token, only its SHA-256
-// digest is kept, with its expiry and whether it was used. Several
-// replicas each make their own link; every Create asks the store whether
-// an active admin exists before it creates one, so the first link used
-// makes the admin and the others answer domain.ErrAdminExists.
+// without a shell (docs/admin.md, "The first admin", also for replicas).
+// Issue makes the link when no active admin exists; Create spends it. The
+// link lives in this process only, as the SHA-256 digest of its token.
 //
 // One call at a time reads or changes the link (a Create holds it until
 // its user is stored), so two requests with the same token make one

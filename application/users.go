@@ -13,14 +13,9 @@ import (
 // Users administers local users and their sessions: the `cachegate
 // users` commands (the system actor) and the admin API's /admin/users
 // (an admin; docs/admin.md). Every change is recorded as one event per
-// fact, of the fact's own type, naming the acting admin.
-//
-// Disabling a user and setting a password end the user's sessions: the
-// user repository revokes every refresh family of the user in the
-// transaction of the change and its audit event
-// (ports.UserRepository.UpdateUserEndingSessions), so there is never a
-// disabled user, or a changed password, whose sessions survive, nor an
-// event without its change.
+// fact, of the fact's own type, naming the acting admin. Disabling a user
+// and setting a password end the user's sessions in the transaction of
+// the change and its event (ports.UserRepository.UpdateUserEndingSessions).
 type Users struct {
 	users    ports.UserRepository
 	hasher   ports.PasswordHasher
@@ -225,9 +220,8 @@ func adminEvent(admin bool) domain.AuditType {
 	return domain.AuditUserAdminRevoked
 }
 
-// change changes the user u for actor and records one event per type, one per fact changed (in
-// the change's transaction where the store writes events); with
-// endSessions the user's refresh families are revoked in that
+// change changes u for actor, recording one event per type (prepare);
+// with endSessions the user's refresh families are revoked in the change's
 // transaction too.
 func (a *Users) change(ctx context.Context, actor domain.Actor, u domain.User, endSessions bool, change func(*domain.User), types ...domain.AuditType) (domain.User, error) {
 	filled, events := a.prepare(ctx, actor, u, "", types...)

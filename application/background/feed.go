@@ -42,14 +42,12 @@ type FeedConfig struct {
 	Logger  *slog.Logger
 }
 
-// Feed is the one reader of the change log in a process (it implements
-// application.ChangeFeed, which WatchCaches subscribes through): it reads
-// each new change once and hands it to every subscription that wants it,
-// so the database sees one query per batch of changes however many
-// subscribers listen, and reads none while nobody does (Run). A
-// subscriber that falls Buffer changes behind is dropped
-// (application.ErrFeedLagging); the feed never waits for a subscriber,
-// so slow readers slow neither writers nor other subscribers.
+// Feed is the one reader of the change log in a process
+// (application.ChangeFeed): it reads each new change once and hands it to
+// every subscription that wants it, so the database sees one query per
+// batch however many subscribers listen. A subscriber that falls Buffer
+// changes behind is dropped (application.ErrFeedLagging); the feed never
+// waits for a subscriber.
 type Feed struct {
 	cfg FeedConfig
 	// kick wakes the reader after a write of this process.
@@ -141,11 +139,8 @@ func (f *Feed) Run(ctx context.Context) error {
 	var lastRead time.Time
 	for {
 		// Those waiting for a read that starts after they asked
-		// (catchUp) are served by this one. With no subscription,
-		// nobody needs the changes: the reader does not read the log
-		// per write, only its head, once per Poll and when asked
-		// (CatchUp, and Subscribe while stale), so the position and
-		// PostgreSQL's watermark stay about as fresh as the poll.
+		// (CatchUp) are served by this one. With no subscription the
+		// reader reads only the log's head, once per Poll and when asked.
 		f.mu.Lock()
 		waiting := f.waiting
 		f.waiting = nil
@@ -223,11 +218,9 @@ func (f *Feed) read(ctx context.Context, idle bool) error {
 	if idle {
 		head, err := f.cfg.Log.Head(ctx)
 		if err == nil && f.pending() {
-			// Unread for a while, the PostgreSQL watermark's first
-			// read settles only a revision drawn back then
-			// (ARCHITECTURE.md, "Ordering on PostgreSQL"); the next
-			// settles the one drawn now, as when the reader reads
-			// every write.
+			// Unread for a while, the PostgreSQL watermark's first read
+			// settles only a revision drawn back then; the next settles
+			// the one drawn now (ARCHITECTURE.md, "Ordering on PostgreSQL").
 			select {
 			case <-ctx.Done():
 				return ctx.Err()

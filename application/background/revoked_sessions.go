@@ -47,24 +47,12 @@ type RevokedSessionsOptions struct {
 }
 
 // RevokedSessions is one process's view of the refresh families revoked
-// lately (logout, refresh-token reuse, a password change, a disabled
-// user). Authenticate refuses the access tokens of these families. The set
-// lives in memory: the request path reads a concurrent map and never
-// queries the store; the store is read by Poll, once per Poll interval,
-// with one indexed query for the families revoked since the previous
-// look, so a revocation made by any process reaches every process within
-// about one interval. A family is forgotten once no access token of it
-// can still be valid (AccessTTL plus Leeway plus Overlap after it was
-// first seen).
-//
-// A failed poll is retried at the next interval (Run logs when the polls
-// start failing and when they recover, not each failure); until one
-// succeeds the process keeps refusing what it knew (it fails open for
-// revocations it has not heard of, as the store itself is then
-// unreachable).
-//
-// It implements application.SessionRevocations, which Authenticate,
-// Refresh, Logout and the admin use cases are given.
+// lately, whose access tokens Authenticate refuses (ARCHITECTURE.md,
+// "Authentication": sessions end everywhere). The request path reads a
+// concurrent map; Poll reads the store once per Poll interval. A family is
+// forgotten once no access token of it can still be valid (AccessTTL plus
+// Leeway plus Overlap after it was first seen). A failed poll keeps what
+// the set knew and is retried at the next interval.
 type RevokedSessions struct {
 	o    RevokedSessionsOptions
 	keep time.Duration
