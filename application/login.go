@@ -189,11 +189,7 @@ func (uc *Login) evict(ctx context.Context, c domain.Caller, userID string) ([]s
 	if err != nil {
 		return nil, err
 	}
-	if uc.d.Revoked != nil {
-		for _, id := range ids {
-			uc.d.Revoked.Add(id)
-		}
-	}
+	revokedHere(uc.d.Revoked, ids...)
 	return ids, nil
 }
 

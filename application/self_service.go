@@ -172,9 +172,7 @@ func (s *SelfService) endOtherSessions(ctx context.Context, actor domain.Actor) 
 		if err := refresh.RevokeFamily(ctx, sess.ID, s.users.clock.Now()); err != nil {
 			return fmt.Errorf("change password: end other sessions: %w", err)
 		}
-		if s.revoked != nil {
-			s.revoked.Add(sess.ID)
-		}
+		revokedHere(s.revoked, sess.ID)
 	}
 	return nil
 }
