@@ -65,10 +65,8 @@ func (c ArchiveCounts) Total() int { return c.Users + c.SigningKeys + c.Refresh 
 
 // Export calls emit for every record worth moving, in this order: users,
 // signing keys, refresh families whose live token has not expired
-// (revoked ones included: they keep the access tokens of ended sessions
-// refused), then the live entries of each entity (entities by key).
-// Deleted and expired entries and expired families stay behind. emit's error stops the
-// export and is returned as is.
+// (revoked ones included), then the live entries of each entity (entities
+// by key). emit's error stops the export and is returned as is.
 func (a *Archive) Export(ctx context.Context, emit func(ArchiveRecord) error) (ArchiveCounts, error) {
 	var c ArchiveCounts
 	now := a.Clock.Now()
@@ -126,13 +124,10 @@ const (
 )
 
 // Import loads records into the target in one transaction, in batches: on
-// any error nothing of the import stays. Every record is held to the rules
-// of the path that makes it (domain: Entry.Validate with MaxData,
-// User.Validate, SigningKey.Validate, RefreshFamily.Validate), and one
-// that breaks them is refused with its line. Entries deleted or expired, and
-// refresh families (or tokens) expired, by now are skipped. The refresh
-// tokens of an archive of format version 1 are stored as families once
-// the last of them is loaded (ports.ArchiveLoad.AddRefreshTokens). A record of an
+// any error nothing of the import stays. Every record is held to the
+// domain rules of the path that makes it (validRecord), and one that
+// breaks them is refused with its line. Entries deleted or expired, and
+// refresh families (or tokens) expired, by now are skipped. A record of an
 // entity the target does not configure is an error.
 func (a *Archive) Import(ctx context.Context, in ImportInput) (ArchiveCounts, error) {
 	var c ArchiveCounts
@@ -235,10 +230,9 @@ func (a *Archive) Import(ctx context.Context, in ImportInput) (ArchiveCounts, er
 	return c, nil
 }
 
-// validRecord holds r to its rules (see Import), an entry's ids put in
-// lower case as every store keeps them; the error names r's line and kind.
-// Quotas do not apply: an import is an administrator's restore (README,
-// "Export and import").
+// validRecord holds r to its domain rules, an entry's ids put in lower
+// case as every store keeps them; the error names r's line and kind.
+// Quotas do not apply: an import is an administrator's restore.
 func validRecord(r *ArchiveRecord, maxData int) error {
 	var (
 		kind string
@@ -314,14 +308,6 @@ func (b *batch[T]) add(row T, line, size int) bool {
 	return len(b.rows) >= importBatchRows || b.bytes >= importBatchBytes
 }
 
-// batchError names the lines of a batch that failed to load.
-func batchError(what string, from int, err error) error {
-	if from > 0 {
-		return fmt.Errorf("import %s of the batch starting at line %d: %w", what, from, err)
-	}
-	return fmt.Errorf("import %s: %w", what, err)
-}
-
 func (b *importBatches) flushUsers(ctx context.Context) error {
 	return flushRows(ctx, b, "users", &b.users, &b.counts.Users, b.load.AddUsers)
 }
@@ -355,8 +341,11 @@ func (b *importBatches) flushTokens(ctx context.Context) error {
 func flushRows[T any](ctx context.Context, b *importBatches, what string, rb *batch[T], added *int,
 	add func(context.Context, []T) (int, error)) error {
 	n, err := add(ctx, rb.rows)
+	if err != nil && rb.from > 0 {
+		return fmt.Errorf("import %s of the batch starting at line %d: %w", what, rb.from, err)
+	}
 	if err != nil {
-		return batchError(what, rb.from, err)
+		return fmt.Errorf("import %s: %w", what, err)
 	}
 	if added != nil {
 		*added += n

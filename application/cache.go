@@ -7,10 +7,9 @@ import (
 	"github.com/cachegate/cachegate/domain"
 )
 
-// CacheOperations bundles one use case per cache operation, as
-// NewCacheOperations builds them on one CacheConfig: the HTTP adapter
-// drives them, and NewCache takes the Go API's use cases from it. It is a
-// bundle, not a layer: nothing calls through it.
+// CacheOperations bundles one use case per cache operation, built on one
+// CacheConfig: the HTTP adapter drives them, and NewCache takes the Go
+// API's use cases from it.
 type CacheOperations struct {
 	Assignments *Assignments
 	Create      *CreateCache
@@ -71,8 +70,7 @@ func WithIdempotencyKey(key string) QueryOption {
 }
 
 // collect applies opts. A call AsActor of a user is that user's database
-// work, bounded as its HTTP requests are (the use case passes the actor's
-// domain.Caller to the store; README, "Fair share of the database").
+// work, bounded as its HTTP requests are.
 func collect(opts []QueryOption) queryOptions {
 	o := queryOptions{actor: domain.System()}
 	for _, f := range opts {
@@ -81,13 +79,10 @@ func collect(opts []QueryOption) queryOptions {
 	return o
 }
 
-// Cache is the programmatic cache interface of docs/api.md, "The Go API". Every method
-// takes the assignment (an assignment name or an entity key), the cache
-// argument and optional query options. Calls run as the trusted system
-// actor unless AsActor says otherwise.
-//
-// Cache is the one layer over the use cases: each method calls its use
-// case directly (ARCHITECTURE.md, "Who owns what").
+// Cache is the programmatic cache interface of docs/api.md, "The Go API".
+// Every method takes the assignment (an assignment name or an entity key),
+// the cache argument and optional query options. Calls run as the trusted
+// system actor unless AsActor says otherwise.
 type Cache struct{ uc CacheOperations }
 
 // NewCache returns the Go API over the use cases of uc.

@@ -9,12 +9,9 @@ import (
 )
 
 // ChangeFeed is what WatchCaches and its subscriptions need of the one
-// reader of the change log in a process, the long-running
-// background.Feed (ARCHITECTURE.md, "Who owns what"): application
-// declares it, the process implements it, so application never imports
-// the process's package. The feed hands each live change to the
-// subscriptions it holds through Subscription.Offer and ends them with
-// Subscription.End.
+// reader of the change log in a process, background.Feed (ARCHITECTURE.md,
+// "Who owns what"). The feed hands each live change to the subscriptions
+// it holds through Subscription.Offer and ends them with Subscription.End.
 type ChangeFeed interface {
 	// Log is the change log the feed reads; a resuming subscription
 	// replays from it.

@@ -13,9 +13,7 @@ const queueMinCap = 8
 // changeQueue is a subscription's queue of live changes: a ring that is
 // allocated with the first change, doubles up to its limit as the
 // subscriber falls behind, and is released again when drained after a
-// burst. An idle subscription (most of them, most of the time) holds no
-// buffer at all, where a channel of the limit's size would hold the whole
-// buffer from the start (2 KiB for 256 changes, per subscriber).
+// burst, so an idle subscription holds no buffer.
 type changeQueue struct {
 	mu   sync.Mutex
 	ring []*domain.Change

@@ -41,9 +41,8 @@ type LoginDeps struct {
 	// Audit records login.succeeded, login.failed and login.throttled;
 	// nil records nothing.
 	Audit *AuditTrail
-	// InFlightWait bounds how long an attempt refused while this
-	// process's attempts of the same username or address are still being
-	// checked waits for them to end (see inFlight); zero means
+	// InFlightWait bounds how long a refused attempt waits for this
+	// process's attempts of its keys to end (see inFlight); zero means
 	// DefaultInFlightWait, a negative value no waiting.
 	InFlightWait time.Duration
 	// MaxSessions bounds a user's live sessions (refresh families): a
@@ -173,13 +172,9 @@ func (uc *Login) Execute(ctx context.Context, in LoginInput) (domain.TokenPair, 
 }
 
 // evict ends the user's live sessions beyond MaxSessions, the least
-// recently used, once the login's own is stored, and returns them. They
-// end as a logout does: the store revokes them, this process refuses
-// their access tokens at once and every other one at its next poll of
-// the revoked sessions (docs/api.md, "Authentication"). The store does
-// it in one statement after the login's own family committed, so that
-// concurrent logins leave no more than MaxSessions (ports.SessionEvictor);
-// the events are recorded after it, as the store takes none.
+// recently used, once the login's own is stored (ports.SessionEvictor),
+// and returns them; they end as a logout does. The events are recorded
+// after it, as the store takes none.
 func (uc *Login) evict(ctx context.Context, c domain.Caller, userID string) ([]string, error) {
 	evictor, ok := uc.d.Tokens.Refresh.For(c).(ports.SessionEvictor)
 	if !ok || uc.d.MaxSessions < 0 {
