@@ -111,8 +111,7 @@ func (c *Cache) Delete(ctx context.Context, assignment string, ref CacheRef, opt
 // Get returns the live entry with ref's key, type and assignee, or
 // domain.ErrCacheNotFound.
 func (c *Cache) Get(ctx context.Context, assignment string, ref CacheRef, opts ...QueryOption) (domain.Entry, error) {
-	o := collect(opts)
-	return c.uc.Get.Execute(ctx, GetCacheInput{Assignment: assignment, Actor: o.actor, Ref: ref})
+	return c.uc.Get.Execute(ctx, GetCacheInput{Assignment: assignment, Actor: collect(opts).actor, Ref: ref})
 }
 
 // GetAssignedCaches returns every live entry of the assignee, oldest
@@ -155,8 +154,7 @@ func (c *Cache) all(ctx context.Context, in ListCachesInput) ([]domain.Entry, er
 
 // Clear deletes every entry of the assignee and returns how many.
 func (c *Cache) Clear(ctx context.Context, assignment, assigneeID string, opts ...QueryOption) (int, error) {
-	o := collect(opts)
-	return c.uc.Clear.Execute(ctx, ClearCachesInput{Assignment: assignment, Actor: o.actor, AssigneeID: assigneeID})
+	return c.uc.Clear.Execute(ctx, ClearCachesInput{Assignment: assignment, Actor: collect(opts).actor, AssigneeID: assigneeID})
 }
 
 // WatchFilter selects the changes Watch reports; see WatchCachesInput.

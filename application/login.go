@@ -235,10 +235,7 @@ func (uc *Login) reserve(ctx context.Context, c domain.Caller, in LoginInput, ke
 	if ok {
 		return now, nil
 	}
-	retry := oldest.Add(uc.d.Limits.Window).Sub(now)
-	if retry < time.Second {
-		retry = time.Second
-	}
+	retry := max(oldest.Add(uc.d.Limits.Window).Sub(now), time.Second)
 	uc.d.Log.WarnContext(ctx, "login throttled", "retryAfter", retry.Round(time.Second).String())
 	uc.d.Metrics.LoginOutcome("throttled")
 	uc.d.Audit.Record(ctx, domain.AuditEvent{Type: domain.AuditLoginThrottled, Username: in.Username, Address: in.ClientAddr})

@@ -136,10 +136,10 @@ func (a *Users) Patch(ctx context.Context, actor domain.Actor, id string, p User
 	}
 	var types []domain.AuditType
 	if p.Active != nil {
-		types = append(types, activeEvent(*p.Active))
+		types = append(types, flagEvent(*p.Active, domain.AuditUserEnabled, domain.AuditUserDisabled))
 	}
 	if p.Admin != nil {
-		types = append(types, adminEvent(*p.Admin))
+		types = append(types, flagEvent(*p.Admin, domain.AuditUserAdminGranted, domain.AuditUserAdminRevoked))
 	}
 	u, err := a.Get(ctx, id)
 	if err != nil {
@@ -204,20 +204,12 @@ func (a *Users) Delete(ctx context.Context, actor domain.Actor, id string) error
 	return nil
 }
 
-// activeEvent and adminEvent are the types of the facts "enabled or
-// disabled" and "made or no longer an admin".
-func activeEvent(active bool) domain.AuditType {
-	if active {
-		return domain.AuditUserEnabled
+// flagEvent is the type of the fact that a flag was set (on) or cleared.
+func flagEvent(set bool, on, off domain.AuditType) domain.AuditType {
+	if set {
+		return on
 	}
-	return domain.AuditUserDisabled
-}
-
-func adminEvent(admin bool) domain.AuditType {
-	if admin {
-		return domain.AuditUserAdminGranted
-	}
-	return domain.AuditUserAdminRevoked
+	return off
 }
 
 // change changes u for actor, recording one event per type (prepare);
