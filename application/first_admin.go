@@ -21,8 +21,7 @@ const SetupLinkTTL = 30 * time.Minute
 const SetupTokenBytes = 32
 
 // SetupDetail is the audit detail of the events of a user made through
-// the set-up link (docs/admin.md, "Audit event types"). The events have
-// no actor: nobody was signed in.
+// the set-up link (docs/admin.md, "Audit event types").
 const SetupDetail = "setup-link"
 
 // FirstAdmin is the one-time set-up link that creates the first admin
@@ -39,10 +38,8 @@ type FirstAdmin struct {
 	clock    ports.Clock
 	secrets  ports.SecretSource
 	opts     FirstAdminOptions
-	// turn holds the link: a one-slot semaphore, so a waiting request
-	// gives up when its context ends.
-	turn chan struct{}
-	link setupLink
+	turn     chan struct{} // one-slot semaphore holding the link
+	link     setupLink
 }
 
 // FirstAdminOptions shape the set-up link.

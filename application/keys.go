@@ -74,10 +74,9 @@ func (a *Keys) List(ctx context.Context) ([]KeyStatus, error) {
 
 // RotateKeyInput is the input of Keys.Rotate.
 type RotateKeyInput struct {
-	// Now makes the new key sign at once (`keys rotate --now`, for
-	// emergencies): clients that cached the JWKS refuse its tokens until
-	// they fetch it again. Otherwise it is published first and signs
-	// after the publish-ahead time (README.md, "Tokens").
+	// Now makes the new key sign at once (`keys rotate --now`), before
+	// clients that cached the JWKS fetch it again; otherwise it signs after
+	// the publish-ahead time (README.md, "Tokens").
 	Now bool
 }
 
@@ -123,8 +122,7 @@ func by(actor domain.Actor) []any {
 }
 
 // plausibleKid reports whether kid could name a stored key: 1 to 128
-// characters of [A-Za-z0-9._-]. Anything else (a NUL, which PostgreSQL
-// text cannot hold) is unknown without asking the store.
+// characters of [A-Za-z0-9._-] (no NUL, which PostgreSQL text cannot hold).
 func plausibleKid(kid string) bool {
 	if kid == "" || len(kid) > 128 {
 		return false

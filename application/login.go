@@ -45,15 +45,12 @@ type LoginDeps struct {
 	// process's attempts of its keys to end (see inFlight); zero means
 	// DefaultInFlightWait, a negative value no waiting.
 	InFlightWait time.Duration
-	// MaxSessions bounds a user's live sessions (refresh families): a
-	// login beyond it ends the least recently used ones, recorded as
-	// session.evicted. Zero means DefaultMaxSessionsPerUser, a negative
-	// value no bound. A refresh store that is no ports.SessionEvictor
-	// bounds nothing.
+	// MaxSessions bounds a user's live sessions: a login beyond it ends
+	// the least recently used ones (session.evicted). Zero means
+	// DefaultMaxSessionsPerUser, a negative value no bound.
 	MaxSessions int
-	// Revoked is told of the sessions a login ends, so this process
-	// refuses their access tokens at once (every other one at its next
-	// poll); nil leaves this process to its poll too.
+	// Revoked, when set, is told of the sessions a login ends, so this
+	// process refuses their access tokens at once.
 	Revoked SessionRevocations
 }
 
@@ -189,9 +186,8 @@ func (uc *Login) evict(ctx context.Context, c domain.Caller, userID string) ([]s
 }
 
 // throttleKeys returns the counters an attempt is reserved under: the
-// username in the form logins compare it (domain.NormalizeUsername), so
-// "Alice " and "alice" share one count, then the client address. Keys
-// whose limit is off are left out.
+// normalized username, then the client address; keys whose limit is off
+// are left out.
 func (uc *Login) throttleKeys(in LoginInput) []ports.ThrottleKey {
 	if uc.d.Throttle == nil {
 		return nil
@@ -270,9 +266,8 @@ func (uc *Login) inFlight(keys []ports.ThrottleKey) func(freed bool) {
 }
 
 // giveBack undoes a successful login's counting: the username's count
-// starts again from zero (docs/api.md, "Authentication") and the address gives
-// back the one attempt it reserved, so a busy address is limited by its
-// failures only. Failure here only leaves the counts higher.
+// starts again from zero and the address gives back the one attempt it
+// reserved (docs/api.md, "Authentication"). Failure only leaves them higher.
 func (uc *Login) giveBack(ctx context.Context, c domain.Caller, keys []ports.ThrottleKey, userKey string, at time.Time) {
 	if len(keys) == 0 {
 		return

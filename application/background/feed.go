@@ -32,8 +32,8 @@ type FeedConfig struct {
 	// zero).
 	Retention time.Duration
 	// Poll is the longest the reader waits before reading the log again
-	// when nothing woke it (DefaultFeedPoll when zero); it is what bounds
-	// the delay of a change made by another replica.
+	// when nothing woke it (DefaultFeedPoll when zero): the delay of a
+	// change made by another replica.
 	Poll time.Duration
 	// Buffer is how many changes a subscriber may fall behind before it is
 	// disconnected (DefaultFeedBuffer when zero).
@@ -58,8 +58,7 @@ type Feed struct {
 	ready  chan struct{}
 	closed bool
 	// subs indexes the subscriptions by entity, then by the assignee
-	// they are confined to ("" for any), so a change reaches only the
-	// subscribers that may want it.
+	// they are confined to ("" for any).
 	subs  map[string]map[string]subSet
 	count int
 	// waiting is closed when the next read of the log has ended
@@ -69,8 +68,6 @@ type Feed struct {
 	// because nobody subscribed: pos may trail the log until a read.
 	stale bool
 
-	// reads and prunes log when reading (pruning) the log starts to fail
-	// and when it recovers, not every failed attempt.
 	reads, prunes ports.FailureLog
 }
 
@@ -162,8 +159,7 @@ func (f *Feed) Run(ctx context.Context) error {
 			f.prunes.Record(ctx, f.cfg.Logger, "change feed: prune", f.prune(ctx), f.cfg.Clock.Now())
 		}
 		// The short poll is for revisions held back by transactions in
-		// flight; a read that failed (the database is down) waits the
-		// whole Poll, however the log's Pending was left.
+		// flight; a failed read waits the whole Poll.
 		wait := f.cfg.Poll
 		if read && readErr == nil && f.pending() {
 			wait = feedPendingPoll
@@ -338,8 +334,7 @@ func (f *Feed) Close() {
 
 // CatchUp returns once a read of the log that started after the call has
 // ended, so the feed's position has passed every change committed before
-// it (up to the log's head). Concurrent callers share that read: a burst
-// of new subscriptions costs no query of its own.
+// it. Concurrent callers share that read.
 func (f *Feed) CatchUp(ctx context.Context) error {
 	select {
 	case <-f.ready:
@@ -367,8 +362,8 @@ func (f *Feed) CatchUp(ctx context.Context) error {
 
 // Subscribe registers s and returns the revision it starts after. The
 // first subscription after the reader let writes pass unread waits for a
-// read first (CatchUp), so it starts near the head as when the reader
-// reads every write, not at a position the log may have pruned.
+// read first (CatchUp), so it does not start at a position the log may
+// have pruned.
 func (f *Feed) Subscribe(ctx context.Context, s *application.Subscription) (int64, error) {
 	select {
 	case <-f.ready:

@@ -15,13 +15,11 @@ import (
 // Defaults of RevokedSessionsOptions.
 const (
 	// DefaultRevocationPoll is how often a process reads the families
-	// revoked since its last look: half the one second docs/api.md
-	// ("Authentication") allows, so a poll plus its query fits.
+	// revoked since its last look: half the second docs/api.md allows.
 	DefaultRevocationPoll = 500 * time.Millisecond
 	// DefaultRevocationOverlap is how far each poll looks back before the
-	// previous one began. Revocation times come from the revoking
-	// process's clock and a transaction may commit a little after the time
-	// it wrote, so replicas' clocks must agree within this margin.
+	// previous one began: a revocation may commit a little after the time
+	// it wrote, and replicas' clocks must agree within this margin.
 	DefaultRevocationOverlap = 10 * time.Second
 )
 
@@ -40,9 +38,8 @@ type RevokedSessionsOptions struct {
 	// Overlap is DefaultRevocationOverlap when zero.
 	Overlap time.Duration
 	Log     *slog.Logger
-	// Changes, when set, is bumped whenever the set gains a family (a
-	// poll's find or Add), so open streams re-check their session at once
-	// rather than at their next heartbeat.
+	// Changes, when set, is bumped whenever the set gains a family, so
+	// open streams re-check their session at once.
 	Changes *application.AuthChanges
 }
 
