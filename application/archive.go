@@ -52,9 +52,8 @@ type ArchiveRecord struct {
 }
 
 // ArchiveCounts says how many records of each kind went through, and how
-// many were left behind (expired by the time of the import, or already
-// stored when merging). Refresh counts refresh families (an archive of
-// format version 1 counts the families its tokens made).
+// many were left behind (expired, or already stored when merging). Refresh
+// counts refresh families.
 type ArchiveCounts struct {
 	Users, SigningKeys, Refresh, Entries int
 	Skipped                              int
@@ -265,16 +264,13 @@ type importBatches struct {
 	load   ports.ArchiveLoad
 	counts *ArchiveCounts
 
-	users    batch[domain.User]
-	keys     batch[domain.SigningKey]
-	families batch[domain.RefreshFamily]
-	tokens   batch[domain.RefreshRecord]
-	entries  map[string]*batch[domain.Entry]
-	// tokensAdded is set once a batch of tokens was loaded: their
-	// families are stored at the end.
-	tokensAdded bool
-	// current is the newest current key of the archive.
-	current *domain.SigningKey
+	users       batch[domain.User]
+	keys        batch[domain.SigningKey]
+	families    batch[domain.RefreshFamily]
+	tokens      batch[domain.RefreshRecord]
+	entries     map[string]*batch[domain.Entry]
+	tokensAdded bool               // their families are stored at the end
+	current     *domain.SigningKey // the newest current key of the archive
 }
 
 // noteCurrent remembers k when it is the newest current key read so far:

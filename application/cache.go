@@ -164,12 +164,11 @@ type WatchFilter struct {
 	Key, Type, AssigneeID string
 }
 
-// Watch reports the changes of an assignment's entries, as the HTTP feed
-// does (docs/api.md, "Change feed"): in revision order, resumable with
-// w.Since, under the assignment's policy when called with AsActor. The
-// iterator ends when ctx does, or with one error: ErrFeedLagging when the
-// loop body falls too far behind (resume from the last revision seen),
-// ErrFeedClosed on shutdown, or the error that kept it from starting.
+// Watch reports the changes of an assignment's entries as the HTTP feed
+// does (docs/api.md, "Change feed"). The iterator ends when ctx does, or
+// with one error: ErrFeedLagging when the loop body falls too far behind
+// (resume from the last revision seen), ErrFeedClosed on shutdown, or the
+// error that kept it from starting.
 func (c *Cache) Watch(ctx context.Context, assignment string, w WatchFilter, opts ...QueryOption) iter.Seq2[FeedEvent, error] {
 	o := collect(opts)
 	return func(yield func(FeedEvent, error) bool) {
