@@ -38,8 +38,7 @@ type AuditTrail struct {
 }
 
 // AuditTrailDeps are what the audit trail needs. Store may be nil (events
-// are then only logged and counted, and there is no trail to read); Log
-// and Metrics may be nil.
+// are then only logged and counted); so may Log and Metrics.
 type AuditTrailDeps struct {
 	Store   ports.AuditLog
 	Log     *slog.Logger
@@ -72,8 +71,7 @@ func NewAuditTrail(d AuditTrailDeps) *AuditTrail {
 		ids: d.IDs, fold: fold, withChanges: d.StoredWithChanges && d.Store != nil}
 }
 
-// Stored reports whether a stores its events, so that there is a trail
-// to read.
+// Stored reports whether a stores its events, so there is a trail to read.
 func (a *AuditTrail) Stored() bool { return a != nil && a.store != nil }
 
 // Record records e, an event that has no change of a store of its own

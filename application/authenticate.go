@@ -39,10 +39,9 @@ func NewAuthenticate(verifier ports.TokenVerifier, validator ports.TokenValidato
 func (uc *Authenticate) Changed() <-chan struct{} { return uc.changes.Changed() }
 
 // Recheck re-authorises, at now, a principal that Execute returned
-// earlier, for a caller that holds it for long (an event stream, which
-// calls it whenever Changed fires and at its heartbeats). It returns
-// domain.ErrUnauthenticated when a request with the same token would now
-// be refused for a reason this process knows in memory:
+// earlier, for a caller that holds it for long (an event stream). It
+// returns domain.ErrUnauthenticated when a request with the same token
+// would now be refused for a reason this process knows in memory:
 //
 //   - the token expired (at its exp: a stream gets no leeway);
 //   - its session (refresh family) was revoked (SessionRevocations);

@@ -15,13 +15,11 @@ const queueMinCap = 8
 // subscriber falls behind, and is released again when drained after a
 // burst, so an idle subscription holds no buffer.
 type changeQueue struct {
-	mu   sync.Mutex
-	ring []*domain.Change
-	head int // index of the oldest change
-	n    int // changes queued
-	// ready holds a token while changes are queued and nobody took
-	// notice yet: a waiter selects on it.
-	ready chan struct{}
+	mu    sync.Mutex
+	ring  []*domain.Change
+	head  int           // index of the oldest change
+	n     int           // changes queued
+	ready chan struct{} // holds a token while changes are queued unnoticed
 }
 
 func newChangeQueue() changeQueue { return changeQueue{ready: make(chan struct{}, 1)} }
@@ -47,8 +45,7 @@ func (q *changeQueue) push(c *domain.Change, limit int) bool {
 	return true
 }
 
-// grow doubles the ring (at least queueMinCap, at most limit), keeping
-// the order.
+// grow doubles the ring (at least queueMinCap, at most limit).
 func (q *changeQueue) grow(limit int) {
 	size := min(max(2*len(q.ring), queueMinCap), limit)
 	ring := make([]*domain.Change, size)

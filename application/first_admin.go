@@ -60,8 +60,7 @@ type setupLink struct {
 }
 
 // NewFirstAdmin returns the use case. ua creates the admin; hasAdmin
-// reports whether an active admin exists (the admin API's
-// Users.HasAdmin); secrets makes the tokens.
+// reports whether an active admin exists (Users.HasAdmin).
 func NewFirstAdmin(ua *Users, hasAdmin func(context.Context) (bool, error), clock ports.Clock,
 	secrets ports.SecretSource, opts FirstAdminOptions) (*FirstAdmin, error) {
 	if ua == nil || hasAdmin == nil || clock == nil || secrets == nil {

@@ -100,10 +100,9 @@ func NewLogin(d LoginDeps) (*Login, error) {
 	return &Login{d: d, flying: newInFlight()}, nil
 }
 
-// Execute returns a new pair. Every wrong-credential case (unknown user,
-// wrong password, inactive user, empty field) is domain.ErrUnauthenticated
-// alike; a throttled attempt is a domain.KindTooMany error carrying
-// RetryAfter and costs no password hashing.
+// Execute returns a new pair. Every wrong-credential case is
+// domain.ErrUnauthenticated alike; a throttled attempt is a
+// domain.KindTooMany error carrying RetryAfter and costs no password hashing.
 func (uc *Login) Execute(ctx context.Context, in LoginInput) (domain.TokenPair, error) {
 	if in.Username == "" || in.Password == "" || len(in.Password) > domain.MaxPasswordBytes ||
 		domain.CheckUsername(in.Username) != nil {
@@ -202,7 +201,6 @@ func (uc *Login) throttleKeys(in LoginInput) []ports.ThrottleKey {
 	return keys
 }
 
-// usernameThrottleKey is the throttle key of a username.
 func usernameThrottleKey(username string) string { return "u:" + domain.NormalizeUsername(username) }
 
 // reserve counts the attempt under every key before any password is

@@ -34,11 +34,9 @@ type inFlight struct {
 
 // flights are the attempts in flight under one key.
 type flights struct {
-	n int
-	// changed is closed, and replaced, when an attempt under the key ends;
-	// frees counts those that ended by giving their place back.
-	changed chan struct{}
-	frees   uint64
+	n       int
+	changed chan struct{} // closed, and replaced, when an attempt under the key ends
+	frees   uint64        // attempts that ended by giving their place back
 }
 
 func newInFlight() *inFlight { return &inFlight{keys: map[string]*flights{}} }

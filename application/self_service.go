@@ -19,8 +19,7 @@ type SelfService struct {
 	revoked SessionRevocations
 }
 
-// NewSelfService returns the use cases. login's throttle and validator
-// guard the password change; revoked may be nil.
+// NewSelfService returns the use cases; revoked may be nil.
 func NewSelfService(login *Login, users *Users, refresh ports.RefreshStore, revoked SessionRevocations) (*SelfService, error) {
 	if login == nil || users == nil || refresh == nil {
 		return nil, errors.New("self-service needs login, user administration and the refresh store")

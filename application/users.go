@@ -81,8 +81,7 @@ type AddUserInput struct {
 	Username string
 	Password string
 	Active   bool
-	// Admin makes the user an admin (docs/admin.md).
-	Admin bool
+	Admin    bool
 }
 
 // Add creates a user and returns it, recording user.added and, for an
@@ -96,9 +95,8 @@ func (a *Users) Add(ctx context.Context, actor domain.Actor, in AddUserInput) (d
 	return a.add(ctx, actor, in, "", "add user")
 }
 
-// add stores the user in describes, checked already, recording user.added
-// and, for an admin, user.admin_granted with detail; what names the step
-// in a store's error.
+// add stores the user in describes, checked already, as Add does, with
+// detail on its events; what names the step in a store's error.
 func (a *Users) add(ctx context.Context, actor domain.Actor, in AddUserInput, detail, what string) (domain.User, error) {
 	hash, salt, err := a.hasher.Hash(ctx, in.Password)
 	if err != nil {
@@ -161,8 +159,7 @@ func (a *Users) Patch(ctx context.Context, actor domain.Actor, id string, p User
 }
 
 // ResetPassword replaces a user's password and ends every session of the
-// user in the same transaction (user.password_changed), so sessions
-// started with the old password end.
+// user in the same transaction (user.password_changed).
 func (a *Users) ResetPassword(ctx context.Context, actor domain.Actor, id, password string) error {
 	if err := domain.ValidatePassword(password); err != nil {
 		return err
@@ -246,8 +243,7 @@ func (a *Users) prepare(ctx context.Context, actor domain.Actor, u domain.User, 
 	return filled, stored
 }
 
-// committed reports the events prepare filled once their change
-// committed.
+// committed reports the events prepare filled once their change committed.
 func (a *Users) committed(ctx context.Context, filled []domain.AuditEvent) {
 	for _, e := range filled {
 		a.audit.Committed(ctx, e)

@@ -135,11 +135,10 @@ type Subscription struct {
 	once   sync.Once
 	err    error // why done closed; written before
 
-	cursor   int64 // the last revision handed out or skipped
-	replayTo int64 // the log is replayed up to here before the live changes
-	page     []domain.Change
-	// replayLast is set once the replay's last page was read.
-	replayLast bool
+	cursor     int64 // the last revision handed out or skipped
+	replayTo   int64 // the log is replayed up to here before the live changes
+	page       []domain.Change
+	replayLast bool // the replay's last page was read
 	reset      *FeedEvent
 }
 
@@ -185,8 +184,7 @@ func (s *Subscription) Next(ctx context.Context) (FeedEvent, error) {
 }
 
 // TryNext is Next without the wait for a live change: ok is false when
-// none is queued yet. It may still read the log (a replay) with ctx. Next
-// and TryNext are not safe for concurrent use.
+// none is queued yet. It may still read the log (a replay) with ctx.
 func (s *Subscription) TryNext(ctx context.Context) (ev FeedEvent, ok bool, err error) {
 	if r := s.reset; r != nil {
 		s.reset = nil

@@ -55,10 +55,9 @@ type ArchiveLoad interface {
 	// already stored wins) and how many it skipped.
 	ConvertRefreshTokens(ctx context.Context) (stored, skipped int, err error)
 	AddEntries(ctx context.Context, table string, es []domain.Entry) (int, error)
-	// KeepSigningKey makes id the one current signing key when it is
-	// stored and current: every other current key is retired at at, its
-	// private half erased, as a rotation retires keys. It returns how many
-	// keys it retired.
+	// KeepSigningKey makes id, when stored and current, the one current
+	// signing key: every other current key is retired at at, its private
+	// half erased. It returns how many keys it retired.
 	KeepSigningKey(ctx context.Context, id string, at time.Time) (int, error)
 	// Commit makes the whole load visible at once; Rollback discards it
 	// (and is harmless after Commit).

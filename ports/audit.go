@@ -92,8 +92,7 @@ type AuditFolder interface {
 	// racing on one address may start a few more events than f.Distinct
 	// in a window, never one per attempt. An implementation may hold the
 	// attempts of an event it already updated in memory for a few seconds
-	// and add them together (bunstore does, see its audit_fold.go): Events
-	// called on the same value includes them; another process sees them
-	// within those seconds.
+	// (bunstore does): Events on the same value includes them; another
+	// process sees them within those seconds.
 	FoldEvent(ctx context.Context, e domain.AuditEvent, f domain.AuditFold) error
 }

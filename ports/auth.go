@@ -249,11 +249,10 @@ type ThrottleKey struct {
 	Limit int
 }
 
-// LoginThrottle counts login attempts per key (a username or a client
-// address) within a window. An attempt is counted before its password is
-// checked and stays counted when it fails; a successful login gives its
-// count back (Reset, Release). So parallel attempts cannot pass a limit
-// together, and a refused attempt costs no password check.
+// LoginThrottle counts login attempts per key within a window. An attempt
+// is counted before its password is checked and stays counted when it
+// fails; a successful login gives its count back (Reset, Release). So
+// parallel attempts cannot pass a limit together.
 type LoginThrottle interface {
 	// For returns the throttle bound to caller, as CacheRepository.For.
 	For(caller domain.Caller) LoginThrottle

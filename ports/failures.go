@@ -24,8 +24,7 @@ type FailureLog struct {
 
 // Record reports one attempt of what (e.g. "change feed: read") that ended
 // at now with err (nil: it succeeded) and logs on log when the loop starts
-// failing or recovers. An attempt cut short because ctx ended (shutdown, a
-// request that went away) is not an outcome and is not counted.
+// failing or recovers. An attempt cut short because ctx ended is not counted.
 func (f *FailureLog) Record(ctx context.Context, log *slog.Logger, what string, err error, now time.Time) {
 	if ctx.Err() != nil {
 		return

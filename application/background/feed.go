@@ -20,7 +20,7 @@ const (
 	// feedBatch is how many changes one read of the log takes.
 	feedBatch = 1000
 	// feedPendingPoll is how soon the reader looks again while the log
-	// holds revisions back for transactions in flight (PostgreSQL).
+	// holds revisions back for transactions in flight.
 	feedPendingPoll = 5 * time.Millisecond
 )
 
@@ -208,8 +208,8 @@ func (f *Feed) pending() bool {
 }
 
 // read brings pos to the log's head. Idle (no subscription when the
-// loop looked), it reads only the head: no change past pos has anyone to
-// go to, unless a subscription came meanwhile, which then gets them.
+// loop looked), it reads only the head, unless a subscription came
+// meanwhile.
 func (f *Feed) read(ctx context.Context, idle bool) error {
 	if idle {
 		head, err := f.cfg.Log.Head(ctx)

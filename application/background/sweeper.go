@@ -88,7 +88,6 @@ func (s *Sweeper) SweepOnce(ctx context.Context) (int, error) {
 	return total, ctx.Err()
 }
 
-// sleep waits for d or until ctx ends.
 func sleep(ctx context.Context, d time.Duration) {
 	t := time.NewTimer(d)
 	defer t.Stop()
