@@ -17,9 +17,8 @@ import (
 const AdminCheckTTL = time.Second
 
 // AdminCheck decides whether a caller may use the admin API: an active
-// user whose stored admin flag is set. It asks the user store, not the
-// token (whose roles claim is for clients), and remembers each answer
-// for at most AdminCheckTTL in this process.
+// user whose stored admin flag is set (the store's, not the token's), as
+// read at most AdminCheckTTL ago.
 type AdminCheck struct {
 	users ports.UserRepository
 	clock ports.Clock
@@ -89,9 +88,8 @@ func (a *AdminCheck) Forget(id string) {
 	a.mu.Unlock()
 }
 
-// byAdmin returns e as done by actor, from its client's address
-// (docs/admin.md: every admin change names its actor; the system actor,
-// the command line, names none).
+// byAdmin returns e as done by actor (none for the system actor), from
+// its client's address.
 func byAdmin(actor domain.Actor, e domain.AuditEvent) domain.AuditEvent {
 	e.ActorID, e.ActorUsername = actor.Principal.ID, domain.CutAuditUsername(actor.Principal.Username)
 	return fromClient(actor, e)

@@ -65,9 +65,8 @@ func (a *AdminEntries) Delete(ctx context.Context, actor domain.Actor, assignmen
 	return e, nil
 }
 
-// record writes the event of a change right after it: the cache stores
-// take no events (docs/admin.md). The event's user is the entry's
-// assignee; detail names the entry and its version after the change.
+// record writes the event of a change right after it (the cache stores
+// take no events), about the entry's assignee.
 func (a *AdminEntries) record(ctx context.Context, actor domain.Actor, t domain.AuditType, assignment string, e domain.Entry) {
 	ev := byAdmin(actor, domain.AuditEvent{Type: t, UserID: e.AssigneeID,
 		Detail: fmt.Sprintf("%s/%s version %d", assignment, e.ID, e.Version)})

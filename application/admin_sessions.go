@@ -24,8 +24,7 @@ type AllSessionList struct {
 }
 
 // byIDThreshold is how many distinct users a page may name before their
-// names are read with one ListUsers rather than one UserByID each (when the user
-// store can list them).
+// names are read with one ListUsers rather than one UserByID each.
 const byIDThreshold = 16
 
 // AllSessions returns page p of every user's live sessions, the last

@@ -52,9 +52,8 @@ type ArchiveRecord struct {
 }
 
 // ArchiveCounts says how many records of each kind went through, and how
-// many were left behind (expired by the time of the import, or already
-// stored when merging). Refresh counts refresh families (an archive of
-// format version 1 counts the families its tokens made).
+// many were left behind (expired, or already stored when merging). Refresh
+// counts refresh families.
 type ArchiveCounts struct {
 	Users, SigningKeys, Refresh, Entries int
 	Skipped                              int
@@ -65,10 +64,8 @@ func (c ArchiveCounts) Total() int { return c.Users + c.SigningKeys + c.Refresh 
 
 // Export calls emit for every record worth moving, in this order: users,
 // signing keys, refresh families whose live token has not expired
-// (revoked ones included: they keep the access tokens of ended sessions
-// refused), then the live entries of each entity (entities by key).
-// Deleted and expired entries and expired families stay behind. emit's error stops the
-// export and is returned as is.
+// (revoked ones included), then the live entries of each entity (entities
+// by key). emit's error stops the export and is returned as is.
 func (a *Archive) Export(ctx context.Context, emit func(ArchiveRecord) error) (ArchiveCounts, error) {
 	var c ArchiveCounts
 	now := a.Clock.Now()
@@ -126,13 +123,10 @@ const (
 )
 
 // Import loads records into the target in one transaction, in batches: on
-// any error nothing of the import stays. Every record is held to the rules
-// of the path that makes it (domain: Entry.Validate with MaxData,
-// User.Validate, SigningKey.Validate, RefreshFamily.Validate), and one
-// that breaks them is refused with its line. Entries deleted or expired, and
-// refresh families (or tokens) expired, by now are skipped. The refresh
-// tokens of an archive of format version 1 are stored as families once
-// the last of them is loaded (ports.ArchiveLoad.AddRefreshTokens). A record of an
+// any error nothing of the import stays. Every record is held to the
+// domain rules of the path that makes it (validRecord), and one that
+// breaks them is refused with its line. Entries deleted or expired, and
+// refresh families (or tokens) expired, by now are skipped. A record of an
 // entity the target does not configure is an error.
 func (a *Archive) Import(ctx context.Context, in ImportInput) (ArchiveCounts, error) {
 	var c ArchiveCounts
@@ -235,10 +229,9 @@ func (a *Archive) Import(ctx context.Context, in ImportInput) (ArchiveCounts, er
 	return c, nil
 }
 
-// validRecord holds r to its rules (see Import), an entry's ids put in
-// lower case as every store keeps them; the error names r's line and kind.
-// Quotas do not apply: an import is an administrator's restore (README,
-// "Export and import").
+// validRecord holds r to its domain rules, an entry's ids put in lower
+// case as every store keeps them; the error names r's line and kind.
+// Quotas do not apply: an import is an administrator's restore.
 func validRecord(r *ArchiveRecord, maxData int) error {
 	var (
 		kind string
@@ -271,16 +264,13 @@ type importBatches struct {
 	load   ports.ArchiveLoad
 	counts *ArchiveCounts
 
-	users    batch[domain.User]
-	keys     batch[domain.SigningKey]
-	families batch[domain.RefreshFamily]
-	tokens   batch[domain.RefreshRecord]
-	entries  map[string]*batch[domain.Entry]
-	// tokensAdded is set once a batch of tokens was loaded: their
-	// families are stored at the end.
-	tokensAdded bool
-	// current is the newest current key of the archive.
-	current *domain.SigningKey
+	users       batch[domain.User]
+	keys        batch[domain.SigningKey]
+	families    batch[domain.RefreshFamily]
+	tokens      batch[domain.RefreshRecord]
+	entries     map[string]*batch[domain.Entry]
+	tokensAdded bool               // their families are stored at the end
+	current     *domain.SigningKey // the newest current key of the archive
 }
 
 // noteCurrent remembers k when it is the newest current key read so far:
@@ -312,14 +302,6 @@ func (b *batch[T]) add(row T, line, size int) bool {
 	}
 	b.bytes += size
 	return len(b.rows) >= importBatchRows || b.bytes >= importBatchBytes
-}
-
-// batchError names the lines of a batch that failed to load.
-func batchError(what string, from int, err error) error {
-	if from > 0 {
-		return fmt.Errorf("import %s of the batch starting at line %d: %w", what, from, err)
-	}
-	return fmt.Errorf("import %s: %w", what, err)
 }
 
 func (b *importBatches) flushUsers(ctx context.Context) error {
@@ -355,8 +337,11 @@ func (b *importBatches) flushTokens(ctx context.Context) error {
 func flushRows[T any](ctx context.Context, b *importBatches, what string, rb *batch[T], added *int,
 	add func(context.Context, []T) (int, error)) error {
 	n, err := add(ctx, rb.rows)
+	if err != nil && rb.from > 0 {
+		return fmt.Errorf("import %s of the batch starting at line %d: %w", what, rb.from, err)
+	}
 	if err != nil {
-		return batchError(what, rb.from, err)
+		return fmt.Errorf("import %s: %w", what, err)
 	}
 	if added != nil {
 		*added += n

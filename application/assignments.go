@@ -9,15 +9,14 @@ import (
 	"github.com/cachegate/cachegate/ports"
 )
 
-// Assignment is one configured route family
-// /cache/<Name>, backed by the repository of entity EntityKey.
+// Assignment is one configured route family /cache/<Name>, backed by the
+// repository of entity EntityKey.
 type Assignment struct {
 	// Name is the assignment name (the route segment).
 	Name string
 	// EntityKey names the entity (table) that backs the assignment.
 	EntityKey string
-	// Table is the entity's table: the entity its changes are logged
-	// under. The change feed needs it.
+	// Table is the entity's table, which its changes are logged under.
 	Table  string
 	Repo   ports.CacheRepository
 	Policy domain.Policy
@@ -26,13 +25,12 @@ type Assignment struct {
 	DefaultExpiresIn time.Duration
 	// Quota bounds what each assignee may keep through this assignment;
 	// the zero Quota limits nothing. Assignments sharing an entity share
-	// its counts (an assignee's entries in the table), each holding writes
-	// through it to its own limits.
+	// its counts, each holding writes through it to its own limits.
 	Quota domain.Quota
 }
 
-// Assignments resolves assignment names (or entity keys) to assignments. It is built once
-// at start-up and read-only afterwards.
+// Assignments resolves assignment names (or entity keys) to assignments;
+// it is read-only once built.
 type Assignments struct {
 	byName   map[string]*Assignment
 	byEntity map[string]*Assignment

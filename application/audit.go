@@ -11,26 +11,21 @@ import (
 // AuditTrail is the audit service: it records the security events of the
 // audit trail (README.md, "Audit trail") and reads them back for the
 // command line and the admin API (audit_trail.go). Each event recorded is
-// stored in the ports.AuditLog, logged as one
-// line (with the request id, which the logger takes from ctx) and counted
-// (ports.Metrics.AuditEvent). It fills in the id, the time and the request
-// id from ctx (ports.RequestID); the client address is the use case's
-// input (domain.Actor.Client, LoginInput.ClientAddr), set on the event.
-// Recording never fails the operation it records: a store failure is
-// logged. A nil *AuditTrail records nothing. No event carries a password or
-// a token: only ids, names, addresses and reasons.
+// stored in the ports.AuditLog, logged as one line and counted
+// (ports.Metrics.AuditEvent), with its id, time and request id
+// (ports.RequestID) filled in. Recording never fails the operation it
+// records: a store failure is logged. A nil *AuditTrail records nothing. No
+// event carries a password or a token.
 //
 // Events that record a change of a store are written in the change's
 // transaction when the stores write into this trail's AuditLog
-// (AuditTrailDeps.StoredWithChanges, see ports.AuditLog); otherwise, and for events
-// with no change of their own, right after the change succeeded, so a
-// crash between the two loses the event (ARCHITECTURE.md, threat model).
+// (AuditTrailDeps.StoredWithChanges); otherwise right after the change
+// succeeded, so a crash between the two loses the event (ARCHITECTURE.md,
+// "Threat model").
 //
-// Failed and throttled logins are folded (domain.AuditFold, by default
-// domain.DefaultAuditFold; AuditTrailDeps.Fold) when the AuditLog is a
-// ports.AuditFolder: a flood of them grows the trail by a bounded number
-// of rows a window. Every attempt is still logged and counted. Usernames
-// are cut to domain.MaxAuditUsernameLen characters.
+// Failed and throttled logins are folded (AuditTrailDeps.Fold) when the
+// AuditLog is a ports.AuditFolder; every attempt is still logged and
+// counted.
 type AuditTrail struct {
 	withChanges bool
 	fold        domain.AuditFold
@@ -43,8 +38,7 @@ type AuditTrail struct {
 }
 
 // AuditTrailDeps are what the audit trail needs. Store may be nil (events
-// are then only logged and counted, and there is no trail to read); Log
-// and Metrics may be nil.
+// are then only logged and counted); so may Log and Metrics.
 type AuditTrailDeps struct {
 	Store   ports.AuditLog
 	Log     *slog.Logger
@@ -56,14 +50,10 @@ type AuditTrailDeps struct {
 	// event of its own.
 	Fold *domain.AuditFold
 	// StoredWithChanges tells that the stores write the events of their
-	// changes (user added / disabled / enabled / password changed, logout,
-	// key rotated / revoked, refresh reuse) into Store in the transaction
-	// of the change: the use cases then hand those events to the stores
-	// (Prepare) and Committed only logs and counts them. Set it only when
-	// Store is the stores' own (bootstrap does so when the graph's
-	// ports.AuditLog is the default one of the store module; an embedder's
-	// AuditLog keeps receiving every event through RecordEvent, after the
-	// change committed).
+	// changes into Store in the transaction of the change
+	// (ports.ChangeAuditLog): the use cases then hand those events to the
+	// stores (Prepare) and Committed only logs and counts them. Set it only
+	// when Store is the stores' own.
 	StoredWithChanges bool
 }
 
@@ -81,8 +71,7 @@ func NewAuditTrail(d AuditTrailDeps) *AuditTrail {
 		ids: d.IDs, fold: fold, withChanges: d.StoredWithChanges && d.Store != nil}
 }
 
-// Stored reports whether a stores its events, so that there is a trail
-// to read.
+// Stored reports whether a stores its events, so there is a trail to read.
 func (a *AuditTrail) Stored() bool { return a != nil && a.store != nil }
 
 // Record records e, an event that has no change of a store of its own
@@ -97,8 +86,8 @@ func (a *AuditTrail) Record(ctx context.Context, e domain.AuditEvent) {
 	a.store1(ctx, e)
 }
 
-// Prepare fills in e (id, time, request id) for a change
-// about to be made and returns what the store must append in the change's
+// Prepare fills in e (id, time, request id) for a change about to be
+// made and returns what the store must append in the change's
 // transaction: e when the stores write events (StoredWithChanges),
 // otherwise nothing. Pass the filled event to Committed once the change
 // committed.

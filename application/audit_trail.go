@@ -9,10 +9,6 @@ import (
 	"github.com/cachegate/cachegate/ports"
 )
 
-// Reading the audit trail: List for the `cachegate audit` command, Page
-// and Watch for the admin API (docs/admin.md), a filtered, paged query
-// and a live watch.
-
 // AuditQuery selects events; zero fields select everything.
 type AuditQuery struct {
 	Username string
@@ -91,13 +87,12 @@ func (a *AuditTrail) Page(ctx context.Context, in AuditPageInput) ([]domain.Audi
 
 // AuditWatchOverlap is how far back each read of a watch looks before
 // the newest event it has seen, so that an event committed a little after
-// the time it carries (or by a replica whose clock is behind) is still
-// delivered; events already delivered are skipped by id.
+// the time it carries is still delivered; delivered ones are skipped by id.
 const AuditWatchOverlap = 10 * time.Second
 
 // AuditWatch delivers the events recorded after it started, by any
-// replica sharing the store, each once, oldest first. It reads the
-// store when asked (Next); it is not safe for concurrent use.
+// replica sharing the store, each once, oldest first. It is not safe for
+// concurrent use.
 type AuditWatch struct {
 	a     *AuditTrail
 	since time.Time

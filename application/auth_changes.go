@@ -7,25 +7,17 @@ import (
 
 // AuthChangesGap is the shortest interval between two signals of
 // AuthChanges: bumps closer together are signalled once, at the end of
-// the interval. Each signal wakes every open stream (docs/benchmarks.md,
-// "Streams end with their session"), so a burst of logouts costs at most
-// four wake-ups a second, and a stream still ends well within a second
-// of its process learning of the change (README.md, "Change feed").
+// the interval, so a burst of logouts wakes every open stream at most
+// four times a second.
 const AuthChangesGap = 250 * time.Millisecond
 
 // AuthChanges tells the holders of long-lived authorisations (event
-// streams) that something an access token's validity depends on may have
-// changed in this process: a session (refresh family) was revoked, by
-// this process or as seen by the revoked-sessions poll, or a signing key
-// was revoked (the key ring's reload). It carries no detail: a holder
-// re-checks its principal with Authenticate.Recheck, in memory, so a
-// change costs each open stream a few map lookups and no query
-// (ARCHITECTURE.md, "The change feed", Ends).
+// streams) that a session or a signing key may have been revoked in this
+// process. It carries no detail: a holder re-checks its principal with
+// Authenticate.Recheck (ARCHITECTURE.md, "The change feed").
 //
-// It is one channel, closed and replaced on each signal: any number of
-// waiters select on it without registering, so an idle stream holds
-// nothing for it but the channel it waits on. Safe for concurrent use; a
-// nil *AuthChanges never changes.
+// It is one channel, closed and replaced on each signal, so waiters need
+// not register. Safe for concurrent use; a nil *AuthChanges never changes.
 type AuthChanges struct {
 	mu sync.Mutex
 	ch chan struct{}
@@ -52,8 +44,7 @@ func (a *AuthChanges) Changed() <-chan struct{} {
 // Bump signals a change to every waiter: at once, or, within
 // AuthChangesGap of the previous signal, at the end of that interval
 // (one signal for every bump until then). It never blocks. The interval
-// is measured on the process's monotonic clock: it paces wake-ups and
-// decides nothing about any token.
+// is on the monotonic clock: it paces wake-ups and decides nothing.
 func (a *AuthChanges) Bump() {
 	if a == nil {
 		return

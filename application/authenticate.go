@@ -22,10 +22,8 @@ type Authenticate struct {
 
 // NewAuthenticate returns the use case; validator may be nil (extra
 // validation then passes), and so may revoked (then an access token stays
-// valid until it expires, whatever happens to its session). Changed
-// reports changes' changes; changes may be nil (nothing reports them).
-// The same changes is given to RevokedSessions and the key ring's
-// reload, which bump it.
+// valid until it expires, whatever happens to its session) and changes
+// (then Changed reports nothing).
 func NewAuthenticate(verifier ports.TokenVerifier, validator ports.TokenValidator, lookup ports.UserLookup, revoked SessionRevocations, changes *AuthChanges) (*Authenticate, error) {
 	if verifier == nil || lookup == nil {
 		return nil, errors.New("authenticate needs a token verifier and a user lookup")
@@ -41,24 +39,18 @@ func NewAuthenticate(verifier ports.TokenVerifier, validator ports.TokenValidato
 func (uc *Authenticate) Changed() <-chan struct{} { return uc.changes.Changed() }
 
 // Recheck re-authorises, at now, a principal that Execute returned
-// earlier, for a caller that holds it for long (an event stream, which
-// calls it whenever Changed fires and at its heartbeats). It returns
-// domain.ErrUnauthenticated when a request with the same token would now
-// be refused for a reason this process knows in memory:
+// earlier, for a caller that holds it for long (an event stream). It
+// returns domain.ErrUnauthenticated when a request with the same token
+// would now be refused for a reason this process knows in memory:
 //
 //   - the token expired (at its exp: a stream gets no leeway);
-//   - its session (refresh family) was revoked: a logout, a refresh
-//     token's reuse, or a disabled user or a changed password, which
-//     revoke every family of the user in the transaction that changes it
-//     (ARCHITECTURE.md, "Sessions end everywhere");
+//   - its session (refresh family) was revoked (SessionRevocations);
 //   - its signing key was revoked (when the verifier is a
 //     ports.KeyRevocations).
 //
-// It queries no store and verifies no signature, so ten thousand open
-// streams re-check for a few map lookups each. What only a store could
-// tell (a user deleted without its sessions by an integrator's own
-// lookup) and an integrator's extra validation are checked when the
-// stream opens, as for a request.
+// It queries no store and verifies no signature. What only a store could
+// tell and an integrator's extra validation are checked when the stream
+// opens, as for a request.
 func (uc *Authenticate) Recheck(ctx context.Context, p domain.Principal, now time.Time) error {
 	switch {
 	case !p.ExpiresAt.IsZero() && !now.Before(p.ExpiresAt):
@@ -72,11 +64,10 @@ func (uc *Authenticate) Recheck(ctx context.Context, p domain.Principal, now tim
 }
 
 // Execute returns the principal of a valid access token, with its refresh
-// family. It returns domain.ErrUnauthenticated for an invalid token or a
-// subject that names no active user, and
+// family. It returns domain.ErrUnauthenticated for an invalid token, a
+// revoked family or a subject that names no active user, and
 // domain.ErrAccessTokenFailedValidation when the extra validation refuses
-// a verified token. A token of a revoked family (its sid) is
-// domain.ErrUnauthenticated too.
+// a verified token.
 func (uc *Authenticate) Execute(ctx context.Context, token string) (domain.Principal, error) {
 	c, err := uc.verifier.AccessToken(ctx, token)
 	if err != nil {

@@ -7,10 +7,9 @@ import (
 	"github.com/cachegate/cachegate/domain"
 )
 
-// CacheOperations bundles one use case per cache operation, as
-// NewCacheOperations builds them on one CacheConfig: the HTTP adapter
-// drives them, and NewCache takes the Go API's use cases from it. It is a
-// bundle, not a layer: nothing calls through it.
+// CacheOperations bundles one use case per cache operation, built on one
+// CacheConfig: the HTTP adapter drives them, and NewCache takes the Go
+// API's use cases from it.
 type CacheOperations struct {
 	Assignments *Assignments
 	Create      *CreateCache
@@ -71,8 +70,7 @@ func WithIdempotencyKey(key string) QueryOption {
 }
 
 // collect applies opts. A call AsActor of a user is that user's database
-// work, bounded as its HTTP requests are (the use case passes the actor's
-// domain.Caller to the store; README, "Fair share of the database").
+// work, bounded as its HTTP requests are.
 func collect(opts []QueryOption) queryOptions {
 	o := queryOptions{actor: domain.System()}
 	for _, f := range opts {
@@ -81,13 +79,10 @@ func collect(opts []QueryOption) queryOptions {
 	return o
 }
 
-// Cache is the programmatic cache interface of docs/api.md, "The Go API". Every method
-// takes the assignment (an assignment name or an entity key), the cache
-// argument and optional query options. Calls run as the trusted system
-// actor unless AsActor says otherwise.
-//
-// Cache is the one layer over the use cases: each method calls its use
-// case directly (ARCHITECTURE.md, "Who owns what").
+// Cache is the programmatic cache interface of docs/api.md, "The Go API".
+// Every method takes the assignment (an assignment name or an entity key),
+// the cache argument and optional query options. Calls run as the trusted
+// system actor unless AsActor says otherwise.
 type Cache struct{ uc CacheOperations }
 
 // NewCache returns the Go API over the use cases of uc.
@@ -116,8 +111,7 @@ func (c *Cache) Delete(ctx context.Context, assignment string, ref CacheRef, opt
 // Get returns the live entry with ref's key, type and assignee, or
 // domain.ErrCacheNotFound.
 func (c *Cache) Get(ctx context.Context, assignment string, ref CacheRef, opts ...QueryOption) (domain.Entry, error) {
-	o := collect(opts)
-	return c.uc.Get.Execute(ctx, GetCacheInput{Assignment: assignment, Actor: o.actor, Ref: ref})
+	return c.uc.Get.Execute(ctx, GetCacheInput{Assignment: assignment, Actor: collect(opts).actor, Ref: ref})
 }
 
 // GetAssignedCaches returns every live entry of the assignee, oldest
@@ -160,8 +154,7 @@ func (c *Cache) all(ctx context.Context, in ListCachesInput) ([]domain.Entry, er
 
 // Clear deletes every entry of the assignee and returns how many.
 func (c *Cache) Clear(ctx context.Context, assignment, assigneeID string, opts ...QueryOption) (int, error) {
-	o := collect(opts)
-	return c.uc.Clear.Execute(ctx, ClearCachesInput{Assignment: assignment, Actor: o.actor, AssigneeID: assigneeID})
+	return c.uc.Clear.Execute(ctx, ClearCachesInput{Assignment: assignment, Actor: collect(opts).actor, AssigneeID: assigneeID})
 }
 
 // WatchFilter selects the changes Watch reports; see WatchCachesInput.
@@ -171,12 +164,11 @@ type WatchFilter struct {
 	Key, Type, AssigneeID string
 }
 
-// Watch reports the changes of an assignment's entries, as the HTTP feed
-// does (docs/api.md, "Change feed"): in revision order, resumable with
-// w.Since, under the assignment's policy when called with AsActor. The
-// iterator ends when ctx does, or with one error: ErrFeedLagging when the
-// loop body falls too far behind (resume from the last revision seen),
-// ErrFeedClosed on shutdown, or the error that kept it from starting.
+// Watch reports the changes of an assignment's entries as the HTTP feed
+// does (docs/api.md, "Change feed"). The iterator ends when ctx does, or
+// with one error: ErrFeedLagging when the loop body falls too far behind
+// (resume from the last revision seen), ErrFeedClosed on shutdown, or the
+// error that kept it from starting.
 func (c *Cache) Watch(ctx context.Context, assignment string, w WatchFilter, opts ...QueryOption) iter.Seq2[FeedEvent, error] {
 	o := collect(opts)
 	return func(yield func(FeedEvent, error) bool) {

@@ -9,8 +9,7 @@ import (
 	"github.com/cachegate/cachegate/ports"
 )
 
-// CacheConfig is what every cache use case is built from: the assignments,
-// the clock and ids, the limits and the metrics.
+// CacheConfig is what every cache use case is built from.
 type CacheConfig struct {
 	Assignments *Assignments
 	Clock       ports.Clock
@@ -18,8 +17,7 @@ type CacheConfig struct {
 	// MaxDataBytes limits an entry's data; zero means
 	// domain.DefaultMaxDataBytes.
 	MaxDataBytes int
-	// Metrics is optional.
-	Metrics ports.Metrics
+	Metrics      ports.Metrics // optional
 	// ListDefault and ListMax are the default and largest page size of
 	// lists; zero means DefaultListLimit and MaxListLimit.
 	ListDefault int
@@ -27,8 +25,7 @@ type CacheConfig struct {
 	// Feed, when set, serves Watch (background.Feed implements it);
 	// without it Watch answers ErrFeedUnavailable.
 	Feed ChangeFeed
-	// Tracer, when set, wraps each use case in a span; nil traces
-	// nothing (ports.NopTracer).
+	// Tracer, when set, wraps each use case in a span.
 	Tracer ports.Tracer
 }
 

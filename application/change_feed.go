@@ -9,15 +9,11 @@ import (
 )
 
 // ChangeFeed is what WatchCaches and its subscriptions need of the one
-// reader of the change log in a process, the long-running
-// background.Feed (ARCHITECTURE.md, "Who owns what"): application
-// declares it, the process implements it, so application never imports
-// the process's package. The feed hands each live change to the
-// subscriptions it holds through Subscription.Offer and ends them with
-// Subscription.End.
+// reader of the change log in a process, background.Feed (ARCHITECTURE.md,
+// "Who owns what"). The feed hands each live change to the subscriptions
+// it holds through Subscription.Offer and ends them with Subscription.End.
 type ChangeFeed interface {
-	// Log is the change log the feed reads; a resuming subscription
-	// replays from it.
+	// Log is the change log the feed reads, which a resume replays.
 	Log() ports.ChangeLog
 	// Metrics counts the events delivered and their lag.
 	Metrics() ports.FeedMetrics
@@ -41,8 +37,7 @@ var ErrFeedClosed = errors.New("change feed: closed")
 // changeFilter selects the changes a subscription wants.
 type changeFilter struct {
 	assignee, key, typ string
-	// never is set when the filters contradict the policy (an owner
-	// asking for another assignee): nothing matches.
+	// never: the filters contradict the policy, so nothing matches.
 	never bool
 }
 

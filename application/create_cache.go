@@ -28,9 +28,8 @@ type CreateCache struct{ deps CacheConfig }
 // domain.ErrCacheEntityAlreadyExists when a live entry has the same natural
 // key, domain.ErrForbidden when an owner-policy caller names another
 // assignee, domain.ErrCacheQuotaExceeded when the assignee's quota in the
-// assignment is used up, and a validation error for bad input.
-//
-// With in.Idempotency, a create whose key the caller already used in the
+// assignment is used up, and a validation error for bad input. With
+// in.Idempotency, a create whose key the caller already used in the
 // assignment within IdempotencyLifetime writes nothing: it returns the
 // entry as the first create made it when the request is the same, and
 // domain.ErrIdempotencyKeyReused when it is not.

@@ -1,6 +1,6 @@
 // Package application holds cachegate's use cases: the cache operations of
-// the Go API (docs/api.md, "The Go API") and the by-id operations of the HTTP routes, login, refresh,
-// logout and authentication of bearer tokens, and the background sweeper.
+// the Go API (docs/api.md, "The Go API") and of the HTTP routes, login,
+// refresh, logout, authentication of bearer tokens and administration.
 //
 // Use cases depend on package ports only. Each is a struct whose fields are
 // the ports it needs, built by a plain constructor, with one Execute method

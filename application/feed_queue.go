@@ -13,17 +13,13 @@ const queueMinCap = 8
 // changeQueue is a subscription's queue of live changes: a ring that is
 // allocated with the first change, doubles up to its limit as the
 // subscriber falls behind, and is released again when drained after a
-// burst. An idle subscription (most of them, most of the time) holds no
-// buffer at all, where a channel of the limit's size would hold the whole
-// buffer from the start (2 KiB for 256 changes, per subscriber).
+// burst, so an idle subscription holds no buffer.
 type changeQueue struct {
-	mu   sync.Mutex
-	ring []*domain.Change
-	head int // index of the oldest change
-	n    int // changes queued
-	// ready holds a token while changes are queued and nobody took
-	// notice yet: a waiter selects on it.
-	ready chan struct{}
+	mu    sync.Mutex
+	ring  []*domain.Change
+	head  int           // index of the oldest change
+	n     int           // changes queued
+	ready chan struct{} // holds a token while changes are queued unnoticed
 }
 
 func newChangeQueue() changeQueue { return changeQueue{ready: make(chan struct{}, 1)} }
@@ -49,8 +45,7 @@ func (q *changeQueue) push(c *domain.Change, limit int) bool {
 	return true
 }
 
-// grow doubles the ring (at least queueMinCap, at most limit), keeping
-// the order.
+// grow doubles the ring (at least queueMinCap, at most limit).
 func (q *changeQueue) grow(limit int) {
 	size := min(max(2*len(q.ring), queueMinCap), limit)
 	ring := make([]*domain.Change, size)

@@ -21,19 +21,13 @@ const SetupLinkTTL = 30 * time.Minute
 const SetupTokenBytes = 32
 
 // SetupDetail is the audit detail of the events of a user made through
-// the set-up link (docs/admin.md, "Audit event types"). The events have
-// no actor: nobody was signed in.
+// the set-up link (docs/admin.md, "Audit event types").
 const SetupDetail = "setup-link"
 
 // FirstAdmin is the one-time set-up link that creates the first admin
-// without a shell (docs/admin.md, "The first admin"). Issue makes the
-// link when no active admin exists; Create spends it on the first admin.
-//
-// The link lives in this process only: of the token, only its SHA-256
-// digest is kept, with its expiry and whether it was used. Several
-// replicas each make their own link; every Create asks the store whether
-// an active admin exists before it creates one, so the first link used
-// makes the admin and the others answer domain.ErrAdminExists.
+// without a shell (docs/admin.md, "The first admin", also for replicas).
+// Issue makes the link when no active admin exists; Create spends it. The
+// link lives in this process only, as the SHA-256 digest of its token.
 //
 // One call at a time reads or changes the link (a Create holds it until
 // its user is stored), so two requests with the same token make one
@@ -44,10 +38,8 @@ type FirstAdmin struct {
 	clock    ports.Clock
 	secrets  ports.SecretSource
 	opts     FirstAdminOptions
-	// turn holds the link: a one-slot semaphore, so a waiting request
-	// gives up when its context ends.
-	turn chan struct{}
-	link setupLink
+	turn     chan struct{} // one-slot semaphore holding the link
+	link     setupLink
 }
 
 // FirstAdminOptions shape the set-up link.
@@ -68,8 +60,7 @@ type setupLink struct {
 }
 
 // NewFirstAdmin returns the use case. ua creates the admin; hasAdmin
-// reports whether an active admin exists (the admin API's
-// Users.HasAdmin); secrets makes the tokens.
+// reports whether an active admin exists (Users.HasAdmin).
 func NewFirstAdmin(ua *Users, hasAdmin func(context.Context) (bool, error), clock ports.Clock,
 	secrets ports.SecretSource, opts FirstAdminOptions) (*FirstAdmin, error) {
 	if ua == nil || hasAdmin == nil || clock == nil || secrets == nil {

@@ -34,8 +34,7 @@ type IdempotencyKey struct {
 
 // idempotencyScope is the scope of actor's keys in st: keys are unique per
 // assignment and caller. Anonymous callers of a public assignment share one
-// scope (they can read each other's entries anyway); the trusted system
-// actor (the Go API) has its own.
+// scope (they can read each other's entries anyway).
 func idempotencyScope(st *Assignment, actor domain.Actor) string {
 	switch {
 	case actor.Authenticated():
@@ -92,9 +91,8 @@ func replay(rec ports.IdempotencyRecord, k IdempotencyKey) (domain.Entry, error)
 }
 
 // createIdempotent stores e with the record of k, or answers as the
-// record of k already stored says. A concurrent request with the same key
-// that committed first is answered from its record; one still in flight
-// where the store cannot wait for it (none of cachegate's stores) is
+// record of k already stored says (replayed), also one a concurrent
+// request committed first; one still in flight is
 // domain.ErrIdempotencyKeyInProgress.
 func (uc *CreateCache) createIdempotent(ctx context.Context, st *Assignment, repo ports.CacheRepository, actor domain.Actor, k IdempotencyKey,
 	e domain.Entry, now time.Time,

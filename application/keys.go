@@ -11,11 +11,9 @@ import (
 )
 
 // SigningKeys is what key administration needs of the token adapter
-// (josejwt.Tokens provides it).
-//
-// The events given to Rotate and Revoke record the change: they are
-// written in the key store's transaction of the change (see
-// ports.AuditLog), Rotate's with their Family set to the new kid.
+// (josejwt.Tokens provides it). The events given to Rotate and Revoke are
+// written in the key store's transaction of the change (ports.AuditLog),
+// Rotate's with their Family set to the new kid.
 type SigningKeys interface {
 	// Rotate adds a new key, published at once and signing from the
 	// configured publish-ahead time on (at once when immediate), and
@@ -76,19 +74,16 @@ func (a *Keys) List(ctx context.Context) ([]KeyStatus, error) {
 
 // RotateKeyInput is the input of Keys.Rotate.
 type RotateKeyInput struct {
-	// Now makes the new key sign at once (`keys rotate --now`, for
-	// emergencies): clients that cached the JWKS refuse its tokens until
-	// they fetch it again. Otherwise it is published first and signs
-	// after the publish-ahead time (README.md, "Tokens").
+	// Now makes the new key sign at once (`keys rotate --now`), before
+	// clients that cached the JWKS fetch it again; otherwise it signs after
+	// the publish-ahead time (README.md, "Tokens").
 	Now bool
 }
 
 // Rotate adds a new signing key and returns it (SignsFrom tells when it
 // signs); the previous key signs until then, then verifies access tokens
 // for the access lifetime and refresh tokens for the refresh lifetime.
-// The key.rotated event names the actor when it is an admin
-// (docs/admin.md); it is written with the new key, in its transaction,
-// where the key store writes events.
+// The key.rotated event names the actor when it is an admin.
 func (a *Keys) Rotate(ctx context.Context, actor domain.Actor, in RotateKeyInput) (domain.SigningKey, error) {
 	event, events := a.audit.Prepare(ctx, byAdmin(actor, domain.AuditEvent{Type: domain.AuditKeyRotated}))
 	k, err := a.keys.Rotate(ctx, in.Now, events...)
@@ -104,8 +99,7 @@ func (a *Keys) Rotate(ctx context.Context, actor domain.Actor, in RotateKeyInput
 // Revoke revokes the key kid: tokens it signed stop working everywhere
 // within a second (sessions whose refresh token it signed end). It returns
 // domain.ErrSigningKeyNotFound for an unknown kid. The key.revoked event
-// names the actor when it is an admin; it is written with the revocation,
-// in its transaction, where the key store writes events.
+// names the actor when it is an admin.
 func (a *Keys) Revoke(ctx context.Context, actor domain.Actor, kid string) error {
 	if !plausibleKid(kid) {
 		return domain.ErrSigningKeyNotFound
@@ -128,8 +122,7 @@ func by(actor domain.Actor) []any {
 }
 
 // plausibleKid reports whether kid could name a stored key: 1 to 128
-// characters of [A-Za-z0-9._-]. Anything else (a NUL, which PostgreSQL
-// text cannot hold) is unknown without asking the store.
+// characters of [A-Za-z0-9._-] (no NUL, which PostgreSQL text cannot hold).
 func plausibleKid(kid string) bool {
 	if kid == "" || len(kid) > 128 {
 		return false

@@ -62,7 +62,6 @@ type streamCall struct {
 	yield func(domain.Entry) error
 }
 
-// stream is Stream inside its span.
 func (uc *ListCaches) stream(ctx context.Context, c streamCall) (ListCachesOutput, error) {
 	in := c.in
 	st, repo, now, err := uc.deps.open(in.Assignment, in.Actor)
@@ -83,8 +82,6 @@ func (uc *ListCaches) stream(ctx context.Context, c streamCall) (ListCachesOutpu
 		return ListCachesOutput{}, err
 	}
 	q := ports.ListQuery{Filter: filter, Sort: in.Sort, Limit: in.Limit, Offset: in.Offset, CountTotal: in.CountTotal,
-		// The policy is the store's outermost AND: whatever the filter
-		// says, an owner sees only its own entries.
 		Owner: ownerFilter(in.Actor, st)}
 	res, err := repo.List(ctx, q, now, c.yield)
 	if err != nil {

@@ -41,20 +41,16 @@ type LoginDeps struct {
 	// Audit records login.succeeded, login.failed and login.throttled;
 	// nil records nothing.
 	Audit *AuditTrail
-	// InFlightWait bounds how long an attempt refused while this
-	// process's attempts of the same username or address are still being
-	// checked waits for them to end (see inFlight); zero means
+	// InFlightWait bounds how long a refused attempt waits for this
+	// process's attempts of its keys to end (see inFlight); zero means
 	// DefaultInFlightWait, a negative value no waiting.
 	InFlightWait time.Duration
-	// MaxSessions bounds a user's live sessions (refresh families): a
-	// login beyond it ends the least recently used ones, recorded as
-	// session.evicted. Zero means DefaultMaxSessionsPerUser, a negative
-	// value no bound. A refresh store that is no ports.SessionEvictor
-	// bounds nothing.
+	// MaxSessions bounds a user's live sessions: a login beyond it ends
+	// the least recently used ones (session.evicted). Zero means
+	// DefaultMaxSessionsPerUser, a negative value no bound.
 	MaxSessions int
-	// Revoked is told of the sessions a login ends, so this process
-	// refuses their access tokens at once (every other one at its next
-	// poll); nil leaves this process to its poll too.
+	// Revoked, when set, is told of the sessions a login ends, so this
+	// process refuses their access tokens at once.
 	Revoked SessionRevocations
 }
 
@@ -104,10 +100,9 @@ func NewLogin(d LoginDeps) (*Login, error) {
 	return &Login{d: d, flying: newInFlight()}, nil
 }
 
-// Execute returns a new pair. Every wrong-credential case (unknown user,
-// wrong password, inactive user, empty field) is domain.ErrUnauthenticated
-// alike; a throttled attempt is a domain.KindTooMany error carrying
-// RetryAfter and costs no password hashing.
+// Execute returns a new pair. Every wrong-credential case is
+// domain.ErrUnauthenticated alike; a throttled attempt is a
+// domain.KindTooMany error carrying RetryAfter and costs no password hashing.
 func (uc *Login) Execute(ctx context.Context, in LoginInput) (domain.TokenPair, error) {
 	if in.Username == "" || in.Password == "" || len(in.Password) > domain.MaxPasswordBytes ||
 		domain.CheckUsername(in.Username) != nil {
@@ -173,13 +168,9 @@ func (uc *Login) Execute(ctx context.Context, in LoginInput) (domain.TokenPair, 
 }
 
 // evict ends the user's live sessions beyond MaxSessions, the least
-// recently used, once the login's own is stored, and returns them. They
-// end as a logout does: the store revokes them, this process refuses
-// their access tokens at once and every other one at its next poll of
-// the revoked sessions (docs/api.md, "Authentication"). The store does
-// it in one statement after the login's own family committed, so that
-// concurrent logins leave no more than MaxSessions (ports.SessionEvictor);
-// the events are recorded after it, as the store takes none.
+// recently used, once the login's own is stored (ports.SessionEvictor),
+// and returns them; they end as a logout does. The events are recorded
+// after it, as the store takes none.
 func (uc *Login) evict(ctx context.Context, c domain.Caller, userID string) ([]string, error) {
 	evictor, ok := uc.d.Tokens.Refresh.For(c).(ports.SessionEvictor)
 	if !ok || uc.d.MaxSessions < 0 {
@@ -189,18 +180,13 @@ func (uc *Login) evict(ctx context.Context, c domain.Caller, userID string) ([]s
 	if err != nil {
 		return nil, err
 	}
-	if uc.d.Revoked != nil {
-		for _, id := range ids {
-			uc.d.Revoked.Add(id)
-		}
-	}
+	revokedHere(uc.d.Revoked, ids...)
 	return ids, nil
 }
 
 // throttleKeys returns the counters an attempt is reserved under: the
-// username in the form logins compare it (domain.NormalizeUsername), so
-// "Alice " and "alice" share one count, then the client address. Keys
-// whose limit is off are left out.
+// normalized username, then the client address; keys whose limit is off
+// are left out.
 func (uc *Login) throttleKeys(in LoginInput) []ports.ThrottleKey {
 	if uc.d.Throttle == nil {
 		return nil
@@ -215,7 +201,6 @@ func (uc *Login) throttleKeys(in LoginInput) []ports.ThrottleKey {
 	return keys
 }
 
-// usernameThrottleKey is the throttle key of a username.
 func usernameThrottleKey(username string) string { return "u:" + domain.NormalizeUsername(username) }
 
 // reserve counts the attempt under every key before any password is
@@ -244,10 +229,7 @@ func (uc *Login) reserve(ctx context.Context, c domain.Caller, in LoginInput, ke
 	if ok {
 		return now, nil
 	}
-	retry := oldest.Add(uc.d.Limits.Window).Sub(now)
-	if retry < time.Second {
-		retry = time.Second
-	}
+	retry := max(oldest.Add(uc.d.Limits.Window).Sub(now), time.Second)
 	uc.d.Log.WarnContext(ctx, "login throttled", "retryAfter", retry.Round(time.Second).String())
 	uc.d.Metrics.LoginOutcome("throttled")
 	uc.d.Audit.Record(ctx, domain.AuditEvent{Type: domain.AuditLoginThrottled, Username: in.Username, Address: in.ClientAddr})
@@ -282,9 +264,8 @@ func (uc *Login) inFlight(keys []ports.ThrottleKey) func(freed bool) {
 }
 
 // giveBack undoes a successful login's counting: the username's count
-// starts again from zero (docs/api.md, "Authentication") and the address gives
-// back the one attempt it reserved, so a busy address is limited by its
-// failures only. Failure here only leaves the counts higher.
+// starts again from zero and the address gives back the one attempt it
+// reserved (docs/api.md, "Authentication"). Failure only leaves them higher.
 func (uc *Login) giveBack(ctx context.Context, c domain.Caller, keys []ports.ThrottleKey, userKey string, at time.Time) {
 	if len(keys) == 0 {
 		return

@@ -15,23 +15,18 @@ const DefaultInFlightWait = 5 * time.Second
 // inFlight tracks this process's login attempts that are being reserved
 // in the throttle or whose password is being checked, per throttle key.
 //
-// The throttle counts an attempt before its password is checked, so that
-// N parallel guesses cost at most the limit's checks; a success gives its
-// place back afterwards. Twenty parallel logins with the right password
-// at limit 10 would therefore see the limit reached by attempts that are
-// about to succeed. An attempt refused while attempts of its keys are in
-// flight here waits for them (at most InFlightWait) and tries again each
-// time one of them gives its place back; when none is left in flight, the
-// limit is made of failures and the refusal stands. Attempts in flight on
-// other replicas are not known here: an attempt refused only because of
-// them is refused at once, as before (README.md, "Fair share" and
-// ARCHITECTURE.md, "Threat model").
+// The throttle counts an attempt before its password is checked and a
+// success gives its place back afterwards, so parallel logins with the
+// right password can find the limit reached by attempts about to succeed.
+// An attempt refused while attempts of its keys are in flight here waits
+// for them (at most InFlightWait) and tries again each time one gives its
+// place back; when none is left, the refusal stands. Attempts in flight on
+// other replicas are not known here (ARCHITECTURE.md, "Threat model").
 //
 // An attempt is registered before it calls Reserve, and deregistered at
-// once when Reserve refuses it. So an attempt refused by a count that
-// holds another attempt of this process always finds that attempt
-// registered, without a lock held across the store's call (which may
-// wait for the database).
+// once when Reserve refuses it, so an attempt refused by a count holding
+// another attempt of this process always finds that one registered,
+// without a lock held across the store's call.
 type inFlight struct {
 	mu   sync.Mutex
 	keys map[string]*flights
@@ -39,11 +34,9 @@ type inFlight struct {
 
 // flights are the attempts in flight under one key.
 type flights struct {
-	n int
-	// changed is closed, and replaced, when an attempt under the key ends;
-	// frees counts those that ended by giving their place back.
-	changed chan struct{}
-	frees   uint64
+	n       int
+	changed chan struct{} // closed, and replaced, when an attempt under the key ends
+	frees   uint64        // attempts that ended by giving their place back
 }
 
 func newInFlight() *inFlight { return &inFlight{keys: map[string]*flights{}} }

@@ -28,9 +28,7 @@ func NewLogout(refresh ports.RefreshStore, clock ports.Clock, revoked SessionRev
 }
 
 // Execute revokes p's family; a principal without one (an integrator's
-// token) has nothing to revoke. The access tokens of the family stop
-// working at once in this process and within a second in every other
-// (RevokedSessions).
+// token) has nothing to revoke.
 func (uc *Logout) Execute(ctx context.Context, actor domain.Actor) error {
 	if !actor.Authenticated() {
 		return domain.ErrUnauthenticated
@@ -45,9 +43,7 @@ func (uc *Logout) Execute(ctx context.Context, actor domain.Actor) error {
 	if err := uc.refresh.For(actor.Caller()).RevokeFamily(ctx, family, uc.clock.Now(), events...); err != nil {
 		return fmt.Errorf("logout: %w", err)
 	}
-	if uc.revoked != nil {
-		uc.revoked.Add(family)
-	}
+	revokedHere(uc.revoked, family)
 	uc.audit.Committed(ctx, event)
 	return nil
 }

@@ -19,8 +19,7 @@ type SelfService struct {
 	revoked SessionRevocations
 }
 
-// NewSelfService returns the use cases. login's throttle and validator
-// guard the password change; revoked may be nil.
+// NewSelfService returns the use cases; revoked may be nil.
 func NewSelfService(login *Login, users *Users, refresh ports.RefreshStore, revoked SessionRevocations) (*SelfService, error) {
 	if login == nil || users == nil || refresh == nil {
 		return nil, errors.New("self-service needs login, user administration and the refresh store")
@@ -92,16 +91,14 @@ type ChangePasswordInput struct {
 
 // ChangePassword replaces the caller's password when CurrentPassword is
 // right, then ends every other session of the caller. The attempt is
-// counted by the login throttle first (per username and address, like a
-// login): past the limit it is a domain.KindTooMany error and costs no
-// password check; a wrong current password is domain.ErrUnauthenticated,
-// recorded as a failed login. A bad new password is a validation error
-// and counts nothing.
+// counted by the login throttle first, as a login: past the limit it is a
+// domain.KindTooMany error; a wrong current password is
+// domain.ErrUnauthenticated, recorded as a failed login. A bad new
+// password is a validation error and counts nothing.
 //
-// The password changes in one transaction with its event; the other
-// sessions are revoked right after, one by one (ports.RefreshStore has no
-// "all but one"): a login with the old password that was already past
-// its check when the change committed may keep its session.
+// The other sessions are revoked after the change committed, one by one
+// (ports.RefreshStore has no "all but one"): a login with the old password
+// already past its check then may keep its session.
 func (s *SelfService) ChangePassword(ctx context.Context, in ChangePasswordInput) error {
 	if !in.Actor.Authenticated() {
 		return domain.ErrUnauthenticated
@@ -174,9 +171,7 @@ func (s *SelfService) endOtherSessions(ctx context.Context, actor domain.Actor) 
 		if err := refresh.RevokeFamily(ctx, sess.ID, s.users.clock.Now()); err != nil {
 			return fmt.Errorf("change password: end other sessions: %w", err)
 		}
-		if s.revoked != nil {
-			s.revoked.Add(sess.ID)
-		}
+		revokedHere(s.revoked, sess.ID)
 	}
 	return nil
 }

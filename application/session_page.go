@@ -17,9 +17,8 @@ type SessionList struct {
 	Current string
 }
 
-// sessionList cuts p's page out of every live session of a user. The
-// sessions are read whole: a login ends those beyond
-// --max-sessions-per-user (Login), so they are few.
+// sessionList cuts p's page out of every live session of a user, which
+// are few (LoginDeps.MaxSessions).
 func sessionList(all []domain.Session, p SessionPage) SessionList {
 	page := all[min(max(p.Offset, 0), len(all)):]
 	if p.Limit > 0 && len(page) > p.Limit {

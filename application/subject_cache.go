@@ -10,11 +10,9 @@ import (
 )
 
 // SubjectCache remembers the principals a ports.UserLookup returned for
-// token subjects for a short time, so the guard does not query the user
-// store on every request. A user disabled or deleted is therefore still
-// let in by the guard for at most TTL; refresh may use one too
-// (RefreshDeps.SubjectTTL), login never does. Failed lookups are not
-// cached.
+// token subjects for TTL, so the guard does not query the user store on
+// every request: a user disabled or deleted is still let in for at most
+// TTL. Failed lookups are not cached.
 type SubjectCache struct {
 	ports.UserLookup
 	ttl   time.Duration

@@ -10,11 +10,9 @@ import (
 // wrapper of the cache use cases, which each Execute (Stream for lists)
 // calls with its unexported body (ARCHITECTURE.md, "Tracing").
 //
-// body is a method expression such as (*GetCache).execute, a static
-// function value, rather than the method value uc.execute: once Execute is
-// inlined into a caller of another package, a method value escapes there
-// and would cost an allocation per call, which the zero-allocation promise
-// of tracing off (ports.NopTracer) forbids.
+// body is a method expression such as (*GetCache).execute, not the method
+// value uc.execute, which would escape once Execute is inlined elsewhere and
+// cost an allocation per call even with tracing off.
 func traced[UC, In, Out any](ctx context.Context, t ports.Tracer, name string, uc UC, in In,
 	body func(UC, context.Context, In) (Out, error)) (Out, error) {
 	ctx, span := t.Start(ctx, name)

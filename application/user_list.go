@@ -20,13 +20,9 @@ type UserList struct {
 }
 
 // List returns the page of users q selects and how many match;
-// domain.ErrNotImplemented when the user store cannot list.
-//
-// The filtering is done here, once for every store, with the evaluator
-// of the list query language (domain.Filter.Match) over all the users
-// the store lists, rather than translated to SQL: users are accounts,
-// few next to entries (docs/admin.md), and one Go evaluator cannot
-// disagree with itself the way a translation per store could.
+// domain.ErrNotImplemented when the user store cannot list. It filters
+// here with domain.Filter.Match rather than in SQL: users are few, and one
+// evaluator cannot disagree with itself as a translation per store could.
 func (a *Users) List(ctx context.Context, q UserList) ([]domain.User, int, error) {
 	all, err := a.All(ctx)
 	if err != nil {

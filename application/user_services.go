@@ -20,8 +20,8 @@ func (l RepoUserLookup) ByUsername(ctx context.Context, username string) (domain
 	return l.Users.UserByUsername(ctx, username)
 }
 
-// BySubject implements ports.UserLookup. An inactive user is reported as
-// domain.ErrUserNotFound: its tokens no longer name anyone.
+// BySubject implements ports.UserLookup; an inactive user is
+// domain.ErrUserNotFound.
 func (l RepoUserLookup) BySubject(ctx context.Context, subject string) (domain.Principal, error) {
 	if !domain.IsUUID(subject) {
 		return domain.Principal{}, domain.ErrUserNotFound

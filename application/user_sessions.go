@@ -8,9 +8,6 @@ import (
 	"github.com/cachegate/cachegate/ports"
 )
 
-// The sessions of a user, as the admin API shows and ends them
-// (docs/admin.md).
-
 // Sessions returns page p of the live sessions of a user, the last used
 // first; domain.ErrUserNotFound for an unknown user,
 // domain.ErrNotImplemented when the refresh store cannot show sessions.
@@ -43,9 +40,7 @@ func (a *Users) RevokeSessions(ctx context.Context, actor domain.Actor, userID s
 		return fmt.Errorf("revoke sessions: %w", err)
 	}
 	for _, s := range live {
-		if a.revoked != nil {
-			a.revoked.Add(s.ID)
-		}
+		revokedHere(a.revoked, s.ID)
 	}
 	// RevokeUser takes no events (ports.RefreshStore), so the event is
 	// recorded right after the revocation.
@@ -81,9 +76,7 @@ func revokeSession(ctx context.Context, audit *AuditTrail, refresh ports.Refresh
 	if err := refresh.RevokeFamily(ctx, sid, clock.Now(), events...); err != nil {
 		return fmt.Errorf("revoke session: %w", err)
 	}
-	if revoked != nil {
-		revoked.Add(sid)
-	}
+	revokedHere(revoked, sid)
 	audit.Committed(ctx, event)
 	return nil
 }

@@ -13,14 +13,9 @@ import (
 // Users administers local users and their sessions: the `cachegate
 // users` commands (the system actor) and the admin API's /admin/users
 // (an admin; docs/admin.md). Every change is recorded as one event per
-// fact, of the fact's own type, naming the acting admin.
-//
-// Disabling a user and setting a password end the user's sessions: the
-// user repository revokes every refresh family of the user in the
-// transaction of the change and its audit event
-// (ports.UserRepository.UpdateUserEndingSessions), so there is never a
-// disabled user, or a changed password, whose sessions survive, nor an
-// event without its change.
+// fact, of the fact's own type, naming the acting admin. Disabling a user
+// and setting a password end the user's sessions in the transaction of
+// the change and its event (ports.UserRepository.UpdateUserEndingSessions).
 type Users struct {
 	users    ports.UserRepository
 	hasher   ports.PasswordHasher
@@ -86,8 +81,7 @@ type AddUserInput struct {
 	Username string
 	Password string
 	Active   bool
-	// Admin makes the user an admin (docs/admin.md).
-	Admin bool
+	Admin    bool
 }
 
 // Add creates a user and returns it, recording user.added and, for an
@@ -101,9 +95,8 @@ func (a *Users) Add(ctx context.Context, actor domain.Actor, in AddUserInput) (d
 	return a.add(ctx, actor, in, "", "add user")
 }
 
-// add stores the user in describes, checked already, recording user.added
-// and, for an admin, user.admin_granted with detail; what names the step
-// in a store's error.
+// add stores the user in describes, checked already, as Add does, with
+// detail on its events; what names the step in a store's error.
 func (a *Users) add(ctx context.Context, actor domain.Actor, in AddUserInput, detail, what string) (domain.User, error) {
 	hash, salt, err := a.hasher.Hash(ctx, in.Password)
 	if err != nil {
@@ -141,10 +134,10 @@ func (a *Users) Patch(ctx context.Context, actor domain.Actor, id string, p User
 	}
 	var types []domain.AuditType
 	if p.Active != nil {
-		types = append(types, activeEvent(*p.Active))
+		types = append(types, flagEvent(*p.Active, domain.AuditUserEnabled, domain.AuditUserDisabled))
 	}
 	if p.Admin != nil {
-		types = append(types, adminEvent(*p.Admin))
+		types = append(types, flagEvent(*p.Admin, domain.AuditUserAdminGranted, domain.AuditUserAdminRevoked))
 	}
 	u, err := a.Get(ctx, id)
 	if err != nil {
@@ -166,8 +159,7 @@ func (a *Users) Patch(ctx context.Context, actor domain.Actor, id string, p User
 }
 
 // ResetPassword replaces a user's password and ends every session of the
-// user in the same transaction (user.password_changed), so sessions
-// started with the old password end.
+// user in the same transaction (user.password_changed).
 func (a *Users) ResetPassword(ctx context.Context, actor domain.Actor, id, password string) error {
 	if err := domain.ValidatePassword(password); err != nil {
 		return err
@@ -209,25 +201,16 @@ func (a *Users) Delete(ctx context.Context, actor domain.Actor, id string) error
 	return nil
 }
 
-// activeEvent and adminEvent are the types of the facts "enabled or
-// disabled" and "made or no longer an admin".
-func activeEvent(active bool) domain.AuditType {
-	if active {
-		return domain.AuditUserEnabled
+// flagEvent is the type of the fact that a flag was set (on) or cleared.
+func flagEvent(set bool, on, off domain.AuditType) domain.AuditType {
+	if set {
+		return on
 	}
-	return domain.AuditUserDisabled
+	return off
 }
 
-func adminEvent(admin bool) domain.AuditType {
-	if admin {
-		return domain.AuditUserAdminGranted
-	}
-	return domain.AuditUserAdminRevoked
-}
-
-// change changes the user u for actor and records one event per type, one per fact changed (in
-// the change's transaction where the store writes events); with
-// endSessions the user's refresh families are revoked in that
+// change changes u for actor, recording one event per type (prepare);
+// with endSessions the user's refresh families are revoked in the change's
 // transaction too.
 func (a *Users) change(ctx context.Context, actor domain.Actor, u domain.User, endSessions bool, change func(*domain.User), types ...domain.AuditType) (domain.User, error) {
 	filled, events := a.prepare(ctx, actor, u, "", types...)
@@ -260,8 +243,7 @@ func (a *Users) prepare(ctx context.Context, actor domain.Actor, u domain.User, 
 	return filled, stored
 }
 
-// committed reports the events prepare filled once their change
-// committed.
+// committed reports the events prepare filled once their change committed.
 func (a *Users) committed(ctx context.Context, filled []domain.AuditEvent) {
 	for _, e := range filled {
 		a.audit.Committed(ctx, e)

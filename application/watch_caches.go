@@ -19,10 +19,9 @@ const replayPage = 500
 type FeedEvent struct {
 	// Change is the change; unset when Reset.
 	Change domain.Change
-	// Reset says that changes after the requested revision are no longer
-	// retained: the subscriber must re-list. The feed then goes on with
-	// the changes that follow. Oldest is the oldest revision still
-	// retained.
+	// Reset says that changes after the requested revision were pruned:
+	// the subscriber must re-list; the changes that follow come next.
+	// Oldest is the oldest revision still retained.
 	Reset  bool
 	Oldest int64
 }
@@ -77,17 +76,14 @@ func (uc *WatchCaches) Execute(ctx context.Context, in WatchCachesInput) (*Subsc
 		f.assignee = owner
 	}
 	if in.Since == nil {
-		// The stream starts with the next change: not with one already
-		// committed that this process's reader has not read yet (a
-		// local write it was not woken for yet, another replica's
-		// change before the next poll).
+		// The stream starts with the next change, not with one already
+		// committed that this process's reader has not read yet.
 		if err := uc.feed.CatchUp(ctx); err != nil {
 			return nil, err
 		}
 	}
-	// The resume's reads of the log are the actor's database work, bound
-	// and charged as its other calls (README, "Fair share of the
-	// database"); bound once, for the subscription's life.
+	// The resume's reads of the log are the actor's database work
+	// (ports.CacheRepository.For), bound once for the subscription's life.
 	log := uc.feed.Log().For(in.Actor.Caller())
 	s := &Subscription{feed: uc.feed, log: log, clock: uc.deps.Clock, entity: st.Table, filter: f, queue: newChangeQueue(), done: make(chan struct{})}
 	pos, err := uc.feed.Subscribe(ctx, s)
@@ -106,10 +102,9 @@ func (uc *WatchCaches) Execute(ctx context.Context, in WatchCachesInput) (*Subsc
 	}
 	switch {
 	case since < horizon:
-		// The client re-lists after the reset: what the log holds now is
-		// in that list, so the stream goes on after the log's head, not
-		// after the feed's position, which may not have read it yet (the
-		// changes between the two would come again after the reset).
+		// The client re-lists after the reset, which holds what the log
+		// holds now: go on after the log's head, not after the feed's
+		// position, which may trail it.
 		head, err := log.Head(ctx)
 		if err != nil {
 			s.Close()
@@ -130,10 +125,8 @@ func (uc *WatchCaches) Execute(ctx context.Context, in WatchCachesInput) (*Subsc
 // Subscription is one subscriber's view of the feed. Next is not safe for
 // concurrent use; Close is.
 type Subscription struct {
-	feed ChangeFeed
-	// log is the feed's log bound to the subscriber's caller: the
-	// replay reads it.
-	log    ports.ChangeLog
+	feed   ChangeFeed
+	log    ports.ChangeLog // bound to the subscriber's caller, for the replay
 	clock  ports.Clock
 	entity string
 	filter changeFilter
@@ -142,11 +135,10 @@ type Subscription struct {
 	once   sync.Once
 	err    error // why done closed; written before
 
-	cursor   int64 // the last revision handed out or skipped
-	replayTo int64 // the log is replayed up to here before the live changes
-	page     []domain.Change
-	// replayLast is set once the replay's last page was read.
-	replayLast bool
+	cursor     int64 // the last revision handed out or skipped
+	replayTo   int64 // the log is replayed up to here before the live changes
+	page       []domain.Change
+	replayLast bool // the replay's last page was read
 	reset      *FeedEvent
 }
 
@@ -170,8 +162,7 @@ func (s *Subscription) Close() {
 
 // Ready receives when live changes were queued since it last did. A
 // caller that waits for events itself (rather than in Next) selects on it
-// and on Done, then calls TryNext until it reports none: waiting then
-// costs no context and no timer per wait.
+// and on Done, then calls TryNext until it reports none.
 func (s *Subscription) Ready() <-chan struct{} { return s.queue.ready }
 
 // Next returns the next event, waiting for it until ctx ends (then it
@@ -193,8 +184,7 @@ func (s *Subscription) Next(ctx context.Context) (FeedEvent, error) {
 }
 
 // TryNext is Next without the wait for a live change: ok is false when
-// none is queued yet. It may still read the log (a replay) with ctx. Next
-// and TryNext are not safe for concurrent use.
+// none is queued yet. It may still read the log (a replay) with ctx.
 func (s *Subscription) TryNext(ctx context.Context) (ev FeedEvent, ok bool, err error) {
 	if r := s.reset; r != nil {
 		s.reset = nil
@@ -240,11 +230,9 @@ func (s *Subscription) TryNext(ctx context.Context) (ev FeedEvent, ok bool, err 
 	}
 }
 
-// loadPage reads the next page of the replay: only the changes of the
-// subscription's entity and filter (for an owner, its own entries'), so a
-// resume reads what the caller may see, not every user's changes
-// (ports.ChangeLog.ChangesOf). When the log was pruned past the cursor
-// meanwhile, the replay ends with a reset.
+// loadPage reads the next page of the replay, only the changes of the
+// subscription's entity and filter (ports.ChangeLog.ChangesOf). When the
+// log was pruned past the cursor meanwhile, the replay ends with a reset.
 func (s *Subscription) loadPage(ctx context.Context) error {
 	log := s.log
 	page, err := log.ChangesOf(ctx, ports.ChangeQuery{Entity: s.entity, AssigneeID: s.filter.assignee,
@@ -268,9 +256,8 @@ func (s *Subscription) loadPage(ctx context.Context) error {
 		}
 	}
 	if len(page) < replayPage {
-		// The last page: nothing of the caller's is left up to replayTo,
-		// so the replay ends once the page is handed out, without one
-		// more query to find it empty.
+		// The last page: the replay ends once it is handed out, without
+		// one more query to find it empty.
 		s.replayLast = true
 	}
 	if len(page) == 0 {

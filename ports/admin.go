@@ -8,12 +8,10 @@ import (
 )
 
 // UserDirectory is what a UserRepository may implement besides, for the
-// user list and deletion (docs/admin.md). A user store without it (an
-// embedder's) answers those routes NOT_IMPLEMENTED; the admin use cases
-// check for it with a type assertion.
+// user list and deletion (docs/admin.md); without it those routes answer
+// NOT_IMPLEMENTED.
 type UserDirectory interface {
-	// ListUsers returns every user ordered by username (the application
-	// selects and pages them: application.Users.List).
+	// ListUsers returns every user ordered by username.
 	ListUsers(ctx context.Context) ([]domain.User, error)
 	// DeleteUser removes the user with id and revokes at now every
 	// refresh family of theirs (those of the RefreshStore of the same

@@ -29,8 +29,7 @@ type ArchiveReader interface {
 // ArchiveWriter loads what `cachegate import` reads into a database.
 type ArchiveWriter interface {
 	// Holds reports whether the database holds any user, refresh family
-	// or entry of tables. Signing keys do not count: every start of
-	// cachegate, `migrate` included, creates one (README, "Export and
+	// or entry of tables; signing keys do not count (README, "Export and
 	// import").
 	Holds(ctx context.Context, tables []string) (bool, error)
 	// BeginLoad starts the one transaction an import writes in: nothing is
@@ -47,21 +46,18 @@ type ArchiveLoad interface {
 	AddSigningKeys(ctx context.Context, ks []domain.SigningKey) (int, error)
 	AddRefreshFamilies(ctx context.Context, fs []domain.RefreshFamily) (int, error)
 	// AddRefreshTokens takes refresh token records of an archive of format
-	// version 1 (one record per issued token); they are stored as families
-	// by ConvertRefreshTokens, which the load calls once after the last of
-	// them, as the schema migration converts a database of that time: each
-	// family's live token is its newest unused token, its used ones the
-	// latest used, and it is revoked when any of its tokens was.
+	// version 1 (one record per issued token); ConvertRefreshTokens, called
+	// once after the last of them, stores them as families as the schema
+	// migration does (ARCHITECTURE.md, "Authentication").
 	AddRefreshTokens(ctx context.Context, rs []domain.RefreshRecord) (int, error)
 	// ConvertRefreshTokens stores the families of the tokens given to
 	// AddRefreshTokens and returns how many it stored (with merge, a family
 	// already stored wins) and how many it skipped.
 	ConvertRefreshTokens(ctx context.Context) (stored, skipped int, err error)
 	AddEntries(ctx context.Context, table string, es []domain.Entry) (int, error)
-	// KeepSigningKey makes id the one current signing key when it is
-	// stored and current: every other current key is retired at at, its
-	// private half erased, as a rotation retires keys. It returns how many
-	// keys it retired.
+	// KeepSigningKey makes id, when stored and current, the one current
+	// signing key: every other current key is retired at at, its private
+	// half erased. It returns how many keys it retired.
 	KeepSigningKey(ctx context.Context, id string, at time.Time) (int, error)
 	// Commit makes the whole load visible at once; Rollback discards it
 	// (and is harmless after Commit).

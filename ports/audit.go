@@ -48,17 +48,13 @@ func (f AuditFilter) Where() domain.Filter {
 // AuditLog keeps the audit trail (README.md, "Audit trail"). An embedder
 // may provide its own to send events elsewhere.
 //
-// Events that record a change of a store (user added, disabled, enabled,
-// password changed; logout; refresh reuse; key rotated, revoked) are
-// written by that store in the transaction of the change (the events
-// parameter of UserRepository.CreateUser, UpdateUser and
-// UpdateUserEndingSessions, RefreshStore.RevokeFamily and RotateRefresh,
-// KeyStore.AddSigningKey and RevokeSigningKey) when the AuditLog in use is
-// the store's own (bunstore: the auth_events table of the same database;
-// memstore: the AuditLog given to the stores' constructors). With any
-// other AuditLog (an embedder's) the
-// stores are given no events, and application.AuditTrail calls RecordEvent
-// after the change committed.
+// Events that record a change of a store (the events parameter of
+// UserRepository, UserDirectory, RefreshStore and KeyStore methods) are
+// appended by that store to its own audit trail in the transaction of the
+// change, both stored or neither, when the AuditLog in use is the store's
+// own (ChangeAuditLog). With any other AuditLog (an embedder's) the stores
+// are given no events, and application.AuditTrail calls RecordEvent after
+// the change committed.
 type AuditLog interface {
 	// RecordEvent stores e, whose ID, Time and Type are set, its
 	// username cut to domain.MaxAuditUsernameLen characters
@@ -73,10 +69,8 @@ type AuditLog interface {
 }
 
 // ChangeAuditLog names the AuditLog the stores of a wiring write the
-// events of their changes into, in the change's transaction (see
-// AuditLog). The auditor hands events to the stores only when the
-// AuditLog in use is this very log; an AuditLog replaced by an embedder
-// is not, and receives every event through RecordEvent instead.
+// events of their changes into (see AuditLog); an AuditLog replaced by an
+// embedder is not it, and receives every event through RecordEvent.
 type ChangeAuditLog struct{ Log AuditLog }
 
 // AuditFolder is implemented by an AuditLog that folds repeated login
@@ -98,8 +92,7 @@ type AuditFolder interface {
 	// racing on one address may start a few more events than f.Distinct
 	// in a window, never one per attempt. An implementation may hold the
 	// attempts of an event it already updated in memory for a few seconds
-	// and add them together (bunstore does, see its audit_fold.go): Events
-	// called on the same value includes them; another process sees them
-	// within those seconds.
+	// (bunstore does): Events on the same value includes them; another
+	// process sees them within those seconds.
 	FoldEvent(ctx context.Context, e domain.AuditEvent, f domain.AuditFold) error
 }

@@ -21,9 +21,7 @@ type UserLookup interface {
 // UserRepository stores local users; the CLI administers them through it.
 type UserRepository interface {
 	// CreateUser stores u, or returns domain.ErrUserExists when a user has
-	// the same username case-insensitively. The events, if any, are
-	// appended to the store's own audit trail in the same transaction as
-	// u (both are stored or neither); see ports.AuditLog.
+	// the same username case-insensitively. events: see AuditLog.
 	CreateUser(ctx context.Context, u domain.User, events ...domain.AuditEvent) error
 	// UserByUsername returns the user, or domain.ErrUserNotFound.
 	UserByUsername(ctx context.Context, username string) (domain.User, error)
@@ -34,18 +32,13 @@ type UserRepository interface {
 	// domain.ErrLastAdmin, storing nothing, when the change makes the
 	// last active admin inactive or no admin (checked in the change's
 	// transaction, serialised with every other such change, so two
-	// admins demoting each other at once leave one). The events, if any,
-	// are appended to the store's own audit trail in the same transaction
-	// as the change.
+	// admins demoting each other at once leave one). events: see AuditLog.
 	UpdateUser(ctx context.Context, id string, fn func(*domain.User) error, events ...domain.AuditEvent) (domain.User, error)
 	// UpdateUserEndingSessions is UpdateUser that also revokes at now
-	// every refresh family of the user (RefreshStore.RevokeUser), in the
-	// same transaction as the change and its events: a user disabled or
-	// given a new password, the end of the user's sessions and the audit
-	// event are stored together or not at all. The families are those of
-	// the RefreshStore of the same storage (bunstore: the same database;
-	// memstore: the store given to NewUserRepository, without which
-	// this fails and changes nothing).
+	// every refresh family of the user (RefreshStore.RevokeUser) of the
+	// RefreshStore of the same storage, in the same transaction as the
+	// change and its events; without such a store it fails and changes
+	// nothing (ARCHITECTURE.md, "Authentication").
 	UpdateUserEndingSessions(ctx context.Context, id string, now time.Time, fn func(*domain.User) error, events ...domain.AuditEvent) (domain.User, error)
 }
 
@@ -110,11 +103,9 @@ type TokenVerifier interface {
 	RefreshToken(ctx context.Context, token string) (domain.Claims, error)
 }
 
-// KeyRevocations is what a TokenVerifier may implement besides: whether
-// it refuses, from now on, every token a signing key signed, answered from
-// memory (no query), so open event streams re-check their token's key
-// cheaply (application.Authenticate.Recheck). A verifier without it has
-// its tokens' keys checked when a stream opens only.
+// KeyRevocations is what a TokenVerifier may implement besides, answered
+// from memory (no query), so open event streams re-check their token's key
+// (application.Authenticate.Recheck); without it, only when a stream opens.
 type KeyRevocations interface {
 	// KeyRevoked reports whether the key kid (domain.Claims.KeyID) was
 	// revoked, as far as this process knows.
@@ -122,16 +113,11 @@ type KeyRevocations interface {
 }
 
 // RefreshTokenReader is what a TokenVerifier may implement besides: the
-// claims RefreshToken returns for a refresh token, read with every check
-// it makes except the signature's, marked as such (domain.Claims.Digest
-// set to the token's domain.TokenDigest). Refresh presents them to the
-// refresh store first, which acts on them only when the digest is the one
-// it stored for the family's live token (domain.RefreshFamily.Judge): that
-// token is the exact string issued, so its signature need not be checked
-// again, which is a refresh's most expensive step with EdDSA
-// (docs/benchmarks.md, "Refresh and rotation"). On any other answer
-// Refresh checks the signature (RefreshToken) and presents them again as
-// verified.
+// claims RefreshToken returns, read with every check but the signature's
+// and marked so (domain.Claims.Digest set to domain.TokenDigest of the
+// token). The refresh store acts on them only when the digest is the live
+// token's; otherwise Refresh verifies the signature and presents them
+// again (ARCHITECTURE.md, "Authentication": rotates by its digest).
 type RefreshTokenReader interface {
 	// ReadRefreshToken returns the claims, with Digest set, or
 	// domain.ErrUnauthenticated for a token RefreshToken would refuse for
@@ -155,9 +141,8 @@ type RefreshStore interface {
 	For(caller domain.Caller) RefreshStore
 	// SaveRefresh starts the family of a newly issued refresh token (a
 	// login): r becomes the live token of family r.FamilyID, r.Digest its
-	// digest. A family
-	// already stored is an internal error. r.RevokedAt set stores the
-	// family revoked; r.UsedAt is ignored.
+	// digest. A family already stored is an internal error. r.RevokedAt set
+	// stores the family revoked; r.UsedAt is ignored.
 	SaveRefresh(ctx context.Context, r domain.RefreshRecord) error
 	// RotateRefresh handles the refresh token presented, given by its
 	// claims (ID, FamilyID, Subject, ExpiresAt), at now, and answers what
@@ -175,10 +160,8 @@ type RefreshStore interface {
 	//     lost answer): next is NOT stored, nothing is revoked, and the
 	//     Record is the family's live token, for the caller to issue
 	//     again. So a family never has two live tokens.
-	//   - Reused: the whole family is revoked at now. The events, if any,
-	//     are appended to the store's own audit trail in the same
-	//     transaction as that revocation (see ports.AuditLog); on any
-	//     other outcome they are dropped.
+	//   - Reused: the whole family is revoked at now, with the events (see
+	//     AuditLog); on any other outcome they are dropped.
 	//   - Refused, Unproven: nothing changes.
 	//
 	// next must belong to presented's family and user and have a new id
@@ -187,9 +170,7 @@ type RefreshStore interface {
 	RotateRefresh(ctx context.Context, presented domain.Claims, next domain.RefreshRecord, now time.Time, grace time.Duration,
 		events ...domain.AuditEvent) (Rotation, error)
 	// RevokeFamily revokes a family; a family revoked before keeps its
-	// time, an unknown one is no error. The events, if any, are appended
-	// to the store's own audit trail in the same transaction as the
-	// revocation.
+	// time, an unknown one is no error. events: see AuditLog.
 	RevokeFamily(ctx context.Context, familyID string, now time.Time, events ...domain.AuditEvent) error
 	// RevokeUser revokes every family of a user.
 	RevokeUser(ctx context.Context, userID string, now time.Time) error
@@ -212,15 +193,12 @@ type Rotation struct {
 // bunstore's and memstore's do. A login calls it right after SaveRefresh;
 // with a store without it, sessions are not bounded.
 type SessionEvictor interface {
-	// EvictSessions revokes at now every live family of the user
-	// (neither revoked nor expired at now) but the keep last used (the
-	// latest IssuedAt of their live token; of equal times, the greatest
-	// family id: the order of SessionStore.UserSessions), and returns the
-	// ids of the families this call revoked. keep is at least 1. Once
-	// concurrent calls for one user, each made after its own SaveRefresh
-	// returned, have all returned, on every replica sharing the store, at
-	// most keep families saved before them are live; a family is revoked
-	// by one call only, so its id is returned once.
+	// EvictSessions revokes at now every live family of the user but the
+	// keep (at least 1) last used, in the order of SessionStore.UserSessions,
+	// and returns the ids of the families this call revoked. Once
+	// concurrent calls for one user (each after its own SaveRefresh, on any
+	// replica sharing the store) have all returned, at most keep families
+	// saved before them are live; a family's id is returned by one call.
 	EvictSessions(ctx context.Context, userID string, keep int, now time.Time) ([]string, error)
 }
 
@@ -229,8 +207,7 @@ type SessionEvictor interface {
 // store on each request (background.RevokedSessions polls it).
 type RevocationFeed interface {
 	// RevokedFamilies returns, each once, the families revoked at or
-	// after since. It must be cheap when few are: one
-	// indexed query.
+	// after since. It must be cheap when few are: one indexed query.
 	RevokedFamilies(ctx context.Context, since time.Time) ([]string, error)
 }
 
@@ -244,9 +221,8 @@ type KeyStore interface {
 	// until then), unless it is retired earlier already; it erases the
 	// private half of every key retired at or before k.DateCreated,
 	// atomically. So at any instant one key signs: the one whose
-	// activation has passed and whose retirement has not. The events, if
-	// any, are appended to the store's own audit trail in the same
-	// transaction (see ports.AuditLog).
+	// activation has passed and whose retirement has not. events: see
+	// AuditLog.
 	AddSigningKey(ctx context.Context, k domain.SigningKey, events ...domain.AuditEvent) error
 	// RevokeSigningKey marks the key kid revoked at now (a key revoked
 	// before keeps its time) and erases its private half; it returns
@@ -254,9 +230,7 @@ type KeyStore interface {
 	// When kid was published ahead and its activation is after now, the
 	// keys AddSigningKey retired at that activation take kid's retirement
 	// instead (none when it had none), atomically: the key that signs
-	// keeps signing as if kid had never been added.
-	// The events, if any, are appended to the store's own audit trail in
-	// the same transaction as the revocation.
+	// keeps signing as if kid had never been added. events: see AuditLog.
 	RevokeSigningKey(ctx context.Context, kid string, now time.Time, events ...domain.AuditEvent) error
 	// SetSigningKeyPrivate replaces the stored private half of kid (to
 	// encrypt a key stored in clear, or to erase the private half of a
@@ -275,11 +249,10 @@ type ThrottleKey struct {
 	Limit int
 }
 
-// LoginThrottle counts login attempts per key (a username or a client
-// address) within a window. An attempt is counted before its password is
-// checked and stays counted when it fails; a successful login gives its
-// count back (Reset, Release). So parallel attempts cannot pass a limit
-// together, and a refused attempt costs no password check.
+// LoginThrottle counts login attempts per key within a window. An attempt
+// is counted before its password is checked and stays counted when it
+// fails; a successful login gives its count back (Reset, Release). So
+// parallel attempts cannot pass a limit together.
 type LoginThrottle interface {
 	// For returns the throttle bound to caller, as CacheRepository.For.
 	For(caller domain.Caller) LoginThrottle

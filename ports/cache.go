@@ -36,8 +36,7 @@ type CacheRepository interface {
 	// For returns the repository bound to caller: its calls are caller's
 	// database work, which a store sharing its database between callers
 	// bounds and charges (README, "Fair share of the database"); the zero
-	// Caller is not bounded. A use case binds its actor's
-	// (domain.Actor.Caller). It is cheap, and a store that bounds no
+	// Caller is not bounded. It is cheap, and a store that bounds no
 	// caller returns itself; a wrapper wraps the bound repository too.
 	For(caller domain.Caller) CacheRepository
 	// Create stores e as given (the caller set every field). It returns
@@ -47,11 +46,9 @@ type CacheRepository interface {
 	//
 	// It returns domain.ErrCacheQuotaExceeded when e would take its
 	// assignee past q (see domain.Quota; the zero Quota limits nothing),
-	// counting the entries of that assignee in this store that are live at
-	// now: an expired entry never takes a place, swept or not. The check
-	// and the write are atomic: of concurrent writes competing for the
-	// last place, one succeeds, in this process and across processes
-	// sharing the database.
+	// counting the entries of that assignee in this store live at now.
+	// The check and the write are atomic: of concurrent writes competing
+	// for the last place, one succeeds, across processes too.
 	Create(ctx context.Context, e domain.Entry, now time.Time, q domain.Quota) error
 	// Get returns the live entry with id, or domain.ErrCacheNotFound.
 	Get(ctx context.Context, id string, now time.Time) (domain.Entry, error)

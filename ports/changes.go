@@ -20,15 +20,13 @@ type ChangeLog interface {
 	// no revision below which can still commit. An empty result means
 	// nothing new yet.
 	Changes(ctx context.Context, after int64, limit int) ([]domain.Change, error)
-	// ChangesOf returns, in revision order, at most q.Limit changes with
-	// a revision above q.After and at most q.Upto (which the caller
-	// read as safe: at most a Head it was given) that match q: those of
-	// q.Entity and, for each of q.AssigneeID, q.Key and q.Type that is
-	// set, of entries with that value. A resuming subscriber replays its
-	// backlog with it: the work must grow with the changes that match
-	// (an index serves one assignee's changes in revision order), not
-	// with the whole log. An empty result means none is left up to
-	// q.Upto.
+	// ChangesOf returns, in revision order, at most q.Limit changes of
+	// q.Entity with a revision above q.After and at most q.Upto (at most
+	// a Head the caller was given), of entries with each of q.AssigneeID,
+	// q.Key and q.Type that is set. Its work must grow with the changes
+	// that match (an index serves one assignee's changes in revision
+	// order), not with the whole log. An empty result means none is left
+	// up to q.Upto.
 	ChangesOf(ctx context.Context, q ChangeQuery) ([]domain.Change, error)
 	// Head returns the highest revision that is safe to deliver: every
 	// change at or below it that will ever commit has committed and is
@@ -58,9 +56,7 @@ type ChangeQuery struct {
 }
 
 // FeedMetrics records the change feed's health. Implementations must be
-// cheap and safe for concurrent use. With no subscription the feed reads
-// no changes (ARCHITECTURE.md, "The change feed"): it reports 0
-// subscribers, and no events or lag, until one comes.
+// cheap and safe for concurrent use.
 type FeedMetrics interface {
 	// FeedSubscribers sets the number of open subscriptions.
 	FeedSubscribers(n int)

@@ -11,13 +11,10 @@ import (
 // reload) as at most two lines per outage: a Warn line at the first failed
 // attempt after a success ("<what> failing", with its error), and an Info
 // line at the first success after failures ("<what> recovered", with how
-// many attempts failed and for how long). The attempts in between log
-// nothing, so a loop polling every quarter second costs two lines, not
-// four a second, during an outage (README, "What the API does"). Errors
-// other than the first are not logged: an outage's later errors are
-// usually the first one again. The zero value is ready; it is safe for
-// concurrent use. It lives in ports because both the application's loops
-// and the adapters' (the signing-key reload) use it.
+// many attempts failed and for how long); the attempts in between log
+// nothing (README, "What the API does"). The zero value is ready; it is
+// safe for concurrent use. It is in ports because adapters' loops use it
+// too.
 type FailureLog struct {
 	mu       sync.Mutex
 	failing  bool
@@ -27,8 +24,7 @@ type FailureLog struct {
 
 // Record reports one attempt of what (e.g. "change feed: read") that ended
 // at now with err (nil: it succeeded) and logs on log when the loop starts
-// failing or recovers. An attempt cut short because ctx ended (shutdown, a
-// request that went away) is not an outcome and is not counted.
+// failing or recovers. An attempt cut short because ctx ended is not counted.
 func (f *FailureLog) Record(ctx context.Context, log *slog.Logger, what string, err error, now time.Time) {
 	if ctx.Err() != nil {
 		return

@@ -7,9 +7,8 @@ import (
 )
 
 // IdempotencyRecord ties an Idempotency-Key to the create it came with
-// (README, "Idempotent retries"). It is stored in the create's own
-// transaction: a committed create always has its record, a rolled-back
-// one never has.
+// (README, "Idempotent retries"), stored in the create's own transaction
+// (CacheRepository.CreateIdempotent).
 type IdempotencyRecord struct {
 	// Scope is who sent the key, and where: the assignment and the caller.
 	// Keys are unique per scope.

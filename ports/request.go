@@ -29,8 +29,7 @@ const RequestIDAttr = "request_id"
 
 // LogRequestIDs wraps h so that every record logged with a context that
 // carries a request id (slog's …Context methods) gets a request_id
-// attribute: one line of any layer can then be tied to its request.
-// Wrapping an already wrapped handler returns it unchanged.
+// attribute. Wrapping an already wrapped handler returns it unchanged.
 func LogRequestIDs(h slog.Handler) slog.Handler {
 	if _, ok := h.(requestIDHandler); ok {
 		return h

@@ -8,10 +8,8 @@ import (
 )
 
 // SessionDirectory is what a RefreshStore may implement besides
-// SessionStore: the live sessions of every user, paged in the store, for
-// the admin API's list of all sessions (docs/admin.md, "Sessions").
-// bunstore's and memstore's do; without it GET /admin/sessions answers
-// NOT_IMPLEMENTED.
+// SessionStore, for the admin API's list of all sessions (docs/admin.md,
+// "Sessions"); without it GET /admin/sessions answers NOT_IMPLEMENTED.
 type SessionDirectory interface {
 	// AllSessions returns at most limit (0: no bound) of the sessions live
 	// at now (neither revoked nor expired) of every user, after the first

@@ -20,7 +20,7 @@ const (
 	// feedBatch is how many changes one read of the log takes.
 	feedBatch = 1000
 	// feedPendingPoll is how soon the reader looks again while the log
-	// holds revisions back for transactions in flight (PostgreSQL).
+	// holds revisions back for transactions in flight.
 	feedPendingPoll = 5 * time.Millisecond
 )
 
@@ -32,8 +32,8 @@ type FeedConfig struct {
 	// zero).
 	Retention time.Duration
 	// Poll is the longest the reader waits before reading the log again
-	// when nothing woke it (DefaultFeedPoll when zero); it is what bounds
-	// the delay of a change made by another replica.
+	// when nothing woke it (DefaultFeedPoll when zero): the delay of a
+	// change made by another replica.
 	Poll time.Duration
 	// Buffer is how many changes a subscriber may fall behind before it is
 	// disconnected (DefaultFeedBuffer when zero).
@@ -42,14 +42,12 @@ type FeedConfig struct {
 	Logger  *slog.Logger
 }
 
-// Feed is the one reader of the change log in a process (it implements
-// application.ChangeFeed, which WatchCaches subscribes through): it reads
-// each new change once and hands it to every subscription that wants it,
-// so the database sees one query per batch of changes however many
-// subscribers listen, and reads none while nobody does (Run). A
-// subscriber that falls Buffer changes behind is dropped
-// (application.ErrFeedLagging); the feed never waits for a subscriber,
-// so slow readers slow neither writers nor other subscribers.
+// Feed is the one reader of the change log in a process
+// (application.ChangeFeed): it reads each new change once and hands it to
+// every subscription that wants it, so the database sees one query per
+// batch however many subscribers listen. A subscriber that falls Buffer
+// changes behind is dropped (application.ErrFeedLagging); the feed never
+// waits for a subscriber.
 type Feed struct {
 	cfg FeedConfig
 	// kick wakes the reader after a write of this process.
@@ -60,8 +58,7 @@ type Feed struct {
 	ready  chan struct{}
 	closed bool
 	// subs indexes the subscriptions by entity, then by the assignee
-	// they are confined to ("" for any), so a change reaches only the
-	// subscribers that may want it.
+	// they are confined to ("" for any).
 	subs  map[string]map[string]subSet
 	count int
 	// waiting is closed when the next read of the log has ended
@@ -71,8 +68,6 @@ type Feed struct {
 	// because nobody subscribed: pos may trail the log until a read.
 	stale bool
 
-	// reads and prunes log when reading (pruning) the log starts to fail
-	// and when it recovers, not every failed attempt.
 	reads, prunes ports.FailureLog
 }
 
@@ -141,11 +136,8 @@ func (f *Feed) Run(ctx context.Context) error {
 	var lastRead time.Time
 	for {
 		// Those waiting for a read that starts after they asked
-		// (catchUp) are served by this one. With no subscription,
-		// nobody needs the changes: the reader does not read the log
-		// per write, only its head, once per Poll and when asked
-		// (CatchUp, and Subscribe while stale), so the position and
-		// PostgreSQL's watermark stay about as fresh as the poll.
+		// (CatchUp) are served by this one. With no subscription the
+		// reader reads only the log's head, once per Poll and when asked.
 		f.mu.Lock()
 		waiting := f.waiting
 		f.waiting = nil
@@ -167,8 +159,7 @@ func (f *Feed) Run(ctx context.Context) error {
 			f.prunes.Record(ctx, f.cfg.Logger, "change feed: prune", f.prune(ctx), f.cfg.Clock.Now())
 		}
 		// The short poll is for revisions held back by transactions in
-		// flight; a read that failed (the database is down) waits the
-		// whole Poll, however the log's Pending was left.
+		// flight; a failed read waits the whole Poll.
 		wait := f.cfg.Poll
 		if read && readErr == nil && f.pending() {
 			wait = feedPendingPoll
@@ -217,17 +208,15 @@ func (f *Feed) pending() bool {
 }
 
 // read brings pos to the log's head. Idle (no subscription when the
-// loop looked), it reads only the head: no change past pos has anyone to
-// go to, unless a subscription came meanwhile, which then gets them.
+// loop looked), it reads only the head, unless a subscription came
+// meanwhile.
 func (f *Feed) read(ctx context.Context, idle bool) error {
 	if idle {
 		head, err := f.cfg.Log.Head(ctx)
 		if err == nil && f.pending() {
-			// Unread for a while, the PostgreSQL watermark's first
-			// read settles only a revision drawn back then
-			// (ARCHITECTURE.md, "Ordering on PostgreSQL"); the next
-			// settles the one drawn now, as when the reader reads
-			// every write.
+			// Unread for a while, the PostgreSQL watermark's first read
+			// settles only a revision drawn back then; the next settles
+			// the one drawn now (ARCHITECTURE.md, "Ordering on PostgreSQL").
 			select {
 			case <-ctx.Done():
 				return ctx.Err()
@@ -345,8 +334,7 @@ func (f *Feed) Close() {
 
 // CatchUp returns once a read of the log that started after the call has
 // ended, so the feed's position has passed every change committed before
-// it (up to the log's head). Concurrent callers share that read: a burst
-// of new subscriptions costs no query of its own.
+// it. Concurrent callers share that read.
 func (f *Feed) CatchUp(ctx context.Context) error {
 	select {
 	case <-f.ready:
@@ -374,8 +362,8 @@ func (f *Feed) CatchUp(ctx context.Context) error {
 
 // Subscribe registers s and returns the revision it starts after. The
 // first subscription after the reader let writes pass unread waits for a
-// read first (CatchUp), so it starts near the head as when the reader
-// reads every write, not at a position the log may have pruned.
+// read first (CatchUp), so it does not start at a position the log may
+// have pruned.
 func (f *Feed) Subscribe(ctx context.Context, s *application.Subscription) (int64, error) {
 	select {
 	case <-f.ready:

@@ -13,9 +13,9 @@ import (
 // reads a change of this process at once instead of at its next poll.
 // Changes of other processes (replicas) arrive by the poll.
 func (f *Feed) Observe(repo ports.CacheRepository) ports.CacheRepository {
-	// A repository whose For returns itself (memstore's: it bounds no
-	// caller) is observed by r itself, bound to any caller, so binding
-	// it costs nothing; told once here, as an uncomparable one cannot be.
+	// A repository whose For returns itself (memstore's) is observed by
+	// the same observedRepo for every caller; an uncomparable one cannot
+	// tell.
 	self := reflect.TypeOf(repo).Comparable() && repo.For(domain.Caller{User: "-"}) == repo
 	return &observedRepo{CacheRepository: repo, feed: f, self: self}
 }

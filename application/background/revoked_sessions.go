@@ -15,13 +15,11 @@ import (
 // Defaults of RevokedSessionsOptions.
 const (
 	// DefaultRevocationPoll is how often a process reads the families
-	// revoked since its last look: half the one second docs/api.md
-	// ("Authentication") allows, so a poll plus its query fits.
+	// revoked since its last look: half the second docs/api.md allows.
 	DefaultRevocationPoll = 500 * time.Millisecond
 	// DefaultRevocationOverlap is how far each poll looks back before the
-	// previous one began. Revocation times come from the revoking
-	// process's clock and a transaction may commit a little after the time
-	// it wrote, so replicas' clocks must agree within this margin.
+	// previous one began: a revocation may commit a little after the time
+	// it wrote, and replicas' clocks must agree within this margin.
 	DefaultRevocationOverlap = 10 * time.Second
 )
 
@@ -40,31 +38,18 @@ type RevokedSessionsOptions struct {
 	// Overlap is DefaultRevocationOverlap when zero.
 	Overlap time.Duration
 	Log     *slog.Logger
-	// Changes, when set, is bumped whenever the set gains a family (a
-	// poll's find or Add), so open streams re-check their session at once
-	// rather than at their next heartbeat.
+	// Changes, when set, is bumped whenever the set gains a family, so
+	// open streams re-check their session at once.
 	Changes *application.AuthChanges
 }
 
 // RevokedSessions is one process's view of the refresh families revoked
-// lately (logout, refresh-token reuse, a password change, a disabled
-// user). Authenticate refuses the access tokens of these families. The set
-// lives in memory: the request path reads a concurrent map and never
-// queries the store; the store is read by Poll, once per Poll interval,
-// with one indexed query for the families revoked since the previous
-// look, so a revocation made by any process reaches every process within
-// about one interval. A family is forgotten once no access token of it
-// can still be valid (AccessTTL plus Leeway plus Overlap after it was
-// first seen).
-//
-// A failed poll is retried at the next interval (Run logs when the polls
-// start failing and when they recover, not each failure); until one
-// succeeds the process keeps refusing what it knew (it fails open for
-// revocations it has not heard of, as the store itself is then
-// unreachable).
-//
-// It implements application.SessionRevocations, which Authenticate,
-// Refresh, Logout and the admin use cases are given.
+// lately, whose access tokens Authenticate refuses (ARCHITECTURE.md,
+// "Authentication": sessions end everywhere). The request path reads a
+// concurrent map; Poll reads the store once per Poll interval. A family is
+// forgotten once no access token of it can still be valid (AccessTTL plus
+// Leeway plus Overlap after it was first seen). A failed poll keeps what
+// the set knew and is retried at the next interval.
 type RevokedSessions struct {
 	o    RevokedSessionsOptions
 	keep time.Duration

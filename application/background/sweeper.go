@@ -39,11 +39,10 @@ func AuditPurger(store ports.AuditLog, retention time.Duration) Purger {
 
 // Sweeper removes expired and deleted rows in the background, in bounded
 // batches, so no sweep holds locks long enough to stall readers. Between
-// two full batches it rests as long as the last one took, so a sweep of a
-// long backlog takes at most half of the time of its connection, and of
-// the core the database spends on it, leaving the rest to the readers
-// (docs/benchmarks.md, "Sweeps"). A backlog takes twice as long to clear. Several replicas may sweep one database at once; the
-// repositories make sure no row is removed twice.
+// two full batches it rests as long as the last one took, leaving at least
+// half of the database's time to the readers. Several replicas may sweep
+// one database at once; the repositories make sure no row is removed
+// twice.
 type Sweeper struct {
 	Purgers  []Purger
 	Clock    ports.Clock
@@ -89,7 +88,6 @@ func (s *Sweeper) SweepOnce(ctx context.Context) (int, error) {
 	return total, ctx.Err()
 }
 
-// sleep waits for d or until ctx ends.
 func sleep(ctx context.Context, d time.Duration) {
 	t := time.NewTimer(d)
 	defer t.Stop()
