@@ -127,9 +127,12 @@ func ddlMigration(eng engine.Engine, what string, ddl func(engine.Engine) []stri
 	}
 }
 
-// execInTx runs stmts in order in one transaction of db.
-func execInTx(ctx context.Context, db *bun.DB, stmts []string) error {
-	return db.RunInTx(ctx, nil, func(ctx context.Context, tx bun.Tx) error { return execAll(ctx, tx, stmts) })
+// execStep is the migration step that runs stmts in order in one
+// transaction, its error as is.
+func execStep(stmts ...string) func(context.Context, *migrate.Migrator, *migrate.Migration) error {
+	return func(ctx context.Context, m *migrate.Migrator, _ *migrate.Migration) error {
+		return m.DB().RunInTx(ctx, nil, func(ctx context.Context, tx bun.Tx) error { return execAll(ctx, tx, stmts) })
+	}
 }
 
 // execAll runs stmts in order on db, up to the first that fails.

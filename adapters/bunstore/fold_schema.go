@@ -66,14 +66,9 @@ func cacheFoldedMigration(eng engine.Engine, table string) migrate.Migration {
 				return nil
 			})
 		},
-		Down: func(ctx context.Context, m *migrate.Migrator, _ *migrate.Migration) error {
-			n := cacheNamesOf(table)
-			return execInTx(ctx, m.DB(), []string{
-				"DROP INDEX IF EXISTS " + engine.QuoteIdent(n.foldedKey),
-				"ALTER TABLE " + engine.QuoteIdent(table) + " DROP COLUMN key_folded",
-				"ALTER TABLE " + engine.QuoteIdent(table) + " DROP COLUMN type_folded",
-			})
-		},
+		Down: execStep("DROP INDEX IF EXISTS "+engine.QuoteIdent(cacheNamesOf(table).foldedKey),
+			"ALTER TABLE "+engine.QuoteIdent(table)+" DROP COLUMN key_folded",
+			"ALTER TABLE "+engine.QuoteIdent(table)+" DROP COLUMN type_folded"),
 	}
 }
 
