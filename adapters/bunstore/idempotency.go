@@ -44,10 +44,8 @@ const (
 func idempotencyTableMigration(eng engine.Engine) migrate.Migration {
 	return migrate.Migration{
 		Name: idempotencyMigration,
-		Up:   ddlMigration(eng, "create the idempotency records", idempotencyDDL),
-		Down: ddlMigration(eng, "drop the idempotency records", func(engine.Engine) []string {
-			return []string{"DROP TABLE IF EXISTS " + idempotencyTable}
-		}),
+		Up:   ddlMigration("create the idempotency records", idempotencyDDL(eng)...),
+		Down: ddlMigration("drop the idempotency records", "DROP TABLE IF EXISTS "+idempotencyTable),
 	}
 }
 

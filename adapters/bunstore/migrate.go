@@ -70,7 +70,7 @@ func migrateBefore(ctx context.Context, db *DB, tables []string, before string) 
 	ms := migrate.NewMigrations()
 	if len(tables) > 0 {
 		ms.Add(changesLogMigration(eng))
-		ms.Add(changesAssigneeIndexMigration(eng))
+		ms.Add(changesAssigneeIndexMigration())
 		ms.Add(usageTableMigration(eng))
 		ms.Add(idempotencyTableMigration(eng))
 		ms.Add(idempotencyKeptMigrationOf(eng))
