@@ -180,15 +180,10 @@ func appendCondition(b *strings.Builder, args []any, eng engine.Engine, c *domai
 		if c.Op == domain.OpNotIn {
 			b.WriteString(" NOT")
 		}
-		b.WriteString(" IN (")
+		b.WriteString(" IN (" + placeholders(len(c.Values)) + ")")
 		for i := range c.Values {
-			if i > 0 {
-				b.WriteString(", ")
-			}
-			b.WriteString("?")
 			args = append(args, val(i))
 		}
-		b.WriteString(")")
 	case domain.OpStarts:
 		v := val(0).(string)
 		b.WriteString("substr(" + col + ", 1, ?) = ?")

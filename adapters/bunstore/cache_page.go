@@ -173,7 +173,7 @@ func afterCondition(keys []domain.SortKey, e *domain.Entry) (string, []any, erro
 			cols[i] = k.col
 			args = append(args, k.val)
 		}
-		return "(" + strings.Join(cols, ", ") + ") > (" + strings.TrimSuffix(strings.Repeat("?, ", len(ks)), ", ") + ")", args, nil
+		return "(" + strings.Join(cols, ", ") + ") > (" + placeholders(len(ks)) + ")", args, nil
 	}
 	terms := 0
 	for i, k := range ks {

@@ -332,13 +332,16 @@ func insertFamilies(ctx context.Context, db bun.IDB, skipTaken bool, fs []domain
 // valuesStatement is head followed by n rows of width placeholders; with
 // skipTaken, a row in conflict with one already stored is skipped.
 func valuesStatement(head string, width, n int, skipTaken bool) string {
-	row := "(" + strings.TrimSuffix(strings.Repeat("?, ", width), ", ") + ")"
+	row := "(" + placeholders(width) + ")"
 	q := head + " VALUES " + strings.TrimSuffix(strings.Repeat(row+", ", n), ", ")
 	if skipTaken {
 		q += " ON CONFLICT DO NOTHING"
 	}
 	return q
 }
+
+// placeholders returns n ? placeholders separated by commas.
+func placeholders(n int) string { return strings.TrimSuffix(strings.Repeat("?, ", n), ", ") }
 
 // revokeIn is revoke inside tx.
 func revokeIn(ctx context.Context, tx bun.Tx, column, value string, now time.Time) error {
