@@ -5,6 +5,7 @@ import (
 	"database/sql"
 	"errors"
 	"fmt"
+	"slices"
 	"strconv"
 	"strings"
 	"sync"
@@ -109,12 +110,7 @@ func (postgresEngine) DefineFold(ctx context.Context, db bun.IDB, name string) e
 // ChangesTriggerDDL returns the statements creating table's row trigger;
 // changesFunction is the one function of every cache table.
 func (e postgresEngine) ChangesTriggerDDL(table string) []string {
-	return []string{
-		e.changesFunction(),
-		"DROP TRIGGER IF EXISTS " + ObjectName(table, "changes") + " ON " + QuoteIdent(table),
-		"CREATE TRIGGER " + ObjectName(table, "changes") + " AFTER INSERT OR UPDATE OR DELETE ON " + QuoteIdent(table) +
-			" FOR EACH ROW EXECUTE FUNCTION cache_changes_record()",
-	}
+	return append([]string{e.changesFunction()}, pgTrigger(table, "changes", "AFTER INSERT OR UPDATE OR DELETE", "FOR EACH ROW", "cache_changes_record")...)
 }
 
 func (postgresEngine) ChangesTriggerDropDDL(table string) []string {
@@ -130,23 +126,24 @@ func pgDropTriggers(table string, suffixes ...string) []string {
 	return out
 }
 
+// pgTrigger returns the statements that replace table's trigger of
+// suffix, which runs the function fn after events, for each row or
+// statement (each, with its transition tables).
+func pgTrigger(table, suffix, events, each, fn string) []string {
+	return append(pgDropTriggers(table, suffix), "CREATE TRIGGER "+ObjectName(table, suffix)+" "+events+" ON "+QuoteIdent(table)+
+		" "+each+" EXECUTE FUNCTION "+fn+"()")
+}
+
 // ChangesRemovedDDL records removals once per DELETE statement, from its
 // transition table (see changesRemovedMigration).
 func (e postgresEngine) ChangesRemovedDDL(table string) []string {
-	return []string{
-		e.changesRemovedFunction(),
-		"DROP TRIGGER IF EXISTS " + ObjectName(table, "changes") + " ON " + QuoteIdent(table),
-		"CREATE TRIGGER " + ObjectName(table, "changes") + " AFTER INSERT OR UPDATE ON " + QuoteIdent(table) +
-			" FOR EACH ROW EXECUTE FUNCTION cache_changes_record()",
-		"DROP TRIGGER IF EXISTS " + ObjectName(table, "changes_removed") + " ON " + QuoteIdent(table),
-		"CREATE TRIGGER " + ObjectName(table, "changes_removed") + " AFTER DELETE ON " + QuoteIdent(table) +
-			" REFERENCING OLD TABLE AS gone FOR EACH STATEMENT EXECUTE FUNCTION cache_changes_removed()",
-	}
+	return slices.Concat([]string{e.changesRemovedFunction()},
+		pgTrigger(table, "changes", "AFTER INSERT OR UPDATE", "FOR EACH ROW", "cache_changes_record"),
+		pgTrigger(table, "changes_removed", "AFTER DELETE", "REFERENCING OLD TABLE AS gone FOR EACH STATEMENT", "cache_changes_removed"))
 }
 
 func (e postgresEngine) ChangesRemovedDownDDL(table string) []string {
-	return append([]string{"DROP TRIGGER IF EXISTS " + ObjectName(table, "changes_removed") + " ON " + QuoteIdent(table)},
-		e.ChangesTriggerDDL(table)...)
+	return append(pgDropTriggers(table, "changes_removed"), e.ChangesTriggerDDL(table)...)
 }
 
 // UsageTableDDL defines the quota check (pgUsageAdmitFunction).
@@ -155,19 +152,11 @@ func (postgresEngine) UsageTableDDL() []string { return []string{pgUsageAdmitFun
 // UsageTriggerDDL returns the statement triggers that keep table's counts
 // in cache_usage, from their transition tables.
 func (e postgresEngine) UsageTriggerDDL(table string) []string {
-	t := QuoteIdent(table)
-	return []string{e.usageAddedFunction(), e.usageChangedFunction(), e.usageRemovedFunction(),
-		"DROP TRIGGER IF EXISTS " + ObjectName(table, "usage") + " ON " + t,
-		"DROP FUNCTION IF EXISTS cache_usage_row()",
-		"DROP TRIGGER IF EXISTS " + ObjectName(table, "usage_added") + " ON " + t,
-		"CREATE TRIGGER " + ObjectName(table, "usage_added") + " AFTER INSERT ON " + t +
-			" REFERENCING NEW TABLE AS added FOR EACH STATEMENT EXECUTE FUNCTION cache_usage_added()",
-		"DROP TRIGGER IF EXISTS " + ObjectName(table, "usage_changed") + " ON " + t,
-		"CREATE TRIGGER " + ObjectName(table, "usage_changed") + " AFTER UPDATE ON " + t +
-			" REFERENCING OLD TABLE AS before NEW TABLE AS after FOR EACH STATEMENT EXECUTE FUNCTION cache_usage_changed()",
-		"DROP TRIGGER IF EXISTS " + ObjectName(table, "usage_removed") + " ON " + t,
-		"CREATE TRIGGER " + ObjectName(table, "usage_removed") + " AFTER DELETE ON " + t +
-			" REFERENCING OLD TABLE AS gone FOR EACH STATEMENT EXECUTE FUNCTION cache_usage_removed()"}
+	return slices.Concat([]string{e.usageAddedFunction(), e.usageChangedFunction(), e.usageRemovedFunction(),
+		"DROP TRIGGER IF EXISTS " + ObjectName(table, "usage") + " ON " + QuoteIdent(table), "DROP FUNCTION IF EXISTS cache_usage_row()"},
+		pgTrigger(table, "usage_added", "AFTER INSERT", "REFERENCING NEW TABLE AS added FOR EACH STATEMENT", "cache_usage_added"),
+		pgTrigger(table, "usage_changed", "AFTER UPDATE", "REFERENCING OLD TABLE AS before NEW TABLE AS after FOR EACH STATEMENT", "cache_usage_changed"),
+		pgTrigger(table, "usage_removed", "AFTER DELETE", "REFERENCING OLD TABLE AS gone FOR EACH STATEMENT", "cache_usage_removed"))
 }
 
 func (postgresEngine) UsageTriggerDropDDL(table string) []string {
