@@ -17,14 +17,10 @@ import (
 )
 
 // Archive reads and loads whole databases for `cachegate export` and
-// `cachegate import`. Reads are pages in primary-key order (keyset, never
-// OFFSET), each page its own bounded statement, so memory stays flat and
-// a running service is not held up; loads are multi-row INSERTs in one
-// transaction, so an import is all or nothing.
-//
-// Writes go straight to the tables, not through the repositories: a row
-// keeps the id, version and dates it had, which no use case would let a
-// caller choose, and a batch of rows is one statement.
+// `cachegate import`. Reads are pages in primary-key order (keyset), each
+// its own bounded statement; loads are multi-row INSERTs in one
+// transaction, so an import is all or nothing. Writes go straight to the
+// tables, so a row keeps the id, version and dates it had.
 type Archive struct {
 	db     *DB
 	bounds bound.Bounds

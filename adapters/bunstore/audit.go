@@ -134,11 +134,6 @@ func (l *AuditLog) PurgeEvents(ctx context.Context, before time.Time, limit int)
 var auditColumns = map[domain.QueryField]string{domain.FieldType: "type", domain.FieldUsername: "username_norm",
 	domain.FieldAddress: "address", domain.FieldTime: `"at"`}
 
-// auditSQLOps are the comparison operators of domain.AuditFields, the
-// only ones its conditions hold.
-var auditSQLOps = map[domain.QueryOp]string{domain.OpEq: " = ", domain.OpNe: " <> ", domain.OpGt: " > ", domain.OpLt: " < ",
-	domain.OpGte: " >= ", domain.OpLte: " <= "}
-
 // auditWhere writes f, a filter on domain.AuditFields, to b as an SQL
 // condition with bound parameters appended to args.
 func auditWhere(b *strings.Builder, args []any, f domain.Filter) ([]any, error) {
@@ -189,7 +184,7 @@ func auditCondition(b *strings.Builder, args []any, c *domain.Condition) ([]any,
 		}
 		b.WriteString(" IN (?" + strings.Repeat(", ?", len(c.Values)-1) + ")")
 	default:
-		op, ok := auditSQLOps[c.Op]
+		op, ok := comparators[c.Op]
 		if !ok {
 			return nil, fmt.Errorf("audit query: no translation for %s", c.Op)
 		}

@@ -13,17 +13,13 @@ import (
 )
 
 // How this process writes the attempts folded into one row of
-// auth_events: its first foldDirect attempts one by one, as they come;
-// later ones are held in memory and added together once they span
-// foldHold of event time, or foldHold of wall time after the first one
-// held, or when Events reads the log, or on Flush (storefx calls it when
-// the service stops). A flood then updates its row about
-// once every foldHold instead of once an attempt: on PostgreSQL every
-// update leaves a dead row version behind until vacuum, and those, not the
-// rows, would break the bound of README.md, "Audit trail"
-// (docs/benchmarks.md, "Audit growth under a failed-login flood").
-// foldRowsMax bounds the rows remembered; beyond it attempts are written
-// one by one.
+// auth_events: its first foldDirect attempts one by one; later ones are
+// held in memory and added together once they span foldHold of event
+// time, or foldHold of wall time after the first one held, or when Events
+// reads the log, or on Flush. A flood then updates its row about once
+// every foldHold: on PostgreSQL every update leaves a dead row version
+// until vacuum (README.md, "Audit trail"). foldRowsMax bounds the rows
+// remembered; beyond it attempts are written one by one.
 const (
 	foldDirect  = 10
 	foldHold    = 5 * time.Second
@@ -203,16 +199,13 @@ func (l *AuditLog) Flush(ctx context.Context) (err error) {
 func (l *AuditLog) flushHeld(ctx context.Context, call *bound.Call) error {
 	l.fold.flushing.Lock()
 	defer l.fold.flushing.Unlock()
-	var errs []error
+	var first error
 	for key, a := range l.fold.takeAll() {
-		if err := l.addAttempts(ctx, call, key, a); err != nil {
-			errs = append(errs, err)
+		if err := l.addAttempts(ctx, call, key, a); err != nil && first == nil {
+			first = err
 		}
 	}
-	if len(errs) > 0 {
-		return errs[0]
-	}
-	return nil
+	return first
 }
 
 // flushHeldLater is flushHeld run by the buffer's timer. A failure loses

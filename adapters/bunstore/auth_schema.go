@@ -14,18 +14,16 @@ import (
 //   - users: local accounts. username keeps the name as given;
 //     username_norm (domain.NormalizeUsername) is unique and is what
 //     lookups and ListUsers' order use.
-//   - refresh_families: one row per refresh family (refresh_schema.go);
-//     until migration 20261127000100 refresh_tokens held one row per
-//     issued token. No foreign key to users: subjects may come from an
-//     integrator's UserLookup rather than this table.
+//   - refresh_families: one row per refresh family (refresh_schema.go).
+//     No foreign key to users: subjects may come from an integrator's
+//     UserLookup rather than this table.
 //   - signing_keys: token signing keys; private holds the key material,
 //     sealed when a key encryption secret is configured (josejwt), empty
 //     once the key is retired or revoked; signs_from is when the key
 //     starts signing (keys.go), retired_at when it stops.
 //   - login_failures: one row per failed login, by throttle key.
 //
-// Times use the dialect's time column (internal/engine); text that is compared
-// or ordered uses textColumnType, so both stores order bytes alike.
+// Times and compared text use the engine's columns (internal/engine).
 
 // authTables lists the tables the authentication migrations leave; no
 // cache table may take one of these names, nor one of retiredAuthTables.
@@ -45,20 +43,20 @@ func authMigrations(eng engine.Engine) []migrate.Migration {
 	const auth = "create the authentication tables"
 	return []migrate.Migration{{
 		Name: "20261125000200_auth_tables",
-		Up:   ddlMigration(eng, auth, authTablesDDL),
-		Down: ddlMigration(eng, auth, func(engine.Engine) []string { return authDropDDL }),
+		Up:   ddlMigration(auth, authTablesDDL(eng)...),
+		Down: ddlMigration(auth, authDropDDL...),
 	}, {
 		Name: "20261126000200_auth_sessions_keys",
 		Up:   withEngine(eng, sessionsKeysMigration),
 		Down: func(context.Context, *migrate.Migrator, *migrate.Migration) error { return nil },
 	}, {
 		Name: "20261126000300_auth_events",
-		Up:   ddlMigration(eng, auth, auditDDL),
-		Down: ddlMigration(eng, auth, func(engine.Engine) []string { return []string{`DROP TABLE IF EXISTS auth_events`} }),
+		Up:   ddlMigration(auth, auditDDL(eng)...),
+		Down: ddlMigration(auth, `DROP TABLE IF EXISTS auth_events`),
 	}, {
 		Name: "20261127000100_auth_refresh_families",
 		Up:   withEngine(eng, refreshFamiliesMigration),
-		Down: ddlMigration(eng, auth, func(engine.Engine) []string { return []string{`DROP TABLE IF EXISTS refresh_families`} }),
+		Down: ddlMigration(auth, `DROP TABLE IF EXISTS refresh_families`),
 	}, {
 		Name: "20261127002500_signing_keys_signs_from",
 		Up:   withEngine(eng, signsFromMigration),
@@ -77,17 +75,15 @@ func authMigrations(eng engine.Engine) []migrate.Migration {
 		Down: func(context.Context, *migrate.Migrator, *migrate.Migration) error { return nil },
 	}, {
 		Name: "20261215000100_refresh_families_live",
-		Up:   ddlMigration(eng, auth, func(engine.Engine) []string { return []string{refreshLiveIndexDDL} }),
-		Down: ddlMigration(eng, auth, func(engine.Engine) []string { return []string{`DROP INDEX IF EXISTS refresh_families_live_idx`} }),
+		Up:   ddlMigration(auth, refreshLiveIndexDDL),
+		Down: ddlMigration(auth, `DROP INDEX IF EXISTS refresh_families_live_idx`),
 	}}
 }
 
 // sessionsKeysMigration adds what sessions that end everywhere and key
-// revocation need (docs/api.md, "Authentication"): an index of revoked refresh
-// tokens by revocation time (RevokedFamilies reads it twice a second on
-// every replica), signing_keys.revoked_at, and erases the private halves
-// of keys already retired. Each step is idempotent: SQLite has no ADD
-// COLUMN IF NOT EXISTS, so the column is looked for first.
+// revocation need (docs/api.md, "Authentication"): an index of revoked
+// refresh tokens by revocation time, signing_keys.revoked_at, and erases
+// the private halves of keys already retired. Each step is idempotent.
 func sessionsKeysMigration(ctx context.Context, eng engine.Engine, m *migrate.Migrator) error {
 	return m.DB().RunInTx(ctx, nil, func(ctx context.Context, tx bun.Tx) error {
 		if err := eng.AddColumnIfMissing(ctx, tx, "signing_keys", "revoked_at", eng.TimeColumn()); err != nil {
@@ -198,11 +194,9 @@ func auditDDL(eng engine.Engine) []string {
 }
 
 // auditFoldMigration adds what folding failed and throttled logins needs
-// (domain.AuditFold): attempts (how many attempts a row stands for),
-// last_at (the last one's time; NULL for a single event) and fold_key
-// (domain.AuditFold.Keys; NULL for events that are not folded), unique
-// among the rows that have one, and an index of those rows by address and
-// time for counting an address's rows of a window. Both indexes are
+// (domain.AuditFold): attempts, last_at (NULL for a single event) and
+// fold_key (domain.AuditFold.Keys), unique among the rows that have one,
+// and an index of those rows by address and time. Both indexes are
 // partial, so events that are not folded pay nothing for them.
 func auditFoldMigration(ctx context.Context, eng engine.Engine, m *migrate.Migrator) error {
 	return m.DB().RunInTx(ctx, nil, func(ctx context.Context, tx bun.Tx) error {
@@ -224,10 +218,8 @@ func auditFoldMigration(ctx context.Context, eng engine.Engine, m *migrate.Migra
 }
 
 // signsFromMigration adds signing_keys.signs_from, when a key starts
-// signing (README.md, "Tokens": `keys rotate` publishes a key ahead of
-// signing with it), stored so that every replica switches to a new key
-// at the same instant. Keys stored before sign from their creation;
-// SigningKeys reads a NULL (a key imported by an older archive) so too.
+// signing (README.md, "Tokens"), so that every replica switches to a new
+// key at the same instant. Keys stored before sign from their creation.
 func signsFromMigration(ctx context.Context, eng engine.Engine, m *migrate.Migrator) error {
 	return m.DB().RunInTx(ctx, nil, func(ctx context.Context, tx bun.Tx) error {
 		if err := eng.AddColumnIfMissing(ctx, tx, "signing_keys", "signs_from", eng.TimeColumn()); err != nil {

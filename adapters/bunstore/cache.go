@@ -28,11 +28,7 @@ const maxCreateTries = 3
 // SQLite or PostgreSQL. Create is one INSERT, and Update and Delete are
 // optimistic (read, apply fn, UPDATE … WHERE version matches, reload on a
 // miss). How a write reaches the database is its writer's, chosen once by
-// the constructor (cache_writer.go): on PostgreSQL each statement is its
-// own transaction, and creates that arrive together share one INSERT
-// (create_batch.go); on SQLite a write runs with the writes queued beside
-// it in one transaction of the handle's write group (internal/writegate), each
-// in a savepoint of its own, which behaves like consecutive transactions.
+// the constructor (cache_writer.go).
 //
 // Rows are soft-deleted and expire by time; they stay in the table, dead,
 // until Purge removes them or a Create needs their id or natural key.
@@ -128,8 +124,6 @@ func (r *CacheRepository) createWith(ctx context.Context, db bun.IDB, e domain.E
 	g := newQuotaGuard(q, nil, e)
 	if g != nil {
 		g.Bytes += extra
-	}
-	if g != nil {
 		if refused := g.admit(domain.Usage{}); refused != nil {
 			// Too large for the quota whatever the assignee holds.
 			return r.conflictOr(ctx, db, e, now, refused)
@@ -224,12 +218,9 @@ func (r *CacheRepository) getBounded(ctx context.Context, id string, now time.Ti
 // get reads the live entry id from db.
 //
 // The point reads (get, GetByKey) select the row not deleted and test its
-// expiry here, as liveAt would: a unique key finds at most one such row.
-// A range condition on expires_at would cost every read on PostgreSQL
-// planning, and with statistics the planner may answer a bound beyond
-// their histogram by walking the expiry index to its end, over the
-// entries of every row a sweep removed and vacuum has not yet reclaimed
-// (docs/benchmarks.md, "Sweeps").
+// expiry in Go, as liveAt would: a range condition on expires_at could
+// make PostgreSQL's planner walk the expiry index over every row a sweep
+// removed and vacuum has not yet reclaimed (docs/benchmarks.md, "Sweeps").
 func (r *CacheRepository) get(ctx context.Context, db bun.IDB, id string, now time.Time) (domain.Entry, error) {
 	return r.getOne(ctx, db, now, "SELECT "+cacheColumns+" FROM ? WHERE id = ? AND date_deleted IS NULL", r.table, id)
 }
@@ -275,13 +266,18 @@ func pointAnswer(e domain.Entry, err error, now time.Time) (domain.Entry, error)
 func (r *CacheRepository) Update(ctx context.Context, id string, now time.Time, q domain.Quota, fn func(*domain.Entry) error) (_ domain.Entry, err error) {
 	ctx, call := r.bounds.Enter(ctx)
 	defer call.Done(&err)
-	var next domain.Entry
-	err = r.writer.write(ctx, call, func(ctx context.Context, db bun.IDB) error {
-		var err error
-		next, err = r.update(ctx, db, id, now, q, fn)
+	return r.writeEntry(ctx, call, func(ctx context.Context, db bun.IDB) (domain.Entry, error) { return r.update(ctx, db, id, now, q, fn) })
+}
+
+// writeEntry runs fn, a write of one entry, through r's writer and returns
+// the entry fn gave.
+func (r *CacheRepository) writeEntry(ctx context.Context, call *bound.Call, fn func(ctx context.Context, db bun.IDB) (domain.Entry, error)) (domain.Entry, error) {
+	var out domain.Entry
+	err := r.writer.write(ctx, call, func(ctx context.Context, db bun.IDB) (err error) {
+		out, err = fn(ctx, db)
 		return err
 	})
-	return next, err
+	return out, err
 }
 
 func (r *CacheRepository) update(ctx context.Context, db bun.IDB, id string, now time.Time, q domain.Quota, fn func(*domain.Entry) error) (domain.Entry, error) {
@@ -423,13 +419,7 @@ func (r *CacheRepository) Delete(ctx context.Context, id string, now time.Time, 
 	ctx, call := r.bounds.Enter(ctx)
 	defer call.Done(&err)
 	now = domain.Normalize(now)
-	var gone domain.Entry
-	err = r.writer.write(ctx, call, func(ctx context.Context, db bun.IDB) error {
-		var err error
-		gone, err = r.delete(ctx, db, id, now, fn)
-		return err
-	})
-	return gone, err
+	return r.writeEntry(ctx, call, func(ctx context.Context, db bun.IDB) (domain.Entry, error) { return r.delete(ctx, db, id, now, fn) })
 }
 
 func (r *CacheRepository) delete(ctx context.Context, db bun.IDB, id string, now time.Time, fn func(domain.Entry) error) (domain.Entry, error) {

@@ -17,27 +17,11 @@ import (
 )
 
 // List implements ports.CacheRepository. The rows are read in pages
-// (cache_page.go): each page is one statement, on a connection taken for
-// it alone and given back to the pool before the page's entries are
-// yielded, so a caller that is slow to take them (an HTTP client that
-// does not read) holds no connection and, on SQLite, no read transaction.
-// A page holds at most about listPageBytes of entries and
-// listPageRowsMax rows; the next page starts after the last row's sort
-// values and id (keyset), never with OFFSET, so every page costs what
-// the first does. The caller's own offset applies to the first page only.
-//
-// Each page (and the count) is one bounded repository call: waiting for
-// a connection is under the repository's timeout (past it
-// domain.ErrDatabaseUnavailable), the statement under the query bound
-// (past it domain.ErrQueryTooExpensive), and the caller's place of the
-// callerLimit is held only while the statement runs. A transient failure
-// retries the page, which nobody has seen yet.
-//
-// The pages are separate statements, so a list is not one snapshot: an
-// entry written while the list is read shows its state at the moment its
-// page was read, and one whose sort value moved past the list's position
-// meanwhile may be met twice or not at all. The total is one more
-// statement, which a write between them can make disagree by that write.
+// (cache_page.go), each one statement and one bounded call (listStatement)
+// on a connection given back before the page's entries are yielded; the
+// next page starts after the last row's sort values and id (keyset). The
+// pages, and the total, are separate statements, so a list is not one
+// snapshot. ARCHITECTURE.md, "Lists and the query language" (Streaming).
 func (r *CacheRepository) List(ctx context.Context, q ports.ListQuery, now time.Time, yield func(domain.Entry) error) (ports.ListResult, error) {
 	cond, args, err := listWhere(r.eng, r.table, q, now)
 	if err != nil {
@@ -125,20 +109,16 @@ func appendFilter(b *strings.Builder, args []any, eng engine.Engine, f domain.Fi
 	case domain.FilterCond:
 		return appendCondition(b, args, eng, &f.Cond)
 	case domain.FilterAll, domain.FilterAny:
+		sep, empty := " AND ", "1 = 1"
+		if f.Kind == domain.FilterAny {
+			sep, empty = " OR ", "1 = 0"
+		}
 		if len(f.Subs) == 0 {
-			if f.Kind == domain.FilterAll {
-				b.WriteString("1 = 1")
-			} else {
-				b.WriteString("1 = 0")
-			}
+			b.WriteString(empty)
 			return args, nil
 		}
 		if c, ok := mergedFoldedKeyLookup(f); ok {
 			return appendFoldedKeyLookup(b, args, &c), nil
-		}
-		sep := " AND "
-		if f.Kind == domain.FilterAny {
-			sep = " OR "
 		}
 		for i, s := range f.Subs {
 			if i > 0 {
@@ -200,15 +180,10 @@ func appendCondition(b *strings.Builder, args []any, eng engine.Engine, c *domai
 		if c.Op == domain.OpNotIn {
 			b.WriteString(" NOT")
 		}
-		b.WriteString(" IN (")
+		b.WriteString(" IN (" + placeholders(len(c.Values)) + ")")
 		for i := range c.Values {
-			if i > 0 {
-				b.WriteString(", ")
-			}
-			b.WriteString("?")
 			args = append(args, val(i))
 		}
-		b.WriteString(")")
 	case domain.OpStarts:
 		v := val(0).(string)
 		b.WriteString("substr(" + col + ", 1, ?) = ?")

@@ -168,23 +168,12 @@ func afterCondition(keys []domain.SortKey, e *domain.Entry) (string, []any, erro
 		args []any
 	)
 	if simple {
-		b.WriteString("(")
+		cols := make([]string, len(ks))
 		for i, k := range ks {
-			if i > 0 {
-				b.WriteString(", ")
-			}
-			b.WriteString(k.col)
+			cols[i] = k.col
 			args = append(args, k.val)
 		}
-		b.WriteString(") > (")
-		for i := range ks {
-			if i > 0 {
-				b.WriteString(", ")
-			}
-			b.WriteString("?")
-		}
-		b.WriteString(")")
-		return b.String(), args, nil
+		return "(" + strings.Join(cols, ", ") + ") > (" + placeholders(len(ks)) + ")", args, nil
 	}
 	terms := 0
 	for i, k := range ks {

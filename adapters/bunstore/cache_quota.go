@@ -15,34 +15,17 @@ import (
 
 // A write under a quota is one statement that writes only if the count of
 // its assignee (cache_usage, kept by triggers: usage_schema.go) leaves
-// room, so the check and the write are atomic:
+// room, so the check and the write are atomic (ARCHITECTURE.md, "Quotas"):
+// on PostgreSQL it selects FROM a one-row CTE calling cache_usage_admit,
+// which holds the assignee's advisory lock until the write commits (a
+// PL/pgSQL function, so its plans are kept per connection); on SQLite a
+// NOT EXISTS over the count row runs under the one write lock.
 //
-//   - PostgreSQL: a one-row CTE calls cache_usage_admit (usage_schema.go),
-//     which takes the assignee's advisory lock until the transaction ends
-//     (the statement's own: it commits with the write), sums the shards
-//     with a snapshot taken after the lock and tells whether the write
-//     fits; the INSERT or UPDATE takes its values FROM that CTE. A
-//     concurrent writer under a quota waits for the lock, then counts the
-//     first one's write, so of N writers competing for the last place
-//     exactly one writes. The function's statements are planned once per
-//     connection (PL/pgSQL keeps their plans), which a CTE of subqueries,
-//     planned anew for every statement, was not: it cost ten times the
-//     plain INSERT's planning.
-//   - SQLite: the statement holds the database's one write lock from its
-//     start, so a NOT EXISTS over the count row cannot be overtaken; a
-//     missing row is an empty count.
-//
-// Only a write that grows a limited count carries the condition; without
-// a quota, or for an update that frees more than its logged change keeps
-// (domain.Growth), the statements are the plain ones. A statement that wrote nothing is
-// examined (refusal): room made meanwhile, or expired rows of the
-// assignee, removed there, lead to another try; otherwise the write is
-// refused with domain.ErrCacheQuotaExceeded.
-//
-// Writers of one assignee in one table under a quota therefore queue on
-// PostgreSQL for that lock, from their statement to their commit; writers
-// without a quota, and writers of different assignees, do not meet
-// (usage_schema.go; docs/benchmarks.md, "Quotas").
+// Only a write that grows a limited count carries the condition
+// (domain.Growth). A statement that wrote nothing is examined (refusal):
+// room made meanwhile, or the assignee's dead rows removed there, lead to
+// another try; otherwise the write is refused with
+// domain.ErrCacheQuotaExceeded.
 
 // maxQuotaTries bounds how often a create goes round a refusal that
 // cleared its way (expired rows removed, room made meanwhile).
@@ -156,10 +139,9 @@ func (r *CacheRepository) liveHolder(ctx context.Context, db bun.IDB, id string,
 }
 
 // The statements of an SQLite repository's entry writes, prepared once
-// (engine.Prepared): SQLite compiles a statement's triggers with it (the
-// change log's and the counts'), which made preparing the INSERT of every
-// create cost three times the plain INSERT's. They are used inside the
-// write group's transaction; a write outside a group sends its text.
+// (engine.Prepared): SQLite compiles a statement's triggers with it. They
+// are used inside the write group's transaction; a write outside a group
+// sends its text.
 const (
 	stmtInsert = iota
 	stmtInsertGuarded

@@ -17,24 +17,14 @@ import (
 const pointReadCacheBytes = 8 << 20
 
 // pointReads are a repository's reads by id on an SQLite file: a
-// prepared statement (Bun would write the id into the text, which SQLite
-// would prepare anew every time) and the entries read since the file last
-// changed (internal/readcache; ARCHITECTURE.md, "The entry cache of
-// SQLite point reads").
-//
-// Each Get first asks the file's data version, in a round of the handle's
-// watch that began after the Get did. An entry kept in that same version
-// is the answer, tested for expiry at the caller's now as the read would
-// test it; otherwise the row is read as without the cache, and a live
-// entry is kept under the version asked before reading it. Any commit to
-// the file, by this process or any other, changes the version, so every
-// entry kept before it is missed from then on: a write, a delete or a
-// sweep acknowledged before a Get began is always seen by that Get.
-//
-// A hit takes no place of its caller's and is not charged to its budget
-// (README, "Fair share of the database"): it holds no connection of the
-// pool; the watch's round is one question on a connection of its own,
-// shared by every reader waiting.
+// prepared statement and the entries read since the file last changed
+// (internal/readcache; ARCHITECTURE.md, "The entry cache of SQLite point
+// reads"). Each Get first asks the file's data version, in a round of the
+// handle's watch that began after the Get did; an entry kept in that same
+// version is the answer, tested for expiry at the caller's now. Any commit
+// to the file changes the version, so a write acknowledged before a Get
+// began is always seen by it. A hit holds no connection of the pool, so it
+// takes no place of its caller's and is not charged to its budget.
 type pointReads struct {
 	watch *readcache.Watch
 	cache *readcache.Cache[domain.Entry]

@@ -1,11 +1,8 @@
 package bunstore
 
 import (
-	"context"
-
 	"github.com/cachegate/cachegate/adapters/bunstore/internal/engine"
 	"github.com/cachegate/cachegate/domain"
-	"github.com/uptrace/bun"
 	"github.com/uptrace/bun/migrate"
 )
 
@@ -22,13 +19,8 @@ const (
 func cacheTableMigration(eng engine.Engine, table string) migrate.Migration {
 	return migrate.Migration{
 		Name: cacheMigrationVersion + "_cache_" + table,
-		Up: func(ctx context.Context, m *migrate.Migrator, _ *migrate.Migration) error {
-			return execInTx(ctx, m.DB(), cacheTableDDL(eng, table))
-		},
-		Down: func(ctx context.Context, m *migrate.Migrator, _ *migrate.Migration) error {
-			_, err := m.DB().ExecContext(ctx, "DROP TABLE IF EXISTS ?", bun.Ident(table))
-			return err
-		},
+		Up:   execStep(cacheTableDDL(eng, table)...),
+		Down: execStep("DROP TABLE IF EXISTS " + engine.QuoteIdent(table)),
 	}
 }
 
@@ -38,22 +30,12 @@ func cacheTableMigration(eng engine.Engine, table string) migrate.Migration {
 // (lists across assignees). The first replaces the plain assignee index,
 // which it covers.
 func cacheListMigration(eng engine.Engine, table string) migrate.Migration {
+	n := cacheNamesOf(table)
 	return migrate.Migration{
 		Name: cacheListMigrationVersion + "_cache_" + table + "_list",
-		Up: func(ctx context.Context, m *migrate.Migrator, _ *migrate.Migration) error {
-			return execInTx(ctx, m.DB(), cacheListDDL(eng, table))
-		},
-		Down: func(ctx context.Context, m *migrate.Migrator, _ *migrate.Migration) error {
-			n := cacheNamesOf(table)
-			for _, idx := range []string{n.assigneeCreated, n.created} {
-				if _, err := m.DB().ExecContext(ctx, "DROP INDEX IF EXISTS ?", bun.Ident(idx)); err != nil {
-					return err
-				}
-			}
-			_, err := m.DB().ExecContext(ctx, "CREATE INDEX IF NOT EXISTS ? ON ? (assignee_id) WHERE date_deleted IS NULL",
-				bun.Ident(n.assignee), bun.Ident(table))
-			return err
-		},
+		Up:   execStep(cacheListDDL(eng, table)...),
+		Down: execStep("DROP INDEX IF EXISTS "+engine.QuoteIdent(n.assigneeCreated), "DROP INDEX IF EXISTS "+engine.QuoteIdent(n.created),
+			"CREATE INDEX IF NOT EXISTS "+engine.QuoteIdent(n.assignee)+" ON "+engine.QuoteIdent(table)+" (assignee_id) WHERE date_deleted IS NULL"),
 	}
 }
 
@@ -63,23 +45,14 @@ func cacheListMigration(eng engine.Engine, table string) migrate.Migration {
 // key ($cont and the other text operators) then tests each candidate in
 // the index and reads the table only for the rows it returns, where the
 // narrower index read a row for every candidate (docs/benchmarks.md, "List
-// queries"). The index replaces the narrower one, so a write updates as
-// many indexes as before, each entry a little longer.
+// queries"). The index replaces the narrower one.
 func cacheCoveringMigration(eng engine.Engine, table string) migrate.Migration {
+	n := cacheNamesOf(table)
 	return migrate.Migration{
 		Name: cacheCoveringMigrationVersion + "_cache_" + table + "_list_covering",
-		Up: func(ctx context.Context, m *migrate.Migrator, _ *migrate.Migration) error {
-			return execInTx(ctx, m.DB(), cacheCoveringDDL(eng, table))
-		},
-		Down: func(ctx context.Context, m *migrate.Migrator, _ *migrate.Migration) error {
-			n := cacheNamesOf(table)
-			if _, err := m.DB().ExecContext(ctx, "CREATE INDEX IF NOT EXISTS ? ON ? (assignee_id, date_created, id) WHERE date_deleted IS NULL",
-				bun.Ident(n.assigneeCreated), bun.Ident(table)); err != nil {
-				return err
-			}
-			_, err := m.DB().ExecContext(ctx, "DROP INDEX IF EXISTS ?", bun.Ident(n.assigneeList))
-			return err
-		},
+		Up:   execStep(cacheCoveringDDL(eng, table)...),
+		Down: execStep("CREATE INDEX IF NOT EXISTS "+engine.QuoteIdent(n.assigneeCreated)+" ON "+engine.QuoteIdent(table)+
+			" (assignee_id, date_created, id) WHERE date_deleted IS NULL", "DROP INDEX IF EXISTS "+engine.QuoteIdent(n.assigneeList)),
 	}
 }
 

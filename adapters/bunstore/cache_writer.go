@@ -111,8 +111,7 @@ func (w groupWriter) write(ctx context.Context, call *bound.Call, fn func(ctx co
 }
 
 func (w groupWriter) create(ctx context.Context, call *bound.Call, e domain.Entry, now time.Time, q domain.Quota) error {
-	// The closure holds r, not w: one pointer to capture, not the writer's
-	// three words (BenchmarkCreate's B/op).
+	// The closure holds r, not w: one pointer to capture, not three words.
 	r := w.r
 	if g := newQuotaGuard(q, nil, e); g != nil && w.refused.recent(e.AssigneeID, time.Now()) {
 		if err := r.refuseEarly(ctx, e, g, ports.IdempotencyRecord{}, now); err != nil {

@@ -21,30 +21,11 @@ import (
 // subscriber (background.Feed reads it); it keeps the PostgreSQL
 // watermark's state.
 //
-// Which revisions are safe to deliver:
-//
-//   - SQLite has one writer at a time, and a trigger draws the revision
-//     inside the write transaction that holds the write lock, so
-//     revisions commit in the order they are drawn; a reader's snapshot
-//     (WAL) always holds a prefix of the log. Head is the highest
-//     revision.
-//   - PostgreSQL draws revisions from a sequence when the row is inserted,
-//     but a row becomes visible when its transaction commits: revision 11
-//     can be visible while 10 is still in flight. Head is a watermark that
-//     never passes a revision whose predecessors may still commit. Every
-//     writing transaction takes a shared advisory lock (changesWriterLock)
-//     in the trigger before it draws a revision and holds it until it
-//     ends. The reader reads the sequence's last value L, then the set W
-//     of transactions holding that lock (pg_locks). Every transaction that
-//     drew a revision up to L and has not ended is in W. Once none of W
-//     holds the lock any more, every revision up to L that will ever exist
-//     is readable: L becomes the head. Writers never wait for each other
-//     or for the reader (shared locks do not conflict). Snapshot
-//     watermarks were rejected: xmin of pg_current_snapshot() counts every
-//     transaction of the cluster, so one long transaction of any database
-//     on the server would stall the feed; and filtering rows by their own
-//     xid would not do, as a transaction with a lower xid can draw a
-//     higher revision.
+// Which revisions are safe to deliver (ARCHITECTURE.md, "The change
+// feed"): on SQLite revisions commit in the order they are drawn, so the
+// head is the highest; on PostgreSQL one can be visible while an earlier
+// one is in flight, so the head is a watermark (engine.ChangeHead) that
+// never passes a revision whose predecessors may still commit.
 type ChangeLog struct {
 	db     *DB
 	bounds bound.Bounds

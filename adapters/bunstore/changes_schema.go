@@ -20,8 +20,7 @@ import (
 //   - cache_changes_state: one row; pruned is the highest revision pruned.
 //
 // Triggers on every cache table write the log, so every statement that
-// changes a row records it in the same transaction, whichever path runs
-// it (HTTP, the Go API, the sweeper, or one written later):
+// changes a row records it in the same transaction, whichever path runs it:
 //
 //   - INSERT: created.
 //   - UPDATE: deleted when date_deleted goes from NULL to a time, else
@@ -56,10 +55,8 @@ func changesTables() []string { return []string{changesTable, changesStateTable}
 func changesLogMigration(eng engine.Engine) migrate.Migration {
 	return migrate.Migration{
 		Name: changesMigration,
-		Up:   ddlMigration(eng, "create the change log", changesDDL),
-		Down: ddlMigration(eng, "drop the change log", func(engine.Engine) []string {
-			return []string{"DROP TABLE IF EXISTS " + changesStateTable, "DROP TABLE IF EXISTS " + changesTable}
-		}),
+		Up:   ddlMigration("create the change log", changesDDL(eng)...),
+		Down: ddlMigration("drop the change log", "DROP TABLE IF EXISTS "+changesStateTable, "DROP TABLE IF EXISTS "+changesTable),
 	}
 }
 
@@ -68,15 +65,11 @@ func changesLogMigration(eng engine.Engine) migrate.Migration {
 // in revision order and stops at its page, whatever other users wrote.
 // The log holds the retention's changes (an hour by default), so building
 // it, even on PostgreSQL without CONCURRENTLY, is short.
-func changesAssigneeIndexMigration(eng engine.Engine) migrate.Migration {
+func changesAssigneeIndexMigration() migrate.Migration {
 	return migrate.Migration{
 		Name: changesAssigneeMigration,
-		Up: ddlMigration(eng, "index the change log by assignee", func(engine.Engine) []string {
-			return []string{"CREATE INDEX IF NOT EXISTS " + changesAssigneeIndex + " ON " + changesTable + " (assignee_id, rev)"}
-		}),
-		Down: ddlMigration(eng, "drop the change log's assignee index", func(engine.Engine) []string {
-			return []string{"DROP INDEX IF EXISTS " + changesAssigneeIndex}
-		}),
+		Up:   ddlMigration("index the change log by assignee", "CREATE INDEX IF NOT EXISTS "+changesAssigneeIndex+" ON "+changesTable+" (assignee_id, rev)"),
+		Down: ddlMigration("drop the change log's assignee index", "DROP INDEX IF EXISTS "+changesAssigneeIndex),
 	}
 }
 
@@ -84,42 +77,30 @@ func changesAssigneeIndexMigration(eng engine.Engine) migrate.Migration {
 func changesTriggerMigration(eng engine.Engine, table string) migrate.Migration {
 	return migrate.Migration{
 		Name: changesTriggerVersion + "_cache_" + table + "_changes",
-		Up: ddlMigration(eng, "add the change triggers of "+table, func(eng engine.Engine) []string {
-			return eng.ChangesTriggerDDL(table)
-		}),
-		Down: ddlMigration(eng, "drop the change triggers of "+table, func(eng engine.Engine) []string {
-			return eng.ChangesTriggerDropDDL(table)
-		}),
+		Up:   ddlMigration("add the change triggers of "+table, eng.ChangesTriggerDDL(table)...),
+		Down: ddlMigration("drop the change triggers of "+table, eng.ChangesTriggerDropDDL(table)...),
 	}
 }
 
 // changesRemovedMigration returns the migration that makes table's
 // removals on PostgreSQL be recorded once per DELETE statement rather
-// than once per row; on SQLite it changes nothing. The sweeper removes
-// expired rows a thousand at a time, and a row trigger would run PL/pgSQL
-// and an INSERT for each; one INSERT from the statement's transition
-// table records the same rows. Inserts and updates keep the row trigger:
-// they write one row a statement, and a create waits mostly for its
-// commit, so a statement trigger gains them nothing (docs/benchmarks.md,
-// "Storage design choices").
+// than once per row (the sweeper removes a thousand at a time); on SQLite
+// it changes nothing. Inserts and updates, one row a statement, keep the
+// row trigger.
 func changesRemovedMigration(eng engine.Engine, table string) migrate.Migration {
 	return migrate.Migration{
 		Name: changesRemovedVersion + "_cache_" + table + "_changes_removed",
-		Up: ddlMigration(eng, "record the removals of "+table+" per statement", func(eng engine.Engine) []string {
-			return eng.ChangesRemovedDDL(table)
-		}),
-		Down: ddlMigration(eng, "record the removals of "+table+" per row", func(eng engine.Engine) []string {
-			return eng.ChangesRemovedDownDDL(table)
-		}),
+		Up:   ddlMigration("record the removals of "+table+" per statement", eng.ChangesRemovedDDL(table)...),
+		Down: ddlMigration("record the removals of "+table+" per row", eng.ChangesRemovedDownDDL(table)...),
 	}
 }
 
-// ddlMigration returns a migration step running the statements ddl makes
-// for the database at hand, in one transaction.
-func ddlMigration(eng engine.Engine, what string, ddl func(engine.Engine) []string) func(context.Context, *migrate.Migrator, *migrate.Migration) error {
+// ddlMigration returns a migration step running stmts in one
+// transaction, its failure named by what.
+func ddlMigration(what string, stmts ...string) func(context.Context, *migrate.Migrator, *migrate.Migration) error {
 	return func(ctx context.Context, m *migrate.Migrator, _ *migrate.Migration) error {
 		return m.DB().RunInTx(ctx, nil, func(ctx context.Context, tx bun.Tx) error {
-			if err := execAll(ctx, tx, ddl(eng)); err != nil {
+			if err := execAll(ctx, tx, stmts); err != nil {
 				return fmt.Errorf("bunstore: %s: %w", what, err)
 			}
 			return nil
@@ -127,9 +108,12 @@ func ddlMigration(eng engine.Engine, what string, ddl func(engine.Engine) []stri
 	}
 }
 
-// execInTx runs stmts in order in one transaction of db.
-func execInTx(ctx context.Context, db *bun.DB, stmts []string) error {
-	return db.RunInTx(ctx, nil, func(ctx context.Context, tx bun.Tx) error { return execAll(ctx, tx, stmts) })
+// execStep is the migration step that runs stmts in order in one
+// transaction, its error as is.
+func execStep(stmts ...string) func(context.Context, *migrate.Migrator, *migrate.Migration) error {
+	return func(ctx context.Context, m *migrate.Migrator, _ *migrate.Migration) error {
+		return m.DB().RunInTx(ctx, nil, func(ctx context.Context, tx bun.Tx) error { return execAll(ctx, tx, stmts) })
+	}
 }
 
 // execAll runs stmts in order on db, up to the first that fails.

@@ -13,52 +13,30 @@ import (
 	"github.com/cachegate/cachegate/domain"
 )
 
-// Batched creates on PostgreSQL.
+// Batched creates on PostgreSQL, which costs mostly per statement and per
+// commit (docs/storage.md, "One batcher").
 //
-// A create in an INSERT and a transaction of its own costs PostgreSQL
-// mostly per statement and per commit: parsing and planning, the change
-// log's and the usage counts' triggers being set up, the commit record and
-// its WAL flush, two round trips of the protocol. A statement of 8 rows
-// costs less than half the CPU per row of 8 statements of one
-// (docs/benchmarks.md, "Storage design choices").
-//
-// So a repository on PostgreSQL lets at most createBatchSlots creates
-// run at once. A create that finds every slot taken
-// queues, and the caller that gets the next slot writes the creates
-// waiting at that moment (up to maxCreateBatch) in one statement:
+// A repository on PostgreSQL lets at most createBatchSlots creates run at
+// once; the caller that gets the next slot writes the creates waiting at
+// that moment (up to maxCreateBatch) in one statement:
 //
 //	INSERT INTO t (…) VALUES (…), (…), … ON CONFLICT DO NOTHING RETURNING id
 //
-// A create whose id the statement returns is done; it committed with the
-// statement. Every other one (its id or natural key was held, by a live
-// row or a dead one) runs alone afterwards, on the path it always took
-// (create), which clears dead rows out of its way and tells which
-// conflict it met. If PostgreSQL refuses the statement, every create of
-// the batch runs alone, so each gets the answer it would have got by
-// itself; if the database fails under it (dberr.BatchFailure), each gets that
-// failure: the one failure rule of the batcher (internal/batch).
-// Within a batch a second create of the same id or natural key is left
-// out of the statement and runs alone after it, so it meets the first as
-// a later transaction would. A batch of one create runs alone at once.
+// A create whose id the statement returns committed with it. Every other
+// one, and a second create of the same id or natural key within the batch,
+// runs alone afterwards (create), which clears dead rows and tells which
+// conflict it met; failures follow the batcher's rule (internal/batch).
 //
-// Creates under a quota are written by the same statement, taking their
-// rows from the VALUES list only where cache_usage_admit (cache_quota.go)
-// admits the growth of the whole batch in the row's assignee:
+// Creates under a quota take their rows from the VALUES list only where
+// cache_usage_admit admits the growth of the whole batch in the row's
+// assignee (one advisory lock per assignee for all its rows):
 //
 //	INSERT INTO t (…) SELECT … FROM (VALUES (…, growth, limits), …) v
 //	WHERE CASE WHEN v.guarded THEN cache_usage_admit(…) ELSE true END
 //	ON CONFLICT DO NOTHING RETURNING id
 //
-// The statement takes each assignee's advisory lock once, for all its
-// rows, where alone each create held it from its statement to its
-// commit, one after the other. Refused rows run alone: the growth admitted
-// counts every row of the assignee, written or not, so a refusal is only
-// a reason to look again, one create at a time, which tells exactly.
-//
-// The creates of a batch therefore behave like consecutive transactions
-// in some order, as concurrent creates did. They share a commit: they all
-// take effect or none does, and none answers before the commit. SQLite
-// groups every write through its write gate instead (internal/writegate).
+// Refused rows run alone, which tells exactly. The creates of a batch
+// behave like consecutive transactions in some order, sharing one commit.
 
 const (
 	// maxCreateBatch bounds the rows of one statement.
@@ -161,15 +139,13 @@ func (r *CacheRepository) insertCreates(ctx context.Context, rows []*queuedCreat
 		}
 	}
 	var q strings.Builder
-	args := make([]any, 0, 2+17*len(rows))
+	args := append(make([]any, 0, 2+17*len(rows)), r.table)
 	if grows == nil {
 		q.WriteString("INSERT INTO ? (" + cacheWriteColumns + ") VALUES ")
-		args = append(args, r.table)
 	} else {
 		q.WriteString("INSERT INTO ? (" + cacheWriteColumns + ") SELECT v.id, v.key, v.type, v.assignee_id, v.data, v.version::integer, " +
 			"v.date_created::timestamptz, v.date_updated::timestamptz, v.date_deleted::timestamptz, v.expires_at::timestamptz, " +
 			"v.key_folded, v.type_folded FROM (VALUES ")
-		args = append(args, r.table)
 	}
 	for i, w := range rows {
 		if i > 0 {

@@ -128,9 +128,7 @@ const sqliteFileParams = "&_journal_mode=WAL&_synchronous=NORMAL"
 //     connection, so the pool is that one connection, never recycled, and
 //     callers queue for it.
 //   - postgres://… or postgresql://… — PostgreSQL through pgx's
-//     database/sql driver, with a pool of 4×GOMAXPROCS connections (8 on two
-//     cores: enough to keep the server's cores busy without making it
-//     juggle idle backends).
+//     database/sql driver, with a pool of 4×GOMAXPROCS connections.
 //
 // Errors never repeat dsn, which may hold a password.
 func Open(ctx context.Context, dsn string, opts ...Option) (*DB, error) {
@@ -215,12 +213,7 @@ func openSQLite(uri string, memory bool, cfg openConfig) (*DB, error) {
 		sqldb.SetConnMaxLifetime(0)
 		sqldb.SetConnMaxIdleTime(0)
 	default:
-		n := cfg.maxOpenConns
-		if n <= 0 {
-			n = max(4, 2*runtime.GOMAXPROCS(0))
-		}
-		sqldb.SetMaxOpenConns(n)
-		sqldb.SetMaxIdleConns(n)
+		setPool(sqldb, cfg.maxOpenConns, max(4, 2*runtime.GOMAXPROCS(0)))
 	}
 	gate := make(chan struct{}, 1)
 	db := &DB{sql: bun.NewDB(sqldb, sqlitedialect.New()), eng: engine.SQLite(schemaNames), gate: gate, entries: writegate.NewGroup(gate)}
@@ -247,15 +240,20 @@ func openPostgres(dsn string, cfg openConfig) (*DB, error) {
 		}
 	}
 	sqldb := stdlib.OpenDB(*pgcfg)
-	n := cfg.maxOpenConns
-	if n <= 0 {
-		n = 4 * runtime.GOMAXPROCS(0)
-	}
-	sqldb.SetMaxOpenConns(n)
-	sqldb.SetMaxIdleConns(n)
+	setPool(sqldb, cfg.maxOpenConns, 4*runtime.GOMAXPROCS(0))
 	sqldb.SetConnMaxIdleTime(5 * time.Minute)
 	sqldb.SetConnMaxLifetime(time.Hour)
 	return &DB{sql: bun.NewDB(sqldb, pgdialect.New()), eng: engine.Postgres(schemaNames)}, nil
+}
+
+// setPool sizes sqldb's pool to n connections, all kept idle; zero or
+// less means def.
+func setPool(sqldb *sql.DB, n, def int) {
+	if n <= 0 {
+		n = def
+	}
+	sqldb.SetMaxOpenConns(n)
+	sqldb.SetMaxIdleConns(n)
 }
 
 // DefaultTimeout bounds each store call when no WithTimeout is given:
@@ -288,14 +286,10 @@ const DefaultQueryTimeout = 2 * time.Second
 // WithQueryTimeout bounds the time the database may spend on each
 // statement of a CacheRepository's List (the count, and each page of
 // rows) to d. Past it the list fails with an error wrapping
-// domain.ErrQueryTooExpensive: the query, not the database, is the
-// cause. Waiting for a connection stays under WithTimeout's bound
-// (domain.ErrDatabaseUnavailable), and so does a PostgreSQL server that
-// stops answering: there the bound is the server's statement_timeout,
-// which a frozen server cannot apply. Zero or less means
-// DefaultQueryTimeout. A d longer than WithTimeout's does not lengthen
-// the call: its own bound ends the statement first
-// (domain.ErrDatabaseUnavailable).
+// domain.ErrQueryTooExpensive. Waiting for a connection, and a PostgreSQL
+// server that stops answering (the bound is its statement_timeout), stay
+// under WithTimeout's bound, which also ends a longer d first. Zero or
+// less means DefaultQueryTimeout.
 func WithQueryTimeout(d time.Duration) Option {
 	return func(c *openConfig) { c.bounds.Query = d }
 }
@@ -318,15 +312,10 @@ const probeTable = "cachegate_probe"
 // Check reports whether db serves reads and writes now, for readiness
 // probes. It fails with an error wrapping domain.ErrDatabaseUnavailable
 // when the database does not answer within ctx's deadline (or
-// DefaultTimeout), cannot be reached, or is a read-only PostgreSQL standby
-// (or an SQLite file on a read-only file system); with one wrapping
+// DefaultTimeout), cannot be reached, or is read-only (a PostgreSQL
+// standby, an SQLite file on a read-only file system); with one wrapping
 // domain.ErrStorageFull when an SQLite file's file system has less room
-// than a write may need.
-//
-// On SQLite the check writes nothing (internal/engine): a read-only query,
-// then the space available on the file's file system, statfs(2), which
-// passes again once there is room, so readiness recovers by itself. On
-// PostgreSQL it asks whether the session is read-only.
+// than a write may need. On SQLite it writes nothing (internal/engine).
 func Check(ctx context.Context, db *DB) (err error) {
 	ctx, call := bound.Bounds{Timeout: DefaultTimeout}.Enter(ctx)
 	defer call.Done(&err)
@@ -381,11 +370,8 @@ func authInTx(ctx context.Context, call *bound.Call, db *DB, op string, fn func(
 }
 
 // gated runs fn, which writes through the handle outside a transaction,
-// at the handle's write gate (none on PostgreSQL). Every writer of an
-// SQLite database queues there, single statements too: one waiting in
-// SQLite's busy handler instead is overtaken by every writer the gate
-// lets in meanwhile, and a queue of grouped writes keeps the lock busy
-// for as long as it lasts (internal/writegate).
+// at the handle's write gate (none on PostgreSQL): every writer of an
+// SQLite database queues there, single statements too (internal/writegate).
 func gated(ctx context.Context, call *bound.Call, db *DB, fn func() error) error {
 	leave, err := writegate.Enter(ctx, db.gate, call.Hold())
 	if err != nil {

@@ -7,34 +7,21 @@ import (
 )
 
 // Case folding for the L operators ($contL, $eqL, …) must give the same
-// answers on SQLite, on PostgreSQL and in memstore. Neither database's
-// own lower() will do: SQLite's folds ASCII only, and PostgreSQL's follows
-// the collation (ASCII only for our COLLATE "C" columns, a locale's rules
-// otherwise, which differ between servers). So every fold is
-// domain.FoldCase's mapping (Go's unicode.ToLower, character by
-// character) and nothing else:
+// answers on SQLite, on PostgreSQL and in memstore, and neither database's
+// own lower() does (SQLite's folds ASCII only, PostgreSQL's follows the
+// collation). So every fold is domain.FoldCase's mapping and nothing else:
 //
 //   - key and type are folded in Go when a row is written, into
 //     key_folded and type_folded (fold_schema.go), so a query folds
-//     nothing per row: folding per row in SQL cost milliseconds a row
-//     for long non-ASCII keys on PostgreSQL (docs/benchmarks.md,
-//     "Case-insensitive operators");
+//     nothing per row;
 //   - id and assignee_id, UUIDs stored in lower case, go through
-//     foldFunction. On SQLite it is the Go function itself, registered
-//     with the driver (modernc.org/sqlite) as a deterministic scalar
-//     function; on PostgreSQL an SQL function that Migrate (re)defines at
-//     every start, under the migration lock: lower() in the "C" collation
-//     for ASCII (always, for a UUID), else translate() over every
-//     non-ASCII character that unicode.ToLower changes, a table generated
-//     from the Go tables of the running binary, so it is the same mapping
-//     character for character.
+//     foldFunction: on SQLite the Go function registered with the driver,
+//     on PostgreSQL an SQL function that Migrate redefines at every start,
+//     translating what unicode.ToLower changes in the running binary.
 const foldFunction = "cachegate_fold"
 
 // foldedColumn returns the SQL of the folded form of field, whose column
-// is col: the stored folded key or type (fold_schema.go), folded in Go
-// when the row was written, so a query folds nothing per row; id and
-// assignee_id, which are UUIDs (ASCII, stored in lower case), through
-// foldFunction, which takes its ASCII path on them.
+// is col: the stored folded key or type, else foldFunction of col.
 func foldedColumn(field domain.QueryField, col string) string {
 	switch field {
 	case domain.FieldKey:
@@ -54,15 +41,10 @@ func foldedColumn(field domain.QueryField, col string) string {
 // only if its fold does.
 func appendFoldedKeyLookup(b *strings.Builder, args []any, c *domain.Condition) []any {
 	list := func() {
-		b.WriteString(" IN (")
-		for i, v := range c.Values {
-			if i > 0 {
-				b.WriteString(", ")
-			}
-			b.WriteString("?")
+		b.WriteString(" IN (" + placeholders(len(c.Values)) + ")")
+		for _, v := range c.Values {
 			args = append(args, domain.FoldCase(v.Text))
 		}
-		b.WriteString(")")
 	}
 	// Each arm repeats the live rows' condition of both indexes, which
 	// SQLite needs to see within an arm to use a partial index for it.
@@ -78,8 +60,7 @@ func appendFoldedKeyLookup(b *strings.Builder, args []any, c *domain.Condition) 
 // $eqL or $inL on key, the one $inL of all their values, which means the
 // same: the databases turn an OR of $eq on key into one IN, but not an OR
 // of appendFoldedKeyLookup's two arms, whose count would grow with the
-// members (49 of them cost SQLite 6× their plain form; docs/benchmarks.md,
-// "Case-insensitive operators").
+// members (docs/benchmarks.md, "Case-insensitive operators").
 func mergedFoldedKeyLookup(f domain.Filter) (domain.Condition, bool) {
 	if f.Kind != domain.FilterAny || len(f.Subs) < 2 {
 		return domain.Condition{}, false

@@ -39,13 +39,9 @@ const foldBackfillBatch = 1000
 
 // cacheFoldedMigration returns the migration that adds key_folded and
 // type_folded to table and fills them for the rows already there, folding
-// in Go, a batch of rows per statement (the SQL fold function costs
-// milliseconds a row on non-ASCII text on PostgreSQL; docs/benchmarks.md,
-// "Case-insensitive operators"). The backfill runs with the table's
-// triggers off: it changes no entry, so the change feed records nothing
-// and no count moves. It then indexes the stored folded keys for $eqL and
-// $inL, which the natural key's index serves for the other keys, as it
-// serves $eq and $in.
+// in Go, a batch of rows per statement, with the table's triggers off: it
+// changes no entry, so the change feed records nothing and no count moves.
+// It then indexes the stored folded keys for $eqL and $inL.
 //
 // Older replicas must be stopped before it runs: they would write keys
 // without their folded form (README, "Listing: the CRUD query language").
@@ -66,14 +62,9 @@ func cacheFoldedMigration(eng engine.Engine, table string) migrate.Migration {
 				return nil
 			})
 		},
-		Down: func(ctx context.Context, m *migrate.Migrator, _ *migrate.Migration) error {
-			n := cacheNamesOf(table)
-			return execInTx(ctx, m.DB(), []string{
-				"DROP INDEX IF EXISTS " + engine.QuoteIdent(n.foldedKey),
-				"ALTER TABLE " + engine.QuoteIdent(table) + " DROP COLUMN key_folded",
-				"ALTER TABLE " + engine.QuoteIdent(table) + " DROP COLUMN type_folded",
-			})
-		},
+		Down: execStep("DROP INDEX IF EXISTS "+engine.QuoteIdent(cacheNamesOf(table).foldedKey),
+			"ALTER TABLE "+engine.QuoteIdent(table)+" DROP COLUMN key_folded",
+			"ALTER TABLE "+engine.QuoteIdent(table)+" DROP COLUMN type_folded"),
 	}
 }
 
@@ -147,14 +138,11 @@ func backfillFolded(ctx context.Context, tx bun.Tx, table string) error {
 }
 
 // cacheFoldedIndexDDL returns the statement that indexes the folded keys
-// of live rows, only those stored (keys with capitals): an ordinary key
-// adds no index entry to a write. $eqL and $inL find the others through
-// the natural key's index (appendFoldedKeyLookup). The owner's covering
-// list index (cacheCoveringMigration)
-// stays as it is: with key_folded in it, an entry of a 250-character
-// non-ASCII key with capitals outgrew what an SQLite index page keeps in
-// place, and every list of such keys, case-sensitive ones too, got slower
-// (docs/benchmarks.md, "Case-insensitive operators").
+// of live rows, only those stored (keys with capitals); $eqL and $inL find
+// the others through the natural key's index (appendFoldedKeyLookup). The
+// covering list index stays without key_folded, which made long non-ASCII
+// keys outgrow an SQLite index page (docs/benchmarks.md,
+// "Case-insensitive operators").
 func cacheFoldedIndexDDL(table string) []string {
 	n := cacheNamesOf(table)
 	t := engine.QuoteIdent(table)

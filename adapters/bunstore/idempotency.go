@@ -22,26 +22,18 @@ import (
 )
 
 // Idempotency records (README, "Idempotent retries") live in one table
-// per database, shared by every cache table and every replica:
-//
-//   - cachegate_idempotency (scope, key, request_hash, entry_id, answer,
-//     created_at, expires_at, entity, assignee_id, cost, data), primary
-//     key (scope, key): answer is the entry as its create made it, as
-//     JSON (idemAnswer) without its data, which data holds as sent; cost
-//     (domain.RecordBytes) counts in the quota of the entry's assignee in
-//     entity until the record is removed (usage_schema.go). Records
-//     written before cost existed hold their data in answer (base64),
-//     count nothing and expire within a day.
+// per database, shared by every cache table and every replica, keyed by
+// (scope, key): answer is the entry as its create made it, as JSON
+// (idemAnswer) without its data, which data holds as sent; cost
+// (domain.RecordBytes) counts in the quota of the entry's assignee in
+// entity until the record is removed (usage_schema.go). Records written
+// before cost existed hold their data in answer (base64) and count nothing.
 //
 // A create with a key writes its record first, then the entry, in one
-// transaction (CreateIdempotent): on PostgreSQL a transaction of its own,
-// outside the create batch (create_batch.go), whose sharing of one INSERT
-// between creates would not fit a second table; on SQLite one write of the
-// handle's write group (internal/writegate), whose savepoint holds both. The
-// record is an upsert that replaces only an expired record, so of two
-// creates with one key the second finds the first's row: on PostgreSQL it
-// waits at the primary key until the first ends, and writes nothing if
-// the first committed; on SQLite the one writer has already committed it.
+// transaction (CreateIdempotent; on PostgreSQL outside the create batch).
+// The record replaces only an expired record, so of two creates with one
+// key the second finds the first's row (on PostgreSQL it waits at the
+// primary key until the first ends).
 const (
 	idempotencyTable     = "cachegate_idempotency"
 	idempotencyMigration = "20261203000100_idempotency_keys"
@@ -52,10 +44,8 @@ const (
 func idempotencyTableMigration(eng engine.Engine) migrate.Migration {
 	return migrate.Migration{
 		Name: idempotencyMigration,
-		Up:   ddlMigration(eng, "create the idempotency records", idempotencyDDL),
-		Down: ddlMigration(eng, "drop the idempotency records", func(engine.Engine) []string {
-			return []string{"DROP TABLE IF EXISTS " + idempotencyTable}
-		}),
+		Up:   ddlMigration("create the idempotency records", idempotencyDDL(eng)...),
+		Down: ddlMigration("drop the idempotency records", "DROP TABLE IF EXISTS "+idempotencyTable),
 	}
 }
 
@@ -179,16 +169,13 @@ func (r *CacheRepository) CreateIdempotent(ctx context.Context, e domain.Entry, 
 }
 
 // refuseEarly returns the quota's refusal of an idempotent create that g
-// cannot fit, read before anything is written: the create writes its
-// record first, and on PostgreSQL a refusal rolled back after that leaves
-// the record's and the entry's row versions behind until vacuum (as large
-// as the data, each). On SQLite a create without a record whose assignee
-// was refused lately is checked the same way (rec empty: quota_early.go). It counts what removing the assignee's dead rows
-// would give back, as the create would: a deleted row its data, an
-// expired one nothing (its data leaves, its expired change comes). It
-// returns nil — the create goes on and its own statement decides — when
-// the write fits after that, or when the key already has a record (the
-// create then answers that it is in progress).
+// cannot fit, read before anything is written: on PostgreSQL a refusal
+// rolled back later leaves dead row versions as large as the data. On
+// SQLite a create without a record (rec empty) whose assignee was refused
+// lately is checked the same way (quota_early.go). It counts what removing
+// the assignee's dead rows would give back, as the create would, and
+// returns nil — its own statement decides — when the write fits after
+// that, or when the key already has a record.
 func (r *CacheRepository) refuseEarly(ctx context.Context, e domain.Entry, g *quotaGuard, rec ports.IdempotencyRecord, now time.Time) error {
 	u, err := r.usage(ctx, r.db, g.Assignee)
 	if err != nil {

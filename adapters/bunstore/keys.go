@@ -74,15 +74,12 @@ func (s *KeyStore) SigningKeys(ctx context.Context) (_ []domain.SigningKey, err 
 }
 
 // AddSigningKey stores k and retires every key not retired by k's
-// activation at that instant (a key published ahead keeps signing until
-// then, private half and all), erasing the private half of every key
-// retired at or before k.DateCreated, in one transaction; from its
-// activation k is the one signing key (unless it came retired).
-// Concurrent additions queue (a table lock on PostgreSQL, the write lock
-// on SQLite), so replicas generating a key at the same start never leave
-// two signing keys: the last to commit wins. A key id already stored is
-// an internal error and changes nothing. The events are inserted into
-// auth_events in the same transaction.
+// activation at that instant, erasing the private half of every key
+// retired at or before k.DateCreated, in one transaction with the events;
+// from its activation k is the one signing key (unless it came retired).
+// Concurrent additions queue, so replicas generating a key at the same
+// start never leave two signing keys. A key id already stored is an
+// internal error and changes nothing.
 func (s *KeyStore) AddSigningKey(ctx context.Context, k domain.SigningKey, events ...domain.AuditEvent) (err error) {
 	ctx, call := s.bounds.Enter(ctx)
 	defer call.Done(&err)
@@ -132,10 +129,8 @@ const unpublishKeyQuery = `UPDATE signing_keys
 // RevokeSigningKey marks kid revoked at now (a key revoked before keeps
 // its time) and erases its private half; domain.ErrSigningKeyNotFound for
 // an unknown kid. A key published ahead that does not sign yet at now is
-// only withdrawn: the keys it was to retire at its activation keep
-// signing as before it was added. The revocation and the events' rows in
-// auth_events are one transaction (an unknown kid stores neither),
-// queued behind a concurrent AddSigningKey as those are.
+// only withdrawn (unpublishKeyQuery). The revocation and the events are
+// one transaction, queued behind a concurrent AddSigningKey.
 func (s *KeyStore) RevokeSigningKey(ctx context.Context, kid string, now time.Time, events ...domain.AuditEvent) (err error) {
 	ctx, call := s.bounds.Enter(ctx)
 	defer call.Done(&err)

@@ -70,7 +70,7 @@ func migrateBefore(ctx context.Context, db *DB, tables []string, before string) 
 	ms := migrate.NewMigrations()
 	if len(tables) > 0 {
 		ms.Add(changesLogMigration(eng))
-		ms.Add(changesAssigneeIndexMigration(eng))
+		ms.Add(changesAssigneeIndexMigration())
 		ms.Add(usageTableMigration(eng))
 		ms.Add(idempotencyTableMigration(eng))
 		ms.Add(idempotencyKeptMigrationOf(eng))
@@ -111,11 +111,8 @@ func migrateBefore(ctx context.Context, db *DB, tables []string, before string) 
 		if !eng.RetriesMigrationRace() || !isMigrationRace(err) || try == maxMigrateTries {
 			return err
 		}
-		// A migrator killed while a statement ran left that statement
-		// running on its backend after the lock went with its session: the
-		// statement creates what this run creates too. Let it end, then
-		// run again; every step is idempotent (IF NOT EXISTS, and the
-		// history skips what was applied).
+		// A killed migrator's statement may still run (maxMigrateTries):
+		// let it end, then run again; every step is idempotent.
 		select {
 		case <-ctx.Done():
 			return dberr.Wrap("migrate", ctx.Err())
@@ -126,14 +123,10 @@ func migrateBefore(ctx context.Context, db *DB, tables []string, before string) 
 }
 
 // A killed migrator's last statement goes on running on PostgreSQL after
-// its advisory lock was released with its session: the next migrator
-// meets what it creates (42P07 duplicate table, 42710 duplicate object,
-// 23505 on the catalog's unique indexes, or a deadlock on the catalog).
-// Migrate runs again after migrateRacePause, up to maxMigrateTries times
-// (half a minute in all, README, "PostgreSQL and several replicas"): far
-// longer than one of cachegate's migration statements takes on a database
-// of ordinary size. A statement still running after that leaves the error
-// as it was, and the next start tries again.
+// its advisory lock was released with its session, and the next migrator
+// meets what it creates (isMigrationRace). Migrate runs again after
+// migrateRacePause, up to maxMigrateTries times (half a minute in all,
+// README, "PostgreSQL and several replicas"); past that the error stands.
 const (
 	maxMigrateTries  = 60
 	migrateRacePause = 500 * time.Millisecond

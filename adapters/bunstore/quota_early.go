@@ -6,19 +6,14 @@ import (
 )
 
 // On SQLite a create that its quota refuses finds out inside its group's
-// transaction, holding the database's one writer for as long as writing
-// its data takes, and every other writer of the process waits behind it
-// (docs/benchmarks.md, "The victim on SQLite"). An account that keeps
-// creating past its quota would keep the writer for itself. So once an
-// assignee's create has been refused, its next creates during
-// refusedLatelyFor are first checked on a pool connection, as an
-// idempotent create always is (refuseEarly): one that cannot fit is
-// refused there without queueing for the writer. The check reads
-// committed counts, so it refuses only what the create would be refused
-// at that moment; a create that may fit goes to the group, whose
-// statement decides. The memory of refusals only saves the read for
-// assignees that are not refused: it holds at most refusedLatelyMax
-// assignees, forgetting all of them when full.
+// transaction, holding the database's one writer meanwhile, so an account
+// that keeps creating past its quota would keep the writer for itself
+// (docs/benchmarks.md, "The victim on SQLite"). Once an assignee's create
+// has been refused, its next creates during refusedLatelyFor are first
+// checked on a pool connection (refuseEarly), against committed counts; a
+// create that may fit goes to the group, whose statement decides. The
+// memory holds at most refusedLatelyMax assignees, forgetting all when
+// full.
 
 const (
 	refusedLatelyFor = 10 * time.Second

@@ -98,19 +98,12 @@ func (s *RefreshStore) SaveRefresh(ctx context.Context, r domain.RefreshRecord) 
 // RotateRefresh judges the presented token against its family and acts
 // on the verdict (domain.RefreshFamily.Judge, ports.RefreshStore). The
 // rotation itself is one conditional UPDATE of the family's row (where
-// current_id is the presented id): concurrent rotations of one token
-// queue on the row (PostgreSQL) or on the database (SQLite), and every
-// one after the first matches nothing, so at most one stores a successor.
-// A rotation that matched nothing reads the row and judges: within grace
-// it returns the live token the read found (a statement of its own, so on
-// PostgreSQL it sees the successor the first use committed); reuse
-// revokes the family and stores events in one transaction, judged again
-// under the row's lock.
-//
-// On PostgreSQL the UPDATE runs alone, one round trip; on SQLite
-// rotations waiting for the write gate are committed in groups
-// (rotation_group.go), and a refused one is judged in its group's
-// transaction, as it would be in a transaction of its own.
+// current_id is the presented id), so of concurrent rotations of one token
+// at most one stores a successor. A rotation that matched nothing reads
+// the row and judges: within grace it returns the live token the read
+// found; reuse revokes the family and stores events in one transaction,
+// judged again under the row's lock. On SQLite rotations waiting for the
+// write gate are committed in groups (rotation_group.go).
 func (s *RefreshStore) RotateRefresh(ctx context.Context, presented domain.Claims, next domain.RefreshRecord, now time.Time, grace time.Duration,
 	events ...domain.AuditEvent) (_ ports.Rotation, err error) {
 	if next.FamilyID != presented.FamilyID || next.UserID != presented.Subject || next.ID == presented.ID {
@@ -137,16 +130,8 @@ func (s *RefreshStore) RotateRefresh(ctx context.Context, presented domain.Claim
 func (s *RefreshStore) rotateAlone(ctx context.Context, call *bound.Call, r *rotation) (ports.Rotation, error) {
 	q, args := s.rotateStatement(r)
 	res, err := s.rotation.ExecDB(ctx, q, args...)
-	if err != nil {
-		return ports.Rotation{}, dberr.Wrap("rotate refresh token", err)
-	}
-	if n, err := res.RowsAffected(); err != nil {
-		return ports.Rotation{}, dberr.Wrap("rotate refresh token", err)
-	} else if n == 1 {
-		return rotated(r.next), nil
-	}
-	if !r.presented.Digest.IsZero() {
-		return ports.Rotation{Outcome: domain.RefreshUnproven}, nil
+	if a, done, err := rotatedBy(res, err, r); done {
+		return a, err
 	}
 	f, found, err := readFamily(ctx, s.db.eng, s.db.sql, r.presented.FamilyID, false)
 	if err != nil {
@@ -169,18 +154,29 @@ func (s *RefreshStore) rotateAlone(ctx context.Context, call *bound.Call, r *rot
 func (s *RefreshStore) rotateIn(ctx context.Context, tx bun.Tx, r *rotation) (ports.Rotation, error) {
 	q, args := s.rotateStatement(r)
 	res, err := s.rotation.Exec(ctx, tx, q, args...)
-	if err != nil {
-		return ports.Rotation{}, dberr.Wrap("rotate refresh token", err)
-	}
-	if n, err := res.RowsAffected(); err != nil {
-		return ports.Rotation{}, dberr.Wrap("rotate refresh token", err)
-	} else if n == 1 {
-		return rotated(r.next), nil
-	}
-	if !r.presented.Digest.IsZero() {
-		return ports.Rotation{Outcome: domain.RefreshUnproven}, nil
+	if a, done, err := rotatedBy(res, err, r); done {
+		return a, err
 	}
 	return s.judgeIn(ctx, tx, r)
+}
+
+// rotatedBy is the answer of r's rotation UPDATE, which gave res or err,
+// when it decides one (done): a failure, the rotation, or unproven claims
+// that matched nothing.
+func rotatedBy(res sql.Result, err error, r *rotation) (_ ports.Rotation, done bool, _ error) {
+	var n int64
+	if err == nil {
+		n, err = res.RowsAffected()
+	}
+	switch {
+	case err != nil:
+		return ports.Rotation{}, true, dberr.Wrap("rotate refresh token", err)
+	case n == 1:
+		return rotated(r.next), true, nil
+	case !r.presented.Digest.IsZero():
+		return ports.Rotation{Outcome: domain.RefreshUnproven}, true, nil
+	}
+	return ports.Rotation{}, false, nil
 }
 
 // judgeIn reads the presented token's family in tx (locking its row on
@@ -336,13 +332,16 @@ func insertFamilies(ctx context.Context, db bun.IDB, skipTaken bool, fs []domain
 // valuesStatement is head followed by n rows of width placeholders; with
 // skipTaken, a row in conflict with one already stored is skipped.
 func valuesStatement(head string, width, n int, skipTaken bool) string {
-	row := "(" + strings.TrimSuffix(strings.Repeat("?, ", width), ", ") + ")"
+	row := "(" + placeholders(width) + ")"
 	q := head + " VALUES " + strings.TrimSuffix(strings.Repeat(row+", ", n), ", ")
 	if skipTaken {
 		q += " ON CONFLICT DO NOTHING"
 	}
 	return q
 }
+
+// placeholders returns n ? placeholders separated by commas.
+func placeholders(n int) string { return strings.TrimSuffix(strings.Repeat("?, ", n), ", ") }
 
 // revokeIn is revoke inside tx.
 func revokeIn(ctx context.Context, tx bun.Tx, column, value string, now time.Time) error {

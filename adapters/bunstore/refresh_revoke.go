@@ -16,10 +16,7 @@ import (
 // RevokeFamily revokes a family at now; a family revoked before keeps its
 // time, an unknown one is no error. With events, the revocation and the
 // events' rows in auth_events are one transaction. One UPDATE of the
-// family's row suffices: a rotation changes that same row, so on
-// PostgreSQL a concurrent one either committed first (and the UPDATE,
-// having waited for the row, revokes its successor) or waits and then
-// finds the family revoked.
+// family's row suffices: a concurrent rotation changes that same row.
 func (s *RefreshStore) RevokeFamily(ctx context.Context, familyID string, now time.Time, events ...domain.AuditEvent) (err error) {
 	ctx, call := s.bounds.Enter(ctx)
 	defer call.Done(&err)
@@ -62,12 +59,8 @@ func (s *RefreshStore) revoke(ctx context.Context, call *bound.Call, column, val
 //
 // It is one statement, run after the login's own family committed, so
 // that of concurrent logins of one user the statement that starts last
-// sees every family they saved (on PostgreSQL each statement reads a
-// snapshot taken when it starts; SQLite runs one writer at a time). It
-// never revokes a family among the keep last used of all, and revokes
-// every other one: the user keeps exactly keep. A family that another
-// eviction revoked meanwhile no longer matches revoked_at IS NULL once
-// its row is re-read, so it is returned by one statement only.
+// sees every family they saved: the user keeps exactly keep. A family
+// another eviction revoked meanwhile is returned by one statement only.
 const evictQuery = `UPDATE refresh_families SET revoked_at = ?
 	WHERE user_id = ? AND revoked_at IS NULL AND expires_at > ? AND family_id NOT IN (
 		SELECT family_id FROM refresh_families WHERE user_id = ? AND revoked_at IS NULL AND expires_at > ?

@@ -13,23 +13,14 @@ import (
 	"github.com/cachegate/cachegate/ports"
 )
 
-// Group commit of refresh rotations on SQLite. Every rotation is a small
-// write transaction, and SQLite runs one writer at a time: under load the
-// rotations queue at the write gate (internal/writegate), and each pays its own
-// BEGIN and COMMIT, the COMMIT being a write(2) of the WAL frames. The
-// store's batcher (internal/batch) lets the rotation that gets the gate
-// commit the others waiting behind it in the same transaction (up to
-// maxGroup at a time). Each rotation keeps its own statements, checks and
-// answer; a failure of the group's transaction is answered by the
-// batcher's one rule: under an outage every rotation of the group gets
-// it, and when SQLite refused the transaction otherwise every rotation
-// runs again alone (rotateOne), so reuse detection and the grace window
-// see exactly what they would see one by one: rotations of one group run in arrival order in one
-// transaction, as consecutive transactions would, and a rotation whose
-// token is not the live one is judged there, in that order (its family
-// revoked with its audit event, or its grace applied).
-//
-// docs/benchmarks.md has the measurements.
+// Group commit of refresh rotations on SQLite (docs/storage.md, "One
+// batcher"): the rotation that gets the write gate commits the others
+// waiting behind it in the same transaction (up to maxGroup at a time),
+// sparing each its own COMMIT. Each rotation keeps its own statements,
+// checks and answer, run in arrival order as consecutive transactions
+// would; a rotation whose token is not the live one is judged there, in
+// that order. A failure of the group's transaction follows the batcher's
+// one rule (internal/batch; alone: rotateOne).
 
 // maxGroup bounds the rotations one transaction commits.
 const maxGroup = 64

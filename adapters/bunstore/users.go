@@ -20,9 +20,7 @@ type UserRepository struct {
 	db     *DB
 	bounds bound.Bounds
 	// byID is UserByID's statement on SQLite, prepared once: every
-	// refresh reads its user by id, and SQLite's prepare was a large share
-	// of that read (internal/engine, docs/benchmarks.md). PostgreSQL keeps
-	// the one-round-trip query Bun writes.
+	// refresh reads its user by id.
 	byID *engine.Prepared
 }
 
@@ -87,11 +85,17 @@ func (r *UserRepository) createUser(ctx context.Context, db bun.IDB, u domain.Us
 		VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)`,
 		u.ID, u.Username, domain.NormalizeUsername(u.Username), u.PasswordHash, u.PasswordSalt,
 		u.Active, engine.TimeArg(u.DateCreated), engine.TimeArg(u.DateUpdated), u.Admin)
+	return userWriteError("create user", err)
+}
+
+// userWriteError is err of a write of a user named op: ErrUserExists for a
+// taken username, nil for none.
+func userWriteError(op string, err error) error {
 	if v, ok := dberr.AsUniqueViolation(err); ok && !v.PrimaryKey {
 		return domain.ErrUserExists
 	}
 	if err != nil {
-		return dberr.Wrap("create user", err)
+		return dberr.Wrap(op, err)
 	}
 	return nil
 }
@@ -144,16 +148,13 @@ func (r *UserRepository) ListUsers(ctx context.Context) (_ []domain.User, err er
 }
 
 // UpdateUser loads the user with id, lets fn change it and stores it in
-// one transaction that holds the user's row (FOR UPDATE on PostgreSQL, the
-// write lock on SQLite), so concurrent updates queue and none is lost. It
-// returns domain.ErrUserNotFound when the user is missing (fn is not
-// called), fn's error as is (nothing is stored), and domain.ErrUserExists
-// when fn renamed the user onto a taken username. fn cannot change the id.
-// A change that makes the last active admin inactive or no admin is
-// domain.ErrLastAdmin (keepAnAdmin).
-// The store sets no field itself; fn keeps DateUpdated current. The user
-// returned is as stored: times in UTC, truncated to the microsecond. The
-// events are inserted into auth_events in the same transaction.
+// one transaction that holds the user's row, so concurrent updates queue
+// and none is lost. It returns domain.ErrUserNotFound when the user is
+// missing, fn's error as is, domain.ErrUserExists when fn renamed the user
+// onto a taken username, and domain.ErrLastAdmin when the change leaves no
+// active admin (keepAnAdmin). fn cannot change the id, and keeps
+// DateUpdated current. The user returned is as stored (UTC, microseconds);
+// the events are inserted in the same transaction.
 func (r *UserRepository) UpdateUser(ctx context.Context, id string, fn func(*domain.User) error, events ...domain.AuditEvent) (_ domain.User, err error) {
 	return r.update(ctx, id, nil, fn, events)
 }
@@ -194,11 +195,8 @@ func (r *UserRepository) update(ctx context.Context, id string, endSessions *tim
 			password_salt = ?, active = ?, date_created = ?, date_updated = ?, admin = ? WHERE id = ?`,
 			u.Username, domain.NormalizeUsername(u.Username), u.PasswordHash, u.PasswordSalt,
 			u.Active, engine.TimeArg(u.DateCreated), engine.TimeArg(u.DateUpdated), u.Admin, id)
-		if v, ok := dberr.AsUniqueViolation(err); ok && !v.PrimaryKey {
-			return domain.ErrUserExists
-		}
-		if err != nil {
-			return dberr.Wrap("update user", err)
+		if err := userWriteError("update user", err); err != nil {
+			return err
 		}
 		out = u
 		if endSessions != nil {
@@ -221,11 +219,8 @@ func (r *UserRepository) update(ctx context.Context, id string, endSessions *tim
 // keepAnAdmin returns domain.ErrLastAdmin unless an active admin other
 // than the user id remains, within tx, the transaction of the change
 // that makes id no active admin (docs/admin.md). Every such change takes
-// the users table's writer lock first on PostgreSQL (SQLite's IMMEDIATE
-// transaction is the one writer already), so two admins demoting or
-// disabling each other queue: the second counts after the first
-// committed, and finds no other admin. The count takes no row lock, so
-// the transaction holding the lock waits for nobody's.
+// the users table's writer lock first, so two admins demoting each other
+// queue: the second counts after the first committed.
 func keepAnAdmin(ctx context.Context, eng engine.Engine, tx bun.Tx, id string) error {
 	if err := eng.LockTableForWriters(ctx, tx, "users"); err != nil {
 		return dberr.Wrap("lock the admins", err)

@@ -42,14 +42,10 @@ type Call struct {
 
 // Enter starts one bounded store call: it returns the context the call
 // must use and the Call, whose Done the call defers with the address of
-// its error: it ends the context and translates a failure of the
-// database (past the bound, unreachable, full) into a domain error at
-// this boundary. With a callers.Limit, Enter first takes one of b.Caller's
-// places. A caller whose places all stay taken is refused: the call gets
-// a context that has already ended, so its first statement fails at
-// once, and Done answers callers.ErrCallerBusy (429) instead. A bounded
-// call never enters another: the code it shares with other calls takes
-// their context, unbounded.
+// its error, to translate a failure of the database into a domain error.
+// With a callers.Limit, Enter first takes one of b.Caller's places; a
+// refused call gets a context already ended, and Done answers the refusal.
+// A bounded call never enters another.
 func (b Bounds) Enter(ctx context.Context) (context.Context, *Call) {
 	ctx, cancel := context.WithTimeoutCause(ctx, b.Timeout, dberr.ErrPastBound)
 	hold, refused := b.Callers.Acquire(ctx, b.Caller)
@@ -57,12 +53,9 @@ func (b Bounds) Enter(ctx context.Context) (context.Context, *Call) {
 }
 
 // EnterGrouped is Enter for a call whose statements run in a group's
-// transaction (the SQLite write group and rotation group, PostgreSQL's
-// create batches: internal/batch). The group holds one connection for all
-// the writers it runs, so such a call holds none of its own while it
-// waits: it takes no place of its caller's (README, "Fair share of the
-// database"), so one user's writes still batch together. Its Call, which
-// the write carries into its group, charges its time there (Charge).
+// transaction (internal/batch): the group holds one connection for all its
+// writers, so the call takes no place of its caller's, and one user's
+// writes still batch together. Its Call charges its time in the group.
 func (b Bounds) EnterGrouped(ctx context.Context) (context.Context, *Call) {
 	ctx, cancel := context.WithTimeoutCause(ctx, b.Timeout, dberr.ErrPastBound)
 	return start(ctx, cancel, b.Callers.Grouped(b.Caller), nil)

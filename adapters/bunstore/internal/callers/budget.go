@@ -11,20 +11,11 @@ import (
 // Budget is each caller's budget of database time on one replica, a token
 // bucket: it refills at rate seconds of database time per second, up to
 // burst. What is metered is the time each of the caller's calls holds a
-// connection (a token of the Limit's pool), from when it gets one
-// to its last row: a list page by page; not the wait for a connection,
-// which is the other callers' time. A write run in a group's transaction
-// for many callers holds no connection of its own: it is charged its time
-// in the group (Charge). That time, not rows read or the planner's
-// estimate, is what a caller takes from the others: it grows with every
-// condition a query tests on every row, where rows read do not, and the
-// planners price a folded comparison like a plain one (README.md, "Fair
-// share", has the figures).
-//
-// A call is charged when it ends, so work in flight is never cut; the
-// caller's next request is refused while its bucket is empty (Spent),
-// which can be longer than the burst's worth after a costly call. It is
-// ginhttp's check, through ports.CallerBudget.
+// connection (a token of the Limit's pool), not the wait for one; a
+// grouped write is charged its time in the group (Charge). A call is
+// charged when it ends, so work in flight is never cut; the caller's next
+// request is refused while its bucket is empty (Spent, ginhttp's check
+// through ports.CallerBudget). ARCHITECTURE.md, "Per-caller caps".
 type Budget struct {
 	rate  float64 // seconds of database time per second
 	burst time.Duration

@@ -15,14 +15,13 @@ import (
 	"github.com/cachegate/cachegate/domain"
 )
 
-// Limit bounds how many repository calls one caller runs at once on
-// one database, so that one user's work never takes the whole connection
-// pool: the other callers always find a connection. The caller is the
-// domain.Caller the store was bound to (its For); calls without one
-// (background loops, in-process calls as the system) are not bounded. A list takes its place per page, never while it
-// waits on its reader. Share one Limit between every store of
-// a database (the handle keeps it): the bound is on the pool. With a Budget,
-// the time each call holds a connection is charged to its caller.
+// Limit bounds how many repository calls one caller (the domain.Caller
+// the store was bound to by For) runs at once on one database, so that the
+// other callers always find a connection; calls without one are not
+// bounded. A list takes its place per page. Share one Limit between every
+// store of a database (the handle keeps it): the bound is on the pool.
+// With a Budget, the time each call holds a connection is charged to its
+// caller.
 type Limit struct {
 	per    int
 	budget *Budget
@@ -50,11 +49,8 @@ type callerSlots struct {
 
 // ErrCallerBusy answers a call whose caller had all its places taken by
 // its other calls for as long as the call may wait for the database (the
-// repository's timeout): the places are handed out first come, first
-// served, so a burst of one caller's requests queues and is served in
-// turn, and only a caller whose own calls keep the places busy that long
-// is refused. It is answered 429 with Retry-After, as the login
-// throttle's refusals are (README, "Fair share of the database").
+// repository's timeout). It is answered 429 with Retry-After (README,
+// "Fair share of the database").
 var ErrCallerBusy = &domain.Error{Kind: domain.KindTooMany, Code: "TOO_MANY_REQUESTS",
 	Message: "too many of your requests are using the database at once; try again shortly", RetryAfter: time.Second}
 
@@ -129,12 +125,10 @@ func (l *Limit) Grouped(caller domain.Caller) *Call {
 	return &Call{l: l, caller: caller, metered: caller != (domain.Caller{}) && l.budget != nil && l.pool != nil}
 }
 
-// Charge charges d, the time a group spent on the write of c (its
-// statements, its share of the commit), to the write's caller: a grouped
-// write takes no connection of its own, but on SQLite its time holds the
-// database's one writer (internal/writegate charges it; PostgreSQL's
-// create batches do not). Without a caller or a budget it charges
-// nothing.
+// Charge charges d, the time a group spent on the write of c, to the
+// write's caller: a grouped write takes no connection of its own, but on
+// SQLite it holds the database's one writer. Without a caller or a budget
+// it charges nothing.
 func (c *Call) Charge(d time.Duration) {
 	if c != nil && c.metered {
 		c.l.budget.charge(c.caller, d)
@@ -223,10 +217,7 @@ func (l *Limit) Acquire(ctx context.Context, caller domain.Caller) (*Call, error
 	waitFrom := time.Now().UnixNano()
 	// busy is the refusal when no place came free in time: the caller's
 	// when the database answered other calls in the second half of the
-	// wait, the database's when it did not (it froze or went away: the
-	// caller's calls wait on it, and so does this one; calls that were
-	// finishing as it froze may still have been answered early in the
-	// wait).
+	// wait, the database's when it did not (it froze or went away).
 	busy := func() error {
 		half := waitFrom + (time.Now().UnixNano()-waitFrom)/2
 		if l.answered.Load() < half {

@@ -8,25 +8,14 @@ import (
 )
 
 // connTokens hands out one token per connection of the pool to the
-// bounded calls (Limit). The calls of callers whose budget of database
-// time is spent hold at most half the tokens between them (at least one),
-// and wait behind every call of callers who have some: the others always
-// find a connection soon, whatever the spent callers still have in
-// flight. The last quarter of the tokens (reserve) goes only to a call
-// whose caller holds no token at that moment and has budget left: however
-// many callers each run their own bound of calls at once, a caller with
-// nothing on a connection finds one. Nothing running is stopped; only the
-// order of the waiting calls changes.
-//
-// A waiting call's class is judged when a token comes free, not when it
-// started waiting: a caller's call queued behind its own earlier call (a
-// burst of short reads, a login's statements one after the other) is
-// first in line for the reserve as soon as that earlier call gives its
-// token back. Judged once on arrival, a caller whose calls kept arriving
-// while one of them waited would never count as having nothing in flight
-// again, and would wait behind the long calls of the others for as long
-// as its own calls kept coming. Within each class, first come, first
-// served.
+// bounded calls (Limit); ARCHITECTURE.md, "Per-caller caps". Spent
+// callers' calls hold at most half the tokens and wait behind the others';
+// the last quarter (reserve) goes only to a call whose caller holds no
+// token and has budget left. Nothing running is stopped; only the order of
+// the waiting calls changes. A waiting call's class is judged when a token
+// comes free, not on arrival: else a caller whose calls kept arriving
+// would never count as having nothing in flight. Within each class, first
+// come, first served.
 type connTokens struct {
 	mu   sync.Mutex
 	free int

@@ -26,9 +26,6 @@ import (
 	"github.com/cachegate/cachegate/domain"
 )
 
-// The stores turn what they learn here into domain sentinels; anything
-// else leaves bunstore wrapped (%w) as an internal failure.
-
 // PostgreSQL SQLSTATE codes this package reacts to.
 const (
 	PGUniqueViolation      = "23505"
@@ -176,11 +173,9 @@ func IsStorageFull(err error) bool {
 }
 
 // IsUnavailable reports whether err says the database cannot be reached or
-// cannot serve now: a connection refused, reset, timed out or closed
-// under the statement (pgx's "conn closed", met when a primary dies
-// between the statements of one call), a server shutting down, starting up or read-only
-// (a standby), an SQLite file that stayed busy, became read-only or cannot
-// be read or opened.
+// cannot serve now: a connection refused, reset, timed out or closed under
+// the statement, a server shutting down, starting up or read-only, an
+// SQLite file that stayed busy, became read-only or cannot be opened.
 func IsUnavailable(err error) bool {
 	var pg *pgconn.PgError
 	if errors.As(err, &pg) {
@@ -221,12 +216,9 @@ func (e *RefusedBatch) Error() string { return e.err.Error() }
 func (e *RefusedBatch) Unwrap() error { return e.err }
 
 // BatchFailure is what a batch whose statement or transaction failed with
-// err under ctx answers. An Outage (a lost connection, a passed bound, a
-// full disk, a read-only standby) leaves unknown whether it committed:
-// every work of the batch gets it. A refusal by the database itself (an
-// error PostgreSQL or SQLite answered) committed nothing: a RefusedBatch,
-// after which every work runs again alone. Any other failure is treated as
-// an Outage: a work run again could meet its own row.
+// err under ctx answers: an error PostgreSQL or SQLite answered committed
+// nothing (a RefusedBatch: every work runs again alone); any other failure
+// leaves unknown whether it committed, as an Outage does (internal/batch).
 func BatchFailure(ctx context.Context, op string, err error) error {
 	t := Translate(ctx, err)
 	var (

@@ -1,10 +1,9 @@
 // Package engine holds what differs between SQLite and PostgreSQL: one
-// Engine per database, each with all of its SQL that differs from the
-// other's (sqlite.go, postgres.go), the time arguments of queries
-// (time.go) and the prepared statements (prepared.go); docs/storage.md
-// ("One engine per database") lists what lives behind it. The engines know
-// no store: the schema objects their triggers write (Names) and the values
-// of a statement (a table, a Guard, a lock key) come as arguments.
+// Engine per database with its SQL (sqlite.go, postgres.go), the time
+// arguments of queries (time.go) and the prepared statements
+// (prepared.go); docs/storage.md, "One engine per database". The engines
+// know no store: the schema objects their triggers write (Names) and the
+// values of a statement come as arguments.
 package engine
 
 import (
@@ -154,12 +153,9 @@ type lockEngine interface {
 type statementEngine interface {
 	// PurgeStatement returns the statement that deletes at most limit rows
 	// of table that are deleted or expired at now, with its arguments. A
-	// batch takes the rows of two index walks, soft-deleted rows in
-	// date_deleted order, then expired rows in (assignee_id, expires_at)
-	// order, each on its partial index: a walk in order starts where the
-	// rows are, so every batch of a long sweep costs the same, where a scan
-	// of the table or a bitmap of every dead row would cost in proportion
-	// to the rows still dead and make a sweep of a backlog quadratic.
+	// batch takes the rows of two ordered index walks (soft-deleted, then
+	// expired rows), so every batch of a long sweep costs the same, where a
+	// scan of the dead rows would make a sweep of a backlog quadratic.
 	PurgeStatement(table bun.Ident, now time.Time, limit int) (string, []any)
 	// Purge runs PurgeStatement and returns how many rows it removed.
 	Purge(ctx context.Context, db bun.IDB, table bun.Ident, now time.Time, limit int) (int64, error)

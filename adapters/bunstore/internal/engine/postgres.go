@@ -5,6 +5,7 @@ import (
 	"database/sql"
 	"errors"
 	"fmt"
+	"slices"
 	"strconv"
 	"strings"
 	"sync"
@@ -44,9 +45,7 @@ func (postgresEngine) SerialPrimaryKey() string {
 	return "bigint GENERATED ALWAYS AS IDENTITY PRIMARY KEY"
 }
 
-func (postgresEngine) SerialRevision() string {
-	return "bigint GENERATED ALWAYS AS IDENTITY PRIMARY KEY"
-}
+func (e postgresEngine) SerialRevision() string { return e.SerialPrimaryKey() }
 
 // Prepares is false: a kept statement is session state, which a pooler in
 // transaction mode cannot carry (prepared.go).
@@ -96,10 +95,7 @@ func (postgresEngine) WithTriggersOff(ctx context.Context, tx bun.Tx, table stri
 }
 
 // DefineFold defines the fold as the SQL function name (bunstore's
-// fold.go). Without
-// STRICT the body is inlined, and NULL still gives NULL
-// (octet_length(NULL) = length(NULL) is NULL, and translate of NULL is
-// NULL).
+// fold.go). Without STRICT the body is inlined, and NULL still gives NULL.
 func (postgresEngine) DefineFold(ctx context.Context, db bun.IDB, name string) error {
 	from, to := foldTable()
 	_, err := db.ExecContext(ctx, "CREATE OR REPLACE FUNCTION "+name+"(text) RETURNS text "+
@@ -114,36 +110,40 @@ func (postgresEngine) DefineFold(ctx context.Context, db bun.IDB, name string) e
 // ChangesTriggerDDL returns the statements creating table's row trigger;
 // changesFunction is the one function of every cache table.
 func (e postgresEngine) ChangesTriggerDDL(table string) []string {
-	return []string{
-		e.changesFunction(),
-		"DROP TRIGGER IF EXISTS " + ObjectName(table, "changes") + " ON " + QuoteIdent(table),
-		"CREATE TRIGGER " + ObjectName(table, "changes") + " AFTER INSERT OR UPDATE OR DELETE ON " + QuoteIdent(table) +
-			" FOR EACH ROW EXECUTE FUNCTION cache_changes_record()",
-	}
+	return append([]string{e.changesFunction()}, pgTrigger(table, "changes", "AFTER INSERT OR UPDATE OR DELETE", "FOR EACH ROW", "cache_changes_record")...)
 }
 
 func (postgresEngine) ChangesTriggerDropDDL(table string) []string {
-	return []string{"DROP TRIGGER IF EXISTS " + ObjectName(table, "changes") + " ON " + QuoteIdent(table),
-		"DROP TRIGGER IF EXISTS " + ObjectName(table, "changes_removed") + " ON " + QuoteIdent(table)}
+	return pgDropTriggers(table, "changes", "changes_removed")
+}
+
+// pgDropTriggers is dropTriggers of a PostgreSQL table, which names it.
+func pgDropTriggers(table string, suffixes ...string) []string {
+	out := dropTriggers(table, suffixes...)
+	for i := range out {
+		out[i] += " ON " + QuoteIdent(table)
+	}
+	return out
+}
+
+// pgTrigger returns the statements that replace table's trigger of
+// suffix, which runs the function fn after events, for each row or
+// statement (each, with its transition tables).
+func pgTrigger(table, suffix, events, each, fn string) []string {
+	return append(pgDropTriggers(table, suffix), "CREATE TRIGGER "+ObjectName(table, suffix)+" "+events+" ON "+QuoteIdent(table)+
+		" "+each+" EXECUTE FUNCTION "+fn+"()")
 }
 
 // ChangesRemovedDDL records removals once per DELETE statement, from its
 // transition table (see changesRemovedMigration).
 func (e postgresEngine) ChangesRemovedDDL(table string) []string {
-	return []string{
-		e.changesRemovedFunction(),
-		"DROP TRIGGER IF EXISTS " + ObjectName(table, "changes") + " ON " + QuoteIdent(table),
-		"CREATE TRIGGER " + ObjectName(table, "changes") + " AFTER INSERT OR UPDATE ON " + QuoteIdent(table) +
-			" FOR EACH ROW EXECUTE FUNCTION cache_changes_record()",
-		"DROP TRIGGER IF EXISTS " + ObjectName(table, "changes_removed") + " ON " + QuoteIdent(table),
-		"CREATE TRIGGER " + ObjectName(table, "changes_removed") + " AFTER DELETE ON " + QuoteIdent(table) +
-			" REFERENCING OLD TABLE AS gone FOR EACH STATEMENT EXECUTE FUNCTION cache_changes_removed()",
-	}
+	return slices.Concat([]string{e.changesRemovedFunction()},
+		pgTrigger(table, "changes", "AFTER INSERT OR UPDATE", "FOR EACH ROW", "cache_changes_record"),
+		pgTrigger(table, "changes_removed", "AFTER DELETE", "REFERENCING OLD TABLE AS gone FOR EACH STATEMENT", "cache_changes_removed"))
 }
 
 func (e postgresEngine) ChangesRemovedDownDDL(table string) []string {
-	return append([]string{"DROP TRIGGER IF EXISTS " + ObjectName(table, "changes_removed") + " ON " + QuoteIdent(table)},
-		e.ChangesTriggerDDL(table)...)
+	return append(pgDropTriggers(table, "changes_removed"), e.ChangesTriggerDDL(table)...)
 }
 
 // UsageTableDDL defines the quota check (pgUsageAdmitFunction).
@@ -152,26 +152,15 @@ func (postgresEngine) UsageTableDDL() []string { return []string{pgUsageAdmitFun
 // UsageTriggerDDL returns the statement triggers that keep table's counts
 // in cache_usage, from their transition tables.
 func (e postgresEngine) UsageTriggerDDL(table string) []string {
-	t := QuoteIdent(table)
-	return []string{e.usageAddedFunction(), e.usageChangedFunction(), e.usageRemovedFunction(),
-		"DROP TRIGGER IF EXISTS " + ObjectName(table, "usage") + " ON " + t,
-		"DROP FUNCTION IF EXISTS cache_usage_row()",
-		"DROP TRIGGER IF EXISTS " + ObjectName(table, "usage_added") + " ON " + t,
-		"CREATE TRIGGER " + ObjectName(table, "usage_added") + " AFTER INSERT ON " + t +
-			" REFERENCING NEW TABLE AS added FOR EACH STATEMENT EXECUTE FUNCTION cache_usage_added()",
-		"DROP TRIGGER IF EXISTS " + ObjectName(table, "usage_changed") + " ON " + t,
-		"CREATE TRIGGER " + ObjectName(table, "usage_changed") + " AFTER UPDATE ON " + t +
-			" REFERENCING OLD TABLE AS before NEW TABLE AS after FOR EACH STATEMENT EXECUTE FUNCTION cache_usage_changed()",
-		"DROP TRIGGER IF EXISTS " + ObjectName(table, "usage_removed") + " ON " + t,
-		"CREATE TRIGGER " + ObjectName(table, "usage_removed") + " AFTER DELETE ON " + t +
-			" REFERENCING OLD TABLE AS gone FOR EACH STATEMENT EXECUTE FUNCTION cache_usage_removed()"}
+	return slices.Concat([]string{e.usageAddedFunction(), e.usageChangedFunction(), e.usageRemovedFunction(),
+		"DROP TRIGGER IF EXISTS " + ObjectName(table, "usage") + " ON " + QuoteIdent(table), "DROP FUNCTION IF EXISTS cache_usage_row()"},
+		pgTrigger(table, "usage_added", "AFTER INSERT", "REFERENCING NEW TABLE AS added FOR EACH STATEMENT", "cache_usage_added"),
+		pgTrigger(table, "usage_changed", "AFTER UPDATE", "REFERENCING OLD TABLE AS before NEW TABLE AS after FOR EACH STATEMENT", "cache_usage_changed"),
+		pgTrigger(table, "usage_removed", "AFTER DELETE", "REFERENCING OLD TABLE AS gone FOR EACH STATEMENT", "cache_usage_removed"))
 }
 
 func (postgresEngine) UsageTriggerDropDDL(table string) []string {
-	t := QuoteIdent(table)
-	return []string{"DROP TRIGGER IF EXISTS " + ObjectName(table, "usage_added") + " ON " + t,
-		"DROP TRIGGER IF EXISTS " + ObjectName(table, "usage_changed") + " ON " + t,
-		"DROP TRIGGER IF EXISTS " + ObjectName(table, "usage_removed") + " ON " + t}
+	return pgDropTriggers(table, "usage_added", "usage_changed", "usage_removed")
 }
 
 // Guarded: the statement gets with as a prefix and from as its FROM item
@@ -189,15 +178,10 @@ func (postgresEngine) LockTableForWriters(ctx context.Context, tx bun.Tx, table 
 }
 
 // LockMigrations takes the transaction-scoped advisory lock
-// (pg_advisory_xact_lock); the returned function releases it. Its
-// transaction stays open, on a connection of its own, while the
-// migrations run on others; releasing is ending that transaction. A
-// session lock would not do behind PgBouncer in transaction mode: between
-// transactions the pooler hands the session's statements to any server
-// connection, so the unlock could reach another backend and the lock stay
-// held for good. An open transaction keeps its server connection, through
-// a pooler or not, and a crash or a lost connection ends it, releasing
-// the lock.
+// (pg_advisory_xact_lock) in a transaction kept open on a connection of its
+// own while the migrations run on others; the returned function ends it,
+// releasing the lock. A session lock would not do behind PgBouncer in
+// transaction mode: the unlock could reach another backend.
 func (postgresEngine) LockMigrations(ctx context.Context, db *bun.DB, key int64) (func(), error) {
 	if db.Stats().MaxOpenConnections == 1 {
 		return nil, errors.New("bunstore: Migrate on PostgreSQL needs a pool of at least two connections")
@@ -354,15 +338,12 @@ $$`
 }
 
 // pgUsageAdmitFunction is the quota check of a write on PostgreSQL
-// (Guarded): it takes the transaction-scoped advisory lock of the
-// assignee in the entity (class "quot", key the hash of both names; a
-// collision of two hashes only makes two assignees wait for each other),
-// then sums the shards. Being VOLATILE, its statements each read a fresh
-// snapshot, so the sum taken after the lock sees every write committed
-// before, including the previous holder's, whatever shard its trigger
-// counted it in. It returns whether the growth fits the limits (0: none);
-// the lock is held until the write commits. An advisory lock lives in
-// memory: taking it writes nothing, where locking a row would.
+// (Guarded): under the assignee's transaction-scoped advisory lock (class
+// "quot"; a hash collision only makes two assignees wait for each other,
+// and taking it writes nothing, where locking a row would), it sums the
+// shards and returns whether the growth fits the limits (0: none). Being
+// VOLATILE, it reads a fresh snapshot after the lock, so it sees every
+// write committed before, including the previous holder's.
 const pgUsageAdmitFunction = `CREATE OR REPLACE FUNCTION cache_usage_admit(p_entity text, p_assignee text,
 		grow_entries bigint, grow_bytes bigint, max_entries bigint, max_bytes bigint) RETURNS boolean
 		LANGUAGE plpgsql VOLATILE AS $$
@@ -399,54 +380,41 @@ func (postgresEngine) RecountLocks(tables ...string) []string {
 	return []string{"LOCK TABLE " + strings.Join(tables, ", ") + " IN SHARE ROW EXCLUSIVE MODE"}
 }
 
-// usageAddedFunction, usageChangedFunction and usageRemovedFunction count
-// what one INSERT, UPDATE or DELETE statement changed (bunstore's
-// usage_schema.go says what counts), from its transition tables: one
-// upsert per assignee, in assignee order. A row-level trigger upserting
-// the count row once per written row made a statement writing many rows of
-// one assignee (an import) update the same row thousands of times in one
-// transaction, each update walking past the versions the earlier ones
-// left: quadratic. Every inserted and updated row logs a change of the row
-// as written, every removed row not deleted before one of the row as it
-// was.
-func (e postgresEngine) usageAddedFunction() string {
-	return `CREATE OR REPLACE FUNCTION cache_usage_added() RETURNS trigger LANGUAGE plpgsql AS $$
+// usageFunction returns the trigger function name that counts what one
+// statement changed (bunstore's usage_schema.go says what counts), from
+// its transition tables by sel: one upsert per assignee, in assignee order.
+// A row trigger would update one count row per written row: quadratic for
+// an import of many rows of one assignee. Every inserted and updated row
+// logs a change of the row as written, every removed row not deleted
+// before one of the row as it was.
+func (e postgresEngine) usageFunction(name, sel string) string {
+	return `CREATE OR REPLACE FUNCTION ` + name + `() RETURNS trigger LANGUAGE plpgsql AS $$
 BEGIN
 	INSERT INTO ` + e.n.Usage + ` AS u (entity, assignee_id, shard, entries, bytes)
-	SELECT TG_TABLE_NAME, assignee_id, ` + pgOwnShard + `, count(*), sum(octet_length(data) + ` + ChangeCost("added") + `) FROM added
-	GROUP BY assignee_id ORDER BY assignee_id
+	` + sel + `
 	ON CONFLICT (entity, assignee_id, shard) DO UPDATE SET entries = u.entries + excluded.entries, bytes = u.bytes + excluded.bytes;
 	RETURN NULL;
 END
 $$`
+}
+
+func (e postgresEngine) usageAddedFunction() string {
+	return e.usageFunction("cache_usage_added", `SELECT TG_TABLE_NAME, assignee_id, `+pgOwnShard+`, count(*), sum(octet_length(data) + `+ChangeCost("added")+`) FROM added
+	GROUP BY assignee_id ORDER BY assignee_id`)
 }
 
 func (e postgresEngine) usageChangedFunction() string {
-	return `CREATE OR REPLACE FUNCTION cache_usage_changed() RETURNS trigger LANGUAGE plpgsql AS $$
-BEGIN
-	INSERT INTO ` + e.n.Usage + ` AS u (entity, assignee_id, shard, entries, bytes)
-	SELECT TG_TABLE_NAME, assignee_id, ` + pgOwnShard + `, sum(n), sum(b) FROM (
+	return e.usageFunction("cache_usage_changed", `SELECT TG_TABLE_NAME, assignee_id, `+pgOwnShard+`, sum(n), sum(b) FROM (
 		SELECT assignee_id, -1 AS n, -octet_length(data)::bigint AS b FROM before
 		UNION ALL
-		SELECT assignee_id, 1, octet_length(data)::bigint + ` + ChangeCost("after") + ` FROM after
-	) d GROUP BY assignee_id HAVING sum(n) <> 0 OR sum(b) <> 0 ORDER BY assignee_id
-	ON CONFLICT (entity, assignee_id, shard) DO UPDATE SET entries = u.entries + excluded.entries, bytes = u.bytes + excluded.bytes;
-	RETURN NULL;
-END
-$$`
+		SELECT assignee_id, 1, octet_length(data)::bigint + `+ChangeCost("after")+` FROM after
+	) d GROUP BY assignee_id HAVING sum(n) <> 0 OR sum(b) <> 0 ORDER BY assignee_id`)
 }
 
 func (e postgresEngine) usageRemovedFunction() string {
-	return `CREATE OR REPLACE FUNCTION cache_usage_removed() RETURNS trigger LANGUAGE plpgsql AS $$
-BEGIN
-	INSERT INTO ` + e.n.Usage + ` AS u (entity, assignee_id, shard, entries, bytes)
-	SELECT TG_TABLE_NAME, assignee_id, ` + pgOwnShard + `, -count(*),
-		sum(-octet_length(data) + CASE WHEN date_deleted IS NULL THEN ` + ChangeCost("gone") + ` ELSE 0 END) FROM gone
-	GROUP BY assignee_id ORDER BY assignee_id
-	ON CONFLICT (entity, assignee_id, shard) DO UPDATE SET entries = u.entries + excluded.entries, bytes = u.bytes + excluded.bytes;
-	RETURN NULL;
-END
-$$`
+	return e.usageFunction("cache_usage_removed", `SELECT TG_TABLE_NAME, assignee_id, `+pgOwnShard+`, -count(*),
+		sum(-octet_length(data) + CASE WHEN date_deleted IS NULL THEN `+ChangeCost("gone")+` ELSE 0 END) FROM gone
+	GROUP BY assignee_id ORDER BY assignee_id`)
 }
 
 // The instants a PostgreSQL timestamptz holds: 4713 BC (year -4712 as Go
@@ -457,14 +425,10 @@ var (
 )
 
 // appendPGTime writes tm, in UTC, as a timestamptz literal. A time before
-// AD 1 is written with PostgreSQL's era ("0001-12-31 … BC" is Go's year
-// 0, there being no year 0 in that count); "0000-…" would be refused, and
-// a query bound from a request (an audit since of 0001-01-01T00:00:00+23:59,
-// which is 31 December of 1 BC in UTC, or an audit cursor) would answer
-// 500. A time outside what the type holds is clamped to its bounds: the
-// server stores no time that far out, so every comparison with a stored
-// Time keeps its answer (SQLite, which stores microseconds, needs none of
-// this).
+// AD 1 is written with PostgreSQL's era ("0001-12-31 … BC" is Go's year 0):
+// "0000-…" would be refused, and a request's bound (an audit since of
+// 0001-01-01T00:00:00+23:59) would answer 500. A time outside what the type
+// holds is clamped to its bounds, which keeps every comparison's answer.
 func appendPGTime(b []byte, tm time.Time) []byte {
 	switch {
 	case tm.Before(pgTimeMin):

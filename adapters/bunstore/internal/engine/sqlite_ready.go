@@ -14,11 +14,9 @@ import (
 )
 
 // minFreeBytes is the room the file system holding an SQLite database must
-// have for the readiness check to pass: 1 MiB, the largest entry write
-// (domain.DefaultMaxDataBytes of data, stored in the entry's row and again
-// in the change log, about 512 KiB appended to the WAL) twice over. Below
-// it the check reports the storage full, a little before writes start
-// failing for want of space (README, "What the API does").
+// have for the readiness check to pass: the largest entry write (its data
+// in the row and in the change log) twice over, so the check reports the
+// storage full a little before writes fail (README, "What the API does").
 const minFreeBytes = 1 << 20
 
 // fsStat is what the readiness check needs to know of a file system.
@@ -35,11 +33,9 @@ type fsStat struct {
 // not tested.
 type statFunc func(dir string) (st fsStat, ok bool, err error)
 
-// checkSQLite is Check on SQLite. It writes nothing to the database: it
-// reads the schema (a read-only query that fails when the file cannot be
-// read) and tests the file system holding the file with stat, so that a
-// probe a second costs no write, no WAL growth and no checkpoint. An
-// in-memory database has no file system to test.
+// checkSQLite is Check on SQLite. It writes nothing, so a probe a second
+// costs no WAL growth: it reads the schema and stats the file system
+// holding the file (none for an in-memory database).
 func checkSQLite(ctx context.Context, db *bun.DB, stat statFunc) error {
 	var n int
 	if err := db.QueryRowContext(ctx, "SELECT count(*) FROM sqlite_schema").Scan(&n); err != nil {

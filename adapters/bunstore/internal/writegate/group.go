@@ -13,37 +13,19 @@ import (
 	"github.com/cachegate/cachegate/adapters/bunstore/internal/dberr"
 )
 
-// Group commit of entry writes on SQLite.
+// Group commit of entry writes on SQLite (docs/storage.md, "One batcher").
 //
-// An entry write (Create, Update, Delete) is small, but a transaction of
-// its own would append to the WAL every page the write touches, the
-// table's and each index's and the change log's (about eight pages, 32 KB,
-// for one created entry). The handle's batcher (internal/batch) queues its
-// entry writes and lets the writer that gets the write gate (Enter)
-// run the ones waiting behind it in the same transaction, each inside a
-// SAVEPOINT of its own: a write that fails (a conflict, a failed
-// precondition) is rolled back to its savepoint and answered alone, the
-// others commit. Consecutive writes mostly touch the same pages (entries
-// are appended to the same leaves of the indexes and of the log), so a
-// group of 64 writes appends a few dozen pages to the WAL instead of five
-// hundred.
+// A transaction per entry write would append to the WAL every page it
+// touches; the writer that gets the write gate runs the writes waiting
+// behind it in one transaction, each inside a SAVEPOINT of its own, and
+// consecutive writes mostly touch the same pages. A write that fails is
+// rolled back to its savepoint and answered alone, the others commit.
 //
-// Semantics are those of consecutive transactions: the writes of a group
-// run one after the other, in arrival order, each seeing the ones before
-// it; the change log gives them consecutive revisions, and a subscriber
-// sees them when the group commits, in revision order. A write answers
-// only after its group committed. A failure of the group's transaction is
-// answered by the batcher's one rule (internal/batch): under an outage
-// (a full disk, a passed bound) every write of the group gets it and none
-// took effect; when SQLite refused the transaction otherwise, every write
-// runs again alone.
-//
-// The statements run under the context of the group, not of each writer:
-// interrupting a statement inside a transaction makes SQLite roll back the
-// whole transaction, so a writer that gives up must not interrupt the
-// others. PostgreSQL, which has no gate, runs each write directly.
-//
-// docs/benchmarks.md has the measurements.
+// Semantics are those of consecutive transactions, in arrival order; a
+// write answers only after its group committed, and a failure of the
+// group's transaction is answered by the batcher's one rule
+// (internal/batch). The statements run under the group's context, not each
+// writer's: interrupting one makes SQLite roll back the whole transaction.
 
 // maxGroup bounds the writes one transaction commits.
 const maxGroup = 64
@@ -182,22 +164,14 @@ func commitWrites(ctx context.Context, jobs []batch.Job[Write]) ([]error, error)
 }
 
 // beginInMemorySubjournal begins a transaction of a group on a connection
-// of db whose sub-journal stays in memory, and returns with it what puts
-// the connection back as it was, to call once the transaction ended.
+// of db set to temp_store=MEMORY, and returns with it what puts the
+// connection back as it was, to call once the transaction ended.
 //
-// Each write of a group runs in a savepoint, which copies the pages the
-// write touches into the connection's sub-journal; by default SQLite moves
-// the sub-journal to a temporary file once it passes 64 KiB, and every
-// copy of the group's later writes is then a write(2) (the largest part of
-// a create's cost under load, docs/benchmarks.md). With temp_store=MEMORY
-// when the transaction begins, it stays in memory, bounded by the pages
-// one write touches (a savepoint's copies are dropped at its RELEASE). It
-// is never read after a crash (the WAL makes a commit durable), so this
-// changes nothing of what is durable. The setting is the connection's
-// only while the group runs: with it the sorts of other queries would keep
-// every row in memory instead of spilling to temporary files, so the
-// connection gets the default back before it returns to the pool, and is
-// discarded when that fails.
+// The savepoints' page copies then stay in memory instead of going to a
+// temporary file past 64 KiB (one write's pages at most: RELEASE drops
+// them; never read after a crash). Other queries' sorts must not keep
+// every row in memory, so the connection gets the default back before it
+// returns to the pool, and is discarded when that fails.
 func beginInMemorySubjournal(ctx context.Context, db *bun.DB) (bun.Tx, func(), error) {
 	conn, err := db.Conn(ctx)
 	if err != nil {

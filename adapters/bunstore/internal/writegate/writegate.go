@@ -9,29 +9,15 @@ import (
 	"github.com/cachegate/cachegate/adapters/bunstore/internal/callers"
 )
 
-// SQLite has one writer at a time. Writers that find the database locked
-// wait in SQLite's busy handler, which sleeps in steps of milliseconds and
-// wakes them in no particular order. A write gate queues a process's
-// writers of one SQLite database in Go instead, first come first served,
-// so the lock passes straight to the next writer. Several processes on one
-// file meet in the busy handler. PostgreSQL needs no gate: its writers
-// lock rows, not the database.
-//
-// Every write of the process goes through the gate: multi-statement
-// write transactions (refresh rotation, user updates, key additions),
-// entry writes (Create, Update, Delete) and single statements (an audit
-// event, a login failure, a new session: bunstore's gated). A single
-// statement left to the busy handler is overtaken by every writer the
-// gate lets in, and starves behind a queue of grouped writes. Entry writes and rotations are grouped: the writes waiting at
-// the gate are committed together by whichever of them gets it (group.go,
-// and the rotation group of bunstore's refresh store), which also spares
-// each the gate's cost of serialising its statement's preparation (SQLite
-// prepares outside its lock). docs/benchmarks.md ("Storage design
-// choices") has the measurements.
-//
-// The gate belongs to the database handle (bunstore.DB): Open makes one
-// for each SQLite handle, and every store made from the handle queues
-// there.
+// SQLite has one writer at a time, and its busy handler sleeps in steps
+// of milliseconds and wakes waiters in no particular order. A write gate
+// queues a process's writers of one SQLite database in Go instead, first
+// come first served. Every write of the process goes through it, single
+// statements too (bunstore's gated): one left to the busy handler is
+// overtaken by every writer the gate lets in. Entry writes and rotations
+// are grouped: the writes waiting at the gate are committed together by
+// whichever of them gets it (group.go, bunstore's rotation group). The gate
+// belongs to the handle (bunstore.DB); docs/storage.md, "Connections".
 
 // Enter waits for the gate, or for ctx to end, and returns the
 // function that lets the next writer in. A nil gate lets everyone in.
