@@ -1,6 +1,7 @@
 package josejwt
 
 import (
+	"encoding/json"
 	"reflect"
 	"testing"
 
@@ -68,4 +69,48 @@ func BenchmarkDecodeClaims(b *testing.B) {
 			_ = josejson.Unmarshal(p, &pc)
 		}
 	})
+}
+
+// payloadSeeds are payloads as sign fills them, and strings encoding/json
+// escapes.
+var payloadSeeds = []payload{
+	{Issuer: "cachegate", Subject: "0b5e7c1e-4d2a-4e8f-9a57-3f4c9e2d1a00", Audience: "cachegate:refresh", Expiry: 1767225600,
+		IssuedAt: 1764633600, ID: "9f1c", Session: "f3", AuthTime: 1764633600},
+	{Issuer: "https://auth.example/", Subject: "u", Audience: "api", Expiry: 2, IssuedAt: 1, ID: "j", Session: "s",
+		ClientID: "client", Roles: []string{"admin"}},
+	{Issuer: "<i>&\"q\"", Subject: "\u2028é\x00\xff", Audience: "a\tb", Expiry: -1, ID: "\\", Roles: []string{"a", "<b>"}},
+	{},
+}
+
+func TestPayloadIsWhatJSONWrites(t *testing.T) {
+	t.Parallel()
+	for _, p := range payloadSeeds {
+		checkPayload(t, p)
+	}
+}
+
+func FuzzPayload(f *testing.F) {
+	for _, p := range payloadSeeds {
+		f.Add(p.Issuer, p.Subject, p.ID, p.Expiry, p.AuthTime, p.ClientID, len(p.Roles) > 0)
+	}
+	f.Fuzz(func(t *testing.T, iss, sub, id string, exp, authTime int64, client string, admin bool) {
+		p := payload{Issuer: iss, Subject: sub, Audience: iss + sub, Expiry: exp, IssuedAt: -exp, ID: id, Session: id,
+			AuthTime: authTime, ClientID: client}
+		if admin {
+			p.Roles = []string{client, sub}
+		}
+		checkPayload(t, p)
+	})
+}
+
+// checkPayload fails t unless appendJSON writes p as encoding/json does.
+func checkPayload(t *testing.T, p payload) {
+	t.Helper()
+	want, err := json.Marshal(p)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := p.appendJSON(nil); string(got) != string(want) {
+		t.Fatalf("appendJSON wrote %s, encoding/json %s", got, want)
+	}
 }
