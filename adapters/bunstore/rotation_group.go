@@ -69,6 +69,12 @@ func (s *RefreshStore) commitGroup(ctx context.Context, jobs []batch.Job[*rotati
 	}()
 	err := inTx(ctx, s.db.sql, "rotate refresh tokens", func(ctx context.Context, tx bun.Tx) (err error) {
 		start = time.Now()
+		// BEGIN IMMEDIATE, bound by ctx, took the write lock: the group's
+		// statements (by key) wait for no lock, so they run without the
+		// driver's per-statement cancellation watcher, a goroutine each.
+		// ctx still bounds the group: at its end database/sql rolls the
+		// transaction back, and the next statement fails.
+		ctx = context.WithoutCancel(ctx)
 		for i, j := range jobs {
 			if out[i] = j.Ctx.Err(); out[i] != nil {
 				out[i] = dberr.Wrap("rotate refresh token", out[i])

@@ -4,6 +4,7 @@ import (
 	"context"
 	"database/sql"
 	"errors"
+	"fmt"
 	"path/filepath"
 	"sync"
 	"testing"
@@ -30,6 +31,15 @@ func lockedByAnotherProcess(t *testing.T, seed int) *DB {
 			t.Fatal(err)
 		}
 	}
+	lockFile(t, path)
+	return db
+}
+
+// lockFile takes the write lock of the SQLite file at path (BEGIN
+// IMMEDIATE) on a handle of its own, as another process would, and holds
+// it until the test ends.
+func lockFile(t *testing.T, path string) {
+	t.Helper()
 	other, err := sql.Open("sqlite", "file:"+path)
 	if err != nil {
 		t.Fatal(err)
@@ -46,7 +56,6 @@ func lockedByAnotherProcess(t *testing.T, seed int) *DB {
 		_ = conn.Close()
 		_ = other.Close()
 	})
-	return db
 }
 
 // failAllWithin runs n concurrent writes and asserts that each fails with
@@ -99,6 +108,31 @@ func TestSQLiteWritesWaitingOnAnotherProcessAnswerWithinTheBound(t *testing.T) {
 			ctx, cancel := context.WithTimeout(ctx, bound)
 			defer cancel()
 			return repo.Create(ctx, testEntry(i), testNow, domain.Quota{})
+		})
+	})
+	t.Run("refresh rotations", func(t *testing.T) {
+		t.Parallel()
+		// A rotation group's statements run without the driver's watch of
+		// their context (rotation_group.go): its BEGIN still ends at the
+		// bound.
+		path := filepath.Join(t.TempDir(), "locked.db")
+		db := openTestDB(t, "sqlite:"+path).with(WithTimeout(bound))
+		if err := Migrate(t.Context(), db, nil); err != nil {
+			t.Fatal(err)
+		}
+		s := NewRefreshStore(db)
+		rec := func(i int, id string) domain.RefreshRecord {
+			return domain.RefreshRecord{ID: id, FamilyID: fmt.Sprint("f", i), UserID: "u1", IssuedAt: testNow, ExpiresAt: testNow.Add(time.Hour)}
+		}
+		for i := range 4 {
+			if err := s.SaveRefresh(t.Context(), rec(i, "t")); err != nil {
+				t.Fatal(err)
+			}
+		}
+		lockFile(t, path)
+		failAllWithin(t, 4, 10*bound, func(ctx context.Context, i int) error {
+			_, err := s.RotateRefresh(ctx, presentedOf(rec(i, "t")), rec(i, "t-next"), testNow, 0)
+			return err
 		})
 	})
 	t.Run("updates and deletes", func(t *testing.T) {

@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"strconv"
 	"time"
 
 	"github.com/cachegate/cachegate/domain"
@@ -66,7 +67,7 @@ func (i *Issuer) sign(ctx context.Context, kind domain.TokenKind, c domain.Claim
 	if kind == domain.RefreshToken {
 		h, aud, client, roles = cur.refresh, t.refreshAudience, "", nil
 	}
-	body, err := json.Marshal(payload{
+	p := payload{
 		Issuer:   t.opts.Issuer,
 		Subject:  c.Subject,
 		Audience: aud,
@@ -77,11 +78,58 @@ func (i *Issuer) sign(ctx context.Context, kind domain.TokenKind, c domain.Claim
 		Session:  c.FamilyID,
 		AuthTime: unixOrZero(c.SessionStart),
 		Roles:    roles,
-	})
-	if err != nil {
-		return "", fmt.Errorf("sign %s token: %w", kind, err)
 	}
+	var buf [512]byte
+	body := p.appendJSON(buf[:0])
 	return cur.compact(h, body), nil
+}
+
+// appendJSON appends p as encoding/json writes it (TestPayloadIsWhatJSONWrites).
+func (p *payload) appendJSON(b []byte) []byte {
+	b = appendMember(b, '{', "iss", p.Issuer)
+	b = appendMember(b, ',', "sub", p.Subject)
+	b = appendMember(b, ',', "aud", p.Audience)
+	b = strconv.AppendInt(append(b, `,"exp":`...), p.Expiry, 10)
+	b = strconv.AppendInt(append(b, `,"iat":`...), p.IssuedAt, 10)
+	b = appendMember(b, ',', "jti", p.ID)
+	if p.Session != "" {
+		b = appendMember(b, ',', "sid", p.Session)
+	}
+	if p.AuthTime != 0 {
+		b = strconv.AppendInt(append(b, `,"auth_time":`...), p.AuthTime, 10)
+	}
+	if p.ClientID != "" {
+		b = appendMember(b, ',', "client_id", p.ClientID)
+	}
+	if len(p.Roles) > 0 {
+		b = append(b, `,"roles":[`...)
+		for i, r := range p.Roles {
+			if i > 0 {
+				b = append(b, ',')
+			}
+			b = appendString(b, r)
+		}
+		b = append(b, ']')
+	}
+	return append(b, '}')
+}
+
+// appendMember appends sep and the member key: s.
+func appendMember(b []byte, sep byte, key, s string) []byte {
+	b = append(append(append(b, sep, '"'), key...), '"', ':')
+	return appendString(b, s)
+}
+
+// appendString appends s as a JSON string, as encoding/json writes it:
+// plain ASCII as it is, anything it escapes through encoding/json.
+func appendString(b []byte, s string) []byte {
+	for i := 0; i < len(s); i++ {
+		if c := s[i]; c < 0x20 || c >= 0x80 || c == '"' || c == '\\' || c == '<' || c == '>' || c == '&' {
+			q, _ := json.Marshal(s) // a string always marshals
+			return append(b, q...)
+		}
+	}
+	return append(append(append(b, '"'), s...), '"')
 }
 
 // checkClaims reports what makes c unfit to be signed as kind.

@@ -8,7 +8,6 @@ import (
 	"time"
 
 	jose "github.com/go-jose/go-jose/v4"
-	josejson "github.com/go-jose/go-jose/v4/json"
 	"github.com/go-jose/go-jose/v4/jwt"
 
 	"github.com/cachegate/cachegate/domain"
@@ -186,7 +185,7 @@ func readRefresh(ring *keyring, kind domain.TokenKind, token string, signed bool
 	}
 	payload, _, _ := strings.Cut(rest, ".")
 	b, err := base64.RawURLEncoding.DecodeString(payload)
-	if err != nil || josejson.Unmarshal(b, pc) != nil {
+	if err != nil || decodeClaims(b, pc) != nil {
 		return nil, errMalformed
 	}
 	return k, nil

@@ -86,11 +86,18 @@ func commitWrites(ctx context.Context, jobs []batch.Job[Write]) ([]error, error)
 			j.Work.Call.Charge(own[i] + share)
 		}
 	}()
+	// The transaction begins (BEGIN IMMEDIATE) under ctx and so takes the
+	// write lock within the group's bound; its statements, by key, then
+	// wait for no lock and run under sctx, without the driver's
+	// per-statement cancellation watcher (a goroutine each). ctx still
+	// bounds the group: at its end database/sql rolls the transaction
+	// back, and the next statement fails.
+	sctx := context.WithoutCancel(ctx)
 	// run runs job i's write in tx, timing it.
 	run := func(i int, tx bun.IDB) error {
 		t := time.Now()
 		defer func() { own[i] = time.Since(t) }()
-		return jobs[i].Work.Fn(ctx, tx)
+		return jobs[i].Work.Fn(sctx, tx)
 	}
 	err := func() error {
 		var (
@@ -128,13 +135,13 @@ func commitWrites(ctx context.Context, jobs []batch.Job[Write]) ([]error, error)
 				answers[i] = err
 				continue
 			}
-			if _, err := tx.ExecContext(ctx, "SAVEPOINT cachegate_write"); err != nil {
+			if _, err := tx.ExecContext(sctx, "SAVEPOINT cachegate_write"); err != nil {
 				_ = tx.Rollback()
 				return err
 			}
 			answers[i] = run(i, tx)
 			if answers[i] != nil {
-				if _, err := tx.ExecContext(ctx, "ROLLBACK TO cachegate_write"); err != nil {
+				if _, err := tx.ExecContext(sctx, "ROLLBACK TO cachegate_write"); err != nil {
 					// SQLite ended the whole transaction on the write's
 					// failure (a full disk, an I/O error): that failure
 					// is the group's, so a full disk still reads as one
@@ -143,7 +150,7 @@ func commitWrites(ctx context.Context, jobs []batch.Job[Write]) ([]error, error)
 					return errors.Join(answers[i], err)
 				}
 			}
-			if _, err := tx.ExecContext(ctx, "RELEASE cachegate_write"); err != nil {
+			if _, err := tx.ExecContext(sctx, "RELEASE cachegate_write"); err != nil {
 				_ = tx.Rollback()
 				return err
 			}
