@@ -181,15 +181,14 @@ func (w *listStream) finish(total, page, limit int) {
 	w.flush()
 }
 
-// fail ends a list that failed. Before the first entry the error is
-// answered as any other; after it, the status is gone, so the connection
-// is aborted (the client sees a broken response, never a short list that
-// looks whole) and the error is logged once, unless the client itself
-// went away.
-func (r *cacheRoutes) failList(w *listStream, err error) {
+// failList ends a list that failed. Before the first entry the error is
+// returned, to be answered as any other; after it, the status is gone, so
+// the connection is aborted (the client sees a broken response, never a
+// short list that looks whole) and the error is logged once, unless the
+// client itself went away.
+func (r *cacheRoutes) failList(w *listStream, err error) error {
 	if !w.started {
-		r.s.writeError(w.c, err)
-		return
+		return err
 	}
 	if !errors.Is(err, errClientWrite) {
 		r.s.log.LogAttrs(w.c.Request.Context(), slog.LevelError, "list failed while streaming",
