@@ -197,11 +197,10 @@ func (s *Slot) HandOff() Slot {
 	return n
 }
 
-// Forwarded is the middleware that holds a request that came through a trusted proxy to the
-// connection cap of the client address X-Forwarded-For names, while it
-// is in flight: the proxy's own connections are not counted (Listener),
-// as they carry every client behind it. It is installed only when there
-// are trusted proxies and a connection cap; nil otherwise.
+// Forwarded is the middleware holding a request that came through a
+// trusted proxy to the connection cap of the address X-Forwarded-For
+// names, while it is in flight; nil without trusted proxies or a
+// connection cap.
 func (s *Caps) Forwarded() gin.HandlerFunc {
 	if len(s.proxies) == 0 || s.conns == nil {
 		return nil
