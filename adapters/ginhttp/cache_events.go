@@ -196,7 +196,7 @@ func (r *cacheRoutes) events(c *gin.Context, a string) error {
 			if err := writeHead(conn, h, r.s.stream.WriteTimeout); err != nil {
 				sub.Close()
 				_ = conn.Close()
-				r.s.logRequest(st.logCtx, line.method, line.route, http.StatusOK, time.Since(start), line.clientIP)
+				r.s.logAccess(st.logCtx, line.method, line.route, http.StatusOK, "", time.Since(start), line.clientIP)
 				return nil
 			}
 			st.out = connSink{conn}

@@ -226,17 +226,11 @@ func cacheInput[T any](r *cacheRoutes, c *gin.Context, conv func(cacheBody) (T, 
 }
 
 // Preconditions converts If-Match and If-None-Match into the use case's
-// preconditions.
-//
-// If-Match with one strong tag "<n>" is checked atomically by the use
-// case. "*" or a list of tags is resolved by reading the current version
-// first and then requiring exactly that version, so a concurrent change
-// still fails with 412. Weak and malformed tags never match (If-Match uses
-// the strong comparison), so such a header alone is answered 412 at once.
-// If-None-Match is honoured only as "*" on PUT (create only); anything else
-// is a 400, never silently ignored. The current version is read as actor:
-// the caller, or the system actor for the admin API's entry routes
-// (admin.Cache).
+// preconditions (docs/api.md, "Conditional requests"). One strong tag is
+// checked atomically by the use case; "*" or a list is resolved against
+// the current version, read as actor (the caller, or the system actor for
+// admin.Cache), which is then required exactly, so a concurrent change
+// still fails with 412.
 func (r *cacheRoutes) Preconditions(c *gin.Context, a string, actor domain.Actor) (application.Preconditions, error) {
 	var pre application.Preconditions
 	method := c.Request.Method

@@ -40,14 +40,10 @@
 //     entry as deleted (dateDeleted set). Every answer carrying an entry
 //     has ETag: "<version>"; GET by id answers 304 to a matching
 //     If-None-Match.
-//   - If-Match takes strong tags: "<n>" is checked atomically by the use
-//     case; "*" and lists are resolved against the current version first;
-//     weak or malformed tags never match (412). If-None-Match is honoured
-//     as "*" on PUT only and refused (400) elsewhere, never ignored.
+//   - If-Match and If-None-Match: docs/api.md, "Conditional requests".
 //   - Lists: unknown query parameters are 400 (a typo must not widen a
-//     query), except cache, the CRUD modules' cache buster. Contradictory
-//     filters match nothing. sort's direction defaults to ASC. page and
-//     offset together are 400.
+//     query); contradictory filters match nothing (docs/api.md, "Listing:
+//     the query language").
 //   - An assignment is reachable over HTTP by its name only, not by its
 //     entity key; an unknown one is 404 CACHE_ASSIGNMENT_NOT_FOUND, before
 //     any authentication.

@@ -118,7 +118,7 @@ func (st *stream) serveConn(conn net.Conn, line requestLine) {
 		}
 		_ = conn.Close()
 		st.sub.Close()
-		st.s.logRequest(st.logCtx, line.method, line.route, http.StatusOK, time.Since(line.start), line.clientIP)
+		st.s.logAccess(st.logCtx, line.method, line.route, http.StatusOK, "", time.Since(line.start), line.clientIP)
 		st.s.streamDone()
 	}()
 	ctx, cancel := context.WithCancel(st.logCtx)

@@ -198,10 +198,6 @@ func (s *Server) ClientAddr(r *http.Request) string { return s.proxies.ClientAdd
 // proxy list that does not parse, a route that clashes with another).
 // Gin's mode is process-wide and left to the caller: bootstrap sets release
 // mode, which silences Gin's debug route printing.
-//
-// The server is the middleware, the guard and the health routes; each
-// room then mounts its own routes with one call: the cache API, auth,
-// metrics, admin (with set-up), the integrator's routes, the console.
 func New(opts Options) (*Server, error) {
 	s, err := newServer(opts)
 	if err != nil {

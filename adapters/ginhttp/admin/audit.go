@@ -160,14 +160,10 @@ func (r *routes) auditPage(c *gin.Context) error {
 	}{data, cursor})
 }
 
-// auditEvents streams the audit trail as Server-Sent Events: `event:
-// audit`, `id:` the event id, the AuditEvent as data. As the change feed
-// does, it announces `retry:` first, sends `: heartbeat` comments, and
-// ends with `event: end` when the caller's session ends, the caller is
-// no longer an admin, or the server shuts down. Admin streams are few,
-// so it runs in its handler and reads the trail every AuditPoll
-// (docs/admin.md), instead of taking the connection over as the change
-// feed's streams do (event_stream.go).
+// auditEvents streams the audit trail as Server-Sent Events, framed as
+// the change feed's (docs/admin.md, "Audit trail"). Admin streams are
+// few, so it runs in its handler and reads the trail every AuditPoll,
+// instead of taking the connection over as the change feed's streams do.
 func (r *routes) auditEvents(c *gin.Context) error {
 	if len(c.Request.URL.Query()) > 0 {
 		return domain.InvalidField("query", "the audit stream takes no parameters")
@@ -206,10 +202,7 @@ func (r *routes) auditEvents(c *gin.Context) error {
 	defer tick.Stop()
 	lastWrite := time.Now()
 	end := func(reason string) {
-		b, _ := json.Marshal(struct {
-			Reason string `json:"reason"`
-		}{reason})
-		write(append(append([]byte("event: end\ndata: "), b...), "\n\n"...))
+		write(append(web.AppendString([]byte("event: end\ndata: {\"reason\":"), reason), "}\n\n"...))
 	}
 	for {
 		select {
