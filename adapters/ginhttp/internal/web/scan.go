@@ -142,7 +142,7 @@ func (s *scanner) scanString() (raw []byte, escaped bool, err error) {
 			case '"', '\\', '/', 'b', 'f', 'n', 'r', 't':
 				s.i += 2
 			case 'u':
-				if s.i+6 > len(s.b) || !isHex4(s.b[s.i+2:s.i+6]) {
+				if s.i+6 > len(s.b) || hex4(s.b[s.i+2:]) < 0 {
 					return nil, false, s.fail(`invalid \u escape in a string`)
 				}
 				s.i += 6
@@ -158,15 +158,6 @@ func (s *scanner) scanString() (raw []byte, escaped bool, err error) {
 	return nil, false, s.fail("unexpected end of JSON in a string")
 }
 
-func isHex4(b []byte) bool {
-	for _, c := range b[:4] {
-		if hexVal(c) < 0 {
-			return false
-		}
-	}
-	return true
-}
-
 func hexVal(c byte) rune {
 	switch {
 	case c >= '0' && c <= '9':
@@ -179,6 +170,7 @@ func hexVal(c byte) rune {
 	return -1
 }
 
+// hex4 reads four hex digits; it is negative when one is not.
 func hex4(b []byte) rune {
 	return hexVal(b[0])<<12 | hexVal(b[1])<<8 | hexVal(b[2])<<4 | hexVal(b[3])
 }
