@@ -150,7 +150,7 @@ func (r *authRoutes) login(c *gin.Context) {
 	pair, err := r.o.Login.Execute(c.Request.Context(), application.LoginInput{
 		Username: body.Username.Value, Password: body.Password.Value, ClientAddr: client.Address, UserAgent: client.UserAgent})
 	if err != nil {
-		r.s.writeError(c, err)
+		r.s.errs.Fail(c, err)
 		return
 	}
 	writeTokenPair(c, pair)
@@ -163,7 +163,7 @@ func (r *authRoutes) refresh(c *gin.Context) {
 	case FromBody:
 		b, err := web.ReadOptionalBody(c, r.s.bodyLimit)
 		if err != nil {
-			r.s.writeError(c, err)
+			r.s.errs.Fail(c, err)
 			return
 		}
 		if web.IsBlank(b) {
@@ -173,7 +173,7 @@ func (r *authRoutes) refresh(c *gin.Context) {
 		}
 		body, err := r.refreshBody.Decode(b)
 		if err != nil {
-			r.s.writeError(c, err)
+			r.s.errs.Fail(c, err)
 			return
 		}
 		token = body.Token.Value
@@ -184,7 +184,7 @@ func (r *authRoutes) refresh(c *gin.Context) {
 		}
 	case FromCookie:
 		if crossSite(c.Request, r.o.Origins) {
-			r.s.writeError(c, errCrossSiteRefresh)
+			r.s.errs.Fail(c, errCrossSiteRefresh)
 			return
 		}
 		token, _ = c.Cookie(r.o.RefreshName)
@@ -192,12 +192,12 @@ func (r *authRoutes) refresh(c *gin.Context) {
 		token = c.Query(r.o.RefreshName)
 	}
 	if token == "" || len(token) > MaxBearerTokenLen {
-		r.s.writeError(c, domain.ErrUnauthenticated)
+		r.s.errs.Fail(c, domain.ErrUnauthenticated)
 		return
 	}
 	pair, err := r.o.Refresh.Execute(c.Request.Context(), token, web.Client(c))
 	if err != nil {
-		r.s.writeError(c, err)
+		r.s.errs.Fail(c, err)
 		return
 	}
 	writeTokenPair(c, pair)
@@ -206,7 +206,7 @@ func (r *authRoutes) refresh(c *gin.Context) {
 // logout revokes the caller's refresh family and answers 204.
 func (r *authRoutes) logout(c *gin.Context) {
 	if err := r.o.Logout.Execute(c.Request.Context(), web.Actor(c)); err != nil {
-		r.s.writeError(c, err)
+		r.s.errs.Fail(c, err)
 		return
 	}
 	c.Status(http.StatusNoContent)
@@ -219,7 +219,7 @@ var jwksCacheControl = "public, max-age=" + strconv.Itoa(int(domain.KeySetMaxAge
 func (r *authRoutes) jwks(c *gin.Context) {
 	b, err := r.o.Keys.JWKS(c.Request.Context())
 	if err != nil {
-		r.s.writeError(c, err)
+		r.s.errs.Fail(c, err)
 		return
 	}
 	c.Header("Cache-Control", jwksCacheControl)

@@ -87,7 +87,7 @@ func (r *cacheRoutes) handle(h func(c *gin.Context, a string) error) gin.Handler
 			err = h(c, a)
 		}
 		if err != nil {
-			r.s.writeError(c, err)
+			r.s.errs.Fail(c, err)
 		}
 	}
 }
@@ -216,7 +216,7 @@ func cacheInput[T any](r *cacheRoutes, c *gin.Context, conv func(cacheBody) (T, 
 	body, err := r.s.host.ReadBody(c)
 	if err == nil {
 		var dto cacheBody
-		if dto, err = decodeCacheBody(body); err == nil {
+		if dto, err = cacheBodyTable.Decode(body); err == nil {
 			in, err := conv(dto)
 			return in, body, err
 		}

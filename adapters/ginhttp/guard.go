@@ -105,12 +105,12 @@ func (s *Server) identify(c *gin.Context, public web.Access) {
 	case errors.Is(perr, errNoBearer) && !s.guards:
 		return
 	case perr != nil:
-		s.writeError(c, domain.ErrUnauthenticated)
+		s.errs.Fail(c, domain.ErrUnauthenticated)
 		return
 	}
 	p, err := s.auth.Authenticate(c.Request.Context(), tok)
 	if err != nil {
-		s.writeError(c, err)
+		s.errs.Fail(c, err)
 		return
 	}
 	web.SetPrincipal(c, p)

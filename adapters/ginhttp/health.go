@@ -66,7 +66,7 @@ func (s *Server) readyz(c *gin.Context) {
 		if errors.As(err, &de) && (de.Kind == domain.KindUnavailable || de.Kind == domain.KindStorageFull) {
 			notReady = &web.ProtocolError{Status: http.StatusServiceUnavailable, Code: de.Code, Message: de.Message}
 		}
-		s.writeError(c, notReady)
+		s.errs.Fail(c, notReady)
 		return
 	}
 	web.WriteJSON(c, http.StatusOK, statusOK)

@@ -168,14 +168,12 @@ func (w *listStream) finish(total, page, limit int) {
 	defer func() { _ = http.NewResponseController(w.c.Writer).SetWriteDeadline(time.Time{}) }()
 	*w.buf = append(*w.buf, ']')
 	if w.paged {
-		*w.buf = append(*w.buf, `,"count":`...)
-		*w.buf = strconv.AppendInt(*w.buf, int64(w.n), 10)
-		*w.buf = append(*w.buf, `,"total":`...)
-		*w.buf = strconv.AppendInt(*w.buf, int64(total), 10)
-		*w.buf = append(*w.buf, `,"page":`...)
-		*w.buf = strconv.AppendInt(*w.buf, int64(page), 10)
-		*w.buf = append(*w.buf, `,"pageCount":`...)
-		*w.buf = strconv.AppendInt(*w.buf, int64((total+limit-1)/limit), 10)
+		for _, m := range [...]struct {
+			name string
+			n    int
+		}{{`,"count":`, w.n}, {`,"total":`, total}, {`,"page":`, page}, {`,"pageCount":`, (total + limit - 1) / limit}} {
+			*w.buf = strconv.AppendInt(append(*w.buf, m.name...), int64(m.n), 10)
+		}
 		*w.buf = append(*w.buf, '}')
 	}
 	w.flush()

@@ -59,7 +59,7 @@ func (s *Server) mountMetrics(m *MetricsOptions, a *admin.Options) error {
 	return s.host.Mount(web.Route{Method: http.MethodGet, Path: "/metrics", Bare: true, Handler: func(c *gin.Context) {
 		tok, perr := parseBearer(c.Request.Header.Values("Authorization"))
 		if perr != nil {
-			s.writeError(c, domain.ErrUnauthenticated)
+			s.errs.Fail(c, domain.ErrUnauthenticated)
 			return
 		}
 		if o.Token != "" {
@@ -70,17 +70,17 @@ func (s *Server) mountMetrics(m *MetricsOptions, a *admin.Options) error {
 			}
 		}
 		if s.auth == nil {
-			s.writeError(c, domain.ErrUnauthenticated)
+			s.errs.Fail(c, domain.ErrUnauthenticated)
 			return
 		}
 		p, err := s.auth.Authenticate(c.Request.Context(), tok)
 		if err != nil {
-			s.writeError(c, err)
+			s.errs.Fail(c, err)
 			return
 		}
 		web.SetPrincipal(c, p)
 		if o.Admin == nil || !o.Admin(c.Request.Context(), domain.AsPrincipal(p)) {
-			s.writeError(c, domain.ErrForbidden)
+			s.errs.Fail(c, domain.ErrForbidden)
 			return
 		}
 		serve(c)

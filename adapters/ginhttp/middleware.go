@@ -210,7 +210,7 @@ func (s *Server) logAccess(ctx context.Context, method, route string, status int
 func (s *Server) limitBody(c *gin.Context) {
 	r := c.Request
 	if r.ContentLength > s.bodyLimit {
-		s.writeError(c, web.PayloadTooLarge(s.bodyLimit))
+		s.errs.Fail(c, web.PayloadTooLarge(s.bodyLimit))
 		return
 	}
 	if r.Body != nil && r.Body != http.NoBody {

@@ -310,8 +310,8 @@ func (s *Server) useMiddleware(opts Options) error {
 	if f := s.caps.Forwarded(); f != nil {
 		e.Use(f)
 	}
-	e.NoRoute(func(c *gin.Context) { s.writeError(c, web.ErrRouteNotFound) })
-	e.NoMethod(func(c *gin.Context) { s.writeError(c, web.ErrMethodNotAllowed) })
+	e.NoRoute(func(c *gin.Context) { s.errs.Fail(c, web.ErrRouteNotFound) })
+	e.NoMethod(func(c *gin.Context) { s.errs.Fail(c, web.ErrMethodNotAllowed) })
 	return nil
 }
 
@@ -475,10 +475,6 @@ func (s *Server) chain(rt web.Route) []gin.HandlerFunc {
 	}
 	return append(hs, rt.Handler)
 }
-
-// writeError answers err in the error envelope and stops the handler
-// chain (web.Errors).
-func (s *Server) writeError(c *gin.Context, err error) { s.errs.Fail(c, err) }
 
 // WriteError answers err in cachegate's error envelope, through the same
 // status table as the built-in routes, for integrators' handlers

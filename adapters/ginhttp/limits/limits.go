@@ -162,9 +162,6 @@ func (s *Caps) Stream(c *gin.Context) (Slot, bool) { return s.admit(c, s.streams
 // admit takes the caller's place under l for the request of c, or
 // answers refused (429) and reports false.
 func (s *Caps) admit(c *gin.Context, l *keyLimiter, refused *domain.Error) (Slot, bool) {
-	if l == nil {
-		return Slot{}, true
-	}
 	key := s.callerKey(c.Request)
 	if !l.acquire(key) {
 		s.host.Fail(c, refused)
