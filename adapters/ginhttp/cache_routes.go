@@ -78,18 +78,16 @@ func (r *cacheRoutes) Assignment(c *gin.Context) (string, error) {
 	return a, nil
 }
 
-// handle makes h a route's handler: h runs for the route's assignment,
-// and the error it returns (an unknown assignment's first) is answered.
+// handle makes h a route's handler (web.Host.Handler), run for the
+// route's assignment.
 func (r *cacheRoutes) handle(h func(c *gin.Context, a string) error) gin.HandlerFunc {
-	return func(c *gin.Context) {
+	return r.s.host.Handler(func(c *gin.Context) error {
 		a, err := r.Assignment(c)
-		if err == nil {
-			err = h(c, a)
-		}
 		if err != nil {
-			r.s.errs.Fail(c, err)
+			return err
 		}
-	}
+		return h(c, a)
+	})
 }
 
 func (r *cacheRoutes) create(c *gin.Context, a string) error {

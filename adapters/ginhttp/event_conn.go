@@ -85,12 +85,11 @@ func writeHead(conn net.Conn, h http.Header, timeout time.Duration) error {
 	h["Connection"] = []string{"close"}
 	buf := web.GetBuf()
 	defer web.PutBuf(buf)
-	w := appendWriter{buf}
-	w.WriteString("HTTP/1.1 200 OK\r\n")
-	if err := h.Write(w); err != nil {
+	*buf = append(*buf, "HTTP/1.1 200 OK\r\n"...)
+	if err := h.Write(appendWriter{buf}); err != nil {
 		return err
 	}
-	w.WriteString("\r\n")
+	*buf = append(*buf, "\r\n"...)
 	_ = conn.SetWriteDeadline(time.Now().Add(timeout))
 	_, err := conn.Write(*buf)
 	return err
@@ -102,10 +101,6 @@ type appendWriter struct{ b *[]byte }
 func (w appendWriter) Write(p []byte) (int, error) {
 	*w.b = append(*w.b, p...)
 	return len(p), nil
-}
-
-func (w appendWriter) WriteString(s string) {
-	*w.b = append(*w.b, s...)
 }
 
 // serveConn runs a stream on a connection taken over from net/http, in

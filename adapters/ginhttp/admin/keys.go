@@ -45,9 +45,9 @@ func (r *routes) rotateKey(c *gin.Context) error {
 	var body rotateBody
 	// The body is optional: none rotates with the publish-ahead.
 	if c.Request.ContentLength != 0 || len(c.Request.Header.Values("Content-Type")) > 0 {
-		var ok bool
-		if body, ok = web.Decode(r.s.Host, c, rotateTable); !ok {
-			return nil
+		var err error
+		if body, err = web.Decode(r.s.Host, c, rotateTable); err != nil {
+			return err
 		}
 	}
 	ctx := c.Request.Context()

@@ -88,8 +88,7 @@ func Mount(o Options, d Deps) error {
 }
 
 // adminRoute is one route of the admin API (admins only) or of
-// self-service (self: any signed-in user). The error h returns is
-// answered (handler).
+// self-service (self: any signed-in user).
 type adminRoute struct {
 	method, path     string
 	h                func(*gin.Context) error
@@ -145,23 +144,19 @@ func (r *routes) register() error {
 	return nil
 }
 
-// handler runs rt.h and answers the error it returns. An admin route
-// answers 403 to a user who is not an admin now (AdminCheck asks the
-// store, not the token), before anything of the request is read; the
+// handler makes rt.h the route's handler (web.Host.Handler). An admin
+// route answers 403 to a user who is not an admin now (AdminCheck asks
+// the store, not the token), before anything of the request is read; the
 // guard before it answered 401 to an anonymous caller.
 func (r *routes) handler(rt adminRoute) gin.HandlerFunc {
-	return func(c *gin.Context) {
-		var err error
+	return r.s.Host.Handler(func(c *gin.Context) error {
 		if !rt.self {
-			err = r.o.Check.Require(c.Request.Context(), web.Actor(c))
+			if err := r.o.Check.Require(c.Request.Context(), web.Actor(c)); err != nil {
+				return err
+			}
 		}
-		if err == nil {
-			err = rt.h(c)
-		}
-		if err != nil {
-			r.s.Host.Fail(c, err)
-		}
-	}
+		return rt.h(c)
+	})
 }
 
 // done answers 204 No Content, or returns err.

@@ -34,9 +34,9 @@ func (r *routes) revokeMySession(c *gin.Context) error {
 
 // changePassword is POST /auth/password {currentPassword, newPassword}.
 func (r *routes) changePassword(c *gin.Context) error {
-	body, ok := web.Decode(r.s.Host, c, changePasswordTable)
-	if !ok {
-		return nil
+	body, err := web.Decode(r.s.Host, c, changePasswordTable)
+	if err != nil {
+		return err
 	}
 	if !body.NewPassword.Given {
 		return domain.InvalidField("newPassword", "is required")

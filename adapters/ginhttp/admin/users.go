@@ -119,9 +119,9 @@ func (r *routes) listUsers(c *gin.Context) error {
 }
 
 func (r *routes) addUser(c *gin.Context) error {
-	body, ok := web.Decode(r.s.Host, c, addUserTable)
-	if !ok {
-		return nil
+	body, err := web.Decode(r.s.Host, c, addUserTable)
+	if err != nil {
+		return err
 	}
 	if !body.Username.Given || !body.Password.Given {
 		return domain.InvalidField("body", "needs username and password")
@@ -144,9 +144,9 @@ func (r *routes) getUser(c *gin.Context) error {
 }
 
 func (r *routes) patchUser(c *gin.Context) error {
-	body, ok := web.Decode(r.s.Host, c, patchUserTable)
-	if !ok {
-		return nil
+	body, err := web.Decode(r.s.Host, c, patchUserTable)
+	if err != nil {
+		return err
 	}
 	u, err := r.o.Users.Patch(c.Request.Context(), web.Actor(c), c.Param("id"),
 		application.UserPatch{Active: body.Active.Ptr(), Admin: body.Admin.Ptr()})
@@ -157,9 +157,9 @@ func (r *routes) patchUser(c *gin.Context) error {
 }
 
 func (r *routes) setPassword(c *gin.Context) error {
-	body, ok := web.Decode(r.s.Host, c, passwordTable)
-	if !ok {
-		return nil
+	body, err := web.Decode(r.s.Host, c, passwordTable)
+	if err != nil {
+		return err
 	}
 	if !body.Password.Given {
 		return domain.InvalidField("password", "is required")
