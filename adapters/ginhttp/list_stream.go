@@ -89,12 +89,10 @@ func appendEntryFields(b []byte, e *domain.Entry, fs entryFields) []byte {
 	return append(b, '}')
 }
 
-// listWriteTimeout bounds each write of a list to the client. A list
-// waiting on its client holds no database connection (the store reads it
-// in pages and gives the connection back before handing a page over;
-// ARCHITECTURE.md, "Streaming"), but it still holds the request's
-// goroutine, its buffer and the HTTP connection: a client that stops
-// reading has them cut past this.
+// listWriteTimeout bounds each write of a list to the client: a list
+// waiting on its client holds no database connection (ARCHITECTURE.md,
+// "Lists and the query language"), but still its goroutine, buffer and
+// connection, which a client that stops reading has cut past this.
 const listWriteTimeout = 30 * time.Second
 
 // streamFlushBytes is how much a list response gathers before writing it

@@ -64,11 +64,9 @@ func saneRequestID(id string) bool {
 
 // requestIDMiddleware takes X-Request-Id from the request when sane, else
 // generates one, sets it on the response before anything is written, and
-// puts it in the request's context (ports.WithRequestID), where the
-// server's logger (ports.LogRequestIDs) and every layer below find it.
-// The request's client (address and User-Agent) is kept for the
-// handlers, which give it to the use cases as an input (web.Actor,
-// LoginInput, the refresh's client): it is not a context value.
+// puts it in the request's context (ports.WithRequestID) for the logger
+// and every layer below. It records the request's client (web.SetClient),
+// which handlers give the use cases as an input, not a context value.
 func (s *Server) requestIDMiddleware(c *gin.Context) {
 	id := c.Request.Header.Get(HeaderRequestID)
 	if !saneRequestID(id) {

@@ -108,10 +108,8 @@ type Options struct {
 	// Metrics mounts GET /metrics for the metrics token or an
 	// administrator; nil mounts none.
 	Metrics *MetricsOptions
-	// Console serves the embedded web console at ConsolePath (the console
-	// room, adapters/ginhttp/console;
-	// README, "Web console"). Its routes are not API operations and are
-	// not in the OpenAPI document.
+	// Console serves the embedded web console at ConsolePath (README, "Web
+	// console"); its routes are not in the OpenAPI document.
 	Console bool
 	// Admin mounts the admin API and the self-service routes
 	// (docs/admin.md; the admin room); nil leaves them out.
