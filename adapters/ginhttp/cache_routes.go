@@ -211,7 +211,7 @@ func (r *cacheRoutes) Input(c *gin.Context) (application.CacheInput, error) {
 // cacheInput reads the request's cache body and converts it with conv; it
 // also returns the body as received.
 func cacheInput[T any](r *cacheRoutes, c *gin.Context, conv func(cacheBody) (T, error)) (T, []byte, error) {
-	body, err := r.s.host.ReadBody(c)
+	body, err := web.ReadBody(c, r.s.bodyLimit)
 	if err == nil {
 		var dto cacheBody
 		if dto, err = cacheBodyTable.Decode(body); err == nil {

@@ -231,12 +231,9 @@ func splitQuery(raw string) ([]queryParam, error) {
 }
 
 // parseSearch parses the s parameter: a JSON object whose members are
-// ANDed. A member is "$and" or "$or" with a non-empty array of such
-// objects, or a field with a value (compared with $eq; null means
-// $isnull) or an object of operators ({"$gt": 1, "$lt": 5}, ANDed; "$or"
-// and "$and" there take an object of operators). Operator values are
-// JSON strings (numbers for version), arrays for $in, $notin and
-// $between.
+// ANDed, each "$and" or "$or" with a non-empty array of such objects, or a
+// field with a value ($eq; null is $isnull) or an object of operators
+// (docs/api.md, "Listing: the query language").
 func parseSearch(s string) (domain.Filter, error) {
 	dec := json.NewDecoder(strings.NewReader(s))
 	dec.UseNumber()

@@ -67,12 +67,9 @@ func (h *Host) Handler(f func(*gin.Context) error) gin.HandlerFunc {
 	}
 }
 
-// ReadBody is ReadBody within the server's body limit.
-func (h *Host) ReadBody(c *gin.Context) ([]byte, error) { return ReadBody(c, h.BodyLimit) }
-
 // Decode reads the request's body and decodes it by t.
 func Decode[T any](h *Host, c *gin.Context, t Table[T]) (T, error) {
-	b, err := h.ReadBody(c)
+	b, err := ReadBody(c, h.BodyLimit)
 	if err != nil {
 		var zero T
 		return zero, err
