@@ -28,11 +28,8 @@ type entryMember struct {
 	value func(b []byte, e *domain.Entry) []byte
 }
 
-// entryMembers are an entry's members in the order of the full entry.
-// Entries are written by hand: the shape is fixed, data is already JSON
-// and is copied verbatim, and encoding is on every read's hot path. The
-// output is what encoding/json would produce for the entry DTO, except that
-// '<', '>' and '&' are not escaped (nothing here is embedded in HTML).
+// entryMembers are an entry's members in the order of the full entry
+// (appendEntry).
 var entryMembers = []entryMember{
 	{"id", func(b []byte, e *domain.Entry) []byte { return web.AppendString(b, e.ID) }},
 	{"dateCreated", func(b []byte, e *domain.Entry) []byte { return web.AppendTime(b, e.DateCreated) }},
@@ -76,7 +73,7 @@ func parseFields(name, v string) (entryFields, error) {
 // zero), in the order of the full entry.
 func appendEntryFields(b []byte, e *domain.Entry, fs entryFields) []byte {
 	if fs == 0 {
-		fs = ^entryFields(0)
+		return appendEntry(b, e)
 	}
 	sep := byte('{')
 	for i, m := range entryMembers {
