@@ -92,10 +92,9 @@ type Options struct {
 	// Observer learns every request's method, route template ("" when no
 	// route matched), status and duration, for metrics; nil is none.
 	Observer RequestObserver
-	// TracerProvider, when set, gives each request a server span
-	// (otelgin, W3C trace context propagation) that the use case and SQL
-	// spans nest under, and the request log line its trace_id. Nil traces
-	// nothing and adds no middleware.
+	// TracerProvider, when set, gives each request a server span (W3C
+	// trace context) and its log line a trace_id (ARCHITECTURE.md,
+	// "Tracing"); nil adds no middleware.
 	TracerProvider trace.TracerProvider
 	// Stream configures the change feed's event streams.
 	Stream StreamOptions
