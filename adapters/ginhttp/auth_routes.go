@@ -117,7 +117,7 @@ func (r *authRoutes) register() (err error) {
 	type route struct {
 		method, path string
 		public       web.Access
-		h            gin.HandlerFunc
+		h            func(*gin.Context) error
 		on           bool
 	}
 	for _, rt := range []route{
@@ -131,7 +131,7 @@ func (r *authRoutes) register() (err error) {
 		if !rt.on {
 			continue
 		}
-		if err := r.s.host.Mount(web.Route{Method: rt.method, Path: rt.path, Access: rt.public, Handler: rt.h}); err != nil {
+		if err := r.s.host.Mount(web.Route{Method: rt.method, Path: rt.path, Access: rt.public, Handler: r.s.host.Handler(rt.h)}); err != nil {
 			return err
 		}
 	}
@@ -141,30 +141,29 @@ func (r *authRoutes) register() (err error) {
 // login answers 201 with a token pair. Every credential problem, a
 // missing or empty field included, is the same 401; a member that is not a
 // string is a 400 naming it.
-func (r *authRoutes) login(c *gin.Context) {
-	body, ok := web.Decode(r.s.host, c, r.loginBody)
-	if !ok {
-		return
+func (r *authRoutes) login(c *gin.Context) error {
+	body, err := web.Decode(r.s.host, c, r.loginBody)
+	if err != nil {
+		return err
 	}
 	client := web.Client(c)
 	pair, err := r.o.Login.Execute(c.Request.Context(), application.LoginInput{
 		Username: body.Username.Value, Password: body.Password.Value, ClientAddr: client.Address, UserAgent: client.UserAgent})
 	if err != nil {
-		r.s.writeError(c, err)
-		return
+		return err
 	}
 	writeTokenPair(c, pair)
+	return nil
 }
 
 // refresh answers 201 with a new pair for a valid refresh token.
-func (r *authRoutes) refresh(c *gin.Context) {
+func (r *authRoutes) refresh(c *gin.Context) error {
 	var token string
 	switch r.o.RefreshFrom {
 	case FromBody:
 		b, err := web.ReadOptionalBody(c, r.s.bodyLimit)
 		if err != nil {
-			r.s.writeError(c, err)
-			return
+			return err
 		}
 		if web.IsBlank(b) {
 			// No body is a missing refresh token, 401 like {} and a
@@ -173,8 +172,7 @@ func (r *authRoutes) refresh(c *gin.Context) {
 		}
 		body, err := r.refreshBody.Decode(b)
 		if err != nil {
-			r.s.writeError(c, err)
-			return
+			return err
 		}
 		token = body.Token.Value
 	case FromHeader:
@@ -184,46 +182,44 @@ func (r *authRoutes) refresh(c *gin.Context) {
 		}
 	case FromCookie:
 		if crossSite(c.Request, r.o.Origins) {
-			r.s.writeError(c, errCrossSiteRefresh)
-			return
+			return errCrossSiteRefresh
 		}
 		token, _ = c.Cookie(r.o.RefreshName)
 	case FromQuery:
 		token = c.Query(r.o.RefreshName)
 	}
 	if token == "" || len(token) > MaxBearerTokenLen {
-		r.s.writeError(c, domain.ErrUnauthenticated)
-		return
+		return domain.ErrUnauthenticated
 	}
 	pair, err := r.o.Refresh.Execute(c.Request.Context(), token, web.Client(c))
 	if err != nil {
-		r.s.writeError(c, err)
-		return
+		return err
 	}
 	writeTokenPair(c, pair)
+	return nil
 }
 
 // logout revokes the caller's refresh family and answers 204.
-func (r *authRoutes) logout(c *gin.Context) {
+func (r *authRoutes) logout(c *gin.Context) error {
 	if err := r.o.Logout.Execute(c.Request.Context(), web.Actor(c)); err != nil {
-		r.s.writeError(c, err)
-		return
+		return err
 	}
 	c.Status(http.StatusNoContent)
+	return nil
 }
 
 // jwksCacheControl lets caches keep the key set domain.KeySetMaxAge.
 var jwksCacheControl = "public, max-age=" + strconv.Itoa(int(domain.KeySetMaxAge/time.Second))
 
 // jwks serves the public keys; caches may keep them domain.KeySetMaxAge.
-func (r *authRoutes) jwks(c *gin.Context) {
+func (r *authRoutes) jwks(c *gin.Context) error {
 	b, err := r.o.Keys.JWKS(c.Request.Context())
 	if err != nil {
-		r.s.writeError(c, err)
-		return
+		return err
 	}
 	c.Header("Cache-Control", jwksCacheControl)
 	web.WriteJSON(c, http.StatusOK, b)
+	return nil
 }
 
 // writeTokenPair answers 201 with the pair; token answers must not be

@@ -24,16 +24,9 @@ type assigneeBody struct {
 	ID web.String `json:"id"`
 }
 
-// cacheBodyTable is cacheBody's table, built once.
+// cacheBodyTable is cacheBody's table, built once; the Data it decodes
+// aliases the body.
 var cacheBodyTable = web.NewTable[cacheBody]()
-
-// decodeCacheBody decodes a cache body strictly (web.Table): UTF-8,
-// exactly one JSON object; members key, type (strings), data (any JSON
-// value but null), assignee (an object with the string member id) and
-// expiresIn (a string or null). The returned Data aliases b.
-func decodeCacheBody(b []byte) (cacheBody, error) {
-	return cacheBodyTable.Decode(b)
-}
 
 // toCacheInput converts a POST or PUT body into the use-case input. Every
 // member but expiresIn is required; a missing expiresIn is null, the

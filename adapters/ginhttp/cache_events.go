@@ -154,29 +154,23 @@ func bearerFromQuery(c *gin.Context) {
 // (docs/api.md, "Change feed"). On HTTP/1.1 the stream takes the connection
 // over and runs on its own goroutine (event_stream.go says why); the
 // handler returns at once.
-func (r *cacheRoutes) events(c *gin.Context) {
+func (r *cacheRoutes) events(c *gin.Context, a string) error {
 	start := time.Now()
-	a, ok := r.Assignment(c)
-	if !ok {
-		return
-	}
 	held, ok := r.s.caps.Stream(c)
 	if !ok {
-		return
+		return nil
 	}
 	defer held.Release()
 	q, err := parseEventsQuery(c.Request.URL.RawQuery, c.Request.Header.Values("Last-Event-ID"))
 	if err != nil {
-		r.s.writeError(c, err)
-		return
+		return err
 	}
 	actor := web.Actor(c)
 	reqCtx := c.Request.Context()
 	sub, err := r.uc.Watch.Execute(reqCtx, application.WatchCachesInput{Assignment: a, Actor: actor,
 		Since: q.since, Key: q.key, Type: q.typ, AssigneeID: q.assigneeID})
 	if err != nil {
-		r.s.writeError(c, err)
-		return
+		return err
 	}
 	st := &stream{s: r.s, sub: sub, beat: r.s.stream.Heartbeat, expires: actor.Principal.ExpiresAt, actor: actor,
 		requestID: requestID(c)}
@@ -202,14 +196,14 @@ func (r *cacheRoutes) events(c *gin.Context) {
 			if err := writeHead(conn, h, r.s.stream.WriteTimeout); err != nil {
 				sub.Close()
 				_ = conn.Close()
-				r.s.logRequest(st.logCtx, line.method, line.route, http.StatusOK, time.Since(start), line.clientIP)
-				return
+				r.s.logAccess(st.logCtx, line.method, line.route, http.StatusOK, "", time.Since(start), line.clientIP)
+				return nil
 			}
 			st.out = connSink{conn}
 			r.s.streamStarted()
 			kept := held.HandOff()
 			go func() { defer kept.Release(); st.serveConn(conn, line) }()
-			return
+			return nil
 		}
 		// Not expected (nothing was written yet); the stream can still
 		// run in the handler.
@@ -230,4 +224,5 @@ func (r *cacheRoutes) events(c *gin.Context) {
 	defer stop()
 	st.req, st.out = reqCtx, writerSink{w: w, rc: rc}
 	st.run(ctx)
+	return nil
 }

@@ -37,17 +37,17 @@ func newCacheRoutes(s *Server, uc *application.CacheOperations) (*cacheRoutes, e
 func (r *cacheRoutes) register() error {
 	const coll, item = "/cache/:assignment", "/cache/:assignment/:id"
 	for _, rt := range []web.Route{
-		{Method: http.MethodPost, Path: coll, Handler: r.create},
-		{Method: http.MethodGet, Path: coll, Handler: r.list},
+		{Method: http.MethodPost, Path: coll, Handler: r.handle(r.create)},
+		{Method: http.MethodGet, Path: coll, Handler: r.handle(r.list)},
 		// The same collection with a trailing slash, as Rockets' own
 		// specs call it: answered alike, not redirected (README.md,
 		// "What the API does"). Gin's RedirectTrailingSlash is off (server.go).
-		{Method: http.MethodPost, Path: coll + "/", Handler: r.create},
-		{Method: http.MethodGet, Path: coll + "/", Handler: r.list},
-		{Method: http.MethodGet, Path: item, Handler: r.get},
-		{Method: http.MethodPut, Path: item, Handler: r.replace},
-		{Method: http.MethodPatch, Path: item, Handler: r.patch},
-		{Method: http.MethodDelete, Path: item, Handler: r.delete},
+		{Method: http.MethodPost, Path: coll + "/", Handler: r.handle(r.create)},
+		{Method: http.MethodGet, Path: coll + "/", Handler: r.handle(r.list)},
+		{Method: http.MethodGet, Path: item, Handler: r.handle(r.get)},
+		{Method: http.MethodPut, Path: item, Handler: r.handle(r.replace)},
+		{Method: http.MethodPatch, Path: item, Handler: r.handle(r.patch)},
+		{Method: http.MethodDelete, Path: item, Handler: r.handle(r.delete)},
 	} {
 		rt.Access = r.isPublic
 		if err := r.s.host.Mount(rt); err != nil {
@@ -57,7 +57,7 @@ func (r *cacheRoutes) register() error {
 	if r.uc.Watch == nil || !r.uc.Watch.Available() {
 		return nil
 	}
-	return r.s.host.Mount(web.Route{Method: http.MethodGet, Path: coll + "/events", Access: r.isPublic, Handler: r.events, Stream: true})
+	return r.s.host.Mount(web.Route{Method: http.MethodGet, Path: coll + "/events", Access: r.isPublic, Handler: r.handle(r.events), Stream: true})
 }
 
 // isPublic is the guard's access rule for cache routes: public
@@ -68,30 +68,36 @@ func (r *cacheRoutes) isPublic(c *gin.Context) bool {
 	return pub || !known
 }
 
-// Assignment returns the route's assignment, or answers 404.
-func (r *cacheRoutes) Assignment(c *gin.Context) (string, bool) {
+// Assignment returns the route's assignment, or ErrUnknownAssignment
+// (404).
+func (r *cacheRoutes) Assignment(c *gin.Context) (string, error) {
 	a := c.Param("assignment")
 	if _, ok := r.public[a]; !ok {
-		r.s.writeError(c, domain.ErrUnknownAssignment)
-		return "", false
+		return "", domain.ErrUnknownAssignment
 	}
-	return a, true
+	return a, nil
 }
 
-func (r *cacheRoutes) create(c *gin.Context) {
-	a, ok := r.Assignment(c)
-	if !ok {
-		return
-	}
+// handle makes h a route's handler (web.Host.Handler), run for the
+// route's assignment.
+func (r *cacheRoutes) handle(h func(c *gin.Context, a string) error) gin.HandlerFunc {
+	return r.s.host.Handler(func(c *gin.Context) error {
+		a, err := r.Assignment(c)
+		if err != nil {
+			return err
+		}
+		return h(c, a)
+	})
+}
+
+func (r *cacheRoutes) create(c *gin.Context, a string) error {
 	idem, err := idempotencyKey(c.Request.Header)
 	if err != nil {
-		r.s.writeError(c, err)
-		return
+		return err
 	}
 	in, body, err := cacheInput(r, c, toCacheInput)
 	if err != nil {
-		r.s.writeError(c, err)
-		return
+		return err
 	}
 	if idem != nil {
 		// A retry is the same request when its body has the same bytes
@@ -101,33 +107,28 @@ func (r *cacheRoutes) create(c *gin.Context) {
 	e, err := r.uc.Create.Execute(c.Request.Context(), application.CreateCacheInput{
 		Assignment: a, Actor: web.Actor(c), Cache: in, Idempotency: idem})
 	if err != nil {
-		r.s.writeError(c, err)
-		return
+		return err
 	}
 	c.Writer.Header()["Location"] = []string{strings.TrimSuffix(c.Request.URL.EscapedPath(), "/") + "/" + e.ID}
 	writeEntry(c, http.StatusCreated, &e)
+	return nil
 }
 
 // list streams the matching entries the caller may see (see listStream).
-func (r *cacheRoutes) list(c *gin.Context) { r.ListAs(c, web.Actor(c)) }
+func (r *cacheRoutes) list(c *gin.Context, a string) error { return r.ListAs(c, a, web.Actor(c)) }
 
 // ListAs is list run as actor: the caller, or the system actor for the
 // admin API's list of every assignee (admin.Cache).
-func (r *cacheRoutes) ListAs(c *gin.Context, actor domain.Actor) {
-	a, ok := r.Assignment(c)
-	if !ok {
-		return
-	}
+func (r *cacheRoutes) ListAs(c *gin.Context, a string, actor domain.Actor) error {
 	held, ok := r.s.caps.List(c)
 	if !ok {
-		return
+		return nil
 	}
 	defer held.Release()
 	def, max := r.uc.List.Limits()
 	q, err := toListInput(c.Request.URL.RawQuery, def, max)
 	if err != nil {
-		r.s.writeError(c, err)
-		return
+		return err
 	}
 	in := q.in
 	in.Assignment, in.Actor = a, actor
@@ -136,45 +137,35 @@ func (r *cacheRoutes) ListAs(c *gin.Context, actor domain.Actor) {
 	w := &listStream{c: c, buf: bp, paged: q.paged, fields: q.fields}
 	out, err := r.uc.List.Stream(c.Request.Context(), in, w.entry)
 	if err != nil {
-		r.failList(w, err)
-		return
+		return r.failList(w, err)
 	}
 	w.finish(out.Total, q.page, out.Limit)
+	return nil
 }
 
-func (r *cacheRoutes) get(c *gin.Context) {
-	a, ok := r.Assignment(c)
-	if !ok {
-		return
-	}
+func (r *cacheRoutes) get(c *gin.Context, a string) error {
 	e, err := r.uc.Get.Execute(c.Request.Context(), application.GetCacheInput{
 		Assignment: a, Actor: web.Actor(c), ID: c.Param("id")})
 	if err != nil {
-		r.s.writeError(c, err)
-		return
+		return err
 	}
 	if inm := parseEntityTags(c.Request.Header, "If-None-Match"); inm.present && inm.matchesWeak(e.Version) {
 		c.Writer.Header()["Etag"] = []string{etag(e.Version)}
 		c.Status(http.StatusNotModified)
-		return
+		return nil
 	}
 	writeEntry(c, http.StatusOK, &e)
+	return nil
 }
 
-func (r *cacheRoutes) replace(c *gin.Context) {
-	a, ok := r.Assignment(c)
-	if !ok {
-		return
-	}
+func (r *cacheRoutes) replace(c *gin.Context, a string) error {
 	in, err := r.Input(c)
 	if err != nil {
-		r.s.writeError(c, err)
-		return
+		return err
 	}
 	pre, err := r.Preconditions(c, a, web.Actor(c))
 	if err != nil {
-		r.s.writeError(c, err)
-		return
+		return err
 	}
 	e, created, err := r.uc.Replace.Execute(c.Request.Context(), application.ReplaceCacheInput{
 		Assignment: a, Actor: web.Actor(c), ID: c.Param("id"), Cache: in, Pre: pre})
@@ -182,44 +173,33 @@ func (r *cacheRoutes) replace(c *gin.Context) {
 	if created {
 		status = http.StatusCreated
 	}
-	r.Answer(c, status, e, err)
+	return r.Answer(c, status, e, err)
 }
 
-func (r *cacheRoutes) patch(c *gin.Context) {
-	a, ok := r.Assignment(c)
-	if !ok {
-		return
-	}
+func (r *cacheRoutes) patch(c *gin.Context, a string) error {
 	p, _, err := cacheInput(r, c, toCachePatch)
 	if err != nil {
-		r.s.writeError(c, err)
-		return
+		return err
 	}
 	pre, err := r.Preconditions(c, a, web.Actor(c))
 	if err != nil {
-		r.s.writeError(c, err)
-		return
+		return err
 	}
 	e, err := r.uc.Patch.Execute(c.Request.Context(), application.PatchCacheInput{
 		Assignment: a, Actor: web.Actor(c), ID: c.Param("id"), Patch: p, Pre: pre})
-	r.Answer(c, http.StatusOK, e, err)
+	return r.Answer(c, http.StatusOK, e, err)
 }
 
 // delete answers 200 with the entry as deleted (dateDeleted set), so a
 // client learns what it removed, as the CRUD modules do.
-func (r *cacheRoutes) delete(c *gin.Context) {
-	a, ok := r.Assignment(c)
-	if !ok {
-		return
-	}
+func (r *cacheRoutes) delete(c *gin.Context, a string) error {
 	pre, err := r.Preconditions(c, a, web.Actor(c))
 	if err != nil {
-		r.s.writeError(c, err)
-		return
+		return err
 	}
 	e, err := r.uc.Delete.Execute(c.Request.Context(), application.DeleteCacheInput{
 		Assignment: a, Actor: web.Actor(c), ID: c.Param("id"), Pre: pre})
-	r.Answer(c, http.StatusOK, e, err)
+	return r.Answer(c, http.StatusOK, e, err)
 }
 
 // Input reads and converts the POST and PUT body.
@@ -231,10 +211,10 @@ func (r *cacheRoutes) Input(c *gin.Context) (application.CacheInput, error) {
 // cacheInput reads the request's cache body and converts it with conv; it
 // also returns the body as received.
 func cacheInput[T any](r *cacheRoutes, c *gin.Context, conv func(cacheBody) (T, error)) (T, []byte, error) {
-	body, err := r.s.host.ReadBody(c)
+	body, err := web.ReadBody(c, r.s.bodyLimit)
 	if err == nil {
 		var dto cacheBody
-		if dto, err = decodeCacheBody(body); err == nil {
+		if dto, err = cacheBodyTable.Decode(body); err == nil {
 			in, err := conv(dto)
 			return in, body, err
 		}
@@ -244,17 +224,11 @@ func cacheInput[T any](r *cacheRoutes, c *gin.Context, conv func(cacheBody) (T, 
 }
 
 // Preconditions converts If-Match and If-None-Match into the use case's
-// preconditions.
-//
-// If-Match with one strong tag "<n>" is checked atomically by the use
-// case. "*" or a list of tags is resolved by reading the current version
-// first and then requiring exactly that version, so a concurrent change
-// still fails with 412. Weak and malformed tags never match (If-Match uses
-// the strong comparison), so such a header alone is answered 412 at once.
-// If-None-Match is honoured only as "*" on PUT (create only); anything else
-// is a 400, never silently ignored. The current version is read as actor:
-// the caller, or the system actor for the admin API's entry routes
-// (admin.Cache).
+// preconditions (docs/api.md, "Conditional requests"). One strong tag is
+// checked atomically by the use case; "*" or a list is resolved against
+// the current version, read as actor (the caller, or the system actor for
+// admin.Cache), which is then required exactly, so a concurrent change
+// still fails with 412.
 func (r *cacheRoutes) Preconditions(c *gin.Context, a string, actor domain.Actor) (application.Preconditions, error) {
 	var pre application.Preconditions
 	method := c.Request.Method

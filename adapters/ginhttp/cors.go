@@ -38,12 +38,10 @@ var (
 const corsMaxAge = 10 * time.Minute
 
 // corsMiddleware returns the CORS handling of o (gin-contrib/cors),
-// mounted before routing, so a preflight (OPTIONS with
-// Access-Control-Request-Method) answers 204 before any guard. A request
-// whose Origin is not allowed passes on without CORS headers, for the
-// browser to refuse: the API's answer to it is what it would be without
-// CORS (gin-contrib/cors would answer a bare 403 instead, outside the JSON
-// error envelope). Without origins it returns nil.
+// mounted before routing, so a preflight answers 204 before any guard. A
+// request whose Origin is not allowed passes on without CORS headers, for
+// the browser to refuse, rather than gin-contrib's bare 403 outside the
+// error envelope. Without origins it returns nil.
 func corsMiddleware(o *CORSOptions) (gin.HandlerFunc, error) {
 	if o == nil || len(o.Origins) == 0 {
 		return nil, nil

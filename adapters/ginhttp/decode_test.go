@@ -246,3 +246,11 @@ func BenchmarkDecodeCacheBodyStdlib(b *testing.B) {
 		}
 	}
 }
+
+// decodeCacheBody decodes a cache body strictly (web.Table): UTF-8,
+// exactly one JSON object; members key, type (strings), data (any JSON
+// value but null), assignee (an object with the string member id) and
+// expiresIn (a string or null). The returned Data aliases b.
+func decodeCacheBody(b []byte) (cacheBody, error) {
+	return cacheBodyTable.Decode(b)
+}

@@ -28,28 +28,14 @@
 // Handlers only decode a DTO, convert it to a use-case input, call the use
 // case and convert its result: no business rule lives here.
 //
-// Decisions where the contract is silent:
+// Decisions where the contract is silent are written in docs/api.md
+// ("Conventions", "Cache entries", "Conditional requests", "Listing: the
+// query language"); besides:
 //
-//   - A body must be sent as application/json (any case, parameters
-//     allowed, charset only UTF-8); a non-empty body without a
-//     Content-Type, or with two, is 415. Bodies must be UTF-8 and nest at
-//     most 256 levels deep.
-//   - data: null counts as missing (400): a cache entry holds a value.
-//     key and type may not contain U+0000, which no store can keep.
-//   - POST answers 201 with a Location header; DELETE answers 200 with the
-//     entry as deleted (dateDeleted set). Every answer carrying an entry
-//     has ETag: "<version>"; GET by id answers 304 to a matching
-//     If-None-Match.
-//   - If-Match takes strong tags: "<n>" is checked atomically by the use
-//     case; "*" and lists are resolved against the current version first;
-//     weak or malformed tags never match (412). If-None-Match is honoured
-//     as "*" on PUT only and refused (400) elsewhere, never ignored.
-//   - Lists: unknown query parameters are 400 (a typo must not widen a
-//     query), except cache, the CRUD modules' cache buster. Contradictory
-//     filters match nothing. sort's direction defaults to ASC. page and
-//     offset together are 400.
+//   - A non-empty body without a Content-Type, or with two, is 415.
+//     Bodies must be UTF-8 and nest at most 256 levels deep. key and type
+//     may not contain U+0000, which no store can keep.
 //   - An assignment is reachable over HTTP by its name only, not by its
 //     entity key; an unknown one is 404 CACHE_ASSIGNMENT_NOT_FOUND, before
 //     any authentication.
-//   - Trailing slashes are not redirected: /cache/user/ is 404.
 package ginhttp

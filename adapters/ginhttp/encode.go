@@ -56,13 +56,13 @@ func appendETag(b []byte, version int) []byte {
 	return append(b, '"')
 }
 
-// Answer answers one entry with its ETag, or err (admin.Cache too).
-func (r *cacheRoutes) Answer(c *gin.Context, status int, e domain.Entry, err error) {
-	if err != nil {
-		r.s.writeError(c, err)
-		return
+// Answer answers one entry with its ETag, or returns err (admin.Cache
+// too).
+func (r *cacheRoutes) Answer(c *gin.Context, status int, e domain.Entry, err error) error {
+	if err == nil {
+		writeEntry(c, status, &e)
 	}
-	writeEntry(c, status, &e)
+	return err
 }
 
 // writeEntry answers one entry with its ETag.

@@ -85,12 +85,11 @@ func writeHead(conn net.Conn, h http.Header, timeout time.Duration) error {
 	h["Connection"] = []string{"close"}
 	buf := web.GetBuf()
 	defer web.PutBuf(buf)
-	w := appendWriter{buf}
-	w.WriteString("HTTP/1.1 200 OK\r\n")
-	if err := h.Write(w); err != nil {
+	*buf = append(*buf, "HTTP/1.1 200 OK\r\n"...)
+	if err := h.Write(appendWriter{buf}); err != nil {
 		return err
 	}
-	w.WriteString("\r\n")
+	*buf = append(*buf, "\r\n"...)
 	_ = conn.SetWriteDeadline(time.Now().Add(timeout))
 	_, err := conn.Write(*buf)
 	return err
@@ -104,10 +103,6 @@ func (w appendWriter) Write(p []byte) (int, error) {
 	return len(p), nil
 }
 
-func (w appendWriter) WriteString(s string) {
-	*w.b = append(*w.b, s...)
-}
-
 // serveConn runs a stream on a connection taken over from net/http, in
 // its own goroutine, and writes the request's access line when it ends.
 func (st *stream) serveConn(conn net.Conn, line requestLine) {
@@ -118,7 +113,7 @@ func (st *stream) serveConn(conn net.Conn, line requestLine) {
 		}
 		_ = conn.Close()
 		st.sub.Close()
-		st.s.logRequest(st.logCtx, line.method, line.route, http.StatusOK, time.Since(line.start), line.clientIP)
+		st.s.logAccess(st.logCtx, line.method, line.route, http.StatusOK, "", time.Since(line.start), line.clientIP)
 		st.s.streamDone()
 	}()
 	ctx, cancel := context.WithCancel(st.logCtx)

@@ -13,25 +13,13 @@ import (
 	"github.com/cachegate/cachegate/domain"
 )
 
-// An event stream is mostly idle: thousands of them wait for a change
-// that concerns them. What one costs while it waits is what limits how
-// many a process holds (docs/benchmarks.md, "Change feed"), so:
-//
-//   - On HTTP/1.1 the handler takes the connection over (Hijack) and
-//     returns. net/http's per-connection state goes with it: the 4 KiB
-//     read and write buffers, the 2 KiB chunking buffer, the serving
-//     goroutine with its stack grown through Gin's chain, the request's
-//     contexts. The stream is then one goroutine that parks in a small
-//     frame (wait), plus one reading the connection to notice when the
-//     client goes, as net/http's own background read does.
-//   - Each event is framed in a pooled buffer and written with one system
-//     call; nothing is buffered between events.
-//   - The subscription holds no queue until a change arrives for it.
-//
-// The bytes on the wire are those net/http would send (a chunked
-// response), with Connection: close, since the connection cannot go back
-// to the server once taken. Other writers (HTTP/1.0, HTTP/2, test
-// recorders) get the same stream through the ResponseWriter.
+// An event stream is mostly idle, and what one costs while it waits
+// limits how many a process holds: on HTTP/1.1 the handler takes the
+// connection over and the stream parks in a small frame (wait); each
+// event is one chunk written with one system call; the bytes are those
+// net/http would send, with Connection: close. Other writers get the same
+// stream through the ResponseWriter (ARCHITECTURE.md, "The change feed":
+// memory per stream).
 
 // chunkHead is the room left before an event for its chunk header.
 const chunkHead = 18 // 16 hex digits and CRLF

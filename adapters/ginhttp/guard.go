@@ -74,55 +74,44 @@ func isToken68(c byte) bool {
 // false for an anonymous request.
 func CurrentUser(r *http.Request) (domain.Principal, bool) { return web.CurrentUser(r) }
 
-// guard authenticates the caller of one route.
-//
-//   - Without an Authenticator every caller is anonymous and the guard is
-//     not installed at all.
-//   - On a public route a valid token identifies the caller; a missing,
-//     malformed or refused one is ignored (the caller is anonymous), so a
-//     stale header never locks anyone out of login or health checks.
-//   - On any other route a presented token must be well formed and valid:
-//     a malformed header is 401, and the Authenticator's errors go
-//     through the error table (401, 400 for failed extra validation, 500).
-//     A missing token is 401 when guards are enabled; with guards disabled
-//     the caller proceeds anonymously and the use case applies the
-//     assignment's policy.
-//
-// Once the caller is known, a caller whose budget of database time is
-// spent is refused (limits.Caps.CheckBudget).
+// guard authenticates the caller of one route; it is installed only with
+// an Authenticator. On a public route a valid token identifies the caller
+// and any other is ignored, so a stale header never locks anyone out of
+// login or health checks. Elsewhere a presented token must be well formed
+// and valid (the Authenticator's errors go through the error table); a
+// missing one is 401 with guards enabled, else the caller is anonymous and
+// the use case applies the assignment's policy. A known caller whose
+// budget of database time is spent is refused (limits.Caps.CheckBudget).
 func (s *Server) guard(public web.Access) gin.HandlerFunc {
-	identify := s.identify(public)
 	return func(c *gin.Context) {
-		if identify(c); !c.IsAborted() {
+		if s.identify(c, public); !c.IsAborted() {
 			s.caps.CheckBudget(c)
 		}
 	}
 }
 
 // identify is the guard's authentication, without the budget.
-func (s *Server) identify(public web.Access) func(*gin.Context) {
-	return func(c *gin.Context) {
-		tok, perr := parseBearer(c.Request.Header.Values("Authorization"))
-		if public(c) {
-			if perr == nil {
-				if p, err := s.auth.Authenticate(c.Request.Context(), tok); err == nil {
-					web.SetPrincipal(c, p)
-				}
+func (s *Server) identify(c *gin.Context, public web.Access) {
+	tok, perr := parseBearer(c.Request.Header.Values("Authorization"))
+	if public(c) {
+		if perr == nil {
+			if p, err := s.auth.Authenticate(c.Request.Context(), tok); err == nil {
+				web.SetPrincipal(c, p)
 			}
-			return
 		}
-		switch {
-		case errors.Is(perr, errNoBearer) && !s.guards:
-			return
-		case perr != nil:
-			s.writeError(c, domain.ErrUnauthenticated)
-			return
-		}
-		p, err := s.auth.Authenticate(c.Request.Context(), tok)
-		if err != nil {
-			s.writeError(c, err)
-			return
-		}
-		web.SetPrincipal(c, p)
+		return
 	}
+	switch {
+	case errors.Is(perr, errNoBearer) && !s.guards:
+		return
+	case perr != nil:
+		s.errs.Fail(c, domain.ErrUnauthenticated)
+		return
+	}
+	p, err := s.auth.Authenticate(c.Request.Context(), tok)
+	if err != nil {
+		s.errs.Fail(c, err)
+		return
+	}
+	web.SetPrincipal(c, p)
 }

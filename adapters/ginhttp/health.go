@@ -26,12 +26,11 @@ var statusOK = []byte(`{"status":"ok"}`)
 func (s *Server) healthz(c *gin.Context) { web.WriteJSON(c, http.StatusOK, statusOK) }
 
 // readyz answers 200 when the readiness check answers within ReadyTimeout,
-// else 503 in the error envelope. The errorCode says why when the check
-// knows (DATABASE_UNAVAILABLE, STORAGE_FULL: a balancer should send no
-// traffic to a replica whose writes fail), else NOT_READY. The check's
-// error is logged at Warn, repeated ones once per web.OutageLogInterval, and
-// never sent. A check that ignores its context is abandoned at the
-// deadline rather than holding the request.
+// else 503, whose errorCode says why when the check knows
+// (DATABASE_UNAVAILABLE, STORAGE_FULL: no traffic to a replica whose
+// writes fail), else NOT_READY. The check's error is logged at Warn,
+// repeated ones once per web.OutageLogInterval, never sent; a check that
+// ignores its context is abandoned at the deadline.
 func (s *Server) readyz(c *gin.Context) {
 	if s.ready == nil {
 		web.WriteJSON(c, http.StatusOK, statusOK)
@@ -66,7 +65,7 @@ func (s *Server) readyz(c *gin.Context) {
 		if errors.As(err, &de) && (de.Kind == domain.KindUnavailable || de.Kind == domain.KindStorageFull) {
 			notReady = &web.ProtocolError{Status: http.StatusServiceUnavailable, Code: de.Code, Message: de.Message}
 		}
-		s.writeError(c, notReady)
+		s.errs.Fail(c, notReady)
 		return
 	}
 	web.WriteJSON(c, http.StatusOK, statusOK)

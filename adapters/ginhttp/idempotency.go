@@ -19,11 +19,8 @@ var errIdempotencyKey = domain.InvalidField(idempotencyHeader,
 	"must be one quoted string (\"…\") or one token of visible ASCII characters, 1 to 255 bytes")
 
 // idempotencyKey parses the Idempotency-Key header of h: nil when it is
-// absent. The draft's form is a structured-field string ("…", RFC 8941,
-// with \" and \\ escapes); a bare token of visible ASCII characters is
-// accepted too, as clients send it. Either is 1 to 255 bytes once
-// unquoted. More than one field line, an empty key, a control or non-ASCII
-// character, or a string with anything after its closing quote is a 400.
+// absent. It is an RFC 8941 string or, as clients send it, a bare token
+// (docs/api.md, "Idempotent retries"); anything else is a 400.
 func idempotencyKey(h http.Header) (*application.IdempotencyKey, error) {
 	lines := h.Values(idempotencyHeader)
 	switch len(lines) {

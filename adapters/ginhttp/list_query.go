@@ -17,15 +17,10 @@ import (
 	"github.com/cachegate/cachegate/domain"
 )
 
-// The lists' query string: the CRUD query language of docs/api.md
-// ("Listing: the query language", the syntax of @nestjsx/crud 5), parsed
-// here, once, into the core's query value (domain.Filter,
-// domain.SortKey), for the cache entries (domain.EntryFields) and the
-// admin API's users (domain.UserFields, admin/users.go) alike; the
-// grammar of one condition and one sort key is web.ParseCondition and
-// web.ParseSort; every rule
-// about what a condition means lives in domain, every translation in the
-// stores.
+// The lists' query string (docs/api.md, "Listing: the query language") is
+// parsed here into the core's query value (domain.Filter,
+// domain.SortKey); what a condition means lives in domain, every
+// translation in the stores.
 
 // listQuery is the list endpoint's query, parsed.
 type listQuery struct {
@@ -68,28 +63,11 @@ func ParseListQuery(rawQuery string, defLimit, maxLimit int) (application.ListCa
 	return q.in, err
 }
 
-// toListInput converts the list endpoint's query string.
-//
-//   - key=, type=, assignee.id=: exact matches, ANDed with the rest.
-//   - filter=<field>||<op>||<value> and or=…, repeatable, also as filter[]=,
-//     or[]= (axios) and filter[0]= (qs): several filters are ANDed; with
-//     ors, (filters ANDed) OR (ors ANDed), and ors alone are ORed. The
-//     value of $in, $notin and $between is comma-separated; $isnull and
-//     $notnull take none ("expirationDate||$isnull").
-//   - s=<JSON>: search; when present it replaces filter and or (which are
-//     still checked).
-//   - sort=<field>[,ASC|DESC], repeatable (sort[]=): the first key wins
-//     ties; id ascending ends every order.
-//   - fields= or select=: comma-separated entry members to return (id is
-//     always returned).
-//   - limit= or per_page= (1..maxLimit), page= (from 1) or offset= (from 0),
-//     not both: page or offset ask for the paged answer. A paged list
-//     without limit holds defLimit entries, a bare one maxLimit.
-//   - cache= is accepted and ignored (the CRUD clients' cache buster);
-//     join= is refused (entries have no relations); any other parameter
-//     is a 400, so a typo never silently widens a query.
-//
-// At most 4 KiB of query and domain.MaxQueryConditions conditions.
+// toListInput converts the list endpoint's query string (docs/api.md,
+// "Listing: the query language"): s replaces filter and or (which are
+// still checked); page or offset ask for the paged answer, whose default
+// limit is defLimit, a bare list's maxLimit; any unknown parameter is a
+// 400, so a typo never silently widens a query.
 func toListInput(rawQuery string, defLimit, maxLimit int) (listQuery, error) {
 	var (
 		q    listQuery
@@ -253,12 +231,9 @@ func splitQuery(raw string) ([]queryParam, error) {
 }
 
 // parseSearch parses the s parameter: a JSON object whose members are
-// ANDed. A member is "$and" or "$or" with a non-empty array of such
-// objects, or a field with a value (compared with $eq; null means
-// $isnull) or an object of operators ({"$gt": 1, "$lt": 5}, ANDed; "$or"
-// and "$and" there take an object of operators). Operator values are
-// JSON strings (numbers for version), arrays for $in, $notin and
-// $between.
+// ANDed, each "$and" or "$or" with a non-empty array of such objects, or a
+// field with a value ($eq; null is $isnull) or an object of operators
+// (docs/api.md, "Listing: the query language").
 func parseSearch(s string) (domain.Filter, error) {
 	dec := json.NewDecoder(strings.NewReader(s))
 	dec.UseNumber()

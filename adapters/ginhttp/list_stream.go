@@ -86,12 +86,10 @@ func appendEntryFields(b []byte, e *domain.Entry, fs entryFields) []byte {
 	return append(b, '}')
 }
 
-// listWriteTimeout bounds each write of a list to the client. A list
-// waiting on its client holds no database connection (the store reads it
-// in pages and gives the connection back before handing a page over;
-// ARCHITECTURE.md, "Streaming"), but it still holds the request's
-// goroutine, its buffer and the HTTP connection: a client that stops
-// reading has them cut past this.
+// listWriteTimeout bounds each write of a list to the client: a list
+// waiting on its client holds no database connection (ARCHITECTURE.md,
+// "Lists and the query language"), but still its goroutine, buffer and
+// connection, which a client that stops reading has cut past this.
 const listWriteTimeout = 30 * time.Second
 
 // streamFlushBytes is how much a list response gathers before writing it
@@ -165,28 +163,25 @@ func (w *listStream) finish(total, page, limit int) {
 	defer func() { _ = http.NewResponseController(w.c.Writer).SetWriteDeadline(time.Time{}) }()
 	*w.buf = append(*w.buf, ']')
 	if w.paged {
-		*w.buf = append(*w.buf, `,"count":`...)
-		*w.buf = strconv.AppendInt(*w.buf, int64(w.n), 10)
-		*w.buf = append(*w.buf, `,"total":`...)
-		*w.buf = strconv.AppendInt(*w.buf, int64(total), 10)
-		*w.buf = append(*w.buf, `,"page":`...)
-		*w.buf = strconv.AppendInt(*w.buf, int64(page), 10)
-		*w.buf = append(*w.buf, `,"pageCount":`...)
-		*w.buf = strconv.AppendInt(*w.buf, int64((total+limit-1)/limit), 10)
+		for _, m := range [...]struct {
+			name string
+			n    int
+		}{{`,"count":`, w.n}, {`,"total":`, total}, {`,"page":`, page}, {`,"pageCount":`, (total + limit - 1) / limit}} {
+			*w.buf = strconv.AppendInt(append(*w.buf, m.name...), int64(m.n), 10)
+		}
 		*w.buf = append(*w.buf, '}')
 	}
 	w.flush()
 }
 
-// fail ends a list that failed. Before the first entry the error is
-// answered as any other; after it, the status is gone, so the connection
-// is aborted (the client sees a broken response, never a short list that
-// looks whole) and the error is logged once, unless the client itself
-// went away.
-func (r *cacheRoutes) failList(w *listStream, err error) {
+// failList ends a list that failed. Before the first entry the error is
+// returned, to be answered as any other; after it, the status is gone, so
+// the connection is aborted (the client sees a broken response, never a
+// short list that looks whole) and the error is logged once, unless the
+// client itself went away.
+func (r *cacheRoutes) failList(w *listStream, err error) error {
 	if !w.started {
-		r.s.writeError(w.c, err)
-		return
+		return err
 	}
 	if !errors.Is(err, errClientWrite) {
 		r.s.log.LogAttrs(w.c.Request.Context(), slog.LevelError, "list failed while streaming",

@@ -56,33 +56,30 @@ func (s *Server) mountMetrics(m *MetricsOptions, a *admin.Options) error {
 		want = sha256.Sum256([]byte(o.Token))
 	}
 	serve := gin.WrapH(o.Handler)
-	return s.host.Mount(web.Route{Method: http.MethodGet, Path: "/metrics", Bare: true, Handler: func(c *gin.Context) {
+	return s.host.Mount(web.Route{Method: http.MethodGet, Path: "/metrics", Bare: true, Handler: s.host.Handler(func(c *gin.Context) error {
 		tok, perr := parseBearer(c.Request.Header.Values("Authorization"))
 		if perr != nil {
-			s.writeError(c, domain.ErrUnauthenticated)
-			return
+			return domain.ErrUnauthenticated
 		}
 		if o.Token != "" {
 			got := sha256.Sum256([]byte(tok))
 			if subtle.ConstantTimeCompare(got[:], want[:]) == 1 {
 				serve(c)
-				return
+				return nil
 			}
 		}
 		if s.auth == nil {
-			s.writeError(c, domain.ErrUnauthenticated)
-			return
+			return domain.ErrUnauthenticated
 		}
 		p, err := s.auth.Authenticate(c.Request.Context(), tok)
 		if err != nil {
-			s.writeError(c, err)
-			return
+			return err
 		}
 		web.SetPrincipal(c, p)
 		if o.Admin == nil || !o.Admin(c.Request.Context(), domain.AsPrincipal(p)) {
-			s.writeError(c, domain.ErrForbidden)
-			return
+			return domain.ErrForbidden
 		}
 		serve(c)
-	}})
+		return nil
+	})})
 }

@@ -64,11 +64,9 @@ func saneRequestID(id string) bool {
 
 // requestIDMiddleware takes X-Request-Id from the request when sane, else
 // generates one, sets it on the response before anything is written, and
-// puts it in the request's context (ports.WithRequestID), where the
-// server's logger (ports.LogRequestIDs) and every layer below find it.
-// The request's client (address and User-Agent) is kept for the
-// handlers, which give it to the use cases as an input (web.Actor,
-// LoginInput, the refresh's client): it is not a context value.
+// puts it in the request's context (ports.WithRequestID) for the logger
+// and every layer below. It records the request's client (web.SetClient),
+// which handlers give the use cases as an input, not a context value.
 func (s *Server) requestIDMiddleware(c *gin.Context) {
 	id := c.Request.Header.Get(HeaderRequestID)
 	if !saneRequestID(id) {
@@ -107,15 +105,12 @@ func (s *Server) recovery(c *gin.Context) {
 	c.Next()
 }
 
-// accessLog writes one line per request: method, route template, status,
-// duration, request id and client address; identical failures (5xx) are
-// limited to one line per interval (logAccess). It never logs headers, bodies
-// or query strings, which may carry tokens, passwords or personal data.
-// A request that panics is logged with status 500, the answer recovery
-// gives it. An event stream that took its connection over (see
-// detachLog) writes its own line when it ends. The client address is the
-// one requestIDMiddleware, which runs first (doc.go), recorded for the
-// request (web.Client), not worked out a second time.
+// accessLog writes one line per request (logAccess): method, route
+// template, status, duration, request id and client address, never
+// headers, bodies or query strings, which may carry tokens, passwords or
+// personal data. A request that panics is logged with status 500, the
+// answer recovery gives it; an event stream that took its connection over
+// writes its own line when it ends (detachLog).
 func (s *Server) accessLog(c *gin.Context) {
 	logging := s.log.Enabled(c.Request.Context(), slog.LevelInfo)
 	if !logging && s.observer == nil {
@@ -144,7 +139,7 @@ func (s *Server) accessLog(c *gin.Context) {
 const logDetached = "cachegate.logDetached"
 
 // detachLog takes the request's access line over from accessLog: the
-// returned line is written (logRequest) by its caller when the request is
+// returned line is written (logAccess) by its caller when the request is
 // really over, after the handler returned.
 func (s *Server) detachLog(c *gin.Context, start time.Time) requestLine {
 	c.Set(logDetached, true)
@@ -158,23 +153,14 @@ type requestLine struct {
 	start                   time.Time
 }
 
-// logRequest reports one finished request to the observer and, at level
-// info, in the access log. ctx carries the request id and the trace.
-func (s *Server) logRequest(ctx context.Context, method, route string, status int, took time.Duration, clientIP string) {
-	s.logAccess(ctx, method, route, status, "", took, clientIP)
-}
-
-// logAccess is logRequest with the errorCode of a failed answer ("" when
-// unknown). A request answered with a 5xx status is a failure of the
-// service, not of its caller: during an outage every request meets it, so
-// its access line is limited like the error lines (logOutage). Failures
-// that share method, route template, status and errorCode are one
-// identity, logged once per web.OutageLogInterval; the line written after a
-// quiet interval carries repeated= (how many lines of that identity were
-// left out since the last one) and over=. A left-out line's request id,
-// client address and duration are not logged; the metrics (the observer)
-// still count every request. Every other status, 4xx included, keeps one
-// line per request (README, "What the API does").
+// logAccess reports one finished request to the observer and, at level
+// info, in the access log; ctx carries the request id and the trace, code
+// is the errorCode of a failed answer ("" when unknown). A 5xx is a
+// failure of the service that every request meets during an outage, so
+// its line is limited like the error lines: one per method, route, status
+// and code per web.OutageLogInterval, with repeated= (the lines left out)
+// and over=; the observer still counts every request. Every other status
+// keeps one line per request (README, "What the API does").
 func (s *Server) logAccess(ctx context.Context, method, route string, status int, code string, took time.Duration, clientIP string) {
 	if s.observer != nil {
 		s.observer.ObserveRequest(method, route, status, took)
@@ -222,7 +208,7 @@ func (s *Server) logAccess(ctx context.Context, method, route string, status int
 func (s *Server) limitBody(c *gin.Context) {
 	r := c.Request
 	if r.ContentLength > s.bodyLimit {
-		s.writeError(c, web.PayloadTooLarge(s.bodyLimit))
+		s.errs.Fail(c, web.PayloadTooLarge(s.bodyLimit))
 		return
 	}
 	if r.Body != nil && r.Body != http.NoBody {

@@ -20,15 +20,11 @@ var openAPIDocument []byte
 // document changes only with the binary, so caches may keep it a while.
 const OpenAPICacheControl = "public, max-age=300"
 
-// OpenAPIDocument returns the OpenAPI 3.0.3 document (JSON) served at
-// GET /openapi.json: every route of the HTTP API, its parameters, bodies,
-// answers and headers. Test suites use it to validate real responses. It
-// returns a copy, so the caller may change it freely.
-//
-// The document describes the default configuration: the login and refresh
-// body member names are the default ones, and GET /metrics is listed
-// although it is mounted only when metrics have no listen address of their
-// own. Integrators' extra routes (Options.Routes) are not in it.
+// OpenAPIDocument returns a copy of the OpenAPI 3.0.3 document (JSON)
+// served at GET /openapi.json. It describes the default configuration
+// (default login and refresh member names; GET /metrics is listed,
+// although mounted only without a metrics address of its own) and not
+// the integrators' routes (Options.Routes).
 func OpenAPIDocument() []byte { return slices.Clone(openAPIDocument) }
 
 // openAPI serves the document; it is public whatever the guard says.

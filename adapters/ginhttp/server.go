@@ -92,10 +92,9 @@ type Options struct {
 	// Observer learns every request's method, route template ("" when no
 	// route matched), status and duration, for metrics; nil is none.
 	Observer RequestObserver
-	// TracerProvider, when set, gives each request a server span
-	// (otelgin, W3C trace context propagation) that the use case and SQL
-	// spans nest under, and the request log line its trace_id. Nil traces
-	// nothing and adds no middleware.
+	// TracerProvider, when set, gives each request a server span (W3C
+	// trace context) and its log line a trace_id (ARCHITECTURE.md,
+	// "Tracing"); nil adds no middleware.
 	TracerProvider trace.TracerProvider
 	// Stream configures the change feed's event streams.
 	Stream StreamOptions
@@ -108,10 +107,8 @@ type Options struct {
 	// Metrics mounts GET /metrics for the metrics token or an
 	// administrator; nil mounts none.
 	Metrics *MetricsOptions
-	// Console serves the embedded web console at ConsolePath (the console
-	// room, adapters/ginhttp/console;
-	// README, "Web console"). Its routes are not API operations and are
-	// not in the OpenAPI document.
+	// Console serves the embedded web console at ConsolePath (README, "Web
+	// console"); its routes are not in the OpenAPI document.
 	Console bool
 	// Admin mounts the admin API and the self-service routes
 	// (docs/admin.md; the admin room); nil leaves them out.
@@ -198,10 +195,6 @@ func (s *Server) ClientAddr(r *http.Request) string { return s.proxies.ClientAdd
 // proxy list that does not parse, a route that clashes with another).
 // Gin's mode is process-wide and left to the caller: bootstrap sets release
 // mode, which silences Gin's debug route printing.
-//
-// The server is the middleware, the guard and the health routes; each
-// room then mounts its own routes with one call: the cache API, auth,
-// metrics, admin (with set-up), the integrator's routes, the console.
 func New(opts Options) (*Server, error) {
 	s, err := newServer(opts)
 	if err != nil {
@@ -314,8 +307,8 @@ func (s *Server) useMiddleware(opts Options) error {
 	if f := s.caps.Forwarded(); f != nil {
 		e.Use(f)
 	}
-	e.NoRoute(func(c *gin.Context) { s.writeError(c, web.ErrRouteNotFound) })
-	e.NoMethod(func(c *gin.Context) { s.writeError(c, web.ErrMethodNotAllowed) })
+	e.NoRoute(func(c *gin.Context) { s.errs.Fail(c, web.ErrRouteNotFound) })
+	e.NoMethod(func(c *gin.Context) { s.errs.Fail(c, web.ErrMethodNotAllowed) })
 	return nil
 }
 
@@ -479,10 +472,6 @@ func (s *Server) chain(rt web.Route) []gin.HandlerFunc {
 	}
 	return append(hs, rt.Handler)
 }
-
-// writeError answers err in the error envelope and stops the handler
-// chain (web.Errors).
-func (s *Server) writeError(c *gin.Context, err error) { s.errs.Fail(c, err) }
 
 // WriteError answers err in cachegate's error envelope, through the same
 // status table as the built-in routes, for integrators' handlers

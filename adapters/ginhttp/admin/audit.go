@@ -136,16 +136,14 @@ func parseAuditQuery(raw string) (application.AuditPageInput, error) {
 	return in, nil
 }
 
-func (r *routes) auditPage(c *gin.Context) {
+func (r *routes) auditPage(c *gin.Context) error {
 	in, err := parseAuditQuery(c.Request.URL.RawQuery)
 	if err != nil {
-		r.s.writeError(c, err)
-		return
+		return err
 	}
 	events, next, err := r.o.Audit.Page(c.Request.Context(), in)
 	if err != nil {
-		r.s.writeError(c, err)
-		return
+		return err
 	}
 	data := make([]auditEventDTO, len(events))
 	for i, e := range events {
@@ -156,35 +154,29 @@ func (r *routes) auditPage(c *gin.Context) {
 		s := encodeAuditCursor(*next)
 		cursor = &s
 	}
-	writeAdminJSON(c, http.StatusOK, struct {
+	return writeAdminJSON(c, http.StatusOK, struct {
 		Data []auditEventDTO `json:"data"`
 		Next *string         `json:"next"`
 	}{data, cursor})
 }
 
-// auditEvents streams the audit trail as Server-Sent Events: `event:
-// audit`, `id:` the event id, the AuditEvent as data. As the change feed
-// does, it announces `retry:` first, sends `: heartbeat` comments, and
-// ends with `event: end` when the caller's session ends, the caller is
-// no longer an admin, or the server shuts down. Admin streams are few,
-// so it runs in its handler and reads the trail every AuditPoll
-// (docs/admin.md), instead of taking the connection over as the change
-// feed's streams do (event_stream.go).
-func (r *routes) auditEvents(c *gin.Context) {
+// auditEvents streams the audit trail as Server-Sent Events, framed as
+// the change feed's (docs/admin.md, "Audit trail"). Admin streams are
+// few, so it runs in its handler and reads the trail every AuditPoll,
+// instead of taking the connection over as the change feed's streams do.
+func (r *routes) auditEvents(c *gin.Context) error {
 	if len(c.Request.URL.Query()) > 0 {
-		r.s.writeError(c, domain.InvalidField("query", "the audit stream takes no parameters"))
-		return
+		return domain.InvalidField("query", "the audit stream takes no parameters")
 	}
 	held, ok := r.s.Caps.Stream(c)
 	if !ok {
-		return
+		return nil
 	}
 	defer held.Release()
 	ctx := c.Request.Context()
 	watch, err := r.o.Audit.Watch(ctx)
 	if err != nil {
-		r.s.writeError(c, err)
-		return
+		return err
 	}
 	p := web.Actor(c).Principal
 	h := c.Writer.Header()
@@ -200,7 +192,7 @@ func (r *routes) auditEvents(c *gin.Context) {
 		return rc.Flush() == nil
 	}
 	if !write([]byte("retry: " + strconv.FormatInt(r.s.Stream.Retry.Milliseconds(), 10) + "\n: stream open\n\n")) {
-		return
+		return nil
 	}
 	poll := r.o.AuditPoll
 	if poll <= 0 {
@@ -210,24 +202,21 @@ func (r *routes) auditEvents(c *gin.Context) {
 	defer tick.Stop()
 	lastWrite := time.Now()
 	end := func(reason string) {
-		b, _ := json.Marshal(struct {
-			Reason string `json:"reason"`
-		}{reason})
-		write(append(append([]byte("event: end\ndata: "), b...), "\n\n"...))
+		write(append(web.AppendString([]byte("event: end\ndata: {\"reason\":"), reason), "}\n\n"...))
 	}
 	for {
 		select {
 		case <-ctx.Done():
-			return
+			return nil
 		case <-r.s.Shutdown.Done():
 			end("shutdown")
-			return
+			return nil
 		case <-tick.C:
 		}
 		now := time.Now()
 		if reason := r.auditStreamEnded(ctx, p, now); reason != "" {
 			end(reason)
-			return
+			return nil
 		}
 		events, err := watch.Next(ctx)
 		if err != nil {
@@ -240,13 +229,13 @@ func (r *routes) auditEvents(c *gin.Context) {
 			b, _ := json.Marshal(toAuditEventDTO(e))
 			msg := append([]byte("id: "+e.ID+"\nevent: audit\ndata: "), b...)
 			if !write(append(msg, "\n\n"...)) {
-				return
+				return nil
 			}
 			lastWrite = now
 		}
 		if now.Sub(lastWrite) >= r.s.Stream.Heartbeat {
 			if !write(web.Heartbeat) {
-				return
+				return nil
 			}
 			lastWrite = now
 		}

@@ -27,35 +27,33 @@ func toKeyDTO(k domain.SigningKey, state string) keyDTO {
 		SignsFrom: jsonTime(k.SignsFrom), RetiredAt: timePtr(k.RetiredAt), RevokedAt: timePtr(k.RevokedAt)}
 }
 
-func (r *routes) listKeys(c *gin.Context) {
+func (r *routes) listKeys(c *gin.Context) error {
 	keys, err := r.o.Keys.List(c.Request.Context())
 	if err != nil {
-		r.s.writeError(c, err)
-		return
+		return err
 	}
 	data := make([]keyDTO, len(keys))
 	for i, k := range keys {
 		data[i] = toKeyDTO(k.SigningKey, k.State)
 	}
-	writeAdminJSON(c, http.StatusOK, struct {
+	return writeAdminJSON(c, http.StatusOK, struct {
 		Data []keyDTO `json:"data"`
 	}{data})
 }
 
-func (r *routes) rotateKey(c *gin.Context) {
+func (r *routes) rotateKey(c *gin.Context) error {
 	var body rotateBody
 	// The body is optional: none rotates with the publish-ahead.
 	if c.Request.ContentLength != 0 || len(c.Request.Header.Values("Content-Type")) > 0 {
-		var ok bool
-		if body, ok = web.Decode(r.s.Host, c, rotateTable); !ok {
-			return
+		var err error
+		if body, err = web.Decode(r.s.Host, c, rotateTable); err != nil {
+			return err
 		}
 	}
 	ctx := c.Request.Context()
 	k, err := r.o.Keys.Rotate(ctx, web.Actor(c), application.RotateKeyInput{Now: body.Now.Value})
 	if err != nil {
-		r.s.writeError(c, err)
-		return
+		return err
 	}
 	state := domain.KeyPublished
 	if list, err := r.o.Keys.List(ctx); err == nil {
@@ -65,9 +63,9 @@ func (r *routes) rotateKey(c *gin.Context) {
 			}
 		}
 	}
-	writeAdminJSON(c, http.StatusCreated, toKeyDTO(k, state))
+	return writeAdminJSON(c, http.StatusCreated, toKeyDTO(k, state))
 }
 
-func (r *routes) revokeKey(c *gin.Context) {
-	r.done(c, r.o.Keys.Revoke(c.Request.Context(), web.Actor(c), c.Param("kid")))
+func (r *routes) revokeKey(c *gin.Context) error {
+	return done(c, r.o.Keys.Revoke(c.Request.Context(), web.Actor(c), c.Param("kid")))
 }

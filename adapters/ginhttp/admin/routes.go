@@ -39,18 +39,18 @@ type Options struct {
 
 // Cache is what the admin room borrows from the cache API's room: the
 // list, the entry bodies and preconditions, and the entry answers of
-// /cache/<assignment>.
+// /cache/<assignment>. Its errors are for the caller to answer.
 type Cache interface {
-	// ListAs answers the cache list of the route's assignment as actor.
-	ListAs(c *gin.Context, actor domain.Actor)
-	// Assignment returns the route's assignment, or answers 404.
-	Assignment(c *gin.Context) (string, bool)
+	// ListAs answers the cache list of assignment as actor.
+	ListAs(c *gin.Context, assignment string, actor domain.Actor) error
+	// Assignment returns the route's assignment, or a 404 error.
+	Assignment(c *gin.Context) (string, error)
 	// Input reads a cache body (PUT).
 	Input(c *gin.Context) (application.CacheInput, error)
 	// Preconditions reads If-Match and If-None-Match, resolved as actor.
 	Preconditions(c *gin.Context, assignment string, actor domain.Actor) (application.Preconditions, error)
-	// Answer answers one entry with its ETag, or err.
-	Answer(c *gin.Context, status int, e domain.Entry, err error)
+	// Answer answers one entry with its ETag, or returns err.
+	Answer(c *gin.Context, status int, e domain.Entry, err error) error
 }
 
 // Stream is how an audit stream paces itself, as the change feed's
@@ -74,8 +74,6 @@ type Deps struct {
 	Log      *slog.Logger
 }
 
-func (d *Deps) writeError(c *gin.Context, err error) { d.Host.Fail(c, err) }
-
 type routes struct {
 	s     *Deps
 	o     Options
@@ -93,7 +91,7 @@ func Mount(o Options, d Deps) error {
 // self-service (self: any signed-in user).
 type adminRoute struct {
 	method, path     string
-	h                gin.HandlerFunc
+	h                func(*gin.Context) error
 	on, stream, self bool
 }
 
@@ -115,11 +113,11 @@ func (r *routes) list() []adminRoute {
 		{method: http.MethodGet, path: "/admin/keys", h: r.listKeys, on: o.Keys != nil},
 		{method: http.MethodPost, path: "/admin/keys/rotate", h: r.rotateKey, on: o.Keys != nil},
 		{method: http.MethodPost, path: "/admin/keys/:kid/revoke", h: r.revokeKey, on: o.Keys != nil},
-		{method: http.MethodGet, path: "/admin/cache/:assignment", h: r.listEntries, on: r.cache != nil},
+		{method: http.MethodGet, path: "/admin/cache/:assignment", h: r.onAssignment(r.listEntries), on: r.cache != nil},
 		{method: http.MethodGet, path: "/admin/sessions", h: r.allSessions, on: o.Users != nil},
-		{method: http.MethodGet, path: "/admin/cache/:assignment/:id", h: r.getEntry, on: r.cache != nil && o.Entries != nil},
-		{method: http.MethodPut, path: "/admin/cache/:assignment/:id", h: r.replaceEntry, on: r.cache != nil && o.Entries != nil},
-		{method: http.MethodDelete, path: "/admin/cache/:assignment/:id", h: r.deleteEntry, on: r.cache != nil && o.Entries != nil},
+		{method: http.MethodGet, path: "/admin/cache/:assignment/:id", h: r.onAssignment(r.getEntry), on: r.cache != nil && o.Entries != nil},
+		{method: http.MethodPut, path: "/admin/cache/:assignment/:id", h: r.onAssignment(r.replaceEntry), on: r.cache != nil && o.Entries != nil},
+		{method: http.MethodDelete, path: "/admin/cache/:assignment/:id", h: r.onAssignment(r.deleteEntry), on: r.cache != nil && o.Entries != nil},
 		{method: http.MethodGet, path: "/auth/sessions", h: r.mySessions, on: o.Self != nil, self: true},
 		{method: http.MethodDelete, path: "/auth/sessions/:id", h: r.revokeMySession, on: o.Self != nil, self: true},
 		{method: http.MethodPost, path: "/auth/password", h: r.changePassword, on: o.Self != nil, self: true},
@@ -137,12 +135,8 @@ func (r *routes) register() error {
 		if !rt.on {
 			continue
 		}
-		h := rt.h
-		if !rt.self {
-			h = r.adminOnly(h)
-		}
 		err := r.s.Host.Mount(web.Route{Method: rt.method, Path: rt.path, Access: web.Private, Stream: rt.stream,
-			Handler: h, Pre: []gin.HandlerFunc{setNoStore}})
+			Handler: r.handler(rt), Pre: []gin.HandlerFunc{setNoStore}})
 		if err != nil {
 			return err
 		}
@@ -150,26 +144,27 @@ func (r *routes) register() error {
 	return nil
 }
 
-// adminOnly answers 403 to a user who is not an admin now (AdminCheck
-// asks the store, not the token), before anything of the request is
-// read; the guard before it answered 401 to an anonymous caller.
-func (r *routes) adminOnly(h gin.HandlerFunc) gin.HandlerFunc {
-	return func(c *gin.Context) {
-		if err := r.o.Check.Require(c.Request.Context(), web.Actor(c)); err != nil {
-			r.s.writeError(c, err)
-			return
+// handler makes rt.h the route's handler (web.Host.Handler). An admin
+// route answers 403 to a user who is not an admin now (AdminCheck asks
+// the store, not the token), before anything of the request is read; the
+// guard before it answered 401 to an anonymous caller.
+func (r *routes) handler(rt adminRoute) gin.HandlerFunc {
+	return r.s.Host.Handler(func(c *gin.Context) error {
+		if !rt.self {
+			if err := r.o.Check.Require(c.Request.Context(), web.Actor(c)); err != nil {
+				return err
+			}
 		}
-		h(c)
-	}
+		return rt.h(c)
+	})
 }
 
-// done answers 204 No Content, or err.
-func (r *routes) done(c *gin.Context, err error) {
-	if err != nil {
-		r.s.writeError(c, err)
-		return
+// done answers 204 No Content, or returns err.
+func done(c *gin.Context, err error) error {
+	if err == nil {
+		c.Status(http.StatusNoContent)
 	}
-	c.Status(http.StatusNoContent)
+	return err
 }
 
 // setNoStore marks every answer of the admin and self-service routes
@@ -209,14 +204,14 @@ var (
 	rotateTable         = web.NewTable[rotateBody]()
 )
 
-// writeAdminJSON answers status with v encoded.
-func writeAdminJSON(c *gin.Context, status int, v any) {
+// writeAdminJSON answers status with v encoded, or returns the encoding's
+// error.
+func writeAdminJSON(c *gin.Context, status int, v any) error {
 	b, err := json.Marshal(v)
-	if err != nil {
-		c.Status(http.StatusInternalServerError)
-		return
+	if err == nil {
+		web.WriteJSON(c, status, b)
 	}
-	web.WriteJSON(c, status, b)
+	return err
 }
 
 // jsonTime is a time as the API prints it: RFC 3339 in UTC with three

@@ -10,40 +10,37 @@ import (
 
 // mySessions is GET /auth/sessions: the caller's own live sessions, the
 // one of the presented token marked current.
-func (r *routes) mySessions(c *gin.Context) {
+func (r *routes) mySessions(c *gin.Context) error {
 	p, lp, err := parseSessionPage(c.Request.URL.RawQuery)
 	if err != nil {
-		r.s.writeError(c, err)
-		return
+		return err
 	}
 	list, err := r.o.Self.Sessions(c.Request.Context(), web.Actor(c), p)
 	if err != nil {
-		r.s.writeError(c, err)
-		return
+		return err
 	}
 	current := list.Current
 	if current == "" {
 		current = "-" // every session is marked, none current
 	}
-	writeSessions(c, list, lp, current)
+	return writeSessions(c, list, lp, current)
 }
 
 // revokeMySession is DELETE /auth/sessions/<id>: sign out one of the
 // caller's devices.
-func (r *routes) revokeMySession(c *gin.Context) {
-	r.done(c, r.o.Self.RevokeSession(c.Request.Context(), web.Actor(c), c.Param("id")))
+func (r *routes) revokeMySession(c *gin.Context) error {
+	return done(c, r.o.Self.RevokeSession(c.Request.Context(), web.Actor(c), c.Param("id")))
 }
 
 // changePassword is POST /auth/password {currentPassword, newPassword}.
-func (r *routes) changePassword(c *gin.Context) {
-	body, ok := web.Decode(r.s.Host, c, changePasswordTable)
-	if !ok {
-		return
+func (r *routes) changePassword(c *gin.Context) error {
+	body, err := web.Decode(r.s.Host, c, changePasswordTable)
+	if err != nil {
+		return err
 	}
 	if !body.NewPassword.Given {
-		r.s.writeError(c, domain.InvalidField("newPassword", "is required"))
-		return
+		return domain.InvalidField("newPassword", "is required")
 	}
-	r.done(c, r.o.Self.ChangePassword(c.Request.Context(), application.ChangePasswordInput{Actor: web.Actor(c),
+	return done(c, r.o.Self.ChangePassword(c.Request.Context(), application.ChangePasswordInput{Actor: web.Actor(c),
 		CurrentPassword: body.CurrentPassword.Value, NewPassword: body.NewPassword.Value, ClientAddr: web.Client(c).Address}))
 }

@@ -41,24 +41,23 @@ func MountSetup(o SetupOptions, host *web.Host) error {
 		return errors.New("ginhttp: the set-up route needs the set-up link")
 	}
 	r := &setupRoutes{host: host, o: o}
-	return host.Mount(web.Route{Method: http.MethodPost, Path: SetupPath, Access: web.Public, Handler: r.create,
+	return host.Mount(web.Route{Method: http.MethodPost, Path: SetupPath, Access: web.Public, Handler: host.Handler(r.create),
 		Pre: []gin.HandlerFunc{setNoStore}})
 }
 
 // create answers 201 with the new admin. The token travels in the body
 // only: it is never in a URL, so never in a log line.
-func (r *setupRoutes) create(c *gin.Context) {
-	dto, ok := web.Decode(r.host, c, setupBodyTable)
-	if !ok {
-		return
+func (r *setupRoutes) create(c *gin.Context) error {
+	dto, err := web.Decode(r.host, c, setupBodyTable)
+	if err != nil {
+		return err
 	}
 	u, err := r.o.Link.Create(c.Request.Context(), application.SetupInput{Token: dto.Token.Value,
 		Username: dto.Username.Value, Password: dto.Password.Value, Local: fromThisMachine(c.Request)})
 	if err != nil {
-		r.host.Fail(c, err)
-		return
+		return err
 	}
-	writeAdminJSON(c, http.StatusCreated, toUserDTO(u))
+	return writeAdminJSON(c, http.StatusCreated, toUserDTO(u))
 }
 
 // fromThisMachine reports whether r came from the server's own machine:

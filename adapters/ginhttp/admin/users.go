@@ -102,99 +102,90 @@ func parseUserQuery(raw string) (q application.UserList, page int, err error) {
 	return q, page, nil
 }
 
-func (r *routes) listUsers(c *gin.Context) {
+func (r *routes) listUsers(c *gin.Context) error {
 	q, page, err := parseUserQuery(c.Request.URL.RawQuery)
 	if err != nil {
-		r.s.writeError(c, err)
-		return
+		return err
 	}
 	users, total, err := r.o.Users.List(c.Request.Context(), q)
 	if err != nil {
-		r.s.writeError(c, err)
-		return
+		return err
 	}
 	data := make([]userDTO, len(users))
 	for i, u := range users {
 		data[i] = toUserDTO(u)
 	}
-	writeAdminJSON(c, http.StatusOK, newAdminPage(data, total, page, q.Limit))
+	return writeAdminJSON(c, http.StatusOK, newAdminPage(data, total, page, q.Limit))
 }
 
-func (r *routes) addUser(c *gin.Context) {
-	body, ok := web.Decode(r.s.Host, c, addUserTable)
-	if !ok {
-		return
+func (r *routes) addUser(c *gin.Context) error {
+	body, err := web.Decode(r.s.Host, c, addUserTable)
+	if err != nil {
+		return err
 	}
 	if !body.Username.Given || !body.Password.Given {
-		r.s.writeError(c, domain.InvalidField("body", "needs username and password"))
-		return
+		return domain.InvalidField("body", "needs username and password")
 	}
 	u, err := r.o.Users.Add(c.Request.Context(), web.Actor(c),
 		application.AddUserInput{Username: body.Username.Value, Password: body.Password.Value, Active: true, Admin: body.Admin.Value})
 	if err != nil {
-		r.s.writeError(c, err)
-		return
+		return err
 	}
 	c.Header("Location", "/admin/users/"+u.ID)
-	writeAdminJSON(c, http.StatusCreated, toUserDTO(u))
+	return writeAdminJSON(c, http.StatusCreated, toUserDTO(u))
 }
 
-func (r *routes) getUser(c *gin.Context) {
+func (r *routes) getUser(c *gin.Context) error {
 	u, err := r.o.Users.Get(c.Request.Context(), c.Param("id"))
 	if err != nil {
-		r.s.writeError(c, err)
-		return
+		return err
 	}
-	writeAdminJSON(c, http.StatusOK, toUserDTO(u))
+	return writeAdminJSON(c, http.StatusOK, toUserDTO(u))
 }
 
-func (r *routes) patchUser(c *gin.Context) {
-	body, ok := web.Decode(r.s.Host, c, patchUserTable)
-	if !ok {
-		return
+func (r *routes) patchUser(c *gin.Context) error {
+	body, err := web.Decode(r.s.Host, c, patchUserTable)
+	if err != nil {
+		return err
 	}
 	u, err := r.o.Users.Patch(c.Request.Context(), web.Actor(c), c.Param("id"),
 		application.UserPatch{Active: body.Active.Ptr(), Admin: body.Admin.Ptr()})
 	if err != nil {
-		r.s.writeError(c, err)
-		return
+		return err
 	}
-	writeAdminJSON(c, http.StatusOK, toUserDTO(u))
+	return writeAdminJSON(c, http.StatusOK, toUserDTO(u))
 }
 
-func (r *routes) setPassword(c *gin.Context) {
-	body, ok := web.Decode(r.s.Host, c, passwordTable)
-	if !ok {
-		return
+func (r *routes) setPassword(c *gin.Context) error {
+	body, err := web.Decode(r.s.Host, c, passwordTable)
+	if err != nil {
+		return err
 	}
 	if !body.Password.Given {
-		r.s.writeError(c, domain.InvalidField("password", "is required"))
-		return
+		return domain.InvalidField("password", "is required")
 	}
-	r.done(c, r.o.Users.ResetPassword(c.Request.Context(), web.Actor(c), c.Param("id"), body.Password.Value))
+	return done(c, r.o.Users.ResetPassword(c.Request.Context(), web.Actor(c), c.Param("id"), body.Password.Value))
 }
 
-func (r *routes) deleteUser(c *gin.Context) {
-	r.done(c, r.o.Users.Delete(c.Request.Context(), web.Actor(c), c.Param("id")))
+func (r *routes) deleteUser(c *gin.Context) error {
+	return done(c, r.o.Users.Delete(c.Request.Context(), web.Actor(c), c.Param("id")))
 }
 
-func (r *routes) userSessions(c *gin.Context) {
+func (r *routes) userSessions(c *gin.Context) error {
 	p, lp, err := parseSessionPage(c.Request.URL.RawQuery)
 	if err != nil {
-		r.s.writeError(c, err)
-		return
+		return err
 	}
 	list, err := r.o.Users.Sessions(c.Request.Context(), c.Param("id"), p)
 	if err != nil {
-		r.s.writeError(c, err)
-		return
+		return err
 	}
-	writeSessions(c, list, lp, "")
+	return writeSessions(c, list, lp, "")
 }
 
 // writeSessions writes a page of sessions; with current set, each is
 // marked current or not.
-func writeSessions(c *gin.Context, list application.SessionList, lp listPage, current string) {
+func writeSessions(c *gin.Context, list application.SessionList, lp listPage, current string) error {
 	data := make([]sessionDTO, len(list.Page))
 	for i, s := range list.Page {
 		data[i] = toSessionDTO(s)
@@ -203,7 +194,7 @@ func writeSessions(c *gin.Context, list application.SessionList, lp listPage, cu
 			data[i].Current = &cur
 		}
 	}
-	writeAdminJSON(c, http.StatusOK, newAdminPage(data, list.Total, lp.page, lp.limit))
+	return writeAdminJSON(c, http.StatusOK, newAdminPage(data, list.Total, lp.page, lp.limit))
 }
 
 // allSessionDTO is a session of GET /admin/sessions: a Session with its
@@ -216,28 +207,26 @@ type allSessionDTO struct {
 // allSessions is GET /admin/sessions: every user's live sessions, the
 // last used first, paged as the other session lists (docs/admin.md,
 // "Sessions").
-func (r *routes) allSessions(c *gin.Context) {
+func (r *routes) allSessions(c *gin.Context) error {
 	p, lp, err := parseSessionPage(c.Request.URL.RawQuery)
 	if err != nil {
-		r.s.writeError(c, err)
-		return
+		return err
 	}
 	list, err := r.o.Users.AllSessions(c.Request.Context(), p)
 	if err != nil {
-		r.s.writeError(c, err)
-		return
+		return err
 	}
 	data := make([]allSessionDTO, len(list.Page))
 	for i, s := range list.Page {
 		data[i] = allSessionDTO{sessionDTO: toSessionDTO(s.Session), Username: s.Username}
 	}
-	writeAdminJSON(c, http.StatusOK, newAdminPage(data, list.Total, lp.page, lp.limit))
+	return writeAdminJSON(c, http.StatusOK, newAdminPage(data, list.Total, lp.page, lp.limit))
 }
 
-func (r *routes) revokeUserSessions(c *gin.Context) {
-	r.done(c, r.o.Users.RevokeSessions(c.Request.Context(), web.Actor(c), c.Param("id")))
+func (r *routes) revokeUserSessions(c *gin.Context) error {
+	return done(c, r.o.Users.RevokeSessions(c.Request.Context(), web.Actor(c), c.Param("id")))
 }
 
-func (r *routes) revokeSession(c *gin.Context) {
-	r.done(c, r.o.Users.RevokeSession(c.Request.Context(), web.Actor(c), c.Param("sid")))
+func (r *routes) revokeSession(c *gin.Context) error {
+	return done(c, r.o.Users.RevokeSession(c.Request.Context(), web.Actor(c), c.Param("sid")))
 }

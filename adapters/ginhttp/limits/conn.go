@@ -13,21 +13,10 @@ import (
 )
 
 // Listener returns ln holding each client address to
-// Options.ConnsPerAddress open connections, counted from accept to
-// close (a stream's connection, taken over from net/http, until the
-// stream ends). Serve the Handler on it (bootstrap/httpfx does).
-//
-// A connection beyond the cap is refused before any HTTP is read: it is
-// answered a fixed 429 TOO_MANY_REQUESTS (JSON, Retry-After: 1,
-// Connection: close), its write side is shut, and whatever the client
-// sent is read and dropped until it closes, for at most a second, so that
-// the client reads the answer instead of a reset. At most maxRefusing
-// refusals wait so at once; beyond that a refused connection is closed at
-// once. The accept loop itself never waits on a refused client.
-//
-// A connection whose peer is a trusted proxy (Options.TrustedProxies) is
-// not counted: it carries many clients. Their requests are held to the
-// same cap, per forwarded address, while in flight (see Options).
+// Options.ConnsPerAddress open connections, counted from accept to close.
+// Serve the Handler on it (bootstrap/httpfx does). A connection beyond the
+// cap is answered a fixed 429 before any HTTP is read; a trusted proxy's
+// connections are not counted (ARCHITECTURE.md, "Per-caller caps").
 // Without a connection cap Listener returns ln itself.
 func (s *Caps) Listener(ln net.Listener) net.Listener {
 	if s.conns == nil {

@@ -162,9 +162,6 @@ func (s *Caps) Stream(c *gin.Context) (Slot, bool) { return s.admit(c, s.streams
 // admit takes the caller's place under l for the request of c, or
 // answers refused (429) and reports false.
 func (s *Caps) admit(c *gin.Context, l *keyLimiter, refused *domain.Error) (Slot, bool) {
-	if l == nil {
-		return Slot{}, true
-	}
 	key := s.callerKey(c.Request)
 	if !l.acquire(key) {
 		s.host.Fail(c, refused)
@@ -197,11 +194,10 @@ func (s *Slot) HandOff() Slot {
 	return n
 }
 
-// Forwarded is the middleware that holds a request that came through a trusted proxy to the
-// connection cap of the client address X-Forwarded-For names, while it
-// is in flight: the proxy's own connections are not counted (Listener),
-// as they carry every client behind it. It is installed only when there
-// are trusted proxies and a connection cap; nil otherwise.
+// Forwarded is the middleware holding a request that came through a
+// trusted proxy to the connection cap of the address X-Forwarded-For
+// names, while it is in flight; nil without trusted proxies or a
+// connection cap.
 func (s *Caps) Forwarded() gin.HandlerFunc {
 	if len(s.proxies) == 0 || s.conns == nil {
 		return nil

@@ -11,12 +11,10 @@ import (
 	"github.com/cachegate/cachegate/domain"
 )
 
-// ReadBody reads a request body that must be JSON: the Content-Type must
-// be application/json (parameters allowed; a charset other than UTF-8 is
-// not), the body must fit limit, the limit the body-limit middleware set
-// (413 otherwise), and be non-empty. A body without a Content-Type is
-// refused with 415 too, unless it is empty (then 400: the body is
-// required).
+// ReadBody reads a request body that must be JSON: application/json
+// (charset only UTF-8; else 415), within limit, the body-limit
+// middleware's (else 413), and non-empty (else 400). A non-empty body
+// without a Content-Type is 415.
 func ReadBody(c *gin.Context, limit int64) ([]byte, error) {
 	b, err := ReadOptionalBody(c, limit)
 	if err == nil && IsBlank(b) {

@@ -44,14 +44,11 @@ func (ps Proxies) Trusted(a netip.Addr) bool {
 	return false
 }
 
-// ClientAddr is the address a request is throttled and logged under. It
-// is the TCP peer's, unless the peer is a trusted proxy: then it is the
-// rightmost hop of X-Forwarded-For that is not a trusted proxy, walking
-// from the peer towards the client, so that only hops added by trusted
-// Proxies are believed and a client cannot choose its address by sending
-// the header itself. Every X-Forwarded-For line counts, in order (some
-// Proxies add a line rather than extend the last one). When every hop is
-// trusted the leftmost is the client; when a hop does not parse, the
+// ClientAddr is the address a request is throttled and logged under: the
+// TCP peer's, unless the peer is a trusted proxy; then the rightmost hop
+// of X-Forwarded-For (every line, in order) that is not one, so a client
+// cannot choose its address by sending the header itself. When every hop
+// is trusted the leftmost is the client; when a hop does not parse, the
 // nearest trusted hop before it is used.
 func (ps Proxies) ClientAddr(r *http.Request) string {
 	peer, ok := ParseHop(r.RemoteAddr)

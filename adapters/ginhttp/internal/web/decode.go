@@ -13,25 +13,11 @@ import (
 	"github.com/cachegate/cachegate/domain"
 )
 
-// Every request body is decoded by a table made from the request type's
-// struct tags (ARCHITECTURE.md, "Strict JSON request bodies"): the scanner
-// (scan.go) knows JSON only, the request type knows its members, and
-// adding a member is one tagged field. Each member's Go type says how its
-// value is read:
-//
-//	String    a string, without NUL unless tagged ",secret" (a password:
-//	          hashed, never stored as text); with the tag option
-//	          ",nullable" null reads as the empty string
-//	Bool      true or false
-//	Raw       any JSON value but null, kept as its raw bytes
-//	Duration  a duration string, or null
-//	a struct  a nested object: its first field embeds Object, the others
-//	          are tagged members in turn
-//
-// Every one records whether the member was given, so PATCH tells absent
-// from null. Reflection runs once per request type, when its table is
-// built (NewTable, at package initialisation); a request only walks the
-// table.
+// Every request body is decoded by a table made once from the request
+// type's struct tags; each member's Go type says how its value is read,
+// and records whether it was given (ARCHITECTURE.md, "Strict JSON request
+// bodies"). A String holds no NUL unless tagged ",secret" (a password:
+// hashed, never stored as text); tagged ",nullable", null reads as "".
 
 // String is a string member.
 type String struct {

@@ -114,15 +114,13 @@ func (s *Errors) Respond(w http.ResponseWriter, r *http.Request, route string, e
 		case domain.KindUnauthenticated:
 			msg = "Unauthorized"
 			w.Header().Set("WWW-Authenticate", "Bearer")
-		case domain.KindTooMany:
+		case domain.KindTooMany, domain.KindUnavailable:
 			w.Header().Set("Retry-After", strconv.FormatInt(RetryAfterSeconds(de.RetryAfter), 10))
-		case domain.KindUnavailable:
-			w.Header().Set("Retry-After", strconv.FormatInt(RetryAfterSeconds(de.RetryAfter), 10))
-			s.logOutage(r, route, de.Code, err)
-		case domain.KindStorageFull:
-			s.logOutage(r, route, de.Code, err)
 		case domain.KindInternal:
 			s.logInternal(w, r, route, err)
+		}
+		if de.Kind == domain.KindUnavailable || de.Kind == domain.KindStorageFull {
+			s.logOutage(r, route, de.Code, err)
 		}
 		s.WriteEnvelope(w, r, status, msg, de.Code, de.Details)
 		return status, de.Code

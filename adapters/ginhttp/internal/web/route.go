@@ -57,22 +57,24 @@ type Host struct {
 // Fail answers err in the error envelope and stops the handler chain.
 func (h *Host) Fail(c *gin.Context, err error) { h.Errors.Fail(c, err) }
 
-// ReadBody is ReadBody within the server's body limit.
-func (h *Host) ReadBody(c *gin.Context) ([]byte, error) { return ReadBody(c, h.BodyLimit) }
-
-// Decode reads the request's body and decodes it by t, answering any
-// problem; it reports whether the handler may go on.
-func Decode[T any](h *Host, c *gin.Context, t Table[T]) (T, bool) {
-	b, err := h.ReadBody(c)
-	if err == nil {
-		var v T
-		if v, err = t.Decode(b); err == nil {
-			return v, true
+// Handler makes f a route's handler: the error f returns is answered
+// (Fail). f returns nil once it answered itself.
+func (h *Host) Handler(f func(*gin.Context) error) gin.HandlerFunc {
+	return func(c *gin.Context) {
+		if err := f(c); err != nil {
+			h.Fail(c, err)
 		}
 	}
-	h.Fail(c, err)
-	var zero T
-	return zero, false
+}
+
+// Decode reads the request's body and decodes it by t.
+func Decode[T any](h *Host, c *gin.Context, t Table[T]) (T, error) {
+	b, err := ReadBody(c, h.BodyLimit)
+	if err != nil {
+		var zero T
+		return zero, err
+	}
+	return t.Decode(b)
 }
 
 // principalKey keys the authenticated principal in a request's context.

@@ -102,30 +102,22 @@ func (s *scanner) members(field func(name []byte) error) error {
 	}
 }
 
-// memberName reads a member name like str, as bytes.
+// memberName reads a string whose opening quote is next, unescaped, as
+// bytes: a slice of the input when it has no escape.
 func (s *scanner) memberName() ([]byte, error) {
 	raw, escaped, err := s.scanString()
-	if err != nil {
-		return nil, err
+	if err != nil || !escaped {
+		return raw, err
 	}
-	if escaped {
-		return []byte(unescape(raw)), nil
-	}
-	return raw, nil
+	return unescape(raw), nil
 }
 
 // str reads a string whose opening quote is next and returns it unescaped.
 // Lone surrogates become U+FFFD, as with encoding/json.
 func (s *scanner) str() (string, error) {
 	s.skipSpace()
-	raw, escaped, err := s.scanString()
-	if err != nil {
-		return "", err
-	}
-	if !escaped {
-		return string(raw), nil
-	}
-	return unescape(raw), nil
+	raw, err := s.memberName()
+	return string(raw), err
 }
 
 // scanString validates a string whose quote is at s.i and moves past it. It
@@ -150,7 +142,7 @@ func (s *scanner) scanString() (raw []byte, escaped bool, err error) {
 			case '"', '\\', '/', 'b', 'f', 'n', 'r', 't':
 				s.i += 2
 			case 'u':
-				if s.i+6 > len(s.b) || !isHex4(s.b[s.i+2:s.i+6]) {
+				if s.i+6 > len(s.b) || hex4(s.b[s.i+2:]) < 0 {
 					return nil, false, s.fail(`invalid \u escape in a string`)
 				}
 				s.i += 6
@@ -166,15 +158,6 @@ func (s *scanner) scanString() (raw []byte, escaped bool, err error) {
 	return nil, false, s.fail("unexpected end of JSON in a string")
 }
 
-func isHex4(b []byte) bool {
-	for _, c := range b[:4] {
-		if hexVal(c) < 0 {
-			return false
-		}
-	}
-	return true
-}
-
 func hexVal(c byte) rune {
 	switch {
 	case c >= '0' && c <= '9':
@@ -187,12 +170,13 @@ func hexVal(c byte) rune {
 	return -1
 }
 
+// hex4 reads four hex digits; it is negative when one is not.
 func hex4(b []byte) rune {
 	return hexVal(b[0])<<12 | hexVal(b[1])<<8 | hexVal(b[2])<<4 | hexVal(b[3])
 }
 
 // unescape decodes the body of a string that scanString validated.
-func unescape(raw []byte) string {
+func unescape(raw []byte) []byte {
 	out := make([]byte, 0, len(raw))
 	for i := 0; i < len(raw); {
 		c := raw[i]
@@ -232,7 +216,7 @@ func unescape(raw []byte) string {
 		}
 		i += 2
 	}
-	return string(out)
+	return out
 }
 
 // value skips one value of any kind, validating it, and returns its raw
@@ -255,38 +239,26 @@ func (s *scanner) skip(depth int) error {
 		if depth >= MaxDepth {
 			return s.fail("JSON nested too deeply")
 		}
-		s.i++
-		closing := byte('}')
-		if c == '[' {
-			closing = ']'
+		if c == '{' {
+			return s.members(func([]byte) error { return s.skip(depth + 1) })
 		}
-		if s.peek() == closing {
+		s.i++
+		if s.peek() == ']' {
 			s.i++
 			return nil
 		}
 		for {
-			if c == '{' {
-				if s.peek() != '"' {
-					return s.fail("invalid character, want a member name")
-				}
-				if _, _, err := s.scanString(); err != nil {
-					return err
-				}
-				if err := s.expect(':', "':'"); err != nil {
-					return err
-				}
-			}
 			if err := s.skip(depth + 1); err != nil {
 				return err
 			}
 			switch s.peek() {
 			case ',':
 				s.i++
-			case closing:
+			case ']':
 				s.i++
 				return nil
 			default:
-				return s.fail("invalid character, want ',' or '" + string(closing) + "'")
+				return s.fail("invalid character, want ',' or ']'")
 			}
 		}
 	case 't':
