@@ -48,10 +48,9 @@ type cliHost struct {
 	version string
 }
 
-// ConfigFlags defines the flags of the settings a command uses on fs. The
-// CLI's groups are the configuration's, bit for bit (TestUsesAreGroups).
+// ConfigFlags defines the flags of the settings a command uses on fs.
 func (h cliHost) ConfigFlags(fs *flag.FlagSet, uses cli.Uses) func() (cli.Runtime, error) {
-	f := config.RegisterGroups(fs, config.Group(uses))
+	f := config.RegisterGroups(fs, uses)
 	return func() (cli.Runtime, error) {
 		cfg, err := config.Load(fs, f, h.getenv)
 		if err != nil {
