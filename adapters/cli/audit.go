@@ -95,16 +95,13 @@ type auditJSON struct {
 }
 
 func toAuditJSON(e domain.AuditEvent) auditJSON {
-	return auditJSON{Time: e.Time, Type: string(e.Type), UserID: e.UserID, Username: e.Username,
+	j := auditJSON{Time: e.Time, Type: string(e.Type), UserID: e.UserID, Username: e.Username,
 		Address: e.Address, RequestID: e.RequestID, Family: e.Family, Reason: e.Reason,
-		Count: e.Attempts(), LastSeen: lastSeen(e)}
-}
-
-func lastSeen(e domain.AuditEvent) time.Time {
-	if e.LastSeen.IsZero() {
-		return e.Time
+		Count: e.Attempts(), LastSeen: e.LastSeen}
+	if j.LastSeen.IsZero() {
+		j.LastSeen = e.Time
 	}
-	return e.LastSeen
+	return j
 }
 
 // cell is a stored string as the table prints it: "-" when empty, else

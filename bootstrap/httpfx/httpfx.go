@@ -65,16 +65,6 @@ type Options struct {
 	Console bool
 }
 
-// callerLimits are the options' caps with the storage's budget of database
-// time, unless the options name one.
-func callerLimits(d Deps) limits.Options {
-	l := d.Options.Limits
-	if l.Budget == nil {
-		l.Budget = d.Budget
-	}
-	return l
-}
-
 // Addr is the address the server listens on once the app started.
 type Addr struct{ addr chan string }
 
@@ -126,8 +116,20 @@ func New(d Deps) (*ginhttp.Server, error) {
 	// printing.
 	gin.SetMode(gin.ReleaseMode)
 	var auth ginhttp.Authenticator
+	// Open event streams are re-authorised with the Authenticate use case
+	// (in memory: authfx keeps the revoked sessions polled and the keys
+	// reloaded, and both wake the streams); without it streams end at
+	// their token's expiry only.
+	stream := ginhttp.StreamOptions{Heartbeat: d.Options.Heartbeat, Retry: d.Options.Retry}
 	if d.Authenticate != nil {
 		auth = authenticator{d.Authenticate}
+		stream.Recheck, stream.Changed = d.Authenticate.Recheck, d.Authenticate.Changed
+	}
+	// The caps come with the storage's budget of database time, unless
+	// the options name one.
+	caps := d.Options.Limits
+	if caps.Budget == nil {
+		caps.Budget = d.Budget
 	}
 	var authRoutes *ginhttp.AuthOptions
 	if d.Login != nil || d.Refresh != nil {
@@ -174,24 +176,12 @@ func New(d Deps) (*ginhttp.Server, error) {
 		Routes:         append(append([]ginhttp.Route(nil), d.Options.Routes...), d.Routes...),
 		Observer:       d.Observer,
 		TracerProvider: d.Tracing.Provider,
-		Stream:         streamOptions(d),
-		Limits:         callerLimits(d),
+		Stream:         stream,
+		Limits:         caps,
 		ErrorFormat:    d.Options.ErrorFormat,
 		Metrics:        d.Metrics,
 		Console:        d.Options.Console,
 	})
-}
-
-// streamOptions re-authorises open event streams with the Authenticate
-// use case (in memory: authfx keeps the revoked sessions polled and the
-// keys reloaded, and both wake the streams); without it streams end at
-// their token's expiry only.
-func streamOptions(d Deps) ginhttp.StreamOptions {
-	o := ginhttp.StreamOptions{Heartbeat: d.Options.Heartbeat, Retry: d.Options.Retry}
-	if d.Authenticate != nil {
-		o.Recheck, o.Changed = d.Authenticate.Recheck, d.Authenticate.Changed
-	}
-	return o
 }
 
 type authenticator struct{ uc *application.Authenticate }

@@ -14,10 +14,9 @@ import (
 	"net/http"
 	"time"
 
-	"github.com/cachegate/cachegate/adapters/bunstore"
-
 	"go.uber.org/fx"
 
+	"github.com/cachegate/cachegate/adapters/bunstore"
 	"github.com/cachegate/cachegate/adapters/ginhttp"
 	"github.com/cachegate/cachegate/adapters/prom"
 	"github.com/cachegate/cachegate/bootstrap/httpfx"
