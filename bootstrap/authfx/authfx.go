@@ -4,28 +4,20 @@
 // built by an injected constructor).
 //
 // Every replaceable service (README, "Embedding") is a port in the graph:
-// ports.UserLookup, ports.UserValidator, ports.PasswordValidator,
-// ports.PasswordHasher, ports.TokenIssuer, ports.TokenVerifier and
-// ports.TokenValidator. An integrator swaps one either through its field
-// in Options or with fx.Decorate on the port type; the others keep their
-// defaults.
+// ports.UserLookup, UserValidator, PasswordValidator, PasswordHasher,
+// TokenIssuer, TokenVerifier and TokenValidator. An integrator swaps one
+// through its field in Options or with fx.Decorate on the port type.
 //
 // Requires: ports.UserRepository, ports.RefreshStore, ports.KeyStore,
 // ports.LoginThrottle (storefx provides them), ports.Clock,
-// ports.IDGenerator and *slog.Logger; ports.Metrics and
-// ports.RevocationFeed when present (else the refresh store serves as the
-// feed when it is one; without a feed, access tokens outlive the end of
-// their session).
-// ports.AuditLog when present (security events are then stored, else only
-// logged and counted).
-// Provides: the ports above, *application.AuditTrail, *application.Login, *application.Authenticate,
-// *application.Refresh, *application.Logout, *application.Users,
-// *application.AdminCheck, *application.SelfService,
-// *background.RevokedSessions (polled while the app runs),
-// *application.AuthChanges (bumped when a session or a signing key is
-// revoked; open event streams then re-check their caller),
-// *application.Keys and a KeySet (JWKS, key rotation, listing and
-// revocation).
+// ports.IDGenerator and *slog.Logger; when present, ports.Metrics,
+// ports.AuditLog (else security events are only logged and counted) and
+// ports.RevocationFeed (else the refresh store when it is one; without a
+// feed, access tokens outlive the end of their session).
+// Provides: the ports above, the use cases *application.AuditTrail, Login,
+// Authenticate, Refresh, Logout, Users, AdminCheck, SelfService, Keys and
+// AuthChanges, *background.RevokedSessions (polled while the app runs) and
+// a KeySet.
 package authfx
 
 import (
@@ -72,14 +64,11 @@ type Options struct {
 	DisableThrottle bool
 	// SubjectCacheTTL is how long the guard and the refresh remember the
 	// principal of a token subject (default 1s; negative disables): a
-	// disabled user's access tokens stop working within it, and its
-	// sessions at once (application.RefreshDeps.SubjectTTL). Login always
-	// asks the lookup.
+	// disabled user's access tokens stop working within it.
 	SubjectCacheTTL time.Duration
 	// RefreshReuseGrace forgives a refresh token presented again within
-	// this window after its first use (see application.RefreshDeps);
-	// zero is off. The configuration's default is 10s; a module built
-	// from Options directly gets only what it sets.
+	// this window after its first use (application.RefreshDeps); zero,
+	// unlike the configuration's default of 10s, is off.
 	RefreshReuseGrace time.Duration
 	// SessionMax bounds a refresh family's life from its login (default
 	// 90 days).

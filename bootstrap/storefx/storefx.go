@@ -89,10 +89,8 @@ type tracing struct {
 	Tracing tracefx.Tracing `optional:"true"`
 }
 
-// parentedHook traces only the statements run inside a span (a request's,
-// a use case's): the background loops (the feed's catch-up four times a
-// second, the revocation poll, the key reload, the sweeper) would
-// otherwise make a root trace of every poll.
+// parentedHook traces only the statements run inside a span
+// (ARCHITECTURE.md, "Tracing": SQL spans).
 type parentedHook struct{ h *bunotel.QueryHook }
 
 func (p parentedHook) BeforeQuery(ctx context.Context, e *bun.QueryEvent) context.Context {
@@ -125,14 +123,11 @@ func SQL(o Options) fx.Option {
 			func(lc fx.Lifecycle, o Options, t tracing, b *bunstore.Budget) (*bunstore.DB, error) {
 				ctx, cancel := context.WithTimeout(context.Background(), openTimeout)
 				defer cancel()
-				// One bound on each caller's calls for every store of the
-				// database: the bound is on its pool (README, "Fair share
-				// of the database").
+				// One bound on each caller's calls for every store: the
+				// bound is on the database's pool (README, "Fair share of
+				// the database").
 				opts := []bunstore.Option{bunstore.WithCallerBound(o.UserStatements, b)}
 				if t.Tracing.Provider != nil {
-					// A span per SQL statement, with the statement's text
-					// as bun writes it before binding (placeholders, no
-					// values).
 					opts = append(opts, bunstore.WithQueryHook(parentedHook{bunotel.NewQueryHook(bunotel.WithTracerProvider(t.Tracing.Provider))}))
 				}
 				db, err := Open(ctx, o, opts...)
