@@ -163,15 +163,13 @@ func (r *cliRuntime) StartStorage(ctx context.Context) (cli.Storage, error) {
 
 // Stop stops the core, or closes the database StartStorage opened.
 func (r *cliRuntime) Stop(ctx context.Context) error {
-	if r.db != nil {
-		db := r.db
+	if db := r.db; db != nil {
 		r.db = nil
 		return db.Close()
 	}
-	if r.app == nil {
-		return nil
+	if app := r.app; app != nil {
+		r.app = nil
+		return dig.RootCause(app.Stop(ctx))
 	}
-	app := r.app
-	r.app = nil
-	return dig.RootCause(app.Stop(ctx))
+	return nil
 }

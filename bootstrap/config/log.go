@@ -37,8 +37,8 @@ func (c Config) LogValue() slog.Value {
 			str("origins", strings.Join(c.CORS.Origins, ",")),
 			slog.Bool("credentials", c.CORS.Credentials)),
 		slog.Group("cache",
-			str("entities", c.entitiesText()),
-			str("assignments", c.assignmentsText()),
+			str("entities", sortedText(c.Cache.Entities, func(e Entity) string { return e.Table })),
+			str("assignments", sortedText(c.Cache.Settings.Assignments, func(a Assignment) string { return a.EntityKey + "/" + a.Policy.String() })),
 			str("expiresIn", expires)),
 		slog.Group("auth",
 			slog.Bool("enableGuards", c.Auth.EnableGuards),
@@ -81,21 +81,12 @@ func (c Config) LogValue() slog.Value {
 	)
 }
 
-// entitiesText lists the entities as "key=table", sorted.
-func (c Config) entitiesText() string {
+// sortedText lists m as "key=text" by sorted key: the entities as
+// "key=table", the assignments as "name=entityKey/policy".
+func sortedText[V any](m map[string]V, text func(V) string) string {
 	var parts []string
-	for _, k := range slices.Sorted(maps.Keys(c.Cache.Entities)) {
-		parts = append(parts, k+"="+c.Cache.Entities[k].Table)
-	}
-	return strings.Join(parts, " ")
-}
-
-// assignmentsText lists the assignments as "name=entityKey/policy", sorted.
-func (c Config) assignmentsText() string {
-	var parts []string
-	for _, k := range slices.Sorted(maps.Keys(c.Cache.Settings.Assignments)) {
-		a := c.Cache.Settings.Assignments[k]
-		parts = append(parts, k+"="+a.EntityKey+"/"+a.Policy.String())
+	for _, k := range slices.Sorted(maps.Keys(m)) {
+		parts = append(parts, k+"="+text(m[k]))
 	}
 	return strings.Join(parts, " ")
 }
