@@ -143,7 +143,6 @@ func callerLimits(c config.Caps) limits.Options {
 		ConnsPerAddress: cmp.Or(c.ConnsPerAddress, -1)}
 }
 
-// sweeperDeps are the sweeper's inputs.
 type sweeperDeps struct {
 	fx.In
 	Cache   *application.CacheOperations

@@ -71,10 +71,8 @@ type cliRuntime struct {
 	db   *bunstore.DB // opened by StartStorage
 }
 
-// JSONLogs reports whether the logs are JSON.
 func (r *cliRuntime) JSONLogs() bool { return r.cfg.Log.Format == config.LogJSON }
 
-// Addr is the HTTP listen address, which `cachegate health` asks.
 func (r *cliRuntime) Addr() string { return r.cfg.Addr }
 
 // Serve runs the whole service until ctx is done or the app stops.

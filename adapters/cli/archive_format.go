@@ -154,7 +154,6 @@ func (a *archiveWriter) line(v any) error {
 	return err
 }
 
-// record writes one record.
 func (a *archiveWriter) record(r application.ArchiveRecord) error {
 	a.n++
 	switch {
@@ -209,7 +208,6 @@ func (a *archiveWriter) entry(entity string, e *domain.Entry) error {
 	return err
 }
 
-// end writes the end line and flushes.
 func (a *archiveWriter) end() error {
 	if err := a.line(archiveEnd{Kind: "end", Records: a.n}); err != nil {
 		return err
@@ -237,7 +235,6 @@ type archiveReader struct {
 	ended   bool
 }
 
-// lineError is a problem of one line of the file.
 func lineError(line int, format string, a ...any) error {
 	return fmt.Errorf("line %d: "+format, append([]any{line}, a...)...)
 }
@@ -441,7 +438,6 @@ func decodeRecord[T any](b []byte, kind string, required func(*T) []string) (*T,
 	return v, nil
 }
 
-// timeOrNil is t, or nil for the zero time.
 func timeOrNil(t time.Time) *time.Time {
 	if t.IsZero() {
 		return nil

@@ -73,7 +73,6 @@ type RunFunc func(ctx context.Context, env *Env) error
 // ErrUsage marks an error as the command line's fault (exit status 2).
 var ErrUsage = errors.New("usage")
 
-// usageErrorf returns an error wrapping ErrUsage.
 func usageErrorf(format string, a ...any) error {
 	return fmt.Errorf("%w: "+format, append([]any{ErrUsage}, a...)...)
 }

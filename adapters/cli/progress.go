@@ -30,7 +30,6 @@ func newProgress(w io.Writer, label string, total int64) *progress {
 	return &progress{w: w, label: label, tty: isTerminal(w), total: total, start: now, last: now}
 }
 
-// isTerminal reports whether w is a character device (a terminal).
 func isTerminal(w io.Writer) bool {
 	f, ok := w.(*os.File)
 	if !ok {

@@ -139,7 +139,6 @@ func (c Config) checkCache() []error {
 	return errs
 }
 
-// ptr returns a pointer to its own copy of v.
 func ptr[T any](v T) *T { return &v }
 
 // SnakeCase returns the default table of an entity key: its snake_case

@@ -18,7 +18,6 @@ type flagValue struct {
 	isBool bool
 }
 
-// String returns the flag's text.
 func (v *flagValue) String() string {
 	if v == nil {
 		return ""
@@ -26,7 +25,6 @@ func (v *flagValue) String() string {
 	return v.text
 }
 
-// Set records the flag's text.
 func (v *flagValue) Set(s string) error { v.text = s; return nil }
 
 // IsBoolFlag lets a boolean flag be given bare (--enable-guards).

@@ -30,10 +30,8 @@ type setting struct {
 	check                 func() error
 }
 
-// env returns the setting's environment variable.
 func (s setting) env() string { return envName(s.flag) }
 
-// envName turns a flag name into its environment variable.
 func envName(flag string) string {
 	return "CACHEGATE_" + strings.ToUpper(strings.ReplaceAll(flag, "-", "_"))
 }
@@ -272,10 +270,8 @@ func into[T any](p *T, parse func(string) (T, error)) func(string) error {
 	}
 }
 
-// asIs is the parser of a text taken as it is.
 func asIs(v string) (string, error) { return v, nil }
 
-// between returns a check of lo <= *p <= hi.
 func between[T int | int64](p *T, lo, hi int64) func() error {
 	return func() error { return checkRange(int64(*p), lo, hi) }
 }
@@ -293,7 +289,6 @@ func durationIn(p *time.Duration, lo, hi time.Duration, must string) func() erro
 
 func positive(p *time.Duration) func() error { return func() error { return checkPositive(*p) } }
 
-// oneOf returns a check that *p is a or b.
 func oneOf[T ~string](p *T, a, b T) func() error {
 	return func() error {
 		if *p != a && *p != b {

@@ -55,7 +55,6 @@ const (
 	assignmentsKey = "cache.settings.assignments"
 )
 
-// readFile reads and parses the configuration file at path.
 func readFile(path string) (file, []error) {
 	data, err := readFileUpTo(path, maxFileBytes)
 	if err != nil {
@@ -116,7 +115,6 @@ func (p *parser) fail(path string, n *yaml.Node, msg string) {
 	}
 }
 
-// resolve follows an alias to the node it names.
 func resolve(n *yaml.Node) *yaml.Node {
 	if n.Kind == yaml.AliasNode && n.Alias != nil {
 		return n.Alias

@@ -83,7 +83,6 @@ func Open(ctx context.Context, o Options, opts ...bunstore.Option) (*bunstore.DB
 	return db, nil
 }
 
-// tracing is the optional tracer provider (tracefx).
 type tracing struct {
 	fx.In
 	Tracing tracefx.Tracing `optional:"true"`
