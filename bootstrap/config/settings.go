@@ -144,14 +144,15 @@ func settings(c *Config) []setting {
 			parse: into(&c.Auth.ClientID, asIs), check: nonEmpty(&c.Auth.ClientID)},
 		{flag: secretFlag, group: cli.UsesKeys, key: "auth.hs256Secret", noFlag: true,
 			usage: "HS256 signing secret, at least 32 bytes (environment or YAML only)",
-			parse: into(&c.Auth.HS256Secret, func(v string) (Secret, error) { return NewSecret(v), nil }), check: c.checkSecret},
+			parse: into(&c.Auth.HS256Secret, func(v string) (Secret, error) { return NewSecret(v), nil }),
+			check: minSecret(&c.Auth.HS256Secret, "must be at least %d bytes")},
 		{flag: secretFileFlag, group: cli.UsesKeys, arg: "file", key: "auth.hs256SecretFile",
 			usage: "file holding the HS256 signing secret (default none: the stored EdDSA keys sign)",
 			// Trailing line breaks are dropped, since editors and `echo` add one.
 			parse: func(v string) error {
 				return readSecretFile(v, func(s string) string { return strings.TrimRight(s, "\r\n") }, &c.Auth.HS256Secret, &c.Auth.HS256SecretFile)
 			},
-			check: c.checkSecret},
+			check: minSecret(&c.Auth.HS256Secret, "must be at least %d bytes")},
 		{flag: "username-field", group: cli.UsesServer, arg: "name", key: "auth.usernameField", def: "username", usage: "login body field of the username",
 			parse: into(&c.Auth.UsernameField, asIs), check: nonEmpty(&c.Auth.UsernameField)},
 		{flag: "password-field", group: cli.UsesServer, arg: "name", key: "auth.passwordField", def: "password", usage: "login body field of the password",
@@ -180,12 +181,7 @@ func settings(c *Config) []setting {
 			parse: func(v string) error {
 				return readSecretFile(v, strings.TrimSpace, &c.Auth.KeyEncryptionSecret, &c.Auth.KeyEncryptionSecretFile)
 			},
-			check: func() error {
-				if s := c.Auth.KeyEncryptionSecret; s.IsSet() && s.Len() < minSecretBytes {
-					return fmt.Errorf("the secret must be at least %d bytes", minSecretBytes)
-				}
-				return nil
-			}},
+			check: minSecret(&c.Auth.KeyEncryptionSecret, "the secret must be at least %d bytes")},
 		{flag: "key-publish-ahead", group: cli.UsesKeys, arg: "duration", key: "auth.keyPublishAhead", def: "2m",
 			usage: "how long keys rotate publishes a new key in the JWKS before it signs: 0 (at once, as keys rotate --now) or from the JWKS max-age (1m) to 1d",
 			parse: into(&c.Auth.KeyPublishAhead, parseDurationOrZero),
@@ -327,12 +323,15 @@ func parseExpiresIn(v string) (*time.Duration, error) {
 	return &d, nil
 }
 
-// checkSecret never quotes the secret, only its length.
-func (c *Config) checkSecret() error {
-	if s := c.Auth.HS256Secret; s.IsSet() && s.Len() < minSecretBytes {
-		return fmt.Errorf("must be at least %d bytes", minSecretBytes)
+// minSecret returns a check that a set secret holds at least
+// minSecretBytes; it never quotes the secret, only its length.
+func minSecret(s *Secret, format string) func() error {
+	return func() error {
+		if s.IsSet() && s.Len() < minSecretBytes {
+			return fmt.Errorf(format, minSecretBytes)
+		}
+		return nil
 	}
-	return nil
 }
 
 // readSecretFile reads the secret in the file at path into s, and path
