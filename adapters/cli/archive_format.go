@@ -174,11 +174,6 @@ func (a *archiveWriter) record(r application.ArchiveRecord) error {
 		return a.line(archiveFamily{Kind: "refreshFamily", ID: f.ID, UserID: f.UserID, CurrentID: f.CurrentID,
 			IssuedAt: f.IssuedAt.UTC(), ExpiresAt: f.ExpiresAt.UTC(), Generation: f.Generation, Used: used,
 			RevokedAt: utcPtr(f.RevokedAt), Created: utcPtr(timeOrNil(f.Created)), Address: f.Address, UserAgent: f.UserAgent})
-	case r.Refresh != nil:
-		// Only a record read from a file of version 1 has one.
-		f := r.Refresh
-		return a.line(archiveRefresh{Kind: "refresh", ID: f.ID, FamilyID: f.FamilyID, UserID: f.UserID,
-			IssuedAt: f.IssuedAt.UTC(), ExpiresAt: f.ExpiresAt.UTC(), UsedAt: utcPtr(f.UsedAt), RevokedAt: utcPtr(f.RevokedAt)})
 	case r.Entry != nil:
 		return a.entry(r.Entity, r.Entry)
 	}

@@ -4,9 +4,7 @@
 // ForRoot and ForRootAsync register the app-wide cache: they provide
 // *application.CacheOperations (which the HTTP module serves) and the Go API
 // *application.Cache. Register and RegisterAsync register a named feature
-// instance whose internals are private to its module, so several can live
-// in one app; each provides its *application.Cache under the name tag
-// `name:"cache.<name>"`.
+// instance (ARCHITECTURE.md, "NestJS registration modes and fx").
 //
 // Every mode requires a RepoFactory (storefx provides one), a ports.Clock
 // and a ports.IDGenerator; a ports.Metrics and an *background.Feed are used

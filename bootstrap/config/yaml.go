@@ -223,10 +223,8 @@ func (p *parser) list(path string, v *yaml.Node) (leaf, bool) {
 	return leaf{text: strings.Join(items, ","), line: v.Line, set: true}, true
 }
 
-// named reads a cache map (cache.entities: name → {table};
-// cache.settings.assignments: name → {entityKey, policy, maxEntries,
-// maxBytes}): each entry a mapping of the scalar fields fields names, or
-// null for an entry of defaults.
+// named reads a cache map: each entry a mapping of the scalar fields
+// fields names, or null for an entry of defaults.
 func named[T any](p *parser, m *yaml.Node, prefix string, fields func(*T) map[string]*leaf) map[string]T {
 	out := map[string]T{}
 	p.pairs(m, prefix, func(name string, _, v *yaml.Node) {
