@@ -114,12 +114,9 @@ func cell(s string) string {
 }
 
 // escapeText escapes what a terminal would act on or that would break
-// the table's lines and columns (README.md, "Audit trail"): control
-// characters (C0, DEL, C1) as \n, \r, \t, \xNN or \u00NN, bidirectional
-// controls and line or paragraph separators as \uNNNN, bytes that are not
-// UTF-8 as \xNN, and the backslash itself as \\, so that every escape
-// reads one way. Stored usernames are the attacker's text (a failed login
-// names anything).
+// the table's lines and columns (docs/operations.md, "Audit trail"), and
+// the backslash itself, so that every escape reads one way. Stored
+// usernames are the attacker's text (a failed login names anything).
 func escapeText(s string) string {
 	var b strings.Builder
 	for i := 0; i < len(s); {

@@ -381,13 +381,12 @@ type auditDeps struct {
 	Options Options
 }
 
-// newAuditTrail records security events in the ports.AuditLog of the
-// graph (storefx provides the database's; an embedder may fx.Decorate it
-// to send events elsewhere), logs and counts them, and reads them back.
-// When that log is the one the stores write into
-// (ports.ChangeAuditLog), the events of store changes are written in the
-// change's transaction; a replaced log gets them through RecordEvent
-// after the commit. Without a log there is no trail to read.
+// newAuditTrail records security events in the graph's ports.AuditLog,
+// logs and counts them, and reads them back. When that log is the one the
+// stores write into (ports.ChangeAuditLog), the events of store changes
+// are written in the change's transaction; a log an embedder decorated
+// gets them through RecordEvent after the commit. Without a log there
+// is no trail to read.
 func newAuditTrail(d auditDeps) *application.AuditTrail {
 	var fold *domain.AuditFold
 	if w := d.Options.AuditFoldWindow; w > 0 {

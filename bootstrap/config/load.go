@@ -29,10 +29,8 @@ type origin struct {
 // precedence over the defaults. fs and f may be nil (no flags), and
 // getenv may be nil (an empty environment). It reports every problem at
 // once, joined, and then returns the zero Config: never a half-valid one.
-//
-// The HS256 secret can be given directly (CACHEGATE_HS256_SECRET,
-// auth.hs256Secret) or as a file (--hs256-secret-file, …); the one from the
-// higher layer wins, and both in the same layer is an error.
+// Of the HS256 secret and its file, the one from the higher layer wins;
+// both in the same layer is an error.
 func Load(fs *flag.FlagSet, f *Flags, getenv func(string) string) (Config, error) {
 	if getenv == nil {
 		getenv = func(string) string { return "" }
