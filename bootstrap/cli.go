@@ -23,9 +23,8 @@ import (
 )
 
 // Main runs the cachegate command line args (without the program name)
-// and returns the process exit status: 0 success, 1 failure, 2 bad usage or
-// configuration. version is the version set at build time, or "" to take
-// it from the build information. getenv reads the environment (os.Getenv).
+// and returns the process exit status (cli.ExitOK, …). version is the one
+// set at build time, or ""; getenv reads the environment (os.Getenv).
 func Main(version string, args []string, stdin io.Reader, stdout, stderr io.Writer, getenv func(string) string) int {
 	info, _ := debug.ReadBuildInfo()
 	version = cli.Version(version, info)

@@ -111,15 +111,12 @@ type Deps struct {
 // New builds the ginhttp server: the plain constructor behind Module.
 func New(d Deps) (*ginhttp.Server, error) {
 	// Gin keeps its mode in a process-wide variable (atomic, so setting it
-	// again while another server serves is harmless). The composition root
-	// owns process-wide settings; release mode silences Gin's debug route
-	// printing.
+	// again is harmless); release mode silences its debug route printing.
 	gin.SetMode(gin.ReleaseMode)
 	var auth ginhttp.Authenticator
 	// Open event streams are re-authorised with the Authenticate use case
-	// (in memory: authfx keeps the revoked sessions polled and the keys
-	// reloaded, and both wake the streams); without it streams end at
-	// their token's expiry only.
+	// (in memory, woken by authfx's revocation poll and key reload);
+	// without it they end at their token's expiry only.
 	stream := ginhttp.StreamOptions{Heartbeat: d.Options.Heartbeat, Retry: d.Options.Retry}
 	if d.Authenticate != nil {
 		auth = authenticator{d.Authenticate}

@@ -12,9 +12,8 @@ import (
 	"go.uber.org/fx"
 )
 
-// Listen is one HTTP server's place in an app's lifecycle; ServerHook
-// turns it into the hook. The main server and the metrics server both run
-// through it and differ only in these fields.
+// Listen is one HTTP server's place in an app's lifecycle, which
+// ServerHook turns into the hook: the main server's or the metrics one's.
 type Listen struct {
 	// Addr is the listen address; port 0 picks a free one.
 	Addr string

@@ -3,9 +3,8 @@
 // provides every storage port; Memory provides the in-memory adapters
 // instead, for tests and embedders who need no persistence.
 //
-// Provides: *bunstore.DB (SQL only), cachefx.RepoFactory, ports.ChangeLog (the
-// log the cache tables' writes record into), ports.CallerBudget (SQL
-// only: each caller's budget of database time), ports.UserRepository,
+// Provides: *bunstore.DB and ports.CallerBudget (SQL only),
+// cachefx.RepoFactory, ports.ChangeLog, ports.UserRepository,
 // ports.RefreshStore, ports.KeyStore, ports.LoginThrottle, a Pinger for
 // readiness, and purgers in the value group "purgers" for the sweeper.
 package storefx
@@ -43,8 +42,7 @@ type Options struct {
 	// database (bunstore.WithCallerBound); zero means half the pool.
 	UserStatements int
 	// UserTime and UserBurst are each caller's budget of database time
-	// per second and at once (bunstore.NewBudget); a zero UserTime is no
-	// budget.
+	// per second and at once (bunstore.NewBudget); zero UserTime: none.
 	UserTime, UserBurst time.Duration
 	// Tables are the cache tables to migrate.
 	Tables []string
@@ -122,9 +120,8 @@ func SQL(o Options) fx.Option {
 			func(lc fx.Lifecycle, o Options, t tracing, b *bunstore.Budget) (*bunstore.DB, error) {
 				ctx, cancel := context.WithTimeout(context.Background(), openTimeout)
 				defer cancel()
-				// One bound on each caller's calls for every store: the
-				// bound is on the database's pool (README, "Fair share of
-				// the database").
+				// One bound on each caller's calls for every store, on the
+				// pool (README, "Fair share of the database").
 				opts := []bunstore.Option{bunstore.WithCallerBound(o.UserStatements, b)}
 				if t.Tracing.Provider != nil {
 					opts = append(opts, bunstore.WithQueryHook(parentedHook{bunotel.NewQueryHook(bunotel.WithTracerProvider(t.Tracing.Provider))}))
