@@ -40,9 +40,8 @@ const (
 
 // maxArchiveLine is the longest line a valid record can take when entry
 // data is at most maxData bytes: data written as a string (dataText)
-// takes at most 6 bytes for each of its own (encoding/json writes "<" as
-// \u003c). A longer line is refused before it is read whole, so that an
-// import's memory is that of one record (README.md, "Export and import").
+// takes at most 6 bytes for each of its own ("<" is \u003c). A longer line
+// is refused unread, so an import holds one record in memory.
 func maxArchiveLine(maxData int) int { return 6*maxData + archiveLineSlack }
 
 type archiveHeader struct {
@@ -265,8 +264,7 @@ func (a *archiveReader) limitData(maxData int) {
 
 // next returns the next line without its end ("\n" or "\r\n"), valid
 // until the following call, or io.EOF after the last. A line longer than
-// a.max is refused once more than a.max bytes of it were read; the rest of
-// it is never read.
+// a.max is refused once a.max bytes of it are read; the rest is never read.
 func (a *archiveReader) next() ([]byte, error) {
 	a.buf = a.buf[:0]
 	for {

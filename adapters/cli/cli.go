@@ -232,9 +232,8 @@ func (c *CLI) Run(ctx context.Context, args []string) int {
 func isHelp(arg string) bool { return arg == "-h" || arg == "--help" || arg == "-help" }
 
 // find returns the command the arguments name and the arguments after its
-// name; when none matches but the arguments begin with a group of
-// subcommands ("users", "users admin"), it returns the longest such
-// group's name and the arguments after it.
+// name, or else the longest group of subcommands they begin with ("users",
+// "users admin") and the arguments after it.
 func (c *CLI) find(args []string) (*Command, []string, string) {
 	for i := range c.Commands {
 		words := strings.Fields(c.Commands[i].Name)

@@ -122,9 +122,8 @@ func upperFirst(s string) string {
 	return strings.ToUpper(s[:1]) + s[1:] + "."
 }
 
-// printError writes a fatal error: "cachegate: …" as text, or one JSON log
-// object (slog's shape, level ERROR) when the configuration asks for JSON
-// logs.
+// printError writes a fatal error: "cachegate: …" as text, or one slog
+// JSON object of level ERROR when the configuration asks for JSON logs.
 func printError(w io.Writer, asJSON bool, msg string) {
 	if !asJSON {
 		fmt.Fprintf(w, "cachegate: %s\n", msg)

@@ -87,9 +87,8 @@ func applyCache(c *Config, fv file) []error {
 	return append(errs, c.checkCache()...)
 }
 
-// checkCache checks the cache maps: valid and distinct tables, valid
-// assignment names, each assignment's entity and policy, and at least one
-// assignment.
+// checkCache checks the cache maps: tables, assignment names, each
+// assignment's entity, policy and quota, and that there is one.
 func (c Config) checkCache() []error {
 	var errs []error
 	tables := map[string]string{}

@@ -32,9 +32,8 @@ func (v *flagValue) IsBoolFlag() bool { return v.isBool }
 
 // RegisterGroups defines the flags of the settings of groups (cli.UsesAll:
 // every setting), and --config, on fs. The usage text names each flag's
-// environment variable and YAML key. The other settings are still read
-// from the environment and the YAML file by Load; they just have no flag
-// here. Call it once per flag set, before fs.Parse.
+// environment variable and YAML key; Load still reads the other settings
+// from those. Call it once per flag set, before fs.Parse.
 func RegisterGroups(fs *flag.FlagSet, groups cli.Uses) *Flags {
 	f := &Flags{values: map[string]*flagValue{}}
 	define := func(name, def, usage string, isBool bool) {
