@@ -121,9 +121,8 @@ func (r *cliRuntime) Start(context.Context) (cli.Services, error) {
 	cfg.Log.Level = slog.LevelError
 	var s cli.Services
 	populate := []any{&s.Users, &s.Audit}
-	// Asking fx for the keys' use case loads the signing keys (and, when
-	// they are sealed, needs the key-encryption secret); only commands
-	// using cli.UsesKeys do.
+	// Asking fx for the keys' use case loads the signing keys (and may
+	// need their secret); only commands using cli.UsesKeys do.
 	if r.uses&cli.UsesKeys != 0 {
 		populate = append(populate, &s.Keys)
 	}

@@ -17,9 +17,8 @@ import (
 	"github.com/cachegate/cachegate/ports"
 )
 
-// SetupLink provides the one-time set-up link of the first admin
-// (docs/admin.md, "The first admin"); httpfx mounts its route. serve
-// issues the link (Serve) when no admin exists.
+// SetupLink provides the first admin's one-time set-up link (docs/admin.md,
+// "The first admin"), whose route httpfx mounts; serve issues it.
 func SetupLink(o application.FirstAdminOptions) fx.Option {
 	return fx.Module("setup", fx.Provide(func(users *application.Users, clock ports.Clock) (*application.FirstAdmin, error) {
 		return application.NewFirstAdmin(users, users.HasAdmin, clock, system.Secrets{}, o)

@@ -78,9 +78,8 @@ var auditCommand = Command{
 	},
 }
 
-// auditJSON is one line of `cachegate audit --json` (README.md,
-// "Commands" and "Audit trail"): every field always present, "" when
-// unknown; count is 1 and lastSeen the event's time for a single event.
+// auditJSON is one line of `cachegate audit --json`: every field always
+// present, "" when unknown; count 1 and lastSeen its time for a single event.
 type auditJSON struct {
 	Time      time.Time `json:"time"`
 	Type      string    `json:"type"`
@@ -152,9 +151,8 @@ func unsafeRune(r rune) bool {
 }
 
 // escapeJSONControls rewrites, in a line encoding/json wrote, the
-// characters it leaves raw that escapeText escapes (DEL, C1 controls,
-// bidirectional controls) as \uNNNN: the same JSON value, safe on a
-// terminal. encoding/json already escapes C0 controls and U+2028/U+2029.
+// characters it leaves raw that escapeText escapes (DEL, C1 and bidi
+// controls) as \uNNNN: the same JSON value, safe on a terminal.
 func escapeJSONControls(line []byte) []byte {
 	s := string(line)
 	if !strings.ContainsFunc(s, unsafeRune) {

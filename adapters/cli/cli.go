@@ -86,9 +86,8 @@ type Services struct {
 	Audit *application.AuditTrail
 }
 
-// Storage is what the data-moving commands (export, import, backup) use:
-// the database alone, without the authentication module, which would
-// generate a signing key in an empty database.
+// Storage is what export, import and backup use: the database alone,
+// without the auth module, which would make a signing key in an empty one.
 type Storage struct {
 	Archive *application.Archive
 	// Backup writes a consistent copy of a running SQLite database to a
@@ -101,9 +100,8 @@ type Host interface {
 	// ConfigFlags defines the flags of the configuration settings of the
 	// groups uses on fs. After fs.Parse, the function it returns loads the
 	// configuration and returns its Runtime, or an error listing every
-	// problem (one per line). A Runtime built for uses without UsesKeys
-	// never touches the signing keys (so needs no key-encryption secret):
-	// its Services have no Keys.
+	// problem (one per line). Without UsesKeys, the Runtime never touches
+	// the signing keys (nor needs their secret): its Services have no Keys.
 	ConfigFlags(fs *flag.FlagSet, uses Uses) func() (Runtime, error)
 }
 

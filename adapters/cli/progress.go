@@ -8,9 +8,8 @@ import (
 	"time"
 )
 
-// progress reports a long command's advance on standard error: on a
-// terminal, one line redrawn in place (a bar when the total is known);
-// otherwise a plain line every plainEvery, for logs.
+// progress reports a long command's advance: on a terminal, one line
+// redrawn in place (a bar when the total is known); else a line per plainEvery.
 type progress struct {
 	w     io.Writer
 	label string

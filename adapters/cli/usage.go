@@ -76,9 +76,8 @@ func (c *CLI) commandUsage(cmd *Command, p parsed) string {
 	return b.String()
 }
 
-// writeFlags writes flags as "  --name VALUE" lines, each followed by its
-// indented description and, as flag.PrintDefaults does, its default
-// unless that is the zero value of the flag's type, in the order given.
+// writeFlags writes flags, in the order given, as flag.PrintDefaults
+// does but with "--": a line each, then the indented usage and default.
 func writeFlags(w io.Writer, flags []*flag.Flag) {
 	for _, f := range flags {
 		arg, usage := flag.UnquoteUsage(f)

@@ -170,9 +170,8 @@ func root(options fx.Option) fx.Option {
 }
 
 // Register registers a cache feature instance named name with options
-// given directly. Its use cases stay private to the module; its Go API is
-// provided as *application.Cache tagged `name:"cache.<name>"`, and its use
-// cases join the value group "cache_features" that the HTTP module serves.
+// given directly. Its Go API is provided as *application.Cache tagged
+// `name:"cache.<name>"`; its use cases join the value group "cache_features".
 func Register(name string, o Options) fx.Option {
 	return feature(name, fx.Supply(fx.Private, o))
 }

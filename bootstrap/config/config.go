@@ -59,9 +59,8 @@ type Config struct {
 	ConfigFile string
 	// Console serves the web console at /console/; on by default.
 	Console bool
-	// SetupFromAnywhere accepts the one-time set-up link of the first
-	// admin from any address, not only from the server's own machine
-	// (docs/admin.md, "The first admin").
+	// SetupFromAnywhere accepts the first admin's one-time set-up link
+	// from any address (docs/admin.md, "The first admin").
 	SetupFromAnywhere bool
 
 	// CORS lets browser apps on other origins call the API.
@@ -295,9 +294,8 @@ const (
 	ErrorFormatRockets   = "rockets"
 )
 
-// Default returns the configuration with every setting at its default:
-// the defaults of the settings table (README.md, "Configuration"), and one
-// entity and one assignment as the cache maps.
+// Default returns the configuration with every setting at its default,
+// and one entity and one assignment as the cache maps.
 func Default() Config {
 	c := Config{Cache: Cache{
 		Entities: map[string]Entity{DefaultEntityKey: {Table: "user_cache"}},

@@ -11,11 +11,10 @@ import (
 // CORS is cross-origin resource sharing for browser apps served from
 // other origins (docs/api.md, "Coming from Rockets").
 type CORS struct {
-	// Origins are the allowed origins in the form browsers send in the
-	// Origin header ("https://app.example", "http://localhost:5173"):
-	// scheme and host lowercased, no path, no trailing slash. The single
-	// entry "*" allows any origin. Empty (the default) sends no CORS
-	// headers at all.
+	// Origins are the allowed origins as browsers send them in the Origin
+	// header ("https://app.example"): scheme and host lowercased, no path,
+	// no trailing slash. The single entry "*" allows any origin. Empty
+	// (the default) sends no CORS headers at all.
 	Origins []string
 	// Credentials lets the allowed origins send credentials (cookies,
 	// Access-Control-Allow-Credentials: true). It is refused with "*".

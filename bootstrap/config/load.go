@@ -101,9 +101,8 @@ func (o origin) wrap(err error) error {
 	return fmt.Errorf("%s: %w", o.name, err)
 }
 
-// Validate checks a Config built in code (Load already has): every
-// setting's range and the rules between settings. It reports every problem,
-// joined, each naming the setting by its YAML path.
+// Validate checks a Config built in code as Load checks what it loads,
+// and reports every problem, each naming the setting by its YAML path.
 func (c Config) Validate() error {
 	var errs []error
 	for _, s := range settings(&c) {

@@ -10,8 +10,7 @@ import (
 )
 
 // LogValue implements slog.LogValuer: the whole configuration as a group,
-// with the database password and the HS256 secret redacted, so it can be
-// logged at start-up.
+// with the database password and the HS256 secret redacted.
 func (c Config) LogValue() slog.Value {
 	str := slog.String
 	expires := "none"
@@ -95,8 +94,7 @@ func sortedText[V any](m map[string]V, text func(V) string) string {
 type plain Config
 
 // Format prints c as fmt would, with any verb, but with the database
-// password redacted (the HS256 secret redacts itself), so %v, %+v and %#v
-// of a Config are safe to log.
+// password redacted (the HS256 secret redacts itself): safe to log.
 func (c Config) Format(f fmt.State, verb rune) {
 	p := plain(c)
 	p.Database = c.RedactedDatabase()

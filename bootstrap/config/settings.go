@@ -18,8 +18,7 @@ import (
 
 // setting is one scalar setting: its names, how its text becomes a value
 // of the Config the table was made for (parse: syntax only) and how that
-// value is checked (check: ranges, on the typed value, so Validate can run
-// it too).
+// value is checked (check: on the typed value, so Validate can run it too).
 type setting struct {
 	flag, key, def, usage string
 	arg                   string // the value's name in -help
@@ -177,7 +176,6 @@ func settings(c *Config) []setting {
 			parse: into(&c.Auth.MaxSessionsPerUser, parseInt), check: between(&c.Auth.MaxSessionsPerUser, 1, 100_000)},
 		{flag: "key-encryption-secret-file", group: cli.UsesKeys, arg: "file", key: "auth.keyEncryptionSecretFile",
 			usage: "file holding a secret of at least 32 bytes that encrypts the stored signing keys (default none: stored unencrypted)",
-			// The whitespace around the secret is ignored.
 			parse: func(v string) error {
 				return readSecretFile(v, strings.TrimSpace, &c.Auth.KeyEncryptionSecret, &c.Auth.KeyEncryptionSecretFile)
 			},
@@ -242,7 +240,6 @@ func settings(c *Config) []setting {
 		{flag: "events-heartbeat", group: cli.UsesServer, arg: "duration", key: "events.heartbeat", def: "15s",
 			usage: "interval of the keep-alive comment on change-feed streams",
 			parse: into(&c.Events.Heartbeat, parseDuration), check: positive(&c.Events.Heartbeat)},
-		// retry: is sent in whole milliseconds (README, "Change feed").
 		{flag: "events-retry", group: cli.UsesServer, arg: "duration", key: "events.retry", def: "2s",
 			usage: "reconnection delay announced to change-feed clients (retry:, whole milliseconds)",
 			parse: into(&c.Events.Retry, parseDuration), check: durationIn(&c.Events.Retry, time.Millisecond, time.Hour, "be between 1ms and 1h")},
@@ -334,9 +331,8 @@ func minSecret(s *Secret, format string) func() error {
 	}
 }
 
-// readSecretFile reads the secret in the file at path into s, and path
-// into file; trim drops what it must around the secret. An empty secret
-// is refused.
+// readSecretFile reads the secret in the file at path, trimmed, into s,
+// and path into file. An empty secret is refused.
 func readSecretFile(path string, trim func(string) string, s *Secret, file *string) error {
 	b, err := readFileUpTo(path, maxSecretFileBytes)
 	if err != nil {

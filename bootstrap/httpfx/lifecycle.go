@@ -36,9 +36,8 @@ type Listen struct {
 }
 
 // ServerHook returns the hook that serves srv for the app's lifetime:
-// OnStart listens (an error names the setting) and serves in the
-// background; OnStop shuts srv down gracefully, within the shutdown
-// timeout, and returns once Serve has returned and Drain is done.
+// OnStart listens (an error names the setting) and serves; OnStop shuts srv
+// down gracefully and returns once Serve has returned and Drain is done.
 func ServerHook(srv *http.Server, l Listen) fx.Hook {
 	done := make(chan struct{})
 	return fx.Hook{

@@ -154,9 +154,8 @@ func SQL(o Options) fx.Option {
 				return l
 			},
 			func(l *bunstore.AuditLog) ports.AuditLog { return l },
-			// The user, refresh and key stores write their changes'
-			// events into this database's auth_events, in the change's
-			// transaction.
+			// The user, refresh and key stores write their changes' events
+			// into this database's auth_events, in the change's transaction.
 			func(l *bunstore.AuditLog) ports.ChangeAuditLog { return ports.ChangeAuditLog{Log: l} },
 			func(db *bunstore.DB) Pinger { return sqlPinger{db} },
 			purgers,
