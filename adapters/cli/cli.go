@@ -32,9 +32,8 @@ type Command struct {
 	Args int
 	// NoConfig marks a command without the configuration flags (version).
 	NoConfig bool
-	// Uses are the groups of configuration settings the command reads:
-	// its flag set, and so its --help, holds only their flags. Zero
-	// means every group.
+	// Uses are the groups of configuration settings the command reads, so
+	// its --help lists only their flags. Zero means every group.
 	Uses Uses
 	// Setup defines the command's own flags on fs and returns the function
 	// that runs it once the flags are parsed. Setup may be nil when the

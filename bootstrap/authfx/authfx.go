@@ -84,13 +84,11 @@ type Options struct {
 	// KeyEncryptionSecret, when set (at least 32 bytes), seals the private
 	// halves of stored signing keys (josejwt.Options.KeyEncryptionSecret).
 	KeyEncryptionSecret []byte
-	// KeyReload is how often the signing keys are re-read, so a rotation
-	// or a revocation made elsewhere is picked up (default
-	// josejwt.DefaultKeyReload).
+	// KeyReload is how often the signing keys are re-read, to pick up a
+	// rotation or revocation made elsewhere (default josejwt.DefaultKeyReload).
 	KeyReload time.Duration
-	// AuditFoldWindow is the window of domain.AuditFold, which folds
-	// failed and throttled logins in the audit trail (zero means
-	// domain.DefaultAuditFold's).
+	// AuditFoldWindow is the window of domain.AuditFold, which folds failed
+	// and throttled logins in the audit trail (zero: the default's).
 	AuditFoldWindow time.Duration
 
 	// Replaceable services (README, "Embedding"); nil keeps the default.
@@ -118,8 +116,7 @@ type KeySet interface {
 	List(ctx context.Context) ([]domain.SigningKey, error)
 	// Revoke stops every process accepting tokens of kid (within its key
 	// reload period), making a new key sign at once first when kid signs
-	// (a key published ahead is only withdrawn); the events are stored
-	// with the revocation.
+	// (one published ahead is only withdrawn); the events are stored too.
 	Revoke(ctx context.Context, kid string, events ...domain.AuditEvent) error
 }
 

@@ -53,8 +53,7 @@ type Options struct {
 	RefreshName   string
 	// Heartbeat is the event streams' keep-alive interval (default 15s).
 	Heartbeat time.Duration
-	// Retry is the reconnection delay the event streams announce
-	// (default 2s).
+	// Retry is the event streams' announced reconnection delay (default 2s).
 	Retry time.Duration
 	// Limits cap what one caller holds open at once; the zero value is
 	// ginhttp's defaults.
@@ -96,8 +95,7 @@ type Deps struct {
 	Observer    ginhttp.RequestObserver  `optional:"true"`
 	// Routes are extra routes other modules contribute.
 	Routes []ginhttp.Route `group:"routes"`
-	// Metrics mounts GET /metrics (metricsfx, without an address of its
-	// own).
+	// Metrics mounts GET /metrics (metricsfx without an address of its own).
 	Metrics *ginhttp.MetricsOptions `optional:"true"`
 	// Tracing, when its Provider is set, gives each request a span.
 	Tracing tracefx.Tracing `optional:"true"`

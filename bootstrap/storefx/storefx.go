@@ -32,8 +32,7 @@ type Options struct {
 	// Database is "sqlite:PATH", "sqlite::memory:" or "postgres://…".
 	Database string
 	// Timeout bounds each call to the database and each connection
-	// attempt (bunstore.WithTimeout, bunstore.WithConnectTimeout); zero
-	// means bunstore.DefaultTimeout.
+	// attempt; zero means bunstore.DefaultTimeout.
 	Timeout time.Duration
 	// QueryTimeout bounds the database's time on each statement of a list
 	// (bunstore.WithQueryTimeout); zero means bunstore.DefaultQueryTimeout.
@@ -63,8 +62,7 @@ type Pinger interface {
 }
 
 // Open opens and, when asked, migrates the database: the plain constructor
-// behind the module. Every call is bounded by o's timeouts; opts add to
-// them (the caller bound, tracing).
+// behind the module. opts add to o's timeouts (the caller bound, tracing).
 func Open(ctx context.Context, o Options, opts ...bunstore.Option) (*bunstore.DB, error) {
 	opts = append([]bunstore.Option{bunstore.WithConnectTimeout(o.Timeout), bunstore.WithTimeout(o.Timeout),
 		bunstore.WithQueryTimeout(o.QueryTimeout)}, opts...)
@@ -110,8 +108,7 @@ const openTimeout = 60 * time.Second
 func SQL(o Options) fx.Option {
 	return fx.Module("store",
 		fx.Supply(fx.Private, o),
-		// The budget the caller limit charges and the HTTP server checks
-		// (httpfx).
+		// The budget the caller limit charges and httpfx checks.
 		fx.Provide(fx.Private, func(o Options, clock ports.Clock) *bunstore.Budget {
 			return bunstore.NewBudget(o.UserTime, o.UserBurst, clock)
 		}),
