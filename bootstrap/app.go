@@ -71,9 +71,8 @@ func System() fx.Option {
 }
 
 // NewLogger returns the slog logger the configuration asks for. Lines
-// logged with a request's context carry its request id
-// (ports.LogRequestIDs), whichever layer logs them. A buffered out
-// (logbuf) is flushed at once by a warning or an error.
+// logged with a request's context carry its request id (ports.LogRequestIDs).
+// A buffered out (logbuf) is flushed at once by a warning or an error.
 func NewLogger(c config.Log, out io.Writer) *slog.Logger {
 	opts := &slog.HandlerOptions{Level: c.Level}
 	var h slog.Handler = slog.NewTextHandler(out, opts)
@@ -143,7 +142,6 @@ func callerLimits(c config.Caps) limits.Options {
 		ConnsPerAddress: cmp.Or(c.ConnsPerAddress, -1)}
 }
 
-// sweeperDeps are the sweeper's inputs.
 type sweeperDeps struct {
 	fx.In
 	Cache   *application.CacheOperations

@@ -23,9 +23,8 @@ import (
 )
 
 // Main runs the cachegate command line args (without the program name)
-// and returns the process exit status: 0 success, 1 failure, 2 bad usage or
-// configuration. version is the version set at build time, or "" to take
-// it from the build information. getenv reads the environment (os.Getenv).
+// and returns the process exit status (cli.ExitOK, …). version is the one
+// set at build time, or ""; getenv reads the environment (os.Getenv).
 func Main(version string, args []string, stdin io.Reader, stdout, stderr io.Writer, getenv func(string) string) int {
 	info, _ := debug.ReadBuildInfo()
 	version = cli.Version(version, info)
@@ -48,10 +47,9 @@ type cliHost struct {
 	version string
 }
 
-// ConfigFlags defines the flags of the settings a command uses on fs. The
-// CLI's groups are the configuration's, bit for bit (TestUsesAreGroups).
+// ConfigFlags defines the flags of the settings a command uses on fs.
 func (h cliHost) ConfigFlags(fs *flag.FlagSet, uses cli.Uses) func() (cli.Runtime, error) {
-	f := config.RegisterGroups(fs, config.Group(uses))
+	f := config.RegisterGroups(fs, uses)
 	return func() (cli.Runtime, error) {
 		cfg, err := config.Load(fs, f, h.getenv)
 		if err != nil {
@@ -72,10 +70,8 @@ type cliRuntime struct {
 	db   *bunstore.DB // opened by StartStorage
 }
 
-// JSONLogs reports whether the logs are JSON.
 func (r *cliRuntime) JSONLogs() bool { return r.cfg.Log.Format == config.LogJSON }
 
-// Addr is the HTTP listen address, which `cachegate health` asks.
 func (r *cliRuntime) Addr() string { return r.cfg.Addr }
 
 // Serve runs the whole service until ctx is done or the app stops.
@@ -125,9 +121,8 @@ func (r *cliRuntime) Start(context.Context) (cli.Services, error) {
 	cfg.Log.Level = slog.LevelError
 	var s cli.Services
 	populate := []any{&s.Users, &s.Audit}
-	// Asking fx for the keys' use case loads the signing keys (and, when
-	// they are sealed, needs the key-encryption secret); only commands
-	// using cli.UsesKeys do.
+	// Asking fx for the keys' use case loads the signing keys (and may
+	// need their secret); only commands using cli.UsesKeys do.
 	if r.uses&cli.UsesKeys != 0 {
 		populate = append(populate, &s.Keys)
 	}
@@ -164,15 +159,13 @@ func (r *cliRuntime) StartStorage(ctx context.Context) (cli.Storage, error) {
 
 // Stop stops the core, or closes the database StartStorage opened.
 func (r *cliRuntime) Stop(ctx context.Context) error {
-	if r.db != nil {
-		db := r.db
+	if db := r.db; db != nil {
 		r.db = nil
 		return db.Close()
 	}
-	if r.app == nil {
-		return nil
+	if app := r.app; app != nil {
+		r.app = nil
+		return dig.RootCause(app.Stop(ctx))
 	}
-	app := r.app
-	r.app = nil
-	return dig.RootCause(app.Stop(ctx))
+	return nil
 }

@@ -17,9 +17,8 @@ import (
 	"github.com/cachegate/cachegate/ports"
 )
 
-// SetupLink provides the one-time set-up link of the first admin
-// (docs/admin.md, "The first admin"); httpfx mounts its route. serve
-// issues the link (Serve) when no admin exists.
+// SetupLink provides the first admin's one-time set-up link (docs/admin.md,
+// "The first admin"), whose route httpfx mounts; serve issues it.
 func SetupLink(o application.FirstAdminOptions) fx.Option {
 	return fx.Module("setup", fx.Provide(func(users *application.Users, clock ports.Clock) (*application.FirstAdmin, error) {
 		return application.NewFirstAdmin(users, users.HasAdmin, clock, system.Secrets{}, o)
@@ -27,11 +26,10 @@ func SetupLink(o application.FirstAdminOptions) fx.Option {
 }
 
 // hintFirstAdmin logs, when no active admin exists, how to make the first
-// one (README.md, "Web console"): a newcomer who opens /console/ needs an
-// admin to sign in with. With the console on, it also issues the
-// one-time set-up link and logs it, on a line of its own: the one log
-// line that holds a secret, by design (docs/admin.md, "The first admin").
-// A store that cannot tell says nothing.
+// one (README.md, "Web console"). With the console on, it also issues the
+// one-time set-up link and logs it on a line of its own: the one log line
+// that holds a secret, by design (docs/admin.md, "The first admin"). A
+// store that cannot tell says nothing.
 func hintFirstAdmin(ctx context.Context, log *slog.Logger, admins *application.Users, link *application.FirstAdmin, addr func() string, console bool) {
 	if has, err := admins.HasAdmin(ctx); err != nil || has {
 		return

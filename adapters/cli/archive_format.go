@@ -14,27 +14,18 @@ import (
 )
 
 // The export file (docs/operations.md, "Moving from SQLite to PostgreSQL") is JSON Lines: a header line
-// naming the format and its version, one line per record, and an end line
-// with the number of records, so a truncated file is told from a whole
-// one. Every line is one JSON object with a "kind":
-//
-//	{"format":"cachegate-export","version":2,"exportedAt":"…"}
-//	{"kind":"user","id":…,"username":…,"passwordHash":…,"passwordSalt":…,"active":true,"dateCreated":…,"dateUpdated":…}
-//	{"kind":"signingKey","id":…,"algorithm":"EdDSA","private":"<base64>","public":"<base64>","dateCreated":…,"retiredAt":null,"revokedAt":null}
-//	{"kind":"refreshFamily","id":…,"userId":…,"currentId":…,"issuedAt":…,"expiresAt":…,"generation":3,"used":[{"id":…,"usedAt":…}],"revokedAt":null}
-//	{"kind":"entry","entity":"userCache","id":…,"key":…,"type":…,"assigneeId":…,"data":<JSON>,"version":1,"dateCreated":…,"dateUpdated":…,"expiresAt":null}
-//	{"kind":"end","records":4}
-//
-// Times are RFC 3339 in UTC with microseconds. Unknown fields are refused:
-// a file of a later version says so in its header.
+// naming the format and its version (archiveHeader), one line per record,
+// each a JSON object whose "kind" names its type (archiveUser, archiveKey,
+// archiveFamily, archiveEntry), and an end line with the number of records
+// (archiveEnd), so a truncated file is told from a whole one. Times are RFC
+// 3339 in UTC with microseconds. Unknown fields are refused: a file of a
+// later version says so in its header.
 //
 // Version 1 carried sessions as one "refresh" line per issued token
-//
-//	{"kind":"refresh","id":…,"familyId":…,"userId":…,"issuedAt":…,"expiresAt":…,"usedAt":null,"revokedAt":null}
-//
-// where version 2 carries one "refreshFamily" line per family (the live
-// token and the used tokens the family remembers). Files of both versions
-// are read; import stores the families of version 1's tokens.
+// (archiveRefresh) where version 2 carries one "refreshFamily" line per
+// family (the live token and the used tokens the family remembers). Files
+// of both versions are read; import stores the families of version 1's
+// tokens.
 
 const (
 	archiveFormat  = "cachegate-export"
@@ -49,9 +40,8 @@ const (
 
 // maxArchiveLine is the longest line a valid record can take when entry
 // data is at most maxData bytes: data written as a string (dataText)
-// takes at most 6 bytes for each of its own (encoding/json writes "<" as
-// \u003c). A longer line is refused before it is read whole, so that an
-// import's memory is that of one record (README.md, "Export and import").
+// takes at most 6 bytes for each of its own ("<" is \u003c). A longer line
+// is refused unread, so an import holds one record in memory.
 func maxArchiveLine(maxData int) int { return 6*maxData + archiveLineSlack }
 
 type archiveHeader struct {
@@ -163,7 +153,6 @@ func (a *archiveWriter) line(v any) error {
 	return err
 }
 
-// record writes one record.
 func (a *archiveWriter) record(r application.ArchiveRecord) error {
 	a.n++
 	switch {
@@ -184,11 +173,6 @@ func (a *archiveWriter) record(r application.ArchiveRecord) error {
 		return a.line(archiveFamily{Kind: "refreshFamily", ID: f.ID, UserID: f.UserID, CurrentID: f.CurrentID,
 			IssuedAt: f.IssuedAt.UTC(), ExpiresAt: f.ExpiresAt.UTC(), Generation: f.Generation, Used: used,
 			RevokedAt: utcPtr(f.RevokedAt), Created: utcPtr(timeOrNil(f.Created)), Address: f.Address, UserAgent: f.UserAgent})
-	case r.Refresh != nil:
-		// Only a record read from a file of version 1 has one.
-		f := r.Refresh
-		return a.line(archiveRefresh{Kind: "refresh", ID: f.ID, FamilyID: f.FamilyID, UserID: f.UserID,
-			IssuedAt: f.IssuedAt.UTC(), ExpiresAt: f.ExpiresAt.UTC(), UsedAt: utcPtr(f.UsedAt), RevokedAt: utcPtr(f.RevokedAt)})
 	case r.Entry != nil:
 		return a.entry(r.Entity, r.Entry)
 	}
@@ -218,7 +202,6 @@ func (a *archiveWriter) entry(entity string, e *domain.Entry) error {
 	return err
 }
 
-// end writes the end line and flushes.
 func (a *archiveWriter) end() error {
 	if err := a.line(archiveEnd{Kind: "end", Records: a.n}); err != nil {
 		return err
@@ -237,49 +220,15 @@ func utcPtr(t *time.Time) *time.Time {
 // archiveReader reads the file record by record; every error names the
 // line it is about.
 type archiveReader struct {
-	lines   lineReader
+	r       *bufio.Reader
+	buf     []byte // the line being read
+	max     int    // the longest line accepted: maxArchiveLine(maxData)
 	maxData int
 	line    int
 	records int
 	ended   bool
 }
 
-// lineReader reads lines of at most max bytes (without their end).
-type lineReader struct {
-	r   *bufio.Reader
-	max int
-	buf []byte
-}
-
-// errLineTooLong is a line longer than lineReader.max.
-var errLineTooLong = errors.New("line too long")
-
-// next returns the next line without its end ("\n" or "\r\n"), valid
-// until the following call, or io.EOF after the last. A line longer than
-// max is refused with errLineTooLong once more than max bytes of it were
-// read; the rest of it is never read.
-func (l *lineReader) next() ([]byte, error) {
-	l.buf = l.buf[:0]
-	for {
-		chunk, err := l.r.ReadSlice('\n')
-		l.buf = append(l.buf, chunk...)
-		line := bytes.TrimSuffix(bytes.TrimSuffix(l.buf, []byte("\n")), []byte("\r"))
-		if len(line) > l.max {
-			return nil, errLineTooLong
-		}
-		switch {
-		case errors.Is(err, bufio.ErrBufferFull):
-			continue
-		case errors.Is(err, io.EOF) && len(l.buf) > 0:
-			return line, nil
-		case err != nil:
-			return nil, err
-		}
-		return line, nil
-	}
-}
-
-// lineError is a problem of one line of the file.
 func lineError(line int, format string, a ...any) error {
 	return fmt.Errorf("line %d: "+format, append([]any{line}, a...)...)
 }
@@ -288,7 +237,7 @@ func lineError(line int, format string, a ...any) error {
 // reader, which holds entry data to domain.DefaultMaxDataBytes until
 // limitData says otherwise.
 func newArchiveReader(r io.Reader) (*archiveReader, error) {
-	a := &archiveReader{lines: lineReader{r: bufio.NewReaderSize(r, 64<<10)}}
+	a := &archiveReader{r: bufio.NewReaderSize(r, 64<<10)}
 	a.limitData(domain.DefaultMaxDataBytes)
 	b, err := a.next()
 	if errors.Is(err, io.EOF) {
@@ -310,23 +259,32 @@ func newArchiveReader(r io.Reader) (*archiveReader, error) {
 // limitData bounds the lines that follow to what a record holding entry
 // data of at most maxData bytes can take (maxArchiveLine).
 func (a *archiveReader) limitData(maxData int) {
-	a.maxData, a.lines.max = maxData, maxArchiveLine(maxData)
+	a.maxData, a.max = maxData, maxArchiveLine(maxData)
 }
 
-// next returns the next line's bytes, valid until the following call.
+// next returns the next line without its end ("\n" or "\r\n"), valid
+// until the following call, or io.EOF after the last. A line longer than
+// a.max is refused once a.max bytes of it are read; the rest is never read.
 func (a *archiveReader) next() ([]byte, error) {
-	b, err := a.lines.next()
-	if errors.Is(err, io.EOF) {
-		return nil, io.EOF
+	a.buf = a.buf[:0]
+	for {
+		chunk, err := a.r.ReadSlice('\n')
+		a.buf = append(a.buf, chunk...)
+		line := bytes.TrimSuffix(bytes.TrimSuffix(a.buf, []byte("\n")), []byte("\r"))
+		if len(line) > a.max {
+			return nil, lineError(a.line+1, "longer than %d bytes, more than any record can take with entry data of at most %d bytes (--data-bytes): an entry's data is over the limit, or the line is not a record", a.max, a.maxData)
+		}
+		switch {
+		case errors.Is(err, bufio.ErrBufferFull):
+			continue
+		case errors.Is(err, io.EOF) && len(a.buf) == 0:
+			return nil, io.EOF
+		case err != nil && !errors.Is(err, io.EOF):
+			return nil, lineError(a.line+1, "%v", err)
+		}
+		a.line++
+		return line, nil
 	}
-	if errors.Is(err, errLineTooLong) {
-		return nil, lineError(a.line+1, "longer than %d bytes, more than any record can take with entry data of at most %d bytes (--data-bytes): an entry's data is over the limit, or the line is not a record", a.lines.max, a.maxData)
-	}
-	if err != nil {
-		return nil, lineError(a.line+1, "%v", err)
-	}
-	a.line++
-	return b, nil
 }
 
 // Next returns the next record, or io.EOF after the end line.
@@ -473,7 +431,6 @@ func decodeRecord[T any](b []byte, kind string, required func(*T) []string) (*T,
 	return v, nil
 }
 
-// timeOrNil is t, or nil for the zero time.
 func timeOrNil(t time.Time) *time.Time {
 	if t.IsZero() {
 		return nil

@@ -78,9 +78,8 @@ var auditCommand = Command{
 	},
 }
 
-// auditJSON is one line of `cachegate audit --json` (README.md,
-// "Commands" and "Audit trail"): every field always present, "" when
-// unknown; count is 1 and lastSeen the event's time for a single event.
+// auditJSON is one line of `cachegate audit --json`: every field always
+// present, "" when unknown; count 1 and lastSeen its time for a single event.
 type auditJSON struct {
 	Time      time.Time `json:"time"`
 	Type      string    `json:"type"`
@@ -95,16 +94,13 @@ type auditJSON struct {
 }
 
 func toAuditJSON(e domain.AuditEvent) auditJSON {
-	return auditJSON{Time: e.Time, Type: string(e.Type), UserID: e.UserID, Username: e.Username,
+	j := auditJSON{Time: e.Time, Type: string(e.Type), UserID: e.UserID, Username: e.Username,
 		Address: e.Address, RequestID: e.RequestID, Family: e.Family, Reason: e.Reason,
-		Count: e.Attempts(), LastSeen: lastSeen(e)}
-}
-
-func lastSeen(e domain.AuditEvent) time.Time {
-	if e.LastSeen.IsZero() {
-		return e.Time
+		Count: e.Attempts(), LastSeen: e.LastSeen}
+	if j.LastSeen.IsZero() {
+		j.LastSeen = e.Time
 	}
-	return e.LastSeen
+	return j
 }
 
 // cell is a stored string as the table prints it: "-" when empty, else
@@ -117,12 +113,9 @@ func cell(s string) string {
 }
 
 // escapeText escapes what a terminal would act on or that would break
-// the table's lines and columns (README.md, "Audit trail"): control
-// characters (C0, DEL, C1) as \n, \r, \t, \xNN or \u00NN, bidirectional
-// controls and line or paragraph separators as \uNNNN, bytes that are not
-// UTF-8 as \xNN, and the backslash itself as \\, so that every escape
-// reads one way. Stored usernames are the attacker's text (a failed login
-// names anything).
+// the table's lines and columns (docs/operations.md, "Audit trail"), and
+// the backslash itself, so that every escape reads one way. Stored
+// usernames are the attacker's text (a failed login names anything).
 func escapeText(s string) string {
 	var b strings.Builder
 	for i := 0; i < len(s); {
@@ -158,9 +151,8 @@ func unsafeRune(r rune) bool {
 }
 
 // escapeJSONControls rewrites, in a line encoding/json wrote, the
-// characters it leaves raw that escapeText escapes (DEL, C1 controls,
-// bidirectional controls) as \uNNNN: the same JSON value, safe on a
-// terminal. encoding/json already escapes C0 controls and U+2028/U+2029.
+// characters it leaves raw that escapeText escapes (DEL, C1 and bidi
+// controls) as \uNNNN: the same JSON value, safe on a terminal.
 func escapeJSONControls(line []byte) []byte {
 	s := string(line)
 	if !strings.ContainsFunc(s, unsafeRune) {

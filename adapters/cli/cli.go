@@ -32,9 +32,8 @@ type Command struct {
 	Args int
 	// NoConfig marks a command without the configuration flags (version).
 	NoConfig bool
-	// Uses are the groups of configuration settings the command reads:
-	// its flag set, and so its --help, holds only their flags. Zero
-	// means every group.
+	// Uses are the groups of configuration settings the command reads, so
+	// its --help lists only their flags. Zero means every group.
 	Uses Uses
 	// Setup defines the command's own flags on fs and returns the function
 	// that runs it once the flags are parsed. Setup may be nil when the
@@ -73,7 +72,6 @@ type RunFunc func(ctx context.Context, env *Env) error
 // ErrUsage marks an error as the command line's fault (exit status 2).
 var ErrUsage = errors.New("usage")
 
-// usageErrorf returns an error wrapping ErrUsage.
 func usageErrorf(format string, a ...any) error {
 	return fmt.Errorf("%w: "+format, append([]any{ErrUsage}, a...)...)
 }
@@ -87,9 +85,8 @@ type Services struct {
 	Audit *application.AuditTrail
 }
 
-// Storage is what the data-moving commands (export, import, backup) use:
-// the database alone, without the authentication module, which would
-// generate a signing key in an empty database.
+// Storage is what export, import and backup use: the database alone,
+// without the auth module, which would make a signing key in an empty one.
 type Storage struct {
 	Archive *application.Archive
 	// Backup writes a consistent copy of a running SQLite database to a
@@ -102,9 +99,8 @@ type Host interface {
 	// ConfigFlags defines the flags of the configuration settings of the
 	// groups uses on fs. After fs.Parse, the function it returns loads the
 	// configuration and returns its Runtime, or an error listing every
-	// problem (one per line). A Runtime built for uses without UsesKeys
-	// never touches the signing keys (so needs no key-encryption secret):
-	// its Services have no Keys.
+	// problem (one per line). Without UsesKeys, the Runtime never touches
+	// the signing keys (nor needs their secret): its Services have no Keys.
 	ConfigFlags(fs *flag.FlagSet, uses Uses) func() (Runtime, error)
 }
 
@@ -233,9 +229,8 @@ func (c *CLI) Run(ctx context.Context, args []string) int {
 func isHelp(arg string) bool { return arg == "-h" || arg == "--help" || arg == "-help" }
 
 // find returns the command the arguments name and the arguments after its
-// name; when none matches but the arguments begin with a group of
-// subcommands ("users", "users admin"), it returns the longest such
-// group's name and the arguments after it.
+// name, or else the longest group of subcommands they begin with ("users",
+// "users admin") and the arguments after it.
 func (c *CLI) find(args []string) (*Command, []string, string) {
 	for i := range c.Commands {
 		words := strings.Fields(c.Commands[i].Name)

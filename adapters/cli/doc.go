@@ -5,10 +5,7 @@
 // configuration flags and, once they are parsed, a Runtime that starts the
 // service or hands out the use cases (Services).
 //
-// Adding a command is one file holding a Command value and one entry in the
-// table of commands.go. Every command, and every group of subcommands
-// (`cachegate users`), answers -h and --help with its usage on standard
-// output and exit status 0.
-//
-// Exit statuses: 0 success, 1 failure, 2 bad usage or configuration.
+// Every command, and every group of subcommands (`cachegate users`),
+// answers -h and --help with its usage on standard output and exit status
+// 0 (ARCHITECTURE.md, "Adding a command").
 package cli

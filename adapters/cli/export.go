@@ -49,14 +49,10 @@ func exportToFile(ctx context.Context, a *application.Archive, path string, stde
 	if err := export(ctx, a, f, stderr); err != nil {
 		return err
 	}
-	if err := f.Sync(); err != nil {
-		return fmt.Errorf("export: %w", err)
-	}
-	if err := f.Close(); err != nil {
-		return fmt.Errorf("export: %w", err)
-	}
-	if err := os.Rename(tmp, path); err != nil {
-		return fmt.Errorf("export: %w", err)
+	for _, step := range []func() error{f.Sync, f.Close, func() error { return os.Rename(tmp, path) }} {
+		if err := step(); err != nil {
+			return fmt.Errorf("export: %w", err)
+		}
 	}
 	return nil
 }

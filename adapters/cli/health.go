@@ -14,8 +14,7 @@ import (
 )
 
 // healthCommand asks the running service whether it is ready, for a
-// container's health check or a script: no shell, no curl needed
-// (docs/deployment.md).
+// container's health check without shell or curl (docs/deployment.md).
 var healthCommand = Command{
 	Name:     "health",
 	Synopsis: "[--url URL] [--timeout DURATION]",
@@ -60,9 +59,8 @@ func ReadyURL(addr string) string {
 	return "http://" + net.JoinHostPort(host, port) + "/readyz"
 }
 
-// checkReady GETs url (without any proxy of the environment: the service
-// is asked directly) and returns nil on 200, else an error saying what
-// answered.
+// checkReady GETs url, bypassing any proxy of the environment, and returns
+// nil on 200, else an error saying what answered.
 func checkReady(ctx context.Context, url string, timeout time.Duration) error {
 	ctx, cancel := context.WithTimeout(ctx, timeout)
 	defer cancel()

@@ -8,9 +8,8 @@ import (
 	"time"
 )
 
-// progress reports a long command's advance on standard error: on a
-// terminal, one line redrawn in place (a bar when the total is known);
-// otherwise a plain line every plainEvery, for logs.
+// progress reports a long command's advance: on a terminal, one line
+// redrawn in place (a bar when the total is known); else a line per plainEvery.
 type progress struct {
 	w     io.Writer
 	label string
@@ -30,7 +29,6 @@ func newProgress(w io.Writer, label string, total int64) *progress {
 	return &progress{w: w, label: label, tty: isTerminal(w), total: total, start: now, last: now}
 }
 
-// isTerminal reports whether w is a character device (a terminal).
 func isTerminal(w io.Writer) bool {
 	f, ok := w.(*os.File)
 	if !ok {

@@ -76,9 +76,8 @@ func (c *CLI) commandUsage(cmd *Command, p parsed) string {
 	return b.String()
 }
 
-// writeFlags writes flags as "  --name VALUE" lines, each followed by its
-// indented description and, as flag.PrintDefaults does, its default
-// unless that is the zero value of the flag's type, in the order given.
+// writeFlags writes flags, in the order given, as flag.PrintDefaults
+// does but with "--": a line each, then the indented usage and default.
 func writeFlags(w io.Writer, flags []*flag.Flag) {
 	for _, f := range flags {
 		arg, usage := flag.UnquoteUsage(f)
@@ -122,9 +121,8 @@ func upperFirst(s string) string {
 	return strings.ToUpper(s[:1]) + s[1:] + "."
 }
 
-// printError writes a fatal error: "cachegate: …" as text, or one JSON log
-// object (slog's shape, level ERROR) when the configuration asks for JSON
-// logs.
+// printError writes a fatal error: "cachegate: …" as text, or one slog
+// JSON object of level ERROR when the configuration asks for JSON logs.
 func printError(w io.Writer, asJSON bool, msg string) {
 	if !asJSON {
 		fmt.Fprintf(w, "cachegate: %s\n", msg)

@@ -19,9 +19,8 @@ var usersListCommand = Command{
 		w := tabwriter.NewWriter(env.Stdout, 0, 4, 2, ' ', 0)
 		fmt.Fprintln(w, "ID\tUSERNAME\tACTIVE\tADMIN\tCREATED")
 		for _, u := range users {
-			// Usernames are escaped as audit escapes them (escapeText): a
-			// name stored before control characters were refused must
-			// neither act on the terminal nor break the table.
+			// Usernames are escaped (escapeText): one stored before control
+			// characters were refused must not act on the terminal.
 			fmt.Fprintf(w, "%s\t%s\t%t\t%t\t%s\n", escapeText(u.ID), escapeText(u.Username), u.Active, u.Admin, u.DateCreated.Format(time.RFC3339))
 		}
 		return w.Flush()

@@ -22,13 +22,11 @@ var versionCommand = Command{
 	},
 }
 
-// Version is the one-word version `cachegate version` prints. set is the
-// version given at build time (-ldflags "-X main.version=…"); when it is
-// empty or "dev", the build information fills in: the main module's
-// version (a tag or a pseudo-version when built with `go build` in a
-// checkout or with `go install …@version`), and, when that does not
-// already carry it, the VCS revision (12 digits) and "dirty" for
-// uncommitted changes: "devel+3f2a9c1b7d4e.dirty".
+// Version is the one-word version `cachegate version` prints
+// (docs/operations.md, "Commands"). set is the version given at build
+// time; when it is empty or "dev", the build information fills in: the
+// main module's version and, when that does not already carry it, the VCS
+// revision (12 digits) and "dirty": "devel+3f2a9c1b7d4e.dirty".
 func Version(set string, info *debug.BuildInfo) string {
 	if set != "" && set != "dev" {
 		return set

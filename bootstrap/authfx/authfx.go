@@ -4,28 +4,20 @@
 // built by an injected constructor).
 //
 // Every replaceable service (README, "Embedding") is a port in the graph:
-// ports.UserLookup, ports.UserValidator, ports.PasswordValidator,
-// ports.PasswordHasher, ports.TokenIssuer, ports.TokenVerifier and
-// ports.TokenValidator. An integrator swaps one either through its field
-// in Options or with fx.Decorate on the port type; the others keep their
-// defaults.
+// ports.UserLookup, UserValidator, PasswordValidator, PasswordHasher,
+// TokenIssuer, TokenVerifier and TokenValidator. An integrator swaps one
+// through its field in Options or with fx.Decorate on the port type.
 //
 // Requires: ports.UserRepository, ports.RefreshStore, ports.KeyStore,
 // ports.LoginThrottle (storefx provides them), ports.Clock,
-// ports.IDGenerator and *slog.Logger; ports.Metrics and
-// ports.RevocationFeed when present (else the refresh store serves as the
-// feed when it is one; without a feed, access tokens outlive the end of
-// their session).
-// ports.AuditLog when present (security events are then stored, else only
-// logged and counted).
-// Provides: the ports above, *application.AuditTrail, *application.Login, *application.Authenticate,
-// *application.Refresh, *application.Logout, *application.Users,
-// *application.AdminCheck, *application.SelfService,
-// *background.RevokedSessions (polled while the app runs),
-// *application.AuthChanges (bumped when a session or a signing key is
-// revoked; open event streams then re-check their caller),
-// *application.Keys and a KeySet (JWKS, key rotation, listing and
-// revocation).
+// ports.IDGenerator and *slog.Logger; when present, ports.Metrics,
+// ports.AuditLog (else security events are only logged and counted) and
+// ports.RevocationFeed (else the refresh store when it is one; without a
+// feed, access tokens outlive the end of their session).
+// Provides: the ports above, the use cases *application.AuditTrail, Login,
+// Authenticate, Refresh, Logout, Users, AdminCheck, SelfService, Keys and
+// AuthChanges, *background.RevokedSessions (polled while the app runs) and
+// a KeySet.
 package authfx
 
 import (
@@ -72,14 +64,11 @@ type Options struct {
 	DisableThrottle bool
 	// SubjectCacheTTL is how long the guard and the refresh remember the
 	// principal of a token subject (default 1s; negative disables): a
-	// disabled user's access tokens stop working within it, and its
-	// sessions at once (application.RefreshDeps.SubjectTTL). Login always
-	// asks the lookup.
+	// disabled user's access tokens stop working within it.
 	SubjectCacheTTL time.Duration
 	// RefreshReuseGrace forgives a refresh token presented again within
-	// this window after its first use (see application.RefreshDeps);
-	// zero is off. The configuration's default is 10s; a module built
-	// from Options directly gets only what it sets.
+	// this window after its first use (application.RefreshDeps); zero,
+	// unlike the configuration's default of 10s, is off.
 	RefreshReuseGrace time.Duration
 	// SessionMax bounds a refresh family's life from its login (default
 	// 90 days).
@@ -95,13 +84,11 @@ type Options struct {
 	// KeyEncryptionSecret, when set (at least 32 bytes), seals the private
 	// halves of stored signing keys (josejwt.Options.KeyEncryptionSecret).
 	KeyEncryptionSecret []byte
-	// KeyReload is how often the signing keys are re-read, so a rotation
-	// or a revocation made elsewhere is picked up (default
-	// josejwt.DefaultKeyReload).
+	// KeyReload is how often the signing keys are re-read, to pick up a
+	// rotation or revocation made elsewhere (default josejwt.DefaultKeyReload).
 	KeyReload time.Duration
-	// AuditFoldWindow is the window of domain.AuditFold, which folds
-	// failed and throttled logins in the audit trail (zero means
-	// domain.DefaultAuditFold's).
+	// AuditFoldWindow is the window of domain.AuditFold, which folds failed
+	// and throttled logins in the audit trail (zero: the default's).
 	AuditFoldWindow time.Duration
 
 	// Replaceable services (README, "Embedding"); nil keeps the default.
@@ -129,8 +116,7 @@ type KeySet interface {
 	List(ctx context.Context) ([]domain.SigningKey, error)
 	// Revoke stops every process accepting tokens of kid (within its key
 	// reload period), making a new key sign at once first when kid signs
-	// (a key published ahead is only withdrawn); the events are stored
-	// with the revocation.
+	// (one published ahead is only withdrawn); the events are stored too.
 	Revoke(ctx context.Context, kid string, events ...domain.AuditEvent) error
 }
 
@@ -392,13 +378,12 @@ type auditDeps struct {
 	Options Options
 }
 
-// newAuditTrail records security events in the ports.AuditLog of the
-// graph (storefx provides the database's; an embedder may fx.Decorate it
-// to send events elsewhere), logs and counts them, and reads them back.
-// When that log is the one the stores write into
-// (ports.ChangeAuditLog), the events of store changes are written in the
-// change's transaction; a replaced log gets them through RecordEvent
-// after the commit. Without a log there is no trail to read.
+// newAuditTrail records security events in the graph's ports.AuditLog,
+// logs and counts them, and reads them back. When that log is the one the
+// stores write into (ports.ChangeAuditLog), the events of store changes
+// are written in the change's transaction; a log an embedder decorated
+// gets them through RecordEvent after the commit. Without a log there
+// is no trail to read.
 func newAuditTrail(d auditDeps) *application.AuditTrail {
 	var fold *domain.AuditFold
 	if w := d.Options.AuditFoldWindow; w > 0 {

@@ -4,9 +4,7 @@
 // ForRoot and ForRootAsync register the app-wide cache: they provide
 // *application.CacheOperations (which the HTTP module serves) and the Go API
 // *application.Cache. Register and RegisterAsync register a named feature
-// instance whose internals are private to its module, so several can live
-// in one app; each provides its *application.Cache under the name tag
-// `name:"cache.<name>"`.
+// instance (ARCHITECTURE.md, "NestJS registration modes and fx").
 //
 // Every mode requires a RepoFactory (storefx provides one), a ports.Clock
 // and a ports.IDGenerator; a ports.Metrics and an *background.Feed are used
@@ -172,9 +170,8 @@ func root(options fx.Option) fx.Option {
 }
 
 // Register registers a cache feature instance named name with options
-// given directly. Its use cases stay private to the module; its Go API is
-// provided as *application.Cache tagged `name:"cache.<name>"`, and its use
-// cases join the value group "cache_features" that the HTTP module serves.
+// given directly. Its Go API is provided as *application.Cache tagged
+// `name:"cache.<name>"`; its use cases join the value group "cache_features".
 func Register(name string, o Options) fx.Option {
 	return feature(name, fx.Supply(fx.Private, o))
 }

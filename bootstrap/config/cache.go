@@ -87,9 +87,8 @@ func applyCache(c *Config, fv file) []error {
 	return append(errs, c.checkCache()...)
 }
 
-// checkCache checks the cache maps: valid and distinct tables, valid
-// assignment names, each assignment's entity and policy, and at least one
-// assignment.
+// checkCache checks the cache maps: tables, assignment names, each
+// assignment's entity, policy and quota, and that there is one.
 func (c Config) checkCache() []error {
 	var errs []error
 	tables := map[string]string{}
@@ -139,7 +138,6 @@ func (c Config) checkCache() []error {
 	return errs
 }
 
-// ptr returns a pointer to its own copy of v.
 func ptr[T any](v T) *T { return &v }
 
 // SnakeCase returns the default table of an entity key: its snake_case

@@ -12,35 +12,28 @@ import (
 type Config struct {
 	// Addr is the HTTP listen address (host:port).
 	Addr string
-	// Database is the database URL: "sqlite:PATH", "sqlite::memory:",
-	// "postgres://…" or "postgresql://…", as bunstore.Open takes it. It
-	// may hold a password: log RedactedDatabase instead.
+	// Database is the database URL as bunstore.Open takes it. It may hold
+	// a password: log RedactedDatabase instead.
 	Database string
-	// DatabaseTimeout bounds each call to the database, from waiting for
-	// a pooled connection to the last row (and each connection attempt):
-	// past it the request answers 503 DATABASE_UNAVAILABLE.
+	// DatabaseTimeout bounds each call to the database and each connection
+	// attempt (503 DATABASE_UNAVAILABLE past it).
 	DatabaseTimeout time.Duration
-	// QueryTimeout bounds the database's time on each statement of a list
-	// (the count, each page): past it the list answers 422
-	// QUERY_TOO_EXPENSIVE (bunstore.WithQueryTimeout).
+	// QueryTimeout bounds each statement of a list (422
+	// QUERY_TOO_EXPENSIVE past it; bunstore.WithQueryTimeout).
 	QueryTimeout time.Duration
-	// DatabaseUserStatements bounds the database calls one caller (a
-	// user, or an anonymous client's address) runs at once; 0 is half the
-	// connection pool (bunstore.WithCallerBound).
+	// DatabaseUserStatements bounds the database calls one caller runs at
+	// once; 0 is half the connection pool (bunstore.WithCallerBound).
 	DatabaseUserStatements int
-	// DatabaseUserTime is the database time one caller (as
-	// DatabaseUserStatements counts them) may use per second on this
-	// replica, and DatabaseUserBurst what it may use at once; past them
-	// its requests answer 429 until the budget refills (bunstore.Budget).
-	// A zero rate is no budget.
+	// DatabaseUserTime and DatabaseUserBurst are one caller's budget of
+	// database time per second and at once on this replica (429 once it
+	// is spent; bunstore.Budget). A zero rate is no budget.
 	DatabaseUserTime  time.Duration
 	DatabaseUserBurst time.Duration
 	// MetricsAddr is a separate listen address for GET /metrics; empty
 	// serves /metrics, guarded, on Addr.
 	MetricsAddr string
-	// MetricsToken, when set, lets a scraper that sends it as a bearer
-	// token read GET /metrics on Addr (README.md, "What the API does"); without it
-	// /metrics on Addr is refused. MetricsTokenFile is where it was read.
+	// MetricsToken, when set, lets a scraper bearing it read GET /metrics
+	// on Addr; MetricsTokenFile is where it was read.
 	MetricsToken     Secret
 	MetricsTokenFile string
 	// ErrorFormat is the shape of 400 validation errors:
@@ -60,17 +53,14 @@ type Config struct {
 	// logins fold into one audit event (domain.AuditFold).
 	AuditFoldWindow time.Duration
 	// TrustedProxies are the addresses and CIDRs of proxies whose
-	// X-Forwarded-For is believed (README, "PostgreSQL and several replicas"); none by
-	// default.
+	// X-Forwarded-For is believed; none by default.
 	TrustedProxies []string
 	// ConfigFile is the YAML file that was loaded; empty when none.
 	ConfigFile string
-	// Console serves the web console at /console/ (README, "Web
-	// console"); on by default.
+	// Console serves the web console at /console/; on by default.
 	Console bool
-	// SetupFromAnywhere accepts the one-time set-up link of the first
-	// admin from any address, not only from the server's own machine
-	// (docs/admin.md, "The first admin").
+	// SetupFromAnywhere accepts the first admin's one-time set-up link
+	// from any address (docs/admin.md, "The first admin").
 	SetupFromAnywhere bool
 
 	// CORS lets browser apps on other origins call the API.
@@ -204,10 +194,8 @@ type Auth struct {
 	// BcryptCost is bcrypt's cost (4..31).
 	BcryptCost int
 	// RefreshReuseGrace lets a just-used refresh token be presented again
-	// within this window of its first use without revoking its family
-	// (for clients that refresh twice at once or retry): the answer holds
-	// the family's one live refresh token again. Default 10s (README,
-	// "Configuration"); 0 turns it off.
+	// within this window of its first use without revoking its family:
+	// the answer holds the family's live refresh token again (0: off).
 	RefreshReuseGrace time.Duration
 	// SessionMax bounds a refresh family's life from its login, however
 	// often it refreshes.
@@ -306,9 +294,8 @@ const (
 	ErrorFormatRockets   = "rockets"
 )
 
-// Default returns the configuration with every setting at its default:
-// the defaults of the settings table (README.md, "Configuration"), and one
-// entity and one assignment as the cache maps.
+// Default returns the configuration with every setting at its default,
+// and one entity and one assignment as the cache maps.
 func Default() Config {
 	c := Config{Cache: Cache{
 		Entities: map[string]Entity{DefaultEntityKey: {Table: "user_cache"}},

@@ -9,14 +9,12 @@ import (
 )
 
 // CORS is cross-origin resource sharing for browser apps served from
-// other origins (docs/api.md, "Coming from Rockets"): flags --cors-origins and
-// --cors-credentials, YAML cors.origins and cors.credentials.
+// other origins (docs/api.md, "Coming from Rockets").
 type CORS struct {
-	// Origins are the allowed origins in the form browsers send in the
-	// Origin header ("https://app.example", "http://localhost:5173"):
-	// scheme and host lowercased, no path, no trailing slash. The single
-	// entry "*" allows any origin. Empty (the default) sends no CORS
-	// headers at all.
+	// Origins are the allowed origins as browsers send them in the Origin
+	// header ("https://app.example"): scheme and host lowercased, no path,
+	// no trailing slash. The single entry "*" allows any origin. Empty
+	// (the default) sends no CORS headers at all.
 	Origins []string
 	// Credentials lets the allowed origins send credentials (cookies,
 	// Access-Control-Allow-Credentials: true). It is refused with "*".
@@ -29,9 +27,8 @@ func (c CORS) Enabled() bool { return len(c.Origins) > 0 }
 // AnyOrigin reports whether every origin is allowed ("*").
 func (c CORS) AnyOrigin() bool { return slices.Contains(c.Origins, "*") }
 
-// parseCORSOrigins reads a comma-separated list; empty items are skipped,
-// so "" is none. Origins are normalised (see CORS.Origins); checking is
-// checkCORSOrigins's business.
+// parseCORSOrigins reads a comma-separated list of origins, normalised
+// (see CORS.Origins); empty items are skipped, so "" is none.
 func parseCORSOrigins(v string) (origins []string, _ error) {
 	for _, item := range strings.Split(v, ",") {
 		if item = strings.TrimSpace(item); item != "" && !slices.Contains(origins, normalOrigin(item)) {

@@ -31,13 +31,12 @@ func RedactDatabaseURL(raw string) string {
 	if _, has := u.User.Password(); has {
 		u.User = url.UserPassword(u.User.Username(), redacted)
 	}
-	if q := u.Query(); q.Has("password") || q.Has("sslpassword") {
-		for _, k := range []string{"password", "sslpassword"} {
-			if q.Has(k) {
-				q.Set(k, redacted)
-			}
+	q := u.Query()
+	for _, k := range []string{"password", "sslpassword"} {
+		if q.Has(k) {
+			q.Set(k, redacted)
+			u.RawQuery = q.Encode() // only then: Encode reorders the query
 		}
-		u.RawQuery = q.Encode()
 	}
 	return u.String()
 }
@@ -45,9 +44,8 @@ func RedactDatabaseURL(raw string) string {
 // errDatabaseScheme is the problem of a URL of no supported dialect.
 var errDatabaseScheme = errors.New(`must be "sqlite:PATH", "sqlite::memory:", "postgres://…" or "postgresql://…"`)
 
-// checkDatabase checks a database URL. A SQLite URL is "sqlite:" followed
-// by a path, taken verbatim (as bunstore.Open takes it). Errors never quote
-// the URL, which may hold a password.
+// checkDatabase checks a database URL; a SQLite path is taken verbatim.
+// Errors never quote the URL, which may hold a password.
 func checkDatabase(raw string) error {
 	switch {
 	case raw == sqlitePrefix:

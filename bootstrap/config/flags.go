@@ -1,6 +1,10 @@
 package config
 
-import "flag"
+import (
+	"flag"
+
+	"github.com/cachegate/cachegate/adapters/cli"
+)
 
 // Flags is the handle RegisterGroups returns: the flag values Load reads back.
 type Flags struct {
@@ -14,7 +18,6 @@ type flagValue struct {
 	isBool bool
 }
 
-// String returns the flag's text.
 func (v *flagValue) String() string {
 	if v == nil {
 		return ""
@@ -22,18 +25,16 @@ func (v *flagValue) String() string {
 	return v.text
 }
 
-// Set records the flag's text.
 func (v *flagValue) Set(s string) error { v.text = s; return nil }
 
 // IsBoolFlag lets a boolean flag be given bare (--enable-guards).
 func (v *flagValue) IsBoolFlag() bool { return v.isBool }
 
-// RegisterGroups defines the flags of the settings of groups (GroupAll:
+// RegisterGroups defines the flags of the settings of groups (cli.UsesAll:
 // every setting), and --config, on fs. The usage text names each flag's
-// environment variable and YAML key. The other settings are still read
-// from the environment and the YAML file by Load; they just have no flag
-// here. Call it once per flag set, before fs.Parse.
-func RegisterGroups(fs *flag.FlagSet, groups Group) *Flags {
+// environment variable and YAML key; Load still reads the other settings
+// from those. Call it once per flag set, before fs.Parse.
+func RegisterGroups(fs *flag.FlagSet, groups cli.Uses) *Flags {
 	f := &Flags{values: map[string]*flagValue{}}
 	define := func(name, def, usage string, isBool bool) {
 		v := &flagValue{text: def, isBool: isBool}

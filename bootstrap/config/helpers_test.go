@@ -9,6 +9,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/cachegate/cachegate/adapters/cli"
 	"github.com/cachegate/cachegate/bootstrap/config"
 )
 
@@ -26,7 +27,7 @@ func load(t *testing.T, in input) (config.Config, error) {
 	t.Helper()
 	fs := flag.NewFlagSet("cachegate", flag.ContinueOnError)
 	fs.SetOutput(io.Discard)
-	f := config.RegisterGroups(fs, config.GroupAll)
+	f := config.RegisterGroups(fs, cli.UsesAll)
 	if err := fs.Parse(in.args); err != nil {
 		t.Fatalf("parse %v: %v", in.args, err)
 	}

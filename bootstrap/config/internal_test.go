@@ -5,6 +5,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/cachegate/cachegate/adapters/cli"
 	"github.com/cachegate/cachegate/domain"
 )
 
@@ -84,20 +85,20 @@ func TestRegisterGroupsDefinesOnlyTheGroupsFlags(t *testing.T) {
 	t.Parallel()
 	for _, c := range []struct {
 		name   string
-		groups Group
+		groups cli.Uses
 		want   []string
 		absent []string
 	}{
-		{"users add's groups", GroupStorage | GroupPasswords,
+		{"users add's groups", cli.UsesStorage | cli.UsesPasswords,
 			[]string{"config", "database", "database-timeout", "log-level", "bcrypt-cost", "password-algorithm"},
 			[]string{"addr", "cors-origins", "metrics-addr", "key-encryption-secret-file", "hs256-secret-file", "issuer"}},
-		{"the key commands' groups", GroupStorage | GroupKeys,
+		{"the key commands' groups", cli.UsesStorage | cli.UsesKeys,
 			[]string{"database", "key-encryption-secret-file", "hs256-secret-file", "issuer"},
 			[]string{"addr", "bcrypt-cost", "throttle-window"}},
-		{"import's groups", GroupStorage | GroupData,
+		{"import's groups", cli.UsesStorage | cli.UsesData,
 			[]string{"database", "data-bytes"},
 			[]string{"addr", "body-bytes", "bcrypt-cost", "issuer"}},
-		{"every group", GroupAll,
+		{"every group", cli.UsesAll,
 			[]string{"addr", "cors-origins", "database", "bcrypt-cost", "key-encryption-secret-file", "max-conns-per-address"}, nil},
 	} {
 		t.Run(c.name, func(t *testing.T) {

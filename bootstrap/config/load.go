@@ -29,10 +29,8 @@ type origin struct {
 // precedence over the defaults. fs and f may be nil (no flags), and
 // getenv may be nil (an empty environment). It reports every problem at
 // once, joined, and then returns the zero Config: never a half-valid one.
-//
-// The HS256 secret can be given directly (CACHEGATE_HS256_SECRET,
-// auth.hs256Secret) or as a file (--hs256-secret-file, …); the one from the
-// higher layer wins, and both in the same layer is an error.
+// Of the HS256 secret and its file, the one from the higher layer wins;
+// both in the same layer is an error.
 func Load(fs *flag.FlagSet, f *Flags, getenv func(string) string) (Config, error) {
 	if getenv == nil {
 		getenv = func(string) string { return "" }
@@ -103,9 +101,8 @@ func (o origin) wrap(err error) error {
 	return fmt.Errorf("%s: %w", o.name, err)
 }
 
-// Validate checks a Config built in code (Load already has): every
-// setting's range and the rules between settings. It reports every problem,
-// joined, each naming the setting by its YAML path.
+// Validate checks a Config built in code as Load checks what it loads,
+// and reports every problem, each naming the setting by its YAML path.
 func (c Config) Validate() error {
 	var errs []error
 	for _, s := range settings(&c) {

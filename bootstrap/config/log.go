@@ -10,8 +10,7 @@ import (
 )
 
 // LogValue implements slog.LogValuer: the whole configuration as a group,
-// with the database password and the HS256 secret redacted, so it can be
-// logged at start-up.
+// with the database password and the HS256 secret redacted.
 func (c Config) LogValue() slog.Value {
 	str := slog.String
 	expires := "none"
@@ -37,8 +36,8 @@ func (c Config) LogValue() slog.Value {
 			str("origins", strings.Join(c.CORS.Origins, ",")),
 			slog.Bool("credentials", c.CORS.Credentials)),
 		slog.Group("cache",
-			str("entities", c.entitiesText()),
-			str("assignments", c.assignmentsText()),
+			str("entities", sortedText(c.Cache.Entities, func(e Entity) string { return e.Table })),
+			str("assignments", sortedText(c.Cache.Settings.Assignments, func(a Assignment) string { return a.EntityKey + "/" + a.Policy.String() })),
 			str("expiresIn", expires)),
 		slog.Group("auth",
 			slog.Bool("enableGuards", c.Auth.EnableGuards),
@@ -81,21 +80,12 @@ func (c Config) LogValue() slog.Value {
 	)
 }
 
-// entitiesText lists the entities as "key=table", sorted.
-func (c Config) entitiesText() string {
+// sortedText lists m as "key=text" by sorted key: the entities as
+// "key=table", the assignments as "name=entityKey/policy".
+func sortedText[V any](m map[string]V, text func(V) string) string {
 	var parts []string
-	for _, k := range slices.Sorted(maps.Keys(c.Cache.Entities)) {
-		parts = append(parts, k+"="+c.Cache.Entities[k].Table)
-	}
-	return strings.Join(parts, " ")
-}
-
-// assignmentsText lists the assignments as "name=entityKey/policy", sorted.
-func (c Config) assignmentsText() string {
-	var parts []string
-	for _, k := range slices.Sorted(maps.Keys(c.Cache.Settings.Assignments)) {
-		a := c.Cache.Settings.Assignments[k]
-		parts = append(parts, k+"="+a.EntityKey+"/"+a.Policy.String())
+	for _, k := range slices.Sorted(maps.Keys(m)) {
+		parts = append(parts, k+"="+text(m[k]))
 	}
 	return strings.Join(parts, " ")
 }
@@ -104,8 +94,7 @@ func (c Config) assignmentsText() string {
 type plain Config
 
 // Format prints c as fmt would, with any verb, but with the database
-// password redacted (the HS256 secret redacts itself), so %v, %+v and %#v
-// of a Config are safe to log.
+// password redacted (the HS256 secret redacts itself): safe to log.
 func (c Config) Format(f fmt.State, verb rune) {
 	p := plain(c)
 	p.Database = c.RedactedDatabase()

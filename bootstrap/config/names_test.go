@@ -6,6 +6,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/cachegate/cachegate/adapters/cli"
 	"github.com/cachegate/cachegate/bootstrap/config"
 )
 
@@ -53,7 +54,7 @@ func TestFlags(t *testing.T) {
 	t.Run("the secret itself has no flag", func(t *testing.T) {
 		t.Parallel()
 		fs := flag.NewFlagSet("x", flag.ContinueOnError)
-		config.RegisterGroups(fs, config.GroupAll)
+		config.RegisterGroups(fs, cli.UsesAll)
 		if fs.Lookup("hs256-secret") != nil {
 			t.Fatal("--hs256-secret exists")
 		}
@@ -69,7 +70,7 @@ func TestFlags(t *testing.T) {
 		fs := flag.NewFlagSet("x", flag.ContinueOnError)
 		var out bytes.Buffer
 		fs.SetOutput(&out)
-		config.RegisterGroups(fs, config.GroupAll)
+		config.RegisterGroups(fs, cli.UsesAll)
 		fs.PrintDefaults()
 		for _, want := range []string{"CACHEGATE_ACCESS_TOKEN_TTL", "accessTokenTTL", "-access-token-ttl duration", "(default 15m)", "auth.throttle.window"} {
 			if !strings.Contains(out.String(), want) {
@@ -80,9 +81,9 @@ func TestFlags(t *testing.T) {
 	t.Run("flags of another flag set are ignored", func(t *testing.T) {
 		t.Parallel()
 		fs := flag.NewFlagSet("x", flag.ContinueOnError)
-		f := config.RegisterGroups(fs, config.GroupAll)
+		f := config.RegisterGroups(fs, cli.UsesAll)
 		other := flag.NewFlagSet("y", flag.ContinueOnError)
-		config.RegisterGroups(other, config.GroupAll)
+		config.RegisterGroups(other, cli.UsesAll)
 		if err := other.Parse([]string{"--addr", ":1"}); err != nil {
 			t.Fatal(err)
 		}

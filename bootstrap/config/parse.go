@@ -35,7 +35,6 @@ func parseDurationOrZero(v string) (time.Duration, error) {
 	return d, nil
 }
 
-// parseInt parses a whole number.
 func parseInt[T int | int64](v string) (T, error) {
 	n, err := strconv.ParseInt(strings.TrimSpace(v), 10, 64)
 	if err != nil {
@@ -79,7 +78,6 @@ const (
 // A bare k, m or g means KiB, MiB or GiB.
 func parseSize(v string) (int64, error) { return parseSizeUpTo(v, maxSize) }
 
-// parseQuotaSize is parseSize for the quota's bytes.
 func parseQuotaSize(v string) (int64, error) { return parseSizeUpTo(v, maxQuotaBytes) }
 
 // parseSizeUpTo is parseSize with limit as the largest size accepted.
@@ -117,7 +115,6 @@ func checkAddr(a string) error {
 	return nil
 }
 
-// checkRange checks lo <= n <= hi.
 func checkRange(n, lo, hi int64) error {
 	if n < lo || n > hi {
 		return fmt.Errorf("%d must be between %d and %d", n, lo, hi)

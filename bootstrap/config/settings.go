@@ -12,27 +12,25 @@ import (
 	"strings"
 	"time"
 
+	"github.com/cachegate/cachegate/adapters/cli"
 	"github.com/cachegate/cachegate/domain"
 )
 
 // setting is one scalar setting: its names, how its text becomes a value
 // of the Config the table was made for (parse: syntax only) and how that
-// value is checked (check: ranges, on the typed value, so Validate can run
-// it too).
+// value is checked (check: on the typed value, so Validate can run it too).
 type setting struct {
 	flag, key, def, usage string
 	arg                   string // the value's name in -help
 	noFlag, isBool        bool
-	isList                bool  // YAML may give a list; flags and env a comma-separated text
-	group                 Group // the commands that read it; 0 (none named): every command
+	isList                bool     // YAML may give a list; flags and env a comma-separated text
+	group                 cli.Uses // the commands that read it; 0 (none named): every command
 	parse                 func(v string) error
 	check                 func() error
 }
 
-// env returns the setting's environment variable.
 func (s setting) env() string { return envName(s.flag) }
 
-// envName turns a flag name into its environment variable.
 func envName(flag string) string {
 	return "CACHEGATE_" + strings.ToUpper(strings.ReplaceAll(flag, "-", "_"))
 }
@@ -57,27 +55,27 @@ const maxSecretFileBytes = 64 << 10
 func settings(c *Config) []setting {
 	q := domain.DefaultQuota()
 	return []setting{
-		{flag: "addr", group: GroupServer, arg: "host:port", key: "addr", def: "127.0.0.1:8080", usage: "HTTP listen address",
+		{flag: "addr", group: cli.UsesServer, arg: "host:port", key: "addr", def: "127.0.0.1:8080", usage: "HTTP listen address",
 			parse: into(&c.Addr, asIs), check: func() error { return checkAddr(c.Addr) }},
-		{flag: "database", group: GroupStorage, arg: "url", key: "database", def: "sqlite:cachegate.db",
+		{flag: "database", group: cli.UsesStorage, arg: "url", key: "database", def: "sqlite:cachegate.db",
 			usage: "database URL: sqlite:PATH, sqlite::memory: or postgres://user:pass@host:port/db",
 			parse: into(&c.Database, asIs), check: func() error { return checkDatabase(c.Database) }},
-		{flag: "database-timeout", group: GroupStorage, arg: "duration", key: "databaseTimeout", def: "5s",
+		{flag: "database-timeout", group: cli.UsesStorage, arg: "duration", key: "databaseTimeout", def: "5s",
 			usage: "longest wait for the database per call (connection, statement, rows); past it 503 DATABASE_UNAVAILABLE",
 			parse: into(&c.DatabaseTimeout, parseDuration), check: durationIn(&c.DatabaseTimeout, 1, 10*time.Minute, "be positive and at most 10m")},
-		{flag: "query-timeout", group: GroupServer, arg: "duration", key: "queryTimeout", def: "2s",
+		{flag: "query-timeout", group: cli.UsesServer, arg: "duration", key: "queryTimeout", def: "2s",
 			usage: "longest time the database may spend on one statement of a list (the count, each page); past it 422 QUERY_TOO_EXPENSIVE",
 			parse: into(&c.QueryTimeout, parseDuration), check: durationIn(&c.QueryTimeout, 1, 10*time.Minute, "be positive and at most 10m")},
-		{flag: "database-user-statements", group: GroupServer, arg: "n", key: "databaseUserStatements", def: "0",
+		{flag: "database-user-statements", group: cli.UsesServer, arg: "n", key: "databaseUserStatements", def: "0",
 			usage: "database calls one user (or anonymous client address) may run at once; beyond, 429 TOO_MANY_REQUESTS; 0: half the connection pool",
 			parse: into(&c.DatabaseUserStatements, parseInt), check: between(&c.DatabaseUserStatements, 0, 10_000)},
-		{flag: "database-user-time", group: GroupServer, arg: "duration", key: "databaseUserTime", def: "500ms",
+		{flag: "database-user-time", group: cli.UsesServer, arg: "duration", key: "databaseUserTime", def: "500ms",
 			usage: "database time one user (or anonymous client address) may use per second on this replica; once its budget is spent, 429 TOO_MANY_REQUESTS until it refills; 0: no budget",
 			parse: into(&c.DatabaseUserTime, parseDurationOrZero), check: durationIn(&c.DatabaseUserTime, 0, time.Second, "be between 0 and 1s")},
-		{flag: "database-user-burst", group: GroupServer, arg: "duration", key: "databaseUserBurst", def: "5s",
+		{flag: "database-user-burst", group: cli.UsesServer, arg: "duration", key: "databaseUserBurst", def: "5s",
 			usage: "database time one user (or anonymous client address) may use at once before database-user-time paces it",
 			parse: into(&c.DatabaseUserBurst, parseDuration), check: durationIn(&c.DatabaseUserBurst, 0, 10*time.Minute, "be between 0 and 10m0s")},
-		{flag: "metrics-addr", group: GroupServer, arg: "host:port", key: "metricsAddr",
+		{flag: "metrics-addr", group: cli.UsesServer, arg: "host:port", key: "metricsAddr",
 			usage: "separate listen address for /metrics, served there without authentication (default none: /metrics on addr, for the metrics token or an administrator)",
 			parse: into(&c.MetricsAddr, asIs),
 			check: func() error {
@@ -86,20 +84,20 @@ func settings(c *Config) []setting {
 				}
 				return checkAddr(c.MetricsAddr)
 			}},
-		{flag: "metrics-token-file", group: GroupServer, arg: "file", key: "metricsTokenFile",
+		{flag: "metrics-token-file", group: cli.UsesServer, arg: "file", key: "metricsTokenFile",
 			usage: "file holding the token (at least 16 bytes) scrapers send as Authorization: Bearer to /metrics on addr (default none: only an administrator's access token reads /metrics on addr)",
 			parse: c.readMetricsTokenFile},
-		{flag: "error-format", group: GroupServer, arg: "format", key: "errorFormat", def: "cachegate",
+		{flag: "error-format", group: cli.UsesServer, arg: "format", key: "errorFormat", def: "cachegate",
 			usage: "shape of 400 validation errors: cachegate (message a string, details) or rockets (message an array of {property, constraints})",
 			parse: into(&c.ErrorFormat, func(v string) (string, error) { return strings.ToLower(strings.TrimSpace(v)), nil }),
 			check: oneOf(&c.ErrorFormat, ErrorFormatCachegate, ErrorFormatRockets)},
-		{flag: "trusted-proxies", group: GroupServer, arg: "cidrs", key: "trustedProxies", isList: true,
+		{flag: "trusted-proxies", group: cli.UsesServer, arg: "cidrs", key: "trustedProxies", isList: true,
 			usage: "comma-separated addresses or CIDRs of proxies whose X-Forwarded-For is believed (default none)",
 			parse: into(&c.TrustedProxies, parseTrustedProxies), check: func() error { return checkTrustedProxies(c.TrustedProxies) }},
-		{flag: "cors-origins", group: GroupServer, arg: "origins", key: "cors.origins", isList: true,
+		{flag: "cors-origins", group: cli.UsesServer, arg: "origins", key: "cors.origins", isList: true,
 			usage: "comma-separated origins (scheme://host[:port]) whose browser apps may call the API, or * for any (default none: no CORS headers)",
 			parse: into(&c.CORS.Origins, parseCORSOrigins), check: func() error { return checkCORSOrigins(c.CORS) }},
-		{flag: "cors-credentials", group: GroupServer, key: "cors.credentials", def: "false", isBool: true,
+		{flag: "cors-credentials", group: cli.UsesServer, key: "cors.credentials", def: "false", isBool: true,
 			usage: "let the CORS origins send credentials (cookies); not with --cors-origins *",
 			parse: into(&c.CORS.Credentials, parseBool),
 			check: func() error {
@@ -108,19 +106,19 @@ func settings(c *Config) []setting {
 				}
 				return nil
 			}},
-		{flag: "console", group: GroupServer, key: "console", def: "true", isBool: true,
+		{flag: "console", group: cli.UsesServer, key: "console", def: "true", isBool: true,
 			usage: "serve the web console at /console/", parse: into(&c.Console, parseBool)},
-		{flag: "setup-from-anywhere", group: GroupServer, key: "setupFromAnywhere", def: "false", isBool: true,
+		{flag: "setup-from-anywhere", group: cli.UsesServer, key: "setupFromAnywhere", def: "false", isBool: true,
 			usage: "accept the first admin's one-time set-up link from any address, not only from this machine (loopback)",
 			parse: into(&c.SetupFromAnywhere, parseBool)},
-		{flag: "access-token-ttl", group: GroupKeys, arg: "duration", key: "accessTokenTTL", def: "15m", usage: "access token lifetime",
+		{flag: "access-token-ttl", group: cli.UsesKeys, arg: "duration", key: "accessTokenTTL", def: "15m", usage: "access token lifetime",
 			parse: into(&c.AccessTokenTTL, parseDuration), check: positive(&c.AccessTokenTTL)},
-		{flag: "refresh-token-ttl", group: GroupKeys, arg: "duration", key: "refreshTokenTTL", def: "30d", usage: "refresh token lifetime",
+		{flag: "refresh-token-ttl", group: cli.UsesKeys, arg: "duration", key: "refreshTokenTTL", def: "30d", usage: "refresh token lifetime",
 			parse: into(&c.RefreshTokenTTL, parseDuration), check: positive(&c.RefreshTokenTTL)},
-		{flag: "shutdown-timeout", group: GroupServer, arg: "duration", key: "shutdownTimeout", def: "15s",
+		{flag: "shutdown-timeout", group: cli.UsesServer, arg: "duration", key: "shutdownTimeout", def: "15s",
 			usage: "how long in-flight requests may finish on shutdown",
 			parse: into(&c.ShutdownTimeout, parseDuration), check: positive(&c.ShutdownTimeout)},
-		{flag: "cache-expires-in", group: GroupServer, arg: "duration", key: "cache.settings.expiresIn", def: "none",
+		{flag: "cache-expires-in", group: cli.UsesServer, arg: "duration", key: "cache.settings.expiresIn", def: "none",
 			usage: "expiration of entries created with expiresIn null (none: never)",
 			parse: into(&c.Cache.Settings.ExpiresIn, parseExpiresIn),
 			check: func() error {
@@ -129,65 +127,60 @@ func settings(c *Config) []setting {
 				}
 				return nil
 			}},
-		{flag: "quota-max-entries", group: GroupServer, arg: "n", key: "cache.settings.maxEntries", def: strconv.FormatInt(q.MaxEntries, 10),
+		{flag: "quota-max-entries", group: cli.UsesServer, arg: "n", key: "cache.settings.maxEntries", def: strconv.FormatInt(q.MaxEntries, 10),
 			usage: "most entries one assignee may keep in an assignment, deleted and expired ones until removed, counted in the database (0: no limit); an assignment's maxEntries replaces it",
 			parse: into(&c.Cache.Settings.MaxEntries, parseInt), check: between(&c.Cache.Settings.MaxEntries, 0, maxQuotaEntries)},
-		{flag: "quota-max-bytes", group: GroupServer, arg: "size", key: "cache.settings.maxBytes", def: fmt.Sprintf("%dMiB", q.MaxBytes>>20),
+		{flag: "quota-max-bytes", group: cli.UsesServer, arg: "size", key: "cache.settings.maxBytes", def: fmt.Sprintf("%dMiB", q.MaxBytes>>20),
 			usage: "most bytes one assignee's writes may keep in an assignment: data, and the changes and idempotency records kept of it, counted in the database (0: no limit); an assignment's maxBytes replaces it",
 			parse: into(&c.Cache.Settings.MaxBytes, parseQuotaSize), check: between(&c.Cache.Settings.MaxBytes, 0, maxQuotaBytes)},
-		{flag: "enable-guards", group: GroupServer, key: "auth.enableGuards", def: "true", isBool: true,
+		{flag: "enable-guards", group: cli.UsesServer, key: "auth.enableGuards", def: "true", isBool: true,
 			usage: "guard every non-public route with the access-token guard", parse: into(&c.Auth.EnableGuards, parseBool)},
-		{flag: "issuer", group: GroupKeys, arg: "string", key: "auth.issuer", def: "cachegate", usage: "iss claim of issued tokens",
+		{flag: "issuer", group: cli.UsesKeys, arg: "string", key: "auth.issuer", def: "cachegate", usage: "iss claim of issued tokens",
 			parse: into(&c.Auth.Issuer, asIs), check: nonEmpty(&c.Auth.Issuer)},
-		{flag: "audience", group: GroupKeys, arg: "string", key: "auth.audience", def: "cachegate", usage: "aud claim of issued tokens",
+		{flag: "audience", group: cli.UsesKeys, arg: "string", key: "auth.audience", def: "cachegate", usage: "aud claim of issued tokens",
 			parse: into(&c.Auth.Audience, asIs), check: nonEmpty(&c.Auth.Audience)},
-		{flag: "client-id", group: GroupKeys, arg: "string", key: "auth.clientId", def: "cachegate", usage: "client_id claim of access tokens (RFC 9068)",
+		{flag: "client-id", group: cli.UsesKeys, arg: "string", key: "auth.clientId", def: "cachegate", usage: "client_id claim of access tokens (RFC 9068)",
 			parse: into(&c.Auth.ClientID, asIs), check: nonEmpty(&c.Auth.ClientID)},
-		{flag: secretFlag, group: GroupKeys, key: "auth.hs256Secret", noFlag: true,
+		{flag: secretFlag, group: cli.UsesKeys, key: "auth.hs256Secret", noFlag: true,
 			usage: "HS256 signing secret, at least 32 bytes (environment or YAML only)",
-			parse: into(&c.Auth.HS256Secret, func(v string) (Secret, error) { return NewSecret(v), nil }), check: c.checkSecret},
-		{flag: secretFileFlag, group: GroupKeys, arg: "file", key: "auth.hs256SecretFile",
+			parse: into(&c.Auth.HS256Secret, func(v string) (Secret, error) { return NewSecret(v), nil }),
+			check: minSecret(&c.Auth.HS256Secret, "must be at least %d bytes")},
+		{flag: secretFileFlag, group: cli.UsesKeys, arg: "file", key: "auth.hs256SecretFile",
 			usage: "file holding the HS256 signing secret (default none: the stored EdDSA keys sign)",
 			// Trailing line breaks are dropped, since editors and `echo` add one.
 			parse: func(v string) error {
 				return readSecretFile(v, func(s string) string { return strings.TrimRight(s, "\r\n") }, &c.Auth.HS256Secret, &c.Auth.HS256SecretFile)
 			},
-			check: c.checkSecret},
-		{flag: "username-field", group: GroupServer, arg: "name", key: "auth.usernameField", def: "username", usage: "login body field of the username",
+			check: minSecret(&c.Auth.HS256Secret, "must be at least %d bytes")},
+		{flag: "username-field", group: cli.UsesServer, arg: "name", key: "auth.usernameField", def: "username", usage: "login body field of the username",
 			parse: into(&c.Auth.UsernameField, asIs), check: nonEmpty(&c.Auth.UsernameField)},
-		{flag: "password-field", group: GroupServer, arg: "name", key: "auth.passwordField", def: "password", usage: "login body field of the password",
+		{flag: "password-field", group: cli.UsesServer, arg: "name", key: "auth.passwordField", def: "password", usage: "login body field of the password",
 			parse: into(&c.Auth.PasswordField, asIs), check: nonEmpty(&c.Auth.PasswordField)},
-		{flag: "refresh-from", group: GroupServer, arg: "in:name", key: "auth.refreshFrom", def: "body:refreshToken",
+		{flag: "refresh-from", group: cli.UsesServer, arg: "in:name", key: "auth.refreshFrom", def: "body:refreshToken",
 			usage: "where the refresh token is read: body:FIELD, header:NAME, cookie:NAME or query:NAME",
 			parse: into(&c.Auth.RefreshFrom, parseTokenSource), check: func() error { return checkTokenSource(c.Auth.RefreshFrom) }},
-		{flag: "password-algorithm", group: GroupPasswords, arg: "name", key: "auth.passwordAlgorithm", def: "bcrypt",
+		{flag: "password-algorithm", group: cli.UsesPasswords, arg: "name", key: "auth.passwordAlgorithm", def: "bcrypt",
 			usage: "hash of new passwords: bcrypt or argon2id",
 			parse: into(&c.Auth.PasswordAlgorithm, func(v string) (PasswordAlgorithm, error) { return PasswordAlgorithm(v), nil }),
 			check: oneOf(&c.Auth.PasswordAlgorithm, Bcrypt, Argon2id)},
-		{flag: "bcrypt-cost", group: GroupPasswords, arg: "n", key: "auth.bcryptCost", def: "10", usage: "bcrypt cost, 4 to 31",
+		{flag: "bcrypt-cost", group: cli.UsesPasswords, arg: "n", key: "auth.bcryptCost", def: "10", usage: "bcrypt cost, 4 to 31",
 			parse: into(&c.Auth.BcryptCost, parseInt), check: between(&c.Auth.BcryptCost, 4, 31)},
-		{flag: "refresh-reuse-grace", group: GroupServer, arg: "duration", key: "auth.refreshReuseGrace", def: "10s",
+		{flag: "refresh-reuse-grace", group: cli.UsesServer, arg: "duration", key: "auth.refreshReuseGrace", def: "10s",
 			usage: "window after its first use in which a refresh token presented again gets the family's live refresh token instead of revoking the family (0: off)",
 			parse: into(&c.Auth.RefreshReuseGrace, parseDurationOrZero), check: durationIn(&c.Auth.RefreshReuseGrace, 0, math.MaxInt64, "not be negative")},
-		{flag: "session-max", group: GroupServer, arg: "duration", key: "auth.sessionMax", def: "90d",
+		{flag: "session-max", group: cli.UsesServer, arg: "duration", key: "auth.sessionMax", def: "90d",
 			usage: "longest life of a session (refresh family) from its login, however often it refreshes",
 			parse: into(&c.Auth.SessionMax, parseDuration), check: positive(&c.Auth.SessionMax)},
-		{flag: "max-sessions-per-user", group: GroupServer, arg: "n", key: "auth.maxSessionsPerUser", def: "100",
+		{flag: "max-sessions-per-user", group: cli.UsesServer, arg: "n", key: "auth.maxSessionsPerUser", def: "100",
 			usage: "live sessions (refresh families) of one user, counted in the database (all replicas together); a login beyond it ends the least recently used",
 			parse: into(&c.Auth.MaxSessionsPerUser, parseInt), check: between(&c.Auth.MaxSessionsPerUser, 1, 100_000)},
-		{flag: "key-encryption-secret-file", group: GroupKeys, arg: "file", key: "auth.keyEncryptionSecretFile",
+		{flag: "key-encryption-secret-file", group: cli.UsesKeys, arg: "file", key: "auth.keyEncryptionSecretFile",
 			usage: "file holding a secret of at least 32 bytes that encrypts the stored signing keys (default none: stored unencrypted)",
-			// The whitespace around the secret is ignored.
 			parse: func(v string) error {
 				return readSecretFile(v, strings.TrimSpace, &c.Auth.KeyEncryptionSecret, &c.Auth.KeyEncryptionSecretFile)
 			},
-			check: func() error {
-				if s := c.Auth.KeyEncryptionSecret; s.IsSet() && s.Len() < minSecretBytes {
-					return fmt.Errorf("the secret must be at least %d bytes", minSecretBytes)
-				}
-				return nil
-			}},
-		{flag: "key-publish-ahead", group: GroupKeys, arg: "duration", key: "auth.keyPublishAhead", def: "2m",
+			check: minSecret(&c.Auth.KeyEncryptionSecret, "the secret must be at least %d bytes")},
+		{flag: "key-publish-ahead", group: cli.UsesKeys, arg: "duration", key: "auth.keyPublishAhead", def: "2m",
 			usage: "how long keys rotate publishes a new key in the JWKS before it signs: 0 (at once, as keys rotate --now) or from the JWKS max-age (1m) to 1d",
 			parse: into(&c.Auth.KeyPublishAhead, parseDurationOrZero),
 			check: func() error {
@@ -200,29 +193,29 @@ func settings(c *Config) []setting {
 				}
 				return nil
 			}},
-		{flag: "throttle-username-limit", group: GroupServer, arg: "n", key: "auth.throttle.usernameLimit", def: "10",
+		{flag: "throttle-username-limit", group: cli.UsesServer, arg: "n", key: "auth.throttle.usernameLimit", def: "10",
 			usage: "failed logins of one username within the window before 429 (0: no limit)",
 			parse: into(&c.Auth.Throttle.UsernameLimit, parseInt), check: between(&c.Auth.Throttle.UsernameLimit, 0, 1_000_000)},
-		{flag: "throttle-address-limit", group: GroupServer, arg: "n", key: "auth.throttle.addressLimit", def: "100",
+		{flag: "throttle-address-limit", group: cli.UsesServer, arg: "n", key: "auth.throttle.addressLimit", def: "100",
 			usage: "failed logins from one client address within the window before 429 (0: no limit)",
 			parse: into(&c.Auth.Throttle.AddressLimit, parseInt), check: between(&c.Auth.Throttle.AddressLimit, 0, 1_000_000)},
-		{flag: "throttle-window", group: GroupServer, arg: "duration", key: "auth.throttle.window", def: "15m", usage: "window of the failed-login limits",
+		{flag: "throttle-window", group: cli.UsesServer, arg: "duration", key: "auth.throttle.window", def: "15m", usage: "window of the failed-login limits",
 			parse: into(&c.Auth.Throttle.Window, parseDuration), check: positive(&c.Auth.Throttle.Window)},
-		{flag: "body-bytes", group: GroupServer, arg: "size", key: "limits.bodyBytes", def: "1MiB", usage: "largest request body (413 beyond)",
+		{flag: "body-bytes", group: cli.UsesServer, arg: "size", key: "limits.bodyBytes", def: "1MiB", usage: "largest request body (413 beyond)",
 			parse: into(&c.Limits.BodyBytes, parseSize), check: between(&c.Limits.BodyBytes, 1<<10, maxSize)},
-		{flag: "max-header-bytes", group: GroupServer, arg: "size", key: "limits.headerBytes", def: "64KiB",
+		{flag: "max-header-bytes", group: cli.UsesServer, arg: "size", key: "limits.headerBytes", def: "64KiB",
 			usage: "largest request header (431 beyond)",
 			parse: into(&c.Limits.HeaderBytes, parseSize), check: between(&c.Limits.HeaderBytes, 4<<10, 16<<20)},
-		{flag: "data-bytes", group: GroupData, arg: "size", key: "limits.dataBytes", def: "256KiB", usage: "largest entry data, as JSON text, of a write and of an imported entry",
+		{flag: "data-bytes", group: cli.UsesData, arg: "size", key: "limits.dataBytes", def: "256KiB", usage: "largest entry data, as JSON text, of a write and of an imported entry",
 			parse: into(&c.Limits.DataBytes, parseSize), check: between(&c.Limits.DataBytes, 1, maxSize)},
-		{flag: "list-max", group: GroupServer, arg: "n", key: "limits.listMax", def: "1000", usage: "largest limit= of a list; also the size of a bare list (no page=, offset= or limit=)",
+		{flag: "list-max", group: cli.UsesServer, arg: "n", key: "limits.listMax", def: "1000", usage: "largest limit= of a list; also the size of a bare list (no page=, offset= or limit=)",
 			parse: into(&c.Limits.ListMax, parseInt), check: between(&c.Limits.ListMax, 1, 100_000)},
-		{flag: "list-default", group: GroupServer, arg: "n", key: "limits.listDefault", def: "100", usage: "page size of a paged list (page= or offset=) without limit=",
+		{flag: "list-default", group: cli.UsesServer, arg: "n", key: "limits.listDefault", def: "100", usage: "page size of a paged list (page= or offset=) without limit=",
 			parse: into(&c.Limits.ListDefault, parseInt), check: between(&c.Limits.ListDefault, 1, 100_000)},
-		{flag: "log-format", group: GroupStorage, arg: "format", key: "log.format", def: "text", usage: "log format: text or json",
+		{flag: "log-format", group: cli.UsesStorage, arg: "format", key: "log.format", def: "text", usage: "log format: text or json",
 			parse: into(&c.Log.Format, func(v string) (LogFormat, error) { return LogFormat(strings.ToLower(v)), nil }),
 			check: oneOf(&c.Log.Format, LogText, LogJSON)},
-		{flag: "log-level", group: GroupStorage, arg: "level", key: "log.level", def: "info", usage: "log level: debug, info, warn or error",
+		{flag: "log-level", group: cli.UsesStorage, arg: "level", key: "log.level", def: "info", usage: "log level: debug, info, warn or error",
 			parse: into(&c.Log.Level, parseLogLevel),
 			check: func() error {
 				switch c.Log.Level {
@@ -231,33 +224,32 @@ func settings(c *Config) []setting {
 				}
 				return fmt.Errorf("%s must be DEBUG, INFO, WARN or ERROR", c.Log.Level)
 			}},
-		{flag: "sweep-interval", group: GroupServer, arg: "duration", key: "sweep.interval", def: "1m", usage: "pause between sweeps of expired entries",
+		{flag: "sweep-interval", group: cli.UsesServer, arg: "duration", key: "sweep.interval", def: "1m", usage: "pause between sweeps of expired entries",
 			parse: into(&c.Sweep.Interval, parseDuration), check: positive(&c.Sweep.Interval)},
-		{flag: "audit-retention", group: GroupServer, arg: "duration", key: "auditRetention", def: "90d",
+		{flag: "audit-retention", group: cli.UsesServer, arg: "duration", key: "auditRetention", def: "90d",
 			usage: "how long security events of the audit trail are kept",
 			parse: into(&c.AuditRetention, parseDuration), check: positive(&c.AuditRetention)},
-		{flag: "audit-fold-window", group: GroupServer, arg: "duration", key: "auditFoldWindow", def: "1m",
+		{flag: "audit-fold-window", group: cli.UsesServer, arg: "duration", key: "auditFoldWindow", def: "1m",
 			usage: "window within which failed and throttled logins fold into one audit event with a count",
 			parse: into(&c.AuditFoldWindow, parseDuration), check: durationIn(&c.AuditFoldWindow, time.Second, time.Hour, "be between 1s and 1h")},
-		{flag: "sweep-batch", group: GroupServer, arg: "n", key: "sweep.batch", def: "1000", usage: "expired entries removed per sweep statement",
+		{flag: "sweep-batch", group: cli.UsesServer, arg: "n", key: "sweep.batch", def: "1000", usage: "expired entries removed per sweep statement",
 			parse: into(&c.Sweep.Batch, parseInt), check: between(&c.Sweep.Batch, 1, 100_000)},
-		{flag: "events-retention", group: GroupServer, arg: "duration", key: "events.retention", def: "1h",
+		{flag: "events-retention", group: cli.UsesServer, arg: "duration", key: "events.retention", def: "1h",
 			usage: "how long the change feed keeps changes for subscribers resuming with Last-Event-ID",
 			parse: into(&c.Events.Retention, parseDuration), check: positive(&c.Events.Retention)},
-		{flag: "events-heartbeat", group: GroupServer, arg: "duration", key: "events.heartbeat", def: "15s",
+		{flag: "events-heartbeat", group: cli.UsesServer, arg: "duration", key: "events.heartbeat", def: "15s",
 			usage: "interval of the keep-alive comment on change-feed streams",
 			parse: into(&c.Events.Heartbeat, parseDuration), check: positive(&c.Events.Heartbeat)},
-		// retry: is sent in whole milliseconds (README, "Change feed").
-		{flag: "events-retry", group: GroupServer, arg: "duration", key: "events.retry", def: "2s",
+		{flag: "events-retry", group: cli.UsesServer, arg: "duration", key: "events.retry", def: "2s",
 			usage: "reconnection delay announced to change-feed clients (retry:, whole milliseconds)",
 			parse: into(&c.Events.Retry, parseDuration), check: durationIn(&c.Events.Retry, time.Millisecond, time.Hour, "be between 1ms and 1h")},
-		{flag: "max-lists-per-user", group: GroupServer, arg: "n", key: "caps.listsPerUser", def: "4",
+		{flag: "max-lists-per-user", group: cli.UsesServer, arg: "n", key: "caps.listsPerUser", def: "4",
 			usage: "concurrent lists of one caller before 429 (0: no limit)",
 			parse: into(&c.Caps.ListsPerUser, parseInt), check: between(&c.Caps.ListsPerUser, 0, 1_000_000)},
-		{flag: "max-streams-per-user", group: GroupServer, arg: "n", key: "caps.streamsPerUser", def: "16",
+		{flag: "max-streams-per-user", group: cli.UsesServer, arg: "n", key: "caps.streamsPerUser", def: "16",
 			usage: "open change-feed streams of one caller before 429 (0: no limit)",
 			parse: into(&c.Caps.StreamsPerUser, parseInt), check: between(&c.Caps.StreamsPerUser, 0, 1_000_000)},
-		{flag: "max-conns-per-address", group: GroupServer, arg: "n", key: "caps.connsPerAddress", def: "256",
+		{flag: "max-conns-per-address", group: cli.UsesServer, arg: "n", key: "caps.connsPerAddress", def: "256",
 			usage: "open connections of one client address before 429 (0: no limit)",
 			parse: into(&c.Caps.ConnsPerAddress, parseInt), check: between(&c.Caps.ConnsPerAddress, 0, 1_000_000)},
 	}
@@ -271,10 +263,8 @@ func into[T any](p *T, parse func(string) (T, error)) func(string) error {
 	}
 }
 
-// asIs is the parser of a text taken as it is.
 func asIs(v string) (string, error) { return v, nil }
 
-// between returns a check of lo <= *p <= hi.
 func between[T int | int64](p *T, lo, hi int64) func() error {
 	return func() error { return checkRange(int64(*p), lo, hi) }
 }
@@ -292,7 +282,6 @@ func durationIn(p *time.Duration, lo, hi time.Duration, must string) func() erro
 
 func positive(p *time.Duration) func() error { return func() error { return checkPositive(*p) } }
 
-// oneOf returns a check that *p is a or b.
 func oneOf[T ~string](p *T, a, b T) func() error {
 	return func() error {
 		if *p != a && *p != b {
@@ -331,17 +320,19 @@ func parseExpiresIn(v string) (*time.Duration, error) {
 	return &d, nil
 }
 
-// checkSecret never quotes the secret, only its length.
-func (c *Config) checkSecret() error {
-	if s := c.Auth.HS256Secret; s.IsSet() && s.Len() < minSecretBytes {
-		return fmt.Errorf("must be at least %d bytes", minSecretBytes)
+// minSecret returns a check that a set secret holds at least
+// minSecretBytes; it never quotes the secret, only its length.
+func minSecret(s *Secret, format string) func() error {
+	return func() error {
+		if s.IsSet() && s.Len() < minSecretBytes {
+			return fmt.Errorf(format, minSecretBytes)
+		}
+		return nil
 	}
-	return nil
 }
 
-// readSecretFile reads the secret in the file at path into s, and path
-// into file; trim drops what it must around the secret. An empty secret
-// is refused.
+// readSecretFile reads the secret in the file at path, trimmed, into s,
+// and path into file. An empty secret is refused.
 func readSecretFile(path string, trim func(string) string, s *Secret, file *string) error {
 	b, err := readFileUpTo(path, maxSecretFileBytes)
 	if err != nil {

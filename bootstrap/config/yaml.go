@@ -55,7 +55,6 @@ const (
 	assignmentsKey = "cache.settings.assignments"
 )
 
-// readFile reads and parses the configuration file at path.
 func readFile(path string) (file, []error) {
 	data, err := readFileUpTo(path, maxFileBytes)
 	if err != nil {
@@ -116,7 +115,6 @@ func (p *parser) fail(path string, n *yaml.Node, msg string) {
 	}
 }
 
-// resolve follows an alias to the node it names.
 func resolve(n *yaml.Node) *yaml.Node {
 	if n.Kind == yaml.AliasNode && n.Alias != nil {
 		return n.Alias
@@ -225,10 +223,8 @@ func (p *parser) list(path string, v *yaml.Node) (leaf, bool) {
 	return leaf{text: strings.Join(items, ","), line: v.Line, set: true}, true
 }
 
-// named reads a cache map (cache.entities: name → {table};
-// cache.settings.assignments: name → {entityKey, policy, maxEntries,
-// maxBytes}): each entry a mapping of the scalar fields fields names, or
-// null for an entry of defaults.
+// named reads a cache map: each entry a mapping of the scalar fields
+// fields names, or null for an entry of defaults.
 func named[T any](p *parser, m *yaml.Node, prefix string, fields func(*T) map[string]*leaf) map[string]T {
 	out := map[string]T{}
 	p.pairs(m, prefix, func(name string, _, v *yaml.Node) {

@@ -1,6 +1,5 @@
-// Package feedfx is the fx module of the change feed: the one reader of
-// the change log in the process (background.Feed), run for the app's
-// lifetime.
+// Package feedfx is the fx module of the change feed, the process's one
+// reader of the change log (background.Feed), run for the app's lifetime.
 //
 // Requires: ports.ChangeLog (storefx provides it), ports.Clock,
 // *slog.Logger; ports.FeedMetrics when present. Provides:

@@ -53,8 +53,7 @@ type Options struct {
 	RefreshName   string
 	// Heartbeat is the event streams' keep-alive interval (default 15s).
 	Heartbeat time.Duration
-	// Retry is the reconnection delay the event streams announce
-	// (default 2s).
+	// Retry is the event streams' announced reconnection delay (default 2s).
 	Retry time.Duration
 	// Limits cap what one caller holds open at once; the zero value is
 	// ginhttp's defaults.
@@ -63,16 +62,6 @@ type Options struct {
 	ErrorFormat ginhttp.ErrorFormat
 	// Console serves the web console at /console/.
 	Console bool
-}
-
-// callerLimits are the options' caps with the storage's budget of database
-// time, unless the options name one.
-func callerLimits(d Deps) limits.Options {
-	l := d.Options.Limits
-	if l.Budget == nil {
-		l.Budget = d.Budget
-	}
-	return l
 }
 
 // Addr is the address the server listens on once the app started.
@@ -106,8 +95,7 @@ type Deps struct {
 	Observer    ginhttp.RequestObserver  `optional:"true"`
 	// Routes are extra routes other modules contribute.
 	Routes []ginhttp.Route `group:"routes"`
-	// Metrics mounts GET /metrics (metricsfx, without an address of its
-	// own).
+	// Metrics mounts GET /metrics (metricsfx without an address of its own).
 	Metrics *ginhttp.MetricsOptions `optional:"true"`
 	// Tracing, when its Provider is set, gives each request a span.
 	Tracing tracefx.Tracing `optional:"true"`
@@ -121,13 +109,22 @@ type Deps struct {
 // New builds the ginhttp server: the plain constructor behind Module.
 func New(d Deps) (*ginhttp.Server, error) {
 	// Gin keeps its mode in a process-wide variable (atomic, so setting it
-	// again while another server serves is harmless). The composition root
-	// owns process-wide settings; release mode silences Gin's debug route
-	// printing.
+	// again is harmless); release mode silences its debug route printing.
 	gin.SetMode(gin.ReleaseMode)
 	var auth ginhttp.Authenticator
+	// Open event streams are re-authorised with the Authenticate use case
+	// (in memory, woken by authfx's revocation poll and key reload);
+	// without it they end at their token's expiry only.
+	stream := ginhttp.StreamOptions{Heartbeat: d.Options.Heartbeat, Retry: d.Options.Retry}
 	if d.Authenticate != nil {
 		auth = authenticator{d.Authenticate}
+		stream.Recheck, stream.Changed = d.Authenticate.Recheck, d.Authenticate.Changed
+	}
+	// The caps come with the storage's budget of database time, unless
+	// the options name one.
+	caps := d.Options.Limits
+	if caps.Budget == nil {
+		caps.Budget = d.Budget
 	}
 	var authRoutes *ginhttp.AuthOptions
 	if d.Login != nil || d.Refresh != nil {
@@ -174,24 +171,12 @@ func New(d Deps) (*ginhttp.Server, error) {
 		Routes:         append(append([]ginhttp.Route(nil), d.Options.Routes...), d.Routes...),
 		Observer:       d.Observer,
 		TracerProvider: d.Tracing.Provider,
-		Stream:         streamOptions(d),
-		Limits:         callerLimits(d),
+		Stream:         stream,
+		Limits:         caps,
 		ErrorFormat:    d.Options.ErrorFormat,
 		Metrics:        d.Metrics,
 		Console:        d.Options.Console,
 	})
-}
-
-// streamOptions re-authorises open event streams with the Authenticate
-// use case (in memory: authfx keeps the revoked sessions polled and the
-// keys reloaded, and both wake the streams); without it streams end at
-// their token's expiry only.
-func streamOptions(d Deps) ginhttp.StreamOptions {
-	o := ginhttp.StreamOptions{Heartbeat: d.Options.Heartbeat, Retry: d.Options.Retry}
-	if d.Authenticate != nil {
-		o.Recheck, o.Changed = d.Authenticate.Recheck, d.Authenticate.Changed
-	}
-	return o
 }
 
 type authenticator struct{ uc *application.Authenticate }

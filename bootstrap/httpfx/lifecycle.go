@@ -12,9 +12,8 @@ import (
 	"go.uber.org/fx"
 )
 
-// Listen is one HTTP server's place in an app's lifecycle; ServerHook
-// turns it into the hook. The main server and the metrics server both run
-// through it and differ only in these fields.
+// Listen is one HTTP server's place in an app's lifecycle, which
+// ServerHook turns into the hook: the main server's or the metrics one's.
 type Listen struct {
 	// Addr is the listen address; port 0 picks a free one.
 	Addr string
@@ -37,9 +36,8 @@ type Listen struct {
 }
 
 // ServerHook returns the hook that serves srv for the app's lifetime:
-// OnStart listens (an error names the setting) and serves in the
-// background; OnStop shuts srv down gracefully, within the shutdown
-// timeout, and returns once Serve has returned and Drain is done.
+// OnStart listens (an error names the setting) and serves; OnStop shuts srv
+// down gracefully and returns once Serve has returned and Drain is done.
 func ServerHook(srv *http.Server, l Listen) fx.Hook {
 	done := make(chan struct{})
 	return fx.Hook{

@@ -1,9 +1,8 @@
-// Package metricsfx is the fx module of Prometheus metrics: it provides
-// the prom adapter as ports.Metrics (business events) and as the HTTP
-// server's request observer, watches the database pool, and serves
-// GET /metrics — on its own listen address when one is configured
-// (open: a private network's scrapers), else on the main server for the
-// metrics token or an administrator (README.md, "What the API does").
+// Package metricsfx is the fx module of Prometheus metrics: it watches
+// the database pool and serves GET /metrics on its own listen address when
+// one is configured (open: a private network's scrapers), else on the main
+// server for the metrics token or an administrator (README.md, "What the
+// API does").
 //
 // Provides: *prom.Metrics, ports.Metrics, ports.FeedMetrics, ginhttp.RequestObserver and,
 // without an address of its own, *ginhttp.MetricsOptions for httpfx.
@@ -14,10 +13,9 @@ import (
 	"net/http"
 	"time"
 
-	"github.com/cachegate/cachegate/adapters/bunstore"
-
 	"go.uber.org/fx"
 
+	"github.com/cachegate/cachegate/adapters/bunstore"
 	"github.com/cachegate/cachegate/adapters/ginhttp"
 	"github.com/cachegate/cachegate/adapters/prom"
 	"github.com/cachegate/cachegate/bootstrap/httpfx"

@@ -3,9 +3,8 @@
 // provides every storage port; Memory provides the in-memory adapters
 // instead, for tests and embedders who need no persistence.
 //
-// Provides: *bunstore.DB (SQL only), cachefx.RepoFactory, ports.ChangeLog (the
-// log the cache tables' writes record into), ports.CallerBudget (SQL
-// only: each caller's budget of database time), ports.UserRepository,
+// Provides: *bunstore.DB and ports.CallerBudget (SQL only),
+// cachefx.RepoFactory, ports.ChangeLog, ports.UserRepository,
 // ports.RefreshStore, ports.KeyStore, ports.LoginThrottle, a Pinger for
 // readiness, and purgers in the value group "purgers" for the sweeper.
 package storefx
@@ -33,8 +32,7 @@ type Options struct {
 	// Database is "sqlite:PATH", "sqlite::memory:" or "postgres://…".
 	Database string
 	// Timeout bounds each call to the database and each connection
-	// attempt (bunstore.WithTimeout, bunstore.WithConnectTimeout); zero
-	// means bunstore.DefaultTimeout.
+	// attempt; zero means bunstore.DefaultTimeout.
 	Timeout time.Duration
 	// QueryTimeout bounds the database's time on each statement of a list
 	// (bunstore.WithQueryTimeout); zero means bunstore.DefaultQueryTimeout.
@@ -43,8 +41,7 @@ type Options struct {
 	// database (bunstore.WithCallerBound); zero means half the pool.
 	UserStatements int
 	// UserTime and UserBurst are each caller's budget of database time
-	// per second and at once (bunstore.NewBudget); a zero UserTime is no
-	// budget.
+	// per second and at once (bunstore.NewBudget); zero UserTime: none.
 	UserTime, UserBurst time.Duration
 	// Tables are the cache tables to migrate.
 	Tables []string
@@ -65,8 +62,7 @@ type Pinger interface {
 }
 
 // Open opens and, when asked, migrates the database: the plain constructor
-// behind the module. Every call is bounded by o's timeouts; opts add to
-// them (the caller bound, tracing).
+// behind the module. opts add to o's timeouts (the caller bound, tracing).
 func Open(ctx context.Context, o Options, opts ...bunstore.Option) (*bunstore.DB, error) {
 	opts = append([]bunstore.Option{bunstore.WithConnectTimeout(o.Timeout), bunstore.WithTimeout(o.Timeout),
 		bunstore.WithQueryTimeout(o.QueryTimeout)}, opts...)
@@ -83,16 +79,13 @@ func Open(ctx context.Context, o Options, opts ...bunstore.Option) (*bunstore.DB
 	return db, nil
 }
 
-// tracing is the optional tracer provider (tracefx).
 type tracing struct {
 	fx.In
 	Tracing tracefx.Tracing `optional:"true"`
 }
 
-// parentedHook traces only the statements run inside a span (a request's,
-// a use case's): the background loops (the feed's catch-up four times a
-// second, the revocation poll, the key reload, the sweeper) would
-// otherwise make a root trace of every poll.
+// parentedHook traces only the statements run inside a span
+// (ARCHITECTURE.md, "Tracing": SQL spans).
 type parentedHook struct{ h *bunotel.QueryHook }
 
 func (p parentedHook) BeforeQuery(ctx context.Context, e *bun.QueryEvent) context.Context {
@@ -115,8 +108,7 @@ const openTimeout = 60 * time.Second
 func SQL(o Options) fx.Option {
 	return fx.Module("store",
 		fx.Supply(fx.Private, o),
-		// The budget the caller limit charges and the HTTP server checks
-		// (httpfx).
+		// The budget the caller limit charges and httpfx checks.
 		fx.Provide(fx.Private, func(o Options, clock ports.Clock) *bunstore.Budget {
 			return bunstore.NewBudget(o.UserTime, o.UserBurst, clock)
 		}),
@@ -125,14 +117,10 @@ func SQL(o Options) fx.Option {
 			func(lc fx.Lifecycle, o Options, t tracing, b *bunstore.Budget) (*bunstore.DB, error) {
 				ctx, cancel := context.WithTimeout(context.Background(), openTimeout)
 				defer cancel()
-				// One bound on each caller's calls for every store of the
-				// database: the bound is on its pool (README, "Fair share
-				// of the database").
+				// One bound on each caller's calls for every store, on the
+				// pool (README, "Fair share of the database").
 				opts := []bunstore.Option{bunstore.WithCallerBound(o.UserStatements, b)}
 				if t.Tracing.Provider != nil {
-					// A span per SQL statement, with the statement's text
-					// as bun writes it before binding (placeholders, no
-					// values).
 					opts = append(opts, bunstore.WithQueryHook(parentedHook{bunotel.NewQueryHook(bunotel.WithTracerProvider(t.Tracing.Provider))}))
 				}
 				db, err := Open(ctx, o, opts...)
@@ -163,9 +151,8 @@ func SQL(o Options) fx.Option {
 				return l
 			},
 			func(l *bunstore.AuditLog) ports.AuditLog { return l },
-			// The user, refresh and key stores write their changes'
-			// events into this database's auth_events, in the change's
-			// transaction.
+			// The user, refresh and key stores write their changes' events
+			// into this database's auth_events, in the change's transaction.
 			func(l *bunstore.AuditLog) ports.ChangeAuditLog { return ports.ChangeAuditLog{Log: l} },
 			func(db *bunstore.DB) Pinger { return sqlPinger{db} },
 			purgers,

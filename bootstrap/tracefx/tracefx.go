@@ -1,11 +1,9 @@
-// Package tracefx is the fx module of OpenTelemetry tracing: it builds the
-// tracer provider from the OTEL_* environment (adapters/oteltrace.FromEnv;
-// off by default) and shuts it down, flushing buffered spans, when the app
-// stops.
+// Package tracefx is the fx module of OpenTelemetry tracing
+// (ARCHITECTURE.md, "Tracing"): it builds the tracer provider from the
+// OTEL_* environment and shuts it down, flushing, when the app stops.
 //
-// Provides: Tracing, whose Provider is nil when tracing is off. storefx
-// (SQL spans, bunotel), cachefx (use-case spans) and httpfx (request spans,
-// otelgin) take it; with a nil Provider they add nothing.
+// Provides: Tracing, whose Provider is nil when tracing is off; storefx,
+// cachefx and httpfx then add no spans.
 package tracefx
 
 import (
@@ -19,8 +17,7 @@ import (
 )
 
 // Tracing is the app's tracer provider; a nil Provider traces nothing.
-// A test or an embedder replaces it with fx.Decorate (the SDK's in-memory
-// exporter, their own provider).
+// A test or an embedder replaces it with fx.Decorate.
 type Tracing struct {
 	Provider trace.TracerProvider
 }

@@ -11,11 +11,10 @@ import (
 )
 
 // Writer collects log lines in a buffer of bounded size and writes them to
-// its output in one write: when the next line would not fit, Interval
+// its output in one write: when the next line would not fit, interval
 // after the first line buffered, on Flush and on Close. Each Write (one
-// record, as slog's handlers write) is kept whole; one larger than the
-// buffer is written alone, after the lines before it. Safe for concurrent
-// use.
+// slog record) is kept whole; one larger than the buffer is written alone.
+// Safe for concurrent use.
 type Writer struct {
 	mu       sync.Mutex
 	out      io.Writer
