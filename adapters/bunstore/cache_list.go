@@ -211,10 +211,6 @@ func appendCondition(b *strings.Builder, args []any, eng engine.Engine, c *domai
 	return args, nil
 }
 
-var comparators = map[domain.QueryOp]string{
-	domain.OpEq: " = ", domain.OpNe: " <> ", domain.OpGt: " > ", domain.OpLt: " < ", domain.OpGte: " >= ", domain.OpLte: " <= ",
-}
-
 // sortKeys returns the sort keys of a list: keys, or dateCreated
 // ascending when there are none.
 func sortKeys(keys []domain.SortKey) []domain.SortKey {

@@ -340,9 +340,6 @@ func valuesStatement(head string, width, n int, skipTaken bool) string {
 	return q
 }
 
-// placeholders returns n ? placeholders separated by commas.
-func placeholders(n int) string { return strings.TrimSuffix(strings.Repeat("?, ", n), ", ") }
-
 // revokeIn is revoke inside tx.
 func revokeIn(ctx context.Context, tx bun.Tx, column, value string, now time.Time) error {
 	if _, err := tx.ExecContext(ctx, revokeQuery, engine.TimeArg(now), bun.Ident(column), value); err != nil {
