@@ -28,10 +28,7 @@ type Archive struct {
 
 // MaxData is the bound on an imported entry's data.
 func (a *Archive) MaxData() int {
-	if a.MaxDataBytes > 0 {
-		return a.MaxDataBytes
-	}
-	return domain.DefaultMaxDataBytes
+	return positive(a.MaxDataBytes, domain.DefaultMaxDataBytes)
 }
 
 // ArchiveRecord is one record of an archive; exactly one of User, Key,

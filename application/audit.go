@@ -1,6 +1,7 @@
 package application
 
 import (
+	"cmp"
 	"context"
 	"log/slog"
 
@@ -59,9 +60,7 @@ type AuditTrailDeps struct {
 
 // NewAuditTrail returns the audit trail; Clock and IDs are required.
 func NewAuditTrail(d AuditTrailDeps) *AuditTrail {
-	if d.Log == nil {
-		d.Log = slog.New(slog.DiscardHandler)
-	}
+	d.Log = cmp.Or(d.Log, slog.New(slog.DiscardHandler))
 	fold := domain.DefaultAuditFold
 	if d.Fold != nil {
 		fold = *d.Fold

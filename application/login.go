@@ -1,6 +1,7 @@
 package application
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
@@ -88,9 +89,7 @@ func NewLogin(d LoginDeps) (*Login, error) {
 		return nil, errors.New("login throttling needs a positive window")
 	}
 	d.Metrics = metricsOrNop(d.Metrics)
-	if d.Log == nil {
-		d.Log = slog.New(slog.DiscardHandler)
-	}
+	d.Log = cmp.Or(d.Log, slog.New(slog.DiscardHandler))
 	if d.InFlightWait == 0 {
 		d.InFlightWait = DefaultInFlightWait
 	}
