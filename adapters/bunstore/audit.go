@@ -83,11 +83,7 @@ func (l *AuditLog) QueryEvents(ctx context.Context, aq ports.AuditQuery) (_ []do
 	}
 	q := `SELECT id, "at", type, user_id, username, address, request_id, family, reason, attempts, last_at,
 		actor_id, actor_username, detail FROM auth_events WHERE ` + b.String()
-	limit := aq.Limit
-	if limit <= 0 {
-		limit = 1000
-	}
-	rows, err := l.db.sql.QueryContext(ctx, q+` ORDER BY "at" DESC, id DESC LIMIT ?`, append(args, limit)...)
+	rows, err := l.db.sql.QueryContext(ctx, q+` ORDER BY "at" DESC, id DESC LIMIT ?`, append(args, positive(aq.Limit, 1000))...)
 	if err != nil {
 		return nil, dberr.Wrap("list audit events", err)
 	}
