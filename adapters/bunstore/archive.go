@@ -324,22 +324,23 @@ func (l *archiveLoad) AddEntries(ctx context.Context, table string, es []domain.
 }
 
 func (l *archiveLoad) Commit() error {
-	if l.ended {
+	return l.end(func() error {
+		if err := l.tx.Commit(); err != nil {
+			return dberr.Translate(context.Background(), dberr.Wrap("commit the import", err))
+		}
 		return nil
-	}
-	l.ended = true
-	defer l.leave()
-	if err := l.tx.Commit(); err != nil {
-		return dberr.Translate(context.Background(), dberr.Wrap("commit the import", err))
-	}
-	return nil
+	})
 }
 
-func (l *archiveLoad) Rollback() error {
+func (l *archiveLoad) Rollback() error { return l.end(l.tx.Rollback) }
+
+// end runs fn, the transaction's commit or rollback, unless one ran
+// already, and leaves the write gate.
+func (l *archiveLoad) end(fn func() error) error {
 	if l.ended {
 		return nil
 	}
 	l.ended = true
 	defer l.leave()
-	return l.tx.Rollback()
+	return fn()
 }

@@ -122,13 +122,7 @@ func (r *UserRepository) UserByID(ctx context.Context, id string) (_ domain.User
 	var row userRow
 	err = stmts[0].QueryRowContext(ctx, id).Scan(&row.ID, &row.Username, &row.PasswordHash, &row.PasswordSalt,
 		&row.Active, &row.DateCreated, &row.DateUpdated, &row.Admin)
-	switch {
-	case errors.Is(err, sql.ErrNoRows):
-		return domain.User{}, domain.ErrUserNotFound
-	case err != nil:
-		return domain.User{}, dberr.Wrap("read user", err)
-	}
-	return toDomainUser(row), nil
+	return userFrom(row, err)
 }
 
 // ListUsers returns every user ordered by normalized username, compared
@@ -244,11 +238,16 @@ func (r *UserRepository) userWhere(ctx context.Context, db bun.IDB, column, valu
 		query += r.db.eng.ForUpdate()
 	}
 	var row userRow
-	err := db.NewRaw(query, bun.Ident(column), value).Scan(ctx, &row)
-	if errors.Is(err, sql.ErrNoRows) {
+	return userFrom(row, db.NewRaw(query, bun.Ident(column), value).Scan(ctx, &row))
+}
+
+// userFrom is the answer of a read of one user that scanned row, or
+// failed with err.
+func userFrom(row userRow, err error) (domain.User, error) {
+	switch {
+	case errors.Is(err, sql.ErrNoRows):
 		return domain.User{}, domain.ErrUserNotFound
-	}
-	if err != nil {
+	case err != nil:
 		return domain.User{}, dberr.Wrap("read user", err)
 	}
 	return toDomainUser(row), nil
