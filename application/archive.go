@@ -1,6 +1,7 @@
 package application
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
@@ -294,9 +295,7 @@ type batch[T any] struct {
 // whether the batch is due: importBatchRows rows or importBatchBytes.
 func (b *batch[T]) add(row T, line, size int) bool {
 	b.rows = append(b.rows, row)
-	if b.from == 0 {
-		b.from = line
-	}
+	b.from = cmp.Or(b.from, line)
 	b.bytes += size
 	return len(b.rows) >= importBatchRows || b.bytes >= importBatchBytes
 }

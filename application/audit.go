@@ -117,9 +117,7 @@ func (a *AuditTrail) Committed(ctx context.Context, e domain.AuditEvent) {
 func (a *AuditTrail) fill(ctx context.Context, e domain.AuditEvent) domain.AuditEvent {
 	e.ID, e.Time = a.ids.NewID(), domain.Normalize(a.clock.Now())
 	e.Username = domain.CutAuditUsername(e.Username)
-	if e.RequestID == "" {
-		e.RequestID = ports.RequestID(ctx)
-	}
+	e.RequestID = cmp.Or(e.RequestID, ports.RequestID(ctx))
 	return e
 }
 

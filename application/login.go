@@ -90,12 +90,8 @@ func NewLogin(d LoginDeps) (*Login, error) {
 	}
 	d.Metrics = metricsOrNop(d.Metrics)
 	d.Log = cmp.Or(d.Log, slog.New(slog.DiscardHandler))
-	if d.InFlightWait == 0 {
-		d.InFlightWait = DefaultInFlightWait
-	}
-	if d.MaxSessions == 0 {
-		d.MaxSessions = DefaultMaxSessionsPerUser
-	}
+	d.InFlightWait = cmp.Or(d.InFlightWait, DefaultInFlightWait)
+	d.MaxSessions = cmp.Or(d.MaxSessions, DefaultMaxSessionsPerUser)
 	return &Login{d: d, flying: newInFlight()}, nil
 }
 
