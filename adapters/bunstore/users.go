@@ -119,10 +119,14 @@ func (r *UserRepository) UserByID(ctx context.Context, id string) (_ domain.User
 	if err != nil {
 		return domain.User{}, dberr.Wrap("prepare the user read", err)
 	}
-	var row userRow
-	err = stmts[0].QueryRowContext(ctx, id).Scan(&row.ID, &row.Username, &row.PasswordHash, &row.PasswordSalt,
-		&row.Active, &row.DateCreated, &row.DateUpdated, &row.Admin)
-	return userFrom(row, err)
+	return userFrom(scanUser(stmts[0].QueryRowContext(ctx, id)))
+}
+
+// scanUser converts one row of userColumns to a user.
+func scanUser(s rowScanner) (domain.User, error) {
+	var r userRow
+	err := s.Scan(&r.ID, &r.Username, &r.PasswordHash, &r.PasswordSalt, &r.Active, &r.DateCreated, &r.DateUpdated, &r.Admin)
+	return toDomainUser(r), err
 }
 
 // ListUsers returns every user ordered by normalized username, compared
@@ -238,17 +242,18 @@ func (r *UserRepository) userWhere(ctx context.Context, db bun.IDB, column, valu
 		query += r.db.eng.ForUpdate()
 	}
 	var row userRow
-	return userFrom(row, db.NewRaw(query, bun.Ident(column), value).Scan(ctx, &row))
+	err := db.NewRaw(query, bun.Ident(column), value).Scan(ctx, &row)
+	return userFrom(toDomainUser(row), err)
 }
 
-// userFrom is the answer of a read of one user that scanned row, or
-// failed with err.
-func userFrom(row userRow, err error) (domain.User, error) {
+// userFrom is the answer of a read of one user that read u, or failed
+// with err.
+func userFrom(u domain.User, err error) (domain.User, error) {
 	switch {
 	case errors.Is(err, sql.ErrNoRows):
 		return domain.User{}, domain.ErrUserNotFound
 	case err != nil:
 		return domain.User{}, dberr.Wrap("read user", err)
 	}
-	return toDomainUser(row), nil
+	return u, nil
 }
