@@ -87,26 +87,22 @@ func (l *AuditLog) QueryEvents(ctx context.Context, aq ports.AuditQuery) (_ []do
 	if err != nil {
 		return nil, dberr.Wrap("list audit events", err)
 	}
-	defer rows.Close()
-	var out []domain.AuditEvent
-	for rows.Next() {
+	out, err := scanAll(rows, func(s rowScanner) (domain.AuditEvent, error) {
 		var (
 			e        domain.AuditEvent
 			at, last engine.NullTime
 			ty       string
 			attempts int
 		)
-		if err := rows.Scan(&e.ID, &at, &ty, &e.UserID, &e.Username, &e.Address, &e.RequestID, &e.Family, &e.Reason,
-			&attempts, &last, &e.ActorID, &e.ActorUsername, &e.Detail); err != nil {
-			return nil, dberr.Wrap("list audit events", err)
-		}
+		err := s.Scan(&e.ID, &at, &ty, &e.UserID, &e.Username, &e.Address, &e.RequestID, &e.Family, &e.Reason,
+			&attempts, &last, &e.ActorID, &e.ActorUsername, &e.Detail)
 		e.Time, e.Type = at.Time, domain.AuditType(ty)
 		if attempts > 1 {
 			e.Count, e.LastSeen = attempts, last.Time
 		}
-		out = append(out, e)
-	}
-	if err := rows.Err(); err != nil {
+		return e, err
+	})
+	if err != nil {
 		return nil, dberr.Wrap("list audit events", err)
 	}
 	return out, nil
