@@ -1,6 +1,7 @@
 package application
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
@@ -97,8 +98,6 @@ func byAdmin(actor domain.Actor, e domain.AuditEvent) domain.AuditEvent {
 
 // fromClient returns e with the address of actor's client.
 func fromClient(actor domain.Actor, e domain.AuditEvent) domain.AuditEvent {
-	if e.Address == "" {
-		e.Address = actor.Client.Address
-	}
+	e.Address = cmp.Or(e.Address, actor.Client.Address)
 	return e
 }

@@ -1,6 +1,7 @@
 package application
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
@@ -28,10 +29,7 @@ type Archive struct {
 
 // MaxData is the bound on an imported entry's data.
 func (a *Archive) MaxData() int {
-	if a.MaxDataBytes > 0 {
-		return a.MaxDataBytes
-	}
-	return domain.DefaultMaxDataBytes
+	return positive(a.MaxDataBytes, domain.DefaultMaxDataBytes)
 }
 
 // ArchiveRecord is one record of an archive; exactly one of User, Key,
@@ -297,9 +295,7 @@ type batch[T any] struct {
 // whether the batch is due: importBatchRows rows or importBatchBytes.
 func (b *batch[T]) add(row T, line, size int) bool {
 	b.rows = append(b.rows, row)
-	if b.from == 0 {
-		b.from = line
-	}
+	b.from = cmp.Or(b.from, line)
 	b.bytes += size
 	return len(b.rows) >= importBatchRows || b.bytes >= importBatchBytes
 }

@@ -1,6 +1,7 @@
 package application
 
 import (
+	"cmp"
 	"fmt"
 	"strings"
 	"time"
@@ -92,10 +93,7 @@ func (s *Assignments) Repos() []ports.CacheRepository {
 	var out []ports.CacheRepository
 	for _, n := range s.names {
 		st := s.byName[n]
-		key := st.EntityKey
-		if key == "" {
-			key = "assignment:" + st.Name
-		}
+		key := cmp.Or(st.EntityKey, "assignment:"+st.Name)
 		if !seen[key] {
 			seen[key] = true
 			out = append(out, st.Repo)

@@ -1,6 +1,7 @@
 package application
 
 import (
+	"cmp"
 	"context"
 	"log/slog"
 
@@ -59,9 +60,7 @@ type AuditTrailDeps struct {
 
 // NewAuditTrail returns the audit trail; Clock and IDs are required.
 func NewAuditTrail(d AuditTrailDeps) *AuditTrail {
-	if d.Log == nil {
-		d.Log = slog.New(slog.DiscardHandler)
-	}
+	d.Log = cmp.Or(d.Log, slog.New(slog.DiscardHandler))
 	fold := domain.DefaultAuditFold
 	if d.Fold != nil {
 		fold = *d.Fold
@@ -118,9 +117,7 @@ func (a *AuditTrail) Committed(ctx context.Context, e domain.AuditEvent) {
 func (a *AuditTrail) fill(ctx context.Context, e domain.AuditEvent) domain.AuditEvent {
 	e.ID, e.Time = a.ids.NewID(), domain.Normalize(a.clock.Now())
 	e.Username = domain.CutAuditUsername(e.Username)
-	if e.RequestID == "" {
-		e.RequestID = ports.RequestID(ctx)
-	}
+	e.RequestID = cmp.Or(e.RequestID, ports.RequestID(ctx))
 	return e
 }
 

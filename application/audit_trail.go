@@ -1,6 +1,7 @@
 package application
 
 import (
+	"cmp"
 	"context"
 	"fmt"
 	"time"
@@ -63,9 +64,7 @@ func (a *AuditTrail) Page(ctx context.Context, in AuditPageInput) ([]domain.Audi
 	if err := domain.ValidateFilter("query", in.Filter); err != nil {
 		return nil, nil, err
 	}
-	if in.Limit == 0 {
-		in.Limit = 100
-	}
+	in.Limit = cmp.Or(in.Limit, 100)
 	if in.Limit < 1 || in.Limit > MaxAuditPage {
 		return nil, nil, domain.InvalidField("limit", "must be between 1 and 1000")
 	}

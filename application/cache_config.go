@@ -1,6 +1,7 @@
 package application
 
 import (
+	"cmp"
 	"context"
 	"fmt"
 	"time"
@@ -31,12 +32,8 @@ type CacheConfig struct {
 
 func (d *CacheConfig) validate() error {
 	d.Metrics = metricsOrNop(d.Metrics)
-	if d.Tracer == nil {
-		d.Tracer = ports.NopTracer{}
-	}
-	if d.ListMax <= 0 {
-		d.ListMax = MaxListLimit
-	}
+	d.Tracer = cmp.Or[ports.Tracer](d.Tracer, ports.NopTracer{})
+	d.ListMax = positive(d.ListMax, MaxListLimit)
 	if d.ListDefault <= 0 || d.ListDefault > d.ListMax {
 		d.ListDefault = min(DefaultListLimit, d.ListMax)
 	}
@@ -47,10 +44,7 @@ func (d *CacheConfig) validate() error {
 }
 
 func (d CacheConfig) maxData() int {
-	if d.MaxDataBytes > 0 {
-		return d.MaxDataBytes
-	}
-	return domain.DefaultMaxDataBytes
+	return positive(d.MaxDataBytes, domain.DefaultMaxDataBytes)
 }
 
 // open resolves the assignment, admits the actor, binds the assignment's
@@ -93,4 +87,12 @@ func (d CacheConfig) byRef(ctx context.Context, st *Assignment, repo ports.Cache
 		return domain.Entry{}, domain.ErrCacheNotFound
 	}
 	return repo.GetByKey(ctx, k, now)
+}
+
+// positive returns v, or def when v is zero or less.
+func positive[T int | time.Duration](v, def T) T {
+	if v <= 0 {
+		return def
+	}
+	return v
 }

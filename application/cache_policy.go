@@ -11,6 +11,15 @@ import (
 // use cases answer it as domain.ErrCacheNotFound.
 var errInvisible = errors.New("entry invisible to the caller")
 
+// mayChange checks that actor may see cur (else errInvisible) and that
+// pre holds for it, before a write changes it.
+func mayChange(actor domain.Actor, st *Assignment, pre Preconditions, cur domain.Entry) error {
+	if !canSee(actor, st, cur) {
+		return errInvisible
+	}
+	return pre.check(cur)
+}
+
 // admit checks that actor may use store at all.
 func admit(actor domain.Actor, st *Assignment) error {
 	if actor.IsSystem() || st.Policy == domain.PolicyPublic {

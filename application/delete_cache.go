@@ -46,12 +46,7 @@ func (uc *DeleteCache) execute(ctx context.Context, in DeleteCacheInput) (domain
 	if !ok {
 		return domain.Entry{}, domain.ErrCacheNotFound
 	}
-	e, err := repo.Delete(ctx, id, now, func(cur domain.Entry) error {
-		if !canSee(in.Actor, st, cur) {
-			return errInvisible
-		}
-		return in.Pre.check(cur)
-	})
+	e, err := repo.Delete(ctx, id, now, func(cur domain.Entry) error { return mayChange(in.Actor, st, in.Pre, cur) })
 	switch {
 	case errors.Is(err, errInvisible):
 		return domain.Entry{}, domain.ErrCacheNotFound

@@ -1,6 +1,7 @@
 package application
 
 import (
+	"cmp"
 	"context"
 	"crypto/sha256"
 	"crypto/subtle"
@@ -69,9 +70,7 @@ func NewFirstAdmin(ua *Users, hasAdmin func(context.Context) (bool, error), cloc
 	if opts.TTL < 0 {
 		return nil, errors.New("the set-up link's lifetime must not be negative")
 	}
-	if opts.TTL == 0 {
-		opts.TTL = SetupLinkTTL
-	}
+	opts.TTL = cmp.Or(opts.TTL, SetupLinkTTL)
 	return &FirstAdmin{ua: ua, hasAdmin: hasAdmin, clock: clock, secrets: secrets, opts: opts,
 		turn: make(chan struct{}, 1)}, nil
 }

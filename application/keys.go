@@ -1,6 +1,7 @@
 package application
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
@@ -43,10 +44,7 @@ func NewKeys(keys SigningKeys, clock ports.Clock, log *slog.Logger, audit *Audit
 	if keys == nil || clock == nil {
 		return nil, errors.New("key administration needs the signing keys and a clock")
 	}
-	if log == nil {
-		log = slog.New(slog.DiscardHandler)
-	}
-	return &Keys{keys: keys, clock: clock, log: log, audit: audit}, nil
+	return &Keys{keys: keys, clock: clock, log: cmp.Or(log, slog.New(slog.DiscardHandler)), audit: audit}, nil
 }
 
 // KeyStatus is a stored key, without its private half, and its state at

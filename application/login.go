@@ -1,6 +1,7 @@
 package application
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
@@ -88,15 +89,9 @@ func NewLogin(d LoginDeps) (*Login, error) {
 		return nil, errors.New("login throttling needs a positive window")
 	}
 	d.Metrics = metricsOrNop(d.Metrics)
-	if d.Log == nil {
-		d.Log = slog.New(slog.DiscardHandler)
-	}
-	if d.InFlightWait == 0 {
-		d.InFlightWait = DefaultInFlightWait
-	}
-	if d.MaxSessions == 0 {
-		d.MaxSessions = DefaultMaxSessionsPerUser
-	}
+	d.Log = cmp.Or(d.Log, slog.New(slog.DiscardHandler))
+	d.InFlightWait = cmp.Or(d.InFlightWait, DefaultInFlightWait)
+	d.MaxSessions = cmp.Or(d.MaxSessions, DefaultMaxSessionsPerUser)
 	return &Login{d: d, flying: newInFlight()}, nil
 }
 

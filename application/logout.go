@@ -3,7 +3,6 @@ package application
 import (
 	"context"
 	"errors"
-	"fmt"
 
 	"github.com/cachegate/cachegate/domain"
 	"github.com/cachegate/cachegate/ports"
@@ -38,12 +37,6 @@ func (uc *Logout) Execute(ctx context.Context, actor domain.Actor) error {
 		return nil
 	}
 	p := actor.Principal
-	event, events := uc.audit.Prepare(ctx, fromClient(actor, domain.AuditEvent{Type: domain.AuditLogout, UserID: p.ID,
-		Username: p.Username, Family: family}))
-	if err := uc.refresh.For(actor.Caller()).RevokeFamily(ctx, family, uc.clock.Now(), events...); err != nil {
-		return fmt.Errorf("logout: %w", err)
-	}
-	revokedHere(uc.revoked, family)
-	uc.audit.Committed(ctx, event)
-	return nil
+	return revokeSession(ctx, uc.audit, uc.refresh.For(actor.Caller()), uc.revoked, uc.clock, "logout", family,
+		fromClient(actor, domain.AuditEvent{Type: domain.AuditLogout, UserID: p.ID, Username: p.Username, Family: family}))
 }

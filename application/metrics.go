@@ -1,6 +1,10 @@
 package application
 
-import "github.com/cachegate/cachegate/ports"
+import (
+	"cmp"
+
+	"github.com/cachegate/cachegate/ports"
+)
 
 // nopMetrics records nothing; use cases use it when given no metrics. Its
 // methods implement ports.Metrics.
@@ -12,9 +16,4 @@ func (nopMetrics) CacheEntryCreated(string)   {}
 func (nopMetrics) CacheRowsSwept(string, int) {}
 func (nopMetrics) AuditEvent(string)          {}
 
-func metricsOrNop(m ports.Metrics) ports.Metrics {
-	if m == nil {
-		return nopMetrics{}
-	}
-	return m
-}
+func metricsOrNop(m ports.Metrics) ports.Metrics { return cmp.Or[ports.Metrics](m, nopMetrics{}) }

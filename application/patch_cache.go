@@ -63,10 +63,7 @@ func (uc *PatchCache) execute(ctx context.Context, in PatchCacheInput) (domain.E
 		return domain.Entry{}, domain.ErrCacheNotFound
 	}
 	e, err := repo.Update(ctx, id, now, st.Quota, func(cur *domain.Entry) error {
-		if !canSee(in.Actor, st, *cur) {
-			return errInvisible
-		}
-		if err := in.Pre.check(*cur); err != nil {
+		if err := mayChange(in.Actor, st, in.Pre, *cur); err != nil {
 			return err
 		}
 		p.Apply(cur, now, st.DefaultExpiresIn)

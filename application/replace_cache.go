@@ -75,10 +75,7 @@ func (uc *ReplaceCache) execute(ctx context.Context, in ReplaceCacheInput) (repl
 	// fail with ErrCacheIDTaken; the next round replaces it instead.
 	for range 3 {
 		e, err := repo.Update(ctx, id, now, st.Quota, func(cur *domain.Entry) error {
-			if !canSee(in.Actor, st, *cur) {
-				return errInvisible
-			}
-			if err := in.Pre.check(*cur); err != nil {
+			if err := mayChange(in.Actor, st, in.Pre, *cur); err != nil {
 				return err
 			}
 			c.Apply(cur, now, st.DefaultExpiresIn)

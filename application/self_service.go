@@ -77,7 +77,7 @@ func (s *SelfService) RevokeSession(ctx context.Context, actor domain.Actor, id 
 	if sess.UserID != p.ID {
 		return domain.ErrSessionNotFound
 	}
-	return revokeSession(ctx, s.users.audit, refresh, s.revoked, s.users.clock, id,
+	return revokeSession(ctx, s.users.audit, refresh, s.revoked, s.users.clock, "revoke session", id,
 		fromClient(actor, domain.AuditEvent{Type: domain.AuditSessionRevoked, UserID: p.ID, Username: p.Username, Family: id}))
 }
 

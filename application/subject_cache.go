@@ -34,10 +34,7 @@ func NewSubjectCache(lookup ports.UserLookup, ttl time.Duration, max int, clock 
 	if ttl <= 0 {
 		return lookup
 	}
-	if max <= 0 {
-		max = 10000
-	}
-	return &SubjectCache{UserLookup: lookup, ttl: ttl, max: max, clock: clock, entries: map[string]cachedPrincipal{}}
+	return &SubjectCache{UserLookup: lookup, ttl: ttl, max: positive(max, 10000), clock: clock, entries: map[string]cachedPrincipal{}}
 }
 
 // BySubject implements ports.UserLookup.

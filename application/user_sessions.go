@@ -66,15 +66,17 @@ func (a *Users) RevokeSession(ctx context.Context, actor domain.Actor, sid strin
 	if u, err := a.users.UserByID(ctx, s.UserID); err == nil {
 		e.Username = u.Username
 	}
-	return revokeSession(ctx, a.audit, a.refresh, a.revoked, a.clock, sid, e)
+	return revokeSession(ctx, a.audit, a.refresh, a.revoked, a.clock, "revoke session", sid, e)
 }
 
 // revokeSession revokes the family sid with the event e, applies it in
-// this process at once, and reports the event after the commit.
-func revokeSession(ctx context.Context, audit *AuditTrail, refresh ports.RefreshStore, revoked SessionRevocations, clock ports.Clock, sid string, e domain.AuditEvent) error {
+// this process at once, and reports the event after the commit; a failure
+// is named op.
+func revokeSession(ctx context.Context, audit *AuditTrail, refresh ports.RefreshStore, revoked SessionRevocations, clock ports.Clock,
+	op, sid string, e domain.AuditEvent) error {
 	event, events := audit.Prepare(ctx, e)
 	if err := refresh.RevokeFamily(ctx, sid, clock.Now(), events...); err != nil {
-		return fmt.Errorf("revoke session: %w", err)
+		return fmt.Errorf("%s: %w", op, err)
 	}
 	revokedHere(revoked, sid)
 	audit.Committed(ctx, event)

@@ -41,13 +41,15 @@ func NewArchive(db *DB) *Archive {
 // archivePage is how many rows one read fetches.
 const archivePage = 1000
 
-// eachPage runs query (which must select id first among its columns and
-// take, as its last two arguments, the id to start after and the page
-// size) page after page, calling scan for each row.
-func (a *Archive) eachPage(ctx context.Context, op, query string, args []any, scan func(*sql.Rows) (string, error)) error {
+// eachPage runs query (which must select in primary-key order and take,
+// as its last two arguments, the key to start after and the page size)
+// page after page, calling fn with each row scan read; key is a row's
+// primary key.
+func eachPage[T any](ctx context.Context, a *Archive, op, query string, args []any, scan func(rowScanner) (T, error),
+	key func(T) string, fn func(T) error) error {
 	after := ""
 	for {
-		n, last, err := a.page(ctx, op, query, append(append([]any(nil), args...), after, archivePage), scan)
+		n, last, err := page(ctx, a, op, query, append(append([]any(nil), args...), after, archivePage), scan, key, fn)
 		if err != nil {
 			return err
 		}
@@ -58,7 +60,8 @@ func (a *Archive) eachPage(ctx context.Context, op, query string, args []any, sc
 	}
 }
 
-func (a *Archive) page(ctx context.Context, op, query string, args []any, scan func(*sql.Rows) (string, error)) (n int, last string, err error) {
+func page[T any](ctx context.Context, a *Archive, op, query string, args []any, scan func(rowScanner) (T, error),
+	key func(T) string, fn func(T) error) (n int, last string, err error) {
 	ctx, call := a.bounds.Enter(ctx)
 	defer call.Done(&err)
 	rows, err := a.db.sql.QueryContext(ctx, query, args...)
@@ -67,11 +70,14 @@ func (a *Archive) page(ctx context.Context, op, query string, args []any, scan f
 	}
 	defer rows.Close()
 	for rows.Next() {
-		id, err := scan(rows)
+		v, err := scan(rows)
 		if err != nil {
+			return n, last, dberr.Wrap(op, err)
+		}
+		if err := fn(v); err != nil {
 			return n, last, err
 		}
-		n, last = n+1, id
+		n, last = n+1, key(v)
 	}
 	if err := rows.Err(); err != nil {
 		return n, last, dberr.Wrap(op, err)
@@ -81,40 +87,26 @@ func (a *Archive) page(ctx context.Context, op, query string, args []any, scan f
 
 // EachUser implements ports.ArchiveReader.
 func (a *Archive) EachUser(ctx context.Context, fn func(domain.User) error) error {
-	return a.eachPage(ctx, "export users", "SELECT "+userColumns+" FROM users WHERE id > ? ORDER BY id LIMIT ?", nil,
-		func(rows *sql.Rows) (string, error) {
-			var r userRow
-			if err := rows.Scan(&r.ID, &r.Username, &r.PasswordHash, &r.PasswordSalt, &r.Active, &r.DateCreated, &r.DateUpdated, &r.Admin); err != nil {
-				return "", dberr.Wrap("export users", err)
-			}
-			return r.ID, fn(toDomainUser(r))
-		})
+	return eachPage(ctx, a, "export users", "SELECT "+userColumns+" FROM users WHERE id > ? ORDER BY id LIMIT ?", nil,
+		scanUser, func(u domain.User) string { return u.ID }, fn)
 }
 
 // EachSigningKey implements ports.ArchiveReader.
 func (a *Archive) EachSigningKey(ctx context.Context, fn func(domain.SigningKey) error) error {
-	return a.eachPage(ctx, "export signing keys", `SELECT id, algorithm, "private", "public", date_created, retired_at, revoked_at
+	return eachPage(ctx, a, "export signing keys", `SELECT id, algorithm, "private", "public", date_created, retired_at, revoked_at
 		FROM signing_keys WHERE id > ? ORDER BY id LIMIT ?`, nil,
-		func(rows *sql.Rows) (string, error) {
+		func(rows rowScanner) (domain.SigningKey, error) {
 			var r signingKeyRow
-			if err := rows.Scan(&r.ID, &r.Algorithm, &r.Private, &r.Public, &r.DateCreated, &r.RetiredAt, &r.RevokedAt); err != nil {
-				return "", dberr.Wrap("export signing keys", err)
-			}
-			return r.ID, fn(toDomainSigningKey(r))
-		})
+			err := rows.Scan(&r.ID, &r.Algorithm, &r.Private, &r.Public, &r.DateCreated, &r.RetiredAt, &r.RevokedAt)
+			return toDomainSigningKey(r), err
+		}, func(k domain.SigningKey) string { return k.ID }, fn)
 }
 
 // EachRefreshFamily implements ports.ArchiveReader.
 func (a *Archive) EachRefreshFamily(ctx context.Context, now time.Time, fn func(domain.RefreshFamily) error) error {
-	return a.eachPage(ctx, "export refresh families", `SELECT `+familyColumns+`
+	return eachPage(ctx, a, "export refresh families", `SELECT `+familyColumns+`
 		FROM refresh_families WHERE expires_at > ? AND family_id > ? ORDER BY family_id LIMIT ?`, []any{engine.TimeArg(now)},
-		func(rows *sql.Rows) (string, error) {
-			f, err := scanFamily(rows)
-			if err != nil {
-				return "", dberr.Wrap("export refresh families", err)
-			}
-			return f.ID, fn(f)
-		})
+		scanFamily, func(f domain.RefreshFamily) string { return f.ID }, fn)
 }
 
 // EachEntry implements ports.ArchiveReader.
@@ -122,15 +114,8 @@ func (a *Archive) EachEntry(ctx context.Context, table string, now time.Time, fn
 	if err := ValidateTableName(table); err != nil {
 		return err
 	}
-	return a.eachPage(ctx, "export entries", "SELECT "+cacheColumns+" FROM ? WHERE "+liveAt+" AND id > ? ORDER BY id LIMIT ?",
-		[]any{bun.Ident(table), engine.TimeArg(now)},
-		func(rows *sql.Rows) (string, error) {
-			e, err := scanEntry(rows)
-			if err != nil {
-				return "", dberr.Wrap("export entries", err)
-			}
-			return e.ID, fn(e)
-		})
+	return eachPage(ctx, a, "export entries", "SELECT "+cacheColumns+" FROM ? WHERE "+liveAt+" AND id > ? ORDER BY id LIMIT ?",
+		[]any{bun.Ident(table), engine.TimeArg(now)}, scanEntry, func(e domain.Entry) string { return e.ID }, fn)
 }
 
 // Holds implements ports.ArchiveWriter.
@@ -324,22 +309,23 @@ func (l *archiveLoad) AddEntries(ctx context.Context, table string, es []domain.
 }
 
 func (l *archiveLoad) Commit() error {
-	if l.ended {
+	return l.end(func() error {
+		if err := l.tx.Commit(); err != nil {
+			return dberr.Translate(context.Background(), dberr.Wrap("commit the import", err))
+		}
 		return nil
-	}
-	l.ended = true
-	defer l.leave()
-	if err := l.tx.Commit(); err != nil {
-		return dberr.Translate(context.Background(), dberr.Wrap("commit the import", err))
-	}
-	return nil
+	})
 }
 
-func (l *archiveLoad) Rollback() error {
+func (l *archiveLoad) Rollback() error { return l.end(l.tx.Rollback) }
+
+// end runs fn, the transaction's commit or rollback, unless one ran
+// already, and leaves the write gate.
+func (l *archiveLoad) end(fn func() error) error {
 	if l.ended {
 		return nil
 	}
 	l.ended = true
 	defer l.leave()
-	return l.tx.Rollback()
+	return fn()
 }

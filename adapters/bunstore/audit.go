@@ -83,34 +83,26 @@ func (l *AuditLog) QueryEvents(ctx context.Context, aq ports.AuditQuery) (_ []do
 	}
 	q := `SELECT id, "at", type, user_id, username, address, request_id, family, reason, attempts, last_at,
 		actor_id, actor_username, detail FROM auth_events WHERE ` + b.String()
-	limit := aq.Limit
-	if limit <= 0 {
-		limit = 1000
-	}
-	rows, err := l.db.sql.QueryContext(ctx, q+` ORDER BY "at" DESC, id DESC LIMIT ?`, append(args, limit)...)
+	rows, err := l.db.sql.QueryContext(ctx, q+` ORDER BY "at" DESC, id DESC LIMIT ?`, append(args, positive(aq.Limit, 1000))...)
 	if err != nil {
 		return nil, dberr.Wrap("list audit events", err)
 	}
-	defer rows.Close()
-	var out []domain.AuditEvent
-	for rows.Next() {
+	out, err := scanAll(rows, func(s rowScanner) (domain.AuditEvent, error) {
 		var (
 			e        domain.AuditEvent
 			at, last engine.NullTime
 			ty       string
 			attempts int
 		)
-		if err := rows.Scan(&e.ID, &at, &ty, &e.UserID, &e.Username, &e.Address, &e.RequestID, &e.Family, &e.Reason,
-			&attempts, &last, &e.ActorID, &e.ActorUsername, &e.Detail); err != nil {
-			return nil, dberr.Wrap("list audit events", err)
-		}
+		err := s.Scan(&e.ID, &at, &ty, &e.UserID, &e.Username, &e.Address, &e.RequestID, &e.Family, &e.Reason,
+			&attempts, &last, &e.ActorID, &e.ActorUsername, &e.Detail)
 		e.Time, e.Type = at.Time, domain.AuditType(ty)
 		if attempts > 1 {
 			e.Count, e.LastSeen = attempts, last.Time
 		}
-		out = append(out, e)
-	}
-	if err := rows.Err(); err != nil {
+		return e, err
+	})
+	if err != nil {
 		return nil, dberr.Wrap("list audit events", err)
 	}
 	return out, nil

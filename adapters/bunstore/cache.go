@@ -114,13 +114,9 @@ func (r *CacheRepository) Create(ctx context.Context, e domain.Entry, now time.T
 	return r.writer.create(ctx, call, e.Normalized(), now, q)
 }
 
-func (r *CacheRepository) create(ctx context.Context, db bun.IDB, e domain.Entry, now time.Time, q domain.Quota) error {
-	return r.createWith(ctx, db, e, now, q, 0)
-}
-
-// createWith is create leaving room in q for extra bytes besides e's (an
-// idempotency record's).
-func (r *CacheRepository) createWith(ctx context.Context, db bun.IDB, e domain.Entry, now time.Time, q domain.Quota, extra int64) error {
+// create inserts e in db, leaving room in q for extra bytes besides e's
+// (an idempotency record's; zero for a plain create).
+func (r *CacheRepository) create(ctx context.Context, db bun.IDB, e domain.Entry, now time.Time, q domain.Quota, extra int64) error {
 	g := newQuotaGuard(q, nil, e)
 	if g != nil {
 		g.Bytes += extra
@@ -482,6 +478,20 @@ func (r *CacheRepository) Purge(ctx context.Context, now time.Time, limit int) (
 // rowScanner is *sql.Row or *sql.Rows.
 type rowScanner interface {
 	Scan(dest ...any) error
+}
+
+// scanAll reads every row of rows with scan and closes rows.
+func scanAll[T any](rows *sql.Rows, scan func(rowScanner) (T, error)) ([]T, error) {
+	defer rows.Close()
+	var out []T
+	for rows.Next() {
+		v, err := scan(rows)
+		if err != nil {
+			return nil, err
+		}
+		out = append(out, v)
+	}
+	return out, rows.Err()
 }
 
 // scanEntry converts one row of cacheColumns to an entry.

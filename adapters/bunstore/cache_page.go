@@ -44,14 +44,8 @@ type pager struct {
 }
 
 func (r *CacheRepository) newPager(limit, offset int) *pager {
-	p := &pager{left: limit, offset: max(offset, 0), maxRows: listPageRowsMax, maxBytes: listPageBytes,
-		rowRead: r.paging.rowRead}
-	if r.paging.rows > 0 {
-		p.maxRows = r.paging.rows
-	}
-	if r.paging.bytes > 0 {
-		p.maxBytes = r.paging.bytes
-	}
+	p := &pager{left: limit, offset: max(offset, 0), maxRows: positive(r.paging.rows, listPageRowsMax),
+		maxBytes: positive(r.paging.bytes, listPageBytes), rowRead: r.paging.rowRead}
 	p.rows = min(listFirstPageRows, p.maxRows)
 	p.page = make([]domain.Entry, 0, min(limit, p.rows))
 	return p

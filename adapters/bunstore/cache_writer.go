@@ -78,7 +78,7 @@ func (w directWriter) write(ctx context.Context, _ *bound.Call, fn func(ctx cont
 }
 
 func (w directWriter) create(ctx context.Context, _ *bound.Call, e domain.Entry, now time.Time, q domain.Quota) error {
-	return w.r.create(ctx, w.r.db, e, now, q)
+	return w.r.create(ctx, w.r.db, e, now, q, 0)
 }
 
 func (w directWriter) inTx(ctx context.Context, _ *bound.Call, fn func(ctx context.Context, db bun.IDB) error) error {
@@ -118,7 +118,7 @@ func (w groupWriter) create(ctx context.Context, call *bound.Call, e domain.Entr
 			return err
 		}
 	}
-	err := w.write(ctx, call, func(ctx context.Context, db bun.IDB) error { return r.create(ctx, db, e, now, q) })
+	err := w.write(ctx, call, func(ctx context.Context, db bun.IDB) error { return r.create(ctx, db, e, now, q, 0) })
 	if errors.Is(err, domain.ErrCacheQuotaExceeded) {
 		w.refused.note(e.AssigneeID, time.Now())
 	}

@@ -109,20 +109,12 @@ func (l *ChangeLog) readText(ctx context.Context, query string, args []any) ([]d
 func (l *ChangeLog) read(ctx context.Context, query func() (*sql.Rows, error)) ([]domain.Change, error) {
 	var out []domain.Change
 	err := dberr.WithRetry(ctx, func() error {
-		out = out[:0]
 		rows, err := query()
 		if err != nil {
 			return err
 		}
-		defer rows.Close()
-		for rows.Next() {
-			c, err := scanChange(rows)
-			if err != nil {
-				return err
-			}
-			out = append(out, c)
-		}
-		return rows.Err()
+		out, err = scanAll(rows, scanChange)
+		return err
 	})
 	if err != nil {
 		return nil, dberr.Wrap("read changes", err)

@@ -60,7 +60,7 @@ func newCreateBatcher(r *CacheRepository) *batch.Batcher[*queuedCreate] {
 		Slots: make(chan struct{}, createBatchSlots), Max: maxCreateBatch, Timeout: r.bounds.Timeout, PastBound: dberr.ErrPastBound,
 		Run: r.writeCreates,
 		Alone: func(ctx context.Context, w *queuedCreate) error {
-			return r.create(ctx, r.db, w.e, w.now, w.q)
+			return r.create(ctx, r.db, w.e, w.now, w.q, 0)
 		},
 		Outage: dberr.BatchOutage,
 	})
@@ -72,7 +72,7 @@ func newCreateBatcher(r *CacheRepository) *batch.Batcher[*queuedCreate] {
 func (w batchWriter) create(ctx context.Context, _ *bound.Call, e domain.Entry, now time.Time, q domain.Quota) error {
 	g := newQuotaGuard(q, nil, e)
 	if g != nil && g.admit(domain.Usage{}) != nil {
-		return w.r.create(ctx, w.r.db, e, now, q)
+		return w.r.create(ctx, w.r.db, e, now, q, 0)
 	}
 	return w.creates.Do(ctx, &queuedCreate{e: e, now: now, q: q, g: g})
 }

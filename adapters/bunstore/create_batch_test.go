@@ -68,7 +68,7 @@ func TestCreatesQueuedTogetherOnPostgresAnswerAsIfAlone(t *testing.T) {
 	past := testNow.Add(-time.Minute)
 	expired.ExpiresAt = &past
 	for _, e := range []domain.Entry{holdsID, holdsKey, expired} {
-		if err := r.create(ctx, db.sql, e, testNow.Add(-time.Hour), domain.Quota{}); err != nil {
+		if err := r.create(ctx, db.sql, e, testNow.Add(-time.Hour), domain.Quota{}, 0); err != nil {
 			t.Fatal(err)
 		}
 	}
@@ -211,7 +211,7 @@ func TestQueuedCreatesUnderAQuotaOnPostgresFillItExactly(t *testing.T) {
 	// without one.
 	a := func(i int) domain.Entry { return testEntry(100*i + 1) }
 	for i := range 2 {
-		if err := r.create(ctx, db.sql, a(i), testNow, domain.Quota{}); err != nil {
+		if err := r.create(ctx, db.sql, a(i), testNow, domain.Quota{}, 0); err != nil {
 			t.Fatal(err)
 		}
 	}

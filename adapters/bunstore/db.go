@@ -234,10 +234,7 @@ func openPostgres(dsn string, cfg openConfig) (*DB, error) {
 	// and evict on every query. Exec mode sends each in one round trip.
 	pgcfg.DefaultQueryExecMode = pgx.QueryExecModeExec
 	if pgcfg.ConnectTimeout <= 0 {
-		pgcfg.ConnectTimeout = cfg.connectTimeout
-		if pgcfg.ConnectTimeout <= 0 {
-			pgcfg.ConnectTimeout = DefaultTimeout
-		}
+		pgcfg.ConnectTimeout = positive(cfg.connectTimeout, DefaultTimeout)
 	}
 	sqldb := stdlib.OpenDB(*pgcfg)
 	setPool(sqldb, cfg.maxOpenConns, 4*runtime.GOMAXPROCS(0))
@@ -249,9 +246,7 @@ func openPostgres(dsn string, cfg openConfig) (*DB, error) {
 // setPool sizes sqldb's pool to n connections, all kept idle; zero or
 // less means def.
 func setPool(sqldb *sql.DB, n, def int) {
-	if n <= 0 {
-		n = def
-	}
+	n = positive(n, def)
 	sqldb.SetMaxOpenConns(n)
 	sqldb.SetMaxIdleConns(n)
 }
@@ -342,13 +337,17 @@ func NewBudget(rate, burst time.Duration, clock ports.Clock) *Budget {
 
 // fillBounds gives the unset time bounds of b their defaults.
 func fillBounds(b bound.Bounds) bound.Bounds {
-	if b.Timeout <= 0 {
-		b.Timeout = DefaultTimeout
-	}
-	if b.Query <= 0 {
-		b.Query = DefaultQueryTimeout
-	}
+	b.Timeout = positive(b.Timeout, DefaultTimeout)
+	b.Query = positive(b.Query, DefaultQueryTimeout)
 	return b
+}
+
+// positive returns v, or def when v is zero or less.
+func positive[T int | time.Duration](v, def T) T {
+	if v <= 0 {
+		return def
+	}
+	return v
 }
 
 // schemaNames are the tables the engines' triggers and statements write.

@@ -160,7 +160,7 @@ func (r *CacheRepository) CreateIdempotent(ctx context.Context, e domain.Entry, 
 		case n == 0:
 			return domain.ErrIdempotencyKeyInProgress
 		}
-		if err := r.createWith(ctx, db, e, now, q, cost); err != nil {
+		if err := r.create(ctx, db, e, now, q, cost); err != nil {
 			return err
 		}
 		return r.countRecords(ctx, db, append(removed(expired), keptRecord{r.name, e.AssigneeID, cost}))
@@ -210,20 +210,15 @@ func (r *CacheRepository) refuseEarly(ctx context.Context, e domain.Entry, g *qu
 func (r *CacheRepository) removeRecords(ctx context.Context, db bun.IDB, where string, args ...any) ([]keptRecord, error) {
 	var out []keptRecord
 	err := dberr.WithRetry(ctx, func() error {
-		out = out[:0]
 		rows, err := db.QueryContext(ctx, "DELETE FROM "+idempotencyTable+" WHERE "+where+" RETURNING entity, assignee_id, cost", args...)
 		if err != nil {
 			return err
 		}
-		defer rows.Close()
-		for rows.Next() {
-			var k keptRecord
-			if err := rows.Scan(&k.entity, &k.assignee, &k.cost); err != nil {
-				return err
-			}
-			out = append(out, k)
-		}
-		return rows.Err()
+		out, err = scanAll(rows, func(s rowScanner) (k keptRecord, err error) {
+			err = s.Scan(&k.entity, &k.assignee, &k.cost)
+			return k, err
+		})
+		return err
 	})
 	return out, err
 }

@@ -157,24 +157,17 @@ func (s *KeyStore) RevokeSigningKey(ctx context.Context, kid string, now time.Ti
 
 // SetSigningKeyPrivate replaces the private half of kid;
 // domain.ErrSigningKeyNotFound for an unknown kid.
-func (s *KeyStore) SetSigningKeyPrivate(ctx context.Context, kid string, private []byte) error {
-	return s.updateKey(ctx, "replace signing key", `UPDATE signing_keys SET "private" = ? WHERE id = ?`,
-		authBytes(private), kid)
-}
-
-// updateKey runs an UPDATE of one key; no row matched is
-// domain.ErrSigningKeyNotFound.
-func (s *KeyStore) updateKey(ctx context.Context, op, query string, args ...any) (err error) {
+func (s *KeyStore) SetSigningKeyPrivate(ctx context.Context, kid string, private []byte) (err error) {
 	ctx, call := s.bounds.Enter(ctx)
 	defer call.Done(&err)
 	var n int64
 	err = gated(ctx, call, s.db, func() (err error) {
-		n, err = dberr.Exec(ctx, s.db.sql, query, args...)
+		n, err = dberr.Exec(ctx, s.db.sql, `UPDATE signing_keys SET "private" = ? WHERE id = ?`, authBytes(private), kid)
 		return err
 	})
 	switch {
 	case err != nil:
-		return dberr.Wrap(op, err)
+		return dberr.Wrap("replace signing key", err)
 	case n == 0:
 		return domain.ErrSigningKeyNotFound
 	}

@@ -48,16 +48,11 @@ func (s *RefreshStore) sessions(ctx context.Context, op, query string, args ...a
 	if err != nil {
 		return nil, dberr.Wrap(op, err)
 	}
-	defer rows.Close()
-	var out []domain.Session
-	for rows.Next() {
-		f, err := scanFamily(rows)
-		if err != nil {
-			return nil, dberr.Wrap(op, err)
-		}
-		out = append(out, f.Session())
-	}
-	if err := rows.Err(); err != nil {
+	out, err := scanAll(rows, func(s rowScanner) (domain.Session, error) {
+		f, err := scanFamily(s)
+		return f.Session(), err
+	})
+	if err != nil {
 		return nil, dberr.Wrap(op, err)
 	}
 	return out, nil

@@ -119,16 +119,14 @@ func (r *UserRepository) UserByID(ctx context.Context, id string) (_ domain.User
 	if err != nil {
 		return domain.User{}, dberr.Wrap("prepare the user read", err)
 	}
-	var row userRow
-	err = stmts[0].QueryRowContext(ctx, id).Scan(&row.ID, &row.Username, &row.PasswordHash, &row.PasswordSalt,
-		&row.Active, &row.DateCreated, &row.DateUpdated, &row.Admin)
-	switch {
-	case errors.Is(err, sql.ErrNoRows):
-		return domain.User{}, domain.ErrUserNotFound
-	case err != nil:
-		return domain.User{}, dberr.Wrap("read user", err)
-	}
-	return toDomainUser(row), nil
+	return userFrom(scanUser(stmts[0].QueryRowContext(ctx, id)))
+}
+
+// scanUser converts one row of userColumns to a user.
+func scanUser(s rowScanner) (domain.User, error) {
+	var r userRow
+	err := s.Scan(&r.ID, &r.Username, &r.PasswordHash, &r.PasswordSalt, &r.Active, &r.DateCreated, &r.DateUpdated, &r.Admin)
+	return toDomainUser(r), err
 }
 
 // ListUsers returns every user ordered by normalized username, compared
@@ -245,11 +243,17 @@ func (r *UserRepository) userWhere(ctx context.Context, db bun.IDB, column, valu
 	}
 	var row userRow
 	err := db.NewRaw(query, bun.Ident(column), value).Scan(ctx, &row)
-	if errors.Is(err, sql.ErrNoRows) {
+	return userFrom(toDomainUser(row), err)
+}
+
+// userFrom is the answer of a read of one user that read u, or failed
+// with err.
+func userFrom(u domain.User, err error) (domain.User, error) {
+	switch {
+	case errors.Is(err, sql.ErrNoRows):
 		return domain.User{}, domain.ErrUserNotFound
-	}
-	if err != nil {
+	case err != nil:
 		return domain.User{}, dberr.Wrap("read user", err)
 	}
-	return toDomainUser(row), nil
+	return u, nil
 }

@@ -152,7 +152,7 @@ func TestAGroupedWriteThatFailsMidwayLeavesNothing(t *testing.T) {
 	queueWhileHoldingTheGate(t, r, []func(){
 		func() {
 			errA = r.writer.write(ctx, nil, func(ctx context.Context, db bun.IDB) error {
-				if err := r.create(ctx, db, testEntry(1), testNow, domain.Quota{}); err != nil {
+				if err := r.create(ctx, db, testEntry(1), testNow, domain.Quota{}, 0); err != nil {
 					return err
 				}
 				return boom
@@ -160,7 +160,7 @@ func TestAGroupedWriteThatFailsMidwayLeavesNothing(t *testing.T) {
 		},
 		func() {
 			errB = r.writer.write(ctx, nil, func(ctx context.Context, db bun.IDB) error {
-				return r.create(ctx, db, testEntry(2), testNow, domain.Quota{})
+				return r.create(ctx, db, testEntry(2), testNow, domain.Quota{}, 0)
 			})
 		},
 	})
@@ -221,7 +221,7 @@ func groupEndedBy(t *testing.T, r *CacheRepository, failure error) (errA, errB e
 	queueWhileHoldingTheGate(t, r, []func(){
 		func() {
 			errA = r.writer.write(ctx, nil, func(ctx context.Context, db bun.IDB) error {
-				if err := r.create(ctx, db, testEntry(1), testNow, domain.Quota{}); err != nil {
+				if err := r.create(ctx, db, testEntry(1), testNow, domain.Quota{}, 0); err != nil {
 					return err
 				}
 				if _, err := db.ExecContext(ctx, "ROLLBACK"); err != nil {
@@ -232,7 +232,7 @@ func groupEndedBy(t *testing.T, r *CacheRepository, failure error) (errA, errB e
 		},
 		func() {
 			errB = r.writer.write(ctx, nil, func(ctx context.Context, db bun.IDB) error {
-				return r.create(ctx, db, testEntry(2), testNow, domain.Quota{})
+				return r.create(ctx, db, testEntry(2), testNow, domain.Quota{}, 0)
 			})
 		},
 	})

@@ -1,6 +1,7 @@
 package background
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"log/slog"
@@ -80,21 +81,11 @@ func NewFeed(cfg FeedConfig) (*Feed, error) {
 	if cfg.Log == nil || cfg.Clock == nil {
 		return nil, errors.New("change feed needs a change log and a clock")
 	}
-	if cfg.Retention <= 0 {
-		cfg.Retention = DefaultFeedRetention
-	}
-	if cfg.Poll <= 0 {
-		cfg.Poll = DefaultFeedPoll
-	}
-	if cfg.Buffer <= 0 {
-		cfg.Buffer = DefaultFeedBuffer
-	}
-	if cfg.Metrics == nil {
-		cfg.Metrics = nopFeedMetrics{}
-	}
-	if cfg.Logger == nil {
-		cfg.Logger = slog.New(slog.DiscardHandler)
-	}
+	cfg.Retention = positive(cfg.Retention, DefaultFeedRetention)
+	cfg.Poll = positive(cfg.Poll, DefaultFeedPoll)
+	cfg.Buffer = positive(cfg.Buffer, DefaultFeedBuffer)
+	cfg.Metrics = cmp.Or[ports.FeedMetrics](cfg.Metrics, nopFeedMetrics{})
+	cfg.Logger = cmp.Or(cfg.Logger, slog.New(slog.DiscardHandler))
 	return &Feed{cfg: cfg, kick: make(chan struct{}, 1), ready: make(chan struct{}),
 		subs: map[string]map[string]subSet{}}, nil
 }

@@ -1,6 +1,7 @@
 package background
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"log/slog"
@@ -76,18 +77,10 @@ func NewRevokedSessions(o RevokedSessionsOptions) (*RevokedSessions, error) {
 	if o.Feed == nil || o.Clock == nil {
 		return nil, errors.New("revoked sessions need a revocation feed and a clock")
 	}
-	if o.AccessTTL <= 0 {
-		o.AccessTTL = application.DefaultAccessTTL
-	}
-	if o.Poll <= 0 {
-		o.Poll = DefaultRevocationPoll
-	}
-	if o.Overlap <= 0 {
-		o.Overlap = DefaultRevocationOverlap
-	}
-	if o.Log == nil {
-		o.Log = slog.New(slog.DiscardHandler)
-	}
+	o.AccessTTL = positive(o.AccessTTL, application.DefaultAccessTTL)
+	o.Poll = positive(o.Poll, DefaultRevocationPoll)
+	o.Overlap = positive(o.Overlap, DefaultRevocationOverlap)
+	o.Log = cmp.Or(o.Log, slog.New(slog.DiscardHandler))
 	r := &RevokedSessions{o: o, keep: o.AccessTTL + max(o.Leeway, 0) + o.Overlap}
 	now := o.Clock.Now()
 	r.since = now.Add(-r.keep)

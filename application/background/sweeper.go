@@ -59,10 +59,7 @@ type Sweeper struct {
 // SweepOnce runs every purger until it has nothing left and returns how
 // many rows were removed in all.
 func (s *Sweeper) SweepOnce(ctx context.Context) (int, error) {
-	batch := s.Batch
-	if batch <= 0 {
-		batch = 1000
-	}
+	batch := positive(s.Batch, 1000)
 	rest := s.Rest
 	if rest == nil {
 		rest = sleep
@@ -88,6 +85,14 @@ func (s *Sweeper) SweepOnce(ctx context.Context) (int, error) {
 	return total, ctx.Err()
 }
 
+// positive returns v, or def when v is zero or less.
+func positive[T int | time.Duration](v, def T) T {
+	if v <= 0 {
+		return def
+	}
+	return v
+}
+
 func sleep(ctx context.Context, d time.Duration) {
 	t := time.NewTimer(d)
 	defer t.Stop()
@@ -100,11 +105,7 @@ func sleep(ctx context.Context, d time.Duration) {
 // Run sweeps every Interval until ctx ends. Errors are logged, not fatal:
 // the next round tries again.
 func (s *Sweeper) Run(ctx context.Context) {
-	interval := s.Interval
-	if interval <= 0 {
-		interval = time.Minute
-	}
-	t := time.NewTicker(interval)
+	t := time.NewTicker(positive(s.Interval, time.Minute))
 	defer t.Stop()
 	for {
 		if _, err := s.SweepOnce(ctx); err != nil && ctx.Err() == nil && s.Log != nil {
