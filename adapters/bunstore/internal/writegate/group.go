@@ -87,11 +87,12 @@ func commitWrites(ctx context.Context, jobs []batch.Job[Write]) ([]error, error)
 		}
 	}()
 	// The transaction begins (BEGIN IMMEDIATE) under ctx and so takes the
-	// write lock within the group's bound; its statements, by key, then
-	// wait for no lock and run under sctx, without the driver's
-	// per-statement cancellation watcher (a goroutine each). ctx still
-	// bounds the group: at its end database/sql rolls the transaction
-	// back, and the next statement fails.
+	// write lock within the group's bound; its statements (by key, or a
+	// purge of at most its batch of rows through an index) then wait for
+	// no lock and run under sctx, without the driver's per-statement
+	// cancellation watcher (a goroutine each). ctx still bounds the group:
+	// at its end database/sql rolls the transaction back, and the next
+	// statement fails.
 	sctx := context.WithoutCancel(ctx)
 	// run runs job i's write in tx, timing it.
 	run := func(i int, tx bun.IDB) error {
