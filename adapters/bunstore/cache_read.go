@@ -19,11 +19,11 @@ const pointReadCacheBytes = 8 << 20
 // pointReads are a repository's reads by id on an SQLite file: a
 // prepared statement and the entries read since the file last changed
 // (internal/readcache; ARCHITECTURE.md, "The entry cache of SQLite point
-// reads"). Each Get first asks the file's data version, in a round of the
-// handle's watch that began after the Get did; an entry kept in that same
-// version is the answer, tested for expiry at the caller's now. Any commit
-// to the file changes the version, so a write acknowledged before a Get
-// began is always seen by it. A hit holds no connection of the pool, so it
+// reads"). Each Get first reads the file's state through the handle's
+// watch, after the Get began (the WAL-index header, or the data version);
+// an entry kept in that same state is the answer, tested for expiry at the
+// caller's now. Any commit to the file changes the state, so a write
+// acknowledged before a Get began is always seen by it. A hit holds no connection of the pool, so it
 // takes no place of its caller's and is not charged to its budget.
 type pointReads struct {
 	watch *readcache.Watch

@@ -1,10 +1,11 @@
 // Package readcache keeps what the point reads of an SQLite file found,
 // for as long as the file has not changed since (ARCHITECTURE.md, "The
-// entry cache of SQLite point reads"). Whether it changed is asked of the
-// file itself: PRAGMA data_version, on a connection of its own that never
-// writes, differs between two calls when any other connection committed in
-// between, of this process or another (the CLI's import, a second server,
-// the sqlite3 shell).
+// entry cache of SQLite point reads"). Whether it changed is read from the
+// file itself, with a connection of its own open that never writes: the
+// WAL-index header (header.go) differs after any commit of any connection,
+// of this process or another (the CLI's import, a second server, the
+// sqlite3 shell); where it cannot be read, PRAGMA data_version on that
+// connection, which differs between two calls in the same cases.
 package readcache
 
 import (
@@ -13,6 +14,7 @@ import (
 	"database/sql/driver"
 	"errors"
 	"sync"
+	"sync/atomic"
 	"time"
 )
 
@@ -30,16 +32,31 @@ type Stamp struct {
 type state struct {
 	epoch   uint64
 	version int64
+	// hdr is the WAL-index header when the state was read from it;
+	// version is then zero.
+	hdr header
 }
 
-// Watch asks an SQLite file's data version on a connection of its own.
-// Readers that arrive while a question runs share the next one, so the
-// file is asked once per round however many readers wait, and every
-// reader's answer comes from a question asked after it arrived.
+// Watch tells an SQLite file's state, with a connection of its own open.
+// While that connection is open on a file in WAL mode, a reader's state
+// is the WAL-index header it reads (header.go): no round, no wait. Else
+// the watch asks the data version on its connection: readers that arrive
+// while a question runs share the next one, so the file is asked once per
+// round however many readers wait, and every reader's answer comes from a
+// question asked after it arrived.
 type Watch struct {
 	connector driver.Connector
 	// Timeout bounds each round; zero is 5 s.
 	Timeout time.Duration
+
+	// shm reads the header; nil while the connection is closed or the
+	// file is not in WAL mode.
+	shm atomic.Pointer[shm]
+	// rounds makes the watch ask the data version only (tests).
+	rounds bool
+	// seen is the last state a reader read from the header and the Seq
+	// given to it.
+	seen atomic.Pointer[seen]
 
 	mu      sync.Mutex
 	db      *sql.DB
@@ -51,6 +68,11 @@ type Watch struct {
 	running bool
 	// next gathers the readers of the round that has not started yet.
 	next *round
+}
+
+type seen struct {
+	state state
+	seq   uint64
 }
 
 type round struct {
@@ -75,6 +97,9 @@ func NewWatch(connector driver.Connector) *Watch { return &Watch{connector: conn
 // called. It fails when the question fails or ctx ends first; the reader
 // then reads without the cache.
 func (w *Watch) Now(ctx context.Context) (Stamp, error) {
+	if s, ok := w.fromHeader(); ok {
+		return s, nil
+	}
 	w.mu.Lock()
 	r := w.next
 	if r == nil {
@@ -97,6 +122,35 @@ func (w *Watch) Now(ctx context.Context) (Stamp, error) {
 		return Stamp{}, errLate
 	case <-ctx.Done():
 		return Stamp{}, ctx.Err()
+	}
+}
+
+// fromHeader returns the state of the WAL-index header, read now, when
+// the watch's connection is open and the header can be read. A header
+// that differs from the last one read gets the next Seq, so that the
+// cache keeps the entries of the newest state it was given.
+func (w *Watch) fromHeader() (Stamp, bool) {
+	f := w.shm.Load()
+	if f == nil {
+		return Stamp{}, false
+	}
+	h, ok := f.read()
+	if !ok {
+		return Stamp{}, false
+	}
+	st := state{epoch: f.epoch, hdr: h}
+	for {
+		last := w.seen.Load()
+		if last != nil && last.state == st {
+			return Stamp{State: st, Seq: last.seq}, true
+		}
+		w.mu.Lock()
+		w.seq++
+		n := &seen{state: st, seq: w.seq}
+		w.mu.Unlock()
+		if w.seen.CompareAndSwap(last, n) {
+			return Stamp{State: st, Seq: n.seq}, true
+		}
 	}
 }
 
@@ -152,6 +206,11 @@ func (w *Watch) ask() (Stamp, error) {
 	w.seq++
 	s := Stamp{State: state{epoch: w.epoch}, Seq: w.seq}
 	w.mu.Unlock()
+	// Once connected, the header answers when it can be read (the
+	// first round connects).
+	if h, ok := w.fromHeader(); ok {
+		return h, nil
+	}
 	if err := stmt.QueryRowContext(ctx).Scan(&s.State.version); err != nil {
 		w.mu.Lock()
 		w.disconnect()
@@ -183,11 +242,47 @@ func (w *Watch) connect(ctx context.Context) error {
 	}
 	w.conn, w.stmt = conn, stmt
 	w.epoch++
+	if w.rounds {
+		return nil
+	}
+	if f := openHeader(ctx, conn, w.epoch); f != nil {
+		w.shm.Store(f)
+	}
 	return nil
+}
+
+// openHeader opens the WAL-index of conn's file when the file is in WAL
+// mode, once conn has read it; its states carry epoch, the connection's.
+// While conn stays open, SQLite keeps that
+// index where it is (an open connection in WAL mode holds the file's
+// shared lock, so no other can reset or remove the index, nor leave WAL
+// mode). It returns nil when the file is not in WAL mode or its index
+// cannot be read: the watch then asks the data version.
+func openHeader(ctx context.Context, conn *sql.Conn, epoch uint64) *shm {
+	var mode, path string
+	var version int64
+	if conn.QueryRowContext(ctx, "PRAGMA data_version").Scan(&version) != nil ||
+		conn.QueryRowContext(ctx, "PRAGMA journal_mode").Scan(&mode) != nil || mode != "wal" ||
+		conn.QueryRowContext(ctx, "SELECT file FROM pragma_database_list WHERE name = 'main'").Scan(&path) != nil ||
+		path == "" {
+		return nil
+	}
+	f, err := openSHM(path, epoch)
+	if err != nil {
+		return nil
+	}
+	if _, ok := f.read(); !ok {
+		_ = f.Close()
+		return nil
+	}
+	return f
 }
 
 // disconnect closes the watch's connection; w.mu is held.
 func (w *Watch) disconnect() {
+	if f := w.shm.Swap(nil); f != nil {
+		_ = f.Close()
+	}
 	if w.stmt != nil {
 		_ = w.stmt.Close()
 		_ = w.conn.Close()

@@ -13,53 +13,87 @@ import (
 	"modernc.org/sqlite"
 )
 
+// modes are the two ways a watch tells the file's state: the WAL-index
+// header, and rounds that ask the data version.
+var modes = []struct {
+	name   string
+	rounds bool
+}{{"header", false}, {"data version", true}}
+
 // openFile returns a watch of a new SQLite file in WAL mode and a plain
-// pool of the same file, which writes.
-func openFile(t testing.TB) (*Watch, *sql.DB) {
+// pool of the same file, which writes. With rounds, the watch asks the
+// data version only.
+func openFile(t testing.TB, rounds bool) (*Watch, *sql.DB) {
 	t.Helper()
-	uri := "file:" + filepath.Join(t.TempDir(), "w.db") + "?_journal_mode=WAL&_busy_timeout=5000"
-	conn, err := sqlite.NewConnector(uri)
+	path := filepath.Join(t.TempDir(), "w.db")
+	db := openPool(t, path)
+	if _, err := db.Exec("CREATE TABLE t (v INTEGER)"); err != nil {
+		t.Fatal(err)
+	}
+	conn, err := sqlite.NewConnector(fileURI(path))
+	if err != nil {
+		t.Fatal(err)
+	}
+	w := NewWatch(conn)
+	w.rounds = rounds
+	t.Cleanup(func() { _ = w.Close() })
+	return w, db
+}
+
+func fileURI(path string) string { return "file:" + path + "?_journal_mode=WAL&_busy_timeout=5000" }
+
+// openPool returns a pool of the SQLite file at path, in WAL mode.
+func openPool(t testing.TB, path string) *sql.DB {
+	t.Helper()
+	conn, err := sqlite.NewConnector(fileURI(path))
 	if err != nil {
 		t.Fatal(err)
 	}
 	db := sql.OpenDB(conn)
 	t.Cleanup(func() { _ = db.Close() })
-	if _, err := db.Exec("CREATE TABLE t (v INTEGER)"); err != nil {
-		t.Fatal(err)
-	}
-	w := NewWatch(conn)
-	t.Cleanup(func() { _ = w.Close() })
-	return w, db
+	return db
 }
 
 // TestWatchSeesEveryCommit: the state changes with every commit of
-// another connection, and only then.
+// another connection, and only then; the header is read once the watch's
+// connection is open, and rounds are asked otherwise.
 func TestWatchSeesEveryCommit(t *testing.T) {
-	w, db := openFile(t)
-	ctx := t.Context()
-	prev, err := w.Now(ctx)
-	if err != nil {
-		t.Fatal(err)
-	}
-	for i := range 20 {
-		again, err := w.Now(ctx)
-		if err != nil {
-			t.Fatal(err)
-		}
-		if again.State != prev.State || again.Seq <= prev.Seq {
-			t.Fatalf("unchanged file: %+v after %+v", again, prev)
-		}
-		if _, err := db.ExecContext(ctx, "INSERT INTO t VALUES (?)", i); err != nil {
-			t.Fatal(err)
-		}
-		next, err := w.Now(ctx)
-		if err != nil {
-			t.Fatal(err)
-		}
-		if next.State == again.State {
-			t.Fatalf("commit %d not seen: state %+v", i, next.State)
-		}
-		prev = next
+	for _, m := range modes {
+		t.Run(m.name, func(t *testing.T) {
+			w, db := openFile(t, m.rounds)
+			ctx := t.Context()
+			// The first question connects; the header is read after it.
+			if _, err := w.Now(ctx); err != nil {
+				t.Fatal(err)
+			}
+			prev, err := w.Now(ctx)
+			if err != nil {
+				t.Fatal(err)
+			}
+			for i := range 20 {
+				again, err := w.Now(ctx)
+				if err != nil {
+					t.Fatal(err)
+				}
+				if again.State != prev.State || again.Seq < prev.Seq || m.rounds && again.Seq == prev.Seq {
+					t.Fatalf("unchanged file: %+v after %+v", again, prev)
+				}
+				if fromHeader := again.State.hdr != (header{}); fromHeader == m.rounds {
+					t.Fatalf("state %+v read from the header: %v, want %v", again.State, fromHeader, !m.rounds)
+				}
+				if _, err := db.ExecContext(ctx, "INSERT INTO t VALUES (?)", i); err != nil {
+					t.Fatal(err)
+				}
+				next, err := w.Now(ctx)
+				if err != nil {
+					t.Fatal(err)
+				}
+				if next.State == again.State || next.Seq <= again.Seq {
+					t.Fatalf("commit %d not seen: %+v after %+v", i, next, again)
+				}
+				prev = next
+			}
+		})
 	}
 }
 
@@ -67,7 +101,13 @@ func TestWatchSeesEveryCommit(t *testing.T) {
 // reading a counter through a Cache while a writer raises it, never find
 // a value older than the last commit acknowledged before they asked.
 func TestWatchAnswersReadersAfterCommits(t *testing.T) {
-	w, db := openFile(t)
+	for _, m := range modes {
+		t.Run(m.name, func(t *testing.T) { testReadersAfterCommits(t, m.rounds) })
+	}
+}
+
+func testReadersAfterCommits(t *testing.T, rounds bool) {
+	w, db := openFile(t, rounds)
 	ctx := t.Context()
 	if _, err := db.ExecContext(ctx, "INSERT INTO t VALUES (0)"); err != nil {
 		t.Fatal(err)
@@ -114,7 +154,7 @@ func TestWatchAnswersReadersAfterCommits(t *testing.T) {
 // TestWatchAfterCloseFails: a closed watch answers an error, which sends
 // readers to the database.
 func TestWatchAfterCloseFails(t *testing.T) {
-	w, _ := openFile(t)
+	w, _ := openFile(t, false)
 	if _, err := w.Now(t.Context()); err != nil {
 		t.Fatal(err)
 	}
@@ -125,7 +165,7 @@ func TestWatchAfterCloseFails(t *testing.T) {
 }
 
 func BenchmarkWatchNow(b *testing.B) {
-	w, _ := openFile(b)
+	w, _ := openFile(b, false)
 	ctx := context.Background()
 	for b.Loop() {
 		if _, err := w.Now(ctx); err != nil {
@@ -138,7 +178,13 @@ func BenchmarkWatchNow(b *testing.B) {
 // own between two reads, as requests are; questions/op is how many
 // questions the file was asked per read.
 func BenchmarkWatchNowParallel(b *testing.B) {
-	w, _ := openFile(b)
+	for _, m := range modes {
+		b.Run(m.name, func(b *testing.B) { benchmarkNowParallel(b, m.rounds) })
+	}
+}
+
+func benchmarkNowParallel(b *testing.B, rounds bool) {
+	w, _ := openFile(b, rounds)
 	ctx := context.Background()
 	b.SetParallelism(32)
 	cpu0 := cpuTime(b)
