@@ -1,12 +1,17 @@
 package readcache
 
 import (
+	"bufio"
 	"bytes"
+	"context"
+	"database/sql"
 	"encoding/binary"
 	"fmt"
 	"os"
 	"os/exec"
 	"path/filepath"
+	"strconv"
+	"sync/atomic"
 	"testing"
 )
 
@@ -55,6 +60,55 @@ func TestHeaderSeesCommitsOfAnotherProcess(t *testing.T) {
 	if err := db.QueryRow("SELECT count(*) FROM t").Scan(&n); err != nil || n != 3 {
 		t.Fatalf("rows %d (%v), want 3", n, err)
 	}
+}
+
+// TestHeaderAnswersReadersAfterCommitsOfAnotherProcess: readers reading a
+// counter through a Cache while another process raises it never find a
+// value older than the last commit that process reported done before they
+// asked.
+func TestHeaderAnswersReadersAfterCommitsOfAnotherProcess(t *testing.T) {
+	if path := os.Getenv("READCACHE_TEST_COUNT"); path != "" {
+		db := openPool(t, path)
+		for i := 1; i <= 300; i++ {
+			if _, err := db.Exec("UPDATE t SET v = ?", i); err != nil {
+				t.Fatal(err)
+			}
+			fmt.Printf("committed %d\n", i)
+		}
+		return
+	}
+	testReadersAfterCommits(t, false, func(ctx context.Context, db *sql.DB, acked *atomic.Int64) error {
+		var path string
+		if err := db.QueryRowContext(ctx, "SELECT file FROM pragma_database_list WHERE name = 'main'").Scan(&path); err != nil {
+			return err
+		}
+		cmd := exec.CommandContext(ctx, os.Args[0], "-test.run=^TestHeaderAnswersReadersAfterCommitsOfAnotherProcess$", "-test.count=1")
+		cmd.Env = append(os.Environ(), "READCACHE_TEST_COUNT="+path)
+		out, err := cmd.StdoutPipe()
+		if err != nil {
+			return err
+		}
+		if err := cmd.Start(); err != nil {
+			return err
+		}
+		lines := bufio.NewScanner(out)
+		for lines.Scan() {
+			if v, ok := bytes.CutPrefix(lines.Bytes(), []byte("committed ")); ok {
+				n, err := strconv.ParseInt(string(v), 10, 64)
+				if err != nil {
+					return err
+				}
+				acked.Store(n)
+			}
+		}
+		if err := cmd.Wait(); err != nil {
+			return fmt.Errorf("the writing process: %w", err)
+		}
+		if acked.Load() != 300 {
+			return fmt.Errorf("the writing process reported %d commits, want 300", acked.Load())
+		}
+		return nil
+	})
 }
 
 // TestHeaderWhileTheWatchIsOpenTheFileStaysInWAL: what the header path

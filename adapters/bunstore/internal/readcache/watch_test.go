@@ -102,11 +102,23 @@ func TestWatchSeesEveryCommit(t *testing.T) {
 // a value older than the last commit acknowledged before they asked.
 func TestWatchAnswersReadersAfterCommits(t *testing.T) {
 	for _, m := range modes {
-		t.Run(m.name, func(t *testing.T) { testReadersAfterCommits(t, m.rounds) })
+		t.Run(m.name, func(t *testing.T) {
+			testReadersAfterCommits(t, m.rounds, func(ctx context.Context, db *sql.DB, acked *atomic.Int64) error {
+				for i := int64(1); i <= 300; i++ {
+					if _, err := db.ExecContext(ctx, "UPDATE t SET v = ?", i); err != nil {
+						return err
+					}
+					acked.Store(i)
+				}
+				return nil
+			})
+		})
 	}
 }
 
-func testReadersAfterCommits(t *testing.T, rounds bool) {
+// testReadersAfterCommits runs readers while write raises the counter of
+// t from 0 to 300, storing in acked each value whose commit returned.
+func testReadersAfterCommits(t *testing.T, rounds bool, write func(context.Context, *sql.DB, *atomic.Int64) error) {
 	w, db := openFile(t, rounds)
 	ctx := t.Context()
 	if _, err := db.ExecContext(ctx, "INSERT INTO t VALUES (0)"); err != nil {
@@ -116,12 +128,9 @@ func testReadersAfterCommits(t *testing.T, rounds bool) {
 	var acked atomic.Int64
 	var wg sync.WaitGroup
 	wg.Go(func() {
-		for i := int64(1); i <= 300; i++ {
-			if _, err := db.ExecContext(ctx, "UPDATE t SET v = ?", i); err != nil {
-				t.Error(err)
-				return
-			}
-			acked.Store(i)
+		if err := write(ctx, db, &acked); err != nil {
+			t.Error(err)
+			acked.Store(300)
 		}
 	})
 	for range 8 {
