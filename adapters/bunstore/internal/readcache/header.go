@@ -3,6 +3,7 @@ package readcache
 import (
 	"encoding/binary"
 	"os"
+	"sync"
 )
 
 // header is the WAL-index header of an SQLite file in WAL mode: the first
@@ -23,22 +24,52 @@ const (
 	headerReads = 4
 )
 
-// shm reads the WAL-index header of one file. Reads may run concurrently
-// and after Close, which makes them fail.
+// shm reads the WAL-index header of one file. Reads may run concurrently.
 type shm struct {
-	f *os.File
-	// epoch is that of the watch's connection the file was opened for:
-	// headers are compared within one epoch only.
-	epoch uint64
+	f    *os.File
+	info os.FileInfo
 }
 
-// openSHM opens the "-shm" file of the database file at path for reading.
-func openSHM(path string, epoch uint64) (*shm, error) {
-	f, err := os.Open(path + "-shm")
+// shms are the "-shm" files this process opened, by name. None is ever
+// closed: closing any descriptor of a file releases every POSIX lock the
+// process holds on it (fcntl(2)), and SQLite's connections of this
+// process hold theirs on this file through descriptors of their own; their
+// locks are what keeps other processes from resetting the index under
+// them. A name whose file was replaced (SQLite removes it when the
+// file's last connection closes) gets a new descriptor; the old one stays
+// open, read no more.
+var shms struct {
+	sync.Mutex
+	m map[string]*shm
+}
+
+// openSHM returns a reader of the "-shm" file of the database file at
+// path, the file that is there now.
+func openSHM(path string) (*shm, error) {
+	name := path + "-shm"
+	now, err := os.Stat(name)
 	if err != nil {
 		return nil, err
 	}
-	return &shm{f: f, epoch: epoch}, nil
+	shms.Lock()
+	defer shms.Unlock()
+	if s := shms.m[name]; s != nil && os.SameFile(s.info, now) {
+		return s, nil
+	}
+	f, err := os.Open(name)
+	if err != nil {
+		return nil, err
+	}
+	info, err := f.Stat()
+	if err != nil {
+		return nil, err
+	}
+	s := &shm{f: f, info: info}
+	if shms.m == nil {
+		shms.m = map[string]*shm{}
+	}
+	shms.m[name] = s
+	return s, nil
 }
 
 // read returns the current header, or false when there is none to trust:
@@ -77,6 +108,3 @@ func (h *header) valid() bool {
 	}
 	return s1 == u(10) && s2 == u(11)
 }
-
-// Close closes the file; later reads fail.
-func (s *shm) Close() error { return s.f.Close() }

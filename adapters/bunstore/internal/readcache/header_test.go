@@ -13,6 +13,8 @@ import (
 	"strconv"
 	"sync/atomic"
 	"testing"
+
+	"modernc.org/sqlite"
 )
 
 // TestHeaderSeesCommitsOfAnotherProcess: commits of another process (here
@@ -197,18 +199,19 @@ func setBoth(b []byte, off int, v uint32) {
 	binary.NativeEndian.PutUint32(b[headerSize+off:], v)
 }
 
-// readFile reads the header of a "-shm" file holding b.
-func readFile(t *testing.T, b []byte) (header, bool) {
-	path := filepath.Join(t.TempDir(), "x.db")
-	if err := os.WriteFile(path+"-shm", b, 0o600); err != nil {
+// readFile reads the header of a file holding b (not through openSHM,
+// whose descriptors stay open).
+func readFile(t testing.TB, b []byte) (header, bool) {
+	name := filepath.Join(t.TempDir(), "x.db-shm")
+	if err := os.WriteFile(name, b, 0o600); err != nil {
 		t.Fatal(err)
 	}
-	s, err := openSHM(path, 1)
+	f, err := os.Open(name)
 	if err != nil {
 		t.Fatal(err)
 	}
-	defer s.Close()
-	return s.read()
+	defer f.Close()
+	return (&shm{f: f}).read()
 }
 
 // FuzzHeaderRead: any file content is read without a panic, and a header
@@ -218,21 +221,8 @@ func FuzzHeaderRead(f *testing.F) {
 	f.Add(append(good[:], good[:]...))
 	f.Add(bytes.Repeat([]byte{1}, 2*headerSize))
 	f.Add([]byte{})
-	dir := f.TempDir()
-	var n int
 	f.Fuzz(func(t *testing.T, b []byte) {
-		n++
-		path := filepath.Join(dir, fmt.Sprint(n))
-		if err := os.WriteFile(path+"-shm", b, 0o600); err != nil {
-			t.Fatal(err)
-		}
-		defer os.Remove(path + "-shm")
-		s, err := openSHM(path, 1)
-		if err != nil {
-			t.Fatal(err)
-		}
-		defer s.Close()
-		h, ok := s.read()
+		h, ok := readFile(t, b)
 		if !ok {
 			return
 		}
@@ -243,4 +233,40 @@ func FuzzHeaderRead(f *testing.F) {
 			t.Fatalf("trusted %v from %v", h, b)
 		}
 	})
+}
+
+// TestHeaderOfAFileOpenedAgain: when every connection of a file closed
+// (SQLite then removes its "-shm" file) and the file is opened again, the
+// watch reads the new index, not the one it read before.
+func TestHeaderOfAFileOpenedAgain(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "again.db")
+	ctx := t.Context()
+	for round := range 3 {
+		db := openPool(t, path)
+		if _, err := db.ExecContext(ctx, "CREATE TABLE IF NOT EXISTS t (v INTEGER)"); err != nil {
+			t.Fatal(err)
+		}
+		conn, err := sqlite.NewConnector(fileURI(path))
+		if err != nil {
+			t.Fatal(err)
+		}
+		w := NewWatch(conn)
+		for i := range 3 {
+			before, err := w.Now(ctx)
+			if err != nil || before.State.hdr == (header{}) {
+				t.Fatalf("opening %d: state %+v, %v: not read from the header", round, before, err)
+			}
+			if _, err := db.ExecContext(ctx, "INSERT INTO t VALUES (?)", i); err != nil {
+				t.Fatal(err)
+			}
+			if after, err := w.Now(ctx); err != nil || after.State == before.State {
+				t.Fatalf("opening %d: commit %d not seen: %+v after %+v (%v)", round, i, after, before, err)
+			}
+		}
+		_ = w.Close()
+		_ = db.Close()
+		if _, err := os.Stat(path + "-shm"); err == nil {
+			t.Logf("opening %d: the index outlived its connections", round)
+		}
+	}
 }

@@ -49,9 +49,9 @@ type Watch struct {
 	// Timeout bounds each round; zero is 5 s.
 	Timeout time.Duration
 
-	// shm reads the header; nil while the connection is closed or the
-	// file is not in WAL mode.
-	shm atomic.Pointer[shm]
+	// header reads the header; nil while the connection is closed or
+	// the file is not in WAL mode.
+	header atomic.Pointer[headerSource]
 	// rounds makes the watch ask the data version only (tests).
 	rounds bool
 	// seen is the last state a reader read from the header and the Seq
@@ -68,6 +68,13 @@ type Watch struct {
 	running bool
 	// next gathers the readers of the round that has not started yet.
 	next *round
+}
+
+// headerSource is the header of the file as one opening of the watch's
+// connection reads it: states of two openings are never equal.
+type headerSource struct {
+	shm   *shm
+	epoch uint64
 }
 
 type seen struct {
@@ -130,15 +137,15 @@ func (w *Watch) Now(ctx context.Context) (Stamp, error) {
 // that differs from the last one read gets the next Seq, so that the
 // cache keeps the entries of the newest state it was given.
 func (w *Watch) fromHeader() (Stamp, bool) {
-	f := w.shm.Load()
-	if f == nil {
+	src := w.header.Load()
+	if src == nil {
 		return Stamp{}, false
 	}
-	h, ok := f.read()
+	h, ok := src.shm.read()
 	if !ok {
 		return Stamp{}, false
 	}
-	st := state{epoch: f.epoch, hdr: h}
+	st := state{epoch: src.epoch, hdr: h}
 	for {
 		last := w.seen.Load()
 		if last != nil && last.state == st {
@@ -245,20 +252,19 @@ func (w *Watch) connect(ctx context.Context) error {
 	if w.rounds {
 		return nil
 	}
-	if f := openHeader(ctx, conn, w.epoch); f != nil {
-		w.shm.Store(f)
+	if f := openHeader(ctx, conn); f != nil {
+		w.header.Store(&headerSource{shm: f, epoch: w.epoch})
 	}
 	return nil
 }
 
 // openHeader opens the WAL-index of conn's file when the file is in WAL
-// mode, once conn has read it; its states carry epoch, the connection's.
-// While conn stays open, SQLite keeps that
+// mode, once conn has read it. While conn stays open, SQLite keeps that
 // index where it is (an open connection in WAL mode holds the file's
 // shared lock, so no other can reset or remove the index, nor leave WAL
 // mode). It returns nil when the file is not in WAL mode or its index
 // cannot be read: the watch then asks the data version.
-func openHeader(ctx context.Context, conn *sql.Conn, epoch uint64) *shm {
+func openHeader(ctx context.Context, conn *sql.Conn) *shm {
 	var mode, path string
 	var version int64
 	if conn.QueryRowContext(ctx, "PRAGMA data_version").Scan(&version) != nil ||
@@ -267,12 +273,11 @@ func openHeader(ctx context.Context, conn *sql.Conn, epoch uint64) *shm {
 		path == "" {
 		return nil
 	}
-	f, err := openSHM(path, epoch)
+	f, err := openSHM(path)
 	if err != nil {
 		return nil
 	}
 	if _, ok := f.read(); !ok {
-		_ = f.Close()
 		return nil
 	}
 	return f
@@ -280,9 +285,7 @@ func openHeader(ctx context.Context, conn *sql.Conn, epoch uint64) *shm {
 
 // disconnect closes the watch's connection; w.mu is held.
 func (w *Watch) disconnect() {
-	if f := w.shm.Swap(nil); f != nil {
-		_ = f.Close()
-	}
+	w.header.Store(nil)
 	if w.stmt != nil {
 		_ = w.stmt.Close()
 		_ = w.conn.Close()
