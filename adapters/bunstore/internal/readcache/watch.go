@@ -100,9 +100,10 @@ var errLate = errors.New("readcache: the data version was not answered in time")
 // first use.
 func NewWatch(connector driver.Connector) *Watch { return &Watch{connector: connector} }
 
-// Now returns the file's state as seen by a question asked after Now was
-// called. It fails when the question fails or ctx ends first; the reader
-// then reads without the cache.
+// Now returns the file's state read after Now was called: the WAL-index
+// header, or else the answer of a question asked after that. It fails
+// when the question fails or ctx ends first; the reader then reads
+// without the cache.
 func (w *Watch) Now(ctx context.Context) (Stamp, error) {
 	if s, ok := w.fromHeader(); ok {
 		return s, nil
