@@ -13,6 +13,7 @@ import (
 	"database/sql"
 	"database/sql/driver"
 	"errors"
+	"runtime"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -264,8 +265,13 @@ func (w *Watch) connect(ctx context.Context) error {
 // index where it is (an open connection in WAL mode holds the file's
 // shared lock, so no other can reset or remove the index, nor leave WAL
 // mode). It returns nil when the file is not in WAL mode or its index
-// cannot be read: the watch then asks the data version.
+// cannot be read, and on Windows, where a descriptor kept open would stop
+// SQLite from removing the index at its last close and nothing here has
+// been tried: the watch then asks the data version.
 func openHeader(ctx context.Context, conn *sql.Conn) *shm {
+	if runtime.GOOS == "windows" {
+		return nil
+	}
 	var mode, path string
 	var version int64
 	if conn.QueryRowContext(ctx, "PRAGMA data_version").Scan(&version) != nil ||
