@@ -23,8 +23,9 @@ const pointReadCacheBytes = 8 << 20
 // watch, after the Get began (the WAL-index header, or the data version);
 // an entry kept in that same state is the answer, tested for expiry at the
 // caller's now. Any commit to the file changes the state, so a write
-// acknowledged before a Get began is always seen by it. A hit holds no connection of the pool, so it
-// takes no place of its caller's and is not charged to its budget.
+// acknowledged before a Get began is always seen by it. A hit holds no
+// connection of the pool, so it takes no place of its caller's and is not
+// charged to its budget.
 type pointReads struct {
 	watch *readcache.Watch
 	cache *readcache.Cache[domain.Entry]
