@@ -254,27 +254,27 @@ func (w *Watch) connect(ctx context.Context) error {
 	if w.rounds {
 		return nil
 	}
-	if f := openHeader(ctx, conn); f != nil {
+	if f := openHeader(ctx, conn, stmt); f != nil {
 		w.header.Store(&headerSource{shm: f, epoch: w.epoch})
 	}
 	return nil
 }
 
 // openHeader opens the WAL-index of conn's file when the file is in WAL
-// mode, once conn has read it. While conn stays open, SQLite keeps that
-// index where it is (an open connection in WAL mode holds the file's
-// shared lock, so no other can reset or remove the index, nor leave WAL
-// mode). It returns nil when the file is not in WAL mode or its index
+// mode, once conn has read it (stmt asks the data version). While conn
+// stays open, SQLite keeps that index where it is (an open connection in
+// WAL mode holds the file's shared lock, so no other can reset or remove
+// the index, nor leave WAL mode). It returns nil when the file is not in WAL mode or its index
 // cannot be read, and on Windows, where a descriptor kept open would stop
 // SQLite from removing the index at its last close and nothing here has
 // been tried: the watch then asks the data version.
-func openHeader(ctx context.Context, conn *sql.Conn) *shm {
+func openHeader(ctx context.Context, conn *sql.Conn, stmt *sql.Stmt) *shm {
 	if runtime.GOOS == "windows" {
 		return nil
 	}
 	var mode, path string
 	var version int64
-	if conn.QueryRowContext(ctx, "PRAGMA data_version").Scan(&version) != nil ||
+	if stmt.QueryRowContext(ctx).Scan(&version) != nil ||
 		conn.QueryRowContext(ctx, "PRAGMA journal_mode").Scan(&mode) != nil || mode != "wal" ||
 		conn.QueryRowContext(ctx, "SELECT file FROM pragma_database_list WHERE name = 'main'").Scan(&path) != nil ||
 		path == "" {
