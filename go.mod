@@ -3,7 +3,6 @@ module github.com/cachegate/cachegate
 go 1.26.0
 
 require (
-	filippo.io/edwards25519 v1.2.0
 	github.com/anishathalye/porcupine v1.3.1
 	github.com/getkin/kin-openapi v0.153.0
 	github.com/gin-contrib/cors v1.7.7

@@ -111,13 +111,11 @@ func (uc *Refresh) Execute(ctx context.Context, token string, client domain.Clie
 // is checked (prove) and the claims, now verified, presented again: only
 // verified claims revoke, forgive or record. A genuine live token so
 // costs no signature check, a token the read refuses a parse; a forged
-// one naming an existing user costs the lookup, the successor's
-// signatures and the rotation's statement before its own check refuses
-// it, a genuine refresh and a verification. The successor's refresh token
-// is signed before the store is asked, as the store keeps its digest
-// (issue), with its access token when the issuer signs pairs
-// (ports.PairIssuer), else the access token only after the store decided;
-// the live refresh token issued again is signed after the store decided.
+// one naming an existing user costs the lookup, the successor's signature
+// and the rotation's statement before its own check refuses it, less than
+// a genuine refresh. The successor's refresh token is signed before the
+// store is asked, as the store keeps its digest (issue); the access token,
+// or the live refresh token issued again, only after the store decided.
 func (uc *Refresh) execute(ctx context.Context, token string, client domain.Client) (domain.TokenPair, string, error) {
 	c, err := uc.read(ctx, token)
 	if err != nil {

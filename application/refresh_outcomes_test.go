@@ -50,20 +50,6 @@ func (i *countingIssuer) RefreshToken(ctx context.Context, c domain.Claims) (str
 	return i.TokenIssuer.RefreshToken(ctx, c)
 }
 
-// countingPairIssuer is countingIssuer for an issuer that signs pairs
-// (ports.PairIssuer): a pair counts as one access and one refresh token.
-type countingPairIssuer struct {
-	*countingIssuer
-	pairs int
-}
-
-func (i *countingPairIssuer) Pair(ctx context.Context, access, refresh domain.Claims) (domain.TokenPair, error) {
-	i.pairs++
-	i.access++
-	i.refresh++
-	return i.TokenIssuer.(ports.PairIssuer).Pair(ctx, access, refresh)
-}
-
 // refreshMetrics records the refresh outcomes counted.
 type refreshMetrics struct{ outcomes []string }
 
@@ -74,11 +60,9 @@ func (*refreshMetrics) CacheRowsSwept(string, int) {}
 func (*refreshMetrics) AuditEvent(string)          {}
 
 // TestRefreshOutcomes follows each outcome of the store through Refresh:
-// how often the store is asked, the signature checked and tokens signed,
-// what the caller gets and which outcome is counted. Each case runs with
-// an issuer that signs one token at a time (the access token is signed
-// only once the store decided) and with one that signs pairs (the access
-// token is signed with the successor, in one call).
+// how often the store is asked, the signature checked and tokens signed
+// (the access token only once the store decided), what the caller gets
+// and which outcome is counted.
 func TestRefreshOutcomes(t *testing.T) {
 	t.Parallel()
 	ctx := context.Background()
@@ -87,22 +71,16 @@ func TestRefreshOutcomes(t *testing.T) {
 		r       *application.Refresh
 		store   *spyRefreshStore
 		issuer  *countingIssuer
-		pairs   *countingPairIssuer // nil: one token at a time
 		checks  *countingVerifier
 		metrics *refreshMetrics
 		log     *countingLog
 	}
-	newEnv := func(t *testing.T, inPairs bool) env {
+	newEnv := func(t *testing.T) env {
 		e := newAuthEnv(t, authOpts{})
 		store := &spyRefreshStore{RefreshStore: e.refresh}
 		issuer := &countingIssuer{TokenIssuer: e.tokens.Issuer}
 		tokens := e.tokens
 		tokens.Refresh, tokens.Issuer = store, issuer
-		var pairs *countingPairIssuer
-		if inPairs {
-			pairs = &countingPairIssuer{countingIssuer: issuer}
-			tokens.Issuer = pairs
-		}
 		v := &countingVerifier{TokenVerifier: e.verifier}
 		m := &refreshMetrics{}
 		log := &countingLog{AuditLog: memstore.NewAuditLog(), calls: map[domain.AuditType]int{}}
@@ -113,19 +91,7 @@ func TestRefreshOutcomes(t *testing.T) {
 			t.Fatal(err)
 		}
 		e.addUser(t, "alice", pw, true)
-		return env{e, r, store, issuer, pairs, v, m, log}
-	}
-	// forBoth runs f as a subtest name, with each kind of issuer.
-	forBoth := func(t *testing.T, name string, f func(t *testing.T, v env)) {
-		t.Run(name, func(t *testing.T) {
-			t.Parallel()
-			for _, inPairs := range []bool{false, true} {
-				t.Run(map[bool]string{false: "one at a time", true: "in pairs"}[inPairs], func(t *testing.T) {
-					t.Parallel()
-					f(t, newEnv(t, inPairs))
-				})
-			}
-		})
+		return env{e, r, store, issuer, v, m, log}
 	}
 	// used logs alice in, refreshes once and returns the used token and
 	// the live one, every count reset.
@@ -138,9 +104,6 @@ func TestRefreshOutcomes(t *testing.T) {
 		}
 		v.store.outcomes, v.metrics.outcomes = nil, nil
 		v.issuer.access, v.issuer.refresh = 0, 0
-		if v.pairs != nil {
-			v.pairs.pairs = 0
-		}
 		v.checks.checked.Store(0)
 		return first, pair.RefreshToken
 	}
@@ -165,30 +128,25 @@ func TestRefreshOutcomes(t *testing.T) {
 		if n := v.checks.checked.Load(); n != w.checks {
 			t.Errorf("%d signature checks, want %d", n, w.checks)
 		}
-		access := w.access
-		if v.pairs != nil {
-			// The successor's pair is signed whatever the store answers;
-			// the live token issued again is a refresh token alone.
-			access = 1
-			if v.pairs.pairs != 1 {
-				t.Errorf("%d pairs signed, want 1", v.pairs.pairs)
-			}
-		}
-		if v.issuer.access != access || v.issuer.refresh != w.signed {
-			t.Errorf("signed %d access and %d refresh tokens, want %d and %d", v.issuer.access, v.issuer.refresh, access, w.signed)
+		if v.issuer.access != w.access || v.issuer.refresh != w.signed {
+			t.Errorf("signed %d access and %d refresh tokens, want %d and %d", v.issuer.access, v.issuer.refresh, w.access, w.signed)
 		}
 		if got := v.metrics.outcomes[len(v.metrics.outcomes)-1]; got != w.metric {
 			t.Errorf("counted %q, want %q", got, w.metric)
 		}
 	}
 
-	forBoth(t, "the live token rotates: the store is asked once, no signature is checked, each token signed once", func(t *testing.T, v env) {
+	t.Run("the live token rotates: the store is asked once, no signature is checked, each token signed once", func(t *testing.T) {
+		t.Parallel()
+		v := newEnv(t)
 		_, live := used(t, v)
 		pair, err := v.r.Execute(ctx, live, domain.Client{})
 		check(t, v, pair, err, want{outcomes: []domain.RefreshVerdict{domain.RefreshRotate}, access: 1, signed: 1, metric: "rotated"})
 	})
 
-	forBoth(t, "a just-used token is unproven unchecked, then reissued: the family's live token is issued again", func(t *testing.T, v env) {
+	t.Run("a just-used token is unproven unchecked, then reissued: the family's live token is issued again", func(t *testing.T) {
+		t.Parallel()
+		v := newEnv(t)
 		first, live := used(t, v)
 		pair, err := v.r.Execute(ctx, first, domain.Client{})
 		check(t, v, pair, err, want{outcomes: []domain.RefreshVerdict{domain.RefreshUnproven, domain.RefreshReissue}, checks: 1,
@@ -198,7 +156,9 @@ func TestRefreshOutcomes(t *testing.T) {
 		}
 	})
 
-	forBoth(t, "a used token past the grace is reuse: the family is revoked and recorded, no access token signed after the store decided", func(t *testing.T, v env) {
+	t.Run("a used token past the grace is reuse: the family is revoked and recorded, no access token signed", func(t *testing.T) {
+		t.Parallel()
+		v := newEnv(t)
 		first, live := used(t, v)
 		v.e.clock.Advance(time.Minute)
 		pair, err := v.r.Execute(ctx, first, domain.Client{})
@@ -212,7 +172,9 @@ func TestRefreshOutcomes(t *testing.T) {
 		}
 	})
 
-	forBoth(t, "a token of a family logged out is refused after its signature is checked", func(t *testing.T, v env) {
+	t.Run("a token of a family logged out is refused after its signature is checked", func(t *testing.T) {
+		t.Parallel()
+		v := newEnv(t)
 		_, live := used(t, v)
 		if err := v.e.refresh.RevokeFamily(ctx, familyOf(t, v.e, live), v.e.clock.Now()); err != nil {
 			t.Fatal(err)
@@ -222,27 +184,26 @@ func TestRefreshOutcomes(t *testing.T) {
 			checks: 1, signed: 1, metric: "rejected"})
 	})
 
-	forBoth(t, "a forged live token is unproven, its signature refused: the store is asked once", func(t *testing.T, v env) {
+	t.Run("a forged live token is unproven, its signature refused: the store is asked once", func(t *testing.T) {
+		t.Parallel()
+		v := newEnv(t)
 		_, live := used(t, v)
 		pair, err := v.r.Execute(ctx, tampered(live), domain.Client{})
 		check(t, v, pair, err, want{err: domain.ErrUnauthenticated, outcomes: []domain.RefreshVerdict{domain.RefreshUnproven},
 			checks: 1, signed: 1, metric: "rejected"})
 	})
 
-	forBoth(t, "a store failure is an error, counted rejected, with no access token signed after it", func(t *testing.T, v env) {
+	t.Run("a store failure is an error, counted rejected, with no access token signed", func(t *testing.T) {
+		t.Parallel()
+		v := newEnv(t)
 		_, live := used(t, v)
 		v.store.fail = errors.New("the database is gone")
 		pair, err := v.r.Execute(ctx, live, domain.Client{})
 		if err == nil || domain.KindOf(err) == domain.KindUnauthenticated || !errors.Is(err, v.store.fail) {
 			t.Errorf("Execute = %v, want the store's failure", err)
 		}
-		wantAccess := 0 // signed once the store decided
-		if v.pairs != nil {
-			wantAccess = 1 // signed with the successor
-		}
-		if pair != (domain.TokenPair{}) || v.issuer.access != wantAccess || v.metrics.outcomes[len(v.metrics.outcomes)-1] != "rejected" {
-			t.Errorf("pair %+v, %d access tokens signed, counted %q; want none, %d, rejected", pair, v.issuer.access,
-				v.metrics.outcomes[len(v.metrics.outcomes)-1], wantAccess)
+		if pair != (domain.TokenPair{}) || v.issuer.access != 0 || v.metrics.outcomes[len(v.metrics.outcomes)-1] != "rejected" {
+			t.Errorf("pair %+v, %d access tokens signed, counted %q; want none, none, rejected", pair, v.issuer.access, v.metrics.outcomes[len(v.metrics.outcomes)-1])
 		}
 	})
 }

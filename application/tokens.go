@@ -59,12 +59,10 @@ var errSessionOver = errors.New("the session reached its maximum lifetime")
 // issue is a pair being issued. Its refresh token is signed at once: the
 // store keeps the digest of its exact string (domain.RefreshRecord.Digest,
 // what lets a refresh skip the signature check), which only the signed
-// string has. Its access token is signed with it when the issuer signs
-// pairs for less (ports.PairIssuer: signed), else by pair, once the store
-// has decided.
+// string has. Its access token is signed by pair, once the store has
+// decided.
 type issue struct {
 	access  domain.Claims
-	signed  string
 	refresh string
 	rec     domain.RefreshRecord
 }
@@ -91,31 +89,18 @@ func (d TokenDeps) prepare(ctx context.Context, userID, familyID string, start t
 		FamilyID: familyID, IssuedAt: now, ExpiresAt: capped(d.AccessTTL), SessionStart: start, Admin: admin}
 	refresh := domain.Claims{Kind: domain.RefreshToken, Subject: userID, ID: d.IDs.NewID(),
 		FamilyID: familyID, IssuedAt: now, ExpiresAt: capped(d.RefreshTTL), SessionStart: start}
-	var at, rt string
-	if p, ok := d.Issuer.(ports.PairIssuer); ok {
-		pair, err := p.Pair(ctx, access, refresh)
-		if err != nil {
-			return issue{}, fmt.Errorf("sign token pair: %w", err)
-		}
-		at, rt = pair.AccessToken, pair.RefreshToken
-	} else {
-		var err error
-		if rt, err = d.Issuer.RefreshToken(ctx, refresh); err != nil {
-			return issue{}, fmt.Errorf("sign refresh token: %w", err)
-		}
+	rt, err := d.Issuer.RefreshToken(ctx, refresh)
+	if err != nil {
+		return issue{}, fmt.Errorf("sign refresh token: %w", err)
 	}
 	rec := domain.RefreshRecord{ID: refresh.ID, Digest: domain.TokenDigest(rt), FamilyID: familyID, UserID: userID,
 		IssuedAt: now, ExpiresAt: refresh.ExpiresAt, Address: client.Address, UserAgent: domain.CutUserAgent(client.UserAgent)}
-	return issue{access: access, signed: at, refresh: rt, rec: rec}, nil
+	return issue{access: access, refresh: rt, rec: rec}, nil
 }
 
-// pair returns i's access token, signed now unless it was with its
-// refresh token, with refreshToken: i's own, or the family's live token
-// issued again.
+// pair signs i's access token and returns it with refreshToken: i's own,
+// or the family's live token issued again.
 func (d TokenDeps) pair(ctx context.Context, i issue, refreshToken string) (domain.TokenPair, error) {
-	if i.signed != "" {
-		return domain.TokenPair{AccessToken: i.signed, RefreshToken: refreshToken}, nil
-	}
 	at, err := d.Issuer.AccessToken(ctx, i.access)
 	if err != nil {
 		return domain.TokenPair{}, fmt.Errorf("sign access token: %w", err)

@@ -93,18 +93,6 @@ type TokenIssuer interface {
 	RefreshToken(ctx context.Context, c domain.Claims) (string, error)
 }
 
-// PairIssuer is what a TokenIssuer may implement besides: the two tokens
-// of a pair signed in one call, for less than the two calls cost apart
-// (josejwt shares one field inversion between two EdDSA signatures).
-// Login and refresh then sign a pair's access token with its refresh
-// token, before the store records the session (ARCHITECTURE.md,
-// "Authentication").
-type PairIssuer interface {
-	// Pair signs an access token carrying access and a refresh token
-	// carrying refresh, as AccessToken and RefreshToken would.
-	Pair(ctx context.Context, access, refresh domain.Claims) (domain.TokenPair, error)
-}
-
 // TokenVerifier checks tokens (replaceable: README, "Embedding").
 type TokenVerifier interface {
 	// AccessToken returns the claims of a valid access token, or

@@ -12,10 +12,7 @@ import (
 	"github.com/cachegate/cachegate/ports"
 )
 
-var (
-	_ ports.TokenIssuer = (*Issuer)(nil)
-	_ ports.PairIssuer  = (*Issuer)(nil)
-)
+var _ ports.TokenIssuer = (*Issuer)(nil)
 
 // Issuer signs tokens with the current key of its Tokens; it implements
 // ports.TokenIssuer. Get one from Tokens.Issuer.
@@ -59,40 +56,13 @@ func (i *Issuer) RefreshToken(ctx context.Context, c domain.Claims) (string, err
 	return i.sign(ctx, domain.RefreshToken, c)
 }
 
-// Pair signs the access token of access and the refresh token of refresh
-// as AccessToken and RefreshToken would, with the same key and, for EdDSA,
-// one field inversion for both signatures (edsign.Key.Pair); it
-// implements ports.PairIssuer.
-func (i *Issuer) Pair(ctx context.Context, access, refresh domain.Claims) (domain.TokenPair, error) {
-	if err := checkClaims(domain.AccessToken, access); err != nil {
-		return domain.TokenPair{}, fmt.Errorf("sign %s token: %w", domain.AccessToken, err)
-	}
-	if err := checkClaims(domain.RefreshToken, refresh); err != nil {
-		return domain.TokenPair{}, fmt.Errorf("sign %s token: %w", domain.RefreshToken, err)
-	}
-	now := i.t.opts.Clock.Now()
-	cur := i.t.keys(ctx, now).signerAt(now)
-	var bufA, bufR [512]byte
-	ha, a := i.payload(cur, domain.AccessToken, access, bufA[:0])
-	hr, r := i.payload(cur, domain.RefreshToken, refresh, bufR[:0])
-	at, rt := cur.compactPair(ha, a, hr, r)
-	return domain.TokenPair{AccessToken: at, RefreshToken: rt}, nil
-}
-
 func (i *Issuer) sign(ctx context.Context, kind domain.TokenKind, c domain.Claims) (string, error) {
 	if err := checkClaims(kind, c); err != nil {
 		return "", fmt.Errorf("sign %s token: %w", kind, err)
 	}
-	now := i.t.opts.Clock.Now()
-	cur := i.t.keys(ctx, now).signerAt(now)
-	var buf [512]byte
-	return cur.compact(i.payload(cur, kind, c, buf[:0])), nil
-}
-
-// payload returns the encoded header of a token of kind under cur and
-// its claims set, appended to b.
-func (i *Issuer) payload(cur *signer, kind domain.TokenKind, c domain.Claims, b []byte) (string, []byte) {
 	t := i.t
+	now := t.opts.Clock.Now()
+	cur := t.keys(ctx, now).signerAt(now)
 	h, aud, client, roles := cur.access, t.opts.Audience, t.opts.ClientID, domain.RolesOf(c.Admin)
 	if kind == domain.RefreshToken {
 		h, aud, client, roles = cur.refresh, t.refreshAudience, "", nil
@@ -109,7 +79,9 @@ func (i *Issuer) payload(cur *signer, kind domain.TokenKind, c domain.Claims, b 
 		AuthTime: unixOrZero(c.SessionStart),
 		Roles:    roles,
 	}
-	return h, p.appendJSON(b)
+	var buf [512]byte
+	body := p.appendJSON(buf[:0])
+	return cur.compact(h, body), nil
 }
 
 // appendJSON appends p as encoding/json writes it (TestPayloadIsWhatJSONWrites).

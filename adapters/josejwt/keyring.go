@@ -16,7 +16,6 @@ import (
 
 	jose "github.com/go-jose/go-jose/v4"
 
-	"github.com/cachegate/cachegate/adapters/josejwt/internal/edsign"
 	"github.com/cachegate/cachegate/domain"
 )
 
@@ -58,40 +57,19 @@ type signer struct {
 	from, until time.Time
 	// access and refresh are the encoded headers, each followed by ".".
 	access, refresh string
-	// sign returns the signature of a signing input; pair those of two,
-	// for less than two calls of sign when the algorithm allows
-	// (edsign.Key.Pair).
+	// sign returns the signature of a signing input.
 	sign func(input []byte) []byte
-	pair func(a, b []byte) ([]byte, []byte)
 }
 
 // compact returns the token of payload under the encoded header h.
 func (s *signer) compact(h string, payload []byte) string {
-	buf := signingInput(h, payload)
-	return sealed(buf, s.sign(buf))
-}
-
-// compactPair is compact for two tokens, signed together.
-func (s *signer) compactPair(ha string, a []byte, hb string, b []byte) (string, string) {
-	bufA, bufB := signingInput(ha, a), signingInput(hb, b)
-	sigA, sigB := s.pair(bufA, bufB)
-	return sealed(bufA, sigA), sealed(bufB, sigB)
-}
-
-// signingInput returns h followed by payload in base64url, in a buffer
-// with room for the signature.
-func signingInput(h string, payload []byte) []byte {
 	enc := base64.RawURLEncoding
 	buf := make([]byte, 0, len(h)+enc.EncodedLen(len(payload))+1+enc.EncodedLen(ed25519.SignatureSize))
 	buf = append(buf, h...)
-	return enc.AppendEncode(buf, payload)
-}
-
-// sealed appends the signature sig to the signing input buf and returns
-// the token.
-func sealed(buf, sig []byte) string {
+	buf = enc.AppendEncode(buf, payload)
+	sig := s.sign(buf)
 	buf = append(buf, '.')
-	buf = base64.RawURLEncoding.AppendEncode(buf, sig)
+	buf = enc.AppendEncode(buf, sig)
 	// buf is sized for the whole token and not kept: the string takes it
 	// over instead of copying it.
 	return unsafe.String(unsafe.SliceData(buf), len(buf))
@@ -267,11 +245,7 @@ func newSigner(alg jose.SignatureAlgorithm, kid string, key any) (*signer, error
 		if alg != jose.EdDSA || len(k) != ed25519.PrivateKeySize {
 			return nil, fmt.Errorf("signer for key %q: not an EdDSA key", kid)
 		}
-		ek, err := edsign.NewKey(k)
-		if err != nil {
-			return nil, fmt.Errorf("signer for key %q: %w", kid, err)
-		}
-		s.sign, s.pair = ek.Sign, ek.Pair
+		s.sign = func(input []byte) []byte { return ed25519.Sign(k, input) }
 	case []byte:
 		if alg != jose.HS256 || len(k) == 0 {
 			return nil, fmt.Errorf("signer for key %q: not an HS256 secret", kid)
@@ -282,7 +256,6 @@ func newSigner(alg jose.SignatureAlgorithm, kid string, key any) (*signer, error
 			m.Write(input)
 			return m.Sum(nil)
 		}
-		s.pair = func(a, b []byte) ([]byte, []byte) { return s.sign(a), s.sign(b) }
 	default:
 		return nil, fmt.Errorf("signer for key %q: unsupported key type %T", kid, key)
 	}
