@@ -1,7 +1,9 @@
 package josejwt
 
 import (
+	"bytes"
 	"crypto/ed25519"
+	"crypto/sha256"
 	"testing"
 
 	jose "github.com/go-jose/go-jose/v4"
@@ -71,4 +73,23 @@ func TestSignerWritesWhatGoJoseWrites(t *testing.T) {
 	if _, err := newSigner(jose.EdDSA, "k", []byte("a secret, not a key")); err == nil {
 		t.Error("newSigner took an HMAC secret as an EdDSA key")
 	}
+}
+
+// FuzzEdDSASignerIsCryptoEd25519 holds the EdDSA signer (curve25519-voi)
+// to crypto/ed25519's signature, byte for byte, for any key and input.
+func FuzzEdDSASignerIsCryptoEd25519(f *testing.F) {
+	f.Add([]byte("seed"), []byte("eyJhbGciOiJFZERTQSJ9.eyJzdWIiOiJ4In0"))
+	f.Add([]byte{}, []byte{})
+	f.Add([]byte{0xff}, bytes.Repeat([]byte{0xff}, 700))
+	f.Fuzz(func(t *testing.T, seed, input []byte) {
+		s32 := sha256.Sum256(seed)
+		priv := ed25519.NewKeyFromSeed(s32[:])
+		s, err := newSigner(jose.EdDSA, "kid", priv)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got, want := s.sign(input), ed25519.Sign(priv, input); !bytes.Equal(got, want) {
+			t.Fatalf("the signer signs %x, crypto/ed25519 %x", got, want)
+		}
+	})
 }
