@@ -1,10 +1,8 @@
 package josejwt
 
 import (
-	"crypto/sha256"
 	"sync"
 	"time"
-	"unsafe"
 
 	"github.com/cachegate/cachegate/domain"
 )
@@ -39,18 +37,13 @@ func newVerifyCache(max int) *verifyCache {
 	return &verifyCache{m: make(map[tokenKey]cacheEntry, min(max, 1024)), max: max}
 }
 
-// tokenKey is a token's key in the cache: its SHA-256.
-type tokenKey [sha256.Size]byte
-
-// keyOf hashes the token's bytes in place: a read-only view, which
-// Sum256 does not keep, so a lookup allocates nothing.
-func keyOf(token string) tokenKey {
-	return sha256.Sum256(unsafe.Slice(unsafe.StringData(token), len(token)))
-}
+// tokenKey is a token's key in the cache: the digest of its exact
+// string (domain.TokenDigest, which allocates nothing).
+type tokenKey = domain.Digest
 
 // get returns the live entry of token at now.
 func (c *verifyCache) get(token string, now time.Time) (cacheEntry, bool) {
-	k := keyOf(token)
+	k := domain.TokenDigest(token)
 	c.mu.RLock()
 	e, ok := c.m[k]
 	c.mu.RUnlock()
@@ -68,7 +61,7 @@ func (c *verifyCache) get(token string, now time.Time) (cacheEntry, bool) {
 
 // put stores e for token at now, evicting one entry when full.
 func (c *verifyCache) put(token string, e cacheEntry, now time.Time) {
-	k := keyOf(token)
+	k := domain.TokenDigest(token)
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	if _, ok := c.m[k]; !ok && len(c.m) >= c.max {
