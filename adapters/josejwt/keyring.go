@@ -252,7 +252,7 @@ func newSigner(alg jose.SignatureAlgorithm, kid string, key any) (*signer, error
 		// deterministic (RFC 8032), which TestSignerWritesWhatGoJoseWrites
 		// and FuzzEdDSASignerIsCryptoEd25519 hold it to. Verification
 		// stays with go-jose and crypto/ed25519.
-		vk := voi.PrivateKey(bytes.Clone(k))
+		vk := voi.PrivateKey(k)
 		s.sign = func(input []byte) []byte { return voi.Sign(vk, input) }
 	case []byte:
 		if alg != jose.HS256 || len(k) == 0 {
