@@ -1,5 +1,8 @@
 // Package josejwt issues and verifies cachegate's JSON Web Tokens with
 // go-jose v4. It implements ports.TokenIssuer and ports.TokenVerifier.
+// The issuer writes the compact JWS itself, the bytes go-jose would write
+// (keyring.go: signer), with EdDSA signatures from curve25519-voi, equal
+// to crypto/ed25519's; verification is go-jose's.
 //
 // Tokens are compact JWS objects signed with EdDSA (Ed25519) by default,
 // with keys kept in a ports.KeyStore so every replica and every restart
