@@ -63,8 +63,8 @@ func (b *pgBouncer) Restarts() int {
 // Debian 12's PgBouncer 1.18 exits, now and then, on the cancel request
 // it sends when a client closes a connection whose query still runs (a
 // replica stopping, the CLI exiting; its log ends with "started sending
-// cancel request"; pgbouncer#822), which is PgBouncer's bug, not what
-// these tests check. A request in flight when it exits still fails, and
+// cancel request"), which is PgBouncer's bug, not what these tests
+// check. A request in flight when it exits still fails, and
 // the restart is logged.
 func startPgBouncer(t *testing.T, pg *pgCluster) *pgBouncer {
 	t.Helper()
